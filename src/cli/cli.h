@@ -1,0 +1,51 @@
+/* The gpurig command line: one dispatch table of subcommands (main.c), each
+ * a handler in cmd_<name>.c that is a loader, the analysis and a printer. */
+#ifndef GPURIG_CLI_H
+#define GPURIG_CLI_H
+
+#include <stdbool.h>
+
+#include "analysis.h"
+#include "topo.h"
+#include "util.h"
+
+/* Options shared by the topology commands. */
+struct gr_opts {
+  const char *root;    /* --root DIR: replay a gathered /sys + /proc tree */
+  const char *input;   /* --input FILE.xml: hwloc XML */
+  bool json;           /* --json */
+  bool all;            /* --all: every PCI device in the tree */
+  bool pcie_only;      /* --pcie-only: ignore NVLink */
+  bool help;
+  const char *positional; /* first non-option argument, if accepted */
+};
+
+enum gr_opt_set {
+  GR_OPT_SOURCE = 1 << 0,  /* --root, --input */
+  GR_OPT_JSON = 1 << 1,
+  GR_OPT_ALL = 1 << 2,
+  GR_OPT_PCIE_ONLY = 1 << 3,
+  GR_OPT_POSITIONAL = 1 << 4,
+};
+
+/* Parses argv (argv[0] is the subcommand). Returns 0, or -1 after printing
+ * one error line (exit with GR_EXIT_FAIL). */
+int gr_parse_opts(int argc, char **argv, unsigned accepted, struct gr_opts *o);
+
+/* Loads the topology the options select (live machine by default). */
+int gr_load_selected(const struct gr_opts *o, struct gr_topo *t, struct gr_err *err);
+
+/* Prints err as "gpurig: MESSAGE" and returns its exit code. */
+int gr_report_error(const struct gr_err *err);
+
+/* Writes a JSON value to stdout with a trailing newline. */
+void gr_print_json_stdout(void *json);
+
+/* 1 when the analysis has warn findings, else 0. */
+int gr_exit_for_findings(const struct gr_analysis *a);
+
+int cmd_topo(int argc, char **argv);
+int cmd_report(int argc, char **argv);
+int cmd_snapshot(int argc, char **argv);
+
+#endif

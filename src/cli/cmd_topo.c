@@ -1,0 +1,61 @@
+#include <stdio.h>
+
+#include "cli.h"
+#include "print.h"
+
+static void topo_usage(void)
+{
+  printf("usage: gpurig topo [--root DIR | --input FILE.xml] [--json] [--all] [--pcie-only]\n"
+         "\n"
+         "Shows how GPUs, CPUs, PCIe switches, NICs and NVMe drives are wired: the PCIe tree\n"
+         "with each link's generation, width and bandwidth, the GPU matrix with nvidia-smi's\n"
+         "levels (X, NV#, PIX, PXB, PHB, NODE, SYS), NCCL's view of each pair, the bottleneck\n"
+         "bandwidth per pair, the P2P hives, and findings.\n"
+         "\n"
+         "  --root DIR        replay a gathered tree (hwloc-gather-topology) instead of this machine\n"
+         "  --input FILE.xml  read an hwloc XML file (lstopo FILE.xml, gpurig snapshot FILE.xml)\n"
+         "  --json            print the same content as JSON (docs/json.md)\n"
+         "  --all             show every PCI device in the tree, not only GPU/NIC/NVMe paths\n"
+         "  --pcie-only       ignore NVLink: show the PCIe levels under it\n"
+         "\n"
+         "Exit status: 0 ok, 1 a finding is a warning, 2 bad input, 3 could not run.\n");
+}
+
+int cmd_topo(int argc, char **argv)
+{
+  struct gr_opts o;
+  struct gr_topo t;
+  struct gr_analysis a;
+  struct gr_err err = {0};
+  int rc;
+  if (gr_parse_opts(argc, argv, GR_OPT_SOURCE | GR_OPT_JSON | GR_OPT_ALL | GR_OPT_PCIE_ONLY, &o) != 0)
+    return GR_EXIT_FAIL;
+  if (o.help) {
+    topo_usage();
+    return GR_EXIT_OK;
+  }
+  if (gr_load_selected(&o, &t, &err) != 0)
+    return gr_report_error(&err);
+  if (gr_analyze(&t, &a, &err) != 0) {
+    gr_topo_free(&t);
+    return gr_report_error(&err);
+  }
+  gr_print_warnings(stderr, &t);
+  if (o.json) {
+    json_t *j = gr_topo_to_json(&t, &a);
+    gr_print_json_stdout(j);
+    json_decref(j);
+  } else {
+    gr_print_summary(stdout, &t, &a);
+    gr_print_tree(stdout, &t, o.all ? GR_PRINT_ALL_DEVICES : 0);
+    gr_print_matrix(stdout, &t, &a);
+    gr_print_nccl(stdout, &t, &a);
+    gr_print_bandwidth(stdout, &t, &a);
+    gr_print_hives(stdout, &t, &a);
+    gr_print_findings(stdout, &t, &a);
+  }
+  rc = gr_exit_for_findings(&a);
+  gr_analysis_free(&a);
+  gr_topo_free(&t);
+  return rc;
+}

@@ -1,0 +1,90 @@
+/* gpurig: one binary, subcommands dispatched from one table. */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "pcilink.h"
+#include "print.h"
+
+struct command {
+  const char *name;
+  int (*handler)(int argc, char **argv);
+  const char *help;
+};
+
+static const struct command commands[] = {
+    {"report", cmd_report, "overview of this machine: GPUs, wiring, hives, findings (the default)"},
+    {"topo", cmd_topo, "PCIe/NVLink wiring, GPU matrix, NCCL view, bandwidth per pair, hives"},
+    {"snapshot", cmd_snapshot, "write this machine as hwloc XML with gpurig's link and error facts"},
+};
+
+static void usage(FILE *out)
+{
+  fprintf(out, "usage: gpurig [COMMAND] [OPTIONS]\n\n"
+               "gpurig judges and checks multi-GPU machines: how GPUs, switches, CPUs and NICs are\n"
+               "wired, and what that means for peer-to-peer traffic.\n\nCommands:\n");
+  for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+    fprintf(out, "  %-10s %s\n", commands[i].name, commands[i].help);
+  fprintf(out, "\n`gpurig COMMAND --help` describes each command. Without a command gpurig runs `report`.\n"
+               "Exit status: 0 ok, 1 warnings, 2 failures or bad input, 3 could not run.\n");
+}
+
+/* Like git: a command's output is only complete if stdout took all of it. */
+static int finish_stdout(int rc)
+{
+  if (fflush(stdout) != 0 || ferror(stdout) || fclose(stdout) != 0) {
+    if (errno != EPIPE)
+      fprintf(stderr, "gpurig: write error on standard output: %s\n", strerror(errno));
+    return GR_EXIT_CANNOT_RUN;
+  }
+  return rc;
+}
+
+static int init_data(void)
+{
+  struct gr_err err = {0};
+  if (gr_pcie_init(&err) != 0 || gr_print_init(&err) != 0)
+    return gr_report_error(&err);
+  return 0;
+}
+
+int main(int argc, char **argv)
+{
+  const char *name = argc > 1 ? argv[1] : "report";
+  if (argc > 1 && (strcmp(name, "--help") == 0 || strcmp(name, "-h") == 0 || strcmp(name, "help") == 0)) {
+    usage(stdout);
+    return finish_stdout(GR_EXIT_OK);
+  }
+  if (argc > 1 && strcmp(name, "--version") == 0) {
+    printf("gpurig %s\n", GPURIG_VERSION);
+    return finish_stdout(GR_EXIT_OK);
+  }
+  /* `gpurig --json` etc.: options for the default command */
+  char *default_argv[64] = {"report"};
+  int sub_argc = argc - 1;
+  char **sub_argv = argv + 1;
+  if (argc == 1 || name[0] == '-') {
+    if (argc > 63) {
+      fprintf(stderr, "gpurig: too many arguments\n");
+      return GR_EXIT_FAIL;
+    }
+    for (int i = 1; i < argc; i++)
+      default_argv[i] = argv[i];
+    sub_argc = argc;
+    sub_argv = default_argv;
+    name = "report";
+  }
+  for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++) {
+    if (strcmp(commands[i].name, name) == 0) {
+      int rc = init_data();
+      if (rc != 0)
+        return rc;
+      return finish_stdout(commands[i].handler(sub_argc, sub_argv));
+    }
+  }
+  fprintf(stderr, "gpurig: '%s' is not a gpurig command\n\n", name);
+  usage(stderr);
+  return GR_EXIT_FAIL;
+}

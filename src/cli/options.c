@@ -1,0 +1,93 @@
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "cli.h"
+#include "fs.h"
+#include "loaders.h"
+
+int gr_parse_opts(int argc, char **argv, unsigned accepted, struct gr_opts *o)
+{
+  static const struct option longopts[] = {
+      {"root", required_argument, NULL, 'r'},  {"input", required_argument, NULL, 'i'},
+      {"json", no_argument, NULL, 'j'},        {"all", no_argument, NULL, 'a'},
+      {"pcie-only", no_argument, NULL, 'p'},   {"help", no_argument, NULL, 'h'},
+      {NULL, 0, NULL, 0},
+  };
+  memset(o, 0, sizeof(*o));
+  optind = 1;
+  opterr = 0;
+  for (;;) {
+    int c = getopt_long(argc, argv, "+hj", longopts, NULL);
+    if (c == -1)
+      break;
+    unsigned need = 0;
+    switch (c) {
+    case 'r': o->root = optarg; need = GR_OPT_SOURCE; break;
+    case 'i': o->input = optarg; need = GR_OPT_SOURCE; break;
+    case 'j': o->json = true; need = GR_OPT_JSON; break;
+    case 'a': o->all = true; need = GR_OPT_ALL; break;
+    case 'p': o->pcie_only = true; need = GR_OPT_PCIE_ONLY; break;
+    case 'h': o->help = true; return 0;
+    default:
+      fprintf(stderr, "gpurig %s: unknown or incomplete option '%s' (see gpurig %s --help)\n", argv[0],
+              argv[optind - 1], argv[0]);
+      return -1;
+    }
+    if (!(accepted & need)) {
+      fprintf(stderr, "gpurig %s: option '%s' does not apply here (see gpurig %s --help)\n", argv[0],
+              argv[optind - 1], argv[0]);
+      return -1;
+    }
+  }
+  if (optind < argc) {
+    if (!(accepted & GR_OPT_POSITIONAL) || optind + 1 < argc) {
+      fprintf(stderr, "gpurig %s: unexpected argument '%s'\n", argv[0], argv[optind + ((accepted & GR_OPT_POSITIONAL) ? 1 : 0)]);
+      return -1;
+    }
+    o->positional = argv[optind];
+  }
+  if (o->root && o->input) {
+    fprintf(stderr, "gpurig %s: --root and --input select different inputs; give one\n", argv[0]);
+    return -1;
+  }
+  return 0;
+}
+
+int gr_load_selected(const struct gr_opts *o, struct gr_topo *t, struct gr_err *err)
+{
+  int rc;
+  if (o->input) {
+    rc = gr_load_xml(o->input, t, err);
+  } else {
+    struct gr_fs fs;
+    if (gr_fs_init(&fs, o->root) != 0)
+      return gr_fail(err, GR_EXIT_FAIL, "%s: path too long", o->root);
+    rc = gr_load_live(&fs, t, err);
+  }
+  if (rc == 0 && o->pcie_only)
+    t->nnvlinks = 0; /* the links stay allocated and are freed with t */
+  return rc;
+}
+
+int gr_report_error(const struct gr_err *err)
+{
+  fprintf(stderr, "gpurig: %s\n", err->msg);
+  return err->code ? err->code : GR_EXIT_FAIL;
+}
+
+void gr_print_json_stdout(void *json)
+{
+  json_dumpf((json_t *)json, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(10));
+  fputc('\n', stdout);
+}
+
+int gr_exit_for_findings(const struct gr_analysis *a)
+{
+  for (size_t i = 0; i < a->nfindings; i++)
+    if (a->findings[i].severity == GR_SEV_WARN)
+      return GR_EXIT_WARN;
+  return GR_EXIT_OK;
+}

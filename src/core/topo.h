@@ -1,0 +1,155 @@
+/* The one topology model. Loaders (live Linux via hwloc + sysfs, hwloc XML)
+ * fill it; analysis.h derives levels, hives and bandwidths from it; the
+ * printers show it.
+ *
+ * Ownership: a struct gr_topo owns every array and string reachable from it.
+ * Free it with gr_topo_free(). Nodes refer to each other by index into
+ * topo->pci (never by pointer), so arrays may grow while loading. */
+#ifndef GPURIG_TOPO_H
+#define GPURIG_TOPO_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+enum gr_role {
+  GR_ROLE_HOSTBRIDGE,  /* a PCI root bus (/sys/devices/pciDDDD:BB), i.e. a root complex */
+  GR_ROLE_ROOTPORT,    /* bridge directly below a host bridge */
+  GR_ROLE_SWITCH_UP,   /* switch upstream port: a bridge below a port, with bridges below it */
+  GR_ROLE_SWITCH_DOWN, /* switch downstream port: a bridge below an upstream port */
+  GR_ROLE_BRIDGE,      /* any other bridge (e.g. PCIe-to-PCI) */
+  GR_ROLE_ENDPOINT,
+};
+
+enum gr_kind {
+  GR_KIND_NONE,     /* bridges */
+  GR_KIND_GPU,      /* compute GPU or accelerator (class 0302, 0b40, 1200; 0300 from GPU vendors) */
+  GR_KIND_NIC,      /* class 02xx; InfiniBand is 0207 */
+  GR_KIND_NVME,     /* class 010802 */
+  GR_KIND_NVSWITCH, /* NVIDIA bridge-class device (0680) that carries NVLink */
+  GR_KIND_OTHER,
+};
+
+/* A counter the machine may or may not report: valid=false means "not
+ * available", never zero. */
+struct gr_count {
+  bool valid;
+  uint64_t value;
+};
+
+struct gr_aer {
+  struct gr_count correctable, nonfatal, fatal;
+};
+
+/* The PCIe link above a device (between it and its parent port). gen/width 0
+ * means unknown. A link trains to the lower of both ends' maxima. */
+struct gr_link {
+  int cur_gen, cur_width;           /* what it runs at now (gen drops when idle) */
+  int max_gen, max_width;           /* this device's capability */
+  int port_max_gen, port_max_width; /* the parent port's capability (other end) */
+  double recorded_gbps;             /* hwloc's rate, when gen/width were not recorded */
+};
+
+struct gr_pci {
+  enum gr_role role;
+  enum gr_kind kind;
+  unsigned domain, bus, dev, func;  /* host bridges: domain and first bus */
+  unsigned sec_bus, sub_bus;        /* bridges and host bridges: bus range below */
+  unsigned class_id;                /* 24-bit: base, sub, prog-if (0x030200) */
+  unsigned vendor, device, subvendor, subdevice, revision;
+  char *vendor_name, *device_name;  /* may be NULL */
+  char *model;                      /* GPU/NIC model from OS devices, may be NULL */
+  char *uuid;                       /* may be NULL */
+  char *osdevs;                     /* space-separated OS device names, may be NULL */
+  char *cpulist;                    /* CPUs local to it ("0-23,48-71"), may be NULL */
+  char *driver;                     /* may be NULL */
+  int iommu_group;                  /* -1 unknown */
+  int numa;                         /* NUMA node os index, -1 unknown */
+  int package;                      /* socket os index, -1 unknown */
+  int parent;                       /* index in topo->pci, -1 for host bridges */
+  int hostbridge;                   /* index of its host bridge (itself for one) */
+  int switch_up;                    /* upstream port of the switch it is part of, -1 if none */
+  bool has_link;                    /* endpoints and switch upstream ports below a port */
+  bool rdma;                        /* NIC able to do RDMA (InfiniBand class, verbs device, Mellanox) */
+  struct gr_link link;
+  struct gr_aer aer;
+  int gpu_index, nic_index;         /* position among GPUs / NICs, -1 otherwise */
+};
+
+struct gr_package {
+  int os_index;
+  char *cpu_vendor; /* "GenuineIntel", "AuthenticAMD", may be NULL */
+  char *cpu_model;  /* may be NULL */
+  int cpu_family, cpu_model_number; /* -1 unknown */
+};
+
+struct gr_numa {
+  int os_index;
+  int package;  /* -1 unknown */
+  uint64_t mem_bytes;
+};
+
+/* One NVLink adjacency as reported (hwloc NVLinkBandwidth matrix or NVML):
+ * a and b index topo->pci; b is -1 when the peer is a CPU (POWER). */
+struct gr_nvlink {
+  int a, b;
+  int peer_package;   /* when b == -1 */
+  int count;          /* links bonded */
+  double bw_gbps;     /* per direction, all links together */
+};
+
+struct gr_topo {
+  char *source_kind;  /* "live", "root", "xml" */
+  char *source_path;  /* root dir or XML file, may be NULL */
+  char *product;      /* DMI product name, may be NULL */
+  char *hostname;     /* may be NULL */
+  bool link_details;  /* gen/width/AER etc. known (sysfs or a gpurig snapshot) */
+
+  struct gr_package *packages; size_t npackages;
+  struct gr_numa *numas; size_t nnumas;
+  struct gr_pci *pci; size_t npci, cap_pci;
+  int *gpus; size_t ngpus;   /* indices into pci, in PCI bus order */
+  int *nics; size_t nnics;
+  struct gr_nvlink *nvlinks; size_t nnvlinks;
+
+  char **warnings; size_t nwarnings;  /* input problems that were survivable */
+};
+
+void gr_topo_init(struct gr_topo *t);
+void gr_topo_free(struct gr_topo *t);
+
+/* Appends a zeroed node and returns its index. */
+int gr_topo_add_pci(struct gr_topo *t);
+void gr_topo_add_warning(struct gr_topo *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void gr_topo_add_nvlink(struct gr_topo *t, int a, int b, int peer_package, int count, double bw_gbps);
+
+/* Derives role, kind, switch membership, GPU/NIC numbering: run once after a
+ * loader has filled nodes, classes and parents. */
+void gr_topo_finish(struct gr_topo *t);
+
+/* Classification by PCI class code and vendor. */
+enum gr_kind gr_kind_from_class(unsigned class_id, unsigned vendor);
+
+/* Formats "0000:34:00.0" (or "0000:[2b-3b]" for host bridges). */
+const char *gr_pci_busid(const struct gr_pci *p, char *buf, size_t cap);
+/* Parses "DDDD:BB:DD.F"; returns false if malformed. */
+bool gr_parse_busid(const char *s, unsigned *domain, unsigned *bus, unsigned *dev, unsigned *func);
+/* Finds an endpoint/bridge by bus id, -1 if absent. */
+int gr_topo_find(const struct gr_topo *t, unsigned domain, unsigned bus, unsigned dev, unsigned func);
+
+const char *gr_role_name(enum gr_role r);  /* "root_port" ... */
+const char *gr_kind_name(enum gr_kind k);  /* "gpu" ... */
+
+/* Short display names: "GPU3", "NIC0", else the bus id. */
+const char *gr_pci_label(const struct gr_topo *t, int idx, char *buf, size_t cap);
+
+/* Effective link: gen and width it trains to (lower of both maxima; the width
+ * also limited by the current width, since width does not drop at idle).
+ * Zero where unknown. */
+void gr_link_effective(const struct gr_link *l, int *gen, int *width);
+/* Theoretical per-direction GB/s of the link above a node (0 unknown). */
+double gr_link_bw_gbps(const struct gr_pci *p);
+/* NCCL's effective figure for the same link (0 unknown). */
+double gr_link_nccl_gbps(const struct gr_pci *p);
+
+#endif

@@ -1,0 +1,50 @@
+/* Small helpers shared by the whole core: allocation that aborts on OOM,
+ * an error record that carries one human-readable line, and the exit codes. */
+#ifndef GPURIG_UTIL_H
+#define GPURIG_UTIL_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+/* The one documented set of exit codes (docs/cli.md). Nagios-style so that
+ * doctor can reuse it: 0 ok, 1 warnings, 2 failures or bad input, 3 could not run. */
+enum gr_exit {
+  GR_EXIT_OK = 0,
+  GR_EXIT_WARN = 1,
+  GR_EXIT_FAIL = 2,
+  GR_EXIT_CANNOT_RUN = 3,
+};
+
+/* One error line: "FILE: problem" or "FILE:LINE: problem". Filled by loaders
+ * and parsers, printed once by the command. code is an enum gr_exit. */
+struct gr_err {
+  int code;
+  char msg[768];
+};
+
+/* Sets err (if non-NULL) and returns -1, so callers can `return gr_fail(...)`. */
+int gr_fail(struct gr_err *err, int code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* Allocation helpers: abort with a message on out-of-memory, never return NULL.
+ * The caller owns the returned memory and frees it with free(). */
+void *xmalloc(size_t n);
+void *xcalloc(size_t count, size_t size);
+void *xrealloc(void *p, size_t n);
+char *xstrdup(const char *s);             /* NULL in, NULL out */
+char *xstrndup(const char *s, size_t n);
+char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Grows *arr (of elem_size items) so that index `need` fits; *cap is updated. */
+void grow_array(void **arr, size_t elem_size, size_t *cap, size_t need);
+
+/* Trims trailing whitespace (newline from sysfs files) in place; returns s. */
+char *str_rtrim(char *s);
+bool str_starts_with(const char *s, const char *prefix);
+
+/* Strict integer parsing: whole string (after trimming) must be a number. */
+bool parse_long(const char *s, int base, long *out);
+bool parse_ulong(const char *s, int base, unsigned long *out);
+
+#endif
