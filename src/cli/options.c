@@ -67,8 +67,10 @@ int gr_load_selected(const struct gr_opts *o, struct gr_topo *t, struct gr_err *
       return gr_fail(err, GR_EXIT_FAIL, "%s: path too long", o->root);
     rc = gr_load_live(&fs, t, err);
   }
-  if (rc == 0 && o->pcie_only)
+  if (rc == 0 && o->pcie_only) {
     t->nnvlinks = 0; /* the links stay allocated and are freed with t */
+    t->nvlink_ignored = true;
+  }
   return rc;
 }
 

@@ -477,6 +477,16 @@ static void nic_findings(struct gr_analysis *a)
 
 static void data_findings(struct gr_analysis *a)
 {
+  size_t nvswitches = 0;
+  for (size_t i = 0; i < a->t->npci; i++)
+    nvswitches += a->t->pci[i].kind == GR_KIND_NVSWITCH;
+  if (a->t->nvlink_ignored)
+    add_finding(a, GR_SEV_INFO, "topo.nvlink-ignored", -1,
+                "NVLink is ignored as asked (--pcie-only): the levels show the PCIe paths under it.");
+  else if (nvswitches && !a->t->nnvlinks && a->ngpus > 1)
+    add_finding(a, GR_SEV_INFO, "topo.nvlink-unknown", -1,
+                "%zu NVSwitch%s present but this input has no NVLink matrix (hwloc records it only through NVML), so the GPU levels above are PCIe only; the GPUs are most likely joined by NVLink.",
+                nvswitches, nvswitches == 1 ? " is" : "es are");
   if (!a->t->link_details && a->ngpus > 0)
     add_finding(a, GR_SEV_INFO, "topo.link-unrecorded", -1,
                 "This input records each link's rate only, not its generation, width, maxima or error counters: run `gpurig snapshot FILE.xml` on the machine to record them.");

@@ -293,36 +293,40 @@ int gr_topo_from_hwloc(hwloc_topology_t topo, struct gr_topo *t, hwloc_obj_t **o
 
 /* ---- XML ---- */
 
-/* Runs hwloc_topology_load with stderr captured, so libxml2's and hwloc's
+/* Captures what hwloc and libxml2 print on stderr around a call, so their
  * complaints become one line of ours instead of several of theirs. */
-static int load_quietly(hwloc_topology_t topo, char *msg, size_t cap)
+struct quiet {
+  FILE *tmp;
+  int saved;
+};
+
+static void quiet_begin(struct quiet *q)
 {
-  int saved = -1, rc;
-  FILE *tmp = tmpfile();
-  msg[0] = '\0';
   fflush(stderr);
-  if (tmp) {
-    saved = dup(STDERR_FILENO);
-    dup2(fileno(tmp), STDERR_FILENO);
+  q->saved = -1;
+  q->tmp = tmpfile();
+  if (q->tmp) {
+    q->saved = dup(STDERR_FILENO);
+    dup2(fileno(q->tmp), STDERR_FILENO);
   }
-  rc = hwloc_topology_load(topo);
-  if (tmp) {
-    fflush(stderr);
-    dup2(saved, STDERR_FILENO);
-    close(saved);
-    rewind(tmp);
-    /* keep the first line that says something */
-    char line[512];
-    while (fgets(line, sizeof(line), tmp)) {
-      str_rtrim(line);
-      if (line[0] && !msg[0]) {
-        snprintf(msg, cap, "%s", line);
-        break;
-      }
-    }
-    fclose(tmp);
+}
+
+/* Restores stderr; keeps the first non-empty captured line in msg. */
+static void quiet_end(struct quiet *q, char *msg, size_t cap)
+{
+  char line[512];
+  if (!q->tmp)
+    return;
+  fflush(stderr);
+  dup2(q->saved, STDERR_FILENO);
+  close(q->saved);
+  rewind(q->tmp);
+  while (!msg[0] && fgets(line, sizeof(line), q->tmp)) {
+    str_rtrim(line);
+    if (line[0])
+      snprintf(msg, cap, "%s", line);
   }
-  return rc;
+  fclose(q->tmp);
 }
 
 /* Recognises inputs hwloc would reject with an unhelpful message. */
@@ -353,7 +357,10 @@ static int precheck_xml(const char *name, const char *head, size_t n, struct gr_
   return rc;
 }
 
-static int open_xml(const char *name, const char *buf, size_t len, hwloc_topology_t *out, struct gr_err *err)
+/* path, when given, is read by hwloc itself: libxml2 then reports the line of
+ * a syntax error (from memory it says nothing). buf holds the same bytes. */
+static int open_xml(const char *name, const char *path, const char *buf, size_t len, hwloc_topology_t *out,
+                    struct gr_err *err)
 {
   hwloc_topology_t topo = NULL;
   char msg[512];
@@ -363,11 +370,17 @@ static int open_xml(const char *name, const char *buf, size_t len, hwloc_topolog
   if (hwloc_topology_init(&topo) != 0)
     return gr_fail(err, GR_EXIT_CANNOT_RUN, "%s: hwloc_topology_init failed", name);
   hwloc_topology_set_io_types_filter(topo, HWLOC_TYPE_FILTER_KEEP_ALL);
-  if (hwloc_topology_set_xmlbuffer(topo, buf, (int)len) != 0) {
-    gr_fail(err, GR_EXIT_FAIL, "%s: hwloc refused the XML buffer", name);
-    goto out;
-  }
-  if (load_quietly(topo, msg, sizeof(msg)) != 0) {
+  struct quiet q;
+  msg[0] = '\0';
+  quiet_begin(&q);
+  /* libxml2 parses at set time, hwloc's own parser at load time; both stay
+   * silent about the why unless asked, and their words go to the capture */
+  setenv("HWLOC_XML_VERBOSE", "1", 1);
+  int set = path ? hwloc_topology_set_xml(topo, path) : hwloc_topology_set_xmlbuffer(topo, buf, (int)len);
+  int failed = set != 0 || hwloc_topology_load(topo) != 0;
+  unsetenv("HWLOC_XML_VERBOSE");
+  quiet_end(&q, msg, sizeof(msg));
+  if (failed) {
     /* libxml2 says "FILE:LINE: parser error : what"; hwloc names no line */
     const char *where = strstr(msg, ": parser error : ");
     const char *line = NULL;
@@ -392,13 +405,14 @@ out:
   return rc;
 }
 
-int gr_load_xml_buffer(const char *name, const char *buf, size_t len, struct gr_topo *t, struct gr_err *err)
+static int load_xml_common(const char *name, const char *path, const char *buf, size_t len, struct gr_topo *t,
+                           struct gr_err *err)
 {
   hwloc_topology_t topo;
   gr_topo_init(t);
   if (len > (size_t)0x7fffffff)
     return gr_fail(err, GR_EXIT_FAIL, "%s: file too large for hwloc", name);
-  if (open_xml(name, buf, len, &topo, err) != 0)
+  if (open_xml(name, path, buf, len, &topo, err) != 0)
     return -1;
   int rc = gr_topo_from_hwloc(topo, t, NULL, err);
   hwloc_topology_destroy(topo);
@@ -410,6 +424,11 @@ int gr_load_xml_buffer(const char *name, const char *buf, size_t len, struct gr_
     gr_topo_free(t);
   }
   return rc;
+}
+
+int gr_load_xml_buffer(const char *name, const char *buf, size_t len, struct gr_topo *t, struct gr_err *err)
+{
+  return load_xml_common(name, NULL, buf, len, t, err);
 }
 
 int gr_load_xml(const char *path, struct gr_topo *t, struct gr_err *err)
@@ -444,7 +463,7 @@ int gr_load_xml(const char *path, struct gr_topo *t, struct gr_err *err)
   }
   if (buf)
     buf[len] = '\0';
-  rc = gr_load_xml_buffer(path, buf ? buf : "", len, t, err);
+  rc = load_xml_common(path, path, buf ? buf : "", len, t, err);
 out:
   close(fd);
   free(buf);

@@ -244,7 +244,8 @@ static int check_tree(const struct gr_fs *fs, struct gr_err *err)
     int r = gr_fs_resolve(fs, rel, target, sizeof(target));
     if (r != 0 || !str_starts_with(target, "/sys/devices/")) {
       gr_fail(err, GR_EXIT_FAIL, "%s%s: %s", fs->root, rel,
-              r ? "not a symlink into /sys/devices (broken or partial tree)" : "link points outside /sys/devices");
+              r == -EINVAL ? "a plain directory, not a link into /sys/devices: the tree lacks the PCI hierarchy (partial gather)"
+              : r ? "broken link (partial tree)" : "link points outside /sys/devices");
       goto out;
     }
     const char *need[] = {"class", "vendor", "device"};
@@ -271,6 +272,25 @@ out:
   return rc;
 }
 
+/* hwloc may name the machine it runs on; a replayed tree names itself (as
+ * hwloc-gather-topology records it) or nothing. */
+static char *replayed_hostname(const struct gr_fs *fs)
+{
+  char buf[4096];
+  if (gr_fs_read_str(fs, "/proc/hwloc-nofile-info", buf, sizeof(buf)) == 0) {
+    const char *h = strstr(buf, "HostName: ");
+    if (h && (h == buf || h[-1] == '\n')) {
+      h += strlen("HostName: ");
+      size_t n = strcspn(h, "\n");
+      if (n)
+        return xstrndup(h, n);
+    }
+  }
+  if (gr_fs_read_str(fs, "/proc/sys/kernel/hostname", buf, sizeof(buf)) == 0 && buf[0])
+    return xstrdup(buf);
+  return NULL;
+}
+
 int gr_load_live(const struct gr_fs *fs, struct gr_topo *t, struct gr_err *err)
 {
   hwloc_topology_t topo = NULL;
@@ -287,6 +307,10 @@ int gr_load_live(const struct gr_fs *fs, struct gr_topo *t, struct gr_err *err)
   if (rc != 0) {
     gr_topo_free(t);
     return -1;
+  }
+  if (!gr_fs_is_live(fs)) {
+    free(t->hostname);
+    t->hostname = replayed_hostname(fs);
   }
   t->source_kind = xstrdup(gr_fs_is_live(fs) ? "live" : "root");
   t->source_path = gr_fs_is_live(fs) ? NULL : xstrdup(fs->root);

@@ -154,6 +154,19 @@ static void mark_interesting(struct tree_ctx *c)
   }
 }
 
+/* AER counts are shown where they are non-zero: the counter may sit at
+ * either end of a link, so a port's count matters as much as a device's. */
+static void print_aer(FILE *out, const struct gr_pci *p)
+{
+  const struct gr_aer *e = &p->aer;
+  if ((e->correctable.valid && e->correctable.value) || (e->nonfatal.valid && e->nonfatal.value) ||
+      (e->fatal.valid && e->fatal.value))
+    fprintf(out, "  AER: %llu correctable, %llu non-fatal, %llu fatal",
+            (unsigned long long)(e->correctable.valid ? e->correctable.value : 0),
+            (unsigned long long)(e->nonfatal.valid ? e->nonfatal.value : 0),
+            (unsigned long long)(e->fatal.valid ? e->fatal.value : 0));
+}
+
 static void print_node_line(struct tree_ctx *c, int idx, int depth)
 {
   const struct gr_topo *t = c->t;
@@ -172,11 +185,14 @@ static void print_node_line(struct tree_ctx *c, int idx, int depth)
             ports == 1 ? "" : "s");
     if (link[0])
       fprintf(c->out, ", uplink %s", link);
+    print_aer(c->out, p);
     fputc('\n', c->out);
     return;
   }
   if (p->role == GR_ROLE_ROOTPORT || p->role == GR_ROLE_BRIDGE) {
-    fprintf(c->out, "%s %s %s\n", p->role == GR_ROLE_ROOTPORT ? "Root port" : "Bridge", bus, ids);
+    fprintf(c->out, "%s %s %s", p->role == GR_ROLE_ROOTPORT ? "Root port" : "Bridge", bus, ids);
+    print_aer(c->out, p);
+    fputc('\n', c->out);
     return;
   }
   if (p->gpu_index >= 0 || p->nic_index >= 0)
@@ -190,6 +206,7 @@ static void print_node_line(struct tree_ctx *c, int idx, int depth)
     fprintf(c->out, "  (%s)", p->osdevs);
   if (p->driver && p->kind == GR_KIND_GPU)
     fprintf(c->out, "  driver %s", p->driver);
+  print_aer(c->out, p);
   fputc('\n', c->out);
 }
 
@@ -372,8 +389,8 @@ void gr_print_nccl(FILE *out, const struct gr_topo *t, const struct gr_analysis 
     }
     fputc('\n', out);
   }
-  fprintf(out, "NCCL default: P2P up to %s (%s CPU%s)%s\n", gr_nccl_level_str(a->nccl_p2p_level),
-          a->cpu_amd ? "AMD" : "non-AMD", a->cpu_amd && t->ngpus <= 2 ? ", at most 2 GPUs" : "",
+  fprintf(out, "NCCL default: P2P up to %s (%s)%s\n", gr_nccl_level_str(a->nccl_p2p_level),
+          !a->cpu_amd ? "not an AMD CPU" : t->ngpus <= 2 ? "AMD CPU with at most 2 GPUs" : "AMD CPU with more than 2 GPUs",
           "; change with NCCL_P2P_LEVEL=PIX|PXB|PHB|SYS, disable with NCCL_P2P_DISABLE=1.");
 }
 

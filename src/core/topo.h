@@ -104,6 +104,7 @@ struct gr_topo {
   char *product;      /* DMI product name, may be NULL */
   char *hostname;     /* may be NULL */
   bool link_details;  /* gen/width/AER etc. known (sysfs or a gpurig snapshot) */
+  bool nvlink_ignored; /* the user asked for PCIe levels only (--pcie-only) */
 
   struct gr_package *packages; size_t npackages;
   struct gr_numa *numas; size_t nnumas;

@@ -1,0 +1,69 @@
+#!/bin/sh
+# CLI golden tests: runs each case in cases.txt and compares stdout, stderr and
+# the exit status with golden/NAME.out. `run_golden.sh GPURIG TREES --update`
+# rewrites the golden files (review the diff before committing).
+set -u
+gpurig=$1
+trees=$2
+update=${3:-}
+here=$(cd "$(dirname "$0")" && pwd)
+data="$here/../data"
+pass=0
+fail=0
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+check() { # name, condition text, result (0 = ok)
+  if [ "$3" -eq 0 ]; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: $1: $2"; fi
+}
+
+while IFS='|' read -r name rc dir args; do
+  name=$(echo "$name" | tr -d ' ')
+  case "$name" in ''|'#'*) continue ;; esac
+  rc=$(echo "$rc" | tr -d ' ')
+  dir=$(echo "$dir" | tr -d ' ')
+  args=$(echo "$args" | sed 's/^ *//; s/ *$//')
+  [ "$dir" = trees ] && wd=$trees || wd=$data
+  # shellcheck disable=SC2086
+  (cd "$wd" && "$gpurig" $args >"$tmp/out" 2>"$tmp/err"; echo $? >"$tmp/rc")
+  got=$(cat "$tmp/rc")
+  { echo "\$ gpurig $args"; cat "$tmp/out"; echo "--- stderr"; cat "$tmp/err"; echo "--- exit $got"; } >"$tmp/all"
+  if [ "$update" = --update ]; then
+    cp "$tmp/all" "$here/golden/$name.out"
+  fi
+  [ "$got" = "$rc" ]; check "$name" "exit $got, expected $rc" $?
+  if ! cmp -s "$tmp/all" "$here/golden/$name.out"; then
+    diff -u "$here/golden/$name.out" "$tmp/all" | head -40
+    check "$name" "output differs from golden/$name.out" 1
+  else
+    check "$name" "" 0
+  fi
+done <"$here/cases.txt"
+
+# Output that could not be written is an error, not a success.
+(cd "$data" && "$gpurig" topo --input hwloc/nvidiaDGX2.xml >/dev/full 2>"$tmp/err"; echo $? >"$tmp/rc")
+[ "$(cat "$tmp/rc")" = 3 ] && grep -q 'write error on standard output' "$tmp/err"; check stdout_full "exit 3 and a message" $?
+
+# The live machine: either its own GPUs, or the plainly labelled example.
+"$gpurig" >"$tmp/out" 2>"$tmp/err"; got=$?
+[ "$got" -le 1 ]; check live_report "exit $got" $?
+if grep -q 'No GPU found on this machine' "$tmp/out"; then
+  grep -q 'EXAMPLE, NOT THIS MACHINE' "$tmp/out"; check live_report_example "example labelled" $?
+fi
+"$gpurig" report --json >"$tmp/out" 2>"$tmp/err"; got=$?
+[ "$got" -le 1 ] && grep -q '"machine_report"' "$tmp/out"; check live_report_json "exit $got" $?
+
+# A snapshot of a fixture tree loads back in gpurig (and is valid hwloc XML).
+(cd "$data" && "$gpurig" snapshot --root trees/epyc-riser "$tmp/snap.xml" 2>/dev/null); got=$?
+[ "$got" = 0 ] && "$gpurig" topo --input "$tmp/snap.xml" 2>/dev/null | grep -q 'GPU1  0000:02:00.0 VGA controller \[10de:2204\]  Gen4 x8/x16'
+check snapshot_reload "exit $got" $?
+if command -v lstopo-no-graphics >/dev/null 2>&1; then
+  lstopo-no-graphics --input "$tmp/snap.xml" -v 2>/dev/null | grep -q 'GPURigLinkCurWidth=8'
+  check snapshot_lstopo "lstopo reads gpurig's attributes" $?
+fi
+# A failed snapshot leaves no file behind.
+(cd "$data" && "$gpurig" snapshot --root nccl-topo "$tmp/bad.xml" 2>/dev/null); got=$?
+[ "$got" = 2 ] && [ ! -e "$tmp/bad.xml" ] && [ -z "$(ls "$tmp" | grep bad)" ]; check snapshot_bad_root "exit $got" $?
+
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]

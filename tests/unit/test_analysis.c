@@ -1,0 +1,328 @@
+/* Analysis rules on topologies built in code: every level, hive and finding
+ * rule is exercised without any input file. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "testutil.h"
+
+struct builder {
+  struct gr_topo t;
+  unsigned next_bus;
+};
+
+static void b_init(struct builder *b, const char *vendor, int sockets)
+{
+  gr_topo_init(&b->t);
+  b->t.source_kind = xstrdup("xml");
+  b->t.link_details = true;
+  b->t.packages = xcalloc((size_t)sockets, sizeof(*b->t.packages));
+  b->t.numas = xcalloc((size_t)sockets, sizeof(*b->t.numas));
+  for (int s = 0; s < sockets; s++) {
+    b->t.packages[s] = (struct gr_package){s, xstrdup(vendor), xstrdup("test CPU"), vendor[0] == 'A' ? 23 : 6, 85};
+    b->t.numas[s] = (struct gr_numa){s, s, 1ull << 30};
+  }
+  b->t.npackages = b->t.nnumas = (size_t)sockets;
+  b->next_bus = 1;
+}
+
+static int b_hostbridge(struct builder *b, int numa)
+{
+  int i = gr_topo_add_pci(&b->t);
+  b->t.pci[i].role = GR_ROLE_HOSTBRIDGE;
+  b->t.pci[i].bus = b->t.pci[i].sec_bus = b->next_bus;
+  b->t.pci[i].numa = numa;
+  b->t.pci[i].package = numa;
+  b->next_bus += 0x10;
+  return i;
+}
+
+/* A bridge or endpoint with Gen4 x16 at both ends unless changed later. */
+static int b_node(struct builder *b, int parent, bool bridge, unsigned class_id)
+{
+  int i = gr_topo_add_pci(&b->t);
+  struct gr_pci *p = &b->t.pci[i];
+  p->role = bridge ? GR_ROLE_BRIDGE : GR_ROLE_ENDPOINT;
+  p->parent = parent;
+  p->bus = b->next_bus++;
+  p->class_id = bridge ? 0x060400 : class_id;
+  p->vendor = class_id == 0x030200 ? 0x10de : 0x15b3;
+  p->numa = b->t.pci[parent].numa;
+  p->package = b->t.pci[parent].package;
+  p->link = (struct gr_link){4, 16, 4, 16, 0, 0, 0};
+  return i;
+}
+
+#define GPU 0x030200
+#define NIC 0x020700
+
+/* host bridge -> root port -> switch (up) -> n downstream ports -> one device each */
+static int b_switch(struct builder *b, int parent, int ports, int *devs, unsigned class_id)
+{
+  int up = b_node(b, parent, true, 0);
+  for (int k = 0; k < ports; k++) {
+    int down = b_node(b, up, true, 0);
+    if (devs)
+      devs[k] = class_id ? b_node(b, down, false, class_id) : down;
+  }
+  return up;
+}
+
+static void b_done(struct builder *b, struct gr_analysis *a)
+{
+  struct gr_err err = {0};
+  gr_topo_finish(&b->t);
+  assert_int_equal(gr_analyze(&b->t, a, &err), 0);
+}
+
+static void b_free(struct builder *b, struct gr_analysis *a)
+{
+  gr_analysis_free(a);
+  gr_topo_free(&b->t);
+}
+
+static void one_switch_is_pix_and_one_hive(void **state)
+{
+  struct builder b;
+  struct gr_analysis a;
+  char l[16];
+  int devs[3];
+  (void)state;
+  b_init(&b, "GenuineIntel", 1);
+  int rp = b_node(&b, b_hostbridge(&b, 0), true, 0);
+  b_switch(&b, rp, 3, devs, GPU);
+  b_done(&b, &a);
+  assert_int_equal(a.ngpus, 3);
+  assert_string_equal(tu_level(&a, 0, 1, l), "PIX");
+  assert_string_equal(tu_level(&a, 0, 0, l), "X");
+  assert_int_equal(a.nhives, 1);
+  assert_true(a.gpu_gpu[1].nccl_p2p);
+  assert_non_null(tu_find(&a, "topo.hives", -1));
+  b_free(&b, &a);
+}
+
+static void nested_switches_are_pxb_and_root_ports_phb(void **state)
+{
+  struct builder b;
+  struct gr_analysis a;
+  char l[16];
+  int ports[2], g1[2], g2[2];
+  (void)state;
+  b_init(&b, "GenuineIntel", 1);
+  int hb = b_hostbridge(&b, 0);
+  int rp = b_node(&b, hb, true, 0);
+  b_switch(&b, rp, 2, ports, 0);      /* top switch: two downstream ports */
+  b_switch(&b, ports[0], 2, g1, GPU); /* GPU0, GPU1 */
+  b_switch(&b, ports[1], 2, g2, GPU); /* GPU2, GPU3 */
+  int rp2 = b_node(&b, hb, true, 0);
+  b_node(&b, rp2, false, GPU);        /* GPU4 on its own root port */
+  b_done(&b, &a);
+  assert_int_equal(b.t.pci[rp].role, GR_ROLE_ROOTPORT);
+  assert_string_equal(tu_level(&a, 0, 1, l), "PIX");
+  assert_string_equal(tu_level(&a, 0, 2, l), "PXB");
+  assert_string_equal(tu_level(&a, 3, 4, l), "PHB");
+  assert_int_equal(a.gpu_gpu[3 * 5 + 4].nccl, GR_LVL_PHB);
+  assert_false(a.gpu_gpu[3 * 5 + 4].nccl_p2p); /* Intel: P2P only up to PXB */
+  assert_true(a.gpu_gpu[0 * 5 + 2].nccl_p2p);
+  assert_int_equal(a.nhives, 2);
+  assert_int_equal(a.hive[0], a.hive[3]);
+  assert_int_not_equal(a.hive[0], a.hive[4]);
+  const struct gr_finding *f = tu_find(&a, "nccl.p2p-level", -1);
+  assert_non_null(f);
+  assert_non_null(strstr(f->text, "NCCL_P2P_LEVEL=PHB"));
+  b_free(&b, &a);
+}
+
+static void host_bridges_and_sockets(void **state)
+{
+  struct builder b;
+  struct gr_analysis a;
+  char l[16];
+  (void)state;
+  b_init(&b, "GenuineIntel", 2);
+  b_node(&b, b_node(&b, b_hostbridge(&b, 0), true, 0), false, GPU);
+  b_node(&b, b_node(&b, b_hostbridge(&b, 0), true, 0), false, GPU);
+  b_node(&b, b_node(&b, b_hostbridge(&b, 1), true, 0), false, GPU);
+  b_done(&b, &a);
+  assert_string_equal(tu_level(&a, 0, 1, l), "NODE");
+  assert_int_equal(a.gpu_gpu[1].nccl, GR_LVL_PHB); /* NCCL folds NODE into PHB */
+  assert_string_equal(tu_level(&a, 0, 2, l), "SYS");
+  /* Skylake-class Intel: NCCL counts 10 GB/s between sockets, below Gen4's 24 */
+  assert_int_equal(a.gpu_gpu[2].via, GR_VIA_SOCKET);
+  assert_true(fabs(a.gpu_gpu[2].nccl_bw_gbps - 10.0) < 1e-9);
+  assert_true(fabs(a.gpu_gpu[2].bw_gbps - gr_pcie_bw_gbps(4, 16)) < 1e-9);
+  assert_non_null(tu_find(&a, "topo.gpus-split", -1));
+  b_free(&b, &a);
+}
+
+static void amd_with_two_gpus_allows_sys_p2p(void **state)
+{
+  struct builder b;
+  struct gr_analysis a;
+  (void)state;
+  b_init(&b, "AuthenticAMD", 2);
+  b_node(&b, b_node(&b, b_hostbridge(&b, 0), true, 0), false, GPU);
+  b_node(&b, b_node(&b, b_hostbridge(&b, 1), true, 0), false, GPU);
+  b_done(&b, &a);
+  assert_true(a.cpu_amd);
+  assert_int_equal(a.nccl_p2p_level, GR_LVL_SYS);
+  assert_true(a.gpu_gpu[1].nccl_p2p);
+  assert_null(tu_find(&a, "nccl.p2p-level", -1));
+  b_free(&b, &a);
+}
+
+static void nvlink_direct_and_through_switches(void **state)
+{
+  struct builder b;
+  struct gr_analysis a;
+  char l[16];
+  int gpus[4];
+  (void)state;
+  b_init(&b, "GenuineIntel", 1);
+  int hb = b_hostbridge(&b, 0);
+  for (int i = 0; i < 4; i++)
+    gpus[i] = b_node(&b, b_node(&b, hb, true, 0), false, GPU);
+  int sw1 = b_node(&b, b_node(&b, hb, true, 0), false, 0x068000);
+  int sw2 = b_node(&b, b_node(&b, hb, true, 0), false, 0x068000);
+  b.t.pci[sw1].vendor = b.t.pci[sw2].vendor = 0x10de;
+  gr_topo_finish(&b.t);
+  gr_topo_add_nvlink(&b.t, gpus[0], gpus[1], -1, 2, 50.0);  /* bridged pair */
+  for (int i = 2; i < 4; i++) {                            /* GPU2, GPU3 on two NVSwitches */
+    gr_topo_add_nvlink(&b.t, gpus[i], sw1, -1, 3, 75.0);
+    gr_topo_add_nvlink(&b.t, gpus[i], sw2, -1, 3, 75.0);
+  }
+  b_done(&b, &a);
+  assert_string_equal(tu_level(&a, 0, 1, l), "NV2");
+  assert_true(fabs(a.gpu_gpu[1].bw_gbps - 50.0) < 1e-9);
+  assert_string_equal(tu_level(&a, 2, 3, l), "NV6");
+  assert_true(fabs(a.gpu_gpu[2 * 4 + 3].bw_gbps - 150.0) < 1e-9);
+  assert_string_equal(tu_level(&a, 0, 2, l), "PHB");
+  assert_int_equal(a.nhives, 2);
+  b_free(&b, &a);
+}
+
+static void link_findings_name_the_device(void **state)
+{
+  struct builder b;
+  struct gr_analysis a;
+  (void)state;
+  b_init(&b, "GenuineIntel", 1);
+  int hb = b_hostbridge(&b, 0);
+  int g0 = b_node(&b, b_node(&b, hb, true, 0), false, GPU);
+  int rp1 = b_node(&b, hb, true, 0);
+  int g1 = b_node(&b, rp1, false, GPU);
+  int rp2 = b_node(&b, hb, true, 0);
+  int g2 = b_node(&b, rp2, false, GPU);
+  int g3 = b_node(&b, b_node(&b, hb, true, 0), false, GPU);
+  b.t.pci[g0].link.cur_width = 8;                          /* trained x8 of x16 */
+  b.t.pci[rp1].link.max_width = 8;                         /* an x8 slot */
+  b.t.pci[g1].link.cur_width = 8;
+  b.t.pci[rp2].link.max_gen = 3;                           /* Gen3 port, Gen4 GPU */
+  b.t.pci[rp2].link.cur_gen = 3;
+  b.t.pci[g2].link.cur_gen = 3;
+  b.t.pci[g3].link.cur_gen = 1;                            /* idle */
+  b_done(&b, &a);
+  const struct gr_finding *f = tu_find(&a, "pcie.link-width", g0);
+  assert_non_null(f);
+  assert_int_equal(f->severity, GR_SEV_WARN);
+  assert_non_null(strstr(f->text, "GPU0 runs at x8 of x16"));
+  f = tu_find(&a, "pcie.slot-width", g1);
+  assert_non_null(f);
+  assert_non_null(strstr(f->text, "GPU1 is an x16 device on an x8 port"));
+  assert_null(tu_find(&a, "pcie.link-width", g1)); /* one finding per cause */
+  f = tu_find(&a, "pcie.slot-gen", g2);
+  assert_non_null(f);
+  assert_non_null(strstr(f->text, "Gen4 device on a Gen3 port"));
+  assert_null(tu_find(&a, "pcie.link-gen-idle", g2)); /* runs at what both ends allow */
+  f = tu_find(&a, "pcie.link-gen-idle", g3);
+  assert_non_null(f);
+  assert_int_equal(f->severity, GR_SEV_INFO);
+  /* the x8 link is the bottleneck of GPU0's pairs */
+  assert_int_equal(a.gpu_gpu[0 * 4 + 3].bottleneck, g0);
+  assert_true(fabs(a.gpu_gpu[3].bw_gbps - gr_pcie_bw_gbps(4, 8)) < 1e-9);
+  /* warnings sort first */
+  assert_int_equal(a.findings[0].severity, GR_SEV_WARN);
+  b_free(&b, &a);
+}
+
+static void unknown_numa_on_two_sockets(void **state)
+{
+  struct builder b;
+  struct gr_analysis a;
+  char l[16];
+  (void)state;
+  b_init(&b, "GenuineIntel", 2);
+  int g0 = b_node(&b, b_node(&b, b_hostbridge(&b, 0), true, 0), false, GPU);
+  int g1 = b_node(&b, b_node(&b, b_hostbridge(&b, 1), true, 0), false, GPU);
+  b.t.pci[g0].numa = b.t.pci[g1].numa = -1;
+  b_done(&b, &a);
+  const struct gr_finding *f = tu_find(&a, "numa.unknown", -1);
+  assert_non_null(f);
+  assert_non_null(strstr(f->text, "GPU0 GPU1"));
+  assert_string_equal(tu_level(&a, 0, 1, l), "SYS"); /* not provably the same node */
+  b_free(&b, &a);
+}
+
+static void nic_placement(void **state)
+{
+  struct builder b;
+  struct gr_analysis a;
+  int devs[2];
+  char l[16];
+  (void)state;
+  b_init(&b, "GenuineIntel", 1);
+  int hb = b_hostbridge(&b, 0);
+  int rp = b_node(&b, hb, true, 0);
+  int up = b_switch(&b, rp, 2, devs, GPU);
+  (void)up;
+  int nic = b_node(&b, b_node(&b, hb, true, 0), false, NIC);
+  b_done(&b, &a);
+  assert_int_equal(a.nnics, 1);
+  assert_string_equal(gr_level_str(&a.gpu_nic[0], l, sizeof(l)), "PHB");
+  assert_non_null(tu_find(&a, "nic.gdr-placement", nic));
+  b_free(&b, &a);
+}
+
+static void no_gpu(void **state)
+{
+  struct builder b;
+  struct gr_analysis a;
+  (void)state;
+  b_init(&b, "GenuineIntel", 1);
+  b_node(&b, b_node(&b, b_hostbridge(&b, 0), true, 0), false, NIC);
+  b_done(&b, &a);
+  assert_int_equal(a.ngpus, 0);
+  assert_non_null(tu_find(&a, "topo.no-gpu", -1));
+  b_free(&b, &a);
+}
+
+static void display_adapters_are_not_gpus(void **state)
+{
+  (void)state;
+  assert_int_equal(gr_kind_from_class(0x030000, 0x1a03), GR_KIND_OTHER); /* ASPEED BMC */
+  assert_int_equal(gr_kind_from_class(0x030000, 0x1d0f), GR_KIND_OTHER); /* Amazon VGA */
+  assert_int_equal(gr_kind_from_class(0x030000, 0x10de), GR_KIND_GPU);   /* GeForce */
+  assert_int_equal(gr_kind_from_class(0x030200, 0x1234), GR_KIND_GPU);   /* any 3D controller */
+  assert_int_equal(gr_kind_from_class(0x0b4000, 0x1bcf), GR_KIND_GPU);   /* NEC VE */
+  assert_int_equal(gr_kind_from_class(0x120000, 0x1da3), GR_KIND_GPU);   /* Gaudi */
+  assert_int_equal(gr_kind_from_class(0x020700, 0x15b3), GR_KIND_NIC);
+  assert_int_equal(gr_kind_from_class(0x010802, 0x144d), GR_KIND_NVME);
+  assert_int_equal(gr_kind_from_class(0x068000, 0x10de), GR_KIND_NVSWITCH);
+}
+
+int main(void)
+{
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(one_switch_is_pix_and_one_hive),
+      cmocka_unit_test(nested_switches_are_pxb_and_root_ports_phb),
+      cmocka_unit_test(host_bridges_and_sockets),
+      cmocka_unit_test(amd_with_two_gpus_allows_sys_p2p),
+      cmocka_unit_test(nvlink_direct_and_through_switches),
+      cmocka_unit_test(link_findings_name_the_device),
+      cmocka_unit_test(unknown_numa_on_two_sockets),
+      cmocka_unit_test(nic_placement),
+      cmocka_unit_test(no_gpu),
+      cmocka_unit_test(display_adapters_are_not_gpus),
+  };
+  return cmocka_run_group_tests(tests, tu_setup_data, NULL);
+}

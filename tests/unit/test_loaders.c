@@ -1,0 +1,420 @@
+/* Loaders on the real inputs (tests/data, copied from shared/realdata with
+ * their licences), on hand-made fixture trees, and on broken inputs. */
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "testutil.h"
+#include "fs.h"
+#include "loaders.h"
+
+static const char *data_dir(void)
+{
+  return getenv("GPURIG_TEST_DATA"); /* tests/data in the source tree */
+}
+
+static const char *trees_dir(void)
+{
+  return getenv("GPURIG_TEST_TREES"); /* the real tarballs, unpacked by ctest */
+}
+
+static char *path_of(const char *dir, const char *name)
+{
+  return xasprintf("%s/%s", dir, name);
+}
+
+static void load_xml_ok(const char *rel, struct gr_topo *t, struct gr_analysis *a)
+{
+  struct gr_err err = {0};
+  char *p = path_of(data_dir(), rel);
+  if (gr_load_xml(p, t, &err) != 0)
+    fail_msg("%s: %s", rel, err.msg);
+  free(p);
+  assert_int_equal(gr_analyze(t, a, &err), 0);
+}
+
+static void load_root_ok(const char *root, struct gr_topo *t, struct gr_analysis *a)
+{
+  struct gr_err err = {0};
+  struct gr_fs fs;
+  assert_int_equal(gr_fs_init(&fs, root), 0);
+  if (gr_load_live(&fs, t, &err) != 0)
+    fail_msg("%s: %s", root, err.msg);
+  assert_int_equal(gr_analyze(t, a, &err), 0);
+}
+
+static void dgx2_nvlink_and_pcie_levels(void **state)
+{
+  struct gr_topo t;
+  struct gr_analysis a;
+  char l[16];
+  struct gr_err err = {0};
+  (void)state;
+  load_xml_ok("hwloc/nvidiaDGX2.xml", &t, &a);
+  assert_int_equal(t.ngpus, 16);
+  assert_int_equal(t.npackages, 2);
+  for (int i = 0; i < 16; i++)
+    for (int j = 0; j < 16; j++)
+      assert_string_equal(tu_level(&a, i, j, l), i == j ? "X" : "NV6");
+  assert_int_equal(a.nhives, 1);
+  gr_analysis_free(&a);
+  /* --pcie-only: the PLX trees underneath */
+  t.nnvlinks = 0;
+  t.nvlink_ignored = true;
+  assert_int_equal(gr_analyze(&t, &a, &err), 0);
+  assert_string_equal(tu_level(&a, 0, 1, l), "PIX");
+  assert_string_equal(tu_level(&a, 0, 2, l), "PXB");
+  assert_string_equal(tu_level(&a, 0, 4, l), "NODE");
+  assert_string_equal(tu_level(&a, 0, 8, l), "SYS");
+  assert_string_equal(tu_level(&a, 12, 15, l), "PXB");
+  assert_string_equal(tu_level(&a, 8, 12, l), "NODE");
+  assert_int_equal(a.nhives, 4);
+  char bus[32];
+  assert_string_equal(gr_pci_busid(&t.pci[t.gpus[0]], bus, sizeof(bus)), "0000:34:00.0");
+  assert_string_equal(t.pci[t.gpus[0]].model, "Tesla V100-SXM3-32GB-H");
+  gr_analysis_free(&a);
+  gr_topo_free(&t);
+}
+
+static void minsky_nvlink_pairs(void **state)
+{
+  struct gr_topo t;
+  struct gr_analysis a;
+  char l[16];
+  (void)state;
+  load_xml_ok("hwloc/power8gpudistances.xml", &t, &a);
+  assert_int_equal(t.ngpus, 4);
+  assert_string_equal(tu_level(&a, 0, 1, l), "NV2");
+  assert_string_equal(tu_level(&a, 2, 3, l), "NV2");
+  assert_string_equal(tu_level(&a, 0, 2, l), "SYS");
+  gr_analysis_free(&a);
+  gr_topo_free(&t);
+}
+
+static void sys4029_two_hives_node_and_nics(void **state)
+{
+  struct gr_topo t;
+  struct gr_analysis a;
+  char l[16];
+  (void)state;
+  char *root = path_of(trees_dir(), "32intel64-2p8co2t+8ve");
+  load_root_ok(root, &t, &a);
+  free(root);
+  assert_int_equal(t.ngpus, 8); /* NEC SX-Aurora, class 0b40 */
+  assert_int_equal(a.nhives, 2);
+  for (int i = 0; i < 8; i++)
+    for (int j = 0; j < 8; j++)
+      if (i != j)
+        assert_string_equal(tu_level(&a, i, j, l), (i < 4) == (j < 4) ? "PIX" : "NODE");
+  assert_int_equal(t.nnics, 2);
+  /* each ConnectX-4 sits under one switch with four accelerators */
+  for (int g = 0; g < 8; g++) {
+    assert_string_equal(gr_level_str(&a.gpu_nic[g * 2 + (g < 4 ? 0 : 1)], l, 16), "PIX");
+    assert_string_equal(gr_level_str(&a.gpu_nic[g * 2 + (g < 4 ? 1 : 0)], l, 16), "NODE");
+  }
+  const struct gr_pci *g0 = &t.pci[t.gpus[0]];
+  assert_int_equal(g0->link.cur_gen, 3);
+  assert_int_equal(g0->link.max_width, 16);
+  assert_int_equal(g0->link.port_max_width, 16);
+  assert_string_equal(g0->driver, "ve_drv");
+  assert_int_equal(t.pci[g0->switch_up >= 0 ? g0->switch_up : t.pci[g0->parent].switch_up].vendor, 0x10b5);
+  assert_null(tu_find(&a, "pcie.link-width", -2));
+  gr_analysis_free(&a);
+  gr_topo_free(&t);
+}
+
+static void fixture_epyc_riser(void **state)
+{
+  struct gr_topo t;
+  struct gr_analysis a;
+  (void)state;
+  char *root = path_of(data_dir(), "trees/epyc-riser");
+  load_root_ok(root, &t, &a);
+  free(root);
+  assert_int_equal(t.ngpus, 4);
+  assert_true(a.cpu_amd);
+  const struct gr_pci *g1 = &t.pci[t.gpus[1]];
+  assert_int_equal(g1->link.cur_width, 8);
+  assert_int_equal(g1->link.max_width, 16);
+  assert_int_equal(g1->iommu_group, 11);
+  assert_string_equal(g1->driver, "nvidia");
+  const struct gr_pci *rp = &t.pci[g1->parent];
+  assert_true(rp->aer.correctable.valid);
+  assert_int_equal(rp->aer.correctable.value, 7);
+  assert_false(g1->aer.correctable.valid); /* absent file: unknown, not zero */
+  assert_non_null(tu_find(&a, "pcie.link-width", t.gpus[1]));
+  assert_non_null(tu_find(&a, "pcie.link-gen-idle", t.gpus[2]));
+  char l[16];
+  assert_string_equal(gr_level_str(&a.gpu_nic[3], l, 16), "PIX");
+  assert_string_equal(tu_level(&a, 0, 1, l), "PHB");
+  assert_string_equal(tu_level(&a, 0, 2, l), "NODE");
+  gr_analysis_free(&a);
+  gr_topo_free(&t);
+}
+
+static void every_real_input_loads_or_is_refused(void **state)
+{
+  const char *xmls[] = {"hwloc/16intel64-manyVFs.xml", "hwloc/24em64t-2n6c2t-pci.xml",
+                        "hwloc/32em64t-2n8c2t-pci-wholeio.xml", "hwloc/96em64t-4n4d3ca2co-pci.xml",
+                        "hwloc/nvidiaDGX2.xml", "hwloc/power8gpudistances.xml", "hwloc-aws/p4d.xml",
+                        "hwloc-aws/p5en.xml", "hwloc-aws/p6-b200.xml"};
+  (void)state;
+  for (size_t i = 0; i < sizeof(xmls) / sizeof(xmls[0]); i++) {
+    struct gr_topo t;
+    struct gr_analysis a;
+    load_xml_ok(xmls[i], &t, &a);
+    gr_analysis_free(&a);
+    gr_topo_free(&t);
+  }
+  const char *ok_trees[] = {"32intel64-2p8co2t+8ve", "40intel64-2g2n4c+pci", "2pa-pcidomain32bits"};
+  for (size_t i = 0; i < 3; i++) {
+    struct gr_topo t;
+    struct gr_analysis a;
+    char *root = path_of(trees_dir(), ok_trees[i]);
+    load_root_ok(root, &t, &a);
+    if (i == 2) /* the KVM guest's 32-bit-domain devices are named, not lost silently */
+      assert_true(t.nwarnings == 1 && strstr(t.warnings[0], "32-bit PCI domains"));
+    free(root);
+    gr_analysis_free(&a);
+    gr_topo_free(&t);
+  }
+  /* the POWER9 tree was trimmed upstream: no PCI hierarchy, refused with the reason */
+  struct gr_topo t;
+  struct gr_err err = {0};
+  struct gr_fs fs;
+  char *root = path_of(trees_dir(), "nvidiagpunumanodes");
+  gr_fs_init(&fs, root);
+  assert_int_equal(gr_load_live(&fs, &t, &err), -1);
+  assert_int_equal(err.code, GR_EXIT_FAIL);
+  assert_non_null(strstr(err.msg, "not a link into /sys/devices"));
+  free(root);
+  gr_topo_free(&t);
+}
+
+/* Writes `len` bytes to a fresh temp file; returns its path (caller frees). */
+static char *temp_file(const char *data, size_t len)
+{
+  char *p = xstrdup("/tmp/gpurig-test-XXXXXX");
+  int fd = mkstemp(p);
+  assert_true(fd >= 0);
+  assert_int_equal(write(fd, data, len), (ssize_t)len);
+  close(fd);
+  return p;
+}
+
+static void expect_xml_error(const char *path, const char *needle)
+{
+  struct gr_topo t;
+  struct gr_err err = {0};
+  assert_int_equal(gr_load_xml(path, &t, &err), -1);
+  assert_int_equal(err.code, GR_EXIT_FAIL);
+  if (!strstr(err.msg, needle))
+    fail_msg("'%s' lacks '%s'", err.msg, needle);
+  if (!strstr(err.msg, path))
+    fail_msg("'%s' does not name the file", err.msg);
+  assert_null(strchr(err.msg, '\n'));
+  assert_int_equal(t.npci, 0);
+}
+
+static void bad_xml_inputs(void **state)
+{
+  (void)state;
+  expect_xml_error("/nonexistent/topo.xml", "cannot open");
+  char *p = temp_file("", 0);
+  expect_xml_error(p, "empty file");
+  unlink(p);
+  free(p);
+  p = temp_file("\x7f" "ELF\0\0\0", 7);
+  expect_xml_error(p, "binary data");
+  unlink(p);
+  free(p);
+  p = temp_file("hello, world\n", 13);
+  expect_xml_error(p, "no <topology>");
+  unlink(p);
+  free(p);
+  p = temp_file("<?xml version=\"1.0\"?>\n<topology version=\"3.0\">\n</topology>\n", 59);
+  expect_xml_error(p, "format 3.x is newer");
+  unlink(p);
+  free(p);
+  /* truncated real file: libxml2's line number is kept */
+  char *dgx = path_of(data_dir(), "hwloc/nvidiaDGX2.xml");
+  FILE *f = fopen(dgx, "rb");
+  char buf[3000];
+  assert_int_equal(fread(buf, 1, sizeof(buf), f), sizeof(buf));
+  fclose(f);
+  free(dgx);
+  p = temp_file(buf, sizeof(buf));
+  expect_xml_error(p, "not valid XML");
+  struct gr_topo t;
+  struct gr_err err = {0};
+  gr_load_xml(p, &t, &err);
+  char *colon = xasprintf("%s:", p);
+  assert_non_null(strstr(err.msg, colon)); /* FILE:LINE: */
+  free(colon);
+  unlink(p);
+  free(p);
+  char *nccl = path_of(data_dir(), "nccl-topo/aws-ofi-nccl_g5.48xl-topo.xml");
+  expect_xml_error(nccl, "NCCL topology file");
+  free(nccl);
+  expect_xml_error("/tmp", "is a directory");
+}
+
+static char *copy_tree(const char *name)
+{
+  char *dst = xstrdup("/tmp/gpurig-tree-XXXXXX");
+  assert_non_null(mkdtemp(dst));
+  char *cmd = xasprintf("cp -a '%s/trees/%s/.' '%s/'", data_dir(), name, dst);
+  assert_int_equal(system(cmd), 0);
+  free(cmd);
+  return dst;
+}
+
+static void remove_tree(char *dir)
+{
+  char *cmd = xasprintf("rm -rf '%s'", dir);
+  assert_int_equal(system(cmd), 0);
+  free(cmd);
+  free(dir);
+}
+
+static void expect_tree_error(const char *root, const char *needle)
+{
+  struct gr_topo t;
+  struct gr_err err = {0};
+  struct gr_fs fs;
+  gr_fs_init(&fs, root);
+  assert_int_equal(gr_load_live(&fs, &t, &err), -1);
+  assert_int_equal(err.code, GR_EXIT_FAIL);
+  if (!strstr(err.msg, needle))
+    fail_msg("'%s' lacks '%s'", err.msg, needle);
+}
+
+static void bad_trees(void **state)
+{
+  (void)state;
+  char *empty = xstrdup("/tmp/gpurig-empty-XXXXXX");
+  assert_non_null(mkdtemp(empty));
+  expect_tree_error(empty, "/sys/bus/pci/devices: No such file or directory");
+  remove_tree(empty);
+
+  char *dir = copy_tree("epyc-riser");
+  char *f = xasprintf("%s/sys/devices/pci0000:00/0000:00:01.1/0000:01:00.0/class", dir);
+  assert_int_equal(unlink(f), 0);
+  expect_tree_error(dir, "0000:01:00.0/class: No such file or directory");
+  assert_int_equal(mkdir(f, 0755), 0); /* a file that cannot be read as one */
+  expect_tree_error(dir, "0000:01:00.0/class: Is a directory");
+  rmdir(f);
+  FILE *w = fopen(f, "w");
+  fputs("0xZZ\n", w);
+  fclose(w);
+  expect_tree_error(dir, "not a hexadecimal PCI id");
+  free(f);
+  remove_tree(dir);
+}
+
+static void malformed_values_are_warnings(void **state)
+{
+  (void)state;
+  char *dir = copy_tree("epyc-riser");
+  char *base = xasprintf("%s/sys/devices/pci0000:00/0000:00:01.1/0000:01:00.0", dir);
+  char *f1 = xasprintf("%s/current_link_speed", base), *f2 = xasprintf("%s/aer_dev_correctable", base);
+  char *f3 = xasprintf("%s/max_link_width", base);
+  FILE *w = fopen(f1, "w");
+  fputs("9.9 GT/s\n", w);
+  fclose(w);
+  w = fopen(f2, "wb");
+  fwrite("\x01\x02garbage\0\xff", 1, 11, w);
+  fclose(w);
+  w = fopen(f3, "w");
+  fputs("sixteen\n", w);
+  fclose(w);
+  struct gr_topo t;
+  struct gr_analysis a;
+  load_root_ok(dir, &t, &a);
+  assert_int_equal(t.nwarnings, 3);
+  assert_non_null(strstr(t.warnings[0], "current_link_speed: unrecognised link speed \"9.9 GT/s\""));
+  assert_non_null(strstr(t.warnings[1], "max_link_width: unrecognised link width"));
+  assert_non_null(strstr(t.warnings[2], "aer_dev_correctable"));
+  assert_false(t.pci[t.gpus[0]].aer.correctable.valid);
+  assert_int_equal(t.pci[t.gpus[0]].link.cur_gen, 0);
+  gr_analysis_free(&a);
+  gr_topo_free(&t);
+  free(f1);
+  free(f2);
+  free(f3);
+  free(base);
+  remove_tree(dir);
+}
+
+static void snapshot_round_trip(void **state)
+{
+  struct gr_fs fs;
+  struct gr_err err = {0};
+  struct gr_topo t;
+  struct gr_analysis a;
+  (void)state;
+  char *root = path_of(data_dir(), "trees/epyc-riser");
+  char *out = xstrdup("/tmp/gpurig-snap-XXXXXX");
+  assert_non_null(mkdtemp(out));
+  char *xml = xasprintf("%s/rig.xml", out);
+  gr_fs_init(&fs, root);
+  if (gr_snapshot_write(&fs, xml, &err) != 0)
+    fail_msg("%s", err.msg);
+  if (gr_load_xml(xml, &t, &err) != 0)
+    fail_msg("%s", err.msg);
+  assert_int_equal(gr_analyze(&t, &a, &err), 0);
+  assert_true(t.link_details);
+  assert_int_equal(t.ngpus, 4);
+  const struct gr_pci *g1 = &t.pci[t.gpus[1]];
+  assert_int_equal(g1->link.cur_width, 8);
+  assert_int_equal(g1->link.max_width, 16);
+  assert_int_equal(g1->link.max_gen, 4);
+  assert_int_equal(g1->iommu_group, 11);
+  assert_string_equal(g1->driver, "nvidia");
+  assert_int_equal(t.pci[g1->parent].aer.correctable.value, 7);
+  assert_non_null(tu_find(&a, "pcie.link-width", t.gpus[1]));
+  assert_null(tu_find(&a, "topo.link-unrecorded", -1));
+  gr_analysis_free(&a);
+  gr_topo_free(&t);
+  /* a failed write leaves nothing behind */
+  char *bad = xasprintf("%s/missing-dir/rig.xml", out);
+  assert_int_equal(gr_snapshot_write(&fs, bad, &err), -1);
+  assert_non_null(strstr(err.msg, bad));
+  DIR *d = opendir(out);
+  int entries = 0;
+  struct dirent *e;
+  while ((e = readdir(d)))
+    entries += e->d_name[0] != '.';
+  closedir(d);
+  assert_int_equal(entries, 1); /* only rig.xml */
+  unlink(xml);
+  rmdir(out);
+  free(bad);
+  free(xml);
+  free(out);
+  free(root);
+}
+
+int main(void)
+{
+  if (!data_dir() || !trees_dir()) {
+    fprintf(stderr, "set GPURIG_TEST_DATA and GPURIG_TEST_TREES (ctest does)\n");
+    return 1;
+  }
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(dgx2_nvlink_and_pcie_levels),
+      cmocka_unit_test(minsky_nvlink_pairs),
+      cmocka_unit_test(sys4029_two_hives_node_and_nics),
+      cmocka_unit_test(fixture_epyc_riser),
+      cmocka_unit_test(every_real_input_loads_or_is_refused),
+      cmocka_unit_test(bad_xml_inputs),
+      cmocka_unit_test(bad_trees),
+      cmocka_unit_test(malformed_values_are_warnings),
+      cmocka_unit_test(snapshot_round_trip),
+  };
+  return cmocka_run_group_tests(tests, tu_setup_data, NULL);
+}

@@ -1,0 +1,41 @@
+/* Shared helpers for the cmocka unit tests. */
+#ifndef GPURIG_TESTUTIL_H
+#define GPURIG_TESTUTIL_H
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include "analysis.h"
+#include "pcilink.h"
+#include "topo.h"
+
+/* Loads data/pcie-links.tsv (GPURIG_DATA is set by ctest); fails the test otherwise. */
+static inline int tu_setup_data(void **state)
+{
+  struct gr_err err = {0};
+  (void)state;
+  if (gr_pcie_init(&err) != 0) {
+    print_error("%s\n", err.msg);
+    return -1;
+  }
+  return 0;
+}
+
+static inline const struct gr_finding *tu_find(const struct gr_analysis *a, const char *id, int node)
+{
+  for (size_t i = 0; i < a->nfindings; i++)
+    if (strcmp(a->findings[i].id, id) == 0 && (node < -1 || a->findings[i].node == node))
+      return &a->findings[i];
+  return NULL;
+}
+
+static inline const char *tu_level(const struct gr_analysis *a, int g1, int g2, char *buf)
+{
+  return gr_level_str(&a->gpu_gpu[g1 * (int)a->ngpus + g2], buf, 16);
+}
+
+#endif
