@@ -191,7 +191,7 @@ const char *gr_data_dir(void)
         char probe[PATH_MAX + 64];
         snprintf(probe, sizeof(probe), "%s/pcie-links.tsv", p);
         if (access(probe, R_OK) == 0 && strlen(p) < sizeof(dir)) {
-          snprintf(dir, sizeof(dir), "%s", p);
+          memcpy(dir, p, strlen(p) + 1);
           return dir;
         }
       }

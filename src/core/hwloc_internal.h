@@ -22,6 +22,10 @@
 #define GR_INFO_AER_FATAL "GPURigAERFatal"
 #define GR_INFO_SNAPSHOT "GPURigSnapshot"
 
+/* Call before any hwloc_topology_init: keeps out hwloc plugins gpurig does not
+ * want (see load_hwloc.c). */
+void gr_hwloc_setup_env(void);
+
 /* Opens the live topology (fs root honoured) with all I/O objects kept.
  * The caller destroys *out with hwloc_topology_destroy. */
 int gr_hwloc_open_live(const struct gr_fs *fs, hwloc_topology_t *out, struct gr_err *err);

@@ -2,6 +2,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
+#include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -291,6 +293,16 @@ int gr_topo_from_hwloc(hwloc_topology_t topo, struct gr_topo *t, hwloc_obj_t **o
   return 0;
 }
 
+void gr_hwloc_setup_env(void)
+{
+  /* hwloc's Linux backend reads PCI from sysfs itself (honouring the root
+   * prefix); the libpciaccess plugin would read the live machine's config
+   * space even when replaying a tree (and leaks doing it). The GL and OpenCL
+   * plugins would start display and OpenCL runtimes only to name devices.
+   * A user's own setting wins. */
+  setenv("HWLOC_PLUGINS_BLACKLIST", "hwloc_pci,hwloc_gl,hwloc_opencl", 0);
+}
+
 /* ---- XML ---- */
 
 /* Captures what hwloc and libxml2 print on stderr around a call, so their
@@ -327,6 +339,47 @@ static void quiet_end(struct quiet *q, char *msg, size_t cap)
       snprintf(msg, cap, "%s", line);
   }
   fclose(q->tmp);
+}
+
+/* libhwloc 2.9 dereferences NULL on some malformed XML (an object with a
+ * cpuset but no complete_cpuset crashes lstopo too; see
+ * fuzz/regress/). Bad input must never crash gpurig, so while hwloc parses,
+ * a fault ends the process with one line and the bad-input status. The
+ * message is formatted beforehand: a signal handler may only write(). */
+static char crash_msg[1200];
+static size_t crash_len;
+static int crash_fd = STDERR_FILENO;
+
+static void on_hwloc_crash(int sig)
+{
+  (void)sig;
+  if (write(crash_fd, crash_msg, crash_len) < 0) {
+    /* nothing more can be done inside a signal handler */
+  }
+  _exit(GR_EXIT_FAIL);
+}
+
+static void crash_guard(bool on, const char *name, int fd, struct sigaction *saved)
+{
+  static const int sigs[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT};
+  if (on) {
+    crash_len = (size_t)snprintf(crash_msg, sizeof(crash_msg),
+                                 "gpurig: %s: libhwloc %s crashed parsing this XML (malformed input); "
+                                 "re-export it with `lstopo-no-graphics --whole-io FILE.xml` or `gpurig snapshot`\n",
+                                 name, HWLOC_VERSION);
+    if (crash_len >= sizeof(crash_msg))
+      crash_len = sizeof(crash_msg) - 1;
+    crash_fd = fd;
+    struct sigaction sa;
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = on_hwloc_crash;
+    sigemptyset(&sa.sa_mask);
+    for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+      sigaction(sigs[i], &sa, &saved[i]);
+  } else {
+    for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+      sigaction(sigs[i], &saved[i], NULL);
+  }
 }
 
 /* Recognises inputs hwloc would reject with an unhelpful message. */
@@ -367,18 +420,22 @@ static int open_xml(const char *name, const char *path, const char *buf, size_t 
   int rc = -1;
   if (precheck_xml(name, buf, len < 65536 ? len : 65536, err) != 0)
     return -1;
+  gr_hwloc_setup_env();
   if (hwloc_topology_init(&topo) != 0)
     return gr_fail(err, GR_EXIT_CANNOT_RUN, "%s: hwloc_topology_init failed", name);
   hwloc_topology_set_io_types_filter(topo, HWLOC_TYPE_FILTER_KEEP_ALL);
   struct quiet q;
+  struct sigaction saved[5];
   msg[0] = '\0';
   quiet_begin(&q);
+  crash_guard(true, name, q.saved >= 0 ? q.saved : STDERR_FILENO, saved);
   /* libxml2 parses at set time, hwloc's own parser at load time; both stay
    * silent about the why unless asked, and their words go to the capture */
   setenv("HWLOC_XML_VERBOSE", "1", 1);
   int set = path ? hwloc_topology_set_xml(topo, path) : hwloc_topology_set_xmlbuffer(topo, buf, (int)len);
   int failed = set != 0 || hwloc_topology_load(topo) != 0;
   unsetenv("HWLOC_XML_VERBOSE");
+  crash_guard(false, name, STDERR_FILENO, saved);
   quiet_end(&q, msg, sizeof(msg));
   if (failed) {
     /* libxml2 says "FILE:LINE: parser error : what"; hwloc names no line */

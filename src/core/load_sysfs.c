@@ -20,6 +20,7 @@ int gr_hwloc_open_live(const struct gr_fs *fs, hwloc_topology_t *out, struct gr_
     setenv("HWLOC_FSROOT", fs->root, 1);
   else
     unsetenv("HWLOC_FSROOT");
+  gr_hwloc_setup_env();
   if (hwloc_topology_init(&topo) != 0)
     return gr_fail(err, GR_EXIT_CANNOT_RUN, "hwloc_topology_init failed");
   hwloc_topology_set_io_types_filter(topo, HWLOC_TYPE_FILTER_KEEP_ALL);

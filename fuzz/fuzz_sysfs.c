@@ -1,0 +1,38 @@
+/* libFuzzer target: the parsers of single sysfs values (link speed, link
+ * width, AER counter files, PCI bus ids), fed the same bytes. */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "loaders.h"
+#include "pcilink.h"
+#include "topo.h"
+
+int LLVMFuzzerInitialize(int *argc, char ***argv);
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+  struct gr_err err = {0};
+  (void)argc;
+  (void)argv;
+  if (gr_pcie_init(&err) != 0)
+    abort();
+  return 0;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+  char *s = malloc(size + 1);
+  memcpy(s, data, size);
+  s[size] = '\0'; /* sysfs reads are NUL-terminated by gpurig's reader */
+  int gen, width;
+  uint64_t total;
+  unsigned d, b, v, f;
+  (void)gr_pcie_parse_speed(s, &gen);
+  (void)gr_pcie_parse_width(s, &width);
+  (void)gr_parse_aer_total(s, &total);
+  (void)gr_parse_busid(s, &d, &b, &v, &f);
+  free(s);
+  return 0;
+}

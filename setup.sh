@@ -1,0 +1,96 @@
+#!/usr/bin/env bash
+# gpurig's two set-up commands (see README):
+#   ./setup.sh run    install what is missing, build, run the main job (gpurig report)
+#   ./setup.sh test   install what is missing, build, run every test: unit and CLI golden
+#                     tests, the same under ASan+UBSan, valgrind on the CLI, and each
+#                     libFuzzer target for a short time
+# Works on a fresh Debian 12 machine as root; as another user it needs the packages installed.
+set -euo pipefail
+cd "$(dirname "$0")"
+
+PACKAGES=(cmake make gcc pkg-config libhwloc-dev hwloc-nox libjansson-dev libcmocka-dev bzip2
+          clang libclang-rt-14-dev valgrind)
+FUZZ_SECONDS=${GPURIG_FUZZ_SECONDS:-20}
+JOBS=$(nproc 2>/dev/null || echo 2)
+
+install_missing() {
+  local missing=()
+  for p in "${PACKAGES[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+  done
+  [ ${#missing[@]} -eq 0 ] && return 0
+  if [ "$(id -u)" -ne 0 ]; then
+    echo "setup.sh: missing packages: ${missing[*]}; run as root or apt-get install them" >&2
+    exit 3
+  fi
+  echo "setup.sh: installing ${missing[*]}" >&2
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
+}
+
+build() { # dir, extra cmake args...
+  local dir=$1
+  shift
+  cmake -S . -B "$dir" "$@" >/dev/null
+  cmake --build "$dir" -j "$JOBS" >/dev/null
+}
+
+run_tests() {
+  echo "== unit and CLI tests (gcc, -Werror)"
+  build build -DCMAKE_BUILD_TYPE=RelWithDebInfo
+  (cd build && ctest --output-on-failure)
+
+  echo "== the same under AddressSanitizer + UndefinedBehaviorSanitizer"
+  build build-asan -DCMAKE_BUILD_TYPE=Debug -DGPURIG_SANITIZE=ON
+  (cd build-asan && ASAN_OPTIONS=detect_leaks=1 LSAN_OPTIONS=suppressions=$PWD/../fuzz/lsan.supp:print_suppressions=0 \
+    UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ctest --output-on-failure)
+
+  echo "== valgrind on the CLI"
+  local vg=(valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite)
+  local d=tests/data
+  local rc=0
+  export GPURIG_DATA=$PWD/data
+  for args in "topo --input $d/hwloc/nvidiaDGX2.xml" "topo --json --input $d/hwloc-aws/p5en.xml" \
+              "report --root $d/trees/epyc-riser" "topo --input $d/no-such.xml" "report"; do
+    set +e
+    "${vg[@]}" build/gpurig $args >/dev/null 2>/tmp/gpurig-valgrind.log
+    local r=$?
+    set -e
+    if [ $r -eq 99 ]; then echo "valgrind: errors in gpurig $args"; cat /tmp/gpurig-valgrind.log; rc=1; fi
+  done
+  [ $rc -eq 0 ] && echo "valgrind: clean"
+
+  echo "== libFuzzer targets, ${FUZZ_SECONDS}s each"
+  build build-fuzz -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=Debug -DGPURIG_FUZZ=ON -DGPURIG_SANITIZE=ON \
+        -DGPURIG_TESTS=OFF
+  for f in xml table sysfs; do
+    local work
+    work=$(mktemp -d)
+    if ! LSAN_OPTIONS=suppressions=$PWD/fuzz/lsan.supp build-fuzz/fuzz/fuzz_$f -max_total_time="$FUZZ_SECONDS" \
+         -max_len=65536 -artifact_prefix="$work/" "$work" fuzz/corpus/$f fuzz/regress >"$work.log" 2>&1; then
+      echo "fuzz_$f: FAILED"; tail -40 "$work.log"; rc=1
+    else
+      echo "fuzz_$f: $(grep -o 'Done [0-9]* runs' "$work.log") without a crash or leak"
+    fi
+    rm -rf "$work" "$work.log"
+  done
+  if [ $rc -eq 0 ]; then echo "all test stages passed"; else echo "some test stages failed"; fi
+  return $rc
+}
+
+case "${1:-}" in
+  run)
+    install_missing
+    build build -DCMAKE_BUILD_TYPE=RelWithDebInfo
+    shift
+    exec build/gpurig report "$@"
+    ;;
+  test)
+    install_missing
+    run_tests
+    ;;
+  *)
+    echo "usage: ./setup.sh run|test" >&2
+    exit 2
+    ;;
+esac
