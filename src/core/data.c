@@ -190,8 +190,9 @@ const char *gr_data_dir(void)
         snprintf(p, sizeof(p), cands[i], exe);
         char probe[PATH_MAX + 64];
         snprintf(probe, sizeof(probe), "%s/pcie-links.tsv", p);
-        if (access(probe, R_OK) == 0 && strlen(p) < sizeof(dir)) {
-          memcpy(dir, p, strlen(p) + 1);
+        char real[PATH_MAX];
+        if (access(probe, R_OK) == 0 && realpath(p, real)) {
+          memcpy(dir, real, strlen(real) + 1);
           return dir;
         }
       }

@@ -117,10 +117,14 @@ void gr_print_summary(FILE *out, const struct gr_topo *t, const struct gr_analys
     fprintf(out, "  [gathered tree %s]", t->source_path);
   else
     fprintf(out, "  [this machine]");
-  fprintf(out, "\n%zu socket%s, %zu NUMA node%s, %zu GPU%s, %zu RDMA NIC%s, %zu NVMe drive%s, %zu P2P hive%s\n",
+  size_t endpoints = 0;
+  for (size_t i = 0; i < t->npci; i++)
+    endpoints += t->pci[i].role == GR_ROLE_ENDPOINT;
+  fprintf(out, "\n%zu socket%s, %zu NUMA node%s, %zu GPU%s, %zu RDMA NIC%s, %zu NVMe drive%s, %zu P2P hive%s"
+               " (%zu PCI devices in all)\n",
           t->npackages, t->npackages == 1 ? "" : "s", t->nnumas, t->nnumas == 1 ? "" : "s", t->ngpus,
           t->ngpus == 1 ? "" : "s", t->nnics, t->nnics == 1 ? "" : "s", nvme, nvme == 1 ? "" : "s", a->nhives,
-          a->nhives == 1 ? "" : "s");
+          a->nhives == 1 ? "" : "s", endpoints);
   for (size_t i = 0; i < t->npackages; i++)
     fprintf(out, "  Socket %d: %s\n", t->packages[i].os_index,
             t->packages[i].cpu_model ? t->packages[i].cpu_model : "(CPU model not recorded)");
