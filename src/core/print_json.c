@@ -19,6 +19,11 @@ static json_t *gbps_or_null(double v)
   return v > 0 ? json_real((double)(long long)(v * 100 + 0.5) / 100.0) : json_null();
 }
 
+static json_t *gib_json(uint64_t bytes)
+{
+  return json_real((double)(long long)((double)bytes / (1024.0 * 1024.0 * 1024.0) * 100 + 0.5) / 100.0);
+}
+
 static json_t *count_json(const struct gr_count *c)
 {
   return c->valid ? json_integer((json_int_t)c->value) : json_null();
@@ -91,11 +96,13 @@ static json_t *pci_json(const struct gr_topo *t, int idx)
   return o;
 }
 
-static json_t *path_json(const struct gr_topo *t, const struct gr_path *p)
+static json_t *path_json(const struct gr_topo *t, const struct gr_path *p, size_t ga, size_t gb)
 {
   char cell[16];
   static const char *via[] = {"none", "pcie", "nvlink", "inter_socket"};
   json_t *o = json_object();
+  json_object_set_new(o, "a", json_integer((json_int_t)ga));
+  json_object_set_new(o, "b", json_integer((json_int_t)gb));
   json_object_set_new(o, "level", json_string(gr_level_str(p, cell, sizeof(cell))));
   json_object_set_new(o, "nccl_level", json_string(gr_nccl_level_str(p->nccl)));
   json_object_set_new(o, "nccl_p2p", json_boolean(p->nccl_p2p));
@@ -129,7 +136,7 @@ static json_t *machine_json(const struct gr_topo *t, const struct gr_analysis *a
     json_t *o = json_object();
     json_object_set_new(o, "os_index", json_integer(t->numas[i].os_index));
     json_object_set_new(o, "package", int_or_null(t->numas[i].package, -1));
-    json_object_set_new(o, "mem_gib", json_real((double)t->numas[i].mem_bytes / (1024.0 * 1024.0 * 1024.0)));
+    json_object_set_new(o, "mem_gib", gib_json(t->numas[i].mem_bytes));
     json_array_append_new(nn, o);
   }
   json_object_set_new(m, "numa_nodes", nn);
@@ -191,10 +198,7 @@ static void add_matrices(json_t *root, const struct gr_topo *t, const struct gr_
       json_array_append_new(r4, i == j ? json_null() : gbps_or_null(p->bw_gbps));
       json_array_append_new(r5, i == j ? json_null() : gbps_or_null(p->nccl_bw_gbps));
       if (j > i) {
-        json_t *o = path_json(t, p);
-        json_object_set_new(o, "a", json_integer((json_int_t)i));
-        json_object_set_new(o, "b", json_integer((json_int_t)j));
-        json_array_append_new(pairs, o);
+        json_array_append_new(pairs, path_json(t, p, i, j));
       }
     }
     for (size_t n = 0; n < t->nnics; n++)
