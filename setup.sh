@@ -9,7 +9,7 @@ set -euo pipefail
 cd "$(dirname "$0")"
 
 PACKAGES=(cmake make gcc pkg-config libhwloc-dev hwloc-nox libjansson-dev libcmocka-dev bzip2
-          clang libclang-rt-14-dev valgrind)
+          pci.ids clang libclang-rt-14-dev valgrind)
 FUZZ_SECONDS=${GPURIG_FUZZ_SECONDS:-20}
 JOBS=$(nproc 2>/dev/null || echo 2)
 

@@ -15,9 +15,6 @@ enum gr_print_flags {
   GR_PRINT_ALL_DEVICES = 1 << 0, /* tree: show every PCI device, not only GPU/NIC/NVMe paths */
 };
 
-/* Loads data/pci-vendors.tsv for display names; 0 or -1 with err. */
-int gr_print_init(struct gr_err *err);
-
 void gr_print_summary(FILE *out, const struct gr_topo *t, const struct gr_analysis *a);
 void gr_print_tree(FILE *out, const struct gr_topo *t, unsigned flags);
 void gr_print_gpu_table(FILE *out, const struct gr_topo *t, const struct gr_analysis *a);
@@ -32,7 +29,7 @@ void gr_print_warnings(FILE *err, const struct gr_topo *t);
 /* Display name of a device: GPU model, PCI device name, or its class. Static or
  * topology-owned storage; valid while t lives. */
 const char *gr_pci_display_name(const struct gr_topo *t, int idx);
-const char *gr_vendor_name(unsigned vendor_id); /* NULL when unknown */
+const char *gr_vendor_name(unsigned vendor_id); /* from pci.ids; NULL when unknown */
 
 /* The whole topology and analysis as one JSON object (docs/json.md). */
 json_t *gr_topo_to_json(const struct gr_topo *t, const struct gr_analysis *a);

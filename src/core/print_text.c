@@ -1,31 +1,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "data.h"
+#include "pciids.h"
 #include "pcilink.h"
 #include "print.h"
 #include "util.h"
 
-static struct gr_table vendors;
-
-int gr_print_init(struct gr_err *err)
-{
-  if (vendors.cols)
-    return 0;
-  return gr_table_load("pci-vendors.tsv", &vendors, err);
-}
-
 const char *gr_vendor_name(unsigned vendor_id)
 {
-  int ci = gr_table_col(&vendors, "vendor_id"), cn = gr_table_col(&vendors, "name");
-  if (!vendors.cols || ci < 0 || cn < 0)
-    return NULL;
-  for (size_t r = 0; r < vendors.nrows; r++) {
-    unsigned long v;
-    if (parse_ulong(gr_table_cell(&vendors, r, (size_t)ci), 16, &v) && v == vendor_id)
-      return gr_table_cell(&vendors, r, (size_t)cn);
-  }
-  return NULL;
+  return gr_pciids_vendor(vendor_id);
 }
 
 static const char *class_name(unsigned class_id)
@@ -60,6 +43,9 @@ const char *gr_pci_display_name(const struct gr_topo *t, int idx)
     return p->model;
   if (p->device_name)
     return p->device_name;
+  const char *db = p->role != GR_ROLE_HOSTBRIDGE ? gr_pciids_device(p->vendor, p->device) : NULL;
+  if (db)
+    return db;
   if (p->kind == GR_KIND_NVSWITCH)
     return "NVSwitch";
   if (p->role == GR_ROLE_SWITCH_UP)
@@ -185,8 +171,10 @@ static void print_node_line(struct tree_ctx *c, int idx, int depth)
     for (size_t i = 0; i < t->npci; i++)
       ports += t->pci[i].parent == idx && t->pci[i].role == GR_ROLE_SWITCH_DOWN;
     const char *vn = p->vendor_name ? p->vendor_name : gr_vendor_name(p->vendor);
-    fprintf(c->out, "Switch %s %s%s%s, %zu downstream port%s", bus, ids, vn ? " " : "", vn ? vn : "", ports,
-            ports == 1 ? "" : "s");
+    const char *model = gr_pci_display_name(t, idx);
+    bool named = strcmp(model, "PCIe switch") != 0;
+    fprintf(c->out, "Switch %s %s%s%s%s%s, %zu downstream port%s", bus, vn ? vn : "", vn ? " " : "", named ? model : "",
+            named ? " " : "", ids, ports, ports == 1 ? "" : "s");
     if (link[0])
       fprintf(c->out, ", uplink %s", link);
     print_aer(c->out, p);
@@ -194,7 +182,10 @@ static void print_node_line(struct tree_ctx *c, int idx, int depth)
     return;
   }
   if (p->role == GR_ROLE_ROOTPORT || p->role == GR_ROLE_BRIDGE) {
-    fprintf(c->out, "%s %s %s", p->role == GR_ROLE_ROOTPORT ? "Root port" : "Bridge", bus, ids);
+    const char *name = gr_pci_display_name(t, idx);
+    bool generic = strcmp(name, "root port") == 0 || strcmp(name, "PCI bridge") == 0;
+    fprintf(c->out, "%s %s%s%s %s", p->role == GR_ROLE_ROOTPORT ? "Root port" : "Bridge", bus, generic ? "" : " ",
+            generic ? "" : name, ids);
     print_aer(c->out, p);
     fputc('\n', c->out);
     return;
