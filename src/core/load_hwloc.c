@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -316,7 +317,11 @@ static void quiet_begin(struct quiet *q)
 {
   fflush(stderr);
   q->saved = -1;
-  q->tmp = tmpfile();
+  /* an anonymous in-memory file: no filesystem work on every load */
+  int fd = memfd_create("gpurig-hwloc-stderr", MFD_CLOEXEC);
+  q->tmp = fd >= 0 ? fdopen(fd, "w+") : tmpfile();
+  if (!q->tmp && fd >= 0)
+    close(fd);
   if (q->tmp) {
     q->saved = dup(STDERR_FILENO);
     dup2(fileno(q->tmp), STDERR_FILENO);

@@ -1,6 +1,7 @@
 #include "pciids.h"
 
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -63,53 +64,81 @@ void gr_pciids_use_text(const char *text, unsigned long len)
   nsections = 0;
 }
 
-/* Finds "<prefix>xxxx  name" at the start of a line in [from, end); returns
- * the name's start and sets *nlen, or NULL. */
-static const char *find_entry(const char *from, const char *end, const char *key, size_t *nlen)
+static bool is_vendor_line(const char *p, const char *end)
 {
-  size_t klen = strlen(key);
-  const char *p = from;
-  while (p && p + klen + 2 <= end) {
-    if (memcmp(p, key, klen) == 0 && p[klen] == ' ' && p[klen + 1] == ' ') {
-      const char *name = p + klen + 2;
-      const char *nl = memchr(name, '\n', (size_t)(end - name));
-      *nlen = nl ? (size_t)(nl - name) : (size_t)(end - name);
-      return name;
-    }
+  if (end - p < 6 || p[4] != ' ' || p[5] != ' ')
+    return false;
+  for (int i = 0; i < 4; i++)
+    if (!((p[i] >= '0' && p[i] <= '9') || (p[i] >= 'a' && p[i] <= 'f')))
+      return false;
+  return true;
+}
+
+/* The first vendor line starting after the line that contains p (or at p
+ * when p is the start of the database). */
+static const char *next_vendor_line(const char *p, const char *end)
+{
+  if (p != db) {
     const char *nl = memchr(p, '\n', (size_t)(end - p));
-    p = nl ? nl + 1 : NULL;
+    if (!nl)
+      return NULL;
+    p = nl + 1;
+  }
+  while (p < end && !is_vendor_line(p, end)) {
+    const char *nl = memchr(p, '\n', (size_t)(end - p));
+    if (!nl)
+      return NULL;
+    p = nl + 1;
+  }
+  return p < end ? p : NULL;
+}
+
+static unsigned vendor_id_at(const char *p)
+{
+  return (unsigned)strtoul((char[5]){p[0], p[1], p[2], p[3], '\0'}, NULL, 16);
+}
+
+/* pci.ids lists vendors in ascending order (the PCI ID Project keeps it so):
+ * binary search on byte offsets, then a short forward scan. */
+static const char *find_vendor_line(unsigned vendor)
+{
+  const char *end = db + dblen;
+  size_t lo = 0, hi = dblen;
+  while (hi - lo > 8192) {
+    size_t mid = lo + (hi - lo) / 2;
+    const char *v = next_vendor_line(db + mid, end);
+    if (!v || vendor_id_at(v) > vendor)
+      hi = mid;
+    else /* v may lie far past mid (after a long section): never rescan that */
+      lo = (size_t)(v - db) < hi ? (size_t)(v - db) : mid;
+  }
+  for (const char *v = next_vendor_line(db + lo, end); v; v = next_vendor_line(v, end)) {
+    unsigned id = vendor_id_at(v);
+    if (id == vendor)
+      return v;
+    if (id > vendor)
+      break;
   }
   return NULL;
 }
 
-/* The vendor's section: from its line to the next line that does not start
- * with a tab or '#'. */
 static const char *vendor_section(unsigned vendor, const char **end, const char **vname, size_t *vlen)
 {
-  char key[8];
-  snprintf(key, sizeof(key), "%04x", vendor);
   const char *dbend = db + dblen;
-  const char *p = db;
-  while (p < dbend) {
-    /* vendor lines start in column 0 with four hex digits */
-    if (dbend - p >= 6 && memcmp(p, key, 4) == 0 && p[4] == ' ' && p[5] == ' ') {
-      *vname = p + 6;
-      const char *nl = memchr(p, '\n', (size_t)(dbend - p));
-      *vlen = nl ? (size_t)(nl - *vname) : (size_t)(dbend - *vname);
-      const char *q = nl ? nl + 1 : dbend;
-      while (q < dbend && (*q == '\t' || *q == '#' || *q == '\n')) {
-        const char *n2 = memchr(q, '\n', (size_t)(dbend - q));
-        q = n2 ? n2 + 1 : dbend;
-      }
-      *end = q;
-      return nl ? nl + 1 : dbend;
-    }
-    const char *nl = memchr(p, '\n', (size_t)(dbend - p));
-    if (!nl)
-      break;
-    p = nl + 1;
+  const char *p = find_vendor_line(vendor);
+  if (!p)
+    return NULL;
+  *vname = p + 6;
+  const char *nl = memchr(p, '\n', (size_t)(dbend - p));
+  *vlen = nl ? (size_t)(nl - *vname) : (size_t)(dbend - *vname);
+  const char *q = nl ? nl + 1 : dbend;
+  const char *start = q;
+  while (q < dbend && (*q == '\t' || *q == '#' || *q == '\n')) {
+    const char *n2 = memchr(q, '\n', (size_t)(dbend - q));
+    q = n2 ? n2 + 1 : dbend;
   }
-  return NULL;
+  *end = q;
+  return start;
 }
 
 static const struct section *section_of(unsigned vendor)
@@ -139,11 +168,17 @@ static const char *lookup(unsigned vendor, unsigned device)
   if (sec && device == 0x10000) {
     name = xstrndup(vname, vlen);
   } else if (sec) {
+    /* device lines are "\tdddd  name"; subsystem lines have two tabs */
     char key[8];
-    snprintf(key, sizeof(key), "\t%04x", device);
-    const char *dn = find_entry(sec, end, key, &nlen);
-    if (dn)
+    snprintf(key, sizeof(key), "\t%04x  ", device);
+    const char *from = sec - 1; /* the newline before the section */
+    const char *hit = memmem(from, (size_t)(end - from), (char[9]){'\n', key[0], key[1], key[2], key[3], key[4], ' ', ' ', 0}, 8);
+    if (hit) {
+      const char *dn = hit + 8;
+      const char *nl = memchr(dn, '\n', (size_t)(end - dn));
+      nlen = nl ? (size_t)(nl - dn) : (size_t)(end - dn);
       name = xstrndup(dn, nlen);
+    }
   }
   grow_array((void **)&cache, sizeof(*cache), &capcache, ncache);
   cache[ncache++] = (struct cached){vendor, device, name};
