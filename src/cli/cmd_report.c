@@ -65,12 +65,8 @@ int cmd_report(int argc, char **argv)
     report_usage();
     return GR_EXIT_OK;
   }
-  if (gr_load_selected(&o, &t, &err) != 0)
+  if (gr_load_and_analyze(&o, &t, &a, &err) != 0)
     return gr_report_error(&err);
-  if (gr_analyze(&t, &a, &err) != 0) {
-    gr_topo_free(&t);
-    return gr_report_error(&err);
-  }
   rc = gr_exit_for_findings(&a);
   /* The example only stands in for this machine, never for a given input. */
   if (t.ngpus == 0 && !o.root && !o.input) {
@@ -81,7 +77,6 @@ int cmd_report(int argc, char **argv)
     }
     have_example = true;
   }
-  gr_print_warnings(stderr, &t);
   if (o.json) {
     json_t *root = json_object();
     json_object_set_new(root, "machine_report", gr_topo_to_json(&t, &a));

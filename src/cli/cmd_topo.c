@@ -34,13 +34,8 @@ int cmd_topo(int argc, char **argv)
     topo_usage();
     return GR_EXIT_OK;
   }
-  if (gr_load_selected(&o, &t, &err) != 0)
+  if (gr_load_and_analyze(&o, &t, &a, &err) != 0)
     return gr_report_error(&err);
-  if (gr_analyze(&t, &a, &err) != 0) {
-    gr_topo_free(&t);
-    return gr_report_error(&err);
-  }
-  gr_print_warnings(stderr, &t);
   if (o.json) {
     json_t *j = gr_topo_to_json(&t, &a);
     gr_print_json_stdout(j);

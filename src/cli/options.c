@@ -7,6 +7,7 @@
 #include "cli.h"
 #include "fs.h"
 #include "loaders.h"
+#include "print.h"
 
 int gr_parse_opts(int argc, char **argv, unsigned accepted, struct gr_opts *o)
 {
@@ -92,4 +93,16 @@ int gr_exit_for_findings(const struct gr_analysis *a)
     if (a->findings[i].severity == GR_SEV_WARN)
       return GR_EXIT_WARN;
   return GR_EXIT_OK;
+}
+
+int gr_load_and_analyze(const struct gr_opts *o, struct gr_topo *t, struct gr_analysis *a, struct gr_err *err)
+{
+  if (gr_load_selected(o, t, err) != 0)
+    return -1;
+  if (gr_analyze(t, a, err) != 0) {
+    gr_topo_free(t);
+    return -1;
+  }
+  gr_print_warnings(stderr, t);
+  return 0;
 }

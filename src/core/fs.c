@@ -79,15 +79,25 @@ int gr_fs_read_str(const struct gr_fs *fs, const char *abspath, char *buf, size_
   return 0;
 }
 
-int gr_fs_link_basename(const struct gr_fs *fs, const char *abspath, char *buf, size_t cap)
+/* readlink of a path under the root, NUL-terminated; 0 or -errno */
+static int read_link(const struct gr_fs *fs, const char *abspath, char *target, size_t cap)
 {
-  char path[8192], target[4096];
+  char path[8192];
   if (!gr_fs_path(fs, abspath, path, sizeof(path)))
     return -ENAMETOOLONG;
-  ssize_t n = readlink(path, target, sizeof(target) - 1);
+  ssize_t n = readlink(path, target, cap - 1);
   if (n < 0)
     return -errno;
   target[n] = '\0';
+  return 0;
+}
+
+int gr_fs_link_basename(const struct gr_fs *fs, const char *abspath, char *buf, size_t cap)
+{
+  char target[4096];
+  int r = read_link(fs, abspath, target, sizeof(target));
+  if (r != 0)
+    return r;
   const char *base = strrchr(target, '/');
   base = base ? base + 1 : target;
   if (strlen(base) >= cap)
@@ -133,13 +143,10 @@ static void normalise_path(char *p)
 
 int gr_fs_resolve(const struct gr_fs *fs, const char *abspath, char *out, size_t cap)
 {
-  char path[8192], target[4096], joined[8192];
-  if (!gr_fs_path(fs, abspath, path, sizeof(path)))
-    return -ENAMETOOLONG;
-  ssize_t n = readlink(path, target, sizeof(target) - 1);
-  if (n < 0)
-    return -errno;
-  target[n] = '\0';
+  char target[4096], joined[8192];
+  int r = read_link(fs, abspath, target, sizeof(target));
+  if (r != 0)
+    return r;
   if (target[0] == '/') {
     snprintf(joined, sizeof(joined), "%s", target);
   } else {

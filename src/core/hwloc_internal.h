@@ -3,6 +3,8 @@
 #ifndef GPURIG_HWLOC_INTERNAL_H
 #define GPURIG_HWLOC_INTERNAL_H
 
+#include <stdio.h>
+
 #include <hwloc.h>
 
 #include "fs.h"
@@ -21,6 +23,17 @@
 #define GR_INFO_AER_NONFATAL "GPURigAERNonFatal"
 #define GR_INFO_AER_FATAL "GPURigAERFatal"
 #define GR_INFO_SNAPSHOT "GPURigSnapshot"
+
+/* Captures what hwloc and libxml2 print on stderr between begin and end:
+ * their complaints become one line of gpurig's instead of several of theirs.
+ * quiet_end restores stderr and keeps the first non-empty line in msg
+ * (msg may be NULL to drop it all). */
+struct quiet {
+  FILE *tmp;
+  int saved;
+};
+void quiet_begin(struct quiet *q);
+void quiet_end(struct quiet *q, char *msg, size_t cap);
 
 /* Call before any hwloc_topology_init: keeps out hwloc plugins gpurig does not
  * want (see load_hwloc.c). */

@@ -308,12 +308,7 @@ void gr_hwloc_setup_env(void)
 
 /* Captures what hwloc and libxml2 print on stderr around a call, so their
  * complaints become one line of ours instead of several of theirs. */
-struct quiet {
-  FILE *tmp;
-  int saved;
-};
-
-static void quiet_begin(struct quiet *q)
+void quiet_begin(struct quiet *q)
 {
   fflush(stderr);
   q->saved = -1;
@@ -328,8 +323,7 @@ static void quiet_begin(struct quiet *q)
   }
 }
 
-/* Restores stderr; keeps the first non-empty captured line in msg. */
-static void quiet_end(struct quiet *q, char *msg, size_t cap)
+void quiet_end(struct quiet *q, char *msg, size_t cap)
 {
   char line[512];
   if (!q->tmp)
@@ -338,7 +332,7 @@ static void quiet_end(struct quiet *q, char *msg, size_t cap)
   dup2(q->saved, STDERR_FILENO);
   close(q->saved);
   rewind(q->tmp);
-  while (!msg[0] && fgets(line, sizeof(line), q->tmp)) {
+  while (msg && !msg[0] && fgets(line, sizeof(line), q->tmp)) {
     str_rtrim(line);
     if (line[0])
       snprintf(msg, cap, "%s", line);

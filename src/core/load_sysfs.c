@@ -32,17 +32,10 @@ int gr_hwloc_open_live(const struct gr_fs *fs, hwloc_topology_t *out, struct gr_
   }
   /* hwloc prints its own warnings (e.g. 32-bit PCI domains); gpurig reports
    * those itself from sysfs, so keep stderr for gpurig's lines only. */
-  int saved = dup(STDERR_FILENO);
-  FILE *devnull = fopen("/dev/null", "w");
-  if (saved >= 0 && devnull)
-    dup2(fileno(devnull), STDERR_FILENO);
+  struct quiet q;
+  quiet_begin(&q);
   int lrc = hwloc_topology_load(topo);
-  if (saved >= 0) {
-    dup2(saved, STDERR_FILENO);
-    close(saved);
-  }
-  if (devnull)
-    fclose(devnull);
+  quiet_end(&q, NULL, 0);
   if (lrc != 0) {
     gr_fail(err, GR_EXIT_CANNOT_RUN, "%s: hwloc could not read this machine's topology: %s",
             gr_fs_is_live(fs) ? "/" : fs->root, strerror(errno));
