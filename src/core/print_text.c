@@ -389,6 +389,46 @@ void gr_print_nccl(FILE *out, const struct gr_topo *t, const struct gr_analysis 
           "; change with NCCL_P2P_LEVEL=PIX|PXB|PHB|SYS, disable with NCCL_P2P_DISABLE=1.");
 }
 
+/* Names the links that hold GPU pairs below what the best pairs reach, so
+ * each low number in the matrix has its cause next to it. */
+static void print_bottlenecks(FILE *out, const struct gr_topo *t, const struct gr_analysis *a)
+{
+  double best = 0;
+  size_t n = a->ngpus;
+  for (size_t i = 0; i < n * n; i++)
+    if (a->gpu_gpu[i].bw_gbps > best)
+      best = a->gpu_gpu[i].bw_gbps;
+  bool any = false;
+  for (size_t i = 0; i < t->npci; i++) {
+    size_t pairs = 0;
+    char list[256] = "";
+    size_t off = 0;
+    double nccl = 0;
+    for (size_t x = 0; x < n; x++)
+      for (size_t y = x + 1; y < n; y++) {
+        const struct gr_path *p = &a->gpu_gpu[x * n + y];
+        if (p->bottleneck != (int)i || !(p->bw_gbps < best - 1e-9))
+          continue;
+        nccl = p->nccl_bw_gbps;
+        if (pairs++ < 6 && off < sizeof(list))
+          off += (size_t)snprintf(list + off, sizeof(list) - off, "%sGPU%zu-GPU%zu", pairs > 1 ? ", " : "", x, y);
+      }
+    if (!pairs)
+      continue;
+    if (!any)
+      fprintf(out, "Links that hold pairs below the best pair's %.1f GB/s:\n", best);
+    any = true;
+    char name[64], link[128];
+    const struct gr_pci *p = &t->pci[i];
+    if (p->role == GR_ROLE_SWITCH_UP)
+      snprintf(name, sizeof(name), "the uplink of switch %s", gr_pci_busid(p, link, sizeof(link)));
+    else
+      snprintf(name, sizeof(name), "%s's link", gr_pci_label(t, (int)i, link, sizeof(link)));
+    fprintf(out, "  %s, %s (NCCL %.1f): %zu pair%s (%s%s)\n", name, link_text(p, link, sizeof(link)), nccl, pairs,
+            pairs == 1 ? "" : "s", list, pairs > 6 ? ", ..." : "");
+  }
+}
+
 void gr_print_bandwidth(FILE *out, const struct gr_topo *t, const struct gr_analysis *a)
 {
   if (t->ngpus < 2)
@@ -415,6 +455,7 @@ void gr_print_bandwidth(FILE *out, const struct gr_topo *t, const struct gr_anal
   }
   if (a->socket_link)
     fprintf(out, "Inter-socket link: %s, NCCL counts %.0f GB/s.\n", a->socket_link, a->socket_nccl_gbps);
+  print_bottlenecks(out, t, a);
 }
 
 void gr_print_hives(FILE *out, const struct gr_topo *t, const struct gr_analysis *a)
