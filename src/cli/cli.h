@@ -13,11 +13,15 @@
 struct gr_opts {
   const char *root;    /* --root DIR: replay a gathered /sys + /proc tree */
   const char *input;   /* --input FILE.xml: hwloc XML */
+  const char *rig;     /* --rig FILE|NAME: a rig file (data/rigs/NAME.rig) */
+  const char *gpu;     /* --gpu MODEL: put this GPU model in every slot of a rig */
   bool json;           /* --json */
   bool all;            /* --all: every PCI device in the tree */
   bool pcie_only;      /* --pcie-only: ignore NVLink */
   bool help;
   const char *positional; /* first non-option argument, if accepted */
+  char **args;            /* all positional arguments (GR_OPT_MANY) */
+  int nargs;
 };
 
 enum gr_opt_set {
@@ -26,6 +30,9 @@ enum gr_opt_set {
   GR_OPT_ALL = 1 << 2,
   GR_OPT_PCIE_ONLY = 1 << 3,
   GR_OPT_POSITIONAL = 1 << 4,
+  GR_OPT_RIG = 1 << 5,      /* --rig */
+  GR_OPT_GPU = 1 << 6,      /* --gpu */
+  GR_OPT_MANY = 1 << 7,     /* any number of positional arguments */
 };
 
 /* Parses argv (argv[0] is the subcommand). Returns 0, or -1 after printing
@@ -51,5 +58,6 @@ int gr_exit_for_findings(const struct gr_analysis *a);
 int cmd_topo(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_snapshot(int argc, char **argv);
+int cmd_compare(int argc, char **argv);
 
 #endif

@@ -11,7 +11,7 @@
 
 static void report_usage(void)
 {
-  printf("usage: gpurig report [--root DIR | --input FILE.xml] [--json]\n"
+  printf("usage: gpurig report [--root DIR | --input FILE.xml | --rig RIG [--gpu MODEL]] [--json]\n"
          "\n"
          "An overview of the machine: GPUs and their links, the GPU matrix, P2P hives and\n"
          "findings. This is what a bare `gpurig` runs. On a machine without GPUs it says so,\n"
@@ -20,6 +20,8 @@ static void report_usage(void)
          "\n"
          "  --root DIR        replay a gathered tree instead of this machine\n"
          "  --input FILE.xml  read an hwloc XML file\n"
+         "  --rig RIG         a machine described in a rig file (docs/rig-format.md)\n"
+         "  --gpu MODEL       with --rig: put this catalog GPU in every GPU slot\n"
          "  --json            {\"machine_report\": {...}, \"example\": {...} or null} (docs/json.md)\n"
          "\n"
          "Exit status: 0 ok, 1 a finding is a warning, 2 bad input, 3 could not run.\n");
@@ -59,7 +61,7 @@ int cmd_report(int argc, char **argv)
   struct gr_err err = {0};
   bool have_example = false;
   int rc;
-  if (gr_parse_opts(argc, argv, GR_OPT_SOURCE | GR_OPT_JSON, &o) != 0)
+  if (gr_parse_opts(argc, argv, GR_OPT_SOURCE | GR_OPT_RIG | GR_OPT_GPU | GR_OPT_JSON, &o) != 0)
     return GR_EXIT_FAIL;
   if (o.help) {
     report_usage();

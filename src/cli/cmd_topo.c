@@ -5,7 +5,7 @@
 
 static void topo_usage(void)
 {
-  printf("usage: gpurig topo [--root DIR | --input FILE.xml] [--json] [--all] [--pcie-only]\n"
+  printf("usage: gpurig topo [--root DIR | --input FILE.xml | --rig RIG [--gpu MODEL]] [--json] [--all] [--pcie-only]\n"
          "\n"
          "Shows how GPUs, CPUs, PCIe switches, NICs and NVMe drives are wired: the PCIe tree\n"
          "with each link's generation, width and bandwidth, the GPU matrix with nvidia-smi's\n"
@@ -14,6 +14,9 @@ static void topo_usage(void)
          "\n"
          "  --root DIR        replay a gathered tree (hwloc-gather-topology) instead of this machine\n"
          "  --input FILE.xml  read an hwloc XML file (lstopo FILE.xml, gpurig snapshot FILE.xml)\n"
+         "  --rig RIG         a machine described in a rig file (docs/rig-format.md): a path, or a\n"
+         "                    name from data/rigs/ (gpurig compare --list shows them)\n"
+         "  --gpu MODEL       with --rig: put this catalog GPU in every GPU slot\n"
          "  --json            print the same content as JSON (docs/json.md)\n"
          "  --all             show every PCI device in the tree, not only GPU/NIC/NVMe paths\n"
          "  --pcie-only       ignore NVLink: show the PCIe levels under it\n"
@@ -28,7 +31,7 @@ int cmd_topo(int argc, char **argv)
   struct gr_analysis a;
   struct gr_err err = {0};
   int rc;
-  if (gr_parse_opts(argc, argv, GR_OPT_SOURCE | GR_OPT_JSON | GR_OPT_ALL | GR_OPT_PCIE_ONLY, &o) != 0)
+  if (gr_parse_opts(argc, argv, GR_OPT_SOURCE | GR_OPT_RIG | GR_OPT_GPU | GR_OPT_JSON | GR_OPT_ALL | GR_OPT_PCIE_ONLY, &o) != 0)
     return GR_EXIT_FAIL;
   if (o.help) {
     topo_usage();

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "catalog.h"
 #include "pcilink.h"
 #include "print.h"
 
@@ -45,7 +46,7 @@ static int finish_stdout(int rc)
 static int init_data(void)
 {
   struct gr_err err = {0};
-  if (gr_pcie_init(&err) != 0)
+  if (gr_pcie_init(&err) != 0 || gr_catalog_init(&err) != 0)
     return gr_report_error(&err);
   return 0;
 }

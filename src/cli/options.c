@@ -7,6 +7,7 @@
 #include "cli.h"
 #include "fs.h"
 #include "loaders.h"
+#include "rig.h"
 #include "print.h"
 
 int gr_parse_opts(int argc, char **argv, unsigned accepted, struct gr_opts *o)
@@ -15,6 +16,7 @@ int gr_parse_opts(int argc, char **argv, unsigned accepted, struct gr_opts *o)
       {"root", required_argument, NULL, 'r'},  {"input", required_argument, NULL, 'i'},
       {"json", no_argument, NULL, 'j'},        {"all", no_argument, NULL, 'a'},
       {"pcie-only", no_argument, NULL, 'p'},   {"help", no_argument, NULL, 'h'},
+      {"rig", required_argument, NULL, 'g'},   {"gpu", required_argument, NULL, 'G'},
       {NULL, 0, NULL, 0},
   };
   memset(o, 0, sizeof(*o));
@@ -28,6 +30,8 @@ int gr_parse_opts(int argc, char **argv, unsigned accepted, struct gr_opts *o)
     switch (c) {
     case 'r': o->root = optarg; need = GR_OPT_SOURCE; break;
     case 'i': o->input = optarg; need = GR_OPT_SOURCE; break;
+    case 'g': o->rig = optarg; need = GR_OPT_RIG; break;
+    case 'G': o->gpu = optarg; need = GR_OPT_GPU; break;
     case 'j': o->json = true; need = GR_OPT_JSON; break;
     case 'a': o->all = true; need = GR_OPT_ALL; break;
     case 'p': o->pcie_only = true; need = GR_OPT_PCIE_ONLY; break;
@@ -43,15 +47,18 @@ int gr_parse_opts(int argc, char **argv, unsigned accepted, struct gr_opts *o)
       return -1;
     }
   }
-  if (optind < argc) {
+  if (accepted & GR_OPT_MANY) {
+    o->args = argv + optind;
+    o->nargs = argc - optind;
+  } else if (optind < argc) {
     if (!(accepted & GR_OPT_POSITIONAL) || optind + 1 < argc) {
       fprintf(stderr, "gpurig %s: unexpected argument '%s'\n", argv[0], argv[optind + ((accepted & GR_OPT_POSITIONAL) ? 1 : 0)]);
       return -1;
     }
     o->positional = argv[optind];
   }
-  if (o->root && o->input) {
-    fprintf(stderr, "gpurig %s: --root and --input select different inputs; give one\n", argv[0]);
+  if (!!o->root + !!o->input + !!o->rig > 1) {
+    fprintf(stderr, "gpurig %s: --root, --input and --rig select different inputs; give one\n", argv[0]);
     return -1;
   }
   return 0;
@@ -62,6 +69,12 @@ int gr_load_selected(const struct gr_opts *o, struct gr_topo *t, struct gr_err *
   int rc;
   if (o->input) {
     rc = gr_load_xml(o->input, t, err);
+  } else if (o->rig) {
+    rc = gr_load_rig(o->rig, t, err);
+    if (rc == 0 && o->gpu && gr_rig_replace_gpus(t, o->gpu, err) != 0) {
+      gr_topo_free(t);
+      rc = -1;
+    }
   } else {
     struct gr_fs fs;
     if (gr_fs_init(&fs, o->root) != 0)

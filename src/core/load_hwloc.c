@@ -208,6 +208,7 @@ static void fill_cpus(hwloc_topology_t topo, struct gr_topo *t)
     g->cpu_model = xstrdup(info(o, "CPUModel"));
     g->cpu_family = info_int(o, "CPUFamilyNumber", -1);
     g->cpu_model_number = info_int(o, "CPUModelNumber", -1);
+    g->rc_p2p = -1;
   }
   for (int i = 0; i < nn; i++) {
     hwloc_obj_t o = hwloc_get_obj_by_type(topo, HWLOC_OBJ_NUMANODE, (unsigned)i);

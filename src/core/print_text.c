@@ -101,6 +101,8 @@ void gr_print_summary(FILE *out, const struct gr_topo *t, const struct gr_analys
     fprintf(out, "  [hwloc XML %s]", t->source_path);
   else if (strcmp(t->source_kind, "root") == 0)
     fprintf(out, "  [gathered tree %s]", t->source_path);
+  else if (strcmp(t->source_kind, "rig") == 0)
+    fprintf(out, "  [rig file %s]", t->source_path);
   else
     fprintf(out, "  [this machine]");
   size_t endpoints = 0;
@@ -163,7 +165,12 @@ static void print_node_line(struct tree_ctx *c, int idx, int depth)
   const struct gr_pci *p = &t->pci[idx];
   char bus[32], label[32], link[128], ids[32];
   gr_pci_busid(p, bus, sizeof(bus));
-  snprintf(ids, sizeof(ids), "[%04x:%04x]", p->vendor, p->device);
+  if (p->vendor || p->device)
+    snprintf(ids, sizeof(ids), "[%04x:%04x]", p->vendor, p->device);
+  else if (p->vendor)
+    snprintf(ids, sizeof(ids), "[%04x]", p->vendor);
+  else
+    ids[0] = '\0'; /* a described device (rig file) has no ids */
   link_text(p, link, sizeof(link));
   fprintf(c->out, "%*s", depth * 2, "");
   if (p->role == GR_ROLE_SWITCH_UP) {
@@ -271,9 +278,11 @@ void gr_print_tree(FILE *out, const struct gr_topo *t, unsigned flags)
     const struct gr_package *pk = &t->packages[s];
     fprintf(out, "Socket %d", pk->os_index);
     for (size_t n = 0; n < t->nnumas; n++)
-      if (t->numas[n].package == pk->os_index)
+      if (t->numas[n].package == pk->os_index && t->numas[n].mem_bytes)
         fprintf(out, "  NUMA %d (%.1f GiB)", t->numas[n].os_index,
                 (double)t->numas[n].mem_bytes / (1024.0 * 1024.0 * 1024.0));
+      else if (t->numas[n].package == pk->os_index)
+        fprintf(out, "  NUMA %d", t->numas[n].os_index);
     fputc('\n', out);
     print_hostbridges_of(&c, pk->os_index, 1);
   }

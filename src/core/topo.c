@@ -37,6 +37,14 @@ void gr_topo_free(struct gr_topo *t)
   for (size_t i = 0; i < t->nwarnings; i++)
     free(t->warnings[i]);
   free(t->warnings);
+  if (t->rig) {
+    free(t->rig->name);
+    free(t->rig->file);
+    free(t->rig->notes);
+    free(t->rig->currency);
+    free(t->rig->socket_link);
+    free(t->rig);
+  }
   free(t->packages);
   free(t->numas);
   free(t->pci);
@@ -63,6 +71,7 @@ int gr_topo_add_pci(struct gr_topo *t)
   p->switch_up = -1;
   p->gpu_index = -1;
   p->nic_index = -1;
+  p->p2p = -1;
   return (int)t->npci++;
 }
 

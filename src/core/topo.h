@@ -74,10 +74,14 @@ struct gr_pci {
   struct gr_link link;
   struct gr_aer aer;
   int gpu_index, nic_index;         /* position among GPUs / NICs, -1 otherwise */
+  int p2p;                          /* the driver lets this GPU do PCIe P2P: 1 yes, 0 no, -1 unknown */
 };
 
 struct gr_package {
   int os_index;
+  int mem_channels;     /* populated channels, 0 unknown (rig files) */
+  int mem_mts;          /* memory transfer rate in MT/s, 0 unknown */
+  int rc_p2p;           /* the CPU forwards P2P between its root complexes: 1, 0, -1 unknown */
   char *cpu_vendor; /* "GenuineIntel", "AuthenticAMD", may be NULL */
   char *cpu_model;  /* may be NULL */
   int cpu_family, cpu_model_number; /* -1 unknown */
@@ -114,6 +118,20 @@ struct gr_topo {
   struct gr_nvlink *nvlinks; size_t nnvlinks;
 
   char **warnings; size_t nwarnings;  /* input problems that were survivable */
+
+  /* Set by the rig loader only (a machine described, not measured). */
+  struct gr_rig_meta *rig;
+};
+
+/* What a rig file adds beyond wiring. Owned by the topology. */
+struct gr_rig_meta {
+  char *name;             /* the rig's title */
+  char *file;             /* the file it came from */
+  char *notes;            /* its `source` lines joined, may be NULL */
+  double price;           /* whole rig as described, 0 unknown */
+  char *currency;         /* "USD" ... , may be NULL */
+  char *socket_link;      /* "UPI", "QPI", "Infinity Fabric", may be NULL */
+  double socket_gbps;     /* per direction, as the rig file gives it (0 unknown) */
 };
 
 void gr_topo_init(struct gr_topo *t);

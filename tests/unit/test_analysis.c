@@ -19,7 +19,8 @@ static void b_init(struct builder *b, const char *vendor, int sockets)
   b->t.packages = xcalloc((size_t)sockets, sizeof(*b->t.packages));
   b->t.numas = xcalloc((size_t)sockets, sizeof(*b->t.numas));
   for (int s = 0; s < sockets; s++) {
-    b->t.packages[s] = (struct gr_package){s, xstrdup(vendor), xstrdup("test CPU"), vendor[0] == 'A' ? 23 : 6, 85};
+    b->t.packages[s] = (struct gr_package){.os_index = s, .cpu_vendor = xstrdup(vendor), .cpu_model = xstrdup("test CPU"),
+                                           .cpu_family = vendor[0] == 'A' ? 23 : 6, .cpu_model_number = 85, .rc_p2p = -1};
     b->t.numas[s] = (struct gr_numa){s, s, 1ull << 30};
   }
   b->t.npackages = b->t.nnumas = (size_t)sockets;
