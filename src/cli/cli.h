@@ -6,6 +6,7 @@
 #include <stdbool.h>
 
 #include "analysis.h"
+#include "predict.h"
 #include "topo.h"
 #include "util.h"
 
@@ -42,9 +43,11 @@ int gr_parse_opts(int argc, char **argv, unsigned accepted, struct gr_opts *o);
 /* Loads the topology the options select (live machine by default). */
 int gr_load_selected(const struct gr_opts *o, struct gr_topo *t, struct gr_err *err);
 
-/* Loads, analyses, and prints the loader's warnings on stderr. On success
- * the caller frees *a then *t; on failure nothing is left to free. */
-int gr_load_and_analyze(const struct gr_opts *o, struct gr_topo *t, struct gr_analysis *a, struct gr_err *err);
+/* Loads, analyses, predicts (when p is non-NULL) and prints the loader's
+ * warnings on stderr. On success the caller frees *p, *a, then *t; on
+ * failure nothing is left to free. */
+int gr_load_and_analyze(const struct gr_opts *o, struct gr_topo *t, struct gr_analysis *a, struct gr_prediction *p,
+                        struct gr_err *err);
 
 /* Prints err as "gpurig: MESSAGE" and returns its exit code. */
 int gr_report_error(const struct gr_err *err);

@@ -10,7 +10,8 @@ static void topo_usage(void)
          "Shows how GPUs, CPUs, PCIe switches, NICs and NVMe drives are wired: the PCIe tree\n"
          "with each link's generation, width and bandwidth, the GPU matrix with nvidia-smi's\n"
          "levels (X, NV#, PIX, PXB, PHB, NODE, SYS), NCCL's view of each pair, the bottleneck\n"
-         "bandwidth per pair, the P2P hives, and findings.\n"
+         "bandwidth per pair, the P2P hives, what the wiring predicts (copy rates, all-reduce\n"
+         "bus bandwidth, verdicts per workload), and findings.\n"
          "\n"
          "  --root DIR        replay a gathered tree (hwloc-gather-topology) instead of this machine\n"
          "  --input FILE.xml  read an hwloc XML file (lstopo FILE.xml, gpurig snapshot FILE.xml)\n"
@@ -29,6 +30,7 @@ int cmd_topo(int argc, char **argv)
   struct gr_opts o;
   struct gr_topo t;
   struct gr_analysis a;
+  struct gr_prediction pr;
   struct gr_err err = {0};
   int rc;
   if (gr_parse_opts(argc, argv, GR_OPT_SOURCE | GR_OPT_RIG | GR_OPT_GPU | GR_OPT_JSON | GR_OPT_ALL | GR_OPT_PCIE_ONLY, &o) != 0)
@@ -37,10 +39,11 @@ int cmd_topo(int argc, char **argv)
     topo_usage();
     return GR_EXIT_OK;
   }
-  if (gr_load_and_analyze(&o, &t, &a, &err) != 0)
+  if (gr_load_and_analyze(&o, &t, &a, &pr, &err) != 0)
     return gr_report_error(&err);
   if (o.json) {
     json_t *j = gr_topo_to_json(&t, &a);
+    json_object_set_new(j, "prediction", gr_prediction_to_json(&t, &pr));
     gr_print_json_stdout(j);
     json_decref(j);
   } else {
@@ -50,9 +53,11 @@ int cmd_topo(int argc, char **argv)
     gr_print_nccl(stdout, &t, &a);
     gr_print_bandwidth(stdout, &t, &a);
     gr_print_hives(stdout, &t, &a);
+    gr_print_prediction(stdout, &t, &pr);
     gr_print_findings(stdout, &t, &a);
   }
   rc = gr_exit_for_findings(&a);
+  gr_prediction_free(&pr);
   gr_analysis_free(&a);
   gr_topo_free(&t);
   return rc;

@@ -19,6 +19,7 @@ static const struct command commands[] = {
     {"report", cmd_report, "overview of this machine: GPUs, wiring, hives, findings (the default)"},
     {"topo", cmd_topo, "PCIe/NVLink wiring, GPU matrix, NCCL view, bandwidth per pair, hives"},
     {"snapshot", cmd_snapshot, "write this machine as hwloc XML with gpurig's link and error facts"},
+    {"compare", cmd_compare, "judge machines described in rig files side by side (before buying)"},
 };
 
 static void usage(FILE *out)

@@ -108,11 +108,17 @@ int gr_exit_for_findings(const struct gr_analysis *a)
   return GR_EXIT_OK;
 }
 
-int gr_load_and_analyze(const struct gr_opts *o, struct gr_topo *t, struct gr_analysis *a, struct gr_err *err)
+int gr_load_and_analyze(const struct gr_opts *o, struct gr_topo *t, struct gr_analysis *a, struct gr_prediction *p,
+                        struct gr_err *err)
 {
   if (gr_load_selected(o, t, err) != 0)
     return -1;
   if (gr_analyze(t, a, err) != 0) {
+    gr_topo_free(t);
+    return -1;
+  }
+  if (p && gr_predict(t, a, p, err) != 0) {
+    gr_analysis_free(a);
     gr_topo_free(t);
     return -1;
   }

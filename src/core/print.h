@@ -9,6 +9,7 @@
 #include <jansson.h>
 
 #include "analysis.h"
+#include "predict.h"
 #include "topo.h"
 
 enum gr_print_flags {
@@ -30,6 +31,10 @@ void gr_print_warnings(FILE *err, const struct gr_topo *t);
  * topology-owned storage; valid while t lives. */
 const char *gr_pci_display_name(const struct gr_topo *t, int idx);
 const char *gr_vendor_name(unsigned vendor_id); /* from pci.ids; NULL when unknown */
+
+/* Predictions: a text section, and a JSON object (caller owns it). */
+void gr_print_prediction(FILE *out, const struct gr_topo *t, const struct gr_prediction *p);
+json_t *gr_prediction_to_json(const struct gr_topo *t, const struct gr_prediction *p);
 
 /* The whole topology and analysis as one JSON object (docs/json.md). */
 json_t *gr_topo_to_json(const struct gr_topo *t, const struct gr_analysis *a);

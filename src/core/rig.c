@@ -637,6 +637,7 @@ static int build_element(struct parser *p, size_t i)
       e->gen = pg;
     apply_link(&t->pci[n], e->gen, e->width ? e->width : 16, pg, pw);
     t->pci[n].model = e->model ? xstrdup(e->model) : NULL;
+    t->pci[n].lanes = e->lanes;
     e->pci_index = n;
     return 0;
   case K_GPU: {

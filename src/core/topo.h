@@ -75,6 +75,7 @@ struct gr_pci {
   struct gr_aer aer;
   int gpu_index, nic_index;         /* position among GPUs / NICs, -1 otherwise */
   int p2p;                          /* the driver lets this GPU do PCIe P2P: 1 yes, 0 no, -1 unknown */
+  int lanes;                        /* switch upstream ports: the chip's lanes, 0 unknown */
 };
 
 struct gr_package {
