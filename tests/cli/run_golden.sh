@@ -24,8 +24,8 @@ while IFS='|' read -r name rc dir args; do
   dir=$(echo "$dir" | tr -d ' ')
   args=$(echo "$args" | sed 's/^ *//; s/ *$//')
   [ "$dir" = trees ] && wd=$trees || wd=$data
-  # shellcheck disable=SC2086
-  (cd "$wd" && "$gpurig" $args >"$tmp/out" 2>"$tmp/err"; echo $? >"$tmp/rc")
+  # eval: arguments may be quoted ("V100 PCIe 32GB")
+  (cd "$wd" && eval "\"\$gpurig\" $args" >"$tmp/out" 2>"$tmp/err"; echo $? >"$tmp/rc")
   got=$(cat "$tmp/rc")
   { echo "\$ gpurig $args"; cat "$tmp/out"; echo "--- stderr"; cat "$tmp/err"; echo "--- exit $got"; } >"$tmp/all"
   if [ "$update" = --update ]; then

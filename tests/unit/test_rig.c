@@ -1,0 +1,235 @@
+/* Rig files: the parser's errors, the seed rigs, the calibration cases and
+ * the compare ranking the seed authors would give. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "testutil.h"
+#include "catalog.h"
+#include "data.h"
+#include "predict.h"
+#include "rig.h"
+
+static int setup(void **state)
+{
+  struct gr_err err = {0};
+  if (tu_setup_data(state) != 0 || gr_catalog_init(&err) != 0) {
+    print_error("%s\n", err.msg);
+    return -1;
+  }
+  return 0;
+}
+
+static void expect_error(const char *text, const char *where, const char *what)
+{
+  struct gr_topo t;
+  struct gr_err err = {0};
+  if (gr_rig_parse("bad.rig", text, strlen(text), &t, &err) == 0) {
+    gr_topo_free(&t);
+    fail_msg("no error for:\n%s", text);
+  }
+  assert_int_equal(err.code, GR_EXIT_FAIL);
+  if (!str_starts_with(err.msg, where) || !strstr(err.msg, what))
+    fail_msg("'%s' is not '%s ... %s'", err.msg, where, what);
+  assert_null(strchr(err.msg, '\n'));
+  assert_int_equal(t.npci, 0);
+}
+
+#define HEAD "rig \"t\"\ncpu c0 \"EPYC 7302\"\nrootcomplex rc0 c0 gen4\n"
+
+static void bad_rigs_name_file_line_col(void **state)
+{
+  (void)state;
+  expect_error(HEAD "gpu \"RTX 9999\" rc0\n", "bad.rig:4:5:", "unknown GPU model \"RTX 9999\"");
+  expect_error(HEAD "gpu \"RTX 3090\" rc9\n", "bad.rig:4:16:", "undefined parent 'rc9'");
+  expect_error(HEAD "switch a b\nswitch b a\ngpu \"RTX 3090\" a\n", "bad.rig:4:10:", "cycle");
+  expect_error(HEAD "switch rc0 rc0\n", "bad.rig:4:8:", "duplicate name 'rc0' (first defined at line 3, column 13)");
+  expect_error(HEAD "gpu \"RTX 3090\" rc0 slot gen4 x32\n", "bad.rig:4:30:", "width x32: a PCIe link is x1, x2, x4, x8 or x16");
+  expect_error(HEAD "nic n0 \"CX6\" rc0\ngpu \"RTX 3090\" n0\n", "bad.rig:5:16:",
+               "a gpu's parent must be a rootcomplex or a switch; 'n0' is a nic");
+  expect_error(HEAD "gpu \"RTX 3090", "bad.rig:4:5:", "unterminated string");
+  expect_error("rig \"t\"\ncpu c0 \"EPYC\"\n", "bad.rig:2:1:", "no gpu statement"); /* at the end */
+  expect_error("", "bad.rig:1:1:", "empty rig file");
+  expect_error("\x7f" "ELF\x02\x01", "bad.rig:1:1:", "unexpected byte 0x7f");
+  static const char nul[] = "rig \"t\"\nc\0pu";
+  struct gr_topo t;
+  struct gr_err err = {0};
+  assert_int_equal(gr_rig_parse("bad.rig", nul, sizeof(nul) - 1, &t, &err), -1);
+  assert_string_equal(err.msg, "bad.rig:2:2: binary data (NUL byte): not a rig file");
+  expect_error(HEAD "frobnicate\n", "bad.rig:4:1:", "unknown statement \"frobnicate\"");
+  expect_error("cpu c0 \"EPYC\"\n", "bad.rig:1:1:", "expected `rig \"NAME\"` as the first statement");
+  expect_error(HEAD "gpu \"RTX 3090\" rc0 slot gen9 x16\n", "bad.rig:4:25:", "expected a PCIe generation");
+  expect_error(HEAD "gpu 2 \"RTX 4090\" rc0\nnvlink gpu0 gpu1\n", "bad.rig:5:8:", "has no NVLink");
+  expect_error(HEAD "gpu \"RTX 3090\" rc0\nnvlink gpu0 gpu7\n", "bad.rig:5:8:", "undefined GPU 'gpu7'");
+}
+
+static void every_bundled_rig_loads_and_matches_its_description(void **state)
+{
+  (void)state;
+  static const struct {
+    const char *name;
+    size_t gpus;
+    const char *level01;  /* GPU0-GPU1 */
+    const char *level0n;  /* GPU0 to the last GPU */
+  } rigs[] = {
+      {"wopr", 7, "PHB", "NODE"},
+      {"sys-4029gp-trt2", 10, "PIX", "NODE"},
+      {"gigabyte-g482", 8, "PHB", "SYS"},
+      {"asus-esc4000", 4, "PHB", "SYS"},
+      {"sys-4028gr-tr-x9drg", 8, "PIX", "SYS"},
+      {"sys-4028gr-tr-x10drg", 8, "PIX", "PHB"},
+      {"gigabyte-t181-g20", 4, "NV2", "NV2"},
+      {"tyan-s8030", 4, "NODE", "NODE"},
+      {"tinybox-red", 6, "PHB", "NODE"},
+      {"tinybox-green", 6, "PHB", "NODE"},
+  };
+  for (size_t i = 0; i < sizeof(rigs) / sizeof(rigs[0]); i++) {
+    struct gr_topo t;
+    struct gr_analysis a;
+    struct gr_err err = {0};
+    char l[16];
+    if (gr_load_rig(rigs[i].name, &t, &err) != 0)
+      fail_msg("%s: %s", rigs[i].name, err.msg);
+    assert_int_equal(gr_analyze(&t, &a, &err), 0);
+    if (t.ngpus != rigs[i].gpus)
+      fail_msg("%s: %zu GPUs", rigs[i].name, t.ngpus);
+    if (strcmp(tu_level(&a, 0, 1, l), rigs[i].level01) != 0)
+      fail_msg("%s: GPU0-GPU1 %s, expected %s", rigs[i].name, l, rigs[i].level01);
+    if (strcmp(tu_level(&a, 0, (int)t.ngpus - 1, l), rigs[i].level0n) != 0)
+      fail_msg("%s: GPU0-last %s, expected %s", rigs[i].name, l, rigs[i].level0n);
+    assert_non_null(t.rig->notes); /* every rig cites its seed */
+    gr_analysis_free(&a);
+    gr_topo_free(&t);
+  }
+}
+
+static double predicted_busbw(const char *rig)
+{
+  struct gr_topo t;
+  struct gr_analysis a;
+  struct gr_prediction p;
+  struct gr_err err = {0};
+  if (gr_load_rig(rig, &t, &err) != 0)
+    fail_msg("%s", err.msg);
+  assert_int_equal(gr_analyze(&t, &a, &err), 0);
+  assert_int_equal(gr_predict(&t, &a, &p, &err), 0);
+  double v = p.best.busbw_gbps;
+  gr_prediction_free(&p);
+  gr_analysis_free(&a);
+  gr_topo_free(&t);
+  return v;
+}
+
+/* Published: 6x 4090 P2P on one EPYC 24.5 GB/s; 4x 4090 likewise 25.7-25.95. */
+static void calibration_within_15_percent(void **state)
+{
+  (void)state;
+  double six = predicted_busbw("tinybox-green");
+  char *four_path = xasprintf("%s/rigs/4x4090-p2p-epyc.rig", getenv("GPURIG_TEST_DATA"));
+  double four = predicted_busbw(four_path);
+  free(four_path);
+  assert_true(fabs(six - 24.5) / 24.5 < 0.15);
+  assert_true(fabs(four - 25.8) / 25.8 < 0.15);
+}
+
+static void seed_ranking_for_training(void **state)
+{
+  (void)state;
+  const char *rigs[] = {"sys-4028gr-tr-x10drg", "sys-4028gr-tr-x9drg", "gigabyte-g482"};
+  int group[3];
+  double bw[3];
+  enum gr_rating train[3], tp2[3];
+  for (int i = 0; i < 3; i++) {
+    struct gr_topo t;
+    struct gr_analysis a;
+    struct gr_prediction p;
+    struct gr_err err = {0};
+    assert_int_equal(gr_load_rig(rigs[i], &t, &err), 0);
+    assert_int_equal(gr_rig_replace_gpus(&t, "V100 PCIe 32GB", &err), 0); /* the same GPUs everywhere */
+    assert_int_equal(gr_analyze(&t, &a, &err), 0);
+    assert_int_equal(gr_predict(&t, &a, &p, &err), 0);
+    group[i] = p.largest_p2p_domain;
+    bw[i] = p.best.busbw_gbps;
+    train[i] = p.verdicts[0].rating;
+    assert_string_equal(p.verdicts[0].workload, "training");
+    assert_string_equal(p.verdicts[1].workload, "tensor-parallel inference");
+    assert_int_equal(p.verdicts[1].gpus, 2);
+    tp2[i] = p.verdicts[1].rating;
+    gr_prediction_free(&p);
+    gr_analysis_free(&a);
+    gr_topo_free(&t);
+  }
+  /* X10DRG: one P2P group of 8; X9DRG: two of 4 across QPI; G482: pairs */
+  assert_int_equal(group[0], 8);
+  assert_int_equal(group[1], 4);
+  assert_int_equal(group[2], 2);
+  assert_true(bw[0] > bw[1]);
+  assert_int_equal(train[0], GR_RATE_GOOD);
+  assert_int_equal(train[2], GR_RATE_POOR);
+  assert_int_equal(tp2[2], GR_RATE_GOOD); /* G482: fine for 1-2 GPU inference */
+}
+
+static void nvlink_makes_tensor_parallel_fast(void **state)
+{
+  struct gr_topo t;
+  struct gr_analysis a;
+  struct gr_prediction p;
+  struct gr_err err = {0};
+  (void)state;
+  assert_int_equal(gr_load_rig("gigabyte-t181-g20", &t, &err), 0);
+  assert_int_equal(gr_analyze(&t, &a, &err), 0);
+  assert_int_equal(gr_predict(&t, &a, &p, &err), 0);
+  for (size_t i = 0; i < p.nverdicts; i++)
+    if (strcmp(p.verdicts[i].workload, "tensor-parallel inference") == 0)
+      assert_int_equal(p.verdicts[i].rating, GR_RATE_GOOD);
+  assert_true(p.best.busbw_gbps > 50); /* far above any PCIe figure */
+  assert_int_equal(p.pairs[1].best, GR_XFER_NVLINK);
+  gr_prediction_free(&p);
+  gr_analysis_free(&a);
+  gr_topo_free(&t);
+}
+
+static void nccl_default_vs_p2p_level(void **state)
+{
+  struct gr_topo t;
+  struct gr_analysis a;
+  struct gr_prediction p;
+  struct gr_err err = {0};
+  (void)state;
+  /* 6 GPUs on AMD: NCCL keeps P2P to PXB, so the P2P driver helps only with the setting */
+  assert_int_equal(gr_load_rig("tinybox-green", &t, &err), 0);
+  assert_int_equal(gr_analyze(&t, &a, &err), 0);
+  assert_int_equal(gr_predict(&t, &a, &p, &err), 0);
+  assert_true(p.best_needs_p2p_level);
+  assert_string_equal(p.best_p2p_level, "PHB");
+  assert_int_equal(p.pairs[1].nccl, GR_XFER_HOST);
+  assert_int_equal(p.pairs[1].best, GR_XFER_P2P);
+  assert_true(p.nccl_default.busbw_gbps < p.best.busbw_gbps);
+  gr_prediction_free(&p);
+  gr_analysis_free(&a);
+  gr_topo_free(&t);
+  /* stock 4090s never P2P: WOPR goes through host memory either way */
+  assert_int_equal(gr_load_rig("wopr", &t, &err), 0);
+  assert_int_equal(gr_analyze(&t, &a, &err), 0);
+  assert_int_equal(gr_predict(&t, &a, &p, &err), 0);
+  assert_false(p.best_needs_p2p_level);
+  assert_int_equal(p.largest_p2p_domain, 1);
+  assert_int_equal(p.best.nhops_host, 7);
+  assert_non_null(strstr(p.best.bottleneck, "host memory"));
+  gr_prediction_free(&p);
+  gr_analysis_free(&a);
+  gr_topo_free(&t);
+}
+
+int main(void)
+{
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(bad_rigs_name_file_line_col),
+      cmocka_unit_test(every_bundled_rig_loads_and_matches_its_description),
+      cmocka_unit_test(calibration_within_15_percent),
+      cmocka_unit_test(seed_ranking_for_training),
+      cmocka_unit_test(nvlink_makes_tensor_parallel_fast),
+      cmocka_unit_test(nccl_default_vs_p2p_level),
+  };
+  return cmocka_run_group_tests(tests, setup, NULL);
+}
