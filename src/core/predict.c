@@ -90,6 +90,8 @@ struct ctx {
   struct hop *hops;      /* [mode][a][b]: mode 0 = NCCL default, 1 = best */
   int *count;
   double socket_gbps;
+  double *nv_direct;     /* [g][h]: direct NVLink GB/s between two GPUs */
+  double *nv_fabric;     /* [g]: GPU's NVLink GB/s into NVSwitches */
 };
 
 static void hop_add(struct hop *h, int res, double cap, bool effective)
@@ -155,26 +157,34 @@ static void build_hop(const struct ctx *c, struct hop *h, size_t ga, size_t gb, 
  * pair up), so an all-NVLink ring is bounded by each GPU's NVLink bandwidth
  * towards the others in the set (direct links plus links into NVSwitches),
  * not by one pair's links. */
-static double nvlink_set_bound(const struct ctx *c, const int *set, size_t k)
+static void nvlink_tables(struct ctx *c)
 {
   const struct gr_topo *t = c->t;
+  c->nv_direct = xcalloc(c->n * c->n + 1, sizeof(double));
+  c->nv_fabric = xcalloc(c->n + 1, sizeof(double));
+  for (size_t e = 0; e < t->nnvlinks; e++) {
+    const struct gr_nvlink *l = &t->nvlinks[e];
+    if (l->b < 0)
+      continue;
+    int ga = t->pci[l->a].gpu_index, gb = t->pci[l->b].gpu_index;
+    if (ga >= 0 && gb >= 0) {
+      c->nv_direct[(size_t)ga * c->n + (size_t)gb] += l->bw_gbps;
+      c->nv_direct[(size_t)gb * c->n + (size_t)ga] += l->bw_gbps;
+    } else if (ga >= 0 && t->pci[l->b].kind == GR_KIND_NVSWITCH) {
+      c->nv_fabric[ga] += l->bw_gbps;
+    } else if (gb >= 0 && t->pci[l->a].kind == GR_KIND_NVSWITCH) {
+      c->nv_fabric[gb] += l->bw_gbps;
+    }
+  }
+}
+
+static double nvlink_set_bound(const struct ctx *c, const int *set, size_t k)
+{
   double bound = INFINITY;
   for (size_t i = 0; i < k; i++) {
-    int gi = t->gpus[set[i]];
-    double total = 0;
-    for (size_t e = 0; e < t->nnvlinks; e++) {
-      const struct gr_nvlink *l = &t->nvlinks[e];
-      int other = l->a == gi ? l->b : l->b == gi ? l->a : -2;
-      if (other < 0)
-        continue;
-      if (t->pci[other].kind == GR_KIND_NVSWITCH) {
-        total += l->bw_gbps;
-        continue;
-      }
-      for (size_t j = 0; j < k; j++)
-        if (t->gpus[set[j]] == other)
-          total += l->bw_gbps;
-    }
+    double total = c->nv_fabric[set[i]];
+    for (size_t j = 0; j < k; j++)
+      total += c->nv_direct[(size_t)set[i] * c->n + (size_t)set[j]];
     if (total < bound)
       bound = total;
   }
@@ -260,6 +270,12 @@ static double best_ring(struct ctx *c, const int *set, size_t k, int mode, int *
   memcpy(best, set, k * sizeof(int));
   if (k < 2)
     return 0;
+  bool all_nvlink = true;
+  for (size_t i = 0; i < k && all_nvlink; i++)
+    for (size_t j = 0; j < k && all_nvlink; j++)
+      all_nvlink = i == j || c->hops[(size_t)mode * c->n * c->n + (size_t)set[i] * c->n + (size_t)set[j]].nvlink;
+  if (all_nvlink) /* every order gives the same NVLink bound */
+    return nvlink_set_bound(c, set, k);
   if (k > 9)
     return improve_ring(c, best, k, mode);
   /* Heap's algorithm over perm[1..k-1] */
@@ -535,13 +551,18 @@ static void training_verdict(struct ctx *c, struct gr_prediction *p)
     return;
   }
   ring_text(&p->best, n, ring, sizeof(ring));
-  off += (size_t)snprintf(reasons + off, sizeof(reasons) - off,
-                          "Predicted all-reduce bus bandwidth %.1f GB/s with NCCL's defaults", p->nccl_default.busbw_gbps);
-  if (p->best_needs_p2p_level)
+  if (p->best.busbw_gbps <= 0)
+    off += (size_t)snprintf(reasons + off, sizeof(reasons) - off,
+                            "All-reduce bandwidth not known (the input records no link rates; ring %s). ", ring);
+  else
+    off += (size_t)snprintf(reasons + off, sizeof(reasons) - off,
+                            "Predicted all-reduce bus bandwidth %.1f GB/s with NCCL's defaults", p->nccl_default.busbw_gbps);
+  if (p->best_needs_p2p_level && p->best.busbw_gbps > 0)
     off += (size_t)snprintf(reasons + off, sizeof(reasons) - off, ", %.1f GB/s with NCCL_P2P_LEVEL=%s",
                             p->best.busbw_gbps, p->best_p2p_level);
-  off += (size_t)snprintf(reasons + off, sizeof(reasons) - off, " (ring %s, bounded by %s). ", ring,
-                          p->best.bottleneck[0] ? p->best.bottleneck : "nothing known");
+  if (p->best.busbw_gbps > 0)
+    off += (size_t)snprintf(reasons + off, sizeof(reasons) - off, " (ring %s, bounded by %s). ", ring,
+                            p->best.bottleneck);
   off += (size_t)snprintf(reasons + off, sizeof(reasons) - off,
                           "%d of %zu GPUs can exchange gradients peer-to-peer without crossing a socket", p->largest_p2p_domain, n);
   if (p->ndomains > 1)
@@ -553,7 +574,7 @@ static void training_verdict(struct ctx *c, struct gr_prediction *p)
     crosses |= c->a->gpu_gpu[(size_t)p->best.order[i] * n + (size_t)p->best.order[(i + 1) % n]].level == GR_LVL_SYS;
   if (crosses)
     off += (size_t)snprintf(reasons + off, sizeof(reasons) - off, " The ring crosses the link between sockets twice.");
-  double floor = gpu_link_floor(c->t), ratio = floor > 0 ? p->best.busbw_gbps / floor : 0;
+  double floor = gpu_link_floor(c->t), ratio = floor > 0 ? p->best.busbw_gbps / floor : 0.5; /* unknown: no verdict from it */
   bool all_nvlink = p->best.nhops_nvlink == n;
   enum gr_rating r;
   if (all_nvlink || ((size_t)p->largest_p2p_domain == n && ratio >= 0.6))
@@ -567,38 +588,62 @@ static void training_verdict(struct ctx *c, struct gr_prediction *p)
   add_verdict(p, "training", (int)n, r, reasons);
 }
 
-/* Next k-subset of {0..n-1} in lexicographic order; false after the last. */
-static bool next_subset(int *s, size_t k, size_t n)
+/* Candidate groups for tensor parallelism: from each GPU, its k-1 nearest
+ * peers (by path level, then bandwidth). Trying every subset grows too fast
+ * (16 GPUs choose 8 is 12870), and the best group is always a near one. */
+static void nearest_group(const struct ctx *c, size_t seed, size_t k, int *set)
 {
-  for (size_t i = k; i-- > 0;) {
-    if ((size_t)s[i] < n - k + i) {
-      s[i]++;
-      for (size_t j = i + 1; j < k; j++)
-        s[j] = s[j - 1] + 1;
-      return true;
+  size_t n = c->n, m = 0;
+  bool *used = xcalloc(n + 1, sizeof(bool));
+  set[m++] = (int)seed;
+  used[seed] = true;
+  while (m < k) {
+    size_t best = n;
+    for (size_t j = 0; j < n; j++) {
+      if (used[j])
+        continue;
+      const struct gr_path *pj = &c->a->gpu_gpu[seed * n + j];
+      if (best == n)
+        best = j;
+      const struct gr_path *pb = &c->a->gpu_gpu[seed * n + best];
+      if (pj->level < pb->level || (pj->level == pb->level && pj->bw_gbps > pb->bw_gbps + 1e-9))
+        best = j;
     }
+    set[m++] = (int)best;
+    used[best] = true;
   }
-  return false;
+  free(used);
+  /* keep bus order inside the group so rings start from the lowest GPU */
+  for (size_t i = 1; i < k; i++)
+    for (size_t j = i; j > 0 && set[j - 1] > set[j]; j--) {
+      int tmp = set[j];
+      set[j] = set[j - 1];
+      set[j - 1] = tmp;
+    }
 }
 
 static void tp_verdict(struct ctx *c, struct gr_prediction *p, size_t k)
 {
   size_t n = p->ngpus;
-  int set[64], order[64], best_order[64], best_set[64];
+  int set[64], order[64], best_order[64];
   double best = -1;
-  for (size_t i = 0; i < k; i++)
-    set[i] = (int)i;
-  size_t subsets = 0;
-  do {
+  int *seen = xcalloc(n * k + 1, sizeof(int));
+  size_t nseen = 0;
+  for (size_t seed = 0; seed < n; seed++) {
+    nearest_group(c, seed, k, set);
+    bool dup = false;
+    for (size_t g = 0; g < nseen && !dup; g++)
+      dup = memcmp(&seen[g * k], set, k * sizeof(int)) == 0;
+    if (dup)
+      continue;
+    memcpy(&seen[nseen++ * k], set, k * sizeof(int));
     double v = best_ring(c, set, k, 1, order);
     if (v > best + 1e-9) {
       best = v;
       memcpy(best_order, order, k * sizeof(int));
-      memcpy(best_set, set, k * sizeof(int));
     }
-    subsets++;
-  } while (next_subset(set, k, n) && subsets < 5000);
-  (void)best_set;
+  }
+  free(seen);
   struct gr_ring r = {.order = best_order};
   describe_ring(c, &r, k, 1);
   count_hops(p, &r, k, 1);
@@ -615,13 +660,16 @@ static void tp_verdict(struct ctx *c, struct gr_prediction *p, size_t k)
                                                        : GR_RATE_POOR;
   if (k == 2 && rating == GR_RATE_FAIR)
     rating = GR_RATE_GOOD; /* two GPUs P2P: two all-reduces per layer over one link, no sharing */
-  snprintf(reasons, sizeof(reasons),
-           "Best group of %zu: %s, %s; all-reduce about %.1f GB/s (bounded by %s).%s%s", k, ring,
+  char bw[320];
+  if (r.busbw_gbps > 0)
+    snprintf(bw, sizeof(bw), "all-reduce about %.1f GB/s (bounded by %s)", r.busbw_gbps, r.bottleneck);
+  else
+    snprintf(bw, sizeof(bw), "all-reduce bandwidth not known (the input records no link rates)");
+  snprintf(reasons, sizeof(reasons), "Best group of %zu: %s, %s; %s.%s%s", k, ring,
            r.nhops_nvlink == k ? "joined by NVLink"
            : r.nhops_host    ? "some hops staged through host memory"
                              : "peer-to-peer over PCIe",
-           r.busbw_gbps, r.bottleneck[0] ? r.bottleneck : "nothing known",
-           sys ? " It spans both sockets." : "",
+           bw, sys ? " It spans both sockets." : "",
            nccl_default_ok ? "" : " NCCL uses P2P here only with NCCL_P2P_LEVEL raised (PHB or SYS).");
   add_verdict(p, "tensor-parallel inference", (int)k, rating, reasons);
 }
@@ -640,9 +688,11 @@ static void jobs_verdict(struct gr_prediction *p)
     gr_link_effective(&t->pci[t->gpus[0]].link, &gen, &w);
   double eff = gen >= 5 ? gr_calibration("h2d_eff_gen5") : gen == 4 ? gr_calibration("h2d_eff_gen4")
                                                                       : gr_calibration("h2d_eff_gen3");
-  size_t off = (size_t)snprintf(reasons, sizeof(reasons),
-                                "Each GPU runs its own job; host-to-GPU copies reach about %.1f GB/s per GPU (%.0f%% of its %.1f GB/s link).",
-                                floor * eff, eff * 100, floor);
+  size_t off = floor > 0 ? (size_t)snprintf(reasons, sizeof(reasons),
+                                             "Each GPU runs its own job; host-to-GPU copies reach about %.1f GB/s per GPU (%.0f%% of its %.1f GB/s link).",
+                                             floor * eff, eff * 100, floor)
+                         : (size_t)snprintf(reasons, sizeof(reasons),
+                                            "Each GPU runs its own job; its host link rate is not recorded in this input.");
   if (worst_share > 1)
     snprintf(reasons + off, sizeof(reasons) - off,
              " Up to %d GPUs share one switch uplink, so loading all at once gives each about 1/%d of it.", worst_share,
@@ -664,6 +714,7 @@ int gr_predict(const struct gr_topo *t, const struct gr_analysis *a, struct gr_p
   c.count = xcalloc(c.nres + 1, sizeof(int));
   c.hops = xcalloc(2 * c.n * c.n + 1, sizeof(*c.hops));
   p->pairs = xcalloc(c.n * c.n + 1, sizeof(*p->pairs));
+  nvlink_tables(&c);
   classify_pairs(&c, p);
   p2p_domains(p);
   int *all = xmalloc((c.n + 1) * sizeof(int));
@@ -700,6 +751,8 @@ int gr_predict(const struct gr_topo *t, const struct gr_analysis *a, struct gr_p
   jobs_verdict(p);
   free(c.count);
   free(c.hops);
+  free(c.nv_direct);
+  free(c.nv_fabric);
   return 0;
 }
 

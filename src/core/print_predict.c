@@ -25,18 +25,24 @@ void gr_print_prediction(FILE *out, const struct gr_topo *t, const struct gr_pre
         char cell[16];
         if (i == j)
           snprintf(cell, sizeof(cell), "X");
-        else
+        else if (pp->gbps > 0)
           snprintf(cell, sizeof(cell), "%c %.1f", pp->best == GR_XFER_NVLINK ? 'N' : pp->best == GR_XFER_P2P ? 'P' : 'H',
                    pp->gbps);
+        else
+          snprintf(cell, sizeof(cell), "%c ?", pp->best == GR_XFER_NVLINK ? 'N' : pp->best == GR_XFER_P2P ? 'P' : 'H');
         fprintf(out, " %-7s", cell);
       }
       fputc('\n', out);
     }
-    fprintf(out, "All-reduce bus bandwidth (nccl-tests busbw, large messages): %.1f GB/s with NCCL's defaults",
-            p->nccl_default.busbw_gbps);
-    if (p->best_needs_p2p_level)
-      fprintf(out, ", %.1f GB/s with NCCL_P2P_LEVEL=%s", p->best.busbw_gbps, p->best_p2p_level);
-    fprintf(out, ".\n  Bounded by %s.\n", p->best.bottleneck[0] ? p->best.bottleneck : "nothing known");
+    if (p->best.busbw_gbps > 0) {
+      fprintf(out, "All-reduce bus bandwidth (nccl-tests busbw, large messages): %.1f GB/s with NCCL's defaults",
+              p->nccl_default.busbw_gbps);
+      if (p->best_needs_p2p_level)
+        fprintf(out, ", %.1f GB/s with NCCL_P2P_LEVEL=%s", p->best.busbw_gbps, p->best_p2p_level);
+      fprintf(out, ".\n  Bounded by %s.\n", p->best.bottleneck);
+    } else {
+      fprintf(out, "All-reduce bus bandwidth: not known (this input records no link rates).\n");
+    }
     fprintf(out, "P2P groups (peer-to-peer without crossing a socket): %zu, the largest with %d of %zu GPUs.\n",
             p->ndomains, p->largest_p2p_domain, n);
   }
