@@ -43,11 +43,13 @@ const char *gr_pci_display_name(const struct gr_topo *t, int idx)
     return p->model;
   if (p->device_name)
     return p->device_name;
+  if (p->kind == GR_KIND_NVSWITCH)
+    return "NVSwitch";
+  if (p->role == GR_ROLE_ROOTPORT)
+    return "root port"; /* the CPU's own ports: the host bridge and socket say enough */
   const char *db = p->role != GR_ROLE_HOSTBRIDGE ? gr_pciids_device(p->vendor, p->device) : NULL;
   if (db)
     return db;
-  if (p->kind == GR_KIND_NVSWITCH)
-    return "NVSwitch";
   if (p->role == GR_ROLE_SWITCH_UP)
     return "PCIe switch";
   if (p->role == GR_ROLE_ROOTPORT)
