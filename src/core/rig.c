@@ -850,29 +850,38 @@ out:
 
 int gr_load_rig(const char *path_or_name, struct gr_topo *t, struct gr_err *err)
 {
-  char path[PATH_MAX];
+  char path[PATH_MAX], shown[PATH_MAX];
   char *buf = NULL;
   size_t len = 0, cap = 0;
   int rc = -1;
   FILE *f = NULL;
+  bool by_name = !strchr(path_or_name, '/') && !strstr(path_or_name, ".rig");
   gr_topo_init(t);
-  if (strchr(path_or_name, '/') || strstr(path_or_name, ".rig"))
-    snprintf(path, sizeof(path), "%s", path_or_name);
-  else if (!gr_data_path("rigs/", path, sizeof(path)) || strlen(path) + strlen(path_or_name) + 5 >= sizeof(path))
+  /* a bundled rig is shown as rigs/NAME.rig, wherever the data directory is */
+  if (by_name && (!gr_data_path("rigs/", path, sizeof(path)) ||
+                  strlen(path) + strlen(path_or_name) + 5 >= sizeof(path) || strlen(path_or_name) > 200))
     return gr_fail(err, GR_EXIT_FAIL, "%s: name too long", path_or_name);
-  else
+  if (by_name) {
     snprintf(path + strlen(path), sizeof(path) - strlen(path), "%s.rig", path_or_name);
+    snprintf(shown, sizeof(shown), "rigs/%s.rig", path_or_name);
+  } else {
+    snprintf(path, sizeof(path), "%s", path_or_name);
+    snprintf(shown, sizeof(shown), "%s", path_or_name);
+  }
   f = fopen(path, "rb");
   if (!f) {
-    gr_fail(err, GR_EXIT_FAIL, "%s: cannot open: %s%s", path, strerror(errno),
-            strchr(path_or_name, '/') ? "" : " (rig names are the files in data/rigs/)");
+    if (by_name)
+      gr_fail(err, GR_EXIT_FAIL, "%s: no rig of that name in gpurig's data directory (gpurig compare --list shows them)",
+              path_or_name);
+    else
+      gr_fail(err, GR_EXIT_FAIL, "%s: cannot open: %s", path, strerror(errno));
     goto out;
   }
   for (;;) {
     if (len + 4096 > cap) {
       cap = cap ? cap * 2 : 65536;
       if (cap > (64u << 20)) {
-        gr_fail(err, GR_EXIT_FAIL, "%s: larger than 64 MiB: not a rig file", path);
+        gr_fail(err, GR_EXIT_FAIL, "%s: larger than 64 MiB: not a rig file", shown);
         goto out;
       }
       buf = xrealloc(buf, cap);
@@ -883,10 +892,10 @@ int gr_load_rig(const char *path_or_name, struct gr_topo *t, struct gr_err *err)
       break;
   }
   if (ferror(f)) {
-    gr_fail(err, GR_EXIT_FAIL, "%s: read error", path);
+    gr_fail(err, GR_EXIT_FAIL, "%s: read error", shown);
     goto out;
   }
-  rc = gr_rig_parse(path, buf ? buf : "", len, t, err);
+  rc = gr_rig_parse(shown, buf ? buf : "", len, t, err);
 out:
   if (f)
     fclose(f);
