@@ -6,6 +6,7 @@
 #define GPURIG_DATA_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 #include "util.h"
 
@@ -26,6 +27,10 @@ int gr_table_parse(const char *name, const char *buf, size_t len, struct gr_tabl
 
 /* Loads `rel` (e.g. "pcie-links.tsv") from the data directory. */
 int gr_table_load(const char *rel, struct gr_table *t, struct gr_err *err);
+
+/* Reads a whole stream (at most max bytes) into a NUL-terminated buffer the
+ * caller frees. Errors name `name`. */
+int gr_read_stream(FILE *f, const char *name, size_t max, char **out, size_t *outlen, struct gr_err *err);
 
 /* Column index by name, or -1. */
 int gr_table_col(const struct gr_table *t, const char *name);

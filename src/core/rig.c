@@ -852,7 +852,7 @@ int gr_load_rig(const char *path_or_name, struct gr_topo *t, struct gr_err *err)
 {
   char path[PATH_MAX], shown[PATH_MAX];
   char *buf = NULL;
-  size_t len = 0, cap = 0;
+  size_t len = 0;
   int rc = -1;
   FILE *f = NULL;
   bool by_name = !strchr(path_or_name, '/') && !strstr(path_or_name, ".rig");
@@ -877,25 +877,8 @@ int gr_load_rig(const char *path_or_name, struct gr_topo *t, struct gr_err *err)
       gr_fail(err, GR_EXIT_FAIL, "%s: cannot open: %s", path, strerror(errno));
     goto out;
   }
-  for (;;) {
-    if (len + 4096 > cap) {
-      cap = cap ? cap * 2 : 65536;
-      if (cap > (64u << 20)) {
-        gr_fail(err, GR_EXIT_FAIL, "%s: larger than 64 MiB: not a rig file", shown);
-        goto out;
-      }
-      buf = xrealloc(buf, cap);
-    }
-    size_t r = fread(buf + len, 1, cap - len, f);
-    len += r;
-    if (r == 0)
-      break;
-  }
-  if (ferror(f)) {
-    gr_fail(err, GR_EXIT_FAIL, "%s: read error", shown);
-    goto out;
-  }
-  rc = gr_rig_parse(shown, buf ? buf : "", len, t, err);
+  if (gr_read_stream(f, shown, 64u << 20, &buf, &len, err) == 0)
+    rc = gr_rig_parse(shown, buf, len, t, err);
 out:
   if (f)
     fclose(f);
