@@ -554,7 +554,8 @@ int gr_analyze(const struct gr_topo *t, struct gr_analysis *a, struct gr_err *er
   nccl_findings(a);
   nic_findings(a);
   data_findings(a);
-  qsort(a->findings, a->nfindings, sizeof(*a->findings), cmp_findings);
+  if (a->nfindings > 1) /* qsort must not see the NULL of an empty list */
+    qsort(a->findings, a->nfindings, sizeof(*a->findings), cmp_findings);
   return 0;
 }
 
