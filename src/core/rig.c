@@ -308,14 +308,36 @@ static int stmt_cpu(struct parser *p)
   return 0;
 }
 
+/* `KEYWORD NAME PARENT ...`: a new named element below PARENT, or NULL
+ * after reporting the error. */
+static struct elem *named_child(struct parser *p, enum kind kind, const char *usage)
+{
+  if (p->ntok < 3) {
+    perr(p, p->tok[0].col, "expected: %s", usage);
+    return NULL;
+  }
+  if (check_new_name(p, &p->tok[1]) != 0)
+    return NULL;
+  struct elem *e = new_elem(p, kind, p->tok[1].text, p->tok[1].col);
+  set_parent(p, e, &p->tok[2]);
+  return e;
+}
+
+/* An optional leading COUNT (`gpu 4 ...`, `nvme 2 ...`): returns the index of
+ * the next word, or -1 after reporting the error. */
+static int optional_count(struct parser *p, long *count)
+{
+  *count = 1;
+  if (p->ntok > 1 && !p->tok[1].quoted && isdigit((unsigned char)p->tok[1].text[0]))
+    return want_count(p, &p->tok[1], 1, 64, count) != 0 ? -1 : 2;
+  return 1;
+}
+
 static int stmt_rootcomplex(struct parser *p)
 {
-  if (p->ntok < 3)
-    return perr(p, p->tok[0].col, "expected: rootcomplex NAME CPU [genN]");
-  if (check_new_name(p, &p->tok[1]) != 0)
+  struct elem *e = named_child(p, K_RC, "rootcomplex NAME CPU [genN]");
+  if (!e)
     return -1;
-  struct elem *e = new_elem(p, K_RC, p->tok[1].text, p->tok[1].col);
-  set_parent(p, e, &p->tok[2]);
   e->gen = 3;
   for (int i = 3; i < p->ntok; i++)
     if (want_gen(p, &p->tok[i], &e->gen) != 0)
@@ -325,26 +347,16 @@ static int stmt_rootcomplex(struct parser *p)
 
 static int stmt_switch(struct parser *p)
 {
-  if (p->ntok < 3)
-    return perr(p, p->tok[0].col, "expected: switch NAME PARENT [model \"PEX8796\"] [lanes N] [genN] [uplink genN xN]");
-  if (check_new_name(p, &p->tok[1]) != 0)
-    return -1;
-  struct elem *e = new_elem(p, K_SWITCH, p->tok[1].text, p->tok[1].col);
-  set_parent(p, e, &p->tok[2]);
-  if (device_options(p, e, 3) != 0)
-    return -1;
-  return 0;
+  struct elem *e = named_child(p, K_SWITCH, "switch NAME PARENT [model \"PEX8796\"] [lanes N] [genN] [uplink genN xN]");
+  return e ? device_options(p, e, 3) : -1;
 }
 
 static int stmt_gpu(struct parser *p)
 {
-  int i = 1;
-  long count = 1;
-  if (p->ntok > 1 && !p->tok[1].quoted && isdigit((unsigned char)p->tok[1].text[0])) {
-    if (want_count(p, &p->tok[1], 1, 64, &count) != 0)
-      return -1;
-    i = 2;
-  }
+  long count;
+  int i = optional_count(p, &count);
+  if (i < 0)
+    return -1;
   if (p->ntok < i + 2 || !p->tok[i].quoted)
     return perr(p, p->ntok > i ? p->tok[i].col : p->tok[0].col, "expected: gpu [COUNT] \"MODEL\" PARENT [slot genN xN] [p2p on|off]");
   const struct gr_gpu_model *m = gr_catalog_find(p->tok[i].text);
@@ -387,13 +399,10 @@ static int stmt_nic(struct parser *p)
 
 static int stmt_nvme(struct parser *p)
 {
-  int i = 1;
-  long count = 1;
-  if (p->ntok > 1 && !p->tok[1].quoted && isdigit((unsigned char)p->tok[1].text[0])) {
-    if (want_count(p, &p->tok[1], 1, 64, &count) != 0)
-      return -1;
-    i = 2;
-  }
+  long count;
+  int i = optional_count(p, &count);
+  if (i < 0)
+    return -1;
   if (p->ntok < i + 1)
     return perr(p, p->tok[0].col, "expected: nvme [COUNT] PARENT [genN] [xN]");
   size_t n = 0;
