@@ -161,34 +161,6 @@ static void nvlink_counts(const struct gr_analysis *a, int *nvcount, double *nvb
 
 /* ---- PCIe paths ---- */
 
-static int depth_of(const struct gr_topo *t, int x)
-{
-  int d = 0;
-  while (t->pci[x].parent >= 0) {
-    x = t->pci[x].parent;
-    d++;
-  }
-  return d;
-}
-
-static int lowest_common_ancestor(const struct gr_topo *t, int x, int y)
-{
-  int dx = depth_of(t, x), dy = depth_of(t, y);
-  while (dx > dy) {
-    x = t->pci[x].parent;
-    dx--;
-  }
-  while (dy > dx) {
-    y = t->pci[y].parent;
-    dy--;
-  }
-  while (x != y && x >= 0 && y >= 0) {
-    x = t->pci[x].parent;
-    y = t->pci[y].parent;
-  }
-  return x == y ? x : -1;
-}
-
 /* Walks from x up to (not including) stop, keeping the narrowest known link. */
 static void narrowest_on_way_up(const struct gr_topo *t, int x, int stop, struct gr_path *p)
 {
@@ -236,7 +208,7 @@ static enum gr_level pcie_level(const struct gr_topo *t, int x, int y, int *lca_
   *lca_out = -1;
   if (px->hostbridge < 0 || px->hostbridge != py->hostbridge)
     return same_numa(t, px, py) ? GR_LVL_NODE : GR_LVL_SYS;
-  int lca = lowest_common_ancestor(t, x, y);
+  int lca = gr_topo_common_ancestor(t, x, y);
   *lca_out = lca;
   if (lca < 0 || t->pci[lca].role == GR_ROLE_HOSTBRIDGE)
     return GR_LVL_PHB;
@@ -342,13 +314,12 @@ static void link_findings(struct gr_analysis *a)
   }
 }
 
-static void gpu_list(const struct gr_analysis *a, const int *members, size_t n, char *buf, size_t cap)
+static void gpu_list(const int *members, size_t n, char *buf, size_t cap)
 {
   size_t off = 0;
   buf[0] = '\0';
   for (size_t i = 0; i < n && off < cap; i++)
     off += (size_t)snprintf(buf + off, cap - off, "%sGPU%d", i ? " " : "", members[i]);
-  (void)a;
 }
 
 static void locality_findings(struct gr_analysis *a)
@@ -361,7 +332,7 @@ static void locality_findings(struct gr_analysis *a)
     if (t->pci[t->gpus[g]].numa < 0)
       members[nm++] = (int)g;
   if (nm && t->nnumas > 1) {
-    gpu_list(a, members, nm, list, sizeof(list));
+    gpu_list(members, nm, list, sizeof(list));
     add_finding(a, GR_SEV_WARN, "numa.unknown", -1,
                 "%s report NUMA node -1 on a machine with %zu NUMA nodes: the firmware does not describe their locality, so gpurig, NCCL and the CUDA runtime cannot place memory and threads next to them (check the BIOS ACPI SRAT/NUMA options).",
                 list, t->nnumas);
@@ -426,7 +397,7 @@ static void hive_findings(struct gr_analysis *a)
         if (a->hive[g] == (int)h)
           members[nm++] = (int)g;
       char one[512];
-      gpu_list(a, members, nm, one, sizeof(one));
+      gpu_list(members, nm, one, sizeof(one));
       off += (size_t)snprintf(list + off, sizeof(list) - off, "%s[%s]", h ? " " : "", one);
     }
     add_finding(a, GR_SEV_INFO, "topo.hives", -1,

@@ -90,13 +90,3 @@ const struct gr_gpu_model *gr_catalog_find_pci(unsigned vendor, unsigned device)
       return &models[i];
   return NULL;
 }
-
-size_t gr_catalog_count(void)
-{
-  return nmodels;
-}
-
-const struct gr_gpu_model *gr_catalog_at(size_t i)
-{
-  return i < nmodels ? &models[i] : NULL;
-}

@@ -34,8 +34,5 @@ int gr_catalog_init(struct gr_err *err);
 const struct gr_gpu_model *gr_catalog_find(const char *model);
 /* The entry whose pci_ids list vendor:device, or NULL. */
 const struct gr_gpu_model *gr_catalog_find_pci(unsigned vendor, unsigned device);
-/* All entries (for error messages and docs). */
-size_t gr_catalog_count(void);
-const struct gr_gpu_model *gr_catalog_at(size_t i);
 
 #endif

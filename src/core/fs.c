@@ -162,11 +162,3 @@ int gr_fs_resolve(const struct gr_fs *fs, const char *abspath, char *out, size_t
   strcpy(out, joined);
   return 0;
 }
-
-bool gr_fs_exists(const struct gr_fs *fs, const char *abspath)
-{
-  char path[8192];
-  if (!gr_fs_path(fs, abspath, path, sizeof(path)))
-    return false;
-  return access(path, F_OK) == 0;
-}

@@ -33,6 +33,5 @@ int gr_fs_link_basename(const struct gr_fs *fs, const char *abspath, char *buf, 
  * absolute path *inside* the root ("/sys/devices/pci0000:17/..."). 0 or -errno. */
 int gr_fs_resolve(const struct gr_fs *fs, const char *abspath, char *out, size_t cap);
 
-bool gr_fs_exists(const struct gr_fs *fs, const char *abspath);
 
 #endif

@@ -55,15 +55,6 @@ static void load_db(void)
   }
 }
 
-void gr_pciids_use_text(const char *text, unsigned long len)
-{
-  db = text;
-  dblen = len;
-  loaded = 1;
-  ncache = 0;
-  nsections = 0;
-}
-
 static bool is_vendor_line(const char *p, const char *end)
 {
   if (end - p < 6 || p[4] != ' ' || p[5] != ' ')

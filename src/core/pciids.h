@@ -10,8 +10,4 @@
 const char *gr_pciids_vendor(unsigned vendor);
 const char *gr_pciids_device(unsigned vendor, unsigned device);
 
-/* Looks names up in this text instead (tests, fuzzing). The text must
- * outlive every returned name. */
-void gr_pciids_use_text(const char *text, unsigned long len);
-
 #endif

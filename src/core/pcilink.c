@@ -46,16 +46,6 @@ int gr_pcie_init(struct gr_err *err)
   return rc;
 }
 
-int gr_pcie_init_from_text(const char *text, struct gr_err *err)
-{
-  struct gr_table t;
-  if (gr_table_parse("pcie-links.tsv", text, strlen(text), &t, err) != 0)
-    return -1;
-  int rc = fill_from_table(&t, err);
-  gr_table_free(&t);
-  return rc;
-}
-
 const struct gr_pcie_gen *gr_pcie_gen(int gen)
 {
   for (int i = 0; i < ngens; i++)

@@ -17,8 +17,6 @@ struct gr_pcie_gen {
 /* Loads data/pcie-links.tsv once; later calls return 0 at once. Must be
  * called before the other functions (main does it). */
 int gr_pcie_init(struct gr_err *err);
-/* Loads the table from text instead (tests, fuzzers). */
-int gr_pcie_init_from_text(const char *text, struct gr_err *err);
 
 /* Generation entry for a gen number or a rate; NULL when unknown. */
 const struct gr_pcie_gen *gr_pcie_gen(int gen);

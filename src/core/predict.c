@@ -125,15 +125,6 @@ static void add_links(const struct ctx *c, struct hop *h, int x, int stop, int d
       hop_add(h, x * 2 + dir, gr_link_bw_gbps(&c->t->pci[x]), false);
 }
 
-static int lca(const struct gr_topo *t, int x, int y)
-{
-  for (int i = x; i >= 0; i = t->pci[i].parent)
-    for (int j = y; j >= 0; j = t->pci[j].parent)
-      if (i == j)
-        return i;
-  return -1;
-}
-
 static void build_hop(const struct ctx *c, struct hop *h, size_t ga, size_t gb, enum gr_xfer mode)
 {
   const struct gr_topo *t = c->t;
@@ -147,7 +138,7 @@ static void build_hop(const struct ctx *c, struct hop *h, size_t ga, size_t gb, 
     h->nvlink = true;
     return;
   }
-  int stop = mode == GR_XFER_P2P ? lca(t, x, y) : -1;
+  int stop = mode == GR_XFER_P2P ? gr_topo_common_ancestor(t, x, y) : -1;
   if (stop >= 0 && t->pci[stop].role == GR_ROLE_HOSTBRIDGE && mode == GR_XFER_P2P)
     stop = -1; /* through the root complex: both ways up to their root ports */
   add_links(c, h, x, stop, 0);

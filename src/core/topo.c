@@ -231,15 +231,32 @@ bool gr_parse_busid(const char *s, unsigned *domain, unsigned *bus, unsigned *de
   return true;
 }
 
-int gr_topo_find(const struct gr_topo *t, unsigned domain, unsigned bus, unsigned dev, unsigned func)
+static int depth_of(const struct gr_topo *t, int x)
 {
-  for (size_t i = 0; i < t->npci; i++) {
-    const struct gr_pci *p = &t->pci[i];
-    if (p->role != GR_ROLE_HOSTBRIDGE && p->domain == domain && p->bus == bus && p->dev == dev &&
-        p->func == func)
-      return (int)i;
+  int d = 0;
+  while (t->pci[x].parent >= 0) {
+    x = t->pci[x].parent;
+    d++;
   }
-  return -1;
+  return d;
+}
+
+int gr_topo_common_ancestor(const struct gr_topo *t, int x, int y)
+{
+  int dx = depth_of(t, x), dy = depth_of(t, y);
+  while (dx > dy) {
+    x = t->pci[x].parent;
+    dx--;
+  }
+  while (dy > dx) {
+    y = t->pci[y].parent;
+    dy--;
+  }
+  while (x != y && x >= 0 && y >= 0) {
+    x = t->pci[x].parent;
+    y = t->pci[y].parent;
+  }
+  return x == y ? x : -1;
 }
 
 const char *gr_role_name(enum gr_role r)

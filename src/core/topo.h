@@ -154,8 +154,9 @@ enum gr_kind gr_kind_from_class(unsigned class_id, unsigned vendor);
 const char *gr_pci_busid(const struct gr_pci *p, char *buf, size_t cap);
 /* Parses "DDDD:BB:DD.F"; returns false if malformed. */
 bool gr_parse_busid(const char *s, unsigned *domain, unsigned *bus, unsigned *dev, unsigned *func);
-/* Finds an endpoint/bridge by bus id, -1 if absent. */
-int gr_topo_find(const struct gr_topo *t, unsigned domain, unsigned bus, unsigned dev, unsigned func);
+/* Lowest common ancestor of two nodes in the PCI tree, -1 if none (different
+ * host bridges). */
+int gr_topo_common_ancestor(const struct gr_topo *t, int x, int y);
 
 const char *gr_role_name(enum gr_role r);  /* "root_port" ... */
 const char *gr_kind_name(enum gr_kind k);  /* "gpu" ... */
