@@ -4,23 +4,9 @@
 #include <stdlib.h>
 
 #include "analysis.h"
-#include "catalog.h"
-#include "pcilink.h"
 #include "predict.h"
 #include "rig.h"
-
-int LLVMFuzzerInitialize(int *argc, char ***argv);
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-int LLVMFuzzerInitialize(int *argc, char ***argv)
-{
-  struct gr_err err = {0};
-  (void)argc;
-  (void)argv;
-  if (gr_pcie_init(&err) != 0 || gr_catalog_init(&err) != 0)
-    abort(); /* GPURIG_DATA must point at data/ */
-  return 0;
-}
+#include "fuzz_common.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -5,21 +5,8 @@
 #include <string.h>
 
 #include "loaders.h"
-#include "pcilink.h"
 #include "topo.h"
-
-int LLVMFuzzerInitialize(int *argc, char ***argv);
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-int LLVMFuzzerInitialize(int *argc, char ***argv)
-{
-  struct gr_err err = {0};
-  (void)argc;
-  (void)argv;
-  if (gr_pcie_init(&err) != 0)
-    abort();
-  return 0;
-}
+#include "fuzz_common.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

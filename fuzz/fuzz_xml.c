@@ -9,21 +9,8 @@
 
 #include "analysis.h"
 #include "loaders.h"
-#include "pcilink.h"
 #include "print.h"
-
-int LLVMFuzzerInitialize(int *argc, char ***argv);
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-int LLVMFuzzerInitialize(int *argc, char ***argv)
-{
-  struct gr_err err = {0};
-  (void)argc;
-  (void)argv;
-  if (gr_pcie_init(&err) != 0)
-    abort(); /* GPURIG_DATA must point at data/ */
-  return 0;
-}
+#include "fuzz_common.h"
 
 /* libhwloc itself crashes on some malformed XML (gpurig turns that into an
  * error exit, see load_hwloc.c). Those inputs test hwloc, not gpurig: parse

@@ -363,24 +363,19 @@ static int stmt_gpu(struct parser *p)
   if (!m)
     return perr(p, p->tok[i].col, "unknown GPU model \"%s\" (models are listed in data/gpus.tsv, e.g. \"RTX 3090\")",
                 p->tok[i].text);
-  size_t before = p->nelems;
+  /* GPUs are named gpu0, gpu1, ... in the order they are declared */
+  size_t ngpu = 0;
+  for (size_t k = 0; k < p->nelems; k++)
+    ngpu += p->elems[k].kind == K_GPU;
   for (long k = 0; k < count; k++) {
     char name[32];
-    snprintf(name, sizeof(name), "gpu%zu", (size_t)0); /* renumbered below */
+    snprintf(name, sizeof(name), "gpu%zu", ngpu++);
     struct elem *e = new_elem(p, K_GPU, name, p->tok[0].col);
     e->gpu = m;
     e->model = xstrdup(m->model);
     set_parent(p, e, &p->tok[i + 1]);
     if (device_options(p, e, i + 2) != 0)
       return -1;
-  }
-  /* GPUs are named gpu0, gpu1, ... in the order they are declared */
-  size_t ngpu = 0;
-  for (size_t k = 0; k < before; k++)
-    ngpu += p->elems[k].kind == K_GPU;
-  for (size_t k = before; k < p->nelems; k++) {
-    free(p->elems[k].name);
-    p->elems[k].name = xasprintf("gpu%zu", ngpu++);
   }
   return 0;
 }
