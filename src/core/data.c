@@ -58,11 +58,9 @@ int gr_table_parse(const char *name, const char *buf, size_t len, struct gr_tabl
   int rc = -1;
   memset(t, 0, sizeof(*t));
   t->name = xstrdup(name);
-  while (pos < len) {
-    const char *line = buf + pos;
-    const char *nl = memchr(line, '\n', len - pos);
-    size_t llen = nl ? (size_t)(nl - line) : len - pos;
-    pos += llen + (nl ? 1 : 0);
+  const char *line;
+  size_t llen;
+  while ((line = next_line(buf, len, &pos, &llen))) {
     lineno++;
     if (memchr(line, '\0', llen)) {
       gr_fail(err, GR_EXIT_FAIL, "%s:%zu: binary data (NUL byte) in a text table", name, lineno);

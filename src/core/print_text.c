@@ -377,24 +377,56 @@ void gr_print_matrix(FILE *out, const struct gr_topo *t, const struct gr_analysi
   }
 }
 
-void gr_print_nccl(FILE *out, const struct gr_topo *t, const struct gr_analysis *a)
+/* Prints a GPU x GPU matrix whose cells come from `cell`. */
+typedef void (*cell_fn)(const struct gr_analysis *a, size_t r, size_t c, char *buf, size_t cap);
+
+static void print_gpu_grid(FILE *out, const struct gr_topo *t, const struct gr_analysis *a, cell_fn cell)
 {
-  if (t->ngpus < 2)
-    return;
-  fprintf(out, "\nNCCL's view (NODE folds into PHB; \"/shm\" = no P2P by default, copies go through host memory):\n");
   matrix_header(out, t, false);
   fputc('\n', out);
   for (size_t r = 0; r < t->ngpus; r++) {
     fprintf(out, "GPU%-4zu", r);
     for (size_t c = 0; c < t->ngpus; c++) {
-      const struct gr_path *p = &a->gpu_gpu[r * a->ngpus + c];
-      char cell[16];
-      snprintf(cell, sizeof(cell), "%s%s", r == c ? "X" : gr_nccl_level_str(p->nccl),
-               r != c && !p->nccl_p2p ? "/shm" : "");
-      fprintf(out, " %-7s", cell);
+      char buf[16];
+      cell(a, r, c, buf, sizeof(buf));
+      fprintf(out, " %-7s", buf);
     }
     fputc('\n', out);
   }
+}
+
+static void nccl_cell(const struct gr_analysis *a, size_t r, size_t c, char *buf, size_t cap)
+{
+  const struct gr_path *p = &a->gpu_gpu[r * a->ngpus + c];
+  snprintf(buf, cap, "%s%s", r == c ? "X" : gr_nccl_level_str(p->nccl), r != c && !p->nccl_p2p ? "/shm" : "");
+}
+
+static void gbps_cell(double v, bool self, char *buf, size_t cap)
+{
+  if (self)
+    snprintf(buf, cap, "X");
+  else if (v > 0)
+    snprintf(buf, cap, "%.1f", v);
+  else
+    snprintf(buf, cap, "?");
+}
+
+static void bw_cell(const struct gr_analysis *a, size_t r, size_t c, char *buf, size_t cap)
+{
+  gbps_cell(a->gpu_gpu[r * a->ngpus + c].bw_gbps, r == c, buf, cap);
+}
+
+static void nccl_bw_cell(const struct gr_analysis *a, size_t r, size_t c, char *buf, size_t cap)
+{
+  gbps_cell(a->gpu_gpu[r * a->ngpus + c].nccl_bw_gbps, r == c, buf, cap);
+}
+
+void gr_print_nccl(FILE *out, const struct gr_topo *t, const struct gr_analysis *a)
+{
+  if (t->ngpus < 2)
+    return;
+  fprintf(out, "\nNCCL's view (NODE folds into PHB; \"/shm\" = no P2P by default, copies go through host memory):\n");
+  print_gpu_grid(out, t, a, nccl_cell);
   fprintf(out, "NCCL default: P2P up to %s (%s)%s\n", gr_nccl_level_str(a->nccl_p2p_level),
           !a->cpu_amd ? "not an AMD CPU" : t->ngpus <= 2 ? "AMD CPU with at most 2 GPUs" : "AMD CPU with more than 2 GPUs",
           "; change with NCCL_P2P_LEVEL=PIX|PXB|PHB|SYS, disable with NCCL_P2P_DISABLE=1.");
@@ -444,26 +476,10 @@ void gr_print_bandwidth(FILE *out, const struct gr_topo *t, const struct gr_anal
 {
   if (t->ngpus < 2)
     return;
-  for (int pass = 0; pass < 2; pass++) {
-    fprintf(out, pass == 0 ? "\nBottleneck bandwidth per direction, GB/s (theoretical, from gen x width or NVLink):\n"
-                           : "\nThe same as NCCL models it (12/24/48 GB/s for Gen3/4/5 x16; inter-socket link included):\n");
-    matrix_header(out, t, false);
-    fputc('\n', out);
-    for (size_t r = 0; r < t->ngpus; r++) {
-      fprintf(out, "GPU%-4zu", r);
-      for (size_t c = 0; c < t->ngpus; c++) {
-        const struct gr_path *p = &a->gpu_gpu[r * a->ngpus + c];
-        double v = pass == 0 ? p->bw_gbps : p->nccl_bw_gbps;
-        if (r == c)
-          fprintf(out, " %-7s", "X");
-        else if (v > 0)
-          fprintf(out, " %-7.1f", v);
-        else
-          fprintf(out, " %-7s", "?");
-      }
-      fputc('\n', out);
-    }
-  }
+  fprintf(out, "\nBottleneck bandwidth per direction, GB/s (theoretical, from gen x width or NVLink):\n");
+  print_gpu_grid(out, t, a, bw_cell);
+  fprintf(out, "\nThe same as NCCL models it (12/24/48 GB/s for Gen3/4/5 x16; inter-socket link included):\n");
+  print_gpu_grid(out, t, a, nccl_bw_cell);
   if (a->socket_link)
     fprintf(out, "Inter-socket link: %s, NCCL counts %.0f GB/s.\n", a->socket_link, a->socket_nccl_gbps);
   print_bottlenecks(out, t, a);

@@ -827,11 +827,9 @@ int gr_rig_parse(const char *name, const char *text, size_t len, struct gr_topo 
   t->rig->file = xstrdup(name);
   t->source_kind = xstrdup("rig");
   t->source_path = xstrdup(name);
-  while (pos < len) {
-    const char *line = text + pos;
-    const char *nl = memchr(line, '\n', len - pos);
-    size_t n = nl ? (size_t)(nl - line) : len - pos;
-    pos += n + (nl ? 1 : 0);
+  const char *line;
+  size_t n;
+  while ((line = next_line(text, len, &pos, &n))) {
     p.line++;
     const char *nul = memchr(line, '\0', n);
     if (nul) {

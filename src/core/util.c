@@ -101,6 +101,17 @@ bool str_starts_with(const char *s, const char *prefix)
   return strncmp(s, prefix, strlen(prefix)) == 0;
 }
 
+const char *next_line(const char *buf, size_t len, size_t *pos, size_t *n)
+{
+  if (*pos >= len)
+    return NULL;
+  const char *line = buf + *pos;
+  const char *nl = memchr(line, '\n', len - *pos);
+  *n = nl ? (size_t)(nl - line) : len - *pos;
+  *pos += *n + (nl ? 1 : 0);
+  return line;
+}
+
 bool parse_long(const char *s, int base, long *out)
 {
   char *end;

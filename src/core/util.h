@@ -43,6 +43,10 @@ void grow_array(void **arr, size_t elem_size, size_t *cap, size_t need);
 char *str_rtrim(char *s);
 bool str_starts_with(const char *s, const char *prefix);
 
+/* Walks a buffer line by line: returns the next line's start and sets *n to
+ * its length (without the newline), or NULL at the end; *pos advances. */
+const char *next_line(const char *buf, size_t len, size_t *pos, size_t *n);
+
 /* Strict integer parsing: whole string (after trimming) must be a number. */
 bool parse_long(const char *s, int base, long *out);
 bool parse_ulong(const char *s, int base, unsigned long *out);
