@@ -20,6 +20,7 @@ struct gr_opts {
   bool all;            /* --all: every PCI device in the tree */
   bool pcie_only;      /* --pcie-only: ignore NVLink */
   bool help;
+  bool list;           /* --list (compare) */
   const char *positional; /* first non-option argument, if accepted */
   char **args;            /* all positional arguments (GR_OPT_MANY) */
   int nargs;
@@ -34,6 +35,7 @@ enum gr_opt_set {
   GR_OPT_RIG = 1 << 5,      /* --rig */
   GR_OPT_GPU = 1 << 6,      /* --gpu */
   GR_OPT_MANY = 1 << 7,     /* any number of positional arguments */
+  GR_OPT_LIST = 1 << 8,     /* --list */
 };
 
 /* Parses argv (argv[0] is the subcommand). Returns 0, or -1 after printing

@@ -195,23 +195,13 @@ int cmd_compare(int argc, char **argv)
   struct gr_opts o;
   struct gr_err err = {0};
   int rc = GR_EXIT_OK;
-  bool list = false;
-  /* --list is compare's own flag */
-  for (int i = 1; i < argc; i++)
-    if (strcmp(argv[i], "--list") == 0) {
-      list = true;
-      for (int k = i; k + 1 < argc; k++)
-        argv[k] = argv[k + 1];
-      argc--;
-      break;
-    }
-  if (gr_parse_opts(argc, argv, GR_OPT_JSON | GR_OPT_GPU | GR_OPT_MANY, &o) != 0)
+  if (gr_parse_opts(argc, argv, GR_OPT_JSON | GR_OPT_GPU | GR_OPT_MANY | GR_OPT_LIST, &o) != 0)
     return GR_EXIT_FAIL;
   if (o.help) {
     compare_usage();
     return GR_EXIT_OK;
   }
-  if (list)
+  if (o.list)
     return list_rigs();
   if (o.nargs < 1) {
     fprintf(stderr, "gpurig compare: name at least one rig (gpurig compare --list shows them)\n");

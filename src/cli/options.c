@@ -17,6 +17,7 @@ int gr_parse_opts(int argc, char **argv, unsigned accepted, struct gr_opts *o)
       {"json", no_argument, NULL, 'j'},        {"all", no_argument, NULL, 'a'},
       {"pcie-only", no_argument, NULL, 'p'},   {"help", no_argument, NULL, 'h'},
       {"rig", required_argument, NULL, 'g'},   {"gpu", required_argument, NULL, 'G'},
+      {"list", no_argument, NULL, 'l'},
       {NULL, 0, NULL, 0},
   };
   memset(o, 0, sizeof(*o));
@@ -32,6 +33,7 @@ int gr_parse_opts(int argc, char **argv, unsigned accepted, struct gr_opts *o)
     case 'i': o->input = optarg; need = GR_OPT_SOURCE; break;
     case 'g': o->rig = optarg; need = GR_OPT_RIG; break;
     case 'G': o->gpu = optarg; need = GR_OPT_GPU; break;
+    case 'l': o->list = true; need = GR_OPT_LIST; break;
     case 'j': o->json = true; need = GR_OPT_JSON; break;
     case 'a': o->all = true; need = GR_OPT_ALL; break;
     case 'p': o->pcie_only = true; need = GR_OPT_PCIE_ONLY; break;
