@@ -51,7 +51,9 @@ run_tests() {
   local rc=0
   export GPURIG_DATA=$PWD/data
   for args in "topo --input $d/hwloc/nvidiaDGX2.xml" "topo --json --input $d/hwloc-aws/p5en.xml" \
-              "report --root $d/trees/epyc-riser" "topo --input $d/no-such.xml" "report"; do
+              "report --root $d/trees/epyc-riser" "topo --input $d/no-such.xml" "report" \
+              "doctor --root $d/trees/doctor-malformed" "doctor --json --root $d/trees/doctor-healthy --kmsg $d/kmsg/xid-79-13.log" \
+              "doctor"; do
     set +e
     "${vg[@]}" build/gpurig $args >/dev/null 2>/tmp/gpurig-valgrind.log
     local r=$?
@@ -63,7 +65,7 @@ run_tests() {
   echo "== libFuzzer targets, ${FUZZ_SECONDS}s each"
   build build-fuzz -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=Debug -DGPURIG_FUZZ=ON -DGPURIG_SANITIZE=ON \
         -DGPURIG_TESTS=OFF
-  for f in xml table sysfs rig; do
+  for f in xml table sysfs rig dmi kmsg expect; do
     local work
     work=$(mktemp -d)
     # a fixed seed keeps CI reproducible; set GPURIG_FUZZ_SEED=0 for a random one

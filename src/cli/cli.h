@@ -20,7 +20,14 @@ struct gr_opts {
   bool all;            /* --all: every PCI device in the tree */
   bool pcie_only;      /* --pcie-only: ignore NVLink */
   bool help;
-  bool list;           /* --list (compare) */
+  bool list;           /* --list (compare, doctor) */
+  /* doctor */
+  const char *expect_gpus; /* --expect-gpus N */
+  const char *expect;      /* --expect FILE */
+  const char *kmsg;        /* --kmsg FILE */
+  const char *xid_window;  /* --xid-window HOURS */
+  bool loaded;             /* --loaded */
+  bool nhc;                /* --nhc */
   const char *positional; /* first non-option argument, if accepted */
   char **args;            /* all positional arguments (GR_OPT_MANY) */
   int nargs;
@@ -36,6 +43,7 @@ enum gr_opt_set {
   GR_OPT_GPU = 1 << 6,      /* --gpu */
   GR_OPT_MANY = 1 << 7,     /* any number of positional arguments */
   GR_OPT_LIST = 1 << 8,     /* --list */
+  GR_OPT_DOCTOR = 1 << 9,   /* --expect-gpus --expect --kmsg --xid-window --loaded --nhc */
 };
 
 /* Parses argv (argv[0] is the subcommand). Returns 0, or -1 after printing
@@ -64,5 +72,6 @@ int cmd_topo(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_snapshot(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
+int cmd_doctor(int argc, char **argv);
 
 #endif

@@ -20,6 +20,7 @@ static const struct command commands[] = {
     {"topo", cmd_topo, "PCIe/NVLink wiring, GPU matrix, NCCL view, bandwidth per pair, hives"},
     {"snapshot", cmd_snapshot, "write this machine as hwloc XML with gpurig's link and error facts"},
     {"compare", cmd_compare, "judge machines described in rig files side by side (before buying)"},
+    {"doctor", cmd_doctor, "check the set-up for multi-GPU work: links, errors, IOMMU/ACS, driver, memory, Xids"},
 };
 
 static void usage(FILE *out)

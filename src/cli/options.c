@@ -18,6 +18,9 @@ int gr_parse_opts(int argc, char **argv, unsigned accepted, struct gr_opts *o)
       {"pcie-only", no_argument, NULL, 'p'},   {"help", no_argument, NULL, 'h'},
       {"rig", required_argument, NULL, 'g'},   {"gpu", required_argument, NULL, 'G'},
       {"list", no_argument, NULL, 'l'},
+      {"expect-gpus", required_argument, NULL, 'E'}, {"expect", required_argument, NULL, 'e'},
+      {"kmsg", required_argument, NULL, 'k'},  {"xid-window", required_argument, NULL, 'w'},
+      {"loaded", no_argument, NULL, 'L'},      {"nhc", no_argument, NULL, 'n'},
       {NULL, 0, NULL, 0},
   };
   memset(o, 0, sizeof(*o));
@@ -37,6 +40,12 @@ int gr_parse_opts(int argc, char **argv, unsigned accepted, struct gr_opts *o)
     case 'j': o->json = true; need = GR_OPT_JSON; break;
     case 'a': o->all = true; need = GR_OPT_ALL; break;
     case 'p': o->pcie_only = true; need = GR_OPT_PCIE_ONLY; break;
+    case 'E': o->expect_gpus = optarg; need = GR_OPT_DOCTOR; break;
+    case 'e': o->expect = optarg; need = GR_OPT_DOCTOR; break;
+    case 'k': o->kmsg = optarg; need = GR_OPT_DOCTOR; break;
+    case 'w': o->xid_window = optarg; need = GR_OPT_DOCTOR; break;
+    case 'L': o->loaded = true; need = GR_OPT_DOCTOR; break;
+    case 'n': o->nhc = true; need = GR_OPT_DOCTOR; break;
     case 'h': o->help = true; return 0;
     default:
       fprintf(stderr, "gpurig %s: unknown or incomplete option '%s' (see gpurig %s --help)\n", argv[0],

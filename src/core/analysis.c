@@ -269,6 +269,20 @@ struct gr_path gr_path_between(const struct gr_analysis *a, int x, int y)
 
 /* ---- findings ---- */
 
+void gr_link_shortfall(const struct gr_link *l, struct gr_link_shortfall *s)
+{
+  memset(s, 0, sizeof(*s));
+  gr_link_effective(l, &s->can_gen, &s->can_width);
+  if (l->max_width > 0 && l->port_max_width > 0)
+    s->can_width = l->max_width < l->port_max_width ? l->max_width : l->port_max_width;
+  else
+    s->can_width = l->max_width;
+  s->slot_width = l->max_width > 0 && l->port_max_width > 0 && l->port_max_width < l->max_width;
+  s->slot_gen = l->max_gen > 0 && l->port_max_gen > 0 && l->port_max_gen < l->max_gen;
+  s->width_short = l->cur_width > 0 && s->can_width > 0 && l->cur_width < s->can_width;
+  s->gen_short = l->cur_gen > 0 && s->can_gen > 0 && l->cur_gen < s->can_gen;
+}
+
 static void link_findings(struct gr_analysis *a)
 {
   const struct gr_topo *t = a->t;
@@ -276,40 +290,40 @@ static void link_findings(struct gr_analysis *a)
   for (size_t i = 0; i < t->npci; i++) {
     const struct gr_pci *p = &t->pci[i];
     const struct gr_link *l = &p->link;
+    struct gr_link_shortfall sf;
     bool carries_gpu_traffic = p->kind == GR_KIND_GPU || p->kind == GR_KIND_NVME || p->rdma ||
                                p->role == GR_ROLE_SWITCH_UP;
     if (!p->has_link || !carries_gpu_traffic)
       continue;
+    gr_link_shortfall(l, &sf);
     gr_pci_label(t, (int)i, name, sizeof(name));
     const char *what = p->role == GR_ROLE_SWITCH_UP ? "The uplink of switch" : "";
-    if (l->max_width > 0 && l->port_max_width > 0 && l->port_max_width < l->max_width)
+    if (sf.slot_width)
       add_finding(a, GR_SEV_WARN, "pcie.slot-width", (int)i,
                   "%s%s%s is an x%d device on an x%d port: its slot or riser limits it to %s of x%d (%.1f instead of %.1f GB/s per direction).",
                   what, *what ? " " : "", name, l->max_width, l->port_max_width,
                   l->port_max_width * 2 == l->max_width ? "half" : "a fraction", l->max_width,
                   gr_pcie_bw_gbps(l->max_gen ? l->max_gen : l->cur_gen, l->port_max_width),
                   gr_pcie_bw_gbps(l->max_gen ? l->max_gen : l->cur_gen, l->max_width));
-    else if (l->cur_width > 0 && l->max_width > 0 && l->cur_width < l->max_width)
+    else if (sf.width_short)
       add_finding(a, GR_SEV_WARN, "pcie.link-width", (int)i,
                   "%s%s%s runs at x%d of x%d: %s of its bandwidth; reseat it or check the riser, slot and BIOS bifurcation setting.",
                   what, *what ? " " : "", name, l->cur_width, l->max_width,
                   l->cur_width * 2 == l->max_width ? "half" : "part");
-    if (l->max_gen > 0 && l->port_max_gen > 0 && l->port_max_gen < l->max_gen)
+    if (sf.slot_gen)
       add_finding(a, GR_SEV_WARN, "pcie.slot-gen", (int)i,
                   "%s%s%s is a Gen%d device on a Gen%d port: the link is limited to Gen%d (%s).",
                   what, *what ? " " : "", name, l->max_gen, l->port_max_gen, l->port_max_gen,
                   gr_pcie_label(l->port_max_gen, l->max_width, want, sizeof(want)));
-    int eg, ew;
-    gr_link_effective(l, &eg, &ew);
-    if (l->cur_gen > 0 && eg > 0 && l->cur_gen < eg) {
+    if (sf.gen_short) {
       if (p->kind == GR_KIND_GPU)
         add_finding(a, GR_SEV_INFO, "pcie.link-gen-idle", (int)i,
                     "%s runs at Gen%d now and can train to Gen%d: GPUs lower the link speed when idle, so this is expected unless it was busy (`gpurig doctor` checks it under load).",
-                    name, l->cur_gen, eg);
+                    name, l->cur_gen, sf.can_gen);
       else
         add_finding(a, GR_SEV_INFO, "pcie.link-gen", (int)i,
                     "%s%s%s runs at %s, below the Gen%d both ends support (power saving, or a signal problem if it stays there under load).",
-                    what, *what ? " " : "", name, gr_pcie_label(l->cur_gen, l->cur_width, have, sizeof(have)), eg);
+                    what, *what ? " " : "", name, gr_pcie_label(l->cur_gen, l->cur_width, have, sizeof(have)), sf.can_gen);
     }
   }
 }

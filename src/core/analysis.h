@@ -74,6 +74,17 @@ const char *gr_nccl_level_str(enum gr_level l);
 const char *gr_level_name(enum gr_level l);
 const char *gr_severity_name(enum gr_severity s);
 
+/* How the link above a node falls short of what both ends support; shared by
+ * the topology findings and doctor's link checks. */
+struct gr_link_shortfall {
+  int can_gen, can_width;  /* lower of both ends' maxima, 0 unknown */
+  bool width_short;        /* runs narrower than both ends support */
+  bool gen_short;          /* runs slower than both ends support (GPUs do so at idle) */
+  bool slot_width;         /* the port (slot, riser) is narrower than the device */
+  bool slot_gen;           /* the port is an older generation than the device */
+};
+void gr_link_shortfall(const struct gr_link *l, struct gr_link_shortfall *s);
+
 /* Path between two pci nodes (exposed for tests). */
 struct gr_path gr_path_between(const struct gr_analysis *a, int x, int y);
 

@@ -78,8 +78,22 @@ bool gr_parse_aer_total(const char *text, uint64_t *total)
 struct devdir {
   const struct gr_fs *fs;
   struct gr_topo *t;
+  struct gr_pci *p;
   char dir[128]; /* /sys/bus/pci/devices/<bdf> */
 };
+
+/* A malformed attribute: one loader warning, and the first per device kept
+ * in the model so that doctor can name the file. */
+static void note_problem(struct devdir *d, char **slot, const char *attr, const char *problem, const char *value)
+{
+  char *msg = value ? xasprintf("%s%s/%s: %s \"%s\"", d->fs->root, d->dir, attr, problem, value)
+                    : xasprintf("%s%s/%s: %s", d->fs->root, d->dir, attr, problem);
+  gr_topo_add_warning(d->t, "%s", msg);
+  if (!*slot)
+    *slot = msg;
+  else
+    free(msg);
+}
 
 static int read_attr(struct devdir *d, const char *attr, char *buf, size_t cap)
 {
@@ -100,7 +114,7 @@ static void read_speed(struct devdir *d, const char *attr, int *gen)
   if (r == GR_SPEED_OK)
     *gen = g;
   else if (r == GR_SPEED_INVALID)
-    gr_topo_add_warning(d->t, "%s%s/%s: unrecognised link speed \"%s\"", d->fs->root, d->dir, attr, v);
+    note_problem(d, &d->p->link_problem, attr, "unrecognised link speed", v);
 }
 
 static void read_width(struct devdir *d, const char *attr, int *width)
@@ -112,7 +126,7 @@ static void read_width(struct devdir *d, const char *attr, int *width)
   if (gr_pcie_parse_width(v, &w))
     *width = w;
   else
-    gr_topo_add_warning(d->t, "%s%s/%s: unrecognised link width \"%s\"", d->fs->root, d->dir, attr, v);
+    note_problem(d, &d->p->link_problem, attr, "unrecognised link width", v);
 }
 
 static void read_aer(struct devdir *d, const char *attr, struct gr_count *c)
@@ -126,8 +140,8 @@ static void read_aer(struct devdir *d, const char *attr, struct gr_count *c)
     c->valid = true;
     c->value = total;
   } else {
-    gr_topo_add_warning(d->t, "%s%s/%s: %s", d->fs->root, d->dir, attr,
-                        r ? strerror(-r) : "no TOTAL_ERR_* line (malformed AER counters)");
+    note_problem(d, &d->p->aer_problem, attr, r ? strerror(-r) : "no TOTAL_ERR_* line (malformed AER counters)",
+                 NULL);
   }
 }
 
@@ -206,7 +220,7 @@ int gr_sysfs_overlay(const struct gr_fs *fs, struct gr_topo *t, struct gr_err *e
     struct gr_pci *p = &t->pci[i];
     if (p->role == GR_ROLE_HOSTBRIDGE)
       continue;
-    struct devdir d = {.fs = fs, .t = t};
+    struct devdir d = {.fs = fs, .t = t, .p = p};
     snprintf(d.dir, sizeof(d.dir), "/sys/bus/pci/devices/%04x:%02x:%02x.%x", p->domain, p->bus, p->dev, p->func);
     overlay_device(&d, p);
     if (p->numa >= 0)

@@ -9,6 +9,7 @@
 #include <jansson.h>
 
 #include "analysis.h"
+#include "doctor.h"
 #include "predict.h"
 #include "topo.h"
 
@@ -16,6 +17,8 @@ enum gr_print_flags {
   GR_PRINT_ALL_DEVICES = 1 << 0, /* tree: show every PCI device, not only GPU/NIC/NVMe paths */
 };
 
+/* "Machine: PRODUCT (HOST)  [SOURCE]" without a newline. */
+void gr_print_machine_line(FILE *out, const struct gr_topo *t);
 void gr_print_summary(FILE *out, const struct gr_topo *t, const struct gr_analysis *a);
 void gr_print_tree(FILE *out, const struct gr_topo *t, unsigned flags);
 void gr_print_gpu_table(FILE *out, const struct gr_topo *t, const struct gr_analysis *a);
@@ -38,5 +41,12 @@ json_t *gr_prediction_to_json(const struct gr_topo *t, const struct gr_predictio
 
 /* The whole topology and analysis as one JSON object (docs/json.md). */
 json_t *gr_topo_to_json(const struct gr_topo *t, const struct gr_analysis *a);
+
+/* A doctor report: text grouped by severity with evidence and fixes; the NHC
+ * form (one "ERROR: gpurig: ID: message" line per failure, nothing else);
+ * JSON (docs/json.md, caller owns it). */
+void gr_print_doctor(FILE *out, const struct gr_topo *t, const struct gr_doctor_report *r);
+void gr_print_doctor_nhc(FILE *out, const struct gr_doctor_report *r);
+json_t *gr_doctor_to_json(const struct gr_topo *t, const struct gr_doctor_report *r);
 
 #endif

@@ -91,11 +91,8 @@ static const char *link_text(const struct gr_pci *p, char *buf, size_t cap)
 
 /* ---- summary ---- */
 
-void gr_print_summary(FILE *out, const struct gr_topo *t, const struct gr_analysis *a)
+void gr_print_machine_line(FILE *out, const struct gr_topo *t)
 {
-  size_t nvme = 0;
-  for (size_t i = 0; i < t->npci; i++)
-    nvme += t->pci[i].kind == GR_KIND_NVME;
   fprintf(out, "Machine: %s", t->product ? t->product : "(unnamed)");
   if (t->hostname)
     fprintf(out, " (%s)", t->hostname);
@@ -107,6 +104,14 @@ void gr_print_summary(FILE *out, const struct gr_topo *t, const struct gr_analys
     fprintf(out, "  [rig file %s]", t->source_path);
   else
     fprintf(out, "  [this machine]");
+}
+
+void gr_print_summary(FILE *out, const struct gr_topo *t, const struct gr_analysis *a)
+{
+  size_t nvme = 0;
+  for (size_t i = 0; i < t->npci; i++)
+    nvme += t->pci[i].kind == GR_KIND_NVME;
+  gr_print_machine_line(out, t);
   size_t endpoints = 0;
   for (size_t i = 0; i < t->npci; i++)
     endpoints += t->pci[i].role == GR_ROLE_ENDPOINT;

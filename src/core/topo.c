@@ -22,6 +22,8 @@ static void free_pci(struct gr_pci *p)
   free(p->osdevs);
   free(p->cpulist);
   free(p->driver);
+  free(p->link_problem);
+  free(p->aer_problem);
 }
 
 void gr_topo_free(struct gr_topo *t)

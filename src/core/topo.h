@@ -76,6 +76,10 @@ struct gr_pci {
   int gpu_index, nic_index;         /* position among GPUs / NICs, -1 otherwise */
   int p2p;                          /* the driver lets this GPU do PCIe P2P: 1 yes, 0 no, -1 unknown */
   int lanes;                        /* switch upstream ports: the chip's lanes, 0 unknown */
+  /* The first malformed file met while reading this device's link or AER
+   * attributes ("<path>: problem"), NULL if none: the values stay unknown and
+   * doctor reports the check as an error naming the file. */
+  char *link_problem, *aer_problem;
 };
 
 struct gr_package {

@@ -139,3 +139,35 @@ bool parse_ulong(const char *s, int base, unsigned long *out)
   *out = (unsigned long)v;
   return true;
 }
+
+bool gr_version_valid(const char *v)
+{
+  if (!v || !isdigit((unsigned char)*v))
+    return false;
+  for (const char *p = v; *p; p++) {
+    if (*p == '.' && (!isdigit((unsigned char)p[1])))
+      return false;
+    if (*p != '.' && !isdigit((unsigned char)*p))
+      return false;
+  }
+  return strlen(v) < 32;
+}
+
+int gr_version_cmp(const char *a, const char *b)
+{
+  while (*a || *b) {
+    unsigned long x = 0, y = 0;
+    /* digit runs compare as numbers, so 535.104 > 535.54 */
+    while (isdigit((unsigned char)*a) && x < 100000000UL)
+      x = x * 10 + (unsigned long)(*a++ - '0');
+    while (isdigit((unsigned char)*b) && y < 100000000UL)
+      y = y * 10 + (unsigned long)(*b++ - '0');
+    if (x != y)
+      return x < y ? -1 : 1;
+    while (*a && !isdigit((unsigned char)*a))
+      a++;
+    while (*b && !isdigit((unsigned char)*b))
+      b++;
+  }
+  return 0;
+}

@@ -51,4 +51,10 @@ const char *next_line(const char *buf, size_t len, size_t *pos, size_t *n);
 bool parse_long(const char *s, int base, long *out);
 bool parse_ulong(const char *s, int base, unsigned long *out);
 
+/* Dotted numeric versions ("535.104.05"): valid means digits and single dots,
+ * starting with a digit. cmp compares field by field as numbers (missing
+ * fields count as 0): <0, 0, >0. */
+bool gr_version_valid(const char *v);
+int gr_version_cmp(const char *a, const char *b);
+
 #endif

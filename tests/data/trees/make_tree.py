@@ -40,7 +40,7 @@ def aer(kind, total):
     return '\n'.join(lines) + '\n'
 
 def device(root, hb, path, vendor, device_id, cls, cur=(4, 16), maxl=(4, 16), numa=0, bridge=None,
-           driver=None, aer_counts=None, iommu=None, subv=0, subd=0):
+           driver=None, aer_counts=None, iommu=None, subv=0, subd=0, bar1=None, iommu_type=None, raw=None):
     """path: list of BDFs from the host bridge down to this device."""
     bdf = path[-1]
     d = os.path.join(root, 'sys/devices', 'pci' + hb, *path)
@@ -62,41 +62,55 @@ def device(root, hb, path, vendor, device_id, cls, cur=(4, 16), maxl=(4, 16), nu
         write(os.path.join(d, 'subordinate_bus_number'), '%d\n' % bridge[2])
     for kind, total in (aer_counts or {}).items():
         write(os.path.join(d, 'aer_dev_' + kind), aer(kind, total))
+    if bar1:
+        # sysfs `resource`: one "start end flags" line per BAR; BAR1 is the second line
+        base = 0x38000000000 + (len(path) << 36) + (int(bdf[5:7], 16) << 40)
+        lines = ['0x00000000fb000000 0x00000000fbffffff 0x0000000000040200',
+                 '0x%016x 0x%016x 0x000000000014220c' % (base, base + bar1 - 1)]
+        lines += ['0x0000000000000000 0x0000000000000000 0x0000000000000000'] * 11
+        write(os.path.join(d, 'resource'), '\n'.join(lines) + '\n')
+    for name, value in (raw or {}).items():   # malformed attributes for the error paths
+        write(os.path.join(d, name), value)
     if driver:
         os.makedirs(os.path.join(root, 'sys/bus/pci/drivers', driver), exist_ok=True)
         os.symlink(os.path.relpath(os.path.join(root, 'sys/bus/pci/drivers', driver), d), os.path.join(d, 'driver'))
     if iommu is not None:
         g = os.path.join(root, 'sys/kernel/iommu_groups', str(iommu))
         os.makedirs(os.path.join(g, 'devices'), exist_ok=True)
+        if iommu_type:
+            write(os.path.join(g, 'type'), iommu_type + '\n')
         os.symlink(os.path.relpath(g, d), os.path.join(d, 'iommu_group'))
     links = os.path.join(root, 'sys/bus/pci/devices')
     os.makedirs(links, exist_ok=True)
     os.symlink(os.path.relpath(d, links), os.path.join(links, bdf))
 
-def cpu_files(root, model, vendor, family, modelnum, ncpus=16):
+def cpu_files(root, model, vendor, family, modelnum, ncpus=16, sockets=1, mem_kib=263921928):
+    per = ncpus // sockets
     lines = []
     for i in range(ncpus):
         lines += ['processor\t: %d' % i, 'vendor_id\t: %s' % vendor, 'cpu family\t: %d' % family,
-                  'model\t\t: %d' % modelnum, 'model name\t: %s' % model, 'physical id\t: 0',
-                  'core id\t\t: %d' % i, 'cpu cores\t: %d' % ncpus, '']
+                  'model\t\t: %d' % modelnum, 'model name\t: %s' % model, 'physical id\t: %d' % (i // per),
+                  'core id\t\t: %d' % (i % per), 'cpu cores\t: %d' % per, '']
     write(os.path.join(root, 'proc/cpuinfo'), '\n'.join(lines) + '\n')
-    write(os.path.join(root, 'proc/meminfo'), 'MemTotal:       263921928 kB\n')
+    write(os.path.join(root, 'proc/meminfo'), 'MemTotal:       %d kB\n' % mem_kib)
     # what hwloc-gather-topology records about the gathered machine
     write(os.path.join(root, 'proc/hwloc-nofile-info'),
           'OSName: Linux\nOSRelease: 6.1.0-13-amd64\nHostName: fixture\nArchitecture: x86_64\n')
     for i in range(ncpus):
         c = os.path.join(root, 'sys/devices/system/cpu/cpu%d' % i)
-        write(os.path.join(c, 'topology/physical_package_id'), '0\n')
-        write(os.path.join(c, 'topology/core_id'), '%d\n' % i)
+        pkg = i // per
+        write(os.path.join(c, 'topology/physical_package_id'), '%d\n' % pkg)
+        write(os.path.join(c, 'topology/core_id'), '%d\n' % (i % per))
         write(os.path.join(c, 'topology/thread_siblings'), '%08x\n' % (1 << i))
-        write(os.path.join(c, 'topology/core_siblings'), '0000ffff\n')
+        write(os.path.join(c, 'topology/core_siblings'), '%08x\n' % (((1 << per) - 1) << (pkg * per)))
         write(os.path.join(c, 'online'), '1\n')
     write(os.path.join(root, 'sys/devices/system/cpu/online'), '0-%d\n' % (ncpus - 1))
     write(os.path.join(root, 'sys/devices/system/cpu/possible'), '0-%d\n' % (ncpus - 1))
-    n = os.path.join(root, 'sys/devices/system/node/node0')
-    write(os.path.join(n, 'cpumap'), '0000ffff\n')
-    write(os.path.join(n, 'meminfo'), 'Node 0 MemTotal:       263921928 kB\n')
-    write(os.path.join(root, 'sys/devices/system/node/online'), '0\n')
+    for n in range(sockets):
+        d = os.path.join(root, 'sys/devices/system/node/node%d' % n)
+        write(os.path.join(d, 'cpumap'), '%08x\n' % (((1 << per) - 1) << (n * per)))
+        write(os.path.join(d, 'meminfo'), 'Node %d MemTotal:       %d kB\n' % (n, mem_kib // sockets))
+    write(os.path.join(root, 'sys/devices/system/node/online'), '0\n' if sockets == 1 else '0-%d\n' % (sockets - 1))
 
 def epyc_riser(root):
     """TYAN S8030-like tower: EPYC 7282, four RTX 3090s (10de:2204) on root ports of two
@@ -126,7 +140,99 @@ def epyc_riser(root):
     device(root, '0000:40', base + ['0000:43:02.0', '0000:46:00.0'], 0x144d, 0xa80a, 0x010802, cur=(4, 4),
            maxl=(4, 4), driver='nvme', iommu=23)
 
-TREES = {'epyc-riser': epyc_riser}
+
+def smbios_memory(slots=16, populated=8, size_mib=32768, speed=3200, truncate=None, arrays=1, base=0x1000):
+    """A raw SMBIOS table (/sys/firmware/dmi/tables/DMI): per socket one type-16 memory array with
+    `slots` type-17 memory devices, the first `populated` holding a DDR4 DIMM; then end-of-table."""
+    if arrays > 1:
+        parts = [smbios_memory(slots, populated, size_mib, speed, base=0x1000 + 0x200 * a)[:-6] for a in range(arrays)]
+        return b''.join(parts) + bytes([127, 4, 0xff, 0xfe, 0, 0])
+    def strings(*ss):
+        return b''.join(x.encode() + b'\0' for x in ss) + b'\0' if ss else b'\0\0'
+    out = bytearray()
+    t16 = bytearray(0x17)
+    t16[0], t16[1] = 16, 0x17
+    struct.pack_into('<H', t16, 2, base)
+    t16[4], t16[5], t16[6] = 3, 3, 6                     # system board, system memory, multi-bit ECC
+    struct.pack_into('<IHH', t16, 7, 0x80000000, 0xfffe, slots)
+    out += t16 + strings()
+    for i in range(slots):
+        t17 = bytearray(0x28)
+        t17[0], t17[1] = 17, 0x28
+        struct.pack_into('<HHHHH', t17, 2, base + 0x100 + i, base, 0xfffe, 72, 64)
+        struct.pack_into('<H', t17, 0x0c, size_mib if i < populated else 0)
+        t17[0x0e], t17[0x10], t17[0x11], t17[0x12] = 0x09, 1, 2, 0x1a   # DIMM, locator, bank, DDR4
+        struct.pack_into('<H', t17, 0x15, speed if i < populated else 0)
+        struct.pack_into('<H', t17, 0x20, speed if i < populated else 0)
+        chan = 'ABCDEFGH'[(i // 2) % 8]
+        out += t17 + strings('DIMM_%s%d' % (chan, i % 2 + 1), 'P0_CHANNEL_%s' % chan)
+    out += bytes([127, 4, 0xff, 0xfe]) + strings()
+    return bytes(out[:truncate] if truncate else out)
+
+KMSG_CLEAN = ('6,1001,5123456,-;nvidia: module license \'NVIDIA\' taints kernel.\n'
+              '6,1002,5301234,-;nvidia-nvlink: Nvlink Core is being initialized, major device number 237\n'
+              '6,1003,6012345,-;NVRM: loading NVIDIA UNIX x86_64 Kernel Module  535.129.03  Thu Oct 19 18:56:32 UTC 2023\n'
+              '6,1004,86012345678,-;perf: interrupt took too long (2503 > 2500), lowering kernel.perf_event_max_sample_rate to 79750\n')
+
+NV_VERSION = ('NVRM version: NVIDIA UNIX x86_64 Kernel Module  %s  Thu Oct 19 18:56:32 UTC 2023\n'
+              'GCC version:  gcc version 12.2.0 (Debian 12.2.0-14)\n')
+
+def doctor_rig(root, sockets=1, gpu_cur=None, rp_aer=None, iommu_type='identity', cmdline='iommu=pt',
+               driver_version='535.129.03', numa=None, uptime=86400.0, raw=None, dmi_truncate=None, kmsg=KMSG_CLEAN):
+    """A tower of four RTX 3090s (10de:2204, Resizable BAR on) on an EPYC 7302 board, each GPU on its
+    own Gen4 root port: GPU0/GPU1 under host bridge 0000:00, GPU2/GPU3 under 0000:40. Everything a
+    healthy rig has: IOMMU passthrough, driver 535, 8 of 16 DIMM slots filled (one per channel),
+    256 GiB of RAM, performance governor. Arguments change one thing at a time."""
+    cpu_files(root, 'AMD EPYC 7302 16-Core Processor', 'AuthenticAMD', 23, 49, sockets=sockets)
+    gpu = dict(vendor=0x10de, device_id=0x2204, cls=0x030000, driver='nvidia', subv=0x1458, subd=0x403b,
+               bar1=32 << 30, iommu_type=iommu_type)
+    slots = [('0000:00', '0000:00:01.1', '0000:01:00.0', 0x01), ('0000:00', '0000:00:03.1', '0000:02:00.0', 0x02),
+             ('0000:40', '0000:40:01.1', '0000:41:00.0', 0x41), ('0000:40', '0000:40:03.1', '0000:42:00.0', 0x42)]
+    for i, (hb, port, bdf, bus) in enumerate(slots):
+        cur = (gpu_cur or {}).get(i, (1, 16))            # idle GPUs park their link at 2.5 GT/s
+        node = (numa or {}).get(i, 0 if bus < 0x40 or sockets == 1 else 1)
+        device(root, hb, [port], 0x1022, 0x1483, 0x060400, cur=cur, bridge=(bus & 0xc0, bus, bus), driver='pcieport',
+               numa=node, aer_counts=(rp_aer or {}).get(i, {'correctable': 0, 'nonfatal': 0, 'fatal': 0}))
+        device(root, hb, [port, bdf], cur=cur, numa=node, iommu=10 + i,
+               aer_counts={'correctable': 0, 'nonfatal': 0, 'fatal': 0}, raw=(raw or {}).get(i), **gpu)
+    write(os.path.join(root, 'proc/uptime'), '%.2f %.2f\n' % (uptime, uptime * 15))
+    write(os.path.join(root, 'proc/cmdline'), 'BOOT_IMAGE=/boot/vmlinuz-6.1.0-13-amd64 root=UUID=1b2c ro quiet %s\n' % cmdline)
+    write(os.path.join(root, 'proc/meminfo'), 'MemTotal:       263921928 kB\nMemFree:        250000000 kB\n'
+          'SwapTotal:       8388604 kB\nSwapFree:        8388604 kB\n')
+    write(os.path.join(root, 'proc/driver/nvidia/version'), NV_VERSION % driver_version)
+    write(os.path.join(root, 'sys/module/nvidia/version'), driver_version + '\n')
+    write(os.path.join(root, 'sys/module/nvidia/taint'), 'PO\n')
+    if iommu_type:
+        os.makedirs(os.path.join(root, 'sys/class/iommu/ivhd0'), exist_ok=True)
+    for i in range(16):
+        c = os.path.join(root, 'sys/devices/system/cpu/cpu%d/cpufreq' % i)
+        write(os.path.join(c, 'scaling_governor'), 'performance\n')
+        write(os.path.join(c, 'scaling_driver'), 'acpi-cpufreq\n')
+    v = os.path.join(root, 'sys/devices/system/cpu/vulnerabilities')
+    write(os.path.join(v, 'spectre_v2'), 'Mitigation: Retpolines; IBPB: conditional; STIBP: disabled; RSB filling\n')
+    write(os.path.join(v, 'meltdown'), 'Not affected\n')
+    write(os.path.join(root, 'sys/kernel/mm/transparent_hugepage/enabled'), 'always [madvise] never\n')
+    write(os.path.join(root, 'sys/firmware/dmi/tables/DMI'), smbios_memory(truncate=dmi_truncate, arrays=sockets))
+    if kmsg is not None:
+        write(os.path.join(root, 'dev/kmsg'), kmsg if isinstance(kmsg, bytes) else kmsg.encode())
+
+AER_5000 = {'correctable': 5000, 'nonfatal': 0, 'fatal': 0}
+BINARY_KMSG = KMSG_CLEAN.encode() + b'\x00\x01\x02garbage\xff\xfe\n' + b'6,1005,86012399999,-;ok again\n'
+
+TREES = {
+    'epyc-riser': epyc_riser,
+    # gpurig doctor fixtures: one fault each (tests/cli/cases.txt holds the expected findings)
+    'doctor-healthy': lambda r: doctor_rig(r),
+    'doctor-riser-x8': lambda r: doctor_rig(r, gpu_cur={1: (4, 8)}),
+    'doctor-gen3-load': lambda r: doctor_rig(r, gpu_cur={0: (4, 16), 1: (4, 16), 2: (3, 16), 3: (4, 16)}),
+    'doctor-aer-rootport': lambda r: doctor_rig(r, rp_aer={3: AER_5000}, uptime=3600.0),
+    'doctor-iommu-translated': lambda r: doctor_rig(r, iommu_type='DMA-FQ', cmdline='amd_iommu=on'),
+    'doctor-driver-545': lambda r: doctor_rig(r, driver_version='545.29.06'),
+    'doctor-numa-unknown': lambda r: doctor_rig(r, sockets=2, numa={0: -1, 1: -1, 2: -1, 3: -1}),
+    'doctor-malformed': lambda r: doctor_rig(r, raw={0: {'aer_dev_correctable': 'RxErr banana\nTOTAL_ERR_COR lots\n'},
+                                                       1: {'current_link_speed': '40.0 GT/s PCIe\n'}},
+                                             dmi_truncate=300, kmsg=BINARY_KMSG),
+}
 
 if __name__ == '__main__':
     for name, fn in TREES.items():

@@ -1,0 +1,21 @@
+/* libFuzzer target: Xid events from kernel-log text in any of its forms. */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kmsg.h"
+#include "fuzz_common.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+  struct gr_xid_log l;
+  gr_kmsg_parse_xids((const char *)data, size, &l);
+  /* every detail must be a terminated string inside its array */
+  for (size_t i = 0; i < l.nev; i++)
+    if (strlen(l.ev[i].detail) >= sizeof(l.ev[i].detail) || l.ev[i].line == 0 || l.ev[i].line > l.lines)
+      abort();
+  if (l.bad_lines > l.lines || (l.bad_lines > 0) != (l.first_bad_line > 0))
+    abort();
+  gr_xid_log_free(&l);
+  return 0;
+}

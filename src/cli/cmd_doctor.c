@@ -1,0 +1,134 @@
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "doctor.h"
+#include "expect.h"
+#include "fs.h"
+#include "print.h"
+
+static void doctor_usage(void)
+{
+  printf("usage: gpurig doctor [--root DIR | --input FILE.xml | --rig RIG] [--expect-gpus N] [--expect FILE]\n"
+         "                     [--kmsg FILE] [--xid-window HOURS] [--loaded] [--json | --nhc] [--list]\n"
+         "\n"
+         "Checks whether this machine is set up right for multi-GPU work: GPU count, PCIe link\n"
+         "width and generation on every link from a GPU to its root complex, AER error counters,\n"
+         "ACS and IOMMU (peer-to-peer redirection), BAR1, NVIDIA driver against known issues,\n"
+         "NUMA locality, host memory and its channels, locked-memory limit, CPU governor, kernel\n"
+         "settings, and Xid errors in the kernel log. Each finding names the evidence (file and\n"
+         "value), the exact fix and its cost. gpurig only reads: it changes nothing.\n"
+         "\n"
+         "  --root DIR          check a gathered tree (hwloc-gather-topology) instead of this machine\n"
+         "  --input FILE.xml    check what an hwloc XML records (the host checks are skipped)\n"
+         "  --rig RIG           check a rig file's wiring (the host checks are skipped)\n"
+         "  --expect-gpus N     fail unless N GPUs are on the bus\n"
+         "  --expect FILE       check against a manifest: gpus N, model \"NAME\", link genG xW,\n"
+         "                      driver MIN MAX (docs/doctor.md)\n"
+         "  --kmsg FILE         read Xid errors from this kernel log (dmesg, journalctl -k or\n"
+         "                      /dev/kmsg format) instead of /dev/kmsg\n"
+         "  --xid-window HOURS  report Xids this recent (default from data/health.tsv; 0 = all)\n"
+         "  --loaded            the GPUs are busy now: a link below its generation is a finding\n"
+         "                      even at 2.5 GT/s (idle GPUs drop to it)\n"
+         "  --json              print the report as JSON (docs/json.md)\n"
+         "  --nhc               print nothing on success, one `ERROR: gpurig: ID: message` line\n"
+         "                      per failure (Slurm HealthCheckProgram, NHC)\n"
+         "  --list              list the checks and exit\n"
+         "\n"
+         "Exit status: 0 ok, 1 warnings, 2 failures, 3 could not run (a check's input was\n"
+         "unreadable, or the machine could not be loaded). Skipped checks never change it.\n");
+}
+
+static void list_checks(void)
+{
+  size_t n;
+  const struct gr_check_def *d = gr_doctor_checks(&n);
+  for (size_t i = 0; i < n; i++)
+    printf("%-19s %s%s\n", d[i].id, d[i].title, d[i].needs_fs ? "" : " (also on hwloc XML and rig files)");
+}
+
+static int parse_doctor_opts(const struct gr_opts *o, struct gr_doctor_opts *d, struct gr_expect *e, struct gr_err *err)
+{
+  long n;
+  char *end;
+  memset(d, 0, sizeof(*d));
+  d->expect_gpus = -1;
+  d->xid_window_h = -1;
+  d->kmsg_path = o->kmsg;
+  d->loaded = o->loaded;
+  if (o->expect_gpus && (!parse_long(o->expect_gpus, 10, &n) || n < 0 || n > 4096))
+    return gr_fail(err, GR_EXIT_FAIL, "--expect-gpus %s: expected a count from 0 to 4096", o->expect_gpus);
+  if (o->expect_gpus)
+    d->expect_gpus = (int)n;
+  if (o->xid_window) {
+    d->xid_window_h = strtod(o->xid_window, &end);
+    if (end == o->xid_window || *end || d->xid_window_h < 0 || d->xid_window_h > 1e6)
+      return gr_fail(err, GR_EXIT_FAIL, "--xid-window %s: expected hours, 0 or more", o->xid_window);
+  }
+  if (o->expect) {
+    if (gr_expect_load(o->expect, e, err) != 0)
+      return -1;
+    d->expect = e;
+  }
+  return 0;
+}
+
+static void print_report(const struct gr_opts *o, const struct gr_topo *t, const struct gr_doctor_report *r)
+{
+  if (o->json) {
+    json_t *j = gr_doctor_to_json(t, r);
+    gr_print_json_stdout(j);
+    json_decref(j);
+  } else if (o->nhc) {
+    gr_print_doctor_nhc(stdout, r);
+  } else {
+    gr_print_doctor(stdout, t, r);
+  }
+}
+
+int cmd_doctor(int argc, char **argv)
+{
+  struct gr_opts o;
+  struct gr_topo t;
+  struct gr_analysis a;
+  struct gr_doctor_opts d;
+  struct gr_doctor_report r;
+  struct gr_expect e = {0};
+  struct gr_fs fs;
+  struct gr_err err = {0};
+  int rc;
+  if (gr_parse_opts(argc, argv, GR_OPT_SOURCE | GR_OPT_RIG | GR_OPT_JSON | GR_OPT_DOCTOR | GR_OPT_LIST, &o) != 0)
+    return GR_EXIT_FAIL;
+  if (o.help || o.list) {
+    o.help ? doctor_usage() : list_checks();
+    return GR_EXIT_OK;
+  }
+  if (o.json && o.nhc) {
+    fprintf(stderr, "gpurig doctor: --json and --nhc exclude each other\n");
+    return GR_EXIT_FAIL;
+  }
+  if (parse_doctor_opts(&o, &d, &e, &err) != 0)
+    return gr_report_error(&err);
+  if (gr_fs_init(&fs, o.root) != 0 || gr_load_and_analyze(&o, &t, &a, NULL, &err) != 0) {
+    if (!err.msg[0])
+      gr_fail(&err, GR_EXIT_FAIL, "%s: path too long", o.root);
+    err.code = GR_EXIT_CANNOT_RUN; /* nothing was checked: Nagios UNKNOWN */
+    rc = gr_report_error(&err);
+    goto out_expect;
+  }
+  bool machine = !o.input && !o.rig;
+  if (gr_doctor_run(machine ? &fs : NULL, &t, &a, &d, &r, &err) != 0) {
+    rc = gr_report_error(&err);
+    goto out;
+  }
+  print_report(&o, &t, &r);
+  rc = gr_doctor_exit(&r);
+  gr_doctor_report_free(&r);
+out:
+  gr_analysis_free(&a);
+  gr_topo_free(&t);
+out_expect:
+  gr_expect_free(&e);
+  return rc;
+}

@@ -1,0 +1,249 @@
+/* gpurig doctor on the hand-written fixture trees (tests/data/trees/doctor-*,
+ * written by make_tree.py): each tree has one fault and must yield exactly
+ * the expected warnings, failures and errors, and the expected exit status. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "testutil.h"
+
+#include "catalog.h"
+#include "doctor.h"
+#include "expect.h"
+#include "loaders.h"
+
+struct run {
+  struct gr_topo t;
+  struct gr_analysis a;
+  struct gr_doctor_report r;
+};
+
+static int setup(void **state)
+{
+  struct gr_err err = {0};
+  if (tu_setup_data(state) != 0 || gr_catalog_init(&err) != 0)
+    return -1;
+  return 0;
+}
+
+static void run_tree(struct run *x, const char *tree, const struct gr_doctor_opts *o)
+{
+  char root[1024];
+  struct gr_fs fs;
+  struct gr_err err = {0};
+  snprintf(root, sizeof(root), "%s/trees/%s", getenv("GPURIG_TEST_DATA"), tree);
+  assert_int_equal(gr_fs_init(&fs, root), 0);
+  if (gr_load_live(&fs, &x->t, &err) != 0 || gr_analyze(&x->t, &x->a, &err) != 0 ||
+      gr_doctor_run(&fs, &x->t, &x->a, o, &x->r, &err) != 0)
+    fail_msg("%s: %s", tree, err.msg);
+}
+
+static void free_run(struct run *x)
+{
+  gr_doctor_report_free(&x->r);
+  gr_analysis_free(&x->a);
+  gr_topo_free(&x->t);
+}
+
+/* "id:sev id:sev ..." of every fail, warn and error, in report order. */
+static void problems(const struct gr_doctor_report *r, char *buf, size_t cap)
+{
+  size_t off = 0;
+  buf[0] = '\0';
+  for (size_t i = 0; i < r->nres && off < cap; i++) {
+    enum gr_check_sev s = r->res[i].sev;
+    if (s == GR_CHECK_FAIL || s == GR_CHECK_WARN || s == GR_CHECK_ERROR)
+      off += (size_t)snprintf(buf + off, cap - off, "%s%s:%s", off ? " " : "", r->res[i].id, gr_check_sev_name(s));
+  }
+}
+
+static const struct gr_check_result *find(const struct gr_doctor_report *r, const char *id, enum gr_check_sev sev)
+{
+  for (size_t i = 0; i < r->nres; i++)
+    if (strcmp(r->res[i].id, id) == 0 && r->res[i].sev == sev)
+      return &r->res[i];
+  return NULL;
+}
+
+static struct gr_doctor_opts defaults(void)
+{
+  return (struct gr_doctor_opts){.expect_gpus = -1, .xid_window_h = -1};
+}
+
+static void expect_tree(const char *tree, const struct gr_doctor_opts *o, const char *want, int exit_status)
+{
+  struct run x;
+  char got[1024];
+  run_tree(&x, tree, o);
+  problems(&x.r, got, sizeof(got));
+  if (strcmp(got, want) != 0)
+    fail_msg("%s: got \"%s\", expected \"%s\"", tree, got, want);
+  assert_int_equal(gr_doctor_exit(&x.r), exit_status);
+  free_run(&x);
+}
+
+static void test_healthy(void **state)
+{
+  struct gr_doctor_opts o = defaults();
+  struct run x;
+  (void)state;
+  expect_tree("doctor-healthy", &o, "", GR_EXIT_OK);
+  /* idle GPUs: one note, not a finding; ACS needs root and says so */
+  run_tree(&x, "doctor-healthy", &o);
+  const struct gr_check_result *idle = find(&x.r, "pcie.link-gen", GR_CHECK_INFO);
+  assert_non_null(idle);
+  assert_int_equal(idle->nev, 4);
+  const struct gr_check_result *acs = find(&x.r, "pcie.acs", GR_CHECK_SKIPPED);
+  assert_non_null(acs);
+  assert_true(acs->needs_root);
+  assert_string_equal(x.r.root_would_add, "pcie.acs");
+  assert_non_null(find(&x.r, "iommu.mode", GR_CHECK_OK));
+  assert_non_null(find(&x.r, "mem.channels", GR_CHECK_OK));
+  free_run(&x);
+}
+
+static void test_one_fault_each(void **state)
+{
+  struct gr_doctor_opts o = defaults();
+  (void)state;
+  expect_tree("doctor-riser-x8", &o, "pcie.link-width:warn", GR_EXIT_WARN);
+  expect_tree("doctor-gen3-load", &o, "pcie.link-gen:warn", GR_EXIT_WARN);
+  expect_tree("doctor-aer-rootport", &o, "pcie.aer:warn", GR_EXIT_WARN);
+  expect_tree("doctor-iommu-translated", &o, "iommu.mode:warn", GR_EXIT_WARN);
+  expect_tree("doctor-driver-545", &o, "driver.version:warn", GR_EXIT_WARN);
+  expect_tree("doctor-numa-unknown", &o, "numa.locality:warn", GR_EXIT_WARN);
+  /* under load, 2.5 GT/s is no longer idle: every GPU link is a finding */
+  o.loaded = true;
+  expect_tree("doctor-healthy", &o, "pcie.link-gen:warn pcie.link-gen:warn pcie.link-gen:warn pcie.link-gen:warn",
+              GR_EXIT_WARN);
+}
+
+static void test_fault_details(void **state)
+{
+  struct gr_doctor_opts o = defaults();
+  struct run x;
+  (void)state;
+  run_tree(&x, "doctor-riser-x8", &o);
+  const struct gr_check_result *r = find(&x.r, "pcie.link-width", GR_CHECK_WARN);
+  assert_string_equal(r->pci_bus_id, "0000:02:00.0");
+  assert_non_null(strstr(r->message, "x8 although both ends support x16"));
+  assert_non_null(r->fix);
+  assert_non_null(strstr(r->ev[0].file, "0000:02:00.0/current_link"));
+  free_run(&x);
+  /* AER: counted at the root port, both ends of the link named */
+  run_tree(&x, "doctor-aer-rootport", &o);
+  r = find(&x.r, "pcie.aer", GR_CHECK_WARN);
+  assert_string_equal(r->pci_bus_id, "0000:40:03.1");
+  assert_non_null(strstr(r->message, "GPU3 0000:42:00.0"));
+  assert_non_null(strstr(r->message, "above the 922")); /* ceil(0.96 x 16 x 60 min) */
+  free_run(&x);
+}
+
+static void test_xid_log(void **state)
+{
+  struct gr_doctor_opts o = defaults();
+  struct run x;
+  char path[1024];
+  (void)state;
+  snprintf(path, sizeof(path), "%s/kmsg/xid-79-13.log", getenv("GPURIG_TEST_DATA"));
+  o.kmsg_path = path;
+  expect_tree("doctor-healthy", &o, "xid.errors:fail", GR_EXIT_FAIL);
+  run_tree(&x, "doctor-healthy", &o);
+  const struct gr_check_result *f = find(&x.r, "xid.errors", GR_CHECK_FAIL);
+  assert_string_equal(f->pci_bus_id, "0000:41:00.0");
+  assert_non_null(strstr(f->message, "Xid 79"));
+  const struct gr_check_result *i = find(&x.r, "xid.errors", GR_CHECK_INFO);
+  assert_non_null(strstr(i->message, "Xid 13"));
+  assert_non_null(strstr(i->message, "3 times")); /* de-duplicated */
+  free_run(&x);
+  /* a 0.1 h window keeps the Xid 79 (86002 s) and drops the Xid 13s (85000 s) */
+  o.xid_window_h = 0.1;
+  run_tree(&x, "doctor-healthy", &o);
+  assert_non_null(find(&x.r, "xid.errors", GR_CHECK_FAIL));
+  i = find(&x.r, "xid.errors", GR_CHECK_INFO);
+  assert_non_null(strstr(i->message, "3 older"));
+  free_run(&x);
+}
+
+static void test_expectations(void **state)
+{
+  struct gr_doctor_opts o = defaults();
+  struct gr_expect e;
+  struct gr_err err = {0};
+  const char *manifest = "gpus 8\nmodel \"RTX 3090\"\nlink gen4 x16\ndriver 550.54 *\n";
+  (void)state;
+  assert_int_equal(gr_expect_parse("rack.expect", manifest, strlen(manifest), &e, &err), 0);
+  o.expect = &e;
+  expect_tree("doctor-riser-x8", &o, "gpu.count:fail gpu.link-uniform:fail pcie.link-width:warn driver.version:fail",
+              GR_EXIT_FAIL);
+  gr_expect_free(&e);
+  o.expect = NULL;
+  o.expect_gpus = 4;
+  expect_tree("doctor-healthy", &o, "", GR_EXIT_OK);
+}
+
+static void test_malformed_inputs(void **state)
+{
+  struct gr_doctor_opts o = defaults();
+  struct run x;
+  (void)state;
+  /* garbage AER counters, an unknown link speed, a truncated DMI table, binary kmsg lines */
+  expect_tree("doctor-malformed", &o, "pcie.link-width:error pcie.aer:error mem.channels:error xid.errors:error",
+              GR_EXIT_CANNOT_RUN);
+  run_tree(&x, "doctor-malformed", &o);
+  assert_non_null(strstr(find(&x.r, "pcie.aer", GR_CHECK_ERROR)->message, "0000:01:00.0/aer_dev_correctable"));
+  assert_non_null(strstr(find(&x.r, "pcie.link-width", GR_CHECK_ERROR)->message, "current_link_speed"));
+  assert_non_null(strstr(find(&x.r, "mem.channels", GR_CHECK_ERROR)->message, "tables/DMI: offset"));
+  assert_non_null(strstr(find(&x.r, "xid.errors", GR_CHECK_ERROR)->message, "dev/kmsg:5"));
+  free_run(&x);
+}
+
+static void test_expect_parser_errors(void **state)
+{
+  static const struct {
+    const char *text, *msg;
+  } cases[] = {
+      {"gpus eight\n", "f:1:6: gpus takes one count"},
+      {"link gen4 x12\n", "f:1:11: width \"x12\""},
+      {"link gen9 x16\n", "f:1:6: generation \"gen9\""},
+      {"driver 560 550\n", "f:1:8: driver range is empty"},
+      {"driver 5.a *\n", "f:1:8: driver version \"5.a\""},
+      {"gpus 4\ngpus 5\n", "f:2:1: duplicate key gpus (first given at line 1)"},
+      {"model \"RTX 3090\n", "f:1:7: unterminated string"},
+      {"colour blue\n", "f:1:1: unknown key \"colour\""},
+      {"gpus 4\x01\n", "f:1:7: unexpected byte 0x01"},
+      {"gpus\0 4\n", "f: binary data"},
+  };
+  (void)state;
+  for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+    struct gr_expect e;
+    struct gr_err err = {0};
+    size_t len = strlen(cases[i].text) + (i == 9 ? 4 : 0);
+    assert_int_equal(gr_expect_parse("f", cases[i].text, len, &e, &err), -1);
+    if (!strstr(err.msg, cases[i].msg))
+      fail_msg("case %zu: \"%s\" lacks \"%s\"", i, err.msg, cases[i].msg);
+    gr_expect_free(&e);
+  }
+}
+
+static void test_versions(void **state)
+{
+  (void)state;
+  assert_true(gr_version_cmp("535.104.05", "535.54.03") > 0);
+  assert_true(gr_version_cmp("545.29.06", "545.999") < 0);
+  assert_int_equal(gr_version_cmp("550.0", "550"), 0);
+  assert_true(gr_version_valid("580.142"));
+  assert_false(gr_version_valid("580..1"));
+  assert_false(gr_version_valid(".5"));
+}
+
+int main(void)
+{
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_healthy),        cmocka_unit_test(test_one_fault_each),
+      cmocka_unit_test(test_fault_details),  cmocka_unit_test(test_xid_log),
+      cmocka_unit_test(test_expectations),   cmocka_unit_test(test_malformed_inputs),
+      cmocka_unit_test(test_expect_parser_errors), cmocka_unit_test(test_versions),
+  };
+  return cmocka_run_group_tests(tests, setup, NULL);
+}
