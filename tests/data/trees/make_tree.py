@@ -72,13 +72,15 @@ def device(root, hb, path, vendor, device_id, cls, cur=(4, 16), maxl=(4, 16), nu
     for name, value in (raw or {}).items():   # malformed attributes for the error paths
         write(os.path.join(d, name), value)
     if driver:
-        os.makedirs(os.path.join(root, 'sys/bus/pci/drivers', driver), exist_ok=True)
+        # git keeps no empty directories: give each one a file, as sysfs has
+        write(os.path.join(root, 'sys/bus/pci/drivers', driver, 'uevent'), 'DRIVER=%s\n' % driver)
         os.symlink(os.path.relpath(os.path.join(root, 'sys/bus/pci/drivers', driver), d), os.path.join(d, 'driver'))
     if iommu is not None:
         g = os.path.join(root, 'sys/kernel/iommu_groups', str(iommu))
         os.makedirs(os.path.join(g, 'devices'), exist_ok=True)
         if iommu_type:
             write(os.path.join(g, 'type'), iommu_type + '\n')
+        os.symlink(os.path.relpath(d, os.path.join(g, 'devices')), os.path.join(g, 'devices', bdf))
         os.symlink(os.path.relpath(g, d), os.path.join(d, 'iommu_group'))
     links = os.path.join(root, 'sys/bus/pci/devices')
     os.makedirs(links, exist_ok=True)
@@ -203,7 +205,7 @@ def doctor_rig(root, sockets=1, gpu_cur=None, rp_aer=None, iommu_type='identity'
     write(os.path.join(root, 'sys/module/nvidia/version'), driver_version + '\n')
     write(os.path.join(root, 'sys/module/nvidia/taint'), 'PO\n')
     if iommu_type:
-        os.makedirs(os.path.join(root, 'sys/class/iommu/ivhd0'), exist_ok=True)
+        write(os.path.join(root, 'sys/class/iommu/ivhd0/uevent'), '')
     for i in range(16):
         c = os.path.join(root, 'sys/devices/system/cpu/cpu%d/cpufreq' % i)
         write(os.path.join(c, 'scaling_governor'), 'performance\n')
