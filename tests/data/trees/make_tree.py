@@ -7,9 +7,14 @@ import os, shutil, struct, sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
-def config(vendor, device, cls, bridge=None, subv=0, subd=0):
-    """64 bytes of config space; bridges (header type 1) carry their bus numbers."""
-    b = bytearray(64)
+def config(vendor, device, cls, bridge=None, subv=0, subd=0, acs=None):
+    """64 bytes of config space, what non-root users read; bridges (header type 1) carry their bus
+    numbers. With acs (a control word) the full 4096 bytes a root gather reads: an AER extended
+    capability at 0x100 that chains to an ACS capability (0x000d) at 0x148."""
+    b = bytearray(64 if acs is None else 4096)
+    if acs is not None:
+        struct.pack_into('<I', b, 0x100, 0x0001 | (1 << 16) | (0x148 << 20))
+        struct.pack_into('<IHH', b, 0x148, 0x000d | (1 << 16), 0x005f, acs)
     struct.pack_into('<HH', b, 0, vendor, device)
     b[8] = 0xa1                      # revision
     b[9], b[10], b[11] = cls & 0xff, (cls >> 8) & 0xff, (cls >> 16) & 0xff
@@ -40,7 +45,7 @@ def aer(kind, total):
     return '\n'.join(lines) + '\n'
 
 def device(root, hb, path, vendor, device_id, cls, cur=(4, 16), maxl=(4, 16), numa=0, bridge=None,
-           driver=None, aer_counts=None, iommu=None, subv=0, subd=0, bar1=None, iommu_type=None, raw=None):
+           driver=None, aer_counts=None, iommu=None, subv=0, subd=0, bar1=None, iommu_type=None, raw=None, acs=None):
     """path: list of BDFs from the host bridge down to this device."""
     bdf = path[-1]
     d = os.path.join(root, 'sys/devices', 'pci' + hb, *path)
@@ -49,7 +54,7 @@ def device(root, hb, path, vendor, device_id, cls, cur=(4, 16), maxl=(4, 16), nu
     write(os.path.join(d, 'class'), '0x%06x\n' % cls)
     write(os.path.join(d, 'subsystem_vendor'), '0x%04x\n' % subv)
     write(os.path.join(d, 'subsystem_device'), '0x%04x\n' % subd)
-    write(os.path.join(d, 'config'), config(vendor, device_id, cls, bridge, subv, subd))
+    write(os.path.join(d, 'config'), config(vendor, device_id, cls, bridge, subv, subd, acs))
     write(os.path.join(d, 'numa_node'), '%d\n' % numa)
     write(os.path.join(d, 'local_cpus'), '00000000,0000ffff\n')
     write(os.path.join(d, 'local_cpulist'), '0-15\n')
@@ -180,7 +185,8 @@ NV_VERSION = ('NVRM version: NVIDIA UNIX x86_64 Kernel Module  %s  Thu Oct 19 18
               'GCC version:  gcc version 12.2.0 (Debian 12.2.0-14)\n')
 
 def doctor_rig(root, sockets=1, gpu_cur=None, rp_aer=None, iommu_type='identity', cmdline='iommu=pt',
-               driver_version='535.129.03', numa=None, uptime=86400.0, raw=None, dmi_truncate=None, kmsg=KMSG_CLEAN):
+               driver_version='535.129.03', numa=None, uptime=86400.0, raw=None, dmi_truncate=None, kmsg=KMSG_CLEAN,
+               acs=None):
     """A tower of four RTX 3090s (10de:2204, Resizable BAR on) on an EPYC 7302 board, each GPU on its
     own Gen4 root port: GPU0/GPU1 under host bridge 0000:00, GPU2/GPU3 under 0000:40. Everything a
     healthy rig has: IOMMU passthrough, driver 535, 8 of 16 DIMM slots filled (one per channel),
@@ -194,7 +200,7 @@ def doctor_rig(root, sockets=1, gpu_cur=None, rp_aer=None, iommu_type='identity'
         cur = (gpu_cur or {}).get(i, (1, 16))            # idle GPUs park their link at 2.5 GT/s
         node = (numa or {}).get(i, 0 if bus < 0x40 or sockets == 1 else 1)
         device(root, hb, [port], 0x1022, 0x1483, 0x060400, cur=cur, bridge=(bus & 0xc0, bus, bus), driver='pcieport',
-               numa=node, aer_counts=(rp_aer or {}).get(i, {'correctable': 0, 'nonfatal': 0, 'fatal': 0}))
+               numa=node, acs=acs, aer_counts=(rp_aer or {}).get(i, {'correctable': 0, 'nonfatal': 0, 'fatal': 0}))
         device(root, hb, [port, bdf], cur=cur, numa=node, iommu=10 + i,
                aer_counts={'correctable': 0, 'nonfatal': 0, 'fatal': 0}, raw=(raw or {}).get(i), **gpu)
     write(os.path.join(root, 'proc/uptime'), '%.2f %.2f\n' % (uptime, uptime * 15))
@@ -230,6 +236,8 @@ TREES = {
     'doctor-aer-rootport': lambda r: doctor_rig(r, rp_aer={3: AER_5000}, uptime=3600.0),
     'doctor-iommu-translated': lambda r: doctor_rig(r, iommu_type='DMA-FQ', cmdline='amd_iommu=on'),
     'doctor-driver-545': lambda r: doctor_rig(r, driver_version='545.29.06'),
+    # gathered as root: full config space, ACS redirecting P2P (SrcValid ReqRedir CmpltRedir UpstreamFwd)
+    'doctor-acs-redirect': lambda r: doctor_rig(r, acs=0x001d),
     'doctor-numa-unknown': lambda r: doctor_rig(r, sockets=2, numa={0: -1, 1: -1, 2: -1, 3: -1}),
     'doctor-malformed': lambda r: doctor_rig(r, raw={0: {'aer_dev_correctable': 'RxErr banana\nTOTAL_ERR_COR lots\n'},
                                                        1: {'current_link_speed': '40.0 GT/s PCIe\n'}},
