@@ -13,8 +13,6 @@
 #include "catalog.h"
 #include "doctor_internal.h"
 
-#define NVML_REF "docs/doctor.md"
-
 struct check {
   struct gr_check_def def;
   void (*run)(struct gr_doctor_ctx *c);
@@ -198,10 +196,11 @@ static int load_health(struct gr_doctor_ctx *c, struct gr_err *err)
     return -1;
   if (gr_table_col(&c->health, "key") < 0 || gr_table_col(&c->health, "value") < 0)
     return gr_fail(err, GR_EXIT_CANNOT_RUN, "%s: needs the columns key and value", c->health.name);
+  size_t kc = (size_t)gr_table_col(&c->health, "key");
   for (size_t k = 0; k < sizeof(keys) / sizeof(keys[0]); k++) {
     bool found = false;
     for (size_t i = 0; i < c->health.nrows; i++)
-      found |= strcmp(gr_table_cell(&c->health, i, 0), keys[k]) == 0;
+      found |= strcmp(gr_table_cell(&c->health, i, kc), keys[k]) == 0;
     if (!found)
       return gr_fail(err, GR_EXIT_CANNOT_RUN, "%s: no row for %s", c->health.name, keys[k]);
   }

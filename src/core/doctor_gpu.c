@@ -96,15 +96,14 @@ static bool in_range(const char *v, const char *lo, const char *hi)
   return (strcmp(lo, "*") == 0 || gr_version_cmp(v, lo) >= 0) && (strcmp(hi, "*") == 0 || gr_version_cmp(v, hi) <= 0);
 }
 
-/* Rows of data/driver-issues.tsv that match this driver and these GPUs. */
-static size_t known_issues(struct gr_doctor_ctx *c, const char *version, const char *file)
+/* A result per row of data/driver-issues.tsv that matches this driver and these GPUs. */
+static void known_issues(struct gr_doctor_ctx *c, const char *version, const char *file)
 {
   struct gr_table tb;
   struct gr_err err = {0};
-  size_t hits = 0;
   if (gr_table_load("driver-issues.tsv", &tb, &err) != 0) {
     dr_add(c, GR_CHECK_ERROR, -1, "%s", err.msg);
-    return 1;
+    return;
   }
   int col[8];
   static const char *const names[] = {"id", "gpu_match", "driver_min", "driver_max", "severity", "problem", "fix", "source"};
@@ -112,7 +111,7 @@ static size_t known_issues(struct gr_doctor_ctx *c, const char *version, const c
     if ((col[k] = gr_table_col(&tb, names[k])) < 0) {
       dr_add(c, GR_CHECK_ERROR, -1, "%s: no column %s", tb.name, names[k]);
       gr_table_free(&tb);
-      return 1;
+      return;
     }
   for (size_t i = 0; i < tb.nrows; i++) {
     const char *which = NULL;
@@ -125,26 +124,23 @@ static size_t known_issues(struct gr_doctor_ctx *c, const char *version, const c
     dr_evidence(r, "data/driver-issues.tsv", "%s: %s .. %s; %s", CELL(0), CELL(2), CELL(3), CELL(7));
     dr_fix(r, "a driver change means a reboot", "%s", CELL(6));
 #undef CELL
-    hits++;
   }
   gr_table_free(&tb);
-  return hits;
 }
 
-static size_t driver_against_expectation(struct gr_doctor_ctx *c, const char *version)
+static void driver_against_expectation(struct gr_doctor_ctx *c, const char *version)
 {
   const struct gr_expect *e = c->o->expect;
   if (!e || !e->line_driver)
-    return 0;
+    return;
   if ((!e->driver_min || gr_version_cmp(version, e->driver_min) >= 0) &&
       (!e->driver_max || gr_version_cmp(version, e->driver_max) <= 0))
-    return 0;
+    return;
   struct gr_check_result *r = dr_add(c, GR_CHECK_FAIL, -1, "Driver %s is outside the expected range %s .. %s.", version,
                                      e->driver_min ? e->driver_min : "*", e->driver_max ? e->driver_max : "*");
   dr_evidence(r, e->file, "line %zu: driver %s %s", e->line_driver, e->driver_min ? e->driver_min : "*",
               e->driver_max ? e->driver_max : "*");
   dr_fix(r, "a reboot", "Install a driver from the expected range (or update the expectation file if the fleet moved on).");
-  return 1;
 }
 
 void check_driver_version(struct gr_doctor_ctx *c)

@@ -119,8 +119,7 @@ void check_numa_locality(struct gr_doctor_ctx *c)
     if (!unknown++)
       r = dr_add(c, GR_CHECK_WARN, -1, "GPUs report NUMA node -1 on a machine with %zu NUMA nodes: the firmware does not say which socket they hang off, so NCCL and the CUDA runtime cannot keep their buffers and threads local.",
                  t->nnumas);
-    snprintf(path, sizeof(path), "/sys/bus/pci/devices/%04x:%02x:%02x.%x/numa_node", p->domain, p->bus, p->dev, p->func);
-    dr_evidence(r, path, "-1 (%s)", dr_subject(t, t->gpus[g], who, sizeof(who)));
+    dr_evidence(r, gr_pci_sysfs_path(p, "numa_node", path, sizeof(path)), "-1 (%s)", dr_subject(t, t->gpus[g], who, sizeof(who)));
   }
   if (r)
     dr_fix(r, "none",
@@ -200,35 +199,24 @@ void check_mem_host(struct gr_doctor_ctx *c)
 
 #define DMI_TABLE "/sys/firmware/dmi/tables/DMI"
 
-static int read_binary(const struct gr_doctor_ctx *c, const char *path, unsigned char **buf, size_t *len)
+/* The SMBIOS table is binary; gr_read_stream reads it whole (NUL-terminated
+ * too, which the DMI parser ignores). Returns 0, -errno from opening, or
+ * -EIO with err set. */
+static int read_table(const struct gr_doctor_ctx *c, const char *path, char **buf, size_t *len, struct gr_err *err)
 {
   char full[4400];
-  *buf = NULL;
-  *len = 0;
   if (!gr_fs_path(c->fs, path, full, sizeof(full)))
     return -ENAMETOOLONG;
   FILE *f = fopen(full, "rb");
   if (!f)
     return -errno;
-  size_t cap = 1 << 16;
-  *buf = xmalloc(cap);
-  size_t n;
-  while ((n = fread(*buf + *len, 1, cap - *len, f)) > 0) {
-    *len += n;
-    if (*len == cap) {
-      if (cap >= (16u << 20))
-        break; /* SMBIOS tables are kilobytes; stop at 16 MiB */
-      cap *= 2;
-      *buf = xrealloc(*buf, cap);
-    }
-  }
-  int rc = ferror(f) ? -EIO : 0;
+  int rc = gr_read_stream(f, full, 16u << 20, buf, len, err) == 0 ? 0 : -EIO;
   fclose(f);
   return rc;
 }
 
 /* Memory channels of a CPU model: data/cpu-memory.tsv, longest match wins. */
-static int cpu_channels(const char *model, const char **source)
+static int cpu_channels(const char *model)
 {
   struct gr_table tb;
   struct gr_err err = {0};
@@ -236,13 +224,12 @@ static int cpu_channels(const char *model, const char **source)
   size_t best_len = 0;
   if (!model || gr_table_load("cpu-memory.tsv", &tb, &err) != 0)
     return 0;
-  int mc = gr_table_col(&tb, "match"), cc = gr_table_col(&tb, "channels"), sc = gr_table_col(&tb, "source");
+  int mc = gr_table_col(&tb, "match"), cc = gr_table_col(&tb, "channels");
   for (size_t i = 0; mc >= 0 && cc >= 0 && i < tb.nrows; i++) {
     const char *m = gr_table_cell(&tb, i, (size_t)mc);
     if (strstr(model, m) && strlen(m) > best_len) {
       best_len = strlen(m);
       best = atoi(gr_table_cell(&tb, i, (size_t)cc));
-      *source = sc >= 0 ? "data/cpu-memory.tsv" : NULL;
     }
   }
   gr_table_free(&tb);
@@ -254,8 +241,7 @@ static void channels_per_socket(struct gr_doctor_ctx *c, const struct gr_dmi_mem
   const struct gr_topo *t = c->t;
   size_t sockets = t->npackages ? t->npackages : 1, before = c->r->nres, total = 0;
   bool by_array = mem->narrays == sockets;
-  const char *src = NULL;
-  int channels = cpu_channels(t->npackages ? t->packages[0].cpu_model : NULL, &src);
+  int channels = cpu_channels(t->npackages ? t->packages[0].cpu_model : NULL);
   for (size_t d = 0; d < mem->ndimms; d++)
     total += mem->dimms[d].populated;
   for (size_t s = 0; s < (by_array ? sockets : 1); s++) {
@@ -271,7 +257,7 @@ static void channels_per_socket(struct gr_doctor_ctx *c, const struct gr_dmi_mem
         by_array && sockets > 1 ? (s ? "Socket 1" : "Socket 0") : "The machine", n, n == 1 ? "" : "s", want, n, want,
         100.0 * (double)n / (double)want, sockets > 1 && !by_array ? "s" : "");
     dr_evidence(r, DMI_TABLE, "%zu memory devices, %zu populated, %zu array(s)", mem->ndimms, total, mem->narrays);
-    dr_evidence(r, src ? src : "data/cpu-memory.tsv", "%s: %d channels", t->packages[0].cpu_model, channels);
+    dr_evidence(r, "data/cpu-memory.tsv", "%s: %d channels", t->packages[0].cpu_model, channels);
     dr_fix(r, "the DIMMs", "Populate one DIMM per channel, in the order the board manual gives (usually the A1, B1, C1 ... slots first).");
   }
   if (c->r->nres > before)
@@ -284,20 +270,22 @@ static void channels_per_socket(struct gr_doctor_ctx *c, const struct gr_dmi_mem
 
 void check_mem_channels(struct gr_doctor_ctx *c)
 {
-  unsigned char *buf = NULL;
-  size_t len;
-  char shown[4400];
+  char *buf = NULL, shown[4400];
+  size_t len = 0;
   struct gr_dmi_memory mem = {0};
   struct gr_err err = {0};
-  int rc = read_binary(c, DMI_TABLE, &buf, &len);
+  int rc = read_table(c, DMI_TABLE, &buf, &len, &err);
   if (rc == -EACCES || rc == -EPERM)
     dr_skip_root(c, "The SMBIOS table (%s) is readable by root only.", DMI_TABLE);
   else if (rc == -ENOENT)
     dr_add(c, GR_CHECK_SKIPPED, -1, "No SMBIOS table in this input (%s): a VM, a non-x86 machine, or a tree gathered without it.",
            DMI_TABLE);
+  else if (rc == -EIO)
+    dr_add(c, GR_CHECK_ERROR, -1, "%s.", err.msg);
   else if (rc != 0)
     dr_add(c, GR_CHECK_ERROR, -1, "%s: %s.", dr_shown(c, DMI_TABLE, shown, sizeof(shown)), strerror(-rc));
-  else if (gr_dmi_parse_memory(dr_shown(c, DMI_TABLE, shown, sizeof(shown)), buf, len, &mem, &err) != 0)
+  else if (gr_dmi_parse_memory(dr_shown(c, DMI_TABLE, shown, sizeof(shown)), (const unsigned char *)buf, len, &mem,
+                               &err) != 0)
     dr_add(c, GR_CHECK_ERROR, -1, "%s.", err.msg);
   else if (!mem.ndimms)
     dr_add(c, GR_CHECK_SKIPPED, -1, "The SMBIOS table lists no memory devices (typical of VMs).");

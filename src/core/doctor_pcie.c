@@ -21,28 +21,22 @@ static bool *gpu_path_nodes(const struct gr_topo *t)
   return on;
 }
 
-static const char *sysfs_dev(const struct gr_pci *p, const char *attr, char *buf, size_t cap)
-{
-  snprintf(buf, cap, "/sys/bus/pci/devices/%04x:%02x:%02x.%x/%s", p->domain, p->bus, p->dev, p->func, attr);
-  return buf;
-}
-
 /* Evidence for a link: the values the model holds and where they came from. */
 static void link_evidence(struct gr_doctor_ctx *c, struct gr_check_result *r, int node)
 {
   const struct gr_pci *p = &c->t->pci[node];
   const struct gr_link *l = &p->link;
   char path[160], g1[24], g2[24];
-  const char *where = c->fs ? sysfs_dev(p, "current_link_{speed,width}", path, sizeof(path))
+  const char *where = c->fs ? gr_pci_sysfs_path(p, "current_link_{speed,width}", path, sizeof(path))
                             : (c->t->source_path ? c->t->source_path : "input");
   dr_evidence(r, where, "now %s", gr_pcie_label(l->cur_gen, l->cur_width, g1, sizeof(g1)));
   if (c->fs)
-    sysfs_dev(p, "max_link_{speed,width}", path, sizeof(path));
+    gr_pci_sysfs_path(p, "max_link_{speed,width}", path, sizeof(path));
   dr_evidence(r, c->fs ? path : where, "device supports %s", gr_pcie_label(l->max_gen, l->max_width, g1, sizeof(g1)));
   if (p->parent >= 0 && (l->port_max_gen || l->port_max_width)) {
     const struct gr_pci *port = &c->t->pci[p->parent];
     if (c->fs)
-      sysfs_dev(port, "max_link_{speed,width}", path, sizeof(path));
+      gr_pci_sysfs_path(port, "max_link_{speed,width}", path, sizeof(path));
     dr_evidence(r, c->fs ? path : where, "its port supports %s",
                 gr_pcie_label(l->port_max_gen, l->port_max_width, g2, sizeof(g2)));
   }
@@ -359,10 +353,10 @@ static void aer_one(struct gr_doctor_ctx *c, int node, size_t *with_counters)
                "%llu correctable PCIe errors counted on the link to %s in %.1f h, within the %.0f a healthy Gen%d x%d link allows (bit error rate 1e-12).",
                (unsigned long long)cor, other, c->uptime_s / 3600.0, allow, gen, width);
   if (p->aer.correctable.valid)
-    dr_evidence(r, sysfs_dev(p, "aer_dev_correctable", path, sizeof(path)), "TOTAL_ERR_COR %llu",
+    dr_evidence(r, gr_pci_sysfs_path(p, "aer_dev_correctable", path, sizeof(path)), "TOTAL_ERR_COR %llu",
                 (unsigned long long)cor);
   if (bad)
-    dr_evidence(r, sysfs_dev(p, "aer_dev_{nonfatal,fatal}", path, sizeof(path)), "%llu",
+    dr_evidence(r, gr_pci_sysfs_path(p, "aer_dev_{nonfatal,fatal}", path, sizeof(path)), "%llu",
                 (unsigned long long)bad);
   if (c->uptime_s >= 0)
     dr_evidence(r, "/proc/uptime", "%.0f s", c->uptime_s);
@@ -424,7 +418,7 @@ static int acs_control(const unsigned char *cfg, size_t len)
 static ssize_t read_config(const struct gr_doctor_ctx *c, const struct gr_pci *p, unsigned char *buf, size_t cap)
 {
   char path[160];
-  return gr_fs_read(c->fs, sysfs_dev(p, "config", path, sizeof(path)), (char *)buf, cap);
+  return gr_fs_read(c->fs, gr_pci_sysfs_path(p, "config", path, sizeof(path)), (char *)buf, cap);
 }
 
 /* Bridges that P2P traffic between two GPUs of one host bridge passes. */
@@ -456,7 +450,7 @@ static void acs_redirects(struct gr_doctor_ctx *c, int node, int ctrl)
       "ACS on this bridge redirects peer-to-peer %s%s%s up to the root complex: GPU-to-GPU traffic below it takes the long way (slow, and NCCL may hang).",
       ctrl & ACS_RR ? "requests" : "", (ctrl & ACS_RR) && (ctrl & ACS_CR) ? " and " : "",
       ctrl & ACS_CR ? "completions" : "");
-  dr_evidence(r, sysfs_dev(&c->t->pci[node], "config", path, sizeof(path)),
+  dr_evidence(r, gr_pci_sysfs_path(&c->t->pci[node], "config", path, sizeof(path)),
               "ACS control 0x%04x: SrcValid%c ReqRedir%c CmpltRedir%c UpstreamFwd%c EgressCtrl%c DirectTrans%c", ctrl,
               ctrl & ACS_SV ? '+' : '-', ctrl & ACS_RR ? '+' : '-', ctrl & ACS_CR ? '+' : '-',
               ctrl & ACS_UF ? '+' : '-', ctrl & ACS_EC ? '+' : '-', ctrl & ACS_DT ? '+' : '-');
@@ -541,7 +535,7 @@ static void bar1_one(struct gr_doctor_ctx *c, int node, size_t *ok)
   const struct gr_gpu_model *m = dr_gpu_model(p);
   char path[160], shown[4200], text[1024];
   uint64_t size;
-  sysfs_dev(p, "resource", path, sizeof(path));
+  gr_pci_sysfs_path(p, "resource", path, sizeof(path));
   int rc = dr_read(c, path, text, sizeof(text));
   if (rc == -ENOENT)
     return;

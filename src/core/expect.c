@@ -28,12 +28,11 @@ static int fail_at(const struct line_ctx *lc, size_t col, const char *fmt, ...)
 
 static int fail_at(const struct line_ctx *lc, size_t col, const char *fmt, ...)
 {
-  char msg[256];
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(msg, sizeof(msg), fmt, ap);
+  int rc = gr_fail_at(lc->err, lc->name, lc->line, col, fmt, ap);
   va_end(ap);
-  return gr_fail(lc->err, GR_EXIT_FAIL, "%s:%zu:%zu: %s", lc->name, lc->line, col, msg);
+  return rc;
 }
 
 /* Splits one line into words; a word is a run of non-blank bytes or a

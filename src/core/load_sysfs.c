@@ -221,7 +221,7 @@ int gr_sysfs_overlay(const struct gr_fs *fs, struct gr_topo *t, struct gr_err *e
     if (p->role == GR_ROLE_HOSTBRIDGE)
       continue;
     struct devdir d = {.fs = fs, .t = t, .p = p};
-    snprintf(d.dir, sizeof(d.dir), "/sys/bus/pci/devices/%04x:%02x:%02x.%x", p->domain, p->bus, p->dev, p->func);
+    gr_pci_sysfs_path(p, NULL, d.dir, sizeof(d.dir));
     overlay_device(&d, p);
     if (p->numa >= 0)
       p->package = package_of_numa(t, p->numa);

@@ -39,6 +39,10 @@ const char *gr_vendor_name(unsigned vendor_id); /* from pci.ids; NULL when unkno
 void gr_print_prediction(FILE *out, const struct gr_topo *t, const struct gr_prediction *p);
 json_t *gr_prediction_to_json(const struct gr_topo *t, const struct gr_prediction *p);
 
+/* A JSON string, null for NULL; text that is not UTF-8 has its non-ASCII
+ * bytes replaced by '?' (never a missing key). Caller owns the result. */
+json_t *gr_json_text(const char *s);
+
 /* The whole topology and analysis as one JSON object (docs/json.md). */
 json_t *gr_topo_to_json(const struct gr_topo *t, const struct gr_analysis *a);
 

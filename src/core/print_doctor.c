@@ -1,6 +1,5 @@
 /* Printers of a doctor report: text grouped by severity, JSON, and the NHC
  * convention (silent on success, one ERROR line per failure). */
-#include <stdlib.h>
 #include <string.h>
 
 #include "print.h"
@@ -54,43 +53,25 @@ void gr_print_doctor_nhc(FILE *out, const struct gr_doctor_report *r)
   }
 }
 
-/* Messages can quote bytes read from a broken file; JSON strings must be
- * UTF-8, so anything else becomes '?'. */
-static json_t *text(const char *s)
-{
-  if (!s)
-    return json_null();
-  json_t *j = json_string(s);
-  if (j)
-    return j;
-  char *copy = xstrdup(s);
-  for (char *p = copy; *p; p++)
-    if ((unsigned char)*p >= 0x80 || (unsigned char)*p < 0x20)
-      *p = '?';
-  j = json_string(copy);
-  free(copy);
-  return j;
-}
-
 static json_t *result_json(const struct gr_check_result *r)
 {
   json_t *o = json_object(), *ev = json_array();
   json_object_set_new(o, "id", json_string(r->id));
   json_object_set_new(o, "title", json_string(r->title));
   json_object_set_new(o, "severity", json_string(gr_check_sev_name(r->sev)));
-  json_object_set_new(o, "subject", text(r->subject));
-  json_object_set_new(o, "pci_bus_id", text(r->pci_bus_id));
-  json_object_set_new(o, "message", text(r->message));
+  json_object_set_new(o, "subject", gr_json_text(r->subject));
+  json_object_set_new(o, "pci_bus_id", gr_json_text(r->pci_bus_id));
+  json_object_set_new(o, "message", gr_json_text(r->message));
   for (size_t e = 0; e < r->nev; e++) {
     json_t *x = json_object();
-    json_object_set_new(x, "file", text(r->ev[e].file));
-    json_object_set_new(x, "value", text(r->ev[e].value));
+    json_object_set_new(x, "file", gr_json_text(r->ev[e].file));
+    json_object_set_new(x, "value", gr_json_text(r->ev[e].value));
     json_array_append_new(ev, x);
   }
   json_object_set_new(o, "evidence", ev);
-  json_object_set_new(o, "fix", text(r->fix));
-  json_object_set_new(o, "cost", text(r->cost));
-  json_object_set_new(o, "reference", text(r->reference));
+  json_object_set_new(o, "fix", gr_json_text(r->fix));
+  json_object_set_new(o, "cost", gr_json_text(r->cost));
+  json_object_set_new(o, "reference", gr_json_text(r->reference));
   json_object_set_new(o, "needs_root", json_boolean(r->needs_root));
   return o;
 }
@@ -98,9 +79,9 @@ static json_t *result_json(const struct gr_check_result *r)
 json_t *gr_doctor_to_json(const struct gr_topo *t, const struct gr_doctor_report *r)
 {
   json_t *o = json_object(), *res = json_array(), *counts = json_object();
-  json_object_set_new(o, "source", text(t->source_kind));
-  json_object_set_new(o, "source_path", text(t->source_path));
-  json_object_set_new(o, "hostname", text(t->hostname));
+  json_object_set_new(o, "source", gr_json_text(t->source_kind));
+  json_object_set_new(o, "source_path", gr_json_text(t->source_path));
+  json_object_set_new(o, "hostname", gr_json_text(t->hostname));
   json_object_set_new(o, "gpus", json_integer((json_int_t)t->ngpus));
   json_object_set_new(o, "is_root", json_boolean(r->is_root));
   for (size_t i = 0; i < r->nres; i++)

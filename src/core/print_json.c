@@ -1,12 +1,25 @@
+#include <stdlib.h>
 #include <string.h>
 
 #include "pcilink.h"
 #include "print.h"
 #include "util.h"
 
-static json_t *str_or_null(const char *s)
+json_t *gr_json_text(const char *s)
 {
-  return s ? json_string(s) : json_null();
+  if (!s)
+    return json_null();
+  json_t *j = json_string(s);
+  if (j)
+    return j;
+  /* not UTF-8 (bytes quoted from a broken file): keep the text readable */
+  char *copy = xstrdup(s);
+  for (char *p = copy; *p; p++)
+    if ((unsigned char)*p >= 0x80 || (unsigned char)*p < 0x20)
+      *p = '?';
+  j = json_string(copy);
+  free(copy);
+  return j;
 }
 
 static json_t *int_or_null(int v, int unknown)
@@ -80,12 +93,12 @@ static json_t *pci_json(const struct gr_topo *t, int idx)
   }
   json_object_set_new(o, "name", json_string(gr_pci_display_name(t, idx)));
   json_object_set_new(o, "vendor_name",
-                      str_or_null(p->vendor_name ? p->vendor_name : gr_vendor_name(p->vendor)));
+                      gr_json_text(p->vendor_name ? p->vendor_name : gr_vendor_name(p->vendor)));
   json_object_set_new(o, "numa_node", int_or_null(p->numa, -1));
   json_object_set_new(o, "package", int_or_null(p->package, -1));
-  json_object_set_new(o, "driver", str_or_null(p->driver));
+  json_object_set_new(o, "driver", gr_json_text(p->driver));
   json_object_set_new(o, "iommu_group", int_or_null(p->iommu_group, -1));
-  json_object_set_new(o, "os_devices", str_or_null(p->osdevs));
+  json_object_set_new(o, "os_devices", gr_json_text(p->osdevs));
   json_object_set_new(o, "switch", busid_json(t, p->switch_up));
   json_object_set_new(o, "link", link_json(p));
   json_t *aer = json_object();
@@ -116,18 +129,18 @@ static json_t *path_json(const struct gr_topo *t, const struct gr_path *p, size_
 static json_t *machine_json(const struct gr_topo *t, const struct gr_analysis *a)
 {
   json_t *m = json_object();
-  json_object_set_new(m, "product", str_or_null(t->product));
-  json_object_set_new(m, "hostname", str_or_null(t->hostname));
+  json_object_set_new(m, "product", gr_json_text(t->product));
+  json_object_set_new(m, "hostname", gr_json_text(t->hostname));
   json_object_set_new(m, "link_details", json_boolean(t->link_details));
   json_object_set_new(m, "nccl_p2p_level", json_string(gr_nccl_level_str(a->nccl_p2p_level)));
-  json_object_set_new(m, "inter_socket_link", str_or_null(a->socket_link));
+  json_object_set_new(m, "inter_socket_link", gr_json_text(a->socket_link));
   json_object_set_new(m, "inter_socket_nccl_bw_gbps", gbps_or_null(a->socket_nccl_gbps));
   json_t *pk = json_array();
   for (size_t i = 0; i < t->npackages; i++) {
     json_t *o = json_object();
     json_object_set_new(o, "os_index", json_integer(t->packages[i].os_index));
-    json_object_set_new(o, "cpu_vendor", str_or_null(t->packages[i].cpu_vendor));
-    json_object_set_new(o, "cpu_model", str_or_null(t->packages[i].cpu_model));
+    json_object_set_new(o, "cpu_vendor", gr_json_text(t->packages[i].cpu_vendor));
+    json_object_set_new(o, "cpu_model", gr_json_text(t->packages[i].cpu_model));
     json_array_append_new(pk, o);
   }
   json_object_set_new(m, "packages", pk);
@@ -155,9 +168,9 @@ static json_t *gpus_json(const struct gr_topo *t, const struct gr_analysis *a)
     json_object_set_new(o, "name", json_string(name));
     json_object_set_new(o, "pci_bus_id", busid_json(t, t->gpus[g]));
     json_object_set_new(o, "model", json_string(gr_pci_display_name(t, t->gpus[g])));
-    json_object_set_new(o, "uuid", str_or_null(p->uuid));
+    json_object_set_new(o, "uuid", gr_json_text(p->uuid));
     json_object_set_new(o, "numa_node", int_or_null(p->numa, -1));
-    json_object_set_new(o, "cpu_affinity", str_or_null(p->cpulist));
+    json_object_set_new(o, "cpu_affinity", gr_json_text(p->cpulist));
     json_object_set_new(o, "hive", json_integer(a->hive[g]));
     json_object_set_new(o, "link", link_json(p));
     json_array_append_new(arr, o);
@@ -177,7 +190,7 @@ static json_t *nics_json(const struct gr_topo *t)
     json_object_set_new(o, "name", json_string(name));
     json_object_set_new(o, "pci_bus_id", busid_json(t, t->nics[n]));
     json_object_set_new(o, "model", json_string(gr_pci_display_name(t, t->nics[n])));
-    json_object_set_new(o, "os_devices", str_or_null(p->osdevs));
+    json_object_set_new(o, "os_devices", gr_json_text(p->osdevs));
     json_object_set_new(o, "numa_node", int_or_null(p->numa, -1));
     json_array_append_new(arr, o);
   }
@@ -223,7 +236,7 @@ json_t *gr_topo_to_json(const struct gr_topo *t, const struct gr_analysis *a)
   json_object_set_new(root, "gpurig_version", json_string(GPURIG_VERSION));
   json_t *src = json_object();
   json_object_set_new(src, "kind", json_string(t->source_kind));
-  json_object_set_new(src, "path", str_or_null(t->source_path));
+  json_object_set_new(src, "path", gr_json_text(t->source_path));
   json_object_set_new(root, "source", src);
   json_object_set_new(root, "machine", machine_json(t, a));
   json_object_set_new(root, "gpus", gpus_json(t, a));

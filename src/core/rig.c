@@ -66,12 +66,11 @@ static int perr(struct parser *p, int col, const char *fmt, ...) __attribute__((
 
 static int perr(struct parser *p, int col, const char *fmt, ...)
 {
-  char msg[512];
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(msg, sizeof(msg), fmt, ap);
+  int rc = gr_fail_at(p->err, p->name, (size_t)p->line, (size_t)col, fmt, ap);
   va_end(ap);
-  return gr_fail(p->err, GR_EXIT_FAIL, "%s:%d:%d: %s", p->name, p->line, col, msg);
+  return rc;
 }
 
 /* ---- tokens ---- */

@@ -218,6 +218,13 @@ const char *gr_pci_busid(const struct gr_pci *p, char *buf, size_t cap)
   return buf;
 }
 
+const char *gr_pci_sysfs_path(const struct gr_pci *p, const char *attr, char *buf, size_t cap)
+{
+  snprintf(buf, cap, "/sys/bus/pci/devices/%04x:%02x:%02x.%x%s%s", p->domain, p->bus, p->dev, p->func, attr ? "/" : "",
+           attr ? attr : "");
+  return buf;
+}
+
 bool gr_parse_busid(const char *s, unsigned *domain, unsigned *bus, unsigned *dev, unsigned *func)
 {
   char tail;

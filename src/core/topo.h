@@ -156,6 +156,9 @@ enum gr_kind gr_kind_from_class(unsigned class_id, unsigned vendor);
 
 /* Formats "0000:34:00.0" (or "0000:[2b-3b]" for host bridges). */
 const char *gr_pci_busid(const struct gr_pci *p, char *buf, size_t cap);
+/* "/sys/bus/pci/devices/DDDD:BB:DD.F" plus "/attr" when attr is non-NULL:
+ * the path of a device's sysfs file (under the root prefix, see fs.h). */
+const char *gr_pci_sysfs_path(const struct gr_pci *p, const char *attr, char *buf, size_t cap);
 /* Parses "DDDD:BB:DD.F"; returns false if malformed. */
 bool gr_parse_busid(const char *s, unsigned *domain, unsigned *bus, unsigned *dev, unsigned *func);
 /* Lowest common ancestor of two nodes in the PCI tree, -1 if none (different

@@ -24,6 +24,13 @@ static void out_of_memory(size_t n)
   abort();
 }
 
+int gr_fail_at(struct gr_err *err, const char *name, size_t line, size_t col, const char *fmt, va_list ap)
+{
+  char msg[512];
+  vsnprintf(msg, sizeof(msg), fmt, ap);
+  return gr_fail(err, GR_EXIT_FAIL, "%s:%zu:%zu: %s", name, line, col, msg);
+}
+
 void *xmalloc(size_t n)
 {
   void *p = malloc(n ? n : 1);
