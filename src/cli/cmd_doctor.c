@@ -36,8 +36,9 @@ static void doctor_usage(void)
          "                      per failure (Slurm HealthCheckProgram, NHC)\n"
          "  --list              list the checks and exit\n"
          "\n"
-         "Exit status: 0 ok, 1 warnings, 2 failures, 3 could not run (a check's input was\n"
-         "unreadable, or the machine could not be loaded). Skipped checks never change it.\n");
+         "Exit status: 0 ok, 1 warnings, 2 failures or bad input, 3 could not run (a check's\n"
+         "input was unreadable, or the live machine could not be read). Skipped checks never\n"
+         "change it.\n");
 }
 
 static void list_checks(void)
@@ -113,8 +114,7 @@ int cmd_doctor(int argc, char **argv)
   if (gr_fs_init(&fs, o.root) != 0 || gr_load_and_analyze(&o, &t, &a, NULL, &err) != 0) {
     if (!err.msg[0])
       gr_fail(&err, GR_EXIT_FAIL, "%s: path too long", o.root);
-    err.code = GR_EXIT_CANNOT_RUN; /* nothing was checked: Nagios UNKNOWN */
-    rc = gr_report_error(&err);
+    rc = gr_report_error(&err); /* bad input 2, gpurig could not read the machine 3 */
     goto out_expect;
   }
   bool machine = !o.input && !o.rig;
