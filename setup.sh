@@ -53,9 +53,19 @@ run_tests() {
   for args in "topo --input $d/hwloc/nvidiaDGX2.xml" "topo --json --input $d/hwloc-aws/p5en.xml" \
               "report --root $d/trees/epyc-riser" "topo --input $d/no-such.xml" "report" \
               "doctor --root $d/trees/doctor-malformed" "doctor --json --root $d/trees/doctor-healthy --kmsg $d/kmsg/xid-79-13.log" \
-              "doctor"; do
+              "doctor" \
+              "gpus" "STUB=vanish gpus --root $d/trees/epyc-riser" \
+              "STUB=vanish bench --quick --size 4M --root $d/trees/epyc-riser" \
+              "STUB=corrupt bench --quick --size 4M --no-sm --root $d/trees/epyc-riser"; do
+    # STUB=SCENARIO: run against the stand-in driver libraries (tests/stub)
+    local envs=()
+    case "$args" in STUB=*)
+      local scenario=${args%% *}
+      envs=(env "GPURIG_DRIVER_DIR=$PWD/build/tests/stub" "GPURIG_STUB_SCENARIO=${scenario#STUB=}")
+      args=${args#* } ;;
+    esac
     set +e
-    "${vg[@]}" build/gpurig $args >/dev/null 2>/tmp/gpurig-valgrind.log
+    "${envs[@]}" "${vg[@]}" build/gpurig $args >/dev/null 2>/tmp/gpurig-valgrind.log
     local r=$?
     set -e
     if [ $r -eq 99 ]; then echo "valgrind: errors in gpurig $args"; cat /tmp/gpurig-valgrind.log; rc=1; fi

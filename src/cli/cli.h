@@ -4,6 +4,7 @@
 #define GPURIG_CLI_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 #include "analysis.h"
 #include "predict.h"
@@ -28,6 +29,12 @@ struct gr_opts {
   const char *xid_window;  /* --xid-window HOURS */
   bool loaded;             /* --loaded */
   bool nhc;                /* --nhc */
+  /* bench */
+  bool quick;              /* --quick */
+  const char *size;        /* --size SIZE */
+  const char *allreduce_max; /* --allreduce-max SIZE */
+  bool no_progress;        /* --no-progress */
+  bool no_sm;              /* --no-sm */
   const char *positional; /* first non-option argument, if accepted */
   char **args;            /* all positional arguments (GR_OPT_MANY) */
   int nargs;
@@ -44,11 +51,19 @@ enum gr_opt_set {
   GR_OPT_MANY = 1 << 7,     /* any number of positional arguments */
   GR_OPT_LIST = 1 << 8,     /* --list */
   GR_OPT_DOCTOR = 1 << 9,   /* --expect-gpus --expect --kmsg --xid-window --loaded --nhc */
+  GR_OPT_BENCH = 1 << 10,   /* --quick --size --allreduce-max --no-progress --no-sm */
 };
 
 /* Parses argv (argv[0] is the subcommand). Returns 0, or -1 after printing
  * one error line (exit with GR_EXIT_FAIL). */
 int gr_parse_opts(int argc, char **argv, unsigned accepted, struct gr_opts *o);
+
+/* The topology for the GPU commands: the one --root/--input selects (an
+ * error there is bad input), else this machine; when this machine cannot be
+ * read, a warning and *loaded false. On success with *loaded the caller
+ * frees p, a, t. */
+int gr_load_for_gpus(const struct gr_opts *o, struct gr_topo *t, struct gr_analysis *a, struct gr_prediction *p,
+                     bool *loaded, struct gr_err *err);
 
 /* Loads the topology the options select (live machine by default). */
 int gr_load_selected(const struct gr_opts *o, struct gr_topo *t, struct gr_err *err);
@@ -73,5 +88,7 @@ int cmd_report(int argc, char **argv);
 int cmd_snapshot(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
 int cmd_doctor(int argc, char **argv);
+int cmd_gpus(int argc, char **argv);
+int cmd_bench(int argc, char **argv);
 
 #endif

@@ -21,6 +21,8 @@ static const struct command commands[] = {
     {"snapshot", cmd_snapshot, "write this machine as hwloc XML with gpurig's link and error facts"},
     {"compare", cmd_compare, "judge machines described in rig files side by side (before buying)"},
     {"doctor", cmd_doctor, "check the set-up for multi-GPU work: links, errors, IOMMU/ACS, driver, memory, Xids"},
+    {"gpus", cmd_gpus, "the GPUs as the driver reports them: memory, links, power, temperatures, P2P status"},
+    {"bench", cmd_bench, "measure host<->GPU, GPU<->GPU and all-reduce bandwidth against what the wiring promises"},
 };
 
 static void usage(FILE *out)

@@ -1,5 +1,6 @@
 #include <getopt.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <jansson.h>
@@ -21,6 +22,9 @@ int gr_parse_opts(int argc, char **argv, unsigned accepted, struct gr_opts *o)
       {"expect-gpus", required_argument, NULL, 'E'}, {"expect", required_argument, NULL, 'e'},
       {"kmsg", required_argument, NULL, 'k'},  {"xid-window", required_argument, NULL, 'w'},
       {"loaded", no_argument, NULL, 'L'},      {"nhc", no_argument, NULL, 'n'},
+      {"quick", no_argument, NULL, 'Q'},       {"size", required_argument, NULL, 'S'},
+      {"allreduce-max", required_argument, NULL, 'A'}, {"no-progress", no_argument, NULL, 'P'},
+      {"no-sm", no_argument, NULL, 'M'},
       {NULL, 0, NULL, 0},
   };
   memset(o, 0, sizeof(*o));
@@ -46,6 +50,11 @@ int gr_parse_opts(int argc, char **argv, unsigned accepted, struct gr_opts *o)
     case 'w': o->xid_window = optarg; need = GR_OPT_DOCTOR; break;
     case 'L': o->loaded = true; need = GR_OPT_DOCTOR; break;
     case 'n': o->nhc = true; need = GR_OPT_DOCTOR; break;
+    case 'Q': o->quick = true; need = GR_OPT_BENCH; break;
+    case 'S': o->size = optarg; need = GR_OPT_BENCH; break;
+    case 'A': o->allreduce_max = optarg; need = GR_OPT_BENCH; break;
+    case 'P': o->no_progress = true; need = GR_OPT_BENCH; break;
+    case 'M': o->no_sm = true; need = GR_OPT_BENCH; break;
     case 'h': o->help = true; return 0;
     default:
       fprintf(stderr, "gpurig %s: unknown or incomplete option '%s' (see gpurig %s --help)\n", argv[0],
@@ -134,5 +143,22 @@ int gr_load_and_analyze(const struct gr_opts *o, struct gr_topo *t, struct gr_an
     return -1;
   }
   gr_print_warnings(stderr, t);
+  return 0;
+}
+
+int gr_load_for_gpus(const struct gr_opts *o, struct gr_topo *t, struct gr_analysis *a, struct gr_prediction *p,
+                     bool *loaded, struct gr_err *err)
+{
+  *loaded = false;
+  if (gr_load_and_analyze(o, t, a, p, err) == 0) {
+    *loaded = true;
+    return 0;
+  }
+  if (o->root || o->input)
+    return -1;
+  fprintf(stderr, "gpurig: warning: the PCI topology of this machine could not be read (%s); GPUs are shown "
+                  "without it\n", err->msg);
+  err->msg[0] = '\0';
+  err->code = 0;
   return 0;
 }

@@ -598,3 +598,29 @@ const char *gr_severity_name(enum gr_severity s)
 {
   return s == GR_SEV_WARN ? "warn" : "info";
 }
+
+void gr_host_link(const struct gr_topo *t, int node, struct gr_host_link *h)
+{
+  memset(h, 0, sizeof(*h));
+  h->bottleneck = -1;
+  for (int x = node; x >= 0; x = t->pci[x].parent) {
+    const struct gr_pci *p = &t->pci[x];
+    struct gr_link_shortfall sf;
+    double bw = gr_link_bw_gbps(p);
+    if (!p->has_link || bw <= 0)
+      continue;
+    gr_link_shortfall(&p->link, &sf);
+    double can = sf.can_gen > 0 && sf.can_width > 0 ? gr_pcie_bw_gbps(sf.can_gen, sf.can_width) : bw;
+    if (h->bottleneck < 0 || bw < h->bw_gbps) {
+      h->bottleneck = x;
+      h->bw_gbps = bw;
+      h->nccl_gbps = gr_link_nccl_gbps(p);
+      gr_link_effective(&p->link, &h->gen, &h->width);
+    }
+    if (h->can_gbps <= 0 || can < h->can_gbps) {
+      h->can_gbps = can;
+      h->can_gen = sf.can_gen;
+      h->can_width = sf.can_width;
+    }
+  }
+}

@@ -85,6 +85,18 @@ struct gr_link_shortfall {
 };
 void gr_link_shortfall(const struct gr_link *l, struct gr_link_shortfall *s);
 
+/* The link between a device and host memory: the narrowest link on its way
+ * up to the host bridge, as it trains now and as both ends could run it. */
+struct gr_host_link {
+  int bottleneck;          /* pci index whose upstream link is narrowest now, -1 unknown */
+  int gen, width;          /* that link as it trains (gen at its maximum, width as now) */
+  int can_gen, can_width;  /* the narrowest link with both ends at their maxima */
+  double bw_gbps;          /* per direction as it trains, 0 unknown */
+  double can_gbps;         /* per direction at both ends' maxima, 0 unknown */
+  double nccl_gbps;        /* NCCL's figure for the bottleneck, 0 unknown */
+};
+void gr_host_link(const struct gr_topo *t, int node, struct gr_host_link *h);
+
 /* Path between two pci nodes (exposed for tests). */
 struct gr_path gr_path_between(const struct gr_analysis *a, int x, int y);
 

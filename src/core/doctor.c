@@ -176,11 +176,9 @@ const char *dr_shown(const struct gr_doctor_ctx *c, const char *path, char *buf,
 
 double dr_threshold(const struct gr_doctor_ctx *c, const char *key)
 {
-  int kc = gr_table_col(&c->health, "key"), vc = gr_table_col(&c->health, "value");
-  for (size_t i = 0; i < c->health.nrows; i++)
-    if (strcmp(gr_table_cell(&c->health, i, (size_t)kc), key) == 0)
-      return strtod(gr_table_cell(&c->health, i, (size_t)vc), NULL);
-  return 0; /* gr_doctor_run verified every key exists */
+  double v = 0;
+  gr_table_number(&c->health, key, &v); /* gr_doctor_run verified every key exists */
+  return v;
 }
 
 const struct gr_gpu_model *dr_gpu_model(const struct gr_pci *p)

@@ -39,11 +39,9 @@ double gr_calibration(const char *key)
   for (size_t i = 0; i < nmemo; i++)
     if (memo[i].key == key || strcmp(memo[i].key, key) == 0)
       return memo[i].value;
-  int ck = gr_table_col(&calib, "key"), cv = gr_table_col(&calib, "value");
   double v = 0;
-  for (size_t r = 0; calib.cols && r < calib.nrows; r++)
-    if (strcmp(gr_table_cell(&calib, r, (size_t)ck), key) == 0)
-      v = strtod(gr_table_cell(&calib, r, (size_t)cv), NULL);
+  if (calib.cols && !gr_table_number(&calib, key, &v))
+    v = 0;
   if (calib.cols && nmemo < sizeof(memo) / sizeof(memo[0]))
     memo[nmemo++] = (struct memo){key, v};
   return v;

@@ -9,7 +9,9 @@
 #include <jansson.h>
 
 #include "analysis.h"
+#include "bench.h"
 #include "doctor.h"
+#include "gpu.h"
 #include "predict.h"
 #include "topo.h"
 
@@ -52,5 +54,15 @@ json_t *gr_topo_to_json(const struct gr_topo *t, const struct gr_analysis *a);
 void gr_print_doctor(FILE *out, const struct gr_topo *t, const struct gr_doctor_report *r);
 void gr_print_doctor_nhc(FILE *out, const struct gr_doctor_report *r);
 json_t *gr_doctor_to_json(const struct gr_topo *t, const struct gr_doctor_report *r);
+
+/* `gpurig gpus`: per GPU what the driver reports, and the P2P status
+ * matrices; JSON (docs/json.md, caller owns it). */
+void gr_print_gpus(FILE *out, const struct gr_topo *t, const struct gr_gpus_report *r);
+json_t *gr_gpus_to_json(const struct gr_gpus_report *r);
+
+/* `gpurig bench`: the measured figures against limits and predictions, the
+ * all-reduce sweep and the findings; JSON (docs/json.md, caller owns it). */
+void gr_print_bench(FILE *out, const struct gr_bench_report *r);
+json_t *gr_bench_to_json(const struct gr_bench_report *r);
 
 #endif

@@ -178,3 +178,28 @@ int gr_version_cmp(const char *a, const char *b)
   }
   return 0;
 }
+
+bool gr_parse_size(const char *s, size_t *out)
+{
+  char *end;
+  if (!s || !*s || *s == '-')
+    return false;
+  unsigned long long v = strtoull(s, &end, 10);
+  unsigned shift = 0;
+  if (end == s)
+    return false;
+  switch (*end) {
+  case 'K': case 'k': shift = 10; end++; break;
+  case 'M': case 'm': shift = 20; end++; break;
+  case 'G': case 'g': shift = 30; end++; break;
+  default: break;
+  }
+  if (*end == 'i' && shift)
+    end++;
+  if (*end == 'B' && shift)
+    end++;
+  if (*end || v == 0 || v > (1ULL << 40) >> shift)
+    return false;
+  *out = (size_t)(v << shift);
+  return true;
+}

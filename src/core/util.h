@@ -55,6 +55,10 @@ const char *next_line(const char *buf, size_t len, size_t *pos, size_t *n);
 bool parse_long(const char *s, int base, long *out);
 bool parse_ulong(const char *s, int base, unsigned long *out);
 
+/* Sizes: "64K", "512M", "1G", "4096" (K/M/G are powers of 1024; KiB/MiB/GiB
+ * too). false for anything else, 0, or more than 1 TiB. */
+bool gr_parse_size(const char *s, size_t *out);
+
 /* Dotted numeric versions ("535.104.05"): valid means digits and single dots,
  * starting with a digit. cmp compares field by field as numbers (missing
  * fields count as 0): <0, 0, >0. */

@@ -1,0 +1,79 @@
+/* gpurig gpus: what the driver reports per GPU, joined to the topology. */
+#include <stdio.h>
+
+#include "cli.h"
+#include "gpu.h"
+#include "print.h"
+
+static void gpus_usage(void)
+{
+  printf("usage: gpurig gpus [--json] [--root DIR | --input FILE.xml]\n"
+         "\n"
+         "Lists the GPUs as the driver sees them (NVIDIA: NVML, libnvidia-ml.so.1, loaded at run time):\n"
+         "name, UUID, PCI bus id and its place in the topology, memory and BAR1 in GiB, compute\n"
+         "capability, driver and CUDA versions, current and maximum PCIe link, power draw, limit\n"
+         "and default limit, persistence mode, temperature and its slowdown/shutdown thresholds,\n"
+         "ECC, NVLink links up, utilisation, and the driver's P2P read and write status for\n"
+         "every pair (OK, CNS, GNS, TNS, DR, NS, U as nvidia-smi topo -p2p). A value the GPU does\n"
+         "not report is shown as n/a (null in JSON), never as 0.\n"
+         "\n"
+         "  --json            print the same content as JSON (docs/json.md)\n"
+         "  --root DIR        join against a gathered tree instead of this machine's topology\n"
+         "  --input FILE.xml  join against an hwloc XML file\n"
+         "\n"
+         "GPURIG_DRIVER_DIR=DIR loads the driver libraries from DIR (the tests use stand-ins).\n"
+         "Exit status: 0 ok, 2 a GPU stopped answering or bad input, 3 no GPU driver found.\n");
+}
+
+static int gpus_exit(const struct gr_gpus_report *r)
+{
+  for (unsigned i = 0; i < r->count; i++)
+    if (r->rows[i].lost)
+      return GR_EXIT_FAIL;
+  return GR_EXIT_OK;
+}
+
+int cmd_gpus(int argc, char **argv)
+{
+  struct gr_opts o;
+  struct gr_topo t;
+  struct gr_analysis a;
+  struct gr_prediction p;
+  struct gr_gpus g;
+  struct gr_gpus_report rep;
+  struct gr_err err = {0};
+  bool have_topo = false;
+  int rc;
+  if (gr_parse_opts(argc, argv, GR_OPT_SOURCE | GR_OPT_JSON, &o) != 0)
+    return GR_EXIT_FAIL;
+  if (o.help) {
+    gpus_usage();
+    return GR_EXIT_OK;
+  }
+  if (gr_gpus_open(&g, &err) != 0)
+    return gr_report_error(&err);
+  if (gr_load_for_gpus(&o, &t, &a, &p, &have_topo, &err) != 0) {
+    gr_gpus_close(&g);
+    return gr_report_error(&err);
+  }
+  gr_gpus_collect(&g, have_topo ? &t : NULL, &rep);
+  if (o.json) {
+    json_t *j = gr_gpus_to_json(&rep);
+    gr_print_json_stdout(j);
+    json_decref(j);
+  } else {
+    gr_print_gpus(stdout, have_topo ? &t : NULL, &rep);
+  }
+  rc = gpus_exit(&rep);
+  for (unsigned i = 0; i < rep.count; i++)
+    if (rep.rows[i].lost)
+      fprintf(stderr, "gpurig: %s\n", rep.rows[i].error);
+  gr_gpus_report_free(&rep);
+  gr_gpus_close(&g);
+  if (have_topo) {
+    gr_prediction_free(&p);
+    gr_analysis_free(&a);
+    gr_topo_free(&t);
+  }
+  return rc;
+}

@@ -1,0 +1,158 @@
+/* The parts of NVIDIA's NVML, CUDA driver and NCCL C APIs that gpurig uses,
+ * declared here so that gpurig builds without any NVIDIA header or library:
+ * the libraries are opened at run time (dl.h). Only what is called is
+ * declared. Struct tags match NVIDIA's headers and result/enum types are the
+ * unsigned int those enums are compatible with, so tests/abi/abi_check.c can
+ * assign every real function to the pointer types below and let the compiler
+ * (-Werror) catch a wrong prototype when the real headers are present.
+ *
+ * Sources: nvml.h (NVIDIA/go-nvml pkg/nvml/nvml.h), cuda.h and nccl.h of
+ * CUDA 13 / NCCL 2.28. */
+#ifndef GPURIG_NV_API_H
+#define GPURIG_NV_API_H
+
+#include <stddef.h>
+
+/* ---------------------------------------------------------------- NVML */
+typedef unsigned int gr_nvml_return;       /* nvmlReturn_t */
+typedef struct nvmlDevice_st *gr_nvml_device;
+typedef unsigned int gr_nvml_enable_state; /* nvmlEnableState_t: 0 disabled, 1 enabled */
+
+enum {
+  GR_NVML_SUCCESS = 0,
+  GR_NVML_ERROR_NOT_SUPPORTED = 3,
+  GR_NVML_ERROR_NO_PERMISSION = 4,
+  GR_NVML_ERROR_NOT_FOUND = 6,
+  GR_NVML_ERROR_DRIVER_NOT_LOADED = 9,
+  GR_NVML_ERROR_FUNCTION_NOT_FOUND = 13,
+  GR_NVML_ERROR_GPU_IS_LOST = 15,
+  GR_NVML_TEMPERATURE_GPU = 0,
+  GR_NVML_TEMPERATURE_THRESHOLD_SHUTDOWN = 0,
+  GR_NVML_TEMPERATURE_THRESHOLD_SLOWDOWN = 1,
+  GR_NVML_P2P_CAPS_INDEX_READ = 0,
+  GR_NVML_P2P_CAPS_INDEX_WRITE = 1,
+  GR_NVML_NVLINK_MAX_LINKS = 36,
+  GR_NVML_BUFFER = 96, /* names, UUIDs, driver versions all fit (NVML_DEVICE_NAME_V2_BUFFER_SIZE) */
+};
+
+struct nvmlPciInfo_st {
+  char busIdLegacy[16];
+  unsigned int domain, bus, device;
+  unsigned int pciDeviceId;    /* device id << 16 | vendor id */
+  unsigned int pciSubSystemId;
+  char busId[32];
+};
+struct nvmlMemory_st {
+  unsigned long long total, free, used;
+};
+struct nvmlBAR1Memory_st {
+  unsigned long long bar1Total, bar1Free, bar1Used;
+};
+struct nvmlUtilization_st {
+  unsigned int gpu, memory;
+};
+
+typedef gr_nvml_return (*gr_pfn_nvmlInit)(void);
+typedef gr_nvml_return (*gr_pfn_nvmlShutdown)(void);
+typedef const char *(*gr_pfn_nvmlErrorString)(gr_nvml_return);
+typedef gr_nvml_return (*gr_pfn_nvmlSystemGetDriverVersion)(char *, unsigned int);
+typedef gr_nvml_return (*gr_pfn_nvmlSystemGetCudaDriverVersion)(int *);
+typedef gr_nvml_return (*gr_pfn_nvmlDeviceGetCount)(unsigned int *);
+typedef gr_nvml_return (*gr_pfn_nvmlDeviceGetHandleByIndex)(unsigned int, gr_nvml_device *);
+typedef gr_nvml_return (*gr_pfn_nvmlDeviceGetString)(gr_nvml_device, char *, unsigned int); /* Name, UUID */
+typedef gr_nvml_return (*gr_pfn_nvmlDeviceGetPciInfo)(gr_nvml_device, struct nvmlPciInfo_st *);
+typedef gr_nvml_return (*gr_pfn_nvmlDeviceGetMemoryInfo)(gr_nvml_device, struct nvmlMemory_st *);
+typedef gr_nvml_return (*gr_pfn_nvmlDeviceGetBAR1MemoryInfo)(gr_nvml_device, struct nvmlBAR1Memory_st *);
+typedef gr_nvml_return (*gr_pfn_nvmlDeviceGetUtilizationRates)(gr_nvml_device, struct nvmlUtilization_st *);
+/* PCIe link gen/width, power (mW), default limit, NUMA node: one unsigned out */
+typedef gr_nvml_return (*gr_pfn_nvmlDeviceGetUint)(gr_nvml_device, unsigned int *);
+typedef gr_nvml_return (*gr_pfn_nvmlDeviceGetPersistenceMode)(gr_nvml_device, gr_nvml_enable_state *);
+typedef gr_nvml_return (*gr_pfn_nvmlDeviceGetEccMode)(gr_nvml_device, gr_nvml_enable_state *, gr_nvml_enable_state *);
+typedef gr_nvml_return (*gr_pfn_nvmlDeviceGetTemperature)(gr_nvml_device, unsigned int, unsigned int *);
+typedef gr_nvml_return (*gr_pfn_nvmlDeviceGetTemperatureThreshold)(gr_nvml_device, unsigned int, unsigned int *);
+typedef gr_nvml_return (*gr_pfn_nvmlDeviceGetCudaComputeCapability)(gr_nvml_device, int *, int *);
+typedef gr_nvml_return (*gr_pfn_nvmlDeviceGetNvLinkState)(gr_nvml_device, unsigned int, gr_nvml_enable_state *);
+typedef gr_nvml_return (*gr_pfn_nvmlDeviceGetP2PStatus)(gr_nvml_device, gr_nvml_device, unsigned int, unsigned int *);
+
+/* ---------------------------------------------------------- CUDA driver */
+typedef unsigned int gr_cu_result;                 /* CUresult */
+typedef int gr_cu_device;                          /* CUdevice */
+typedef unsigned long long gr_cu_deviceptr;        /* CUdeviceptr (v2) */
+typedef struct CUctx_st *gr_cu_context;
+typedef struct CUstream_st *gr_cu_stream;
+typedef struct CUevent_st *gr_cu_event;
+typedef struct CUmod_st *gr_cu_module;
+typedef struct CUfunc_st *gr_cu_function;
+
+enum {
+  GR_CUDA_SUCCESS = 0,
+  GR_CUDA_ERROR_NO_DEVICE = 100,
+  GR_CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED = 704,
+  GR_CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT = 16,
+  GR_CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING = 41,
+  GR_CU_MEMHOSTALLOC_PORTABLE = 0x01,
+  GR_CU_MEMHOSTALLOC_DEVICEMAP = 0x02,
+  GR_CU_MEMHOSTREGISTER_PORTABLE = 0x01,
+  GR_CU_MEMHOSTREGISTER_DEVICEMAP = 0x02,
+  GR_CU_STREAM_NON_BLOCKING = 0x1,
+  GR_CU_EVENT_DEFAULT = 0x0,
+};
+
+typedef gr_cu_result (*gr_pfn_cuInit)(unsigned int);
+typedef gr_cu_result (*gr_pfn_cuDriverGetVersion)(int *);
+typedef gr_cu_result (*gr_pfn_cuGetErrorString)(gr_cu_result, const char **);
+typedef gr_cu_result (*gr_pfn_cuDeviceGetCount)(int *);
+typedef gr_cu_result (*gr_pfn_cuDeviceGet)(gr_cu_device *, int);
+typedef gr_cu_result (*gr_pfn_cuDeviceGetName)(char *, int, gr_cu_device);
+typedef gr_cu_result (*gr_pfn_cuDeviceGetPCIBusId)(char *, int, gr_cu_device);
+typedef gr_cu_result (*gr_pfn_cuDeviceGetAttribute)(int *, unsigned int, gr_cu_device);
+typedef gr_cu_result (*gr_pfn_cuDeviceCanAccessPeer)(int *, gr_cu_device, gr_cu_device);
+typedef gr_cu_result (*gr_pfn_cuDevicePrimaryCtxRetain)(gr_cu_context *, gr_cu_device);
+typedef gr_cu_result (*gr_pfn_cuDevicePrimaryCtxRelease)(gr_cu_device);
+typedef gr_cu_result (*gr_pfn_cuCtxSetCurrent)(gr_cu_context);
+typedef gr_cu_result (*gr_pfn_cuCtxEnablePeerAccess)(gr_cu_context, unsigned int);
+typedef gr_cu_result (*gr_pfn_cuMemGetInfo)(size_t *, size_t *);
+typedef gr_cu_result (*gr_pfn_cuMemAlloc)(gr_cu_deviceptr *, size_t);
+typedef gr_cu_result (*gr_pfn_cuMemFree)(gr_cu_deviceptr);
+typedef gr_cu_result (*gr_pfn_cuMemHostAlloc)(void **, size_t, unsigned int);
+typedef gr_cu_result (*gr_pfn_cuMemFreeHost)(void *);
+typedef gr_cu_result (*gr_pfn_cuMemHostRegister)(void *, size_t, unsigned int);
+typedef gr_cu_result (*gr_pfn_cuMemHostUnregister)(void *);
+typedef gr_cu_result (*gr_pfn_cuMemHostGetDevicePointer)(gr_cu_deviceptr *, void *, unsigned int);
+typedef gr_cu_result (*gr_pfn_cuMemcpyAsync)(gr_cu_deviceptr, gr_cu_deviceptr, size_t, gr_cu_stream);
+typedef gr_cu_result (*gr_pfn_cuMemcpyPeerAsync)(gr_cu_deviceptr, gr_cu_context, gr_cu_deviceptr, gr_cu_context,
+                                                 size_t, gr_cu_stream);
+typedef gr_cu_result (*gr_pfn_cuMemsetD32Async)(gr_cu_deviceptr, unsigned int, size_t, gr_cu_stream);
+typedef gr_cu_result (*gr_pfn_cuStreamCreate)(gr_cu_stream *, unsigned int);
+typedef gr_cu_result (*gr_pfn_cuStreamDestroy)(gr_cu_stream);
+typedef gr_cu_result (*gr_pfn_cuStreamSynchronize)(gr_cu_stream);
+typedef gr_cu_result (*gr_pfn_cuStreamWaitEvent)(gr_cu_stream, gr_cu_event, unsigned int);
+typedef gr_cu_result (*gr_pfn_cuEventCreate)(gr_cu_event *, unsigned int);
+typedef gr_cu_result (*gr_pfn_cuEventDestroy)(gr_cu_event);
+typedef gr_cu_result (*gr_pfn_cuEventRecord)(gr_cu_event, gr_cu_stream);
+typedef gr_cu_result (*gr_pfn_cuEventSynchronize)(gr_cu_event);
+typedef gr_cu_result (*gr_pfn_cuEventElapsedTime)(float *, gr_cu_event, gr_cu_event);
+typedef gr_cu_result (*gr_pfn_cuModuleLoadData)(gr_cu_module *, const void *);
+typedef gr_cu_result (*gr_pfn_cuModuleUnload)(gr_cu_module);
+typedef gr_cu_result (*gr_pfn_cuModuleGetFunction)(gr_cu_function *, gr_cu_module, const char *);
+typedef gr_cu_result (*gr_pfn_cuLaunchKernel)(gr_cu_function, unsigned int, unsigned int, unsigned int, unsigned int,
+                                              unsigned int, unsigned int, unsigned int, gr_cu_stream, void **, void **);
+
+/* ----------------------------------------------------------------- NCCL */
+typedef unsigned int gr_nccl_result;  /* ncclResult_t */
+typedef struct ncclComm *gr_nccl_comm;
+enum {
+  GR_NCCL_SUCCESS = 0,
+  GR_NCCL_FLOAT32 = 7, /* ncclFloat32 */
+  GR_NCCL_SUM = 0,     /* ncclSum */
+};
+typedef gr_nccl_result (*gr_pfn_ncclGetVersion)(int *);
+typedef const char *(*gr_pfn_ncclGetErrorString)(gr_nccl_result);
+typedef gr_nccl_result (*gr_pfn_ncclCommInitAll)(gr_nccl_comm *, int, const int *);
+typedef gr_nccl_result (*gr_pfn_ncclCommDestroy)(gr_nccl_comm);
+typedef gr_nccl_result (*gr_pfn_ncclGroupStart)(void);
+typedef gr_nccl_result (*gr_pfn_ncclGroupEnd)(void);
+typedef gr_nccl_result (*gr_pfn_ncclAllReduce)(const void *, void *, size_t, unsigned int, unsigned int, gr_nccl_comm,
+                                               gr_cu_stream);
+
+#endif

@@ -1,0 +1,157 @@
+/* ABI check: gpurig declares the NVIDIA functions it calls itself
+ * (src/core/nv_api.h) so that it builds without NVIDIA's headers. Where the
+ * real headers are present at build time, this file assigns every real
+ * function gpurig resolves to gpurig's pointer type and compares every
+ * constant and struct layout, compiled with -Werror: a prototype that does
+ * not match fails the build, without any GPU.
+ *
+ * GR_ABI_SELFTEST adds one deliberately wrong prototype; the test suite
+ * compiles it that way too and expects the compiler to refuse it, so this
+ * check cannot pass vacuously. */
+#include <stddef.h>
+
+#include "nv_api.h"
+
+#if __has_include(<cuda.h>)
+#include <cuda.h>
+
+_Static_assert((long)(GR_CUDA_SUCCESS) == (long)(CUDA_SUCCESS), "CUDA_SUCCESS");
+_Static_assert((long)(GR_CUDA_ERROR_NO_DEVICE) == (long)(CUDA_ERROR_NO_DEVICE), "CUDA_ERROR_NO_DEVICE");
+_Static_assert((long)(GR_CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED) == (long)(CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED), "peer");
+_Static_assert((long)(GR_CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT) == (long)(CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT), "SMs");
+_Static_assert((long)(GR_CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING) == (long)(CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING), "UVA");
+_Static_assert((long)(GR_CU_MEMHOSTALLOC_PORTABLE) == (long)(CU_MEMHOSTALLOC_PORTABLE), "portable");
+_Static_assert((long)(GR_CU_MEMHOSTALLOC_DEVICEMAP) == (long)(CU_MEMHOSTALLOC_DEVICEMAP), "devicemap");
+_Static_assert((long)(GR_CU_MEMHOSTREGISTER_PORTABLE) == (long)(CU_MEMHOSTREGISTER_PORTABLE), "reg portable");
+_Static_assert((long)(GR_CU_MEMHOSTREGISTER_DEVICEMAP) == (long)(CU_MEMHOSTREGISTER_DEVICEMAP), "reg devicemap");
+_Static_assert((long)(GR_CU_STREAM_NON_BLOCKING) == (long)(CU_STREAM_NON_BLOCKING), "non-blocking");
+_Static_assert((long)(GR_CU_EVENT_DEFAULT) == (long)(CU_EVENT_DEFAULT), "event default");
+_Static_assert(sizeof(gr_cu_deviceptr) == sizeof(CUdeviceptr), "CUdeviceptr");
+
+void gr_abi_cuda(void);
+void gr_abi_cuda(void)
+{
+  gr_pfn_cuInit f01 = cuInit;
+  gr_pfn_cuDriverGetVersion f02 = cuDriverGetVersion;
+  gr_pfn_cuGetErrorString f03 = cuGetErrorString;
+  gr_pfn_cuDeviceGetCount f04 = cuDeviceGetCount;
+  gr_pfn_cuDeviceGet f05 = cuDeviceGet;
+  gr_pfn_cuDeviceGetName f06 = cuDeviceGetName;
+  gr_pfn_cuDeviceGetPCIBusId f07 = cuDeviceGetPCIBusId;
+  gr_pfn_cuDeviceGetAttribute f08 = cuDeviceGetAttribute;
+  gr_pfn_cuDeviceCanAccessPeer f09 = cuDeviceCanAccessPeer;
+  gr_pfn_cuDevicePrimaryCtxRetain f10 = cuDevicePrimaryCtxRetain;
+  gr_pfn_cuDevicePrimaryCtxRelease f11 = cuDevicePrimaryCtxRelease_v2;
+  gr_pfn_cuCtxSetCurrent f12 = cuCtxSetCurrent;
+  gr_pfn_cuCtxEnablePeerAccess f13 = cuCtxEnablePeerAccess;
+  gr_pfn_cuMemGetInfo f14 = cuMemGetInfo_v2;
+  gr_pfn_cuMemAlloc f15 = cuMemAlloc_v2;
+  gr_pfn_cuMemFree f16 = cuMemFree_v2;
+  gr_pfn_cuMemHostAlloc f17 = cuMemHostAlloc;
+  gr_pfn_cuMemFreeHost f18 = cuMemFreeHost;
+  gr_pfn_cuMemHostRegister f19 = cuMemHostRegister_v2;
+  gr_pfn_cuMemHostUnregister f20 = cuMemHostUnregister;
+  gr_pfn_cuMemHostGetDevicePointer f21 = cuMemHostGetDevicePointer_v2;
+  gr_pfn_cuMemcpyAsync f22 = cuMemcpyAsync;
+  gr_pfn_cuMemcpyPeerAsync f23 = cuMemcpyPeerAsync;
+  gr_pfn_cuMemsetD32Async f24 = cuMemsetD32Async;
+  gr_pfn_cuStreamCreate f25 = cuStreamCreate;
+  gr_pfn_cuStreamDestroy f26 = cuStreamDestroy_v2;
+  gr_pfn_cuStreamSynchronize f27 = cuStreamSynchronize;
+  gr_pfn_cuStreamWaitEvent f28 = cuStreamWaitEvent;
+  gr_pfn_cuEventCreate f29 = cuEventCreate;
+  gr_pfn_cuEventDestroy f30 = cuEventDestroy_v2;
+  gr_pfn_cuEventRecord f31 = cuEventRecord;
+  gr_pfn_cuEventSynchronize f32 = cuEventSynchronize;
+  gr_pfn_cuEventElapsedTime f33 = cuEventElapsedTime_v2;
+  gr_pfn_cuModuleLoadData f34 = cuModuleLoadData;
+  gr_pfn_cuModuleUnload f35 = cuModuleUnload;
+  gr_pfn_cuModuleGetFunction f36 = cuModuleGetFunction;
+  gr_pfn_cuLaunchKernel f37 = cuLaunchKernel;
+#ifdef GR_ABI_SELFTEST
+  /* deliberately wrong: the byte count as a 32-bit unsigned, as the
+   * unversioned cuMemcpyHtoDAsync of CUDA 3.x took it */
+  typedef gr_cu_result (*wrong_memcpy)(gr_cu_deviceptr, gr_cu_deviceptr, unsigned int, gr_cu_stream);
+  wrong_memcpy bad = cuMemcpyAsync;
+  (void)bad;
+#endif
+  void *all[] = {f01, f02, f03, f04, f05, f06, f07, f08, f09, f10, f11, f12, f13, f14, f15, f16, f17, f18, f19,
+                 f20, f21, f22, f23, f24, f25, f26, f27, f28, f29, f30, f31, f32, f33, f34, f35, f36, f37};
+  (void)all;
+}
+#endif
+
+#if __has_include(<nccl.h>)
+#include <nccl.h>
+
+_Static_assert((long)(GR_NCCL_SUCCESS) == (long)(ncclSuccess), "ncclSuccess");
+_Static_assert((long)(GR_NCCL_FLOAT32) == (long)(ncclFloat32), "ncclFloat32");
+_Static_assert((long)(GR_NCCL_SUM) == (long)(ncclSum), "ncclSum");
+
+void gr_abi_nccl(void);
+void gr_abi_nccl(void)
+{
+  gr_pfn_ncclGetVersion n1 = ncclGetVersion;
+  gr_pfn_ncclGetErrorString n2 = ncclGetErrorString;
+  gr_pfn_ncclCommInitAll n3 = ncclCommInitAll;
+  gr_pfn_ncclCommDestroy n4 = ncclCommDestroy;
+  gr_pfn_ncclGroupStart n5 = ncclGroupStart;
+  gr_pfn_ncclGroupEnd n6 = ncclGroupEnd;
+  gr_pfn_ncclAllReduce n7 = ncclAllReduce;
+  void *all[] = {n1, n2, n3, n4, n5, n6, n7};
+  (void)all;
+}
+#endif
+
+#if __has_include(<nvml.h>)
+/* nvmlDeviceGetTemperature is deprecated in NVML 13 but still exported and
+ * still the call that works on every driver gpurig supports */
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+#include <nvml.h>
+
+_Static_assert(sizeof(struct nvmlPciInfo_st) == sizeof(nvmlPciInfo_t), "nvmlPciInfo_t");
+_Static_assert(offsetof(struct nvmlPciInfo_st, busId) == offsetof(nvmlPciInfo_t, busId), "busId");
+_Static_assert(offsetof(struct nvmlPciInfo_st, pciDeviceId) == offsetof(nvmlPciInfo_t, pciDeviceId), "ids");
+_Static_assert(sizeof(struct nvmlMemory_st) == sizeof(nvmlMemory_t), "nvmlMemory_t");
+_Static_assert(sizeof(struct nvmlBAR1Memory_st) == sizeof(nvmlBAR1Memory_t), "nvmlBAR1Memory_t");
+_Static_assert(sizeof(struct nvmlUtilization_st) == sizeof(nvmlUtilization_t), "nvmlUtilization_t");
+_Static_assert((long)(GR_NVML_ERROR_NOT_SUPPORTED) == (long)(NVML_ERROR_NOT_SUPPORTED), "not supported");
+_Static_assert((long)(GR_NVML_ERROR_DRIVER_NOT_LOADED) == (long)(NVML_ERROR_DRIVER_NOT_LOADED), "driver not loaded");
+_Static_assert((long)(GR_NVML_ERROR_GPU_IS_LOST) == (long)(NVML_ERROR_GPU_IS_LOST), "gpu lost");
+_Static_assert((long)(GR_NVML_TEMPERATURE_THRESHOLD_SLOWDOWN) == (long)(NVML_TEMPERATURE_THRESHOLD_SLOWDOWN), "slowdown");
+_Static_assert((long)(GR_NVML_TEMPERATURE_THRESHOLD_SHUTDOWN) == (long)(NVML_TEMPERATURE_THRESHOLD_SHUTDOWN), "shutdown");
+_Static_assert((long)(GR_NVML_P2P_CAPS_INDEX_READ) == (long)(NVML_P2P_CAPS_INDEX_READ), "p2p read");
+_Static_assert((long)(GR_NVML_P2P_CAPS_INDEX_WRITE) == (long)(NVML_P2P_CAPS_INDEX_WRITE), "p2p write");
+_Static_assert((long)(GR_NVML_NVLINK_MAX_LINKS) >= (long)(NVML_NVLINK_MAX_LINKS), "nvlink links");
+
+void gr_abi_nvml(void);
+void gr_abi_nvml(void)
+{
+  gr_pfn_nvmlInit m01 = nvmlInit_v2;
+  gr_pfn_nvmlShutdown m02 = nvmlShutdown;
+  gr_pfn_nvmlErrorString m03 = nvmlErrorString;
+  gr_pfn_nvmlSystemGetDriverVersion m04 = nvmlSystemGetDriverVersion;
+  gr_pfn_nvmlSystemGetCudaDriverVersion m05 = nvmlSystemGetCudaDriverVersion_v2;
+  gr_pfn_nvmlDeviceGetCount m06 = nvmlDeviceGetCount_v2;
+  gr_pfn_nvmlDeviceGetHandleByIndex m07 = nvmlDeviceGetHandleByIndex_v2;
+  gr_pfn_nvmlDeviceGetString m08 = nvmlDeviceGetName, m09 = nvmlDeviceGetUUID;
+  gr_pfn_nvmlDeviceGetPciInfo m10 = nvmlDeviceGetPciInfo_v3;
+  gr_pfn_nvmlDeviceGetMemoryInfo m11 = nvmlDeviceGetMemoryInfo;
+  gr_pfn_nvmlDeviceGetBAR1MemoryInfo m12 = nvmlDeviceGetBAR1MemoryInfo;
+  gr_pfn_nvmlDeviceGetUtilizationRates m13 = nvmlDeviceGetUtilizationRates;
+  gr_pfn_nvmlDeviceGetUint m14 = nvmlDeviceGetCurrPcieLinkGeneration, m15 = nvmlDeviceGetCurrPcieLinkWidth,
+                           m16 = nvmlDeviceGetMaxPcieLinkGeneration, m17 = nvmlDeviceGetMaxPcieLinkWidth,
+                           m18 = nvmlDeviceGetPowerUsage, m19 = nvmlDeviceGetEnforcedPowerLimit,
+                           m20 = nvmlDeviceGetPowerManagementDefaultLimit, m21 = nvmlDeviceGetNumaNodeId;
+  gr_pfn_nvmlDeviceGetPersistenceMode m22 = nvmlDeviceGetPersistenceMode;
+  gr_pfn_nvmlDeviceGetEccMode m23 = nvmlDeviceGetEccMode;
+  gr_pfn_nvmlDeviceGetTemperature m24 = nvmlDeviceGetTemperature;
+  gr_pfn_nvmlDeviceGetTemperatureThreshold m25 = nvmlDeviceGetTemperatureThreshold;
+  gr_pfn_nvmlDeviceGetCudaComputeCapability m26 = nvmlDeviceGetCudaComputeCapability;
+  gr_pfn_nvmlDeviceGetNvLinkState m27 = nvmlDeviceGetNvLinkState;
+  gr_pfn_nvmlDeviceGetP2PStatus m28 = nvmlDeviceGetP2PStatus;
+  void *all[] = {m01, m02, m03, m04, m05, m06, m07, m08, m09, m10, m11, m12, m13, m14,
+                 m15, m16, m17, m18, m19, m20, m21, m22, m23, m24, m25, m26, m27, m28};
+  (void)all;
+}
+#endif

@@ -1,0 +1,399 @@
+/* Stand-in for NVIDIA's NVML (built as libnvidia-ml.so.1) so gpurig's NVML
+ * backend can be tested without a GPU; see README.md. Not NVIDIA code: the
+ * names and types follow src/core/nv_api.h, the answers the scenario table
+ * in stub.h. */
+#include <stdatomic.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "nv_api.h"
+#include "stub.h"
+
+enum {
+  NVML_OK = 0,
+  NVML_UNINITIALIZED = 1,
+  NVML_INVALID_ARGUMENT = 2,
+  NVML_NOT_SUPPORTED = 3,
+  NVML_INSUFFICIENT_SIZE = 7,
+  NVML_DRIVER_NOT_LOADED = 9,
+  NVML_GPU_IS_LOST = 15,
+  NVML_P2P_STATUS_OK = 0,
+  NVML_P2P_STATUS_IOH_TOPOLOGY_NOT_SUPPORTED = 3,
+  NVML_P2P_STATUS_NOT_SUPPORTED = 5,
+};
+
+struct nvmlDevice_st {
+  int index;
+};
+
+/* Exported functions (prototypes for -Wmissing-prototypes). */
+gr_nvml_return nvmlInit_v2(void);
+gr_nvml_return nvmlShutdown(void);
+const char *nvmlErrorString(gr_nvml_return result);
+gr_nvml_return nvmlSystemGetDriverVersion(char *version, unsigned int length);
+gr_nvml_return nvmlSystemGetCudaDriverVersion_v2(int *version);
+gr_nvml_return nvmlDeviceGetCount(unsigned int *count);
+gr_nvml_return nvmlDeviceGetHandleByIndex_v2(unsigned int index, gr_nvml_device *device);
+gr_nvml_return nvmlDeviceGetPciInfo_v3(gr_nvml_device device, struct nvmlPciInfo_st *pci);
+gr_nvml_return nvmlDeviceGetName(gr_nvml_device device, char *name, unsigned int length);
+gr_nvml_return nvmlDeviceGetUUID(gr_nvml_device device, char *uuid, unsigned int length);
+gr_nvml_return nvmlDeviceGetMemoryInfo(gr_nvml_device device, struct nvmlMemory_st *memory);
+gr_nvml_return nvmlDeviceGetBAR1MemoryInfo(gr_nvml_device device, struct nvmlBAR1Memory_st *bar1);
+gr_nvml_return nvmlDeviceGetUtilizationRates(gr_nvml_device device, struct nvmlUtilization_st *util);
+gr_nvml_return nvmlDeviceGetCurrPcieLinkGeneration(gr_nvml_device device, unsigned int *gen);
+gr_nvml_return nvmlDeviceGetCurrPcieLinkWidth(gr_nvml_device device, unsigned int *width);
+gr_nvml_return nvmlDeviceGetMaxPcieLinkGeneration(gr_nvml_device device, unsigned int *gen);
+gr_nvml_return nvmlDeviceGetMaxPcieLinkWidth(gr_nvml_device device, unsigned int *width);
+gr_nvml_return nvmlDeviceGetPowerUsage(gr_nvml_device device, unsigned int *mw);
+gr_nvml_return nvmlDeviceGetEnforcedPowerLimit(gr_nvml_device device, unsigned int *mw);
+gr_nvml_return nvmlDeviceGetPowerManagementDefaultLimit(gr_nvml_device device, unsigned int *mw);
+gr_nvml_return nvmlDeviceGetNumaNodeId(gr_nvml_device device, unsigned int *node);
+gr_nvml_return nvmlDeviceGetPersistenceMode(gr_nvml_device device, gr_nvml_enable_state *mode);
+gr_nvml_return nvmlDeviceGetEccMode(gr_nvml_device device, gr_nvml_enable_state *current,
+                                    gr_nvml_enable_state *pending);
+gr_nvml_return nvmlDeviceGetTemperature(gr_nvml_device device, unsigned int sensor, unsigned int *temp);
+gr_nvml_return nvmlDeviceGetTemperatureThreshold(gr_nvml_device device, unsigned int type, unsigned int *temp);
+gr_nvml_return nvmlDeviceGetCudaComputeCapability(gr_nvml_device device, int *major, int *minor);
+gr_nvml_return nvmlDeviceGetNvLinkState(gr_nvml_device device, unsigned int link, gr_nvml_enable_state *active);
+gr_nvml_return nvmlDeviceGetP2PStatus(gr_nvml_device device1, gr_nvml_device device2, unsigned int caps,
+                                      unsigned int *status);
+
+/* Each export must match the pointer type gpurig stores it in. */
+#define STUB_CHECK(fn, pfn) _Static_assert(_Generic(&fn, pfn: 1, default: 0), #fn " does not match " #pfn)
+STUB_CHECK(nvmlInit_v2, gr_pfn_nvmlInit);
+STUB_CHECK(nvmlShutdown, gr_pfn_nvmlShutdown);
+STUB_CHECK(nvmlErrorString, gr_pfn_nvmlErrorString);
+STUB_CHECK(nvmlSystemGetDriverVersion, gr_pfn_nvmlSystemGetDriverVersion);
+STUB_CHECK(nvmlSystemGetCudaDriverVersion_v2, gr_pfn_nvmlSystemGetCudaDriverVersion);
+STUB_CHECK(nvmlDeviceGetCount, gr_pfn_nvmlDeviceGetCount);
+STUB_CHECK(nvmlDeviceGetHandleByIndex_v2, gr_pfn_nvmlDeviceGetHandleByIndex);
+STUB_CHECK(nvmlDeviceGetPciInfo_v3, gr_pfn_nvmlDeviceGetPciInfo);
+STUB_CHECK(nvmlDeviceGetName, gr_pfn_nvmlDeviceGetString);
+STUB_CHECK(nvmlDeviceGetUUID, gr_pfn_nvmlDeviceGetString);
+STUB_CHECK(nvmlDeviceGetMemoryInfo, gr_pfn_nvmlDeviceGetMemoryInfo);
+STUB_CHECK(nvmlDeviceGetBAR1MemoryInfo, gr_pfn_nvmlDeviceGetBAR1MemoryInfo);
+STUB_CHECK(nvmlDeviceGetUtilizationRates, gr_pfn_nvmlDeviceGetUtilizationRates);
+STUB_CHECK(nvmlDeviceGetCurrPcieLinkGeneration, gr_pfn_nvmlDeviceGetUint);
+STUB_CHECK(nvmlDeviceGetCurrPcieLinkWidth, gr_pfn_nvmlDeviceGetUint);
+STUB_CHECK(nvmlDeviceGetMaxPcieLinkGeneration, gr_pfn_nvmlDeviceGetUint);
+STUB_CHECK(nvmlDeviceGetMaxPcieLinkWidth, gr_pfn_nvmlDeviceGetUint);
+STUB_CHECK(nvmlDeviceGetPowerUsage, gr_pfn_nvmlDeviceGetUint);
+STUB_CHECK(nvmlDeviceGetEnforcedPowerLimit, gr_pfn_nvmlDeviceGetUint);
+STUB_CHECK(nvmlDeviceGetPowerManagementDefaultLimit, gr_pfn_nvmlDeviceGetUint);
+STUB_CHECK(nvmlDeviceGetNumaNodeId, gr_pfn_nvmlDeviceGetUint);
+STUB_CHECK(nvmlDeviceGetPersistenceMode, gr_pfn_nvmlDeviceGetPersistenceMode);
+STUB_CHECK(nvmlDeviceGetEccMode, gr_pfn_nvmlDeviceGetEccMode);
+STUB_CHECK(nvmlDeviceGetTemperature, gr_pfn_nvmlDeviceGetTemperature);
+STUB_CHECK(nvmlDeviceGetTemperatureThreshold, gr_pfn_nvmlDeviceGetTemperatureThreshold);
+STUB_CHECK(nvmlDeviceGetCudaComputeCapability, gr_pfn_nvmlDeviceGetCudaComputeCapability);
+STUB_CHECK(nvmlDeviceGetNvLinkState, gr_pfn_nvmlDeviceGetNvLinkState);
+STUB_CHECK(nvmlDeviceGetP2PStatus, gr_pfn_nvmlDeviceGetP2PStatus);
+
+static struct nvmlDevice_st devices[STUB_MAX_GPUS] = {{0}, {1}, {2}, {3}};
+static atomic_int init_count; /* nvmlInit_v2 calls not yet matched by nvmlShutdown */
+
+/* ------------------------------------------------------------ helpers */
+
+static int initialized(void)
+{
+  return atomic_load(&init_count) > 0;
+}
+
+/* The index behind a handle, or -1 for anything that is not one of ours
+ * (compared one by one: no pointer arithmetic on foreign pointers). */
+static int index_of(gr_nvml_device d)
+{
+  for (int i = 0; i < stub_gpu_count(); i++)
+    if (d == &devices[i])
+      return i;
+  return -1;
+}
+
+/* Common start of every per-device query: UNINITIALIZED, INVALID_ARGUMENT
+ * (bad handle or NULL out pointer), GPU_IS_LOST (GPU2 under "vanish";
+ * may_be_lost false for the queries that still answer), else success. */
+static gr_nvml_return check_device(gr_nvml_device d, const void *out, int may_be_lost, int *index)
+{
+  if (!initialized())
+    return NVML_UNINITIALIZED;
+  *index = index_of(d);
+  if (*index < 0 || !out)
+    return NVML_INVALID_ARGUMENT;
+  if (may_be_lost && *index == STUB_LOST_GPU && stub_scenario_is("vanish"))
+    return NVML_GPU_IS_LOST;
+  return NVML_OK;
+}
+
+#define CHECK_DEVICE(d, out, lost)                                                                                     \
+  int idx;                                                                                                             \
+  gr_nvml_return check_ = check_device((d), (out), (lost), &idx);                                                      \
+  if (check_ != NVML_OK)                                                                                               \
+  return check_
+
+/* NVML's string contract: INSUFFICIENT_SIZE when the text and its NUL do
+ * not fit; a NULL buffer is INVALID_ARGUMENT. */
+static gr_nvml_return put_string(char *buf, unsigned int length, const char *text)
+{
+  size_t n = strlen(text);
+  if (!buf)
+    return NVML_INVALID_ARGUMENT;
+  if (n + 1 > length)
+    return NVML_INSUFFICIENT_SIZE;
+  memcpy(buf, text, n + 1);
+  return NVML_OK;
+}
+
+static gr_nvml_return put_uint(unsigned int *out, unsigned int v)
+{
+  *out = v;
+  return NVML_OK;
+}
+
+/* ------------------------------------------------------------- system */
+
+gr_nvml_return nvmlInit_v2(void)
+{
+  if (stub_scenario_is("initfail"))
+    return NVML_DRIVER_NOT_LOADED;
+  atomic_fetch_add(&init_count, 1);
+  return NVML_OK;
+}
+
+gr_nvml_return nvmlShutdown(void)
+{
+  int n = atomic_load(&init_count);
+  while (n > 0 && !atomic_compare_exchange_weak(&init_count, &n, n - 1))
+    ;
+  return n > 0 ? NVML_OK : NVML_UNINITIALIZED;
+}
+
+const char *nvmlErrorString(gr_nvml_return result)
+{
+  switch (result) {
+  case NVML_OK:
+    return "Success";
+  case NVML_UNINITIALIZED:
+    return "Uninitialized";
+  case NVML_INVALID_ARGUMENT:
+    return "Invalid Argument";
+  case NVML_NOT_SUPPORTED:
+    return "Not Supported";
+  case NVML_INSUFFICIENT_SIZE:
+    return "Insufficient Size";
+  case NVML_DRIVER_NOT_LOADED:
+    return "Driver Not Loaded";
+  case NVML_GPU_IS_LOST:
+    return "GPU is lost";
+  default:
+    return "Unknown Error";
+  }
+}
+
+gr_nvml_return nvmlSystemGetDriverVersion(char *version, unsigned int length)
+{
+  if (!initialized())
+    return NVML_UNINITIALIZED;
+  return put_string(version, length, "550.54.14");
+}
+
+gr_nvml_return nvmlSystemGetCudaDriverVersion_v2(int *version)
+{
+  if (!initialized())
+    return NVML_UNINITIALIZED;
+  if (!version)
+    return NVML_INVALID_ARGUMENT;
+  *version = 12040;
+  return NVML_OK;
+}
+
+gr_nvml_return nvmlDeviceGetCount(unsigned int *count)
+{
+  if (!initialized())
+    return NVML_UNINITIALIZED;
+  if (!count)
+    return NVML_INVALID_ARGUMENT;
+  *count = (unsigned)stub_gpu_count();
+  return NVML_OK;
+}
+
+gr_nvml_return nvmlDeviceGetHandleByIndex_v2(unsigned int index, gr_nvml_device *device)
+{
+  if (!initialized())
+    return NVML_UNINITIALIZED;
+  if (!device || index >= (unsigned)stub_gpu_count())
+    return NVML_INVALID_ARGUMENT;
+  *device = &devices[index];
+  return NVML_OK;
+}
+
+/* ------------------------------------------------------- static facts */
+
+gr_nvml_return nvmlDeviceGetPciInfo_v3(gr_nvml_device device, struct nvmlPciInfo_st *pci)
+{
+  CHECK_DEVICE(device, pci, 0);
+  const struct stub_gpu *g = stub_gpu(idx);
+  memset(pci, 0, sizeof(*pci));
+  snprintf(pci->busIdLegacy, sizeof(pci->busIdLegacy), "%s", g->busid);
+  snprintf(pci->busId, sizeof(pci->busId), "%08x:%02x:%02x.0", g->domain, g->bus, g->device);
+  pci->domain = g->domain;
+  pci->bus = g->bus;
+  pci->device = g->device;
+  pci->pciDeviceId = STUB_PCI_DEVICE << 16 | STUB_PCI_VENDOR;
+  pci->pciSubSystemId = STUB_PCI_SUBSYSTEM;
+  return NVML_OK;
+}
+
+gr_nvml_return nvmlDeviceGetName(gr_nvml_device device, char *name, unsigned int length)
+{
+  CHECK_DEVICE(device, name, 1);
+  return put_string(name, length, STUB_GPU_NAME);
+}
+
+gr_nvml_return nvmlDeviceGetUUID(gr_nvml_device device, char *uuid, unsigned int length)
+{
+  CHECK_DEVICE(device, uuid, 1);
+  char text[48];
+  snprintf(text, sizeof(text), "GPU-5f6a0c3e-0000-4000-8000-%012d", idx);
+  return put_string(uuid, length, text);
+}
+
+gr_nvml_return nvmlDeviceGetMemoryInfo(gr_nvml_device device, struct nvmlMemory_st *memory)
+{
+  CHECK_DEVICE(device, memory, 1);
+  memory->total = STUB_TOTAL_MEM;
+  memory->used = (300ull + (unsigned)idx) * STUB_MIB;
+  memory->free = memory->total - memory->used;
+  return NVML_OK;
+}
+
+gr_nvml_return nvmlDeviceGetBAR1MemoryInfo(gr_nvml_device device, struct nvmlBAR1Memory_st *bar1)
+{
+  CHECK_DEVICE(device, bar1, 1);
+  bar1->bar1Total = 256ull * STUB_MIB;
+  bar1->bar1Used = 0;
+  bar1->bar1Free = bar1->bar1Total;
+  return NVML_OK;
+}
+
+gr_nvml_return nvmlDeviceGetMaxPcieLinkGeneration(gr_nvml_device device, unsigned int *gen)
+{
+  CHECK_DEVICE(device, gen, 1);
+  return put_uint(gen, 4);
+}
+
+gr_nvml_return nvmlDeviceGetMaxPcieLinkWidth(gr_nvml_device device, unsigned int *width)
+{
+  CHECK_DEVICE(device, width, 1);
+  return put_uint(width, 16);
+}
+
+gr_nvml_return nvmlDeviceGetPowerManagementDefaultLimit(gr_nvml_device device, unsigned int *mw)
+{
+  CHECK_DEVICE(device, mw, 1);
+  return put_uint(mw, 350000);
+}
+
+gr_nvml_return nvmlDeviceGetNumaNodeId(gr_nvml_device device, unsigned int *node)
+{
+  CHECK_DEVICE(device, node, 1);
+  return NVML_NOT_SUPPORTED;
+}
+
+gr_nvml_return nvmlDeviceGetEccMode(gr_nvml_device device, gr_nvml_enable_state *current,
+                                    gr_nvml_enable_state *pending)
+{
+  CHECK_DEVICE(device, current && pending ? current : NULL, 1);
+  return NVML_NOT_SUPPORTED; /* GeForce */
+}
+
+gr_nvml_return nvmlDeviceGetTemperatureThreshold(gr_nvml_device device, unsigned int type, unsigned int *temp)
+{
+  CHECK_DEVICE(device, temp, 1);
+  if (type == GR_NVML_TEMPERATURE_THRESHOLD_SLOWDOWN)
+    return put_uint(temp, 93);
+  if (type == GR_NVML_TEMPERATURE_THRESHOLD_SHUTDOWN)
+    return put_uint(temp, 98);
+  return NVML_NOT_SUPPORTED;
+}
+
+gr_nvml_return nvmlDeviceGetCudaComputeCapability(gr_nvml_device device, int *major, int *minor)
+{
+  CHECK_DEVICE(device, major && minor ? major : NULL, 1);
+  *major = 8;
+  *minor = 6;
+  return NVML_OK;
+}
+
+gr_nvml_return nvmlDeviceGetNvLinkState(gr_nvml_device device, unsigned int link, gr_nvml_enable_state *active)
+{
+  CHECK_DEVICE(device, active, 1);
+  if (link >= GR_NVML_NVLINK_MAX_LINKS)
+    return NVML_INVALID_ARGUMENT;
+  return NVML_NOT_SUPPORTED; /* no NVLink bridge on these 3090s */
+}
+
+gr_nvml_return nvmlDeviceGetP2PStatus(gr_nvml_device device1, gr_nvml_device device2, unsigned int caps,
+                                      unsigned int *status)
+{
+  int other;
+  CHECK_DEVICE(device1, status, 1);
+  gr_nvml_return r = check_device(device2, status, 1, &other);
+  if (r != NVML_OK)
+    return r;
+  if (caps != GR_NVML_P2P_CAPS_INDEX_READ && caps != GR_NVML_P2P_CAPS_INDEX_WRITE)
+    *status = NVML_P2P_STATUS_NOT_SUPPORTED;
+  else if (idx == other || stub_same_bridge(idx, other))
+    *status = NVML_P2P_STATUS_OK;
+  else
+    *status = NVML_P2P_STATUS_IOH_TOPOLOGY_NOT_SUPPORTED;
+  return NVML_OK;
+}
+
+/* ------------------------------------------------------ dynamic state */
+
+gr_nvml_return nvmlDeviceGetUtilizationRates(gr_nvml_device device, struct nvmlUtilization_st *util)
+{
+  CHECK_DEVICE(device, util, 1);
+  util->gpu = 0;
+  util->memory = 0;
+  return NVML_OK;
+}
+
+gr_nvml_return nvmlDeviceGetCurrPcieLinkGeneration(gr_nvml_device device, unsigned int *gen)
+{
+  CHECK_DEVICE(device, gen, 1);
+  return put_uint(gen, 1); /* idle GPUs drop to gen 1 */
+}
+
+gr_nvml_return nvmlDeviceGetCurrPcieLinkWidth(gr_nvml_device device, unsigned int *width)
+{
+  CHECK_DEVICE(device, width, 1);
+  return put_uint(width, stub_gpu(idx)->link_width);
+}
+
+gr_nvml_return nvmlDeviceGetPowerUsage(gr_nvml_device device, unsigned int *mw)
+{
+  CHECK_DEVICE(device, mw, 1);
+  return put_uint(mw, 28500u + 1000u * (unsigned)idx);
+}
+
+gr_nvml_return nvmlDeviceGetEnforcedPowerLimit(gr_nvml_device device, unsigned int *mw)
+{
+  CHECK_DEVICE(device, mw, 1);
+  return put_uint(mw, 350000);
+}
+
+gr_nvml_return nvmlDeviceGetPersistenceMode(gr_nvml_device device, gr_nvml_enable_state *mode)
+{
+  CHECK_DEVICE(device, mode, 1);
+  *mode = 1;
+  return NVML_OK;
+}
+
+gr_nvml_return nvmlDeviceGetTemperature(gr_nvml_device device, unsigned int sensor, unsigned int *temp)
+{
+  CHECK_DEVICE(device, temp, 1);
+  if (sensor != GR_NVML_TEMPERATURE_GPU)
+    return NVML_INVALID_ARGUMENT;
+  return put_uint(temp, 35u + (unsigned)idx);
+}

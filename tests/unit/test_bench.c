@@ -1,0 +1,393 @@
+/* gpurig bench's vendor-neutral driver (src/core/bench.c) with an in-test
+ * measurement backend: statistics, the plateau, limits from the topology
+ * (tests/data/trees/epyc-riser), thresholds and findings, and the error
+ * paths (corruption, a failed copy, a GPU lost mid-run) without any driver.
+ * The dlopen paths are tested against the stand-in libraries by the CLI
+ * golden tests. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "testutil.h"
+
+#include "bench.h"
+#include "catalog.h"
+#include "loaders.h"
+
+/* ------------------------------------------------------- fake backend */
+
+#define NG 4
+struct fake {
+  double h2d[NG], d2h[NG], local, peer, staged, ar_busbw;
+  bool can_peer[NG][NG];
+  int corrupt_src, corrupt_dst;   /* -2 none */
+  int error_src, error_dst;       /* -2 none */
+  int lose_gpu, lose_after;       /* -1 none; the GPU fails on its lose_after-th copy */
+  int calls[NG];
+  bool lost[NG];
+  bool no_nccl;
+  char err[128];
+};
+
+static const char *const busids[NG] = {"0000:01:00.0", "0000:02:00.0", "0000:41:00.0", "0000:44:00.0"};
+
+static int f_init(void **st, char *why, size_t cap)
+{
+  (void)st, (void)why, (void)cap;
+  return 0;
+}
+static void f_shutdown(void *st) { (void)st; }
+static const char *f_last_error(void *st) { return ((struct fake *)st)->err; }
+static int f_count(void *st) { (void)st; return NG; }
+static int f_busid(void *st, int d, char *buf, size_t cap)
+{
+  (void)st;
+  snprintf(buf, cap, "%s", busids[d]);
+  return 0;
+}
+static void f_set_numa(void *st, int d, int node) { (void)st, (void)d, (void)node; }
+static bool f_can_peer(void *st, int a, int b) { return ((struct fake *)st)->can_peer[a][b]; }
+static size_t f_free(void *st, int d) { (void)st, (void)d; return (size_t)256 << 20; }
+static bool f_lost(void *st, int d) { return ((struct fake *)st)->lost[d]; }
+
+static double rate(struct fake *f, int src, int dst)
+{
+  if (src < 0)
+    return f->h2d[dst];
+  if (dst < 0)
+    return f->d2h[src];
+  if (src == dst)
+    return f->local;
+  return f->can_peer[src][dst] ? f->peer : f->staged;
+}
+
+static int f_copy(void *st, const struct gr_copy_spec *s, struct gr_copy_sample *out)
+{
+  struct fake *f = st;
+  memset(out, 0, sizeof(*out));
+  int ends[2] = {s->src, s->dst};
+  for (int k = 0; k < 2; k++) {
+    int g = ends[k];
+    if (g >= 0 && g == f->lose_gpu && ++f->calls[g] >= f->lose_after) {
+      f->lost[g] = true;
+      snprintf(f->err, sizeof(f->err), "cuMemcpyAsync on GPU%d: CUDA error 999 (unknown error)", g);
+      return -1;
+    }
+  }
+  if (s->src == f->error_src && s->dst == f->error_dst) {
+    snprintf(f->err, sizeof(f->err), "cuMemcpyPeerAsync on GPU%d: CUDA error 1 (invalid argument)", s->src);
+    return -1;
+  }
+  out->via_host = s->src >= 0 && s->dst >= 0 && s->src != s->dst && !f->can_peer[s->src][s->dst];
+  out->seconds[0] = (double)s->bytes * s->loops / (rate(f, s->src, s->dst) * 1e9) + 2e-6 * s->loops;
+  if (s->reverse)
+    out->seconds[1] = (double)s->bytes * s->loops / (rate(f, s->dst, s->src) * 1e9) + 2e-6 * s->loops;
+  if (s->src == f->corrupt_src && s->dst == f->corrupt_dst && s->bytes > 4097) {
+    out->corrupt = true;
+    out->bad_offset = 4097;
+    out->expected = 0x5a;
+    out->got = 0x5b;
+  }
+  return 0;
+}
+
+static int f_ar_open(void *st, size_t max, char *why, size_t cap)
+{
+  struct fake *f = st;
+  (void)max;
+  if (f->no_nccl) {
+    snprintf(why, cap, "libnccl.so.2: cannot open shared object file: No such file or directory");
+    return -1;
+  }
+  return 0;
+}
+
+static int f_ar(void *st, size_t bytes, int warmup, int iters, struct gr_ar_sample *out)
+{
+  struct fake *f = st;
+  (void)warmup, (void)iters;
+  /* a latency term makes small sizes slow, as on real links */
+  out->seconds = 20e-6 + gr_allreduce_busbw_factor(NG) * (double)bytes / (f->ar_busbw * 1e9);
+  out->wrong = 0;
+  return 0;
+}
+
+static const char *f_name(void *st) { (void)st; return "NCCL 9.9.9"; }
+
+static const struct gr_bench_backend fake_backend = {
+    .name = "fake", .init = f_init, .shutdown = f_shutdown, .last_error = f_last_error,
+    .device_count = f_count, .device_busid = f_busid, .set_numa = f_set_numa, .can_peer = f_can_peer,
+    .free_bytes = f_free, .copy = f_copy, .device_lost = f_lost, .allreduce_open = f_ar_open,
+    .allreduce = f_ar, .collective_name = f_name,
+};
+
+/* Like the stand-in library's default: GPU1's link trains at x8. */
+static void fake_default(struct fake *f)
+{
+  memset(f, 0, sizeof(*f));
+  for (int g = 0; g < NG; g++) {
+    f->h2d[g] = 24.0;
+    f->d2h[g] = 25.0;
+  }
+  f->h2d[1] = 12.0;
+  f->d2h[1] = 12.5;
+  f->local = 400;
+  f->peer = 22;
+  f->staged = 12;
+  f->ar_busbw = 18;
+  f->can_peer[0][1] = f->can_peer[1][0] = f->can_peer[2][3] = f->can_peer[3][2] = true;
+  f->corrupt_src = f->corrupt_dst = f->error_src = f->error_dst = -2;
+  f->lose_gpu = -1;
+}
+
+/* -------------------------------------------------------------- fixture */
+
+struct world {
+  struct gr_topo t;
+  struct gr_analysis a;
+  struct gr_prediction p;
+  struct gr_bench_links links;
+  struct gr_bench_config cfg;
+  struct gr_bench_report rep;
+  struct fake f;
+};
+
+static void world_run(struct world *w, bool with_topology)
+{
+  char root[1024];
+  struct gr_fs fs;
+  struct gr_err err = {0};
+  static const int gen[NG] = {4, 4, 4, 4}, width[NG] = {16, 16, 16, 16};
+  static const double mem[NG] = {936, 936, 936, 936};
+  memset(&w->links, 0, sizeof(w->links));
+  if (with_topology) {
+    snprintf(root, sizeof(root), "%s/trees/epyc-riser", getenv("GPURIG_TEST_DATA"));
+    assert_int_equal(gr_fs_init(&fs, root), 0);
+    if (gr_load_live(&fs, &w->t, &err) != 0 || gr_analyze(&w->t, &w->a, &err) != 0 ||
+        gr_predict(&w->t, &w->a, &w->p, &err) != 0)
+      fail_msg("%s", err.msg);
+    w->links.t = &w->t;
+    w->links.a = &w->a;
+    w->links.p = &w->p;
+  }
+  w->links.gpu_gen = gen;
+  w->links.gpu_width = width;
+  w->links.mem_bw_gbps = mem;
+  gr_bench_config_defaults(&w->cfg, true);
+  w->cfg.bytes = (size_t)4 << 20;
+  w->cfg.progress = false;
+  w->cfg.ar_max_bytes = (size_t)16 << 20;
+  if (gr_bench_run(&fake_backend, &w->f, &w->cfg, &w->links, &w->rep, &err) != 0)
+    fail_msg("%s", err.msg);
+}
+
+static void world_free(struct world *w, bool with_topology)
+{
+  gr_bench_report_free(&w->rep);
+  if (with_topology) {
+    gr_prediction_free(&w->p);
+    gr_analysis_free(&w->a);
+    gr_topo_free(&w->t);
+  }
+}
+
+static const struct gr_bench_finding *finding_with(const struct gr_bench_report *r, const char *id, const char *text)
+{
+  for (size_t i = 0; i < r->nfindings; i++)
+    if (strcmp(r->findings[i].id, id) == 0 && (!text || strstr(r->findings[i].text, text)))
+      return &r->findings[i];
+  return NULL;
+}
+
+static const struct gr_bench_result *result(const struct gr_bench_report *r, enum gr_bench_kind k, int src, int dst)
+{
+  for (size_t i = 0; i < r->nresults; i++)
+    if (r->results[i].kind == k && r->results[i].engine == GR_ENGINE_CE && r->results[i].src == src &&
+        r->results[i].dst == dst)
+      return &r->results[i];
+  return NULL;
+}
+
+/* ---------------------------------------------------------------- tests */
+
+static int setup(void **state)
+{
+  struct gr_err err = {0};
+  if (tu_setup_data(state) != 0 || gr_catalog_init(&err) != 0)
+    return -1;
+  return 0;
+}
+
+static void test_stats(void **state)
+{
+  double med, mn, mx, sp;
+  (void)state;
+  gr_bench_stats((double[]){3, 1, 2}, 3, &med, &mn, &mx, &sp);
+  assert_float_equal(med, 2, 1e-12);
+  assert_float_equal(sp, 100, 1e-9); /* (3 - 1) / 2 */
+  gr_bench_stats((double[]){10, 30, 20, 40}, 4, &med, &mn, &mx, &sp);
+  assert_float_equal(med, 25, 1e-12);
+  assert_float_equal(mn, 10, 1e-12);
+  assert_float_equal(mx, 40, 1e-12);
+  gr_bench_stats(NULL, 0, &med, &mn, &mx, &sp);
+  assert_float_equal(med, 0, 0);
+  assert_float_equal(gr_allreduce_busbw_factor(4), 1.5, 1e-12);
+  assert_float_equal(gr_allreduce_busbw_factor(8), 1.75, 1e-12);
+  assert_float_equal(gr_allreduce_busbw_factor(1), 0, 1e-12);
+}
+
+static void test_plateau(void **state)
+{
+  struct gr_ar_row flat[] = {{1 << 20, 0, 0, 5, 0}, {4 << 20, 0, 0, 15, 0}, {16 << 20, 0, 0, 19.5, 0},
+                             {64 << 20, 0, 0, 20, 0}, {256 << 20, 0, 0, 19.8, 0}};
+  struct gr_ar_row rising[] = {{1 << 20, 0, 0, 5, 0}, {4 << 20, 0, 0, 10, 0}, {16 << 20, 0, 0, 16, 0}};
+  struct gr_bench_report r;
+  (void)state;
+  memset(&r, 0, sizeof(r));
+  r.ar = flat;
+  r.nar = 5;
+  gr_bench_plateau(&r, 0.05);
+  assert_float_equal(r.ar_plateau_gbps, 19.8, 1e-9); /* median of 19.5, 20, 19.8: never the average of all sizes */
+  assert_int_equal(r.ar_plateau_from, 16 << 20);
+  assert_int_equal(r.ar_plateau_to, 256 << 20);
+  assert_false(r.ar_rising);
+  r.ar = rising;
+  r.nar = 3;
+  gr_bench_plateau(&r, 0.05);
+  assert_float_equal(r.ar_plateau_gbps, 16, 1e-9);
+  assert_true(r.ar_rising);
+}
+
+static void test_parse_size(void **state)
+{
+  size_t v;
+  (void)state;
+  assert_true(gr_parse_size("64K", &v) && v == 65536);
+  assert_true(gr_parse_size("512MiB", &v) && v == (size_t)512 << 20);
+  assert_true(gr_parse_size("1G", &v) && v == (size_t)1 << 30);
+  assert_true(gr_parse_size("4096", &v) && v == 4096);
+  assert_false(gr_parse_size("0", &v));
+  assert_false(gr_parse_size("-1M", &v));
+  assert_false(gr_parse_size("1T", &v));
+  assert_false(gr_parse_size("12Mx", &v));
+  assert_false(gr_parse_size("", &v));
+}
+
+/* GPU1's link trains at x8: its host copies are a finding naming it and the
+ * link; the others pass. Limits and predictions come from the topology. */
+static void test_limits_and_floor(void **state)
+{
+  struct world *w = calloc(1, sizeof(*w));
+  (void)state;
+  fake_default(&w->f);
+  world_run(w, true);
+  const struct gr_bench_result *h0 = result(&w->rep, GR_BK_H2D, GR_BENCH_HOST, 0);
+  const struct gr_bench_result *h1 = result(&w->rep, GR_BK_H2D, GR_BENCH_HOST, 1);
+  assert_non_null(h0);
+  assert_non_null(h1);
+  assert_int_equal(h0->status, GR_BS_OK);
+  assert_int_equal(h0->nsamples, 3);
+  assert_float_equal(h0->limit_gbps, 31.5, 0.1);       /* Gen4 x16 */
+  assert_float_equal(h0->predicted_gbps, 31.5 * 0.81, 0.2);
+  assert_float_equal(h0->floor_gbps, 31.5 * 0.65, 0.2);
+  assert_true(h0->median > 23.5 && h0->median < 24); /* 4 MiB copies: the 2 us per copy shows */
+  assert_float_equal(h1->limit_gbps, 15.75, 0.1);      /* trains at x8 */
+  assert_non_null(strstr(h1->link, "capable of Gen4 x16"));
+  assert_non_null(finding_with(&w->rep, "bench.host-bw", "GPU1 0000:02:00.0 host -> GPU"));
+  assert_null(finding_with(&w->rep, "bench.host-bw", "GPU0 "));
+  /* pairs: P2P where the driver allows it, through host memory elsewhere, never skipped */
+  const struct gr_bench_result *p01 = result(&w->rep, GR_BK_P2P, 0, 1), *p02 = result(&w->rep, GR_BK_P2P, 0, 2);
+  assert_int_equal(p01->status, GR_BS_OK);
+  assert_false(p01->via_host);
+  assert_int_equal(p02->status, GR_BS_OK);
+  assert_true(p02->via_host);
+  assert_non_null(finding_with(&w->rep, "bench.no-peer", "8 of 12 GPU pairs"));
+  /* the all-reduce sweep reaches its plateau at the fake's 18 GB/s */
+  assert_true(w->rep.nar >= 3);
+  assert_float_equal(w->rep.ar_plateau_gbps, 18, 1.0); /* 20 us per call keeps it under 18 */
+  assert_true(w->rep.ar_predicted_gbps > 0);
+  assert_int_equal(gr_bench_exit(&w->rep), GR_EXIT_WARN);
+  world_free(w, true);
+  free(w);
+}
+
+static void test_corruption(void **state)
+{
+  struct world *w = calloc(1, sizeof(*w));
+  (void)state;
+  fake_default(&w->f);
+  w->f.corrupt_src = 1;
+  w->f.corrupt_dst = 3;
+  world_run(w, true);
+  const struct gr_bench_finding *f = finding_with(&w->rep, "bench.verify", "GPU1 0000:02:00.0 -> GPU3 0000:44:00.0");
+  assert_non_null(f);
+  assert_int_equal(f->sev, GR_BF_FAIL);
+  assert_non_null(strstr(f->text, "byte 4097"));
+  assert_non_null(strstr(f->text, "through host memory"));
+  assert_int_equal(result(&w->rep, GR_BK_P2P, 1, 3)->status, GR_BS_CORRUPT);
+  assert_int_equal(gr_bench_exit(&w->rep), GR_EXIT_FAIL);
+  world_free(w, true);
+  free(w);
+}
+
+static void test_copy_error(void **state)
+{
+  struct world *w = calloc(1, sizeof(*w));
+  (void)state;
+  fake_default(&w->f);
+  w->f.error_src = 0;
+  w->f.error_dst = 3;
+  world_run(w, true);
+  assert_int_equal(result(&w->rep, GR_BK_P2P, 0, 3)->status, GR_BS_ERROR);
+  assert_non_null(finding_with(&w->rep, "bench.copy-error", "GPU0 -> GPU3"));
+  assert_int_equal(result(&w->rep, GR_BK_P2P, 3, 0)->status, GR_BS_OK); /* the run goes on */
+  world_free(w, true);
+  free(w);
+}
+
+static void test_gpu_lost(void **state)
+{
+  struct world *w = calloc(1, sizeof(*w));
+  (void)state;
+  fake_default(&w->f);
+  w->f.lose_gpu = 2;
+  w->f.lose_after = 6;
+  w->f.no_nccl = true;
+  world_run(w, false);
+  const struct gr_bench_finding *f = finding_with(&w->rep, "bench.gpu-lost", "GPU2 0000:41:00.0 stopped answering");
+  assert_non_null(f);
+  assert_non_null(strstr(f->text, "CUDA error 999"));
+  assert_true(w->rep.gpus[2].lost);
+  const struct gr_bench_result *later = result(&w->rep, GR_BK_P2P, 0, 2);
+  assert_int_equal(later->status, GR_BS_SKIPPED);
+  assert_int_equal(result(&w->rep, GR_BK_P2P, 0, 1)->status, GR_BS_OK);
+  assert_non_null(strstr(w->rep.ar_note, "GPU2 stopped answering"));
+  /* without a topology the limits come from the GPUs' own link reports */
+  assert_float_equal(result(&w->rep, GR_BK_H2D, GR_BENCH_HOST, 0)->limit_gbps, 31.5, 0.1);
+  assert_int_equal(gr_bench_exit(&w->rep), GR_EXIT_FAIL);
+  world_free(w, false);
+  free(w);
+}
+
+static void test_no_nccl(void **state)
+{
+  struct world *w = calloc(1, sizeof(*w));
+  (void)state;
+  fake_default(&w->f);
+  w->f.no_nccl = true;
+  world_run(w, true);
+  assert_int_equal(w->rep.nar, 0);
+  assert_non_null(finding_with(&w->rep, "bench.allreduce-skipped", "libnccl.so.2"));
+  world_free(w, true);
+  free(w);
+}
+
+int main(void)
+{
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_stats),      cmocka_unit_test(test_plateau),    cmocka_unit_test(test_parse_size),
+      cmocka_unit_test(test_limits_and_floor), cmocka_unit_test(test_corruption), cmocka_unit_test(test_copy_error),
+      cmocka_unit_test(test_gpu_lost),   cmocka_unit_test(test_no_nccl),
+  };
+  return cmocka_run_group_tests(tests, setup, NULL);
+}
