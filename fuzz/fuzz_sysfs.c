@@ -1,9 +1,11 @@
-/* libFuzzer target: the parsers of single sysfs values (link speed, link
- * width, AER counter files, PCI bus ids), fed the same bytes. */
+/* libFuzzer target: the parsers of single values (link speed, link width,
+ * AER counter files, PCI bus ids as sysfs, NVML and CUDA spell them, and
+ * the size arguments of gpurig bench), fed the same bytes. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "gpu.h"
 #include "loaders.h"
 #include "topo.h"
 #include "fuzz_common.h"
@@ -20,6 +22,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
   (void)gr_pcie_parse_width(s, &width);
   (void)gr_parse_aer_total(s, &total);
   (void)gr_parse_busid(s, &d, &b, &v, &f);
+  char norm[32];
+  size_t bytes;
+  (void)gr_busid_normalize(s, norm, sizeof(norm));
+  (void)gr_parse_size(s, &bytes);
   free(s);
   return 0;
 }
