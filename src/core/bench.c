@@ -596,7 +596,8 @@ static void ar_sweep(struct run *r, int n, size_t max)
 {
   struct gr_bench_report *rep = r->rep;
   size_t step = r->cfg->quick ? 4 : 2;
-  for (size_t bytes = r->cfg->quick ? 64 * 1024 : 4096; bytes <= max; bytes *= step) {
+  for (size_t bytes = r->cfg->quick ? 64 * 1024 : 4096; bytes <= max;
+       bytes = bytes < max && bytes * step > max ? max : bytes * step) { /* the largest size always runs */
     struct gr_ar_sample s;
     char what[48];
     snprintf(what, sizeof(what), "all-reduce %zu bytes", bytes);
