@@ -2,6 +2,7 @@
  * holds each figure against the link's limit and the topology's prediction. */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "bench.h"
@@ -58,44 +59,55 @@ static int bench_config(const struct gr_opts *o, struct gr_bench_config *cfg)
   return 0;
 }
 
-/* Link and memory facts per benchmark GPU, from NVML when it answers (the
- * topology gives the rest inside gr_bench_run). */
+/* Link and memory facts per benchmark GPU from NVML, used where the
+ * topology lacks the GPU. NVML and CUDA may number GPUs differently
+ * (CUDA_DEVICE_ORDER), so the two are joined by PCI bus id. */
 struct gpu_facts {
-  int *gen, *width;
+  int *gen, *width, *cur_width;
   double *mem_bw;
 };
 
-static void gpu_facts_fill(int n, struct gr_bench_links *l, struct gpu_facts *f, const struct gr_topo *t)
+static int cuda_index_of(void *st, int n, const char *busid)
+{
+  for (int d = 0; d < n; d++) {
+    char raw[64] = "", norm[32];
+    if (gr_bench_cuda.device_busid(st, d, raw, sizeof(raw)) == 0 && gr_busid_normalize(raw, norm, sizeof(norm)) &&
+        strcmp(norm, busid) == 0)
+      return d;
+  }
+  return -1;
+}
+
+static void gpu_facts_fill(void *st, int n, struct gr_bench_links *l, struct gpu_facts *f)
 {
   struct gr_gpus g;
   struct gr_err err = {0};
   f->gen = xcalloc((size_t)n, sizeof(int));
   f->width = xcalloc((size_t)n, sizeof(int));
+  f->cur_width = xcalloc((size_t)n, sizeof(int));
   f->mem_bw = xcalloc((size_t)n, sizeof(double));
-  if (gr_gpus_open(&g, &err) == 0) {
-    /* NVML and CUDA number GPUs differently; bench uses CUDA's order, so
-     * match by bus id in gr_bench_run's join. Here the facts are per NVML
-     * index and only used when both orders agree on the bus id. */
-    for (unsigned i = 0; i < g.count && (int)i < n; i++) {
-      struct gr_gpu_static st;
-      if (g.be->static_info(g.state, i, &st) != 0)
-        continue;
-      f->gen[i] = st.max_link_gen.ok ? (int)st.max_link_gen.v : 0;
-      f->width[i] = st.max_link_width.ok ? (int)st.max_link_width.v : 0;
-      const struct gr_gpu_model *m = gr_catalog_find_pci(st.vendor, st.device);
-      f->mem_bw[i] = m ? m->mem_bw_gbps : 0;
-    }
-    gr_gpus_close(&g);
-  } else if (t) {
-    for (int i = 0; i < n && (size_t)i < t->ngpus; i++) {
-      const struct gr_pci *p = &t->pci[t->gpus[i]];
-      const struct gr_gpu_model *m = gr_catalog_find_pci(p->vendor, p->device);
-      f->mem_bw[i] = m ? m->mem_bw_gbps : 0;
-    }
-  }
   l->gpu_gen = f->gen;
   l->gpu_width = f->width;
+  l->gpu_cur_width = f->cur_width;
   l->mem_bw_gbps = f->mem_bw;
+  if (gr_gpus_open(&g, &err) != 0)
+    return; /* the limits then come from the topology alone */
+  for (unsigned i = 0; i < g.count; i++) {
+    struct gr_gpu_static gs;
+    struct gr_gpu_dynamic dy;
+    if (g.be->static_info(g.state, i, &gs) != 0)
+      continue;
+    int d = cuda_index_of(st, n, gs.busid);
+    if (d < 0)
+      continue;
+    f->gen[d] = gs.max_link_gen.ok ? (int)gs.max_link_gen.v : 0;
+    f->width[d] = gs.max_link_width.ok ? (int)gs.max_link_width.v : 0;
+    if (g.be->dynamic_info(g.state, i, &dy) == 0 && dy.link_width.ok)
+      f->cur_width[d] = (int)dy.link_width.v;
+    const struct gr_gpu_model *m = gr_catalog_find_pci(gs.vendor, gs.device);
+    f->mem_bw[d] = m ? m->mem_bw_gbps : 0;
+  }
+  gr_gpus_close(&g);
 }
 
 static int bench_report(const struct gr_opts *o, const struct gr_bench_report *rep)
@@ -145,7 +157,7 @@ int cmd_bench(int argc, char **argv)
     links.a = &a;
     links.p = &p;
   }
-  gpu_facts_fill(gr_bench_cuda.device_count(st), &links, &facts, have_topo ? &t : NULL);
+  gpu_facts_fill(st, gr_bench_cuda.device_count(st), &links, &facts);
   if (gr_bench_run(&gr_bench_cuda, st, &cfg, &links, &rep, &err) != 0) {
     rc = gr_report_error(&err);
     goto out;
@@ -157,6 +169,7 @@ out:
     gr_bench_cuda.shutdown(st);
   free(facts.gen);
   free(facts.width);
+  free(facts.cur_width);
   free(facts.mem_bw);
   if (have_topo) {
     gr_prediction_free(&p);

@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "catalog.h"
 #include "data.h"
 #include "gpu.h"
 #include "pcilink.h"
@@ -234,9 +235,13 @@ static void host_link_of(const struct run *r, int g, struct gr_host_link *h)
       return;
   }
   if (r->links->gpu_gen && r->links->gpu_gen[g] > 0 && r->links->gpu_width[g] > 0) {
+    const int *cur = r->links->gpu_cur_width;
     h->gen = h->can_gen = r->links->gpu_gen[g];
     h->width = h->can_width = r->links->gpu_width[g];
-    h->bw_gbps = h->can_gbps = gr_pcie_bw_gbps(h->gen, h->width);
+    if (cur && cur[g] > 0 && cur[g] < h->width)
+      h->width = cur[g];
+    h->bw_gbps = gr_pcie_bw_gbps(h->gen, h->width);
+    h->can_gbps = gr_pcie_bw_gbps(h->can_gen, h->can_width);
     h->nccl_gbps = gr_pcie_nccl_gbps(h->gen, h->width);
   }
 }
@@ -265,15 +270,28 @@ static void limits_host(struct run *r, struct gr_bench_result *res, int g)
   describe_link(&h, res->link, sizeof(res->link));
 }
 
-static void limits_local(struct run *r, struct gr_bench_result *res, int g)
+/* The GPU's memory bandwidth from the catalog: by what the driver reported,
+ * else by the topology's PCI ids. 0 unknown. */
+static double mem_bw_of(const struct run *r, int g)
 {
   const double *bw = r->links->mem_bw_gbps;
-  if (!bw || bw[g] <= 0)
+  if (bw && bw[g] > 0)
+    return bw[g];
+  int node = topo_node(r, g);
+  const struct gr_gpu_model *m =
+      node >= 0 ? gr_catalog_find_pci(r->links->t->pci[node].vendor, r->links->t->pci[node].device) : NULL;
+  return m ? m->mem_bw_gbps : 0;
+}
+
+static void limits_local(struct run *r, struct gr_bench_result *res, int g)
+{
+  double bw = mem_bw_of(r, g);
+  if (bw <= 0)
     return;
   /* a local copy reads and writes every byte: one side sees half the memory rate */
-  res->limit_gbps = bw[g] / 2;
+  res->limit_gbps = bw / 2;
   res->floor_gbps = res->limit_gbps * threshold(r, "bench_local_min");
-  snprintf(res->link, sizeof(res->link), "memory %.0f GB/s, half each way", bw[g]);
+  snprintf(res->link, sizeof(res->link), "memory %.0f GB/s, half each way", bw);
 }
 
 static void limits_pair(struct run *r, struct gr_bench_result *res)

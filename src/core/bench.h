@@ -162,8 +162,9 @@ struct gr_bench_links {
   const struct gr_topo *t;         /* may be NULL */
   const struct gr_analysis *a;     /* NULL when t is */
   const struct gr_prediction *p;   /* NULL when t is */
-  /* per bench GPU, used when the topology lacks it: max gen and width */
-  const int *gpu_gen, *gpu_width;
+  /* per bench GPU, used when the topology lacks it: max gen and width, and
+   * the width the link trains to now (0 unknown; width does not drop at idle) */
+  const int *gpu_gen, *gpu_width, *gpu_cur_width;
   const double *mem_bw_gbps;       /* per bench GPU, catalog figure, 0 unknown */
 };
 

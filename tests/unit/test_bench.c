@@ -157,7 +157,7 @@ static void world_run(struct world *w, bool with_topology)
   char root[1024];
   struct gr_fs fs;
   struct gr_err err = {0};
-  static const int gen[NG] = {4, 4, 4, 4}, width[NG] = {16, 16, 16, 16};
+  static const int gen[NG] = {4, 4, 4, 4}, width[NG] = {16, 16, 16, 16}, cur_width[NG] = {16, 8, 16, 16};
   static const double mem[NG] = {936, 936, 936, 936};
   memset(&w->links, 0, sizeof(w->links));
   if (with_topology) {
@@ -172,6 +172,7 @@ static void world_run(struct world *w, bool with_topology)
   }
   w->links.gpu_gen = gen;
   w->links.gpu_width = width;
+  w->links.gpu_cur_width = cur_width;
   w->links.mem_bw_gbps = mem;
   gr_bench_config_defaults(&w->cfg, true);
   w->cfg.bytes = (size_t)4 << 20;
@@ -364,6 +365,10 @@ static void test_gpu_lost(void **state)
   assert_non_null(strstr(w->rep.ar_note, "GPU2 stopped answering"));
   /* without a topology the limits come from the GPUs' own link reports */
   assert_float_equal(result(&w->rep, GR_BK_H2D, GR_BENCH_HOST, 0)->limit_gbps, 31.5, 0.1);
+  const struct gr_bench_result *h1 = result(&w->rep, GR_BK_H2D, GR_BENCH_HOST, 1);
+  assert_float_equal(h1->limit_gbps, 15.75, 0.1); /* the width the driver says it trains at */
+  assert_float_equal(h1->floor_gbps, 31.5 * 0.65, 0.2);
+  assert_non_null(strstr(h1->link, "capable of Gen4 x16"));
   assert_int_equal(gr_bench_exit(&w->rep), GR_EXIT_FAIL);
   world_free(w, false);
   free(w);
