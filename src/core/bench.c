@@ -773,13 +773,9 @@ static void join_gpus(struct run *r, int n)
     bg->topo_gpu = -1;
     if (r->be->device_busid(r->st, g, raw, sizeof(raw)) != 0 || !gr_busid_normalize(raw, bg->busid, sizeof(bg->busid)))
       snprintf(bg->busid, sizeof(bg->busid), "?");
-    for (size_t k = 0; t && k < t->ngpus; k++) {
-      char b[32];
-      if (strcmp(gr_pci_busid(&t->pci[t->gpus[k]], b, sizeof(b)), bg->busid) == 0) {
-        bg->topo_gpu = (int)k;
-        r->be->set_numa(r->st, g, t->pci[t->gpus[k]].numa);
-      }
-    }
+    bg->topo_gpu = gr_topo_gpu_by_busid(t, bg->busid);
+    if (bg->topo_gpu >= 0)
+      r->be->set_numa(r->st, g, t->pci[t->gpus[bg->topo_gpu]].numa);
   }
 }
 

@@ -304,14 +304,13 @@ out:
   return rc;
 }
 
-static int ensure_check(struct cuda *c, size_t bytes)
+static void ensure_check(struct cuda *c, size_t bytes)
 {
   if (c->check_bytes >= bytes)
-    return 0;
+    return;
   free(c->check);
   c->check = xmalloc(bytes);
   c->check_bytes = bytes;
-  return 0;
 }
 
 static int dev_open(struct cuda *c, int i)
@@ -394,21 +393,17 @@ static int open_devices(struct cuda *c, char *why, size_t cap)
     return -1;
   }
   c->d = xcalloc((size_t)c->n, sizeof(*c->d));
-  for (int i = 0; i < c->n; i++)
-    if (dev_open(c, i) != 0)
-      goto out_err;
-  if (use(c, 0) != 0)
-    goto out_err;
+  for (int i = 0; i < c->n && rc == 0; i++)
+    rc = dev_open(c, i);
+  if (rc != 0 || (rc = use(c, 0)) != 0)
+    goto out;
   CU(c->f.MemHostAlloc((void **)&c->flag, sizeof(int), GR_CU_MEMHOSTALLOC_PORTABLE | GR_CU_MEMHOSTALLOC_DEVICEMAP),
      "cuMemHostAlloc", 0);
   CU(c->f.MemHostGetDevicePointer(&c->flag_dptr, c->flag, 0), "cuMemHostGetDevicePointer", 0);
-  return 0;
 out:
-  snprintf(why, cap, "%s", c->err);
+  if (rc != 0)
+    snprintf(why, cap, "%s", c->err);
   return rc;
-out_err:
-  snprintf(why, cap, "%s", c->err);
-  return -1;
 }
 
 static int cuda_init(void **state, char *why, size_t cap)
@@ -820,6 +815,18 @@ out:
   return rc;
 }
 
+static int ar_record(struct cuda *c, int ev)
+{
+  int rc = 0;
+  for (int i = 0; i < c->n && rc == 0; i++) {
+    if ((rc = use(c, i)) != 0)
+      break;
+    CU(c->f.EventRecord(c->d[i].ev[ev], c->d[i].s[0]), "cuEventRecord", i);
+  }
+out:
+  return rc;
+}
+
 static int cuda_allreduce(void *state, size_t bytes, int warmup, int iters, struct gr_ar_sample *out)
 {
   struct cuda *c = state;
@@ -828,39 +835,33 @@ static int cuda_allreduce(void *state, size_t bytes, int warmup, int iters, stru
   c->err[0] = '\0';
   memset(out, 0, sizeof(*out));
   for (int i = 0; i < c->n; i++) {
-    if (use(c, i) != 0)
-      goto fail;
+    if ((rc = use(c, i)) != 0)
+      goto out;
     CU(c->f.MemsetD32Async(c->d[i].ar_recv, 0, count, c->d[i].s[0]), "cuMemsetD32Async", i);
   }
-  for (int w = 0; w < warmup; w++)
-    if (ar_launch(c, count) != 0)
-      goto fail;
-  for (int i = 0; i < c->n; i++) {
-    if (use(c, i) != 0)
-      goto fail;
-    CU(c->f.EventRecord(c->d[i].ev[0], c->d[i].s[0]), "cuEventRecord", i);
-  }
-  for (int k = 0; k < iters; k++)
-    if (ar_launch(c, count) != 0)
-      goto fail;
+  for (int w = 0; w < warmup && rc == 0; w++)
+    rc = ar_launch(c, count);
+  if (rc != 0 || (rc = ar_record(c, 0)) != 0)
+    goto out;
+  for (int k = 0; k < iters && rc == 0; k++)
+    rc = ar_launch(c, count);
+  if (rc != 0 || (rc = ar_record(c, 1)) != 0)
+    goto out;
   for (int i = 0; i < c->n; i++) {
     float ms = 0;
-    if (use(c, i) != 0)
-      goto fail;
-    CU(c->f.EventRecord(c->d[i].ev[1], c->d[i].s[0]), "cuEventRecord", i);
+    if ((rc = use(c, i)) != 0)
+      goto out;
     CU(c->f.EventSynchronize(c->d[i].ev[1]), "cuEventSynchronize", i);
     CU(c->f.EventElapsedTime(&ms, c->d[i].ev[0], c->d[i].ev[1]), "cuEventElapsedTime", i);
     if (ms / 1000.0 / iters > out->seconds)
       out->seconds = ms / 1000.0 / iters;
   }
-  if (ar_verify(c, bytes, &out->wrong) != 0)
-    goto fail;
-  return 0;
+  rc = ar_verify(c, bytes, &out->wrong);
 out:
-fail:
-  for (int i = 0; i < c->n; i++)
-    probe_lost(c, i);
-  return rc ? rc : -1;
+  if (rc != 0)
+    for (int i = 0; i < c->n; i++)
+      probe_lost(c, i);
+  return rc;
 }
 
 static const char *cuda_collective_name(void *state)

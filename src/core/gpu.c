@@ -81,11 +81,7 @@ static void collect_row(struct gr_gpus *g, unsigned i, const struct gr_topo *t, 
     snprintf(row->error, sizeof(row->error), "%s", g->be->last_error(g->state));
     row->lost = true;
   }
-  for (size_t k = 0; t && k < t->ngpus; k++) {
-    char b[32];
-    if (strcmp(gr_pci_busid(&t->pci[t->gpus[k]], b, sizeof(b)), row->st.busid) == 0)
-      row->topo_gpu = (int)k;
-  }
+  row->topo_gpu = gr_topo_gpu_by_busid(t, row->st.busid);
 }
 
 static void collect_p2p(struct gr_gpus *g, struct gr_gpus_report *r)

@@ -344,3 +344,12 @@ double gr_link_nccl_gbps(const struct gr_pci *p)
     return gr_pcie_nccl_gbps(gen, width);
   return gr_pcie_nccl_from_bw(p->link.recorded_gbps);
 }
+
+int gr_topo_gpu_by_busid(const struct gr_topo *t, const char *busid)
+{
+  char b[32];
+  for (size_t k = 0; t && k < t->ngpus; k++)
+    if (strcmp(gr_pci_busid(&t->pci[t->gpus[k]], b, sizeof(b)), busid) == 0)
+      return (int)k;
+  return -1;
+}

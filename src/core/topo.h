@@ -168,6 +168,10 @@ int gr_topo_common_ancestor(const struct gr_topo *t, int x, int y);
 const char *gr_role_name(enum gr_role r);  /* "root_port" ... */
 const char *gr_kind_name(enum gr_kind k);  /* "gpu" ... */
 
+/* The index among t's GPUs (t->gpus) of the GPU at bus id "0000:41:00.0", or
+ * -1; this is how driver-reported GPUs are joined to the topology. */
+int gr_topo_gpu_by_busid(const struct gr_topo *t, const char *busid);
+
 /* Short display names: "GPU3", "NIC0", else the bus id. */
 const char *gr_pci_label(const struct gr_topo *t, int idx, char *buf, size_t cap);
 
