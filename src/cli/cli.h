@@ -35,6 +35,10 @@ struct gr_opts {
   const char *allreduce_max; /* --allreduce-max SIZE */
   bool no_progress;        /* --no-progress */
   bool no_sm;              /* --no-sm */
+  /* plan (and compare --job): kept as text, read by gr_plan_from_opts */
+  const char *model, *params, *job, *quant, *kv_quant, *ctx, *batch, *gpus, *zero, *offload, *tp, *pp;
+  const char *estimator, *lora_rank, *lora_targets, *state_bytes, *price, *kwh, *rent, *cpu;
+  bool checkpointing, rank0_load;
   const char *positional; /* first non-option argument, if accepted */
   char **args;            /* all positional arguments (GR_OPT_MANY) */
   int nargs;
@@ -52,6 +56,7 @@ enum gr_opt_set {
   GR_OPT_LIST = 1 << 8,     /* --list */
   GR_OPT_DOCTOR = 1 << 9,   /* --expect-gpus --expect --kmsg --xid-window --loaded --nhc */
   GR_OPT_BENCH = 1 << 10,   /* --quick --size --allreduce-max --no-progress --no-sm */
+  GR_OPT_PLAN = 1 << 11,    /* --model --params --job --quant ... (gpurig plan --help) */
 };
 
 /* Parses argv (argv[0] is the subcommand). Returns 0, or -1 after printing
@@ -90,5 +95,15 @@ int cmd_compare(int argc, char **argv);
 int cmd_doctor(int argc, char **argv);
 int cmd_gpus(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
+int cmd_plan(int argc, char **argv);
+
+struct gr_plan_req;
+struct gr_model;
+/* Reads the plan options into a request and a model (--model or --params),
+ * with the defaults of `gpurig plan --help`. gpus_in_machine fills --gpus
+ * when it is not given. -1 with one error line in err (GR_EXIT_FAIL); on
+ * success the caller frees *m with gr_model_free. */
+int gr_plan_from_opts(const struct gr_opts *o, int gpus_in_machine, struct gr_plan_req *r, struct gr_model *m,
+                      struct gr_err *err);
 
 #endif

@@ -9,6 +9,8 @@
 #include "catalog.h"
 #include "cli.h"
 #include "data.h"
+#include "model.h"
+#include "plan.h"
 #include "print.h"
 #include "rig.h"
 
@@ -18,11 +20,16 @@ struct judged {
   struct gr_prediction p;
   double vram_gib;
   int rank;
+  bool planned;          /* --job given: the plan below is filled */
+  struct gr_plan_req req;
+  struct gr_model model; /* owned; freed with the rest */
+  struct gr_plan_hw hw;
+  struct gr_plan plan;
 };
 
 static void compare_usage(void)
 {
-  printf("usage: gpurig compare [--gpu MODEL] [--json] RIG...\n"
+  printf("usage: gpurig compare [--gpu MODEL] [--json] [--job J (--model M | --params N) [plan options]] RIG...\n"
          "       gpurig compare --list\n"
          "\n"
          "Judges machines from their rig files (docs/rig-format.md), side by side: GPUs, VRAM,\n"
@@ -35,6 +42,9 @@ static void compare_usage(void)
          "               to compare the platforms with the same cards\n"
          "  --json       {\"rigs\": [...]} (docs/json.md)\n"
          "  --list       the rigs in data/rigs/ with their titles\n"
+         "  --job J      also plan this job on every rig (gpurig plan --help gives --model, --quant,\n"
+         "               --ctx, --batch, --zero, ...; --gpus defaults to all of each rig): adds the\n"
+         "               columns fits, GiB per GPU, tokens/s or step time, price and energy per day\n"
          "\n"
          "Training rank: first the share of GPUs that exchange gradients peer-to-peer without\n"
          "crossing a socket (the seed authors' criterion: hives under switches, one root\n"
@@ -83,6 +93,53 @@ static int judge(const char *rig, const char *gpu, struct judged *j, struct gr_e
     j->vram_gib += m ? m->mem_gib : 0;
   }
   return 0;
+}
+
+/* --job: the same request planned on this rig. A request the rig cannot run
+ * (too few GPUs, say) is an error for the whole comparison. */
+static int plan_on_rig(const struct gr_opts *o, struct judged *j, struct gr_err *err)
+{
+  gr_plan_hw_from_topo(&j->t, &j->p, &j->hw);
+  if (gr_plan_from_opts(o, j->hw.ngpus, &j->req, &j->model, err) != 0)
+    return -1;
+  if (gr_plan_check(&j->req, &j->model, &j->hw, err) != 0) {
+    char msg[sizeof(err->msg)];
+    snprintf(msg, sizeof(msg), "%s", err->msg);
+    snprintf(err->msg, sizeof(err->msg), "%.200s: %.500s", j->t.rig->name, msg);
+    return -1;
+  }
+  gr_plan_run(&j->req, &j->model, &j->hw, &j->plan);
+  j->planned = true;
+  return 0;
+}
+
+static void print_plan_table(struct judged *js, size_t n, const struct gr_opts *o)
+{
+  printf("\nPlan: %s, --job %s (gpurig plan gives the breakdown)\n", o->model ? o->model : o->params, o->job);
+  printf("%-34s %4s %12s %-13s %18s %10s %12s\n", "rig", "GPUs", "GiB per GPU", "fits", "tokens/s", "step s",
+         "energy/day");
+  for (size_t i = 0; i < n; i++) {
+    const struct judged *j = &js[i];
+    const struct gr_plan *p = &j->plan;
+    char name[64], tps[32], step[16], need[24];
+    snprintf(name, sizeof(name), "%.34s", j->t.rig->name);
+    snprintf(need, sizeof(need), "%.1f/%.0f", p->gpu_need_gib, p->gpu_have_gib);
+    if (p->decode_tps.ok)
+      snprintf(tps, sizeof(tps), "%.1f (%.0f-%.0f)", p->decode_tps.mid, p->decode_tps.low, p->decode_tps.high);
+    else if (p->train_tps.ok)
+      snprintf(tps, sizeof(tps), "%.0f", p->train_tps.mid);
+    else
+      snprintf(tps, sizeof(tps), "-");
+    if (p->step_s.ok)
+      snprintf(step, sizeof(step), "%.2f", p->step_s.mid);
+    else
+      snprintf(step, sizeof(step), "-");
+    printf("%-34s %4d %12s %-13s %18s %10s %8.2f %s\n", name, j->req.gpus, need, gr_fit_name(p->fit), tps, step,
+           p->energy_cost_day, p->currency);
+  }
+  for (size_t i = 0; i < n; i++)
+    if (js[i].plan.fit == GR_FIT_NO)
+      printf("  %s: %s\n", js[i].t.rig->name, js[i].plan.verdict);
 }
 
 static const struct gr_verdict *verdict(const struct judged *j, const char *workload, int gpus)
@@ -190,12 +247,20 @@ static json_t *rig_json(const struct judged *j)
   return o;
 }
 
+static json_t *rig_json_with_plan(const struct judged *j)
+{
+  json_t *o = rig_json(j);
+  if (j->planned)
+    json_object_set_new(o, "plan", gr_plan_to_json(&j->req, &j->model, &j->hw, &j->plan));
+  return o;
+}
+
 int cmd_compare(int argc, char **argv)
 {
   struct gr_opts o;
   struct gr_err err = {0};
   int rc = GR_EXIT_OK;
-  if (gr_parse_opts(argc, argv, GR_OPT_JSON | GR_OPT_GPU | GR_OPT_MANY | GR_OPT_LIST, &o) != 0)
+  if (gr_parse_opts(argc, argv, GR_OPT_JSON | GR_OPT_GPU | GR_OPT_MANY | GR_OPT_LIST | GR_OPT_PLAN, &o) != 0)
     return GR_EXIT_FAIL;
   if (o.help) {
     compare_usage();
@@ -203,6 +268,10 @@ int cmd_compare(int argc, char **argv)
   }
   if (o.list)
     return list_rigs();
+  if (!o.job && (o.model || o.params || o.quant || o.ctx || o.batch || o.gpus || o.zero || o.tp || o.pp)) {
+    fprintf(stderr, "gpurig compare: plan options need --job (gpurig plan --help)\n");
+    return GR_EXIT_FAIL;
+  }
   if (o.nargs < 1) {
     fprintf(stderr, "gpurig compare: name at least one rig (gpurig compare --list shows them)\n");
     return GR_EXIT_FAIL;
@@ -211,7 +280,8 @@ int cmd_compare(int argc, char **argv)
   struct judged **order = xcalloc((size_t)o.nargs, sizeof(*order));
   int loaded = 0;
   for (int i = 0; i < o.nargs; i++, loaded++)
-    if (judge(o.args[i], o.gpu, &js[i], &err) != 0) {
+    if (judge(o.args[i], o.gpu, &js[i], &err) != 0 || (o.job && plan_on_rig(&o, &js[i], &err) != 0)) {
+      loaded += js[i].t.rig != NULL; /* judged but not planned: free it too */
       rc = gr_report_error(&err);
       goto out;
     }
@@ -223,7 +293,7 @@ int cmd_compare(int argc, char **argv)
   if (o.json) {
     json_t *root = json_object(), *arr = json_array();
     for (int i = 0; i < o.nargs; i++)
-      json_array_append_new(arr, rig_json(&js[i]));
+      json_array_append_new(arr, rig_json_with_plan(&js[i]));
     json_object_set_new(root, "rigs", arr);
     gr_print_json_stdout(root);
     json_decref(root);
@@ -232,10 +302,13 @@ int cmd_compare(int argc, char **argv)
     for (int i = 0; i < o.nargs; i++)
       sorted[i] = *order[i];
     print_table(sorted, (size_t)o.nargs);
+    if (o.job)
+      print_plan_table(sorted, (size_t)o.nargs, &o);
     free(sorted); /* shallow copies: the originals are freed below */
   }
 out:
   for (int i = 0; i < loaded; i++) {
+    gr_model_free(&js[i].model);
     gr_prediction_free(&js[i].p);
     gr_analysis_free(&js[i].a);
     gr_topo_free(&js[i].t);

@@ -22,6 +22,7 @@ static const struct command commands[] = {
     {"compare", cmd_compare, "judge machines described in rig files side by side (before buying)"},
     {"doctor", cmd_doctor, "check the set-up for multi-GPU work: links, errors, IOMMU/ACS, driver, memory, Xids"},
     {"gpus", cmd_gpus, "the GPUs as the driver reports them: memory, links, power, temperatures, P2P status"},
+    {"plan", cmd_plan, "will a model and job fit on a machine, how fast, at what cost (before buying)"},
     {"bench", cmd_bench, "measure host<->GPU, GPU<->GPU and all-reduce bandwidth against what the wiring promises"},
 };
 

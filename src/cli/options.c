@@ -25,6 +25,17 @@ int gr_parse_opts(int argc, char **argv, unsigned accepted, struct gr_opts *o)
       {"quick", no_argument, NULL, 'Q'},       {"size", required_argument, NULL, 'S'},
       {"allreduce-max", required_argument, NULL, 'A'}, {"no-progress", no_argument, NULL, 'P'},
       {"no-sm", no_argument, NULL, 'M'},
+      {"model", required_argument, NULL, 256},  {"params", required_argument, NULL, 257},
+      {"job", required_argument, NULL, 258},    {"quant", required_argument, NULL, 259},
+      {"kv-quant", required_argument, NULL, 260}, {"ctx", required_argument, NULL, 261},
+      {"batch", required_argument, NULL, 262},  {"gpus", required_argument, NULL, 263},
+      {"zero", required_argument, NULL, 264},   {"offload", required_argument, NULL, 265},
+      {"tp", required_argument, NULL, 266},     {"pp", required_argument, NULL, 267},
+      {"estimator", required_argument, NULL, 268}, {"lora-rank", required_argument, NULL, 269},
+      {"lora-targets", required_argument, NULL, 270}, {"state-bytes", required_argument, NULL, 271},
+      {"price", required_argument, NULL, 272},  {"kwh", required_argument, NULL, 273},
+      {"rent", required_argument, NULL, 274},   {"cpu", required_argument, NULL, 275},
+      {"checkpointing", no_argument, NULL, 276}, {"rank0-load", no_argument, NULL, 277},
       {NULL, 0, NULL, 0},
   };
   memset(o, 0, sizeof(*o));
@@ -55,6 +66,28 @@ int gr_parse_opts(int argc, char **argv, unsigned accepted, struct gr_opts *o)
     case 'A': o->allreduce_max = optarg; need = GR_OPT_BENCH; break;
     case 'P': o->no_progress = true; need = GR_OPT_BENCH; break;
     case 'M': o->no_sm = true; need = GR_OPT_BENCH; break;
+    case 256: o->model = optarg; need = GR_OPT_PLAN; break;
+    case 257: o->params = optarg; need = GR_OPT_PLAN; break;
+    case 258: o->job = optarg; need = GR_OPT_PLAN; break;
+    case 259: o->quant = optarg; need = GR_OPT_PLAN; break;
+    case 260: o->kv_quant = optarg; need = GR_OPT_PLAN; break;
+    case 261: o->ctx = optarg; need = GR_OPT_PLAN; break;
+    case 262: o->batch = optarg; need = GR_OPT_PLAN; break;
+    case 263: o->gpus = optarg; need = GR_OPT_PLAN; break;
+    case 264: o->zero = optarg; need = GR_OPT_PLAN; break;
+    case 265: o->offload = optarg; need = GR_OPT_PLAN; break;
+    case 266: o->tp = optarg; need = GR_OPT_PLAN; break;
+    case 267: o->pp = optarg; need = GR_OPT_PLAN; break;
+    case 268: o->estimator = optarg; need = GR_OPT_PLAN; break;
+    case 269: o->lora_rank = optarg; need = GR_OPT_PLAN; break;
+    case 270: o->lora_targets = optarg; need = GR_OPT_PLAN; break;
+    case 271: o->state_bytes = optarg; need = GR_OPT_PLAN; break;
+    case 272: o->price = optarg; need = GR_OPT_PLAN; break;
+    case 273: o->kwh = optarg; need = GR_OPT_PLAN; break;
+    case 274: o->rent = optarg; need = GR_OPT_PLAN; break;
+    case 275: o->cpu = optarg; need = GR_OPT_PLAN; break;
+    case 276: o->checkpointing = true; need = GR_OPT_PLAN; break;
+    case 277: o->rank0_load = true; need = GR_OPT_PLAN; break;
     case 'h': o->help = true; return 0;
     default:
       fprintf(stderr, "gpurig %s: unknown or incomplete option '%s' (see gpurig %s --help)\n", argv[0],

@@ -624,10 +624,11 @@ static void nearest_group(const struct ctx *c, size_t seed, size_t k, int *set)
     }
 }
 
-static void tp_verdict(struct ctx *c, struct gr_prediction *p, size_t k)
+/* The best ring among the nearest groups of k GPUs; its order in best_order. */
+static double best_group(struct ctx *c, size_t k, int *best_order)
 {
-  size_t n = p->ngpus;
-  int set[64], order[64], best_order[64];
+  size_t n = c->n;
+  int set[64], order[64];
   double best = -1;
   int *seen = xcalloc(n * k + 1, sizeof(int));
   size_t nseen = 0;
@@ -646,6 +647,14 @@ static void tp_verdict(struct ctx *c, struct gr_prediction *p, size_t k)
     }
   }
   free(seen);
+  return best;
+}
+
+static void tp_verdict(struct ctx *c, struct gr_prediction *p, size_t k)
+{
+  size_t n = p->ngpus;
+  int best_order[64];
+  best_group(c, k, best_order);
   struct gr_ring r = {.order = best_order};
   describe_ring(c, &r, k, 1);
   count_hops(p, &r, k, 1);
@@ -750,6 +759,11 @@ int gr_predict(const struct gr_topo *t, const struct gr_analysis *a, struct gr_p
   training_verdict(&c, p);
   for (size_t k = 2; k <= c.n && k <= 8; k *= 2)
     tp_verdict(&c, p, k);
+  p->group_busbw_gbps = xcalloc(c.n + 1, sizeof(double));
+  for (size_t k = 2; k < c.n && k <= 64; k++) {
+    int order[64];
+    p->group_busbw_gbps[k] = best_group(&c, k, order);
+  }
   jobs_verdict(p);
   free(c.count);
   free(c.hops);
@@ -763,6 +777,7 @@ void gr_prediction_free(struct gr_prediction *p)
   if (!p)
     return;
   free(p->pairs);
+  free(p->group_busbw_gbps);
   free(p->nccl_default.order);
   free(p->best.order);
   free(p->switches);

@@ -67,6 +67,8 @@ struct gr_prediction {
   size_t nswitches;
   struct gr_verdict *verdicts;
   size_t nverdicts;
+  double *group_busbw_gbps;      /* [k]: best ring of k GPUs (nearest groups, NCCL_P2P_LEVEL raised
+                                    where that helps), k = 2 .. ngpus-1; 0 elsewhere */
   char **notes;                  /* placement notes: NICs, NVMe */
   size_t nnotes;
 };

@@ -12,6 +12,7 @@
 #include "bench.h"
 #include "doctor.h"
 #include "gpu.h"
+#include "plan.h"
 #include "predict.h"
 #include "topo.h"
 
@@ -64,5 +65,12 @@ json_t *gr_gpus_to_json(const struct gr_gpus_report *r);
  * all-reduce sweep and the findings; JSON (docs/json.md, caller owns it). */
 void gr_print_bench(FILE *out, const struct gr_bench_report *r);
 json_t *gr_bench_to_json(const struct gr_bench_report *r);
+
+/* `gpurig plan`: the breakdown, verdict, speed and cost; JSON (docs/json.md,
+ * caller owns it). */
+void gr_print_plan(FILE *out, const struct gr_plan_req *r, const struct gr_model *m, const struct gr_plan_hw *hw,
+                   const struct gr_plan *p);
+json_t *gr_plan_to_json(const struct gr_plan_req *r, const struct gr_model *m, const struct gr_plan_hw *hw,
+                        const struct gr_plan *p);
 
 #endif

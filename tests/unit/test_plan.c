@@ -1,0 +1,285 @@
+/* The planner against published figures: exact parameter counts, LoRA
+ * adapters, KV cache, llama.cpp file sizes, DeepSpeed's printout, the seed's
+ * 18 bytes/parameter, and the seed claims' predicted ranges. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "testutil.h"
+
+#include "catalog.h"
+#include "model.h"
+#include "plan.h"
+#include "quant.h"
+#include "rig.h"
+
+static int setup(void **state)
+{
+  struct gr_err err = {0};
+  (void)state;
+  if (gr_pcie_init(&err) != 0 || gr_catalog_init(&err) != 0 || gr_planner_init(&err) != 0) {
+    print_error("%s\n", err.msg);
+    return -1;
+  }
+  return 0;
+}
+
+static void builtin(const char *name, struct gr_model *m)
+{
+  struct gr_err err = {0};
+  if (gr_model_builtin(name, m, &err) != 0)
+    fail_msg("%s", err.msg);
+}
+
+static void quant(const char *name, struct gr_quant *q)
+{
+  struct gr_err err = {0};
+  if (gr_quant_parse(name, q, &err) != 0)
+    fail_msg("%s", err.msg);
+}
+
+static void exact_parameter_counts(void **state)
+{
+  static const struct {
+    const char *name;
+    uint64_t total, active;
+  } want[] = {
+      {"llama-2-7b", 6738415616ULL, 6738415616ULL},
+      {"llama-3-8b", 8030261248ULL, 8030261248ULL},
+      {"mixtral-8x7b", 46702792704ULL, 12879925248ULL},
+      {"llama-2-70b", 68976648192ULL, 68976648192ULL},
+      {"qwen2.5-72b", 72706203648ULL, 72706203648ULL}, /* model card: 72.7B */
+  };
+  (void)state;
+  for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+    struct gr_model m;
+    struct gr_param_count c;
+    builtin(want[i].name, &m);
+    gr_model_count(&m, &c);
+    assert_int_equal(c.total, want[i].total);
+    assert_int_equal(c.active, want[i].active);
+    gr_model_free(&m);
+  }
+}
+
+static void config_json_matches_builtin(void **state)
+{
+  const char *dir = getenv("GPURIG_TEST_DATA");
+  char path[512];
+  struct gr_model m;
+  struct gr_param_count c;
+  struct gr_err err = {0};
+  (void)state;
+  assert_non_null(dir);
+  snprintf(path, sizeof(path), "%s/configs/mixtral-8x7b.json", dir);
+  if (gr_model_load_config(path, &m, &err) != 0)
+    fail_msg("%s", err.msg);
+  gr_model_count(&m, &c);
+  assert_int_equal(c.total, 46702792704ULL);
+  assert_int_equal(c.active, 12879925248ULL);
+  gr_model_free(&m);
+}
+
+static void bad_configs_name_file_line_key(void **state)
+{
+  static const struct {
+    const char *text, *want;
+  } bad[] = {
+      {"{\n \"num_hidden_layers\": 2,\n \"hidden_size\": -8\n}", "cfg.json:3: key \"hidden_size\": -8 is out of range"},
+      {"{\"hidden_size\": 8}", "cfg.json:1: key \"num_hidden_layers\": missing"},
+      {"{\"num_hidden_layers\": 2.5}", "cfg.json:1: key \"num_hidden_layers\": must be an integer, not a fraction"},
+      {"[1, 2]", "cfg.json:1: a config.json is one JSON object"},
+      {"{\"a\": }", "cfg.json:1:7: not valid JSON"},
+      {"{\"num_hidden_layers\": 2, \"hidden_size\": 8, \"intermediate_size\": 8, \"num_attention_heads\": 3, "
+       "\"vocab_size\": 8}", "key \"num_attention_heads\": 3 does not divide hidden_size 8"},
+      {"{\"num_hidden_layers\": 2, \"hidden_size\": 8, \"intermediate_size\": 8, \"num_attention_heads\": 2, "
+       "\"vocab_size\": 8, \"num_local_experts\": 4}", "key \"num_experts_per_tok\": missing"},
+  };
+  (void)state;
+  for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+    struct gr_model m;
+    struct gr_err err = {0};
+    assert_int_equal(gr_model_parse_config("cfg.json", bad[i].text, strlen(bad[i].text), &m, &err), -1);
+    assert_int_equal(err.code, GR_EXIT_FAIL);
+    if (!strstr(err.msg, bad[i].want))
+      fail_msg("case %zu: got '%s', want '%s'", i, err.msg, bad[i].want);
+  }
+}
+
+static void lora_and_kv(void **state)
+{
+  struct gr_model m;
+  (void)state;
+  builtin("llama-2-7b", &m);
+  assert_int_equal(gr_lora_trainable(&m, 8, GR_LORA_Q | GR_LORA_V), 4194304);
+  assert_int_equal(gr_lora_trainable(&m, 16, GR_LORA_ALL), 39976960); /* all-linear r=16 printouts */
+  gr_model_free(&m);
+  builtin("llama-3-8b", &m);
+  /* llama.cpp #9881: KV self size = 1024.00 MiB at n_ctx 8192, f16 */
+  assert_true(fabs(gr_model_kv_bytes_per_token(&m, 2) * 8192 - 1024.0 * 1048576) < 1);
+  gr_model_free(&m);
+  builtin("mistral-7b", &m);
+  assert_int_equal(gr_model_kv_tokens(&m, 32768), 4096); /* sliding window caps the cache */
+  gr_model_free(&m);
+}
+
+/* llama.cpp tools/quantize sizes for Llama-3-8B (GiB) and TheBloke's
+ * llama-2-70b.Q4_K_M.gguf (41.42 GB): the per-tensor rules must land there. */
+static void gguf_file_sizes(void **state)
+{
+  static const struct {
+    const char *model, *quant;
+    double gib;
+  } want[] = {
+      {"llama-3-8b", "q4_0", 4.34},   {"llama-3-8b", "q4_k_s", 4.37}, {"llama-3-8b", "q4_k_m", 4.58},
+      {"llama-3-8b", "q5_k_m", 5.33}, {"llama-3-8b", "q6_k", 6.14},   {"llama-3-8b", "q8_0", 7.96},
+      {"llama-2-7b", "q4_0", 3.56},   {"llama-2-70b", "q4_k_m", 41.42e9 / 1073741824.0},
+  };
+  (void)state;
+  for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+    struct gr_model m;
+    struct gr_quant q;
+    struct gr_weight_bytes w;
+    builtin(want[i].model, &m);
+    quant(want[i].quant, &q);
+    gr_quant_model_bytes(&q, &m, &w);
+    double gib = w.total / 1073741824.0;
+    if (fabs(gib - want[i].gib) > 0.015)
+      fail_msg("%s %s: %.3f GiB, published %.2f", want[i].model, want[i].quant, gib, want[i].gib);
+    gr_model_free(&m);
+  }
+}
+
+static void deepspeed_printout(void **state)
+{
+  struct gr_model m;
+  struct gr_param_count c;
+  char buf[2048];
+  (void)state;
+  builtin("llama-2-7b", &m);
+  gr_model_count(&m, &c);
+  gr_plan_deepspeed(3, c.total, c.largest_module, 4, 1, buf, sizeof(buf));
+  assert_non_null(strstr(buf, "SW: Model with 6738M total params, 131M largest layer params."));
+  assert_non_null(strstr(buf, "   2.93GB |  28.73GB | offload_param=none, offload_optimizer=none, zero_init=1"));
+  assert_non_null(strstr(buf, "  150.62GB |   3.63GB | offload_param=none, offload_optimizer=OffloadDeviceEnum.cpu, zero_init=1"));
+  gr_model_free(&m);
+}
+
+static void plan_on(const char *rig_or_gpu, bool is_rig, int gpus, struct gr_plan_req *r, const struct gr_model *m,
+                    struct gr_plan *p)
+{
+  struct gr_topo t;
+  struct gr_analysis a;
+  struct gr_prediction pr;
+  struct gr_plan_hw hw;
+  struct gr_err err = {0};
+  memset(&hw, 0, sizeof(hw));
+  if (is_rig) {
+    if (gr_load_rig(rig_or_gpu, &t, &err) != 0 || gr_analyze(&t, &a, &err) != 0 || gr_predict(&t, &a, &pr, &err) != 0)
+      fail_msg("%s", err.msg);
+    gr_plan_hw_from_topo(&t, &pr, &hw);
+  }
+  r->gpus = gpus;
+  if (gr_plan_check(r, m, &hw, &err) != 0)
+    fail_msg("%s", err.msg);
+  gr_plan_run(r, m, &hw, p);
+  if (is_rig) {
+    gr_prediction_free(&pr);
+    gr_analysis_free(&a);
+    gr_topo_free(&t);
+  }
+}
+
+static void seed_figures_18_bytes(void **state)
+{
+  static const double params[] = {7e9, 34e9, 175e9}, gb[] = {126, 612, 3150};
+  (void)state;
+  for (int i = 0; i < 3; i++) {
+    struct gr_model m;
+    struct gr_plan_req r = {.job = GR_JOB_FULL, .tp = 1, .pp = 1, .batch = 1, .ctx = 2048, .state_bytes = 18};
+    struct gr_plan *p = calloc(1, sizeof(*p));
+    quant("bf16", &r.quant);
+    quant("fp16", &r.kv_quant);
+    gr_model_from_params(params[i], &m);
+    plan_on("tyan-s8030", true, 4, &r, &m, p);
+    assert_true(fabs(p->model_states_gb - gb[i]) < 1e-6);
+    assert_int_equal(p->fit, GR_FIT_NO);
+    free(p);
+    gr_model_free(&m);
+  }
+}
+
+/* Seed 000: ~16 tok/s for Mixtral Q4_K_M on an EPYC 7763, 8-channel DDR4,
+ * "theoretical 170GB/s" (DDR4-2666). */
+static void seed_mixtral_on_cpu(void **state)
+{
+  struct gr_model m;
+  struct gr_plan_req r = {.job = GR_JOB_INFER, .tp = 1, .pp = 1, .batch = 1, .ctx = 512};
+  struct gr_plan_hw hw;
+  struct gr_err err = {0};
+  struct gr_plan *p = calloc(1, sizeof(*p));
+  (void)state;
+  memset(&hw, 0, sizeof(hw));
+  hw.cpu_bw_gbps = 8 * 8 * 2666 / 1000.0;
+  builtin("mixtral-8x7b", &m);
+  quant("q4_k_m", &r.quant);
+  quant("fp16", &r.kv_quant);
+  if (gr_plan_check(&r, &m, &hw, &err) != 0)
+    fail_msg("%s", err.msg);
+  gr_plan_run(&r, &m, &hw, p);
+  assert_true(p->decode_tps.low <= 16 && 16 <= p->decode_tps.high);
+  free(p);
+  gr_model_free(&m);
+}
+
+/* Seed 002: 4x A5000, two Llama-2-70B instances at 20 tok/s each: two GPUs
+ * per instance. Plausible with tensor parallel, not with a layer split. */
+static void seed_a5000_two_instances(void **state)
+{
+  struct gr_model m;
+  struct gr_plan *p = calloc(1, sizeof(*p));
+  (void)state;
+  builtin("llama-2-70b", &m);
+  struct gr_plan_req r = {.job = GR_JOB_INFER, .tp = 2, .pp = 1, .batch = 1, .ctx = 512};
+  quant("q4_k_m", &r.quant);
+  quant("fp16", &r.kv_quant);
+  plan_on("asus-esc4000", true, 2, &r, &m, p);
+  assert_true(p->fit != GR_FIT_NO);
+  assert_true(p->decode_tps.low <= 20 && 20 <= p->decode_tps.high);
+  r.tp = 1;
+  r.pp = 2;
+  plan_on("asus-esc4000", true, 2, &r, &m, p);
+  assert_true(p->decode_tps.high < 20);
+  free(p);
+  gr_model_free(&m);
+}
+
+static void deepspeed_zero3_fits_as_planned(void **state)
+{
+  struct gr_model m;
+  struct gr_plan *p = calloc(1, sizeof(*p));
+  (void)state;
+  builtin("llama-2-7b", &m);
+  struct gr_plan_req r = {.job = GR_JOB_FULL, .tp = 1, .pp = 1, .batch = 1, .ctx = 2048, .state_bytes = 18, .zero = 3};
+  quant("bf16", &r.quant);
+  quant("fp16", &r.kv_quant);
+  plan_on("tyan-s8030", true, 4, &r, &m, p);
+  /* 18 B/param over 4 GPUs = 28.24 GiB of model states: a 3090 cannot hold it */
+  assert_int_equal(p->fit, GR_FIT_NO);
+  assert_non_null(strstr(p->fix, "--offload optimizer"));
+  free(p);
+  gr_model_free(&m);
+}
+
+int main(void)
+{
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(exact_parameter_counts),   cmocka_unit_test(config_json_matches_builtin),
+      cmocka_unit_test(bad_configs_name_file_line_key), cmocka_unit_test(lora_and_kv),
+      cmocka_unit_test(gguf_file_sizes),          cmocka_unit_test(deepspeed_printout),
+      cmocka_unit_test(seed_figures_18_bytes),    cmocka_unit_test(seed_mixtral_on_cpu),
+      cmocka_unit_test(seed_a5000_two_instances), cmocka_unit_test(deepspeed_zero3_fits_as_planned),
+  };
+  return cmocka_run_group_tests(tests, setup, NULL);
+}
