@@ -79,6 +79,10 @@ int gr_load_selected(const struct gr_opts *o, struct gr_topo *t, struct gr_err *
 int gr_load_and_analyze(const struct gr_opts *o, struct gr_topo *t, struct gr_analysis *a, struct gr_prediction *p,
                         struct gr_err *err);
 
+/* The second half of gr_load_and_analyze, for a topology loaded some other
+ * way: on failure *t is freed too. */
+int gr_analyze_loaded(struct gr_topo *t, struct gr_analysis *a, struct gr_prediction *p, struct gr_err *err);
+
 /* Prints err as "gpurig: MESSAGE" and returns its exit code. */
 int gr_report_error(const struct gr_err *err);
 

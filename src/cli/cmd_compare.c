@@ -227,9 +227,9 @@ static json_t *rig_json(const struct judged *j)
   json_object_set_new(o, "gpus", json_integer((json_int_t)j->t.ngpus));
   json_object_set_new(o, "gpu_model", j->t.ngpus ? json_string(j->t.pci[j->t.gpus[0]].model) : json_null());
   json_object_set_new(o, "vram_gib", json_real(j->vram_gib));
-  json_object_set_new(o, "allreduce_busbw_gbps", json_real((double)(long long)(j->p.best.busbw_gbps * 100 + 0.5) / 100));
+  json_object_set_new(o, "allreduce_busbw_gbps", gr_json_rounded(j->p.best.busbw_gbps, 2));
   json_object_set_new(o, "allreduce_busbw_nccl_default_gbps",
-                      json_real((double)(long long)(j->p.nccl_default.busbw_gbps * 100 + 0.5) / 100));
+                      gr_json_rounded(j->p.nccl_default.busbw_gbps, 2));
   char env[64];
   snprintf(env, sizeof(env), "NCCL_P2P_LEVEL=%s", j->p.best_p2p_level ? j->p.best_p2p_level : "");
   json_object_set_new(o, "allreduce_needs", j->p.best_needs_p2p_level ? json_string(env) : json_null());
@@ -239,7 +239,7 @@ static json_t *rig_json(const struct judged *j)
   json_object_set_new(o, "currency", j->t.rig->currency ? json_string(j->t.rig->currency) : json_null());
   json_object_set_new(o, "price_per_vram_gib",
                       j->t.rig->price > 0 && j->vram_gib > 0
-                          ? json_real((double)(long long)(j->t.rig->price / j->vram_gib * 100 + 0.5) / 100)
+                          ? gr_json_rounded(j->t.rig->price / j->vram_gib, 2)
                           : json_null());
   json_t *pred = gr_prediction_to_json(&j->t, &j->p);
   json_object_set(o, "verdicts", json_object_get(pred, "verdicts"));

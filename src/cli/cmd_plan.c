@@ -284,13 +284,8 @@ static int load_machine(const struct gr_opts *o, struct machine *mc, struct gr_p
   if (cpu_only) {
     snprintf(hw->name, sizeof(hw->name), "CPU only");
   } else if (o->gpu && !o->rig) {
-    if (generic_rig(o->gpu, (int)n, &mc->t, err) != 0)
+    if (generic_rig(o->gpu, (int)n, &mc->t, err) != 0 || gr_analyze_loaded(&mc->t, &mc->a, &mc->p, err) != 0)
       return -1;
-    if (gr_analyze(&mc->t, &mc->a, err) != 0 || gr_predict(&mc->t, &mc->a, &mc->p, err) != 0) {
-      gr_analysis_free(&mc->a);
-      gr_topo_free(&mc->t);
-      return -1;
-    }
     mc->loaded = true;
   } else {
     if (gr_load_and_analyze(o, &mc->t, &mc->a, &mc->p, err) != 0)

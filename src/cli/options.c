@@ -166,6 +166,11 @@ int gr_load_and_analyze(const struct gr_opts *o, struct gr_topo *t, struct gr_an
 {
   if (gr_load_selected(o, t, err) != 0)
     return -1;
+  return gr_analyze_loaded(t, a, p, err);
+}
+
+int gr_analyze_loaded(struct gr_topo *t, struct gr_analysis *a, struct gr_prediction *p, struct gr_err *err)
+{
   if (gr_analyze(t, a, err) != 0) {
     gr_topo_free(t);
     return -1;

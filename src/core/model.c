@@ -169,7 +169,6 @@ static int builtin_row(size_t r, struct gr_model *m, struct gr_err *err)
   m->shape_known = true;
   m->name = xstrdup(gr_table_cell(&models, r, 0));
   m->model_type = xstrdup(gr_table_cell(&models, r, (size_t)gr_table_col(&models, "model_type")));
-  m->llama_like = gr_model_type_llama_like(m->model_type);
   int s = gr_table_col(&models, "source");
   m->source = xasprintf("data/models.tsv: %s", s >= 0 ? gr_table_cell(&models, r, (size_t)s) : "");
   return 0;

@@ -26,7 +26,6 @@ struct gr_model {
   long moe_intermediate; /* expert MLP width (intermediate when 0 in the config) */
   long max_ctx;          /* max_position_embeddings, 0 unknown */
   long sliding_window;   /* 0: full attention */
-  bool llama_like;       /* model_type is one whose layers gpurig counts exactly */
   char *quant_hint;      /* quantization_config of the checkpoint ("gptq-g128", "awq", "nf4"), may be NULL */
 };
 

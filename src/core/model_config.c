@@ -191,10 +191,10 @@ int gr_model_parse_config(const char *name, const char *text, size_t len, struct
     goto out;
   }
   m->model_type = xstrdup(type ? json_string_value(type) : "unknown");
-  m->llama_like = gr_model_type_llama_like(m->model_type);
   /* transformers: PretrainedConfig ties by default, Llama-family configs do not */
   if (shape_fields(&c, m) != 0 || moe_fields(&c, m) != 0 || context_fields(&c, m) != 0 ||
-      get_bool(&c, "tie_word_embeddings", !m->llama_like || strncmp(m->model_type, "gemma", 5) == 0, &m->tied) != 0)
+      get_bool(&c, "tie_word_embeddings",
+               !gr_model_type_llama_like(m->model_type) || strncmp(m->model_type, "gemma", 5) == 0, &m->tied) != 0)
     goto out;
   if (m->experts == 0)
     m->moe_intermediate = m->intermediate;

@@ -165,25 +165,27 @@ void gr_plan_hw_from_topo(const struct gr_topo *t, const struct gr_prediction *p
 
 /* ---- memory ---- */
 
-static void gpu_item(struct gr_plan *o, const char *what, double bytes, const char *note)
+/* Appends one line of a breakdown; returns its size in GiB. */
+static double add_item(struct gr_plan_item *items, size_t *n, size_t cap, const char *what, double bytes,
+                       const char *note)
 {
-  if (o->ngpu_items >= sizeof(o->gpu) / sizeof(o->gpu[0]))
-    return;
-  struct gr_plan_item *it = &o->gpu[o->ngpu_items++];
+  if (*n >= cap)
+    return 0;
+  struct gr_plan_item *it = &items[(*n)++];
   snprintf(it->what, sizeof(it->what), "%s", what);
   snprintf(it->note, sizeof(it->note), "%s", note ? note : "");
   it->gib = bytes / GIB;
-  o->gpu_need_gib += it->gib;
+  return it->gib;
+}
+
+static void gpu_item(struct gr_plan *o, const char *what, double bytes, const char *note)
+{
+  o->gpu_need_gib += add_item(o->gpu, &o->ngpu_items, sizeof(o->gpu) / sizeof(o->gpu[0]), what, bytes, note);
 }
 
 static void host_item(struct gr_plan *o, const char *what, double bytes, const char *note)
 {
-  if (o->nhost_items >= sizeof(o->host) / sizeof(o->host[0]))
-    return;
-  struct gr_plan_item *it = &o->host[o->nhost_items++];
-  snprintf(it->what, sizeof(it->what), "%s", what);
-  snprintf(it->note, sizeof(it->note), "%s", note ? note : "");
-  it->gib = bytes / GIB;
+  add_item(o->host, &o->nhost_items, sizeof(o->host) / sizeof(o->host[0]), what, bytes, note);
 }
 
 static long ceil_div(long a, long b)
@@ -249,7 +251,7 @@ static void memory_infer(const struct gr_plan_req *r, const struct gr_model *m, 
 }
 
 /* Model states of a full fine-tune per GPU and on the host. */
-static void memory_states(const struct gr_plan_req *r, const struct gr_model *m, struct gr_plan *o, double *host)
+static void memory_states(const struct gr_plan_req *r, struct gr_plan *o, double *host)
 {
   double P = (double)o->params.total, shard = P / (r->tp * r->pp), d = o->dp;
   double gbytes = r->state_bytes == 18 ? 4 : 2;
@@ -278,7 +280,6 @@ static void memory_states(const struct gr_plan_req *r, const struct gr_model *m,
              "stage3_max_live_parameters 1e9 x 2 B");
   if (r->zero >= 1 && d > 1)
     gpu_item(o, "ZeRO buckets", fmin(gr_planner_const("zero_bucket_gib") * GIB, 2 * shard), "5e8 x 2 B");
-  (void)m;
 }
 
 static void memory_adapters(const struct gr_plan_req *r, const struct gr_model *m, struct gr_plan *o)
@@ -317,7 +318,7 @@ static void memory_train(const struct gr_plan_req *r, const struct gr_model *m, 
 {
   double host = 0, P = (double)o->params.total;
   if (r->job == GR_JOB_FULL)
-    memory_states(r, m, o, &host);
+    memory_states(r, o, &host);
   else
     memory_adapters(r, m, o);
   memory_activations(r, m, o);
@@ -337,8 +338,6 @@ static void memory_train(const struct gr_plan_req *r, const struct gr_model *m, 
 static void plan_memory(const struct gr_plan_req *r, const struct gr_model *m, const struct gr_plan_hw *hw,
                         struct gr_plan *o)
 {
-  o->ngpu_items = o->nhost_items = 0;
-  o->gpu_need_gib = 0;
   o->dp = r->gpus > 0 ? r->gpus / (r->tp * r->pp) : 1;
   if (r->job == GR_JOB_INFER)
     memory_infer(r, m, o);
@@ -510,13 +509,21 @@ static void plan_cost(const struct gr_plan_req *r, const struct gr_plan_hw *hw, 
 
 /* ---- verdict ---- */
 
+/* Counts, weight bytes and the memory breakdown: what every plan starts from. */
+static void plan_base(const struct gr_plan_req *r, const struct gr_model *m, const struct gr_plan_hw *hw,
+                      struct gr_plan *o)
+{
+  memset(o, 0, sizeof(*o));
+  gr_model_count(m, &o->params);
+  gr_quant_model_bytes(&r->quant, m, &o->weights);
+  o->trainable = r->job == GR_JOB_FULL ? o->params.total : gr_lora_trainable(m, r->lora_rank, r->lora_targets);
+  plan_memory(r, m, hw, o);
+}
+
 static bool fits(const struct gr_plan_req *r, const struct gr_model *m, const struct gr_plan_hw *hw)
 {
-  struct gr_plan *tmp = xcalloc(1, sizeof(*tmp));
-  gr_model_count(m, &tmp->params);
-  gr_quant_model_bytes(&r->quant, m, &tmp->weights);
-  tmp->trainable = r->job == GR_JOB_FULL ? tmp->params.total : gr_lora_trainable(m, r->lora_rank, r->lora_targets);
-  plan_memory(r, m, hw, tmp);
+  struct gr_plan *tmp = xmalloc(sizeof(*tmp));
+  plan_base(r, m, hw, tmp);
   bool ok = fit_of(tmp, r) != GR_FIT_NO;
   free(tmp);
   return ok;
@@ -653,11 +660,7 @@ static void plan_verdict(const struct gr_plan_req *r, const struct gr_model *m, 
 void gr_plan_run(const struct gr_plan_req *r, const struct gr_model *m, const struct gr_plan_hw *hw,
                  struct gr_plan *o)
 {
-  memset(o, 0, sizeof(*o));
-  gr_model_count(m, &o->params);
-  gr_quant_model_bytes(&r->quant, m, &o->weights);
-  o->trainable = r->job == GR_JOB_FULL ? o->params.total : gr_lora_trainable(m, r->lora_rank, r->lora_targets);
-  plan_memory(r, m, hw, o);
+  plan_base(r, m, hw, o);
   if (r->job == GR_JOB_INFER) {
     speed_decode(r, m, hw, o);
     speed_prefill(r, hw, o);
@@ -669,7 +672,7 @@ void gr_plan_run(const struct gr_plan_req *r, const struct gr_model *m, const st
   if (hw->mixed_gpus && o->nnotes < 8)
     snprintf(o->notes[o->nnotes++], sizeof(o->notes[0]),
              "The GPUs differ: the plan uses the smallest, %s, for every one.", hw->gpu->model);
-  if (!m->llama_like && m->shape_known && o->nnotes < 8)
+  if (m->shape_known && !gr_model_type_llama_like(m->model_type) && o->nnotes < 8)
     snprintf(o->notes[o->nnotes++], sizeof(o->notes[0]),
              "model_type %s is counted as a Llama-style decoder (RMSNorm, gated MLP); check the total against the "
              "model card.", m->model_type);

@@ -42,6 +42,12 @@ const char *gr_vendor_name(unsigned vendor_id); /* from pci.ids; NULL when unkno
 void gr_print_prediction(FILE *out, const struct gr_topo *t, const struct gr_prediction *p);
 json_t *gr_prediction_to_json(const struct gr_topo *t, const struct gr_prediction *p);
 
+/* A JSON number rounded to `decimals` places (half away from zero). Caller
+ * owns the result. */
+json_t *gr_json_rounded(double v, int decimals);
+/* The same, or null when v <= 0 (a rate or price that is not known). */
+json_t *gr_json_positive(double v, int decimals);
+
 /* A JSON string, null for NULL; text that is not UTF-8 has its non-ASCII
  * bytes replaced by '?' (never a missing key). Caller owns the result. */
 json_t *gr_json_text(const char *s);

@@ -1,3 +1,4 @@
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -27,14 +28,25 @@ static json_t *int_or_null(int v, int unknown)
   return v == unknown ? json_null() : json_integer(v);
 }
 
+json_t *gr_json_rounded(double v, int decimals)
+{
+  double scale = pow(10, decimals);
+  return json_real(round(v * scale) / scale);
+}
+
+json_t *gr_json_positive(double v, int decimals)
+{
+  return v > 0 ? gr_json_rounded(v, decimals) : json_null();
+}
+
 static json_t *gbps_or_null(double v)
 {
-  return v > 0 ? json_real((double)(long long)(v * 100 + 0.5) / 100.0) : json_null();
+  return gr_json_positive(v, 2);
 }
 
 static json_t *gib_json(uint64_t bytes)
 {
-  return json_real((double)(long long)((double)bytes / (1024.0 * 1024.0 * 1024.0) * 100 + 0.5) / 100.0);
+  return gr_json_rounded((double)bytes / (1024.0 * 1024.0 * 1024.0), 2);
 }
 
 static json_t *count_json(const struct gr_count *c)

@@ -141,18 +141,13 @@ void gr_print_plan(FILE *out, const struct gr_plan_req *r, const struct gr_model
     fprintf(out, "%s%s\n", i ? "" : "\nNotes:\n", p->notes[i]);
 }
 
-static json_t *round_real(double v, double scale)
-{
-  return json_real(round(v * scale) / scale);
-}
-
 static json_t *items_json(const struct gr_plan_item *it, size_t n)
 {
   json_t *arr = json_array();
   for (size_t i = 0; i < n; i++) {
     json_t *o = json_object();
     json_object_set_new(o, "what", json_string(it[i].what));
-    json_object_set_new(o, "gib", round_real(it[i].gib, 1000));
+    json_object_set_new(o, "gib", gr_json_rounded(it[i].gib, 3));
     json_object_set_new(o, "note", gr_json_text(it[i].note));
     json_array_append_new(arr, o);
   }
@@ -164,9 +159,9 @@ static json_t *range_json(const struct gr_range *r)
   if (!r->ok)
     return json_null();
   json_t *o = json_object();
-  json_object_set_new(o, "low", round_real(r->low, 1000));
-  json_object_set_new(o, "mid", round_real(r->mid, 1000));
-  json_object_set_new(o, "high", round_real(r->high, 1000));
+  json_object_set_new(o, "low", gr_json_rounded(r->low, 3));
+  json_object_set_new(o, "mid", gr_json_rounded(r->mid, 3));
+  json_object_set_new(o, "high", gr_json_rounded(r->high, 3));
   return o;
 }
 
@@ -206,15 +201,15 @@ json_t *gr_plan_to_json(const struct gr_plan_req *r, const struct gr_model *m, c
   json_object_set_new(req, "machine", gr_json_text(hw->name));
   json_object_set_new(root, "request", req);
   json_object_set_new(root, "trainable_params", json_integer((json_int_t)p->trainable));
-  json_object_set_new(root, "weights_gib", round_real(p->weights.total / 1073741824.0, 1000));
-  json_object_set_new(root, "kv_cache_gib", round_real(p->kv_gib, 1000));
-  json_object_set_new(root, "model_states_gb", r->job == GR_JOB_FULL ? round_real(p->model_states_gb, 100) : json_null());
+  json_object_set_new(root, "weights_gib", gr_json_rounded(p->weights.total / 1073741824.0, 3));
+  json_object_set_new(root, "kv_cache_gib", gr_json_rounded(p->kv_gib, 3));
+  json_object_set_new(root, "model_states_gb", r->job == GR_JOB_FULL ? gr_json_rounded(p->model_states_gb, 2) : json_null());
   json_object_set_new(mem, "items", items_json(p->gpu, p->ngpu_items));
-  json_object_set_new(mem, "total_gib", round_real(p->gpu_need_gib, 1000));
+  json_object_set_new(mem, "total_gib", gr_json_rounded(p->gpu_need_gib, 3));
   json_object_set_new(mem, "capacity_gib", r->gpus ? json_real(p->gpu_have_gib) : json_null());
   json_object_set_new(root, r->gpus ? "per_gpu" : "cpu", mem);
   json_object_set_new(host, "items", items_json(p->host, p->nhost_items));
-  json_object_set_new(host, "peak_gib", round_real(p->host_need_gib, 1000));
+  json_object_set_new(host, "peak_gib", gr_json_rounded(p->host_need_gib, 3));
   json_object_set_new(root, "host", host);
   json_object_set_new(verdict, "fit", json_string(gr_fit_name(p->fit)));
   json_object_set_new(verdict, "text", json_string(p->verdict));
@@ -227,17 +222,17 @@ json_t *gr_plan_to_json(const struct gr_plan_req *r, const struct gr_model *m, c
   json_object_set_new(speed, "prefill_tokens_per_s", range_json(&p->prefill_tps));
   json_object_set_new(speed, "step_s", range_json(&p->step_s));
   json_object_set_new(speed, "train_tokens_per_s", range_json(&p->train_tps));
-  json_object_set_new(speed, "allreduce_busbw_gbps", p->allreduce_gbps > 0 ? round_real(p->allreduce_gbps, 100) : json_null());
+  json_object_set_new(speed, "allreduce_busbw_gbps", gr_json_positive(p->allreduce_gbps, 2));
   json_object_set_new(speed, "basis", json_string(p->speed_basis));
   json_object_set_new(root, "speed", speed);
   json_object_set_new(cost, "price", p->price > 0 ? json_real(p->price) : json_null());
   json_object_set_new(cost, "currency", json_string(p->currency));
-  json_object_set_new(cost, "price_per_vram_gib", p->price_per_vram_gib > 0 ? round_real(p->price_per_vram_gib, 100) : json_null());
-  json_object_set_new(cost, "power_w", round_real(p->power_w, 1));
-  json_object_set_new(cost, "energy_kwh_per_day", round_real(p->energy_kwh_day, 100));
-  json_object_set_new(cost, "energy_cost_per_day", round_real(p->energy_cost_day, 100));
-  json_object_set_new(cost, "rent_per_year", p->rent_year > 0 ? round_real(p->rent_year, 1) : json_null());
-  json_object_set_new(cost, "breakeven_days", p->breakeven_days > 0 ? round_real(p->breakeven_days, 1) : json_null());
+  json_object_set_new(cost, "price_per_vram_gib", gr_json_positive(p->price_per_vram_gib, 2));
+  json_object_set_new(cost, "power_w", gr_json_rounded(p->power_w, 0));
+  json_object_set_new(cost, "energy_kwh_per_day", gr_json_rounded(p->energy_kwh_day, 2));
+  json_object_set_new(cost, "energy_cost_per_day", gr_json_rounded(p->energy_cost_day, 2));
+  json_object_set_new(cost, "rent_per_year", gr_json_positive(p->rent_year, 0));
+  json_object_set_new(cost, "breakeven_days", gr_json_positive(p->breakeven_days, 0));
   json_object_set_new(root, "cost", cost);
   json_t *notes = json_array();
   for (size_t i = 0; i < p->nnotes; i++)

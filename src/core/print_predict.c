@@ -59,7 +59,7 @@ void gr_print_prediction(FILE *out, const struct gr_topo *t, const struct gr_pre
 
 static json_t *num2(double v)
 {
-  return v > 0 ? json_real(round(v * 100) / 100) : json_null();
+  return gr_json_positive(v, 2);
 }
 
 json_t *gr_prediction_to_json(const struct gr_topo *t, const struct gr_prediction *p)
