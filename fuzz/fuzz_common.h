@@ -12,8 +12,8 @@
 
 #include <hwloc.h>
 
-#include "catalog.h"
-#include "pcilink.h"
+#include "facts/catalog.h"
+#include "facts/pcilink.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -3,9 +3,9 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "model.h"
-#include "plan.h"
-#include "quant.h"
+#include "plan/llm.h"
+#include "plan/plan.h"
+#include "plan/quant.h"
 #include "fuzz_common.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

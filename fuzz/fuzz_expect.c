@@ -1,7 +1,7 @@
-/* libFuzzer target: doctor's expectation-file parser (src/core/expect.c). */
+/* libFuzzer target: doctor's expectation-file parser (src/doctor/expect.c). */
 #include "fuzz_common.h"
 
-#include "expect.h"
+#include "doctor/expect.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

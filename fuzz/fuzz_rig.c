@@ -3,9 +3,9 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "analysis.h"
-#include "predict.h"
-#include "rig.h"
+#include "analysis/analysis.h"
+#include "analysis/predict.h"
+#include "load/rig.h"
 #include "fuzz_common.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

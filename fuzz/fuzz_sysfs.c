@@ -5,9 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gpu.h"
-#include "loaders.h"
-#include "topo.h"
+#include "gpu/gpu.h"
+#include "load/loaders.h"
+#include "model/topo.h"
 #include "fuzz_common.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -7,9 +7,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "analysis.h"
-#include "loaders.h"
-#include "print.h"
+#include "analysis/analysis.h"
+#include "load/loaders.h"
+#include "print/print.h"
 #include "fuzz_common.h"
 
 /* libhwloc itself crashes on some malformed XML (gpurig turns that into an

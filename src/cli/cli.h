@@ -6,10 +6,10 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "analysis.h"
-#include "predict.h"
-#include "topo.h"
-#include "util.h"
+#include "analysis/analysis.h"
+#include "analysis/predict.h"
+#include "model/topo.h"
+#include "base/util.h"
 
 /* Options shared by the topology commands. */
 struct gr_opts {

@@ -5,11 +5,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "bench.h"
-#include "catalog.h"
-#include "cli.h"
-#include "gpu.h"
-#include "print.h"
+#include "gpu/bench.h"
+#include "facts/catalog.h"
+#include "cli/cli.h"
+#include "gpu/gpu.h"
+#include "print/print.h"
 
 static void bench_usage(void)
 {

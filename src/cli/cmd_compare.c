@@ -6,13 +6,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "catalog.h"
-#include "cli.h"
-#include "data.h"
-#include "model.h"
-#include "plan.h"
-#include "print.h"
-#include "rig.h"
+#include "facts/catalog.h"
+#include "cli/cli.h"
+#include "facts/data.h"
+#include "plan/llm.h"
+#include "plan/plan.h"
+#include "print/print.h"
+#include "load/rig.h"
 
 struct judged {
   struct gr_topo t;

@@ -2,11 +2,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
-#include "doctor.h"
-#include "expect.h"
-#include "fs.h"
-#include "print.h"
+#include "cli/cli.h"
+#include "doctor/doctor.h"
+#include "doctor/expect.h"
+#include "base/fs.h"
+#include "print/print.h"
 
 static void doctor_usage(void)
 {

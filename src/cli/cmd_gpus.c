@@ -1,9 +1,9 @@
 /* gpurig gpus: what the driver reports per GPU, joined to the topology. */
 #include <stdio.h>
 
-#include "cli.h"
-#include "gpu.h"
-#include "print.h"
+#include "cli/cli.h"
+#include "gpu/gpu.h"
+#include "print/print.h"
 
 static void gpus_usage(void)
 {

@@ -8,12 +8,12 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "catalog.h"
-#include "cli.h"
-#include "model.h"
-#include "plan.h"
-#include "print.h"
-#include "rig.h"
+#include "facts/catalog.h"
+#include "cli/cli.h"
+#include "plan/llm.h"
+#include "plan/plan.h"
+#include "print/print.h"
+#include "load/rig.h"
 
 static void plan_usage(void)
 {

@@ -2,10 +2,10 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "cli.h"
-#include "data.h"
-#include "loaders.h"
-#include "print.h"
+#include "cli/cli.h"
+#include "facts/data.h"
+#include "load/loaders.h"
+#include "print/print.h"
 
 #define EXAMPLE_XML "examples/nvidiaDGX2.xml"
 

@@ -1,8 +1,8 @@
 #include <stdio.h>
 
-#include "cli.h"
-#include "fs.h"
-#include "loaders.h"
+#include "cli/cli.h"
+#include "base/fs.h"
+#include "load/loaders.h"
 
 static void snapshot_usage(void)
 {

@@ -1,7 +1,7 @@
 #include <stdio.h>
 
-#include "cli.h"
-#include "print.h"
+#include "cli/cli.h"
+#include "print/print.h"
 
 static void topo_usage(void)
 {

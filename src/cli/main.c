@@ -4,10 +4,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cli.h"
-#include "catalog.h"
-#include "pcilink.h"
-#include "print.h"
+#include "cli/cli.h"
+#include "facts/catalog.h"
+#include "facts/pcilink.h"
+#include "print/print.h"
 
 struct command {
   const char *name;

@@ -5,11 +5,11 @@
 
 #include <jansson.h>
 
-#include "cli.h"
-#include "fs.h"
-#include "loaders.h"
-#include "rig.h"
-#include "print.h"
+#include "cli/cli.h"
+#include "base/fs.h"
+#include "load/loaders.h"
+#include "load/rig.h"
+#include "print/print.h"
 
 int gr_parse_opts(int argc, char **argv, unsigned accepted, struct gr_opts *o)
 {

@@ -1,5 +1,5 @@
 /* ABI check: gpurig declares the NVIDIA functions it calls itself
- * (src/core/nv_api.h) so that it builds without NVIDIA's headers. Where the
+ * (src/vendor/nvidia/nv_api.h) so that it builds without NVIDIA's headers. Where the
  * real headers are present at build time, this file assigns every real
  * function gpurig resolves to gpurig's pointer type and compares every
  * constant and struct layout, compiled with -Werror: a prototype that does
@@ -10,7 +10,7 @@
  * check cannot pass vacuously. */
 #include <stddef.h>
 
-#include "nv_api.h"
+#include "vendor/nvidia/nv_api.h"
 
 #if __has_include(<cuda.h>)
 #include <cuda.h>

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "nv_api.h"
+#include "vendor/nvidia/nv_api.h"
 
 /* A CUDA stream. Both stubs rely on dev and clock coming first. */
 #define STUB_STREAM_MAGIC 0x5354524du /* "STRM" */

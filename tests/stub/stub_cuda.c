@@ -1,6 +1,6 @@
 /* Stand-in for NVIDIA's CUDA driver library (built as libcuda.so.1) so
  * gpurig's CUDA code can be tested without a GPU; see README.md. Not NVIDIA
- * code: names and types follow src/core/nv_api.h.
+ * code: names and types follow src/vendor/nvidia/nv_api.h.
  *
  * Every operation runs at once on the calling thread: "device memory" is
  * ordinary heap memory, copies really copy, and each stream keeps a virtual
@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "nv_api.h"
+#include "vendor/nvidia/nv_api.h"
 #include "stub.h"
 
 enum {
@@ -54,7 +54,7 @@ struct CUfunc_st {
 };
 struct CUmod_st {
   int dev;
-  struct CUfunc_st spin, copy; /* the two kernels of src/core/bench_kernels.ptx */
+  struct CUfunc_st spin, copy; /* the two kernels of src/vendor/nvidia/bench_kernels.ptx */
   struct CUmod_st *next;
 };
 

@@ -1,12 +1,12 @@
 /* Stand-in for NVIDIA's NVML (built as libnvidia-ml.so.1) so gpurig's NVML
  * backend can be tested without a GPU; see README.md. Not NVIDIA code: the
- * names and types follow src/core/nv_api.h, the answers the scenario table
+ * names and types follow src/vendor/nvidia/nv_api.h, the answers the scenario table
  * in stub.h. */
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "nv_api.h"
+#include "vendor/nvidia/nv_api.h"
 #include "stub.h"
 
 enum {

@@ -1,4 +1,4 @@
-/* gpurig bench's vendor-neutral driver (src/core/bench.c) with an in-test
+/* gpurig bench's vendor-neutral driver (src/gpu/bench.c) with an in-test
  * measurement backend: statistics, the plateau, limits from the topology
  * (tests/data/trees/epyc-riser), thresholds and findings, and the error
  * paths (corruption, a failed copy, a GPU lost mid-run) without any driver.
@@ -10,9 +10,9 @@
 
 #include "testutil.h"
 
-#include "bench.h"
-#include "catalog.h"
-#include "loaders.h"
+#include "gpu/bench.h"
+#include "facts/catalog.h"
+#include "load/loaders.h"
 
 /* ------------------------------------------------------- fake backend */
 

@@ -7,10 +7,10 @@
 
 #include "testutil.h"
 
-#include "catalog.h"
-#include "doctor.h"
-#include "expect.h"
-#include "loaders.h"
+#include "facts/catalog.h"
+#include "doctor/doctor.h"
+#include "doctor/expect.h"
+#include "load/loaders.h"
 
 struct run {
   struct gr_topo t;

@@ -7,9 +7,9 @@
 #include <string.h>
 
 #include "testutil.h"
-#include "data.h"
-#include "dmi.h"
-#include "kmsg.h"
+#include "facts/data.h"
+#include "doctor/dmi.h"
+#include "doctor/kmsg.h"
 
 /* ---- DMI table builder ---- */
 

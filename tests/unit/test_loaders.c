@@ -9,8 +9,8 @@
 #include <unistd.h>
 
 #include "testutil.h"
-#include "fs.h"
-#include "loaders.h"
+#include "base/fs.h"
+#include "load/loaders.h"
 
 static const char *data_dir(void)
 {

@@ -2,8 +2,8 @@
 #include <string.h>
 
 #include "testutil.h"
-#include "data.h"
-#include "loaders.h"
+#include "facts/data.h"
+#include "load/loaders.h"
 
 static void speeds_parse_in_both_kernel_formats(void **state)
 {

@@ -8,11 +8,11 @@
 
 #include "testutil.h"
 
-#include "catalog.h"
-#include "model.h"
-#include "plan.h"
-#include "quant.h"
-#include "rig.h"
+#include "facts/catalog.h"
+#include "plan/llm.h"
+#include "plan/plan.h"
+#include "plan/quant.h"
+#include "load/rig.h"
 
 static int setup(void **state)
 {

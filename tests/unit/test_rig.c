@@ -5,10 +5,10 @@
 #include <string.h>
 
 #include "testutil.h"
-#include "catalog.h"
-#include "data.h"
-#include "predict.h"
-#include "rig.h"
+#include "facts/catalog.h"
+#include "facts/data.h"
+#include "analysis/predict.h"
+#include "load/rig.h"
 
 static int setup(void **state)
 {

@@ -9,9 +9,9 @@
 
 #include <cmocka.h>
 
-#include "analysis.h"
-#include "pcilink.h"
-#include "topo.h"
+#include "analysis/analysis.h"
+#include "facts/pcilink.h"
+#include "model/topo.h"
 
 /* Loads data/pcie-links.tsv (GPURIG_DATA is set by ctest); fails the test otherwise. */
 static inline int tu_setup_data(void **state)

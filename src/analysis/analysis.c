@@ -1,0 +1,626 @@
+#include "analysis/analysis.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "facts/data.h"
+#include "facts/pcilink.h"
+#include "base/util.h"
+
+/* ---- small helpers ---- */
+
+static int uf_find(int *parent, int x)
+{
+  while (parent[x] != x) {
+    parent[x] = parent[parent[x]];
+    x = parent[x];
+  }
+  return x;
+}
+
+static void uf_union(int *parent, int x, int y)
+{
+  int a = uf_find(parent, x), b = uf_find(parent, y);
+  if (a != b)
+    parent[b < a ? a : b] = b < a ? b : a;
+}
+
+static void add_finding(struct gr_analysis *a, enum gr_severity sev, const char *id, int node, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+
+static void add_finding(struct gr_analysis *a, enum gr_severity sev, const char *id, int node, const char *fmt, ...)
+{
+  char text[1024];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(text, sizeof(text), fmt, ap);
+  va_end(ap);
+  a->findings = xrealloc(a->findings, (a->nfindings + 1) * sizeof(*a->findings));
+  struct gr_finding *f = &a->findings[a->nfindings++];
+  f->severity = sev;
+  snprintf(f->id, sizeof(f->id), "%s", id);
+  f->node = node;
+  f->text = xstrdup(text);
+}
+
+/* ---- CPU facts NCCL depends on ---- */
+
+static bool table_row_matches(const struct gr_table *tb, size_t r, const struct gr_package *p, long *model_min)
+{
+  const char *vendor = gr_table_cell(tb, r, (size_t)gr_table_col(tb, "vendor"));
+  const char *family = gr_table_cell(tb, r, (size_t)gr_table_col(tb, "family"));
+  long fam, mm;
+  if (!p->cpu_vendor || strcmp(vendor, p->cpu_vendor) != 0)
+    return false;
+  if (strcmp(family, "*") != 0 && (!parse_long(family, 10, &fam) || fam != p->cpu_family))
+    return false;
+  if (!parse_long(gr_table_cell(tb, r, (size_t)gr_table_col(tb, "model_min")), 10, &mm))
+    return false;
+  if (strcmp(family, "*") != 0 && p->cpu_model_number >= 0 && p->cpu_model_number < mm)
+    return false;
+  *model_min = mm;
+  return true;
+}
+
+static int load_socket_link(struct gr_analysis *a, struct gr_err *err)
+{
+  static char link_name[64];
+  struct gr_table tb;
+  const struct gr_topo *t = a->t;
+  if (t->npackages < 2 && t->nnumas < 2)
+    return 0;
+  if (gr_table_load("cpu-interconnect.tsv", &tb, err) != 0)
+    return -1;
+  int cn = gr_table_col(&tb, "nccl_gbps"), cl = gr_table_col(&tb, "link");
+  if (cn < 0 || cl < 0 || gr_table_col(&tb, "vendor") < 0 || gr_table_col(&tb, "family") < 0 ||
+      gr_table_col(&tb, "model_min") < 0) {
+    gr_table_free(&tb);
+    return gr_fail(err, GR_EXIT_CANNOT_RUN, "%s: missing columns", tb.name);
+  }
+  long best = -1;
+  for (size_t r = 0; r < tb.nrows && t->npackages > 0; r++) {
+    long mm;
+    if (table_row_matches(&tb, r, &t->packages[0], &mm) && mm > best) {
+      best = mm;
+      a->socket_nccl_gbps = strtod(gr_table_cell(&tb, r, (size_t)cn), NULL);
+      snprintf(link_name, sizeof(link_name), "%s", gr_table_cell(&tb, r, (size_t)cl));
+      a->socket_link = link_name;
+    }
+  }
+  gr_table_free(&tb);
+  return 0;
+}
+
+/* ---- NVLink ---- */
+
+/* nvcount[g1*n+g2]: NVLinks joining two GPUs, direct or through NVSwitches.
+ * All NVSwitches of one machine form one fabric: NVSwitch systems join every
+ * switch (DGX-2 links its two baseboards by switch-to-switch trunks), and
+ * NVML/hwloc report only GPU links, never those trunks. What a pair can use
+ * through the fabric is bounded by the GPU with fewer links into it. */
+static void nvlink_counts(const struct gr_analysis *a, int *nvcount, double *nvbw)
+{
+  const struct gr_topo *t = a->t;
+  size_t n = a->ngpus;
+  int *sw = xmalloc(t->npci * sizeof(int));
+  for (size_t i = 0; i < t->npci; i++)
+    sw[i] = (int)i;
+  int first_switch = -1;
+  for (size_t i = 0; i < t->npci; i++) {
+    if (t->pci[i].kind != GR_KIND_NVSWITCH)
+      continue;
+    if (first_switch < 0)
+      first_switch = (int)i;
+    uf_union(sw, first_switch, (int)i);
+  }
+  /* per GPU, links and bandwidth into each fabric (indexed by its root switch) */
+  int *to_fabric = xcalloc(n * t->npci, sizeof(int));
+  double *bw_fabric = xcalloc(n * t->npci, sizeof(double));
+  for (size_t k = 0; k < t->nnvlinks; k++) {
+    const struct gr_nvlink *l = &t->nvlinks[k];
+    if (l->b < 0)
+      continue;
+    const struct gr_pci *pa = &t->pci[l->a], *pb = &t->pci[l->b];
+    if (pa->gpu_index >= 0 && pb->gpu_index >= 0) {
+      nvcount[pa->gpu_index * (int)n + pb->gpu_index] += l->count;
+      nvcount[pb->gpu_index * (int)n + pa->gpu_index] += l->count;
+      nvbw[pa->gpu_index * (int)n + pb->gpu_index] += l->bw_gbps;
+      nvbw[pb->gpu_index * (int)n + pa->gpu_index] += l->bw_gbps;
+    } else if (pa->gpu_index >= 0 && pb->kind == GR_KIND_NVSWITCH) {
+      to_fabric[(size_t)pa->gpu_index * t->npci + (size_t)uf_find(sw, l->b)] += l->count;
+      bw_fabric[(size_t)pa->gpu_index * t->npci + (size_t)uf_find(sw, l->b)] += l->bw_gbps;
+    } else if (pb->gpu_index >= 0 && pa->kind == GR_KIND_NVSWITCH) {
+      to_fabric[(size_t)pb->gpu_index * t->npci + (size_t)uf_find(sw, l->a)] += l->count;
+      bw_fabric[(size_t)pb->gpu_index * t->npci + (size_t)uf_find(sw, l->a)] += l->bw_gbps;
+    }
+  }
+  for (size_t g1 = 0; g1 < n; g1++)
+    for (size_t g2 = 0; g2 < n; g2++) {
+      if (g1 == g2)
+        continue;
+      int best = 0;
+      double bestbw = 0;
+      for (size_t f = 0; f < t->npci; f++) {
+        int c1 = to_fabric[g1 * t->npci + f], c2 = to_fabric[g2 * t->npci + f];
+        int c = c1 < c2 ? c1 : c2;
+        if (c > best) {
+          best = c;
+          double b1 = bw_fabric[g1 * t->npci + f], b2 = bw_fabric[g2 * t->npci + f];
+          bestbw = b1 < b2 ? b1 : b2;
+        }
+      }
+      nvcount[g1 * n + g2] += best;
+      nvbw[g1 * n + g2] += bestbw;
+    }
+  free(to_fabric);
+  free(bw_fabric);
+  free(sw);
+}
+
+/* ---- PCIe paths ---- */
+
+/* Walks from x up to (not including) stop, keeping the narrowest known link. */
+static void narrowest_on_way_up(const struct gr_topo *t, int x, int stop, struct gr_path *p)
+{
+  for (; x >= 0 && x != stop; x = t->pci[x].parent) {
+    const struct gr_pci *n = &t->pci[x];
+    double bw = gr_link_bw_gbps(n);
+    if (!n->has_link || bw <= 0)
+      continue;
+    if (p->bottleneck < 0 || bw < p->bw_gbps) {
+      p->bottleneck = x;
+      p->bw_gbps = bw;
+      p->nccl_bw_gbps = gr_link_nccl_gbps(n);
+    }
+  }
+}
+
+/* Distinct switches (or standalone bridges) on the way from x up to lca. */
+static int switches_on_way_up(const struct gr_topo *t, int x, int lca, int *seen, int nseen)
+{
+  for (x = t->pci[x].parent; x >= 0; x = t->pci[x].parent) {
+    const struct gr_pci *n = &t->pci[x];
+    int id = n->switch_up >= 0 ? n->switch_up : x;
+    bool dup = false;
+    for (int i = 0; i < nseen; i++)
+      dup |= seen[i] == id;
+    if (!dup && nseen < 64)
+      seen[nseen++] = id;
+    if (x == lca)
+      break;
+  }
+  return nseen;
+}
+
+static bool same_numa(const struct gr_topo *t, const struct gr_pci *x, const struct gr_pci *y)
+{
+  if (x->numa >= 0 && y->numa >= 0)
+    return x->numa == y->numa;
+  /* unknown locality: only certain on a single-node machine */
+  return t->nnumas <= 1;
+}
+
+static enum gr_level pcie_level(const struct gr_topo *t, int x, int y, int *lca_out)
+{
+  const struct gr_pci *px = &t->pci[x], *py = &t->pci[y];
+  *lca_out = -1;
+  if (px->hostbridge < 0 || px->hostbridge != py->hostbridge)
+    return same_numa(t, px, py) ? GR_LVL_NODE : GR_LVL_SYS;
+  int lca = gr_topo_common_ancestor(t, x, y);
+  *lca_out = lca;
+  if (lca < 0 || t->pci[lca].role == GR_ROLE_HOSTBRIDGE)
+    return GR_LVL_PHB;
+  int seen[64];
+  int n = switches_on_way_up(t, x, lca, seen, 0);
+  n = switches_on_way_up(t, y, lca, seen, n);
+  return n <= 1 ? GR_LVL_PIX : GR_LVL_PXB;
+}
+
+static enum gr_level nccl_of(enum gr_level l)
+{
+  return l == GR_LVL_NODE ? GR_LVL_PHB : l;
+}
+
+static struct gr_path path_between(const struct gr_analysis *a, int x, int y, const int *nvcount,
+                                   const double *nvbw)
+{
+  const struct gr_topo *t = a->t;
+  struct gr_path p = {.bottleneck = -1};
+  if (x == y) {
+    p.level = p.nccl = GR_LVL_X;
+    p.nccl_p2p = true;
+    return p;
+  }
+  int gx = t->pci[x].gpu_index, gy = t->pci[y].gpu_index;
+  if (nvcount && gx >= 0 && gy >= 0 && nvcount[gx * (int)a->ngpus + gy] > 0) {
+    p.level = p.nccl = GR_LVL_NV;
+    p.nvlinks = nvcount[gx * (int)a->ngpus + gy];
+    p.nccl_p2p = true;
+    p.via = GR_VIA_NVLINK;
+    p.bw_gbps = nvbw[gx * (int)a->ngpus + gy];
+    return p;
+  }
+  int lca;
+  p.level = pcie_level(t, x, y, &lca);
+  p.nccl = nccl_of(p.level);
+  p.nccl_p2p = p.nccl <= a->nccl_p2p_level;
+  /* different host bridges: both ways up to the root complex */
+  narrowest_on_way_up(t, x, lca, &p);
+  narrowest_on_way_up(t, y, lca, &p);
+  if (p.bottleneck >= 0)
+    p.via = GR_VIA_PCIE;
+  if (p.level == GR_LVL_SYS && a->socket_nccl_gbps > 0 &&
+      (p.nccl_bw_gbps <= 0 || a->socket_nccl_gbps < p.nccl_bw_gbps)) {
+    p.nccl_bw_gbps = a->socket_nccl_gbps;
+    p.via = GR_VIA_SOCKET;
+  }
+  return p;
+}
+
+struct gr_path gr_path_between(const struct gr_analysis *a, int x, int y)
+{
+  int gx = a->t->pci[x].gpu_index, gy = a->t->pci[y].gpu_index;
+  if (gx >= 0 && gy >= 0 && a->gpu_gpu)
+    return a->gpu_gpu[gx * (int)a->ngpus + gy];
+  return path_between(a, x, y, NULL, NULL);
+}
+
+/* ---- findings ---- */
+
+void gr_link_shortfall(const struct gr_link *l, struct gr_link_shortfall *s)
+{
+  memset(s, 0, sizeof(*s));
+  gr_link_effective(l, &s->can_gen, &s->can_width);
+  if (l->max_width > 0 && l->port_max_width > 0)
+    s->can_width = l->max_width < l->port_max_width ? l->max_width : l->port_max_width;
+  else
+    s->can_width = l->max_width;
+  s->slot_width = l->max_width > 0 && l->port_max_width > 0 && l->port_max_width < l->max_width;
+  s->slot_gen = l->max_gen > 0 && l->port_max_gen > 0 && l->port_max_gen < l->max_gen;
+  s->width_short = l->cur_width > 0 && s->can_width > 0 && l->cur_width < s->can_width;
+  s->gen_short = l->cur_gen > 0 && s->can_gen > 0 && l->cur_gen < s->can_gen;
+}
+
+static void link_findings(struct gr_analysis *a)
+{
+  const struct gr_topo *t = a->t;
+  char name[64], want[32], have[32];
+  for (size_t i = 0; i < t->npci; i++) {
+    const struct gr_pci *p = &t->pci[i];
+    const struct gr_link *l = &p->link;
+    struct gr_link_shortfall sf;
+    bool carries_gpu_traffic = p->kind == GR_KIND_GPU || p->kind == GR_KIND_NVME || p->rdma ||
+                               p->role == GR_ROLE_SWITCH_UP;
+    if (!p->has_link || !carries_gpu_traffic)
+      continue;
+    gr_link_shortfall(l, &sf);
+    gr_pci_label(t, (int)i, name, sizeof(name));
+    const char *what = p->role == GR_ROLE_SWITCH_UP ? "The uplink of switch" : "";
+    if (sf.slot_width)
+      add_finding(a, GR_SEV_WARN, "pcie.slot-width", (int)i,
+                  "%s%s%s is an x%d device on an x%d port: its slot or riser limits it to %s of x%d (%.1f instead of %.1f GB/s per direction).",
+                  what, *what ? " " : "", name, l->max_width, l->port_max_width,
+                  l->port_max_width * 2 == l->max_width ? "half" : "a fraction", l->max_width,
+                  gr_pcie_bw_gbps(l->max_gen ? l->max_gen : l->cur_gen, l->port_max_width),
+                  gr_pcie_bw_gbps(l->max_gen ? l->max_gen : l->cur_gen, l->max_width));
+    else if (sf.width_short)
+      add_finding(a, GR_SEV_WARN, "pcie.link-width", (int)i,
+                  "%s%s%s runs at x%d of x%d: %s of its bandwidth; reseat it or check the riser, slot and BIOS bifurcation setting.",
+                  what, *what ? " " : "", name, l->cur_width, l->max_width,
+                  l->cur_width * 2 == l->max_width ? "half" : "part");
+    if (sf.slot_gen)
+      add_finding(a, GR_SEV_WARN, "pcie.slot-gen", (int)i,
+                  "%s%s%s is a Gen%d device on a Gen%d port: the link is limited to Gen%d (%s).",
+                  what, *what ? " " : "", name, l->max_gen, l->port_max_gen, l->port_max_gen,
+                  gr_pcie_label(l->port_max_gen, l->max_width, want, sizeof(want)));
+    if (sf.gen_short) {
+      if (p->kind == GR_KIND_GPU)
+        add_finding(a, GR_SEV_INFO, "pcie.link-gen-idle", (int)i,
+                    "%s runs at Gen%d now and can train to Gen%d: GPUs lower the link speed when idle, so this is expected unless it was busy (`gpurig doctor` checks it under load).",
+                    name, l->cur_gen, sf.can_gen);
+      else
+        add_finding(a, GR_SEV_INFO, "pcie.link-gen", (int)i,
+                    "%s%s%s runs at %s, below the Gen%d both ends support (power saving, or a signal problem if it stays there under load).",
+                    what, *what ? " " : "", name, gr_pcie_label(l->cur_gen, l->cur_width, have, sizeof(have)), sf.can_gen);
+    }
+  }
+}
+
+static void gpu_list(const int *members, size_t n, char *buf, size_t cap)
+{
+  size_t off = 0;
+  buf[0] = '\0';
+  for (size_t i = 0; i < n && off < cap; i++)
+    off += (size_t)snprintf(buf + off, cap - off, "%sGPU%d", i ? " " : "", members[i]);
+}
+
+static void locality_findings(struct gr_analysis *a)
+{
+  const struct gr_topo *t = a->t;
+  char list[2048];
+  int *members = xmalloc((a->ngpus + 1) * sizeof(int));
+  size_t nm = 0;
+  for (size_t g = 0; g < a->ngpus; g++)
+    if (t->pci[t->gpus[g]].numa < 0)
+      members[nm++] = (int)g;
+  if (nm && t->nnumas > 1) {
+    gpu_list(members, nm, list, sizeof(list));
+    add_finding(a, GR_SEV_WARN, "numa.unknown", -1,
+                "%s report NUMA node -1 on a machine with %zu NUMA nodes: the firmware does not describe their locality, so gpurig, NCCL and the CUDA runtime cannot place memory and threads next to them (check the BIOS ACPI SRAT/NUMA options).",
+                list, t->nnumas);
+  }
+  /* GPUs spread over NUMA nodes */
+  int first = -2, nodes = 0;
+  for (size_t g = 0; g < a->ngpus; g++) {
+    int n = t->pci[t->gpus[g]].numa;
+    bool seen = false;
+    for (size_t h = 0; h < g; h++)
+      seen |= t->pci[t->gpus[h]].numa == n;
+    if (!seen && n >= 0) {
+      nodes++;
+      if (first == -2)
+        first = n;
+    }
+  }
+  if (nodes > 1) {
+    char socket[128] = "";
+    if (a->socket_link)
+      snprintf(socket, sizeof(socket), " (%s; NCCL counts %.0f GB/s)", a->socket_link, a->socket_nccl_gbps);
+    add_finding(a, GR_SEV_INFO, "topo.gpus-split", -1,
+                "The %zu GPUs sit on %d NUMA nodes: traffic between GPUs of different nodes crosses the link between them%s.",
+                a->ngpus, nodes, socket);
+  }
+  free(members);
+}
+
+static void hive_findings(struct gr_analysis *a)
+{
+  char list[2048];
+  if (a->ngpus == 0) {
+    add_finding(a, GR_SEV_INFO, "topo.no-gpu", -1, "No GPU or accelerator was found on the PCI bus.");
+    return;
+  }
+  if (a->ngpus < 2)
+    return;
+  if (a->nhives == 1) {
+    add_finding(a, GR_SEV_INFO, "topo.hives", -1,
+                "All %zu GPUs form one P2P hive: every pair is joined by NVLink or PCIe switches without crossing the CPU.",
+                a->ngpus);
+    return;
+  }
+  int *members = xmalloc(a->ngpus * sizeof(int));
+  size_t singles = 0;
+  for (size_t h = 0; h < a->nhives; h++) {
+    size_t nm = 0;
+    for (size_t g = 0; g < a->ngpus; g++)
+      if (a->hive[g] == (int)h)
+        members[nm++] = (int)g;
+    singles += nm == 1;
+  }
+  if (singles == a->ngpus) {
+    add_finding(a, GR_SEV_INFO, "topo.hives", -1,
+                "No two GPUs share a PCIe switch or NVLink: every GPU-to-GPU transfer goes through the CPU's root complex.");
+  } else {
+    size_t off = 0;
+    list[0] = '\0';
+    for (size_t h = 0; h < a->nhives && off < sizeof(list); h++) {
+      size_t nm = 0;
+      for (size_t g = 0; g < a->ngpus; g++)
+        if (a->hive[g] == (int)h)
+          members[nm++] = (int)g;
+      char one[512];
+      gpu_list(members, nm, one, sizeof(one));
+      off += (size_t)snprintf(list + off, sizeof(list) - off, "%s[%s]", h ? " " : "", one);
+    }
+    add_finding(a, GR_SEV_INFO, "topo.hives", -1,
+                "The %zu GPUs form %zu P2P hives %s: GPUs in different hives exchange data through the CPU.",
+                a->ngpus, a->nhives, list);
+  }
+  free(members);
+}
+
+static void nccl_findings(struct gr_analysis *a)
+{
+  size_t pairs = 0, no_p2p = 0;
+  enum gr_level worst = GR_LVL_X;
+  for (size_t i = 0; i < a->ngpus; i++)
+    for (size_t j = i + 1; j < a->ngpus; j++) {
+      const struct gr_path *p = &a->gpu_gpu[i * a->ngpus + j];
+      pairs++;
+      if (!p->nccl_p2p) {
+        no_p2p++;
+        if (p->level > worst)
+          worst = p->level;
+      }
+    }
+  if (no_p2p)
+    add_finding(a, GR_SEV_INFO, "nccl.p2p-level", -1,
+                "By default NCCL uses PCIe P2P only up to %s on this machine, so %zu of %zu GPU pairs (paths up to %s) go through host memory; NCCL_P2P_LEVEL=%s allows P2P there, which helps only if the CPU forwards P2P traffic well (measure it with gpurig bench).",
+                gr_nccl_level_str(a->nccl_p2p_level), no_p2p, pairs, gr_level_name(worst),
+                gr_nccl_level_str(nccl_of(worst)));
+}
+
+static void nic_findings(struct gr_analysis *a)
+{
+  const struct gr_topo *t = a->t;
+  char name[32];
+  if (a->ngpus == 0)
+    return;
+  for (size_t n = 0; n < a->nnics; n++) {
+    enum gr_level best = GR_LVL_SYS;
+    for (size_t g = 0; g < a->ngpus; g++)
+      if (a->gpu_nic[g * a->nnics + n].level < best)
+        best = a->gpu_nic[g * a->nnics + n].level;
+    if (best > GR_LVL_PXB)
+      add_finding(a, GR_SEV_INFO, "nic.gdr-placement", t->nics[n],
+                  "%s shares no PCIe switch with any GPU (nearest GPU: %s): GPUDirect RDMA traffic crosses the CPU; NCCL uses it only up to NCCL_NET_GDR_LEVEL.",
+                  gr_pci_label(t, t->nics[n], name, sizeof(name)), gr_level_name(best));
+  }
+}
+
+static void data_findings(struct gr_analysis *a)
+{
+  size_t nvswitches = 0;
+  for (size_t i = 0; i < a->t->npci; i++)
+    nvswitches += a->t->pci[i].kind == GR_KIND_NVSWITCH;
+  if (a->t->nvlink_ignored)
+    add_finding(a, GR_SEV_INFO, "topo.nvlink-ignored", -1,
+                "NVLink is ignored as asked (--pcie-only): the levels show the PCIe paths under it.");
+  else if (nvswitches && !a->t->nnvlinks && a->ngpus > 1)
+    add_finding(a, GR_SEV_INFO, "topo.nvlink-unknown", -1,
+                "%zu NVSwitch%s present but this input has no NVLink matrix (hwloc records it only through NVML), so the GPU levels above are PCIe only; the GPUs are most likely joined by NVLink.",
+                nvswitches, nvswitches == 1 ? " is" : "es are");
+  if (!a->t->link_details && a->ngpus > 0)
+    add_finding(a, GR_SEV_INFO, "topo.link-unrecorded", -1,
+                "This input records each link's rate only, not its generation, width, maxima or error counters: run `gpurig snapshot FILE.xml` on the machine to record them.");
+}
+
+static int cmp_findings(const void *x, const void *y)
+{
+  const struct gr_finding *a = x, *b = y;
+  if (a->severity != b->severity)
+    return a->severity > b->severity ? -1 : 1;
+  return 0;
+}
+
+/* ---- entry points ---- */
+
+int gr_analyze(const struct gr_topo *t, struct gr_analysis *a, struct gr_err *err)
+{
+  memset(a, 0, sizeof(*a));
+  a->t = t;
+  a->ngpus = t->ngpus;
+  a->nnics = t->nnics;
+  for (size_t i = 0; i < t->npackages; i++)
+    a->cpu_amd |= t->packages[i].cpu_vendor && strcmp(t->packages[i].cpu_vendor, "AuthenticAMD") == 0;
+  /* NCCL >= 2.23 (src/graph/paths.cc ncclTopoCheckP2p): PXB, or SYS on AMD with at most 2 GPUs */
+  a->nccl_p2p_level = a->cpu_amd && t->ngpus <= 2 ? GR_LVL_SYS : GR_LVL_PXB;
+  if (load_socket_link(a, err) != 0)
+    return -1;
+  size_t n = a->ngpus;
+  int *nvcount = xcalloc(n * n + 1, sizeof(int));
+  double *nvbw = xcalloc(n * n + 1, sizeof(double));
+  nvlink_counts(a, nvcount, nvbw);
+  a->gpu_gpu = xcalloc(n * n + 1, sizeof(*a->gpu_gpu));
+  a->gpu_nic = xcalloc(n * a->nnics + 1, sizeof(*a->gpu_nic));
+  for (size_t i = 0; i < n; i++) {
+    for (size_t j = 0; j < n; j++)
+      a->gpu_gpu[i * n + j] = path_between(a, t->gpus[i], t->gpus[j], nvcount, nvbw);
+    for (size_t k = 0; k < a->nnics; k++)
+      a->gpu_nic[i * a->nnics + k] = path_between(a, t->gpus[i], t->nics[k], NULL, NULL);
+  }
+  free(nvcount);
+  free(nvbw);
+  /* hives: connected without crossing the CPU */
+  int *uf = xmalloc((n + 1) * sizeof(int));
+  for (size_t i = 0; i < n; i++)
+    uf[i] = (int)i;
+  for (size_t i = 0; i < n; i++)
+    for (size_t j = i + 1; j < n; j++)
+      if (a->gpu_gpu[i * n + j].level <= GR_LVL_PXB)
+        uf_union(uf, (int)i, (int)j);
+  a->hive = xcalloc(n + 1, sizeof(int));
+  int *hive_of_root = xmalloc((n + 1) * sizeof(int));
+  for (size_t i = 0; i < n; i++)
+    hive_of_root[i] = -1;
+  for (size_t i = 0; i < n; i++) {
+    int r = uf_find(uf, (int)i);
+    if (hive_of_root[r] < 0)
+      hive_of_root[r] = (int)a->nhives++;
+    a->hive[i] = hive_of_root[r];
+  }
+  free(hive_of_root);
+  free(uf);
+  link_findings(a);
+  locality_findings(a);
+  hive_findings(a);
+  nccl_findings(a);
+  nic_findings(a);
+  data_findings(a);
+  if (a->nfindings > 1) /* qsort must not see the NULL of an empty list */
+    qsort(a->findings, a->nfindings, sizeof(*a->findings), cmp_findings);
+  return 0;
+}
+
+void gr_analysis_free(struct gr_analysis *a)
+{
+  if (!a)
+    return;
+  for (size_t i = 0; i < a->nfindings; i++)
+    free(a->findings[i].text);
+  free(a->findings);
+  free(a->gpu_gpu);
+  free(a->gpu_nic);
+  free(a->hive);
+  memset(a, 0, sizeof(*a));
+}
+
+const char *gr_level_name(enum gr_level l)
+{
+  switch (l) {
+  case GR_LVL_X: return "X";
+  case GR_LVL_NV: return "NV";
+  case GR_LVL_PIX: return "PIX";
+  case GR_LVL_PXB: return "PXB";
+  case GR_LVL_PHB: return "PHB";
+  case GR_LVL_NODE: return "NODE";
+  case GR_LVL_SYS: return "SYS";
+  }
+  return "?";
+}
+
+const char *gr_level_str(const struct gr_path *p, char *buf, size_t cap)
+{
+  if (p->level == GR_LVL_NV)
+    snprintf(buf, cap, "NV%d", p->nvlinks);
+  else
+    snprintf(buf, cap, "%s", gr_level_name(p->level));
+  return buf;
+}
+
+const char *gr_nccl_level_str(enum gr_level l)
+{
+  switch (l) {
+  case GR_LVL_X: return "LOC";
+  case GR_LVL_NV: return "NVL";
+  case GR_LVL_PIX: return "PIX";
+  case GR_LVL_PXB: return "PXB";
+  case GR_LVL_PHB:
+  case GR_LVL_NODE: return "PHB";
+  case GR_LVL_SYS: return "SYS";
+  }
+  return "?";
+}
+
+const char *gr_severity_name(enum gr_severity s)
+{
+  return s == GR_SEV_WARN ? "warn" : "info";
+}
+
+void gr_host_link(const struct gr_topo *t, int node, struct gr_host_link *h)
+{
+  memset(h, 0, sizeof(*h));
+  h->bottleneck = -1;
+  for (int x = node; x >= 0; x = t->pci[x].parent) {
+    const struct gr_pci *p = &t->pci[x];
+    struct gr_link_shortfall sf;
+    double bw = gr_link_bw_gbps(p);
+    if (!p->has_link || bw <= 0)
+      continue;
+    gr_link_shortfall(&p->link, &sf);
+    double can = sf.can_gen > 0 && sf.can_width > 0 ? gr_pcie_bw_gbps(sf.can_gen, sf.can_width) : bw;
+    if (h->bottleneck < 0 || bw < h->bw_gbps) {
+      h->bottleneck = x;
+      h->bw_gbps = bw;
+      h->nccl_gbps = gr_link_nccl_gbps(p);
+      gr_link_effective(&p->link, &h->gen, &h->width);
+    }
+    if (h->can_gbps <= 0 || can < h->can_gbps) {
+      h->can_gbps = can;
+      h->can_gen = sf.can_gen;
+      h->can_width = sf.can_width;
+    }
+  }
+}

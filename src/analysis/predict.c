@@ -1,0 +1,801 @@
+#include "analysis/predict.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "facts/catalog.h"
+#include "facts/data.h"
+#include "facts/pcilink.h"
+
+/* ---- calibration constants ---- */
+
+static struct gr_table calib;
+
+static int calibration_init(struct gr_err *err)
+{
+  if (calib.cols)
+    return 0;
+  if (gr_table_load("calibration.tsv", &calib, err) != 0)
+    return -1;
+  if (gr_table_col(&calib, "key") < 0 || gr_table_col(&calib, "value") < 0) {
+    gr_table_free(&calib);
+    return gr_fail(err, GR_EXIT_CANNOT_RUN, "calibration.tsv: needs key and value columns");
+  }
+  return 0;
+}
+
+double gr_calibration(const char *key)
+{
+  /* a few keys, asked for in inner loops: remember the answers */
+  struct memo {
+    const char *key;
+    double value;
+  };
+  static struct memo memo[16];
+  static size_t nmemo;
+  for (size_t i = 0; i < nmemo; i++)
+    if (memo[i].key == key || strcmp(memo[i].key, key) == 0)
+      return memo[i].value;
+  double v = 0;
+  if (calib.cols && !gr_table_number(&calib, key, &v))
+    v = 0;
+  if (calib.cols && nmemo < sizeof(memo) / sizeof(memo[0]))
+    memo[nmemo++] = (struct memo){key, v};
+  return v;
+}
+
+/* ---- who may talk P2P ---- */
+
+/* The driver's word for one GPU: the topology's, else the catalog's. */
+static int gpu_p2p(const struct gr_pci *g)
+{
+  if (g->p2p >= 0)
+    return g->p2p;
+  const struct gr_gpu_model *m = g->model ? gr_catalog_find(g->model) : NULL;
+  if (!m)
+    m = gr_catalog_find_pci(g->vendor, g->device);
+  if (!m)
+    return 1; /* an accelerator gpurig does not know: P2P is the rule off GeForce */
+  return m->p2p == GR_P2P_YES;
+}
+
+static const struct gr_package *package_at(const struct gr_topo *t, int os_index)
+{
+  for (size_t i = 0; i < t->npackages; i++)
+    if (t->packages[i].os_index == os_index)
+      return &t->packages[i];
+  return NULL;
+}
+
+/* Whether the platform forwards PCIe P2P on a path of this level. */
+static bool platform_p2p(const struct gr_analysis *a, const struct gr_pci *x, const struct gr_pci *y,
+                         enum gr_level level)
+{
+  const struct gr_package *px = package_at(a->t, x->package), *py = package_at(a->t, y->package);
+  if (level <= GR_LVL_PHB)
+    return true;
+  if (level == GR_LVL_NODE)
+    return !px || px->rc_p2p != 0;
+  /* across sockets: never over Intel's QPI/UPI (NVML reports it unsupported); AMD forwards it */
+  return a->cpu_amd && (!px || px->rc_p2p != 0) && (!py || py->rc_p2p != 0);
+}
+
+/* ---- paths as lists of shared resources ---- */
+
+struct hop {
+  int nres;
+  int res[48];
+  double cap[48];
+  bool effective[48]; /* capacity already an effective figure (socket link, host memory) */
+  double eff;
+  bool nvlink;
+};
+
+struct ctx {
+  const struct gr_topo *t;
+  const struct gr_analysis *a;
+  size_t n, nres;
+  struct hop *hops;      /* [mode][a][b]: mode 0 = NCCL default, 1 = best */
+  int *count;
+  double socket_gbps;
+  double *nv_direct;     /* [g][h]: direct NVLink GB/s between two GPUs */
+  double *nv_fabric;     /* [g]: GPU's NVLink GB/s into NVSwitches */
+};
+
+static void hop_add(struct hop *h, int res, double cap, bool effective)
+{
+  if (cap <= 0 || h->nres >= 48)
+    return;
+  h->res[h->nres] = res;
+  h->cap[h->nres] = cap;
+  h->effective[h->nres] = effective;
+  h->nres++;
+}
+
+/* Links from x up to (not including) stop, in direction dir (0 up, 1 down). */
+static void add_links(const struct ctx *c, struct hop *h, int x, int stop, int dir)
+{
+  for (; x >= 0 && x != stop; x = c->t->pci[x].parent)
+    if (c->t->pci[x].has_link)
+      hop_add(h, x * 2 + dir, gr_link_bw_gbps(&c->t->pci[x]), false);
+}
+
+static void build_hop(const struct ctx *c, struct hop *h, size_t ga, size_t gb, enum gr_xfer mode)
+{
+  const struct gr_topo *t = c->t;
+  int x = t->gpus[ga], y = t->gpus[gb];
+  memset(h, 0, sizeof(*h));
+  if (mode == GR_XFER_NVLINK) {
+    double bw = c->a->gpu_gpu[ga * c->n + gb].bw_gbps;
+    hop_add(h, (int)(2 * t->npci + 2 + ga * 2), bw, false);
+    hop_add(h, (int)(2 * t->npci + 2 + gb * 2 + 1), bw, false);
+    h->eff = gr_calibration("ring_nvlink_eff");
+    h->nvlink = true;
+    return;
+  }
+  int stop = mode == GR_XFER_P2P ? gr_topo_common_ancestor(t, x, y) : -1;
+  if (stop >= 0 && t->pci[stop].role == GR_ROLE_HOSTBRIDGE && mode == GR_XFER_P2P)
+    stop = -1; /* through the root complex: both ways up to their root ports */
+  add_links(c, h, x, stop, 0);
+  add_links(c, h, y, stop, 1);
+  if (t->pci[x].package != t->pci[y].package && c->socket_gbps > 0)
+    hop_add(h, (int)(2 * t->npci + (t->pci[x].package < t->pci[y].package ? 0 : 1)), c->socket_gbps, true);
+  if (mode == GR_XFER_HOST) {
+    /* the bytes are written to and read from the sender's socket's memory:
+     * two uses of its bandwidth, counted as two uses of one resource */
+    const struct gr_package *pk = package_at(t, t->pci[x].package);
+    double mem = pk && pk->mem_channels && pk->mem_mts ? pk->mem_channels * pk->mem_mts * 8.0 / 1000.0 : 0;
+    int res = (int)(2 * t->npci + 2 + 2 * c->n + (pk ? (size_t)(pk - t->packages) : 0));
+    hop_add(h, res, mem, true);
+    hop_add(h, res, mem, true);
+  }
+  h->eff = gr_calibration(mode == GR_XFER_P2P ? "ring_p2p_eff" : "ring_host_eff");
+}
+
+/* NCCL runs several rings at once over NVLink (one per link direction it can
+ * pair up), so an all-NVLink ring is bounded by each GPU's NVLink bandwidth
+ * towards the others in the set (direct links plus links into NVSwitches),
+ * not by one pair's links. */
+static void nvlink_tables(struct ctx *c)
+{
+  const struct gr_topo *t = c->t;
+  c->nv_direct = xcalloc(c->n * c->n + 1, sizeof(double));
+  c->nv_fabric = xcalloc(c->n + 1, sizeof(double));
+  for (size_t e = 0; e < t->nnvlinks; e++) {
+    const struct gr_nvlink *l = &t->nvlinks[e];
+    if (l->b < 0)
+      continue;
+    int ga = t->pci[l->a].gpu_index, gb = t->pci[l->b].gpu_index;
+    if (ga >= 0 && gb >= 0) {
+      c->nv_direct[(size_t)ga * c->n + (size_t)gb] += l->bw_gbps;
+      c->nv_direct[(size_t)gb * c->n + (size_t)ga] += l->bw_gbps;
+    } else if (ga >= 0 && t->pci[l->b].kind == GR_KIND_NVSWITCH) {
+      c->nv_fabric[ga] += l->bw_gbps;
+    } else if (gb >= 0 && t->pci[l->a].kind == GR_KIND_NVSWITCH) {
+      c->nv_fabric[gb] += l->bw_gbps;
+    }
+  }
+}
+
+static double nvlink_set_bound(const struct ctx *c, const int *set, size_t k)
+{
+  double bound = INFINITY;
+  for (size_t i = 0; i < k; i++) {
+    double total = c->nv_fabric[set[i]];
+    for (size_t j = 0; j < k; j++)
+      total += c->nv_direct[(size_t)set[i] * c->n + (size_t)set[j]];
+    if (total < bound)
+      bound = total;
+  }
+  return isinf(bound) ? 0 : bound * gr_calibration("ring_nvlink_eff");
+}
+
+static double ring_busbw(struct ctx *c, const int *order, size_t k, int mode, const struct hop **worst_hop,
+                         int *worst_res)
+{
+  bool all_nvlink = k > 1;
+  for (size_t i = 0; i < k && all_nvlink; i++)
+    all_nvlink = c->hops[(size_t)mode * c->n * c->n + (size_t)order[i] * c->n + (size_t)order[(i + 1) % k]].nvlink;
+  if (all_nvlink) {
+    if (worst_hop)
+      *worst_hop = NULL;
+    return nvlink_set_bound(c, order, k);
+  }
+  double bw = INFINITY;
+  for (size_t i = 0; i < k; i++) {
+    const struct hop *h = &c->hops[(size_t)mode * c->n * c->n + (size_t)order[i] * c->n + (size_t)order[(i + 1) % k]];
+    for (int r = 0; r < h->nres; r++)
+      c->count[h->res[r]]++;
+  }
+  for (size_t i = 0; i < k; i++) {
+    const struct hop *h = &c->hops[(size_t)mode * c->n * c->n + (size_t)order[i] * c->n + (size_t)order[(i + 1) % k]];
+    for (int r = 0; r < h->nres; r++) {
+      double v = h->cap[r] / c->count[h->res[r]] * (h->effective[r] ? 1.0 : h->eff);
+      if (v < bw) {
+        bw = v;
+        if (worst_hop) {
+          *worst_hop = h;
+          *worst_res = r;
+        }
+      }
+    }
+  }
+  for (size_t i = 0; i < k; i++) {
+    const struct hop *h = &c->hops[(size_t)mode * c->n * c->n + (size_t)order[i] * c->n + (size_t)order[(i + 1) % k]];
+    for (int r = 0; r < h->nres; r++)
+      c->count[h->res[r]] = 0;
+  }
+  return isinf(bw) ? 0 : bw;
+}
+
+/* Improves a ring by reversing segments while that helps (2-opt). */
+static double improve_ring(struct ctx *c, int *ring, size_t k, int mode)
+{
+  double top = ring_busbw(c, ring, k, mode, NULL, NULL);
+  bool better = true;
+  while (better) {
+    better = false;
+    for (size_t i = 1; i + 1 < k; i++)
+      for (size_t j = i + 1; j < k; j++) {
+        for (size_t a = i, b = j; a < b; a++, b--) {
+          int tmp = ring[a];
+          ring[a] = ring[b];
+          ring[b] = tmp;
+        }
+        double v = ring_busbw(c, ring, k, mode, NULL, NULL);
+        if (v > top + 1e-9) {
+          top = v;
+          better = true;
+        } else {
+          for (size_t a = i, b = j; a < b; a++, b--) {
+            int tmp = ring[a];
+            ring[a] = ring[b];
+            ring[b] = tmp;
+          }
+        }
+      }
+  }
+  return top;
+}
+
+/* Best ring over the GPUs in `set` (k of them): every order when k <= 9
+ * (the first GPU fixed), else bus order improved by 2-opt. Writes the order
+ * to best. */
+static double best_ring(struct ctx *c, const int *set, size_t k, int mode, int *best)
+{
+  int perm[64];
+  double top = -1;
+  memcpy(perm, set, k * sizeof(int));
+  memcpy(best, set, k * sizeof(int));
+  if (k < 2)
+    return 0;
+  bool all_nvlink = true;
+  for (size_t i = 0; i < k && all_nvlink; i++)
+    for (size_t j = 0; j < k && all_nvlink; j++)
+      all_nvlink = i == j || c->hops[(size_t)mode * c->n * c->n + (size_t)set[i] * c->n + (size_t)set[j]].nvlink;
+  if (all_nvlink) /* every order gives the same NVLink bound */
+    return nvlink_set_bound(c, set, k);
+  if (k > 9)
+    return improve_ring(c, best, k, mode);
+  /* Heap's algorithm over perm[1..k-1] */
+  size_t m = k - 1, idx[64] = {0}, i = 0;
+  int *q = perm + 1;
+  double v = ring_busbw(c, perm, k, mode, NULL, NULL);
+  top = v;
+  while (i < m) {
+    if (idx[i] < i) {
+      size_t j = i % 2 == 0 ? 0 : idx[i];
+      int tmp = q[j];
+      q[j] = q[i];
+      q[i] = tmp;
+      v = ring_busbw(c, perm, k, mode, NULL, NULL);
+      if (v > top + 1e-9) {
+        top = v;
+        memcpy(best, perm, k * sizeof(int));
+      }
+      idx[i]++;
+      i = 0;
+    } else {
+      idx[i] = 0;
+      i++;
+    }
+  }
+  return top;
+}
+
+static void describe_ring(struct ctx *c, struct gr_ring *r, size_t k, int mode)
+{
+  const struct hop *wh = NULL;
+  int wr = 0;
+  r->busbw_gbps = ring_busbw(c, r->order, k, mode, &wh, &wr);
+  r->bottleneck[0] = '\0';
+  if (!wh && r->busbw_gbps > 0) {
+    snprintf(r->bottleneck, sizeof(r->bottleneck),
+             "each GPU's NVLink bandwidth to the others (%.0f GB/s per direction; NCCL runs one ring per link)",
+             r->busbw_gbps / gr_calibration("ring_nvlink_eff"));
+    return;
+  }
+  if (!wh)
+    return;
+  /* how many ring hops share the bounding resource */
+  int res = wh->res[wr], sharing = 0;
+  for (size_t i = 0; i < k; i++) {
+    const struct hop *h = &c->hops[(size_t)mode * c->n * c->n + (size_t)r->order[i] * c->n + (size_t)r->order[(i + 1) % k]];
+    for (int q = 0; q < h->nres; q++)
+      sharing += h->res[q] == res;
+  }
+  const struct gr_topo *t = c->t;
+  char bus[32];
+  if (res < (int)(2 * t->npci)) {
+    const struct gr_pci *p = &t->pci[res / 2];
+    char label[32];
+    if (p->role == GR_ROLE_SWITCH_UP)
+      snprintf(label, sizeof(label), "switch %s uplink", gr_pci_busid(p, bus, sizeof(bus)));
+    else
+      snprintf(label, sizeof(label), "%s link", gr_pci_label(t, res / 2, bus, sizeof(bus)));
+    int g, w;
+    gr_link_effective(&p->link, &g, &w);
+    snprintf(r->bottleneck, sizeof(r->bottleneck), "the %s (Gen%d x%d, %.1f GB/s) carrying %d ring hop%s %s, %s",
+             label, g, w, gr_link_bw_gbps(p), sharing, sharing == 1 ? "" : "s", res % 2 ? "downward" : "upward",
+             wh->eff == gr_calibration("ring_host_eff") ? "staged through host memory" : "peer-to-peer");
+  } else if (res < (int)(2 * t->npci + 2)) {
+    snprintf(r->bottleneck, sizeof(r->bottleneck), "the inter-socket link (%.1f GB/s per direction) carrying %d ring hop%s",
+             c->socket_gbps, sharing, sharing == 1 ? "" : "s");
+  } else if (res >= (int)(2 * t->npci + 2 + 2 * c->n)) {
+    snprintf(r->bottleneck, sizeof(r->bottleneck),
+             "host memory (%.1f GB/s theoretical) carrying %d host-staged hop%s, each written and read once",
+             wh->cap[wr], sharing / 2, sharing / 2 == 1 ? "" : "s");
+  } else {
+    snprintf(r->bottleneck, sizeof(r->bottleneck), "NVLink (%.0f GB/s per direction)", wh->cap[wr]);
+  }
+}
+
+/* ---- entry ---- */
+
+static void note(struct gr_prediction *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void note(struct gr_prediction *p, const char *fmt, ...)
+{
+  char buf[1024];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(buf, sizeof(buf), fmt, ap);
+  va_end(ap);
+  p->notes = xrealloc(p->notes, (p->nnotes + 1) * sizeof(char *));
+  p->notes[p->nnotes++] = xstrdup(buf);
+}
+
+static void add_verdict(struct gr_prediction *p, const char *workload, int gpus, enum gr_rating r, const char *reasons)
+{
+  p->verdicts = xrealloc(p->verdicts, (p->nverdicts + 1) * sizeof(*p->verdicts));
+  p->verdicts[p->nverdicts++] = (struct gr_verdict){workload, gpus, r, xstrdup(reasons)};
+}
+
+static void classify_pairs(struct ctx *c, struct gr_prediction *p)
+{
+  const struct gr_topo *t = c->t;
+  size_t n = c->n;
+  for (size_t i = 0; i < n; i++)
+    for (size_t j = 0; j < n; j++) {
+      struct gr_pair_predict *pp = &p->pairs[i * n + j];
+      const struct gr_path *path = &c->a->gpu_gpu[i * n + j];
+      const struct gr_pci *x = &t->pci[t->gpus[i]], *y = &t->pci[t->gpus[j]];
+      if (path->level == GR_LVL_NV) {
+        pp->p2p_capable = true;
+        pp->nccl = pp->best = GR_XFER_NVLINK;
+      } else {
+        pp->p2p_capable = gpu_p2p(x) && gpu_p2p(y) && platform_p2p(c->a, x, y, path->level);
+        pp->best = pp->p2p_capable ? GR_XFER_P2P : GR_XFER_HOST;
+        pp->nccl = pp->p2p_capable && path->nccl <= c->a->nccl_p2p_level ? GR_XFER_P2P : GR_XFER_HOST;
+      }
+      for (int mode = 0; mode < 2; mode++)
+        build_hop(c, &c->hops[(size_t)mode * n * n + i * n + j], i, j, mode == 0 ? pp->nccl : pp->best);
+      /* one copy alone: the narrowest resource on its path */
+      const struct hop *h = &c->hops[n * n + i * n + j];
+      double bw = INFINITY;
+      for (int r = 0; r < h->nres; r++) {
+        double e = h->effective[r] ? 1.0
+                   : pp->best == GR_XFER_NVLINK ? gr_calibration("ring_nvlink_eff")
+                   : gr_calibration(pp->best == GR_XFER_P2P ? "copy_p2p_eff" : "copy_host_eff");
+        if (h->cap[r] * e < bw)
+          bw = h->cap[r] * e;
+      }
+      pp->gbps = i == j || isinf(bw) ? 0 : bw;
+    }
+}
+
+static void p2p_domains(struct gr_prediction *p)
+{
+  size_t n = p->ngpus;
+  int *dom = xmalloc((n + 1) * sizeof(int));
+  for (size_t i = 0; i < n; i++)
+    dom[i] = (int)i;
+  for (size_t i = 0; i < n; i++)
+    for (size_t j = 0; j < n; j++)
+      if (i != j && p->pairs[i * n + j].p2p_capable && p->a->gpu_gpu[i * n + j].level != GR_LVL_SYS) {
+        int a = dom[i], b = dom[j];
+        for (size_t k = 0; k < n; k++)
+          if (dom[k] == b)
+            dom[k] = a;
+      }
+  p->largest_p2p_domain = n ? 1 : 0;
+  for (size_t i = 0; i < n; i++) {
+    int size = 0;
+    bool first = true;
+    for (size_t k = 0; k < n; k++) {
+      size += dom[k] == dom[i];
+      if (dom[k] == dom[i] && k < i)
+        first = false;
+    }
+    if (first)
+      p->ndomains++;
+    if (size > p->largest_p2p_domain)
+      p->largest_p2p_domain = size;
+  }
+  free(dom);
+}
+
+static void switch_budgets(struct gr_prediction *p)
+{
+  const struct gr_topo *t = p->t;
+  for (size_t i = 0; i < t->npci; i++) {
+    const struct gr_pci *up = &t->pci[i];
+    if (up->role != GR_ROLE_SWITCH_UP)
+      continue;
+    struct gr_switch_budget b = {.node = (int)i, .lanes = up->lanes};
+    int g, w;
+    gr_link_effective(&up->link, &g, &w);
+    b.up_lanes = w;
+    for (size_t k = 0; k < t->npci; k++) {
+      const struct gr_pci *d = &t->pci[k];
+      if (d->parent < 0 || t->pci[d->parent].parent != (int)i || t->pci[d->parent].role != GR_ROLE_SWITCH_DOWN)
+        continue;
+      int dg, dw;
+      gr_link_effective(&d->link, &dg, &dw);
+      b.down_lanes += dw;
+      b.gpus += d->kind == GR_KIND_GPU;
+      b.nvme += d->kind == GR_KIND_NVME;
+      b.nics += d->kind == GR_KIND_NIC;
+    }
+    b.oversubscription = b.up_lanes ? (double)b.down_lanes / b.up_lanes : 0;
+    p->switches = xrealloc(p->switches, (p->nswitches + 1) * sizeof(*p->switches));
+    p->switches[p->nswitches++] = b;
+    char bus[32];
+    gr_pci_busid(up, bus, sizeof(bus));
+    if (b.lanes && b.down_lanes + b.up_lanes > b.lanes)
+      note(p, "Switch %s has %d lanes but its links use %d (x%d up, %d down): this wiring cannot exist as described.",
+           bus, b.lanes, b.down_lanes + b.up_lanes, b.up_lanes, b.down_lanes);
+    if (b.gpus > 1 && b.oversubscription > 1.0)
+      note(p, "Switch %s: %d GPU%s share an x%d uplink (%d lanes down, %.0f:1): P2P inside the switch runs at full speed, but traffic to the CPU, host memory and the other side is shared.",
+           bus, b.gpus, b.gpus == 1 ? "" : "s", b.up_lanes, b.down_lanes, b.oversubscription);
+    if (b.nvme && b.gpus)
+      note(p, "Switch %s carries %d NVMe drive%s beside %d GPU%s: data loading competes with GPU traffic on its uplink.",
+           bus, b.nvme, b.nvme == 1 ? "" : "s", b.gpus, b.gpus == 1 ? "" : "s");
+  }
+}
+
+static void nic_notes(struct gr_prediction *p)
+{
+  const struct gr_topo *t = p->t;
+  char name[32];
+  for (size_t k = 0; k < t->nnics && p->ngpus; k++) {
+    size_t close = 0;
+    enum gr_level best = GR_LVL_SYS;
+    for (size_t g = 0; g < p->ngpus; g++) {
+      enum gr_level l = p->a->gpu_nic[g * t->nnics + k].level;
+      close += l <= GR_LVL_PXB;
+      if (l < best)
+        best = l;
+    }
+    gr_pci_label(t, t->nics[k], name, sizeof(name));
+    if (close)
+      note(p, "%s shares a PCIe switch with %zu GPU%s: GPUDirect RDMA goes peer-to-peer for them.", name, close,
+           close == 1 ? "" : "s");
+    else
+      note(p, "%s shares no switch with a GPU (nearest: %s): GPUDirect RDMA crosses the CPU, or NCCL stages through host memory.",
+           name, gr_level_name(best));
+  }
+  size_t sockets_with_gpus = 0, sockets_with_nics = 0;
+  for (size_t s = 0; s < t->npackages; s++) {
+    bool g = false, n = false;
+    for (size_t i = 0; i < p->ngpus; i++)
+      g |= t->pci[t->gpus[i]].package == t->packages[s].os_index;
+    for (size_t i = 0; i < t->nnics; i++)
+      n |= t->pci[t->nics[i]].package == t->packages[s].os_index;
+    sockets_with_gpus += g;
+    sockets_with_nics += g && n;
+  }
+  if (t->nnics && sockets_with_nics < sockets_with_gpus)
+    note(p, "GPUs sit on %zu sockets but RDMA NICs on %zu of them: multi-node traffic from the other socket's GPUs crosses the inter-socket link.",
+         sockets_with_gpus, sockets_with_nics);
+}
+
+static void count_hops(const struct gr_prediction *p, struct gr_ring *r, size_t k, int mode)
+{
+  r->nhops_p2p = r->nhops_host = r->nhops_nvlink = 0;
+  for (size_t i = 0; i < k && k > 1; i++) {
+    const struct gr_pair_predict *pp = &p->pairs[(size_t)r->order[i] * p->ngpus + (size_t)r->order[(i + 1) % k]];
+    enum gr_xfer x = mode == 0 ? pp->nccl : pp->best;
+    r->nhops_p2p += x == GR_XFER_P2P;
+    r->nhops_host += x == GR_XFER_HOST;
+    r->nhops_nvlink += x == GR_XFER_NVLINK;
+  }
+}
+
+static void ring_text(const struct gr_ring *r, size_t k, char *buf, size_t cap)
+{
+  size_t off = 0;
+  for (size_t i = 0; i < k && off < cap; i++)
+    off += (size_t)snprintf(buf + off, cap - off, "%sGPU%d", i ? ">" : "", r->order[i]);
+}
+
+static double gpu_link_floor(const struct gr_topo *t)
+{
+  double m = INFINITY;
+  for (size_t g = 0; g < t->ngpus; g++) {
+    double v = gr_link_bw_gbps(&t->pci[t->gpus[g]]);
+    if (v > 0 && v < m)
+      m = v;
+  }
+  return isinf(m) ? 0 : m;
+}
+
+static void training_verdict(struct ctx *c, struct gr_prediction *p)
+{
+  size_t n = p->ngpus;
+  char reasons[2048], ring[512];
+  size_t off = 0;
+  if (n < 2) {
+    add_verdict(p, "training", (int)n, GR_RATE_GOOD, "One GPU: data-parallel training needs no gradient all-reduce.");
+    return;
+  }
+  ring_text(&p->best, n, ring, sizeof(ring));
+  if (p->best.busbw_gbps <= 0)
+    off += (size_t)snprintf(reasons + off, sizeof(reasons) - off,
+                            "All-reduce bandwidth not known (the input records no link rates; ring %s). ", ring);
+  else
+    off += (size_t)snprintf(reasons + off, sizeof(reasons) - off,
+                            "Predicted all-reduce bus bandwidth %.1f GB/s with NCCL's defaults", p->nccl_default.busbw_gbps);
+  if (p->best_needs_p2p_level && p->best.busbw_gbps > 0)
+    off += (size_t)snprintf(reasons + off, sizeof(reasons) - off, ", %.1f GB/s with NCCL_P2P_LEVEL=%s",
+                            p->best.busbw_gbps, p->best_p2p_level);
+  if (p->best.busbw_gbps > 0)
+    off += (size_t)snprintf(reasons + off, sizeof(reasons) - off, " (ring %s, bounded by %s). ", ring,
+                            p->best.bottleneck);
+  off += (size_t)snprintf(reasons + off, sizeof(reasons) - off,
+                          "%d of %zu GPUs can exchange gradients peer-to-peer without crossing a socket", p->largest_p2p_domain, n);
+  if (p->ndomains > 1)
+    off += (size_t)snprintf(reasons + off, sizeof(reasons) - off, " (%zu such groups)", p->ndomains);
+  off += (size_t)snprintf(reasons + off, sizeof(reasons) - off, "; %zu of %zu ring hops go through host memory.",
+                          p->best.nhops_host, n);
+  bool crosses = false;
+  for (size_t i = 0; i < n; i++)
+    crosses |= c->a->gpu_gpu[(size_t)p->best.order[i] * n + (size_t)p->best.order[(i + 1) % n]].level == GR_LVL_SYS;
+  if (crosses)
+    off += (size_t)snprintf(reasons + off, sizeof(reasons) - off, " The ring crosses the link between sockets twice.");
+  double floor = gpu_link_floor(c->t), ratio = floor > 0 ? p->best.busbw_gbps / floor : 0.5; /* unknown: no verdict from it */
+  bool all_nvlink = p->best.nhops_nvlink == n;
+  enum gr_rating r;
+  if (all_nvlink || ((size_t)p->largest_p2p_domain == n && ratio >= 0.6))
+    r = GR_RATE_GOOD;
+  else if ((size_t)p->largest_p2p_domain * 4 <= n || p->largest_p2p_domain < 2 || ratio < 0.35)
+    r = GR_RATE_POOR;
+  else
+    r = GR_RATE_FAIR;
+  if (r == GR_RATE_POOR && p->largest_p2p_domain < 2)
+    snprintf(reasons + off, sizeof(reasons) - off, " No two GPUs can talk peer-to-peer (driver or platform), so every gradient goes through CPU memory.");
+  add_verdict(p, "training", (int)n, r, reasons);
+}
+
+/* Candidate groups for tensor parallelism: from each GPU, its k-1 nearest
+ * peers (by path level, then bandwidth). Trying every subset grows too fast
+ * (16 GPUs choose 8 is 12870), and the best group is always a near one. */
+static void nearest_group(const struct ctx *c, size_t seed, size_t k, int *set)
+{
+  size_t n = c->n, m = 0;
+  bool *used = xcalloc(n + 1, sizeof(bool));
+  set[m++] = (int)seed;
+  used[seed] = true;
+  while (m < k) {
+    size_t best = n;
+    for (size_t j = 0; j < n; j++) {
+      if (used[j])
+        continue;
+      const struct gr_path *pj = &c->a->gpu_gpu[seed * n + j];
+      if (best == n)
+        best = j;
+      const struct gr_path *pb = &c->a->gpu_gpu[seed * n + best];
+      if (pj->level < pb->level || (pj->level == pb->level && pj->bw_gbps > pb->bw_gbps + 1e-9))
+        best = j;
+    }
+    set[m++] = (int)best;
+    used[best] = true;
+  }
+  free(used);
+  /* keep bus order inside the group so rings start from the lowest GPU */
+  for (size_t i = 1; i < k; i++)
+    for (size_t j = i; j > 0 && set[j - 1] > set[j]; j--) {
+      int tmp = set[j];
+      set[j] = set[j - 1];
+      set[j - 1] = tmp;
+    }
+}
+
+/* The best ring among the nearest groups of k GPUs; its order in best_order. */
+static double best_group(struct ctx *c, size_t k, int *best_order)
+{
+  size_t n = c->n;
+  int set[64], order[64];
+  double best = -1;
+  int *seen = xcalloc(n * k + 1, sizeof(int));
+  size_t nseen = 0;
+  for (size_t seed = 0; seed < n; seed++) {
+    nearest_group(c, seed, k, set);
+    bool dup = false;
+    for (size_t g = 0; g < nseen && !dup; g++)
+      dup = memcmp(&seen[g * k], set, k * sizeof(int)) == 0;
+    if (dup)
+      continue;
+    memcpy(&seen[nseen++ * k], set, k * sizeof(int));
+    double v = best_ring(c, set, k, 1, order);
+    if (v > best + 1e-9) {
+      best = v;
+      memcpy(best_order, order, k * sizeof(int));
+    }
+  }
+  free(seen);
+  return best;
+}
+
+static void tp_verdict(struct ctx *c, struct gr_prediction *p, size_t k)
+{
+  size_t n = p->ngpus;
+  int best_order[64];
+  best_group(c, k, best_order);
+  struct gr_ring r = {.order = best_order};
+  describe_ring(c, &r, k, 1);
+  count_hops(p, &r, k, 1);
+  char ring[256], reasons[1024];
+  ring_text(&r, k, ring, sizeof(ring));
+  bool sys = false, nccl_default_ok = true;
+  for (size_t i = 0; i < k; i++) {
+    size_t x = (size_t)best_order[i], y = (size_t)best_order[(i + 1) % k];
+    sys |= c->a->gpu_gpu[x * n + y].level == GR_LVL_SYS;
+    nccl_default_ok &= p->pairs[x * n + y].nccl == p->pairs[x * n + y].best;
+  }
+  enum gr_rating rating = r.nhops_nvlink == k ? GR_RATE_GOOD
+                          : r.nhops_host == 0 && !sys ? GR_RATE_FAIR
+                                                       : GR_RATE_POOR;
+  if (k == 2 && rating == GR_RATE_FAIR)
+    rating = GR_RATE_GOOD; /* two GPUs P2P: two all-reduces per layer over one link, no sharing */
+  char bw[320];
+  if (r.busbw_gbps > 0)
+    snprintf(bw, sizeof(bw), "all-reduce about %.1f GB/s (bounded by %s)", r.busbw_gbps, r.bottleneck);
+  else
+    snprintf(bw, sizeof(bw), "all-reduce bandwidth not known (the input records no link rates)");
+  snprintf(reasons, sizeof(reasons), "Best group of %zu: %s, %s; %s.%s%s", k, ring,
+           r.nhops_nvlink == k ? "joined by NVLink"
+           : r.nhops_host    ? "some hops staged through host memory"
+                             : "peer-to-peer over PCIe",
+           bw, sys ? " It spans both sockets." : "",
+           nccl_default_ok ? "" : " NCCL uses P2P here only with NCCL_P2P_LEVEL raised (PHB or SYS).");
+  add_verdict(p, "tensor-parallel inference", (int)k, rating, reasons);
+}
+
+static void jobs_verdict(struct gr_prediction *p)
+{
+  const struct gr_topo *t = p->t;
+  char reasons[1024];
+  double floor = gpu_link_floor(t);
+  int worst_share = 1;
+  for (size_t i = 0; i < p->nswitches; i++)
+    if (p->switches[i].gpus > worst_share)
+      worst_share = p->switches[i].gpus;
+  int gen = 0, w = 0;
+  if (t->ngpus)
+    gr_link_effective(&t->pci[t->gpus[0]].link, &gen, &w);
+  double eff = gen >= 5 ? gr_calibration("h2d_eff_gen5") : gen == 4 ? gr_calibration("h2d_eff_gen4")
+                                                                      : gr_calibration("h2d_eff_gen3");
+  size_t off = floor > 0 ? (size_t)snprintf(reasons, sizeof(reasons),
+                                             "Each GPU runs its own job; host-to-GPU copies reach about %.1f GB/s per GPU (%.0f%% of its %.1f GB/s link).",
+                                             floor * eff, eff * 100, floor)
+                         : (size_t)snprintf(reasons, sizeof(reasons),
+                                            "Each GPU runs its own job; its host link rate is not recorded in this input.");
+  if (worst_share > 1)
+    snprintf(reasons + off, sizeof(reasons) - off,
+             " Up to %d GPUs share one switch uplink, so loading all at once gives each about 1/%d of it.", worst_share,
+             worst_share);
+  add_verdict(p, "independent jobs", (int)t->ngpus, worst_share > 2 ? GR_RATE_FAIR : GR_RATE_GOOD, reasons);
+}
+
+int gr_predict(const struct gr_topo *t, const struct gr_analysis *a, struct gr_prediction *p, struct gr_err *err)
+{
+  struct ctx c = {.t = t, .a = a, .n = t->ngpus};
+  memset(p, 0, sizeof(*p));
+  p->t = t;
+  p->a = a;
+  p->ngpus = t->ngpus;
+  if (calibration_init(err) != 0 || gr_catalog_init(err) != 0)
+    return -1;
+  c.socket_gbps = t->rig && t->rig->socket_gbps > 0 ? t->rig->socket_gbps : a->socket_nccl_gbps;
+  c.nres = 2 * t->npci + 2 + 2 * t->ngpus + t->npackages + 1;
+  c.count = xcalloc(c.nres + 1, sizeof(int));
+  c.hops = xcalloc(2 * c.n * c.n + 1, sizeof(*c.hops));
+  p->pairs = xcalloc(c.n * c.n + 1, sizeof(*p->pairs));
+  nvlink_tables(&c);
+  classify_pairs(&c, p);
+  p2p_domains(p);
+  int *all = xmalloc((c.n + 1) * sizeof(int));
+  for (size_t i = 0; i < c.n; i++)
+    all[i] = (int)i;
+  p->nccl_default.order = xcalloc(c.n + 1, sizeof(int));
+  p->best.order = xcalloc(c.n + 1, sizeof(int));
+  best_ring(&c, all, c.n, 0, p->nccl_default.order);
+  best_ring(&c, all, c.n, 1, p->best.order);
+  describe_ring(&c, &p->nccl_default, c.n, 0);
+  describe_ring(&c, &p->best, c.n, 1);
+  count_hops(p, &p->nccl_default, c.n, 0);
+  count_hops(p, &p->best, c.n, 1);
+  p->best_needs_p2p_level = p->best.busbw_gbps > p->nccl_default.busbw_gbps * 1.01;
+  enum gr_level need = GR_LVL_PIX;
+  for (size_t i = 0; i < c.n && c.n > 1; i++) {
+    size_t x = (size_t)p->best.order[i], y = (size_t)p->best.order[(i + 1) % c.n];
+    if (p->pairs[x * c.n + y].best == GR_XFER_P2P && a->gpu_gpu[x * c.n + y].nccl > need)
+      need = a->gpu_gpu[x * c.n + y].nccl;
+  }
+  p->best_p2p_level = gr_nccl_level_str(need);
+  if (!p->best_needs_p2p_level) {
+    /* the setting buys nothing: report the default ring as the best */
+    memcpy(p->best.order, p->nccl_default.order, c.n * sizeof(int));
+    describe_ring(&c, &p->best, c.n, 0);
+    count_hops(p, &p->best, c.n, 0);
+  }
+  free(all);
+  switch_budgets(p);
+  nic_notes(p);
+  training_verdict(&c, p);
+  for (size_t k = 2; k <= c.n && k <= 8; k *= 2)
+    tp_verdict(&c, p, k);
+  p->group_busbw_gbps = xcalloc(c.n + 1, sizeof(double));
+  for (size_t k = 2; k < c.n && k <= 64; k++) {
+    int order[64];
+    p->group_busbw_gbps[k] = best_group(&c, k, order);
+  }
+  jobs_verdict(p);
+  free(c.count);
+  free(c.hops);
+  free(c.nv_direct);
+  free(c.nv_fabric);
+  return 0;
+}
+
+void gr_prediction_free(struct gr_prediction *p)
+{
+  if (!p)
+    return;
+  free(p->pairs);
+  free(p->group_busbw_gbps);
+  free(p->nccl_default.order);
+  free(p->best.order);
+  free(p->switches);
+  for (size_t i = 0; i < p->nverdicts; i++)
+    free(p->verdicts[i].reasons);
+  free(p->verdicts);
+  for (size_t i = 0; i < p->nnotes; i++)
+    free(p->notes[i]);
+  free(p->notes);
+  memset(p, 0, sizeof(*p));
+}
+
+const char *gr_xfer_name(enum gr_xfer x)
+{
+  return x == GR_XFER_NVLINK ? "nvlink" : x == GR_XFER_P2P ? "p2p" : "host";
+}
+
+const char *gr_rating_name(enum gr_rating r)
+{
+  return r == GR_RATE_GOOD ? "good" : r == GR_RATE_FAIR ? "fair" : "poor";
+}

@@ -1,0 +1,85 @@
+/* Predictions on top of the analysis: what the wiring will deliver before
+ * anyone measures it. P2P matrix, ring all-reduce bus bandwidth, switch lane
+ * budgets, NIC and NVMe placement, and verdicts per workload. The constants
+ * come from data/calibration.tsv (docs/predict.md gives their sources).
+ *
+ * Ownership: gr_predict fills a struct gr_prediction that owns its arrays;
+ * free with gr_prediction_free. It points at the topology and analysis,
+ * which must outlive it. */
+#ifndef GPURIG_PREDICT_H
+#define GPURIG_PREDICT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "analysis/analysis.h"
+#include "model/topo.h"
+#include "base/util.h"
+
+/* How one GPU's data reaches another. */
+enum gr_xfer { GR_XFER_NVLINK, GR_XFER_P2P, GR_XFER_HOST };
+
+struct gr_pair_predict {
+  bool p2p_capable;      /* GPUs, driver and platform allow direct P2P (NVLink or PCIe) */
+  enum gr_xfer nccl;     /* what NCCL does with its defaults */
+  enum gr_xfer best;     /* what it can do with NCCL_P2P_LEVEL set high enough */
+  double gbps;           /* predicted one-way copy rate with `best`, GB/s */
+};
+
+/* One ring all-reduce prediction. */
+struct gr_ring {
+  double busbw_gbps;     /* nccl-tests' bus bandwidth, large messages */
+  int *order;            /* GPU indices in ring order (ngpus of them) */
+  size_t nhops_p2p, nhops_host, nhops_nvlink;
+  char bottleneck[160];  /* what bounds it, in words */
+};
+
+enum gr_rating { GR_RATE_GOOD, GR_RATE_FAIR, GR_RATE_POOR };
+
+struct gr_verdict {
+  const char *workload;  /* "training", "tensor-parallel inference", "independent jobs" */
+  int gpus;              /* how many GPUs it spans */
+  enum gr_rating rating;
+  char *reasons;         /* plain sentences */
+};
+
+struct gr_switch_budget {
+  int node;              /* upstream port index */
+  int lanes;             /* the chip's lanes, 0 unknown */
+  int down_lanes;        /* lanes of its downstream links in use */
+  int up_lanes;
+  double oversubscription; /* down / up */
+  int gpus, nvme, nics;  /* devices below it */
+};
+
+struct gr_prediction {
+  const struct gr_topo *t;
+  const struct gr_analysis *a;
+  size_t ngpus;
+  struct gr_pair_predict *pairs; /* ngpus x ngpus */
+  struct gr_ring nccl_default;   /* with NCCL's defaults */
+  struct gr_ring best;           /* with NCCL_P2P_LEVEL raised where that is faster */
+  bool best_needs_p2p_level;     /* best differs from the default setting */
+  const char *best_p2p_level;    /* the NCCL_P2P_LEVEL it needs ("PHB", "SYS"), static */
+  int largest_p2p_domain;        /* GPUs that reach each other by P2P without crossing sockets */
+  size_t ndomains;
+  struct gr_switch_budget *switches;
+  size_t nswitches;
+  struct gr_verdict *verdicts;
+  size_t nverdicts;
+  double *group_busbw_gbps;      /* [k]: best ring of k GPUs (nearest groups, NCCL_P2P_LEVEL raised
+                                    where that helps), k = 2 .. ngpus-1; 0 elsewhere */
+  char **notes;                  /* placement notes: NICs, NVMe */
+  size_t nnotes;
+};
+
+int gr_predict(const struct gr_topo *t, const struct gr_analysis *a, struct gr_prediction *p, struct gr_err *err);
+void gr_prediction_free(struct gr_prediction *p);
+
+const char *gr_xfer_name(enum gr_xfer x);     /* "nvlink", "p2p", "host" */
+const char *gr_rating_name(enum gr_rating r); /* "good", "fair", "poor" */
+
+/* Calibration constants (data/calibration.tsv), after gr_predict has run once. */
+double gr_calibration(const char *key);
+
+#endif

@@ -1,0 +1,205 @@
+#include "base/util.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int gr_fail(struct gr_err *err, int code, const char *fmt, ...)
+{
+  if (err) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
+    va_end(ap);
+    err->code = code;
+  }
+  return -1;
+}
+
+static void out_of_memory(size_t n)
+{
+  fprintf(stderr, "gpurig: out of memory (%zu bytes)\n", n);
+  abort();
+}
+
+int gr_fail_at(struct gr_err *err, const char *name, size_t line, size_t col, const char *fmt, va_list ap)
+{
+  char msg[512];
+  vsnprintf(msg, sizeof(msg), fmt, ap);
+  return gr_fail(err, GR_EXIT_FAIL, "%s:%zu:%zu: %s", name, line, col, msg);
+}
+
+void *xmalloc(size_t n)
+{
+  void *p = malloc(n ? n : 1);
+  if (!p)
+    out_of_memory(n);
+  return p;
+}
+
+void *xcalloc(size_t count, size_t size)
+{
+  void *p = calloc(count ? count : 1, size ? size : 1);
+  if (!p)
+    out_of_memory(count * size);
+  return p;
+}
+
+void *xrealloc(void *p, size_t n)
+{
+  void *q = realloc(p, n ? n : 1);
+  if (!q)
+    out_of_memory(n);
+  return q;
+}
+
+char *xstrdup(const char *s)
+{
+  return s ? xstrndup(s, strlen(s)) : NULL;
+}
+
+char *xstrndup(const char *s, size_t n)
+{
+  char *p = xmalloc(n + 1);
+  memcpy(p, s, n);
+  p[n] = '\0';
+  return p;
+}
+
+char *xasprintf(const char *fmt, ...)
+{
+  va_list ap;
+  va_start(ap, fmt);
+  int n = vsnprintf(NULL, 0, fmt, ap);
+  va_end(ap);
+  if (n < 0)
+    n = 0;
+  char *p = xmalloc((size_t)n + 1);
+  va_start(ap, fmt);
+  vsnprintf(p, (size_t)n + 1, fmt, ap);
+  va_end(ap);
+  return p;
+}
+
+void grow_array(void **arr, size_t elem_size, size_t *cap, size_t need)
+{
+  if (need < *cap)
+    return;
+  size_t ncap = *cap ? *cap * 2 : 8;
+  while (ncap <= need)
+    ncap *= 2;
+  *arr = xrealloc(*arr, ncap * elem_size);
+  memset((char *)*arr + *cap * elem_size, 0, (ncap - *cap) * elem_size);
+  *cap = ncap;
+}
+
+char *str_rtrim(char *s)
+{
+  size_t n = strlen(s);
+  while (n > 0 && isspace((unsigned char)s[n - 1]))
+    s[--n] = '\0';
+  return s;
+}
+
+bool str_starts_with(const char *s, const char *prefix)
+{
+  return strncmp(s, prefix, strlen(prefix)) == 0;
+}
+
+const char *next_line(const char *buf, size_t len, size_t *pos, size_t *n)
+{
+  if (*pos >= len)
+    return NULL;
+  const char *line = buf + *pos;
+  const char *nl = memchr(line, '\n', len - *pos);
+  *n = nl ? (size_t)(nl - line) : len - *pos;
+  *pos += *n + (nl ? 1 : 0);
+  return line;
+}
+
+bool parse_long(const char *s, int base, long *out)
+{
+  char *end;
+  while (isspace((unsigned char)*s))
+    s++;
+  if (!*s)
+    return false;
+  errno = 0;
+  long v = strtol(s, &end, base);
+  while (isspace((unsigned char)*end))
+    end++;
+  if (errno || *end)
+    return false;
+  *out = v;
+  return true;
+}
+
+bool parse_ulong(const char *s, int base, unsigned long *out)
+{
+  long v;
+  while (isspace((unsigned char)*s))
+    s++;
+  if (*s == '-' || !parse_long(s, base, &v) || v < 0)
+    return false;
+  *out = (unsigned long)v;
+  return true;
+}
+
+bool gr_version_valid(const char *v)
+{
+  if (!v || !isdigit((unsigned char)*v))
+    return false;
+  for (const char *p = v; *p; p++) {
+    if (*p == '.' && (!isdigit((unsigned char)p[1])))
+      return false;
+    if (*p != '.' && !isdigit((unsigned char)*p))
+      return false;
+  }
+  return strlen(v) < 32;
+}
+
+int gr_version_cmp(const char *a, const char *b)
+{
+  while (*a || *b) {
+    unsigned long x = 0, y = 0;
+    /* digit runs compare as numbers, so 535.104 > 535.54 */
+    while (isdigit((unsigned char)*a) && x < 100000000UL)
+      x = x * 10 + (unsigned long)(*a++ - '0');
+    while (isdigit((unsigned char)*b) && y < 100000000UL)
+      y = y * 10 + (unsigned long)(*b++ - '0');
+    if (x != y)
+      return x < y ? -1 : 1;
+    while (*a && !isdigit((unsigned char)*a))
+      a++;
+    while (*b && !isdigit((unsigned char)*b))
+      b++;
+  }
+  return 0;
+}
+
+bool gr_parse_size(const char *s, size_t *out)
+{
+  char *end;
+  if (!s || !*s || *s == '-')
+    return false;
+  unsigned long long v = strtoull(s, &end, 10);
+  unsigned shift = 0;
+  if (end == s)
+    return false;
+  switch (*end) {
+  case 'K': case 'k': shift = 10; end++; break;
+  case 'M': case 'm': shift = 20; end++; break;
+  case 'G': case 'g': shift = 30; end++; break;
+  default: break;
+  }
+  if (*end == 'i' && shift)
+    end++;
+  if (*end == 'B' && shift)
+    end++;
+  if (*end || v == 0 || v > (1ULL << 40) >> shift)
+    return false;
+  *out = (size_t)(v << shift);
+  return true;
+}

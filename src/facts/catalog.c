@@ -1,0 +1,92 @@
+#include "facts/catalog.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "facts/data.h"
+
+static struct gr_table table;
+static struct gr_gpu_model *models;
+static size_t nmodels;
+
+static int parse_row(const struct gr_table *t, size_t r, struct gr_gpu_model *m, struct gr_err *err)
+{
+  static const char *cols[] = {"model", "vendor", "arch", "mem_gib", "mem_bw_gbps", "fp16_tflops",
+                               "fp16_fp32acc_tflops", "tdp_w", "pcie_gen", "link", "links", "link_gbps",
+                               "p2p", "pci_ids", "source"};
+  const char *v[15];
+  for (size_t c = 0; c < 15; c++) {
+    int i = gr_table_col(t, cols[c]);
+    if (i < 0)
+      return gr_fail(err, GR_EXIT_CANNOT_RUN, "%s: missing column %s", t->name, cols[c]);
+    v[c] = gr_table_cell(t, r, (size_t)i);
+  }
+  double *nums[] = {&m->mem_gib, &m->mem_bw_gbps, &m->fp16_tflops, &m->fp16_fp32acc_tflops, &m->tdp_w};
+  for (size_t k = 0; k < 5; k++) {
+    char *end;
+    *nums[k] = strtod(v[3 + k], &end);
+    if (end == v[3 + k] || *end || *nums[k] < 0)
+      return gr_fail(err, GR_EXIT_CANNOT_RUN, "%s:%zu: %s is not a number", t->name, t->lines[r], cols[3 + k]);
+  }
+  long gen, links;
+  char *end;
+  m->link_gbps = strtod(v[11], &end);
+  if (!parse_long(v[8], 10, &gen) || gen < 1 || gen > 6 || !parse_long(v[10], 10, &links) || links < 0 || *end)
+    return gr_fail(err, GR_EXIT_CANNOT_RUN, "%s:%zu: bad pcie_gen, links or link_gbps", t->name, t->lines[r]);
+  m->pcie_gen = (int)gen;
+  m->links = (int)links;
+  if (strcmp(v[12], "yes") == 0)
+    m->p2p = GR_P2P_YES;
+  else if (strcmp(v[12], "no") == 0)
+    m->p2p = GR_P2P_NO;
+  else if (strcmp(v[12], "driver") == 0)
+    m->p2p = GR_P2P_DRIVER;
+  else
+    return gr_fail(err, GR_EXIT_CANNOT_RUN, "%s:%zu: p2p must be yes, no or driver", t->name, t->lines[r]);
+  m->model = v[0];
+  m->vendor = v[1];
+  m->arch = v[2];
+  m->link = v[9];
+  m->pci_ids = v[13];
+  m->source = v[14];
+  return 0;
+}
+
+int gr_catalog_init(struct gr_err *err)
+{
+  if (models)
+    return 0;
+  if (gr_table_load("gpus.tsv", &table, err) != 0)
+    return -1;
+  models = xcalloc(table.nrows + 1, sizeof(*models));
+  for (size_t r = 0; r < table.nrows; r++) {
+    if (parse_row(&table, r, &models[r], err) != 0) {
+      free(models);
+      models = NULL;
+      gr_table_free(&table);
+      return -1;
+    }
+  }
+  nmodels = table.nrows;
+  return 0;
+}
+
+const struct gr_gpu_model *gr_catalog_find(const char *model)
+{
+  for (size_t i = 0; i < nmodels; i++)
+    if (strcasecmp(models[i].model, model) == 0)
+      return &models[i];
+  return NULL;
+}
+
+const struct gr_gpu_model *gr_catalog_find_pci(unsigned vendor, unsigned device)
+{
+  char id[16];
+  snprintf(id, sizeof(id), "%04x:%04x", vendor, device);
+  for (size_t i = 0; i < nmodels; i++)
+    if (strstr(models[i].pci_ids, id))
+      return &models[i];
+  return NULL;
+}

@@ -1,0 +1,38 @@
+/* The GPU catalog (data/gpus.tsv): what each GPU model brings, with sources. */
+#ifndef GPURIG_CATALOG_H
+#define GPURIG_CATALOG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "base/util.h"
+
+enum gr_p2p_default { GR_P2P_NO, GR_P2P_YES, GR_P2P_DRIVER };
+
+struct gr_gpu_model {
+  const char *model;        /* "RTX 3090" */
+  const char *vendor;       /* "nvidia", "amd" */
+  const char *arch;         /* "sm86", "gfx1100" */
+  double mem_gib;
+  double mem_bw_gbps;
+  double fp16_tflops;       /* dense, FP16 accumulate */
+  double fp16_fp32acc_tflops;
+  double tdp_w;
+  int pcie_gen;
+  const char *link;         /* "nvlink", "xgmi", "none" */
+  int links;
+  double link_gbps;         /* all links, per direction */
+  enum gr_p2p_default p2p;
+  const char *pci_ids;      /* "10de:2204 ..." */
+  const char *source;
+};
+
+/* Loads data/gpus.tsv once; later calls return 0 at once. */
+int gr_catalog_init(struct gr_err *err);
+/* Looks a model up by name, case-insensitively; NULL if absent. The entry
+ * lives until exit. */
+const struct gr_gpu_model *gr_catalog_find(const char *model);
+/* The entry whose pci_ids list vendor:device, or NULL. */
+const struct gr_gpu_model *gr_catalog_find_pci(unsigned vendor, unsigned device);
+
+#endif

@@ -1,0 +1,239 @@
+#include "facts/data.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+void gr_table_free(struct gr_table *t)
+{
+  if (!t)
+    return;
+  for (size_t i = 0; i < t->ncols; i++)
+    free(t->cols[i]);
+  for (size_t i = 0; i < t->nrows * t->ncols; i++)
+    free(t->cells[i]);
+  free(t->cols);
+  free(t->cells);
+  free(t->lines);
+  free(t->name);
+  memset(t, 0, sizeof(*t));
+}
+
+/* Splits one line on tabs into a fresh array of strings; returns the count. */
+static size_t split_tabs(const char *line, size_t len, char ***out)
+{
+  size_t n = 1;
+  for (size_t i = 0; i < len; i++)
+    n += line[i] == '\t';
+  char **f = xcalloc(n, sizeof(*f));
+  size_t k = 0, start = 0;
+  for (size_t i = 0; i <= len; i++) {
+    if (i == len || line[i] == '\t') {
+      size_t e = i;
+      while (e > start && (line[e - 1] == ' ' || line[e - 1] == '\r'))
+        e--;
+      f[k++] = xstrndup(line + start, e - start);
+      start = i + 1;
+    }
+  }
+  *out = f;
+  return n;
+}
+
+static void free_fields(char **f, size_t n)
+{
+  for (size_t i = 0; i < n; i++)
+    free(f[i]);
+  free(f);
+}
+
+int gr_table_parse(const char *name, const char *buf, size_t len, struct gr_table *t,
+                   struct gr_err *err)
+{
+  size_t cap_rows = 0, lineno = 0, pos = 0;
+  int rc = -1;
+  memset(t, 0, sizeof(*t));
+  t->name = xstrdup(name);
+  const char *line;
+  size_t llen;
+  while ((line = next_line(buf, len, &pos, &llen))) {
+    lineno++;
+    if (memchr(line, '\0', llen)) {
+      gr_fail(err, GR_EXIT_FAIL, "%s:%zu: binary data (NUL byte) in a text table", name, lineno);
+      goto out;
+    }
+    size_t s = 0;
+    while (s < llen && (line[s] == ' ' || line[s] == '\r'))
+      s++;
+    if (s == llen || line[s] == '#')
+      continue;
+    char **f;
+    size_t n = split_tabs(line, llen, &f);
+    if (!t->cols) {
+      t->cols = f;
+      t->ncols = n;
+      continue;
+    }
+    if (n != t->ncols) {
+      free_fields(f, n);
+      gr_fail(err, GR_EXIT_FAIL, "%s:%zu: %zu fields, expected %zu (tab-separated, as in the header)",
+              name, lineno, n, t->ncols);
+      goto out;
+    }
+    if (t->nrows + 1 > cap_rows) {
+      cap_rows = cap_rows ? cap_rows * 2 : 16;
+      t->cells = xrealloc(t->cells, cap_rows * t->ncols * sizeof(char *));
+      t->lines = xrealloc(t->lines, cap_rows * sizeof(size_t));
+    }
+    memcpy(t->cells + t->nrows * t->ncols, f, n * sizeof(char *));
+    free(f);
+    t->lines[t->nrows++] = lineno;
+  }
+  if (!t->cols) {
+    gr_fail(err, GR_EXIT_FAIL, "%s:%zu: no header line (empty table)", name, lineno);
+    goto out;
+  }
+  rc = 0;
+out:
+  if (rc != 0)
+    gr_table_free(t);
+  return rc;
+}
+
+int gr_read_stream(FILE *f, const char *name, size_t max, char **out, size_t *outlen, struct gr_err *err)
+{
+  char *buf = NULL;
+  size_t len = 0, cap = 0;
+  for (;;) {
+    if (len + 4096 > cap) {
+      cap = cap ? cap * 2 : 65536;
+      buf = xrealloc(buf, cap + 1);
+    }
+    size_t r = fread(buf + len, 1, cap - len, f);
+    len += r;
+    if (len > max) {
+      free(buf);
+      return gr_fail(err, GR_EXIT_FAIL, "%s: larger than %zu MiB", name, max >> 20);
+    }
+    if (r == 0)
+      break;
+  }
+  if (ferror(f)) {
+    free(buf);
+    return gr_fail(err, GR_EXIT_FAIL, "%s: read error", name);
+  }
+  buf[len] = '\0';
+  *out = buf;
+  *outlen = len;
+  return 0;
+}
+
+int gr_table_load(const char *rel, struct gr_table *t, struct gr_err *err)
+{
+  char path[PATH_MAX];
+  char *buf = NULL;
+  size_t len = 0;
+  int rc = -1;
+  FILE *f = NULL;
+  memset(t, 0, sizeof(*t));
+  if (!gr_data_path(rel, path, sizeof(path)))
+    return gr_fail(err, GR_EXIT_CANNOT_RUN, "%s: data path too long", rel);
+  f = fopen(path, "rb");
+  if (!f) {
+    gr_fail(err, GR_EXIT_CANNOT_RUN, "%s: cannot open gpurig data file: %s (set GPURIG_DATA to the data/ directory)",
+            path, strerror(errno));
+    goto out;
+  }
+  if (gr_read_stream(f, path, 64u << 20, &buf, &len, err) == 0)
+    rc = gr_table_parse(path, buf, len, t, err);
+  if (rc != 0 && err)
+    err->code = GR_EXIT_CANNOT_RUN; /* our own data file is broken: not the user's input */
+out:
+  if (f)
+    fclose(f);
+  free(buf);
+  return rc;
+}
+
+int gr_table_col(const struct gr_table *t, const char *name)
+{
+  for (size_t i = 0; i < t->ncols; i++)
+    if (strcmp(t->cols[i], name) == 0)
+      return (int)i;
+  return -1;
+}
+
+bool gr_table_number(const struct gr_table *t, const char *key, double *out)
+{
+  int kc = gr_table_col(t, "key"), vc = gr_table_col(t, "value");
+  if (kc < 0 || vc < 0)
+    return false;
+  for (size_t r = 0; r < t->nrows; r++) {
+    if (strcmp(gr_table_cell(t, r, (size_t)kc), key) != 0)
+      continue;
+    const char *v = gr_table_cell(t, r, (size_t)vc);
+    char *end;
+    *out = strtod(v, &end);
+    return end != v && *end == '\0';
+  }
+  return false;
+}
+
+const char *gr_table_cell(const struct gr_table *t, size_t row, size_t col)
+{
+  return t->cells[row * t->ncols + col];
+}
+
+static bool is_dir(const char *p)
+{
+  struct stat st;
+  return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+const char *gr_data_dir(void)
+{
+  static char dir[PATH_MAX];
+  if (dir[0])
+    return dir;
+  const char *env = getenv("GPURIG_DATA");
+  if (env && *env) {
+    snprintf(dir, sizeof(dir), "%s", env);
+    return dir;
+  }
+  /* The tool's own location, not the inspected machine's: no root prefix. */
+  char exe[PATH_MAX];
+  ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+  if (n > 0) {
+    exe[n] = '\0';
+    char *slash = strrchr(exe, '/');
+    if (slash) {
+      *slash = '\0';
+      const char *cands[] = {"%s/../share/gpurig", "%s/../data", "%s/data"};
+      for (size_t i = 0; i < sizeof(cands) / sizeof(cands[0]); i++) {
+        char p[PATH_MAX + 32];
+        snprintf(p, sizeof(p), cands[i], exe);
+        char probe[PATH_MAX + 64];
+        snprintf(probe, sizeof(probe), "%s/pcie-links.tsv", p);
+        char real[PATH_MAX];
+        if (access(probe, R_OK) == 0 && realpath(p, real)) {
+          memcpy(dir, real, strlen(real) + 1);
+          return dir;
+        }
+      }
+    }
+  }
+  snprintf(dir, sizeof(dir), "%s", is_dir(GPURIG_SOURCE_DATADIR) ? GPURIG_SOURCE_DATADIR : GPURIG_DATADIR);
+  return dir;
+}
+
+char *gr_data_path(const char *rel, char *buf, size_t cap)
+{
+  int n = snprintf(buf, cap, "%s/%s", gr_data_dir(), rel);
+  if (n < 0 || (size_t)n >= cap)
+    return NULL;
+  return buf;
+}

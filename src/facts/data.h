@@ -1,0 +1,54 @@
+/* Reference data files (data/NAME.tsv): facts that change live there, each row
+ * with its source, not in C arrays. Format: UTF-8 text, '#' starts a comment
+ * line, the first other line names the tab-separated columns, every row has
+ * exactly that many fields. */
+#ifndef GPURIG_DATA_H
+#define GPURIG_DATA_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+#include "base/util.h"
+
+struct gr_table {
+  char *name;     /* file name used in error messages */
+  size_t ncols;
+  char **cols;    /* column names */
+  size_t nrows;
+  char **cells;   /* nrows * ncols strings */
+  size_t *lines;  /* source line of each row, for error messages */
+};
+
+/* Parses buf (len bytes, need not be NUL-terminated). On success fills *t
+ * (caller frees with gr_table_free) and returns 0; on error returns -1 with
+ * "NAME:LINE: problem" in err and *t left empty. */
+int gr_table_parse(const char *name, const char *buf, size_t len, struct gr_table *t,
+                   struct gr_err *err);
+
+/* Loads `rel` (e.g. "pcie-links.tsv") from the data directory. */
+int gr_table_load(const char *rel, struct gr_table *t, struct gr_err *err);
+
+/* Reads a whole stream (at most max bytes) into a NUL-terminated buffer the
+ * caller frees. Errors name `name`. */
+int gr_read_stream(FILE *f, const char *name, size_t max, char **out, size_t *outlen, struct gr_err *err);
+
+/* Column index by name, or -1. */
+int gr_table_col(const struct gr_table *t, const char *name);
+/* Cell text (never NULL for valid indices). */
+const char *gr_table_cell(const struct gr_table *t, size_t row, size_t col);
+void gr_table_free(struct gr_table *t);
+
+/* Key/value tables (health.tsv, calibration.tsv): the number in column
+ * "value" of the row whose "key" is key. false if there is no such row or
+ * column, or the value is not a number. */
+bool gr_table_number(const struct gr_table *t, const char *key, double *out);
+
+/* The data directory: $GPURIG_DATA, else next to the executable
+ * (../share/gpurig, ../data), else the source tree, else the install prefix.
+ * Returns a static string. */
+const char *gr_data_dir(void);
+/* Writes "<data dir>/<rel>" into buf; returns buf or NULL if too long. */
+char *gr_data_path(const char *rel, char *buf, size_t cap);
+
+#endif

@@ -1,0 +1,847 @@
+/* The vendor-neutral side of gpurig bench (see bench.h): which tests run,
+ * samples and statistics, the limit and prediction each figure is held
+ * against, and the findings. The thresholds are fractions of the link's
+ * theoretical rate from data/health.tsv, never per GPU model. */
+#include "gpu/bench.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "facts/catalog.h"
+#include "facts/data.h"
+#include "gpu/gpu.h"
+#include "facts/pcilink.h"
+
+#define MIB ((size_t)1 << 20)
+#define LATENCY_BYTES 16
+#define LATENCY_LOOPS 100
+
+struct run {
+  const struct gr_bench_backend *be;
+  void *st;
+  const struct gr_bench_config *cfg;
+  const struct gr_bench_links *links;
+  struct gr_bench_report *rep;
+  struct gr_table health;
+  size_t done, total;        /* progress */
+  double t0;
+  bool bar_shown;
+};
+
+static double now_s(void)
+{
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+void gr_bench_config_defaults(struct gr_bench_config *c, bool quick)
+{
+  memset(c, 0, sizeof(*c));
+  c->quick = quick;
+  /* nvbandwidth: 512 MiB, 16 copies per sample, 3 samples; --quick trades
+   * buffer size for time so a 8-GPU box finishes in seconds */
+  c->bytes = quick ? 32 * MIB : 256 * MIB;
+  c->loops = quick ? 2 : 8;
+  c->samples = quick ? 3 : 5;
+  c->warmup = 1;
+  c->ar_max_bytes = (size_t)1 << 30;
+  c->sm = !quick;
+  c->progress = true;
+}
+
+/* ------------------------------------------------------------ statistics */
+
+static int cmp_double(const void *a, const void *b)
+{
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+
+void gr_bench_stats(const double *v, int n, double *median, double *min, double *max, double *spread_pct)
+{
+  double s[GR_BENCH_MAX_SAMPLES];
+  *median = *min = *max = *spread_pct = 0;
+  if (n <= 0)
+    return;
+  if (n > GR_BENCH_MAX_SAMPLES)
+    n = GR_BENCH_MAX_SAMPLES;
+  memcpy(s, v, (size_t)n * sizeof(double));
+  qsort(s, (size_t)n, sizeof(double), cmp_double);
+  *median = n % 2 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
+  *min = s[0];
+  *max = s[n - 1];
+  *spread_pct = *median > 0 ? (*max - *min) / *median * 100 : 0;
+}
+
+double gr_allreduce_busbw_factor(int n)
+{
+  return n > 0 ? 2.0 * (n - 1) / n : 0;
+}
+
+void gr_bench_plateau(struct gr_bench_report *rep, double tolerance)
+{
+  double best = 0, v[64];
+  int nv = 0;
+  rep->ar_plateau_gbps = 0;
+  rep->ar_rising = false;
+  for (size_t i = 0; i < rep->nar; i++)
+    if (rep->ar[i].busbw_gbps > best)
+      best = rep->ar[i].busbw_gbps;
+  if (best <= 0)
+    return;
+  /* walk down from the largest size while busbw stays near the best */
+  size_t i = rep->nar;
+  while (i > 0 && rep->ar[i - 1].busbw_gbps >= best * (1 - tolerance) && nv < 64) {
+    v[nv++] = rep->ar[i - 1].busbw_gbps;
+    i--;
+  }
+  if (nv == 0) {
+    /* the largest size fell off the plateau (e.g. memory pressure): report
+     * the best point alone */
+    for (size_t k = 0; k < rep->nar; k++)
+      if (rep->ar[k].busbw_gbps == best)
+        rep->ar_plateau_from = rep->ar_plateau_to = rep->ar[k].bytes;
+    rep->ar_plateau_gbps = best;
+    return;
+  }
+  double mn, mx, sp;
+  gr_bench_stats(v, nv > GR_BENCH_MAX_SAMPLES ? GR_BENCH_MAX_SAMPLES : nv, &rep->ar_plateau_gbps, &mn, &mx, &sp);
+  rep->ar_plateau_from = rep->ar[i].bytes;
+  rep->ar_plateau_to = rep->ar[rep->nar - 1].bytes;
+  /* a single point on the plateau, still climbing: larger sizes would give more */
+  rep->ar_rising = nv == 1 && rep->nar >= 2 && rep->ar[rep->nar - 2].busbw_gbps < best * 0.97;
+}
+
+/* ---------------------------------------------------------------- names */
+
+static const char *const kind_names[] = {"h2d", "d2h", "host_bidir", "local", "p2p", "p2p_bidir", "latency"};
+static const char *const kind_titles[] = {"host -> GPU", "GPU -> host", "host <-> GPU at once", "within GPU",
+                                          "GPU -> GPU", "GPU <-> GPU at once", "small-copy latency"};
+
+const char *gr_bench_kind_name(enum gr_bench_kind k)
+{
+  return k < GR_BK_COUNT ? kind_names[k] : "?";
+}
+
+const char *gr_bench_kind_title(enum gr_bench_kind k)
+{
+  return k < GR_BK_COUNT ? kind_titles[k] : "?";
+}
+
+const char *gr_engine_name(enum gr_engine e)
+{
+  return e == GR_ENGINE_SM ? "sm" : "ce";
+}
+
+const char *gr_bench_status_name(enum gr_bench_status s)
+{
+  static const char *const n[] = {"ok", "skipped", "error", "corrupt", "lost"};
+  return (unsigned)s <= GR_BS_LOST ? n[s] : "?";
+}
+
+const char *gr_bench_sev_name(enum gr_bench_sev s)
+{
+  return s == GR_BF_FAIL ? "fail" : s == GR_BF_WARN ? "warn" : "info";
+}
+
+const char *gr_bench_endpoint(int e, char *buf, size_t cap)
+{
+  if (e == GR_BENCH_HOST)
+    snprintf(buf, cap, "host");
+  else
+    snprintf(buf, cap, "GPU%d", e);
+  return buf;
+}
+
+/* ------------------------------------------------------------- findings */
+
+static void finding(struct gr_bench_report *rep, enum gr_bench_sev sev, const char *id, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+static void finding(struct gr_bench_report *rep, enum gr_bench_sev sev, const char *id, const char *fmt, ...)
+{
+  va_list ap;
+  char text[1024];
+  va_start(ap, fmt);
+  vsnprintf(text, sizeof(text), fmt, ap);
+  va_end(ap);
+  rep->findings = xrealloc(rep->findings, (rep->nfindings + 1) * sizeof(*rep->findings));
+  struct gr_bench_finding *f = &rep->findings[rep->nfindings++];
+  f->sev = sev;
+  snprintf(f->id, sizeof(f->id), "%s", id);
+  f->text = xstrdup(text);
+}
+
+int gr_bench_exit(const struct gr_bench_report *rep)
+{
+  int rc = GR_EXIT_OK;
+  for (size_t i = 0; i < rep->nfindings; i++) {
+    if (rep->findings[i].sev == GR_BF_FAIL)
+      return GR_EXIT_FAIL;
+    if (rep->findings[i].sev == GR_BF_WARN)
+      rc = GR_EXIT_WARN;
+  }
+  return rc;
+}
+
+/* "GPU1 0000:02:00.0" */
+static const char *gpu_label(const struct gr_bench_report *rep, int g, char *buf, size_t cap)
+{
+  if (g == GR_BENCH_HOST)
+    snprintf(buf, cap, "host");
+  else
+    snprintf(buf, cap, "GPU%d %s", g, rep->gpus[g].busid);
+  return buf;
+}
+
+/* ---------------------------------------------------------------- limits */
+
+static double threshold(struct run *r, const char *key)
+{
+  double v = 0;
+  gr_table_number(&r->health, key, &v);
+  return v;
+}
+
+static int topo_node(const struct run *r, int g)
+{
+  const struct gr_bench_links *l = r->links;
+  int tg = g >= 0 ? r->rep->gpus[g].topo_gpu : -1;
+  return l->t && tg >= 0 ? l->t->gpus[tg] : -1;
+}
+
+static double h2d_eff(int gen)
+{
+  return gen >= 5 ? gr_calibration("h2d_eff_gen5") : gen == 4 ? gr_calibration("h2d_eff_gen4")
+                                                              : gr_calibration("h2d_eff_gen3");
+}
+
+/* The link between GPU g and host memory: from the topology, else from
+ * what the GPU reports about its own link. */
+static void host_link_of(const struct run *r, int g, struct gr_host_link *h)
+{
+  int node = topo_node(r, g);
+  memset(h, 0, sizeof(*h));
+  h->bottleneck = -1;
+  if (node >= 0) {
+    gr_host_link(r->links->t, node, h);
+    if (h->bw_gbps > 0)
+      return;
+  }
+  if (r->links->gpu_gen && r->links->gpu_gen[g] > 0 && r->links->gpu_width[g] > 0) {
+    const int *cur = r->links->gpu_cur_width;
+    h->gen = h->can_gen = r->links->gpu_gen[g];
+    h->width = h->can_width = r->links->gpu_width[g];
+    if (cur && cur[g] > 0 && cur[g] < h->width)
+      h->width = cur[g];
+    h->bw_gbps = gr_pcie_bw_gbps(h->gen, h->width);
+    h->can_gbps = gr_pcie_bw_gbps(h->can_gen, h->can_width);
+    h->nccl_gbps = gr_pcie_nccl_gbps(h->gen, h->width);
+  }
+}
+
+static void describe_link(const struct gr_host_link *h, char *buf, size_t cap)
+{
+  char now[24], can[24];
+  gr_pcie_label(h->gen, h->width, now, sizeof(now));
+  gr_pcie_label(h->can_gen, h->can_width, can, sizeof(can));
+  if (h->can_gbps > h->bw_gbps * 1.01)
+    snprintf(buf, cap, "%s (capable of %s)", now, can);
+  else
+    snprintf(buf, cap, "%s", now);
+}
+
+static void limits_host(struct run *r, struct gr_bench_result *res, int g)
+{
+  struct gr_host_link h;
+  host_link_of(r, g, &h);
+  if (h.bw_gbps <= 0)
+    return;
+  res->limit_gbps = h.bw_gbps;
+  res->nccl_gbps = h.nccl_gbps;
+  res->predicted_gbps = h.bw_gbps * h2d_eff(h.gen);
+  res->floor_gbps = h.can_gbps * threshold(r, "bench_host_min");
+  describe_link(&h, res->link, sizeof(res->link));
+}
+
+/* The GPU's memory bandwidth from the catalog: by what the driver reported,
+ * else by the topology's PCI ids. 0 unknown. */
+static double mem_bw_of(const struct run *r, int g)
+{
+  const double *bw = r->links->mem_bw_gbps;
+  if (bw && bw[g] > 0)
+    return bw[g];
+  int node = topo_node(r, g);
+  const struct gr_gpu_model *m =
+      node >= 0 ? gr_catalog_find_pci(r->links->t->pci[node].vendor, r->links->t->pci[node].device) : NULL;
+  return m ? m->mem_bw_gbps : 0;
+}
+
+static void limits_local(struct run *r, struct gr_bench_result *res, int g)
+{
+  double bw = mem_bw_of(r, g);
+  if (bw <= 0)
+    return;
+  /* a local copy reads and writes every byte: one side sees half the memory rate */
+  res->limit_gbps = bw / 2;
+  res->floor_gbps = res->limit_gbps * threshold(r, "bench_local_min");
+  snprintf(res->link, sizeof(res->link), "memory %.0f GB/s, half each way", bw);
+}
+
+static void limits_pair(struct run *r, struct gr_bench_result *res)
+{
+  const struct gr_bench_links *l = r->links;
+  int ta = r->rep->gpus[res->src].topo_gpu, tb = r->rep->gpus[res->dst].topo_gpu;
+  if (res->via_host || !l->a || ta < 0 || tb < 0) {
+    /* host-staged: each byte crosses both GPUs' host links */
+    struct gr_host_link ha, hb;
+    host_link_of(r, res->src, &ha);
+    host_link_of(r, res->dst, &hb);
+    const struct gr_host_link *lo = ha.bw_gbps > 0 && (hb.bw_gbps <= 0 || ha.bw_gbps <= hb.bw_gbps) ? &ha : &hb;
+    if (lo->bw_gbps <= 0)
+      return;
+    res->limit_gbps = lo->bw_gbps;
+    res->nccl_gbps = lo->nccl_gbps;
+    bool staged = res->via_host;
+    res->predicted_gbps = lo->bw_gbps * gr_calibration(staged ? "copy_host_eff" : "copy_p2p_eff");
+    res->floor_gbps = lo->can_gbps * threshold(r, staged ? "bench_staged_min" : "bench_p2p_min");
+    describe_link(lo, res->link, sizeof(res->link));
+    return;
+  }
+  const struct gr_path *p = &l->a->gpu_gpu[(size_t)ta * l->a->ngpus + (size_t)tb];
+  if (p->bw_gbps <= 0)
+    return;
+  res->limit_gbps = p->bw_gbps;
+  res->nccl_gbps = p->nccl_bw_gbps;
+  const struct gr_pair_predict *pp = &l->p->pairs[(size_t)ta * l->p->ngpus + (size_t)tb];
+  res->predicted_gbps = pp->best != GR_XFER_HOST ? pp->gbps : p->bw_gbps * gr_calibration("copy_p2p_eff");
+  bool nvl = p->via == GR_VIA_NVLINK;
+  res->floor_gbps = p->bw_gbps * threshold(r, nvl ? "bench_nvlink_min" : "bench_p2p_min");
+  char lvl[16];
+  snprintf(res->link, sizeof(res->link), "%s, %s", gr_level_str(p, lvl, sizeof(lvl)),
+           nvl ? "NVLink" : "PCIe P2P");
+}
+
+static void set_limits(struct run *r, struct gr_bench_result *res)
+{
+  switch (res->kind) {
+  case GR_BK_H2D:
+  case GR_BK_HOST_BIDIR:
+    limits_host(r, res, res->dst);
+    break;
+  case GR_BK_D2H:
+    limits_host(r, res, res->src);
+    break;
+  case GR_BK_LOCAL:
+    limits_local(r, res, res->src);
+    break;
+  case GR_BK_P2P:
+  case GR_BK_P2P_BIDIR:
+    limits_pair(r, res);
+    break;
+  default:
+    break;
+  }
+  /* bidirectional: each direction shares the link's budget with the other
+   * only where the link is half-duplex; PCIe is full duplex, so the floor
+   * applies per direction but at a lower fraction (host memory and the root
+   * complex are shared) */
+  if (res->kind == GR_BK_HOST_BIDIR || res->kind == GR_BK_P2P_BIDIR)
+    res->floor_gbps *= threshold(r, "bench_bidir_share");
+}
+
+/* -------------------------------------------------------------- progress */
+
+static void progress(struct run *r, const char *what)
+{
+  if (!r->cfg->progress)
+    return;
+  double el = now_s() - r->t0;
+  if (el < 1.0 && !r->bar_shown)
+    return;
+  int width = 30, fill = r->total ? (int)(r->done * (size_t)width / r->total) : 0;
+  char bar[40];
+  memset(bar, '#', (size_t)fill);
+  memset(bar + fill, '.', (size_t)(width - fill));
+  bar[width] = '\0';
+  fprintf(stderr, "\r[%s] %3zu%% %5.1f s  %-32.32s", bar, r->total ? r->done * 100 / r->total : 100, el, what);
+  fflush(stderr);
+  r->bar_shown = true;
+}
+
+static void progress_end(struct run *r)
+{
+  if (r->bar_shown)
+    fprintf(stderr, "\r%-80s\r", "");
+}
+
+/* ------------------------------------------------------------- copy tests */
+
+static struct gr_bench_result *add_result(struct gr_bench_report *rep, enum gr_bench_kind k, enum gr_engine e,
+                                          int src, int dst)
+{
+  rep->results = xrealloc(rep->results, (rep->nresults + 1) * sizeof(*rep->results));
+  struct gr_bench_result *res = &rep->results[rep->nresults++];
+  memset(res, 0, sizeof(*res));
+  res->kind = k;
+  res->engine = e;
+  res->src = src;
+  res->dst = dst;
+  return res;
+}
+
+static bool involves_lost(const struct run *r, int src, int dst)
+{
+  return (src >= 0 && r->rep->gpus[src].lost) || (dst >= 0 && r->rep->gpus[dst].lost);
+}
+
+static void mark_lost(struct run *r, struct gr_bench_result *res)
+{
+  int ends[2] = {res->src, res->dst};
+  char a[64], what[160];
+  for (int k = 0; k < 2; k++) {
+    int g = ends[k];
+    if (g < 0 || r->rep->gpus[g].lost || !r->be->device_lost(r->st, g))
+      continue;
+    r->rep->gpus[g].lost = true;
+    res->status = GR_BS_LOST;
+    snprintf(what, sizeof(what), "%s", gr_bench_kind_title(res->kind));
+    finding(r->rep, GR_BF_FAIL, "bench.gpu-lost",
+            "%s stopped answering during %s (%s). The tests that need it were not run. Look for Xid 79 (GPU "
+            "fallen off the bus) with `gpurig doctor`, and reseat or re-power the card and its riser.",
+            gpu_label(r->rep, g, a, sizeof(a)), what, res->note ? res->note : "no error text");
+  }
+}
+
+static void report_corrupt(struct run *r, struct gr_bench_result *res, const struct gr_copy_sample *s)
+{
+  char a[64], b[64], note[320];
+  int from = s->corrupt_dir ? res->dst : res->src, to = s->corrupt_dir ? res->src : res->dst;
+  snprintf(note, sizeof(note), "byte %zu of the destination was 0x%02x instead of 0x%02x", s->bad_offset, s->got,
+           s->expected);
+  res->status = GR_BS_CORRUPT;
+  free(res->note);
+  res->note = xstrdup(note);
+  bool pair = res->src >= 0 && res->dst >= 0 && res->src != res->dst;
+  const char *path = res->via_host ? "through host memory" : pair ? "direct P2P" : "direct";
+  finding(r->rep, GR_BF_FAIL, "bench.verify",
+          "%s -> %s (%s, %s, %s copy): the data check after the copy failed: %s. Data sent this way arrives wrong "
+          "without any error; do not use this path (for P2P: NCCL_P2P_DISABLE=1) until it is explained (DCGM's "
+          "broken_p2p test looks for the same).",
+          gpu_label(r->rep, from, a, sizeof(a)), gpu_label(r->rep, to, b, sizeof(b)), gr_bench_kind_title(res->kind),
+          path, res->engine == GR_ENGINE_SM ? "SM" : "copy-engine", note);
+}
+
+static double sample_value(const struct gr_copy_spec *sp, const struct gr_copy_sample *s, int dir)
+{
+  double t = s->seconds[dir];
+  if (t <= 0)
+    return 0;
+  if (sp->kind == GR_BK_LATENCY)
+    return t / sp->loops * 1e6; /* microseconds per copy */
+  return (double)sp->bytes * sp->loops / t / 1e9;
+}
+
+/* Runs one test: warm-up, then samples; fills res. */
+static void measure(struct run *r, struct gr_bench_result *res, const struct gr_copy_spec *base)
+{
+  struct gr_copy_spec sp = *base;
+  struct gr_copy_sample s;
+  double rev[GR_BENCH_MAX_SAMPLES];
+  int nrev = 0;
+  for (int i = -r->cfg->warmup; i < r->cfg->samples && i < GR_BENCH_MAX_SAMPLES; i++) {
+    sp.seed = (unsigned)(r->rep->nresults * 131 + (size_t)(i + 8));
+    if (r->be->copy(r->st, &sp, &s) != 0) {
+      res->status = GR_BS_ERROR;
+      res->note = xstrdup(r->be->last_error(r->st));
+      mark_lost(r, res);
+      return;
+    }
+    res->via_host = s.via_host;
+    if (s.corrupt) {
+      report_corrupt(r, res, &s);
+      return;
+    }
+    if (i < 0)
+      continue;
+    res->samples[res->nsamples++] = sample_value(&sp, &s, 0);
+    if (sp.reverse)
+      rev[nrev++] = sample_value(&sp, &s, 1);
+  }
+  gr_bench_stats(res->samples, res->nsamples, &res->median, &res->min, &res->max, &res->spread_pct);
+  if (nrev) {
+    double mn, mx, spr;
+    gr_bench_stats(rev, nrev, &res->reverse_median, &mn, &mx, &spr);
+  }
+}
+
+static void run_copy(struct run *r, enum gr_bench_kind k, enum gr_engine e, int src, int dst, size_t bytes,
+                     int loops)
+{
+  char a[16], b[16], what[64];
+  struct gr_bench_result *res = add_result(r->rep, k, e, src, dst);
+  snprintf(what, sizeof(what), "%s %s %s->%s", gr_bench_kind_name(k), gr_engine_name(e),
+           gr_bench_endpoint(src, a, sizeof(a)), gr_bench_endpoint(dst, b, sizeof(b)));
+  progress(r, what);
+  r->done++;
+  if (involves_lost(r, src, dst)) {
+    res->status = GR_BS_SKIPPED;
+    res->note = xstrdup("a GPU it needs stopped answering earlier");
+    return;
+  }
+  if (e == GR_ENGINE_SM && src >= 0 && dst >= 0 && src != dst && !r->be->can_peer(r->st, src, dst)) {
+    res->status = GR_BS_SKIPPED;
+    res->via_host = true;
+    res->note = xstrdup("the SM copy kernel needs peer access, which this pair does not have");
+    return;
+  }
+  struct gr_copy_spec sp = {.kind = k,
+                            .engine = e,
+                            .src = src,
+                            .dst = dst,
+                            .bytes = bytes,
+                            .loops = loops,
+                            .reverse = k == GR_BK_HOST_BIDIR || k == GR_BK_P2P_BIDIR};
+  if (k == GR_BK_HOST_BIDIR) { /* host -> GPU measured, GPU -> host alongside */
+    sp.src = GR_BENCH_HOST;
+    sp.dst = dst;
+  }
+  measure(r, res, &sp);
+  set_limits(r, res);
+}
+
+static void plan_count(struct run *r, int n)
+{
+  size_t per_gpu = 4 + (r->cfg->sm ? 3 : 0) + 2; /* h2d d2h bidir local [sm x3] latency x2 */
+  size_t per_pair = 2 + (r->cfg->sm ? 1 : 0);    /* ordered pairs: p2p, latency [sm] */
+  size_t pairs = (size_t)n * (size_t)(n - 1);
+  r->total = (size_t)n * per_gpu + pairs * per_pair + pairs / 2; /* bidir once per pair */
+}
+
+static void host_tests(struct run *r, int n, size_t bytes)
+{
+  const struct gr_bench_config *c = r->cfg;
+  for (int g = 0; g < n; g++) {
+    run_copy(r, GR_BK_H2D, GR_ENGINE_CE, GR_BENCH_HOST, g, bytes, c->loops);
+    run_copy(r, GR_BK_D2H, GR_ENGINE_CE, g, GR_BENCH_HOST, bytes, c->loops);
+    run_copy(r, GR_BK_HOST_BIDIR, GR_ENGINE_CE, GR_BENCH_HOST, g, bytes, c->loops);
+    run_copy(r, GR_BK_LOCAL, GR_ENGINE_CE, g, g, bytes, c->loops);
+    if (c->sm) {
+      run_copy(r, GR_BK_H2D, GR_ENGINE_SM, GR_BENCH_HOST, g, bytes, c->loops);
+      run_copy(r, GR_BK_D2H, GR_ENGINE_SM, g, GR_BENCH_HOST, bytes, c->loops);
+      run_copy(r, GR_BK_LOCAL, GR_ENGINE_SM, g, g, bytes, c->loops);
+    }
+  }
+}
+
+static void pair_tests(struct run *r, int n, size_t bytes)
+{
+  const struct gr_bench_config *c = r->cfg;
+  for (int a = 0; a < n; a++)
+    for (int b = 0; b < n; b++)
+      if (a != b)
+        run_copy(r, GR_BK_P2P, GR_ENGINE_CE, a, b, bytes, c->loops);
+  for (int a = 0; a < n; a++)
+    for (int b = a + 1; b < n; b++)
+      run_copy(r, GR_BK_P2P_BIDIR, GR_ENGINE_CE, a, b, bytes, c->loops);
+  if (c->sm)
+    for (int a = 0; a < n; a++)
+      for (int b = 0; b < n; b++)
+        if (a != b)
+          run_copy(r, GR_BK_P2P, GR_ENGINE_SM, a, b, bytes, c->loops);
+}
+
+static void latency_tests(struct run *r, int n)
+{
+  for (int g = 0; g < n; g++) {
+    run_copy(r, GR_BK_LATENCY, GR_ENGINE_CE, GR_BENCH_HOST, g, LATENCY_BYTES, LATENCY_LOOPS);
+    run_copy(r, GR_BK_LATENCY, GR_ENGINE_CE, g, GR_BENCH_HOST, LATENCY_BYTES, LATENCY_LOOPS);
+  }
+  for (int a = 0; a < n; a++)
+    for (int b = 0; b < n; b++)
+      if (a != b)
+        run_copy(r, GR_BK_LATENCY, GR_ENGINE_CE, a, b, LATENCY_BYTES, LATENCY_LOOPS);
+}
+
+/* ------------------------------------------------------------ all-reduce */
+
+static size_t min_free(struct run *r, int n)
+{
+  size_t lo = 0;
+  for (int g = 0; g < n; g++) {
+    size_t f = r->be->free_bytes(r->st, g);
+    if (f > 0 && (lo == 0 || f < lo))
+      lo = f;
+  }
+  return lo;
+}
+
+static size_t pow2_floor(size_t x)
+{
+  size_t p = 1;
+  while (p <= x / 2)
+    p <<= 1;
+  return x ? p : 0;
+}
+
+static void ar_note(struct gr_bench_report *rep, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void ar_note(struct gr_bench_report *rep, const char *fmt, ...)
+{
+  char buf[600];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(buf, sizeof(buf), fmt, ap);
+  va_end(ap);
+  free(rep->ar_note);
+  rep->ar_note = xstrdup(buf);
+}
+
+static int ar_iters(const struct run *r, size_t bytes)
+{
+  size_t budget = r->cfg->quick ? 256 * MIB : 2048 * MIB;
+  size_t it = budget / bytes;
+  int lo = r->cfg->quick ? 3 : 5, hi = r->cfg->quick ? 10 : 20;
+  return it < (size_t)lo ? lo : it > (size_t)hi ? hi : (int)it;
+}
+
+static void ar_sweep(struct run *r, int n, size_t max)
+{
+  struct gr_bench_report *rep = r->rep;
+  size_t step = r->cfg->quick ? 4 : 2;
+  for (size_t bytes = r->cfg->quick ? 64 * 1024 : 4096; bytes <= max;
+       bytes = bytes < max && bytes * step > max ? max : bytes * step) { /* the largest size always runs */
+    struct gr_ar_sample s;
+    char what[48];
+    snprintf(what, sizeof(what), "all-reduce %zu bytes", bytes);
+    progress(r, what);
+    if (r->be->allreduce(r->st, bytes, r->cfg->quick ? 1 : 2, ar_iters(r, bytes), &s) != 0) {
+      ar_note(rep, "the all-reduce failed at %zu bytes: %s", bytes, r->be->last_error(r->st));
+      for (int g = 0; g < n; g++)
+        if (!rep->gpus[g].lost && r->be->device_lost(r->st, g))
+          rep->gpus[g].lost = true;
+      finding(rep, GR_BF_FAIL, "bench.allreduce-error", "%s", rep->ar_note);
+      return;
+    }
+    rep->ar = xrealloc(rep->ar, (rep->nar + 1) * sizeof(*rep->ar));
+    struct gr_ar_row *row = &rep->ar[rep->nar++];
+    row->bytes = bytes;
+    row->time_us = s.seconds * 1e6;
+    row->algbw_gbps = s.seconds > 0 ? (double)bytes / s.seconds / 1e9 : 0;
+    row->busbw_gbps = row->algbw_gbps * gr_allreduce_busbw_factor(n);
+    row->wrong = s.wrong;
+    if (s.wrong > 0)
+      finding(rep, GR_BF_FAIL, "bench.allreduce-wrong",
+              "The all-reduce of %zu bytes over %d GPUs gave %ld wrong values (of the checked windows): a GPU, "
+              "link or NCCL transport corrupts data. Run `gpurig bench` per pair to find which path.",
+              bytes, n, s.wrong);
+  }
+}
+
+static void allreduce_tests(struct run *r, int n)
+{
+  struct gr_bench_report *rep = r->rep;
+  char why[512] = "";
+  if (n < 2) {
+    ar_note(rep, "an all-reduce needs two GPUs or more");
+    return;
+  }
+  for (int g = 0; g < n; g++)
+    if (rep->gpus[g].lost) {
+      ar_note(rep, "not run: GPU%d stopped answering earlier", g);
+      return;
+    }
+  size_t fr = min_free(r, n);
+  size_t max = r->cfg->ar_max_bytes;
+  if (fr > 0 && fr / 4 < max) /* send and receive buffers, with room to spare */
+    max = fr / 4;
+  max = pow2_floor(max);
+  if (max < 64 * 1024) {
+    ar_note(rep, "not run: too little free GPU memory (%zu bytes)", fr);
+    return;
+  }
+  if (r->be->allreduce_open(r->st, max, why, sizeof(why)) != 0) {
+    ar_note(rep, "not run: %s", why);
+    if (strstr(why, "cannot open shared object"))
+      finding(rep, GR_BF_INFO, "bench.allreduce-skipped",
+              "The all-reduce was not measured: %s. Install NCCL (Debian/Ubuntu: libnccl2 from NVIDIA's CUDA "
+              "repository) to measure it.",
+              why);
+    else /* NCCL is there but cannot start: training jobs will fail the same way */
+      finding(rep, GR_BF_WARN, "bench.allreduce-error",
+              "NCCL is installed but could not start an all-reduce over the GPUs: %s. Run with NCCL_DEBUG=INFO "
+              "to see why; training jobs on this machine will stop the same way.",
+              why);
+    return;
+  }
+  const char *cn = r->be->collective_name(r->st);
+  snprintf(rep->collective, sizeof(rep->collective), "%s", cn && *cn ? cn : "NCCL");
+  if (max < r->cfg->ar_max_bytes)
+    ar_note(rep, "sizes capped at %zu MiB by free GPU memory", max / MIB);
+  ar_sweep(r, n, max);
+  gr_bench_plateau(rep, 0.05);
+}
+
+/* ------------------------------------------------------- threshold checks */
+
+static void below_floor(struct run *r, const struct gr_bench_result *res)
+{
+  char a[64], b[64], lab[256];
+  const char *id = "bench.host-bw";
+  if (res->kind == GR_BK_LOCAL) {
+    id = "bench.local-bw";
+    snprintf(lab, sizeof(lab), "%s %s", gpu_label(r->rep, res->src, a, sizeof(a)), gr_bench_kind_title(res->kind));
+  } else if (res->kind == GR_BK_P2P || res->kind == GR_BK_P2P_BIDIR) {
+    id = "bench.p2p-bw";
+    snprintf(lab, sizeof(lab), "%s -> %s (%s%s)", gpu_label(r->rep, res->src, a, sizeof(a)),
+             gpu_label(r->rep, res->dst, b, sizeof(b)), res->via_host ? "through host memory" : "direct P2P",
+             res->kind == GR_BK_P2P_BIDIR ? ", both directions at once" : "");
+  } else {
+    int g = res->kind == GR_BK_D2H ? res->src : res->dst;
+    snprintf(lab, sizeof(lab), "%s %s", gpu_label(r->rep, g, a, sizeof(a)), gr_bench_kind_title(res->kind));
+  }
+  finding(r->rep, GR_BF_WARN, id,
+          "%s, %s copy: %.1f GB/s (median of %d), %.0f%% of the %.1f GB/s limit of %s; a healthy path gives at "
+          "least %.1f GB/s.%s",
+          lab, res->engine == GR_ENGINE_SM ? "SM" : "copy-engine", res->median, res->nsamples,
+          res->limit_gbps > 0 ? res->median / res->limit_gbps * 100 : 0, res->limit_gbps, res->link,
+          res->floor_gbps,
+          strstr(res->link, "capable of") ? " The link trains below what both ends support: `gpurig doctor` "
+                                           "names the cause (riser, slot, BIOS setting)."
+          : res->kind == GR_BK_LOCAL ? " Memory clocks held low (power cap, thermal) or a failing GPU show this way."
+                                     : " With the link at full width and speed, look at host memory placement "
+                                       "(NUMA), the IOMMU mode and power-saving states (`gpurig doctor`).");
+}
+
+static void check_results(struct run *r)
+{
+  struct gr_bench_report *rep = r->rep;
+  size_t staged = 0, pairs = 0;
+  bool floors = (double)rep->cfg.bytes >= threshold(r, "bench_floor_min_mib") * MIB;
+  for (size_t i = 0; i < rep->nresults; i++) {
+    const struct gr_bench_result *res = &rep->results[i];
+    if (res->kind == GR_BK_P2P && res->engine == GR_ENGINE_CE && res->status == GR_BS_OK) {
+      pairs++;
+      staged += res->via_host;
+    }
+    if (res->status == GR_BS_ERROR && !involves_lost(r, res->src, res->dst)) {
+      char a[16], b[16];
+      finding(rep, GR_BF_FAIL, "bench.copy-error", "%s -> %s (%s, %s): the copy failed: %s",
+              gr_bench_endpoint(res->src, a, sizeof(a)), gr_bench_endpoint(res->dst, b, sizeof(b)),
+              gr_bench_kind_title(res->kind), gr_engine_name(res->engine), res->note ? res->note : "");
+    }
+    if (res->status == GR_BS_OK && res->floor_gbps > 0 && res->median < res->floor_gbps && floors)
+      below_floor(r, res);
+  }
+  if (!floors)
+    finding(rep, GR_BF_INFO, "bench.small-copies",
+            "Copies of %zu KiB are bound by per-copy latency, not by the links: the figures are not held against "
+            "their floors (from %.0f MiB up they are).",
+            rep->cfg.bytes / 1024, threshold(r, "bench_floor_min_mib"));
+  if (staged)
+    finding(rep, GR_BF_INFO, "bench.no-peer",
+            "%zu of %zu GPU pairs have no peer access from the driver: their copies went through host memory "
+            "(marked h). NCCL does the same for them.",
+            staged, pairs);
+  const struct gr_prediction *p = r->links->p;
+  rep->ar_predicted_gbps = p && p->ngpus == rep->ngpus ? p->nccl_default.busbw_gbps : 0;
+  if (rep->ar_plateau_gbps > 0 && rep->ar_predicted_gbps > 0 &&
+      rep->ar_plateau_gbps < rep->ar_predicted_gbps * threshold(r, "bench_allreduce_min"))
+    finding(rep, GR_BF_WARN, "bench.allreduce-bw",
+            "All-reduce bus bandwidth plateaus at %.1f GB/s, %.0f%% of the %.1f GB/s the topology predicts for "
+            "NCCL's defaults (%s). Run with NCCL_DEBUG=INFO to see which transport NCCL picked.",
+            rep->ar_plateau_gbps, rep->ar_plateau_gbps / rep->ar_predicted_gbps * 100, rep->ar_predicted_gbps,
+            p->nccl_default.bottleneck);
+}
+
+/* ---------------------------------------------------------------- driver */
+
+static void join_gpus(struct run *r, int n)
+{
+  struct gr_bench_report *rep = r->rep;
+  const struct gr_topo *t = r->links->t;
+  rep->ngpus = (size_t)n;
+  rep->gpus = xcalloc((size_t)n, sizeof(*rep->gpus));
+  for (int g = 0; g < n; g++) {
+    char raw[64] = "";
+    struct gr_bench_gpu *bg = &rep->gpus[g];
+    bg->topo_gpu = -1;
+    if (r->be->device_busid(r->st, g, raw, sizeof(raw)) != 0 || !gr_busid_normalize(raw, bg->busid, sizeof(bg->busid)))
+      snprintf(bg->busid, sizeof(bg->busid), "?");
+    bg->topo_gpu = gr_topo_gpu_by_busid(t, bg->busid);
+    if (bg->topo_gpu >= 0)
+      r->be->set_numa(r->st, g, t->pci[t->gpus[bg->topo_gpu]].numa);
+  }
+}
+
+static size_t copy_bytes(struct run *r, int n)
+{
+  size_t bytes = r->cfg->bytes, fr = min_free(r, n);
+  if (fr > 0 && fr / 8 < bytes) /* two buffers per GPU, with most memory left free */
+    bytes = fr / 8;
+  if (bytes >= MIB)
+    return bytes / MIB * MIB;
+  bytes -= bytes % 16; /* the SM kernel copies 16-byte words */
+  return bytes > 0 ? bytes : 16;
+}
+
+int gr_bench_run(const struct gr_bench_backend *be, void *state, const struct gr_bench_config *cfg,
+                 const struct gr_bench_links *links, struct gr_bench_report *rep, struct gr_err *err)
+{
+  struct run r = {.be = be, .st = state, .cfg = cfg, .links = links, .rep = rep};
+  int rc = -1;
+  memset(rep, 0, sizeof(*rep));
+  rep->cfg = *cfg;
+  snprintf(rep->backend, sizeof(rep->backend), "%s", be->name);
+  static const char *const keys[] = {"bench_host_min",   "bench_p2p_min",     "bench_staged_min",
+                                     "bench_nvlink_min", "bench_local_min",   "bench_bidir_share",
+                                     "bench_allreduce_min", "bench_floor_min_mib"};
+  double v;
+  if (gr_table_load("health.tsv", &r.health, err) != 0)
+    goto out;
+  for (size_t k = 0; k < sizeof(keys) / sizeof(keys[0]); k++)
+    if (!gr_table_number(&r.health, keys[k], &v)) {
+      gr_fail(err, GR_EXIT_CANNOT_RUN, "%s: no number for %s", r.health.name, keys[k]);
+      goto out;
+    }
+  int n = be->device_count(state);
+  if (n <= 0) {
+    gr_fail(err, GR_EXIT_CANNOT_RUN, "the driver reports no GPU to measure");
+    goto out;
+  }
+  join_gpus(&r, n);
+  rep->cfg.bytes = copy_bytes(&r, n);
+  plan_count(&r, n);
+  r.t0 = now_s();
+  host_tests(&r, n, rep->cfg.bytes);
+  if (n > 1)
+    pair_tests(&r, n, rep->cfg.bytes);
+  latency_tests(&r, n);
+  allreduce_tests(&r, n);
+  progress_end(&r);
+  check_results(&r);
+  rep->wall_seconds = now_s() - r.t0;
+  rc = 0;
+out:
+  gr_table_free(&r.health);
+  return rc;
+}
+
+void gr_bench_report_free(struct gr_bench_report *rep)
+{
+  for (size_t i = 0; i < rep->nresults; i++)
+    free(rep->results[i].note);
+  for (size_t i = 0; i < rep->nfindings; i++)
+    free(rep->findings[i].text);
+  free(rep->results);
+  free(rep->findings);
+  free(rep->gpus);
+  free(rep->ar);
+  free(rep->ar_note);
+  memset(rep, 0, sizeof(*rep));
+}

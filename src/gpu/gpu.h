@@ -1,0 +1,123 @@
+/* GPU vendor backends: a struct of function pointers per vendor, one file
+ * each (gpu_nvml.c for NVIDIA), loading the vendor's library at run time.
+ * Every value carries a validity bit: what the GPU or driver does not report
+ * ("not supported", e.g. ECC on GeForce) is invalid, never 0.
+ *
+ * Ownership: gr_gpus_open returns a struct gr_gpus the caller frees with
+ * gr_gpus_close; the backend pointer inside is static. */
+#ifndef GPURIG_GPU_H
+#define GPURIG_GPU_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/util.h"
+
+/* A measured or reported number and whether it is known. */
+struct gr_metric {
+  double v;
+  bool ok;
+};
+
+/* NVML's P2P status names, as nvidia-smi topo -p2p prints them. */
+enum gr_p2p_status {
+  GR_P2PS_OK,   /* OK */
+  GR_P2PS_CNS,  /* chipset not supported */
+  GR_P2PS_GNS,  /* GPU not supported */
+  GR_P2PS_TNS,  /* topology not supported (IOH) */
+  GR_P2PS_DR,   /* disabled by regkey */
+  GR_P2PS_NS,   /* not supported */
+  GR_P2PS_U,    /* unknown */
+};
+enum gr_p2p_cap { GR_P2P_READ, GR_P2P_WRITE };
+
+/* What does not change while gpurig runs. */
+struct gr_gpu_static {
+  char name[96];
+  char uuid[96];
+  char busid[32];            /* "0000:41:00.0", lower case, 4-digit domain */
+  unsigned vendor, device;   /* PCI ids, 0 unknown */
+  struct gr_metric mem_gib;  /* GiB (2^30) */
+  struct gr_metric bar1_gib;
+  struct gr_metric max_link_gen, max_link_width;
+  struct gr_metric power_default_w;
+  struct gr_metric cc_major, cc_minor; /* compute capability */
+  struct gr_metric temp_slowdown_c, temp_shutdown_c;
+  struct gr_metric numa_node;
+  struct gr_metric nvlinks_active; /* links up, of those the GPU has */
+  struct gr_metric ecc_enabled;    /* 1/0 */
+};
+
+/* What does change: read again for each report. */
+struct gr_gpu_dynamic {
+  struct gr_metric link_gen, link_width;
+  struct gr_metric power_w, power_limit_w;
+  struct gr_metric temp_c;
+  struct gr_metric util_gpu_pct, util_mem_pct;
+  struct gr_metric mem_used_gib;
+  struct gr_metric persistence;    /* 1/0 */
+};
+
+/* One vendor. Each call returns 0, or -1 after which last_error says why;
+ * a GPU that no longer answers gives -1 with lost set. */
+struct gr_gpu_backend {
+  const char *name;      /* "nvidia" */
+  const char *library;   /* what it loads, for messages */
+  /* Loads the library and starts it; on -1 why says what is missing. */
+  int (*init)(void **state, char *why, size_t cap);
+  void (*shutdown)(void *state);
+  const char *(*last_error)(void *state);
+  int (*enumerate)(void *state, unsigned *count);
+  int (*static_info)(void *state, unsigned gpu, struct gr_gpu_static *out);
+  int (*dynamic_info)(void *state, unsigned gpu, struct gr_gpu_dynamic *out);
+  /* Optional (NULL when the vendor has no such matrix). */
+  int (*p2p_status)(void *state, unsigned a, unsigned b, enum gr_p2p_cap cap, enum gr_p2p_status *out);
+  /* Driver-wide facts; strings empty when unknown. */
+  int (*versions)(void *state, char *driver, size_t dcap, char *runtime, size_t rcap);
+};
+
+/* The backends gpurig knows, NULL-terminated. */
+extern const struct gr_gpu_backend *const gr_gpu_backends[];
+
+/* An opened backend with its GPUs. */
+struct gr_gpus {
+  const struct gr_gpu_backend *be;
+  void *state;
+  unsigned count;
+  char driver[96], runtime[32]; /* "550.54.14", "CUDA 12.4"; empty when unknown */
+};
+
+/* Opens the first backend whose library loads and starts. Returns 0, or -1
+ * with err (GR_EXIT_CANNOT_RUN) listing, per backend, what is missing. */
+int gr_gpus_open(struct gr_gpus *g, struct gr_err *err);
+void gr_gpus_close(struct gr_gpus *g);
+
+/* Everything `gpurig gpus` shows, read once. Owns its arrays: free with
+ * gr_gpus_report_free. */
+struct gr_gpu_row {
+  struct gr_gpu_static st;
+  struct gr_gpu_dynamic dy;
+  bool lost;               /* the GPU stopped answering (dynamic read failed) */
+  char error[256];         /* why, when lost or static info failed */
+  int topo_gpu;            /* its index among the topology's GPUs, -1 not found */
+};
+struct gr_gpus_report {
+  char vendor[16], library[32], driver[96], runtime[32];
+  unsigned count;
+  struct gr_gpu_row *rows;
+  enum gr_p2p_status *p2p_read, *p2p_write; /* count x count, NULL without the call */
+};
+struct gr_topo;
+/* Reads every GPU of g, joined by PCI bus id to t's GPUs (t may be NULL). */
+void gr_gpus_collect(struct gr_gpus *g, const struct gr_topo *t, struct gr_gpus_report *r);
+void gr_gpus_report_free(struct gr_gpus_report *r);
+
+const char *gr_p2p_status_name(enum gr_p2p_status s); /* "OK", "CNS", ... */
+const char *gr_p2p_status_text(enum gr_p2p_status s); /* the legend */
+
+/* Canonical bus id ("0000:41:00.0") from any of NVML's or CUDA's spellings
+ * ("00000000:41:00.0", "0000:41:00.0", upper case). false if unparsable. */
+bool gr_busid_normalize(const char *in, char *out, size_t cap);
+
+#endif

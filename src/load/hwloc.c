@@ -1,0 +1,528 @@
+/* hwloc -> gpurig model, and the XML loader. */
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "load/hwloc_internal.h"
+#include "load/loaders.h"
+
+struct conv {
+  hwloc_topology_t topo;
+  struct gr_topo *t;
+  hwloc_obj_t *objs;
+  size_t cap_objs;
+};
+
+static const char *info(hwloc_obj_t o, const char *name)
+{
+  return hwloc_obj_get_info_by_name(o, name);
+}
+
+static int info_int(hwloc_obj_t o, const char *name, int dflt)
+{
+  const char *v = info(o, name);
+  long x;
+  return v && parse_long(v, 10, &x) ? (int)x : dflt;
+}
+
+static void info_count(hwloc_obj_t o, const char *name, struct gr_count *c)
+{
+  const char *v = info(o, name);
+  unsigned long x;
+  if (v && parse_ulong(v, 10, &x)) {
+    c->valid = true;
+    c->value = x;
+  }
+}
+
+static int package_of(hwloc_topology_t topo, hwloc_obj_t nonio)
+{
+  hwloc_obj_t pkg = nonio->type == HWLOC_OBJ_PACKAGE ? nonio
+                                                      : hwloc_get_ancestor_obj_by_type(topo, HWLOC_OBJ_PACKAGE, nonio);
+  if (pkg)
+    return (int)pkg->os_index;
+  if (hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_PACKAGE) == 1)
+    return (int)hwloc_get_obj_by_type(topo, HWLOC_OBJ_PACKAGE, 0)->os_index;
+  return -1;
+}
+
+/* Locality as hwloc attached the host bridge: one NUMA node, or unknown. */
+static void fill_locality(struct conv *c, hwloc_obj_t o, struct gr_pci *p)
+{
+  hwloc_obj_t nonio = hwloc_get_non_io_ancestor_obj(c->topo, o);
+  if (!nonio)
+    return;
+  if (nonio->nodeset && hwloc_bitmap_weight(nonio->nodeset) == 1)
+    p->numa = hwloc_bitmap_first(nonio->nodeset);
+  p->package = package_of(c->topo, nonio);
+  if (nonio->cpuset && !hwloc_bitmap_iszero(nonio->cpuset)) {
+    char *s = NULL;
+    if (hwloc_bitmap_list_asprintf(&s, nonio->cpuset) >= 0) {
+      p->cpulist = xstrdup(s);
+      free(s);
+    }
+  }
+  int snap_numa = info_int(o, GR_INFO_NUMA, -2);
+  if (snap_numa >= -1)
+    p->numa = snap_numa;
+}
+
+static void fill_snapshot_facts(hwloc_obj_t o, struct gr_pci *p, struct gr_topo *t)
+{
+  p->link.cur_gen = info_int(o, GR_INFO_CUR_GEN, 0);
+  p->link.cur_width = info_int(o, GR_INFO_CUR_WIDTH, 0);
+  p->link.max_gen = info_int(o, GR_INFO_MAX_GEN, 0);
+  p->link.max_width = info_int(o, GR_INFO_MAX_WIDTH, 0);
+  p->iommu_group = info_int(o, GR_INFO_IOMMU, -1);
+  if (info(o, GR_INFO_DRIVER))
+    p->driver = xstrdup(info(o, GR_INFO_DRIVER));
+  info_count(o, GR_INFO_AER_COR, &p->aer.correctable);
+  info_count(o, GR_INFO_AER_NONFATAL, &p->aer.nonfatal);
+  info_count(o, GR_INFO_AER_FATAL, &p->aer.fatal);
+  if (p->link.max_gen || p->link.cur_gen)
+    t->link_details = true;
+}
+
+static int add_node(struct conv *c, hwloc_obj_t o, int parent)
+{
+  int idx = gr_topo_add_pci(c->t);
+  struct gr_pci *p = &c->t->pci[idx];
+  grow_array((void **)&c->objs, sizeof(*c->objs), &c->cap_objs, (size_t)idx);
+  c->objs[idx] = o;
+  p->parent = parent;
+  if (o->type == HWLOC_OBJ_BRIDGE && o->attr->bridge.upstream_type == HWLOC_OBJ_BRIDGE_HOST) {
+    p->role = GR_ROLE_HOSTBRIDGE;
+    p->domain = o->attr->bridge.downstream.pci.domain;
+    p->sec_bus = o->attr->bridge.downstream.pci.secondary_bus;
+    p->sub_bus = o->attr->bridge.downstream.pci.subordinate_bus;
+    p->bus = p->sec_bus;
+    fill_locality(c, o, p);
+    return idx;
+  }
+  const struct hwloc_pcidev_attr_s *a =
+      o->type == HWLOC_OBJ_BRIDGE ? &o->attr->bridge.upstream.pci : &o->attr->pcidev;
+  p->role = o->type == HWLOC_OBJ_BRIDGE ? GR_ROLE_BRIDGE : GR_ROLE_ENDPOINT;
+  p->domain = a->domain;
+  p->bus = a->bus;
+  p->dev = a->dev;
+  p->func = a->func;
+  /* hwloc keeps the 16-bit class; the prog-if byte is only needed for NVMe. */
+  p->class_id = (unsigned)a->class_id << 8;
+  if (a->class_id == 0x0108)
+    p->class_id |= 0x02;
+  p->vendor = a->vendor_id;
+  p->device = a->device_id;
+  p->subvendor = a->subvendor_id;
+  p->subdevice = a->subdevice_id;
+  p->revision = a->revision;
+  if (a->linkspeed > 0)
+    p->link.recorded_gbps = a->linkspeed;
+  if (o->type == HWLOC_OBJ_BRIDGE && o->attr->bridge.downstream_type == HWLOC_OBJ_BRIDGE_PCI) {
+    p->sec_bus = o->attr->bridge.downstream.pci.secondary_bus;
+    p->sub_bus = o->attr->bridge.downstream.pci.subordinate_bus;
+  }
+  /* hwloc marks NVLink peers that are switches, even when their class is garbled */
+  if (o->subtype && strcmp(o->subtype, "NVSwitch") == 0)
+    p->kind = GR_KIND_NVSWITCH;
+  if (info(o, "PCIVendor"))
+    p->vendor_name = xstrdup(info(o, "PCIVendor"));
+  if (info(o, "PCIDevice"))
+    p->device_name = xstrdup(info(o, "PCIDevice"));
+  if (parent >= 0) {
+    const struct gr_pci *par = &c->t->pci[parent];
+    p->numa = par->numa;
+    p->package = par->package;
+    p->cpulist = xstrdup(par->cpulist);
+  }
+  int snap_numa = info_int(o, GR_INFO_NUMA, -2);
+  if (snap_numa >= -1)
+    p->numa = snap_numa;
+  fill_snapshot_facts(o, p, c->t);
+  return idx;
+}
+
+static void append_word(char **dst, const char *word)
+{
+  char *n = *dst ? xasprintf("%s %s", *dst, word) : xstrdup(word);
+  free(*dst);
+  *dst = n;
+}
+
+static void attach_osdev(struct conv *c, hwloc_obj_t o, int idx)
+{
+  if (idx < 0)
+    return;
+  struct gr_pci *p = &c->t->pci[idx];
+  if (o->name)
+    append_word(&p->osdevs, o->name);
+  const char *model = info(o, "GPUModel");
+  if (model && !p->model)
+    p->model = xstrdup(model);
+  const char *uuid = info(o, "NVIDIAUUID");
+  if (!uuid)
+    uuid = info(o, "AMDUUID");
+  if (uuid && !p->uuid)
+    p->uuid = xstrdup(uuid);
+  if (o->attr->osdev.type == HWLOC_OBJ_OSDEV_OPENFABRICS)
+    p->rdma = true;
+}
+
+static void walk_io(struct conv *c, hwloc_obj_t obj, int parent)
+{
+  for (hwloc_obj_t ch = obj->io_first_child; ch; ch = ch->next_sibling) {
+    if (ch->type == HWLOC_OBJ_BRIDGE || ch->type == HWLOC_OBJ_PCI_DEVICE) {
+      int idx = add_node(c, ch, parent);
+      walk_io(c, ch, idx);
+    } else if (ch->type == HWLOC_OBJ_OS_DEVICE) {
+      attach_osdev(c, ch, parent);
+    }
+  }
+}
+
+static void walk_normal(struct conv *c, hwloc_obj_t obj)
+{
+  walk_io(c, obj, -1);
+  for (hwloc_obj_t ch = obj->first_child; ch; ch = ch->next_sibling)
+    walk_normal(c, ch);
+}
+
+static void fill_cpus(hwloc_topology_t topo, struct gr_topo *t)
+{
+  int np = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_PACKAGE);
+  int nn = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_NUMANODE);
+  t->packages = xcalloc((size_t)(np > 0 ? np : 1), sizeof(*t->packages));
+  t->numas = xcalloc((size_t)(nn > 0 ? nn : 1), sizeof(*t->numas));
+  for (int i = 0; i < np; i++) {
+    hwloc_obj_t o = hwloc_get_obj_by_type(topo, HWLOC_OBJ_PACKAGE, (unsigned)i);
+    struct gr_package *g = &t->packages[t->npackages++];
+    g->os_index = (int)o->os_index;
+    g->cpu_vendor = xstrdup(info(o, "CPUVendor"));
+    g->cpu_model = xstrdup(info(o, "CPUModel"));
+    g->cpu_family = info_int(o, "CPUFamilyNumber", -1);
+    g->cpu_model_number = info_int(o, "CPUModelNumber", -1);
+    g->rc_p2p = -1;
+  }
+  for (int i = 0; i < nn; i++) {
+    hwloc_obj_t o = hwloc_get_obj_by_type(topo, HWLOC_OBJ_NUMANODE, (unsigned)i);
+    struct gr_numa *n = &t->numas[t->nnumas++];
+    n->os_index = (int)o->os_index;
+    n->mem_bytes = o->attr->numanode.local_memory;
+    n->package = package_of(topo, o);
+  }
+  hwloc_obj_t root = hwloc_get_root_obj(topo);
+  t->product = xstrdup(info(root, "DMIProductName"));
+  t->hostname = xstrdup(info(root, "HostName"));
+}
+
+/* hwloc stores NVLink bandwidth in MB/s per direction: 20000 per NVLink 1.0
+ * link, 25000 per link of later versions (hwloc topology-nvml.c). A bonded
+ * value is a whole multiple; prefer 25000 when both divide. */
+static int nvlink_count(double mbps)
+{
+  long v = lround(mbps);
+  if (v > 0 && v % 25000 == 0)
+    return (int)(v / 25000);
+  if (v > 0 && v % 20000 == 0)
+    return (int)(v / 20000);
+  return v > 0 ? 1 : 0;
+}
+
+static int obj_to_index(struct conv *c, hwloc_obj_t o, int *peer_package)
+{
+  *peer_package = -1;
+  if (o->type == HWLOC_OBJ_OS_DEVICE)
+    o = o->parent;
+  if (o && (o->type == HWLOC_OBJ_PCI_DEVICE || o->type == HWLOC_OBJ_BRIDGE)) {
+    for (size_t i = 0; i < c->t->npci; i++)
+      if (c->objs[i] == o)
+        return (int)i;
+    return -2;
+  }
+  if (o && o->cpuset) {
+    *peer_package = package_of(c->topo, o);
+    return -1;
+  }
+  return -2;
+}
+
+static void fill_nvlinks(struct conv *c)
+{
+  unsigned nr = 1;
+  struct hwloc_distances_s *d = NULL;
+  if (hwloc_distances_get_by_name(c->topo, "NVLinkBandwidth", &nr, &d, 0) != 0 || nr == 0)
+    return;
+  unsigned n = d->nbobjs;
+  for (unsigned i = 0; i < n; i++) {
+    for (unsigned j = i + 1; j < n; j++) {
+      double mbps = (double)d->values[i * n + j];
+      if (mbps <= 0 || mbps >= 1e6) /* hwloc puts an artificial 1 TB/s on the diagonal */
+        continue;
+      int pa, pb, ia = obj_to_index(c, d->objs[i], &pa), ib = obj_to_index(c, d->objs[j], &pb);
+      if (ia == -2 || ib == -2 || (ia == -1 && ib == -1))
+        continue;
+      if (ia == -1) { /* keep the CPU peer on the b side */
+        ia = ib;
+        ib = -1;
+        pb = pa;
+      }
+      gr_topo_add_nvlink(c->t, ia, ib, pb, nvlink_count(mbps), mbps / 1000.0);
+    }
+  }
+  hwloc_distances_release(c->topo, d);
+}
+
+int gr_topo_from_hwloc(hwloc_topology_t topo, struct gr_topo *t, hwloc_obj_t **objs, struct gr_err *err)
+{
+  struct conv c = {.topo = topo, .t = t};
+  (void)err;
+  fill_cpus(topo, t);
+  walk_normal(&c, hwloc_get_root_obj(topo));
+  fill_nvlinks(&c);
+  if (info(hwloc_get_root_obj(topo), GR_INFO_SNAPSHOT))
+    t->link_details = true;
+  if (objs)
+    *objs = c.objs;
+  else
+    free(c.objs);
+  return 0;
+}
+
+void gr_hwloc_setup_env(void)
+{
+  /* hwloc's Linux backend reads PCI from sysfs itself (honouring the root
+   * prefix); the libpciaccess plugin would read the live machine's config
+   * space even when replaying a tree (and leaks doing it). The GL and OpenCL
+   * plugins would start display and OpenCL runtimes only to name devices.
+   * A user's own setting wins. */
+  setenv("HWLOC_PLUGINS_BLACKLIST", "hwloc_pci,hwloc_gl,hwloc_opencl", 0);
+}
+
+/* ---- XML ---- */
+
+/* Captures what hwloc and libxml2 print on stderr around a call, so their
+ * complaints become one line of ours instead of several of theirs. */
+void quiet_begin(struct quiet *q)
+{
+  fflush(stderr);
+  q->saved = -1;
+  /* an anonymous in-memory file: no filesystem work on every load */
+  int fd = memfd_create("gpurig-hwloc-stderr", MFD_CLOEXEC);
+  q->tmp = fd >= 0 ? fdopen(fd, "w+") : tmpfile();
+  if (!q->tmp && fd >= 0)
+    close(fd);
+  if (q->tmp) {
+    q->saved = dup(STDERR_FILENO);
+    dup2(fileno(q->tmp), STDERR_FILENO);
+  }
+}
+
+void quiet_end(struct quiet *q, char *msg, size_t cap)
+{
+  char line[512];
+  if (!q->tmp)
+    return;
+  fflush(stderr);
+  dup2(q->saved, STDERR_FILENO);
+  close(q->saved);
+  rewind(q->tmp);
+  while (msg && !msg[0] && fgets(line, sizeof(line), q->tmp)) {
+    str_rtrim(line);
+    if (line[0])
+      snprintf(msg, cap, "%s", line);
+  }
+  fclose(q->tmp);
+}
+
+/* libhwloc 2.9 dereferences NULL on some malformed XML (an object with a
+ * cpuset but no complete_cpuset crashes lstopo too; see
+ * fuzz/regress/). Bad input must never crash gpurig, so while hwloc parses,
+ * a fault ends the process with one line and the bad-input status. The
+ * message is formatted beforehand: a signal handler may only write(). */
+static char crash_msg[1200];
+static size_t crash_len;
+static int crash_fd = STDERR_FILENO;
+
+static void on_hwloc_crash(int sig)
+{
+  (void)sig;
+  if (write(crash_fd, crash_msg, crash_len) < 0) {
+    /* nothing more can be done inside a signal handler */
+  }
+  _exit(GR_EXIT_FAIL);
+}
+
+static void crash_guard(bool on, const char *name, int fd, struct sigaction *saved)
+{
+  static const int sigs[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT};
+  if (on) {
+    crash_len = (size_t)snprintf(crash_msg, sizeof(crash_msg),
+                                 "gpurig: %s: libhwloc %s crashed parsing this XML (malformed input); "
+                                 "re-export it with `lstopo-no-graphics --whole-io FILE.xml` or `gpurig snapshot`\n",
+                                 name, HWLOC_VERSION);
+    if (crash_len >= sizeof(crash_msg))
+      crash_len = sizeof(crash_msg) - 1;
+    crash_fd = fd;
+    struct sigaction sa;
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = on_hwloc_crash;
+    sigemptyset(&sa.sa_mask);
+    for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+      sigaction(sigs[i], &sa, &saved[i]);
+  } else {
+    for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+      sigaction(sigs[i], &saved[i], NULL);
+  }
+}
+
+/* Recognises inputs hwloc would reject with an unhelpful message. */
+static int precheck_xml(const char *name, const char *head, size_t n, struct gr_err *err)
+{
+  if (n == 0)
+    return gr_fail(err, GR_EXIT_FAIL, "%s: empty file, expected hwloc XML (write one with `lstopo FILE.xml`)", name);
+  if (memchr(head, '\0', n))
+    return gr_fail(err, GR_EXIT_FAIL, "%s: binary data, not an XML file", name);
+  char *copy = xstrndup(head, n);
+  int rc = 0;
+  if (strstr(copy, "<system") && !strstr(copy, "<topology")) {
+    rc = gr_fail(err, GR_EXIT_FAIL,
+                 "%s: this is an NCCL topology file (NCCL_TOPO_FILE format), not hwloc XML; "
+                 "on that machine run `lstopo-no-graphics --whole-io FILE.xml` or `gpurig snapshot FILE.xml`",
+                 name);
+  } else if (!strstr(copy, "<topology")) {
+    rc = gr_fail(err, GR_EXIT_FAIL, "%s: not an hwloc XML topology (no <topology> element)", name);
+  } else {
+    const char *v = strstr(copy, "<topology version=\"");
+    if (v && v[19] >= '3' && v[19] <= '9')
+      rc = gr_fail(err, GR_EXIT_FAIL,
+                   "%s: hwloc XML format %c.x is newer than this libhwloc %s reads; export it with hwloc 2.x "
+                   "(`lstopo-no-graphics --whole-io FILE.xml`) or rebuild gpurig against a newer libhwloc",
+                   name, v[19], HWLOC_VERSION);
+  }
+  free(copy);
+  return rc;
+}
+
+/* path, when given, is read by hwloc itself: libxml2 then reports the line of
+ * a syntax error (from memory it says nothing). buf holds the same bytes. */
+static int open_xml(const char *name, const char *path, const char *buf, size_t len, hwloc_topology_t *out,
+                    struct gr_err *err)
+{
+  hwloc_topology_t topo = NULL;
+  char msg[512];
+  int rc = -1;
+  if (precheck_xml(name, buf, len < 65536 ? len : 65536, err) != 0)
+    return -1;
+  gr_hwloc_setup_env();
+  if (hwloc_topology_init(&topo) != 0)
+    return gr_fail(err, GR_EXIT_CANNOT_RUN, "%s: hwloc_topology_init failed", name);
+  hwloc_topology_set_io_types_filter(topo, HWLOC_TYPE_FILTER_KEEP_ALL);
+  struct quiet q;
+  struct sigaction saved[5];
+  msg[0] = '\0';
+  quiet_begin(&q);
+  crash_guard(true, name, q.saved >= 0 ? q.saved : STDERR_FILENO, saved);
+  /* libxml2 parses at set time, hwloc's own parser at load time; both stay
+   * silent about the why unless asked, and their words go to the capture */
+  setenv("HWLOC_XML_VERBOSE", "1", 1);
+  int set = path ? hwloc_topology_set_xml(topo, path) : hwloc_topology_set_xmlbuffer(topo, buf, (int)len);
+  int failed = set != 0 || hwloc_topology_load(topo) != 0;
+  unsetenv("HWLOC_XML_VERBOSE");
+  crash_guard(false, name, STDERR_FILENO, saved);
+  quiet_end(&q, msg, sizeof(msg));
+  if (failed) {
+    /* libxml2 says "FILE:LINE: parser error : what"; hwloc names no line */
+    const char *where = strstr(msg, ": parser error : ");
+    const char *line = NULL;
+    if (where) {
+      line = where;
+      while (line > msg && line[-1] != ':')
+        line--;
+    }
+    if (where && line > msg)
+      gr_fail(err, GR_EXIT_FAIL, "%s:%.*s: not valid XML: %s", name, (int)(where - line), line,
+              where + strlen(": parser error : "));
+    else
+      gr_fail(err, GR_EXIT_FAIL, "%s: not a valid hwloc XML topology%s%s", name, msg[0] ? ": " : "", msg);
+    goto out;
+  }
+  *out = topo;
+  topo = NULL;
+  rc = 0;
+out:
+  if (topo)
+    hwloc_topology_destroy(topo);
+  return rc;
+}
+
+static int load_xml_common(const char *name, const char *path, const char *buf, size_t len, struct gr_topo *t,
+                           struct gr_err *err)
+{
+  hwloc_topology_t topo;
+  gr_topo_init(t);
+  if (len > (size_t)0x7fffffff)
+    return gr_fail(err, GR_EXIT_FAIL, "%s: file too large for hwloc", name);
+  if (open_xml(name, path, buf, len, &topo, err) != 0)
+    return -1;
+  int rc = gr_topo_from_hwloc(topo, t, NULL, err);
+  hwloc_topology_destroy(topo);
+  if (rc == 0) {
+    t->source_kind = xstrdup("xml");
+    t->source_path = xstrdup(name);
+    gr_topo_finish(t);
+  } else {
+    gr_topo_free(t);
+  }
+  return rc;
+}
+
+int gr_load_xml_buffer(const char *name, const char *buf, size_t len, struct gr_topo *t, struct gr_err *err)
+{
+  return load_xml_common(name, NULL, buf, len, t, err);
+}
+
+int gr_load_xml(const char *path, struct gr_topo *t, struct gr_err *err)
+{
+  char *buf = NULL;
+  size_t len = 0, cap = 0;
+  int rc = -1;
+  gr_topo_init(t);
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return gr_fail(err, GR_EXIT_FAIL, "%s: cannot open: %s", path, strerror(errno));
+  struct stat st;
+  if (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
+    gr_fail(err, GR_EXIT_FAIL, "%s: is a directory (for a gathered /sys tree use --root DIR)", path);
+    goto out;
+  }
+  for (;;) {
+    if (len + 65536 > cap) {
+      cap = cap ? cap * 2 : 1 << 20;
+      buf = xrealloc(buf, cap);
+    }
+    ssize_t r = read(fd, buf + len, cap - len - 1);
+    if (r < 0) {
+      if (errno == EINTR)
+        continue;
+      gr_fail(err, GR_EXIT_FAIL, "%s: read error: %s", path, strerror(errno));
+      goto out;
+    }
+    if (r == 0)
+      break;
+    len += (size_t)r;
+  }
+  if (buf)
+    buf[len] = '\0';
+  rc = load_xml_common(path, path, buf ? buf : "", len, t, err);
+out:
+  close(fd);
+  free(buf);
+  return rc;
+}

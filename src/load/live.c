@@ -1,0 +1,327 @@
+/* The live Linux loader: hwloc for tree and locality (with HWLOC_FSROOT so a
+ * gathered tree replays), then gpurig's own reads of each PCI device's sysfs
+ * directory for the facts hwloc does not keep. */
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "load/hwloc_internal.h"
+#include "load/loaders.h"
+#include "facts/pcilink.h"
+
+int gr_hwloc_open_live(const struct gr_fs *fs, hwloc_topology_t *out, struct gr_err *err)
+{
+  hwloc_topology_t topo = NULL;
+  int rc = -1;
+  if (!gr_fs_is_live(fs))
+    setenv("HWLOC_FSROOT", fs->root, 1);
+  else
+    unsetenv("HWLOC_FSROOT");
+  gr_hwloc_setup_env();
+  if (hwloc_topology_init(&topo) != 0)
+    return gr_fail(err, GR_EXIT_CANNOT_RUN, "hwloc_topology_init failed");
+  hwloc_topology_set_io_types_filter(topo, HWLOC_TYPE_FILTER_KEEP_ALL);
+  if (!gr_fs_is_live(fs)) {
+    /* These would describe the machine gpurig runs on, not the gathered one. */
+    const char *live_only[] = {"x86", "nvml", "cuda", "opencl", "rsmi", "levelzero", "gl"};
+    for (size_t i = 0; i < sizeof(live_only) / sizeof(live_only[0]); i++)
+      hwloc_topology_set_components(topo, HWLOC_TOPOLOGY_COMPONENTS_FLAG_BLACKLIST, live_only[i]);
+  }
+  /* hwloc prints its own warnings (e.g. 32-bit PCI domains); gpurig reports
+   * those itself from sysfs, so keep stderr for gpurig's lines only. */
+  struct quiet q;
+  quiet_begin(&q);
+  int lrc = hwloc_topology_load(topo);
+  quiet_end(&q, NULL, 0);
+  if (lrc != 0) {
+    gr_fail(err, GR_EXIT_CANNOT_RUN, "%s: hwloc could not read this machine's topology: %s",
+            gr_fs_is_live(fs) ? "/" : fs->root, strerror(errno));
+    goto out;
+  }
+  *out = topo;
+  topo = NULL;
+  rc = 0;
+out:
+  if (topo)
+    hwloc_topology_destroy(topo);
+  if (!gr_fs_is_live(fs))
+    unsetenv("HWLOC_FSROOT");
+  return rc;
+}
+
+bool gr_parse_aer_total(const char *text, uint64_t *total)
+{
+  const char *p = text;
+  while (p && *p) {
+    const char *nl = strchr(p, '\n');
+    size_t n = nl ? (size_t)(nl - p) : strlen(p);
+    if (n > 10 && n < 128 && str_starts_with(p, "TOTAL_ERR_")) {
+      char line[128];
+      memcpy(line, p, n);
+      line[n] = '\0';
+      char *sp = strrchr(line, ' ');
+      unsigned long v;
+      if (sp && parse_ulong(sp + 1, 10, &v)) {
+        *total = v;
+        return true;
+      }
+      return false;
+    }
+    p = nl ? nl + 1 : NULL;
+  }
+  return false;
+}
+
+struct devdir {
+  const struct gr_fs *fs;
+  struct gr_topo *t;
+  struct gr_pci *p;
+  char dir[128]; /* /sys/bus/pci/devices/<bdf> */
+};
+
+/* A malformed attribute: one loader warning, and the first per device kept
+ * in the model so that doctor can name the file. */
+static void note_problem(struct devdir *d, char **slot, const char *attr, const char *problem, const char *value)
+{
+  char *msg = value ? xasprintf("%s%s/%s: %s \"%s\"", d->fs->root, d->dir, attr, problem, value)
+                    : xasprintf("%s%s/%s: %s", d->fs->root, d->dir, attr, problem);
+  gr_topo_add_warning(d->t, "%s", msg);
+  if (!*slot)
+    *slot = msg;
+  else
+    free(msg);
+}
+
+static int read_attr(struct devdir *d, const char *attr, char *buf, size_t cap)
+{
+  char path[256];
+  snprintf(path, sizeof(path), "%s/%s", d->dir, attr);
+  return gr_fs_read_str(d->fs, path, buf, cap);
+}
+
+/* Absent files are normal (older kernels, non-PCIe devices); malformed ones
+ * are reported once and treated as unknown. */
+static void read_speed(struct devdir *d, const char *attr, int *gen)
+{
+  char v[64];
+  int g = 0;
+  if (read_attr(d, attr, v, sizeof(v)) != 0)
+    return;
+  enum gr_speed_parse r = gr_pcie_parse_speed(v, &g);
+  if (r == GR_SPEED_OK)
+    *gen = g;
+  else if (r == GR_SPEED_INVALID)
+    note_problem(d, &d->p->link_problem, attr, "unrecognised link speed", v);
+}
+
+static void read_width(struct devdir *d, const char *attr, int *width)
+{
+  char v[64];
+  int w;
+  if (read_attr(d, attr, v, sizeof(v)) != 0)
+    return;
+  if (gr_pcie_parse_width(v, &w))
+    *width = w;
+  else
+    note_problem(d, &d->p->link_problem, attr, "unrecognised link width", v);
+}
+
+static void read_aer(struct devdir *d, const char *attr, struct gr_count *c)
+{
+  char v[4096];
+  uint64_t total;
+  int r = read_attr(d, attr, v, sizeof(v));
+  if (r == -ENOENT)
+    return;
+  if (r == 0 && gr_parse_aer_total(v, &total)) {
+    c->valid = true;
+    c->value = total;
+  } else {
+    note_problem(d, &d->p->aer_problem, attr, r ? strerror(-r) : "no TOTAL_ERR_* line (malformed AER counters)",
+                 NULL);
+  }
+}
+
+static void overlay_device(struct devdir *d, struct gr_pci *p)
+{
+  char v[256];
+  long n;
+  read_speed(d, "current_link_speed", &p->link.cur_gen);
+  read_width(d, "current_link_width", &p->link.cur_width);
+  read_speed(d, "max_link_speed", &p->link.max_gen);
+  read_width(d, "max_link_width", &p->link.max_width);
+  if (read_attr(d, "numa_node", v, sizeof(v)) == 0) {
+    if (parse_long(v, 10, &n) && n >= -1 && n < 65536)
+      p->numa = (int)n;
+    else
+      gr_topo_add_warning(d->t, "%s%s/numa_node: unrecognised value \"%s\"", d->fs->root, d->dir, v);
+  }
+  char path[256];
+  snprintf(path, sizeof(path), "%s/driver", d->dir);
+  if (gr_fs_link_basename(d->fs, path, v, sizeof(v)) == 0) {
+    free(p->driver);
+    p->driver = xstrdup(v);
+  }
+  snprintf(path, sizeof(path), "%s/iommu_group", d->dir);
+  if (gr_fs_link_basename(d->fs, path, v, sizeof(v)) == 0 && parse_long(v, 10, &n))
+    p->iommu_group = (int)n;
+  read_aer(d, "aer_dev_correctable", &p->aer.correctable);
+  read_aer(d, "aer_dev_nonfatal", &p->aer.nonfatal);
+  read_aer(d, "aer_dev_fatal", &p->aer.fatal);
+}
+
+static int package_of_numa(const struct gr_topo *t, int numa)
+{
+  for (size_t i = 0; i < t->nnumas; i++)
+    if (t->numas[i].os_index == numa)
+      return t->numas[i].package;
+  return -1;
+}
+
+/* hwloc (built with 16-bit PCI domains, as Debian ships it) skips devices in
+ * 32-bit domains such as Intel VMD; say so instead of silently losing them. */
+static void note_skipped_domains(const struct gr_fs *fs, struct gr_topo *t, DIR *dir)
+{
+  struct dirent *e;
+  size_t skipped = 0;
+  char first[64] = "";
+  while ((e = readdir(dir))) {
+    unsigned d, b, v, f;
+    if (e->d_name[0] == '.' || !gr_parse_busid(e->d_name, &d, &b, &v, &f))
+      continue;
+    if (d > 0xffff) {
+      if (!skipped++)
+        snprintf(first, sizeof(first), "%.40s", e->d_name);
+    }
+  }
+  if (skipped)
+    gr_topo_add_warning(t, "%s/sys/bus/pci/devices/%s: %zu device(s) in 32-bit PCI domains (e.g. Intel VMD) are not "
+                        "shown: this libhwloc supports 16-bit domains only", fs->root, first, skipped);
+}
+
+int gr_sysfs_overlay(const struct gr_fs *fs, struct gr_topo *t, struct gr_err *err)
+{
+  char path[8192];
+  if (!gr_fs_path(fs, "/sys/bus/pci/devices", path, sizeof(path)))
+    return gr_fail(err, GR_EXIT_FAIL, "%s: path too long", fs->root);
+  DIR *dir = opendir(path);
+  if (!dir && gr_fs_is_live(fs)) {
+    gr_topo_add_warning(t, "%s: %s (no PCI devices visible to gpurig)", path, strerror(errno));
+    return 0;
+  }
+  if (!dir)
+    return gr_fail(err, GR_EXIT_FAIL, "%s: %s (not a Linux /sys tree with PCI devices)", path, strerror(errno));
+  note_skipped_domains(fs, t, dir);
+  closedir(dir);
+  for (size_t i = 0; i < t->npci; i++) {
+    struct gr_pci *p = &t->pci[i];
+    if (p->role == GR_ROLE_HOSTBRIDGE)
+      continue;
+    struct devdir d = {.fs = fs, .t = t, .p = p};
+    gr_pci_sysfs_path(p, NULL, d.dir, sizeof(d.dir));
+    overlay_device(&d, p);
+    if (p->numa >= 0)
+      p->package = package_of_numa(t, p->numa);
+  }
+  t->link_details = true;
+  return 0;
+}
+
+/* A gathered tree must at least have PCI devices with their identity files;
+ * anything less is refused with the first missing piece named. */
+static int check_tree(const struct gr_fs *fs, struct gr_err *err)
+{
+  char path[8192];
+  int rc = -1;
+  if (!gr_fs_path(fs, "/sys/bus/pci/devices", path, sizeof(path)))
+    return gr_fail(err, GR_EXIT_FAIL, "%s: path too long", fs->root);
+  DIR *dir = opendir(path);
+  if (!dir)
+    return gr_fail(err, GR_EXIT_FAIL, "%s: %s (expected a gathered Linux tree with sys/bus/pci/devices)", path,
+                   strerror(errno));
+  struct dirent *e;
+  size_t ndev = 0;
+  while ((e = readdir(dir))) {
+    if (e->d_name[0] == '.')
+      continue;
+    char rel[512], v[64], target[4096];
+    snprintf(rel, sizeof(rel), "/sys/bus/pci/devices/%s", e->d_name);
+    int r = gr_fs_resolve(fs, rel, target, sizeof(target));
+    if (r != 0 || !str_starts_with(target, "/sys/devices/")) {
+      gr_fail(err, GR_EXIT_FAIL, "%s%s: %s", fs->root, rel,
+              r == -EINVAL ? "a plain directory, not a link into /sys/devices: the tree lacks the PCI hierarchy (partial gather)"
+              : r ? "broken link (partial tree)" : "link points outside /sys/devices");
+      goto out;
+    }
+    const char *need[] = {"class", "vendor", "device"};
+    for (size_t k = 0; k < 3; k++) {
+      char f[600];
+      snprintf(f, sizeof(f), "%s/%s", rel, need[k]);
+      r = gr_fs_read_str(fs, f, v, sizeof(v));
+      unsigned long x;
+      if (r != 0 || !parse_ulong(v, 16, &x)) {
+        gr_fail(err, GR_EXIT_FAIL, "%s%s: %s", fs->root, f,
+                r ? strerror(-r) : "not a hexadecimal PCI id");
+        goto out;
+      }
+    }
+    ndev++;
+  }
+  if (ndev == 0) {
+    gr_fail(err, GR_EXIT_FAIL, "%s: no PCI devices (empty or partial tree)", path);
+    goto out;
+  }
+  rc = 0;
+out:
+  closedir(dir);
+  return rc;
+}
+
+/* hwloc may name the machine it runs on; a replayed tree names itself (as
+ * hwloc-gather-topology records it) or nothing. */
+static char *replayed_hostname(const struct gr_fs *fs)
+{
+  char buf[4096];
+  if (gr_fs_read_str(fs, "/proc/hwloc-nofile-info", buf, sizeof(buf)) == 0) {
+    const char *h = strstr(buf, "HostName: ");
+    if (h && (h == buf || h[-1] == '\n')) {
+      h += strlen("HostName: ");
+      size_t n = strcspn(h, "\n");
+      if (n)
+        return xstrndup(h, n);
+    }
+  }
+  if (gr_fs_read_str(fs, "/proc/sys/kernel/hostname", buf, sizeof(buf)) == 0 && buf[0])
+    return xstrdup(buf);
+  return NULL;
+}
+
+int gr_load_live(const struct gr_fs *fs, struct gr_topo *t, struct gr_err *err)
+{
+  hwloc_topology_t topo = NULL;
+  gr_topo_init(t);
+  /* A replayed tree must be whole; the live machine is what it is. */
+  if (!gr_fs_is_live(fs) && check_tree(fs, err) != 0)
+    return -1;
+  if (gr_hwloc_open_live(fs, &topo, err) != 0)
+    return -1;
+  int rc = gr_topo_from_hwloc(topo, t, NULL, err);
+  hwloc_topology_destroy(topo);
+  if (rc == 0)
+    rc = gr_sysfs_overlay(fs, t, err);
+  if (rc != 0) {
+    gr_topo_free(t);
+    return -1;
+  }
+  if (!gr_fs_is_live(fs)) {
+    free(t->hostname);
+    t->hostname = replayed_hostname(fs);
+  }
+  t->source_kind = xstrdup(gr_fs_is_live(fs) ? "live" : "root");
+  t->source_path = gr_fs_is_live(fs) ? NULL : xstrdup(fs->root);
+  gr_topo_finish(t);
+  return 0;
+}

@@ -1,0 +1,33 @@
+/* Loaders: each fills a struct gr_topo (see topo.h) from one kind of input.
+ * All return 0 on success; on failure -1 with one line in err (err->code is
+ * GR_EXIT_FAIL for bad input, GR_EXIT_CANNOT_RUN when gpurig itself cannot
+ * work) and *t left empty. The caller owns *t either way (gr_topo_free). */
+#ifndef GPURIG_LOADERS_H
+#define GPURIG_LOADERS_H
+
+#include "base/fs.h"
+#include "model/topo.h"
+#include "base/util.h"
+
+/* The machine under fs (live when fs is the real root): hwloc for the tree
+ * and locality, then gpurig's own reads of /sys/bus/pci/devices/<bdf>/. */
+int gr_load_live(const struct gr_fs *fs, struct gr_topo *t, struct gr_err *err);
+
+/* An hwloc XML file (what `lstopo FILE.xml` writes), including the
+ * NVLinkBandwidth matrix and gpurig snapshot attributes when present. */
+int gr_load_xml(const char *path, struct gr_topo *t, struct gr_err *err);
+/* The same from memory (fuzzing); name is used in messages. */
+int gr_load_xml_buffer(const char *name, const char *buf, size_t len, struct gr_topo *t,
+                       struct gr_err *err);
+
+/* Writes the machine under fs as hwloc XML with gpurig's per-device facts as
+ * info attributes. Writes to a temporary file beside out_path and renames it,
+ * so a failure never leaves a partial file. */
+int gr_snapshot_write(const struct gr_fs *fs, const char *out_path, struct gr_err *err);
+
+/* Parsers of single sysfs values, exposed for tests and fuzzing. */
+/* Parses an aer_dev_* file ("NAME COUNT" lines with a TOTAL_ERR_* line);
+ * returns false if it has no parsable total. */
+bool gr_parse_aer_total(const char *text, uint64_t *total);
+
+#endif

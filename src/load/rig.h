@@ -1,0 +1,24 @@
+/* Rig files: a machine described at block-diagram level (docs/rig-format.md),
+ * loaded into the same topology model as a live machine. */
+#ifndef GPURIG_RIG_H
+#define GPURIG_RIG_H
+
+#include <stddef.h>
+
+#include "model/topo.h"
+#include "base/util.h"
+
+/* Parses text (len bytes, from file `name`) into *t. On error returns -1
+ * with "NAME:LINE:COL: problem" in err (code GR_EXIT_FAIL) and *t empty.
+ * Needs the GPU catalog (gr_catalog_init). The caller frees *t. */
+int gr_rig_parse(const char *name, const char *text, size_t len, struct gr_topo *t, struct gr_err *err);
+
+/* Loads a rig by path, or by name from data/rigs/ ("wopr" -> data/rigs/wopr.rig). */
+int gr_load_rig(const char *path_or_name, struct gr_topo *t, struct gr_err *err);
+
+/* Options that change a rig after loading (compare --gpu): replaces every
+ * GPU's model with `model` (its links, P2P default and NVLink stay as
+ * described unless the new model has no NVLink). Returns -1 if unknown. */
+int gr_rig_replace_gpus(struct gr_topo *t, const char *model, struct gr_err *err);
+
+#endif

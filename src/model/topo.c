@@ -1,0 +1,355 @@
+#include "model/topo.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "facts/pcilink.h"
+#include "base/util.h"
+
+void gr_topo_init(struct gr_topo *t)
+{
+  memset(t, 0, sizeof(*t));
+}
+
+static void free_pci(struct gr_pci *p)
+{
+  free(p->vendor_name);
+  free(p->device_name);
+  free(p->model);
+  free(p->uuid);
+  free(p->osdevs);
+  free(p->cpulist);
+  free(p->driver);
+  free(p->link_problem);
+  free(p->aer_problem);
+}
+
+void gr_topo_free(struct gr_topo *t)
+{
+  if (!t)
+    return;
+  for (size_t i = 0; i < t->npci; i++)
+    free_pci(&t->pci[i]);
+  for (size_t i = 0; i < t->npackages; i++) {
+    free(t->packages[i].cpu_vendor);
+    free(t->packages[i].cpu_model);
+  }
+  for (size_t i = 0; i < t->nwarnings; i++)
+    free(t->warnings[i]);
+  free(t->warnings);
+  if (t->rig) {
+    free(t->rig->name);
+    free(t->rig->file);
+    free(t->rig->notes);
+    free(t->rig->currency);
+    free(t->rig->socket_link);
+    free(t->rig);
+  }
+  free(t->packages);
+  free(t->numas);
+  free(t->pci);
+  free(t->gpus);
+  free(t->nics);
+  free(t->nvlinks);
+  free(t->source_kind);
+  free(t->source_path);
+  free(t->product);
+  free(t->hostname);
+  memset(t, 0, sizeof(*t));
+}
+
+int gr_topo_add_pci(struct gr_topo *t)
+{
+  grow_array((void **)&t->pci, sizeof(*t->pci), &t->cap_pci, t->npci);
+  struct gr_pci *p = &t->pci[t->npci];
+  memset(p, 0, sizeof(*p));
+  p->iommu_group = -1;
+  p->numa = -1;
+  p->package = -1;
+  p->parent = -1;
+  p->hostbridge = -1;
+  p->switch_up = -1;
+  p->gpu_index = -1;
+  p->nic_index = -1;
+  p->p2p = -1;
+  return (int)t->npci++;
+}
+
+void gr_topo_add_warning(struct gr_topo *t, const char *fmt, ...)
+{
+  va_list ap;
+  char buf[1024];
+  va_start(ap, fmt);
+  vsnprintf(buf, sizeof(buf), fmt, ap);
+  va_end(ap);
+  t->warnings = xrealloc(t->warnings, (t->nwarnings + 1) * sizeof(char *));
+  t->warnings[t->nwarnings++] = xstrdup(buf);
+}
+
+void gr_topo_add_nvlink(struct gr_topo *t, int a, int b, int peer_package, int count, double bw_gbps)
+{
+  t->nvlinks = xrealloc(t->nvlinks, (t->nnvlinks + 1) * sizeof(*t->nvlinks));
+  t->nvlinks[t->nnvlinks++] = (struct gr_nvlink){a, b, peer_package, count, bw_gbps};
+}
+
+enum gr_kind gr_kind_from_class(unsigned class_id, unsigned vendor)
+{
+  unsigned base_sub = class_id >> 8;
+  if (base_sub == 0x0302 || base_sub == 0x0b40 || base_sub == 0x1200)
+    return GR_KIND_GPU;
+  /* VGA and display controllers are compute GPUs only from the GPU makers:
+   * every server board also carries a BMC VGA device (ASPEED 1a03, Matrox 102b),
+   * and cloud instances an emulated one (Amazon 1d0f). */
+  if ((base_sub == 0x0300 || base_sub == 0x0380) && (vendor == 0x10de || vendor == 0x1002))
+    return GR_KIND_GPU;
+  if ((class_id >> 16) == 0x02)
+    return GR_KIND_NIC;
+  if (class_id == 0x010802)
+    return GR_KIND_NVME;
+  if (base_sub == 0x0680 && vendor == 0x10de)
+    return GR_KIND_NVSWITCH;
+  return GR_KIND_OTHER;
+}
+
+static bool is_bridge_role(enum gr_role r)
+{
+  return r != GR_ROLE_ENDPOINT && r != GR_ROLE_HOSTBRIDGE;
+}
+
+static int cmp_busid(const struct gr_pci *a, const struct gr_pci *b)
+{
+  if (a->domain != b->domain)
+    return a->domain < b->domain ? -1 : 1;
+  if (a->bus != b->bus)
+    return a->bus < b->bus ? -1 : 1;
+  if (a->dev != b->dev)
+    return a->dev < b->dev ? -1 : 1;
+  if (a->func != b->func)
+    return a->func < b->func ? -1 : 1;
+  return 0;
+}
+
+static const struct gr_topo *sort_topo; /* qsort has no context argument */
+
+static int cmp_index_by_busid(const void *x, const void *y)
+{
+  return cmp_busid(&sort_topo->pci[*(const int *)x], &sort_topo->pci[*(const int *)y]);
+}
+
+static void assign_roles(struct gr_topo *t)
+{
+  bool *has_bridge_child = xcalloc(t->npci, sizeof(bool));
+  for (size_t i = 0; i < t->npci; i++) {
+    int par = t->pci[i].parent;
+    if (par >= 0 && is_bridge_role(t->pci[i].role))
+      has_bridge_child[par] = true;
+  }
+  /* Loaders add parents before children, so one forward pass sees each
+   * parent's final role before its children. */
+  for (size_t i = 0; i < t->npci; i++) {
+    struct gr_pci *p = &t->pci[i];
+    const struct gr_pci *par = p->parent >= 0 ? &t->pci[p->parent] : NULL;
+    if (p->role == GR_ROLE_HOSTBRIDGE) {
+      p->hostbridge = (int)i;
+      continue;
+    }
+    p->hostbridge = par ? par->hostbridge : -1;
+    if (is_bridge_role(p->role) && par) {
+      if (par->role == GR_ROLE_HOSTBRIDGE)
+        p->role = GR_ROLE_ROOTPORT;
+      else if (par->role == GR_ROLE_SWITCH_UP)
+        p->role = GR_ROLE_SWITCH_DOWN;
+      else if ((par->role == GR_ROLE_ROOTPORT || par->role == GR_ROLE_SWITCH_DOWN) && has_bridge_child[i])
+        p->role = GR_ROLE_SWITCH_UP;
+      else
+        p->role = GR_ROLE_BRIDGE;
+    }
+    if (p->role == GR_ROLE_SWITCH_UP)
+      p->switch_up = (int)i;
+    else if (p->role == GR_ROLE_SWITCH_DOWN)
+      p->switch_up = p->parent;
+    p->has_link = par && (par->role == GR_ROLE_ROOTPORT || par->role == GR_ROLE_SWITCH_DOWN) &&
+                  (p->role == GR_ROLE_ENDPOINT || p->role == GR_ROLE_SWITCH_UP || p->role == GR_ROLE_BRIDGE);
+    /* A port's own maxima are the far end of the link below it. */
+    if (p->has_link && p->link.port_max_gen == 0 && p->link.port_max_width == 0) {
+      p->link.port_max_gen = par->link.max_gen;
+      p->link.port_max_width = par->link.max_width;
+    }
+  }
+  free(has_bridge_child);
+}
+
+void gr_topo_finish(struct gr_topo *t)
+{
+  assign_roles(t);
+  free(t->gpus);
+  free(t->nics);
+  t->gpus = xcalloc(t->npci, sizeof(int));
+  t->nics = xcalloc(t->npci, sizeof(int));
+  t->ngpus = t->nnics = 0;
+  for (size_t i = 0; i < t->npci; i++) {
+    struct gr_pci *p = &t->pci[i];
+    if (p->kind != GR_KIND_NVSWITCH) /* a loader may know better than the class code */
+      p->kind = p->role == GR_ROLE_ENDPOINT ? gr_kind_from_class(p->class_id, p->vendor) : GR_KIND_NONE;
+    if (p->kind == GR_KIND_NIC && ((p->class_id >> 8) == 0x0207 || p->vendor == 0x15b3))
+      p->rdma = true;
+    if (p->kind == GR_KIND_GPU)
+      t->gpus[t->ngpus++] = (int)i;
+    else if (p->kind == GR_KIND_NIC && p->rdma)
+      t->nics[t->nnics++] = (int)i;
+  }
+  sort_topo = t;
+  qsort(t->gpus, t->ngpus, sizeof(int), cmp_index_by_busid);
+  qsort(t->nics, t->nnics, sizeof(int), cmp_index_by_busid);
+  for (size_t i = 0; i < t->ngpus; i++)
+    t->pci[t->gpus[i]].gpu_index = (int)i;
+  for (size_t i = 0; i < t->nnics; i++)
+    t->pci[t->nics[i]].nic_index = (int)i;
+}
+
+const char *gr_pci_busid(const struct gr_pci *p, char *buf, size_t cap)
+{
+  if (p->role == GR_ROLE_HOSTBRIDGE)
+    snprintf(buf, cap, "%04x:[%02x-%02x]", p->domain, p->sec_bus, p->sub_bus);
+  else
+    snprintf(buf, cap, "%04x:%02x:%02x.%x", p->domain, p->bus, p->dev, p->func);
+  return buf;
+}
+
+const char *gr_pci_sysfs_path(const struct gr_pci *p, const char *attr, char *buf, size_t cap)
+{
+  snprintf(buf, cap, "/sys/bus/pci/devices/%04x:%02x:%02x.%x%s%s", p->domain, p->bus, p->dev, p->func, attr ? "/" : "",
+           attr ? attr : "");
+  return buf;
+}
+
+bool gr_parse_busid(const char *s, unsigned *domain, unsigned *bus, unsigned *dev, unsigned *func)
+{
+  char tail;
+  unsigned d, b, v, f;
+  if (sscanf(s, "%x:%x:%x.%x%c", &d, &b, &v, &f, &tail) != 4)
+    return false;
+  if (b > 0xff || v > 0x1f || f > 7)
+    return false;
+  *domain = d;
+  *bus = b;
+  *dev = v;
+  *func = f;
+  return true;
+}
+
+static int depth_of(const struct gr_topo *t, int x)
+{
+  int d = 0;
+  while (t->pci[x].parent >= 0) {
+    x = t->pci[x].parent;
+    d++;
+  }
+  return d;
+}
+
+int gr_topo_common_ancestor(const struct gr_topo *t, int x, int y)
+{
+  int dx = depth_of(t, x), dy = depth_of(t, y);
+  while (dx > dy) {
+    x = t->pci[x].parent;
+    dx--;
+  }
+  while (dy > dx) {
+    y = t->pci[y].parent;
+    dy--;
+  }
+  while (x != y && x >= 0 && y >= 0) {
+    x = t->pci[x].parent;
+    y = t->pci[y].parent;
+  }
+  return x == y ? x : -1;
+}
+
+const char *gr_role_name(enum gr_role r)
+{
+  switch (r) {
+  case GR_ROLE_HOSTBRIDGE: return "host_bridge";
+  case GR_ROLE_ROOTPORT: return "root_port";
+  case GR_ROLE_SWITCH_UP: return "switch_upstream";
+  case GR_ROLE_SWITCH_DOWN: return "switch_downstream";
+  case GR_ROLE_BRIDGE: return "bridge";
+  case GR_ROLE_ENDPOINT: return "endpoint";
+  }
+  return "?";
+}
+
+const char *gr_kind_name(enum gr_kind k)
+{
+  switch (k) {
+  case GR_KIND_NONE: return "bridge";
+  case GR_KIND_GPU: return "gpu";
+  case GR_KIND_NIC: return "nic";
+  case GR_KIND_NVME: return "nvme";
+  case GR_KIND_NVSWITCH: return "nvswitch";
+  case GR_KIND_OTHER: return "other";
+  }
+  return "?";
+}
+
+const char *gr_pci_label(const struct gr_topo *t, int idx, char *buf, size_t cap)
+{
+  const struct gr_pci *p = &t->pci[idx];
+  if (p->gpu_index >= 0)
+    snprintf(buf, cap, "GPU%d", p->gpu_index);
+  else if (p->nic_index >= 0)
+    snprintf(buf, cap, "NIC%d", p->nic_index);
+  else
+    gr_pci_busid(p, buf, cap);
+  return buf;
+}
+
+static int min_known(int a, int b)
+{
+  if (a <= 0)
+    return b;
+  if (b <= 0)
+    return a;
+  return a < b ? a : b;
+}
+
+void gr_link_effective(const struct gr_link *l, int *gen, int *width)
+{
+  *gen = min_known(l->max_gen, l->port_max_gen);
+  if (*gen == 0)
+    *gen = l->cur_gen;
+  *width = min_known(min_known(l->max_width, l->port_max_width), l->cur_width);
+}
+
+double gr_link_bw_gbps(const struct gr_pci *p)
+{
+  int gen, width;
+  if (!p->has_link)
+    return 0;
+  gr_link_effective(&p->link, &gen, &width);
+  if (gen > 0 && width > 0)
+    return gr_pcie_bw_gbps(gen, width);
+  return p->link.recorded_gbps;
+}
+
+double gr_link_nccl_gbps(const struct gr_pci *p)
+{
+  int gen, width;
+  if (!p->has_link)
+    return 0;
+  gr_link_effective(&p->link, &gen, &width);
+  if (gen > 0 && width > 0)
+    return gr_pcie_nccl_gbps(gen, width);
+  return gr_pcie_nccl_from_bw(p->link.recorded_gbps);
+}
+
+int gr_topo_gpu_by_busid(const struct gr_topo *t, const char *busid)
+{
+  char b[32];
+  for (size_t k = 0; t && k < t->ngpus; k++)
+    if (strcmp(gr_pci_busid(&t->pci[t->gpus[k]], b, sizeof(b)), busid) == 0)
+      return (int)k;
+  return -1;
+}

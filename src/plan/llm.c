@@ -1,0 +1,252 @@
+#include "plan/llm.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include <jansson.h>
+
+#include "facts/data.h"
+
+/* Architectures whose layers are Llama-shaped (RMSNorm, gated MLP, q/k/v/o
+ * projections): the count below is exact for them. */
+static const char *const llama_like_types[] = {"llama", "mistral", "mixtral", "qwen2", "qwen2_moe", "qwen3",
+                                               "gemma", "gemma2", "internlm2", "yi", "deepseek", "olmo2",
+                                               "granite", "cohere", "phi3", NULL};
+
+bool gr_model_type_llama_like(const char *type)
+{
+  for (size_t i = 0; type && llama_like_types[i]; i++)
+    if (strcmp(type, llama_like_types[i]) == 0)
+      return true;
+  return false;
+}
+
+static void emit(gr_tensor_fn fn, void *ctx, enum gr_tensor_class cls, long layer, uint64_t rows, uint64_t cols,
+                 uint64_t count, bool expert)
+{
+  struct gr_tensor t = {.cls = cls, .layer = layer, .rows = rows, .cols = cols, .count = count, .expert = expert};
+  fn(&t, ctx);
+}
+
+static void layer_tensors(const struct gr_model *m, long l, gr_tensor_fn fn, void *ctx)
+{
+  uint64_t h = (uint64_t)m->hidden, q = (uint64_t)(m->heads * m->head_dim), kv = (uint64_t)(m->kv_heads * m->head_dim);
+  emit(fn, ctx, GR_T_NORM, l, 1, h, 1, false);
+  emit(fn, ctx, GR_T_ATTN_Q, l, q, h, 1, false);
+  emit(fn, ctx, GR_T_ATTN_K, l, kv, h, 1, false);
+  emit(fn, ctx, GR_T_ATTN_V, l, kv, h, 1, false);
+  if (m->qkv_bias) {
+    emit(fn, ctx, GR_T_BIAS, l, 1, q, 1, false);
+    emit(fn, ctx, GR_T_BIAS, l, 1, kv, 1, false);
+    emit(fn, ctx, GR_T_BIAS, l, 1, kv, 1, false);
+  }
+  emit(fn, ctx, GR_T_ATTN_O, l, h, q, 1, false);
+  emit(fn, ctx, GR_T_NORM, l, 1, h, 1, false);
+  bool moe = m->experts > 0;
+  uint64_t inter = (uint64_t)(moe ? m->moe_intermediate : m->intermediate), n = moe ? (uint64_t)m->experts : 1;
+  if (moe)
+    emit(fn, ctx, GR_T_ROUTER, l, (uint64_t)m->experts, h, 1, false);
+  emit(fn, ctx, GR_T_FFN_GATE, l, inter, h, n, moe);
+  emit(fn, ctx, GR_T_FFN_UP, l, inter, h, n, moe);
+  emit(fn, ctx, GR_T_FFN_DOWN, l, h, inter, n, moe);
+}
+
+void gr_model_tensors(const struct gr_model *m, gr_tensor_fn fn, void *ctx)
+{
+  if (!m->shape_known) {
+    emit(fn, ctx, GR_T_ALL, -1, 1, (uint64_t)llround(m->params_given), 1, false);
+    return;
+  }
+  uint64_t h = (uint64_t)m->hidden, v = (uint64_t)m->vocab;
+  emit(fn, ctx, GR_T_EMBED, -1, v, h, 1, false);
+  for (long l = 0; l < m->layers; l++)
+    layer_tensors(m, l, fn, ctx);
+  emit(fn, ctx, GR_T_NORM, -1, 1, h, 1, false);
+  if (!m->tied)
+    emit(fn, ctx, GR_T_OUTPUT, -1, v, h, 1, false);
+}
+
+struct count_ctx {
+  const struct gr_model *m;
+  struct gr_param_count *c;
+};
+
+static void count_one(const struct gr_tensor *t, void *vctx)
+{
+  struct count_ctx *x = vctx;
+  uint64_t one = t->rows * t->cols, all = one * t->count;
+  x->c->total += all;
+  x->c->active += t->expert ? one * (uint64_t)x->m->experts_per_tok : all;
+  if (t->cls == GR_T_EMBED)
+    x->c->embedding += all;
+  if (t->layer == 0)
+    x->c->per_layer += all;
+  /* DeepSpeed counts modules: a Linear with its bias, one expert at a time */
+  uint64_t module = one;
+  if (t->cls == GR_T_ATTN_Q || t->cls == GR_T_ATTN_K || t->cls == GR_T_ATTN_V)
+    module += x->m->qkv_bias ? t->rows : 0;
+  if (t->cls != GR_T_BIAS && t->cls != GR_T_NORM && module > x->c->largest_module)
+    x->c->largest_module = module;
+}
+
+void gr_model_count(const struct gr_model *m, struct gr_param_count *c)
+{
+  memset(c, 0, sizeof(*c));
+  struct count_ctx x = {m, c};
+  gr_model_tensors(m, count_one, &x);
+}
+
+double gr_model_kv_bytes_per_token(const struct gr_model *m, double elem_bytes)
+{
+  if (!m->shape_known)
+    return 0;
+  return 2.0 * (double)m->layers * (double)m->kv_heads * (double)m->head_dim * elem_bytes;
+}
+
+long gr_model_kv_tokens(const struct gr_model *m, long ctx)
+{
+  return m->sliding_window > 0 && m->sliding_window < ctx ? m->sliding_window : ctx;
+}
+
+/* ---- built-in models ---- */
+
+static struct gr_table models;
+static bool models_loaded;
+
+static int models_init(struct gr_err *err)
+{
+  if (models_loaded)
+    return 0;
+  if (gr_table_load("models.tsv", &models, err) != 0)
+    return -1;
+  models_loaded = true;
+  return 0;
+}
+
+static int cell_long(size_t r, const char *col, long min, long *out, struct gr_err *err)
+{
+  int c = gr_table_col(&models, col);
+  if (c < 0)
+    return gr_fail(err, GR_EXIT_CANNOT_RUN, "%s: missing column %s", models.name, col);
+  if (!parse_long(gr_table_cell(&models, r, (size_t)c), 10, out) || *out < min)
+    return gr_fail(err, GR_EXIT_CANNOT_RUN, "%s:%zu: %s is not a number of at least %ld", models.name,
+                   models.lines[r], col, min);
+  return 0;
+}
+
+static int cell_bool(size_t r, const char *col, bool *out, struct gr_err *err)
+{
+  int c = gr_table_col(&models, col);
+  const char *v = c >= 0 ? gr_table_cell(&models, r, (size_t)c) : "";
+  if (strcmp(v, "yes") != 0 && strcmp(v, "no") != 0)
+    return gr_fail(err, GR_EXIT_CANNOT_RUN, "%s:%zu: %s must be yes or no", models.name, c >= 0 ? models.lines[r] : 0,
+                   col);
+  *out = strcmp(v, "yes") == 0;
+  return 0;
+}
+
+static int builtin_row(size_t r, struct gr_model *m, struct gr_err *err)
+{
+  struct {
+    const char *col;
+    long min;
+    long *dst;
+  } f[] = {{"layers", 1, &m->layers},       {"hidden", 1, &m->hidden},   {"intermediate", 1, &m->intermediate},
+           {"heads", 1, &m->heads},         {"kv_heads", 1, &m->kv_heads}, {"head_dim", 1, &m->head_dim},
+           {"vocab", 1, &m->vocab},         {"experts", 0, &m->experts}, {"experts_per_tok", 0, &m->experts_per_tok},
+           {"max_ctx", 0, &m->max_ctx},     {"sliding_window", 0, &m->sliding_window}};
+  for (size_t i = 0; i < sizeof(f) / sizeof(f[0]); i++)
+    if (cell_long(r, f[i].col, f[i].min, f[i].dst, err) != 0)
+      return -1;
+  if (cell_bool(r, "tied", &m->tied, err) != 0 || cell_bool(r, "qkv_bias", &m->qkv_bias, err) != 0)
+    return -1;
+  m->moe_intermediate = m->intermediate;
+  m->shape_known = true;
+  m->name = xstrdup(gr_table_cell(&models, r, 0));
+  m->model_type = xstrdup(gr_table_cell(&models, r, (size_t)gr_table_col(&models, "model_type")));
+  int s = gr_table_col(&models, "source");
+  m->source = xasprintf("data/models.tsv: %s", s >= 0 ? gr_table_cell(&models, r, (size_t)s) : "");
+  return 0;
+}
+
+int gr_model_builtin(const char *name, struct gr_model *m, struct gr_err *err)
+{
+  memset(m, 0, sizeof(*m));
+  if (models_init(err) != 0)
+    return -1;
+  for (size_t r = 0; r < models.nrows; r++)
+    if (strcasecmp(gr_table_cell(&models, r, 0), name) == 0) {
+      if (builtin_row(r, m, err) != 0) {
+        gr_model_free(m);
+        return -1;
+      }
+      return 0;
+    }
+  char names[1024];
+  gr_model_builtin_names(names, sizeof(names));
+  return gr_fail(err, GR_EXIT_FAIL, "unknown model '%s' (built-in: %s; or give a config.json path)", name, names);
+}
+
+void gr_model_builtin_names(char *buf, size_t cap)
+{
+  struct gr_err err = {0};
+  size_t off = 0;
+  buf[0] = '\0';
+  if (models_init(&err) != 0)
+    return;
+  for (size_t r = 0; r < models.nrows && off < cap; r++)
+    off += (size_t)snprintf(buf + off, cap - off, "%s%s", r ? ", " : "", gr_table_cell(&models, r, 0));
+}
+
+/* ---- --params ---- */
+
+bool gr_parse_param_count(const char *s, double *out)
+{
+  char *end;
+  errno = 0;
+  double v = strtod(s, &end);
+  if (end == s || errno || !isfinite(v) || v <= 0)
+    return false;
+  double mult = 1;
+  switch (toupper((unsigned char)*end)) {
+  case 'K': mult = 1e3; end++; break;
+  case 'M': mult = 1e6; end++; break;
+  case 'B': case 'G': mult = 1e9; end++; break;
+  case 'T': mult = 1e12; end++; break;
+  default: break;
+  }
+  if (*end)
+    return false;
+  v *= mult;
+  if (v < 1 || v > 1e15)
+    return false;
+  *out = v;
+  return true;
+}
+
+void gr_model_from_params(double params, struct gr_model *m)
+{
+  memset(m, 0, sizeof(*m));
+  m->params_given = params;
+  if (params >= 1e9)
+    m->name = xasprintf("%gB parameters", params / 1e9);
+  else
+    m->name = xasprintf("%.0f parameters", params);
+  m->source = xstrdup("--params (no architecture: weights and model states only)");
+}
+
+void gr_model_free(struct gr_model *m)
+{
+  if (!m)
+    return;
+  free(m->name);
+  free(m->source);
+  free(m->model_type);
+  free(m->quant_hint);
+  memset(m, 0, sizeof(*m));
+}

@@ -1,0 +1,231 @@
+/* Hugging Face config.json: the fields that fix a decoder's shape. jansson
+ * parses; this file finds the line of a key for the error message, since a
+ * parsed JSON value no longer knows where it was. */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "facts/data.h"
+#include "plan/llm.h"
+
+struct cfg {
+  const char *name, *text;
+  size_t len;
+  size_t region;   /* where to look for keys: the start of text_config when the model nests its LM there */
+  json_t *obj;
+  struct gr_err *err;
+};
+
+/* The line of the first `"key"` followed by ':' at or after cfg->region; 1 if none. */
+static size_t key_line(const struct cfg *c, const char *key)
+{
+  size_t klen = strlen(key), line = 1;
+  for (size_t i = 0; i < c->region && i < c->len; i++)
+    line += c->text[i] == '\n';
+  for (size_t i = c->region; i + klen + 2 <= c->len; i++) {
+    if (c->text[i] == '\n')
+      line++;
+    if (c->text[i] != '"' || memcmp(c->text + i + 1, key, klen) != 0 || c->text[i + 1 + klen] != '"')
+      continue;
+    size_t j = i + klen + 2;
+    while (j < c->len && (c->text[j] == ' ' || c->text[j] == '\t' || c->text[j] == '\r' || c->text[j] == '\n'))
+      j++;
+    if (j < c->len && c->text[j] == ':')
+      return line;
+  }
+  return 1;
+}
+
+static int key_fail(const struct cfg *c, const char *key, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+static int key_fail(const struct cfg *c, const char *key, const char *fmt, ...)
+{
+  char what[256];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(what, sizeof(what), fmt, ap);
+  va_end(ap);
+  return gr_fail(c->err, GR_EXIT_FAIL, "%s:%zu: key \"%s\": %s", c->name, key_line(c, key), key, what);
+}
+
+/* An integer field: absent gives `dflt` (or an error when required); null
+ * counts as absent (head_dim: null in some configs). */
+static int get_long(const struct cfg *c, const char *key, bool required, long dflt, long min, long max, long *out)
+{
+  json_t *v = json_object_get(c->obj, key);
+  if (!v || json_is_null(v)) {
+    if (required)
+      return gr_fail(c->err, GR_EXIT_FAIL, "%s:%zu: key \"%s\": missing (needed to count the model's parameters)",
+                     c->name, c->region ? key_line(c, "text_config") : (size_t)1, key);
+    *out = dflt;
+    return 0;
+  }
+  if (!json_is_integer(v))
+    return key_fail(c, key, "must be an integer, not %s",
+                    json_is_real(v) ? "a fraction" : json_is_string(v) ? "a string" : json_is_boolean(v) ? "true/false"
+                                                                                                     : "a list or object");
+  json_int_t n = json_integer_value(v);
+  if (n < min || n > max)
+    return key_fail(c, key, "%lld is out of range (%ld to %ld)", (long long)n, min, max);
+  *out = (long)n;
+  return 0;
+}
+
+static int get_bool(const struct cfg *c, const char *key, bool dflt, bool *out)
+{
+  json_t *v = json_object_get(c->obj, key);
+  if (!v || json_is_null(v)) {
+    *out = dflt;
+    return 0;
+  }
+  if (!json_is_boolean(v))
+    return key_fail(c, key, "must be true or false");
+  *out = json_is_true(v);
+  return 0;
+}
+
+/* The checkpoint's own quantization, as a --quant name. */
+static void quant_hint(const struct cfg *c, struct gr_model *m)
+{
+  json_t *q = json_object_get(c->obj, "quantization_config");
+  const char *method = json_string_value(json_object_get(q, "quant_method"));
+  if (!method)
+    return;
+  json_int_t group = json_integer_value(json_object_get(q, "group_size"));
+  if ((strcmp(method, "gptq") == 0 || strcmp(method, "awq") == 0) && group > 0)
+    m->quant_hint = xasprintf("%s-g%lld", method, (long long)group);
+  else if (strcmp(method, "bitsandbytes") == 0)
+    m->quant_hint = xstrdup(json_is_true(json_object_get(q, "load_in_4bit"))
+                                ? (json_is_true(json_object_get(q, "bnb_4bit_use_double_quant")) ? "nf4-dq" : "nf4")
+                                : "int8");
+  else if (strcmp(method, "fp8") == 0)
+    m->quant_hint = xstrdup("fp8");
+}
+
+static int shape_fields(const struct cfg *c, struct gr_model *m)
+{
+  const long big = 10L * 1000 * 1000; /* keeps every product far from overflow */
+  if (get_long(c, "num_hidden_layers", true, 0, 1, 10000, &m->layers) != 0 ||
+      get_long(c, "hidden_size", true, 0, 1, big, &m->hidden) != 0 ||
+      get_long(c, "intermediate_size", true, 0, 1, big, &m->intermediate) != 0 ||
+      get_long(c, "num_attention_heads", true, 0, 1, 100000, &m->heads) != 0 ||
+      get_long(c, "vocab_size", true, 0, 1, big, &m->vocab) != 0 ||
+      get_long(c, "num_key_value_heads", false, m->heads, 1, m->heads, &m->kv_heads) != 0 ||
+      get_long(c, "head_dim", false, 0, 1, 100000, &m->head_dim) != 0)
+    return -1;
+  if (m->heads > 4096 || m->head_dim > 8192)
+    return key_fail(c, m->heads > 4096 ? "num_attention_heads" : "head_dim", "larger than any model gpurig plans for");
+  if (m->heads % m->kv_heads != 0)
+    return key_fail(c, "num_key_value_heads", "%ld does not divide num_attention_heads %ld", m->kv_heads, m->heads);
+  if (m->head_dim == 0) {
+    if (m->hidden % m->heads != 0)
+      return key_fail(c, "num_attention_heads", "%ld does not divide hidden_size %ld (and head_dim is not given)",
+                      m->heads, m->hidden);
+    m->head_dim = m->hidden / m->heads;
+  }
+  return 0;
+}
+
+static int moe_fields(const struct cfg *c, struct gr_model *m)
+{
+  const char *key = json_object_get(c->obj, "num_local_experts") ? "num_local_experts"
+                    : json_object_get(c->obj, "num_experts")      ? "num_experts"
+                                                                  : "n_routed_experts";
+  if (get_long(c, key, false, 0, 0, 100000, &m->experts) != 0 ||
+      get_long(c, "num_experts_per_tok", m->experts > 0, 0, 0, m->experts, &m->experts_per_tok) != 0 ||
+      get_long(c, "moe_intermediate_size", false, m->intermediate, 1, 10L * 1000 * 1000, &m->moe_intermediate) != 0)
+    return -1;
+  /* keeps every count below 2^64: no model comes near 1e15 parameters */
+  double attn = (double)m->hidden * (double)m->head_dim * (double)(2 * m->heads + 2 * m->kv_heads);
+  double mlp = 3.0 * (double)m->hidden * (double)m->moe_intermediate * (double)(m->experts > 0 ? m->experts : 1);
+  if ((double)m->layers * (attn + mlp) + 2.0 * (double)m->vocab * (double)m->hidden > 1e15)
+    return key_fail(c, "num_hidden_layers", "the shape adds up to more than 1e15 parameters");
+  if (m->experts > 0 && m->experts_per_tok < 1)
+    return key_fail(c, "num_experts_per_tok", "must be at least 1 for a mixture-of-experts model");
+  if (json_object_get(c->obj, "n_shared_experts") || json_object_get(c->obj, "first_k_dense_replace") ||
+      json_object_get(c->obj, "shared_expert_intermediate_size"))
+    return gr_fail(c->err, GR_EXIT_FAIL, "%s:%zu: shared experts and dense-first layers (DeepSeek/Qwen-MoE) are not "
+                   "counted by gpurig yet; give --params instead", c->name, key_line(c, "model_type"));
+  return 0;
+}
+
+static int context_fields(const struct cfg *c, struct gr_model *m)
+{
+  if (get_long(c, "max_position_embeddings", false, 0, 1, 1L << 30, &m->max_ctx) != 0)
+    return -1;
+  json_t *use = json_object_get(c->obj, "use_sliding_window");
+  if (use && json_is_false(use))
+    return 0; /* Qwen2 lists a window it does not use */
+  return get_long(c, "sliding_window", false, 0, 1, 1L << 30, &m->sliding_window);
+}
+
+int gr_model_parse_config(const char *name, const char *text, size_t len, struct gr_model *m, struct gr_err *err)
+{
+  json_error_t je;
+  int rc = -1;
+  memset(m, 0, sizeof(*m));
+  json_t *root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &je);
+  struct cfg c = {.name = name, .text = text, .len = len, .obj = root, .err = err};
+  if (!root) {
+    gr_fail(err, GR_EXIT_FAIL, "%s:%d:%d: not valid JSON: %s", name, je.line, je.column, je.text);
+    goto out;
+  }
+  if (!json_is_object(root)) {
+    gr_fail(err, GR_EXIT_FAIL, "%s:1: a config.json is one JSON object", name);
+    goto out;
+  }
+  json_t *text_config = json_object_get(root, "text_config");
+  if (json_is_object(text_config) && !json_object_get(root, "hidden_size")) {
+    c.obj = text_config; /* multimodal models nest the language model */
+    c.region = 0;
+    const char *p = memmem(text, len, "\"text_config\"", 13);
+    c.region = p && (size_t)(p - text) < len ? (size_t)(p - text) : 0;
+  }
+  json_t *type = json_object_get(c.obj, "model_type");
+  if (type && !json_is_string(type)) {
+    key_fail(&c, "model_type", "must be a string");
+    goto out;
+  }
+  m->model_type = xstrdup(type ? json_string_value(type) : "unknown");
+  /* transformers: PretrainedConfig ties by default, Llama-family configs do not */
+  if (shape_fields(&c, m) != 0 || moe_fields(&c, m) != 0 || context_fields(&c, m) != 0 ||
+      get_bool(&c, "tie_word_embeddings",
+               !gr_model_type_llama_like(m->model_type) || strncmp(m->model_type, "gemma", 5) == 0, &m->tied) != 0)
+    goto out;
+  if (m->experts == 0)
+    m->moe_intermediate = m->intermediate;
+  m->qkv_bias = strncmp(m->model_type, "qwen2", 5) == 0;
+  json_t *bias = json_object_get(c.obj, "attention_bias");
+  if (json_is_boolean(bias))
+    m->qkv_bias = json_is_true(bias);
+  quant_hint(&c, m);
+  m->shape_known = true;
+  m->name = xstrdup(name);
+  m->source = xasprintf("%s (model_type %s)", name, m->model_type);
+  rc = 0;
+out:
+  json_decref(root);
+  if (rc != 0)
+    gr_model_free(m);
+  return rc;
+}
+
+int gr_model_load_config(const char *path, struct gr_model *m, struct gr_err *err)
+{
+  FILE *f = fopen(path, "rb");
+  char *buf = NULL;
+  size_t len = 0;
+  int rc = -1;
+  memset(m, 0, sizeof(*m));
+  if (!f)
+    return gr_fail(err, GR_EXIT_FAIL, "%s: cannot open: %s", path, strerror(errno));
+  if (gr_read_stream(f, path, 16u << 20, &buf, &len, err) == 0)
+    rc = gr_model_parse_config(path, buf, len, m, err);
+  fclose(f);
+  free(buf);
+  return rc;
+}

@@ -1,0 +1,738 @@
+#include "plan/plan.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/analysis.h"
+#include "facts/data.h"
+#include "facts/pcilink.h"
+
+#define GIB 1073741824.0
+
+static struct gr_table consts;
+static bool consts_loaded;
+
+int gr_planner_init(struct gr_err *err)
+{
+  if (consts_loaded)
+    return 0;
+  if (gr_table_load("planner.tsv", &consts, err) != 0)
+    return -1;
+  static const char *const need[] = {"cuda_context_gib", "decode_eff_gpu_low", "decode_eff_gpu_mid",
+                                     "decode_eff_gpu_high", "decode_eff_cpu_low", "decode_eff_cpu_high",
+                                     "layer_split_eff", "allreduce_latency_us", "prefill_mfu", "train_mfu_low",
+                                     "train_mfu_high", "allreduce_overlap", "inference_chunk_tokens",
+                                     "zero3_live_gib", "zero_bucket_gib", "kwh_price_usd", "gpu_power_share",
+                                     "host_power_w", NULL};
+  for (size_t i = 0; need[i]; i++) {
+    double v;
+    if (!gr_table_number(&consts, need[i], &v) || v < 0) {
+      gr_table_free(&consts);
+      return gr_fail(err, GR_EXIT_CANNOT_RUN, "%s: no number for key %s", "planner.tsv", need[i]);
+    }
+  }
+  consts_loaded = true;
+  return 0;
+}
+
+double gr_planner_const(const char *key)
+{
+  double v = 0;
+  if (consts_loaded)
+    gr_table_number(&consts, key, &v);
+  return v;
+}
+
+const char *gr_job_name(enum gr_job j)
+{
+  static const char *const names[] = {"infer", "lora", "qlora", "full"};
+  return names[j];
+}
+
+const char *gr_fit_name(enum gr_fit f)
+{
+  return f == GR_FIT_HEADROOM ? "fits" : f == GR_FIT_TIGHT ? "tight" : "does not fit";
+}
+
+/* ---- LoRA ---- */
+
+uint64_t gr_lora_trainable(const struct gr_model *m, long rank, unsigned targets)
+{
+  if (!m->shape_known)
+    return 0;
+  uint64_t h = (uint64_t)m->hidden, q = (uint64_t)(m->heads * m->head_dim), kv = (uint64_t)(m->kv_heads * m->head_dim);
+  uint64_t inter = (uint64_t)m->moe_intermediate, n = m->experts > 0 ? (uint64_t)m->experts : 1, r = (uint64_t)rank;
+  uint64_t per = 0;
+  /* each adapted Linear(d_in, d_out) adds A (r x d_in) and B (d_out x r) */
+  if (targets & GR_LORA_Q) per += r * (h + q);
+  if (targets & GR_LORA_K) per += r * (h + kv);
+  if (targets & GR_LORA_V) per += r * (h + kv);
+  if (targets & GR_LORA_O) per += r * (q + h);
+  if (targets & GR_LORA_GATE) per += n * r * (h + inter);
+  if (targets & GR_LORA_UP) per += n * r * (h + inter);
+  if (targets & GR_LORA_DOWN) per += n * r * (inter + h);
+  return per * (uint64_t)m->layers;
+}
+
+/* ---- checks ---- */
+
+int gr_plan_check(const struct gr_plan_req *r, const struct gr_model *m, const struct gr_plan_hw *hw,
+                  struct gr_err *err)
+{
+  if (r->gpus < 0 || (r->gpus == 0 && r->job != GR_JOB_INFER))
+    return gr_fail(err, GR_EXIT_FAIL, "--gpus %d: training needs at least one GPU", r->gpus);
+  if (r->gpus == 0 && hw->cpu_bw_gbps <= 0)
+    return gr_fail(err, GR_EXIT_FAIL, "--gpus 0 runs on the CPU: say its memory with --cpu CHANNELSxMT/s (e.g. 8x3200)");
+  if (r->gpus > 0 && !hw->gpu)
+    return gr_fail(err, GR_EXIT_FAIL, "no GPU to plan for: give --gpu MODEL or --rig RIG");
+  if (r->gpus > hw->ngpus)
+    return gr_fail(err, GR_EXIT_FAIL, "--gpus %d: the machine has %d GPUs", r->gpus, hw->ngpus);
+  if (r->gpus > 0 && r->tp * r->pp > r->gpus)
+    return gr_fail(err, GR_EXIT_FAIL, "--tp %d x --pp %d needs %d GPUs; %d are planned (--gpus)", r->tp, r->pp,
+                   r->tp * r->pp, r->gpus);
+  if (r->gpus > 0 && r->gpus % (r->tp * r->pp) != 0)
+    return gr_fail(err, GR_EXIT_FAIL, "--gpus %d is not a multiple of --tp %d x --pp %d", r->gpus, r->tp, r->pp);
+  if (r->job == GR_JOB_INFER && r->gpus > 0 && r->tp * r->pp != r->gpus)
+    return gr_fail(err, GR_EXIT_FAIL, "inference on %d GPUs: --tp x --pp must use all of them (got %d x %d)", r->gpus,
+                   r->tp, r->pp);
+  if (!m->shape_known && r->job != GR_JOB_FULL && r->job != GR_JOB_INFER)
+    return gr_fail(err, GR_EXIT_FAIL, "--job %s needs the model's shape: give --model NAME or config.json, not --params",
+                   gr_job_name(r->job));
+  if (m->shape_known && r->tp > 1 && m->heads % r->tp != 0)
+    return gr_fail(err, GR_EXIT_FAIL, "--tp %d does not divide the model's %ld attention heads", r->tp, m->heads);
+  if (m->shape_known && r->pp > m->layers)
+    return gr_fail(err, GR_EXIT_FAIL, "--pp %d: the model has only %ld layers", r->pp, m->layers);
+  if (m->max_ctx > 0 && r->ctx > m->max_ctx)
+    return gr_fail(err, GR_EXIT_FAIL, "--ctx %ld is more than %s supports (max_position_embeddings %ld)", r->ctx,
+                   m->name, m->max_ctx);
+  if (r->zero > 0 && r->job == GR_JOB_INFER)
+    return gr_fail(err, GR_EXIT_FAIL, "--zero applies to training jobs (lora, qlora, full)");
+  if (r->offload != GR_OFFLOAD_NONE && r->zero < (r->offload == GR_OFFLOAD_PARAMS ? 3 : 1))
+    return gr_fail(err, GR_EXIT_FAIL, "--offload %s needs --zero %d or more (DeepSpeed ZeRO-Offload)",
+                   r->offload == GR_OFFLOAD_PARAMS ? "params" : "optimizer", r->offload == GR_OFFLOAD_PARAMS ? 3 : 1);
+  return 0;
+}
+
+/* ---- hardware ---- */
+
+static double group_busbw(const struct gr_prediction *p, size_t k)
+{
+  if (k == p->ngpus)
+    return p->best.busbw_gbps;
+  return p->group_busbw_gbps && k < p->ngpus ? p->group_busbw_gbps[k] : 0;
+}
+
+void gr_plan_hw_from_topo(const struct gr_topo *t, const struct gr_prediction *p, struct gr_plan_hw *hw)
+{
+  memset(hw, 0, sizeof(*hw));
+  hw->ngpus = (int)t->ngpus;
+  for (size_t g = 0; g < t->ngpus; g++) {
+    const struct gr_pci *d = &t->pci[t->gpus[g]];
+    const struct gr_gpu_model *gm = gr_catalog_find(d->model);
+    if (!gm && d->vendor)
+      gm = gr_catalog_find_pci(d->vendor, d->device);
+    if (hw->gpu && gm && gm != hw->gpu)
+      hw->mixed_gpus = true;
+    if (gm && (!hw->gpu || gm->mem_gib < hw->gpu->mem_gib))
+      hw->gpu = gm;
+    double rate = gr_link_bw_gbps(d);
+    if (rate > 0 && (hw->host_link_gbps == 0 || rate < hw->host_link_gbps))
+      hw->host_link_gbps = rate;
+  }
+  for (size_t k = 2; k <= t->ngpus && k < 65; k++)
+    hw->busbw_gbps[k] = group_busbw(p, k);
+  hw->p2p_level = p->best_needs_p2p_level ? p->best_p2p_level : NULL;
+  int sockets = 0, ch = 0, mts = 0;
+  for (size_t i = 0; i < t->npackages; i++)
+    if (t->packages[i].mem_channels > 0 && t->packages[i].mem_mts > 0) {
+      sockets++;
+      ch = t->packages[i].mem_channels;
+      mts = t->packages[i].mem_mts;
+      hw->cpu_bw_gbps += t->packages[i].mem_channels * 8.0 * t->packages[i].mem_mts / 1000.0;
+    }
+  if (sockets)
+    snprintf(hw->cpu_desc, sizeof(hw->cpu_desc), "%dx %d channels x %d MT/s", sockets, ch, mts);
+  if (t->rig) {
+    hw->price = t->rig->price;
+    snprintf(hw->currency, sizeof(hw->currency), "%s", t->rig->currency ? t->rig->currency : "USD");
+    snprintf(hw->name, sizeof(hw->name), "%s", t->rig->name);
+  } else {
+    snprintf(hw->name, sizeof(hw->name), "%s", t->hostname ? t->hostname : "this machine");
+  }
+}
+
+/* ---- memory ---- */
+
+/* Appends one line of a breakdown; returns its size in GiB. */
+static double add_item(struct gr_plan_item *items, size_t *n, size_t cap, const char *what, double bytes,
+                       const char *note)
+{
+  if (*n >= cap)
+    return 0;
+  struct gr_plan_item *it = &items[(*n)++];
+  snprintf(it->what, sizeof(it->what), "%s", what);
+  snprintf(it->note, sizeof(it->note), "%s", note ? note : "");
+  it->gib = bytes / GIB;
+  return it->gib;
+}
+
+static void gpu_item(struct gr_plan *o, const char *what, double bytes, const char *note)
+{
+  o->gpu_need_gib += add_item(o->gpu, &o->ngpu_items, sizeof(o->gpu) / sizeof(o->gpu[0]), what, bytes, note);
+}
+
+static void host_item(struct gr_plan *o, const char *what, double bytes, const char *note)
+{
+  add_item(o->host, &o->nhost_items, sizeof(o->host) / sizeof(o->host[0]), what, bytes, note);
+}
+
+static long ceil_div(long a, long b)
+{
+  return (a + b - 1) / b;
+}
+
+/* The busiest GPU's share of the weights under layer split and tensor parallel. */
+static double weights_per_gpu(const struct gr_model *m, const struct gr_weight_bytes *w, int tp, int pp)
+{
+  if (!m->shape_known || pp <= 1)
+    return w->total / tp;
+  double layer = w->layers / (double)m->layers, per = (double)ceil_div(m->layers, pp) * layer;
+  double first = per + w->embed, last = per + w->output;
+  return (first > last ? first : last) / tp;
+}
+
+/* Activations kept for backward by one decoder layer for one micro-batch
+ * (bf16, FlashAttention so no s^2 term, no dropout): the norm inputs are
+ * replicated under TP, the rest splits (Korthikanti et al. 2022 adapted to
+ * Llama layers: docs/plan.md). */
+static double layer_activation_bytes(const struct gr_model *m, double s, double b, int tp)
+{
+  double h = (double)m->hidden, kvr = (double)m->kv_heads / (double)m->heads;
+  double inter = (double)m->moe_intermediate * (m->experts > 0 ? (double)m->experts_per_tok : 1.0);
+  return s * b * h * (4.0 + (8.0 + 4.0 * kvr) / tp) + 6.0 * s * b * inter / tp;
+}
+
+static double kv_elem_bytes(const struct gr_plan_req *r)
+{
+  return r->kv_quant.bits / 8.0;
+}
+
+static void memory_infer(const struct gr_plan_req *r, const struct gr_model *m, struct gr_plan *o)
+{
+  int tp = r->gpus > 0 ? r->tp : 1, pp = r->gpus > 0 ? r->pp : 1;
+  char note[160];
+  snprintf(note, sizeof(note), "%s%s", r->quant.name,
+           pp > 1 ? ", layer split: the busiest GPU" : tp > 1 ? ", split by tensor parallel" : "");
+  gpu_item(o, "weights", weights_per_gpu(m, &o->weights, tp, pp), note);
+  double kv_tok = gr_model_kv_bytes_per_token(m, kv_elem_bytes(r));
+  long cached = gr_model_kv_tokens(m, r->ctx);
+  o->kv_gib = kv_tok * (double)cached * (double)r->batch / GIB;
+  if (m->shape_known) {
+    double share = pp > 1 ? (double)ceil_div(m->layers, pp) / (double)m->layers : 1.0;
+    double split = tp < m->kv_heads ? tp : (double)m->kv_heads; /* KV heads are replicated beyond that */
+    snprintf(note, sizeof(note), "%ld tokens x %ld seq, %s, %.0f KiB/token%s", cached, r->batch, r->kv_quant.name,
+             kv_tok / 1024, cached < r->ctx ? ", sliding window" : "");
+    gpu_item(o, "KV cache", kv_tok * (double)cached * (double)r->batch * share / split, note);
+    double chunk = fmin(gr_planner_const("inference_chunk_tokens"), (double)r->ctx * (double)r->batch);
+    double per_tok = 16.0 * (double)m->hidden + 8.0 * (double)m->moe_intermediate / tp + 4.0 * (double)m->vocab / tp;
+    snprintf(note, sizeof(note), "%.0f-token chunks: activations and fp32 logits", chunk);
+    gpu_item(o, "compute buffers", chunk * per_tok, note);
+  }
+  if (r->gpus > 0)
+    gpu_item(o, "CUDA context", gr_planner_const("cuda_context_gib") * GIB, "per GPU (data/planner.tsv)");
+  host_item(o, "checkpoint while loading", o->weights.total, "read once; the page cache can drop it after loading");
+  o->host_need_gib = o->weights.total / GIB;
+  if (r->gpus == 0) {
+    o->host_need_gib = o->gpu_need_gib; /* the "GPU" items are in host memory */
+    o->nhost_items = 0;
+  }
+}
+
+/* Model states of a full fine-tune per GPU and on the host. */
+static void memory_states(const struct gr_plan_req *r, struct gr_plan *o, double *host)
+{
+  double P = (double)o->params.total, shard = P / (r->tp * r->pp), d = o->dp;
+  double gbytes = r->state_bytes == 18 ? 4 : 2;
+  char note[160];
+  o->model_states_gb = P * r->state_bytes / 1e9;
+  if (r->offload == GR_OFFLOAD_PARAMS) {
+    *host += 2 * P;
+    gpu_item(o, "fp16 params", 0, "offloaded to host");
+  } else {
+    snprintf(note, sizeof(note), "2 B/param%s", r->zero >= 3 ? ", sharded (ZeRO-3)" : "");
+    gpu_item(o, "fp16 params", 2 * shard / (r->zero >= 3 ? d : 1), note);
+  }
+  if (r->offload != GR_OFFLOAD_NONE) {
+    snprintf(note, sizeof(note), "fp16 before the host copy%s", r->zero >= 2 ? ", sharded" : "");
+    gpu_item(o, "gradients", 2 * shard / (r->zero >= 2 ? d : 1), note);
+    gpu_item(o, "optimizer states", 0, "offloaded to host");
+    *host += P * (12 + (r->state_bytes == 18 ? 4 : 0));
+  } else {
+    snprintf(note, sizeof(note), "%.0f B/param%s", gbytes, r->zero >= 2 ? ", sharded (ZeRO-2+)" : "");
+    gpu_item(o, "gradients", gbytes * shard / (r->zero >= 2 ? d : 1), note);
+    snprintf(note, sizeof(note), "fp32 master, Adam m and v: 12 B/param%s", r->zero >= 1 ? ", sharded (ZeRO-1+)" : "");
+    gpu_item(o, "optimizer states", 12 * shard / (r->zero >= 1 ? d : 1), note);
+  }
+  if (r->zero >= 3)
+    gpu_item(o, "ZeRO-3 live params", fmin(gr_planner_const("zero3_live_gib") * GIB, 2 * shard),
+             "stage3_max_live_parameters 1e9 x 2 B");
+  if (r->zero >= 1 && d > 1)
+    gpu_item(o, "ZeRO buckets", fmin(gr_planner_const("zero_bucket_gib") * GIB, 2 * shard), "5e8 x 2 B");
+}
+
+static void memory_adapters(const struct gr_plan_req *r, const struct gr_model *m, struct gr_plan *o)
+{
+  double d = o->dp, T = (double)o->trainable;
+  char note[160];
+  snprintf(note, sizeof(note), "frozen, %s%s", r->quant.name, r->zero >= 3 ? ", sharded (ZeRO-3/FSDP)" : "");
+  gpu_item(o, "base weights", weights_per_gpu(m, &o->weights, r->tp, r->pp) / (r->zero >= 3 ? d : 1), note);
+  snprintf(note, sizeof(note), "%.0f adapters: fp32 weight, grad, Adam m and v = 16 B each", T);
+  gpu_item(o, "adapter states", 16 * T / (r->tp * r->pp) / (r->zero >= 1 ? d : 1), note);
+  if (r->job == GR_JOB_QLORA)
+    gpu_item(o, "dequantize buffer", 2.0 * (double)o->params.largest_module, "the largest layer in bf16");
+}
+
+static void memory_activations(const struct gr_plan_req *r, const struct gr_model *m, struct gr_plan *o)
+{
+  if (!m->shape_known) {
+    snprintf(o->notes[o->nnotes++], sizeof(o->notes[0]),
+             "Activations are not counted: --params gives no shape (use --model for them).");
+    return;
+  }
+  double s = (double)r->ctx, b = (double)r->batch, layer = layer_activation_bytes(m, s, b, r->tp);
+  double layers = (double)ceil_div(m->layers, r->pp) * r->pp; /* 1F1B: stage 0 holds pp micro-batches */
+  char note[160];
+  if (r->checkpointing) {
+    snprintf(note, sizeof(note), "checkpointed: 2sbh per layer + one layer recomputed (s=%ld, b=%ld)", r->ctx, r->batch);
+    gpu_item(o, "activations", 2.0 * s * b * (double)m->hidden * layers + layer, note);
+  } else {
+    snprintf(note, sizeof(note), "bf16, FlashAttention, s=%ld, b=%ld, %.0f layers", r->ctx, r->batch, layers);
+    gpu_item(o, "activations", layer * layers, note);
+  }
+  gpu_item(o, "logits and loss", s * b * (double)m->vocab * 6.0 / r->tp, "bf16 logits + the fp32 copy for the loss");
+}
+
+static void memory_train(const struct gr_plan_req *r, const struct gr_model *m, struct gr_plan *o)
+{
+  double host = 0, P = (double)o->params.total;
+  if (r->job == GR_JOB_FULL)
+    memory_states(r, o, &host);
+  else
+    memory_adapters(r, m, o);
+  memory_activations(r, m, o);
+  gpu_item(o, "CUDA context", gr_planner_const("cuda_context_gib") * GIB, "per GPU (data/planner.tsv)");
+  if (host > 0)
+    host_item(o, "offloaded states", host, r->offload == GR_OFFLOAD_PARAMS ? "fp16 params + fp32 optimizer states"
+                                                                           : "fp32 optimizer states (and grads)");
+  double ranks = r->gpus, load = (r->rank0_load ? 1 : ranks) * P * 2;
+  char note[160];
+  snprintf(note, sizeof(note), r->rank0_load ? "rank 0 reads the bf16 checkpoint, the others get it by broadcast"
+                                             : "every one of the %d ranks reads the bf16 checkpoint",
+           r->gpus);
+  host_item(o, "checkpoint while loading", load, note);
+  o->host_need_gib = fmax(host, load) / GIB;
+}
+
+static void plan_memory(const struct gr_plan_req *r, const struct gr_model *m, const struct gr_plan_hw *hw,
+                        struct gr_plan *o)
+{
+  o->dp = r->gpus > 0 ? r->gpus / (r->tp * r->pp) : 1;
+  if (r->job == GR_JOB_INFER)
+    memory_infer(r, m, o);
+  else
+    memory_train(r, m, o);
+  o->gpu_have_gib = hw->gpu && r->gpus > 0 ? hw->gpu->mem_gib : 0;
+}
+
+static enum gr_fit fit_of(const struct gr_plan *o, const struct gr_plan_req *r)
+{
+  if (r->gpus == 0)
+    return GR_FIT_HEADROOM; /* host RAM size is not in the input: the need is reported */
+  if (o->gpu_need_gib <= 0.9 * o->gpu_have_gib)
+    return GR_FIT_HEADROOM;
+  return o->gpu_need_gib <= o->gpu_have_gib ? GR_FIT_TIGHT : GR_FIT_NO;
+}
+
+/* ---- speed ---- */
+
+/* Bytes one decode step reads: the weights once (more experts are touched
+ * when a batch routes to different ones) and every sequence's KV cache. */
+static double decode_step_bytes(const struct gr_plan_req *r, const struct gr_model *m, const struct gr_plan *o,
+                                long ctx)
+{
+  double bytes = o->weights.per_token;
+  if (m->experts > 0 && r->batch > 1) {
+    double k = (double)m->experts_per_tok / (double)m->experts;
+    double touched = 1.0 - pow(1.0 - k, (double)r->batch); /* share of experts some sequence routes to */
+    bytes += o->weights.experts * (touched - k);
+  }
+  double kv = gr_model_kv_bytes_per_token(m, kv_elem_bytes(r)) * (double)gr_model_kv_tokens(m, ctx);
+  return bytes + kv * (double)r->batch;
+}
+
+/* Seconds per decode step at efficiency eff (of memory bandwidth) when the
+ * cache holds ctx tokens per sequence. */
+static double decode_step_s(const struct gr_plan_req *r, const struct gr_model *m, const struct gr_plan_hw *hw,
+                            const struct gr_plan *o, double eff, long ctx)
+{
+  double bytes = decode_step_bytes(r, m, o, ctx);
+  if (r->gpus == 0)
+    return bytes / (eff * hw->cpu_bw_gbps * 1e9);
+  double split = r->pp > 1 ? gr_planner_const("layer_split_eff") : 1.0;
+  return bytes / r->tp / (eff * hw->gpu->mem_bw_gbps * 1e9) / split + o->tp_comm_s;
+}
+
+/* Two all-reduces of the hidden state per layer per step under TP. */
+static void tp_comm(const struct gr_plan_req *r, const struct gr_model *m, const struct gr_plan_hw *hw,
+                    struct gr_plan *o)
+{
+  if (r->tp <= 1 || !m->shape_known)
+    return;
+  double busbw = hw->busbw_gbps[r->tp], msg = (double)r->batch * (double)m->hidden * 2.0;
+  double lat = gr_planner_const("allreduce_latency_us") * 1e-6;
+  o->tp_comm_s = 2.0 * (double)m->layers * (lat + (busbw > 0 ? msg * 2.0 * (r->tp - 1) / r->tp / (busbw * 1e9) : 0));
+  o->allreduce_gbps = busbw;
+}
+
+static void speed_decode(const struct gr_plan_req *r, const struct gr_model *m, const struct gr_plan_hw *hw,
+                         struct gr_plan *o)
+{
+  double e[3];
+  if (r->gpus == 0) {
+    e[0] = gr_planner_const("decode_eff_cpu_low");
+    e[2] = gr_planner_const("decode_eff_cpu_high");
+    e[1] = (e[0] + e[2]) / 2;
+  } else {
+    e[0] = gr_planner_const("decode_eff_gpu_low");
+    e[1] = gr_planner_const("decode_eff_gpu_mid");
+    e[2] = gr_planner_const("decode_eff_gpu_high");
+  }
+  tp_comm(r, m, hw, o);
+  double b = (double)r->batch, *out[3] = {&o->decode_tps.low, &o->decode_tps.mid, &o->decode_tps.high};
+  double *full[3] = {&o->decode_full_tps.low, &o->decode_full_tps.mid, &o->decode_full_tps.high};
+  for (int i = 0; i < 3; i++) {
+    *out[i] = b / decode_step_s(r, m, hw, o, e[i], 1);
+    *full[i] = b / decode_step_s(r, m, hw, o, e[i], r->ctx);
+  }
+  o->decode_tps.ok = true;
+  o->decode_full_tps.ok = m->shape_known;
+  double bytes = decode_step_bytes(r, m, o, 1);
+  int n;
+  if (r->gpus == 0)
+    n = snprintf(o->speed_basis, sizeof(o->speed_basis),
+                 "CPU decode: %.2f GB read per token over %.1f GB/s of host memory (%s) at %.0f-%.0f%% efficiency",
+                 bytes / 1e9, hw->cpu_bw_gbps, hw->cpu_desc, e[0] * 100, e[2] * 100);
+  else
+    n = snprintf(o->speed_basis, sizeof(o->speed_basis),
+                 "decode: %.2f GB of weights read per step, %s at %.0f GB/s, %.0f-%.0f%% efficiency", bytes / 1e9,
+                 hw->gpu->model, hw->gpu->mem_bw_gbps, e[0] * 100, e[2] * 100);
+  if (r->pp > 1 && n > 0 && (size_t)n < sizeof(o->speed_basis))
+    n += snprintf(o->speed_basis + n, sizeof(o->speed_basis) - (size_t)n,
+                  "; layer split over %d GPUs reads them one after another (x%.2f)", r->pp,
+                  gr_planner_const("layer_split_eff"));
+  if (r->tp > 1 && n > 0 && (size_t)n < sizeof(o->speed_basis))
+    snprintf(o->speed_basis + n, sizeof(o->speed_basis) - (size_t)n,
+             "; tensor parallel over %d GPUs divides the bytes and adds 2 all-reduces per layer (%.2f ms/step%s)",
+             r->tp, o->tp_comm_s * 1e3, o->allreduce_gbps > 0 ? "" : ", latency only: no bus bandwidth predicted");
+}
+
+static void speed_prefill(const struct gr_plan_req *r, const struct gr_plan_hw *hw, struct gr_plan *o)
+{
+  if (r->gpus == 0 || hw->gpu->fp16_fp32acc_tflops <= 0)
+    return;
+  double flops_per_token = 2.0 * (double)o->params.active;
+  double v = gr_planner_const("prefill_mfu") * hw->gpu->fp16_fp32acc_tflops * 1e12 * r->tp / flops_per_token;
+  o->prefill_tps = (struct gr_range){v, v, v, true};
+}
+
+/* Per-step time of a training job: compute at a stated MFU plus the
+ * gradient all-reduce over the predicted bus bandwidth, part of it hidden
+ * behind backward. */
+static void speed_train(const struct gr_plan_req *r, const struct gr_model *m, const struct gr_plan_hw *hw,
+                        struct gr_plan *o)
+{
+  double tokens = (double)r->batch * (double)r->ctx * o->dp;
+  double per = r->job == GR_JOB_FULL ? 6.0 : 4.0; /* adapters: no weight gradients for the frozen base */
+  per += r->checkpointing ? 2.0 : 0.0;            /* the forward again */
+  double flops = per * (double)o->params.active * tokens;
+  double peak = r->gpus * hw->gpu->fp16_fp32acc_tflops * 1e12;
+  if (peak <= 0)
+    return;
+  double c_lo = flops / (peak * gr_planner_const("train_mfu_high")), c_hi = flops / (peak * gr_planner_const("train_mfu_low"));
+  double grads = r->job == GR_JOB_FULL ? 2.0 * (double)o->params.total / (r->tp * r->pp) : 4.0 * (double)o->trainable;
+  double factor = r->zero >= 3 ? 1.5 : 1.0, comm = 0, busbw = o->dp > 1 ? hw->busbw_gbps[o->dp < 65 ? o->dp : 64] : 0;
+  if (o->dp > 1 && busbw > 0)
+    comm = factor * grads * 2.0 * (o->dp - 1) / o->dp / (busbw * 1e9);
+  if (r->tp > 1 && m->shape_known && hw->busbw_gbps[r->tp] > 0) /* 4 activation all-reduces per layer */
+    comm += 4.0 * (double)m->layers * (double)r->batch * (double)r->ctx * (double)m->hidden * 2.0 * 2.0 * (r->tp - 1) /
+            r->tp / (hw->busbw_gbps[r->tp] * 1e9);
+  double offload = 0;
+  if (r->offload != GR_OFFLOAD_NONE && hw->host_link_gbps > 0) /* grads down, params up, every step */
+    offload = 4.0 * (double)o->params.total / (r->tp * r->pp) / o->dp / (hw->host_link_gbps * 0.8e9);
+  double ov = gr_planner_const("allreduce_overlap");
+  o->allreduce_gbps = busbw;
+  o->step_s.low = fmax(c_lo, comm) + offload;
+  o->step_s.high = c_hi + comm + offload;
+  o->step_s.mid = (c_lo + c_hi) / 2 + (1 - ov) * comm + offload;
+  o->step_s.ok = true;
+  o->train_tps = (struct gr_range){tokens / o->step_s.high, tokens / o->step_s.mid, tokens / o->step_s.low, true};
+  snprintf(o->speed_basis, sizeof(o->speed_basis),
+           "training step: %.3g FLOPs (%.0f x %.3g active params x %.0f tokens) on %d x %.0f TFLOPS at %.0f-%.0f%% MFU "
+           "= %.2f-%.2f s; gradient all-reduce %.2f GB x %.1f%s over %.1f GB/s = %.2f s (%.0f%% hidden behind backward "
+           "in the middle figure)%s",
+           flops, per, (double)o->params.active, tokens, r->gpus, hw->gpu->fp16_fp32acc_tflops,
+           gr_planner_const("train_mfu_low") * 100, gr_planner_const("train_mfu_high") * 100, c_lo, c_hi, grads / 1e9,
+           factor, r->zero >= 3 ? " (ZeRO-3 moves 1.5x DDP's data)" : "", busbw, comm, ov * 100,
+           offload > 0 ? "; offload moves grads and params over PCIe every step" : "");
+}
+
+/* ---- cost ---- */
+
+static void plan_cost(const struct gr_plan_req *r, const struct gr_plan_hw *hw, struct gr_plan *o)
+{
+  o->price = r->price > 0 ? r->price : hw->price;
+  snprintf(o->currency, sizeof(o->currency), "%s", hw->currency[0] ? hw->currency : "USD");
+  if (hw->gpu && hw->ngpus > 0 && o->price > 0)
+    o->price_per_vram_gib = o->price / (hw->ngpus * hw->gpu->mem_gib);
+  double gpus_w = hw->gpu ? hw->ngpus * hw->gpu->tdp_w * gr_planner_const("gpu_power_share") : 0;
+  o->power_w = gpus_w + gr_planner_const("host_power_w");
+  o->energy_kwh_day = o->power_w * 24 / 1000;
+  o->energy_cost_day = o->energy_kwh_day * r->kwh_price;
+  if (r->rent > 0 && r->gpus > 0) {
+    o->rent_year = r->rent * r->gpus * 24 * 365;
+    double saved = r->rent * r->gpus * 24 - o->energy_cost_day;
+    o->breakeven_days = o->price > 0 && saved > 0 ? o->price / saved : 0;
+  }
+}
+
+/* ---- verdict ---- */
+
+/* Counts, weight bytes and the memory breakdown: what every plan starts from. */
+static void plan_base(const struct gr_plan_req *r, const struct gr_model *m, const struct gr_plan_hw *hw,
+                      struct gr_plan *o)
+{
+  memset(o, 0, sizeof(*o));
+  gr_model_count(m, &o->params);
+  gr_quant_model_bytes(&r->quant, m, &o->weights);
+  o->trainable = r->job == GR_JOB_FULL ? o->params.total : gr_lora_trainable(m, r->lora_rank, r->lora_targets);
+  plan_memory(r, m, hw, o);
+}
+
+static bool fits(const struct gr_plan_req *r, const struct gr_model *m, const struct gr_plan_hw *hw)
+{
+  struct gr_plan *tmp = xmalloc(sizeof(*tmp));
+  plan_base(r, m, hw, tmp);
+  bool ok = fit_of(tmp, r) != GR_FIT_NO;
+  free(tmp);
+  return ok;
+}
+
+/* The largest value in [1, hi] for which set() still fits (0 if none). */
+static long largest_fitting(struct gr_plan_req r, const struct gr_model *m, const struct gr_plan_hw *hw, bool ctx,
+                            long hi)
+{
+  long lo = 0;
+  while (lo < hi) {
+    long mid = lo + (hi - lo + 1) / 2;
+    if (ctx)
+      r.ctx = mid;
+    else
+      r.batch = mid;
+    if (fits(&r, m, hw))
+      lo = mid;
+    else
+      hi = mid - 1;
+  }
+  return lo;
+}
+
+/* Changes tried in order, each on top of the ones before, until the job fits:
+ * the answer to "fits only with X". */
+static bool try_change(struct gr_plan_req *r, const struct gr_model *m, const struct gr_plan_hw *hw, int step,
+                       char *what, size_t cap)
+{
+  switch (r->job == GR_JOB_INFER ? step : step + 10) {
+  case 0:
+    if (r->gpus >= hw->ngpus || r->tp > 1)
+      return false;
+    r->gpus = hw->ngpus;
+    r->pp = hw->ngpus;
+    snprintf(what, cap, "--gpus %d (layer split)", hw->ngpus);
+    return true;
+  case 1:
+    if (r->kv_quant.bits <= 8)
+      return false;
+    gr_quant_parse("q8_0", &r->kv_quant, NULL);
+    snprintf(what, cap, "--kv-quant q8_0");
+    return true;
+  case 2:
+    if (r->quant.bits <= 5)
+      return false;
+    gr_quant_parse(m->experts > 0 || r->quant.kind == GR_Q_GGUF ? "q4_k_m" : "awq", &r->quant, NULL);
+    snprintf(what, cap, "--quant %s", r->quant.name);
+    return true;
+  case 10:
+    if (r->checkpointing)
+      return false;
+    r->checkpointing = true;
+    snprintf(what, cap, "--checkpointing");
+    return true;
+  case 11:
+    if (r->gpus < 2 || r->zero >= 3 || r->job != GR_JOB_FULL)
+      return false;
+    r->zero = 3;
+    snprintf(what, cap, "--zero 3");
+    return true;
+  case 12:
+    if (r->job != GR_JOB_FULL || r->offload != GR_OFFLOAD_NONE)
+      return false;
+    r->zero = r->zero < 1 ? 2 : r->zero;
+    r->offload = GR_OFFLOAD_OPTIMIZER;
+    snprintf(what, cap, "--zero %d --offload optimizer", r->zero);
+    return true;
+  case 13:
+    if (r->job == GR_JOB_QLORA || !m->shape_known)
+      return false;
+    r->job = GR_JOB_QLORA;
+    r->zero = 0;
+    r->offload = GR_OFFLOAD_NONE;
+    gr_quant_parse("nf4-dq", &r->quant, NULL);
+    snprintf(what, cap, "--job qlora");
+    return true;
+  case 14:
+    if (r->batch <= 1)
+      return false;
+    r->batch = 1;
+    snprintf(what, cap, "--batch 1");
+    return true;
+  default:
+    return false;
+  }
+}
+
+static void find_fix(const struct gr_plan_req *r0, const struct gr_model *m, const struct gr_plan_hw *hw,
+                     struct gr_plan *o)
+{
+  struct gr_plan_req r = *r0;
+  size_t off = 0;
+  o->fix[0] = '\0';
+  for (int step = 0; step < 8; step++) {
+    char what[64];
+    if (!try_change(&r, m, hw, step, what, sizeof(what)))
+      continue;
+    off += (size_t)snprintf(o->fix + off, sizeof(o->fix) - off, "%s%s", off ? " " : "", what);
+    if (off >= sizeof(o->fix))
+      break;
+    if (fits(&r, m, hw))
+      return;
+  }
+  snprintf(o->fix, sizeof(o->fix), "none of gpurig's changes is enough: more or larger GPUs");
+}
+
+static void plan_verdict(const struct gr_plan_req *r, const struct gr_model *m, const struct gr_plan_hw *hw,
+                         struct gr_plan *o)
+{
+  o->fit = fit_of(o, r);
+  if (r->gpus == 0) {
+    snprintf(o->verdict, sizeof(o->verdict), "needs %.1f GiB of host RAM for weights, KV cache and buffers",
+             o->gpu_need_gib);
+    return;
+  }
+  double have = o->gpu_have_gib, need = o->gpu_need_gib;
+  if (o->fit == GR_FIT_NO) {
+    find_fix(r, m, hw, o);
+    snprintf(o->verdict, sizeof(o->verdict), "does not fit: %.1f GiB needed per GPU, %s has %.0f GiB; fits only with %s",
+             need, hw->gpu->model, have, o->fix);
+  } else {
+    snprintf(o->verdict, sizeof(o->verdict), "%s: %.1f GiB of %.0f GiB per GPU (%.0f%%)%s",
+             o->fit == GR_FIT_HEADROOM ? "fits with headroom" : "fits, but tight", need, have, need / have * 100,
+             o->fit == GR_FIT_TIGHT ? "; under 10% left for fragmentation and framework buffers" : "");
+  }
+  long ctx_cap = m->max_ctx > 0 ? m->max_ctx : 1L << 20;
+  if (m->shape_known) {
+    o->max_batch = largest_fitting(*r, m, hw, false, 4096);
+    o->max_ctx = largest_fitting(*r, m, hw, true, ctx_cap);
+  }
+}
+
+void gr_plan_run(const struct gr_plan_req *r, const struct gr_model *m, const struct gr_plan_hw *hw,
+                 struct gr_plan *o)
+{
+  plan_base(r, m, hw, o);
+  if (r->job == GR_JOB_INFER) {
+    speed_decode(r, m, hw, o);
+    speed_prefill(r, hw, o);
+  } else {
+    speed_train(r, m, hw, o);
+  }
+  plan_cost(r, hw, o);
+  plan_verdict(r, m, hw, o);
+  if (hw->mixed_gpus && o->nnotes < 8)
+    snprintf(o->notes[o->nnotes++], sizeof(o->notes[0]),
+             "The GPUs differ: the plan uses the smallest, %s, for every one.", hw->gpu->model);
+  if (m->shape_known && !gr_model_type_llama_like(m->model_type) && o->nnotes < 8)
+    snprintf(o->notes[o->nnotes++], sizeof(o->notes[0]),
+             "model_type %s is counted as a Llama-style decoder (RMSNorm, gated MLP); check the total against the "
+             "model card.", m->model_type);
+  if (r->job != GR_JOB_INFER && !r->rank0_load && r->gpus > 1 && o->nnotes < 8)
+    snprintf(o->notes[o->nnotes++], sizeof(o->notes[0]),
+             "Host RAM: every rank loading the checkpoint needs %.0f GiB; load on rank 0 only (FSDP "
+             "sync_module_states=True, meta-device init) to need %.0f GiB (--rank0-load).",
+             r->gpus * 2.0 * (double)o->params.total / GIB, 2.0 * (double)o->params.total / GIB);
+}
+
+/* ---- DeepSpeed's estimators, digit for digit ---- */
+
+static void ds_header(char *buf, size_t cap, size_t *off, int gpn, int nodes, uint64_t P, const char *largest)
+{
+  *off += (size_t)snprintf(buf + *off, cap - *off,
+                           "Estimated memory needed for params, optim states and gradients for a:\n"
+                           "HW: Setup with %d %s, %d %s per node.\n"
+                           "SW: Model with %lluM total params%s.\n"
+                           "  per CPU  |  per GPU |   Options\n",
+                           nodes, nodes > 1 ? "nodes" : "node", gpn, gpn > 1 ? "GPUs" : "GPU",
+                           (unsigned long long)(P / 1000000), largest);
+}
+
+static void ds_row(char *buf, size_t cap, size_t *off, double cpu, double gpu, const char *opts)
+{
+  if (*off < cap)
+    *off += (size_t)snprintf(buf + *off, cap - *off, " %7.2fGB | %6.2fGB | %s\n", floor(cpu) / GIB, floor(gpu) / GIB,
+                             opts);
+}
+
+void gr_plan_deepspeed(int zero, uint64_t total_params, uint64_t largest_layer, int gpn, int nodes, char *buf,
+                       size_t cap)
+{
+  double P = (double)total_params, total_gpus = (double)gpn * nodes, f = 1.5, gf = 1.0 / nodes;
+  size_t off = 0;
+  buf[0] = '\0';
+  if (zero >= 3) {
+    char largest[64];
+    snprintf(largest, sizeof(largest), ", %lluM largest layer params", (unsigned long long)(largest_layer / 1000000));
+    ds_header(buf, cap, &off, gpn, nodes, total_params, largest);
+    double llm = 4.0 * (double)largest_layer;
+    const char *cpu = "OffloadDeviceEnum.cpu";
+    char opts[160];
+    for (int zi = 1; zi >= 0; zi--) {
+      snprintf(opts, sizeof(opts), "offload_param=%s, offload_optimizer=%s, zero_init=%d", cpu, cpu, zi);
+      ds_row(buf, cap, &off, zi ? P * 18 * gf * f : P * fmax(4.0 * gpn, 18 * gf) * f, llm, opts);
+    }
+    for (int zi = 1; zi >= 0; zi--) {
+      snprintf(opts, sizeof(opts), "offload_param=none, offload_optimizer=%s, zero_init=%d", cpu, zi);
+      ds_row(buf, cap, &off, zi ? P * 16 * gf * f : P * fmax(4.0 * gpn, 16 * gf) * f,
+             llm + floor(2 * P / total_gpus), opts);
+    }
+    for (int zi = 1; zi >= 0; zi--) {
+      snprintf(opts, sizeof(opts), "offload_param=none, offload_optimizer=none, zero_init=%d", zi);
+      ds_row(buf, cap, &off, zi ? (double)largest_layer * 4 * gpn * f : P * 4 * gpn * f,
+             llm + floor(18 * P / total_gpus), opts);
+    }
+  } else {
+    ds_header(buf, cap, &off, gpn, nodes, total_params, "");
+    ds_row(buf, cap, &off, P * fmax(4 * total_gpus, 16) * f, 2 * P, "cpu_offload=1");
+    ds_row(buf, cap, &off, P * 4 * gpn * f, 2 * P + floor(18 * P / total_gpus), "cpu_offload=0");
+  }
+}

@@ -1,0 +1,138 @@
+/* The planner: will a model and job fit on a machine, how fast will it run,
+ * and what will it cost. Memory per GPU and for the host, item by item;
+ * decode, prefill and training-step speed from the machine's bandwidths and
+ * the topology's predicted all-reduce; cost from the rig's price and power.
+ * Formulas and constants: docs/plan.md and data/planner.tsv.
+ *
+ * Ownership: gr_plan_run fills a struct gr_plan that owns nothing on the
+ * heap (fixed arrays); the request and hardware it was given may be freed
+ * after the call. */
+#ifndef GPURIG_PLAN_H
+#define GPURIG_PLAN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "facts/catalog.h"
+#include "plan/llm.h"
+#include "analysis/predict.h"
+#include "plan/quant.h"
+#include "model/topo.h"
+#include "base/util.h"
+
+enum gr_job { GR_JOB_INFER, GR_JOB_LORA, GR_JOB_QLORA, GR_JOB_FULL };
+enum gr_offload { GR_OFFLOAD_NONE, GR_OFFLOAD_OPTIMIZER, GR_OFFLOAD_PARAMS };
+
+/* LoRA target modules, one bit per projection. */
+enum {
+  GR_LORA_Q = 1 << 0, GR_LORA_K = 1 << 1, GR_LORA_V = 1 << 2, GR_LORA_O = 1 << 3,
+  GR_LORA_GATE = 1 << 4, GR_LORA_UP = 1 << 5, GR_LORA_DOWN = 1 << 6,
+  GR_LORA_ALL = 0x7f,
+};
+
+struct gr_plan_req {
+  enum gr_job job;
+  struct gr_quant quant;      /* weights' format (inference, LoRA base) */
+  struct gr_quant kv_quant;   /* KV cache elements (fp16 unless --kv-quant) */
+  long ctx;                   /* tokens per sequence */
+  long batch;                 /* sequences per GPU (training: micro-batch per data-parallel rank) */
+  int gpus;                   /* GPUs used; 0 = CPU-only inference */
+  int zero;                   /* ZeRO stage 0-3 */
+  enum gr_offload offload;
+  int tp, pp;                 /* tensor-parallel and layer-split (pipeline) degrees */
+  int state_bytes;            /* full fine-tune model states: 18 (DeepSpeed/HF) or 16 (ZeRO paper) */
+  bool checkpointing;         /* gradient checkpointing (training) */
+  long lora_rank;
+  unsigned lora_targets;
+  bool rank0_load;            /* only rank 0 reads the checkpoint (FSDP sync_module_states) */
+  double price;               /* --price, overrides the rig's; 0 none */
+  double kwh_price;           /* $ per kWh */
+  double rent;                /* --rent $ per GPU-hour, 0 none */
+};
+
+/* The machine as the planner needs it, filled from a topology and its
+ * prediction (gr_plan_hw_from_topo) or for CPU-only inference. */
+struct gr_plan_hw {
+  const struct gr_gpu_model *gpu; /* the smallest GPU of the machine, NULL CPU-only */
+  bool mixed_gpus;
+  int ngpus;                      /* GPUs in the machine */
+  double busbw_gbps[65];          /* predicted all-reduce bus bandwidth for a group of k GPUs, 0 unknown */
+  const char *p2p_level;          /* NCCL_P2P_LEVEL the group rings need, NULL if none */
+  double host_link_gbps;          /* one GPU's host link, per direction, theoretical; 0 unknown */
+  double cpu_bw_gbps;             /* host memory bandwidth, theoretical, all sockets; 0 unknown */
+  char cpu_desc[96];              /* "2x 6ch DDR4-2666" */
+  double price;                   /* the rig's, 0 unknown */
+  char currency[8];
+  char name[160];
+};
+
+enum gr_fit { GR_FIT_HEADROOM, GR_FIT_TIGHT, GR_FIT_NO };
+
+struct gr_plan_item {
+  char what[48];
+  double gib;
+  char note[160];
+};
+
+struct gr_range { double low, mid, high; bool ok; };
+
+struct gr_plan {
+  struct gr_param_count params;
+  struct gr_weight_bytes weights;
+  uint64_t trainable;           /* LoRA/QLoRA adapters, or all parameters for full */
+  int dp;                       /* data-parallel ranks */
+  struct gr_plan_item gpu[16];  /* per GPU, the busiest one */
+  size_t ngpu_items;
+  double gpu_need_gib, gpu_have_gib;
+  struct gr_plan_item host[8];
+  size_t nhost_items;
+  double host_need_gib;
+  double model_states_gb;       /* full fine-tune: bytes/param x P, decimal GB (the seed's figure) */
+  double kv_gib;                /* whole KV cache, all GPUs */
+  enum gr_fit fit;
+  char verdict[512];
+  char fix[256];                /* the first change that makes it fit, empty if it fits */
+  long max_batch, max_ctx;      /* largest that fit with everything else as asked (0 none) */
+  struct gr_range decode_tps;   /* tokens/s, all sequences of the batch together, short context */
+  struct gr_range decode_full_tps; /* the same with the cache full (ctx tokens per sequence) */
+  double tp_comm_s;             /* tensor-parallel all-reduce time per decode step */
+  struct gr_range prefill_tps;
+  struct gr_range step_s;       /* training step */
+  struct gr_range train_tps;    /* training tokens/s */
+  double allreduce_gbps;        /* busbw used for the group */
+  char speed_basis[512];        /* how the speed was derived, in words */
+  double power_w, energy_kwh_day, energy_cost_day, price, price_per_vram_gib, rent_year, breakeven_days;
+  char currency[8];
+  char notes[8][256];
+  size_t nnotes;
+};
+
+/* Constants (data/planner.tsv). */
+int gr_planner_init(struct gr_err *err);
+double gr_planner_const(const char *key);
+
+/* Checks the request against the model and machine (0 GPUs for a GPU job,
+ * context beyond the model's, TP not dividing heads, ...). -1 with one
+ * error line, GR_EXIT_FAIL. */
+int gr_plan_check(const struct gr_plan_req *r, const struct gr_model *m, const struct gr_plan_hw *hw,
+                  struct gr_err *err);
+
+/* Fills hw from a loaded topology and its prediction. */
+void gr_plan_hw_from_topo(const struct gr_topo *t, const struct gr_prediction *p, struct gr_plan_hw *hw);
+
+/* Memory, speed, cost, verdict, and the largest batch and context that fit. */
+void gr_plan_run(const struct gr_plan_req *r, const struct gr_model *m, const struct gr_plan_hw *hw,
+                 struct gr_plan *out);
+
+/* LoRA trainable parameters for rank r on the given targets. */
+uint64_t gr_lora_trainable(const struct gr_model *m, long rank, unsigned targets);
+
+/* DeepSpeed's estimate_zero2/zero3_model_states_mem_needs_all_cold printout,
+ * digit for digit, into buf (docs/plan.md). */
+void gr_plan_deepspeed(int zero, uint64_t total_params, uint64_t largest_layer, int gpus_per_node, int nodes,
+                       char *buf, size_t cap);
+
+const char *gr_job_name(enum gr_job j);
+const char *gr_fit_name(enum gr_fit f);  /* "fits", "tight", "does not fit" */
+
+#endif

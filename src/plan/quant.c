@@ -1,0 +1,228 @@
+#include "plan/quant.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "facts/data.h"
+
+static struct gr_table quants;
+static bool quants_loaded;
+
+static int quants_init(struct gr_err *err)
+{
+  if (quants_loaded)
+    return 0;
+  if (gr_table_load("quant.tsv", &quants, err) != 0)
+    return -1;
+  quants_loaded = true;
+  return 0;
+}
+
+static const char *cell(size_t r, const char *col)
+{
+  int c = gr_table_col(&quants, col);
+  return c >= 0 ? gr_table_cell(&quants, r, (size_t)c) : "";
+}
+
+static long row_of(const char *name)
+{
+  struct gr_err err = {0};
+  if (quants_init(&err) != 0)
+    return -1;
+  for (size_t r = 0; r < quants.nrows; r++)
+    if (strcmp(cell(r, "name"), name) == 0)
+      return (long)r;
+  return -1;
+}
+
+double gr_quant_bits(const char *name)
+{
+  long r = row_of(name);
+  if (r < 0)
+    return 0;
+  if (strcmp(cell((size_t)r, "kind"), "gguf") == 0)
+    return gr_quant_bits(cell((size_t)r, "base"));
+  long w, b;
+  if (!parse_long(cell((size_t)r, "block_weights"), 10, &w) || !parse_long(cell((size_t)r, "block_bytes"), 10, &b) ||
+      w <= 0 || b <= 0)
+    return 0;
+  return 8.0 * (double)b / (double)w;
+}
+
+static void known_names(char *buf, size_t cap)
+{
+  size_t off = 0;
+  buf[0] = '\0';
+  for (size_t r = 0; r < quants.nrows && off < cap; r++)
+    if (strncmp(cell(r, "name"), "ggml:", 5) != 0)
+      off += (size_t)snprintf(buf + off, cap - off, "%s%s", off ? ", " : "", cell(r, "name"));
+  if (off < cap)
+    snprintf(buf + off, cap - off, ", gptq-gN, awq-gN, ggml:TYPE");
+}
+
+static enum gr_quant_kind kind_of(const char *k)
+{
+  return strcmp(k, "float") == 0 ? GR_Q_FLOAT : strcmp(k, "ggml") == 0 ? GR_Q_GGML : strcmp(k, "gguf") == 0 ? GR_Q_GGUF
+         : strcmp(k, "gptq") == 0 ? GR_Q_GPTQ : strcmp(k, "awq") == 0 ? GR_Q_AWQ : GR_Q_BNB;
+}
+
+int gr_quant_parse(const char *s, struct gr_quant *q, struct gr_err *err)
+{
+  memset(q, 0, sizeof(*q));
+  if (quants_init(err) != 0)
+    return -1;
+  size_t n = strlen(s);
+  if (n == 0 || n >= sizeof(q->name))
+    goto unknown;
+  for (size_t i = 0; i <= n; i++)
+    q->name[i] = (char)tolower((unsigned char)s[i]);
+  char lookup[40];
+  snprintf(lookup, sizeof(lookup), "%s", q->name);
+  long group = 0;
+  char *g = strstr(lookup, "-g");
+  if (g && (strncmp(lookup, "gptq", 4) == 0 || strncmp(lookup, "awq", 3) == 0)) {
+    if (!parse_long(g + 2, 10, &group) || group < 8 || group > 4096)
+      goto unknown;
+    *g = '\0';
+  }
+  long r = row_of(lookup);
+  if (r < 0)
+    goto unknown;
+  q->kind = kind_of(cell((size_t)r, "kind"));
+  q->bits = gr_quant_bits(lookup);
+  snprintf(q->base, sizeof(q->base), "%s", cell((size_t)r, "base"));
+  if (q->kind == GR_Q_GPTQ || q->kind == GR_Q_AWQ) {
+    q->group = group ? (int)group : 128;
+    q->bits = 4.0 + (16.0 + 4.0) / q->group; /* fp16 scale + 4-bit zero per group */
+  }
+  if (q->bits <= 0)
+    goto unknown;
+  return 0;
+unknown:;
+  char names[1024];
+  known_names(names, sizeof(names));
+  return gr_fail(err, GR_EXIT_FAIL, "unknown quantization '%s' (known: %s)", s, names);
+}
+
+/* llama.cpp's use_more_bits(): the first and last eighth of the layers and
+ * every third one between them get the larger type. */
+static bool use_more_bits(long i, long n)
+{
+  return i < n / 8 || i >= 7 * n / 8 || (i - n / 8) % 3 == 2;
+}
+
+/* K-quants need rows that are a multiple of 256; llama.cpp falls back. */
+static const char *row_fallback(const char *type, uint64_t cols)
+{
+  if (cols % 256 == 0 || strstr(type, "_k") == NULL)
+    return type;
+  if (strcmp(type, "ggml:q4_k") == 0)
+    return "ggml:q5_0";
+  if (strcmp(type, "ggml:q5_k") == 0)
+    return "ggml:q5_1";
+  if (strcmp(type, "ggml:q6_k") == 0)
+    return "ggml:q8_0";
+  return "ggml:iq4_nl";
+}
+
+static const char *gguf_rule(const char *ft, const char *base, const struct gr_model *m, const struct gr_tensor *t)
+{
+  bool moe8 = m->experts == 8, k_m = strcmp(ft, "q4_k_m") == 0 || strcmp(ft, "q5_k_m") == 0;
+  const char *type = base;
+  switch (t->cls) {
+  case GR_T_OUTPUT:
+    return strcmp(base, "ggml:q8_0") == 0 ? base : "ggml:q6_k";
+  case GR_T_EMBED:
+    return m->tied && strcmp(base, "ggml:q8_0") != 0 ? "ggml:q6_k" : base;
+  case GR_T_ATTN_V:
+    if (k_m && use_more_bits(t->layer, m->layers))
+      type = "ggml:q6_k";
+    else if (strcmp(ft, "q4_k_s") == 0 && t->layer < 4)
+      type = "ggml:q5_k";
+    if (m->layers == 80 && strcmp(type, "ggml:q4_k") == 0) /* llama.cpp's LLM_TYPE_70B */
+      type = "ggml:q5_k";
+    return moe8 ? "ggml:q8_0" : type;
+  case GR_T_ATTN_K:
+    return moe8 ? "ggml:q8_0" : type;
+  case GR_T_ATTN_O:
+    return moe8 && (strcmp(ft, "q4_k_s") == 0 || strcmp(ft, "q4_k_m") == 0) ? "ggml:q5_k" : type;
+  case GR_T_FFN_DOWN:
+    if (k_m && use_more_bits(t->layer, m->layers))
+      return "ggml:q6_k";
+    if (strcmp(ft, "q4_k_s") == 0 && t->layer < m->layers / 8)
+      return "ggml:q5_k";
+    return type;
+  default:
+    return type;
+  }
+}
+
+const char *gr_quant_gguf_type(const struct gr_quant *q, const struct gr_model *m, const struct gr_tensor *t)
+{
+  if (t->cls == GR_T_NORM || t->cls == GR_T_BIAS || t->cls == GR_T_ROUTER)
+    return "ggml:f32"; /* 1-D tensors and the router stay f32 in llama.cpp files */
+  const char *type = q->kind == GR_Q_GGUF ? gguf_rule(q->name, q->base, m, t) : q->name;
+  return row_fallback(type, t->cols);
+}
+
+static bool is_linear_in_layer(const struct gr_tensor *t)
+{
+  return t->cls >= GR_T_ATTN_Q && t->cls <= GR_T_FFN_DOWN;
+}
+
+double gr_quant_tensor_bytes(const struct gr_quant *q, const struct gr_model *m, const struct gr_tensor *t)
+{
+  double n = (double)t->rows * (double)t->cols * (double)t->count, bits;
+  switch (q->kind) {
+  case GR_Q_GGML:
+  case GR_Q_GGUF:
+    bits = gr_quant_bits(gr_quant_gguf_type(q, m, t));
+    break;
+  case GR_Q_GPTQ:
+  case GR_Q_AWQ:
+  case GR_Q_BNB:
+    /* only the decoder's linear layers are quantized; the rest stays 16-bit */
+    bits = is_linear_in_layer(t) || t->cls == GR_T_ALL ? q->bits : 16;
+    break;
+  default:
+    bits = q->bits;
+  }
+  return n * bits / 8.0;
+}
+
+struct bytes_ctx {
+  const struct gr_quant *q;
+  const struct gr_model *m;
+  struct gr_weight_bytes *w;
+};
+
+static void add_bytes(const struct gr_tensor *t, void *vctx)
+{
+  struct bytes_ctx *x = vctx;
+  double b = gr_quant_tensor_bytes(x->q, x->m, t);
+  x->w->total += b;
+  if (t->layer >= 0)
+    x->w->layers += b;
+  if (t->cls == GR_T_EMBED) {
+    x->w->embed += b;
+    x->w->per_token += b / (double)t->rows; /* one row per token */
+  } else if (t->cls == GR_T_OUTPUT) {
+    x->w->output += b;
+    x->w->per_token += b;
+  } else {
+    x->w->per_token += t->expert ? b * (double)x->m->experts_per_tok / (double)t->count : b;
+  }
+  if (t->expert)
+    x->w->experts += b;
+}
+
+void gr_quant_model_bytes(const struct gr_quant *q, const struct gr_model *m, struct gr_weight_bytes *w)
+{
+  memset(w, 0, sizeof(*w));
+  struct bytes_ctx x = {q, m, w};
+  gr_model_tensors(m, add_bytes, &x);
+  if (m->shape_known && m->tied)
+    w->per_token += w->embed - w->embed / (double)m->vocab; /* the tied head reads the whole matrix */
+}

@@ -1,0 +1,331 @@
+/* Printers of a `gpurig bench` report: every figure beside the link's
+ * limit, NCCL's figure for it and the topology's prediction (docs/bench.md). */
+#include <stdio.h>
+#include <string.h>
+
+#include "gpu/bench.h"
+#include "print/print.h"
+
+static const char *fig(double v, const char *fmt, char *buf, size_t cap)
+{
+  if (v > 0)
+    snprintf(buf, cap, fmt, v);
+  else
+    snprintf(buf, cap, "-");
+  return buf;
+}
+
+static const char *size_text(size_t b, char *buf, size_t cap)
+{
+  if (b >= ((size_t)1 << 30) && b % ((size_t)1 << 30) == 0)
+    snprintf(buf, cap, "%zu GiB", b >> 30);
+  else if (b >= ((size_t)1 << 20) && b % ((size_t)1 << 20) == 0)
+    snprintf(buf, cap, "%zu MiB", b >> 20);
+  else if (b >= 1024 && b % 1024 == 0)
+    snprintf(buf, cap, "%zu KiB", b >> 10);
+  else
+    snprintf(buf, cap, "%zu B", b);
+  return buf;
+}
+
+static void print_header(FILE *out, const struct gr_bench_report *rep)
+{
+  char sz[32];
+  const struct gr_bench_config *c = &rep->cfg;
+  fprintf(out, "gpurig bench%s: %zu GPU%s; copies of %s, %d per run, median of %d runs after %d warm-up; "
+               "data checked after every run\n",
+          c->quick ? " --quick" : "", rep->ngpus, rep->ngpus == 1 ? "" : "s", size_text(c->bytes, sz, sizeof(sz)),
+          c->loops, c->samples, c->warmup);
+  for (size_t g = 0; g < rep->ngpus; g++)
+    if (rep->gpus[g].topo_gpu < 0)
+      fprintf(out, "note: GPU%zu (%s) is not in the topology: its limits come from what it reports\n", g,
+              rep->gpus[g].busid);
+}
+
+static void result_cells(FILE *out, const struct gr_bench_result *r)
+{
+  char m[16], l[16], n[16], p[16], f[16], pct[16];
+  if (r->status != GR_BS_OK) {
+    fprintf(out, "  %-7s %s\n", gr_bench_status_name(r->status), r->note ? r->note : "");
+    return;
+  }
+  snprintf(pct, sizeof(pct), r->limit_gbps > 0 ? "%.0f%%" : "-", r->median / (r->limit_gbps > 0 ? r->limit_gbps : 1) * 100);
+  fprintf(out, "%7s %6.1f%% %7s %6s %9s %6s %8s  %s\n", fig(r->median, "%.1f", m, sizeof(m)), r->spread_pct,
+          fig(r->limit_gbps, "%.1f", l, sizeof(l)), fig(r->nccl_gbps, "%.1f", n, sizeof(n)),
+          fig(r->predicted_gbps, "%.1f", p, sizeof(p)), fig(r->floor_gbps, "%.1f", f, sizeof(f)), pct, r->link);
+}
+
+static void print_host(FILE *out, const struct gr_bench_report *rep)
+{
+  fprintf(out, "\nHost <-> GPU and within each GPU, GB/s per direction (pinned host memory on the GPU's NUMA node)\n");
+  fprintf(out, "%-5s %-22s %-3s %7s %7s %7s %6s %9s %6s %8s  %s\n", "GPU", "test", "by", "median", "spread", "limit",
+          "NCCL", "predicted", "floor", "of limit", "limit from");
+  for (size_t i = 0; i < rep->nresults; i++) {
+    const struct gr_bench_result *r = &rep->results[i];
+    if (r->kind != GR_BK_H2D && r->kind != GR_BK_D2H && r->kind != GR_BK_HOST_BIDIR && r->kind != GR_BK_LOCAL)
+      continue;
+    int g = r->kind == GR_BK_D2H || r->kind == GR_BK_LOCAL ? r->src : r->dst;
+    fprintf(out, "GPU%-2d %-22s %-3s ", g, gr_bench_kind_title(r->kind), gr_engine_name(r->engine));
+    result_cells(out, r);
+    if (r->kind == GR_BK_HOST_BIDIR && r->status == GR_BS_OK)
+      fprintf(out, "%-5s %-22s %-3s %7.1f   (the other direction, at the same time)\n", "", "  GPU -> host", "",
+              r->reverse_median);
+  }
+}
+
+static const struct gr_bench_result *find(const struct gr_bench_report *rep, enum gr_bench_kind k, enum gr_engine e,
+                                          int src, int dst)
+{
+  for (size_t i = 0; i < rep->nresults; i++) {
+    const struct gr_bench_result *r = &rep->results[i];
+    if (r->kind == k && r->engine == e && r->src == src && r->dst == dst)
+      return r;
+  }
+  return NULL;
+}
+
+static void cell(FILE *out, const struct gr_bench_result *r, double v)
+{
+  char buf[24];
+  if (!r)
+    snprintf(buf, sizeof(buf), "-");
+  else if (r->status == GR_BS_OK)
+    snprintf(buf, sizeof(buf), "%.1f %c", v, r->via_host ? 'h' : 'p');
+  else
+    snprintf(buf, sizeof(buf), "%s", r->status == GR_BS_SKIPPED ? "n/a" : gr_bench_status_name(r->status));
+  fprintf(out, " %9s", buf);
+}
+
+static void print_matrix(FILE *out, const struct gr_bench_report *rep, enum gr_bench_kind k, enum gr_engine e,
+                         const char *title)
+{
+  int n = (int)rep->ngpus;
+  if (n < 2 || !find(rep, k, e, 0, 1))
+    return;
+  fprintf(out, "\n%s\n%-6s", title, "");
+  for (int b = 0; b < n; b++) {
+    char h[16];
+    snprintf(h, sizeof(h), "GPU%d", b);
+    fprintf(out, " %9s", h);
+  }
+  fputc('\n', out);
+  for (int a = 0; a < n; a++) {
+    fprintf(out, "GPU%-3d", a);
+    for (int b = 0; b < n; b++) {
+      if (a == b) {
+        fprintf(out, " %9s", "-");
+        continue;
+      }
+      /* bidirectional runs are stored once per pair (low -> high) with the
+       * reverse direction alongside */
+      const struct gr_bench_result *r = k == GR_BK_P2P_BIDIR ? find(rep, k, e, a < b ? a : b, a < b ? b : a)
+                                                              : find(rep, k, e, a, b);
+      cell(out, r, !r ? 0 : k == GR_BK_P2P_BIDIR && a > b ? r->reverse_median : r->median);
+    }
+    fputc('\n', out);
+  }
+}
+
+static void print_pairs(FILE *out, const struct gr_bench_report *rep)
+{
+  bool any = false;
+  for (size_t i = 0; i < rep->nresults; i++) {
+    const struct gr_bench_result *r = &rep->results[i];
+    if (r->kind != GR_BK_P2P || r->engine != GR_ENGINE_CE)
+      continue;
+    if (!any)
+      fprintf(out, "\nGPU -> GPU against the path, copy engine, GB/s\n%-12s %-5s %7s %7s %7s %6s %9s %6s %8s  %s\n",
+              "pair", "via", "median", "spread", "limit", "NCCL", "predicted", "floor", "of limit", "limit from");
+    any = true;
+    char pr[24];
+    snprintf(pr, sizeof(pr), "GPU%d->GPU%d", r->src, r->dst);
+    fprintf(out, "%-12s %-5s ", pr, r->status != GR_BS_OK ? "" : r->via_host ? "host" : "p2p");
+    result_cells(out, r);
+  }
+}
+
+static void print_latency(FILE *out, const struct gr_bench_report *rep)
+{
+  int n = (int)rep->ngpus;
+  char h[16];
+  fprintf(out, "\nLatency, microseconds per 16-byte copy (copy engine; median of runs of 100)\n%-6s", "from");
+  fprintf(out, " %9s", "host");
+  for (int b = 0; b < n; b++) {
+    snprintf(h, sizeof(h), "GPU%d", b);
+    fprintf(out, " %9s", h);
+  }
+  fputc('\n', out);
+  for (int a = -1; a < n; a++) {
+    fprintf(out, "%-6s", gr_bench_endpoint(a, h, sizeof(h)));
+    for (int b = -1; b < n; b++) {
+      const struct gr_bench_result *r = a == b ? NULL : find(rep, GR_BK_LATENCY, GR_ENGINE_CE, a, b);
+      char v[24];
+      if (!r)
+        snprintf(v, sizeof(v), "-");
+      else if (r->status != GR_BS_OK)
+        snprintf(v, sizeof(v), "%s", gr_bench_status_name(r->status));
+      else
+        snprintf(v, sizeof(v), "%.2f", r->median);
+      fprintf(out, " %9s", v);
+    }
+    fputc('\n', out);
+  }
+}
+
+static void print_allreduce(FILE *out, const struct gr_bench_report *rep)
+{
+  char sz[32], a[32], b[32];
+  fprintf(out, "\nAll-reduce, %s, float sum over %zu GPUs in one process (busbw = algbw x 2(n-1)/n, as nccl-tests)\n",
+          rep->collective[0] ? rep->collective : "NCCL", rep->ngpus);
+  if (rep->ar_note && rep->nar == 0) {
+    fprintf(out, "  %s\n", rep->ar_note);
+    return;
+  }
+  fprintf(out, "%10s %12s %11s %11s %7s\n", "size", "time us", "algbw GB/s", "busbw GB/s", "wrong");
+  for (size_t i = 0; i < rep->nar; i++) {
+    const struct gr_ar_row *r = &rep->ar[i];
+    fprintf(out, "%10s %12.1f %11.2f %11.2f %7ld\n", size_text(r->bytes, sz, sizeof(sz)), r->time_us, r->algbw_gbps,
+            r->busbw_gbps, r->wrong);
+  }
+  if (rep->ar_note)
+    fprintf(out, "  (%s)\n", rep->ar_note);
+  if (rep->ar_plateau_gbps > 0)
+    fprintf(out, "Plateau: busbw %.1f GB/s from %s to %s%s; the topology predicts %s GB/s with NCCL's defaults\n",
+            rep->ar_plateau_gbps, size_text(rep->ar_plateau_from, a, sizeof(a)),
+            size_text(rep->ar_plateau_to, b, sizeof(b)),
+            rep->ar_rising ? " (still rising at the largest size: larger messages would give more)" : "",
+            fig(rep->ar_predicted_gbps, "%.1f", sz, sizeof(sz)));
+}
+
+static void print_findings(FILE *out, const struct gr_bench_report *rep)
+{
+  size_t nf = 0, nw = 0;
+  fprintf(out, "\nFindings:\n");
+  for (size_t i = 0; i < rep->nfindings; i++) {
+    const struct gr_bench_finding *f = &rep->findings[i];
+    fprintf(out, "  %-4s %s: %s\n", gr_bench_sev_name(f->sev), f->id, f->text);
+    nf += f->sev == GR_BF_FAIL;
+    nw += f->sev == GR_BF_WARN;
+  }
+  if (rep->nfindings == 0)
+    fprintf(out, "  none: every figure is above its floor and every data check passed\n");
+  fprintf(out, "\n%zu fail, %zu warn; measured in %.1f s\n", nf, nw, rep->wall_seconds);
+}
+
+void gr_print_bench(FILE *out, const struct gr_bench_report *rep)
+{
+  print_header(out, rep);
+  print_host(out, rep);
+  print_matrix(out, rep, GR_BK_P2P, GR_ENGINE_CE,
+               "GPU -> GPU, copy engine, GB/s (row = source; p = direct P2P, h = through host memory)");
+  print_matrix(out, rep, GR_BK_P2P_BIDIR, GR_ENGINE_CE,
+               "GPU <-> GPU, both directions at once, copy engine, GB/s per direction (row = source)");
+  print_matrix(out, rep, GR_BK_P2P, GR_ENGINE_SM, "GPU -> GPU, SM copy kernel, GB/s (row = source)");
+  print_pairs(out, rep);
+  print_latency(out, rep);
+  print_allreduce(out, rep);
+  print_findings(out, rep);
+}
+
+/* ------------------------------------------------------------------ JSON */
+
+static json_t *jpos(double v)
+{
+  return v > 0 ? json_real(v) : json_null();
+}
+
+static json_t *endpoint_json(int e)
+{
+  return e == GR_BENCH_HOST ? json_null() : json_integer(e);
+}
+
+static json_t *result_json(const struct gr_bench_result *r)
+{
+  json_t *o = json_object(), *s = json_array();
+  bool lat = r->kind == GR_BK_LATENCY;
+  json_object_set_new(o, "test", json_string(gr_bench_kind_name(r->kind)));
+  json_object_set_new(o, "engine", json_string(gr_engine_name(r->engine)));
+  json_object_set_new(o, "src_gpu", endpoint_json(r->src));
+  json_object_set_new(o, "dst_gpu", endpoint_json(r->dst));
+  json_object_set_new(o, "status", json_string(gr_bench_status_name(r->status)));
+  json_object_set_new(o, "note", gr_json_text(r->note));
+  bool pair = r->src >= 0 && r->dst >= 0 && r->src != r->dst;
+  json_object_set_new(o, "via", pair ? json_string(r->via_host ? "host" : "p2p") : json_null());
+  for (int i = 0; i < r->nsamples; i++)
+    json_array_append_new(s, json_real(r->samples[i]));
+  json_object_set_new(o, lat ? "samples_us" : "samples_gbps", s);
+  json_object_set_new(o, lat ? "median_us" : "median_gbps", r->nsamples ? json_real(r->median) : json_null());
+  json_object_set_new(o, lat ? "min_us" : "min_gbps", r->nsamples ? json_real(r->min) : json_null());
+  json_object_set_new(o, lat ? "max_us" : "max_gbps", r->nsamples ? json_real(r->max) : json_null());
+  json_object_set_new(o, "spread_pct", r->nsamples ? json_real(r->spread_pct) : json_null());
+  if (r->kind == GR_BK_HOST_BIDIR || r->kind == GR_BK_P2P_BIDIR)
+    json_object_set_new(o, "reverse_median_gbps", jpos(r->reverse_median));
+  if (!lat) {
+    json_object_set_new(o, "limit_gbps", jpos(r->limit_gbps));
+    json_object_set_new(o, "nccl_gbps", jpos(r->nccl_gbps));
+    json_object_set_new(o, "predicted_gbps", jpos(r->predicted_gbps));
+    json_object_set_new(o, "floor_gbps", jpos(r->floor_gbps));
+    json_object_set_new(o, "limit_from", gr_json_text(r->link[0] ? r->link : NULL));
+  }
+  return o;
+}
+
+static json_t *allreduce_json(const struct gr_bench_report *rep)
+{
+  json_t *o = json_object(), *sizes = json_array();
+  json_object_set_new(o, "library", gr_json_text(rep->collective[0] ? rep->collective : NULL));
+  json_object_set_new(o, "note", gr_json_text(rep->ar_note));
+  for (size_t i = 0; i < rep->nar; i++) {
+    const struct gr_ar_row *r = &rep->ar[i];
+    json_t *row = json_object();
+    json_object_set_new(row, "size_bytes", json_integer((json_int_t)r->bytes));
+    json_object_set_new(row, "time_us", json_real(r->time_us));
+    json_object_set_new(row, "algbw_gbps", json_real(r->algbw_gbps));
+    json_object_set_new(row, "busbw_gbps", json_real(r->busbw_gbps));
+    json_object_set_new(row, "wrong", json_integer(r->wrong));
+    json_array_append_new(sizes, row);
+  }
+  json_object_set_new(o, "sizes", sizes);
+  json_object_set_new(o, "plateau_busbw_gbps", jpos(rep->ar_plateau_gbps));
+  json_object_set_new(o, "plateau_from_bytes", rep->ar_plateau_gbps > 0 ? json_integer((json_int_t)rep->ar_plateau_from) : json_null());
+  json_object_set_new(o, "plateau_to_bytes", rep->ar_plateau_gbps > 0 ? json_integer((json_int_t)rep->ar_plateau_to) : json_null());
+  json_object_set_new(o, "still_rising", json_boolean(rep->ar_rising));
+  json_object_set_new(o, "predicted_busbw_gbps", jpos(rep->ar_predicted_gbps));
+  return o;
+}
+
+json_t *gr_bench_to_json(const struct gr_bench_report *rep)
+{
+  json_t *o = json_object(), *cfg = json_object(), *gpus = json_array(), *res = json_array(), *fs = json_array();
+  json_object_set_new(cfg, "quick", json_boolean(rep->cfg.quick));
+  json_object_set_new(cfg, "copy_bytes", json_integer((json_int_t)rep->cfg.bytes));
+  json_object_set_new(cfg, "copies_per_run", json_integer(rep->cfg.loops));
+  json_object_set_new(cfg, "runs", json_integer(rep->cfg.samples));
+  json_object_set_new(cfg, "warmup_runs", json_integer(rep->cfg.warmup));
+  json_object_set_new(cfg, "sm_copies", json_boolean(rep->cfg.sm));
+  json_object_set_new(o, "config", cfg);
+  json_object_set_new(o, "backend", json_string(rep->backend));
+  for (size_t g = 0; g < rep->ngpus; g++) {
+    json_t *x = json_object();
+    json_object_set_new(x, "index", json_integer((json_int_t)g));
+    json_object_set_new(x, "pci_bus_id", gr_json_text(rep->gpus[g].busid));
+    json_object_set_new(x, "topology_gpu", rep->gpus[g].topo_gpu >= 0 ? json_integer(rep->gpus[g].topo_gpu) : json_null());
+    json_object_set_new(x, "lost", json_boolean(rep->gpus[g].lost));
+    json_array_append_new(gpus, x);
+  }
+  json_object_set_new(o, "gpus", gpus);
+  for (size_t i = 0; i < rep->nresults; i++)
+    json_array_append_new(res, result_json(&rep->results[i]));
+  json_object_set_new(o, "results", res);
+  json_object_set_new(o, "allreduce", allreduce_json(rep));
+  for (size_t i = 0; i < rep->nfindings; i++) {
+    json_t *f = json_object();
+    json_object_set_new(f, "severity", json_string(gr_bench_sev_name(rep->findings[i].sev)));
+    json_object_set_new(f, "id", json_string(rep->findings[i].id));
+    json_object_set_new(f, "text", gr_json_text(rep->findings[i].text));
+    json_array_append_new(fs, f);
+  }
+  json_object_set_new(o, "findings", fs);
+  json_object_set_new(o, "wall_s", json_real(rep->wall_seconds));
+  return o;
+}

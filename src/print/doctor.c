@@ -1,0 +1,102 @@
+/* Printers of a doctor report: text grouped by severity, JSON, and the NHC
+ * convention (silent on success, one ERROR line per failure). */
+#include <string.h>
+
+#include "print/print.h"
+
+static const char *const group_title[] = {"Failures", "Warnings", "Could not check (errors)", "Information",
+                                          "Skipped", "OK"};
+
+static void print_result(FILE *out, const struct gr_check_result *r)
+{
+  bool brief = r->sev == GR_CHECK_OK || r->sev == GR_CHECK_SKIPPED;
+  fprintf(out, "  %-8s %-19s %s%s%s\n", gr_check_sev_name(r->sev), r->id, r->subject ? r->subject : "",
+          r->subject ? ": " : "", r->message);
+  if (brief)
+    return;
+  for (size_t e = 0; e < r->nev; e++)
+    fprintf(out, "           %s %s: %s\n", e ? "        " : "evidence", r->ev[e].file, r->ev[e].value);
+  if (r->fix)
+    fprintf(out, "           fix      %s\n", r->fix);
+  if (r->cost)
+    fprintf(out, "           cost     %s\n", r->cost);
+  if (r->reference)
+    fprintf(out, "           see      %s\n", r->reference);
+}
+
+void gr_print_doctor(FILE *out, const struct gr_topo *t, const struct gr_doctor_report *r)
+{
+  gr_print_machine_line(out, t);
+  fprintf(out, "\n%zu GPU%s, %zu socket%s. gpurig doctor read only; it changed nothing.\n", t->ngpus,
+          t->ngpus == 1 ? "" : "s", t->npackages, t->npackages == 1 ? "" : "s");
+  for (int s = 0; s < GR_CHECK_NSEV; s++) {
+    if (!r->count[s])
+      continue;
+    fprintf(out, "\n%s (%zu)\n", group_title[s], r->count[s]);
+    for (size_t i = 0; i < r->nres; i++)
+      if ((int)r->res[i].sev == s)
+        print_result(out, &r->res[i]);
+  }
+  fprintf(out, "\nSummary: %zu fail, %zu warn, %zu error, %zu info, %zu skipped, %zu ok.\n", r->count[GR_CHECK_FAIL],
+          r->count[GR_CHECK_WARN], r->count[GR_CHECK_ERROR], r->count[GR_CHECK_INFO], r->count[GR_CHECK_SKIPPED],
+          r->count[GR_CHECK_OK]);
+  if (r->root_would_add)
+    fprintf(out, "Run as root to add: %s.\n", r->root_would_add);
+}
+
+void gr_print_doctor_nhc(FILE *out, const struct gr_doctor_report *r)
+{
+  for (size_t i = 0; i < r->nres; i++) {
+    const struct gr_check_result *x = &r->res[i];
+    if (x->sev == GR_CHECK_FAIL)
+      fprintf(out, "ERROR: gpurig: %s: %s%s%s\n", x->id, x->subject ? x->subject : "", x->subject ? ": " : "", x->message);
+  }
+}
+
+static json_t *result_json(const struct gr_check_result *r)
+{
+  json_t *o = json_object(), *ev = json_array();
+  json_object_set_new(o, "id", json_string(r->id));
+  json_object_set_new(o, "title", json_string(r->title));
+  json_object_set_new(o, "severity", json_string(gr_check_sev_name(r->sev)));
+  json_object_set_new(o, "subject", gr_json_text(r->subject));
+  json_object_set_new(o, "pci_bus_id", gr_json_text(r->pci_bus_id));
+  json_object_set_new(o, "message", gr_json_text(r->message));
+  for (size_t e = 0; e < r->nev; e++) {
+    json_t *x = json_object();
+    json_object_set_new(x, "file", gr_json_text(r->ev[e].file));
+    json_object_set_new(x, "value", gr_json_text(r->ev[e].value));
+    json_array_append_new(ev, x);
+  }
+  json_object_set_new(o, "evidence", ev);
+  json_object_set_new(o, "fix", gr_json_text(r->fix));
+  json_object_set_new(o, "cost", gr_json_text(r->cost));
+  json_object_set_new(o, "reference", gr_json_text(r->reference));
+  json_object_set_new(o, "needs_root", json_boolean(r->needs_root));
+  return o;
+}
+
+json_t *gr_doctor_to_json(const struct gr_topo *t, const struct gr_doctor_report *r)
+{
+  json_t *o = json_object(), *res = json_array(), *counts = json_object();
+  json_object_set_new(o, "source", gr_json_text(t->source_kind));
+  json_object_set_new(o, "source_path", gr_json_text(t->source_path));
+  json_object_set_new(o, "hostname", gr_json_text(t->hostname));
+  json_object_set_new(o, "gpus", json_integer((json_int_t)t->ngpus));
+  json_object_set_new(o, "is_root", json_boolean(r->is_root));
+  for (size_t i = 0; i < r->nres; i++)
+    json_array_append_new(res, result_json(&r->res[i]));
+  json_object_set_new(o, "results", res);
+  for (int s = 0; s < GR_CHECK_NSEV; s++)
+    json_object_set_new(counts, gr_check_sev_name((enum gr_check_sev)s), json_integer((json_int_t)r->count[s]));
+  json_object_set_new(o, "counts", counts);
+  json_t *root_add = json_array();
+  for (const char *p = r->root_would_add; p && *p;) {
+    size_t n = strcspn(p, " ");
+    json_array_append_new(root_add, json_stringn(p, n));
+    p += n + (p[n] == ' ');
+  }
+  json_object_set_new(o, "root_would_add", root_add);
+  json_object_set_new(o, "exit_status", json_integer(gr_doctor_exit(r)));
+  return o;
+}

@@ -1,0 +1,191 @@
+/* Printers of `gpurig gpus`: what the driver reports per GPU, joined to the
+ * topology, and the driver's P2P status matrices. Invalid values print as
+ * "n/a" in text and null in JSON, never 0. */
+#include <stdio.h>
+#include <string.h>
+
+#include "gpu/gpu.h"
+#include "print/print.h"
+
+static const char *num(const struct gr_metric *m, const char *fmt, char *buf, size_t cap)
+{
+  if (!m->ok)
+    snprintf(buf, cap, "n/a");
+  else
+    snprintf(buf, cap, fmt, m->v);
+  return buf;
+}
+
+static void print_link(FILE *out, const struct gr_gpu_row *r)
+{
+  char cg[16], cw[16], mg[16], mw[16];
+  fprintf(out, "  %-13s Gen%s x%s now, Gen%s x%s at most%s\n", "PCIe link", num(&r->dy.link_gen, "%.0f", cg, 16),
+          num(&r->dy.link_width, "%.0f", cw, 16), num(&r->st.max_link_gen, "%.0f", mg, 16),
+          num(&r->st.max_link_width, "%.0f", mw, 16),
+          r->dy.link_gen.ok && r->st.max_link_gen.ok && r->dy.link_gen.v < r->st.max_link_gen.v
+              ? " (an idle GPU lowers its link speed; width does not drop)"
+              : "");
+}
+
+static void print_power_temp(FILE *out, const struct gr_gpu_row *r)
+{
+  char a[16], b[16], c[16];
+  fprintf(out, "  %-13s %s W drawn, limit %s W (default %s W)\n", "power", num(&r->dy.power_w, "%.1f", a, 16),
+          num(&r->dy.power_limit_w, "%.0f", b, 16), num(&r->st.power_default_w, "%.0f", c, 16));
+  fprintf(out, "  %-13s %s C (slows down at %s C, shuts down at %s C)\n", "temperature",
+          num(&r->dy.temp_c, "%.0f", a, 16), num(&r->st.temp_slowdown_c, "%.0f", b, 16),
+          num(&r->st.temp_shutdown_c, "%.0f", c, 16));
+}
+
+static const char *onoff(const struct gr_metric *m)
+{
+  return !m->ok ? "not supported" : m->v ? "on" : "off";
+}
+
+static void print_row(FILE *out, const struct gr_topo *t, const struct gr_gpus_report *rep, unsigned i)
+{
+  const struct gr_gpu_row *r = &rep->rows[i];
+  char a[32], b[32], c[32];
+  fprintf(out, "GPU%u  %s  %s", i, r->st.name[0] ? r->st.name : "(no name)", r->st.busid[0] ? r->st.busid : "?");
+  if (t && r->topo_gpu >= 0) {
+    const struct gr_pci *p = &t->pci[t->gpus[r->topo_gpu]];
+    fprintf(out, "  (topology GPU%d, NUMA %s)", r->topo_gpu, p->numa >= 0 ? (snprintf(a, sizeof(a), "%d", p->numa), a) : "unknown");
+  } else if (t) {
+    fprintf(out, "  (not in the topology)");
+  }
+  fputc('\n', out);
+  if (r->lost && !r->st.busid[0]) {
+    fprintf(out, "  %s\n\n", r->error);
+    return;
+  }
+  fprintf(out, "  %-13s %s\n", "UUID", r->st.uuid[0] ? r->st.uuid : "n/a");
+  fprintf(out, "  %-13s %s GiB (%s GiB used), BAR1 %s GiB\n", "memory", num(&r->st.mem_gib, "%.1f", a, sizeof(a)),
+          num(&r->dy.mem_used_gib, "%.1f", b, sizeof(b)), num(&r->st.bar1_gib, "%.2f", c, sizeof(c)));
+  if (r->st.cc_major.ok)
+    fprintf(out, "  %-13s %.0f.%.0f\n", "compute cap.", r->st.cc_major.v, r->st.cc_minor.v);
+  if (r->lost) {
+    fprintf(out, "  %-13s %s\n\n", "LOST", r->error);
+    return;
+  }
+  print_link(out, r);
+  print_power_temp(out, r);
+  fprintf(out, "  %-13s %s\n", "persistence", onoff(&r->dy.persistence));
+  fprintf(out, "  %-13s %s\n", "ECC", onoff(&r->st.ecc_enabled));
+  fprintf(out, "  %-13s %s\n", "NVLink", r->st.nvlinks_active.ok ? (snprintf(a, sizeof(a), "%.0f links up", r->st.nvlinks_active.v), a) : "none");
+  fprintf(out, "  %-13s %s%% GPU, %s%% memory\n\n", "utilisation", num(&r->dy.util_gpu_pct, "%.0f", a, sizeof(a)),
+          num(&r->dy.util_mem_pct, "%.0f", b, sizeof(b)));
+}
+
+static void print_p2p(FILE *out, const struct gr_gpus_report *rep, const enum gr_p2p_status *m, const char *what)
+{
+  unsigned n = rep->count;
+  fprintf(out, "P2P %s status (the driver's answer, as nvidia-smi topo -p2p %c):\n       ", what, what[0]);
+  for (unsigned b = 0; b < n; b++)
+    fprintf(out, " GPU%-3u", b);
+  fputc('\n', out);
+  for (unsigned a = 0; a < n; a++) {
+    fprintf(out, "GPU%-3u ", a);
+    for (unsigned b = 0; b < n; b++)
+      fprintf(out, " %-6s", a == b ? "X" : gr_p2p_status_name(m[a * n + b]));
+    fputc('\n', out);
+  }
+  fputc('\n', out);
+}
+
+void gr_print_gpus(FILE *out, const struct gr_topo *t, const struct gr_gpus_report *rep)
+{
+  fprintf(out, "NVIDIA driver %s%s%s (%s), %u GPU%s\n\n", rep->driver[0] ? rep->driver : "(version unknown)",
+          rep->runtime[0] ? ", " : "", rep->runtime, rep->library, rep->count, rep->count == 1 ? "" : "s");
+  for (unsigned i = 0; i < rep->count; i++)
+    print_row(out, t, rep, i);
+  if (rep->p2p_read && rep->count > 1) {
+    print_p2p(out, rep, rep->p2p_read, "read");
+    print_p2p(out, rep, rep->p2p_write, "write");
+    fprintf(out, "Legend: OK; CNS = chipset not supported; GNS = GPU not supported; TNS = topology not supported;\n"
+                 "        DR = disabled by regkey; NS = not supported; U = unknown\n");
+  }
+}
+
+static json_t *jnum(const struct gr_metric *m)
+{
+  return m->ok ? json_real(m->v) : json_null();
+}
+
+static json_t *jint(const struct gr_metric *m)
+{
+  return m->ok ? json_integer((json_int_t)m->v) : json_null();
+}
+
+static json_t *jbool(const struct gr_metric *m)
+{
+  return m->ok ? json_boolean(m->v != 0) : json_null();
+}
+
+static json_t *row_json(const struct gr_gpu_row *r, unsigned i)
+{
+  json_t *o = json_object(), *link = json_object();
+  json_object_set_new(o, "index", json_integer(i));
+  json_object_set_new(o, "name", gr_json_text(r->st.name[0] ? r->st.name : NULL));
+  json_object_set_new(o, "uuid", gr_json_text(r->st.uuid[0] ? r->st.uuid : NULL));
+  json_object_set_new(o, "pci_bus_id", gr_json_text(r->st.busid[0] ? r->st.busid : NULL));
+  json_object_set_new(o, "topology_gpu", r->topo_gpu >= 0 ? json_integer(r->topo_gpu) : json_null());
+  json_object_set_new(o, "lost", json_boolean(r->lost));
+  json_object_set_new(o, "error", gr_json_text(r->error[0] ? r->error : NULL));
+  json_object_set_new(o, "mem_gib", jnum(&r->st.mem_gib));
+  json_object_set_new(o, "mem_used_gib", jnum(&r->dy.mem_used_gib));
+  json_object_set_new(o, "bar1_gib", jnum(&r->st.bar1_gib));
+  char cc[16];
+  snprintf(cc, sizeof(cc), "%.0f.%.0f", r->st.cc_major.v, r->st.cc_minor.v);
+  json_object_set_new(o, "compute_capability", r->st.cc_major.ok ? json_string(cc) : json_null());
+  json_object_set_new(link, "gen", jint(&r->dy.link_gen));
+  json_object_set_new(link, "width", jint(&r->dy.link_width));
+  json_object_set_new(link, "max_gen", jint(&r->st.max_link_gen));
+  json_object_set_new(link, "max_width", jint(&r->st.max_link_width));
+  json_object_set_new(o, "link", link);
+  json_object_set_new(o, "power_w", jnum(&r->dy.power_w));
+  json_object_set_new(o, "power_limit_w", jnum(&r->dy.power_limit_w));
+  json_object_set_new(o, "power_default_limit_w", jnum(&r->st.power_default_w));
+  json_object_set_new(o, "persistence_mode", jbool(&r->dy.persistence));
+  json_object_set_new(o, "temp_c", jnum(&r->dy.temp_c));
+  json_object_set_new(o, "temp_slowdown_c", jnum(&r->st.temp_slowdown_c));
+  json_object_set_new(o, "temp_shutdown_c", jnum(&r->st.temp_shutdown_c));
+  json_object_set_new(o, "ecc_enabled", jbool(&r->st.ecc_enabled));
+  json_object_set_new(o, "nvlinks_active", jint(&r->st.nvlinks_active));
+  json_object_set_new(o, "numa_node", jint(&r->st.numa_node));
+  json_object_set_new(o, "util_gpu_pct", jnum(&r->dy.util_gpu_pct));
+  json_object_set_new(o, "util_mem_pct", jnum(&r->dy.util_mem_pct));
+  return o;
+}
+
+static json_t *matrix_json(const struct gr_gpus_report *rep, const enum gr_p2p_status *m)
+{
+  json_t *rows = json_array();
+  for (unsigned a = 0; a < rep->count; a++) {
+    json_t *row = json_array();
+    for (unsigned b = 0; b < rep->count; b++)
+      json_array_append_new(row, json_string(a == b ? "X" : gr_p2p_status_name(m[a * rep->count + b])));
+    json_array_append_new(rows, row);
+  }
+  return rows;
+}
+
+json_t *gr_gpus_to_json(const struct gr_gpus_report *rep)
+{
+  json_t *o = json_object(), *gpus = json_array();
+  json_object_set_new(o, "vendor", json_string(rep->vendor));
+  json_object_set_new(o, "library", json_string(rep->library));
+  json_object_set_new(o, "driver_version", gr_json_text(rep->driver[0] ? rep->driver : NULL));
+  json_object_set_new(o, "cuda_version", gr_json_text(rep->runtime[0] ? rep->runtime + 5 : NULL));
+  for (unsigned i = 0; i < rep->count; i++)
+    json_array_append_new(gpus, row_json(&rep->rows[i], i));
+  json_object_set_new(o, "gpus", gpus);
+  if (rep->p2p_read) {
+    json_t *p2p = json_object();
+    json_object_set_new(p2p, "read", matrix_json(rep, rep->p2p_read));
+    json_object_set_new(p2p, "write", matrix_json(rep, rep->p2p_write));
+    json_object_set_new(o, "p2p_status", p2p);
+  } else {
+    json_object_set_new(o, "p2p_status", json_null());
+  }
+  return o;
+}

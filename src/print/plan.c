@@ -1,0 +1,242 @@
+/* `gpurig plan`: the breakdown per GPU and for the host, the verdict, speed
+ * with its range and basis, and cost; as text and as JSON (docs/json.md). */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "print/print.h"
+
+/* 6738415616 -> "6,738,415,616" */
+static const char *grouped(uint64_t v, char *buf, size_t cap)
+{
+  char digits[32];
+  int n = snprintf(digits, sizeof(digits), "%llu", (unsigned long long)v);
+  size_t o = 0;
+  for (int i = 0; i < n && o + 2 < cap; i++) {
+    if (i > 0 && (n - i) % 3 == 0)
+      buf[o++] = ',';
+    buf[o++] = digits[i];
+  }
+  buf[o] = '\0';
+  return buf;
+}
+
+static void print_model(FILE *out, const struct gr_model *m, const struct gr_plan *p)
+{
+  char a[32], b[32];
+  if (!m->shape_known) {
+    fprintf(out, "Model: %s parameters (shape unknown)\n", grouped(p->params.total, a, sizeof(a)));
+    return;
+  }
+  fprintf(out, "Model: %s, %s parameters", m->name, grouped(p->params.total, a, sizeof(a)));
+  if (m->experts > 0)
+    fprintf(out, " (%s active per token: %ld of %ld experts)", grouped(p->params.active, b, sizeof(b)),
+            m->experts_per_tok, m->experts);
+  fprintf(out, "\n  %ld layers, hidden %ld, MLP %ld, %ld heads / %ld KV heads x %ld, vocab %ld%s%s\n", m->layers,
+          m->hidden, m->moe_intermediate, m->heads, m->kv_heads, m->head_dim, m->vocab,
+          m->tied ? ", tied embeddings" : "", m->sliding_window ? ", sliding window" : "");
+}
+
+static void print_items(FILE *out, const struct gr_plan_item *it, size_t n)
+{
+  for (size_t i = 0; i < n; i++)
+    fprintf(out, "  %-26s %9.2f  %s\n", it[i].what, it[i].gib, it[i].note);
+}
+
+static void print_range(FILE *out, const char *what, const struct gr_range *r, const char *unit, int prec)
+{
+  if (!r->ok)
+    return;
+  if (fabs(r->high - r->low) < 1e-9)
+    fprintf(out, "  %-8s %.*f %s\n", what, prec, r->mid, unit);
+  else
+    fprintf(out, "  %-8s %.*f %s (range %.*f to %.*f)\n", what, prec, r->mid, unit, prec, r->low, prec, r->high);
+}
+
+static void print_memory(FILE *out, const struct gr_plan_req *r, const struct gr_plan_hw *hw, const struct gr_plan *p)
+{
+  char title[128];
+  if (r->gpus == 0)
+    snprintf(title, sizeof(title), "Host RAM (CPU inference)");
+  else if (r->gpus > 1)
+    snprintf(title, sizeof(title), "Per GPU (the busiest of %d)", r->gpus);
+  else
+    snprintf(title, sizeof(title), "Per GPU");
+  fprintf(out, "\n%-28s %8s\n", title, "GiB");
+  print_items(out, p->gpu, p->ngpu_items);
+  if (r->gpus > 0)
+    fprintf(out, "  %-26s %9.2f  of %.0f GiB on each %s\n", "total", p->gpu_need_gib, p->gpu_have_gib, hw->gpu->model);
+  else
+    fprintf(out, "  %-26s %9.2f\n", "total", p->gpu_need_gib);
+  if (p->nhost_items) {
+    fprintf(out, "\n%-28s %8s\n", "Host RAM", "GiB");
+    print_items(out, p->host, p->nhost_items);
+    fprintf(out, "  %-26s %9.2f  the larger of loading and running\n", "peak", p->host_need_gib);
+  }
+  if (r->job == GR_JOB_FULL)
+    fprintf(out, "\nModel states: %d bytes/parameter x %.3g parameters = %.1f GB (%.2f GiB) before sharding\n",
+            r->state_bytes, (double)p->params.total, p->model_states_gb, p->model_states_gb * 1e9 / 1073741824.0);
+}
+
+void gr_print_plan(FILE *out, const struct gr_plan_req *r, const struct gr_model *m, const struct gr_plan_hw *hw,
+                   const struct gr_plan *p)
+{
+  fprintf(out, "Plan: %s, %s", m->name, gr_job_name(r->job));
+  if (r->job != GR_JOB_FULL)
+    fprintf(out, ", %s", r->quant.name);
+  fprintf(out, ", context %ld, batch %ld", r->ctx, r->batch);
+  if (r->gpus > 0)
+    fprintf(out, ", %d x %s", r->gpus, hw->gpu->model);
+  else
+    fprintf(out, ", CPU (%s)", hw->cpu_desc[0] ? hw->cpu_desc : "host memory");
+  if (r->tp > 1 || r->pp > 1)
+    fprintf(out, ", TP %d x layer split %d", r->tp, r->pp);
+  if (r->zero || r->offload)
+    fprintf(out, ", ZeRO-%d%s", r->zero,
+            r->offload == GR_OFFLOAD_OPTIMIZER ? " + optimizer offload" : r->offload == GR_OFFLOAD_PARAMS ? " + param offload" : "");
+  fprintf(out, "\nMachine: %s\n", hw->name);
+  print_model(out, m, p);
+  char a[32];
+  if (r->job == GR_JOB_LORA || r->job == GR_JOB_QLORA)
+    fprintf(out, "Trainable: %s adapter parameters (LoRA rank %ld)\n", grouped(p->trainable, a, sizeof(a)), r->lora_rank);
+  if (r->job != GR_JOB_FULL)
+    fprintf(out, "Weights: %.2f GiB in %s (%.2f bits/weight)\n", p->weights.total / 1073741824.0, r->quant.name,
+            p->weights.total * 8 / (double)p->params.total);
+  if (r->job == GR_JOB_INFER && m->shape_known)
+    fprintf(out, "KV cache: %.2f GiB for %ld tokens x %ld sequences (%.0f KiB per token, %s)\n", p->kv_gib,
+            gr_model_kv_tokens(m, r->ctx), r->batch, gr_model_kv_bytes_per_token(m, r->kv_quant.bits / 8) / 1024,
+            r->kv_quant.name);
+  print_memory(out, r, hw, p);
+  fprintf(out, "\nVerdict: %s\n", p->verdict);
+  if (p->max_batch > 0 || p->max_ctx > 0)
+    fprintf(out, "  largest batch that fits: %ld (at context %ld); largest context: %ld tokens (at batch %ld)\n",
+            p->max_batch, r->ctx, p->max_ctx, r->batch);
+  fprintf(out, "\nSpeed (estimates; docs/plan.md gives the method):\n");
+  print_range(out, "decode", &p->decode_tps, "tokens/s at the start of a reply", 1);
+  char full[64];
+  snprintf(full, sizeof(full), "tokens/s with %ld tokens in context", r->ctx);
+  print_range(out, "", &p->decode_full_tps, full, 1);
+  print_range(out, "prefill", &p->prefill_tps, "tokens/s", 0);
+  print_range(out, "step", &p->step_s, "s", 2);
+  print_range(out, "training", &p->train_tps, "tokens/s", 0);
+  if (p->speed_basis[0])
+    fprintf(out, "  basis: %s\n", p->speed_basis);
+  if (hw->p2p_level && r->gpus > 1)
+    fprintf(out, "  the all-reduce figures assume NCCL_P2P_LEVEL=%s (gpurig topo explains)\n", hw->p2p_level);
+  fprintf(out, "\nCost:\n");
+  if (p->price > 0)
+    fprintf(out, "  price %.0f %s (%.1f %s per GiB of VRAM)\n", p->price, p->currency, p->price_per_vram_gib,
+            p->currency);
+  else
+    fprintf(out, "  price not known (--price)\n");
+  fprintf(out, "  power about %.0f W under load: %.1f kWh/day = %.2f %s/day at %.2f/kWh\n", p->power_w,
+          p->energy_kwh_day, p->energy_cost_day, p->currency, r->kwh_price);
+  if (p->rent_year > 0) {
+    fprintf(out, "  renting %d GPUs at %.2f/GPU-hour: %.0f %s per year", r->gpus, r->rent, p->rent_year, p->currency);
+    if (p->breakeven_days > 0)
+      fprintf(out, "; buying pays back after %.0f days of use", p->breakeven_days);
+    fprintf(out, "\n");
+  }
+  for (size_t i = 0; i < p->nnotes; i++)
+    fprintf(out, "%s%s\n", i ? "" : "\nNotes:\n", p->notes[i]);
+}
+
+static json_t *items_json(const struct gr_plan_item *it, size_t n)
+{
+  json_t *arr = json_array();
+  for (size_t i = 0; i < n; i++) {
+    json_t *o = json_object();
+    json_object_set_new(o, "what", json_string(it[i].what));
+    json_object_set_new(o, "gib", gr_json_rounded(it[i].gib, 3));
+    json_object_set_new(o, "note", gr_json_text(it[i].note));
+    json_array_append_new(arr, o);
+  }
+  return arr;
+}
+
+static json_t *range_json(const struct gr_range *r)
+{
+  if (!r->ok)
+    return json_null();
+  json_t *o = json_object();
+  json_object_set_new(o, "low", gr_json_rounded(r->low, 3));
+  json_object_set_new(o, "mid", gr_json_rounded(r->mid, 3));
+  json_object_set_new(o, "high", gr_json_rounded(r->high, 3));
+  return o;
+}
+
+static json_t *model_json(const struct gr_model *m, const struct gr_plan *p)
+{
+  json_t *o = json_object();
+  json_object_set_new(o, "name", gr_json_text(m->name));
+  json_object_set_new(o, "source", gr_json_text(m->source));
+  json_object_set_new(o, "params_total", json_integer((json_int_t)p->params.total));
+  json_object_set_new(o, "params_active", json_integer((json_int_t)p->params.active));
+  json_object_set_new(o, "largest_layer_params", json_integer((json_int_t)p->params.largest_module));
+  json_object_set_new(o, "layers", m->shape_known ? json_integer(m->layers) : json_null());
+  json_object_set_new(o, "kv_bytes_per_token_fp16",
+                      m->shape_known ? json_integer((json_int_t)gr_model_kv_bytes_per_token(m, 2)) : json_null());
+  json_object_set_new(o, "max_ctx", m->max_ctx ? json_integer(m->max_ctx) : json_null());
+  return o;
+}
+
+json_t *gr_plan_to_json(const struct gr_plan_req *r, const struct gr_model *m, const struct gr_plan_hw *hw,
+                        const struct gr_plan *p)
+{
+  json_t *root = json_object(), *req = json_object(), *mem = json_object(), *host = json_object();
+  json_t *verdict = json_object(), *speed = json_object(), *cost = json_object();
+  json_object_set_new(root, "model", model_json(m, p));
+  json_object_set_new(req, "job", json_string(gr_job_name(r->job)));
+  json_object_set_new(req, "quant", json_string(r->quant.name));
+  json_object_set_new(req, "kv_quant", json_string(r->kv_quant.name));
+  json_object_set_new(req, "ctx", json_integer(r->ctx));
+  json_object_set_new(req, "batch", json_integer(r->batch));
+  json_object_set_new(req, "gpus", json_integer(r->gpus));
+  json_object_set_new(req, "gpu_model", hw->gpu && r->gpus ? json_string(hw->gpu->model) : json_null());
+  json_object_set_new(req, "tp", json_integer(r->tp));
+  json_object_set_new(req, "pp", json_integer(r->pp));
+  json_object_set_new(req, "zero", json_integer(r->zero));
+  json_object_set_new(req, "offload", json_string(r->offload == GR_OFFLOAD_OPTIMIZER ? "optimizer"
+                                                  : r->offload == GR_OFFLOAD_PARAMS  ? "params" : "none"));
+  json_object_set_new(req, "machine", gr_json_text(hw->name));
+  json_object_set_new(root, "request", req);
+  json_object_set_new(root, "trainable_params", json_integer((json_int_t)p->trainable));
+  json_object_set_new(root, "weights_gib", gr_json_rounded(p->weights.total / 1073741824.0, 3));
+  json_object_set_new(root, "kv_cache_gib", gr_json_rounded(p->kv_gib, 3));
+  json_object_set_new(root, "model_states_gb", r->job == GR_JOB_FULL ? gr_json_rounded(p->model_states_gb, 2) : json_null());
+  json_object_set_new(mem, "items", items_json(p->gpu, p->ngpu_items));
+  json_object_set_new(mem, "total_gib", gr_json_rounded(p->gpu_need_gib, 3));
+  json_object_set_new(mem, "capacity_gib", r->gpus ? json_real(p->gpu_have_gib) : json_null());
+  json_object_set_new(root, r->gpus ? "per_gpu" : "cpu", mem);
+  json_object_set_new(host, "items", items_json(p->host, p->nhost_items));
+  json_object_set_new(host, "peak_gib", gr_json_rounded(p->host_need_gib, 3));
+  json_object_set_new(root, "host", host);
+  json_object_set_new(verdict, "fit", json_string(gr_fit_name(p->fit)));
+  json_object_set_new(verdict, "text", json_string(p->verdict));
+  json_object_set_new(verdict, "fix", p->fix[0] ? json_string(p->fix) : json_null());
+  json_object_set_new(verdict, "max_batch", p->max_batch ? json_integer(p->max_batch) : json_null());
+  json_object_set_new(verdict, "max_ctx", p->max_ctx ? json_integer(p->max_ctx) : json_null());
+  json_object_set_new(root, "verdict", verdict);
+  json_object_set_new(speed, "decode_tokens_per_s", range_json(&p->decode_tps));
+  json_object_set_new(speed, "decode_full_ctx_tokens_per_s", range_json(&p->decode_full_tps));
+  json_object_set_new(speed, "prefill_tokens_per_s", range_json(&p->prefill_tps));
+  json_object_set_new(speed, "step_s", range_json(&p->step_s));
+  json_object_set_new(speed, "train_tokens_per_s", range_json(&p->train_tps));
+  json_object_set_new(speed, "allreduce_busbw_gbps", gr_json_positive(p->allreduce_gbps, 2));
+  json_object_set_new(speed, "basis", json_string(p->speed_basis));
+  json_object_set_new(root, "speed", speed);
+  json_object_set_new(cost, "price", p->price > 0 ? json_real(p->price) : json_null());
+  json_object_set_new(cost, "currency", json_string(p->currency));
+  json_object_set_new(cost, "price_per_vram_gib", gr_json_positive(p->price_per_vram_gib, 2));
+  json_object_set_new(cost, "power_w", gr_json_rounded(p->power_w, 0));
+  json_object_set_new(cost, "energy_kwh_per_day", gr_json_rounded(p->energy_kwh_day, 2));
+  json_object_set_new(cost, "energy_cost_per_day", gr_json_rounded(p->energy_cost_day, 2));
+  json_object_set_new(cost, "rent_per_year", gr_json_positive(p->rent_year, 0));
+  json_object_set_new(cost, "breakeven_days", gr_json_positive(p->breakeven_days, 0));
+  json_object_set_new(root, "cost", cost);
+  json_t *notes = json_array();
+  for (size_t i = 0; i < p->nnotes; i++)
+    json_array_append_new(notes, gr_json_text(p->notes[i]));
+  json_object_set_new(root, "notes", notes);
+  return root;
+}

@@ -1,0 +1,130 @@
+/* Printers of predictions (predict.h): a section for topo/report, and the
+ * side-by-side table of `gpurig compare`. */
+#include <math.h>
+#include <string.h>
+
+#include "print/print.h"
+#include "base/util.h"
+
+void gr_print_prediction(FILE *out, const struct gr_topo *t, const struct gr_prediction *p)
+{
+  size_t n = p->ngpus;
+  if (!n)
+    return;
+  fprintf(out, "\nPredicted from the wiring (before measuring; constants in data/calibration.tsv):\n");
+  if (n > 1) {
+    fprintf(out, "GPU-to-GPU copies, one way, GB/s (N = NVLink, P = PCIe peer-to-peer, H = staged through host memory):\n");
+    fprintf(out, "%-7s", "");
+    for (size_t g = 0; g < n; g++)
+      fprintf(out, " GPU%-4zu", g);
+    fputc('\n', out);
+    for (size_t i = 0; i < n; i++) {
+      fprintf(out, "GPU%-4zu", i);
+      for (size_t j = 0; j < n; j++) {
+        const struct gr_pair_predict *pp = &p->pairs[i * n + j];
+        char cell[16];
+        if (i == j)
+          snprintf(cell, sizeof(cell), "X");
+        else if (pp->gbps > 0)
+          snprintf(cell, sizeof(cell), "%c %.1f", pp->best == GR_XFER_NVLINK ? 'N' : pp->best == GR_XFER_P2P ? 'P' : 'H',
+                   pp->gbps);
+        else
+          snprintf(cell, sizeof(cell), "%c ?", pp->best == GR_XFER_NVLINK ? 'N' : pp->best == GR_XFER_P2P ? 'P' : 'H');
+        fprintf(out, " %-7s", cell);
+      }
+      fputc('\n', out);
+    }
+    if (p->best.busbw_gbps > 0) {
+      fprintf(out, "All-reduce bus bandwidth (nccl-tests busbw, large messages): %.1f GB/s with NCCL's defaults",
+              p->nccl_default.busbw_gbps);
+      if (p->best_needs_p2p_level)
+        fprintf(out, ", %.1f GB/s with NCCL_P2P_LEVEL=%s", p->best.busbw_gbps, p->best_p2p_level);
+      fprintf(out, ".\n  Bounded by %s.\n", p->best.bottleneck);
+    } else {
+      fprintf(out, "All-reduce bus bandwidth: not known (this input records no link rates).\n");
+    }
+    fprintf(out, "P2P groups (peer-to-peer without crossing a socket): %zu, the largest with %d of %zu GPUs.\n",
+            p->ndomains, p->largest_p2p_domain, n);
+  }
+  for (size_t i = 0; i < p->nnotes; i++)
+    fprintf(out, "  - %s\n", p->notes[i]);
+  fprintf(out, "\nVerdicts:\n");
+  for (size_t i = 0; i < p->nverdicts; i++) {
+    const struct gr_verdict *v = &p->verdicts[i];
+    fprintf(out, "  %-4s  %s across %d GPU%s: %s\n", gr_rating_name(v->rating), v->workload, v->gpus,
+            v->gpus == 1 ? "" : "s", v->reasons);
+  }
+  (void)t;
+}
+
+static json_t *num2(double v)
+{
+  return gr_json_positive(v, 2);
+}
+
+json_t *gr_prediction_to_json(const struct gr_topo *t, const struct gr_prediction *p)
+{
+  json_t *o = json_object();
+  size_t n = p->ngpus;
+  json_t *mx = json_array(), *gb = json_array();
+  for (size_t i = 0; i < n; i++) {
+    json_t *r1 = json_array(), *r2 = json_array();
+    for (size_t j = 0; j < n; j++) {
+      const struct gr_pair_predict *pp = &p->pairs[i * n + j];
+      json_array_append_new(r1, i == j ? json_string("X") : json_string(gr_xfer_name(pp->best)));
+      json_array_append_new(r2, i == j ? json_null() : num2(pp->gbps));
+    }
+    json_array_append_new(mx, r1);
+    json_array_append_new(gb, r2);
+  }
+  json_object_set_new(o, "p2p_matrix", mx);
+  json_object_set_new(o, "copy_matrix_gbps", gb);
+  for (int k = 0; k < 2; k++) {
+    const struct gr_ring *r = k ? &p->best : &p->nccl_default;
+    json_t *ro = json_object(), *ord = json_array();
+    for (size_t i = 0; i < n && n > 1; i++)
+      json_array_append_new(ord, json_integer(r->order[i]));
+    json_object_set_new(ro, "busbw_gbps", num2(r->busbw_gbps));
+    json_object_set_new(ro, "ring", ord);
+    json_object_set_new(ro, "hops_nvlink", json_integer((json_int_t)r->nhops_nvlink));
+    json_object_set_new(ro, "hops_p2p", json_integer((json_int_t)r->nhops_p2p));
+    json_object_set_new(ro, "hops_host", json_integer((json_int_t)r->nhops_host));
+    json_object_set_new(ro, "bottleneck", json_string(r->bottleneck));
+    json_object_set_new(o, k ? "allreduce_best" : "allreduce_nccl_default", ro);
+  }
+  json_object_set_new(o, "best_needs_nccl_p2p_level",
+                      p->best_needs_p2p_level ? json_string(p->best_p2p_level) : json_null());
+  json_object_set_new(o, "p2p_groups", json_integer((json_int_t)p->ndomains));
+  json_object_set_new(o, "largest_p2p_group", json_integer(p->largest_p2p_domain));
+  json_t *sw = json_array();
+  for (size_t i = 0; i < p->nswitches; i++) {
+    const struct gr_switch_budget *b = &p->switches[i];
+    char bus[32];
+    json_t *so = json_object();
+    json_object_set_new(so, "pci_bus_id", json_string(gr_pci_busid(&t->pci[b->node], bus, sizeof(bus))));
+    json_object_set_new(so, "lanes", b->lanes ? json_integer(b->lanes) : json_null());
+    json_object_set_new(so, "uplink_lanes", json_integer(b->up_lanes));
+    json_object_set_new(so, "downstream_lanes", json_integer(b->down_lanes));
+    json_object_set_new(so, "oversubscription", num2(b->oversubscription));
+    json_object_set_new(so, "gpus", json_integer(b->gpus));
+    json_object_set_new(so, "nvme", json_integer(b->nvme));
+    json_object_set_new(so, "nics", json_integer(b->nics));
+    json_array_append_new(sw, so);
+  }
+  json_object_set_new(o, "switches", sw);
+  json_t *notes = json_array();
+  for (size_t i = 0; i < p->nnotes; i++)
+    json_array_append_new(notes, json_string(p->notes[i]));
+  json_object_set_new(o, "notes", notes);
+  json_t *vs = json_array();
+  for (size_t i = 0; i < p->nverdicts; i++) {
+    json_t *v = json_object();
+    json_object_set_new(v, "workload", json_string(p->verdicts[i].workload));
+    json_object_set_new(v, "gpus", json_integer(p->verdicts[i].gpus));
+    json_object_set_new(v, "rating", json_string(gr_rating_name(p->verdicts[i].rating)));
+    json_object_set_new(v, "reasons", json_string(p->verdicts[i].reasons));
+    json_array_append_new(vs, v);
+  }
+  json_object_set_new(o, "verdicts", vs);
+  return o;
+}

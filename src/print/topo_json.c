@@ -1,0 +1,299 @@
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "facts/pcilink.h"
+#include "print/print.h"
+#include "base/util.h"
+
+json_t *gr_json_text(const char *s)
+{
+  if (!s)
+    return json_null();
+  json_t *j = json_string(s);
+  if (j)
+    return j;
+  /* not UTF-8 (bytes quoted from a broken file): keep the text readable */
+  char *copy = xstrdup(s);
+  for (char *p = copy; *p; p++)
+    if ((unsigned char)*p >= 0x80 || (unsigned char)*p < 0x20)
+      *p = '?';
+  j = json_string(copy);
+  free(copy);
+  return j;
+}
+
+static json_t *int_or_null(int v, int unknown)
+{
+  return v == unknown ? json_null() : json_integer(v);
+}
+
+json_t *gr_json_rounded(double v, int decimals)
+{
+  double scale = pow(10, decimals);
+  return json_real(round(v * scale) / scale);
+}
+
+json_t *gr_json_positive(double v, int decimals)
+{
+  return v > 0 ? gr_json_rounded(v, decimals) : json_null();
+}
+
+static json_t *gbps_or_null(double v)
+{
+  return gr_json_positive(v, 2);
+}
+
+static json_t *gib_json(uint64_t bytes)
+{
+  return gr_json_rounded((double)bytes / (1024.0 * 1024.0 * 1024.0), 2);
+}
+
+static json_t *count_json(const struct gr_count *c)
+{
+  return c->valid ? json_integer((json_int_t)c->value) : json_null();
+}
+
+static json_t *hex_json(unsigned v, int digits)
+{
+  char buf[16];
+  snprintf(buf, sizeof(buf), "0x%0*x", digits, v);
+  return json_string(buf);
+}
+
+static json_t *link_json(const struct gr_pci *p)
+{
+  if (!p->has_link)
+    return json_null();
+  const struct gr_link *l = &p->link;
+  int eg, ew;
+  gr_link_effective(l, &eg, &ew);
+  json_t *o = json_object();
+  json_object_set_new(o, "cur_gen", int_or_null(l->cur_gen, 0));
+  json_object_set_new(o, "cur_width", int_or_null(l->cur_width, 0));
+  json_object_set_new(o, "max_gen", int_or_null(l->max_gen, 0));
+  json_object_set_new(o, "max_width", int_or_null(l->max_width, 0));
+  json_object_set_new(o, "port_max_gen", int_or_null(l->port_max_gen, 0));
+  json_object_set_new(o, "port_max_width", int_or_null(l->port_max_width, 0));
+  json_object_set_new(o, "gen", int_or_null(eg, 0));
+  json_object_set_new(o, "width", int_or_null(ew, 0));
+  json_object_set_new(o, "bw_gbps", gbps_or_null(gr_link_bw_gbps(p)));
+  json_object_set_new(o, "nccl_bw_gbps", gbps_or_null(gr_link_nccl_gbps(p)));
+  return o;
+}
+
+static json_t *busid_json(const struct gr_topo *t, int idx)
+{
+  char bus[32];
+  return idx >= 0 ? json_string(gr_pci_busid(&t->pci[idx], bus, sizeof(bus))) : json_null();
+}
+
+static json_t *pci_json(const struct gr_topo *t, int idx)
+{
+  const struct gr_pci *p = &t->pci[idx];
+  json_t *o = json_object();
+  json_object_set_new(o, "pci_bus_id", busid_json(t, idx));
+  json_object_set_new(o, "role", json_string(gr_role_name(p->role)));
+  json_object_set_new(o, "kind", json_string(gr_kind_name(p->kind)));
+  json_object_set_new(o, "parent", busid_json(t, p->parent));
+  if (p->role != GR_ROLE_HOSTBRIDGE) {
+    json_object_set_new(o, "class", hex_json(p->class_id, 6));
+    json_object_set_new(o, "vendor_id", hex_json(p->vendor, 4));
+    json_object_set_new(o, "device_id", hex_json(p->device, 4));
+    json_object_set_new(o, "subsystem_vendor_id", hex_json(p->subvendor, 4));
+    json_object_set_new(o, "subsystem_device_id", hex_json(p->subdevice, 4));
+  }
+  json_object_set_new(o, "name", json_string(gr_pci_display_name(t, idx)));
+  json_object_set_new(o, "vendor_name",
+                      gr_json_text(p->vendor_name ? p->vendor_name : gr_vendor_name(p->vendor)));
+  json_object_set_new(o, "numa_node", int_or_null(p->numa, -1));
+  json_object_set_new(o, "package", int_or_null(p->package, -1));
+  json_object_set_new(o, "driver", gr_json_text(p->driver));
+  json_object_set_new(o, "iommu_group", int_or_null(p->iommu_group, -1));
+  json_object_set_new(o, "os_devices", gr_json_text(p->osdevs));
+  json_object_set_new(o, "switch", busid_json(t, p->switch_up));
+  json_object_set_new(o, "link", link_json(p));
+  json_t *aer = json_object();
+  json_object_set_new(aer, "correctable", count_json(&p->aer.correctable));
+  json_object_set_new(aer, "nonfatal", count_json(&p->aer.nonfatal));
+  json_object_set_new(aer, "fatal", count_json(&p->aer.fatal));
+  json_object_set_new(o, "aer", aer);
+  return o;
+}
+
+static json_t *path_json(const struct gr_topo *t, const struct gr_path *p, size_t ga, size_t gb)
+{
+  char cell[16];
+  static const char *via[] = {"none", "pcie", "nvlink", "inter_socket"};
+  json_t *o = json_object();
+  json_object_set_new(o, "a", json_integer((json_int_t)ga));
+  json_object_set_new(o, "b", json_integer((json_int_t)gb));
+  json_object_set_new(o, "level", json_string(gr_level_str(p, cell, sizeof(cell))));
+  json_object_set_new(o, "nccl_level", json_string(gr_nccl_level_str(p->nccl)));
+  json_object_set_new(o, "nccl_p2p", json_boolean(p->nccl_p2p));
+  json_object_set_new(o, "bottleneck", json_string(via[p->via]));
+  json_object_set_new(o, "bottleneck_pci_bus_id", busid_json(t, p->bottleneck));
+  json_object_set_new(o, "bw_gbps", gbps_or_null(p->bw_gbps));
+  json_object_set_new(o, "nccl_bw_gbps", gbps_or_null(p->nccl_bw_gbps));
+  return o;
+}
+
+static json_t *machine_json(const struct gr_topo *t, const struct gr_analysis *a)
+{
+  json_t *m = json_object();
+  json_object_set_new(m, "product", gr_json_text(t->product));
+  json_object_set_new(m, "hostname", gr_json_text(t->hostname));
+  json_object_set_new(m, "link_details", json_boolean(t->link_details));
+  json_object_set_new(m, "nccl_p2p_level", json_string(gr_nccl_level_str(a->nccl_p2p_level)));
+  json_object_set_new(m, "inter_socket_link", gr_json_text(a->socket_link));
+  json_object_set_new(m, "inter_socket_nccl_bw_gbps", gbps_or_null(a->socket_nccl_gbps));
+  json_t *pk = json_array();
+  for (size_t i = 0; i < t->npackages; i++) {
+    json_t *o = json_object();
+    json_object_set_new(o, "os_index", json_integer(t->packages[i].os_index));
+    json_object_set_new(o, "cpu_vendor", gr_json_text(t->packages[i].cpu_vendor));
+    json_object_set_new(o, "cpu_model", gr_json_text(t->packages[i].cpu_model));
+    json_array_append_new(pk, o);
+  }
+  json_object_set_new(m, "packages", pk);
+  json_t *nn = json_array();
+  for (size_t i = 0; i < t->nnumas; i++) {
+    json_t *o = json_object();
+    json_object_set_new(o, "os_index", json_integer(t->numas[i].os_index));
+    json_object_set_new(o, "package", int_or_null(t->numas[i].package, -1));
+    json_object_set_new(o, "mem_gib", gib_json(t->numas[i].mem_bytes));
+    json_array_append_new(nn, o);
+  }
+  json_object_set_new(m, "numa_nodes", nn);
+  return m;
+}
+
+static json_t *gpus_json(const struct gr_topo *t, const struct gr_analysis *a)
+{
+  json_t *arr = json_array();
+  for (size_t g = 0; g < t->ngpus; g++) {
+    const struct gr_pci *p = &t->pci[t->gpus[g]];
+    json_t *o = json_object();
+    char name[32];
+    snprintf(name, sizeof(name), "GPU%zu", g);
+    json_object_set_new(o, "index", json_integer((json_int_t)g));
+    json_object_set_new(o, "name", json_string(name));
+    json_object_set_new(o, "pci_bus_id", busid_json(t, t->gpus[g]));
+    json_object_set_new(o, "model", json_string(gr_pci_display_name(t, t->gpus[g])));
+    json_object_set_new(o, "uuid", gr_json_text(p->uuid));
+    json_object_set_new(o, "numa_node", int_or_null(p->numa, -1));
+    json_object_set_new(o, "cpu_affinity", gr_json_text(p->cpulist));
+    json_object_set_new(o, "hive", json_integer(a->hive[g]));
+    json_object_set_new(o, "link", link_json(p));
+    json_array_append_new(arr, o);
+  }
+  return arr;
+}
+
+static json_t *nics_json(const struct gr_topo *t)
+{
+  json_t *arr = json_array();
+  for (size_t n = 0; n < t->nnics; n++) {
+    const struct gr_pci *p = &t->pci[t->nics[n]];
+    json_t *o = json_object();
+    char name[32];
+    snprintf(name, sizeof(name), "NIC%zu", n);
+    json_object_set_new(o, "index", json_integer((json_int_t)n));
+    json_object_set_new(o, "name", json_string(name));
+    json_object_set_new(o, "pci_bus_id", busid_json(t, t->nics[n]));
+    json_object_set_new(o, "model", json_string(gr_pci_display_name(t, t->nics[n])));
+    json_object_set_new(o, "os_devices", gr_json_text(p->osdevs));
+    json_object_set_new(o, "numa_node", int_or_null(p->numa, -1));
+    json_array_append_new(arr, o);
+  }
+  return arr;
+}
+
+static void add_matrices(json_t *root, const struct gr_topo *t, const struct gr_analysis *a)
+{
+  char cell[16];
+  json_t *lvl = json_array(), *nic = json_array(), *nccl = json_array(), *bw = json_array(), *nbw = json_array();
+  json_t *pairs = json_array();
+  for (size_t i = 0; i < t->ngpus; i++) {
+    json_t *r1 = json_array(), *r2 = json_array(), *r3 = json_array(), *r4 = json_array(), *r5 = json_array();
+    for (size_t j = 0; j < t->ngpus; j++) {
+      const struct gr_path *p = &a->gpu_gpu[i * a->ngpus + j];
+      json_array_append_new(r1, json_string(gr_level_str(p, cell, sizeof(cell))));
+      json_array_append_new(r3, json_string(i == j ? "X" : gr_nccl_level_str(p->nccl)));
+      json_array_append_new(r4, i == j ? json_null() : gbps_or_null(p->bw_gbps));
+      json_array_append_new(r5, i == j ? json_null() : gbps_or_null(p->nccl_bw_gbps));
+      if (j > i) {
+        json_array_append_new(pairs, path_json(t, p, i, j));
+      }
+    }
+    for (size_t n = 0; n < t->nnics; n++)
+      json_array_append_new(r2, json_string(gr_level_str(&a->gpu_nic[i * a->nnics + n], cell, sizeof(cell))));
+    json_array_append_new(lvl, r1);
+    json_array_append_new(nic, r2);
+    json_array_append_new(nccl, r3);
+    json_array_append_new(bw, r4);
+    json_array_append_new(nbw, r5);
+  }
+  json_object_set_new(root, "gpu_matrix", lvl);
+  json_object_set_new(root, "gpu_nic_matrix", nic);
+  json_object_set_new(root, "nccl_matrix", nccl);
+  json_object_set_new(root, "bw_matrix_gbps", bw);
+  json_object_set_new(root, "nccl_bw_matrix_gbps", nbw);
+  json_object_set_new(root, "gpu_pairs", pairs);
+}
+
+json_t *gr_topo_to_json(const struct gr_topo *t, const struct gr_analysis *a)
+{
+  json_t *root = json_object();
+  json_object_set_new(root, "gpurig_version", json_string(GPURIG_VERSION));
+  json_t *src = json_object();
+  json_object_set_new(src, "kind", json_string(t->source_kind));
+  json_object_set_new(src, "path", gr_json_text(t->source_path));
+  json_object_set_new(root, "source", src);
+  json_object_set_new(root, "machine", machine_json(t, a));
+  json_object_set_new(root, "gpus", gpus_json(t, a));
+  json_object_set_new(root, "nics", nics_json(t));
+  add_matrices(root, t, a);
+  json_t *hives = json_array();
+  for (size_t h = 0; h < a->nhives; h++) {
+    json_t *m = json_array();
+    for (size_t g = 0; g < t->ngpus; g++)
+      if (a->hive[g] == (int)h)
+        json_array_append_new(m, json_integer((json_int_t)g));
+    json_t *o = json_object();
+    json_object_set_new(o, "gpus", m);
+    json_array_append_new(hives, o);
+  }
+  json_object_set_new(root, "hives", hives);
+  json_t *nv = json_array();
+  for (size_t k = 0; k < t->nnvlinks; k++) {
+    const struct gr_nvlink *l = &t->nvlinks[k];
+    json_t *o = json_object();
+    json_object_set_new(o, "a", busid_json(t, l->a));
+    json_object_set_new(o, "b", busid_json(t, l->b));
+    json_object_set_new(o, "b_cpu_package", l->b < 0 ? int_or_null(l->peer_package, -1) : json_null());
+    json_object_set_new(o, "count", json_integer(l->count));
+    json_object_set_new(o, "bw_gbps", gbps_or_null(l->bw_gbps));
+    json_array_append_new(nv, o);
+  }
+  json_object_set_new(root, "nvlinks", nv);
+  json_t *pci = json_array();
+  for (size_t i = 0; i < t->npci; i++)
+    json_array_append_new(pci, pci_json(t, (int)i));
+  json_object_set_new(root, "pci", pci);
+  json_t *fs = json_array();
+  for (size_t i = 0; i < a->nfindings; i++) {
+    json_t *o = json_object();
+    json_object_set_new(o, "id", json_string(a->findings[i].id));
+    json_object_set_new(o, "severity", json_string(gr_severity_name(a->findings[i].severity)));
+    json_object_set_new(o, "pci_bus_id", busid_json(t, a->findings[i].node));
+    json_object_set_new(o, "text", json_string(a->findings[i].text));
+    json_array_append_new(fs, o);
+  }
+  json_object_set_new(root, "findings", fs);
+  json_t *w = json_array();
+  for (size_t i = 0; i < t->nwarnings; i++)
+    json_array_append_new(w, json_string(t->warnings[i]));
+  json_object_set_new(root, "input_warnings", w);
+  return root;
+}

@@ -1,0 +1,332 @@
+/* NVIDIA backend over NVML (libnvidia-ml.so.1), opened with dlopen.
+ * Versioned symbols are tried newest first; a missing optional symbol or a
+ * NOT_SUPPORTED answer leaves the value invalid, never 0. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/dl.h"
+#include "gpu/gpu.h"
+#include "vendor/nvidia/nv_api.h"
+
+#define NVML_SONAME "libnvidia-ml.so.1"
+
+struct nvml {
+  void *lib;
+  bool started;
+  char err[256];
+  unsigned count;
+  gr_nvml_device *dev;
+  gr_pfn_nvmlInit Init;
+  gr_pfn_nvmlShutdown Shutdown;
+  gr_pfn_nvmlErrorString ErrorString;
+  gr_pfn_nvmlSystemGetDriverVersion SystemGetDriverVersion;
+  gr_pfn_nvmlSystemGetCudaDriverVersion SystemGetCudaDriverVersion;
+  gr_pfn_nvmlDeviceGetCount DeviceGetCount;
+  gr_pfn_nvmlDeviceGetHandleByIndex DeviceGetHandleByIndex;
+  gr_pfn_nvmlDeviceGetString DeviceGetName, DeviceGetUUID;
+  gr_pfn_nvmlDeviceGetPciInfo DeviceGetPciInfo;
+  gr_pfn_nvmlDeviceGetMemoryInfo DeviceGetMemoryInfo;
+  gr_pfn_nvmlDeviceGetBAR1MemoryInfo DeviceGetBAR1MemoryInfo;
+  gr_pfn_nvmlDeviceGetUtilizationRates DeviceGetUtilizationRates;
+  gr_pfn_nvmlDeviceGetUint CurrLinkGen, CurrLinkWidth, MaxLinkGen, MaxLinkWidth;
+  gr_pfn_nvmlDeviceGetUint PowerUsage, EnforcedPowerLimit, PowerDefaultLimit, NumaNodeId;
+  gr_pfn_nvmlDeviceGetPersistenceMode DeviceGetPersistenceMode;
+  gr_pfn_nvmlDeviceGetEccMode DeviceGetEccMode;
+  gr_pfn_nvmlDeviceGetTemperature DeviceGetTemperature;
+  gr_pfn_nvmlDeviceGetTemperatureThreshold DeviceGetTemperatureThreshold;
+  gr_pfn_nvmlDeviceGetCudaComputeCapability DeviceGetCudaComputeCapability;
+  gr_pfn_nvmlDeviceGetNvLinkState DeviceGetNvLinkState;
+  gr_pfn_nvmlDeviceGetP2PStatus DeviceGetP2PStatus;
+};
+
+#define SYM(field, req, ...) {(void **)&n->field, {__VA_ARGS__}, req}
+
+static int bind_symbols(struct nvml *n, char *why, size_t cap)
+{
+  const struct gr_dl_sym syms[] = {
+      SYM(Init, true, "nvmlInit_v2", "nvmlInit"),
+      SYM(Shutdown, true, "nvmlShutdown"),
+      SYM(ErrorString, true, "nvmlErrorString"),
+      SYM(DeviceGetCount, true, "nvmlDeviceGetCount_v2", "nvmlDeviceGetCount"),
+      SYM(DeviceGetHandleByIndex, true, "nvmlDeviceGetHandleByIndex_v2", "nvmlDeviceGetHandleByIndex"),
+      SYM(DeviceGetPciInfo, true, "nvmlDeviceGetPciInfo_v3", "nvmlDeviceGetPciInfo_v2"),
+      SYM(SystemGetDriverVersion, false, "nvmlSystemGetDriverVersion"),
+      SYM(SystemGetCudaDriverVersion, false, "nvmlSystemGetCudaDriverVersion_v2", "nvmlSystemGetCudaDriverVersion"),
+      SYM(DeviceGetName, false, "nvmlDeviceGetName"),
+      SYM(DeviceGetUUID, false, "nvmlDeviceGetUUID"),
+      SYM(DeviceGetMemoryInfo, false, "nvmlDeviceGetMemoryInfo"),
+      SYM(DeviceGetBAR1MemoryInfo, false, "nvmlDeviceGetBAR1MemoryInfo"),
+      SYM(DeviceGetUtilizationRates, false, "nvmlDeviceGetUtilizationRates"),
+      SYM(CurrLinkGen, false, "nvmlDeviceGetCurrPcieLinkGeneration"),
+      SYM(CurrLinkWidth, false, "nvmlDeviceGetCurrPcieLinkWidth"),
+      SYM(MaxLinkGen, false, "nvmlDeviceGetMaxPcieLinkGeneration"),
+      SYM(MaxLinkWidth, false, "nvmlDeviceGetMaxPcieLinkWidth"),
+      SYM(PowerUsage, false, "nvmlDeviceGetPowerUsage"),
+      SYM(EnforcedPowerLimit, false, "nvmlDeviceGetEnforcedPowerLimit"),
+      SYM(PowerDefaultLimit, false, "nvmlDeviceGetPowerManagementDefaultLimit"),
+      SYM(NumaNodeId, false, "nvmlDeviceGetNumaNodeId"),
+      SYM(DeviceGetPersistenceMode, false, "nvmlDeviceGetPersistenceMode"),
+      SYM(DeviceGetEccMode, false, "nvmlDeviceGetEccMode"),
+      SYM(DeviceGetTemperature, false, "nvmlDeviceGetTemperature"),
+      SYM(DeviceGetTemperatureThreshold, false, "nvmlDeviceGetTemperatureThreshold"),
+      SYM(DeviceGetCudaComputeCapability, false, "nvmlDeviceGetCudaComputeCapability"),
+      SYM(DeviceGetNvLinkState, false, "nvmlDeviceGetNvLinkState"),
+      SYM(DeviceGetP2PStatus, false, "nvmlDeviceGetP2PStatus"),
+  };
+  return gr_dl_bind(n->lib, NVML_SONAME, syms, sizeof(syms) / sizeof(syms[0]), why, cap);
+}
+
+static const char *errstr(struct nvml *n, gr_nvml_return r)
+{
+  const char *s = n->ErrorString ? n->ErrorString(r) : NULL;
+  return s ? s : "unknown NVML error";
+}
+
+static void nvml_shutdown(void *state)
+{
+  struct nvml *n = state;
+  if (!n)
+    return;
+  if (n->started)
+    n->Shutdown();
+  gr_dl_close(n->lib);
+  free(n->dev);
+  free(n);
+}
+
+static int nvml_init(void **state, char *why, size_t cap)
+{
+  struct nvml *n = xcalloc(1, sizeof(*n));
+  gr_nvml_return r;
+  char detail[512];
+  n->lib = gr_dl_open(NVML_SONAME, detail, sizeof(detail));
+  if (!n->lib) {
+    snprintf(why, cap, "no NVIDIA driver found (%s)", detail);
+    goto fail;
+  }
+  if (bind_symbols(n, why, cap) != 0)
+    goto fail;
+  r = n->Init();
+  if (r != GR_NVML_SUCCESS) {
+    snprintf(why, cap, "the NVIDIA driver did not start: %s: nvmlInit: %s%s", NVML_SONAME, errstr(n, r),
+             r == GR_NVML_ERROR_DRIVER_NOT_LOADED ? " (is the nvidia kernel module loaded?)" : "");
+    goto fail;
+  }
+  n->started = true;
+  *state = n;
+  return 0;
+fail:
+  nvml_shutdown(n);
+  *state = NULL;
+  return -1;
+}
+
+static const char *nvml_last_error(void *state)
+{
+  return ((struct nvml *)state)->err;
+}
+
+static int nvml_enumerate(void *state, unsigned *count)
+{
+  struct nvml *n = state;
+  gr_nvml_return r = n->DeviceGetCount(&n->count);
+  if (r != GR_NVML_SUCCESS) {
+    snprintf(n->err, sizeof(n->err), "nvmlDeviceGetCount: %s", errstr(n, r));
+    return -1;
+  }
+  free(n->dev);
+  n->dev = xcalloc(n->count ? n->count : 1, sizeof(*n->dev));
+  for (unsigned i = 0; i < n->count; i++) {
+    r = n->DeviceGetHandleByIndex(i, &n->dev[i]);
+    if (r != GR_NVML_SUCCESS) {
+      snprintf(n->err, sizeof(n->err), "GPU%u: nvmlDeviceGetHandleByIndex: %s", i, errstr(n, r));
+      return -1;
+    }
+  }
+  *count = n->count;
+  return 0;
+}
+
+/* Stores an NVML unsigned answer scaled into m; anything but success leaves
+ * m invalid. Returns the NVML result so callers can spot a lost GPU. */
+static gr_nvml_return get_uint(gr_pfn_nvmlDeviceGetUint fn, gr_nvml_device d, double scale, struct gr_metric *m)
+{
+  unsigned v = 0;
+  if (!fn)
+    return GR_NVML_ERROR_FUNCTION_NOT_FOUND;
+  gr_nvml_return r = fn(d, &v);
+  if (r == GR_NVML_SUCCESS) {
+    m->v = v * scale;
+    m->ok = true;
+  }
+  return r;
+}
+
+static void set(struct gr_metric *m, double v)
+{
+  m->v = v;
+  m->ok = true;
+}
+
+static int device_of(struct nvml *n, unsigned gpu, gr_nvml_device *d)
+{
+  if (gpu >= n->count) {
+    snprintf(n->err, sizeof(n->err), "GPU%u: no such GPU (%u found)", gpu, n->count);
+    return -1;
+  }
+  *d = n->dev[gpu];
+  return 0;
+}
+
+static void static_temps_nvlinks(struct nvml *n, gr_nvml_device d, struct gr_gpu_static *s)
+{
+  unsigned v;
+  if (n->DeviceGetTemperatureThreshold) {
+    if (n->DeviceGetTemperatureThreshold(d, GR_NVML_TEMPERATURE_THRESHOLD_SLOWDOWN, &v) == GR_NVML_SUCCESS)
+      set(&s->temp_slowdown_c, v);
+    if (n->DeviceGetTemperatureThreshold(d, GR_NVML_TEMPERATURE_THRESHOLD_SHUTDOWN, &v) == GR_NVML_SUCCESS)
+      set(&s->temp_shutdown_c, v);
+  }
+  if (n->DeviceGetNvLinkState) {
+    int active = 0;
+    gr_nvml_return r = GR_NVML_SUCCESS;
+    for (unsigned l = 0; l < GR_NVML_NVLINK_MAX_LINKS && r == GR_NVML_SUCCESS; l++) {
+      gr_nvml_enable_state st = 0;
+      r = n->DeviceGetNvLinkState(d, l, &st);
+      if (r == GR_NVML_SUCCESS && st)
+        active++;
+      /* link 0 NOT_SUPPORTED: the GPU has no NVLink at all (invalid, not 0) */
+      if (l == 0 && r != GR_NVML_SUCCESS)
+        active = -1;
+    }
+    if (active >= 0)
+      set(&s->nvlinks_active, active);
+  }
+}
+
+static int nvml_static_info(void *state, unsigned gpu, struct gr_gpu_static *s)
+{
+  struct nvml *n = state;
+  gr_nvml_device d;
+  struct nvmlPciInfo_st pci;
+  memset(s, 0, sizeof(*s));
+  if (device_of(n, gpu, &d) != 0)
+    return -1;
+  memset(&pci, 0, sizeof(pci));
+  gr_nvml_return r = n->DeviceGetPciInfo(d, &pci);
+  if (r != GR_NVML_SUCCESS) {
+    snprintf(n->err, sizeof(n->err), "GPU%u: nvmlDeviceGetPciInfo: %s", gpu, errstr(n, r));
+    return -1;
+  }
+  pci.busId[sizeof(pci.busId) - 1] = '\0';
+  if (!gr_busid_normalize(pci.busId, s->busid, sizeof(s->busid)))
+    snprintf(s->busid, sizeof(s->busid), "%04x:%02x:%02x.0", pci.domain & 0xffff, pci.bus & 0xff, pci.device & 0x1f);
+  s->vendor = pci.pciDeviceId & 0xffff;
+  s->device = pci.pciDeviceId >> 16;
+  if (n->DeviceGetName)
+    n->DeviceGetName(d, s->name, sizeof(s->name));
+  if (n->DeviceGetUUID)
+    n->DeviceGetUUID(d, s->uuid, sizeof(s->uuid));
+  s->name[sizeof(s->name) - 1] = s->uuid[sizeof(s->uuid) - 1] = '\0';
+  struct nvmlMemory_st mem;
+  if (n->DeviceGetMemoryInfo && n->DeviceGetMemoryInfo(d, &mem) == GR_NVML_SUCCESS)
+    set(&s->mem_gib, (double)mem.total / (1024.0 * 1024 * 1024));
+  struct nvmlBAR1Memory_st bar;
+  if (n->DeviceGetBAR1MemoryInfo && n->DeviceGetBAR1MemoryInfo(d, &bar) == GR_NVML_SUCCESS)
+    set(&s->bar1_gib, (double)bar.bar1Total / (1024.0 * 1024 * 1024));
+  get_uint(n->MaxLinkGen, d, 1, &s->max_link_gen);
+  get_uint(n->MaxLinkWidth, d, 1, &s->max_link_width);
+  get_uint(n->PowerDefaultLimit, d, 0.001, &s->power_default_w);
+  get_uint(n->NumaNodeId, d, 1, &s->numa_node);
+  int major, minor;
+  if (n->DeviceGetCudaComputeCapability && n->DeviceGetCudaComputeCapability(d, &major, &minor) == GR_NVML_SUCCESS) {
+    set(&s->cc_major, major);
+    set(&s->cc_minor, minor);
+  }
+  gr_nvml_enable_state cur, pending;
+  if (n->DeviceGetEccMode && n->DeviceGetEccMode(d, &cur, &pending) == GR_NVML_SUCCESS)
+    set(&s->ecc_enabled, cur ? 1 : 0);
+  static_temps_nvlinks(n, d, s);
+  return 0;
+}
+
+static int nvml_dynamic_info(void *state, unsigned gpu, struct gr_gpu_dynamic *dy)
+{
+  struct nvml *n = state;
+  gr_nvml_device d;
+  memset(dy, 0, sizeof(*dy));
+  if (device_of(n, gpu, &d) != 0)
+    return -1;
+  /* The power reading answers even on GPUs without most sensors, so a lost
+   * GPU shows here first. */
+  gr_nvml_return r = get_uint(n->PowerUsage, d, 0.001, &dy->power_w);
+  if (r == GR_NVML_ERROR_GPU_IS_LOST) {
+    snprintf(n->err, sizeof(n->err), "GPU%u: %s", gpu, errstr(n, r));
+    return -1;
+  }
+  get_uint(n->CurrLinkGen, d, 1, &dy->link_gen);
+  get_uint(n->CurrLinkWidth, d, 1, &dy->link_width);
+  get_uint(n->EnforcedPowerLimit, d, 0.001, &dy->power_limit_w);
+  unsigned t;
+  if (n->DeviceGetTemperature && n->DeviceGetTemperature(d, GR_NVML_TEMPERATURE_GPU, &t) == GR_NVML_SUCCESS)
+    set(&dy->temp_c, t);
+  struct nvmlUtilization_st u;
+  if (n->DeviceGetUtilizationRates && n->DeviceGetUtilizationRates(d, &u) == GR_NVML_SUCCESS) {
+    set(&dy->util_gpu_pct, u.gpu);
+    set(&dy->util_mem_pct, u.memory);
+  }
+  struct nvmlMemory_st mem;
+  if (n->DeviceGetMemoryInfo && n->DeviceGetMemoryInfo(d, &mem) == GR_NVML_SUCCESS)
+    set(&dy->mem_used_gib, (double)mem.used / (1024.0 * 1024 * 1024));
+  gr_nvml_enable_state pm;
+  if (n->DeviceGetPersistenceMode && n->DeviceGetPersistenceMode(d, &pm) == GR_NVML_SUCCESS)
+    set(&dy->persistence, pm ? 1 : 0);
+  return 0;
+}
+
+static int nvml_p2p_status(void *state, unsigned a, unsigned b, enum gr_p2p_cap cap, enum gr_p2p_status *out)
+{
+  struct nvml *n = state;
+  gr_nvml_device da, db;
+  unsigned st = 0;
+  *out = GR_P2PS_U;
+  if (device_of(n, a, &da) != 0 || device_of(n, b, &db) != 0)
+    return -1;
+  if (!n->DeviceGetP2PStatus)
+    return 0;
+  gr_nvml_return r = n->DeviceGetP2PStatus(
+      da, db, cap == GR_P2P_READ ? GR_NVML_P2P_CAPS_INDEX_READ : GR_NVML_P2P_CAPS_INDEX_WRITE, &st);
+  if (r != GR_NVML_SUCCESS)
+    return 0; /* unknown, not an error: older drivers answer NOT_SUPPORTED */
+  /* NVML's order: OK, CHIPSET, GPU, IOH_TOPOLOGY, DISABLED_BY_REGKEY, NOT_SUPPORTED, UNKNOWN */
+  static const enum gr_p2p_status map[] = {GR_P2PS_OK, GR_P2PS_CNS, GR_P2PS_GNS, GR_P2PS_TNS,
+                                           GR_P2PS_DR, GR_P2PS_NS, GR_P2PS_U};
+  *out = st < sizeof(map) / sizeof(map[0]) ? map[st] : GR_P2PS_U;
+  return 0;
+}
+
+static int nvml_versions(void *state, char *driver, size_t dcap, char *runtime, size_t rcap)
+{
+  struct nvml *n = state;
+  int cuda = 0;
+  driver[0] = runtime[0] = '\0';
+  if (n->SystemGetDriverVersion && n->SystemGetDriverVersion(driver, (unsigned)dcap) != GR_NVML_SUCCESS)
+    driver[0] = '\0';
+  if (n->SystemGetCudaDriverVersion && n->SystemGetCudaDriverVersion(&cuda) == GR_NVML_SUCCESS && cuda > 0)
+    snprintf(runtime, rcap, "CUDA %d.%d", cuda / 1000, cuda % 1000 / 10);
+  return 0;
+}
+
+const struct gr_gpu_backend gr_gpu_backend_nvml = {
+    .name = "nvidia",
+    .library = NVML_SONAME,
+    .init = nvml_init,
+    .shutdown = nvml_shutdown,
+    .last_error = nvml_last_error,
+    .enumerate = nvml_enumerate,
+    .static_info = nvml_static_info,
+    .dynamic_info = nvml_dynamic_info,
+    .p2p_status = nvml_p2p_status,
+    .versions = nvml_versions,
+};
