@@ -12,8 +12,7 @@
 
 #include <hwloc.h>
 
-#include "facts/catalog.h"
-#include "facts/pcilink.h"
+#include "facts/facts.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -39,7 +38,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
   (void)argc;
   (void)argv;
   pin_hwloc_xml_plugin();
-  if (gr_pcie_init(&err) != 0 || gr_catalog_init(&err) != 0)
+  if (gr_facts_load(&err) != 0)
     abort();
   return 0;
 }

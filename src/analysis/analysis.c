@@ -5,7 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "facts/data.h"
+#include "facts/facts.h"
+#include "model/names.h"
 #include "facts/pcilink.h"
 #include "base/util.h"
 
@@ -27,22 +28,19 @@ static void uf_union(int *parent, int x, int y)
     parent[b < a ? a : b] = b < a ? b : a;
 }
 
-static void add_finding(struct gr_analysis *a, enum gr_severity sev, const char *id, int node, const char *fmt, ...)
+static void add_finding(struct gr_analysis *a, enum gr_sev sev, const char *id, int node, const char *fmt, ...)
     __attribute__((format(printf, 5, 6)));
 
-static void add_finding(struct gr_analysis *a, enum gr_severity sev, const char *id, int node, const char *fmt, ...)
+static void add_finding(struct gr_analysis *a, enum gr_sev sev, const char *id, int node, const char *fmt, ...)
 {
-  char text[1024];
+  char subject[96], bus[32];
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(text, sizeof(text), fmt, ap);
+  struct gr_finding *f = gr_finding_vadd(&a->findings, sev, id, fmt, ap);
   va_end(ap);
-  a->findings = xrealloc(a->findings, (a->nfindings + 1) * sizeof(*a->findings));
-  struct gr_finding *f = &a->findings[a->nfindings++];
-  f->severity = sev;
-  snprintf(f->id, sizeof(f->id), "%s", id);
-  f->node = node;
-  f->text = xstrdup(text);
+  if (node >= 0)
+    gr_finding_subject(f, node, gr_pci_subject(a->t, node, subject, sizeof(subject)),
+                       gr_pci_busid(&a->t->pci[node], bus, sizeof(bus)));
 }
 
 /* ---- CPU facts NCCL depends on ---- */
@@ -64,33 +62,29 @@ static bool table_row_matches(const struct gr_table *tb, size_t r, const struct 
   return true;
 }
 
-static int load_socket_link(struct gr_analysis *a, struct gr_err *err)
+/* The link between sockets: what the input declares (a rig's intersocket),
+ * else NCCL's figure for this CPU (data/cpu-interconnect.tsv). */
+static void socket_link(struct gr_analysis *a)
 {
-  static char link_name[64];
-  struct gr_table tb;
   const struct gr_topo *t = a->t;
   if (t->npackages < 2 && t->nnumas < 2)
-    return 0;
-  if (gr_table_load("cpu-interconnect.tsv", &tb, err) != 0)
-    return -1;
-  int cn = gr_table_col(&tb, "nccl_gbps"), cl = gr_table_col(&tb, "link");
-  if (cn < 0 || cl < 0 || gr_table_col(&tb, "vendor") < 0 || gr_table_col(&tb, "family") < 0 ||
-      gr_table_col(&tb, "model_min") < 0) {
-    gr_table_free(&tb);
-    return gr_fail(err, GR_EXIT_CANNOT_RUN, "%s: missing columns", tb.name);
+    return;
+  if (t->socket_gbps > 0) {
+    a->socket_nccl_gbps = t->socket_gbps;
+    a->socket_link = t->socket_link;
+    return;
   }
+  const struct gr_table *tb = &gr_facts()->cpu_interconnect;
+  size_t cn = (size_t)gr_table_col(tb, "nccl_gbps"), cl = (size_t)gr_table_col(tb, "link");
   long best = -1;
-  for (size_t r = 0; r < tb.nrows && t->npackages > 0; r++) {
+  for (size_t r = 0; r < tb->nrows && t->npackages > 0; r++) {
     long mm;
-    if (table_row_matches(&tb, r, &t->packages[0], &mm) && mm > best) {
+    if (table_row_matches(tb, r, &t->packages[0], &mm) && mm > best) {
       best = mm;
-      a->socket_nccl_gbps = strtod(gr_table_cell(&tb, r, (size_t)cn), NULL);
-      snprintf(link_name, sizeof(link_name), "%s", gr_table_cell(&tb, r, (size_t)cl));
-      a->socket_link = link_name;
+      a->socket_nccl_gbps = strtod(gr_table_cell(tb, r, cn), NULL);
+      a->socket_link = gr_table_cell(tb, r, cl);
     }
   }
-  gr_table_free(&tb);
-  return 0;
 }
 
 /* ---- NVLink ---- */
@@ -281,50 +275,83 @@ void gr_link_shortfall(const struct gr_link *l, struct gr_link_shortfall *s)
   s->slot_gen = l->max_gen > 0 && l->port_max_gen > 0 && l->port_max_gen < l->max_gen;
   s->width_short = l->cur_width > 0 && s->can_width > 0 && l->cur_width < s->can_width;
   s->gen_short = l->cur_gen > 0 && s->can_gen > 0 && l->cur_gen < s->can_gen;
+  s->gen_idle = s->gen_short && l->cur_gen == (int)gr_health("gen1_idle_gen");
+}
+
+/* One severity per link fact, for topo and doctor alike: a slot or port
+ * narrower or older than the device is the board's design (info); a link
+ * narrower than both ends support is a set-up problem (warn); a link parked
+ * at the idle generation is expected unless the GPUs are busy (info), and
+ * one slower than both ends support otherwise is a set-up problem (warn). */
+enum gr_sev gr_link_width_sev(const struct gr_link_shortfall *s)
+{
+  return s->width_short ? GR_SEV_WARN : s->slot_width ? GR_SEV_INFO : GR_SEV_OK;
+}
+
+enum gr_sev gr_link_gen_sev(const struct gr_link_shortfall *s, bool loaded)
+{
+  if (s->gen_short)
+    return s->gen_idle && !loaded ? GR_SEV_INFO : GR_SEV_WARN;
+  return s->slot_gen ? GR_SEV_INFO : GR_SEV_OK;
+}
+
+static void link_width_finding(struct gr_analysis *a, int i, const struct gr_link_shortfall *sf, const char *what,
+                               const char *name)
+{
+  const struct gr_link *l = &a->t->pci[i].link;
+  if (sf->slot_width)
+    add_finding(a, GR_SEV_INFO, "pcie.slot-width", i,
+                "%s%s%s is an x%d device on an x%d port: its slot or riser limits it to %s of x%d (%.1f instead of %.1f GB/s per direction).",
+                what, *what ? " " : "", name, l->max_width, l->port_max_width,
+                l->port_max_width * 2 == l->max_width ? "half" : "a fraction", l->max_width,
+                gr_pcie_bw_gbps(l->max_gen ? l->max_gen : l->cur_gen, l->port_max_width),
+                gr_pcie_bw_gbps(l->max_gen ? l->max_gen : l->cur_gen, l->max_width));
+  else if (sf->width_short)
+    add_finding(a, gr_link_width_sev(sf), "pcie.link-width", i,
+                "%s%s%s runs at x%d of x%d: %s of its bandwidth; reseat it or check the riser, slot and BIOS bifurcation setting.",
+                what, *what ? " " : "", name, l->cur_width, l->max_width, l->cur_width * 2 == l->max_width ? "half" : "part");
+}
+
+static void link_gen_finding(struct gr_analysis *a, int i, const struct gr_link_shortfall *sf, const char *what,
+                             const char *name)
+{
+  const struct gr_pci *p = &a->t->pci[i];
+  const struct gr_link *l = &p->link;
+  char want[32], have[32];
+  if (sf->slot_gen)
+    add_finding(a, GR_SEV_INFO, "pcie.slot-gen", i, "%s%s%s is a Gen%d device on a Gen%d port: the link is limited to Gen%d (%s).",
+                what, *what ? " " : "", name, l->max_gen, l->port_max_gen, l->port_max_gen,
+                gr_pcie_label(l->port_max_gen, l->max_width, want, sizeof(want)));
+  if (!sf->gen_short)
+    return;
+  if (p->kind == GR_KIND_GPU && sf->gen_idle)
+    add_finding(a, gr_link_gen_sev(sf, false), "pcie.link-gen-idle", i,
+                "%s runs at Gen%d now and can train to Gen%d: GPUs lower the link speed when idle, so this is expected unless it was busy (`gpurig doctor` checks it under load).",
+                name, l->cur_gen, sf->can_gen);
+  else
+    add_finding(a, gr_link_gen_sev(sf, false), "pcie.link-gen", i,
+                "%s%s%s runs at %s, below the Gen%d both ends support (%s).", what, *what ? " " : "", name,
+                gr_pcie_label(l->cur_gen, l->cur_width, have, sizeof(have)), sf->can_gen,
+                sf->gen_idle ? "power saving, or a signal problem if it stays there under load"
+                             : "not the idle generation: a riser, cable or slot that cannot hold the speed, or a BIOS setting");
 }
 
 static void link_findings(struct gr_analysis *a)
 {
   const struct gr_topo *t = a->t;
-  char name[64], want[32], have[32];
+  char name[64];
   for (size_t i = 0; i < t->npci; i++) {
     const struct gr_pci *p = &t->pci[i];
-    const struct gr_link *l = &p->link;
     struct gr_link_shortfall sf;
     bool carries_gpu_traffic = p->kind == GR_KIND_GPU || p->kind == GR_KIND_NVME || p->rdma ||
                                p->role == GR_ROLE_SWITCH_UP;
     if (!p->has_link || !carries_gpu_traffic)
       continue;
-    gr_link_shortfall(l, &sf);
+    gr_link_shortfall(&p->link, &sf);
     gr_pci_label(t, (int)i, name, sizeof(name));
     const char *what = p->role == GR_ROLE_SWITCH_UP ? "The uplink of switch" : "";
-    if (sf.slot_width)
-      add_finding(a, GR_SEV_WARN, "pcie.slot-width", (int)i,
-                  "%s%s%s is an x%d device on an x%d port: its slot or riser limits it to %s of x%d (%.1f instead of %.1f GB/s per direction).",
-                  what, *what ? " " : "", name, l->max_width, l->port_max_width,
-                  l->port_max_width * 2 == l->max_width ? "half" : "a fraction", l->max_width,
-                  gr_pcie_bw_gbps(l->max_gen ? l->max_gen : l->cur_gen, l->port_max_width),
-                  gr_pcie_bw_gbps(l->max_gen ? l->max_gen : l->cur_gen, l->max_width));
-    else if (sf.width_short)
-      add_finding(a, GR_SEV_WARN, "pcie.link-width", (int)i,
-                  "%s%s%s runs at x%d of x%d: %s of its bandwidth; reseat it or check the riser, slot and BIOS bifurcation setting.",
-                  what, *what ? " " : "", name, l->cur_width, l->max_width,
-                  l->cur_width * 2 == l->max_width ? "half" : "part");
-    if (sf.slot_gen)
-      add_finding(a, GR_SEV_WARN, "pcie.slot-gen", (int)i,
-                  "%s%s%s is a Gen%d device on a Gen%d port: the link is limited to Gen%d (%s).",
-                  what, *what ? " " : "", name, l->max_gen, l->port_max_gen, l->port_max_gen,
-                  gr_pcie_label(l->port_max_gen, l->max_width, want, sizeof(want)));
-    if (sf.gen_short) {
-      if (p->kind == GR_KIND_GPU)
-        add_finding(a, GR_SEV_INFO, "pcie.link-gen-idle", (int)i,
-                    "%s runs at Gen%d now and can train to Gen%d: GPUs lower the link speed when idle, so this is expected unless it was busy (`gpurig doctor` checks it under load).",
-                    name, l->cur_gen, sf.can_gen);
-      else
-        add_finding(a, GR_SEV_INFO, "pcie.link-gen", (int)i,
-                    "%s%s%s runs at %s, below the Gen%d both ends support (power saving, or a signal problem if it stays there under load).",
-                    what, *what ? " " : "", name, gr_pcie_label(l->cur_gen, l->cur_width, have, sizeof(have)), sf.can_gen);
-    }
+    link_width_finding(a, (int)i, &sf, what, name);
+    link_gen_finding(a, (int)i, &sf, what, name);
   }
 }
 
@@ -477,17 +504,9 @@ static void data_findings(struct gr_analysis *a)
                 "This input records each link's rate only, not its generation, width, maxima or error counters: run `gpurig snapshot FILE.xml` on the machine to record them.");
 }
 
-static int cmp_findings(const void *x, const void *y)
-{
-  const struct gr_finding *a = x, *b = y;
-  if (a->severity != b->severity)
-    return a->severity > b->severity ? -1 : 1;
-  return 0;
-}
-
 /* ---- entry points ---- */
 
-int gr_analyze(const struct gr_topo *t, struct gr_analysis *a, struct gr_err *err)
+void gr_analyze(const struct gr_topo *t, struct gr_analysis *a)
 {
   memset(a, 0, sizeof(*a));
   a->t = t;
@@ -497,8 +516,7 @@ int gr_analyze(const struct gr_topo *t, struct gr_analysis *a, struct gr_err *er
     a->cpu_amd |= t->packages[i].cpu_vendor && strcmp(t->packages[i].cpu_vendor, "AuthenticAMD") == 0;
   /* NCCL >= 2.23 (src/graph/paths.cc ncclTopoCheckP2p): PXB, or SYS on AMD with at most 2 GPUs */
   a->nccl_p2p_level = a->cpu_amd && t->ngpus <= 2 ? GR_LVL_SYS : GR_LVL_PXB;
-  if (load_socket_link(a, err) != 0)
-    return -1;
+  socket_link(a);
   size_t n = a->ngpus;
   int *nvcount = xcalloc(n * n + 1, sizeof(int));
   double *nvbw = xcalloc(n * n + 1, sizeof(double));
@@ -539,18 +557,14 @@ int gr_analyze(const struct gr_topo *t, struct gr_analysis *a, struct gr_err *er
   nccl_findings(a);
   nic_findings(a);
   data_findings(a);
-  if (a->nfindings > 1) /* qsort must not see the NULL of an empty list */
-    qsort(a->findings, a->nfindings, sizeof(*a->findings), cmp_findings);
-  return 0;
+  gr_findings_sort(&a->findings);
 }
 
 void gr_analysis_free(struct gr_analysis *a)
 {
   if (!a)
     return;
-  for (size_t i = 0; i < a->nfindings; i++)
-    free(a->findings[i].text);
-  free(a->findings);
+  gr_findings_free(&a->findings);
   free(a->gpu_gpu);
   free(a->gpu_nic);
   free(a->hive);
@@ -592,11 +606,6 @@ const char *gr_nccl_level_str(enum gr_level l)
   case GR_LVL_SYS: return "SYS";
   }
   return "?";
-}
-
-const char *gr_severity_name(enum gr_severity s)
-{
-  return s == GR_SEV_WARN ? "warn" : "info";
 }
 
 void gr_host_link(const struct gr_topo *t, int node, struct gr_host_link *h)

@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "model/finding.h"
 #include "model/topo.h"
 #include "base/util.h"
 
@@ -39,15 +40,6 @@ struct gr_path {
   double nccl_bw_gbps;    /* NCCL's figure for the same, 0 unknown */
 };
 
-enum gr_severity { GR_SEV_INFO, GR_SEV_WARN };
-
-struct gr_finding {
-  enum gr_severity severity;
-  char id[40];      /* stable id, e.g. "pcie.link-width" */
-  int node;         /* pci index concerned, -1 for the machine */
-  char *text;       /* one plain sentence */
-};
-
 struct gr_analysis {
   const struct gr_topo *t;
   size_t ngpus, nnics;
@@ -57,14 +49,13 @@ struct gr_analysis {
   size_t nhives;
   bool cpu_amd;             /* NCCL's AMD exception applies to the CPU vendor */
   enum gr_level nccl_p2p_level; /* NCCL default P2P level on this machine */
-  double socket_nccl_gbps;  /* NCCL's inter-socket figure for this CPU, 0 unknown */
-  const char *socket_link;  /* its name ("UPI"), static string, may be NULL */
-  struct gr_finding *findings;
-  size_t nfindings;
+  double socket_nccl_gbps;  /* NCCL's inter-socket figure for this machine, 0 unknown */
+  const char *socket_link;  /* its name ("UPI"), owned by the topology or the facts; may be NULL */
+  struct gr_findings findings; /* about the wiring: info and warn only (model/finding.h) */
 };
 
-/* Fills *a from *t; returns 0, or -1 with err set if a data file is missing. */
-int gr_analyze(const struct gr_topo *t, struct gr_analysis *a, struct gr_err *err);
+/* Fills *a from *t (the facts must be loaded). */
+void gr_analyze(const struct gr_topo *t, struct gr_analysis *a);
 void gr_analysis_free(struct gr_analysis *a);
 
 /* Legend string for a path as nvidia-smi prints it ("X", "NV6", "PIX", ...). */
@@ -72,7 +63,6 @@ const char *gr_level_str(const struct gr_path *p, char *buf, size_t cap);
 /* NCCL path type name ("NVL", "PIX", "PXB", "PHB", "SYS", "LOC"). */
 const char *gr_nccl_level_str(enum gr_level l);
 const char *gr_level_name(enum gr_level l);
-const char *gr_severity_name(enum gr_severity s);
 
 /* How the link above a node falls short of what both ends support; shared by
  * the topology findings and doctor's link checks. */
@@ -82,8 +72,13 @@ struct gr_link_shortfall {
   bool gen_short;          /* runs slower than both ends support (GPUs do so at idle) */
   bool slot_width;         /* the port (slot, riser) is narrower than the device */
   bool slot_gen;           /* the port is an older generation than the device */
+  bool gen_idle;           /* gen_short at the generation idle GPUs park at (data/health.tsv gen1_idle_gen) */
 };
 void gr_link_shortfall(const struct gr_link *l, struct gr_link_shortfall *s);
+/* The one severity of a link's width and generation facts, for every
+ * command; loaded: the GPUs are known to be busy (doctor --loaded). */
+enum gr_sev gr_link_width_sev(const struct gr_link_shortfall *s);
+enum gr_sev gr_link_gen_sev(const struct gr_link_shortfall *s, bool loaded);
 
 /* The link between a device and host memory: the narrowest link on its way
  * up to the host bridge, as it trains now and as both ends could run it. */

@@ -7,45 +7,8 @@
 #include <string.h>
 
 #include "facts/catalog.h"
-#include "facts/data.h"
+#include "facts/facts.h"
 #include "facts/pcilink.h"
-
-/* ---- calibration constants ---- */
-
-static struct gr_table calib;
-
-static int calibration_init(struct gr_err *err)
-{
-  if (calib.cols)
-    return 0;
-  if (gr_table_load("calibration.tsv", &calib, err) != 0)
-    return -1;
-  if (gr_table_col(&calib, "key") < 0 || gr_table_col(&calib, "value") < 0) {
-    gr_table_free(&calib);
-    return gr_fail(err, GR_EXIT_CANNOT_RUN, "calibration.tsv: needs key and value columns");
-  }
-  return 0;
-}
-
-double gr_calibration(const char *key)
-{
-  /* a few keys, asked for in inner loops: remember the answers */
-  struct memo {
-    const char *key;
-    double value;
-  };
-  static struct memo memo[16];
-  static size_t nmemo;
-  for (size_t i = 0; i < nmemo; i++)
-    if (memo[i].key == key || strcmp(memo[i].key, key) == 0)
-      return memo[i].value;
-  double v = 0;
-  if (calib.cols && !gr_table_number(&calib, key, &v))
-    v = 0;
-  if (calib.cols && nmemo < sizeof(memo) / sizeof(memo[0]))
-    memo[nmemo++] = (struct memo){key, v};
-  return v;
-}
 
 /* ---- who may talk P2P ---- */
 
@@ -711,16 +674,14 @@ static void jobs_verdict(struct gr_prediction *p)
   add_verdict(p, "independent jobs", (int)t->ngpus, worst_share > 2 ? GR_RATE_FAIR : GR_RATE_GOOD, reasons);
 }
 
-int gr_predict(const struct gr_topo *t, const struct gr_analysis *a, struct gr_prediction *p, struct gr_err *err)
+void gr_predict(const struct gr_topo *t, const struct gr_analysis *a, struct gr_prediction *p)
 {
   struct ctx c = {.t = t, .a = a, .n = t->ngpus};
   memset(p, 0, sizeof(*p));
   p->t = t;
   p->a = a;
   p->ngpus = t->ngpus;
-  if (calibration_init(err) != 0 || gr_catalog_init(err) != 0)
-    return -1;
-  c.socket_gbps = t->rig && t->rig->socket_gbps > 0 ? t->rig->socket_gbps : a->socket_nccl_gbps;
+  c.socket_gbps = a->socket_nccl_gbps; /* the analysis's figure: a rig's declared one, else NCCL's */
   c.nres = 2 * t->npci + 2 + 2 * t->ngpus + t->npackages + 1;
   c.count = xcalloc(c.nres + 1, sizeof(int));
   c.hops = xcalloc(2 * c.n * c.n + 1, sizeof(*c.hops));
@@ -769,7 +730,6 @@ int gr_predict(const struct gr_topo *t, const struct gr_analysis *a, struct gr_p
   free(c.hops);
   free(c.nv_direct);
   free(c.nv_fabric);
-  return 0;
 }
 
 void gr_prediction_free(struct gr_prediction *p)

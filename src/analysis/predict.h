@@ -73,13 +73,11 @@ struct gr_prediction {
   size_t nnotes;
 };
 
-int gr_predict(const struct gr_topo *t, const struct gr_analysis *a, struct gr_prediction *p, struct gr_err *err);
+/* Fills *p from the topology and its analysis (the facts must be loaded). */
+void gr_predict(const struct gr_topo *t, const struct gr_analysis *a, struct gr_prediction *p);
 void gr_prediction_free(struct gr_prediction *p);
 
 const char *gr_xfer_name(enum gr_xfer x);     /* "nvlink", "p2p", "host" */
 const char *gr_rating_name(enum gr_rating r); /* "good", "fair", "poor" */
-
-/* Calibration constants (data/calibration.tsv), after gr_predict has run once. */
-double gr_calibration(const char *key);
 
 #endif

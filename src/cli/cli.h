@@ -1,15 +1,18 @@
 /* The gpurig command line: one dispatch table of subcommands (main.c), each
- * a handler in cmd_<name>.c that is a loader, the analysis and a printer. */
+ * a handler in cmd_<name>.c that reads argv into a request, calls the core,
+ * picks a printer and maps the result to an exit code: nothing else. */
 #ifndef GPURIG_CLI_H
 #define GPURIG_CLI_H
 
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "analysis/analysis.h"
-#include "analysis/predict.h"
-#include "model/topo.h"
+#include <jansson.h>
+
+#include "analysis/machine.h"
 #include "base/util.h"
+#include "load/source.h"
+#include "plan/request.h"
 
 /* Options shared by the topology commands. */
 struct gr_opts {
@@ -63,34 +66,24 @@ enum gr_opt_set {
  * one error line (exit with GR_EXIT_FAIL). */
 int gr_parse_opts(int argc, char **argv, unsigned accepted, struct gr_opts *o);
 
-/* The topology for the GPU commands: the one --root/--input selects (an
- * error there is bad input), else this machine; when this machine cannot be
- * read, a warning and *loaded false. On success with *loaded the caller
- * frees p, a, t. */
-int gr_load_for_gpus(const struct gr_opts *o, struct gr_topo *t, struct gr_analysis *a, struct gr_prediction *p,
-                     bool *loaded, struct gr_err *err);
+/* The source the options name (--root, --input, --rig with --gpu, else
+ * this machine); its strings are argv's. */
+struct gr_source cli_source(const struct gr_opts *o);
+/* The plan options as the planner's arguments (plan/request.h). */
+struct gr_plan_args cli_plan_args(const struct gr_opts *o);
 
-/* Loads the topology the options select (live machine by default). */
-int gr_load_selected(const struct gr_opts *o, struct gr_topo *t, struct gr_err *err);
-
-/* Loads, analyses, predicts (when p is non-NULL) and prints the loader's
- * warnings on stderr. On success the caller frees *p, *a, then *t; on
- * failure nothing is left to free. */
-int gr_load_and_analyze(const struct gr_opts *o, struct gr_topo *t, struct gr_analysis *a, struct gr_prediction *p,
-                        struct gr_err *err);
-
-/* The second half of gr_load_and_analyze, for a topology loaded some other
- * way: on failure *t is freed too. */
-int gr_analyze_loaded(struct gr_topo *t, struct gr_analysis *a, struct gr_prediction *p, struct gr_err *err);
+/* Opens the machine (analysis/machine.h) and shows its loader warnings on
+ * stderr. 0, or -1 with err; the caller closes m either way. */
+int cli_open(const struct gr_source *src, unsigned flags, struct gr_machine *m, struct gr_err *err);
+/* For the GPU commands: as cli_open, but when this machine's wiring cannot
+ * be read, a warning and *have false instead of an error (the GPUs are
+ * still shown, without it). */
+int cli_open_for_gpus(const struct gr_source *src, struct gr_machine *m, bool *have, struct gr_err *err);
 
 /* Prints err as "gpurig: MESSAGE" and returns its exit code. */
 int gr_report_error(const struct gr_err *err);
-
-/* Writes a JSON value to stdout with a trailing newline. */
-void gr_print_json_stdout(void *json);
-
-/* 1 when the analysis has warn findings, else 0. */
-int gr_exit_for_findings(const struct gr_analysis *a);
+/* Writes a JSON value to stdout and drops it. */
+void cli_print_json(json_t *j);
 
 int cmd_topo(int argc, char **argv);
 int cmd_report(int argc, char **argv);
@@ -100,14 +93,5 @@ int cmd_doctor(int argc, char **argv);
 int cmd_gpus(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
 int cmd_plan(int argc, char **argv);
-
-struct gr_plan_req;
-struct gr_model;
-/* Reads the plan options into a request and a model (--model or --params),
- * with the defaults of `gpurig plan --help`. gpus_in_machine fills --gpus
- * when it is not given. -1 with one error line in err (GR_EXIT_FAIL); on
- * success the caller frees *m with gr_model_free. */
-int gr_plan_from_opts(const struct gr_opts *o, int gpus_in_machine, struct gr_plan_req *r, struct gr_model *m,
-                      struct gr_err *err);
 
 #endif

@@ -5,11 +5,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "gpu/bench.h"
-#include "facts/catalog.h"
 #include "cli/cli.h"
-#include "gpu/gpu.h"
-#include "print/print.h"
+#include "gpu/bench.h"
+#include "print/bench.h"
 
 static void bench_usage(void)
 {
@@ -59,83 +57,26 @@ static int bench_config(const struct gr_opts *o, struct gr_bench_config *cfg)
   return 0;
 }
 
-/* Link and memory facts per benchmark GPU from NVML, used where the
- * topology lacks the GPU. NVML and CUDA may number GPUs differently
- * (CUDA_DEVICE_ORDER), so the two are joined by PCI bus id. */
-struct gpu_facts {
-  int *gen, *width, *cur_width;
-  double *mem_bw;
-};
-
-static int cuda_index_of(void *st, int n, const char *busid)
+static void print_report(const struct gr_opts *o, const struct gr_bench_report *rep)
 {
-  for (int d = 0; d < n; d++) {
-    char raw[64] = "", norm[32];
-    if (gr_bench_cuda.device_busid(st, d, raw, sizeof(raw)) == 0 && gr_busid_normalize(raw, norm, sizeof(norm)) &&
-        strcmp(norm, busid) == 0)
-      return d;
-  }
-  return -1;
-}
-
-static void gpu_facts_fill(void *st, int n, struct gr_bench_links *l, struct gpu_facts *f)
-{
-  struct gr_gpus g;
-  struct gr_err err = {0};
-  f->gen = xcalloc((size_t)n, sizeof(int));
-  f->width = xcalloc((size_t)n, sizeof(int));
-  f->cur_width = xcalloc((size_t)n, sizeof(int));
-  f->mem_bw = xcalloc((size_t)n, sizeof(double));
-  l->gpu_gen = f->gen;
-  l->gpu_width = f->width;
-  l->gpu_cur_width = f->cur_width;
-  l->mem_bw_gbps = f->mem_bw;
-  if (gr_gpus_open(&g, &err) != 0)
-    return; /* the limits then come from the topology alone */
-  for (unsigned i = 0; i < g.count; i++) {
-    struct gr_gpu_static gs;
-    struct gr_gpu_dynamic dy;
-    if (g.be->static_info(g.state, i, &gs) != 0)
-      continue;
-    int d = cuda_index_of(st, n, gs.busid);
-    if (d < 0)
-      continue;
-    f->gen[d] = gs.max_link_gen.ok ? (int)gs.max_link_gen.v : 0;
-    f->width[d] = gs.max_link_width.ok ? (int)gs.max_link_width.v : 0;
-    if (g.be->dynamic_info(g.state, i, &dy) == 0 && dy.link_width.ok)
-      f->cur_width[d] = (int)dy.link_width.v;
-    const struct gr_gpu_model *m = gr_catalog_find_pci(gs.vendor, gs.device);
-    f->mem_bw[d] = m ? m->mem_bw_gbps : 0;
-  }
-  gr_gpus_close(&g);
-}
-
-static int bench_report(const struct gr_opts *o, const struct gr_bench_report *rep)
-{
-  if (o->json) {
-    json_t *j = gr_bench_to_json(rep);
-    gr_print_json_stdout(j);
-    json_decref(j);
-  } else {
+  if (o->json)
+    cli_print_json(gr_bench_to_json(rep));
+  else
     gr_print_bench(stdout, rep);
-  }
-  return gr_bench_exit(rep);
 }
 
 int cmd_bench(int argc, char **argv)
 {
   struct gr_opts o;
-  struct gr_topo t;
-  struct gr_analysis a;
-  struct gr_prediction p;
+  struct gr_machine m = {0};
   struct gr_bench_config cfg;
   struct gr_bench_report rep;
-  struct gr_bench_links links = {0};
-  struct gpu_facts facts = {0};
+  struct gr_bench_links links;
+  struct gr_bench_facts facts = {0};
   struct gr_err err = {0};
+  const struct gr_bench_backend *be = NULL;
   bool have_topo = false;
   void *st = NULL;
-  char why[768];
   int rc;
   if (gr_parse_opts(argc, argv, GR_OPT_SOURCE | GR_OPT_JSON | GR_OPT_BENCH, &o) != 0)
     return GR_EXIT_FAIL;
@@ -145,36 +86,26 @@ int cmd_bench(int argc, char **argv)
   }
   if (bench_config(&o, &cfg) != 0)
     return GR_EXIT_FAIL;
-  if (gr_load_for_gpus(&o, &t, &a, &p, &have_topo, &err) != 0)
+  struct gr_source src = cli_source(&o);
+  if (cli_open_for_gpus(&src, &m, &have_topo, &err) != 0)
     return gr_report_error(&err);
-  if (gr_bench_cuda.init(&st, why, sizeof(why)) != 0) {
-    gr_fail(&err, GR_EXIT_CANNOT_RUN, "nothing to measure: %s", why);
+  if (gr_bench_open(&be, &st, &err) != 0) {
     rc = gr_report_error(&err);
     goto out;
   }
-  if (have_topo) {
-    links.t = &t;
-    links.a = &a;
-    links.p = &p;
-  }
-  gpu_facts_fill(st, gr_bench_cuda.device_count(st), &links, &facts);
-  if (gr_bench_run(&gr_bench_cuda, st, &cfg, &links, &rep, &err) != 0) {
+  gr_bench_facts_read(be, st, &facts);
+  gr_bench_links_set(&links, have_topo ? &m : NULL, &facts);
+  if (gr_bench_run(be, st, &cfg, &links, &rep, &err) != 0) {
     rc = gr_report_error(&err);
     goto out;
   }
-  rc = bench_report(&o, &rep);
+  print_report(&o, &rep);
+  rc = gr_findings_exit(&rep.findings);
   gr_bench_report_free(&rep);
 out:
   if (st)
-    gr_bench_cuda.shutdown(st);
-  free(facts.gen);
-  free(facts.width);
-  free(facts.cur_width);
-  free(facts.mem_bw);
-  if (have_topo) {
-    gr_prediction_free(&p);
-    gr_analysis_free(&a);
-    gr_topo_free(&t);
-  }
+    be->shutdown(st);
+  gr_bench_facts_free(&facts);
+  gr_machine_close(&m);
   return rc;
 }

@@ -5,8 +5,7 @@
 #include "cli/cli.h"
 #include "doctor/doctor.h"
 #include "doctor/expect.h"
-#include "base/fs.h"
-#include "print/print.h"
+#include "print/doctor.h"
 
 static void doctor_usage(void)
 {
@@ -41,14 +40,6 @@ static void doctor_usage(void)
          "change it.\n");
 }
 
-static void list_checks(void)
-{
-  size_t n;
-  const struct gr_check_def *d = gr_doctor_checks(&n);
-  for (size_t i = 0; i < n; i++)
-    printf("%-19s %s%s\n", d[i].id, d[i].title, d[i].needs_fs ? "" : " (also on hwloc XML and rig files)");
-}
-
 static int parse_doctor_opts(const struct gr_opts *o, struct gr_doctor_opts *d, struct gr_expect *e, struct gr_err *err)
 {
   long n;
@@ -77,32 +68,27 @@ static int parse_doctor_opts(const struct gr_opts *o, struct gr_doctor_opts *d, 
 
 static void print_report(const struct gr_opts *o, const struct gr_topo *t, const struct gr_doctor_report *r)
 {
-  if (o->json) {
-    json_t *j = gr_doctor_to_json(t, r);
-    gr_print_json_stdout(j);
-    json_decref(j);
-  } else if (o->nhc) {
+  if (o->json)
+    cli_print_json(gr_doctor_to_json(t, r));
+  else if (o->nhc)
     gr_print_doctor_nhc(stdout, r);
-  } else {
+  else
     gr_print_doctor(stdout, t, r);
-  }
 }
 
 int cmd_doctor(int argc, char **argv)
 {
   struct gr_opts o;
-  struct gr_topo t;
-  struct gr_analysis a;
+  struct gr_machine m;
   struct gr_doctor_opts d;
   struct gr_doctor_report r;
   struct gr_expect e = {0};
-  struct gr_fs fs;
   struct gr_err err = {0};
   int rc;
   if (gr_parse_opts(argc, argv, GR_OPT_SOURCE | GR_OPT_RIG | GR_OPT_JSON | GR_OPT_DOCTOR | GR_OPT_LIST, &o) != 0)
     return GR_EXIT_FAIL;
   if (o.help || o.list) {
-    o.help ? doctor_usage() : list_checks();
+    o.help ? doctor_usage() : gr_print_doctor_checks(stdout);
     return GR_EXIT_OK;
   }
   if (o.json && o.nhc) {
@@ -111,24 +97,17 @@ int cmd_doctor(int argc, char **argv)
   }
   if (parse_doctor_opts(&o, &d, &e, &err) != 0)
     return gr_report_error(&err);
-  if (gr_fs_init(&fs, o.root) != 0 || gr_load_and_analyze(&o, &t, &a, NULL, &err) != 0) {
-    if (!err.msg[0])
-      gr_fail(&err, GR_EXIT_FAIL, "%s: path too long", o.root);
+  struct gr_source src = cli_source(&o);
+  if (cli_open(&src, 0, &m, &err) != 0) {
     rc = gr_report_error(&err); /* bad input 2, gpurig could not read the machine 3 */
-    goto out_expect;
-  }
-  bool machine = !o.input && !o.rig;
-  if (gr_doctor_run(machine ? &fs : NULL, &t, &a, &d, &r, &err) != 0) {
-    rc = gr_report_error(&err);
     goto out;
   }
-  print_report(&o, &t, &r);
-  rc = gr_doctor_exit(&r);
+  gr_doctor_run(&m, &d, &r);
+  print_report(&o, &m.topo, &r);
+  rc = gr_findings_exit(&r.findings);
   gr_doctor_report_free(&r);
 out:
-  gr_analysis_free(&a);
-  gr_topo_free(&t);
-out_expect:
+  gr_machine_close(&m);
   gr_expect_free(&e);
   return rc;
 }

@@ -3,7 +3,7 @@
 
 #include "cli/cli.h"
 #include "gpu/gpu.h"
-#include "print/print.h"
+#include "print/gpus.h"
 
 static void gpus_usage(void)
 {
@@ -25,25 +25,14 @@ static void gpus_usage(void)
          "Exit status: 0 ok, 2 a GPU stopped answering or bad input, 3 no GPU driver found.\n");
 }
 
-static int gpus_exit(const struct gr_gpus_report *r)
-{
-  for (unsigned i = 0; i < r->count; i++)
-    if (r->rows[i].lost)
-      return GR_EXIT_FAIL;
-  return GR_EXIT_OK;
-}
-
 int cmd_gpus(int argc, char **argv)
 {
   struct gr_opts o;
-  struct gr_topo t;
-  struct gr_analysis a;
-  struct gr_prediction p;
+  struct gr_machine m = {0};
   struct gr_gpus g;
   struct gr_gpus_report rep;
   struct gr_err err = {0};
   bool have_topo = false;
-  int rc;
   if (gr_parse_opts(argc, argv, GR_OPT_SOURCE | GR_OPT_JSON, &o) != 0)
     return GR_EXIT_FAIL;
   if (o.help) {
@@ -52,28 +41,21 @@ int cmd_gpus(int argc, char **argv)
   }
   if (gr_gpus_open(&g, &err) != 0)
     return gr_report_error(&err);
-  if (gr_load_for_gpus(&o, &t, &a, &p, &have_topo, &err) != 0) {
+  struct gr_source src = cli_source(&o);
+  if (cli_open_for_gpus(&src, &m, &have_topo, &err) != 0) {
     gr_gpus_close(&g);
     return gr_report_error(&err);
   }
-  gr_gpus_collect(&g, have_topo ? &t : NULL, &rep);
-  if (o.json) {
-    json_t *j = gr_gpus_to_json(&rep);
-    gr_print_json_stdout(j);
-    json_decref(j);
-  } else {
-    gr_print_gpus(stdout, have_topo ? &t : NULL, &rep);
-  }
-  rc = gpus_exit(&rep);
-  for (unsigned i = 0; i < rep.count; i++)
-    if (rep.rows[i].lost)
-      fprintf(stderr, "gpurig: %s\n", rep.rows[i].error);
+  gr_gpus_collect(&g, have_topo ? &m.topo : NULL, &rep);
+  if (o.json)
+    cli_print_json(gr_gpus_to_json(&rep));
+  else
+    gr_print_gpus(stdout, have_topo ? &m.topo : NULL, &rep);
+  int rc = gr_findings_exit(&rep.findings);
+  for (size_t i = 0; i < rep.findings.n; i++)
+    fprintf(stderr, "gpurig: %s\n", rep.findings.v[i].text);
   gr_gpus_report_free(&rep);
   gr_gpus_close(&g);
-  if (have_topo) {
-    gr_prediction_free(&p);
-    gr_analysis_free(&a);
-    gr_topo_free(&t);
-  }
+  gr_machine_close(&m);
   return rc;
 }

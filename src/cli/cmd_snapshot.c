@@ -1,7 +1,7 @@
 #include <stdio.h>
 
-#include "cli/cli.h"
 #include "base/fs.h"
+#include "cli/cli.h"
 #include "load/loaders.h"
 
 static void snapshot_usage(void)
@@ -34,16 +34,16 @@ int cmd_snapshot(int argc, char **argv)
     fprintf(stderr, "gpurig snapshot: missing output file (usage: gpurig snapshot FILE.xml)\n");
     return GR_EXIT_FAIL;
   }
-  if (gr_fs_init(&fs, o.root) != 0) {
-    fprintf(stderr, "gpurig snapshot: %s: path too long\n", o.root);
-    return GR_EXIT_FAIL;
-  }
+  struct gr_source src = cli_source(&o);
+  if (gr_source_fs(&src, &fs, &err) != 0)
+    return gr_report_error(&err);
   /* A replayed tree is checked whole before anything is written. */
-  if (o.root) {
+  if (src.kind == GR_SRC_ROOT) {
     struct gr_topo t;
-    if (gr_load_live(&fs, &t, &err) != 0)
-      return gr_report_error(&err);
+    int rc = gr_source_load(&src, &t, &err);
     gr_topo_free(&t);
+    if (rc != 0)
+      return gr_report_error(&err);
   }
   if (gr_snapshot_write(&fs, o.positional, &err) != 0)
     return gr_report_error(&err);

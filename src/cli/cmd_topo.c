@@ -1,7 +1,8 @@
 #include <stdio.h>
 
 #include "cli/cli.h"
-#include "print/print.h"
+#include "print/machine.h"
+#include "print/topo.h"
 
 static void topo_usage(void)
 {
@@ -28,37 +29,22 @@ static void topo_usage(void)
 int cmd_topo(int argc, char **argv)
 {
   struct gr_opts o;
-  struct gr_topo t;
-  struct gr_analysis a;
-  struct gr_prediction pr;
+  struct gr_machine m;
   struct gr_err err = {0};
-  int rc;
   if (gr_parse_opts(argc, argv, GR_OPT_SOURCE | GR_OPT_RIG | GR_OPT_GPU | GR_OPT_JSON | GR_OPT_ALL | GR_OPT_PCIE_ONLY, &o) != 0)
     return GR_EXIT_FAIL;
   if (o.help) {
     topo_usage();
     return GR_EXIT_OK;
   }
-  if (gr_load_and_analyze(&o, &t, &a, &pr, &err) != 0)
+  struct gr_source src = cli_source(&o);
+  if (cli_open(&src, GR_MACHINE_PREDICT, &m, &err) != 0)
     return gr_report_error(&err);
-  if (o.json) {
-    json_t *j = gr_topo_to_json(&t, &a);
-    json_object_set_new(j, "prediction", gr_prediction_to_json(&t, &pr));
-    gr_print_json_stdout(j);
-    json_decref(j);
-  } else {
-    gr_print_summary(stdout, &t, &a);
-    gr_print_tree(stdout, &t, o.all ? GR_PRINT_ALL_DEVICES : 0);
-    gr_print_matrix(stdout, &t, &a);
-    gr_print_nccl(stdout, &t, &a);
-    gr_print_bandwidth(stdout, &t, &a);
-    gr_print_hives(stdout, &t, &a);
-    gr_print_prediction(stdout, &t, &pr);
-    gr_print_findings(stdout, &t, &a);
-  }
-  rc = gr_exit_for_findings(&a);
-  gr_prediction_free(&pr);
-  gr_analysis_free(&a);
-  gr_topo_free(&t);
+  if (o.json)
+    cli_print_json(gr_machine_to_json(&m));
+  else
+    gr_print_topo_text(stdout, &m, o.all ? GR_PRINT_ALL_DEVICES : 0);
+  int rc = gr_findings_exit(&m.analysis.findings);
+  gr_machine_close(&m);
   return rc;
 }

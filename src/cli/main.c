@@ -5,9 +5,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
-#include "facts/catalog.h"
-#include "facts/pcilink.h"
-#include "print/print.h"
+#include "facts/facts.h"
 
 struct command {
   const char *name;
@@ -48,10 +46,11 @@ static int finish_stdout(int rc)
   return rc;
 }
 
+/* The facts every command reads, loaded once before any work and any thread. */
 static int init_data(void)
 {
   struct gr_err err = {0};
-  if (gr_pcie_init(&err) != 0 || gr_catalog_init(&err) != 0)
+  if (gr_facts_load(&err) != 0)
     return gr_report_error(&err);
   return 0;
 }
@@ -87,7 +86,9 @@ int main(int argc, char **argv)
       int rc = init_data();
       if (rc != 0)
         return rc;
-      return finish_stdout(commands[i].handler(sub_argc, sub_argv));
+      rc = finish_stdout(commands[i].handler(sub_argc, sub_argv));
+      gr_facts_unload();
+      return rc;
     }
   }
   fprintf(stderr, "gpurig: '%s' is not a gpurig command\n\n", name);

@@ -6,10 +6,7 @@
 #include <jansson.h>
 
 #include "cli/cli.h"
-#include "base/fs.h"
-#include "load/loaders.h"
-#include "load/rig.h"
-#include "print/print.h"
+#include "print/common.h"
 
 int gr_parse_opts(int argc, char **argv, unsigned accepted, struct gr_opts *o)
 {
@@ -117,28 +114,43 @@ int gr_parse_opts(int argc, char **argv, unsigned accepted, struct gr_opts *o)
   return 0;
 }
 
-int gr_load_selected(const struct gr_opts *o, struct gr_topo *t, struct gr_err *err)
+struct gr_source cli_source(const struct gr_opts *o)
 {
-  int rc;
-  if (o->input) {
-    rc = gr_load_xml(o->input, t, err);
-  } else if (o->rig) {
-    rc = gr_load_rig(o->rig, t, err);
-    if (rc == 0 && o->gpu && gr_rig_replace_gpus(t, o->gpu, err) != 0) {
-      gr_topo_free(t);
-      rc = -1;
-    }
-  } else {
-    struct gr_fs fs;
-    if (gr_fs_init(&fs, o->root) != 0)
-      return gr_fail(err, GR_EXIT_FAIL, "%s: path too long", o->root);
-    rc = gr_load_live(&fs, t, err);
+  return gr_source_from(o->root, o->input, o->rig, o->gpu, o->pcie_only);
+}
+
+struct gr_plan_args cli_plan_args(const struct gr_opts *o)
+{
+  return (struct gr_plan_args){
+      .model = o->model, .params = o->params, .job = o->job, .quant = o->quant, .kv_quant = o->kv_quant,
+      .ctx = o->ctx, .batch = o->batch, .gpus = o->gpus, .zero = o->zero, .offload = o->offload, .tp = o->tp,
+      .pp = o->pp, .lora_rank = o->lora_rank, .lora_targets = o->lora_targets, .state_bytes = o->state_bytes,
+      .price = o->price, .kwh = o->kwh, .rent = o->rent, .cpu = o->cpu, .estimator = o->estimator, .gpu = o->gpu,
+      .checkpointing = o->checkpointing, .rank0_load = o->rank0_load};
+}
+
+int cli_open(const struct gr_source *src, unsigned flags, struct gr_machine *m, struct gr_err *err)
+{
+  if (gr_machine_open(src, flags, m, err) != 0)
+    return -1;
+  gr_print_warnings(stderr, &m->topo);
+  return 0;
+}
+
+int cli_open_for_gpus(const struct gr_source *src, struct gr_machine *m, bool *have, struct gr_err *err)
+{
+  *have = false;
+  if (cli_open(src, GR_MACHINE_PREDICT, m, err) == 0) {
+    *have = true;
+    return 0;
   }
-  if (rc == 0 && o->pcie_only) {
-    t->nnvlinks = 0; /* the links stay allocated and are freed with t */
-    t->nvlink_ignored = true;
-  }
-  return rc;
+  if (src->kind != GR_SRC_LIVE)
+    return -1;
+  fprintf(stderr, "gpurig: warning: the PCI topology of this machine could not be read (%s); GPUs are shown "
+                  "without it\n", err->msg);
+  err->msg[0] = '\0';
+  err->code = 0;
+  return 0;
 }
 
 int gr_report_error(const struct gr_err *err)
@@ -147,56 +159,8 @@ int gr_report_error(const struct gr_err *err)
   return err->code ? err->code : GR_EXIT_FAIL;
 }
 
-void gr_print_json_stdout(void *json)
+void cli_print_json(json_t *j)
 {
-  json_dumpf((json_t *)json, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(10));
-  fputc('\n', stdout);
-}
-
-int gr_exit_for_findings(const struct gr_analysis *a)
-{
-  for (size_t i = 0; i < a->nfindings; i++)
-    if (a->findings[i].severity == GR_SEV_WARN)
-      return GR_EXIT_WARN;
-  return GR_EXIT_OK;
-}
-
-int gr_load_and_analyze(const struct gr_opts *o, struct gr_topo *t, struct gr_analysis *a, struct gr_prediction *p,
-                        struct gr_err *err)
-{
-  if (gr_load_selected(o, t, err) != 0)
-    return -1;
-  return gr_analyze_loaded(t, a, p, err);
-}
-
-int gr_analyze_loaded(struct gr_topo *t, struct gr_analysis *a, struct gr_prediction *p, struct gr_err *err)
-{
-  if (gr_analyze(t, a, err) != 0) {
-    gr_topo_free(t);
-    return -1;
-  }
-  if (p && gr_predict(t, a, p, err) != 0) {
-    gr_analysis_free(a);
-    gr_topo_free(t);
-    return -1;
-  }
-  gr_print_warnings(stderr, t);
-  return 0;
-}
-
-int gr_load_for_gpus(const struct gr_opts *o, struct gr_topo *t, struct gr_analysis *a, struct gr_prediction *p,
-                     bool *loaded, struct gr_err *err)
-{
-  *loaded = false;
-  if (gr_load_and_analyze(o, t, a, p, err) == 0) {
-    *loaded = true;
-    return 0;
-  }
-  if (o->root || o->input)
-    return -1;
-  fprintf(stderr, "gpurig: warning: the PCI topology of this machine could not be read (%s); GPUs are shown "
-                  "without it\n", err->msg);
-  err->msg[0] = '\0';
-  err->code = 0;
-  return 0;
+  gr_json_print(stdout, j);
+  json_decref(j);
 }

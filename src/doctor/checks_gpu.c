@@ -99,33 +99,23 @@ static bool in_range(const char *v, const char *lo, const char *hi)
 /* A result per row of data/driver-issues.tsv that matches this driver and these GPUs. */
 static void known_issues(struct gr_doctor_ctx *c, const char *version, const char *file)
 {
-  struct gr_table tb;
-  struct gr_err err = {0};
-  if (gr_table_load("driver-issues.tsv", &tb, &err) != 0) {
-    dr_add(c, GR_CHECK_ERROR, -1, "%s", err.msg);
-    return;
-  }
+  const struct gr_table *tb = &gr_facts()->driver_issues;
   int col[8];
   static const char *const names[] = {"id", "gpu_match", "driver_min", "driver_max", "severity", "problem", "fix", "source"};
   for (size_t k = 0; k < 8; k++)
-    if ((col[k] = gr_table_col(&tb, names[k])) < 0) {
-      dr_add(c, GR_CHECK_ERROR, -1, "%s: no column %s", tb.name, names[k]);
-      gr_table_free(&tb);
-      return;
-    }
-  for (size_t i = 0; i < tb.nrows; i++) {
+    col[k] = gr_table_col(tb, names[k]); /* the facts loader checked they exist */
+  for (size_t i = 0; i < tb->nrows; i++) {
     const char *which = NULL;
-#define CELL(k) gr_table_cell(&tb, i, (size_t)col[k])
+#define CELL(k) gr_table_cell(tb, i, (size_t)col[k])
     if (!model_present(c->t, CELL(1), &which) || !in_range(version, CELL(2), CELL(3)))
       continue;
-    struct gr_check_result *r = dr_add(c, strcmp(CELL(4), "fail") == 0 ? GR_CHECK_FAIL : GR_CHECK_WARN, -1,
+    struct gr_finding *r = dr_add(c, strcmp(CELL(4), "fail") == 0 ? GR_SEV_FAIL : GR_SEV_WARN, -1,
                                        "Driver %s with %s: %s", version, which, CELL(5));
-    dr_evidence(r, file, "%s", version);
-    dr_evidence(r, "data/driver-issues.tsv", "%s: %s .. %s; %s", CELL(0), CELL(2), CELL(3), CELL(7));
-    dr_fix(r, "a driver change means a reboot", "%s", CELL(6));
+    gr_finding_evidence(r, file, "%s", version);
+    gr_finding_evidence(r, "data/driver-issues.tsv", "%s: %s .. %s; %s", CELL(0), CELL(2), CELL(3), CELL(7));
+    gr_finding_fix(r, "a driver change means a reboot", "%s", CELL(6));
 #undef CELL
   }
-  gr_table_free(&tb);
 }
 
 static void driver_against_expectation(struct gr_doctor_ctx *c, const char *version)
@@ -136,11 +126,11 @@ static void driver_against_expectation(struct gr_doctor_ctx *c, const char *vers
   if ((!e->driver_min || gr_version_cmp(version, e->driver_min) >= 0) &&
       (!e->driver_max || gr_version_cmp(version, e->driver_max) <= 0))
     return;
-  struct gr_check_result *r = dr_add(c, GR_CHECK_FAIL, -1, "Driver %s is outside the expected range %s .. %s.", version,
+  struct gr_finding *r = dr_add(c, GR_SEV_FAIL, -1, "Driver %s is outside the expected range %s .. %s.", version,
                                      e->driver_min ? e->driver_min : "*", e->driver_max ? e->driver_max : "*");
-  dr_evidence(r, e->file, "line %zu: driver %s %s", e->line_driver, e->driver_min ? e->driver_min : "*",
+  gr_finding_evidence(r, e->file, "line %zu: driver %s %s", e->line_driver, e->driver_min ? e->driver_min : "*",
               e->driver_max ? e->driver_max : "*");
-  dr_fix(r, "a reboot", "Install a driver from the expected range (or update the expectation file if the fleet moved on).");
+  gr_finding_fix(r, "a reboot", "Install a driver from the expected range (or update the expectation file if the fleet moved on).");
 }
 
 void check_driver_version(struct gr_doctor_ctx *c)
@@ -150,30 +140,30 @@ void check_driver_version(struct gr_doctor_ctx *c)
   size_t nv = nvidia_gpus(c->t);
   bool loaded = dr_nvidia_driver(c, version, sizeof(version), &flavour, &file);
   if (!loaded && file) {
-    struct gr_check_result *r = dr_add(c, GR_CHECK_ERROR, -1, "%s: no driver version in it.", dr_shown(c, file, shown, sizeof(shown)));
-    dr_evidence(r, file, "unparsable");
+    struct gr_finding *r = dr_add(c, GR_SEV_ERROR, -1, "%s: no driver version in it.", dr_shown(c, file, shown, sizeof(shown)));
+    gr_finding_evidence(r, file, "unparsable");
     return;
   }
   if (!loaded) {
     const char *drv = nv ? c->t->pci[c->t->gpus[0]].driver : NULL;
     if (drv && strcmp(drv, "nvidia") == 0)
-      dr_add(c, GR_CHECK_SKIPPED, -1, "The GPUs are bound to the nvidia driver, but its version file (%s) is not in this input.",
+      dr_add(c, GR_SEV_SKIPPED, -1, "The GPUs are bound to the nvidia driver, but its version file (%s) is not in this input.",
              NV_PROC);
     else if (nv)
-      dr_add(c, GR_CHECK_WARN, -1, "%zu NVIDIA GPU%s but no NVIDIA driver loaded (%s and %s absent; GPU0's driver: %s).", nv,
+      dr_add(c, GR_SEV_WARN, -1, "%zu NVIDIA GPU%s but no NVIDIA driver loaded (%s and %s absent; GPU0's driver: %s).", nv,
              nv == 1 ? "" : "s", NV_PROC, NV_MODULE, drv ? drv : "none");
     else
-      dr_add(c, GR_CHECK_OK, -1, "No NVIDIA GPU and no NVIDIA driver: nothing to check.");
+      dr_add(c, GR_SEV_OK, -1, "No NVIDIA GPU and no NVIDIA driver: nothing to check.");
     return;
   }
-  size_t before = c->r->nres;
+  size_t before = c->r->findings.n;
   known_issues(c, version, file);
   driver_against_expectation(c, version);
-  if (c->r->nres > before)
+  if (c->r->findings.n > before)
     return;
-  struct gr_check_result *r = dr_add(c, GR_CHECK_OK, -1, "NVIDIA driver %s (%s kernel module): no known multi-GPU issue for these GPUs in data/driver-issues.tsv.",
+  struct gr_finding *r = dr_add(c, GR_SEV_OK, -1, "NVIDIA driver %s (%s kernel module): no known multi-GPU issue for these GPUs in data/driver-issues.tsv.",
                                      version, flavour);
-  dr_evidence(r, file, "%s", version);
+  gr_finding_evidence(r, file, "%s", version);
 }
 
 void check_driver_p2p(struct gr_doctor_ctx *c)
@@ -193,26 +183,26 @@ void check_driver_p2p(struct gr_doctor_ctx *c)
       p2p_pairs += c->a->gpu_gpu[i * c->a->ngpus + j].nccl_p2p;
     }
   if (t->ngpus < 2) {
-    dr_add(c, GR_CHECK_OK, -1, "Fewer than two GPUs: no peer-to-peer traffic.");
+    dr_add(c, GR_SEV_OK, -1, "Fewer than two GPUs: no peer-to-peer traffic.");
     return;
   }
-  struct gr_check_result *r;
+  struct gr_finding *r;
   if (geforce) {
-    r = dr_add(c, GR_CHECK_INFO, -1,
+    r = dr_add(c, GR_SEV_INFO, -1,
                "%s cards: NVIDIA's stock driver %s, and where it reports no peer access NCCL moves every GPU-to-GPU transfer through host memory (SHM), about two thirds of the P2P rate. Even with P2P, NCCL's defaults use it on %zu of %zu pairs of this topology.",
                geforce->model,
                geforce->p2p == GR_P2P_NO ? "gives them no PCIe peer-to-peer" : "allows them PCIe peer-to-peer only in some versions",
                p2p_pairs, pairs);
-    dr_fix(r, "an unsupported driver build",
+    gr_finding_fix(r, "an unsupported driver build",
            "Measure what the driver does with `gpurig bench` (or nvidia-smi topo -p2p r); P2P on GeForce needs the P2P-enabled open kernel modules (tinygrad/open-gpu-kernel-modules), Resizable BAR and IOMMU off or passthrough.");
   } else if (unknown) {
-    r = dr_add(c, GR_CHECK_INFO, -1, "%zu of the %zu GPUs are not in gpurig's catalog, so whether their driver allows PCIe peer-to-peer is unknown; the topology lets NCCL use P2P on %zu of %zu pairs by default (up to %s).",
+    r = dr_add(c, GR_SEV_INFO, -1, "%zu of the %zu GPUs are not in gpurig's catalog, so whether their driver allows PCIe peer-to-peer is unknown; the topology lets NCCL use P2P on %zu of %zu pairs by default (up to %s).",
                unknown, t->ngpus, p2p_pairs, pairs, gr_nccl_level_str(c->a->nccl_p2p_level));
   } else {
-    r = dr_add(c, GR_CHECK_OK, -1, "These GPUs support PCIe peer-to-peer on stock drivers; with its defaults NCCL uses P2P on %zu of %zu pairs (up to %s).",
+    r = dr_add(c, GR_SEV_OK, -1, "These GPUs support PCIe peer-to-peer on stock drivers; with its defaults NCCL uses P2P on %zu of %zu pairs (up to %s).",
                p2p_pairs, pairs, gr_nccl_level_str(c->a->nccl_p2p_level));
   }
-  dr_evidence(r, "data/gpus.tsv", "p2p column of %s", geforce ? geforce->model : "these models");
+  gr_finding_evidence(r, "data/gpus.tsv", "p2p column of %s", geforce ? geforce->model : "these models");
 }
 
 void check_rdma_peermem(struct gr_doctor_ctx *c)
@@ -227,18 +217,18 @@ void check_rdma_peermem(struct gr_doctor_ctx *c)
         break;
       }
   if (near_nic < 0 || !nvidia_gpus(t)) {
-    dr_add(c, GR_CHECK_OK, -1, "No RDMA NIC shares a PCIe switch with an NVIDIA GPU: GPUDirect RDMA is not in play.");
+    dr_add(c, GR_SEV_OK, -1, "No RDMA NIC shares a PCIe switch with an NVIDIA GPU: GPUDirect RDMA is not in play.");
     return;
   }
-  struct gr_check_result *r;
+  struct gr_finding *r;
   if (dr_read(c, "/sys/module/nvidia_peermem/initstate", state, sizeof(state)) == 0 && strcmp(state, "live") == 0) {
-    r = dr_add(c, GR_CHECK_OK, near_nic, "nvidia_peermem is loaded: this RDMA NIC can read and write GPU memory directly.");
+    r = dr_add(c, GR_SEV_OK, near_nic, "nvidia_peermem is loaded: this RDMA NIC can read and write GPU memory directly.");
   } else {
-    r = dr_add(c, GR_CHECK_WARN, near_nic,
+    r = dr_add(c, GR_SEV_WARN, near_nic,
                "This RDMA NIC shares a PCIe switch with a GPU, but nvidia_peermem is not loaded: NCCL's network traffic is staged through host memory instead of going NIC-to-GPU directly (unless NCCL uses DMA-BUF: NCCL 2.19+, open kernel modules, Linux 5.12+).");
-    dr_fix(r, "none", "`sudo modprobe nvidia-peermem`; to keep it: `echo nvidia-peermem | sudo tee /etc/modules-load.d/nvidia-peermem.conf`.");
+    gr_finding_fix(r, "none", "`sudo modprobe nvidia-peermem`; to keep it: `echo nvidia-peermem | sudo tee /etc/modules-load.d/nvidia-peermem.conf`.");
   }
-  dr_evidence(r, "/sys/module/nvidia_peermem/initstate", "%s", r->sev == GR_CHECK_OK ? "live" : "absent");
+  gr_finding_evidence(r, "/sys/module/nvidia_peermem/initstate", "%s", r->sev == GR_SEV_OK ? "live" : "absent");
 }
 
 /* ---- Xid ---- */
@@ -344,11 +334,11 @@ static void report_xid_group(struct gr_doctor_ctx *c, const struct gr_table *tb,
   int node = gpu_by_bus(c->t, x->domain, x->bus, x->dev);
   const char *sev = row >= 0 ? gr_table_cell(tb, (size_t)row, (size_t)gr_table_col(tb, "severity")) : "warn";
   const char *name = row >= 0 ? gr_table_cell(tb, (size_t)row, (size_t)gr_table_col(tb, "name")) : "not in data/xid.tsv";
-  enum gr_check_sev s = strcmp(sev, "fail") == 0 ? GR_CHECK_FAIL : strcmp(sev, "warn") == 0 ? GR_CHECK_WARN : GR_CHECK_INFO;
+  enum gr_sev s = strcmp(sev, "fail") == 0 ? GR_SEV_FAIL : strcmp(sev, "warn") == 0 ? GR_SEV_WARN : GR_SEV_INFO;
   char when[96] = "";
   if (x->last_t >= 0)
     snprintf(when, sizeof(when), ", last at %.0f s after boot", x->last_t);
-  struct gr_check_result *r = dr_add(c, s, node, "Xid %d (%s) %zu time%s%s%s.", x->xid, name, x->count,
+  struct gr_finding *r = dr_add(c, s, node, "Xid %d (%s) %zu time%s%s%s.", x->xid, name, x->count,
                                      x->count == 1 ? "" : "s", when,
                                      node < 0 ? "; no GPU at that bus address now (it may have fallen off the bus)" : "");
   if (node < 0) {
@@ -357,41 +347,35 @@ static void report_xid_group(struct gr_doctor_ctx *c, const struct gr_table *tb,
   }
   char where[4200];
   snprintf(where, sizeof(where), "%s:%zu", logname, x->line);
-  dr_evidence(r, where, "NVRM: Xid (PCI:%04x:%02x:%02x): %d, %s", x->domain, x->bus, x->dev, x->xid, x->detail);
+  gr_finding_evidence(r, where, "NVRM: Xid (PCI:%04x:%02x:%02x): %d, %s", x->domain, x->bus, x->dev, x->xid, x->detail);
   if (row >= 0)
-    dr_fix(r, s == GR_CHECK_INFO ? "none" : "depends on the cause", "%s",
+    gr_finding_fix(r, s == GR_SEV_INFO ? "none" : "depends on the cause", "%s",
            gr_table_cell(tb, (size_t)row, (size_t)gr_table_col(tb, "action")));
 }
 
 static void report_xids(struct gr_doctor_ctx *c, const struct gr_xid_log *log, const char *logname, double now)
 {
-  struct gr_table tb;
-  struct gr_err err = {0};
-  double window_h = c->o->xid_window_h >= 0 ? c->o->xid_window_h : dr_threshold(c, "xid_window_h");
+  const struct gr_table *tb = &gr_facts()->xid;
+  double window_h = c->o->xid_window_h >= 0 ? c->o->xid_window_h : gr_health("xid_window_h");
   double since = window_h > 0 && now >= 0 ? now - window_h * 3600.0 : 0;
   size_t older;
-  if (gr_table_load("xid.tsv", &tb, &err) != 0) {
-    dr_add(c, GR_CHECK_ERROR, -1, "%s", err.msg);
-    return;
-  }
   struct xid_group *groups = xcalloc(log->nev + 1, sizeof(*groups));
   size_t n = group_xids(log, since, groups, &older);
   for (size_t i = 0; i < n; i++)
-    report_xid_group(c, &tb, &groups[i], logname);
+    report_xid_group(c, tb, &groups[i], logname);
   char span[96];
   if (since > 0)
     snprintf(span, sizeof(span), "in the last %g h", window_h);
   else
     snprintf(span, sizeof(span), "%s", now < 0 ? "(the log has no boot-relative times, so no window)" : "since boot");
   if (older)
-    dr_add(c, GR_CHECK_INFO, -1, "%zu older Xid event%s before the %g h window (--xid-window 0 shows all).", older,
+    dr_add(c, GR_SEV_INFO, -1, "%zu older Xid event%s before the %g h window (--xid-window 0 shows all).", older,
            older == 1 ? "" : "s", window_h);
   if (!n) {
-    struct gr_check_result *r = dr_add(c, GR_CHECK_OK, -1, "No NVIDIA Xid error %s (%zu lines of kernel log read).", span, log->lines);
-    dr_evidence(r, logname, "%zu lines", log->lines);
+    struct gr_finding *r = dr_add(c, GR_SEV_OK, -1, "No NVIDIA Xid error %s (%zu lines of kernel log read).", span, log->lines);
+    gr_finding_evidence(r, logname, "%zu lines", log->lines);
   }
   free(groups);
-  gr_table_free(&tb);
 }
 
 void check_xid_errors(struct gr_doctor_ctx *c)
@@ -412,19 +396,19 @@ void check_xid_errors(struct gr_doctor_ctx *c)
     goto out;
   }
   if (rc == -ENOENT && !c->o->kmsg_path) {
-    dr_add(c, GR_CHECK_SKIPPED, -1, "No kernel log in this input (%s); pass one with --kmsg FILE (dmesg, journalctl -k or /dev/kmsg format).", path);
+    dr_add(c, GR_SEV_SKIPPED, -1, "No kernel log in this input (%s); pass one with --kmsg FILE (dmesg, journalctl -k or /dev/kmsg format).", path);
     goto out;
   }
   if (rc != 0) {
-    dr_add(c, GR_CHECK_ERROR, -1, "%s: %s.", path, strerror(-rc));
+    dr_add(c, GR_SEV_ERROR, -1, "%s: %s.", path, strerror(-rc));
     goto out;
   }
   gr_kmsg_parse_xids(buf, len, &log);
   if (log.bad_lines) {
-    struct gr_check_result *r = dr_add(c, GR_CHECK_ERROR, -1,
+    struct gr_finding *r = dr_add(c, GR_SEV_ERROR, -1,
                                        "%s:%zu: binary data, not kernel log text (%zu such line%s skipped; the Xids on the other lines are reported).",
                                        path, log.first_bad_line, log.bad_lines, log.bad_lines == 1 ? "" : "s");
-    dr_evidence(r, path, "%zu lines, %zu not text", log.lines, log.bad_lines);
+    gr_finding_evidence(r, path, "%zu lines, %zu not text", log.lines, log.bad_lines);
   }
   report_xids(c, &log, path, device ? c->uptime_s : log.last_t_sec);
 out:

@@ -22,22 +22,22 @@ static bool *gpu_path_nodes(const struct gr_topo *t)
 }
 
 /* Evidence for a link: the values the model holds and where they came from. */
-static void link_evidence(struct gr_doctor_ctx *c, struct gr_check_result *r, int node)
+static void link_evidence(struct gr_doctor_ctx *c, struct gr_finding *r, int node)
 {
   const struct gr_pci *p = &c->t->pci[node];
   const struct gr_link *l = &p->link;
   char path[160], g1[24], g2[24];
   const char *where = c->fs ? gr_pci_sysfs_path(p, "current_link_{speed,width}", path, sizeof(path))
                             : (c->t->source_path ? c->t->source_path : "input");
-  dr_evidence(r, where, "now %s", gr_pcie_label(l->cur_gen, l->cur_width, g1, sizeof(g1)));
+  gr_finding_evidence(r, where, "now %s", gr_pcie_label(l->cur_gen, l->cur_width, g1, sizeof(g1)));
   if (c->fs)
     gr_pci_sysfs_path(p, "max_link_{speed,width}", path, sizeof(path));
-  dr_evidence(r, c->fs ? path : where, "device supports %s", gr_pcie_label(l->max_gen, l->max_width, g1, sizeof(g1)));
+  gr_finding_evidence(r, c->fs ? path : where, "device supports %s", gr_pcie_label(l->max_gen, l->max_width, g1, sizeof(g1)));
   if (p->parent >= 0 && (l->port_max_gen || l->port_max_width)) {
     const struct gr_pci *port = &c->t->pci[p->parent];
     if (c->fs)
       gr_pci_sysfs_path(port, "max_link_{speed,width}", path, sizeof(path));
-    dr_evidence(r, c->fs ? path : where, "its port supports %s",
+    gr_finding_evidence(r, c->fs ? path : where, "its port supports %s",
                 gr_pcie_label(l->port_max_gen, l->port_max_width, g2, sizeof(g2)));
   }
 }
@@ -47,8 +47,8 @@ static bool report_link_problem(struct gr_doctor_ctx *c, int node)
   const struct gr_pci *p = &c->t->pci[node];
   if (!p->link_problem)
     return false;
-  struct gr_check_result *r = dr_add(c, GR_CHECK_ERROR, node, "Could not read this link: %s.", p->link_problem);
-  dr_evidence(r, p->link_problem, "malformed");
+  struct gr_finding *r = dr_add(c, GR_SEV_ERROR, node, "Could not read this link: %s.", p->link_problem);
+  gr_finding_evidence(r, p->link_problem, "malformed");
   return true;
 }
 
@@ -59,32 +59,32 @@ void check_gpu_count(struct gr_doctor_ctx *c)
   const char *from = c->o->expect_gpus >= 0 ? "--expect-gpus" : (e ? e->file : NULL);
   int have = (int)c->t->ngpus;
   char buf[64];
-  struct gr_check_result *r;
+  struct gr_finding *r;
   if (want < 0)
-    r = dr_add(c, have ? GR_CHECK_OK : GR_CHECK_INFO, -1, "%d GPU%s found (give --expect-gpus N to check the count).",
+    r = dr_add(c, have ? GR_SEV_OK : GR_SEV_INFO, -1, "%d GPU%s found (give --expect-gpus N to check the count).",
                have, have == 1 ? "" : "s");
   else if (have == want)
-    r = dr_add(c, GR_CHECK_OK, -1, "%d GPUs found, as expected.", have);
+    r = dr_add(c, GR_SEV_OK, -1, "%d GPUs found, as expected.", have);
   else if (have < want) {
-    r = dr_add(c, GR_CHECK_FAIL, -1, "%d of the %d expected GPUs are on the PCI bus: %d missing.", have, want, want - have);
-    dr_fix(r, "downtime to reseat; a replacement riser or power cable",
+    r = dr_add(c, GR_SEV_FAIL, -1, "%d of the %d expected GPUs are on the PCI bus: %d missing.", have, want, want - have);
+    gr_finding_fix(r, "downtime to reseat; a replacement riser or power cable",
            "Look for Xid 79 (fallen off the bus) and AER errors in the kernel log (`gpurig doctor --kmsg` or `journalctl -k -b`); reseat the missing card, its riser and its power cables; `lspci -d 10de:` lists what the bus sees.");
   } else
-    r = dr_add(c, GR_CHECK_WARN, -1, "%d GPUs found where %d were expected: update the expectation or check for a wrong node.",
+    r = dr_add(c, GR_SEV_WARN, -1, "%d GPUs found where %d were expected: update the expectation or check for a wrong node.",
                have, want);
   if (want >= 0)
-    dr_evidence(r, from, "%d GPUs expected", want);
+    gr_finding_evidence(r, from, "%d GPUs expected", want);
   for (size_t g = 0; g < c->t->ngpus; g++)
-    dr_evidence(r, "/sys/bus/pci/devices", "%s", dr_subject(c->t, c->t->gpus[g], buf, sizeof(buf)));
+    gr_finding_evidence(r, "/sys/bus/pci/devices", "%s", gr_pci_subject(c->t, c->t->gpus[g], buf, sizeof(buf)));
   if (!e || !e->model)
     return;
   for (size_t g = 0; g < c->t->ngpus; g++) {
     const struct gr_gpu_model *m = dr_gpu_model(&c->t->pci[c->t->gpus[g]]);
     if (m && strcasecmp(m->model, e->model) == 0)
       continue;
-    r = dr_add(c, GR_CHECK_FAIL, c->t->gpus[g], "This GPU is %s, not the %s the expectation names.",
+    r = dr_add(c, GR_SEV_FAIL, c->t->gpus[g], "This GPU is %s, not the %s the expectation names.",
                m ? m->model : "a model missing from gpurig's catalog", e->model);
-    dr_evidence(r, e->file, "line %zu: model \"%s\"", e->line_model, e->model);
+    gr_finding_evidence(r, e->file, "line %zu: model \"%s\"", e->line_model, e->model);
   }
 }
 
@@ -107,12 +107,12 @@ static void link_against_expectation(struct gr_doctor_ctx *c, int node)
   if (p->link.cur_width > 0 && p->link.cur_width < width)
     width = p->link.cur_width;
   if ((gen && gen < e->link_gen) || (width && width < e->link_width)) {
-    struct gr_check_result *r =
-        dr_add(c, GR_CHECK_FAIL, node, "This GPU's link can reach only %s; the expectation is %s.",
+    struct gr_finding *r =
+        dr_add(c, GR_SEV_FAIL, node, "This GPU's link can reach only %s; the expectation is %s.",
                gr_pcie_label(gen, width, have, sizeof(have)), gr_pcie_label(e->link_gen, e->link_width, want, sizeof(want)));
     link_evidence(c, r, node);
-    dr_evidence(r, e->file, "line %zu: link gen%d x%d", e->line_link, e->link_gen, e->link_width);
-    dr_fix(r, "downtime; possibly a riser rated for the generation",
+    gr_finding_evidence(r, e->file, "line %zu: link gen%d x%d", e->line_link, e->link_gen, e->link_width);
+    gr_finding_fix(r, "downtime; possibly a riser rated for the generation",
            "Move the card to a slot wired for %s, or replace its riser; check the BIOS link-speed and bifurcation settings of the slot.", want);
   }
 }
@@ -120,7 +120,7 @@ static void link_against_expectation(struct gr_doctor_ctx *c, int node)
 void check_gpu_link_uniform(struct gr_doctor_ctx *c)
 {
   const struct gr_topo *t = c->t;
-  size_t before = c->r->nres;
+  size_t before = c->r->findings.n;
   char a[24], b[24], list[512];
   bool expect_link = c->o->expect && c->o->expect->link_gen;
   for (size_t g = 0; g < t->ngpus; g++) {
@@ -141,20 +141,20 @@ void check_gpu_link_uniform(struct gr_doctor_ctx *c)
       continue;
     snprintf(list, sizeof(list), "GPU%zu can reach %s, GPU%zu of the same model %s", g,
              gr_pcie_label(g2, w2, b, sizeof(b)), first, gr_pcie_label(g1, w1, a, sizeof(a)));
-    struct gr_check_result *r =
-        dr_add(c, GR_CHECK_WARN, t->gpus[g], "%s: the slower link holds every collective down to its rate.", list);
+    struct gr_finding *r =
+        dr_add(c, GR_SEV_WARN, t->gpus[g], "%s: the slower link holds every collective down to its rate.", list);
     link_evidence(c, r, t->gpus[g]);
-    dr_fix(r, "downtime to move the card",
+    gr_finding_fix(r, "downtime to move the card",
            "Put GPU%zu in a slot wired like GPU%zu's (the board manual lists each slot's lanes and generation), or replace its riser.",
            g, first);
   }
-  if (c->r->nres > before)
+  if (c->r->findings.n > before)
     return;
   if (!t->link_details || t->ngpus == 0) {
-    dr_add(c, GR_CHECK_SKIPPED, -1, t->ngpus ? "This input records no link widths or generations." : "No GPU to compare.");
+    dr_add(c, GR_SEV_SKIPPED, -1, t->ngpus ? "This input records no link widths or generations." : "No GPU to compare.");
     return;
   }
-  dr_add(c, GR_CHECK_OK, -1, "GPUs of the same model can reach the same link generation and width%s.",
+  dr_add(c, GR_SEV_OK, -1, "GPUs of the same model can reach the same link generation and width%s.",
          expect_link ? ", and every one meets the expectation" : "");
 }
 
@@ -176,22 +176,22 @@ void check_pcie_link_width(struct gr_doctor_ctx *c)
     }
     gr_link_shortfall(&p->link, &sf);
     if (sf.width_short) {
-      struct gr_check_result *r = dr_add(
-          c, GR_CHECK_WARN, (int)i,
+      struct gr_finding *r = dr_add(
+          c, GR_SEV_WARN, (int)i,
           "The link runs at x%d although both ends support x%d: %s of its bandwidth (%.1f instead of %.1f GB/s per direction).",
           p->link.cur_width, sf.can_width, p->link.cur_width * 2 == sf.can_width ? "half" : "part",
           gr_pcie_bw_gbps(sf.can_gen, p->link.cur_width), gr_pcie_bw_gbps(sf.can_gen, sf.can_width));
       link_evidence(c, r, (int)i);
-      dr_fix(r, "downtime to reseat; a riser or cable rated for the link",
+      gr_finding_fix(r, "downtime to reseat; a riser or cable rated for the link",
              "Reseat the card and its riser; replace a riser or cable that is not rated for %s; check the slot's bifurcation setting in the BIOS (x16, not x8x8 or x4x4x4x4).",
              gr_pcie_label(sf.can_gen, sf.can_width, a, sizeof(a)));
       findings++;
     } else if (sf.slot_width) {
-      struct gr_check_result *r =
-          dr_add(c, GR_CHECK_INFO, (int)i, "An x%d device in an x%d slot: the slot limits it to %s.", p->link.max_width,
+      struct gr_finding *r =
+          dr_add(c, GR_SEV_INFO, (int)i, "An x%d device in an x%d slot: the slot limits it to %s.", p->link.max_width,
                  p->link.port_max_width, gr_pcie_label(sf.can_gen, sf.can_width, b, sizeof(b)));
       link_evidence(c, r, (int)i);
-      dr_fix(r, "moving the card", "Move it to a slot wired x%d if the board has one (see its manual).", p->link.max_width);
+      gr_finding_fix(r, "moving the card", "Move it to a slot wired x%d if the board has one (see its manual).", p->link.max_width);
       findings++;
     }
   }
@@ -199,9 +199,9 @@ void check_pcie_link_width(struct gr_doctor_ctx *c)
   if (findings)
     return;
   if (!links || !t->link_details)
-    dr_add(c, GR_CHECK_SKIPPED, -1, links ? "This input records no link widths." : "No GPU, so no GPU link to check.");
+    dr_add(c, GR_SEV_SKIPPED, -1, links ? "This input records no link widths." : "No GPU, so no GPU link to check.");
   else
-    dr_add(c, GR_CHECK_OK, -1, "All %zu links between the GPUs and their root complexes run at the full width both ends support.",
+    dr_add(c, GR_SEV_OK, -1, "All %zu links between the GPUs and their root complexes run at the full width both ends support.",
            links);
 }
 
@@ -209,12 +209,12 @@ static void gen_finding(struct gr_doctor_ctx *c, int node, const struct gr_link_
 {
   const struct gr_pci *p = &c->t->pci[node];
   char want[24];
-  struct gr_check_result *r = dr_add(
-      c, GR_CHECK_WARN, node, "The link runs at Gen%d although both ends support Gen%d%s: %.1f instead of %.1f GB/s per direction.",
+  struct gr_finding *r = dr_add(
+      c, GR_SEV_WARN, node, "The link runs at Gen%d although both ends support Gen%d%s: %.1f instead of %.1f GB/s per direction.",
       p->link.cur_gen, sf->can_gen,
       idle_like ? " while the GPUs are busy (--loaded)" : " (idle GPUs drop to 2.5 GT/s, not to this)",
       gr_pcie_bw_gbps(p->link.cur_gen, sf->can_width), gr_pcie_bw_gbps(sf->can_gen, sf->can_width));
-  dr_fix(r, "the slower generation costs bandwidth; a new riser costs money",
+  gr_finding_fix(r, "the slower generation costs bandwidth; a new riser costs money",
          "Replace the riser or cable with one rated for %s and reseat the card; if errors persist, set this slot to Gen%d in the BIOS so the link is stable at a known speed.",
          gr_pcie_label(sf->can_gen, sf->can_width, want, sizeof(want)), p->link.cur_gen);
   link_evidence(c, r, node);
@@ -225,19 +225,19 @@ static void gen_finding(struct gr_doctor_ctx *c, int node, const struct gr_link_
 static void idle_note(struct gr_doctor_ctx *c, const int *nodes, size_t n)
 {
   char who[64], a[24], b[24];
-  struct gr_check_result *r = dr_add(
-      c, GR_CHECK_INFO, -1,
+  struct gr_finding *r = dr_add(
+      c, GR_SEV_INFO, -1,
       "%zu link%s at 2.5 GT/s now, below what both ends support: NVIDIA GPUs drop there when idle, so this says nothing until the GPUs are busy.",
       n, n == 1 ? " is" : "s are");
   for (size_t i = 0; i < n; i++) {
     const struct gr_pci *p = &c->t->pci[nodes[i]];
     struct gr_link_shortfall sf;
     gr_link_shortfall(&p->link, &sf);
-    dr_evidence(r, dr_subject(c->t, nodes[i], who, sizeof(who)), "now %s, can train to %s",
+    gr_finding_evidence(r, gr_pci_subject(c->t, nodes[i], who, sizeof(who)), "now %s, can train to %s",
                 gr_pcie_label(p->link.cur_gen, p->link.cur_width, a, sizeof(a)),
                 gr_pcie_label(sf.can_gen, sf.can_width, b, sizeof(b)));
   }
-  dr_fix(r, "none", "Run `gpurig doctor --loaded` while the GPUs are busy (a training job, or `gpurig bench`) to check the generation under load.");
+  gr_finding_fix(r, "none", "Run `gpurig doctor --loaded` while the GPUs are busy (a training job, or `gpurig bench`) to check the generation under load.");
 }
 
 void check_pcie_link_gen(struct gr_doctor_ctx *c)
@@ -246,7 +246,7 @@ void check_pcie_link_gen(struct gr_doctor_ctx *c)
   bool *on = gpu_path_nodes(t);
   int *idle = xmalloc((t->npci + 1) * sizeof(int));
   size_t links = 0, findings = 0, nidle = 0;
-  int idle_gen = (int)dr_threshold(c, "gen1_idle_gen");
+  int idle_gen = (int)gr_health("gen1_idle_gen");
   char b[24];
   for (size_t i = 0; i < t->npci; i++) {
     const struct gr_pci *p = &t->pci[i];
@@ -262,7 +262,7 @@ void check_pcie_link_gen(struct gr_doctor_ctx *c)
       gen_finding(c, (int)i, &sf, idle_like);
       findings++;
     } else if (sf.slot_gen) {
-      struct gr_check_result *r = dr_add(c, GR_CHECK_INFO, (int)i, "A Gen%d device on a Gen%d port: the port limits it to %s.",
+      struct gr_finding *r = dr_add(c, GR_SEV_INFO, (int)i, "A Gen%d device on a Gen%d port: the port limits it to %s.",
                                          p->link.max_gen, p->link.port_max_gen,
                                          gr_pcie_label(sf.can_gen, sf.can_width, b, sizeof(b)));
       link_evidence(c, r, (int)i);
@@ -276,9 +276,9 @@ void check_pcie_link_gen(struct gr_doctor_ctx *c)
   if (findings || nidle)
     return;
   if (!links || !t->link_details)
-    dr_add(c, GR_CHECK_SKIPPED, -1, links ? "This input records no link generations." : "No GPU, so no GPU link to check.");
+    dr_add(c, GR_SEV_SKIPPED, -1, links ? "This input records no link generations." : "No GPU, so no GPU link to check.");
   else
-    dr_add(c, GR_CHECK_OK, -1, "All %zu links between the GPUs and their root complexes run at the generation both ends support.",
+    dr_add(c, GR_SEV_OK, -1, "All %zu links between the GPUs and their root complexes run at the generation both ends support.",
            links);
 }
 
@@ -291,7 +291,7 @@ static double aer_allowance(const struct gr_doctor_ctx *c, int gen, int width)
   const struct gr_pcie_gen *pg = gr_pcie_gen(gen);
   if (!pg || width <= 0 || c->uptime_s < 0)
     return -1;
-  double per_min = dr_threshold(c, "aer_ber") * pg->gts * 1e9 * 60.0 * width;
+  double per_min = gr_health("aer_ber") * pg->gts * 1e9 * 60.0 * width;
   return ceil(per_min * c->uptime_s / 60.0);
 }
 
@@ -320,8 +320,8 @@ static void aer_one(struct gr_doctor_ctx *c, int node, size_t *with_counters)
   char path[160], other[64];
   int partner, link = aer_link_node(c->t, node, &partner);
   if (p->aer_problem) {
-    struct gr_check_result *r = dr_add(c, GR_CHECK_ERROR, node, "Could not read the AER counters: %s.", p->aer_problem);
-    dr_evidence(r, p->aer_problem, "malformed");
+    struct gr_finding *r = dr_add(c, GR_SEV_ERROR, node, "Could not read the AER counters: %s.", p->aer_problem);
+    gr_finding_evidence(r, p->aer_problem, "malformed");
     return;
   }
   if (!p->aer.correctable.valid && !p->aer.nonfatal.valid && !p->aer.fatal.valid)
@@ -331,37 +331,37 @@ static void aer_one(struct gr_doctor_ctx *c, int node, size_t *with_counters)
   uint64_t cor = p->aer.correctable.valid ? p->aer.correctable.value : 0;
   if (!bad && !cor)
     return;
-  snprintf(other, sizeof(other), "%s", partner >= 0 ? dr_subject(c->t, partner, path, sizeof(path)) : "its link partner");
+  snprintf(other, sizeof(other), "%s", partner >= 0 ? gr_pci_subject(c->t, partner, path, sizeof(path)) : "its link partner");
   int gen = 0, width = 0;
   if (link >= 0)
     link_capability(&c->t->pci[link], &gen, &width);
   double allow = aer_allowance(c, gen, width);
-  struct gr_check_result *r;
+  struct gr_finding *r;
   if (bad)
-    r = dr_add(c, GR_CHECK_FAIL, node,
+    r = dr_add(c, GR_SEV_FAIL, node,
                "%llu uncorrectable (non-fatal or fatal) PCIe error%s counted on the link to %s since boot: data was lost or a transaction failed.",
                (unsigned long long)bad, bad == 1 ? "" : "s", other);
   else if (allow < 0)
-    r = dr_add(c, GR_CHECK_WARN, node, "%llu correctable PCIe errors counted on the link to %s (uptime or link rate unknown, so no rate).",
+    r = dr_add(c, GR_SEV_WARN, node, "%llu correctable PCIe errors counted on the link to %s (uptime or link rate unknown, so no rate).",
                (unsigned long long)cor, other);
   else if ((double)cor > allow)
-    r = dr_add(c, GR_CHECK_WARN, node,
+    r = dr_add(c, GR_SEV_WARN, node,
                "%llu correctable PCIe errors counted on the link to %s in %.1f h: above the %.0f a healthy Gen%d x%d link allows in that time (bit error rate 1e-12): a marginal link.",
                (unsigned long long)cor, other, c->uptime_s / 3600.0, allow, gen, width);
   else
-    r = dr_add(c, GR_CHECK_INFO, node,
+    r = dr_add(c, GR_SEV_INFO, node,
                "%llu correctable PCIe errors counted on the link to %s in %.1f h, within the %.0f a healthy Gen%d x%d link allows (bit error rate 1e-12).",
                (unsigned long long)cor, other, c->uptime_s / 3600.0, allow, gen, width);
   if (p->aer.correctable.valid)
-    dr_evidence(r, gr_pci_sysfs_path(p, "aer_dev_correctable", path, sizeof(path)), "TOTAL_ERR_COR %llu",
+    gr_finding_evidence(r, gr_pci_sysfs_path(p, "aer_dev_correctable", path, sizeof(path)), "TOTAL_ERR_COR %llu",
                 (unsigned long long)cor);
   if (bad)
-    dr_evidence(r, gr_pci_sysfs_path(p, "aer_dev_{nonfatal,fatal}", path, sizeof(path)), "%llu",
+    gr_finding_evidence(r, gr_pci_sysfs_path(p, "aer_dev_{nonfatal,fatal}", path, sizeof(path)), "%llu",
                 (unsigned long long)bad);
   if (c->uptime_s >= 0)
-    dr_evidence(r, "/proc/uptime", "%.0f s", c->uptime_s);
-  if (r->sev != GR_CHECK_INFO)
-    dr_fix(r, "downtime; a riser or cable rated for the link; a slower link if forced down",
+    gr_finding_evidence(r, "/proc/uptime", "%.0f s", c->uptime_s);
+  if (r->sev != GR_SEV_INFO)
+    gr_finding_fix(r, "downtime; a riser or cable rated for the link; a slower link if forced down",
            "Errors are counted where they are detected, often at the other end of the faulty link: check both %s and this device. Reseat the card, replace the riser or cable, check the power cables; if errors continue, set the slot one generation lower in the BIOS.",
            other);
 }
@@ -370,23 +370,23 @@ void check_pcie_aer(struct gr_doctor_ctx *c)
 {
   const struct gr_topo *t = c->t;
   bool *on = gpu_path_nodes(t);
-  size_t before = c->r->nres, with_counters = 0, devices = 0;
+  size_t before = c->r->findings.n, with_counters = 0, devices = 0;
   for (size_t i = 0; i < t->npci; i++)
     if (on[i] && t->pci[i].role != GR_ROLE_HOSTBRIDGE) {
       devices++;
       aer_one(c, (int)i, &with_counters);
     }
   free(on);
-  if (c->r->nres > before)
+  if (c->r->findings.n > before)
     return;
   if (!devices)
-    dr_add(c, GR_CHECK_SKIPPED, -1, "No GPU, so no GPU path to check.");
+    dr_add(c, GR_SEV_SKIPPED, -1, "No GPU, so no GPU path to check.");
   else if (!with_counters)
-    dr_add(c, GR_CHECK_SKIPPED, -1,
+    dr_add(c, GR_SEV_SKIPPED, -1,
            "The kernel exposes no AER counters for the %zu devices on GPU paths (no aer_dev_* files: AER is off, or the firmware handles errors itself).",
            devices);
   else
-    dr_add(c, GR_CHECK_OK, -1, "No PCIe errors counted by the %zu devices on GPU paths that report AER counters (of %zu).",
+    dr_add(c, GR_SEV_OK, -1, "No PCIe errors counted by the %zu devices on GPU paths that report AER counters (of %zu).",
            with_counters, devices);
 }
 
@@ -445,16 +445,16 @@ static bool *bridges_between_gpus(const struct gr_topo *t, size_t *n)
 static void acs_redirects(struct gr_doctor_ctx *c, int node, int ctrl)
 {
   char path[160], bus[32];
-  struct gr_check_result *r = dr_add(
-      c, GR_CHECK_WARN, node,
+  struct gr_finding *r = dr_add(
+      c, GR_SEV_WARN, node,
       "ACS on this bridge redirects peer-to-peer %s%s%s up to the root complex: GPU-to-GPU traffic below it takes the long way (slow, and NCCL may hang).",
       ctrl & ACS_RR ? "requests" : "", (ctrl & ACS_RR) && (ctrl & ACS_CR) ? " and " : "",
       ctrl & ACS_CR ? "completions" : "");
-  dr_evidence(r, gr_pci_sysfs_path(&c->t->pci[node], "config", path, sizeof(path)),
+  gr_finding_evidence(r, gr_pci_sysfs_path(&c->t->pci[node], "config", path, sizeof(path)),
               "ACS control 0x%04x: SrcValid%c ReqRedir%c CmpltRedir%c UpstreamFwd%c EgressCtrl%c DirectTrans%c", ctrl,
               ctrl & ACS_SV ? '+' : '-', ctrl & ACS_RR ? '+' : '-', ctrl & ACS_CR ? '+' : '-',
               ctrl & ACS_UF ? '+' : '-', ctrl & ACS_EC ? '+' : '-', ctrl & ACS_DT ? '+' : '-');
-  dr_fix(r, "devices below the bridge lose ACS isolation: their IOMMU groups merge, which matters only for passing them to VMs",
+  gr_finding_fix(r, "devices below the bridge lose ACS isolation: their IOMMU groups merge, which matters only for passing them to VMs",
          "Disable ACS in the BIOS (often \"ACS Control\" or \"PCIe ACS\"), or until reboot: `sudo setpci -s %s ECAP_ACS+0x6.w=0000`; then check P2P with `gpurig bench`.",
          gr_pci_busid(&c->t->pci[node], bus, sizeof(bus)));
 }
@@ -486,7 +486,7 @@ static void acs_inferred(struct gr_doctor_ctx *c, size_t nbridges, ssize_t cfg_l
 
 void check_pcie_acs(struct gr_doctor_ctx *c)
 {
-  size_t nbridges = 0, checked = 0, before = c->r->nres;
+  size_t nbridges = 0, checked = 0, before = c->r->findings.n;
   bool *on = bridges_between_gpus(c->t, &nbridges);
   unsigned char *cfg = xmalloc(4097);
   ssize_t short_len = -1;
@@ -505,14 +505,14 @@ void check_pcie_acs(struct gr_doctor_ctx *c)
   }
   free(cfg);
   free(on);
-  if (c->r->nres > before)
+  if (c->r->findings.n > before)
     return;
   if (!nbridges)
-    dr_add(c, GR_CHECK_OK, -1, "No PCIe bridge sits between two GPUs below one root complex, so ACS cannot redirect their traffic.");
+    dr_add(c, GR_SEV_OK, -1, "No PCIe bridge sits between two GPUs below one root complex, so ACS cannot redirect their traffic.");
   else if (checked < nbridges)
     acs_inferred(c, nbridges - checked, short_len);
   else
-    dr_add(c, GR_CHECK_OK, -1, "None of the %zu bridges between GPUs redirects peer-to-peer traffic (ACS ReqRedir and CmpltRedir off).",
+    dr_add(c, GR_SEV_OK, -1, "None of the %zu bridges between GPUs redirects peer-to-peer traffic (ACS ReqRedir and CmpltRedir off).",
            nbridges);
 }
 
@@ -540,9 +540,9 @@ static void bar1_one(struct gr_doctor_ctx *c, int node, size_t *ok)
   if (rc == -ENOENT)
     return;
   if (rc != 0 || bar1_bytes(text, &size) != 0) {
-    struct gr_check_result *r = dr_add(c, GR_CHECK_ERROR, node, "Could not read the BAR sizes from %s: %s.",
+    struct gr_finding *r = dr_add(c, GR_SEV_ERROR, node, "Could not read the BAR sizes from %s: %s.",
                                        dr_shown(c, path, shown, sizeof(shown)), rc ? strerror(-rc) : "malformed");
-    dr_evidence(r, path, "%s", rc ? "unreadable" : "no second line of three hex numbers");
+    gr_finding_evidence(r, path, "%s", rc ? "unreadable" : "no second line of three hex numbers");
     return;
   }
   double bar_gib = (double)size / (1024.0 * 1024 * 1024);
@@ -550,24 +550,24 @@ static void bar1_one(struct gr_doctor_ctx *c, int node, size_t *ok)
     (*ok)++;
     return;
   }
-  struct gr_check_result *r = dr_add(
-      c, GR_CHECK_INFO, node,
+  struct gr_finding *r = dr_add(
+      c, GR_SEV_INFO, node,
       "BAR1 is %.0f MiB for %.0f GiB of memory: Resizable BAR is off. Stock drivers do not need it, but the P2P-enabled open kernel modules for %s cards do.",
       (double)size / (1024.0 * 1024), m->mem_gib, m->model);
-  dr_evidence(r, path, "BAR1 %llu bytes", (unsigned long long)size);
-  dr_fix(r, "none on most boards; Resizable BAR needs UEFI boot (CSM off)",
+  gr_finding_evidence(r, path, "BAR1 %llu bytes", (unsigned long long)size);
+  gr_finding_fix(r, "none on most boards; Resizable BAR needs UEFI boot (CSM off)",
          "In the BIOS enable Above 4G Decoding and Re-Size BAR Support (CSM off); `nvidia-smi -q -d MEMORY` then shows BAR1 as large as the memory.");
 }
 
 void check_gpu_bar1(struct gr_doctor_ctx *c)
 {
-  size_t ok = 0, before = c->r->nres;
+  size_t ok = 0, before = c->r->findings.n;
   for (size_t g = 0; g < c->t->ngpus; g++)
     bar1_one(c, c->t->gpus[g], &ok);
-  if (c->r->nres > before)
+  if (c->r->findings.n > before)
     return;
   if (!ok)
-    dr_add(c, GR_CHECK_SKIPPED, -1, c->t->ngpus ? "No resource files for the GPUs in this input." : "No GPU.");
+    dr_add(c, GR_SEV_SKIPPED, -1, c->t->ngpus ? "No resource files for the GPUs in this input." : "No GPU.");
   else
-    dr_add(c, GR_CHECK_OK, -1, "BAR1 of the %zu GPUs read; none limits peer-to-peer use.", ok);
+    dr_add(c, GR_SEV_OK, -1, "BAR1 of the %zu GPUs read; none limits peer-to-peer use.", ok);
 }

@@ -9,49 +9,17 @@
  *
  * Ownership: gr_doctor_run fills a struct gr_doctor_report that owns every
  * string in it; free it with gr_doctor_report_free. It keeps no pointer to the
- * topology, the analysis or the options. */
+ * machine or the options. */
 #ifndef GPURIG_DOCTOR_H
 #define GPURIG_DOCTOR_H
 
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "analysis/analysis.h"
-#include "doctor/expect.h"
-#include "base/fs.h"
-#include "model/topo.h"
+#include "analysis/machine.h"
 #include "base/util.h"
-
-/* In the order a report shows them. */
-enum gr_check_sev {
-  GR_CHECK_FAIL,
-  GR_CHECK_WARN,
-  GR_CHECK_ERROR,   /* the check could not read its input (malformed file) */
-  GR_CHECK_INFO,
-  GR_CHECK_SKIPPED, /* not applicable to this input, or needs what gpurig lacks (root) */
-  GR_CHECK_OK,
-  GR_CHECK_NSEV,
-};
-
-struct gr_evidence {
-  char *file;   /* what was read: a path (under the root), a command-line option, "model" */
-  char *value;  /* what it said */
-};
-
-struct gr_check_result {
-  const char *id;         /* the check's stable id (static) */
-  const char *title;      /* static */
-  const char *reference;  /* static, may be NULL */
-  enum gr_check_sev sev;
-  char *subject;          /* "GPU1 0000:02:00.0", NULL for the whole machine */
-  char *pci_bus_id;       /* of the subject, NULL if none */
-  char *message;          /* one plain sentence (or two) */
-  char *fix;              /* exact command or BIOS setting, NULL if none */
-  char *cost;             /* what the fix costs, NULL if none */
-  bool needs_root;        /* skipped because gpurig is not root */
-  struct gr_evidence *ev;
-  size_t nev;
-};
+#include "doctor/expect.h"
+#include "model/finding.h"
 
 struct gr_doctor_opts {
   int expect_gpus;                  /* --expect-gpus N, -1 none */
@@ -62,9 +30,7 @@ struct gr_doctor_opts {
 };
 
 struct gr_doctor_report {
-  struct gr_check_result *res;
-  size_t nres;
-  size_t count[GR_CHECK_NSEV];
+  struct gr_findings findings; /* one or more per check, in the registry's order */
   bool is_root;          /* gpurig could read what only root can */
   char *root_would_add;  /* "pcie.acs mem.channels", NULL if nothing */
 };
@@ -76,18 +42,12 @@ struct gr_check_def {
   bool needs_fs; /* reads /sys or /proc: skipped for hwloc XML and rig inputs */
 };
 
-/* Runs every check. fs is NULL when the topology came from hwloc XML or a rig
- * file (then the checks that read the machine are skipped, saying so). Returns
- * 0, or -1 with err set when a data file gpurig needs is missing or broken. */
-int gr_doctor_run(const struct gr_fs *fs, const struct gr_topo *t, const struct gr_analysis *a,
-                  const struct gr_doctor_opts *o, struct gr_doctor_report *r, struct gr_err *err);
+/* Runs every check on an open machine. A machine described by hwloc XML or a
+ * rig file has no files to read: the checks that read them are skipped,
+ * saying so. The exit status is the findings' (gr_findings_exit: the Nagios
+ * convention, 2 fail, 1 warn, 3 error, else 0; skipped never changes it). */
+void gr_doctor_run(const struct gr_machine *m, const struct gr_doctor_opts *o, struct gr_doctor_report *r);
 void gr_doctor_report_free(struct gr_doctor_report *r);
-
-/* Nagios convention: 2 if any fail, else 1 if any warn, else 3 if any error,
- * else 0. Skipped checks never change it. */
-enum gr_exit gr_doctor_exit(const struct gr_doctor_report *r);
-
-const char *gr_check_sev_name(enum gr_check_sev s); /* "fail", "warn", ... */
 
 /* The registry, for --list and the docs; n set to its length. */
 const struct gr_check_def *gr_doctor_checks(size_t *n);

@@ -5,8 +5,9 @@
 
 #include <sys/types.h>
 
-#include "facts/data.h"
+#include "facts/facts.h"
 #include "doctor/doctor.h"
+#include "model/names.h"
 
 struct gr_doctor_ctx {
   const struct gr_fs *fs;      /* NULL for hwloc XML and rig inputs */
@@ -15,7 +16,6 @@ struct gr_doctor_ctx {
   const struct gr_doctor_opts *o;
   struct gr_doctor_report *r;
   const struct gr_check_def *def; /* the check running now */
-  struct gr_table health;         /* data/health.tsv */
   double uptime_s;                /* -1 unknown */
   bool is_root;
   bool root_skipped;              /* the running check skipped something for want of root */
@@ -23,27 +23,23 @@ struct gr_doctor_ctx {
 
 /* Adds a result for the running check about pci node `node` (-1: the
  * machine). The pointer is valid until the next dr_add. */
-struct gr_check_result *dr_add(struct gr_doctor_ctx *c, enum gr_check_sev sev, int node, const char *fmt, ...)
+struct gr_finding *dr_add(struct gr_doctor_ctx *c, enum gr_sev sev, int node, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
-void dr_evidence(struct gr_check_result *r, const char *file, const char *fmt, ...)
+void gr_finding_evidence(struct gr_finding *r, const char *file, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
-void dr_fix(struct gr_check_result *r, const char *cost, const char *fmt, ...)
+void gr_finding_fix(struct gr_finding *r, const char *cost, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 /* A skip because only root may read something. */
-struct gr_check_result *dr_skip_root(struct gr_doctor_ctx *c, const char *fmt, ...)
+struct gr_finding *dr_skip_root(struct gr_doctor_ctx *c, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
 /* Reads a small file under the root, trimmed; 0 or -errno. */
 int dr_read(const struct gr_doctor_ctx *c, const char *path, char *buf, size_t cap);
 /* The path as shown in errors: with the root prefix, so the user can open it. */
 const char *dr_shown(const struct gr_doctor_ctx *c, const char *path, char *buf, size_t cap);
-/* A number from data/health.tsv; aborts the run's data load if missing (checked in gr_doctor_run). */
-double dr_threshold(const struct gr_doctor_ctx *c, const char *key);
 
 /* The GPU's catalog model (by PCI id), or NULL. */
 const struct gr_gpu_model *dr_gpu_model(const struct gr_pci *p);
-/* Label "GPU1 0000:02:00.0" for node i. */
-const char *dr_subject(const struct gr_topo *t, int i, char *buf, size_t cap);
 
 /* The checks, one function each, grouped by file. */
 void check_gpu_count(struct gr_doctor_ctx *c);

@@ -5,11 +5,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "facts/data.h"
-
-static struct gr_table table;
-static struct gr_gpu_model *models;
-static size_t nmodels;
+#include "facts/facts.h"
 
 static int parse_row(const struct gr_table *t, size_t r, struct gr_gpu_model *m, struct gr_err *err)
 {
@@ -54,30 +50,26 @@ static int parse_row(const struct gr_table *t, size_t r, struct gr_gpu_model *m,
   return 0;
 }
 
-int gr_catalog_init(struct gr_err *err)
+int gr_catalog_parse(const struct gr_table *table, struct gr_gpu_model **out, size_t *n, struct gr_err *err)
 {
-  if (models)
-    return 0;
-  if (gr_table_load("gpus.tsv", &table, err) != 0)
-    return -1;
-  models = xcalloc(table.nrows + 1, sizeof(*models));
-  for (size_t r = 0; r < table.nrows; r++) {
-    if (parse_row(&table, r, &models[r], err) != 0) {
+  struct gr_gpu_model *models = xcalloc(table->nrows + 1, sizeof(*models));
+  for (size_t r = 0; r < table->nrows; r++) {
+    if (parse_row(table, r, &models[r], err) != 0) {
       free(models);
-      models = NULL;
-      gr_table_free(&table);
       return -1;
     }
   }
-  nmodels = table.nrows;
+  *out = models;
+  *n = table->nrows;
   return 0;
 }
 
 const struct gr_gpu_model *gr_catalog_find(const char *model)
 {
-  for (size_t i = 0; i < nmodels; i++)
-    if (strcasecmp(models[i].model, model) == 0)
-      return &models[i];
+  const struct gr_facts *f = gr_facts();
+  for (size_t i = 0; i < f->ngpus; i++)
+    if (strcasecmp(f->gpus[i].model, model) == 0)
+      return &f->gpus[i];
   return NULL;
 }
 
@@ -85,8 +77,9 @@ const struct gr_gpu_model *gr_catalog_find_pci(unsigned vendor, unsigned device)
 {
   char id[16];
   snprintf(id, sizeof(id), "%04x:%04x", vendor, device);
-  for (size_t i = 0; i < nmodels; i++)
-    if (strstr(models[i].pci_ids, id))
-      return &models[i];
+  const struct gr_facts *f = gr_facts();
+  for (size_t i = 0; i < f->ngpus; i++)
+    if (strstr(f->gpus[i].pci_ids, id))
+      return &f->gpus[i];
   return NULL;
 }

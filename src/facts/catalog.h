@@ -27,10 +27,13 @@ struct gr_gpu_model {
   const char *source;
 };
 
-/* Loads data/gpus.tsv once; later calls return 0 at once. */
-int gr_catalog_init(struct gr_err *err);
+struct gr_table;
+/* Reads the rows of data/gpus.tsv into a new array (*out, n entries, the
+ * caller frees it; its strings point into table). The facts loader calls it
+ * once (facts/facts.h). -1 with err naming the line of a bad row. */
+int gr_catalog_parse(const struct gr_table *table, struct gr_gpu_model **out, size_t *n, struct gr_err *err);
 /* Looks a model up by name, case-insensitively; NULL if absent. The entry
- * lives until exit. */
+ * lives as long as the facts. */
 const struct gr_gpu_model *gr_catalog_find(const char *model);
 /* The entry whose pci_ids list vendor:device, or NULL. */
 const struct gr_gpu_model *gr_catalog_find_pci(unsigned vendor, unsigned device);

@@ -1,5 +1,8 @@
 #include "facts/data.h"
 
+#include "facts/facts.h"
+
+#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -132,7 +135,7 @@ int gr_read_stream(FILE *f, const char *name, size_t max, char **out, size_t *ou
   return 0;
 }
 
-int gr_table_load(const char *rel, struct gr_table *t, struct gr_err *err)
+int gr_table_load(const char *dir, const char *rel, struct gr_table *t, struct gr_err *err)
 {
   char path[PATH_MAX];
   char *buf = NULL;
@@ -140,7 +143,8 @@ int gr_table_load(const char *rel, struct gr_table *t, struct gr_err *err)
   int rc = -1;
   FILE *f = NULL;
   memset(t, 0, sizeof(*t));
-  if (!gr_data_path(rel, path, sizeof(path)))
+  int n = snprintf(path, sizeof(path), "%s/%s", dir, rel);
+  if (n < 0 || (size_t)n >= sizeof(path))
     return gr_fail(err, GR_EXIT_CANNOT_RUN, "%s: data path too long", rel);
   f = fopen(path, "rb");
   if (!f) {
@@ -194,15 +198,12 @@ static bool is_dir(const char *p)
   return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
-const char *gr_data_dir(void)
+void gr_data_dir_find(char *dir, size_t cap)
 {
-  static char dir[PATH_MAX];
-  if (dir[0])
-    return dir;
   const char *env = getenv("GPURIG_DATA");
   if (env && *env) {
-    snprintf(dir, sizeof(dir), "%s", env);
-    return dir;
+    snprintf(dir, cap, "%s", env);
+    return;
   }
   /* The tool's own location, not the inspected machine's: no root prefix. */
   char exe[PATH_MAX];
@@ -220,14 +221,18 @@ const char *gr_data_dir(void)
         snprintf(probe, sizeof(probe), "%s/pcie-links.tsv", p);
         char real[PATH_MAX];
         if (access(probe, R_OK) == 0 && realpath(p, real)) {
-          memcpy(dir, real, strlen(real) + 1);
-          return dir;
+          snprintf(dir, cap, "%s", real);
+          return;
         }
       }
     }
   }
-  snprintf(dir, sizeof(dir), "%s", is_dir(GPURIG_SOURCE_DATADIR) ? GPURIG_SOURCE_DATADIR : GPURIG_DATADIR);
-  return dir;
+  snprintf(dir, cap, "%s", is_dir(GPURIG_SOURCE_DATADIR) ? GPURIG_SOURCE_DATADIR : GPURIG_DATADIR);
+}
+
+const char *gr_data_dir(void)
+{
+  return gr_facts()->data_dir;
 }
 
 char *gr_data_path(const char *rel, char *buf, size_t cap)
@@ -236,4 +241,27 @@ char *gr_data_path(const char *rel, char *buf, size_t cap)
   if (n < 0 || (size_t)n >= cap)
     return NULL;
   return buf;
+}
+
+int gr_data_list(const char *subdir, const char *suffix, char ***names, size_t *n, struct gr_err *err)
+{
+  char dir[PATH_MAX];
+  struct dirent **ents;
+  *names = NULL;
+  *n = 0;
+  if (!gr_data_path(subdir, dir, sizeof(dir)))
+    return gr_fail(err, GR_EXIT_CANNOT_RUN, "%s: data path too long", subdir);
+  int count = scandir(dir, &ents, NULL, alphasort);
+  if (count < 0)
+    return gr_fail(err, GR_EXIT_CANNOT_RUN, "%s: cannot list: %s", dir, strerror(errno));
+  size_t slen = strlen(suffix);
+  *names = xcalloc((size_t)count + 1, sizeof(char *));
+  for (int i = 0; i < count; i++) {
+    size_t len = strlen(ents[i]->d_name);
+    if (len > slen && strcmp(ents[i]->d_name + len - slen, suffix) == 0)
+      (*names)[(*n)++] = xstrndup(ents[i]->d_name, len - slen);
+    free(ents[i]);
+  }
+  free(ents);
+  return 0;
 }

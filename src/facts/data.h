@@ -26,8 +26,9 @@ struct gr_table {
 int gr_table_parse(const char *name, const char *buf, size_t len, struct gr_table *t,
                    struct gr_err *err);
 
-/* Loads `rel` (e.g. "pcie-links.tsv") from the data directory. */
-int gr_table_load(const char *rel, struct gr_table *t, struct gr_err *err);
+/* Loads `rel` (e.g. "pcie-links.tsv") from the data directory dir. Only
+ * the facts loader reads data tables (facts/facts.h). */
+int gr_table_load(const char *dir, const char *rel, struct gr_table *t, struct gr_err *err);
 
 /* Reads a whole stream (at most max bytes) into a NUL-terminated buffer the
  * caller frees. Errors name `name`. */
@@ -44,11 +45,18 @@ void gr_table_free(struct gr_table *t);
  * column, or the value is not a number. */
 bool gr_table_number(const struct gr_table *t, const char *key, double *out);
 
-/* The data directory: $GPURIG_DATA, else next to the executable
+/* Finds the data directory: $GPURIG_DATA, else next to the executable
  * (../share/gpurig, ../data), else the source tree, else the install prefix.
- * Returns a static string. */
+ * The facts loader calls it once and keeps the answer. */
+void gr_data_dir_find(char *dir, size_t cap);
+/* The data directory the facts were loaded from (facts/facts.h). */
 const char *gr_data_dir(void);
 /* Writes "<data dir>/<rel>" into buf; returns buf or NULL if too long. */
 char *gr_data_path(const char *rel, char *buf, size_t cap);
+
+/* The names under data/subdir ending in suffix, the suffix cut ("rigs",
+ * ".rig" -> "wopr", ...), sorted. The caller frees each and the array. 0,
+ * or -1 with err (GR_EXIT_CANNOT_RUN) when the folder cannot be read. */
+int gr_data_list(const char *subdir, const char *suffix, char ***names, size_t *n, struct gr_err *err);
 
 #endif

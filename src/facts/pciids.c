@@ -10,32 +10,13 @@
 #include <unistd.h>
 
 #include "base/util.h"
+#include "facts/facts.h"
 
-/* The database stays mapped; looked-up names are copied into a small
- * cache so each is returned with a stable pointer. */
-static const char *db;
-static size_t dblen;
-static int loaded;
-
-struct cached {
-  unsigned vendor, device; /* device 0x10000 for the vendor's own name */
-  char *name;              /* NULL when absent */
-};
-static struct cached *cache;
-static size_t ncache, capcache;
-
-struct section {
-  unsigned vendor;
-  const char *start, *end, *name; /* start NULL: vendor absent */
-  size_t nlen;
-};
-static struct section *sections;
-static size_t nsections, capsections;
-
-static void load_db(void)
+int gr_pciids_map(const char **out, size_t *len)
 {
   const char *paths[] = {getenv("GPURIG_PCI_IDS"), "/usr/share/misc/pci.ids", "/usr/share/hwdata/pci.ids"};
-  loaded = 1;
+  *out = NULL;
+  *len = 0;
   for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++) {
     if (!paths[i] || !*paths[i])
       continue;
@@ -43,17 +24,30 @@ static void load_db(void)
     if (fd < 0)
       continue;
     struct stat st;
-    if (fstat(fd, &st) == 0 && st.st_size > 0) {
+    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
       void *m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
       if (m != MAP_FAILED) {
-        db = m;
-        dblen = (size_t)st.st_size;
+        *out = m;
+        *len = (size_t)st.st_size;
       }
     }
     close(fd);
-    return; /* the first file that exists decides, even if empty */
+    return 0; /* the first file that exists decides, even if empty */
   }
+  return 0;
 }
+
+void gr_pciids_unmap(const char *db, size_t len)
+{
+  if (db)
+    munmap((void *)db, len);
+}
+
+/* The mapped database: a span of bytes, not a C string. */
+struct db {
+  const char *p;
+  size_t len;
+};
 
 static bool is_vendor_line(const char *p, const char *end)
 {
@@ -67,9 +61,9 @@ static bool is_vendor_line(const char *p, const char *end)
 
 /* The first vendor line starting after the line that contains p (or at p
  * when p is the start of the database). */
-static const char *next_vendor_line(const char *p, const char *end)
+static const char *next_vendor_line(const struct db *db, const char *p, const char *end)
 {
-  if (p != db) {
+  if (p != db->p) {
     const char *nl = memchr(p, '\n', (size_t)(end - p));
     if (!nl)
       return NULL;
@@ -91,19 +85,19 @@ static unsigned vendor_id_at(const char *p)
 
 /* pci.ids lists vendors in ascending order (the PCI ID Project keeps it so):
  * binary search on byte offsets, then a short forward scan. */
-static const char *find_vendor_line(unsigned vendor)
+static const char *find_vendor_line(const struct db *db, unsigned vendor)
 {
-  const char *end = db + dblen;
-  size_t lo = 0, hi = dblen;
+  const char *end = db->p + db->len;
+  size_t lo = 0, hi = db->len;
   while (hi - lo > 8192) {
     size_t mid = lo + (hi - lo) / 2;
-    const char *v = next_vendor_line(db + mid, end);
+    const char *v = next_vendor_line(db, db->p + mid, end);
     if (!v || vendor_id_at(v) > vendor)
       hi = mid;
     else /* v may lie far past mid (after a long section): never rescan that */
-      lo = (size_t)(v - db) < hi ? (size_t)(v - db) : mid;
+      lo = (size_t)(v - db->p) < hi ? (size_t)(v - db->p) : mid;
   }
-  for (const char *v = next_vendor_line(db + lo, end); v; v = next_vendor_line(v, end)) {
+  for (const char *v = next_vendor_line(db, db->p + lo, end); v; v = next_vendor_line(db, v, end)) {
     unsigned id = vendor_id_at(v);
     if (id == vendor)
       return v;
@@ -113,10 +107,11 @@ static const char *find_vendor_line(unsigned vendor)
   return NULL;
 }
 
-static const char *vendor_section(unsigned vendor, const char **end, const char **vname, size_t *vlen)
+static const char *vendor_section(const struct db *db, unsigned vendor, const char **end, const char **vname,
+                                  size_t *vlen)
 {
-  const char *dbend = db + dblen;
-  const char *p = find_vendor_line(vendor);
+  const char *dbend = db->p + db->len;
+  const char *p = find_vendor_line(db, vendor);
   if (!p)
     return NULL;
   *vname = p + 6;
@@ -132,56 +127,42 @@ static const char *vendor_section(unsigned vendor, const char **end, const char 
   return start;
 }
 
-static const struct section *section_of(unsigned vendor)
+static const char *copy_name(const char *name, size_t n, char *buf, size_t cap)
 {
-  for (size_t i = 0; i < nsections; i++)
-    if (sections[i].vendor == vendor)
-      return &sections[i];
-  grow_array((void **)&sections, sizeof(*sections), &capsections, nsections);
-  struct section *s = &sections[nsections++];
-  s->vendor = vendor;
-  s->start = db ? vendor_section(vendor, &s->end, &s->name, &s->nlen) : NULL;
-  return s;
+  snprintf(buf, cap, "%.*s", (int)(n < cap ? n : cap - 1), name);
+  return buf;
 }
 
-static const char *lookup(unsigned vendor, unsigned device)
+/* Reads only the mapping the facts hold: any thread may call it. */
+static const char *lookup(unsigned vendor, unsigned device, char *buf, size_t cap)
 {
-  for (size_t i = 0; i < ncache; i++)
-    if (cache[i].vendor == vendor && cache[i].device == device)
-      return cache[i].name;
-  if (!loaded)
-    load_db();
-  char *name = NULL;
-  size_t nlen;
-  const struct section *s = section_of(vendor);
-  const char *sec = s->start, *end = s->end, *vname = s->name;
-  size_t vlen = s->nlen;
-  if (sec && device == 0x10000) {
-    name = xstrndup(vname, vlen);
-  } else if (sec) {
-    /* device lines are "\tdddd  name"; subsystem lines have two tabs */
-    char key[8];
-    snprintf(key, sizeof(key), "\t%04x  ", device);
-    const char *from = sec - 1; /* the newline before the section */
-    const char *hit = memmem(from, (size_t)(end - from), (char[9]){'\n', key[0], key[1], key[2], key[3], key[4], ' ', ' ', 0}, 8);
-    if (hit) {
-      const char *dn = hit + 8;
-      const char *nl = memchr(dn, '\n', (size_t)(end - dn));
-      nlen = nl ? (size_t)(nl - dn) : (size_t)(end - dn);
-      name = xstrndup(dn, nlen);
-    }
-  }
-  grow_array((void **)&cache, sizeof(*cache), &capcache, ncache);
-  cache[ncache++] = (struct cached){vendor, device, name};
-  return name;
+  const struct gr_facts *f = gr_facts();
+  struct db db = {f->pciids, f->pciids_len};
+  const char *end, *vname;
+  size_t vlen;
+  const char *sec = db.p ? vendor_section(&db, vendor, &end, &vname, &vlen) : NULL;
+  if (!sec || cap == 0)
+    return NULL;
+  if (device == 0x10000)
+    return copy_name(vname, vlen, buf, cap);
+  /* device lines are "\tdddd  name"; subsystem lines have two tabs */
+  char key[9];
+  snprintf(key, sizeof(key), "\n\t%04x  ", device & 0xffff);
+  const char *from = sec - 1; /* the newline before the section */
+  const char *hit = memmem(from, (size_t)(end - from), key, 8);
+  if (!hit)
+    return NULL;
+  const char *dn = hit + 8;
+  const char *nl = memchr(dn, '\n', (size_t)(end - dn));
+  return copy_name(dn, nl ? (size_t)(nl - dn) : (size_t)(end - dn), buf, cap);
 }
 
-const char *gr_pciids_vendor(unsigned vendor)
+const char *gr_pciids_vendor(unsigned vendor, char *buf, size_t cap)
 {
-  return lookup(vendor, 0x10000);
+  return lookup(vendor, 0x10000, buf, cap);
 }
 
-const char *gr_pciids_device(unsigned vendor, unsigned device)
+const char *gr_pciids_device(unsigned vendor, unsigned device, char *buf, size_t cap)
 {
-  return lookup(vendor, device);
+  return lookup(vendor, device & 0xffff, buf, cap);
 }

@@ -5,9 +5,18 @@
 #ifndef GPURIG_PCIIDS_H
 #define GPURIG_PCIIDS_H
 
-/* Returned strings live until the process exits (the database is loaded
- * once and never freed); NULL when the id or the database is absent. */
-const char *gr_pciids_vendor(unsigned vendor);
-const char *gr_pciids_device(unsigned vendor, unsigned device);
+#include <stddef.h>
+
+/* Maps the first pci.ids file that exists, read-only: *db and *len, or NULL
+ * and 0 when there is none (names are then unknown, which is no error). The
+ * facts loader calls it once and gr_pciids_unmap at exit. Always 0. */
+int gr_pciids_map(const char **db, size_t *len);
+void gr_pciids_unmap(const char *db, size_t len);
+
+/* The name of a vendor or device, copied into buf (cut to cap); returns buf,
+ * or NULL when the id or the database is absent. Pure lookups in the facts'
+ * mapping: safe from any thread. */
+const char *gr_pciids_vendor(unsigned vendor, char *buf, size_t cap);
+const char *gr_pciids_device(unsigned vendor, unsigned device, char *buf, size_t cap);
 
 #endif

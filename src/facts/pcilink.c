@@ -5,21 +5,17 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "facts/data.h"
+#include "facts/facts.h"
 
-#define MAX_GENS 8
-
-static struct gr_pcie_gen gens[MAX_GENS];
-static int ngens;
-
-static int fill_from_table(const struct gr_table *t, struct gr_err *err)
+int gr_pcie_gens_parse(const struct gr_table *t, struct gr_pcie_gen *gens, size_t cap, size_t *ngens,
+                       struct gr_err *err)
 {
   int cg = gr_table_col(t, "gen"), cr = gr_table_col(t, "gts"), cn = gr_table_col(t, "enc_num");
   int cd = gr_table_col(t, "enc_den"), cc = gr_table_col(t, "nccl_code");
   if (cg < 0 || cr < 0 || cn < 0 || cd < 0 || cc < 0)
     return gr_fail(err, GR_EXIT_CANNOT_RUN, "%s: missing column (need gen, gts, enc_num, enc_den, nccl_code)", t->name);
-  int n = 0;
-  for (size_t r = 0; r < t->nrows && n < MAX_GENS; r++) {
+  size_t n = 0;
+  for (size_t r = 0; r < t->nrows; r++) {
     long g, num, den, code;
     char *end;
     double gts = strtod(gr_table_cell(t, r, (size_t)cr), &end);
@@ -28,37 +24,29 @@ static int fill_from_table(const struct gr_table *t, struct gr_err *err)
         !parse_long(gr_table_cell(t, r, (size_t)cd), 10, &den) || den <= 0 || num <= 0 ||
         !parse_long(gr_table_cell(t, r, (size_t)cc), 10, &code) || code <= 0)
       return gr_fail(err, GR_EXIT_CANNOT_RUN, "%s:%zu: bad PCIe generation row", t->name, t->lines[r]);
+    if (n == cap)
+      return gr_fail(err, GR_EXIT_CANNOT_RUN, "%s:%zu: more than %zu generations", t->name, t->lines[r], cap);
     gens[n++] = (struct gr_pcie_gen){(int)g, gts, (int)num, (int)den, (int)code};
   }
-  ngens = n;
+  *ngens = n;
   return 0;
-}
-
-int gr_pcie_init(struct gr_err *err)
-{
-  struct gr_table t;
-  if (ngens)
-    return 0;
-  if (gr_table_load("pcie-links.tsv", &t, err) != 0)
-    return -1;
-  int rc = fill_from_table(&t, err);
-  gr_table_free(&t);
-  return rc;
 }
 
 const struct gr_pcie_gen *gr_pcie_gen(int gen)
 {
-  for (int i = 0; i < ngens; i++)
-    if (gens[i].gen == gen)
-      return &gens[i];
+  const struct gr_facts *f = gr_facts();
+  for (size_t i = 0; i < f->ngens; i++)
+    if (f->gens[i].gen == gen)
+      return &f->gens[i];
   return NULL;
 }
 
 const struct gr_pcie_gen *gr_pcie_gen_by_gts(double gts)
 {
-  for (int i = 0; i < ngens; i++)
-    if (fabs(gens[i].gts - gts) < 0.01)
-      return &gens[i];
+  const struct gr_facts *f = gr_facts();
+  for (size_t i = 0; i < f->ngens; i++)
+    if (fabs(f->gens[i].gts - gts) < 0.01)
+      return &f->gens[i];
   return NULL;
 }
 
@@ -119,8 +107,9 @@ double gr_pcie_nccl_from_bw(double bw_gbps)
     return 0;
   /* Try each encoding family: the lane-rate product gts*width it implies must
    * be a whole multiple of 2.5 GT/s for the family to be the right one. */
-  for (int i = 0; i < ngens; i++) {
-    const struct gr_pcie_gen *g = &gens[i];
+  const struct gr_facts *f = gr_facts();
+  for (size_t i = 0; i < f->ngens; i++) {
+    const struct gr_pcie_gen *g = &f->gens[i];
     double product = bw_gbps * 8.0 * g->enc_den / g->enc_num; /* GT/s x lanes */
     double lanes = product / g->gts;
     if (fabs(lanes - round(lanes)) < 0.01 && round(lanes) >= 1)

@@ -4,6 +4,7 @@
 #define GPURIG_PCILINK_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 #include "base/util.h"
 
@@ -14,9 +15,11 @@ struct gr_pcie_gen {
   int nccl_code;  /* NCCL: bw_gbps = width * code / 80 */
 };
 
-/* Loads data/pcie-links.tsv once; later calls return 0 at once. Must be
- * called before the other functions (main does it). */
-int gr_pcie_init(struct gr_err *err);
+struct gr_table;
+/* Reads the rows of data/pcie-links.tsv into gens (at most cap); the facts
+ * loader calls it once (facts/facts.h). -1 with err on a bad row. */
+int gr_pcie_gens_parse(const struct gr_table *t, struct gr_pcie_gen *gens, size_t cap, size_t *ngens,
+                       struct gr_err *err);
 
 /* Generation entry for a gen number or a rate; NULL when unknown. */
 const struct gr_pcie_gen *gr_pcie_gen(int gen);

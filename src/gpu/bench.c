@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 #include "facts/catalog.h"
-#include "facts/data.h"
+#include "facts/facts.h"
 #include "gpu/gpu.h"
 #include "facts/pcilink.h"
 
@@ -27,7 +27,6 @@ struct run {
   const struct gr_bench_config *cfg;
   const struct gr_bench_links *links;
   struct gr_bench_report *rep;
-  struct gr_table health;
   size_t done, total;        /* progress */
   double t0;
   bool bar_shown;
@@ -145,11 +144,6 @@ const char *gr_bench_status_name(enum gr_bench_status s)
   return (unsigned)s <= GR_BS_LOST ? n[s] : "?";
 }
 
-const char *gr_bench_sev_name(enum gr_bench_sev s)
-{
-  return s == GR_BF_FAIL ? "fail" : s == GR_BF_WARN ? "warn" : "info";
-}
-
 const char *gr_bench_endpoint(int e, char *buf, size_t cap)
 {
   if (e == GR_BENCH_HOST)
@@ -161,33 +155,15 @@ const char *gr_bench_endpoint(int e, char *buf, size_t cap)
 
 /* ------------------------------------------------------------- findings */
 
-static void finding(struct gr_bench_report *rep, enum gr_bench_sev sev, const char *id, const char *fmt, ...)
+static void finding(struct gr_bench_report *rep, enum gr_sev sev, const char *id, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 
-static void finding(struct gr_bench_report *rep, enum gr_bench_sev sev, const char *id, const char *fmt, ...)
+static void finding(struct gr_bench_report *rep, enum gr_sev sev, const char *id, const char *fmt, ...)
 {
   va_list ap;
-  char text[1024];
   va_start(ap, fmt);
-  vsnprintf(text, sizeof(text), fmt, ap);
+  gr_finding_vadd(&rep->findings, sev, id, fmt, ap);
   va_end(ap);
-  rep->findings = xrealloc(rep->findings, (rep->nfindings + 1) * sizeof(*rep->findings));
-  struct gr_bench_finding *f = &rep->findings[rep->nfindings++];
-  f->sev = sev;
-  snprintf(f->id, sizeof(f->id), "%s", id);
-  f->text = xstrdup(text);
-}
-
-int gr_bench_exit(const struct gr_bench_report *rep)
-{
-  int rc = GR_EXIT_OK;
-  for (size_t i = 0; i < rep->nfindings; i++) {
-    if (rep->findings[i].sev == GR_BF_FAIL)
-      return GR_EXIT_FAIL;
-    if (rep->findings[i].sev == GR_BF_WARN)
-      rc = GR_EXIT_WARN;
-  }
-  return rc;
 }
 
 /* "GPU1 0000:02:00.0" */
@@ -202,12 +178,6 @@ static const char *gpu_label(const struct gr_bench_report *rep, int g, char *buf
 
 /* ---------------------------------------------------------------- limits */
 
-static double threshold(struct run *r, const char *key)
-{
-  double v = 0;
-  gr_table_number(&r->health, key, &v);
-  return v;
-}
 
 static int topo_node(const struct run *r, int g)
 {
@@ -266,7 +236,7 @@ static void limits_host(struct run *r, struct gr_bench_result *res, int g)
   res->limit_gbps = h.bw_gbps;
   res->nccl_gbps = h.nccl_gbps;
   res->predicted_gbps = h.bw_gbps * h2d_eff(h.gen);
-  res->floor_gbps = h.can_gbps * threshold(r, "bench_host_min");
+  res->floor_gbps = h.can_gbps * gr_health("bench_host_min");
   describe_link(&h, res->link, sizeof(res->link));
 }
 
@@ -290,7 +260,7 @@ static void limits_local(struct run *r, struct gr_bench_result *res, int g)
     return;
   /* a local copy reads and writes every byte: one side sees half the memory rate */
   res->limit_gbps = bw / 2;
-  res->floor_gbps = res->limit_gbps * threshold(r, "bench_local_min");
+  res->floor_gbps = res->limit_gbps * gr_health("bench_local_min");
   snprintf(res->link, sizeof(res->link), "memory %.0f GB/s, half each way", bw);
 }
 
@@ -310,7 +280,7 @@ static void limits_pair(struct run *r, struct gr_bench_result *res)
     res->nccl_gbps = lo->nccl_gbps;
     bool staged = res->via_host;
     res->predicted_gbps = lo->bw_gbps * gr_calibration(staged ? "copy_host_eff" : "copy_p2p_eff");
-    res->floor_gbps = lo->can_gbps * threshold(r, staged ? "bench_staged_min" : "bench_p2p_min");
+    res->floor_gbps = lo->can_gbps * gr_health(staged ? "bench_staged_min" : "bench_p2p_min");
     describe_link(lo, res->link, sizeof(res->link));
     return;
   }
@@ -322,7 +292,7 @@ static void limits_pair(struct run *r, struct gr_bench_result *res)
   const struct gr_pair_predict *pp = &l->p->pairs[(size_t)ta * l->p->ngpus + (size_t)tb];
   res->predicted_gbps = pp->best != GR_XFER_HOST ? pp->gbps : p->bw_gbps * gr_calibration("copy_p2p_eff");
   bool nvl = p->via == GR_VIA_NVLINK;
-  res->floor_gbps = p->bw_gbps * threshold(r, nvl ? "bench_nvlink_min" : "bench_p2p_min");
+  res->floor_gbps = p->bw_gbps * gr_health(nvl ? "bench_nvlink_min" : "bench_p2p_min");
   char lvl[16];
   snprintf(res->link, sizeof(res->link), "%s, %s", gr_level_str(p, lvl, sizeof(lvl)),
            nvl ? "NVLink" : "PCIe P2P");
@@ -353,7 +323,7 @@ static void set_limits(struct run *r, struct gr_bench_result *res)
    * applies per direction but at a lower fraction (host memory and the root
    * complex are shared) */
   if (res->kind == GR_BK_HOST_BIDIR || res->kind == GR_BK_P2P_BIDIR)
-    res->floor_gbps *= threshold(r, "bench_bidir_share");
+    res->floor_gbps *= gr_health("bench_bidir_share");
 }
 
 /* -------------------------------------------------------------- progress */
@@ -412,7 +382,7 @@ static void mark_lost(struct run *r, struct gr_bench_result *res)
     r->rep->gpus[g].lost = true;
     res->status = GR_BS_LOST;
     snprintf(what, sizeof(what), "%s", gr_bench_kind_title(res->kind));
-    finding(r->rep, GR_BF_FAIL, "bench.gpu-lost",
+    finding(r->rep, GR_SEV_FAIL, "bench.gpu-lost",
             "%s stopped answering during %s (%s). The tests that need it were not run. Look for Xid 79 (GPU "
             "fallen off the bus) with `gpurig doctor`, and reseat or re-power the card and its riser.",
             gpu_label(r->rep, g, a, sizeof(a)), what, res->note ? res->note : "no error text");
@@ -430,7 +400,7 @@ static void report_corrupt(struct run *r, struct gr_bench_result *res, const str
   res->note = xstrdup(note);
   bool pair = res->src >= 0 && res->dst >= 0 && res->src != res->dst;
   const char *path = res->via_host ? "through host memory" : pair ? "direct P2P" : "direct";
-  finding(r->rep, GR_BF_FAIL, "bench.verify",
+  finding(r->rep, GR_SEV_FAIL, "bench.verify",
           "%s -> %s (%s, %s, %s copy): the data check after the copy failed: %s. Data sent this way arrives wrong "
           "without any error; do not use this path (for P2P: NCCL_P2P_DISABLE=1) until it is explained (DCGM's "
           "broken_p2p test looks for the same).",
@@ -625,7 +595,7 @@ static void ar_sweep(struct run *r, int n, size_t max)
       for (int g = 0; g < n; g++)
         if (!rep->gpus[g].lost && r->be->device_lost(r->st, g))
           rep->gpus[g].lost = true;
-      finding(rep, GR_BF_FAIL, "bench.allreduce-error", "%s", rep->ar_note);
+      finding(rep, GR_SEV_FAIL, "bench.allreduce-error", "%s", rep->ar_note);
       return;
     }
     rep->ar = xrealloc(rep->ar, (rep->nar + 1) * sizeof(*rep->ar));
@@ -636,7 +606,7 @@ static void ar_sweep(struct run *r, int n, size_t max)
     row->busbw_gbps = row->algbw_gbps * gr_allreduce_busbw_factor(n);
     row->wrong = s.wrong;
     if (s.wrong > 0)
-      finding(rep, GR_BF_FAIL, "bench.allreduce-wrong",
+      finding(rep, GR_SEV_FAIL, "bench.allreduce-wrong",
               "The all-reduce of %zu bytes over %d GPUs gave %ld wrong values (of the checked windows): a GPU, "
               "link or NCCL transport corrupts data. Run `gpurig bench` per pair to find which path.",
               bytes, n, s.wrong);
@@ -668,19 +638,17 @@ static void allreduce_tests(struct run *r, int n)
   if (r->be->allreduce_open(r->st, max, why, sizeof(why)) != 0) {
     ar_note(rep, "not run: %s", why);
     if (strstr(why, "cannot open shared object"))
-      finding(rep, GR_BF_INFO, "bench.allreduce-skipped",
-              "The all-reduce was not measured: %s. Install NCCL (Debian/Ubuntu: libnccl2 from NVIDIA's CUDA "
-              "repository) to measure it.",
-              why);
-    else /* NCCL is there but cannot start: training jobs will fail the same way */
-      finding(rep, GR_BF_WARN, "bench.allreduce-error",
-              "NCCL is installed but could not start an all-reduce over the GPUs: %s. Run with NCCL_DEBUG=INFO "
+      finding(rep, GR_SEV_INFO, "bench.allreduce-skipped", "The all-reduce was not measured: %s. %s", why,
+              r->be->collective_install);
+    else /* the library is there but cannot start: training jobs will fail the same way */
+      finding(rep, GR_SEV_WARN, "bench.allreduce-error",
+              "%s is installed but could not start an all-reduce over the GPUs: %s. Run with %s "
               "to see why; training jobs on this machine will stop the same way.",
-              why);
+              r->be->collective, why, r->be->collective_debug);
     return;
   }
   const char *cn = r->be->collective_name(r->st);
-  snprintf(rep->collective, sizeof(rep->collective), "%s", cn && *cn ? cn : "NCCL");
+  snprintf(rep->collective, sizeof(rep->collective), "%s", cn && *cn ? cn : r->be->collective);
   if (max < r->cfg->ar_max_bytes)
     ar_note(rep, "sizes capped at %zu MiB by free GPU memory", max / MIB);
   ar_sweep(r, n, max);
@@ -705,7 +673,7 @@ static void below_floor(struct run *r, const struct gr_bench_result *res)
     int g = res->kind == GR_BK_D2H ? res->src : res->dst;
     snprintf(lab, sizeof(lab), "%s %s", gpu_label(r->rep, g, a, sizeof(a)), gr_bench_kind_title(res->kind));
   }
-  finding(r->rep, GR_BF_WARN, id,
+  finding(r->rep, GR_SEV_WARN, id,
           "%s, %s copy: %.1f GB/s (median of %d), %.0f%% of the %.1f GB/s limit of %s; a healthy path gives at "
           "least %.1f GB/s.%s",
           lab, res->engine == GR_ENGINE_SM ? "SM" : "copy-engine", res->median, res->nsamples,
@@ -722,7 +690,7 @@ static void check_results(struct run *r)
 {
   struct gr_bench_report *rep = r->rep;
   size_t staged = 0, pairs = 0;
-  bool floors = (double)rep->cfg.bytes >= threshold(r, "bench_floor_min_mib") * MIB;
+  bool floors = (double)rep->cfg.bytes >= gr_health("bench_floor_min_mib") * MIB;
   for (size_t i = 0; i < rep->nresults; i++) {
     const struct gr_bench_result *res = &rep->results[i];
     if (res->kind == GR_BK_P2P && res->engine == GR_ENGINE_CE && res->status == GR_BS_OK) {
@@ -731,7 +699,7 @@ static void check_results(struct run *r)
     }
     if (res->status == GR_BS_ERROR && !involves_lost(r, res->src, res->dst)) {
       char a[16], b[16];
-      finding(rep, GR_BF_FAIL, "bench.copy-error", "%s -> %s (%s, %s): the copy failed: %s",
+      finding(rep, GR_SEV_FAIL, "bench.copy-error", "%s -> %s (%s, %s): the copy failed: %s",
               gr_bench_endpoint(res->src, a, sizeof(a)), gr_bench_endpoint(res->dst, b, sizeof(b)),
               gr_bench_kind_title(res->kind), gr_engine_name(res->engine), res->note ? res->note : "");
     }
@@ -739,20 +707,20 @@ static void check_results(struct run *r)
       below_floor(r, res);
   }
   if (!floors)
-    finding(rep, GR_BF_INFO, "bench.small-copies",
+    finding(rep, GR_SEV_INFO, "bench.small-copies",
             "Copies of %zu KiB are bound by per-copy latency, not by the links: the figures are not held against "
             "their floors (from %.0f MiB up they are).",
-            rep->cfg.bytes / 1024, threshold(r, "bench_floor_min_mib"));
+            rep->cfg.bytes / 1024, gr_health("bench_floor_min_mib"));
   if (staged)
-    finding(rep, GR_BF_INFO, "bench.no-peer",
+    finding(rep, GR_SEV_INFO, "bench.no-peer",
             "%zu of %zu GPU pairs have no peer access from the driver: their copies went through host memory "
             "(marked h). NCCL does the same for them.",
             staged, pairs);
   const struct gr_prediction *p = r->links->p;
   rep->ar_predicted_gbps = p && p->ngpus == rep->ngpus ? p->nccl_default.busbw_gbps : 0;
   if (rep->ar_plateau_gbps > 0 && rep->ar_predicted_gbps > 0 &&
-      rep->ar_plateau_gbps < rep->ar_predicted_gbps * threshold(r, "bench_allreduce_min"))
-    finding(rep, GR_BF_WARN, "bench.allreduce-bw",
+      rep->ar_plateau_gbps < rep->ar_predicted_gbps * gr_health("bench_allreduce_min"))
+    finding(rep, GR_SEV_WARN, "bench.allreduce-bw",
             "All-reduce bus bandwidth plateaus at %.1f GB/s, %.0f%% of the %.1f GB/s the topology predicts for "
             "NCCL's defaults (%s). Run with NCCL_DEBUG=INFO to see which transport NCCL picked.",
             rep->ar_plateau_gbps, rep->ar_plateau_gbps / rep->ar_predicted_gbps * 100, rep->ar_predicted_gbps,
@@ -798,17 +766,6 @@ int gr_bench_run(const struct gr_bench_backend *be, void *state, const struct gr
   memset(rep, 0, sizeof(*rep));
   rep->cfg = *cfg;
   snprintf(rep->backend, sizeof(rep->backend), "%s", be->name);
-  static const char *const keys[] = {"bench_host_min",   "bench_p2p_min",     "bench_staged_min",
-                                     "bench_nvlink_min", "bench_local_min",   "bench_bidir_share",
-                                     "bench_allreduce_min", "bench_floor_min_mib"};
-  double v;
-  if (gr_table_load("health.tsv", &r.health, err) != 0)
-    goto out;
-  for (size_t k = 0; k < sizeof(keys) / sizeof(keys[0]); k++)
-    if (!gr_table_number(&r.health, keys[k], &v)) {
-      gr_fail(err, GR_EXIT_CANNOT_RUN, "%s: no number for %s", r.health.name, keys[k]);
-      goto out;
-    }
   int n = be->device_count(state);
   if (n <= 0) {
     gr_fail(err, GR_EXIT_CANNOT_RUN, "the driver reports no GPU to measure");
@@ -828,7 +785,6 @@ int gr_bench_run(const struct gr_bench_backend *be, void *state, const struct gr
   rep->wall_seconds = now_s() - r.t0;
   rc = 0;
 out:
-  gr_table_free(&r.health);
   return rc;
 }
 
@@ -836,12 +792,107 @@ void gr_bench_report_free(struct gr_bench_report *rep)
 {
   for (size_t i = 0; i < rep->nresults; i++)
     free(rep->results[i].note);
-  for (size_t i = 0; i < rep->nfindings; i++)
-    free(rep->findings[i].text);
   free(rep->results);
-  free(rep->findings);
+  gr_findings_free(&rep->findings);
   free(rep->gpus);
   free(rep->ar);
   free(rep->ar_note);
   memset(rep, 0, sizeof(*rep));
+}
+
+/* ------------------------------------------------ backends and GPU facts */
+
+int gr_bench_open(const struct gr_bench_backend **be, void **state, struct gr_err *err)
+{
+  char why[1024] = "", one[768];
+  size_t off = 0;
+  *be = NULL;
+  *state = NULL;
+  for (size_t i = 0; gr_vendors[i]; i++) {
+    const struct gr_bench_backend *b = gr_vendors[i]->bench;
+    if (!b)
+      continue;
+    one[0] = '\0';
+    if (b->init(state, one, sizeof(one)) == 0) {
+      *be = b;
+      return 0;
+    }
+    off += (size_t)snprintf(why + off, off < sizeof(why) ? sizeof(why) - off : 0, "%s%s", off ? "; " : "", one);
+    if (off >= sizeof(why))
+      off = sizeof(why) - 1;
+  }
+  return gr_fail(err, GR_EXIT_CANNOT_RUN, "nothing to measure: %s", why);
+}
+
+/* The backend's device with this bus id: the facts backend and the
+ * measurement backend may number GPUs differently (CUDA_DEVICE_ORDER). */
+static int device_of(const struct gr_bench_backend *be, void *st, int n, const char *busid)
+{
+  for (int d = 0; d < n; d++) {
+    char raw[64] = "", norm[32];
+    if (be->device_busid(st, d, raw, sizeof(raw)) == 0 && gr_busid_normalize(raw, norm, sizeof(norm)) &&
+        strcmp(norm, busid) == 0)
+      return d;
+  }
+  return -1;
+}
+
+static void facts_of_gpu(const struct gr_gpus *g, unsigned i, int d, struct gr_bench_facts *f)
+{
+  struct gr_gpu_static gs;
+  struct gr_gpu_dynamic dy;
+  if (g->be->static_info(g->state, i, &gs) != 0)
+    return;
+  f->gen[d] = gs.max_link_gen.ok ? (int)gs.max_link_gen.v : 0;
+  f->width[d] = gs.max_link_width.ok ? (int)gs.max_link_width.v : 0;
+  if (g->be->dynamic_info(g->state, i, &dy) == 0 && dy.link_width.ok)
+    f->cur_width[d] = (int)dy.link_width.v;
+  const struct gr_gpu_model *m = gr_catalog_find_pci(gs.vendor, gs.device);
+  f->mem_bw[d] = m ? m->mem_bw_gbps : 0;
+}
+
+void gr_bench_facts_read(const struct gr_bench_backend *be, void *state, struct gr_bench_facts *f)
+{
+  struct gr_gpus g;
+  struct gr_err err = {0};
+  int n = be->device_count(state);
+  size_t cap = n > 0 ? (size_t)n : 1;
+  f->gen = xcalloc(cap, sizeof(int));
+  f->width = xcalloc(cap, sizeof(int));
+  f->cur_width = xcalloc(cap, sizeof(int));
+  f->mem_bw = xcalloc(cap, sizeof(double));
+  if (gr_gpus_open(&g, &err) != 0)
+    return; /* the limits then come from the topology alone */
+  for (unsigned i = 0; i < g.count; i++) {
+    struct gr_gpu_static gs;
+    if (g.be->static_info(g.state, i, &gs) != 0)
+      continue;
+    int d = device_of(be, state, n, gs.busid);
+    if (d >= 0)
+      facts_of_gpu(&g, i, d, f);
+  }
+  gr_gpus_close(&g);
+}
+
+void gr_bench_facts_free(struct gr_bench_facts *f)
+{
+  free(f->gen);
+  free(f->width);
+  free(f->cur_width);
+  free(f->mem_bw);
+  memset(f, 0, sizeof(*f));
+}
+
+void gr_bench_links_set(struct gr_bench_links *l, const struct gr_machine *m, const struct gr_bench_facts *f)
+{
+  memset(l, 0, sizeof(*l));
+  if (m) {
+    l->t = &m->topo;
+    l->a = &m->analysis;
+    l->p = &m->prediction;
+  }
+  l->gpu_gen = f->gen;
+  l->gpu_width = f->width;
+  l->gpu_cur_width = f->cur_width;
+  l->mem_bw_gbps = f->mem_bw;
 }

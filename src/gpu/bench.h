@@ -2,11 +2,12 @@
  * (docs/bench.md), and holds every figure against the link's limit, NCCL's
  * effective figure and the topology model's prediction.
  *
- * Two halves: a measurement backend (struct gr_bench_backend; bench_cuda.c
- * for NVIDIA over libcuda + libnccl, opened at run time) that times one copy
- * or all-reduce at a time, and the vendor-neutral driver here that plans the
- * tests, takes samples, computes medians and spreads, and turns results into
- * findings. The report owns all its memory: free it with gr_bench_report_free. */
+ * Two halves: a measurement backend (gpu/bench_backend.h; one per vendor,
+ * e.g. vendor/nvidia/cuda_bench.c over libcuda + libnccl, opened at run
+ * time) that times one copy or all-reduce at a time, and the vendor-neutral
+ * driver here that plans the tests, takes samples, computes medians and
+ * spreads, and turns results into findings. The report owns all its memory:
+ * free it with gr_bench_report_free. */
 #ifndef GPURIG_BENCH_H
 #define GPURIG_BENCH_H
 
@@ -14,75 +15,13 @@
 #include <stddef.h>
 
 #include "analysis/analysis.h"
+#include "analysis/machine.h"
 #include "analysis/predict.h"
-#include "model/topo.h"
 #include "base/util.h"
+#include "gpu/bench_backend.h"
+#include "model/finding.h"
+#include "model/topo.h"
 
-#define GR_BENCH_HOST (-1) /* an endpoint that is pinned host memory */
-#define GR_BENCH_MAX_SAMPLES 16
-
-enum gr_bench_kind {
-  GR_BK_H2D,         /* host -> GPU */
-  GR_BK_D2H,         /* GPU -> host */
-  GR_BK_HOST_BIDIR,  /* both at once; the figure is host -> GPU, reverse_median the other */
-  GR_BK_LOCAL,       /* within one GPU's memory (counts one side, as nvbandwidth) */
-  GR_BK_P2P,         /* GPU -> GPU */
-  GR_BK_P2P_BIDIR,   /* GPU -> GPU while the reverse copy runs */
-  GR_BK_LATENCY,     /* small copies, microseconds per copy */
-  GR_BK_COUNT
-};
-enum gr_engine { GR_ENGINE_CE, GR_ENGINE_SM };
-
-/* One timed run asked of the backend. */
-struct gr_copy_spec {
-  enum gr_bench_kind kind;
-  enum gr_engine engine;
-  int src, dst;     /* GPU index or GR_BENCH_HOST */
-  size_t bytes;     /* per copy */
-  int loops;        /* copies per timed run */
-  bool reverse;     /* also copy dst -> src at the same time (bidirectional) */
-  unsigned seed;    /* pattern seed, different for each run */
-};
-
-/* What one timed run gave. */
-struct gr_copy_sample {
-  double seconds[2];   /* elapsed for the copies src->dst, and dst->src when reverse */
-  bool via_host;       /* GPU->GPU without peer access: the driver staged it through host memory */
-  bool corrupt;        /* the data check after the run failed */
-  int corrupt_dir;     /* 0 src->dst, 1 dst->src */
-  size_t bad_offset;   /* first wrong byte */
-  unsigned char expected, got;
-};
-
-struct gr_ar_sample {
-  double seconds;      /* per all-reduce, slowest GPU */
-  long wrong;          /* result elements not equal to the expected sum */
-};
-
-/* A measurement backend. Calls return 0, or -1 with last_error saying why;
- * device_lost tells whether a GPU stopped answering. */
-struct gr_bench_backend {
-  const char *name;
-  /* Loads the libraries and opens every GPU; on -1 why says what is missing. */
-  int (*init)(void **state, char *why, size_t cap);
-  void (*shutdown)(void *state);
-  const char *(*last_error)(void *state);
-  int (*device_count)(void *state);
-  int (*device_busid)(void *state, int dev, char *buf, size_t cap);
-  /* The NUMA node for GPU dev's pinned host buffers (-1: leave it to the kernel). */
-  void (*set_numa)(void *state, int dev, int node);
-  bool (*can_peer)(void *state, int a, int b);
-  size_t (*free_bytes)(void *state, int dev);  /* 0 unknown */
-  int (*copy)(void *state, const struct gr_copy_spec *spec, struct gr_copy_sample *out);
-  bool (*device_lost)(void *state, int dev);
-  /* All-reduce over every GPU; allreduce_open returns -1 with why when the
-   * collective library is absent or fails to start. */
-  int (*allreduce_open)(void *state, size_t max_bytes, char *why, size_t cap);
-  int (*allreduce)(void *state, size_t bytes, int warmup, int iters, struct gr_ar_sample *out);
-  const char *(*collective_name)(void *state); /* "NCCL 2.21.5" */
-};
-
-extern const struct gr_bench_backend gr_bench_cuda;
 
 struct gr_bench_config {
   bool quick;            /* --quick: under 10 s */
@@ -122,13 +61,6 @@ struct gr_ar_row {
   long wrong;
 };
 
-enum gr_bench_sev { GR_BF_INFO, GR_BF_WARN, GR_BF_FAIL };
-struct gr_bench_finding {
-  enum gr_bench_sev sev;
-  char id[32];
-  char *text;
-};
-
 /* One GPU as the benchmark saw it, joined to the topology. */
 struct gr_bench_gpu {
   char busid[32];
@@ -151,8 +83,7 @@ struct gr_bench_report {
   size_t ar_plateau_from, ar_plateau_to; /* sizes of the plateau, bytes */
   bool ar_rising;            /* busbw still rising at the largest size */
   double ar_predicted_gbps, ar_limit_gbps;
-  struct gr_bench_finding *findings;
-  size_t nfindings;
+  struct gr_findings findings;  /* info, warn (under a floor), fail (corrupt data, a failed copy, a lost GPU) */
   double wall_seconds;
 };
 
@@ -168,15 +99,32 @@ struct gr_bench_links {
   const double *mem_bw_gbps;       /* per bench GPU, catalog figure, 0 unknown */
 };
 
+/* Opens the first vendor whose measurement backend starts (*be, *state; the
+ * caller ends it with be->shutdown(state)). -1 with err (GR_EXIT_CANNOT_RUN)
+ * saying, per vendor, what is missing. */
+int gr_bench_open(const struct gr_bench_backend **be, void **state, struct gr_err *err);
+
+/* Per measured GPU, what the vendor's facts backend (gpu/gpu.h) reports:
+ * max link generation and width, the width it trains to now, the catalog's
+ * memory bandwidth; 0 unknown. Used where the topology lacks the GPU. The
+ * arrays are the struct's: free with gr_bench_facts_free. */
+struct gr_bench_facts {
+  int *gen, *width, *cur_width;
+  double *mem_bw;
+};
+void gr_bench_facts_read(const struct gr_bench_backend *be, void *state, struct gr_bench_facts *f);
+void gr_bench_facts_free(struct gr_bench_facts *f);
+
+/* The links to hold results against: a machine (NULL: none) and the facts,
+ * which must outlive l. */
+void gr_bench_links_set(struct gr_bench_links *l, const struct gr_machine *m, const struct gr_bench_facts *f);
+
 /* Runs the whole benchmark on an initialised backend. Returns 0 (the
  * report then holds results and findings, some maybe failures), or -1 with
  * err when nothing could be measured. */
 int gr_bench_run(const struct gr_bench_backend *be, void *state, const struct gr_bench_config *cfg,
                  const struct gr_bench_links *links, struct gr_bench_report *rep, struct gr_err *err);
 void gr_bench_report_free(struct gr_bench_report *rep);
-
-/* Exit status for a report: 2 on a fail finding, 1 on a warn, else 0. */
-int gr_bench_exit(const struct gr_bench_report *rep);
 
 /* Statistics over n samples (exposed for tests): median, min, max, spread. */
 void gr_bench_stats(const double *v, int n, double *median, double *min, double *max, double *spread_pct);
@@ -190,7 +138,6 @@ const char *gr_bench_kind_name(enum gr_bench_kind k);   /* "h2d", "p2p_bidir", .
 const char *gr_bench_kind_title(enum gr_bench_kind k);  /* "host -> GPU" */
 const char *gr_engine_name(enum gr_engine e);           /* "ce", "sm" */
 const char *gr_bench_status_name(enum gr_bench_status s);
-const char *gr_bench_sev_name(enum gr_bench_sev s);     /* "info", "warn", "fail" */
 /* "GPU3", or "host" */
 const char *gr_bench_endpoint(int e, char *buf, size_t cap);
 

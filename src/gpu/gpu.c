@@ -7,17 +7,15 @@
 
 #include "model/topo.h"
 
-extern const struct gr_gpu_backend gr_gpu_backend_nvml;
-
-const struct gr_gpu_backend *const gr_gpu_backends[] = {&gr_gpu_backend_nvml, NULL};
-
 int gr_gpus_open(struct gr_gpus *g, struct gr_err *err)
 {
   char why[1024] = "", one[512];
   size_t off = 0;
   memset(g, 0, sizeof(*g));
-  for (size_t i = 0; gr_gpu_backends[i]; i++) {
-    const struct gr_gpu_backend *be = gr_gpu_backends[i];
+  for (size_t i = 0; gr_vendors[i]; i++) {
+    const struct gr_gpu_backend *be = gr_vendors[i]->gpu;
+    if (!be)
+      continue;
     one[0] = '\0';
     if (be->init(&g->state, one, sizeof(one)) == 0) {
       if (be->enumerate(g->state, &g->count) != 0) {
@@ -84,6 +82,16 @@ static void collect_row(struct gr_gpus *g, unsigned i, const struct gr_topo *t, 
   row->topo_gpu = gr_topo_gpu_by_busid(t, row->st.busid);
 }
 
+/* A GPU that stops answering is broken hardware (or a driver that lost it). */
+static void lost_findings(struct gr_gpus_report *r)
+{
+  for (unsigned i = 0; i < r->count; i++)
+    if (r->rows[i].lost) {
+      struct gr_finding *f = gr_finding_add(&r->findings, GR_SEV_FAIL, "gpu.lost", "%s", r->rows[i].error);
+      gr_finding_subject(f, -1, NULL, r->rows[i].st.busid[0] ? r->rows[i].st.busid : NULL);
+    }
+}
+
 static void collect_p2p(struct gr_gpus *g, struct gr_gpus_report *r)
 {
   size_t n = r->count;
@@ -108,11 +116,15 @@ void gr_gpus_collect(struct gr_gpus *g, const struct gr_topo *t, struct gr_gpus_
   snprintf(r->library, sizeof(r->library), "%s", g->be->library);
   snprintf(r->driver, sizeof(r->driver), "%s", g->driver);
   snprintf(r->runtime, sizeof(r->runtime), "%s", g->runtime);
+  r->driver_name = g->be->driver_name;
+  r->runtime_name = g->be->runtime_name;
+  r->p2p_tool = g->be->p2p_tool;
   r->count = g->count;
   r->rows = xcalloc(g->count ? g->count : 1, sizeof(*r->rows));
   for (unsigned i = 0; i < g->count; i++)
     collect_row(g, i, t, &r->rows[i]);
   collect_p2p(g, r);
+  lost_findings(r);
 }
 
 void gr_gpus_report_free(struct gr_gpus_report *r)
@@ -120,5 +132,6 @@ void gr_gpus_report_free(struct gr_gpus_report *r)
   free(r->rows);
   free(r->p2p_read);
   free(r->p2p_write);
+  gr_findings_free(&r->findings);
   memset(r, 0, sizeof(*r));
 }

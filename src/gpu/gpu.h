@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "base/util.h"
+#include "model/finding.h"
 
 /* A measured or reported number and whether it is known. */
 struct gr_metric {
@@ -62,8 +63,11 @@ struct gr_gpu_dynamic {
 /* One vendor. Each call returns 0, or -1 after which last_error says why;
  * a GPU that no longer answers gives -1 with lost set. */
 struct gr_gpu_backend {
-  const char *name;      /* "nvidia" */
-  const char *library;   /* what it loads, for messages */
+  const char *name;         /* "nvidia" */
+  const char *library;      /* what it loads, for messages */
+  const char *driver_name;  /* "NVIDIA driver" */
+  const char *runtime_name; /* the compute runtime whose version `versions` gives: "CUDA" */
+  const char *p2p_tool;     /* the vendor's tool that shows the same P2P matrix, NULL none */
   /* Loads the library and starts it; on -1 why says what is missing. */
   int (*init)(void **state, char *why, size_t cap);
   void (*shutdown)(void *state);
@@ -73,19 +77,29 @@ struct gr_gpu_backend {
   int (*dynamic_info)(void *state, unsigned gpu, struct gr_gpu_dynamic *out);
   /* Optional (NULL when the vendor has no such matrix). */
   int (*p2p_status)(void *state, unsigned a, unsigned b, enum gr_p2p_cap cap, enum gr_p2p_status *out);
-  /* Driver-wide facts; strings empty when unknown. */
+  /* Driver-wide facts: the driver's and the runtime's version ("550.54.14",
+   * "12.4"); strings empty when unknown. */
   int (*versions)(void *state, char *driver, size_t dcap, char *runtime, size_t rcap);
 };
 
-/* The backends gpurig knows, NULL-terminated. */
-extern const struct gr_gpu_backend *const gr_gpu_backends[];
+struct gr_bench_backend;
+/* A GPU vendor: its facts backend and its measurement backend
+ * (gpu/bench_backend.h), either NULL when it has none. Each folder under
+ * src/vendor/ defines one; vendor/vendors.c lists them. */
+struct gr_vendor {
+  const char *name;
+  const struct gr_gpu_backend *gpu;
+  const struct gr_bench_backend *bench;
+};
+/* The vendors gpurig knows, NULL-terminated (vendor/vendors.c). */
+extern const struct gr_vendor *const gr_vendors[];
 
 /* An opened backend with its GPUs. */
 struct gr_gpus {
   const struct gr_gpu_backend *be;
   void *state;
   unsigned count;
-  char driver[96], runtime[32]; /* "550.54.14", "CUDA 12.4"; empty when unknown */
+  char driver[96], runtime[32]; /* "550.54.14", "12.4" (the backend's runtime_name); empty when unknown */
 };
 
 /* Opens the first backend whose library loads and starts. Returns 0, or -1
@@ -104,6 +118,8 @@ struct gr_gpu_row {
 };
 struct gr_gpus_report {
   char vendor[16], library[32], driver[96], runtime[32];
+  const char *driver_name, *runtime_name, *p2p_tool; /* the backend's (static) */
+  struct gr_findings findings; /* a GPU that stopped answering: gpu.lost, fail */
   unsigned count;
   struct gr_gpu_row *rows;
   enum gr_p2p_status *p2p_read, *p2p_write; /* count x count, NULL without the call */

@@ -438,6 +438,19 @@ static int stmt_nvlink(struct parser *p)
   return 0;
 }
 
+/* The names NCCL and the CPU table use (data/cpu-interconnect.tsv), so that a
+ * rig and a live machine name the same link alike. */
+static const char *socket_link_name(const char *kind)
+{
+  static const char *const names[][2] = {
+      {"upi", "UPI"}, {"qpi", "QPI"}, {"xgmi", "Infinity Fabric"}, {"if", "Infinity Fabric"},
+      {"infinity-fabric", "Infinity Fabric"}, {"zpi", "QPI"}};
+  for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+    if (strcasecmp(kind, names[i][0]) == 0)
+      return names[i][1];
+  return kind;
+}
+
 static int stmt_meta(struct parser *p, const char *kw)
 {
   struct gr_rig_meta *m = p->t->rig;
@@ -465,9 +478,9 @@ static int stmt_meta(struct parser *p, const char *kw)
   } else if (strcmp(kw, "intersocket") == 0) {
     if (p->ntok != 3)
       return perr(p, p->tok[0].col, "expected: intersocket KIND GB/s (e.g. intersocket upi 20.8)");
-    free(m->socket_link);
-    m->socket_link = xstrdup(p->tok[1].text);
-    if (want_number(p, &p->tok[2], &m->socket_gbps) != 0)
+    free(p->t->socket_link);
+    p->t->socket_link = xstrdup(socket_link_name(p->tok[1].text));
+    if (want_number(p, &p->tok[2], &p->t->socket_gbps) != 0)
       return -1;
   } else if (strcmp(kw, "p2p") == 0) {
     if (p->ntok != 2)
@@ -904,4 +917,26 @@ int gr_rig_replace_gpus(struct gr_topo *t, const char *model, struct gr_err *err
   if (m->links == 0)
     t->nnvlinks = 0;
   return 0;
+}
+
+int gr_rig_generic(const char *model, int n, struct gr_topo *t, struct gr_err *err)
+{
+  const struct gr_gpu_model *g = model ? gr_catalog_find(model) : NULL;
+  gr_topo_init(t);
+  if (!g)
+    return gr_fail(err, GR_EXIT_FAIL, "--gpu %s: not in the GPU catalog (data/gpus.tsv)", model ? model : "(none)");
+  if (n < 1 || n > 64)
+    return gr_fail(err, GR_EXIT_FAIL, "%d GPUs: a generic board holds 1 to 64", n);
+  size_t cap = 512 + 96 * (size_t)n, off = 0;
+  char *text = xmalloc(cap);
+  off += (size_t)snprintf(text + off, cap - off,
+                          "rig \"%d x %s on a generic board\"\nsource \"gpurig plan --gpu: one x16 Gen%d root port "
+                          "per GPU, one socket\"\ncpu cpu0 \"generic\" vendor amd\n",
+                          n, g->model, g->pcie_gen);
+  for (int i = 0; i < n; i++)
+    off += (size_t)snprintf(text + off, cap - off, "rootcomplex rc%d cpu0 gen%d\ngpu 1 \"%s\" rc%d\n", i, g->pcie_gen,
+                            g->model, i);
+  int rc = gr_rig_parse("(--gpu)", text, off, t, err);
+  free(text);
+  return rc;
 }

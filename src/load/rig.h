@@ -10,7 +10,7 @@
 
 /* Parses text (len bytes, from file `name`) into *t. On error returns -1
  * with "NAME:LINE:COL: problem" in err (code GR_EXIT_FAIL) and *t empty.
- * Needs the GPU catalog (gr_catalog_init). The caller frees *t. */
+ * The caller frees *t. */
 int gr_rig_parse(const char *name, const char *text, size_t len, struct gr_topo *t, struct gr_err *err);
 
 /* Loads a rig by path, or by name from data/rigs/ ("wopr" -> data/rigs/wopr.rig). */
@@ -20,5 +20,11 @@ int gr_load_rig(const char *path_or_name, struct gr_topo *t, struct gr_err *err)
  * GPU's model with `model` (its links, P2P default and NVLink stay as
  * described unless the new model has no NVLink). Returns -1 if unknown. */
 int gr_rig_replace_gpus(struct gr_topo *t, const char *model, struct gr_err *err);
+
+/* n GPUs of a catalog model on a generic single-socket board, one x16 root
+ * port each (plan --gpu MODEL --gpus N), described as a rig so the same
+ * loader, analysis and prediction apply. -1 with err for an unknown model
+ * or a count outside 1..64. */
+int gr_rig_generic(const char *model, int n, struct gr_topo *t, struct gr_err *err);
 
 #endif

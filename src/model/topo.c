@@ -39,12 +39,12 @@ void gr_topo_free(struct gr_topo *t)
   for (size_t i = 0; i < t->nwarnings; i++)
     free(t->warnings[i]);
   free(t->warnings);
+  free(t->socket_link);
   if (t->rig) {
     free(t->rig->name);
     free(t->rig->file);
     free(t->rig->notes);
     free(t->rig->currency);
-    free(t->rig->socket_link);
     free(t->rig);
   }
   free(t->packages);

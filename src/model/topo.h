@@ -124,6 +124,13 @@ struct gr_topo {
 
   char **warnings; size_t nwarnings;  /* input problems that were survivable */
 
+  /* The link between CPU sockets as the input declares it (a rig file's
+   * `intersocket`), NCCL-style GB/s per direction; NULL and 0 when the input
+   * does not say. Only the analysis reads it: it takes NCCL's figure for the
+   * CPU (data/cpu-interconnect.tsv) where this is unknown. */
+  char *socket_link;
+  double socket_gbps;
+
   /* Set by the rig loader only (a machine described, not measured). */
   struct gr_rig_meta *rig;
 };
@@ -135,8 +142,6 @@ struct gr_rig_meta {
   char *notes;            /* its `source` lines joined, may be NULL */
   double price;           /* whole rig as described, 0 unknown */
   char *currency;         /* "USD" ... , may be NULL */
-  char *socket_link;      /* "UPI", "QPI", "Infinity Fabric", may be NULL */
-  double socket_gbps;     /* per direction, as the rig file gives it (0 unknown) */
 };
 
 void gr_topo_init(struct gr_topo *t);

@@ -10,7 +10,7 @@
 
 #include <jansson.h>
 
-#include "facts/data.h"
+#include "facts/facts.h"
 
 /* Architectures whose layers are Llama-shaped (RMSNorm, gated MLP, q/k/v/o
  * projections): the count below is exact for them. */
@@ -115,36 +115,28 @@ long gr_model_kv_tokens(const struct gr_model *m, long ctx)
 
 /* ---- built-in models ---- */
 
-static struct gr_table models;
-static bool models_loaded;
-
-static int models_init(struct gr_err *err)
+static const struct gr_table *builtins(void)
 {
-  if (models_loaded)
-    return 0;
-  if (gr_table_load("models.tsv", &models, err) != 0)
-    return -1;
-  models_loaded = true;
-  return 0;
+  return &gr_facts()->models;
 }
 
 static int cell_long(size_t r, const char *col, long min, long *out, struct gr_err *err)
 {
-  int c = gr_table_col(&models, col);
+  int c = gr_table_col(builtins(), col);
   if (c < 0)
-    return gr_fail(err, GR_EXIT_CANNOT_RUN, "%s: missing column %s", models.name, col);
-  if (!parse_long(gr_table_cell(&models, r, (size_t)c), 10, out) || *out < min)
-    return gr_fail(err, GR_EXIT_CANNOT_RUN, "%s:%zu: %s is not a number of at least %ld", models.name,
-                   models.lines[r], col, min);
+    return gr_fail(err, GR_EXIT_CANNOT_RUN, "%s: missing column %s", builtins()->name, col);
+  if (!parse_long(gr_table_cell(builtins(), r, (size_t)c), 10, out) || *out < min)
+    return gr_fail(err, GR_EXIT_CANNOT_RUN, "%s:%zu: %s is not a number of at least %ld", builtins()->name,
+                   builtins()->lines[r], col, min);
   return 0;
 }
 
 static int cell_bool(size_t r, const char *col, bool *out, struct gr_err *err)
 {
-  int c = gr_table_col(&models, col);
-  const char *v = c >= 0 ? gr_table_cell(&models, r, (size_t)c) : "";
+  int c = gr_table_col(builtins(), col);
+  const char *v = c >= 0 ? gr_table_cell(builtins(), r, (size_t)c) : "";
   if (strcmp(v, "yes") != 0 && strcmp(v, "no") != 0)
-    return gr_fail(err, GR_EXIT_CANNOT_RUN, "%s:%zu: %s must be yes or no", models.name, c >= 0 ? models.lines[r] : 0,
+    return gr_fail(err, GR_EXIT_CANNOT_RUN, "%s:%zu: %s must be yes or no", builtins()->name, c >= 0 ? builtins()->lines[r] : 0,
                    col);
   *out = strcmp(v, "yes") == 0;
   return 0;
@@ -167,20 +159,18 @@ static int builtin_row(size_t r, struct gr_model *m, struct gr_err *err)
     return -1;
   m->moe_intermediate = m->intermediate;
   m->shape_known = true;
-  m->name = xstrdup(gr_table_cell(&models, r, 0));
-  m->model_type = xstrdup(gr_table_cell(&models, r, (size_t)gr_table_col(&models, "model_type")));
-  int s = gr_table_col(&models, "source");
-  m->source = xasprintf("data/models.tsv: %s", s >= 0 ? gr_table_cell(&models, r, (size_t)s) : "");
+  m->name = xstrdup(gr_table_cell(builtins(), r, 0));
+  m->model_type = xstrdup(gr_table_cell(builtins(), r, (size_t)gr_table_col(builtins(), "model_type")));
+  int s = gr_table_col(builtins(), "source");
+  m->source = xasprintf("data/models.tsv: %s", s >= 0 ? gr_table_cell(builtins(), r, (size_t)s) : "");
   return 0;
 }
 
 int gr_model_builtin(const char *name, struct gr_model *m, struct gr_err *err)
 {
   memset(m, 0, sizeof(*m));
-  if (models_init(err) != 0)
-    return -1;
-  for (size_t r = 0; r < models.nrows; r++)
-    if (strcasecmp(gr_table_cell(&models, r, 0), name) == 0) {
+  for (size_t r = 0; r < builtins()->nrows; r++)
+    if (strcasecmp(gr_table_cell(builtins(), r, 0), name) == 0) {
       if (builtin_row(r, m, err) != 0) {
         gr_model_free(m);
         return -1;
@@ -194,13 +184,10 @@ int gr_model_builtin(const char *name, struct gr_model *m, struct gr_err *err)
 
 void gr_model_builtin_names(char *buf, size_t cap)
 {
-  struct gr_err err = {0};
   size_t off = 0;
   buf[0] = '\0';
-  if (models_init(&err) != 0)
-    return;
-  for (size_t r = 0; r < models.nrows && off < cap; r++)
-    off += (size_t)snprintf(buf + off, cap - off, "%s%s", r ? ", " : "", gr_table_cell(&models, r, 0));
+  for (size_t r = 0; r < builtins()->nrows && off < cap; r++)
+    off += (size_t)snprintf(buf + off, cap - off, "%s%s", r ? ", " : "", gr_table_cell(builtins(), r, 0));
 }
 
 /* ---- --params ---- */

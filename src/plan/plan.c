@@ -6,44 +6,10 @@
 #include <string.h>
 
 #include "analysis/analysis.h"
-#include "facts/data.h"
+#include "facts/facts.h"
 #include "facts/pcilink.h"
 
 #define GIB 1073741824.0
-
-static struct gr_table consts;
-static bool consts_loaded;
-
-int gr_planner_init(struct gr_err *err)
-{
-  if (consts_loaded)
-    return 0;
-  if (gr_table_load("planner.tsv", &consts, err) != 0)
-    return -1;
-  static const char *const need[] = {"cuda_context_gib", "decode_eff_gpu_low", "decode_eff_gpu_mid",
-                                     "decode_eff_gpu_high", "decode_eff_cpu_low", "decode_eff_cpu_high",
-                                     "layer_split_eff", "allreduce_latency_us", "prefill_mfu", "train_mfu_low",
-                                     "train_mfu_high", "allreduce_overlap", "inference_chunk_tokens",
-                                     "zero3_live_gib", "zero_bucket_gib", "kwh_price_usd", "gpu_power_share",
-                                     "host_power_w", NULL};
-  for (size_t i = 0; need[i]; i++) {
-    double v;
-    if (!gr_table_number(&consts, need[i], &v) || v < 0) {
-      gr_table_free(&consts);
-      return gr_fail(err, GR_EXIT_CANNOT_RUN, "%s: no number for key %s", "planner.tsv", need[i]);
-    }
-  }
-  consts_loaded = true;
-  return 0;
-}
-
-double gr_planner_const(const char *key)
-{
-  double v = 0;
-  if (consts_loaded)
-    gr_table_number(&consts, key, &v);
-  return v;
-}
 
 const char *gr_job_name(enum gr_job j)
 {

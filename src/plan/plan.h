@@ -107,9 +107,7 @@ struct gr_plan {
   size_t nnotes;
 };
 
-/* Constants (data/planner.tsv). */
-int gr_planner_init(struct gr_err *err);
-double gr_planner_const(const char *key);
+/* Constants: gr_planner_const (facts/facts.h, data/planner.tsv). */
 
 /* Checks the request against the model and machine (0 GPUs for a GPU job,
  * context beyond the model's, TP not dividing heads, ...). -1 with one

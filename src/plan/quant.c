@@ -5,33 +5,22 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "facts/data.h"
+#include "facts/facts.h"
 
-static struct gr_table quants;
-static bool quants_loaded;
-
-static int quants_init(struct gr_err *err)
+static const struct gr_table *quants(void)
 {
-  if (quants_loaded)
-    return 0;
-  if (gr_table_load("quant.tsv", &quants, err) != 0)
-    return -1;
-  quants_loaded = true;
-  return 0;
+  return &gr_facts()->quant;
 }
 
 static const char *cell(size_t r, const char *col)
 {
-  int c = gr_table_col(&quants, col);
-  return c >= 0 ? gr_table_cell(&quants, r, (size_t)c) : "";
+  int c = gr_table_col(quants(), col);
+  return c >= 0 ? gr_table_cell(quants(), r, (size_t)c) : "";
 }
 
 static long row_of(const char *name)
 {
-  struct gr_err err = {0};
-  if (quants_init(&err) != 0)
-    return -1;
-  for (size_t r = 0; r < quants.nrows; r++)
+  for (size_t r = 0; r < quants()->nrows; r++)
     if (strcmp(cell(r, "name"), name) == 0)
       return (long)r;
   return -1;
@@ -55,7 +44,7 @@ static void known_names(char *buf, size_t cap)
 {
   size_t off = 0;
   buf[0] = '\0';
-  for (size_t r = 0; r < quants.nrows && off < cap; r++)
+  for (size_t r = 0; r < quants()->nrows && off < cap; r++)
     if (strncmp(cell(r, "name"), "ggml:", 5) != 0)
       off += (size_t)snprintf(buf + off, cap - off, "%s%s", off ? ", " : "", cell(r, "name"));
   if (off < cap)
@@ -71,8 +60,6 @@ static enum gr_quant_kind kind_of(const char *k)
 int gr_quant_parse(const char *s, struct gr_quant *q, struct gr_err *err)
 {
   memset(q, 0, sizeof(*q));
-  if (quants_init(err) != 0)
-    return -1;
   size_t n = strlen(s);
   if (n == 0 || n >= sizeof(q->name))
     goto unknown;

@@ -4,7 +4,8 @@
 #include <string.h>
 
 #include "gpu/bench.h"
-#include "print/print.h"
+#include "print/common.h"
+#include "print/bench.h"
 
 static const char *fig(double v, const char *fmt, char *buf, size_t cap)
 {
@@ -201,13 +202,13 @@ static void print_findings(FILE *out, const struct gr_bench_report *rep)
 {
   size_t nf = 0, nw = 0;
   fprintf(out, "\nFindings:\n");
-  for (size_t i = 0; i < rep->nfindings; i++) {
-    const struct gr_bench_finding *f = &rep->findings[i];
-    fprintf(out, "  %-4s %s: %s\n", gr_bench_sev_name(f->sev), f->id, f->text);
-    nf += f->sev == GR_BF_FAIL;
-    nw += f->sev == GR_BF_WARN;
+  for (size_t i = 0; i < rep->findings.n; i++) {
+    const struct gr_finding *f = &rep->findings.v[i];
+    fprintf(out, "  %-4s %s: %s\n", gr_sev_name(f->sev), f->id, f->text);
+    nf += f->sev == GR_SEV_FAIL;
+    nw += f->sev == GR_SEV_WARN;
   }
-  if (rep->nfindings == 0)
+  if (rep->findings.n == 0)
     fprintf(out, "  none: every figure is above its floor and every data check passed\n");
   fprintf(out, "\n%zu fail, %zu warn; measured in %.1f s\n", nf, nw, rep->wall_seconds);
 }
@@ -318,11 +319,11 @@ json_t *gr_bench_to_json(const struct gr_bench_report *rep)
     json_array_append_new(res, result_json(&rep->results[i]));
   json_object_set_new(o, "results", res);
   json_object_set_new(o, "allreduce", allreduce_json(rep));
-  for (size_t i = 0; i < rep->nfindings; i++) {
+  for (size_t i = 0; i < rep->findings.n; i++) {
     json_t *f = json_object();
-    json_object_set_new(f, "severity", json_string(gr_bench_sev_name(rep->findings[i].sev)));
-    json_object_set_new(f, "id", json_string(rep->findings[i].id));
-    json_object_set_new(f, "text", gr_json_text(rep->findings[i].text));
+    json_object_set_new(f, "severity", json_string(gr_sev_name(rep->findings.v[i].sev)));
+    json_object_set_new(f, "id", json_string(rep->findings.v[i].id));
+    json_object_set_new(f, "text", gr_json_text(rep->findings.v[i].text));
     json_array_append_new(fs, f);
   }
   json_object_set_new(o, "findings", fs);

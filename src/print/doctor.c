@@ -2,16 +2,21 @@
  * convention (silent on success, one ERROR line per failure). */
 #include <string.h>
 
-#include "print/print.h"
+#include "print/common.h"
+#include "print/doctor.h"
 
-static const char *const group_title[] = {"Failures", "Warnings", "Could not check (errors)", "Information",
-                                          "Skipped", "OK"};
+/* A report shows the worst first: fail, warn, error, info, skipped, ok. */
+static const enum gr_sev shown_order[GR_SEV_COUNT] = {GR_SEV_FAIL, GR_SEV_WARN, GR_SEV_ERROR,
+                                                      GR_SEV_INFO, GR_SEV_SKIPPED, GR_SEV_OK};
+static const char *const group_title[GR_SEV_COUNT] = {
+    [GR_SEV_FAIL] = "Failures", [GR_SEV_WARN] = "Warnings", [GR_SEV_ERROR] = "Could not check (errors)",
+    [GR_SEV_INFO] = "Information", [GR_SEV_SKIPPED] = "Skipped", [GR_SEV_OK] = "OK"};
 
-static void print_result(FILE *out, const struct gr_check_result *r)
+static void print_result(FILE *out, const struct gr_finding *r)
 {
-  bool brief = r->sev == GR_CHECK_OK || r->sev == GR_CHECK_SKIPPED;
-  fprintf(out, "  %-8s %-19s %s%s%s\n", gr_check_sev_name(r->sev), r->id, r->subject ? r->subject : "",
-          r->subject ? ": " : "", r->message);
+  bool brief = r->sev == GR_SEV_OK || r->sev == GR_SEV_SKIPPED;
+  fprintf(out, "  %-8s %-19s %s%s%s\n", gr_sev_name(r->sev), r->id, r->subject ? r->subject : "",
+          r->subject ? ": " : "", r->text);
   if (brief)
     return;
   for (size_t e = 0; e < r->nev; e++)
@@ -29,39 +34,40 @@ void gr_print_doctor(FILE *out, const struct gr_topo *t, const struct gr_doctor_
   gr_print_machine_line(out, t);
   fprintf(out, "\n%zu GPU%s, %zu socket%s. gpurig doctor read only; it changed nothing.\n", t->ngpus,
           t->ngpus == 1 ? "" : "s", t->npackages, t->npackages == 1 ? "" : "s");
-  for (int s = 0; s < GR_CHECK_NSEV; s++) {
-    if (!r->count[s])
+  const size_t *count = r->findings.count;
+  for (int k = 0; k < GR_SEV_COUNT; k++) {
+    enum gr_sev s = shown_order[k];
+    if (!count[s])
       continue;
-    fprintf(out, "\n%s (%zu)\n", group_title[s], r->count[s]);
-    for (size_t i = 0; i < r->nres; i++)
-      if ((int)r->res[i].sev == s)
-        print_result(out, &r->res[i]);
+    fprintf(out, "\n%s (%zu)\n", group_title[s], count[s]);
+    for (size_t i = 0; i < r->findings.n; i++)
+      if (r->findings.v[i].sev == s)
+        print_result(out, &r->findings.v[i]);
   }
-  fprintf(out, "\nSummary: %zu fail, %zu warn, %zu error, %zu info, %zu skipped, %zu ok.\n", r->count[GR_CHECK_FAIL],
-          r->count[GR_CHECK_WARN], r->count[GR_CHECK_ERROR], r->count[GR_CHECK_INFO], r->count[GR_CHECK_SKIPPED],
-          r->count[GR_CHECK_OK]);
+  fprintf(out, "\nSummary: %zu fail, %zu warn, %zu error, %zu info, %zu skipped, %zu ok.\n", count[GR_SEV_FAIL],
+          count[GR_SEV_WARN], count[GR_SEV_ERROR], count[GR_SEV_INFO], count[GR_SEV_SKIPPED], count[GR_SEV_OK]);
   if (r->root_would_add)
     fprintf(out, "Run as root to add: %s.\n", r->root_would_add);
 }
 
 void gr_print_doctor_nhc(FILE *out, const struct gr_doctor_report *r)
 {
-  for (size_t i = 0; i < r->nres; i++) {
-    const struct gr_check_result *x = &r->res[i];
-    if (x->sev == GR_CHECK_FAIL)
-      fprintf(out, "ERROR: gpurig: %s: %s%s%s\n", x->id, x->subject ? x->subject : "", x->subject ? ": " : "", x->message);
+  for (size_t i = 0; i < r->findings.n; i++) {
+    const struct gr_finding *x = &r->findings.v[i];
+    if (x->sev == GR_SEV_FAIL)
+      fprintf(out, "ERROR: gpurig: %s: %s%s%s\n", x->id, x->subject ? x->subject : "", x->subject ? ": " : "", x->text);
   }
 }
 
-static json_t *result_json(const struct gr_check_result *r)
+static json_t *result_json(const struct gr_finding *r)
 {
   json_t *o = json_object(), *ev = json_array();
   json_object_set_new(o, "id", json_string(r->id));
   json_object_set_new(o, "title", json_string(r->title));
-  json_object_set_new(o, "severity", json_string(gr_check_sev_name(r->sev)));
+  json_object_set_new(o, "severity", json_string(gr_sev_name(r->sev)));
   json_object_set_new(o, "subject", gr_json_text(r->subject));
   json_object_set_new(o, "pci_bus_id", gr_json_text(r->pci_bus_id));
-  json_object_set_new(o, "message", gr_json_text(r->message));
+  json_object_set_new(o, "message", gr_json_text(r->text));
   for (size_t e = 0; e < r->nev; e++) {
     json_t *x = json_object();
     json_object_set_new(x, "file", gr_json_text(r->ev[e].file));
@@ -84,11 +90,11 @@ json_t *gr_doctor_to_json(const struct gr_topo *t, const struct gr_doctor_report
   json_object_set_new(o, "hostname", gr_json_text(t->hostname));
   json_object_set_new(o, "gpus", json_integer((json_int_t)t->ngpus));
   json_object_set_new(o, "is_root", json_boolean(r->is_root));
-  for (size_t i = 0; i < r->nres; i++)
-    json_array_append_new(res, result_json(&r->res[i]));
+  for (size_t i = 0; i < r->findings.n; i++)
+    json_array_append_new(res, result_json(&r->findings.v[i]));
   json_object_set_new(o, "results", res);
-  for (int s = 0; s < GR_CHECK_NSEV; s++)
-    json_object_set_new(counts, gr_check_sev_name((enum gr_check_sev)s), json_integer((json_int_t)r->count[s]));
+  for (int k = 0; k < GR_SEV_COUNT; k++)
+    json_object_set_new(counts, gr_sev_name(shown_order[k]), json_integer((json_int_t)r->findings.count[shown_order[k]]));
   json_object_set_new(o, "counts", counts);
   json_t *root_add = json_array();
   for (const char *p = r->root_would_add; p && *p;) {
@@ -97,6 +103,14 @@ json_t *gr_doctor_to_json(const struct gr_topo *t, const struct gr_doctor_report
     p += n + (p[n] == ' ');
   }
   json_object_set_new(o, "root_would_add", root_add);
-  json_object_set_new(o, "exit_status", json_integer(gr_doctor_exit(r)));
+  json_object_set_new(o, "exit_status", json_integer(gr_findings_exit(&r->findings)));
   return o;
+}
+
+void gr_print_doctor_checks(FILE *out)
+{
+  size_t n;
+  const struct gr_check_def *d = gr_doctor_checks(&n);
+  for (size_t i = 0; i < n; i++)
+    fprintf(out, "%-19s %s%s\n", d[i].id, d[i].title, d[i].needs_fs ? "" : " (also on hwloc XML and rig files)");
 }

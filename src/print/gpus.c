@@ -1,11 +1,13 @@
 /* Printers of `gpurig gpus`: what the driver reports per GPU, joined to the
  * topology, and the driver's P2P status matrices. Invalid values print as
  * "n/a" in text and null in JSON, never 0. */
+#include <ctype.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "gpu/gpu.h"
-#include "print/print.h"
+#include "print/common.h"
+#include "print/gpus.h"
 
 static const char *num(const struct gr_metric *m, const char *fmt, char *buf, size_t cap)
 {
@@ -79,7 +81,10 @@ static void print_row(FILE *out, const struct gr_topo *t, const struct gr_gpus_r
 static void print_p2p(FILE *out, const struct gr_gpus_report *rep, const enum gr_p2p_status *m, const char *what)
 {
   unsigned n = rep->count;
-  fprintf(out, "P2P %s status (the driver's answer, as nvidia-smi topo -p2p %c):\n       ", what, what[0]);
+  if (rep->p2p_tool)
+    fprintf(out, "P2P %s status (the driver's answer, as %s %c):\n       ", what, rep->p2p_tool, what[0]);
+  else
+    fprintf(out, "P2P %s status (the driver's answer):\n       ", what);
   for (unsigned b = 0; b < n; b++)
     fprintf(out, " GPU%-3u", b);
   fputc('\n', out);
@@ -94,8 +99,9 @@ static void print_p2p(FILE *out, const struct gr_gpus_report *rep, const enum gr
 
 void gr_print_gpus(FILE *out, const struct gr_topo *t, const struct gr_gpus_report *rep)
 {
-  fprintf(out, "NVIDIA driver %s%s%s (%s), %u GPU%s\n\n", rep->driver[0] ? rep->driver : "(version unknown)",
-          rep->runtime[0] ? ", " : "", rep->runtime, rep->library, rep->count, rep->count == 1 ? "" : "s");
+  fprintf(out, "%s %s%s%s%s%s (%s), %u GPU%s\n\n", rep->driver_name, rep->driver[0] ? rep->driver : "(version unknown)",
+          rep->runtime[0] ? ", " : "", rep->runtime[0] ? rep->runtime_name : "", rep->runtime[0] ? " " : "", rep->runtime,
+          rep->library, rep->count, rep->count == 1 ? "" : "s");
   for (unsigned i = 0; i < rep->count; i++)
     print_row(out, t, rep, i);
   if (rep->p2p_read && rep->count > 1) {
@@ -175,7 +181,13 @@ json_t *gr_gpus_to_json(const struct gr_gpus_report *rep)
   json_object_set_new(o, "vendor", json_string(rep->vendor));
   json_object_set_new(o, "library", json_string(rep->library));
   json_object_set_new(o, "driver_version", gr_json_text(rep->driver[0] ? rep->driver : NULL));
-  json_object_set_new(o, "cuda_version", gr_json_text(rep->runtime[0] ? rep->runtime + 5 : NULL));
+  /* "cuda_version": the key names the vendor's runtime */
+  char key[48];
+  size_t k = 0;
+  for (const char *c = rep->runtime_name; c && *c && k + 9 < sizeof(key); c++)
+    key[k++] = (char)tolower((unsigned char)*c);
+  snprintf(key + k, sizeof(key) - k, "_version");
+  json_object_set_new(o, key, gr_json_text(rep->runtime[0] ? rep->runtime : NULL));
   for (unsigned i = 0; i < rep->count; i++)
     json_array_append_new(gpus, row_json(&rep->rows[i], i));
   json_object_set_new(o, "gpus", gpus);

@@ -4,7 +4,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "print/print.h"
+#include "print/common.h"
+#include "print/plan.h"
 
 /* 6738415616 -> "6,738,415,616" */
 static const char *grouped(uint64_t v, char *buf, size_t cap)
@@ -78,9 +79,12 @@ static void print_memory(FILE *out, const struct gr_plan_req *r, const struct gr
             r->state_bytes, (double)p->params.total, p->model_states_gb, p->model_states_gb * 1e9 / 1073741824.0);
 }
 
-void gr_print_plan(FILE *out, const struct gr_plan_req *r, const struct gr_model *m, const struct gr_plan_hw *hw,
-                   const struct gr_plan *p)
+void gr_print_plan(FILE *out, const struct gr_planned *pl)
 {
+  const struct gr_plan_req *r = &pl->req;
+  const struct gr_model *m = &pl->model;
+  const struct gr_plan_hw *hw = &pl->hw;
+  const struct gr_plan *p = &pl->plan;
   fprintf(out, "Plan: %s, %s", m->name, gr_job_name(r->job));
   if (r->job != GR_JOB_FULL)
     fprintf(out, ", %s", r->quant.name);
@@ -180,9 +184,12 @@ static json_t *model_json(const struct gr_model *m, const struct gr_plan *p)
   return o;
 }
 
-json_t *gr_plan_to_json(const struct gr_plan_req *r, const struct gr_model *m, const struct gr_plan_hw *hw,
-                        const struct gr_plan *p)
+json_t *gr_plan_to_json(const struct gr_planned *pl)
 {
+  const struct gr_plan_req *r = &pl->req;
+  const struct gr_model *m = &pl->model;
+  const struct gr_plan_hw *hw = &pl->hw;
+  const struct gr_plan *p = &pl->plan;
   json_t *root = json_object(), *req = json_object(), *mem = json_object(), *host = json_object();
   json_t *verdict = json_object(), *speed = json_object(), *cost = json_object();
   json_object_set_new(root, "model", model_json(m, p));
@@ -239,4 +246,17 @@ json_t *gr_plan_to_json(const struct gr_plan_req *r, const struct gr_model *m, c
     json_array_append_new(notes, gr_json_text(p->notes[i]));
   json_object_set_new(root, "notes", notes);
   return root;
+}
+
+json_t *gr_deepspeed_to_json(const struct gr_planned *pl, const char *printout)
+{
+  struct gr_param_count c;
+  gr_model_count(&pl->model, &c);
+  json_t *o = json_object();
+  json_object_set_new(o, "estimator", json_string(pl->req.zero >= 3 ? "deepspeed.estimate_zero3_model_states_mem_needs_all_cold"
+                                                                     : "deepspeed.estimate_zero2_model_states_mem_needs_all_cold"));
+  json_object_set_new(o, "total_params", json_integer((json_int_t)c.total));
+  json_object_set_new(o, "largest_layer_params", json_integer((json_int_t)c.largest_module));
+  json_object_set_new(o, "printout", json_string(printout));
+  return o;
 }

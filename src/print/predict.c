@@ -3,7 +3,8 @@
 #include <math.h>
 #include <string.h>
 
-#include "print/print.h"
+#include "print/common.h"
+#include "print/predict.h"
 #include "base/util.h"
 
 void gr_print_prediction(FILE *out, const struct gr_topo *t, const struct gr_prediction *p)

@@ -3,40 +3,14 @@
 #include <string.h>
 
 #include "facts/pcilink.h"
-#include "print/print.h"
+#include "model/names.h"
+#include "print/common.h"
+#include "print/topo.h"
 #include "base/util.h"
-
-json_t *gr_json_text(const char *s)
-{
-  if (!s)
-    return json_null();
-  json_t *j = json_string(s);
-  if (j)
-    return j;
-  /* not UTF-8 (bytes quoted from a broken file): keep the text readable */
-  char *copy = xstrdup(s);
-  for (char *p = copy; *p; p++)
-    if ((unsigned char)*p >= 0x80 || (unsigned char)*p < 0x20)
-      *p = '?';
-  j = json_string(copy);
-  free(copy);
-  return j;
-}
 
 static json_t *int_or_null(int v, int unknown)
 {
   return v == unknown ? json_null() : json_integer(v);
-}
-
-json_t *gr_json_rounded(double v, int decimals)
-{
-  double scale = pow(10, decimals);
-  return json_real(round(v * scale) / scale);
-}
-
-json_t *gr_json_positive(double v, int decimals)
-{
-  return v > 0 ? gr_json_rounded(v, decimals) : json_null();
 }
 
 static json_t *gbps_or_null(double v)
@@ -103,9 +77,10 @@ static json_t *pci_json(const struct gr_topo *t, int idx)
     json_object_set_new(o, "subsystem_vendor_id", hex_json(p->subvendor, 4));
     json_object_set_new(o, "subsystem_device_id", hex_json(p->subdevice, 4));
   }
-  json_object_set_new(o, "name", json_string(gr_pci_display_name(t, idx)));
+  char nbuf[256], vbuf[256];
+  json_object_set_new(o, "name", json_string(gr_pci_display_name(t, idx, nbuf, sizeof(nbuf))));
   json_object_set_new(o, "vendor_name",
-                      gr_json_text(p->vendor_name ? p->vendor_name : gr_vendor_name(p->vendor)));
+                      gr_json_text(p->vendor_name ? p->vendor_name : gr_vendor_name(p->vendor, vbuf, sizeof(vbuf))));
   json_object_set_new(o, "numa_node", int_or_null(p->numa, -1));
   json_object_set_new(o, "package", int_or_null(p->package, -1));
   json_object_set_new(o, "driver", gr_json_text(p->driver));
@@ -174,12 +149,12 @@ static json_t *gpus_json(const struct gr_topo *t, const struct gr_analysis *a)
   for (size_t g = 0; g < t->ngpus; g++) {
     const struct gr_pci *p = &t->pci[t->gpus[g]];
     json_t *o = json_object();
-    char name[32];
+    char name[32], nbuf[256];
     snprintf(name, sizeof(name), "GPU%zu", g);
     json_object_set_new(o, "index", json_integer((json_int_t)g));
     json_object_set_new(o, "name", json_string(name));
     json_object_set_new(o, "pci_bus_id", busid_json(t, t->gpus[g]));
-    json_object_set_new(o, "model", json_string(gr_pci_display_name(t, t->gpus[g])));
+    json_object_set_new(o, "model", json_string(gr_pci_display_name(t, t->gpus[g], nbuf, sizeof(nbuf))));
     json_object_set_new(o, "uuid", gr_json_text(p->uuid));
     json_object_set_new(o, "numa_node", int_or_null(p->numa, -1));
     json_object_set_new(o, "cpu_affinity", gr_json_text(p->cpulist));
@@ -196,12 +171,12 @@ static json_t *nics_json(const struct gr_topo *t)
   for (size_t n = 0; n < t->nnics; n++) {
     const struct gr_pci *p = &t->pci[t->nics[n]];
     json_t *o = json_object();
-    char name[32];
+    char name[32], nbuf[256];
     snprintf(name, sizeof(name), "NIC%zu", n);
     json_object_set_new(o, "index", json_integer((json_int_t)n));
     json_object_set_new(o, "name", json_string(name));
     json_object_set_new(o, "pci_bus_id", busid_json(t, t->nics[n]));
-    json_object_set_new(o, "model", json_string(gr_pci_display_name(t, t->nics[n])));
+    json_object_set_new(o, "model", json_string(gr_pci_display_name(t, t->nics[n], nbuf, sizeof(nbuf))));
     json_object_set_new(o, "os_devices", gr_json_text(p->osdevs));
     json_object_set_new(o, "numa_node", int_or_null(p->numa, -1));
     json_array_append_new(arr, o);
@@ -282,12 +257,13 @@ json_t *gr_topo_to_json(const struct gr_topo *t, const struct gr_analysis *a)
     json_array_append_new(pci, pci_json(t, (int)i));
   json_object_set_new(root, "pci", pci);
   json_t *fs = json_array();
-  for (size_t i = 0; i < a->nfindings; i++) {
+  for (size_t i = 0; i < a->findings.n; i++) {
     json_t *o = json_object();
-    json_object_set_new(o, "id", json_string(a->findings[i].id));
-    json_object_set_new(o, "severity", json_string(gr_severity_name(a->findings[i].severity)));
-    json_object_set_new(o, "pci_bus_id", busid_json(t, a->findings[i].node));
-    json_object_set_new(o, "text", json_string(a->findings[i].text));
+    const struct gr_finding *f = &a->findings.v[i];
+    json_object_set_new(o, "id", json_string(f->id));
+    json_object_set_new(o, "severity", json_string(gr_sev_name(f->sev)));
+    json_object_set_new(o, "pci_bus_id", busid_json(t, f->node));
+    json_object_set_new(o, "text", json_string(f->text));
     json_array_append_new(fs, o);
   }
   json_object_set_new(root, "findings", fs);

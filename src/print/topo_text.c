@@ -1,61 +1,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "facts/pciids.h"
+#include "model/names.h"
 #include "facts/pcilink.h"
-#include "print/print.h"
+#include "print/common.h"
+#include "print/topo.h"
 #include "base/util.h"
-
-const char *gr_vendor_name(unsigned vendor_id)
-{
-  return gr_pciids_vendor(vendor_id);
-}
-
-static const char *class_name(unsigned class_id)
-{
-  switch (class_id >> 8) {
-  case 0x0300: return "VGA controller";
-  case 0x0302: return "3D controller";
-  case 0x0380: return "display controller";
-  case 0x0b40: return "co-processor";
-  case 0x1200: return "processing accelerator";
-  case 0x0200: return "Ethernet controller";
-  case 0x0207: return "InfiniBand controller";
-  case 0x0280: return "network controller";
-  case 0x0108: return "NVMe controller";
-  case 0x0106: return "SATA controller";
-  case 0x0104: return "RAID controller";
-  case 0x0107: return "SAS controller";
-  case 0x0c03: return "USB controller";
-  case 0x0604: return "PCI bridge";
-  case 0x0680: return "bridge";
-  case 0x0600: return "host bridge";
-  case 0x0601: return "ISA bridge";
-  case 0x0403: return "audio device";
-  }
-  return "device";
-}
-
-const char *gr_pci_display_name(const struct gr_topo *t, int idx)
-{
-  const struct gr_pci *p = &t->pci[idx];
-  if (p->model)
-    return p->model;
-  if (p->device_name)
-    return p->device_name;
-  if (p->kind == GR_KIND_NVSWITCH)
-    return "NVSwitch";
-  if (p->role == GR_ROLE_ROOTPORT)
-    return "root port"; /* the CPU's own ports: the host bridge and socket say enough */
-  const char *db = p->role != GR_ROLE_HOSTBRIDGE ? gr_pciids_device(p->vendor, p->device) : NULL;
-  if (db)
-    return db;
-  if (p->role == GR_ROLE_SWITCH_UP)
-    return "PCIe switch";
-  if (p->role == GR_ROLE_ROOTPORT)
-    return "root port";
-  return class_name(p->class_id);
-}
 
 /* "Gen4 x16, 31.5 GB/s" with cur/max where they differ; "" when unknown. */
 static const char *link_text(const struct gr_pci *p, char *buf, size_t cap)
@@ -90,21 +40,6 @@ static const char *link_text(const struct gr_pci *p, char *buf, size_t cap)
 }
 
 /* ---- summary ---- */
-
-void gr_print_machine_line(FILE *out, const struct gr_topo *t)
-{
-  fprintf(out, "Machine: %s", t->product ? t->product : "(unnamed)");
-  if (t->hostname)
-    fprintf(out, " (%s)", t->hostname);
-  if (strcmp(t->source_kind, "xml") == 0)
-    fprintf(out, "  [hwloc XML %s]", t->source_path);
-  else if (strcmp(t->source_kind, "root") == 0)
-    fprintf(out, "  [gathered tree %s]", t->source_path);
-  else if (strcmp(t->source_kind, "rig") == 0)
-    fprintf(out, "  [rig file %s]", t->source_path);
-  else
-    fprintf(out, "  [this machine]");
-}
 
 void gr_print_summary(FILE *out, const struct gr_topo *t, const struct gr_analysis *a)
 {
@@ -184,8 +119,9 @@ static void print_node_line(struct tree_ctx *c, int idx, int depth)
     size_t ports = 0;
     for (size_t i = 0; i < t->npci; i++)
       ports += t->pci[i].parent == idx && t->pci[i].role == GR_ROLE_SWITCH_DOWN;
-    const char *vn = p->vendor_name ? p->vendor_name : gr_vendor_name(p->vendor);
-    const char *model = gr_pci_display_name(t, idx);
+    char vbuf[256], nbuf[256];
+    const char *vn = p->vendor_name ? p->vendor_name : gr_vendor_name(p->vendor, vbuf, sizeof(vbuf));
+    const char *model = gr_pci_display_name(t, idx, nbuf, sizeof(nbuf));
     bool named = strcmp(model, "PCIe switch") != 0;
     fprintf(c->out, "Switch %s %s%s%s%s%s, %zu downstream port%s", bus, vn ? vn : "", vn ? " " : "", named ? model : "",
             named ? " " : "", ids, ports, ports == 1 ? "" : "s");
@@ -196,7 +132,8 @@ static void print_node_line(struct tree_ctx *c, int idx, int depth)
     return;
   }
   if (p->role == GR_ROLE_ROOTPORT || p->role == GR_ROLE_BRIDGE) {
-    const char *name = gr_pci_display_name(t, idx);
+    char nbuf[256];
+    const char *name = gr_pci_display_name(t, idx, nbuf, sizeof(nbuf));
     bool generic = strcmp(name, "root port") == 0 || strcmp(name, "PCI bridge") == 0;
     fprintf(c->out, "%s %s%s%s %s", p->role == GR_ROLE_ROOTPORT ? "Root port" : "Bridge", bus, generic ? "" : " ",
             generic ? "" : name, ids);
@@ -208,7 +145,8 @@ static void print_node_line(struct tree_ctx *c, int idx, int depth)
     fprintf(c->out, "%-5s ", gr_pci_label(t, idx, label, sizeof(label)));
   else if (p->kind == GR_KIND_NVME)
     fprintf(c->out, "NVMe  ");
-  fprintf(c->out, "%s %s %s", bus, gr_pci_display_name(t, idx), ids);
+  char nbuf[256];
+  fprintf(c->out, "%s %s %s", bus, gr_pci_display_name(t, idx, nbuf, sizeof(nbuf)), ids);
   if (link[0])
     fprintf(c->out, "  %s", link);
   if (p->osdevs && (p->kind == GR_KIND_NIC || p->kind == GR_KIND_NVME))
@@ -313,10 +251,10 @@ void gr_print_gpu_table(FILE *out, const struct gr_topo *t, const struct gr_anal
   fprintf(out, "\nGPUs:\n  %-5s %-13s %-32s %-26s %-5s %s\n", "", "PCI bus id", "model", "link", "NUMA", "hive");
   for (size_t g = 0; g < t->ngpus; g++) {
     const struct gr_pci *p = &t->pci[t->gpus[g]];
-    char numa[16];
+    char numa[16], nbuf[256];
     snprintf(numa, sizeof(numa), "%d", p->numa);
     fprintf(out, "  GPU%-2zu %-13s %-32.32s %-26s %-5s %d\n", g, gr_pci_busid(p, bus, sizeof(bus)),
-            gr_pci_display_name(t, t->gpus[g]), link_text(p, link, sizeof(link)), p->numa >= 0 ? numa : "?",
+            gr_pci_display_name(t, t->gpus[g], nbuf, sizeof(nbuf)), link_text(p, link, sizeof(link)), p->numa >= 0 ? numa : "?",
             a->hive[g]);
   }
 }
@@ -373,10 +311,11 @@ void gr_print_matrix(FILE *out, const struct gr_topo *t, const struct gr_analysi
                "  NV#  = Connection traversing a bonded set of # NVLinks\n");
   if (t->nnics) {
     fprintf(out, "\nNIC Legend:\n\n");
-    char bus[32];
+    char bus[32], nbuf[256];
     for (size_t n = 0; n < t->nnics; n++) {
       const struct gr_pci *p = &t->pci[t->nics[n]];
-      fprintf(out, "  NIC%zu: %s (%s)\n", n, p->osdevs ? p->osdevs : gr_pci_display_name(t, t->nics[n]),
+      fprintf(out, "  NIC%zu: %s (%s)\n", n,
+              p->osdevs ? p->osdevs : gr_pci_display_name(t, t->nics[n], nbuf, sizeof(nbuf)),
               gr_pci_busid(p, bus, sizeof(bus)));
     }
   }
@@ -520,15 +459,10 @@ void gr_print_findings(FILE *out, const struct gr_topo *t, const struct gr_analy
 {
   (void)t;
   fprintf(out, "\nFindings:\n");
-  if (!a->nfindings)
+  if (!a->findings.n)
     fprintf(out, "  none\n");
-  for (size_t i = 0; i < a->nfindings; i++)
-    fprintf(out, "  %-4s  %s\n        [%s]\n", gr_severity_name(a->findings[i].severity), a->findings[i].text,
-            a->findings[i].id);
+  for (size_t i = 0; i < a->findings.n; i++)
+    fprintf(out, "  %-4s  %s\n        [%s]\n", gr_sev_name(a->findings.v[i].sev), a->findings.v[i].text,
+            a->findings.v[i].id);
 }
 
-void gr_print_warnings(FILE *err, const struct gr_topo *t)
-{
-  for (size_t i = 0; i < t->nwarnings; i++)
-    fprintf(err, "gpurig: warning: %s\n", t->warnings[i]);
-}

@@ -143,9 +143,7 @@ static void fake_default(struct fake *f)
 /* -------------------------------------------------------------- fixture */
 
 struct world {
-  struct gr_topo t;
-  struct gr_analysis a;
-  struct gr_prediction p;
+  struct gr_machine m;
   struct gr_bench_links links;
   struct gr_bench_config cfg;
   struct gr_bench_report rep;
@@ -155,25 +153,18 @@ struct world {
 static void world_run(struct world *w, bool with_topology)
 {
   char root[1024];
-  struct gr_fs fs;
   struct gr_err err = {0};
-  static const int gen[NG] = {4, 4, 4, 4}, width[NG] = {16, 16, 16, 16}, cur_width[NG] = {16, 8, 16, 16};
-  static const double mem[NG] = {936, 936, 936, 936};
-  memset(&w->links, 0, sizeof(w->links));
+  static int gen[NG] = {4, 4, 4, 4}, width[NG] = {16, 16, 16, 16}, cur_width[NG] = {16, 8, 16, 16};
+  static double mem[NG] = {936, 936, 936, 936};
+  const struct gr_bench_facts facts = {gen, width, cur_width, mem};
+  memset(&w->m, 0, sizeof(w->m));
   if (with_topology) {
     snprintf(root, sizeof(root), "%s/trees/epyc-riser", getenv("GPURIG_TEST_DATA"));
-    assert_int_equal(gr_fs_init(&fs, root), 0);
-    if (gr_load_live(&fs, &w->t, &err) != 0 || gr_analyze(&w->t, &w->a, &err) != 0 ||
-        gr_predict(&w->t, &w->a, &w->p, &err) != 0)
+    struct gr_source src = {.kind = GR_SRC_ROOT, .path = root};
+    if (gr_machine_open(&src, GR_MACHINE_PREDICT, &w->m, &err) != 0)
       fail_msg("%s", err.msg);
-    w->links.t = &w->t;
-    w->links.a = &w->a;
-    w->links.p = &w->p;
   }
-  w->links.gpu_gen = gen;
-  w->links.gpu_width = width;
-  w->links.gpu_cur_width = cur_width;
-  w->links.mem_bw_gbps = mem;
+  gr_bench_links_set(&w->links, with_topology ? &w->m : NULL, &facts);
   gr_bench_config_defaults(&w->cfg, true);
   w->cfg.bytes = (size_t)4 << 20;
   w->cfg.progress = false;
@@ -184,19 +175,16 @@ static void world_run(struct world *w, bool with_topology)
 
 static void world_free(struct world *w, bool with_topology)
 {
+  (void)with_topology;
   gr_bench_report_free(&w->rep);
-  if (with_topology) {
-    gr_prediction_free(&w->p);
-    gr_analysis_free(&w->a);
-    gr_topo_free(&w->t);
-  }
+  gr_machine_close(&w->m);
 }
 
-static const struct gr_bench_finding *finding_with(const struct gr_bench_report *r, const char *id, const char *text)
+static const struct gr_finding *finding_with(const struct gr_bench_report *r, const char *id, const char *text)
 {
-  for (size_t i = 0; i < r->nfindings; i++)
-    if (strcmp(r->findings[i].id, id) == 0 && (!text || strstr(r->findings[i].text, text)))
-      return &r->findings[i];
+  for (size_t i = 0; i < r->findings.n; i++)
+    if (strcmp(r->findings.v[i].id, id) == 0 && (!text || strstr(r->findings.v[i].text, text)))
+      return &r->findings.v[i];
   return NULL;
 }
 
@@ -213,10 +201,7 @@ static const struct gr_bench_result *result(const struct gr_bench_report *r, enu
 
 static int setup(void **state)
 {
-  struct gr_err err = {0};
-  if (tu_setup_data(state) != 0 || gr_catalog_init(&err) != 0)
-    return -1;
-  return 0;
+  return tu_setup_data(state);
 }
 
 static void test_stats(void **state)
@@ -307,7 +292,7 @@ static void test_limits_and_floor(void **state)
   assert_true(w->rep.nar >= 3);
   assert_float_equal(w->rep.ar_plateau_gbps, 18, 1.0); /* 20 us per call keeps it under 18 */
   assert_true(w->rep.ar_predicted_gbps > 0);
-  assert_int_equal(gr_bench_exit(&w->rep), GR_EXIT_WARN);
+  assert_int_equal(gr_findings_exit(&w->rep.findings), GR_EXIT_WARN);
   world_free(w, true);
   free(w);
 }
@@ -320,13 +305,13 @@ static void test_corruption(void **state)
   w->f.corrupt_src = 1;
   w->f.corrupt_dst = 3;
   world_run(w, true);
-  const struct gr_bench_finding *f = finding_with(&w->rep, "bench.verify", "GPU1 0000:02:00.0 -> GPU3 0000:44:00.0");
+  const struct gr_finding *f = finding_with(&w->rep, "bench.verify", "GPU1 0000:02:00.0 -> GPU3 0000:44:00.0");
   assert_non_null(f);
-  assert_int_equal(f->sev, GR_BF_FAIL);
+  assert_int_equal(f->sev, GR_SEV_FAIL);
   assert_non_null(strstr(f->text, "byte 4097"));
   assert_non_null(strstr(f->text, "through host memory"));
   assert_int_equal(result(&w->rep, GR_BK_P2P, 1, 3)->status, GR_BS_CORRUPT);
-  assert_int_equal(gr_bench_exit(&w->rep), GR_EXIT_FAIL);
+  assert_int_equal(gr_findings_exit(&w->rep.findings), GR_EXIT_FAIL);
   world_free(w, true);
   free(w);
 }
@@ -355,7 +340,7 @@ static void test_gpu_lost(void **state)
   w->f.lose_after = 6;
   w->f.no_nccl = true;
   world_run(w, false);
-  const struct gr_bench_finding *f = finding_with(&w->rep, "bench.gpu-lost", "GPU2 0000:41:00.0 stopped answering");
+  const struct gr_finding *f = finding_with(&w->rep, "bench.gpu-lost", "GPU2 0000:41:00.0 stopped answering");
   assert_non_null(f);
   assert_non_null(strstr(f->text, "CUDA error 999"));
   assert_true(w->rep.gpus[2].lost);
@@ -369,7 +354,7 @@ static void test_gpu_lost(void **state)
   assert_float_equal(h1->limit_gbps, 15.75, 0.1); /* the width the driver says it trains at */
   assert_float_equal(h1->floor_gbps, 31.5 * 0.65, 0.2);
   assert_non_null(strstr(h1->link, "capable of Gen4 x16"));
-  assert_int_equal(gr_bench_exit(&w->rep), GR_EXIT_FAIL);
+  assert_int_equal(gr_findings_exit(&w->rep.findings), GR_EXIT_FAIL);
   world_free(w, false);
   free(w);
 }

@@ -13,36 +13,30 @@
 #include "load/loaders.h"
 
 struct run {
-  struct gr_topo t;
-  struct gr_analysis a;
+  struct gr_machine m;
   struct gr_doctor_report r;
 };
 
 static int setup(void **state)
 {
-  struct gr_err err = {0};
-  if (tu_setup_data(state) != 0 || gr_catalog_init(&err) != 0)
-    return -1;
-  return 0;
+  return tu_setup_data(state);
 }
 
 static void run_tree(struct run *x, const char *tree, const struct gr_doctor_opts *o)
 {
   char root[1024];
-  struct gr_fs fs;
   struct gr_err err = {0};
   snprintf(root, sizeof(root), "%s/trees/%s", getenv("GPURIG_TEST_DATA"), tree);
-  assert_int_equal(gr_fs_init(&fs, root), 0);
-  if (gr_load_live(&fs, &x->t, &err) != 0 || gr_analyze(&x->t, &x->a, &err) != 0 ||
-      gr_doctor_run(&fs, &x->t, &x->a, o, &x->r, &err) != 0)
+  struct gr_source src = {.kind = GR_SRC_ROOT, .path = root};
+  if (gr_machine_open(&src, 0, &x->m, &err) != 0)
     fail_msg("%s: %s", tree, err.msg);
+  gr_doctor_run(&x->m, o, &x->r);
 }
 
 static void free_run(struct run *x)
 {
   gr_doctor_report_free(&x->r);
-  gr_analysis_free(&x->a);
-  gr_topo_free(&x->t);
+  gr_machine_close(&x->m);
 }
 
 /* "id:sev id:sev ..." of every fail, warn and error, in report order. */
@@ -50,18 +44,18 @@ static void problems(const struct gr_doctor_report *r, char *buf, size_t cap)
 {
   size_t off = 0;
   buf[0] = '\0';
-  for (size_t i = 0; i < r->nres && off < cap; i++) {
-    enum gr_check_sev s = r->res[i].sev;
-    if (s == GR_CHECK_FAIL || s == GR_CHECK_WARN || s == GR_CHECK_ERROR)
-      off += (size_t)snprintf(buf + off, cap - off, "%s%s:%s", off ? " " : "", r->res[i].id, gr_check_sev_name(s));
+  for (size_t i = 0; i < r->findings.n && off < cap; i++) {
+    enum gr_sev s = r->findings.v[i].sev;
+    if (s == GR_SEV_FAIL || s == GR_SEV_WARN || s == GR_SEV_ERROR)
+      off += (size_t)snprintf(buf + off, cap - off, "%s%s:%s", off ? " " : "", r->findings.v[i].id, gr_sev_name(s));
   }
 }
 
-static const struct gr_check_result *find(const struct gr_doctor_report *r, const char *id, enum gr_check_sev sev)
+static const struct gr_finding *find(const struct gr_doctor_report *r, const char *id, enum gr_sev sev)
 {
-  for (size_t i = 0; i < r->nres; i++)
-    if (strcmp(r->res[i].id, id) == 0 && r->res[i].sev == sev)
-      return &r->res[i];
+  for (size_t i = 0; i < r->findings.n; i++)
+    if (strcmp(r->findings.v[i].id, id) == 0 && r->findings.v[i].sev == sev)
+      return &r->findings.v[i];
   return NULL;
 }
 
@@ -78,7 +72,7 @@ static void expect_tree(const char *tree, const struct gr_doctor_opts *o, const 
   problems(&x.r, got, sizeof(got));
   if (strcmp(got, want) != 0)
     fail_msg("%s: got \"%s\", expected \"%s\"", tree, got, want);
-  assert_int_equal(gr_doctor_exit(&x.r), exit_status);
+  assert_int_equal(gr_findings_exit(&x.r.findings), exit_status);
   free_run(&x);
 }
 
@@ -90,15 +84,15 @@ static void test_healthy(void **state)
   expect_tree("doctor-healthy", &o, "", GR_EXIT_OK);
   /* idle GPUs: one note, not a finding; ACS needs root and says so */
   run_tree(&x, "doctor-healthy", &o);
-  const struct gr_check_result *idle = find(&x.r, "pcie.link-gen", GR_CHECK_INFO);
+  const struct gr_finding *idle = find(&x.r, "pcie.link-gen", GR_SEV_INFO);
   assert_non_null(idle);
   assert_int_equal(idle->nev, 4);
-  const struct gr_check_result *acs = find(&x.r, "pcie.acs", GR_CHECK_SKIPPED);
+  const struct gr_finding *acs = find(&x.r, "pcie.acs", GR_SEV_SKIPPED);
   assert_non_null(acs);
   assert_true(acs->needs_root);
   assert_string_equal(x.r.root_would_add, "pcie.acs");
-  assert_non_null(find(&x.r, "iommu.mode", GR_CHECK_OK));
-  assert_non_null(find(&x.r, "mem.channels", GR_CHECK_OK));
+  assert_non_null(find(&x.r, "iommu.mode", GR_SEV_OK));
+  assert_non_null(find(&x.r, "mem.channels", GR_SEV_OK));
   free_run(&x);
 }
 
@@ -126,18 +120,18 @@ static void test_fault_details(void **state)
   struct run x;
   (void)state;
   run_tree(&x, "doctor-riser-x8", &o);
-  const struct gr_check_result *r = find(&x.r, "pcie.link-width", GR_CHECK_WARN);
+  const struct gr_finding *r = find(&x.r, "pcie.link-width", GR_SEV_WARN);
   assert_string_equal(r->pci_bus_id, "0000:02:00.0");
-  assert_non_null(strstr(r->message, "x8 although both ends support x16"));
+  assert_non_null(strstr(r->text, "x8 although both ends support x16"));
   assert_non_null(r->fix);
   assert_non_null(strstr(r->ev[0].file, "0000:02:00.0/current_link"));
   free_run(&x);
   /* AER: counted at the root port, both ends of the link named */
   run_tree(&x, "doctor-aer-rootport", &o);
-  r = find(&x.r, "pcie.aer", GR_CHECK_WARN);
+  r = find(&x.r, "pcie.aer", GR_SEV_WARN);
   assert_string_equal(r->pci_bus_id, "0000:40:03.1");
-  assert_non_null(strstr(r->message, "GPU3 0000:42:00.0"));
-  assert_non_null(strstr(r->message, "above the 922")); /* ceil(0.96 x 16 x 60 min) */
+  assert_non_null(strstr(r->text, "GPU3 0000:42:00.0"));
+  assert_non_null(strstr(r->text, "above the 922")); /* ceil(0.96 x 16 x 60 min) */
   free_run(&x);
 }
 
@@ -151,19 +145,19 @@ static void test_xid_log(void **state)
   o.kmsg_path = path;
   expect_tree("doctor-healthy", &o, "xid.errors:fail", GR_EXIT_FAIL);
   run_tree(&x, "doctor-healthy", &o);
-  const struct gr_check_result *f = find(&x.r, "xid.errors", GR_CHECK_FAIL);
+  const struct gr_finding *f = find(&x.r, "xid.errors", GR_SEV_FAIL);
   assert_string_equal(f->pci_bus_id, "0000:41:00.0");
-  assert_non_null(strstr(f->message, "Xid 79"));
-  const struct gr_check_result *i = find(&x.r, "xid.errors", GR_CHECK_INFO);
-  assert_non_null(strstr(i->message, "Xid 13"));
-  assert_non_null(strstr(i->message, "3 times")); /* de-duplicated */
+  assert_non_null(strstr(f->text, "Xid 79"));
+  const struct gr_finding *i = find(&x.r, "xid.errors", GR_SEV_INFO);
+  assert_non_null(strstr(i->text, "Xid 13"));
+  assert_non_null(strstr(i->text, "3 times")); /* de-duplicated */
   free_run(&x);
   /* a 0.1 h window keeps the Xid 79 (86002 s) and drops the Xid 13s (85000 s) */
   o.xid_window_h = 0.1;
   run_tree(&x, "doctor-healthy", &o);
-  assert_non_null(find(&x.r, "xid.errors", GR_CHECK_FAIL));
-  i = find(&x.r, "xid.errors", GR_CHECK_INFO);
-  assert_non_null(strstr(i->message, "3 older"));
+  assert_non_null(find(&x.r, "xid.errors", GR_SEV_FAIL));
+  i = find(&x.r, "xid.errors", GR_SEV_INFO);
+  assert_non_null(strstr(i->text, "3 older"));
   free_run(&x);
 }
 
@@ -193,10 +187,10 @@ static void test_malformed_inputs(void **state)
   expect_tree("doctor-malformed", &o, "pcie.link-width:error pcie.aer:error mem.channels:error xid.errors:error",
               GR_EXIT_CANNOT_RUN);
   run_tree(&x, "doctor-malformed", &o);
-  assert_non_null(strstr(find(&x.r, "pcie.aer", GR_CHECK_ERROR)->message, "0000:01:00.0/aer_dev_correctable"));
-  assert_non_null(strstr(find(&x.r, "pcie.link-width", GR_CHECK_ERROR)->message, "current_link_speed"));
-  assert_non_null(strstr(find(&x.r, "mem.channels", GR_CHECK_ERROR)->message, "tables/DMI: offset"));
-  assert_non_null(strstr(find(&x.r, "xid.errors", GR_CHECK_ERROR)->message, "dev/kmsg:5"));
+  assert_non_null(strstr(find(&x.r, "pcie.aer", GR_SEV_ERROR)->text, "0000:01:00.0/aer_dev_correctable"));
+  assert_non_null(strstr(find(&x.r, "pcie.link-width", GR_SEV_ERROR)->text, "current_link_speed"));
+  assert_non_null(strstr(find(&x.r, "mem.channels", GR_SEV_ERROR)->text, "tables/DMI: offset"));
+  assert_non_null(strstr(find(&x.r, "xid.errors", GR_SEV_ERROR)->text, "dev/kmsg:5"));
   free_run(&x);
 }
 

@@ -12,13 +12,14 @@
 #include "plan/llm.h"
 #include "plan/plan.h"
 #include "plan/quant.h"
+#include "analysis/machine.h"
 #include "load/rig.h"
 
 static int setup(void **state)
 {
   struct gr_err err = {0};
   (void)state;
-  if (gr_pcie_init(&err) != 0 || gr_catalog_init(&err) != 0 || gr_planner_init(&err) != 0) {
+  if (gr_facts_load(&err) != 0) {
     print_error("%s\n", err.msg);
     return -1;
   }
@@ -169,26 +170,21 @@ static void deepspeed_printout(void **state)
 static void plan_on(const char *rig_or_gpu, bool is_rig, int gpus, struct gr_plan_req *r, const struct gr_model *m,
                     struct gr_plan *p)
 {
-  struct gr_topo t;
-  struct gr_analysis a;
-  struct gr_prediction pr;
+  struct gr_machine mc = {0};
   struct gr_plan_hw hw;
   struct gr_err err = {0};
   memset(&hw, 0, sizeof(hw));
   if (is_rig) {
-    if (gr_load_rig(rig_or_gpu, &t, &err) != 0 || gr_analyze(&t, &a, &err) != 0 || gr_predict(&t, &a, &pr, &err) != 0)
+    struct gr_source src = {.kind = GR_SRC_RIG, .path = rig_or_gpu};
+    if (gr_machine_open(&src, GR_MACHINE_PREDICT, &mc, &err) != 0)
       fail_msg("%s", err.msg);
-    gr_plan_hw_from_topo(&t, &pr, &hw);
+    gr_plan_hw_from_topo(&mc.topo, &mc.prediction, &hw);
   }
   r->gpus = gpus;
   if (gr_plan_check(r, m, &hw, &err) != 0)
     fail_msg("%s", err.msg);
   gr_plan_run(r, m, &hw, p);
-  if (is_rig) {
-    gr_prediction_free(&pr);
-    gr_analysis_free(&a);
-    gr_topo_free(&t);
-  }
+  gr_machine_close(&mc);
 }
 
 static void seed_figures_18_bytes(void **state)

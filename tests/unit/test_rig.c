@@ -12,12 +12,7 @@
 
 static int setup(void **state)
 {
-  struct gr_err err = {0};
-  if (tu_setup_data(state) != 0 || gr_catalog_init(&err) != 0) {
-    print_error("%s\n", err.msg);
-    return -1;
-  }
-  return 0;
+  return tu_setup_data(state);
 }
 
 static void expect_error(const char *text, const char *where, const char *what)
@@ -90,7 +85,7 @@ static void every_bundled_rig_loads_and_matches_its_description(void **state)
     char l[16];
     if (gr_load_rig(rigs[i].name, &t, &err) != 0)
       fail_msg("%s: %s", rigs[i].name, err.msg);
-    assert_int_equal(gr_analyze(&t, &a, &err), 0);
+    gr_analyze(&t, &a);
     if (t.ngpus != rigs[i].gpus)
       fail_msg("%s: %zu GPUs", rigs[i].name, t.ngpus);
     if (strcmp(tu_level(&a, 0, 1, l), rigs[i].level01) != 0)
@@ -111,8 +106,8 @@ static double predicted_busbw(const char *rig)
   struct gr_err err = {0};
   if (gr_load_rig(rig, &t, &err) != 0)
     fail_msg("%s", err.msg);
-  assert_int_equal(gr_analyze(&t, &a, &err), 0);
-  assert_int_equal(gr_predict(&t, &a, &p, &err), 0);
+  gr_analyze(&t, &a);
+  gr_predict(&t, &a, &p);
   double v = p.best.busbw_gbps;
   gr_prediction_free(&p);
   gr_analysis_free(&a);
@@ -146,8 +141,8 @@ static void seed_ranking_for_training(void **state)
     struct gr_err err = {0};
     assert_int_equal(gr_load_rig(rigs[i], &t, &err), 0);
     assert_int_equal(gr_rig_replace_gpus(&t, "V100 PCIe 32GB", &err), 0); /* the same GPUs everywhere */
-    assert_int_equal(gr_analyze(&t, &a, &err), 0);
-    assert_int_equal(gr_predict(&t, &a, &p, &err), 0);
+    gr_analyze(&t, &a);
+    gr_predict(&t, &a, &p);
     group[i] = p.largest_p2p_domain;
     bw[i] = p.best.busbw_gbps;
     train[i] = p.verdicts[0].rating;
@@ -177,8 +172,8 @@ static void nvlink_makes_tensor_parallel_fast(void **state)
   struct gr_err err = {0};
   (void)state;
   assert_int_equal(gr_load_rig("gigabyte-t181-g20", &t, &err), 0);
-  assert_int_equal(gr_analyze(&t, &a, &err), 0);
-  assert_int_equal(gr_predict(&t, &a, &p, &err), 0);
+  gr_analyze(&t, &a);
+  gr_predict(&t, &a, &p);
   for (size_t i = 0; i < p.nverdicts; i++)
     if (strcmp(p.verdicts[i].workload, "tensor-parallel inference") == 0)
       assert_int_equal(p.verdicts[i].rating, GR_RATE_GOOD);
@@ -198,8 +193,8 @@ static void nccl_default_vs_p2p_level(void **state)
   (void)state;
   /* 6 GPUs on AMD: NCCL keeps P2P to PXB, so the P2P driver helps only with the setting */
   assert_int_equal(gr_load_rig("tinybox-green", &t, &err), 0);
-  assert_int_equal(gr_analyze(&t, &a, &err), 0);
-  assert_int_equal(gr_predict(&t, &a, &p, &err), 0);
+  gr_analyze(&t, &a);
+  gr_predict(&t, &a, &p);
   assert_true(p.best_needs_p2p_level);
   assert_string_equal(p.best_p2p_level, "PHB");
   assert_int_equal(p.pairs[1].nccl, GR_XFER_HOST);
@@ -210,8 +205,8 @@ static void nccl_default_vs_p2p_level(void **state)
   gr_topo_free(&t);
   /* stock 4090s never P2P: WOPR goes through host memory either way */
   assert_int_equal(gr_load_rig("wopr", &t, &err), 0);
-  assert_int_equal(gr_analyze(&t, &a, &err), 0);
-  assert_int_equal(gr_predict(&t, &a, &p, &err), 0);
+  gr_analyze(&t, &a);
+  gr_predict(&t, &a, &p);
   assert_false(p.best_needs_p2p_level);
   assert_int_equal(p.largest_p2p_domain, 1);
   assert_int_equal(p.best.nhops_host, 7);

@@ -10,15 +10,15 @@
 #include <cmocka.h>
 
 #include "analysis/analysis.h"
-#include "facts/pcilink.h"
+#include "facts/facts.h"
 #include "model/topo.h"
 
-/* Loads data/pcie-links.tsv (GPURIG_DATA is set by ctest); fails the test otherwise. */
+/* Loads gpurig's facts (GPURIG_DATA is set by ctest); fails the test otherwise. */
 static inline int tu_setup_data(void **state)
 {
   struct gr_err err = {0};
   (void)state;
-  if (gr_pcie_init(&err) != 0) {
+  if (gr_facts_load(&err) != 0) {
     print_error("%s\n", err.msg);
     return -1;
   }
@@ -27,9 +27,9 @@ static inline int tu_setup_data(void **state)
 
 static inline const struct gr_finding *tu_find(const struct gr_analysis *a, const char *id, int node)
 {
-  for (size_t i = 0; i < a->nfindings; i++)
-    if (strcmp(a->findings[i].id, id) == 0 && (node < -1 || a->findings[i].node == node))
-      return &a->findings[i];
+  for (size_t i = 0; i < a->findings.n; i++)
+    if (strcmp(a->findings.v[i].id, id) == 0 && (node < -1 || a->findings.v[i].node == node))
+      return &a->findings.v[i];
   return NULL;
 }
 

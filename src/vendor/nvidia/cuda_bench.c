@@ -13,7 +13,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "gpu/bench.h"
+#include "vendor/nvidia/nvidia.h"
 #include "base/dl.h"
 #include "vendor/nvidia/nv_api.h"
 
@@ -884,4 +884,7 @@ const struct gr_bench_backend gr_bench_cuda = {
     .allreduce_open = cuda_allreduce_open,
     .allreduce = cuda_allreduce,
     .collective_name = cuda_collective_name,
+    .collective = "NCCL",
+    .collective_install = "Install NCCL (Debian/Ubuntu: libnccl2 from NVIDIA's CUDA repository) to measure it.",
+    .collective_debug = "NCCL_DEBUG=INFO",
 };

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "base/dl.h"
-#include "gpu/gpu.h"
+#include "vendor/nvidia/nvidia.h"
 #include "vendor/nvidia/nv_api.h"
 
 #define NVML_SONAME "libnvidia-ml.so.1"
@@ -314,13 +314,16 @@ static int nvml_versions(void *state, char *driver, size_t dcap, char *runtime, 
   if (n->SystemGetDriverVersion && n->SystemGetDriverVersion(driver, (unsigned)dcap) != GR_NVML_SUCCESS)
     driver[0] = '\0';
   if (n->SystemGetCudaDriverVersion && n->SystemGetCudaDriverVersion(&cuda) == GR_NVML_SUCCESS && cuda > 0)
-    snprintf(runtime, rcap, "CUDA %d.%d", cuda / 1000, cuda % 1000 / 10);
+    snprintf(runtime, rcap, "%d.%d", cuda / 1000, cuda % 1000 / 10);
   return 0;
 }
 
 const struct gr_gpu_backend gr_gpu_backend_nvml = {
     .name = "nvidia",
     .library = NVML_SONAME,
+    .driver_name = "NVIDIA driver",
+    .runtime_name = "CUDA",
+    .p2p_tool = "nvidia-smi topo -p2p",
     .init = nvml_init,
     .shutdown = nvml_shutdown,
     .last_error = nvml_last_error,

@@ -1,0 +1,49 @@
+/* `gpurig compare`: machines described in rig files judged side by side
+ * before anyone buys them: VRAM, price per GiB, the P2P share and the
+ * training rank.
+ *
+ * Ownership: gr_compare_open fills an array of struct gr_judged the caller
+ * frees with gr_compare_close; each holds its machine. */
+#ifndef GPURIG_COMPARE_H
+#define GPURIG_COMPARE_H
+
+#include <stddef.h>
+
+#include "analysis/machine.h"
+#include "analysis/predict.h"
+
+struct gr_judged {
+  struct gr_machine m;
+  double vram_gib;    /* catalog memory of every GPU together */
+  int rank;           /* training rank, 1 = best; equal machines share a rank */
+};
+
+/* Opens each rig (with gpu_model in every slot when non-NULL), analyses and
+ * predicts it, and ranks them. 0, or -1 with err naming the rig that failed
+ * (nothing is left to free then). */
+int gr_compare_open(char *const *rigs, size_t n, const char *gpu_model, struct gr_judged **out, struct gr_err *err);
+void gr_compare_close(struct gr_judged *j, size_t n);
+
+/* The machines in training-rank order (best first): an array of pointers
+ * into js the caller frees with free(). */
+const struct gr_judged **gr_compare_order(const struct gr_judged *js, size_t n);
+
+/* The verdict for a workload ("training", "tensor-parallel inference",
+ * "independent jobs") over `gpus` GPUs (-1: any), or NULL. */
+const struct gr_verdict *gr_compare_verdict(const struct gr_judged *j, const char *workload, int gpus);
+
+/* Price per GiB of VRAM in the rig's currency, 0 when the price is unknown. */
+double gr_compare_price_per_gib(const struct gr_judged *j);
+
+/* The rigs bundled in data/rigs/: each name with its title, or why it does
+ * not load. The caller frees the array with gr_rig_list_free. 0, or -1 with
+ * err (GR_EXIT_CANNOT_RUN) when the folder cannot be read. */
+struct gr_rig_entry {
+  char *name;     /* "wopr" */
+  char *title;    /* the rig's own title, NULL when it does not load */
+  char *problem;  /* why it does not load, NULL when it does */
+};
+int gr_rig_list(struct gr_rig_entry **out, size_t *n, struct gr_err *err);
+void gr_rig_list_free(struct gr_rig_entry *rigs, size_t n);
+
+#endif

@@ -1,0 +1,58 @@
+/* The machine pipeline; see machine.h. */
+#include "analysis/machine.h"
+
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "facts/data.h"
+
+int gr_machine_open(const struct gr_source *src, unsigned flags, struct gr_machine *m, struct gr_err *err)
+{
+  memset(m, 0, sizeof(*m));
+  m->src = *src;
+  m->src.path = m->src_path = xstrdup(src->path);
+  m->src.gpu_model = m->src_gpu_model = xstrdup(src->gpu_model);
+  m->has_fs = gr_source_reads_machine(src);
+  if ((m->has_fs && gr_source_fs(src, &m->fs, err) != 0) || gr_source_load(src, &m->topo, err) != 0) {
+    gr_topo_free(&m->topo);
+    free(m->src_path);
+    free(m->src_gpu_model);
+    memset(m, 0, sizeof(*m));
+    return -1;
+  }
+  gr_analyze(&m->topo, &m->analysis);
+  if (flags & GR_MACHINE_PREDICT) {
+    gr_predict(&m->topo, &m->analysis, &m->prediction);
+    m->predicted = true;
+  }
+  m->open = true;
+  return 0;
+}
+
+int gr_machine_open_example(struct gr_machine *m, struct gr_err *err)
+{
+  char path[PATH_MAX];
+  memset(m, 0, sizeof(*m));
+  if (!gr_data_path(GR_EXAMPLE_XML, path, sizeof(path)))
+    return gr_fail(err, GR_EXIT_CANNOT_RUN, "data path too long");
+  struct gr_source src = {.kind = GR_SRC_XML, .path = path};
+  if (gr_machine_open(&src, GR_MACHINE_PREDICT, m, err) != 0) {
+    err->code = GR_EXIT_CANNOT_RUN; /* gpurig's own file: not the user's input */
+    return -1;
+  }
+  return 0;
+}
+
+void gr_machine_close(struct gr_machine *m)
+{
+  if (!m || !m->open)
+    return;
+  if (m->predicted)
+    gr_prediction_free(&m->prediction);
+  gr_analysis_free(&m->analysis);
+  gr_topo_free(&m->topo);
+  free(m->src_path);
+  free(m->src_gpu_model);
+  memset(m, 0, sizeof(*m));
+}

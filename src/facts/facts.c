@@ -1,0 +1,188 @@
+/* One loader for every data file; see facts.h. */
+#include "facts/facts.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "facts/pciids.h"
+
+/* Set once by gr_facts_load, before any thread; read-only afterwards. */
+static struct gr_facts *loaded;
+
+/* The keys gpurig asks of each key/value table: a data file without one of
+ * them is refused at load, not discovered later as a silent 0. */
+static const char *const calibration_keys[] = {
+    "ring_p2p_eff", "ring_host_eff", "ring_nvlink_eff", "copy_p2p_eff", "copy_host_eff",
+    "h2d_eff_gen3", "h2d_eff_gen4", "h2d_eff_gen5", NULL};
+static const char *const planner_keys[] = {
+    "cuda_context_gib", "decode_eff_gpu_low", "decode_eff_gpu_mid", "decode_eff_gpu_high", "decode_eff_cpu_low",
+    "decode_eff_cpu_high", "layer_split_eff", "allreduce_latency_us", "prefill_mfu", "train_mfu_low",
+    "train_mfu_high", "allreduce_overlap", "inference_chunk_tokens", "zero3_live_gib", "zero_bucket_gib",
+    "kwh_price_usd", "gpu_power_share", "host_power_w", NULL};
+static const char *const health_keys[] = {
+    "aer_ber", "host_ram_per_vram", "xid_window_h", "gen1_idle_gen", "bench_host_min", "bench_p2p_min",
+    "bench_staged_min", "bench_nvlink_min", "bench_local_min", "bench_bidir_share", "bench_allreduce_min",
+    "bench_floor_min_mib", NULL};
+
+/* The tables read row by row, with the columns their readers need. */
+struct rows_schema {
+  const char *file;
+  size_t offset; /* of the struct gr_table in struct gr_facts */
+  const char *const cols[16];
+};
+static const struct rows_schema row_tables[] = {
+    {"cpu-interconnect.tsv", offsetof(struct gr_facts, cpu_interconnect),
+     {"vendor", "family", "model_min", "nccl_gbps", "link", "source"}},
+    {"cpu-memory.tsv", offsetof(struct gr_facts, cpu_memory), {"match", "channels", "source"}},
+    {"driver-issues.tsv", offsetof(struct gr_facts, driver_issues),
+     {"id", "gpu_match", "driver_min", "driver_max", "severity", "problem", "fix", "source"}},
+    {"xid.tsv", offsetof(struct gr_facts, xid), {"xid", "name", "class", "severity", "action", "source"}},
+    {"models.tsv", offsetof(struct gr_facts, models),
+     {"name", "model_type", "layers", "hidden", "intermediate", "heads", "kv_heads", "head_dim", "vocab", "tied",
+      "qkv_bias", "experts", "experts_per_tok", "max_ctx", "sliding_window", "source"}},
+    {"quant.tsv", offsetof(struct gr_facts, quant), {"name", "kind", "base", "block_weights", "block_bytes", "source"}},
+};
+
+static int need_columns(const struct gr_table *t, const char *const *cols, struct gr_err *err)
+{
+  for (size_t i = 0; i < 16 && cols[i]; i++)
+    if (gr_table_col(t, cols[i]) < 0)
+      return gr_fail(err, GR_EXIT_CANNOT_RUN, "%s: missing column %s", t->name, cols[i]);
+  return 0;
+}
+
+static int cmp_kv(const void *a, const void *b)
+{
+  return strcmp(((const struct gr_kv *)a)->key, ((const struct gr_kv *)b)->key);
+}
+
+/* A key/value table: every row a number, every needed key present. */
+static int build_kv(const struct gr_table *t, const char *const *keys, struct gr_kv_table *kv, struct gr_err *err)
+{
+  static const char *const cols[] = {"key", "value", "source", NULL};
+  if (need_columns(t, cols, err) != 0)
+    return -1;
+  size_t ck = (size_t)gr_table_col(t, "key"), cv = (size_t)gr_table_col(t, "value");
+  size_t cs = (size_t)gr_table_col(t, "source");
+  kv->name = t->name;
+  kv->rows = xcalloc(t->nrows + 1, sizeof(*kv->rows));
+  for (size_t r = 0; r < t->nrows; r++) {
+    const char *v = gr_table_cell(t, r, cv);
+    char *end;
+    struct gr_kv *row = &kv->rows[kv->n++];
+    row->key = gr_table_cell(t, r, ck);
+    row->source = gr_table_cell(t, r, cs);
+    row->value = strtod(v, &end);
+    if (end == v || *end)
+      return gr_fail(err, GR_EXIT_CANNOT_RUN, "%s:%zu: value of %s is not a number: \"%s\"", t->name, t->lines[r],
+                     row->key, v);
+  }
+  qsort(kv->rows, kv->n, sizeof(*kv->rows), cmp_kv);
+  for (size_t i = 0; keys[i]; i++)
+    if (!bsearch(&(struct gr_kv){.key = keys[i]}, kv->rows, kv->n, sizeof(*kv->rows), cmp_kv))
+      return gr_fail(err, GR_EXIT_CANNOT_RUN, "%s: no row for %s", t->name, keys[i]);
+  return 0;
+}
+
+static int load_kv(struct gr_facts *f, const char *file, struct gr_table *raw, const char *const *keys,
+                   struct gr_kv_table *kv, struct gr_err *err)
+{
+  if (gr_table_load(f->data_dir, file, raw, err) != 0)
+    return -1;
+  return build_kv(raw, keys, kv, err);
+}
+
+static int load_tables(struct gr_facts *f, struct gr_err *err)
+{
+  if (gr_table_load(f->data_dir, "pcie-links.tsv", &f->raw_pcie, err) != 0 ||
+      gr_pcie_gens_parse(&f->raw_pcie, f->gens, GR_FACTS_MAX_GENS, &f->ngens, err) != 0 ||
+      gr_table_load(f->data_dir, "gpus.tsv", &f->raw_gpus, err) != 0 ||
+      gr_catalog_parse(&f->raw_gpus, &f->gpus, &f->ngpus, err) != 0 ||
+      load_kv(f, "calibration.tsv", &f->raw_calibration, calibration_keys, &f->calibration, err) != 0 ||
+      load_kv(f, "planner.tsv", &f->raw_planner, planner_keys, &f->planner, err) != 0 ||
+      load_kv(f, "health.tsv", &f->raw_health, health_keys, &f->health, err) != 0)
+    return -1;
+  for (size_t i = 0; i < sizeof(row_tables) / sizeof(row_tables[0]); i++) {
+    struct gr_table *t = (struct gr_table *)((char *)f + row_tables[i].offset);
+    if (gr_table_load(f->data_dir, row_tables[i].file, t, err) != 0 || need_columns(t, row_tables[i].cols, err) != 0)
+      return -1;
+  }
+  return 0;
+}
+
+static void free_facts(struct gr_facts *f)
+{
+  if (!f)
+    return;
+  for (size_t i = 0; i < sizeof(row_tables) / sizeof(row_tables[0]); i++)
+    gr_table_free((struct gr_table *)((char *)f + row_tables[i].offset));
+  free(f->calibration.rows);
+  free(f->planner.rows);
+  free(f->health.rows);
+  free(f->gpus);
+  gr_table_free(&f->raw_gpus);
+  gr_table_free(&f->raw_pcie);
+  gr_table_free(&f->raw_calibration);
+  gr_table_free(&f->raw_planner);
+  gr_table_free(&f->raw_health);
+  gr_pciids_unmap(f->pciids, f->pciids_len);
+  free(f);
+}
+
+int gr_facts_load(struct gr_err *err)
+{
+  if (loaded)
+    return 0;
+  struct gr_facts *f = xcalloc(1, sizeof(*f));
+  gr_data_dir_find(f->data_dir, sizeof(f->data_dir));
+  if (load_tables(f, err) != 0) {
+    if (err)
+      err->code = GR_EXIT_CANNOT_RUN; /* gpurig's own data, not the user's input */
+    free_facts(f);
+    return -1;
+  }
+  gr_pciids_map(&f->pciids, &f->pciids_len);
+  loaded = f;
+  return 0;
+}
+
+void gr_facts_unload(void)
+{
+  free_facts(loaded);
+  loaded = NULL;
+}
+
+const struct gr_facts *gr_facts(void)
+{
+  if (!loaded) {
+    fprintf(stderr, "gpurig: internal error: facts read before gr_facts_load\n");
+    abort();
+  }
+  return loaded;
+}
+
+double gr_kv(const struct gr_kv_table *t, const char *key)
+{
+  const struct gr_kv *row = bsearch(&(struct gr_kv){.key = key}, t->rows, t->n, sizeof(*t->rows), cmp_kv);
+  if (!row) {
+    fprintf(stderr, "gpurig: internal error: %s has no key %s (add it to facts.c's list)\n", t->name, key);
+    abort();
+  }
+  return row->value;
+}
+
+double gr_calibration(const char *key)
+{
+  return gr_kv(&gr_facts()->calibration, key);
+}
+
+double gr_planner_const(const char *key)
+{
+  return gr_kv(&gr_facts()->planner, key);
+}
+
+double gr_health(const char *key)
+{
+  return gr_kv(&gr_facts()->health, key);
+}

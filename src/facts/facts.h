@@ -1,0 +1,84 @@
+/* The facts gpurig knows: every data file, data/NAME.tsv (each row with its source),
+ * and the system's pci.ids, loaded by one call into one read-only structure.
+ *
+ * gr_facts_load runs once, before any other work and before any thread
+ * (main does it; each unit test and fuzz target too). Afterwards every
+ * module reads the same structure through gr_facts(), and nothing in it
+ * changes: no table is loaded lazily, no lookup caches, so any number of
+ * threads may read facts at once and no result depends on which command
+ * ran first.
+ *
+ * Ownership: the facts own every table, string and mapping in them until
+ * gr_facts_unload (called at exit so leak checkers stay quiet). Pointers
+ * handed out (a catalog entry, a table cell) live as long as the facts. */
+#ifndef GPURIG_FACTS_H
+#define GPURIG_FACTS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "base/util.h"
+#include "facts/catalog.h"
+#include "facts/data.h"
+#include "facts/pcilink.h"
+
+#define GR_FACTS_MAX_GENS 9
+
+/* One row of a key/value table (calibration, planner, health): a constant
+ * with its source. Kept sorted by key. */
+struct gr_kv {
+  const char *key;
+  double value;
+  const char *source;
+};
+
+struct gr_kv_table {
+  const char *name;       /* the file, for messages */
+  struct gr_kv *rows;
+  size_t n;
+};
+
+struct gr_facts {
+  char data_dir[4096];                         /* where data/ was found */
+  struct gr_pcie_gen gens[GR_FACTS_MAX_GENS];  /* pcie-links.tsv */
+  size_t ngens;
+  struct gr_gpu_model *gpus;                   /* gpus.tsv, the GPU catalog */
+  size_t ngpus;
+  struct gr_kv_table calibration;              /* calibration.tsv: prediction efficiencies */
+  struct gr_kv_table planner;                  /* planner.tsv: planner constants */
+  struct gr_kv_table health;                   /* health.tsv: doctor and bench thresholds */
+  /* Tables read row by row by their module, columns checked at load. */
+  struct gr_table cpu_interconnect;            /* cpu-interconnect.tsv (analysis) */
+  struct gr_table cpu_memory;                  /* cpu-memory.tsv (doctor) */
+  struct gr_table driver_issues;               /* driver-issues.tsv (doctor) */
+  struct gr_table xid;                         /* xid.tsv (doctor) */
+  struct gr_table models;                      /* models.tsv (plan) */
+  struct gr_table quant;                       /* quant.tsv (plan) */
+  /* pci.ids ($GPURIG_PCI_IDS, else the system's), mapped read-only; NULL absent. */
+  const char *pciids;
+  size_t pciids_len;
+  /* backing store of the key/value tables and the catalog */
+  struct gr_table raw_gpus, raw_pcie, raw_calibration, raw_planner, raw_health;
+};
+
+/* Loads every data file and maps pci.ids. Returns 0, or -1 with err
+ * (GR_EXIT_CANNOT_RUN: gpurig's own data is missing or broken) naming the
+ * file, the line and the problem; nothing stays loaded then. A second call
+ * after success returns 0 at once. */
+int gr_facts_load(struct gr_err *err);
+void gr_facts_unload(void);
+
+/* The loaded facts. Calling it before gr_facts_load succeeded is a bug in
+ * gpurig: it says so on stderr and aborts. */
+const struct gr_facts *gr_facts(void);
+
+/* A constant of a key/value table. Every key gpurig asks for is checked at
+ * load, so an absent key is a bug in gpurig: it says so and aborts. */
+double gr_kv(const struct gr_kv_table *t, const char *key);
+
+/* The constants by table, the way callers ask for them. */
+double gr_calibration(const char *key);
+double gr_planner_const(const char *key);
+double gr_health(const char *key);
+
+#endif

@@ -1,0 +1,83 @@
+/* The measurement half of a GPU vendor: a struct of function pointers that
+ * times one copy or one all-reduce at a time, on libraries opened at run
+ * time (vendor/nvidia/cuda_bench.c: libcuda and libnccl). It knows nothing
+ * of the topology, the analysis or the predictions: the driver in
+ * gpu/bench.c holds its figures against those.
+ *
+ * Ownership: init returns a state the backend owns until shutdown. */
+#ifndef GPURIG_BENCH_BACKEND_H
+#define GPURIG_BENCH_BACKEND_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#define GR_BENCH_HOST (-1) /* an endpoint that is pinned host memory */
+#define GR_BENCH_MAX_SAMPLES 16
+
+enum gr_bench_kind {
+  GR_BK_H2D,         /* host -> GPU */
+  GR_BK_D2H,         /* GPU -> host */
+  GR_BK_HOST_BIDIR,  /* both at once; the figure is host -> GPU, reverse_median the other */
+  GR_BK_LOCAL,       /* within one GPU's memory (counts one side, as nvbandwidth) */
+  GR_BK_P2P,         /* GPU -> GPU */
+  GR_BK_P2P_BIDIR,   /* GPU -> GPU while the reverse copy runs */
+  GR_BK_LATENCY,     /* small copies, microseconds per copy */
+  GR_BK_COUNT
+};
+enum gr_engine { GR_ENGINE_CE, GR_ENGINE_SM };
+
+/* One timed run asked of the backend. */
+struct gr_copy_spec {
+  enum gr_bench_kind kind;
+  enum gr_engine engine;
+  int src, dst;     /* GPU index or GR_BENCH_HOST */
+  size_t bytes;     /* per copy */
+  int loops;        /* copies per timed run */
+  bool reverse;     /* also copy dst -> src at the same time (bidirectional) */
+  unsigned seed;    /* pattern seed, different for each run */
+};
+
+/* What one timed run gave. */
+struct gr_copy_sample {
+  double seconds[2];   /* elapsed for the copies src->dst, and dst->src when reverse */
+  bool via_host;       /* GPU->GPU without peer access: the driver staged it through host memory */
+  bool corrupt;        /* the data check after the run failed */
+  int corrupt_dir;     /* 0 src->dst, 1 dst->src */
+  size_t bad_offset;   /* first wrong byte */
+  unsigned char expected, got;
+};
+
+struct gr_ar_sample {
+  double seconds;      /* per all-reduce, slowest GPU */
+  long wrong;          /* result elements not equal to the expected sum */
+};
+
+/* A measurement backend. Calls return 0, or -1 with last_error saying why;
+ * device_lost tells whether a GPU stopped answering. */
+struct gr_bench_backend {
+  const char *name;
+  /* Loads the libraries and opens every GPU; on -1 why says what is missing. */
+  int (*init)(void **state, char *why, size_t cap);
+  void (*shutdown)(void *state);
+  const char *(*last_error)(void *state);
+  int (*device_count)(void *state);
+  int (*device_busid)(void *state, int dev, char *buf, size_t cap);
+  /* The NUMA node for GPU dev's pinned host buffers (-1: leave it to the kernel). */
+  void (*set_numa)(void *state, int dev, int node);
+  bool (*can_peer)(void *state, int a, int b);
+  size_t (*free_bytes)(void *state, int dev);  /* 0 unknown */
+  int (*copy)(void *state, const struct gr_copy_spec *spec, struct gr_copy_sample *out);
+  bool (*device_lost)(void *state, int dev);
+  /* All-reduce over every GPU; allreduce_open returns -1 with why when the
+   * collective library is absent or fails to start. */
+  int (*allreduce_open)(void *state, size_t max_bytes, char *why, size_t cap);
+  int (*allreduce)(void *state, size_t bytes, int warmup, int iters, struct gr_ar_sample *out);
+  const char *(*collective_name)(void *state); /* "NCCL 2.21.5" */
+  /* The collective library's name and how to get it, for findings when it
+   * is absent or cannot start. */
+  const char *collective;          /* "NCCL" */
+  const char *collective_install;  /* "Install NCCL (...)" */
+  const char *collective_debug;    /* "NCCL_DEBUG=INFO" */
+};
+
+#endif

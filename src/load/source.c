@@ -1,0 +1,73 @@
+/* Choosing the loader for a source; see source.h. */
+#include "load/source.h"
+
+#include "load/loaders.h"
+#include "load/rig.h"
+
+struct gr_source gr_source_from(const char *root, const char *input, const char *rig, const char *gpu, bool pcie_only)
+{
+  struct gr_source s = {.kind = GR_SRC_LIVE, .pcie_only = pcie_only};
+  if (input) {
+    s.kind = GR_SRC_XML;
+    s.path = input;
+  } else if (rig) {
+    s.kind = GR_SRC_RIG;
+    s.path = rig;
+    s.gpu_model = gpu;
+  } else if (root) {
+    s.kind = GR_SRC_ROOT;
+    s.path = root;
+  }
+  return s;
+}
+
+bool gr_source_reads_machine(const struct gr_source *src)
+{
+  return src->kind == GR_SRC_LIVE || src->kind == GR_SRC_ROOT;
+}
+
+int gr_source_fs(const struct gr_source *src, struct gr_fs *fs, struct gr_err *err)
+{
+  const char *root = src->kind == GR_SRC_ROOT ? src->path : NULL;
+  if (gr_fs_init(fs, root) != 0)
+    return gr_fail(err, GR_EXIT_FAIL, "%s: path too long", root);
+  return 0;
+}
+
+static int load_rig(const struct gr_source *src, struct gr_topo *t, struct gr_err *err)
+{
+  if (gr_load_rig(src->path, t, err) != 0)
+    return -1;
+  if (src->gpu_model && gr_rig_replace_gpus(t, src->gpu_model, err) != 0) {
+    gr_topo_free(t);
+    return -1;
+  }
+  return 0;
+}
+
+int gr_source_load(const struct gr_source *src, struct gr_topo *t, struct gr_err *err)
+{
+  struct gr_fs fs;
+  int rc = -1;
+  gr_topo_init(t);
+  switch (src->kind) {
+  case GR_SRC_XML:
+    rc = gr_load_xml(src->path, t, err);
+    break;
+  case GR_SRC_RIG:
+    rc = load_rig(src, t, err);
+    break;
+  case GR_SRC_GENERIC:
+    rc = gr_rig_generic(src->gpu_model, src->gpus, t, err);
+    break;
+  case GR_SRC_LIVE:
+  case GR_SRC_ROOT:
+    rc = gr_source_fs(src, &fs, err) == 0 ? gr_load_live(&fs, t, err) : -1;
+    break;
+  }
+  if (rc == 0 && src->pcie_only) {
+    t->nnvlinks = 0; /* the links stay allocated and are freed with t */
+    t->nvlink_ignored = true;
+  }
+  return rc;
+}

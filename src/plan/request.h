@@ -1,0 +1,68 @@
+/* A planning request as a user gives it (text, as typed after --model,
+ * --job, --ctx ...) turned into the planner's request with the defaults of
+ * `gpurig plan --help`, and the machine it runs on. `gpurig plan` and
+ * `gpurig compare --job` share it, so the same words mean the same plan.
+ *
+ * Ownership: struct gr_plan_args only points at the caller's strings.
+ * gr_plan_job fills a struct gr_planned that owns its model; free it with
+ * gr_planned_free. gr_plan_machine_open fills a machine the caller closes
+ * with gr_machine_close (analysis/machine.h). */
+#ifndef GPURIG_PLAN_REQUEST_H
+#define GPURIG_PLAN_REQUEST_H
+
+#include <stdbool.h>
+
+#include "analysis/machine.h"
+#include "base/util.h"
+#include "model/finding.h"
+#include "plan/llm.h"
+#include "plan/plan.h"
+
+/* What the user typed; NULL where an option was not given. */
+struct gr_plan_args {
+  const char *model, *params, *job, *quant, *kv_quant, *ctx, *batch, *gpus, *zero, *offload, *tp, *pp;
+  const char *lora_rank, *lora_targets, *state_bytes, *price, *kwh, *rent, *cpu, *estimator;
+  const char *gpu;      /* --gpu MODEL: a generic board of that GPU when no rig is named */
+  bool checkpointing, rank0_load;
+};
+
+/* True when any option that only a plan reads was given (compare needs --job then). */
+bool gr_plan_args_given(const struct gr_plan_args *a);
+
+/* The machine a plan runs on, opened with predictions: the given source,
+ * or --gpus N of --gpu MODEL on a generic board, or none for CPU-only
+ * inference (--gpus 0, or --cpu alone): then *cpu_only is set and m stays
+ * closed. hw is filled from the machine and --cpu. 0, or -1 with err. */
+int gr_plan_machine_open(const struct gr_plan_args *a, const struct gr_source *given, struct gr_machine *m,
+                         bool *cpu_only, struct gr_plan_hw *hw, struct gr_err *err);
+/* hw for an open machine (m NULL: CPU only) and --cpu. */
+int gr_plan_hw_from(const struct gr_plan_args *a, const struct gr_machine *m, struct gr_plan_hw *hw, struct gr_err *err);
+
+/* Reads the arguments into a request and a model with gpurig plan's
+ * defaults; gpus_in_machine fills --gpus when it is not given. -1 with one
+ * error line in err (GR_EXIT_FAIL); on success the caller frees *m with
+ * gr_model_free. */
+int gr_plan_request(const struct gr_plan_args *a, int gpus_in_machine, struct gr_plan_req *r, struct gr_model *m,
+                    struct gr_err *err);
+
+/* A whole planned job: the request, the model, the machine as the planner
+ * saw it, and the plan. */
+struct gr_planned {
+  struct gr_plan_req req;
+  struct gr_model model;
+  struct gr_plan_hw hw;
+  struct gr_plan plan;
+};
+
+/* Request, check and plan on hw. 0, or -1 with err (bad input, or a request
+ * the machine cannot run: too few GPUs, a context longer than the model's;
+ * label, when non-NULL, names the machine in the latter). */
+int gr_plan_job(const struct gr_plan_args *a, const struct gr_plan_hw *hw, const char *label, struct gr_planned *pl,
+                struct gr_err *err);
+void gr_planned_free(struct gr_planned *pl);
+
+/* The plan's verdict as a finding ("plan.fit"): fits ok, tight warn, does
+ * not fit fail, with the change that makes it fit as the fix. */
+void gr_plan_findings(const struct gr_planned *pl, const char *machine, struct gr_findings *out);
+
+#endif

@@ -1,0 +1,30 @@
+/* What every printer shares: JSON numbers, strings and output, the line that
+ * names the machine, and the loader's warnings. Printers include this and
+ * their own report's header, never another printer.
+ *
+ * Ownership: a json_t returned here is the caller's (json_decref). */
+#ifndef GPURIG_PRINT_COMMON_H
+#define GPURIG_PRINT_COMMON_H
+
+#include <stdio.h>
+
+#include <jansson.h>
+
+#include "model/topo.h"
+
+/* A JSON number rounded to `decimals` places (half away from zero). */
+json_t *gr_json_rounded(double v, int decimals);
+/* The same, or null when v <= 0 (a rate or price that is not known). */
+json_t *gr_json_positive(double v, int decimals);
+/* A JSON string, null for NULL; text that is not UTF-8 has its non-ASCII
+ * bytes replaced by '?' (never a missing key). */
+json_t *gr_json_text(const char *s);
+/* Writes j indented, keys in insertion order, with a trailing newline. */
+void gr_json_print(FILE *out, json_t *j);
+
+/* "Machine: PRODUCT (HOST)  [SOURCE]" without a newline. */
+void gr_print_machine_line(FILE *out, const struct gr_topo *t);
+/* The loader's warnings, one "gpurig: warning: ..." line each. */
+void gr_print_warnings(FILE *err, const struct gr_topo *t);
+
+#endif

@@ -1,0 +1,162 @@
+/* `gpurig compare` printers; see compare.h. */
+#include "print/compare.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "print/common.h"
+#include "print/plan.h"
+#include "print/predict.h"
+
+static const char *rig_name(const struct gr_judged *j)
+{
+  return j->m.topo.rig->name;
+}
+
+static void plan_row(FILE *out, const struct gr_judged *j, const struct gr_planned *pl)
+{
+  const struct gr_plan *p = &pl->plan;
+  char name[64], tps[32], step[16], need[24];
+  snprintf(name, sizeof(name), "%.34s", rig_name(j));
+  snprintf(need, sizeof(need), "%.1f/%.0f", p->gpu_need_gib, p->gpu_have_gib);
+  if (p->decode_tps.ok)
+    snprintf(tps, sizeof(tps), "%.1f (%.0f-%.0f)", p->decode_tps.mid, p->decode_tps.low, p->decode_tps.high);
+  else if (p->train_tps.ok)
+    snprintf(tps, sizeof(tps), "%.0f", p->train_tps.mid);
+  else
+    snprintf(tps, sizeof(tps), "-");
+  if (p->step_s.ok)
+    snprintf(step, sizeof(step), "%.2f", p->step_s.mid);
+  else
+    snprintf(step, sizeof(step), "-");
+  fprintf(out, "%-34s %4d %12s %-13s %18s %10s %8.2f %s\n", name, pl->req.gpus, need, gr_fit_name(p->fit), tps, step,
+          p->energy_cost_day, p->currency);
+}
+
+void gr_print_compare_plans(FILE *out, const struct gr_judged *js, const struct gr_planned *plans, size_t n,
+                            const char *what, const char *job)
+{
+  const struct gr_judged **order = gr_compare_order(js, n);
+  fprintf(out, "\nPlan: %s, --job %s (gpurig plan gives the breakdown)\n", what, job);
+  fprintf(out, "%-34s %4s %12s %-13s %18s %10s %12s\n", "rig", "GPUs", "GiB per GPU", "fits", "tokens/s", "step s",
+          "energy/day");
+  for (size_t i = 0; i < n; i++)
+    plan_row(out, order[i], &plans[order[i] - js]);
+  for (size_t i = 0; i < n; i++)
+    if (plans[order[i] - js].plan.fit == GR_FIT_NO)
+      fprintf(out, "  %s: %s\n", rig_name(order[i]), plans[order[i] - js].plan.verdict);
+  free(order);
+}
+
+static void rate_cell(char *buf, size_t cap, const struct gr_judged *j, const char *workload, int gpus)
+{
+  const struct gr_verdict *v = gr_compare_verdict(j, workload, gpus);
+  snprintf(buf, cap, "%s", v ? gr_rating_name(v->rating) : "-");
+}
+
+static void table_row(FILE *out, const struct gr_judged *j)
+{
+  const struct gr_prediction *p = &j->m.prediction;
+  const struct gr_topo *t = &j->m.topo;
+  char name[64], cell[4][16], bw[32], price[32], group[16];
+  snprintf(name, sizeof(name), "%.34s", rig_name(j));
+  if (p->best_needs_p2p_level)
+    snprintf(bw, sizeof(bw), "%.1f (%.1f*)", p->nccl_default.busbw_gbps, p->best.busbw_gbps);
+  else
+    snprintf(bw, sizeof(bw), "%.1f", p->best.busbw_gbps);
+  rate_cell(cell[0], sizeof(cell[0]), j, "tensor-parallel inference", 2);
+  rate_cell(cell[1], sizeof(cell[1]), j, "tensor-parallel inference", 4);
+  rate_cell(cell[2], sizeof(cell[2]), j, "tensor-parallel inference", 8);
+  rate_cell(cell[3], sizeof(cell[3]), j, "training", -1);
+  double per_gib = gr_compare_price_per_gib(j);
+  if (per_gib > 0)
+    snprintf(price, sizeof(price), "%.0f %s", per_gib, t->rig->currency);
+  else
+    snprintf(price, sizeof(price), "-");
+  snprintf(group, sizeof(group), "%d/%zu", p->largest_p2p_domain, t->ngpus);
+  const struct gr_verdict *jobs = gr_compare_verdict(j, "independent jobs", -1);
+  fprintf(out, "%-4d %-34s %4zu %9.0f %15s %9s %-6s %-6s %-6s %-6s %-6s %s\n", j->rank, name, t->ngpus, j->vram_gib, bw,
+          group, cell[3], cell[0], cell[1], cell[2], jobs ? gr_rating_name(jobs->rating) : "-", price);
+}
+
+static void reasons(FILE *out, const struct gr_judged **order, size_t n)
+{
+  fprintf(out, "\nWhy, for data-parallel training (rank 1 = best):\n");
+  for (size_t i = 0; i < n; i++) {
+    const struct gr_verdict *v = gr_compare_verdict(order[i], "training", -1);
+    fprintf(out, "%d. %s (%s): %s\n", order[i]->rank, rig_name(order[i]), v ? gr_rating_name(v->rating) : "-",
+            v ? v->reasons : "");
+  }
+  fprintf(out, "\nTensor-parallel inference:\n");
+  for (size_t i = 0; i < n; i++) {
+    const struct gr_prediction *p = &order[i]->m.prediction;
+    for (size_t k = 0; k < p->nverdicts; k++)
+      if (strcmp(p->verdicts[k].workload, "tensor-parallel inference") == 0)
+        fprintf(out, "  %s, %d GPUs (%s): %s\n", rig_name(order[i]), p->verdicts[k].gpus,
+                gr_rating_name(p->verdicts[k].rating), p->verdicts[k].reasons);
+  }
+}
+
+void gr_print_compare(FILE *out, const struct gr_judged *js, size_t n)
+{
+  const struct gr_judged **order = gr_compare_order(js, n);
+  fprintf(out, "%-4s %-34s %4s %9s %15s %9s %-6s %-6s %-6s %-6s %-6s %s\n", "rank", "rig", "GPUs", "VRAM GiB",
+          "allreduce GB/s", "P2P group", "train", "TP-2", "TP-4", "TP-8", "jobs", "price/GiB VRAM");
+  bool star = false;
+  for (size_t i = 0; i < n; i++) {
+    table_row(out, order[i]);
+    star |= order[i]->m.prediction.best_needs_p2p_level;
+  }
+  if (star)
+    fprintf(out, "* with NCCL_P2P_LEVEL raised as the rig's reasons say (NCCL's default keeps these paths off P2P)\n");
+  reasons(out, order, n);
+  free(order);
+}
+
+static json_t *rig_json(const struct gr_judged *j)
+{
+  const struct gr_prediction *p = &j->m.prediction;
+  const struct gr_topo *t = &j->m.topo;
+  json_t *o = json_object();
+  json_object_set_new(o, "name", json_string(t->rig->name));
+  json_object_set_new(o, "file", json_string(t->rig->file));
+  json_object_set_new(o, "gpus", json_integer((json_int_t)t->ngpus));
+  json_object_set_new(o, "gpu_model", t->ngpus ? json_string(t->pci[t->gpus[0]].model) : json_null());
+  json_object_set_new(o, "vram_gib", json_real(j->vram_gib));
+  json_object_set_new(o, "allreduce_busbw_gbps", gr_json_rounded(p->best.busbw_gbps, 2));
+  json_object_set_new(o, "allreduce_busbw_nccl_default_gbps", gr_json_rounded(p->nccl_default.busbw_gbps, 2));
+  char env[64];
+  snprintf(env, sizeof(env), "NCCL_P2P_LEVEL=%s", p->best_p2p_level ? p->best_p2p_level : "");
+  json_object_set_new(o, "allreduce_needs", p->best_needs_p2p_level ? json_string(env) : json_null());
+  json_object_set_new(o, "largest_p2p_group", json_integer(p->largest_p2p_domain));
+  json_object_set_new(o, "training_rank", json_integer(j->rank));
+  json_object_set_new(o, "price", t->rig->price > 0 ? json_real(t->rig->price) : json_null());
+  json_object_set_new(o, "currency", t->rig->currency ? json_string(t->rig->currency) : json_null());
+  json_object_set_new(o, "price_per_vram_gib", gr_json_positive(gr_compare_price_per_gib(j), 2));
+  json_t *pred = gr_prediction_to_json(t, p);
+  json_object_set(o, "verdicts", json_object_get(pred, "verdicts"));
+  json_object_set_new(o, "prediction", pred);
+  return o;
+}
+
+json_t *gr_compare_to_json(const struct gr_judged *js, const struct gr_planned *plans, size_t n)
+{
+  json_t *root = json_object(), *arr = json_array();
+  for (size_t i = 0; i < n; i++) {
+    json_t *o = rig_json(&js[i]);
+    if (plans)
+      json_object_set_new(o, "plan", gr_plan_to_json(&plans[i]));
+    json_array_append_new(arr, o);
+  }
+  json_object_set_new(root, "rigs", arr);
+  return root;
+}
+
+void gr_print_rig_list(FILE *out, const struct gr_rig_entry *rigs, size_t n)
+{
+  for (size_t i = 0; i < n; i++)
+    if (rigs[i].title)
+      fprintf(out, "%-26s %s\n", rigs[i].name, rigs[i].title);
+    else
+      fprintf(out, "%-26s (does not load: %s)\n", rigs[i].name, rigs[i].problem);
+}

@@ -1,0 +1,25 @@
+/* `gpurig compare`: rigs side by side (the table, the reasons per rank and
+ * per tensor-parallel group), the plan of a job on each, and the rig list;
+ * JSON (docs/json.md) the caller owns (json_decref). */
+#ifndef GPURIG_PRINT_COMPARE_H
+#define GPURIG_PRINT_COMPARE_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+#include <jansson.h>
+
+#include "analysis/compare.h"
+#include "plan/request.h"
+
+/* The table in training-rank order and the reasons. */
+void gr_print_compare(FILE *out, const struct gr_judged *js, size_t n);
+/* --job: one row per rig (plans[i] planned on js[i]). */
+void gr_print_compare_plans(FILE *out, const struct gr_judged *js, const struct gr_planned *plans, size_t n,
+                            const char *what, const char *job);
+/* {"rigs": [...]}, each with its plan when plans is non-NULL. */
+json_t *gr_compare_to_json(const struct gr_judged *js, const struct gr_planned *plans, size_t n);
+/* --list: "NAME  TITLE" per rig, or why it does not load. */
+void gr_print_rig_list(FILE *out, const struct gr_rig_entry *rigs, size_t n);
+
+#endif

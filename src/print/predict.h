@@ -1,0 +1,15 @@
+/* Predictions (analysis/predict.h): a text section for topo and report, and
+ * a JSON object (docs/json.md) the caller owns (json_decref). */
+#ifndef GPURIG_PRINT_PREDICT_H
+#define GPURIG_PRINT_PREDICT_H
+
+#include <stdio.h>
+
+#include <jansson.h>
+
+#include "analysis/predict.h"
+
+void gr_print_prediction(FILE *out, const struct gr_topo *t, const struct gr_prediction *p);
+json_t *gr_prediction_to_json(const struct gr_topo *t, const struct gr_prediction *p);
+
+#endif

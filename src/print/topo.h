@@ -1,0 +1,27 @@
+/* The wiring: a topology and its analysis as text sections (commands pick
+ * them) or one JSON object (docs/json.md) the caller owns (json_decref). */
+#ifndef GPURIG_PRINT_TOPO_H
+#define GPURIG_PRINT_TOPO_H
+
+#include <stdio.h>
+
+#include <jansson.h>
+
+#include "analysis/analysis.h"
+
+enum gr_print_flags {
+  GR_PRINT_ALL_DEVICES = 1 << 0, /* tree: show every PCI device, not only GPU/NIC/NVMe paths */
+};
+
+void gr_print_summary(FILE *out, const struct gr_topo *t, const struct gr_analysis *a);
+void gr_print_tree(FILE *out, const struct gr_topo *t, unsigned flags);
+void gr_print_gpu_table(FILE *out, const struct gr_topo *t, const struct gr_analysis *a);
+void gr_print_matrix(FILE *out, const struct gr_topo *t, const struct gr_analysis *a);
+void gr_print_nccl(FILE *out, const struct gr_topo *t, const struct gr_analysis *a);
+void gr_print_bandwidth(FILE *out, const struct gr_topo *t, const struct gr_analysis *a);
+void gr_print_hives(FILE *out, const struct gr_topo *t, const struct gr_analysis *a);
+void gr_print_findings(FILE *out, const struct gr_topo *t, const struct gr_analysis *a);
+
+json_t *gr_topo_to_json(const struct gr_topo *t, const struct gr_analysis *a);
+
+#endif
