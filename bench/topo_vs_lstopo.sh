@@ -1,31 +1,163 @@
 #!/usr/bin/env bash
-# Wall time of `gpurig topo --input nvidiaDGX2.xml` against the anchor tool,
-# `lstopo-no-graphics --input nvidiaDGX2.xml`, on the same machine in the same run.
-# Runs alternate (A B A B ...) so drift hits both; prints per-run medians and the ratio.
+# gpurig topo --input X against the anchor, lstopo-no-graphics --whole-io --input X, on four
+# hwloc XML files in one interleaved run (docs/bench.md).
+#
+# Method (reviews/perf.md §1): whole-process timers, the two commands run as a pair, the order
+# alternating each round (A B, then B A), every input in every round, so drift hits both.
+#   wall:  bash's EPOCHREALTIME around each run (fork + exec + run, us); per input the median of
+#          each tool and the median of the per-pair ratios gpurig/lstopo.
+#   cpu:   user+sys of the child from bash's `times` before and after each run. `times` counts in
+#          ms, too coarse for a per-pair ratio of ~10 ms runs, so the ratio is total gpurig CPU
+#          over total lstopo CPU for that input (the ms truncations cancel in the sums).
+#   RSS:   peak resident set, /usr/bin/time -f %M, median of 5 separate runs each (alternating),
+#          outside the timed rounds.
+# It is a script, not a test: nothing here is asserted in the suite.
+#
 # usage: bench/topo_vs_lstopo.sh [GPURIG] [RUNS]
-set -euo pipefail
-cd "$(dirname "$0")/.."
+#   GPURIG  the binary (default build/gpurig); RUNS  rounds (default 300: about 30 s on a
+#   2-core VM where a pair takes 20 ms, about 2 min where it takes 80 ms)
+# exit: 0 measured, 2 a command failed, 3 a needed tool is missing
+set -uo pipefail
+export LC_ALL=C # EPOCHREALTIME's decimal point, sort
+cd "$(dirname "$0")/.." || exit 3
 gpurig=${1:-build/gpurig}
-runs=${2:-200}
-xml=tests/data/hwloc/nvidiaDGX2.xml
+runs=${2:-300}
+rss_runs=5
+inputs=(tests/data/hwloc/nvidiaDGX2.xml tests/data/hwloc-aws/p4d.xml
+        tests/data/hwloc-aws/p5en.xml tests/data/hwloc-aws/p6-b200.xml)
 export GPURIG_DATA=$PWD/data
-command -v lstopo-no-graphics >/dev/null || { echo "needs lstopo-no-graphics (apt-get install hwloc-nox)" >&2; exit 3; }
-[ -x "$gpurig" ] || { echo "build gpurig first (./setup.sh run)" >&2; exit 3; }
 
-# Both commands must succeed before they are timed.
-"$gpurig" topo --input "$xml" >/dev/null
-lstopo-no-graphics --input "$xml" >/dev/null
+need() { echo "topo_vs_lstopo: $1" >&2; exit 3; }
+[ "${BASH_VERSINFO[0]}" -ge 5 ] && [ -n "${EPOCHREALTIME:-}" ] || need "needs bash 5 or later (EPOCHREALTIME)"
+command -v lstopo-no-graphics >/dev/null || need "needs lstopo-no-graphics: apt-get install hwloc-nox"
+[ -x /usr/bin/time ] || need "needs GNU time as /usr/bin/time (peak RSS): apt-get install time"
+for t in awk sort uname nproc; do command -v "$t" >/dev/null || need "needs $t"; done
+[ -x "$gpurig" ] || need "no gpurig binary at $gpurig: build it first (./setup.sh run)"
+[[ $runs =~ ^[1-9][0-9]*$ ]] || { echo "usage: bench/topo_vs_lstopo.sh [GPURIG] [RUNS]" >&2; exit 2; }
+for x in "${inputs[@]}"; do [ -r "$x" ] || need "missing input $x"; done
 
-tmp=$(mktemp -d)
+tmp=$(mktemp -d) || exit 3
 trap 'rm -rf "$tmp"' EXIT
-for ((i = 0; i < runs; i++)); do
-  s=$(date +%s%N); "$gpurig" topo --input "$xml" >/dev/null; e=$(date +%s%N); echo $(((e - s) / 1000)) >>"$tmp/gpurig"
-  s=$(date +%s%N); lstopo-no-graphics --input "$xml" >/dev/null; e=$(date +%s%N); echo $(((e - s) / 1000)) >>"$tmp/lstopo"
+
+# The two commands for input $1, as arrays A and B.
+cmds() { A=("$gpurig" topo --input "$1"); B=(lstopo-no-graphics --whole-io --input "$1"); }
+# ok NAME RC: gpurig exits 1 when a finding is a warning (docs/cli.md); anything else is a failure.
+ok() { [ "$2" -eq 0 ] || { [ "$1" = gpurig ] && [ "$2" -eq 1 ]; }; }
+
+# Both commands must succeed before they are timed (this is also the warm-up).
+for x in "${inputs[@]}"; do
+  cmds "$x"
+  "${A[@]}" >/dev/null 2>"$tmp/err"; rc=$?
+  ok gpurig $rc || { echo "gpurig failed (exit $rc): ${A[*]}" >&2; cat "$tmp/err" >&2; exit 2; }
+  "${B[@]}" >/dev/null 2>"$tmp/err"; rc=$?
+  ok lstopo $rc || { echo "lstopo failed (exit $rc): ${B[*]}" >&2; cat "$tmp/err" >&2; exit 2; }
 done
-median() { sort -n "$1" | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
-g=$(median "$tmp/gpurig")
-l=$(median "$tmp/lstopo")
-echo "machine: $(nproc) cores, $(uname -r); lstopo $(lstopo-no-graphics --version | awk '{print $2}'); $runs runs each, alternating"
-echo "gpurig topo --input nvidiaDGX2.xml:        median ${g} us"
-echo "lstopo-no-graphics --input nvidiaDGX2.xml: median ${l} us"
-awk -v g="$g" -v l="$l" 'BEGIN {printf "ratio gpurig/lstopo: %.2f (below 1.00 = gpurig faster)\n", g / l}'
+
+# What changes both tools' speed: the machine, libhwloc, and hwloc's libxml2 plugin, which
+# libhwloc dlopens in every hwloc_topology_init when it is installed (package libhwloc-plugins).
+cpu=$(awk -F': *' '/^model name/ {print $2; exit}' /proc/cpuinfo 2>/dev/null)
+echo "machine: $(nproc) cores${cpu:+ ($cpu)}, kernel $(uname -r), load average $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null)"
+libv=$(dpkg-query -W -f='${db:Status-Abbrev} ${Package} ${Version}\n' 'libhwloc[0-9]*' 2>/dev/null | awk '/^ii/ {print $2, $3}' | head -n 1)
+[ -n "$libv" ] || libv="hwloc $(pkg-config --modversion hwloc 2>/dev/null || echo '?')"
+echo "hwloc: lstopo-no-graphics $(lstopo-no-graphics --version | awk '{print $2}'), library $libv"
+plugdirs=("${HWLOC_PLUGINS_PATH:-}" "$(pkg-config --variable=libdir hwloc 2>/dev/null)/hwloc" /usr/lib/*/hwloc /usr/lib/hwloc /usr/local/lib/hwloc)
+plugin_state() {
+  local d pkg plugin=
+  for d in "${plugdirs[@]}"; do
+    [ -n "$d" ] && [ -e "$d/hwloc_xml_libxml.so" ] && { plugin=$d/hwloc_xml_libxml.so; break; }
+  done
+  if command -v dpkg-query >/dev/null; then
+    pkg=$(dpkg-query -W -f='${db:Status-Abbrev}' libhwloc-plugins 2>/dev/null | awk '{print $1}')
+  else
+    pkg=nodpkg
+  fi
+  case $pkg in
+    ii) pkg="libhwloc-plugins installed" ;;
+    "" | un | pn | rc) pkg="libhwloc-plugins not installed" ;;
+    nodpkg) pkg="no dpkg to ask for libhwloc-plugins" ;;
+    *) pkg="libhwloc-plugins: dpkg status $pkg" ;;
+  esac
+  if [ -n "$plugin" ]; then
+    echo "$plugin ($pkg): hwloc loads it and parses XML with libxml2 unless blacklisted"
+  else
+    echo "absent ($pkg): both tools parse with hwloc's built-in minimalistic XML parser"
+  fi
+}
+plugin_before=$(plugin_state)
+echo "hwloc_xml_libxml plugin: $plugin_before"
+env | grep '^HWLOC_' | sed 's/^/environment: /'
+echo "gpurig: $gpurig ($("$gpurig" --version 2>/dev/null | head -n 1))"
+echo "rounds: $runs, each input once per round, order alternating (gpurig first on even rounds)"
+
+# One timed run: wall (us) into W, the child's user+sys (ms, cumulative) read before and after.
+cpu_ms() { # the children's user+sys so far, ms, into C
+  times >"$tmp/times"
+  local self u s t
+  { read -r self; read -r u s; } <"$tmp/times"
+  C=0
+  for t in "$u" "$s"; do # XmY.YYYs
+    local m=${t%%m*} sec=${t#*m}
+    sec=${sec%s}
+    C=$((C + m * 60000 + 10#${sec/./}))
+  done
+}
+timed() { # NAME cmd...: appends to the arrays wall_NAME and cpu_NAME
+  local name=$1 t0 t1 c0 rc
+  shift
+  cpu_ms; c0=$C
+  t0=$EPOCHREALTIME
+  "$@" >/dev/null 2>&1
+  rc=$?
+  t1=$EPOCHREALTIME
+  cpu_ms
+  ok "$name" $rc || { echo "$name failed (exit $rc) while timed: $*" >&2; exit 2; }
+  W=$((10#${t1/./} - 10#${t0/./}))
+  CPU=$((C - c0))
+}
+
+start=$EPOCHREALTIME
+for ((r = 0; r < runs; r++)); do
+  for i in "${!inputs[@]}"; do
+    cmds "${inputs[$i]}"
+    if ((r % 2 == 0)); then
+      timed gpurig "${A[@]}"; gw=$W gc=$CPU
+      timed lstopo "${B[@]}"; lw=$W lc=$CPU
+    else
+      timed lstopo "${B[@]}"; lw=$W lc=$CPU
+      timed gpurig "${A[@]}"; gw=$W gc=$CPU
+    fi
+    echo "$gw $lw $gc $lc" >>"$tmp/pairs.$i"
+  done
+done
+elapsed=$(((10#${EPOCHREALTIME/./} - 10#${start/./}) / 1000000))
+
+# Peak RSS (KB): median of rss_runs runs each, alternating, outside the timed rounds.
+for i in "${!inputs[@]}"; do
+  cmds "${inputs[$i]}"
+  for ((k = 0; k < rss_runs; k++)); do
+    /usr/bin/time -f %M -o "$tmp/m" "${A[@]}" >/dev/null 2>&1; tail -n 1 "$tmp/m" >>"$tmp/rss_g.$i"
+    /usr/bin/time -f %M -o "$tmp/m" "${B[@]}" >/dev/null 2>&1; tail -n 1 "$tmp/m" >>"$tmp/rss_l.$i"
+  done
+done
+
+median() { sort -n | awk '{a[NR] = $1} END {if (NR) print (NR % 2 ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2)}'; }
+echo
+echo "| input | gpurig median wall | lstopo median wall | wall ratio (median of pairs) | gpurig cpu/run | lstopo cpu/run | cpu ratio | peak RSS gpurig / lstopo |"
+echo "|---|---|---|---|---|---|---|---|"
+for i in "${!inputs[@]}"; do
+  p=$tmp/pairs.$i
+  gw=$(awk '{print $1}' "$p" | median)
+  lw=$(awk '{print $2}' "$p" | median)
+  wr=$(awk '{print $1 / $2}' "$p" | median)
+  rg=$(median <"$tmp/rss_g.$i")
+  rl=$(median <"$tmp/rss_l.$i")
+  awk -v name="$(basename "${inputs[$i]}")" -v gw="$gw" -v lw="$lw" -v wr="$wr" -v rg="$rg" -v rl="$rl" '
+    {g += $3; l += $4}
+    END {printf "| %s | %d us | %d us | **%.2f** | %.1f ms | %.1f ms | %.2f | %d / %d KB |\n",
+         name, gw, lw, wr, g / NR, l / NR, (l > 0 ? g / l : 0), rg, rl}' "$p"
+done
+echo
+echo "wall ratio below 1.00: gpurig faster; project goal: 0.60 or less. ${runs} rounds in ${elapsed} s; load average now $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null)"
+plugin_after=$(plugin_state)
+[ "$plugin_after" = "$plugin_before" ] ||
+  echo "WARNING: the hwloc_xml_libxml plugin changed during the run, now: $plugin_after; the numbers mix both states"
