@@ -62,7 +62,7 @@ expect_pass "unchanged copy" "$r"
 
 # 1. base includes the printers.
 fresh; f=$(first_c "$r" base)
-inject "$r" "$f" '#include "print/print.h"'
+inject "$r" "$f" '#include "print/common.h"'
 expect_fail "base includes print" "$r" "src/$f:2: layer base includes \"print/...\" from higher layer print"
 
 # 2. One rank up: facts includes model.
