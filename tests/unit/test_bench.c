@@ -297,6 +297,25 @@ static void test_limits_and_floor(void **state)
   free(w);
 }
 
+/* Without a topology, in a process where nothing was predicted before: the
+ * host copies are predicted from the link the GPU reports times the
+ * calibrated efficiency, never 0 (an outside review found 0.00 here when
+ * the calibration table was loaded only by a prediction). */
+static void test_no_topology_predicts(void **state)
+{
+  struct world *w = calloc(1, sizeof(*w));
+  (void)state;
+  fake_default(&w->f);
+  w->f.no_nccl = true;
+  world_run(w, false);
+  const struct gr_bench_result *h0 = result(&w->rep, GR_BK_H2D, GR_BENCH_HOST, 0);
+  assert_float_equal(h0->limit_gbps, 31.5, 0.1);
+  assert_true(h0->predicted_gbps > 0);
+  assert_float_equal(h0->predicted_gbps, h0->limit_gbps * gr_calibration("h2d_eff_gen4"), 1e-9);
+  world_free(w, false);
+  free(w);
+}
+
 static void test_corruption(void **state)
 {
   struct world *w = calloc(1, sizeof(*w));
@@ -375,6 +394,7 @@ static void test_no_nccl(void **state)
 int main(void)
 {
   const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_no_topology_predicts), /* first: nothing predicted in this process yet */
       cmocka_unit_test(test_stats),      cmocka_unit_test(test_plateau),    cmocka_unit_test(test_parse_size),
       cmocka_unit_test(test_limits_and_floor), cmocka_unit_test(test_corruption), cmocka_unit_test(test_copy_error),
       cmocka_unit_test(test_gpu_lost),   cmocka_unit_test(test_no_nccl),

@@ -1,0 +1,121 @@
+/* Facts loaded once and analyses that share nothing: the defects an outside
+ * review found (a calibration constant that read 0 until gr_predict had run;
+ * a static buffer that made one analysis change another's result). Results
+ * "alone" come from forked children, so each is computed in a process that
+ * did nothing else. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "testutil.h"
+
+#include "analysis/machine.h"
+#include "print/machine.h"
+
+static int setup(void **state)
+{
+  return tu_setup_data(state);
+}
+
+/* The machine's JSON (topology, analysis, prediction), the caller frees it. */
+static char *machine_json(const struct gr_source *src)
+{
+  struct gr_machine m;
+  struct gr_err err = {0};
+  if (gr_machine_open(src, GR_MACHINE_PREDICT, &m, &err) != 0)
+    fail_msg("%s", err.msg);
+  json_t *j = gr_machine_to_json(&m);
+  char *s = json_dumps(j, JSON_PRESERVE_ORDER | JSON_INDENT(1));
+  json_decref(j);
+  gr_machine_close(&m);
+  return s;
+}
+
+/* machine_json computed in a child process that opens nothing else. */
+static char *machine_json_alone(const struct gr_source *src)
+{
+  int fd[2];
+  assert_int_equal(pipe(fd), 0);
+  pid_t pid = fork();
+  assert_true(pid >= 0);
+  if (pid == 0) {
+    close(fd[0]);
+    char *s = machine_json(src);
+    size_t n = strlen(s), off = 0;
+    while (off < n) {
+      ssize_t w = write(fd[1], s + off, n - off);
+      if (w <= 0)
+        _exit(1);
+      off += (size_t)w;
+    }
+    _exit(0);
+  }
+  close(fd[1]);
+  size_t len = 0, cap = 1 << 16;
+  char *buf = malloc(cap);
+  for (ssize_t r; (r = read(fd[0], buf + len, cap - len - 1)) > 0;) {
+    len += (size_t)r;
+    if (cap - len < 4096)
+      buf = realloc(buf, cap *= 2);
+  }
+  buf[len] = '\0';
+  close(fd[0]);
+  int status;
+  assert_int_equal(waitpid(pid, &status, 0), pid);
+  assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  return buf;
+}
+
+static void test_facts_once(void **state)
+{
+  struct gr_err err = {0};
+  (void)state;
+  const struct gr_facts *f = gr_facts();
+  assert_int_equal(gr_facts_load(&err), 0); /* a second call changes nothing */
+  assert_ptr_equal(gr_facts(), f);
+  /* every constant is there before any prediction ran (bench without a
+   * topology reads h2d_eff_* directly) */
+  assert_float_equal(gr_calibration("h2d_eff_gen4"), 0.81, 1e-9);
+  assert_true(gr_planner_const("cuda_context_gib") > 0);
+  assert_true(gr_health("aer_ber") > 0);
+  assert_true(f->ngens >= 5 && f->ngpus > 10);
+  assert_non_null(gr_catalog_find("RTX 3090"));
+}
+
+/* An AMD rig, then an Intel capture, in one process: the first analysis
+ * keeps its own inter-socket link, and each equals what a process that
+ * analysed it alone computes. */
+static void test_analyses_independent(void **state)
+{
+  char xml[1024];
+  (void)state;
+  snprintf(xml, sizeof(xml), "%s/hwloc-aws/p5en.xml", getenv("GPURIG_TEST_DATA"));
+  struct gr_source amd = {.kind = GR_SRC_RIG, .path = "gigabyte-g482"}, intel = {.kind = GR_SRC_XML, .path = xml};
+  struct gr_machine first;
+  struct gr_err err = {0};
+  assert_int_equal(gr_machine_open(&amd, GR_MACHINE_PREDICT, &first, &err), 0);
+  assert_string_equal(first.analysis.socket_link, "Infinity Fabric");
+  char *intel_here = machine_json(&intel);
+  assert_string_equal(first.analysis.socket_link, "Infinity Fabric"); /* not "UPI" */
+  assert_non_null(strstr(intel_here, "\"inter_socket_link\": \"UPI\""));
+  char *amd_here = machine_json(&amd), *amd_alone = machine_json_alone(&amd);
+  char *intel_alone = machine_json_alone(&intel);
+  assert_string_equal(amd_here, amd_alone);
+  assert_string_equal(intel_here, intel_alone);
+  gr_machine_close(&first);
+  free(intel_here);
+  free(amd_here);
+  free(amd_alone);
+  free(intel_alone);
+}
+
+int main(void)
+{
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_facts_once),
+      cmocka_unit_test(test_analyses_independent),
+  };
+  return cmocka_run_group_tests(tests, setup, NULL);
+}
