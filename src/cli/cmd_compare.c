@@ -30,7 +30,8 @@ static void compare_usage(void)
          "Training rank: first the share of GPUs that exchange gradients peer-to-peer without\n"
          "crossing a socket (the seed authors' criterion: hives under switches, one root\n"
          "complex), then the predicted all-reduce bandwidth (docs/predict.md).\n"
-         "Exit status: 0 ok, 2 bad input (a rig file's error names FILE:LINE:COL).\n");
+         "Exit status: 0 ok; with --job 1 when the job is tight on a rig and 2 when it does not fit\n"
+         "on one; 2 bad input (a rig file's error names FILE:LINE:COL).\n");
 }
 
 static int list_rigs(void)
