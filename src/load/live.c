@@ -12,6 +12,8 @@
 #include "load/loaders.h"
 #include "facts/pcilink.h"
 
+#define PCI_DEVICES "/sys/bus/pci/devices"
+
 int gr_hwloc_open_live(const struct gr_fs *fs, hwloc_topology_t *out, struct gr_err *err)
 {
   hwloc_topology_t topo = NULL;
@@ -198,22 +200,20 @@ static void note_skipped_domains(const struct gr_fs *fs, struct gr_topo *t, DIR 
     }
   }
   if (skipped)
-    gr_topo_add_warning(t, "%s/sys/bus/pci/devices/%s: %zu device(s) in 32-bit PCI domains (e.g. Intel VMD) are not "
+    gr_topo_add_warning(t, "%s" PCI_DEVICES "/%s: %zu device(s) in 32-bit PCI domains (e.g. Intel VMD) are not "
                         "shown: this libhwloc supports 16-bit domains only", fs->root, first, skipped);
 }
 
 int gr_sysfs_overlay(const struct gr_fs *fs, struct gr_topo *t, struct gr_err *err)
 {
-  char path[8192];
-  if (!gr_fs_path(fs, "/sys/bus/pci/devices", path, sizeof(path)))
-    return gr_fail(err, GR_EXIT_FAIL, "%s: path too long", fs->root);
-  DIR *dir = opendir(path);
+  DIR *dir = gr_fs_opendir(fs, PCI_DEVICES);
   if (!dir && gr_fs_is_live(fs)) {
-    gr_topo_add_warning(t, "%s: %s (no PCI devices visible to gpurig)", path, strerror(errno));
+    gr_topo_add_warning(t, "%s: %s (no PCI devices visible to gpurig)", PCI_DEVICES, strerror(errno));
     return 0;
   }
   if (!dir)
-    return gr_fail(err, GR_EXIT_FAIL, "%s: %s (not a Linux /sys tree with PCI devices)", path, strerror(errno));
+    return gr_fail(err, GR_EXIT_FAIL, "%s%s: %s (not a Linux /sys tree with PCI devices)", fs->root, PCI_DEVICES,
+                   strerror(errno));
   note_skipped_domains(fs, t, dir);
   closedir(dir);
   for (size_t i = 0; i < t->npci; i++) {
@@ -234,21 +234,18 @@ int gr_sysfs_overlay(const struct gr_fs *fs, struct gr_topo *t, struct gr_err *e
  * anything less is refused with the first missing piece named. */
 static int check_tree(const struct gr_fs *fs, struct gr_err *err)
 {
-  char path[8192];
   int rc = -1;
-  if (!gr_fs_path(fs, "/sys/bus/pci/devices", path, sizeof(path)))
-    return gr_fail(err, GR_EXIT_FAIL, "%s: path too long", fs->root);
-  DIR *dir = opendir(path);
+  DIR *dir = gr_fs_opendir(fs, PCI_DEVICES);
   if (!dir)
-    return gr_fail(err, GR_EXIT_FAIL, "%s: %s (expected a gathered Linux tree with sys/bus/pci/devices)", path,
-                   strerror(errno));
+    return gr_fail(err, GR_EXIT_FAIL, "%s%s: %s (expected a gathered Linux tree with sys/bus/pci/devices)", fs->root,
+                   PCI_DEVICES, strerror(errno));
   struct dirent *e;
   size_t ndev = 0;
   while ((e = readdir(dir))) {
     if (e->d_name[0] == '.')
       continue;
     char rel[512], v[64], target[4096];
-    snprintf(rel, sizeof(rel), "/sys/bus/pci/devices/%s", e->d_name);
+    snprintf(rel, sizeof(rel), PCI_DEVICES "/%s", e->d_name);
     int r = gr_fs_resolve(fs, rel, target, sizeof(target));
     if (r != 0 || !str_starts_with(target, "/sys/devices/")) {
       gr_fail(err, GR_EXIT_FAIL, "%s%s: %s", fs->root, rel,
@@ -271,7 +268,7 @@ static int check_tree(const struct gr_fs *fs, struct gr_err *err)
     ndev++;
   }
   if (ndev == 0) {
-    gr_fail(err, GR_EXIT_FAIL, "%s: no PCI devices (empty or partial tree)", path);
+    gr_fail(err, GR_EXIT_FAIL, "%s%s: no PCI devices (empty or partial tree)", fs->root, PCI_DEVICES);
     goto out;
   }
   rc = 0;
