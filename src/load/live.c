@@ -1,6 +1,6 @@
-/* The live Linux loader: hwloc for tree and locality (with HWLOC_FSROOT so a
- * gathered tree replays), then gpurig's own reads of each PCI device's sysfs
- * directory for the facts hwloc does not keep. */
+/* The live Linux loader: hwloc for tree and locality (gr_hwloc_load hands
+ * it the root prefix, so a gathered tree replays), then gpurig's own reads of
+ * each PCI device's sysfs directory for the facts hwloc does not keep. */
 #include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
@@ -16,42 +16,19 @@
 
 int gr_hwloc_open_live(const struct gr_fs *fs, hwloc_topology_t *out, struct gr_err *err)
 {
-  hwloc_topology_t topo = NULL;
-  int rc = -1;
-  if (!gr_fs_is_live(fs))
-    setenv("HWLOC_FSROOT", fs->root, 1);
-  else
-    unsetenv("HWLOC_FSROOT");
-  gr_hwloc_setup_env();
-  if (hwloc_topology_init(&topo) != 0)
+  /* hwloc's own warnings (e.g. 32-bit PCI domains) are dropped: gpurig
+   * reports those itself from sysfs, and keeps stderr for its own lines */
+  char msg[512];
+  struct gr_hwloc_src src = {.fs = fs};
+  switch (gr_hwloc_load(&src, out, msg, sizeof(msg))) {
+  case GR_HWLOC_OK:
+    return 0;
+  case GR_HWLOC_INIT_FAILED:
     return gr_fail(err, GR_EXIT_CANNOT_RUN, "hwloc_topology_init failed");
-  hwloc_topology_set_io_types_filter(topo, HWLOC_TYPE_FILTER_KEEP_ALL);
-  if (!gr_fs_is_live(fs)) {
-    /* These would describe the machine gpurig runs on, not the gathered one. */
-    const char *live_only[] = {"x86", "nvml", "cuda", "opencl", "rsmi", "levelzero", "gl"};
-    for (size_t i = 0; i < sizeof(live_only) / sizeof(live_only[0]); i++)
-      hwloc_topology_set_components(topo, HWLOC_TOPOLOGY_COMPONENTS_FLAG_BLACKLIST, live_only[i]);
+  default:
+    return gr_fail(err, GR_EXIT_CANNOT_RUN, "%s: hwloc could not read this machine's topology: %s",
+                   gr_fs_is_live(fs) ? "/" : fs->root, strerror(errno));
   }
-  /* hwloc prints its own warnings (e.g. 32-bit PCI domains); gpurig reports
-   * those itself from sysfs, so keep stderr for gpurig's lines only. */
-  struct quiet q;
-  quiet_begin(&q);
-  int lrc = hwloc_topology_load(topo);
-  quiet_end(&q, NULL, 0);
-  if (lrc != 0) {
-    gr_fail(err, GR_EXIT_CANNOT_RUN, "%s: hwloc could not read this machine's topology: %s",
-            gr_fs_is_live(fs) ? "/" : fs->root, strerror(errno));
-    goto out;
-  }
-  *out = topo;
-  topo = NULL;
-  rc = 0;
-out:
-  if (topo)
-    hwloc_topology_destroy(topo);
-  if (!gr_fs_is_live(fs))
-    unsetenv("HWLOC_FSROOT");
-  return rc;
 }
 
 bool gr_parse_aer_total(const char *text, uint64_t *total)

@@ -263,6 +263,50 @@ static void bad_xml_inputs(void **state)
   expect_xml_error("/tmp", "is a directory");
 }
 
+/* getenv(name) equals want (NULL: unset) */
+static void expect_env(const char *name, const char *want)
+{
+  const char *v = getenv(name);
+  if (want ? !v || strcmp(v, want) != 0 : v != NULL)
+    fail_msg("%s is '%s' after a load, expected '%s'", name, v ? v : "(unset)", want ? want : "(unset)");
+}
+
+/* Loads change the environment for hwloc only while they run: a user's own
+ * settings are what the next load and any child process see. */
+static void loads_put_the_environment_back(void **state)
+{
+  struct gr_topo t;
+  struct gr_analysis a;
+  struct gr_fs fs;
+  struct gr_err err = {0};
+  (void)state;
+  unsetenv("HWLOC_PLUGINS_BLACKLIST");
+  unsetenv("HWLOC_XML_VERBOSE");
+  setenv("HWLOC_FSROOT", "/nonexistent-user-root", 1);
+  char *root = path_of(data_dir(), "trees/epyc-riser");
+  load_root_ok(root, &t, &a); /* the fs root, not the user's HWLOC_FSROOT */
+  assert_int_equal(t.ngpus, 4);
+  gr_analysis_free(&a);
+  gr_topo_free(&t);
+  free(root);
+  expect_env("HWLOC_FSROOT", "/nonexistent-user-root");
+  expect_env("HWLOC_PLUGINS_BLACKLIST", NULL);
+  gr_fs_init(&fs, NULL);
+  if (gr_load_live(&fs, &t, &err) != 0) /* the live machine is "/" whatever the user set */
+    fail_msg("live: %s", err.msg);
+  gr_topo_free(&t);
+  expect_env("HWLOC_FSROOT", "/nonexistent-user-root");
+  unsetenv("HWLOC_FSROOT");
+  setenv("HWLOC_XML_VERBOSE", "0", 1);
+  load_xml_ok("hwloc/power8gpudistances.xml", &t, &a);
+  gr_analysis_free(&a);
+  gr_topo_free(&t);
+  expect_env("HWLOC_XML_VERBOSE", "0");
+  expect_env("HWLOC_PLUGINS_BLACKLIST", NULL);
+  expect_env("HWLOC_FSROOT", NULL);
+  unsetenv("HWLOC_XML_VERBOSE");
+}
+
 static char *copy_tree(const char *name)
 {
   char *dst = xstrdup("/tmp/gpurig-tree-XXXXXX");
@@ -412,6 +456,7 @@ int main(void)
       cmocka_unit_test(fixture_epyc_riser),
       cmocka_unit_test(every_real_input_loads_or_is_refused),
       cmocka_unit_test(bad_xml_inputs),
+      cmocka_unit_test(loads_put_the_environment_back),
       cmocka_unit_test(bad_trees),
       cmocka_unit_test(malformed_values_are_warnings),
       cmocka_unit_test(snapshot_round_trip),
