@@ -336,9 +336,14 @@ static void env_prepare(struct env_saved *s, const struct gr_hwloc_src *src)
    * prefix); the libpciaccess plugin would read the live machine's config
    * space even when replaying a tree (and leaks doing it). The GL and OpenCL
    * plugins would start display and OpenCL runtimes only to name devices.
-   * A user's own setting wins. */
+   * The libxml2 plugin costs more than hwloc's own XML parser (dlopen of
+   * libxml2, ICU and libstdc++, then a DOM) for the same topology: it is let
+   * in only to name the line of a syntax error. hwloc reads this list at the
+   * first hwloc_topology_init while no topology exists. A user's own
+   * setting wins. */
   if (!getenv("HWLOC_PLUGINS_BLACKLIST"))
-    env_set(s, "HWLOC_PLUGINS_BLACKLIST", "hwloc_pci,hwloc_gl,hwloc_opencl");
+    env_set(s, "HWLOC_PLUGINS_BLACKLIST",
+            src->libxml ? "hwloc_pci,hwloc_gl,hwloc_opencl" : "hwloc_pci,hwloc_gl,hwloc_opencl,hwloc_xml_libxml");
   /* both XML parsers stay silent about the why unless asked; their words go
    * to the capture */
   if (!src->fs)
@@ -556,7 +561,15 @@ static int open_xml(const char *name, const char *path, const char *buf, size_t 
   if (precheck_xml(name, buf, len < 65536 ? len : 65536, err) != 0)
     return -1;
   struct gr_hwloc_src src = {.name = name, .path = path, .buf = buf, .len = len};
-  switch (gr_hwloc_load(&src, out, msg, sizeof(msg))) {
+  enum gr_hwloc_rc rc = gr_hwloc_load(&src, out, msg, sizeof(msg));
+  if (rc == GR_HWLOC_LOAD_FAILED) {
+    /* hwloc's own parser names no line; libxml2, where its plugin is
+     * installed, does (and takes what it accepts). Without the plugin the
+     * same parser runs again and says the same. */
+    src.libxml = true;
+    rc = gr_hwloc_load(&src, out, msg, sizeof(msg));
+  }
+  switch (rc) {
   case GR_HWLOC_OK:
     return 0;
   case GR_HWLOC_INIT_FAILED:

@@ -3,6 +3,7 @@
 #ifndef GPURIG_HWLOC_INTERNAL_H
 #define GPURIG_HWLOC_INTERNAL_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include <hwloc.h>
@@ -43,6 +44,7 @@ struct gr_hwloc_src {
   const char *path;       /* XML: a file hwloc reads itself (libxml2 then names the line), or NULL */
   const char *buf;        /* XML: the same bytes in memory, NUL-terminated */
   size_t len;
+  bool libxml;            /* XML: let hwloc load its libxml2 plugin (else its own parser) */
 };
 
 enum gr_hwloc_rc {
