@@ -3,6 +3,7 @@
 #include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
+#include <ftw.h>
 #include <libgen.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -359,12 +360,30 @@ static char *copy_tree(const char *name)
   return dst;
 }
 
+static int remove_entry(const char *path, const struct stat *st, int type, struct FTW *ftw)
+{
+  (void)st;
+  (void)type;
+  (void)ftw;
+  return remove(path);
+}
+
+/* Deletes a temporary tree (depth first, links not followed) and frees dir. */
 static void remove_tree(char *dir)
 {
-  char *cmd = xasprintf("rm -rf '%s'", dir);
-  assert_int_equal(system(cmd), 0);
-  free(cmd);
+  assert_int_equal(nftw(dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS), 0);
   free(dir);
+}
+
+/* Replaces the file `attr` of device bdf in the tree at root. */
+static void write_attr(const char *root, const char *bdf, const char *attr, const char *text)
+{
+  char *f = xasprintf("%s/sys/bus/pci/devices/%s/%s", root, bdf, attr);
+  FILE *w = fopen(f, "w");
+  assert_non_null(w);
+  fputs(text, w);
+  assert_int_equal(fclose(w), 0);
+  free(f);
 }
 
 static void expect_tree_error(const char *root, const char *needle)
@@ -436,6 +455,79 @@ static void malformed_values_are_warnings(void **state)
   remove_tree(dir);
 }
 
+/* What changes while a machine runs is re-read from sysfs alone, into the
+ * caller's array; the loaded topology stays as it was loaded. */
+static void dynamic_reread(void **state)
+{
+  struct gr_topo t;
+  struct gr_fs fs;
+  struct gr_err err = {0};
+  char bus[32];
+  (void)state;
+  char *dir = copy_tree("epyc-riser");
+  gr_fs_init(&fs, dir);
+  if (gr_load_live(&fs, &t, &err) != 0)
+    fail_msg("%s", err.msg);
+  int g1 = t.gpus[1], g2 = t.gpus[2], rp = t.pci[g1].parent, hb = t.pci[g1].hostbridge;
+  assert_string_equal(gr_pci_busid(&t.pci[g1], bus, sizeof(bus)), "0000:02:00.0");
+  assert_string_equal(gr_pci_busid(&t.pci[g2], bus, sizeof(bus)), "0000:41:00.0");
+  struct gr_pci_dynamic *dy = xcalloc(t.npci, sizeof(*dy));
+  assert_int_equal(gr_load_dynamic(&fs, &t, dy, &err), 0);
+  /* the same values as the load read */
+  for (size_t i = 0; i < t.npci; i++) {
+    assert_int_equal(dy[i].cur_gen, t.pci[i].link.cur_gen);
+    assert_int_equal(dy[i].cur_width, t.pci[i].link.cur_width);
+    assert_int_equal(dy[i].aer.correctable.valid, t.pci[i].aer.correctable.valid);
+    assert_int_equal(dy[i].aer.correctable.value, t.pci[i].aer.correctable.value);
+  }
+  assert_int_equal(dy[g1].cur_gen, 4);
+  assert_int_equal(dy[g1].cur_width, 8);
+  assert_false(dy[g1].aer.correctable.valid); /* no file: unknown */
+  assert_true(dy[rp].aer.correctable.valid);
+  assert_int_equal(dy[rp].aer.correctable.value, 7);
+
+  /* the riser is reseated and the GPU idles at Gen1; AER starts counting */
+  write_attr(dir, "0000:02:00.0", "current_link_width", "16\n");
+  write_attr(dir, "0000:02:00.0", "current_link_speed", "2.5 GT/s PCIe\n");
+  write_attr(dir, "0000:02:00.0", "aer_dev_correctable", "RxErr 3\nBadTLP 2\nTOTAL_ERR_COR 5\n");
+  write_attr(dir, "0000:00:03.1", "aer_dev_correctable", "RxErr 9\nTOTAL_ERR_COR 9\n");
+  write_attr(dir, "0000:41:00.0", "current_link_width", "sixteen\n"); /* malformed: unknown, no warning */
+  size_t warnings = t.nwarnings;
+  memset(dy, 0xff, t.npci * sizeof(*dy)); /* every field is written */
+  assert_int_equal(gr_load_dynamic(&fs, &t, dy, &err), 0);
+  assert_int_equal(dy[g1].cur_width, 16);
+  assert_int_equal(dy[g1].cur_gen, 1);
+  assert_true(dy[g1].aer.correctable.valid);
+  assert_int_equal(dy[g1].aer.correctable.value, 5);
+  assert_false(dy[g1].aer.nonfatal.valid);
+  assert_int_equal(dy[rp].aer.correctable.value, 9);
+  assert_int_equal(dy[g2].cur_width, 0);
+  assert_int_equal(dy[g2].cur_gen, t.pci[g2].link.cur_gen);
+  assert_int_equal(dy[hb].cur_gen, 0); /* host bridges: no sysfs directory */
+  assert_int_equal(dy[hb].cur_width, 0);
+  assert_false(dy[hb].aer.correctable.valid);
+  /* the topology is the one loaded */
+  assert_int_equal(t.pci[g1].link.cur_width, 8);
+  assert_int_equal(t.pci[g1].link.cur_gen, 4);
+  assert_false(t.pci[g1].aer.correctable.valid);
+  assert_int_equal(t.pci[rp].aer.correctable.value, 7);
+  assert_int_equal(t.pci[g2].link.cur_width, 16);
+  assert_int_equal(t.nwarnings, warnings);
+  assert_null(t.pci[g2].link_problem);
+
+  /* the devices directory gone: an error, not a topology of unknowns */
+  char *devices = xasprintf("%s/sys/bus/pci/devices", dir), *moved = xasprintf("%s.gone", devices);
+  assert_int_equal(rename(devices, moved), 0);
+  assert_int_equal(gr_load_dynamic(&fs, &t, dy, &err), -1);
+  assert_int_equal(err.code, GR_EXIT_FAIL);
+  assert_non_null(strstr(err.msg, "/sys/bus/pci/devices: No such file or directory"));
+  free(devices);
+  free(moved);
+  free(dy);
+  gr_topo_free(&t);
+  remove_tree(dir);
+}
+
 static void snapshot_round_trip(void **state)
 {
   struct gr_fs fs;
@@ -501,6 +593,7 @@ int main(void)
       cmocka_unit_test(loads_put_the_environment_back),
       cmocka_unit_test(bad_trees),
       cmocka_unit_test(malformed_values_are_warnings),
+      cmocka_unit_test(dynamic_reread),
       cmocka_unit_test(snapshot_round_trip),
   };
   return cmocka_run_group_tests(tests, tu_setup_data, NULL);
