@@ -8,8 +8,11 @@
 set -euo pipefail
 cd "$(dirname "$0")"
 
-PACKAGES=(cmake make gcc pkg-config libhwloc-dev hwloc-nox libjansson-dev libcmocka-dev bzip2
-          pci.ids clang libclang-rt-14-dev valgrind)
+# libhwloc-plugins is only recommended by libhwloc15, so --no-install-recommends leaves it out;
+# users' machines have it (hwloc's tools then parse XML with libxml2). gpurig works either way
+# (its tests check the wording of both XML parsers).
+PACKAGES=(cmake make gcc pkg-config libhwloc-dev libhwloc-plugins hwloc-nox libjansson-dev
+          libcmocka-dev bzip2 pci.ids clang libclang-rt-14-dev valgrind)
 FUZZ_SECONDS=${GPURIG_FUZZ_SECONDS:-20}
 JOBS=$(nproc 2>/dev/null || echo 2)
 

@@ -1,9 +1,14 @@
 /* libFuzzer target: hwloc XML in, the whole topology pipeline (loader,
- * analysis, JSON printer) must neither crash nor leak. */
+ * analysis, JSON printer) must neither crash nor leak, with either of
+ * hwloc's XML importers. */
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <fcntl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -13,8 +18,9 @@
 #include "fuzz_common.h"
 
 /* libhwloc itself crashes on some malformed XML (gpurig turns that into an
- * error exit, see load_hwloc.c). Those inputs test hwloc, not gpurig: parse
- * each input in a child first and fuzz gpurig's code on the rest. */
+ * error exit, see gr_hwloc_load in load/hwloc.c). Those inputs test hwloc,
+ * not gpurig: parse each input in a child first and fuzz gpurig's code on
+ * the rest. */
 static int hwloc_survives(const char *buf, size_t size)
 {
   pid_t pid = fork();
@@ -32,6 +38,35 @@ static int hwloc_survives(const char *buf, size_t size)
   return WIFEXITED(status) && WEXITSTATUS(status) == 0;
 }
 
+/* hwloc's libxml2 plugin, where installed, lies in <libdir>/hwloc beside
+ * libhwloc itself. */
+static bool libxml_plugin_installed(void)
+{
+  Dl_info info;
+  char lib[4096], plugin[4200];
+  if (!dladdr((void *)hwloc_get_api_version, &info) || !info.dli_fname)
+    return false;
+  snprintf(lib, sizeof(lib), "%s", info.dli_fname);
+  snprintf(plugin, sizeof(plugin), "%s/hwloc/hwloc_xml_libxml.so", dirname(lib));
+  return access(plugin, R_OK) == 0;
+}
+
+/* gpurig reads XML with hwloc's own importer and retries with libxml2's
+ * only when that fails. To fuzz both on every kind of input, inputs of odd
+ * length go to libxml2's first, through a user's HWLOC_PLUGINS_BLACKLIST
+ * without it (gpurig obeys a user's list); without the plugin, hwloc's own
+ * importer reads everything. Set before the fork: the child parses alike. */
+static void choose_importer(size_t size)
+{
+  static int plugin = -1;
+  if (plugin < 0)
+    plugin = libxml_plugin_installed();
+  if (plugin && size % 2)
+    setenv("HWLOC_PLUGINS_BLACKLIST", "hwloc_pci,hwloc_gl,hwloc_opencl", 1);
+  else
+    unsetenv("HWLOC_PLUGINS_BLACKLIST");
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
   struct gr_topo t;
@@ -40,6 +75,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
   char *buf = malloc(size + 1); /* hwloc expects a terminated buffer */
   memcpy(buf, data, size);
   buf[size] = '\0';
+  choose_importer(size);
   if (!hwloc_survives(buf, size)) {
     free(buf);
     return 0;

@@ -36,19 +36,34 @@ char *gr_fs_path(const struct gr_fs *fs, const char *abspath, char *buf, size_t 
   return buf;
 }
 
-ssize_t gr_fs_read(const struct gr_fs *fs, const char *abspath, char *buf, size_t cap)
+int gr_fs_open(const struct gr_fs *fs, const char *abspath, int flags)
 {
   char path[8192];
+  if (!gr_fs_path(fs, abspath, path, sizeof(path)))
+    return -ENAMETOOLONG;
+  int fd = open(path, flags | O_CLOEXEC);
+  return fd >= 0 ? fd : -errno;
+}
+
+DIR *gr_fs_opendir(const struct gr_fs *fs, const char *abspath)
+{
+  char path[8192];
+  if (!gr_fs_path(fs, abspath, path, sizeof(path))) {
+    errno = ENAMETOOLONG;
+    return NULL;
+  }
+  return opendir(path);
+}
+
+ssize_t gr_fs_read(const struct gr_fs *fs, const char *abspath, char *buf, size_t cap)
+{
   ssize_t total = 0;
-  int fd = -1;
   if (cap == 0)
     return -EINVAL;
   buf[0] = '\0';
-  if (!gr_fs_path(fs, abspath, path, sizeof(path)))
-    return -ENAMETOOLONG;
-  fd = open(path, O_RDONLY | O_CLOEXEC);
+  int fd = gr_fs_open(fs, abspath, O_RDONLY);
   if (fd < 0)
-    return -errno;
+    return fd;
   while ((size_t)total < cap - 1) {
     ssize_t r = read(fd, buf + total, cap - 1 - (size_t)total);
     if (r < 0) {

@@ -244,16 +244,30 @@ struct xid_group {
   const char *detail;
 };
 
-/* /dev/kmsg hands out one record per read() and EAGAIN at the end; a
- * gathered tree or a saved log is a plain file. Both land in one buffer. */
-static int read_log(const char *path, bool device, char **buf, size_t *len)
+/* The log to read: the file given with --kmsg (the user's own, not under the
+ * root), else /dev/kmsg under the root. O_NONBLOCK: the device would block
+ * after its last record. Returns an fd or -errno. */
+static int open_log(const struct gr_doctor_ctx *c)
 {
-  int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (!c->o->kmsg_path)
+    return gr_fs_open(c->fs, "/dev/kmsg", O_RDONLY | O_NONBLOCK);
+  int fd = open(c->o->kmsg_path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  return fd >= 0 ? fd : -errno;
+}
+
+/* /dev/kmsg hands out one record per read() and EAGAIN at the end; a
+ * gathered tree or a saved log is a plain file. Both land in one buffer
+ * (NUL-terminated, the caller frees it, even on error). Returns 0 or -errno;
+ * an error after some records keeps what was read. */
+static int read_log(const struct gr_doctor_ctx *c, bool device, char **buf, size_t *len)
+{
   size_t cap = 1 << 16;
+  int rc = 0;
   *len = 0;
   *buf = NULL;
+  int fd = open_log(c);
   if (fd < 0)
-    return -errno;
+    return fd;
   *buf = xmalloc(cap + 1);
   for (;;) {
     if (cap - *len < 8192) {
@@ -263,16 +277,13 @@ static int read_log(const char *path, bool device, char **buf, size_t *len)
       *buf = xrealloc(*buf, cap + 1);
     }
     ssize_t n = read(fd, *buf + *len, cap - *len);
-    if (n < 0 && errno == EPIPE)
-      continue; /* records overwritten while reading: go on with the next */
-    if (n < 0 && errno == EINTR)
-      continue;
+    if (n < 0 && (errno == EPIPE || errno == EINTR))
+      continue; /* EPIPE: records overwritten while reading: go on with the next */
+    if (n < 0 && device && errno == EAGAIN)
+      break;
     if (n < 0) {
-      int e = errno;
-      if (device && e == EAGAIN)
-        break;
-      close(fd);
-      return *len ? 0 : -e;
+      rc = *len ? 0 : -errno;
+      break;
     }
     if (n == 0)
       break;
@@ -280,7 +291,7 @@ static int read_log(const char *path, bool device, char **buf, size_t *len)
   }
   (*buf)[*len] = '\0';
   close(fd);
-  return 0;
+  return rc;
 }
 
 static int xid_row(const struct gr_table *tb, int xid)
@@ -390,7 +401,7 @@ void check_xid_errors(struct gr_doctor_ctx *c)
     path = gr_fs_path(c->fs, "/dev/kmsg", full, sizeof(full));
     device = gr_fs_is_live(c->fs);
   }
-  int rc = path ? read_log(path, device, &buf, &len) : -ENAMETOOLONG;
+  int rc = path ? read_log(c, device, &buf, &len) : -ENAMETOOLONG;
   if (rc == -EACCES || rc == -EPERM) {
     dr_skip_root(c, "Reading the kernel log (%s) needs root here (kernel.dmesg_restrict); or save it and pass it: `journalctl -k -b > k.log; gpurig doctor --kmsg k.log`.", path);
     goto out;

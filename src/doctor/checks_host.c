@@ -2,9 +2,11 @@
  * settings. They read /proc and /sys through the root prefix. */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "facts/catalog.h"
 #include "doctor/dmi.h"
@@ -15,12 +17,9 @@
 /* Counts entries of a directory under the root (not . and ..); -1 if absent. */
 static long count_dir(const struct gr_doctor_ctx *c, const char *path, char *first, size_t cap)
 {
-  char full[4400];
   struct dirent *e;
   long n = 0;
-  if (!gr_fs_path(c->fs, path, full, sizeof(full)))
-    return -1;
-  DIR *d = opendir(full);
+  DIR *d = gr_fs_opendir(c->fs, path);
   if (!d)
     return -1;
   if (first && cap)
@@ -200,18 +199,31 @@ void check_mem_host(struct gr_doctor_ctx *c)
 #define DMI_TABLE "/sys/firmware/dmi/tables/DMI"
 
 /* The SMBIOS table is binary; gr_read_stream reads it whole (NUL-terminated
- * too, which the DMI parser ignores). Returns 0, -errno from opening, or
- * -EIO with err set. */
+ * too, which the DMI parser ignores) and names the file in its messages.
+ * Returns 0 with *buf (the caller frees it), -errno from opening, or -EIO
+ * with err set. */
 static int read_table(const struct gr_doctor_ctx *c, const char *path, char **buf, size_t *len, struct gr_err *err)
 {
   char full[4400];
+  FILE *f = NULL;
+  int rc = -ENAMETOOLONG;
   if (!gr_fs_path(c->fs, path, full, sizeof(full)))
-    return -ENAMETOOLONG;
-  FILE *f = fopen(full, "rb");
-  if (!f)
-    return -errno;
-  int rc = gr_read_stream(f, full, 16u << 20, buf, len, err) == 0 ? 0 : -EIO;
-  fclose(f);
+    goto out;
+  int fd = gr_fs_open(c->fs, path, O_RDONLY);
+  if (fd < 0) {
+    rc = fd;
+    goto out;
+  }
+  f = fdopen(fd, "rb");
+  if (!f) {
+    rc = -errno;
+    close(fd);
+    goto out;
+  }
+  rc = gr_read_stream(f, full, 16u << 20, buf, len, err) == 0 ? 0 : -EIO;
+out:
+  if (f)
+    fclose(f);
   return rc;
 }
 

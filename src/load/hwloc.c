@@ -1,4 +1,6 @@
-/* hwloc -> gpurig model, and the XML loader. */
+/* hwloc -> gpurig model, the XML loader, and the one place where gpurig
+ * changes process-global state for hwloc (gr_hwloc_load, see
+ * hwloc_internal.h). */
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
@@ -295,21 +297,79 @@ int gr_topo_from_hwloc(hwloc_topology_t topo, struct gr_topo *t, hwloc_obj_t **o
   return 0;
 }
 
-void gr_hwloc_setup_env(void)
+/* ---- hwloc and the process: the one place (see hwloc_internal.h) ---- */
+
+/* One environment variable set for a load and put back after it. */
+struct env_var {
+  const char *name;
+  char *old; /* its value before, NULL if it was unset */
+};
+
+struct env_saved {
+  struct env_var v[3]; /* HWLOC_FSROOT, HWLOC_PLUGINS_BLACKLIST, HWLOC_XML_VERBOSE */
+  size_t n;
+};
+
+/* Sets name to value (NULL: unsets it), remembering what was there. */
+static void env_set(struct env_saved *s, const char *name, const char *value)
 {
+  const char *cur = getenv(name);
+  struct env_var *v = &s->v[s->n++];
+  v->name = name;
+  v->old = cur ? xstrdup(cur) : NULL;
+  if (value)
+    setenv(name, value, 1);
+  else
+    unsetenv(name);
+}
+
+/* Sets what hwloc reads from the environment at init and load for src;
+ * env_restore puts back what was there. */
+static void env_prepare(struct env_saved *s, const struct gr_hwloc_src *src)
+{
+  s->n = 0;
+  /* the root prefix reaches hwloc here and nowhere else; the live machine
+   * is "/" whatever HWLOC_FSROOT the user has set */
+  if (src->fs)
+    env_set(s, "HWLOC_FSROOT", gr_fs_is_live(src->fs) ? NULL : src->fs->root);
   /* hwloc's Linux backend reads PCI from sysfs itself (honouring the root
    * prefix); the libpciaccess plugin would read the live machine's config
    * space even when replaying a tree (and leaks doing it). The GL and OpenCL
    * plugins would start display and OpenCL runtimes only to name devices.
-   * A user's own setting wins. */
-  setenv("HWLOC_PLUGINS_BLACKLIST", "hwloc_pci,hwloc_gl,hwloc_opencl", 0);
+   * The libxml2 plugin costs more than hwloc's own XML parser (dlopen of
+   * libxml2, ICU and libstdc++, then a DOM) for the same topology: it is let
+   * in only to name the line of a syntax error. hwloc reads this list at the
+   * first hwloc_topology_init while no topology exists. A user's own
+   * setting wins. */
+  if (!getenv("HWLOC_PLUGINS_BLACKLIST"))
+    env_set(s, "HWLOC_PLUGINS_BLACKLIST",
+            src->libxml ? "hwloc_pci,hwloc_gl,hwloc_opencl" : "hwloc_pci,hwloc_gl,hwloc_opencl,hwloc_xml_libxml");
+  /* both XML parsers stay silent about the why unless asked; their words go
+   * to the capture */
+  if (!src->fs)
+    env_set(s, "HWLOC_XML_VERBOSE", "1");
 }
 
-/* ---- XML ---- */
+static void env_restore(struct env_saved *s)
+{
+  while (s->n > 0) {
+    struct env_var *v = &s->v[--s->n];
+    if (v->old)
+      setenv(v->name, v->old, 1);
+    else
+      unsetenv(v->name);
+    free(v->old);
+  }
+}
 
-/* Captures what hwloc and libxml2 print on stderr around a call, so their
- * complaints become one line of ours instead of several of theirs. */
-void quiet_begin(struct quiet *q)
+/* Captures what hwloc and libxml2 print on stderr between begin and end:
+ * their complaints become one line of gpurig's instead of several of theirs. */
+struct quiet {
+  FILE *tmp;
+  int saved; /* the real stderr, -1 if not redirected */
+};
+
+static void quiet_begin(struct quiet *q)
 {
   fflush(stderr);
   q->saved = -1;
@@ -324,7 +384,8 @@ void quiet_begin(struct quiet *q)
   }
 }
 
-void quiet_end(struct quiet *q, char *msg, size_t cap)
+/* Restores stderr and keeps the first non-empty line captured in msg. */
+static void quiet_end(struct quiet *q, char *msg, size_t cap)
 {
   char line[512];
   if (!q->tmp)
@@ -333,7 +394,7 @@ void quiet_end(struct quiet *q, char *msg, size_t cap)
   dup2(q->saved, STDERR_FILENO);
   close(q->saved);
   rewind(q->tmp);
-  while (msg && !msg[0] && fgets(line, sizeof(line), q->tmp)) {
+  while (!msg[0] && fgets(line, sizeof(line), q->tmp)) {
     str_rtrim(line);
     if (line[0])
       snprintf(msg, cap, "%s", line);
@@ -346,6 +407,8 @@ void quiet_end(struct quiet *q, char *msg, size_t cap)
  * fuzz/regress/). Bad input must never crash gpurig, so while hwloc parses,
  * a fault ends the process with one line and the bad-input status. The
  * message is formatted beforehand: a signal handler may only write(). */
+static const int crash_sigs[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT};
+#define NCRASH_SIGS (sizeof(crash_sigs) / sizeof(crash_sigs[0]))
 static char crash_msg[1200];
 static size_t crash_len;
 static int crash_fd = STDERR_FILENO;
@@ -361,7 +424,6 @@ static void on_hwloc_crash(int sig)
 
 static void crash_guard(bool on, const char *name, int fd, struct sigaction *saved)
 {
-  static const int sigs[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT};
   if (on) {
     crash_len = (size_t)snprintf(crash_msg, sizeof(crash_msg),
                                  "gpurig: %s: libhwloc %s crashed parsing this XML (malformed input); "
@@ -374,13 +436,76 @@ static void crash_guard(bool on, const char *name, int fd, struct sigaction *sav
     memset(&sa, 0, sizeof(sa));
     sa.sa_handler = on_hwloc_crash;
     sigemptyset(&sa.sa_mask);
-    for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
-      sigaction(sigs[i], &sa, &saved[i]);
+    for (size_t i = 0; i < NCRASH_SIGS; i++)
+      sigaction(crash_sigs[i], &sa, &saved[i]);
   } else {
-    for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
-      sigaction(sigs[i], &saved[i], NULL);
+    for (size_t i = 0; i < NCRASH_SIGS; i++)
+      sigaction(crash_sigs[i], &saved[i], NULL);
   }
 }
+
+/* Per-topology settings (no process state): keep every I/O object, and for
+ * a gathered tree leave out what would describe the machine gpurig runs on. */
+static void configure(hwloc_topology_t topo, const struct gr_fs *fs)
+{
+  static const char *live_only[] = {"x86", "nvml", "cuda", "opencl", "rsmi", "levelzero", "gl"};
+  hwloc_topology_set_io_types_filter(topo, HWLOC_TYPE_FILTER_KEEP_ALL);
+  for (size_t i = 0; fs && !gr_fs_is_live(fs) && i < sizeof(live_only) / sizeof(live_only[0]); i++)
+    hwloc_topology_set_components(topo, HWLOC_TOPOLOGY_COMPONENTS_FLAG_BLACKLIST, live_only[i]);
+}
+
+/* Sets the XML source (libxml2 parses at set time, hwloc's own parser at
+ * load time) and loads. Returns 0 or -1. */
+static int set_and_load(hwloc_topology_t topo, const struct gr_hwloc_src *src)
+{
+  if (!src->fs) {
+    int set = src->path ? hwloc_topology_set_xml(topo, src->path)
+                        : hwloc_topology_set_xmlbuffer(topo, src->buf, (int)src->len);
+    if (set != 0)
+      return -1;
+  }
+  return hwloc_topology_load(topo) == 0 ? 0 : -1;
+}
+
+enum gr_hwloc_rc gr_hwloc_load(const struct gr_hwloc_src *src, hwloc_topology_t *out, char *msg, size_t cap)
+{
+  hwloc_topology_t topo = NULL;
+  struct env_saved env;
+  struct quiet q;
+  struct sigaction saved[NCRASH_SIGS];
+  enum gr_hwloc_rc rc = GR_HWLOC_INIT_FAILED;
+  int saved_errno = 0;
+  msg[0] = '\0';
+  env_prepare(&env, src);
+  if (hwloc_topology_init(&topo) != 0) {
+    saved_errno = errno;
+    topo = NULL;
+    goto out;
+  }
+  configure(topo, src->fs);
+  quiet_begin(&q);
+  if (!src->fs)
+    crash_guard(true, src->name, q.saved >= 0 ? q.saved : STDERR_FILENO, saved);
+  int failed = set_and_load(topo, src);
+  saved_errno = errno;
+  if (!src->fs)
+    crash_guard(false, src->name, STDERR_FILENO, saved);
+  quiet_end(&q, msg, cap);
+  rc = GR_HWLOC_LOAD_FAILED;
+  if (failed)
+    goto out;
+  *out = topo;
+  topo = NULL;
+  rc = GR_HWLOC_OK;
+out:
+  if (topo)
+    hwloc_topology_destroy(topo);
+  env_restore(&env);
+  errno = saved_errno;
+  return rc;
+}
+
+/* ---- XML ---- */
 
 /* Recognises inputs hwloc would reject with an unhelpful message. */
 static int precheck_xml(const char *name, const char *head, size_t n, struct gr_err *err)
@@ -410,56 +535,48 @@ static int precheck_xml(const char *name, const char *head, size_t n, struct gr_
   return rc;
 }
 
+/* One line for a refused XML: libxml2 says "FILE:LINE: parser error : what",
+ * hwloc's own parser names no line. */
+static int xml_failure(const char *name, const char *msg, struct gr_err *err)
+{
+  const char *where = strstr(msg, ": parser error : ");
+  const char *line = NULL;
+  if (where) {
+    line = where;
+    while (line > msg && line[-1] != ':')
+      line--;
+  }
+  if (where && line > msg)
+    return gr_fail(err, GR_EXIT_FAIL, "%s:%.*s: not valid XML: %s", name, (int)(where - line), line,
+                   where + strlen(": parser error : "));
+  return gr_fail(err, GR_EXIT_FAIL, "%s: not a valid hwloc XML topology%s%s", name, msg[0] ? ": " : "", msg);
+}
+
 /* path, when given, is read by hwloc itself: libxml2 then reports the line of
  * a syntax error (from memory it says nothing). buf holds the same bytes. */
 static int open_xml(const char *name, const char *path, const char *buf, size_t len, hwloc_topology_t *out,
                     struct gr_err *err)
 {
-  hwloc_topology_t topo = NULL;
   char msg[512];
-  int rc = -1;
   if (precheck_xml(name, buf, len < 65536 ? len : 65536, err) != 0)
     return -1;
-  gr_hwloc_setup_env();
-  if (hwloc_topology_init(&topo) != 0)
-    return gr_fail(err, GR_EXIT_CANNOT_RUN, "%s: hwloc_topology_init failed", name);
-  hwloc_topology_set_io_types_filter(topo, HWLOC_TYPE_FILTER_KEEP_ALL);
-  struct quiet q;
-  struct sigaction saved[5];
-  msg[0] = '\0';
-  quiet_begin(&q);
-  crash_guard(true, name, q.saved >= 0 ? q.saved : STDERR_FILENO, saved);
-  /* libxml2 parses at set time, hwloc's own parser at load time; both stay
-   * silent about the why unless asked, and their words go to the capture */
-  setenv("HWLOC_XML_VERBOSE", "1", 1);
-  int set = path ? hwloc_topology_set_xml(topo, path) : hwloc_topology_set_xmlbuffer(topo, buf, (int)len);
-  int failed = set != 0 || hwloc_topology_load(topo) != 0;
-  unsetenv("HWLOC_XML_VERBOSE");
-  crash_guard(false, name, STDERR_FILENO, saved);
-  quiet_end(&q, msg, sizeof(msg));
-  if (failed) {
-    /* libxml2 says "FILE:LINE: parser error : what"; hwloc names no line */
-    const char *where = strstr(msg, ": parser error : ");
-    const char *line = NULL;
-    if (where) {
-      line = where;
-      while (line > msg && line[-1] != ':')
-        line--;
-    }
-    if (where && line > msg)
-      gr_fail(err, GR_EXIT_FAIL, "%s:%.*s: not valid XML: %s", name, (int)(where - line), line,
-              where + strlen(": parser error : "));
-    else
-      gr_fail(err, GR_EXIT_FAIL, "%s: not a valid hwloc XML topology%s%s", name, msg[0] ? ": " : "", msg);
-    goto out;
+  struct gr_hwloc_src src = {.name = name, .path = path, .buf = buf, .len = len};
+  enum gr_hwloc_rc rc = gr_hwloc_load(&src, out, msg, sizeof(msg));
+  if (rc == GR_HWLOC_LOAD_FAILED) {
+    /* hwloc's own parser names no line; libxml2, where its plugin is
+     * installed, does (and takes what it accepts). Without the plugin the
+     * same parser runs again and says the same. */
+    src.libxml = true;
+    rc = gr_hwloc_load(&src, out, msg, sizeof(msg));
   }
-  *out = topo;
-  topo = NULL;
-  rc = 0;
-out:
-  if (topo)
-    hwloc_topology_destroy(topo);
-  return rc;
+  switch (rc) {
+  case GR_HWLOC_OK:
+    return 0;
+  case GR_HWLOC_INIT_FAILED:
+    return gr_fail(err, GR_EXIT_CANNOT_RUN, "%s: hwloc_topology_init failed", name);
+  default:
+    return xml_failure(name, msg, err);
+  }
 }
 
 static int load_xml_common(const char *name, const char *path, const char *buf, size_t len, struct gr_topo *t,

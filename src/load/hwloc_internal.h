@@ -1,9 +1,10 @@
-/* Shared between the hwloc-based loader, the sysfs overlay and snapshot.
- * Not part of the public core API. */
+/* Shared between the hwloc-based loader (hwloc.c), the live loader and its
+ * sysfs overlay (live.c) and snapshot.c. Not part of the public core API. */
 #ifndef GPURIG_HWLOC_INTERNAL_H
 #define GPURIG_HWLOC_INTERNAL_H
 
-#include <stdio.h>
+#include <stdbool.h>
+#include <stddef.h>
 
 #include <hwloc.h>
 
@@ -24,20 +25,41 @@
 #define GR_INFO_AER_FATAL "GPURigAERFatal"
 #define GR_INFO_SNAPSHOT "GPURigSnapshot"
 
-/* Captures what hwloc and libxml2 print on stderr between begin and end:
- * their complaints become one line of gpurig's instead of several of theirs.
- * quiet_end restores stderr and keeps the first non-empty line in msg
- * (msg may be NULL to drop it all). */
-struct quiet {
-  FILE *tmp;
-  int saved;
-};
-void quiet_begin(struct quiet *q);
-void quiet_end(struct quiet *q, char *msg, size_t cap);
+/* ---- hwloc and the process (hwloc.c) ----
+ * hwloc 2.x takes its root prefix, plugin blacklist and XML verbosity from the
+ * environment only, prints its complaints on stderr, and libhwloc 2.9 crashes
+ * on some malformed XML. gr_hwloc_load is the one place where gpurig changes
+ * process-global state for it: setenv/unsetenv of HWLOC_FSROOT,
+ * HWLOC_PLUGINS_BLACKLIST and HWLOC_XML_VERBOSE (put back after each load),
+ * fd 2 redirected into a memory file while hwloc runs, and SIGSEGV, SIGBUS,
+ * SIGFPE, SIGILL and SIGABRT handlers while it parses XML. It is also the
+ * only place where the root prefix reaches hwloc (HWLOC_FSROOT).
+ * NOT THREAD-SAFE: load before any thread starts. (What changes while a
+ * machine runs is re-read with gr_load_dynamic, which needs none of this.) */
 
-/* Call before any hwloc_topology_init: keeps out hwloc plugins gpurig does not
- * want (see load_hwloc.c). */
-void gr_hwloc_setup_env(void);
+/* What hwloc reads: the machine under fs, or hwloc XML. */
+struct gr_hwloc_src {
+  const struct gr_fs *fs; /* the live machine or a gathered tree; NULL for XML */
+  const char *name;       /* XML: how messages name it */
+  const char *path;       /* XML: a file hwloc reads itself (libxml2 then names the line), or NULL */
+  const char *buf;        /* XML: the same bytes in memory, NUL-terminated */
+  size_t len;
+  bool libxml;            /* XML: let hwloc load its libxml2 plugin (else its own parser) */
+};
+
+enum gr_hwloc_rc {
+  GR_HWLOC_OK = 0,
+  GR_HWLOC_INIT_FAILED = -1, /* hwloc_topology_init failed */
+  GR_HWLOC_LOAD_FAILED = -2, /* hwloc refused the input */
+};
+
+/* Initialises an hwloc topology that keeps all I/O objects, loads src into
+ * it with stderr captured (XML under the crash guard), and puts the
+ * environment back. On GR_HWLOC_OK the caller owns *out
+ * (hwloc_topology_destroy). On failure nothing is left to free; for
+ * GR_HWLOC_LOAD_FAILED msg holds the first line hwloc (or libxml2) printed,
+ * "" if none, and errno what hwloc left. */
+enum gr_hwloc_rc gr_hwloc_load(const struct gr_hwloc_src *src, hwloc_topology_t *out, char *msg, size_t cap);
 
 /* Opens the live topology (fs root honoured) with all I/O objects kept.
  * The caller destroys *out with hwloc_topology_destroy. */

@@ -1,6 +1,6 @@
-/* The live Linux loader: hwloc for tree and locality (with HWLOC_FSROOT so a
- * gathered tree replays), then gpurig's own reads of each PCI device's sysfs
- * directory for the facts hwloc does not keep. */
+/* The live Linux loader: hwloc for tree and locality (gr_hwloc_load hands
+ * it the root prefix, so a gathered tree replays), then gpurig's own reads of
+ * each PCI device's sysfs directory for the facts hwloc does not keep. */
 #include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
@@ -12,44 +12,23 @@
 #include "load/loaders.h"
 #include "facts/pcilink.h"
 
+#define PCI_DEVICES "/sys/bus/pci/devices"
+
 int gr_hwloc_open_live(const struct gr_fs *fs, hwloc_topology_t *out, struct gr_err *err)
 {
-  hwloc_topology_t topo = NULL;
-  int rc = -1;
-  if (!gr_fs_is_live(fs))
-    setenv("HWLOC_FSROOT", fs->root, 1);
-  else
-    unsetenv("HWLOC_FSROOT");
-  gr_hwloc_setup_env();
-  if (hwloc_topology_init(&topo) != 0)
+  /* hwloc's own warnings (e.g. 32-bit PCI domains) are dropped: gpurig
+   * reports those itself from sysfs, and keeps stderr for its own lines */
+  char msg[512];
+  struct gr_hwloc_src src = {.fs = fs};
+  switch (gr_hwloc_load(&src, out, msg, sizeof(msg))) {
+  case GR_HWLOC_OK:
+    return 0;
+  case GR_HWLOC_INIT_FAILED:
     return gr_fail(err, GR_EXIT_CANNOT_RUN, "hwloc_topology_init failed");
-  hwloc_topology_set_io_types_filter(topo, HWLOC_TYPE_FILTER_KEEP_ALL);
-  if (!gr_fs_is_live(fs)) {
-    /* These would describe the machine gpurig runs on, not the gathered one. */
-    const char *live_only[] = {"x86", "nvml", "cuda", "opencl", "rsmi", "levelzero", "gl"};
-    for (size_t i = 0; i < sizeof(live_only) / sizeof(live_only[0]); i++)
-      hwloc_topology_set_components(topo, HWLOC_TOPOLOGY_COMPONENTS_FLAG_BLACKLIST, live_only[i]);
+  default:
+    return gr_fail(err, GR_EXIT_CANNOT_RUN, "%s: hwloc could not read this machine's topology: %s",
+                   gr_fs_is_live(fs) ? "/" : fs->root, strerror(errno));
   }
-  /* hwloc prints its own warnings (e.g. 32-bit PCI domains); gpurig reports
-   * those itself from sysfs, so keep stderr for gpurig's lines only. */
-  struct quiet q;
-  quiet_begin(&q);
-  int lrc = hwloc_topology_load(topo);
-  quiet_end(&q, NULL, 0);
-  if (lrc != 0) {
-    gr_fail(err, GR_EXIT_CANNOT_RUN, "%s: hwloc could not read this machine's topology: %s",
-            gr_fs_is_live(fs) ? "/" : fs->root, strerror(errno));
-    goto out;
-  }
-  *out = topo;
-  topo = NULL;
-  rc = 0;
-out:
-  if (topo)
-    hwloc_topology_destroy(topo);
-  if (!gr_fs_is_live(fs))
-    unsetenv("HWLOC_FSROOT");
-  return rc;
 }
 
 bool gr_parse_aer_total(const char *text, uint64_t *total)
@@ -75,6 +54,10 @@ bool gr_parse_aer_total(const char *text, uint64_t *total)
   return false;
 }
 
+/* One device's sysfs directory, and where problems with its files go: at
+ * load, t gets a warning and p keeps the first problem of each kind; in a
+ * re-read (gr_load_dynamic) t and p are NULL, nothing is written but the
+ * values read, and a malformed value just stays unknown. */
 struct devdir {
   const struct gr_fs *fs;
   struct gr_topo *t;
@@ -83,7 +66,7 @@ struct devdir {
 };
 
 /* A malformed attribute: one loader warning, and the first per device kept
- * in the model so that doctor can name the file. */
+ * in the model (*slot) so that doctor can name the file. Load only. */
 static void note_problem(struct devdir *d, char **slot, const char *attr, const char *problem, const char *value)
 {
   char *msg = value ? xasprintf("%s%s/%s: %s \"%s\"", d->fs->root, d->dir, attr, problem, value)
@@ -103,7 +86,7 @@ static int read_attr(struct devdir *d, const char *attr, char *buf, size_t cap)
 }
 
 /* Absent files are normal (older kernels, non-PCIe devices); malformed ones
- * are reported once and treated as unknown. */
+ * are reported once at load and treated as unknown. */
 static void read_speed(struct devdir *d, const char *attr, int *gen)
 {
   char v[64];
@@ -113,7 +96,7 @@ static void read_speed(struct devdir *d, const char *attr, int *gen)
   enum gr_speed_parse r = gr_pcie_parse_speed(v, &g);
   if (r == GR_SPEED_OK)
     *gen = g;
-  else if (r == GR_SPEED_INVALID)
+  else if (r == GR_SPEED_INVALID && d->t)
     note_problem(d, &d->p->link_problem, attr, "unrecognised link speed", v);
 }
 
@@ -125,7 +108,7 @@ static void read_width(struct devdir *d, const char *attr, int *width)
     return;
   if (gr_pcie_parse_width(v, &w))
     *width = w;
-  else
+  else if (d->t)
     note_problem(d, &d->p->link_problem, attr, "unrecognised link width", v);
 }
 
@@ -139,18 +122,33 @@ static void read_aer(struct devdir *d, const char *attr, struct gr_count *c)
   if (r == 0 && gr_parse_aer_total(v, &total)) {
     c->valid = true;
     c->value = total;
-  } else {
+  } else if (d->t) {
     note_problem(d, &d->p->aer_problem, attr, r ? strerror(-r) : "no TOTAL_ERR_* line (malformed AER counters)",
                  NULL);
   }
 }
 
-static void overlay_device(struct devdir *d, struct gr_pci *p)
+/* The dynamic part, in two halves (see overlay_device): the link as it runs
+ * now, and the AER totals. The load and gr_load_dynamic share them. */
+static void read_current_link(struct devdir *d, struct gr_pci_dynamic *dy)
 {
-  char v[256];
+  read_speed(d, "current_link_speed", &dy->cur_gen);
+  read_width(d, "current_link_width", &dy->cur_width);
+}
+
+static void read_aer_totals(struct devdir *d, struct gr_pci_dynamic *dy)
+{
+  read_aer(d, "aer_dev_correctable", &dy->aer.correctable);
+  read_aer(d, "aer_dev_nonfatal", &dy->aer.nonfatal);
+  read_aer(d, "aer_dev_fatal", &dy->aer.fatal);
+}
+
+/* The static part, read once at load: the link's maxima, NUMA node, driver
+ * and IOMMU group. */
+static void read_static(struct devdir *d, struct gr_pci *p)
+{
+  char v[256], path[256];
   long n;
-  read_speed(d, "current_link_speed", &p->link.cur_gen);
-  read_width(d, "current_link_width", &p->link.cur_width);
   read_speed(d, "max_link_speed", &p->link.max_gen);
   read_width(d, "max_link_width", &p->link.max_width);
   if (read_attr(d, "numa_node", v, sizeof(v)) == 0) {
@@ -159,7 +157,6 @@ static void overlay_device(struct devdir *d, struct gr_pci *p)
     else
       gr_topo_add_warning(d->t, "%s%s/numa_node: unrecognised value \"%s\"", d->fs->root, d->dir, v);
   }
-  char path[256];
   snprintf(path, sizeof(path), "%s/driver", d->dir);
   if (gr_fs_link_basename(d->fs, path, v, sizeof(v)) == 0) {
     free(p->driver);
@@ -168,9 +165,19 @@ static void overlay_device(struct devdir *d, struct gr_pci *p)
   snprintf(path, sizeof(path), "%s/iommu_group", d->dir);
   if (gr_fs_link_basename(d->fs, path, v, sizeof(v)) == 0 && parse_long(v, 10, &n))
     p->iommu_group = (int)n;
-  read_aer(d, "aer_dev_correctable", &p->aer.correctable);
-  read_aer(d, "aer_dev_nonfatal", &p->aer.nonfatal);
-  read_aer(d, "aer_dev_fatal", &p->aer.fatal);
+}
+
+/* Both parts at load. The warnings come in the files' usual order (current
+ * link, maxima, NUMA node, AER), hence the static part in the middle. */
+static void overlay_device(struct devdir *d, struct gr_pci *p)
+{
+  struct gr_pci_dynamic dy = {0};
+  read_current_link(d, &dy);
+  read_static(d, p);
+  read_aer_totals(d, &dy);
+  p->link.cur_gen = dy.cur_gen;
+  p->link.cur_width = dy.cur_width;
+  p->aer = dy.aer;
 }
 
 static int package_of_numa(const struct gr_topo *t, int numa)
@@ -198,22 +205,20 @@ static void note_skipped_domains(const struct gr_fs *fs, struct gr_topo *t, DIR 
     }
   }
   if (skipped)
-    gr_topo_add_warning(t, "%s/sys/bus/pci/devices/%s: %zu device(s) in 32-bit PCI domains (e.g. Intel VMD) are not "
+    gr_topo_add_warning(t, "%s" PCI_DEVICES "/%s: %zu device(s) in 32-bit PCI domains (e.g. Intel VMD) are not "
                         "shown: this libhwloc supports 16-bit domains only", fs->root, first, skipped);
 }
 
 int gr_sysfs_overlay(const struct gr_fs *fs, struct gr_topo *t, struct gr_err *err)
 {
-  char path[8192];
-  if (!gr_fs_path(fs, "/sys/bus/pci/devices", path, sizeof(path)))
-    return gr_fail(err, GR_EXIT_FAIL, "%s: path too long", fs->root);
-  DIR *dir = opendir(path);
+  DIR *dir = gr_fs_opendir(fs, PCI_DEVICES);
   if (!dir && gr_fs_is_live(fs)) {
-    gr_topo_add_warning(t, "%s: %s (no PCI devices visible to gpurig)", path, strerror(errno));
+    gr_topo_add_warning(t, "%s: %s (no PCI devices visible to gpurig)", PCI_DEVICES, strerror(errno));
     return 0;
   }
   if (!dir)
-    return gr_fail(err, GR_EXIT_FAIL, "%s: %s (not a Linux /sys tree with PCI devices)", path, strerror(errno));
+    return gr_fail(err, GR_EXIT_FAIL, "%s%s: %s (not a Linux /sys tree with PCI devices)", fs->root, PCI_DEVICES,
+                   strerror(errno));
   note_skipped_domains(fs, t, dir);
   closedir(dir);
   for (size_t i = 0; i < t->npci; i++) {
@@ -230,25 +235,41 @@ int gr_sysfs_overlay(const struct gr_fs *fs, struct gr_topo *t, struct gr_err *e
   return 0;
 }
 
+int gr_load_dynamic(const struct gr_fs *fs, const struct gr_topo *t, struct gr_pci_dynamic *out, struct gr_err *err)
+{
+  DIR *dir = gr_fs_opendir(fs, PCI_DEVICES);
+  if (!dir)
+    return gr_fail(err, gr_fs_is_live(fs) ? GR_EXIT_CANNOT_RUN : GR_EXIT_FAIL,
+                   "%s%s: %s (no PCI devices to re-read)", fs->root, PCI_DEVICES, strerror(errno));
+  closedir(dir);
+  for (size_t i = 0; i < t->npci; i++) {
+    struct devdir d = {.fs = fs}; /* no t, no p: a re-read reports nothing */
+    memset(&out[i], 0, sizeof(out[i]));
+    if (t->pci[i].role == GR_ROLE_HOSTBRIDGE)
+      continue;
+    gr_pci_sysfs_path(&t->pci[i], NULL, d.dir, sizeof(d.dir));
+    read_current_link(&d, &out[i]);
+    read_aer_totals(&d, &out[i]);
+  }
+  return 0;
+}
+
 /* A gathered tree must at least have PCI devices with their identity files;
  * anything less is refused with the first missing piece named. */
 static int check_tree(const struct gr_fs *fs, struct gr_err *err)
 {
-  char path[8192];
   int rc = -1;
-  if (!gr_fs_path(fs, "/sys/bus/pci/devices", path, sizeof(path)))
-    return gr_fail(err, GR_EXIT_FAIL, "%s: path too long", fs->root);
-  DIR *dir = opendir(path);
+  DIR *dir = gr_fs_opendir(fs, PCI_DEVICES);
   if (!dir)
-    return gr_fail(err, GR_EXIT_FAIL, "%s: %s (expected a gathered Linux tree with sys/bus/pci/devices)", path,
-                   strerror(errno));
+    return gr_fail(err, GR_EXIT_FAIL, "%s%s: %s (expected a gathered Linux tree with sys/bus/pci/devices)", fs->root,
+                   PCI_DEVICES, strerror(errno));
   struct dirent *e;
   size_t ndev = 0;
   while ((e = readdir(dir))) {
     if (e->d_name[0] == '.')
       continue;
     char rel[512], v[64], target[4096];
-    snprintf(rel, sizeof(rel), "/sys/bus/pci/devices/%s", e->d_name);
+    snprintf(rel, sizeof(rel), PCI_DEVICES "/%s", e->d_name);
     int r = gr_fs_resolve(fs, rel, target, sizeof(target));
     if (r != 0 || !str_starts_with(target, "/sys/devices/")) {
       gr_fail(err, GR_EXIT_FAIL, "%s%s: %s", fs->root, rel,
@@ -271,7 +292,7 @@ static int check_tree(const struct gr_fs *fs, struct gr_err *err)
     ndev++;
   }
   if (ndev == 0) {
-    gr_fail(err, GR_EXIT_FAIL, "%s: no PCI devices (empty or partial tree)", path);
+    gr_fail(err, GR_EXIT_FAIL, "%s%s: no PCI devices (empty or partial tree)", fs->root, PCI_DEVICES);
     goto out;
   }
   rc = 0;

@@ -13,6 +13,13 @@
  * and locality, then gpurig's own reads of /sys/bus/pci/devices/<bdf>/. */
 int gr_load_live(const struct gr_fs *fs, struct gr_topo *t, struct gr_err *err);
 
+/* Re-reads the dynamic part of every node of t (a topology gr_load_live
+ * loaded from the same fs) into out[0 .. t->npci-1], without hwloc: sysfs
+ * files only. Host bridges and nodes without sysfs files are left unknown.
+ * A malformed value stays unknown. Returns 0, or -1 with err when the tree
+ * has no /sys/bus/pci/devices any more. Thread-safe (reads only). */
+int gr_load_dynamic(const struct gr_fs *fs, const struct gr_topo *t, struct gr_pci_dynamic *out, struct gr_err *err);
+
 /* An hwloc XML file (what `lstopo FILE.xml` writes), including the
  * NVLinkBandwidth matrix and gpurig snapshot attributes when present. */
 int gr_load_xml(const char *path, struct gr_topo *t, struct gr_err *err);

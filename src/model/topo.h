@@ -41,6 +41,13 @@ struct gr_aer {
   struct gr_count correctable, nonfatal, fatal;
 };
 
+/* What changes while a machine runs, per PCI node: the link's current
+ * generation and width (0 unknown) and the AER totals (invalid: not reported). */
+struct gr_pci_dynamic {
+  int cur_gen, cur_width;
+  struct gr_aer aer;
+};
+
 /* The PCIe link above a device (between it and its parent port). gen/width 0
  * means unknown. A link trains to the lower of both ends' maxima. */
 struct gr_link {

@@ -1,12 +1,18 @@
 /* Loaders on the real inputs (tests/data, copied from shared/realdata with
  * their licences), on hand-made fixture trees, and on broken inputs. */
 #include <dirent.h>
+#include <dlfcn.h>
 #include <errno.h>
+#include <ftw.h>
+#include <libgen.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include <hwloc.h>
 
 #include "testutil.h"
 #include "base/fs.h"
@@ -219,6 +225,40 @@ static void expect_xml_error(const char *path, const char *needle)
   assert_int_equal(t.npci, 0);
 }
 
+/* Is hwloc's libxml2 plugin installed (Debian: libhwloc-plugins, only
+ * recommended by libhwloc15)? hwloc looks for it in <libdir>/hwloc, beside
+ * libhwloc itself. */
+static bool libxml_plugin_installed(void)
+{
+  Dl_info info;
+  char lib[4096];
+  if (!dladdr((void *)hwloc_get_api_version, &info) || !info.dli_fname)
+    fail_msg("cannot locate libhwloc");
+  snprintf(lib, sizeof(lib), "%s", info.dli_fname);
+  char *plugin = xasprintf("%s/hwloc/hwloc_xml_libxml.so", dirname(lib));
+  bool found = access(plugin, R_OK) == 0;
+  free(plugin);
+  return found;
+}
+
+/* A syntax error, as each parser words it: libxml2 names the line
+ * ("FILE:LINE: not valid XML: ..."), hwloc's own parser does not. */
+static void expect_syntax_error(const char *path, bool libxml)
+{
+  struct gr_topo t;
+  struct gr_err err = {0};
+  if (!libxml) {
+    expect_xml_error(path, "not a valid hwloc XML topology: Failed to parse XML input with the minimalistic parser");
+    return;
+  }
+  expect_xml_error(path, "not valid XML");
+  gr_load_xml(path, &t, &err);
+  char *line = xasprintf("%s:35: ", path); /* the truncated DGX-2 file ends in line 35 */
+  if (!strstr(err.msg, line))
+    fail_msg("'%s' lacks '%s'", err.msg, line);
+  free(line);
+}
+
 static void bad_xml_inputs(void **state)
 {
   (void)state;
@@ -239,7 +279,9 @@ static void bad_xml_inputs(void **state)
   expect_xml_error(p, "format 3.x is newer");
   unlink(p);
   free(p);
-  /* truncated real file: libxml2's line number is kept */
+  /* A truncated real file. hwloc's own parser reads XML; when it fails, the
+   * load is retried with libxml2's plugin where it is installed, for the
+   * line number. A user's own HWLOC_PLUGINS_BLACKLIST is obeyed as it is. */
   char *dgx = path_of(data_dir(), "hwloc/nvidiaDGX2.xml");
   FILE *f = fopen(dgx, "rb");
   char buf[3000];
@@ -247,19 +289,64 @@ static void bad_xml_inputs(void **state)
   fclose(f);
   free(dgx);
   p = temp_file(buf, sizeof(buf));
-  expect_xml_error(p, "not valid XML");
-  struct gr_topo t;
-  struct gr_err err = {0};
-  gr_load_xml(p, &t, &err);
-  char *colon = xasprintf("%s:", p);
-  assert_non_null(strstr(err.msg, colon)); /* FILE:LINE: */
-  free(colon);
+  bool libxml = libxml_plugin_installed();
+  unsetenv("HWLOC_PLUGINS_BLACKLIST");
+  expect_syntax_error(p, libxml);
+  setenv("HWLOC_PLUGINS_BLACKLIST", "hwloc_pci,hwloc_gl,hwloc_opencl,hwloc_xml_libxml", 1);
+  expect_syntax_error(p, false);
+  setenv("HWLOC_PLUGINS_BLACKLIST", "hwloc_pci,hwloc_gl,hwloc_opencl", 1);
+  expect_syntax_error(p, libxml);
+  unsetenv("HWLOC_PLUGINS_BLACKLIST");
   unlink(p);
   free(p);
   char *nccl = path_of(data_dir(), "nccl-topo/aws-ofi-nccl_g5.48xl-topo.xml");
   expect_xml_error(nccl, "NCCL topology file");
   free(nccl);
   expect_xml_error("/tmp", "is a directory");
+}
+
+/* getenv(name) equals want (NULL: unset) */
+static void expect_env(const char *name, const char *want)
+{
+  const char *v = getenv(name);
+  if (want ? !v || strcmp(v, want) != 0 : v != NULL)
+    fail_msg("%s is '%s' after a load, expected '%s'", name, v ? v : "(unset)", want ? want : "(unset)");
+}
+
+/* Loads change the environment for hwloc only while they run: a user's own
+ * settings are what the next load and any child process see. */
+static void loads_put_the_environment_back(void **state)
+{
+  struct gr_topo t;
+  struct gr_analysis a;
+  struct gr_fs fs;
+  struct gr_err err = {0};
+  (void)state;
+  unsetenv("HWLOC_PLUGINS_BLACKLIST");
+  unsetenv("HWLOC_XML_VERBOSE");
+  setenv("HWLOC_FSROOT", "/nonexistent-user-root", 1);
+  char *root = path_of(data_dir(), "trees/epyc-riser");
+  load_root_ok(root, &t, &a); /* the fs root, not the user's HWLOC_FSROOT */
+  assert_int_equal(t.ngpus, 4);
+  gr_analysis_free(&a);
+  gr_topo_free(&t);
+  free(root);
+  expect_env("HWLOC_FSROOT", "/nonexistent-user-root");
+  expect_env("HWLOC_PLUGINS_BLACKLIST", NULL);
+  gr_fs_init(&fs, NULL);
+  if (gr_load_live(&fs, &t, &err) != 0) /* the live machine is "/" whatever the user set */
+    fail_msg("live: %s", err.msg);
+  gr_topo_free(&t);
+  expect_env("HWLOC_FSROOT", "/nonexistent-user-root");
+  unsetenv("HWLOC_FSROOT");
+  setenv("HWLOC_XML_VERBOSE", "0", 1);
+  load_xml_ok("hwloc/power8gpudistances.xml", &t, &a);
+  gr_analysis_free(&a);
+  gr_topo_free(&t);
+  expect_env("HWLOC_XML_VERBOSE", "0");
+  expect_env("HWLOC_PLUGINS_BLACKLIST", NULL);
+  expect_env("HWLOC_FSROOT", NULL);
+  unsetenv("HWLOC_XML_VERBOSE");
 }
 
 static char *copy_tree(const char *name)
@@ -272,12 +359,30 @@ static char *copy_tree(const char *name)
   return dst;
 }
 
+static int remove_entry(const char *path, const struct stat *st, int type, struct FTW *ftw)
+{
+  (void)st;
+  (void)type;
+  (void)ftw;
+  return remove(path);
+}
+
+/* Deletes a temporary tree (depth first, links not followed) and frees dir. */
 static void remove_tree(char *dir)
 {
-  char *cmd = xasprintf("rm -rf '%s'", dir);
-  assert_int_equal(system(cmd), 0);
-  free(cmd);
+  assert_int_equal(nftw(dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS), 0);
   free(dir);
+}
+
+/* Replaces the file `attr` of device bdf in the tree at root. */
+static void write_attr(const char *root, const char *bdf, const char *attr, const char *text)
+{
+  char *f = xasprintf("%s/sys/bus/pci/devices/%s/%s", root, bdf, attr);
+  FILE *w = fopen(f, "w");
+  assert_non_null(w);
+  fputs(text, w);
+  assert_int_equal(fclose(w), 0);
+  free(f);
 }
 
 static void expect_tree_error(const char *root, const char *needle)
@@ -349,6 +454,79 @@ static void malformed_values_are_warnings(void **state)
   remove_tree(dir);
 }
 
+/* What changes while a machine runs is re-read from sysfs alone, into the
+ * caller's array; the loaded topology stays as it was loaded. */
+static void dynamic_reread(void **state)
+{
+  struct gr_topo t;
+  struct gr_fs fs;
+  struct gr_err err = {0};
+  char bus[32];
+  (void)state;
+  char *dir = copy_tree("epyc-riser");
+  gr_fs_init(&fs, dir);
+  if (gr_load_live(&fs, &t, &err) != 0)
+    fail_msg("%s", err.msg);
+  int g1 = t.gpus[1], g2 = t.gpus[2], rp = t.pci[g1].parent, hb = t.pci[g1].hostbridge;
+  assert_string_equal(gr_pci_busid(&t.pci[g1], bus, sizeof(bus)), "0000:02:00.0");
+  assert_string_equal(gr_pci_busid(&t.pci[g2], bus, sizeof(bus)), "0000:41:00.0");
+  struct gr_pci_dynamic *dy = xcalloc(t.npci, sizeof(*dy));
+  assert_int_equal(gr_load_dynamic(&fs, &t, dy, &err), 0);
+  /* the same values as the load read */
+  for (size_t i = 0; i < t.npci; i++) {
+    assert_int_equal(dy[i].cur_gen, t.pci[i].link.cur_gen);
+    assert_int_equal(dy[i].cur_width, t.pci[i].link.cur_width);
+    assert_int_equal(dy[i].aer.correctable.valid, t.pci[i].aer.correctable.valid);
+    assert_int_equal(dy[i].aer.correctable.value, t.pci[i].aer.correctable.value);
+  }
+  assert_int_equal(dy[g1].cur_gen, 4);
+  assert_int_equal(dy[g1].cur_width, 8);
+  assert_false(dy[g1].aer.correctable.valid); /* no file: unknown */
+  assert_true(dy[rp].aer.correctable.valid);
+  assert_int_equal(dy[rp].aer.correctable.value, 7);
+
+  /* the riser is reseated and the GPU idles at Gen1; AER starts counting */
+  write_attr(dir, "0000:02:00.0", "current_link_width", "16\n");
+  write_attr(dir, "0000:02:00.0", "current_link_speed", "2.5 GT/s PCIe\n");
+  write_attr(dir, "0000:02:00.0", "aer_dev_correctable", "RxErr 3\nBadTLP 2\nTOTAL_ERR_COR 5\n");
+  write_attr(dir, "0000:00:03.1", "aer_dev_correctable", "RxErr 9\nTOTAL_ERR_COR 9\n");
+  write_attr(dir, "0000:41:00.0", "current_link_width", "sixteen\n"); /* malformed: unknown, no warning */
+  size_t warnings = t.nwarnings;
+  memset(dy, 0xff, t.npci * sizeof(*dy)); /* every field is written */
+  assert_int_equal(gr_load_dynamic(&fs, &t, dy, &err), 0);
+  assert_int_equal(dy[g1].cur_width, 16);
+  assert_int_equal(dy[g1].cur_gen, 1);
+  assert_true(dy[g1].aer.correctable.valid);
+  assert_int_equal(dy[g1].aer.correctable.value, 5);
+  assert_false(dy[g1].aer.nonfatal.valid);
+  assert_int_equal(dy[rp].aer.correctable.value, 9);
+  assert_int_equal(dy[g2].cur_width, 0);
+  assert_int_equal(dy[g2].cur_gen, t.pci[g2].link.cur_gen);
+  assert_int_equal(dy[hb].cur_gen, 0); /* host bridges: no sysfs directory */
+  assert_int_equal(dy[hb].cur_width, 0);
+  assert_false(dy[hb].aer.correctable.valid);
+  /* the topology is the one loaded */
+  assert_int_equal(t.pci[g1].link.cur_width, 8);
+  assert_int_equal(t.pci[g1].link.cur_gen, 4);
+  assert_false(t.pci[g1].aer.correctable.valid);
+  assert_int_equal(t.pci[rp].aer.correctable.value, 7);
+  assert_int_equal(t.pci[g2].link.cur_width, 16);
+  assert_int_equal(t.nwarnings, warnings);
+  assert_null(t.pci[g2].link_problem);
+
+  /* the devices directory gone: an error, not a topology of unknowns */
+  char *devices = xasprintf("%s/sys/bus/pci/devices", dir), *moved = xasprintf("%s.gone", devices);
+  assert_int_equal(rename(devices, moved), 0);
+  assert_int_equal(gr_load_dynamic(&fs, &t, dy, &err), -1);
+  assert_int_equal(err.code, GR_EXIT_FAIL);
+  assert_non_null(strstr(err.msg, "/sys/bus/pci/devices: No such file or directory"));
+  free(devices);
+  free(moved);
+  free(dy);
+  gr_topo_free(&t);
+  remove_tree(dir);
+}
+
 static void snapshot_round_trip(void **state)
 {
   struct gr_fs fs;
@@ -411,8 +589,10 @@ int main(void)
       cmocka_unit_test(fixture_epyc_riser),
       cmocka_unit_test(every_real_input_loads_or_is_refused),
       cmocka_unit_test(bad_xml_inputs),
+      cmocka_unit_test(loads_put_the_environment_back),
       cmocka_unit_test(bad_trees),
       cmocka_unit_test(malformed_values_are_warnings),
+      cmocka_unit_test(dynamic_reread),
       cmocka_unit_test(snapshot_round_trip),
   };
   return cmocka_run_group_tests(tests, tu_setup_data, NULL);
