@@ -349,42 +349,6 @@ static void loads_put_the_environment_back(void **state)
   unsetenv("HWLOC_XML_VERBOSE");
 }
 
-static char *copy_tree(const char *name)
-{
-  char *dst = xstrdup("/tmp/gpurig-tree-XXXXXX");
-  assert_non_null(mkdtemp(dst));
-  char *cmd = xasprintf("cp -a '%s/trees/%s/.' '%s/'", data_dir(), name, dst);
-  assert_int_equal(system(cmd), 0);
-  free(cmd);
-  return dst;
-}
-
-static int remove_entry(const char *path, const struct stat *st, int type, struct FTW *ftw)
-{
-  (void)st;
-  (void)type;
-  (void)ftw;
-  return remove(path);
-}
-
-/* Deletes a temporary tree (depth first, links not followed) and frees dir. */
-static void remove_tree(char *dir)
-{
-  assert_int_equal(nftw(dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS), 0);
-  free(dir);
-}
-
-/* Replaces the file `attr` of device bdf in the tree at root. */
-static void write_attr(const char *root, const char *bdf, const char *attr, const char *text)
-{
-  char *f = xasprintf("%s/sys/bus/pci/devices/%s/%s", root, bdf, attr);
-  FILE *w = fopen(f, "w");
-  assert_non_null(w);
-  fputs(text, w);
-  assert_int_equal(fclose(w), 0);
-  free(f);
-}
-
 static void expect_tree_error(const char *root, const char *needle)
 {
   struct gr_topo t;
@@ -403,9 +367,9 @@ static void bad_trees(void **state)
   char *empty = xstrdup("/tmp/gpurig-empty-XXXXXX");
   assert_non_null(mkdtemp(empty));
   expect_tree_error(empty, "/sys/bus/pci/devices: No such file or directory");
-  remove_tree(empty);
+  tu_tree_remove(empty);
 
-  char *dir = copy_tree("epyc-riser");
+  char *dir = tu_tree_copy("epyc-riser");
   char *f = xasprintf("%s/sys/devices/pci0000:00/0000:00:01.1/0000:01:00.0/class", dir);
   assert_int_equal(unlink(f), 0);
   expect_tree_error(dir, "0000:01:00.0/class: No such file or directory");
@@ -417,13 +381,13 @@ static void bad_trees(void **state)
   fclose(w);
   expect_tree_error(dir, "not a hexadecimal PCI id");
   free(f);
-  remove_tree(dir);
+  tu_tree_remove(dir);
 }
 
 static void malformed_values_are_warnings(void **state)
 {
   (void)state;
-  char *dir = copy_tree("epyc-riser");
+  char *dir = tu_tree_copy("epyc-riser");
   char *base = xasprintf("%s/sys/devices/pci0000:00/0000:00:01.1/0000:01:00.0", dir);
   char *f1 = xasprintf("%s/current_link_speed", base), *f2 = xasprintf("%s/aer_dev_correctable", base);
   char *f3 = xasprintf("%s/max_link_width", base);
@@ -451,7 +415,7 @@ static void malformed_values_are_warnings(void **state)
   free(f2);
   free(f3);
   free(base);
-  remove_tree(dir);
+  tu_tree_remove(dir);
 }
 
 /* What changes while a machine runs is re-read from sysfs alone, into the
@@ -463,7 +427,7 @@ static void dynamic_reread(void **state)
   struct gr_err err = {0};
   char bus[32];
   (void)state;
-  char *dir = copy_tree("epyc-riser");
+  char *dir = tu_tree_copy("epyc-riser");
   gr_fs_init(&fs, dir);
   if (gr_load_live(&fs, &t, &err) != 0)
     fail_msg("%s", err.msg);
@@ -486,11 +450,11 @@ static void dynamic_reread(void **state)
   assert_int_equal(dy[rp].aer.correctable.value, 7);
 
   /* the riser is reseated and the GPU idles at Gen1; AER starts counting */
-  write_attr(dir, "0000:02:00.0", "current_link_width", "16\n");
-  write_attr(dir, "0000:02:00.0", "current_link_speed", "2.5 GT/s PCIe\n");
-  write_attr(dir, "0000:02:00.0", "aer_dev_correctable", "RxErr 3\nBadTLP 2\nTOTAL_ERR_COR 5\n");
-  write_attr(dir, "0000:00:03.1", "aer_dev_correctable", "RxErr 9\nTOTAL_ERR_COR 9\n");
-  write_attr(dir, "0000:41:00.0", "current_link_width", "sixteen\n"); /* malformed: unknown, no warning */
+  tu_tree_write_attr(dir, "0000:02:00.0", "current_link_width", "16\n");
+  tu_tree_write_attr(dir, "0000:02:00.0", "current_link_speed", "2.5 GT/s PCIe\n");
+  tu_tree_write_attr(dir, "0000:02:00.0", "aer_dev_correctable", "RxErr 3\nBadTLP 2\nTOTAL_ERR_COR 5\n");
+  tu_tree_write_attr(dir, "0000:00:03.1", "aer_dev_correctable", "RxErr 9\nTOTAL_ERR_COR 9\n");
+  tu_tree_write_attr(dir, "0000:41:00.0", "current_link_width", "sixteen\n"); /* malformed: unknown, no warning */
   size_t warnings = t.nwarnings;
   memset(dy, 0xff, t.npci * sizeof(*dy)); /* every field is written */
   assert_int_equal(gr_load_dynamic(&fs, &t, dy, &err), 0);
@@ -524,7 +488,7 @@ static void dynamic_reread(void **state)
   free(moved);
   free(dy);
   gr_topo_free(&t);
-  remove_tree(dir);
+  tu_tree_remove(dir);
 }
 
 static void snapshot_round_trip(void **state)

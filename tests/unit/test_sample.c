@@ -13,49 +13,9 @@
 #include "gpu/gpu.h"
 #include "monitor/sample.h"
 
-#define GPU0 "/sys/bus/pci/devices/0000:01:00.0"
-#define GPU1 "/sys/bus/pci/devices/0000:02:00.0"
-
-struct tree {
-  char root[1024];
-};
-
 static int setup(void **state)
 {
   return tu_setup_data(state);
-}
-
-static void run(const char *cmd)
-{
-  if (system(cmd) != 0)
-    fail_msg("failed: %s", cmd);
-}
-
-static void tree_copy(struct tree *t)
-{
-  char cmd[4096];
-  snprintf(t->root, sizeof(t->root), "%s/gpurig-sample-XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
-  assert_non_null(mkdtemp(t->root));
-  snprintf(cmd, sizeof(cmd), "cp -R '%s/trees/epyc-riser/.' '%s/'", getenv("GPURIG_TEST_DATA"), t->root);
-  run(cmd);
-}
-
-static void tree_remove(struct tree *t)
-{
-  char cmd[2048];
-  snprintf(cmd, sizeof(cmd), "rm -rf '%s'", t->root);
-  run(cmd);
-}
-
-/* Replaces a file of the tree (the copy's links resolve inside it). */
-static void tree_write(const struct tree *t, const char *path, const char *text)
-{
-  char full[2048];
-  snprintf(full, sizeof(full), "%s%s", t->root, path);
-  FILE *f = fopen(full, "w");
-  assert_non_null(f);
-  fputs(text, f);
-  assert_int_equal(fclose(f), 0);
 }
 
 static size_t node_of(const struct gr_topo *t, int gpu)
@@ -65,13 +25,12 @@ static size_t node_of(const struct gr_topo *t, int gpu)
 
 static void test_counters_rewritten(void **state)
 {
-  struct tree tr;
   struct gr_machine m;
   struct gr_sample s1, s2;
   struct gr_err err = {0};
   (void)state;
-  tree_copy(&tr);
-  struct gr_source src = {.kind = GR_SRC_ROOT, .path = tr.root};
+  char *root = tu_tree_copy("epyc-riser");
+  struct gr_source src = {.kind = GR_SRC_ROOT, .path = root};
   assert_int_equal(gr_machine_open(&src, 0, &m, &err), 0);
   size_t g0 = node_of(&m.topo, 0), g1 = node_of(&m.topo, 1);
   assert_int_equal(gr_sample_read(&m, NULL, &s1, &err), 0);
@@ -80,9 +39,9 @@ static void test_counters_rewritten(void **state)
   assert_true(s1.pci[g0].aer.correctable.valid);
   uint64_t before = s1.pci[g0].aer.correctable.value;
 
-  tree_write(&tr, GPU1 "/current_link_width", "16\n");
-  tree_write(&tr, GPU1 "/current_link_speed", "2.5 GT/s PCIe\n");
-  tree_write(&tr, GPU0 "/aer_dev_correctable", "RxErr 40\nBadTLP 2\nTOTAL_ERR_COR 42\n");
+  tu_tree_write_attr(root, "0000:02:00.0", "current_link_width", "16\n");
+  tu_tree_write_attr(root, "0000:02:00.0", "current_link_speed", "2.5 GT/s PCIe\n");
+  tu_tree_write_attr(root, "0000:01:00.0", "aer_dev_correctable", "RxErr 40\nBadTLP 2\nTOTAL_ERR_COR 42\n");
   assert_int_equal(gr_sample_read(&m, NULL, &s2, &err), 0);
   assert_true(s2.mono_s >= s1.mono_s);
   assert_int_equal(s2.pci[g1].cur_width, 16);
@@ -96,7 +55,7 @@ static void test_counters_rewritten(void **state)
   gr_sample_free(&s1);
   gr_sample_free(&s2);
   gr_machine_close(&m);
-  tree_remove(&tr);
+  tu_tree_remove(root);
 }
 
 /* A sample of a description (a rig) has nothing to re-read. */

@@ -6,10 +6,16 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <ftw.h>
+#include <sys/stat.h>
 
 #include <cmocka.h>
 
 #include "analysis/analysis.h"
+#include "base/util.h"
 #include "facts/facts.h"
 #include "model/topo.h"
 
@@ -36,6 +42,44 @@ static inline const struct gr_finding *tu_find(const struct gr_analysis *a, cons
 static inline const char *tu_level(const struct gr_analysis *a, int g1, int g2, char *buf)
 {
   return gr_level_str(&a->gpu_gpu[g1 * (int)a->ngpus + g2], buf, 16);
+}
+
+/* A temporary copy of the fixture tree tests/data/trees/NAME (its links
+ * resolve inside the copy); tu_tree_remove deletes it and frees the path. */
+static inline char *tu_tree_copy(const char *name)
+{
+  char *dst = xstrdup("/tmp/gpurig-tree-XXXXXX");
+  assert_non_null(mkdtemp(dst));
+  char *cmd = xasprintf("cp -a '%s/trees/%s/.' '%s/'", getenv("GPURIG_TEST_DATA"), name, dst);
+  assert_int_equal(system(cmd), 0);
+  free(cmd);
+  return dst;
+}
+
+static inline int tu_remove_entry(const char *path, const struct stat *st, int type, struct FTW *ftw)
+{
+  (void)st;
+  (void)type;
+  (void)ftw;
+  return remove(path);
+}
+
+/* Deletes a temporary tree (depth first, links not followed) and frees dir. */
+static inline void tu_tree_remove(char *dir)
+{
+  assert_int_equal(nftw(dir, tu_remove_entry, 16, FTW_DEPTH | FTW_PHYS), 0);
+  free(dir);
+}
+
+/* Replaces the file `attr` of PCI device bdf in the tree at root. */
+static inline void tu_tree_write_attr(const char *root, const char *bdf, const char *attr, const char *text)
+{
+  char *f = xasprintf("%s/sys/bus/pci/devices/%s/%s", root, bdf, attr);
+  FILE *w = fopen(f, "w");
+  assert_non_null(w);
+  fputs(text, w);
+  assert_int_equal(fclose(w), 0);
+  free(f);
 }
 
 #endif
