@@ -56,7 +56,9 @@ run_tests() {
   for args in "topo --input $d/hwloc/nvidiaDGX2.xml" "topo --json --input $d/hwloc-aws/p5en.xml" \
               "report --root $d/trees/epyc-riser" "topo --input $d/no-such.xml" "report" \
               "doctor --root $d/trees/doctor-malformed" "doctor --json --root $d/trees/doctor-healthy --kmsg $d/kmsg/xid-79-13.log" \
-              "doctor" \
+              "doctor" "doctor --rig wopr" "compare --list" \
+              "compare --job infer --model llama-2-7b wopr tinybox-green" \
+              "plan --model llama-2-70b --job infer --quant q4_k_m --rig asus-esc4000 --gpus 2 --tp 2" \
               "gpus" "STUB=vanish gpus --root $d/trees/epyc-riser" \
               "STUB=vanish bench --quick --size 4M --root $d/trees/epyc-riser" \
               "STUB=corrupt bench --quick --size 4M --no-sm --root $d/trees/epyc-riser"; do

@@ -171,22 +171,6 @@ int gr_table_col(const struct gr_table *t, const char *name)
   return -1;
 }
 
-bool gr_table_number(const struct gr_table *t, const char *key, double *out)
-{
-  int kc = gr_table_col(t, "key"), vc = gr_table_col(t, "value");
-  if (kc < 0 || vc < 0)
-    return false;
-  for (size_t r = 0; r < t->nrows; r++) {
-    if (strcmp(gr_table_cell(t, r, (size_t)kc), key) != 0)
-      continue;
-    const char *v = gr_table_cell(t, r, (size_t)vc);
-    char *end;
-    *out = strtod(v, &end);
-    return end != v && *end == '\0';
-  }
-  return false;
-}
-
 const char *gr_table_cell(const struct gr_table *t, size_t row, size_t col)
 {
   return t->cells[row * t->ncols + col];

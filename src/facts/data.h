@@ -40,11 +40,6 @@ int gr_table_col(const struct gr_table *t, const char *name);
 const char *gr_table_cell(const struct gr_table *t, size_t row, size_t col);
 void gr_table_free(struct gr_table *t);
 
-/* Key/value tables (health.tsv, calibration.tsv): the number in column
- * "value" of the row whose "key" is key. false if there is no such row or
- * column, or the value is not a number. */
-bool gr_table_number(const struct gr_table *t, const char *key, double *out);
-
 /* Finds the data directory: $GPURIG_DATA, else next to the executable
  * (../share/gpurig, ../data), else the source tree, else the install prefix.
  * The facts loader calls it once and keeps the answer. */

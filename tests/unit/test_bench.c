@@ -173,9 +173,8 @@ static void world_run(struct world *w, bool with_topology)
     fail_msg("%s", err.msg);
 }
 
-static void world_free(struct world *w, bool with_topology)
+static void world_free(struct world *w)
 {
-  (void)with_topology;
   gr_bench_report_free(&w->rep);
   gr_machine_close(&w->m);
 }
@@ -293,7 +292,7 @@ static void test_limits_and_floor(void **state)
   assert_float_equal(w->rep.ar_plateau_gbps, 18, 1.0); /* 20 us per call keeps it under 18 */
   assert_true(w->rep.ar_predicted_gbps > 0);
   assert_int_equal(gr_findings_exit(&w->rep.findings), GR_EXIT_WARN);
-  world_free(w, true);
+  world_free(w);
   free(w);
 }
 
@@ -312,7 +311,7 @@ static void test_no_topology_predicts(void **state)
   assert_float_equal(h0->limit_gbps, 31.5, 0.1);
   assert_true(h0->predicted_gbps > 0);
   assert_float_equal(h0->predicted_gbps, h0->limit_gbps * gr_calibration("h2d_eff_gen4"), 1e-9);
-  world_free(w, false);
+  world_free(w);
   free(w);
 }
 
@@ -331,7 +330,7 @@ static void test_corruption(void **state)
   assert_non_null(strstr(f->text, "through host memory"));
   assert_int_equal(result(&w->rep, GR_BK_P2P, 1, 3)->status, GR_BS_CORRUPT);
   assert_int_equal(gr_findings_exit(&w->rep.findings), GR_EXIT_FAIL);
-  world_free(w, true);
+  world_free(w);
   free(w);
 }
 
@@ -346,7 +345,7 @@ static void test_copy_error(void **state)
   assert_int_equal(result(&w->rep, GR_BK_P2P, 0, 3)->status, GR_BS_ERROR);
   assert_non_null(finding_with(&w->rep, "bench.copy-error", "GPU0 -> GPU3"));
   assert_int_equal(result(&w->rep, GR_BK_P2P, 3, 0)->status, GR_BS_OK); /* the run goes on */
-  world_free(w, true);
+  world_free(w);
   free(w);
 }
 
@@ -374,7 +373,7 @@ static void test_gpu_lost(void **state)
   assert_float_equal(h1->floor_gbps, 31.5 * 0.65, 0.2);
   assert_non_null(strstr(h1->link, "capable of Gen4 x16"));
   assert_int_equal(gr_findings_exit(&w->rep.findings), GR_EXIT_FAIL);
-  world_free(w, false);
+  world_free(w);
   free(w);
 }
 
@@ -387,7 +386,7 @@ static void test_no_nccl(void **state)
   world_run(w, true);
   assert_int_equal(w->rep.nar, 0);
   assert_non_null(finding_with(&w->rep, "bench.allreduce-skipped", "libnccl.so.2"));
-  world_free(w, true);
+  world_free(w);
   free(w);
 }
 
