@@ -37,14 +37,6 @@ int cmd_snapshot(int argc, char **argv)
   struct gr_source src = cli_source(&o);
   if (gr_source_fs(&src, &fs, &err) != 0)
     return gr_report_error(&err);
-  /* A replayed tree is checked whole before anything is written. */
-  if (src.kind == GR_SRC_ROOT) {
-    struct gr_topo t;
-    int rc = gr_source_load(&src, &t, &err);
-    gr_topo_free(&t);
-    if (rc != 0)
-      return gr_report_error(&err);
-  }
   if (gr_snapshot_write(&fs, o.positional, &err) != 0)
     return gr_report_error(&err);
   fprintf(stderr, "gpurig: wrote %s\n", o.positional);

@@ -76,4 +76,9 @@ int gr_topo_from_hwloc(hwloc_topology_t topo, struct gr_topo *t, hwloc_obj_t **o
  * warnings on t. Fails only if the tree has no PCI devices directory. */
 int gr_sysfs_overlay(const struct gr_fs *fs, struct gr_topo *t, struct gr_err *err);
 
+/* A gathered tree must at least have PCI devices with their identity
+ * files; anything less is refused with the first missing piece named
+ * (GR_EXIT_FAIL). Call only for a replayed root, not the live machine. */
+int gr_live_check_tree(const struct gr_fs *fs, struct gr_err *err);
+
 #endif

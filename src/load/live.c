@@ -256,7 +256,7 @@ int gr_load_dynamic(const struct gr_fs *fs, const struct gr_topo *t, struct gr_p
 
 /* A gathered tree must at least have PCI devices with their identity files;
  * anything less is refused with the first missing piece named. */
-static int check_tree(const struct gr_fs *fs, struct gr_err *err)
+int gr_live_check_tree(const struct gr_fs *fs, struct gr_err *err)
 {
   int rc = -1;
   DIR *dir = gr_fs_opendir(fs, PCI_DEVICES);
@@ -325,7 +325,7 @@ int gr_load_live(const struct gr_fs *fs, struct gr_topo *t, struct gr_err *err)
   hwloc_topology_t topo = NULL;
   gr_topo_init(t);
   /* A replayed tree must be whole; the live machine is what it is. */
-  if (!gr_fs_is_live(fs) && check_tree(fs, err) != 0)
+  if (!gr_fs_is_live(fs) && gr_live_check_tree(fs, err) != 0)
     return -1;
   if (gr_hwloc_open_live(fs, &topo, err) != 0)
     return -1;
