@@ -12,6 +12,7 @@
 #include "testutil.h"
 
 #include "analysis/machine.h"
+#include "gpu/bench.h"
 #include "print/machine.h"
 
 static int setup(void **state)
@@ -68,6 +69,60 @@ static char *machine_json_alone(const struct gr_source *src)
   return buf;
 }
 
+/* What `gpurig bench` does on a machine whose wiring cannot be read: the
+ * stand-in NVIDIA libraries (tests/stub), no topology, in a child process
+ * that has predicted nothing. Exit 0 from the child: every host copy was
+ * predicted as its limit times the calibrated efficiency, never 0. */
+static int bench_without_topology(void)
+{
+  const struct gr_bench_backend *be;
+  void *st;
+  struct gr_bench_facts facts = {0};
+  struct gr_bench_links links;
+  struct gr_bench_config cfg;
+  struct gr_bench_report rep;
+  struct gr_err err = {0};
+  int bad = 0;
+  if (gr_bench_open(&be, &st, &err) != 0)
+    return 10;
+  gr_bench_facts_read(be, st, &facts);
+  gr_bench_links_set(&links, NULL, &facts);
+  gr_bench_config_defaults(&cfg, true);
+  cfg.bytes = (size_t)1 << 20;
+  cfg.progress = false;
+  cfg.sm = false;
+  cfg.ar_max_bytes = (size_t)1 << 20;
+  if (gr_bench_run(be, st, &cfg, &links, &rep, &err) != 0) {
+    bad = 11;
+  } else {
+    for (size_t i = 0; i < rep.nresults; i++) {
+      const struct gr_bench_result *r = &rep.results[i];
+      if (r->kind == GR_BK_H2D && (r->limit_gbps <= 0 || r->predicted_gbps <= 0 ||
+                                   r->predicted_gbps != r->limit_gbps * gr_calibration("h2d_eff_gen4")))
+        bad = 12;
+    }
+    gr_bench_report_free(&rep);
+  }
+  be->shutdown(st);
+  gr_bench_facts_free(&facts);
+  return bad;
+}
+
+static void test_bench_fresh_without_topology(void **state)
+{
+  (void)state;
+  setenv("GPURIG_DRIVER_DIR", getenv("GPURIG_TEST_STUB"), 1);
+  pid_t pid = fork();
+  assert_true(pid >= 0);
+  if (pid == 0)
+    _exit(bench_without_topology());
+  int status;
+  assert_int_equal(waitpid(pid, &status, 0), pid);
+  assert_true(WIFEXITED(status));
+  assert_int_equal(WEXITSTATUS(status), 0);
+  unsetenv("GPURIG_DRIVER_DIR");
+}
+
 static void test_facts_once(void **state)
 {
   struct gr_err err = {0};
@@ -114,6 +169,7 @@ static void test_analyses_independent(void **state)
 int main(void)
 {
   const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_bench_fresh_without_topology), /* first: nothing predicted yet */
       cmocka_unit_test(test_facts_once),
       cmocka_unit_test(test_analyses_independent),
   };
