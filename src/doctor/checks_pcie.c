@@ -177,7 +177,7 @@ void check_pcie_link_width(struct gr_doctor_ctx *c)
     gr_link_shortfall(&p->link, &sf);
     if (sf.width_short) {
       struct gr_finding *r = dr_add(
-          c, GR_SEV_WARN, (int)i,
+          c, gr_link_width_sev(&sf), (int)i,
           "The link runs at x%d although both ends support x%d: %s of its bandwidth (%.1f instead of %.1f GB/s per direction).",
           p->link.cur_width, sf.can_width, p->link.cur_width * 2 == sf.can_width ? "half" : "part",
           gr_pcie_bw_gbps(sf.can_gen, p->link.cur_width), gr_pcie_bw_gbps(sf.can_gen, sf.can_width));
@@ -188,7 +188,7 @@ void check_pcie_link_width(struct gr_doctor_ctx *c)
       findings++;
     } else if (sf.slot_width) {
       struct gr_finding *r =
-          dr_add(c, GR_SEV_INFO, (int)i, "An x%d device in an x%d slot: the slot limits it to %s.", p->link.max_width,
+          dr_add(c, gr_link_width_sev(&sf), (int)i, "An x%d device in an x%d slot: the slot limits it to %s.", p->link.max_width,
                  p->link.port_max_width, gr_pcie_label(sf.can_gen, sf.can_width, b, sizeof(b)));
       link_evidence(c, r, (int)i);
       gr_finding_fix(r, "moving the card", "Move it to a slot wired x%d if the board has one (see its manual).", p->link.max_width);
@@ -205,14 +205,14 @@ void check_pcie_link_width(struct gr_doctor_ctx *c)
            links);
 }
 
-static void gen_finding(struct gr_doctor_ctx *c, int node, const struct gr_link_shortfall *sf, bool idle_like)
+static void gen_finding(struct gr_doctor_ctx *c, int node, const struct gr_link_shortfall *sf)
 {
   const struct gr_pci *p = &c->t->pci[node];
   char want[24];
   struct gr_finding *r = dr_add(
-      c, GR_SEV_WARN, node, "The link runs at Gen%d although both ends support Gen%d%s: %.1f instead of %.1f GB/s per direction.",
+      c, gr_link_gen_sev(sf, c->o->loaded), node, "The link runs at Gen%d although both ends support Gen%d%s: %.1f instead of %.1f GB/s per direction.",
       p->link.cur_gen, sf->can_gen,
-      idle_like ? " while the GPUs are busy (--loaded)" : " (idle GPUs drop to 2.5 GT/s, not to this)",
+      sf->gen_idle ? " while the GPUs are busy (--loaded)" : " (idle GPUs drop to 2.5 GT/s, not to this)",
       gr_pcie_bw_gbps(p->link.cur_gen, sf->can_width), gr_pcie_bw_gbps(sf->can_gen, sf->can_width));
   gr_finding_fix(r, "the slower generation costs bandwidth; a new riser costs money",
          "Replace the riser or cable with one rated for %s and reseat the card; if errors persist, set this slot to Gen%d in the BIOS so the link is stable at a known speed.",
@@ -246,7 +246,6 @@ void check_pcie_link_gen(struct gr_doctor_ctx *c)
   bool *on = gpu_path_nodes(t);
   int *idle = xmalloc((t->npci + 1) * sizeof(int));
   size_t links = 0, findings = 0, nidle = 0;
-  int idle_gen = (int)gr_health("gen1_idle_gen");
   char b[24];
   for (size_t i = 0; i < t->npci; i++) {
     const struct gr_pci *p = &t->pci[i];
@@ -255,14 +254,13 @@ void check_pcie_link_gen(struct gr_doctor_ctx *c)
       continue; /* a malformed link is reported once, by pcie.link-width */
     links++;
     gr_link_shortfall(&p->link, &sf);
-    bool idle_like = p->link.cur_gen == idle_gen;
-    if (sf.gen_short && idle_like && !c->o->loaded) {
+    if (sf.gen_short && gr_link_gen_sev(&sf, c->o->loaded) == GR_SEV_INFO) {
       idle[nidle++] = (int)i;
     } else if (sf.gen_short) {
-      gen_finding(c, (int)i, &sf, idle_like);
+      gen_finding(c, (int)i, &sf);
       findings++;
     } else if (sf.slot_gen) {
-      struct gr_finding *r = dr_add(c, GR_SEV_INFO, (int)i, "A Gen%d device on a Gen%d port: the port limits it to %s.",
+      struct gr_finding *r = dr_add(c, gr_link_gen_sev(&sf, c->o->loaded), (int)i, "A Gen%d device on a Gen%d port: the port limits it to %s.",
                                          p->link.max_gen, p->link.port_max_gen,
                                          gr_pcie_label(sf.can_gen, sf.can_width, b, sizeof(b)));
       link_evidence(c, r, (int)i);
