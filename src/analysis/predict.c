@@ -499,7 +499,8 @@ static void copy_rates(const struct ctx *c, struct gr_prediction *p)
 }
 
 /* The search's tables for p's classified pairs: every hop in both modes and
- * the NVLink sums. Built once per gr_predict call; ctx_close frees them. */
+ * the NVLink sums. Built once per gr_predict or gr_predict_groups call;
+ * ctx_close frees them. */
 static void ctx_open(struct ctx *c, const struct gr_prediction *p)
 {
   const struct gr_topo *t = p->t;
@@ -883,12 +884,22 @@ void gr_predict(const struct gr_topo *t, const struct gr_analysis *a, struct gr_
   training_verdict(&c, p);
   for (size_t k = 2; k <= c.n && k <= 8; k *= 2)
     tp_verdict(&c, p, k);
-  p->group_busbw_gbps = xcalloc(c.n + 1, sizeof(double));
+  jobs_verdict(p);
+  ctx_close(&c);
+}
+
+void gr_predict_groups(struct gr_prediction *p)
+{
+  struct ctx c;
+  free(p->group_busbw_gbps);
+  p->group_busbw_gbps = xcalloc(p->ngpus + 1, sizeof(double));
+  if (p->ngpus < 3) /* no group smaller than the machine */
+    return;
+  ctx_open(&c, p);
   for (size_t k = 2; k < c.n && k <= 64; k++) {
     int order[64];
     p->group_busbw_gbps[k] = best_group(&c, k, order);
   }
-  jobs_verdict(p);
   ctx_close(&c);
 }
 
