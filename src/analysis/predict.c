@@ -63,7 +63,8 @@ struct ctx {
   size_t n, nres;
   struct hop *hops;      /* [mode][a][b]: mode 0 = NCCL default, 1 = best */
   int *count;            /* ring_busbw's scratch counts, all zero between calls */
-  int *pcount;           /* the ring search's counts on its fixed stretch */
+  int *pcount;           /* the ring search's counts on its fixed stretch, */
+  int *out_left, *in_left; /* and the uses certain for the GPUs still to send, to receive */
   double socket_gbps;
   double *nv_direct;     /* [g][h]: direct NVLink GB/s between two GPUs */
   double *nv_fabric;     /* [g]: GPU's NVLink GB/s into NVSwitches */
@@ -237,25 +238,38 @@ static double improve_ring(struct ctx *c, int *ring, size_t k, int mode)
  * the first GPU fixed) would keep, ties included, without valuing every
  * order. Heap's algorithm written recursively fixes the array from its end:
  * the sub-call over q[0..j-1] runs with q[j..] fixed, and q[j] > ... > q[m-1]
- * > the first GPU is a stretch of the ring. Adding hops to a stretch only
- * raises the counts on its resources, so the narrowest share over its hops
- * bounds every ring that contains it. A sub-call whose stretch cannot beat
- * the best ring so far by more than the search's 1e-9 is skipped (only its
- * reordering of q is applied), so the rings valued, in the order met, and the
- * winner are those of the full search. A stretch of NVLink hops only is never
- * cut: an all-NVLink ring is valued by nvlink_set_bound, not by shares. */
+ * > the first GPU is a stretch of the ring. The rings through a stretch share
+ * its hops, and each of its resources is used at least as often as the
+ * stretch uses it plus what the GPUs still to send (or to receive) use on
+ * every hop they could make; so the narrowest share over the stretch's hops
+ * with those counts bounds every ring through it. A sub-call whose stretch
+ * cannot beat the best ring so far by more than the search's 1e-9 is skipped
+ * (only its reordering of q is applied), so the rings valued, in the order
+ * met, and the winner are those of the full search. A stretch of NVLink hops
+ * only is never cut: an all-NVLink ring is valued by nvlink_set_bound, not by
+ * shares. */
 
 #define RING_SEARCH_MAX 9
 
+/* The resources every hop out of (or into) one GPU of the set uses, each with
+ * the fewest uses among those hops. */
+struct certain {
+  int n;
+  int res[48], uses[48];
+};
+
 struct search {
   struct ctx *c;
+  const int *set;                        /* the GPUs; the search permutes positions in it */
   int mode;
-  size_t k, m;                           /* ring size; m = k - 1 GPUs permuted */
-  int perm[RING_SEARCH_MAX];             /* the ring; q = perm + 1 */
+  size_t k, m;                           /* ring size; m = k - 1 positions permuted */
+  int perm[RING_SEARCH_MAX];             /* the ring as positions in set; q = perm + 1 */
   int *best;
   double top;
   const struct hop *path[RING_SEARCH_MAX]; /* the fixed stretch's hops */
+  int path_from[RING_SEARCH_MAX], path_to[RING_SEARCH_MAX];
   size_t npath, nslow;                   /* its hops; how many are not NVLink */
+  struct certain out[RING_SEARCH_MAX], in[RING_SEARCH_MAX]; /* per position */
   int moved[RING_SEARCH_MAX][RING_SEARCH_MAX]; /* [j][x]: what a full sub-call over j leaves at x */
 };
 
@@ -294,10 +308,85 @@ static void heap_moves(int moved[RING_SEARCH_MAX][RING_SEARCH_MAX], size_t m)
   }
 }
 
-static void path_push(struct search *s, const struct hop *h)
+static const struct hop *search_hop(const struct search *s, int from, int to)
 {
+  return hop_of(s->c, s->mode, s->set[from], s->set[to]);
+}
+
+static int hop_uses(const struct hop *h, int res)
+{
+  int u = 0;
+  for (int r = 0; r < h->nres; r++)
+    u += h->res[r] == res;
+  return u;
+}
+
+/* Starts ct from one hop: its resources and how often it uses each. */
+static void certain_first(struct certain *ct, const struct hop *h)
+{
+  ct->n = 0;
+  for (int r = 0; r < h->nres; r++) {
+    int e = 0;
+    while (e < ct->n && ct->res[e] != h->res[r])
+      e++;
+    if (e == ct->n) {
+      ct->res[e] = h->res[r];
+      ct->uses[e] = 0;
+      ct->n++;
+    }
+    ct->uses[e]++;
+  }
+}
+
+/* Keeps what h uses too, with the fewer uses. */
+static void certain_keep(struct certain *ct, const struct hop *h)
+{
+  int kept = 0;
+  for (int e = 0; e < ct->n; e++) {
+    int u = hop_uses(h, ct->res[e]);
+    if (u > 0) {
+      ct->res[kept] = ct->res[e];
+      ct->uses[kept++] = u < ct->uses[e] ? u : ct->uses[e];
+    }
+  }
+  ct->n = kept;
+}
+
+/* What every hop out of position g (or into it) uses, whichever GPU of the
+ * set is at its other end. */
+static void certain_uses(const struct search *s, int g, bool out, struct certain *ct)
+{
+  bool first = true;
+  ct->n = 0;
+  for (int x = 0; x < (int)s->k; x++) {
+    if (x == g)
+      continue;
+    const struct hop *h = out ? search_hop(s, g, x) : search_hop(s, x, g);
+    if (first)
+      certain_first(ct, h);
+    else
+      certain_keep(ct, h);
+    first = false;
+  }
+}
+
+/* Adds (sign 1) or takes away (-1) ct's uses to left, the counts of the GPUs
+ * still to send (out_left) or still to receive (in_left). */
+static void certain_count(int *left, const struct certain *ct, int sign)
+{
+  for (int e = 0; e < ct->n; e++)
+    left[ct->res[e]] += sign * ct->uses[e];
+}
+
+static void path_push(struct search *s, int from, int to)
+{
+  const struct hop *h = search_hop(s, from, to);
   for (int r = 0; r < h->nres; r++)
     s->c->pcount[h->res[r]]++;
+  certain_count(s->c->out_left, &s->out[from], -1);
+  certain_count(s->c->in_left, &s->in[to], -1);
+  s->path_from[s->npath] = from;
+  s->path_to[s->npath] = to;
   s->path[s->npath++] = h;
   s->nslow += !h->nvlink;
 }
@@ -307,20 +396,27 @@ static void path_pop(struct search *s)
   const struct hop *h = s->path[--s->npath];
   for (int r = 0; r < h->nres; r++)
     s->c->pcount[h->res[r]]--;
+  certain_count(s->c->out_left, &s->out[s->path_from[s->npath]], 1);
+  certain_count(s->c->in_left, &s->in[s->path_to[s->npath]], 1);
   s->nslow -= !h->nvlink;
 }
 
-/* Whether a ring through the fixed stretch may still beat the best: its
- * shares are computed as ring_busbw computes them, so the bound is exact. */
+/* Whether a ring through the fixed stretch may still beat the best. Each
+ * share is computed as ring_busbw computes it, with a count no higher than
+ * any such ring's, so the bound holds to the last bit. The hops still to come
+ * each have one sender and one receiver left, so either count of their
+ * certain uses is a floor; not both summed, as one hop may be in both. */
 static bool path_may_win(const struct search *s)
 {
   if (s->nslow == 0)
     return true;
+  const struct ctx *c = s->c;
   double bw = INFINITY;
   for (size_t i = 0; i < s->npath; i++) {
     const struct hop *h = s->path[i];
     for (int r = 0; r < h->nres; r++) {
-      double v = h->cap[r] / s->c->pcount[h->res[r]] * (h->effective[r] ? 1.0 : h->eff);
+      int res = h->res[r], more = c->out_left[res] > c->in_left[res] ? c->out_left[res] : c->in_left[res];
+      double v = h->cap[r] / (c->pcount[res] + more) * (h->effective[r] ? 1.0 : h->eff);
       if (v < bw)
         bw = v;
     }
@@ -330,10 +426,13 @@ static bool path_may_win(const struct search *s)
 
 static void ring_leaf(struct search *s)
 {
-  double v = ring_busbw(s->c, s->perm, s->k, s->mode, NULL, NULL);
+  int ring[RING_SEARCH_MAX];
+  for (size_t i = 0; i < s->k; i++)
+    ring[i] = s->set[s->perm[i]];
+  double v = ring_busbw(s->c, ring, s->k, s->mode, NULL, NULL);
   if (v > s->top + 1e-9) {
     s->top = v;
-    memcpy(s->best, s->perm, s->k * sizeof(int));
+    memcpy(s->best, ring, s->k * sizeof(int));
   }
 }
 
@@ -346,7 +445,7 @@ static void heap_search(struct search *s, size_t j)
     return;
   }
   for (size_t i = 0; i < j; i++) {
-    path_push(s, hop_of(s->c, s->mode, q[j - 1], j == s->m ? s->perm[0] : q[j]));
+    path_push(s, q[j - 1], j == s->m ? s->perm[0] : q[j]);
     if (path_may_win(s))
       heap_search(s, j - 1);
     else /* skipped: leave q as the sub-call would have */
@@ -359,10 +458,20 @@ static void heap_search(struct search *s, size_t j)
 
 static double search_rings(struct ctx *c, const int *set, size_t k, int mode, int *best)
 {
-  struct search s = {.c = c, .mode = mode, .k = k, .m = k - 1, .best = best, .top = -INFINITY};
-  memcpy(s.perm, set, k * sizeof(int));
+  struct search s = {.c = c, .set = set, .mode = mode, .k = k, .m = k - 1, .best = best, .top = -INFINITY};
+  for (int g = 0; g < (int)k; g++) {
+    s.perm[g] = g;
+    certain_uses(&s, g, true, &s.out[g]);
+    certain_uses(&s, g, false, &s.in[g]);
+    certain_count(c->out_left, &s.out[g], 1);
+    certain_count(c->in_left, &s.in[g], 1);
+  }
   heap_moves(s.moved, s.m);
   heap_search(&s, s.m);
+  for (size_t g = 0; g < k; g++) { /* back to zero for the next search */
+    certain_count(c->out_left, &s.out[g], -1);
+    certain_count(c->in_left, &s.in[g], -1);
+  }
   return s.top;
 }
 
@@ -510,6 +619,8 @@ static void ctx_open(struct ctx *c, const struct gr_prediction *p)
   c->nres = 2 * t->npci + 2 + 2 * n + t->npackages + 1;
   c->count = xcalloc(c->nres + 1, sizeof(int));
   c->pcount = xcalloc(c->nres + 1, sizeof(int));
+  c->out_left = xcalloc(c->nres + 1, sizeof(int));
+  c->in_left = xcalloc(c->nres + 1, sizeof(int));
   c->hops = xcalloc(2 * n * n + 1, sizeof(*c->hops));
   nvlink_tables(c);
   for (size_t i = 0; i < n; i++)
@@ -524,6 +635,8 @@ static void ctx_close(struct ctx *c)
 {
   free(c->count);
   free(c->pcount);
+  free(c->out_left);
+  free(c->in_left);
   free(c->hops);
   free(c->nv_direct);
   free(c->nv_fabric);
