@@ -313,42 +313,40 @@ static const struct hop *search_hop(const struct search *s, int from, int to)
   return hop_of(s->c, s->mode, s->set[from], s->set[to]);
 }
 
-static int hop_uses(const struct hop *h, int res)
+/* Counts h's uses of each resource into scratch (ring_busbw's counts, zero
+ * between calls), or takes them back out (sign -1). */
+static void hop_tally(int *scratch, const struct hop *h, int sign)
 {
-  int u = 0;
   for (int r = 0; r < h->nres; r++)
-    u += h->res[r] == res;
-  return u;
+    scratch[h->res[r]] += sign;
 }
 
 /* Starts ct from one hop: its resources and how often it uses each. */
-static void certain_first(struct certain *ct, const struct hop *h)
+static void certain_first(struct certain *ct, const struct hop *h, int *scratch)
 {
   ct->n = 0;
-  for (int r = 0; r < h->nres; r++) {
-    int e = 0;
-    while (e < ct->n && ct->res[e] != h->res[r])
-      e++;
-    if (e == ct->n) {
-      ct->res[e] = h->res[r];
-      ct->uses[e] = 0;
-      ct->n++;
+  hop_tally(scratch, h, 1);
+  for (int r = 0; r < h->nres; r++)
+    if (scratch[h->res[r]] > 0) {
+      ct->res[ct->n] = h->res[r];
+      ct->uses[ct->n++] = scratch[h->res[r]];
+      scratch[h->res[r]] = 0; /* listed once; and scratch is zero again at the end */
     }
-    ct->uses[e]++;
-  }
 }
 
 /* Keeps what h uses too, with the fewer uses. */
-static void certain_keep(struct certain *ct, const struct hop *h)
+static void certain_keep(struct certain *ct, const struct hop *h, int *scratch)
 {
   int kept = 0;
+  hop_tally(scratch, h, 1);
   for (int e = 0; e < ct->n; e++) {
-    int u = hop_uses(h, ct->res[e]);
+    int u = scratch[ct->res[e]];
     if (u > 0) {
       ct->res[kept] = ct->res[e];
       ct->uses[kept++] = u < ct->uses[e] ? u : ct->uses[e];
     }
   }
+  hop_tally(scratch, h, -1);
   ct->n = kept;
 }
 
@@ -363,9 +361,9 @@ static void certain_uses(const struct search *s, int g, bool out, struct certain
       continue;
     const struct hop *h = out ? search_hop(s, g, x) : search_hop(s, x, g);
     if (first)
-      certain_first(ct, h);
+      certain_first(ct, h, s->c->count);
     else
-      certain_keep(ct, h);
+      certain_keep(ct, h, s->c->count);
     first = false;
   }
 }
