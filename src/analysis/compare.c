@@ -8,11 +8,11 @@
 #include "facts/data.h"
 #include "load/rig.h"
 
-static int judge(const char *rig, const char *gpu, struct gr_judged *j, struct gr_err *err)
+static int judge(const char *rig, const char *gpu, unsigned flags, struct gr_judged *j, struct gr_err *err)
 {
   struct gr_source src = {.kind = GR_SRC_RIG, .path = rig, .gpu_model = gpu};
   memset(j, 0, sizeof(*j));
-  if (gr_machine_open(&src, GR_MACHINE_PREDICT, &j->m, err) != 0)
+  if (gr_machine_open(&src, flags | GR_MACHINE_PREDICT, &j->m, err) != 0)
     return -1;
   const struct gr_topo *t = &j->m.topo;
   for (size_t g = 0; g < t->ngpus; g++) {
@@ -63,11 +63,12 @@ static void rank(struct gr_judged *js, size_t n)
   free(order);
 }
 
-int gr_compare_open(char *const *rigs, size_t n, const char *gpu_model, struct gr_judged **out, struct gr_err *err)
+int gr_compare_open(char *const *rigs, size_t n, const char *gpu_model, unsigned flags, struct gr_judged **out,
+                    struct gr_err *err)
 {
   struct gr_judged *js = xcalloc(n + 1, sizeof(*js));
   for (size_t i = 0; i < n; i++)
-    if (judge(rigs[i], gpu_model, &js[i], err) != 0) {
+    if (judge(rigs[i], gpu_model, flags, &js[i], err) != 0) {
       gr_compare_close(js, i);
       return -1;
     }

@@ -19,9 +19,11 @@ struct gr_judged {
 };
 
 /* Opens each rig (with gpu_model in every slot when non-NULL), analyses and
- * predicts it, and ranks them. 0, or -1 with err naming the rig that failed
- * (nothing is left to free then). */
-int gr_compare_open(char *const *rigs, size_t n, const char *gpu_model, struct gr_judged **out, struct gr_err *err);
+ * predicts it, and ranks them. flags are gr_machine_open's (GR_MACHINE_PREDICT
+ * is added; GR_MACHINE_GROUPS when the rigs will be planned on). 0, or -1
+ * with err naming the rig that failed (nothing is left to free then). */
+int gr_compare_open(char *const *rigs, size_t n, const char *gpu_model, unsigned flags, struct gr_judged **out,
+                    struct gr_err *err);
 void gr_compare_close(struct gr_judged *j, size_t n);
 
 /* The machines in training-rank order (best first): an array of pointers

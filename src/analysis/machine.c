@@ -22,10 +22,12 @@ int gr_machine_open(const struct gr_source *src, unsigned flags, struct gr_machi
     return -1;
   }
   gr_analyze(&m->topo, &m->analysis);
-  if (flags & GR_MACHINE_PREDICT) {
+  if (flags & (GR_MACHINE_PREDICT | GR_MACHINE_GROUPS)) { /* the groups are part of the predictions */
     gr_predict(&m->topo, &m->analysis, &m->prediction);
     m->predicted = true;
   }
+  if (flags & GR_MACHINE_GROUPS)
+    gr_predict_groups(&m->prediction);
   m->open = true;
   return 0;
 }

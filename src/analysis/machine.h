@@ -20,6 +20,7 @@
 
 enum gr_machine_flags {
   GR_MACHINE_PREDICT = 1 << 0, /* also the predictions (copy rates, all-reduce, verdicts) */
+  GR_MACHINE_GROUPS = 1 << 1,  /* also the best ring of every group size (what a plan needs) */
 };
 
 struct gr_machine {

@@ -62,11 +62,19 @@ struct ctx {
   const struct gr_analysis *a;
   size_t n, nres;
   struct hop *hops;      /* [mode][a][b]: mode 0 = NCCL default, 1 = best */
-  int *count;
+  int *count;            /* ring_busbw's scratch counts, all zero between calls */
+  int *pcount;           /* the ring search's counts on its fixed stretch, */
+  int *out_left, *in_left; /* and the uses certain for the GPUs still to send, to receive */
   double socket_gbps;
   double *nv_direct;     /* [g][h]: direct NVLink GB/s between two GPUs */
   double *nv_fabric;     /* [g]: GPU's NVLink GB/s into NVSwitches */
 };
+
+/* The hop from GPU `from` to GPU `to` in a mode (0 NCCL default, 1 best). */
+static const struct hop *hop_of(const struct ctx *c, int mode, int from, int to)
+{
+  return &c->hops[(size_t)mode * c->n * c->n + (size_t)from * c->n + (size_t)to];
+}
 
 static void hop_add(struct hop *h, int res, double cap, bool effective)
 {
@@ -224,49 +232,269 @@ static double improve_ring(struct ctx *c, int *ring, size_t k, int mode)
   return top;
 }
 
-/* Best ring over the GPUs in `set` (k of them): every order when k <= 9
- * (the first GPU fixed), else bus order improved by 2-opt. Writes the order
- * to best. */
+/* ---- the exact ring search (k <= 9) ----
+ *
+ * It keeps what the exhaustive search over every order (Heap's algorithm,
+ * the first GPU fixed) would keep, ties included, without valuing every
+ * order. Heap's algorithm written recursively fixes the array from its end:
+ * the sub-call over q[0..j-1] runs with q[j..] fixed, and q[j] > ... > q[m-1]
+ * > the first GPU is a stretch of the ring. The rings through a stretch share
+ * its hops, and each of its resources is used at least as often as the
+ * stretch uses it plus what the GPUs still to send (or to receive) use on
+ * every hop they could make; so the narrowest share over the stretch's hops
+ * with those counts bounds every ring through it. A sub-call whose stretch
+ * cannot beat the best ring so far by more than the search's 1e-9 is skipped
+ * (only its reordering of q is applied), so the rings valued, in the order
+ * met, and the winner are those of the full search. A stretch of NVLink hops
+ * only is never cut: an all-NVLink ring is valued by nvlink_set_bound, not by
+ * shares. */
+
+#define RING_SEARCH_MAX 9
+
+/* The resources every hop out of (or into) one GPU of the set uses, each with
+ * the fewest uses among those hops. */
+struct certain {
+  int n;
+  int res[48], uses[48];
+};
+
+struct search {
+  struct ctx *c;
+  const int *set;                        /* the GPUs; the search permutes positions in it */
+  int mode;
+  size_t k, m;                           /* ring size; m = k - 1 positions permuted */
+  int perm[RING_SEARCH_MAX];             /* the ring as positions in set; q = perm + 1 */
+  int *best;
+  double top;
+  const struct hop *path[RING_SEARCH_MAX]; /* the fixed stretch's hops */
+  int path_from[RING_SEARCH_MAX], path_to[RING_SEARCH_MAX];
+  size_t npath, nslow;                   /* its hops; how many are not NVLink */
+  struct certain out[RING_SEARCH_MAX], in[RING_SEARCH_MAX]; /* per position */
+  int moved[RING_SEARCH_MAX][RING_SEARCH_MAX]; /* [j][x]: what a full sub-call over j leaves at x */
+};
+
+/* Heap's step after the i-th sub-call over j elements: swap the last
+ * element with the i-th (j even) or the first (j odd). */
+static void heap_swap(int *q, size_t j, size_t i)
+{
+  size_t y = j % 2 == 0 ? i : 0;
+  int t = q[y];
+  q[y] = q[j - 1];
+  q[j - 1] = t;
+}
+
+/* Reorders q[0..len-1] as one whole sub-call over len elements would. */
+static void heap_apply(int *q, const int *moved, size_t len)
+{
+  int tmp[RING_SEARCH_MAX];
+  for (size_t x = 0; x < len; x++)
+    tmp[x] = q[moved[x]];
+  memcpy(q, tmp, len * sizeof(int));
+}
+
+/* What one whole sub-call over j elements does to their order: moved[j][x]
+ * is the position whose element ends at x (a sub-call over 1 does nothing). */
+static void heap_moves(int moved[RING_SEARCH_MAX][RING_SEARCH_MAX], size_t m)
+{
+  moved[1][0] = 0;
+  for (size_t j = 2; j <= m; j++) {
+    for (size_t x = 0; x < j; x++)
+      moved[j][x] = (int)x;
+    for (size_t i = 0; i < j; i++) {
+      heap_apply(moved[j], moved[j - 1], j - 1);
+      if (i + 1 < j)
+        heap_swap(moved[j], j, i);
+    }
+  }
+}
+
+static const struct hop *search_hop(const struct search *s, int from, int to)
+{
+  return hop_of(s->c, s->mode, s->set[from], s->set[to]);
+}
+
+/* Counts h's uses of each resource into scratch (ring_busbw's counts, zero
+ * between calls), or takes them back out (sign -1). */
+static void hop_tally(int *scratch, const struct hop *h, int sign)
+{
+  for (int r = 0; r < h->nres; r++)
+    scratch[h->res[r]] += sign;
+}
+
+/* Starts ct from one hop: its resources and how often it uses each. */
+static void certain_first(struct certain *ct, const struct hop *h, int *scratch)
+{
+  ct->n = 0;
+  hop_tally(scratch, h, 1);
+  for (int r = 0; r < h->nres; r++)
+    if (scratch[h->res[r]] > 0) {
+      ct->res[ct->n] = h->res[r];
+      ct->uses[ct->n++] = scratch[h->res[r]];
+      scratch[h->res[r]] = 0; /* listed once; and scratch is zero again at the end */
+    }
+}
+
+/* Keeps what h uses too, with the fewer uses. */
+static void certain_keep(struct certain *ct, const struct hop *h, int *scratch)
+{
+  int kept = 0;
+  hop_tally(scratch, h, 1);
+  for (int e = 0; e < ct->n; e++) {
+    int u = scratch[ct->res[e]];
+    if (u > 0) {
+      ct->res[kept] = ct->res[e];
+      ct->uses[kept++] = u < ct->uses[e] ? u : ct->uses[e];
+    }
+  }
+  hop_tally(scratch, h, -1);
+  ct->n = kept;
+}
+
+/* What every hop out of position g (or into it) uses, whichever GPU of the
+ * set is at its other end. */
+static void certain_uses(const struct search *s, int g, bool out, struct certain *ct)
+{
+  bool first = true;
+  ct->n = 0;
+  for (int x = 0; x < (int)s->k; x++) {
+    if (x == g)
+      continue;
+    const struct hop *h = out ? search_hop(s, g, x) : search_hop(s, x, g);
+    if (first)
+      certain_first(ct, h, s->c->count);
+    else
+      certain_keep(ct, h, s->c->count);
+    first = false;
+  }
+}
+
+/* Adds (sign 1) or takes away (-1) ct's uses to left, the counts of the GPUs
+ * still to send (out_left) or still to receive (in_left). */
+static void certain_count(int *left, const struct certain *ct, int sign)
+{
+  for (int e = 0; e < ct->n; e++)
+    left[ct->res[e]] += sign * ct->uses[e];
+}
+
+static void path_push(struct search *s, int from, int to)
+{
+  const struct hop *h = search_hop(s, from, to);
+  for (int r = 0; r < h->nres; r++)
+    s->c->pcount[h->res[r]]++;
+  certain_count(s->c->out_left, &s->out[from], -1);
+  certain_count(s->c->in_left, &s->in[to], -1);
+  s->path_from[s->npath] = from;
+  s->path_to[s->npath] = to;
+  s->path[s->npath++] = h;
+  s->nslow += !h->nvlink;
+}
+
+static void path_pop(struct search *s)
+{
+  const struct hop *h = s->path[--s->npath];
+  for (int r = 0; r < h->nres; r++)
+    s->c->pcount[h->res[r]]--;
+  certain_count(s->c->out_left, &s->out[s->path_from[s->npath]], 1);
+  certain_count(s->c->in_left, &s->in[s->path_to[s->npath]], 1);
+  s->nslow -= !h->nvlink;
+}
+
+/* Whether a ring through the fixed stretch may still beat the best. Each
+ * share is computed as ring_busbw computes it, with a count no higher than
+ * any such ring's, so the bound holds to the last bit. The hops still to come
+ * each have one sender and one receiver left, so either count of their
+ * certain uses is a floor; not both summed, as one hop may be in both. */
+static bool path_may_win(const struct search *s)
+{
+  if (s->nslow == 0)
+    return true;
+  const struct ctx *c = s->c;
+  double bw = INFINITY;
+  for (size_t i = 0; i < s->npath; i++) {
+    const struct hop *h = s->path[i];
+    for (int r = 0; r < h->nres; r++) {
+      int res = h->res[r], more = c->out_left[res] > c->in_left[res] ? c->out_left[res] : c->in_left[res];
+      double v = h->cap[r] / (c->pcount[res] + more) * (h->effective[r] ? 1.0 : h->eff);
+      if (v < bw)
+        bw = v;
+    }
+  }
+  return bw > s->top + 1e-9;
+}
+
+static void ring_leaf(struct search *s)
+{
+  int ring[RING_SEARCH_MAX];
+  for (size_t i = 0; i < s->k; i++)
+    ring[i] = s->set[s->perm[i]];
+  double v = ring_busbw(s->c, ring, s->k, s->mode, NULL, NULL);
+  if (v > s->top + 1e-9) {
+    s->top = v;
+    memcpy(s->best, ring, s->k * sizeof(int));
+  }
+}
+
+/* Heap's algorithm over q[0..j-1], q[j..m-1] fixed. */
+static void heap_search(struct search *s, size_t j)
+{
+  int *q = s->perm + 1;
+  if (j <= 1) {
+    ring_leaf(s);
+    return;
+  }
+  for (size_t i = 0; i < j; i++) {
+    path_push(s, q[j - 1], j == s->m ? s->perm[0] : q[j]);
+    if (path_may_win(s))
+      heap_search(s, j - 1);
+    else /* skipped: leave q as the sub-call would have */
+      heap_apply(q, s->moved[j - 1], j - 1);
+    path_pop(s);
+    if (i + 1 < j)
+      heap_swap(q, j, i);
+  }
+}
+
+static double search_rings(struct ctx *c, const int *set, size_t k, int mode, int *best)
+{
+  struct search s = {.c = c, .set = set, .mode = mode, .k = k, .m = k - 1, .best = best, .top = -INFINITY};
+  for (int g = 0; g < (int)k; g++) {
+    s.perm[g] = g;
+    certain_uses(&s, g, true, &s.out[g]);
+    certain_uses(&s, g, false, &s.in[g]);
+    certain_count(c->out_left, &s.out[g], 1);
+    certain_count(c->in_left, &s.in[g], 1);
+  }
+  heap_moves(s.moved, s.m);
+  heap_search(&s, s.m);
+  for (size_t g = 0; g < k; g++) { /* back to zero for the next search */
+    certain_count(c->out_left, &s.out[g], -1);
+    certain_count(c->in_left, &s.in[g], -1);
+  }
+  return s.top;
+}
+
+static bool all_nvlink_set(const struct ctx *c, const int *set, size_t k, int mode)
+{
+  for (size_t i = 0; i < k; i++)
+    for (size_t j = 0; j < k; j++)
+      if (i != j && !hop_of(c, mode, set[i], set[j])->nvlink)
+        return false;
+  return true;
+}
+
+/* Best ring over the GPUs in `set` (k of them, any k): the exact search when
+ * k <= 9 (the first GPU fixed), else bus order improved by 2-opt. Writes
+ * the order to best (k ints). */
 static double best_ring(struct ctx *c, const int *set, size_t k, int mode, int *best)
 {
-  int perm[64];
-  double top = -1;
-  memcpy(perm, set, k * sizeof(int));
   memcpy(best, set, k * sizeof(int));
   if (k < 2)
     return 0;
-  bool all_nvlink = true;
-  for (size_t i = 0; i < k && all_nvlink; i++)
-    for (size_t j = 0; j < k && all_nvlink; j++)
-      all_nvlink = i == j || c->hops[(size_t)mode * c->n * c->n + (size_t)set[i] * c->n + (size_t)set[j]].nvlink;
-  if (all_nvlink) /* every order gives the same NVLink bound */
+  if (all_nvlink_set(c, set, k, mode)) /* every order gives the same NVLink bound */
     return nvlink_set_bound(c, set, k);
-  if (k > 9)
+  if (k > RING_SEARCH_MAX)
     return improve_ring(c, best, k, mode);
-  /* Heap's algorithm over perm[1..k-1] */
-  size_t m = k - 1, idx[64] = {0}, i = 0;
-  int *q = perm + 1;
-  double v = ring_busbw(c, perm, k, mode, NULL, NULL);
-  top = v;
-  while (i < m) {
-    if (idx[i] < i) {
-      size_t j = i % 2 == 0 ? 0 : idx[i];
-      int tmp = q[j];
-      q[j] = q[i];
-      q[i] = tmp;
-      v = ring_busbw(c, perm, k, mode, NULL, NULL);
-      if (v > top + 1e-9) {
-        top = v;
-        memcpy(best, perm, k * sizeof(int));
-      }
-      idx[i]++;
-      i = 0;
-    } else {
-      idx[i] = 0;
-      i++;
-    }
-  }
-  return top;
+  return search_rings(c, set, k, mode, best);
 }
 
 static void describe_ring(struct ctx *c, struct gr_ring *r, size_t k, int mode)
@@ -337,27 +565,34 @@ static void add_verdict(struct gr_prediction *p, const char *workload, int gpus,
   p->verdicts[p->nverdicts++] = (struct gr_verdict){workload, gpus, r, xstrdup(reasons)};
 }
 
-static void classify_pairs(struct ctx *c, struct gr_prediction *p)
+static void classify_pairs(struct gr_prediction *p)
 {
-  const struct gr_topo *t = c->t;
-  size_t n = c->n;
+  const struct gr_topo *t = p->t;
+  size_t n = p->ngpus;
   for (size_t i = 0; i < n; i++)
     for (size_t j = 0; j < n; j++) {
       struct gr_pair_predict *pp = &p->pairs[i * n + j];
-      const struct gr_path *path = &c->a->gpu_gpu[i * n + j];
+      const struct gr_path *path = &p->a->gpu_gpu[i * n + j];
       const struct gr_pci *x = &t->pci[t->gpus[i]], *y = &t->pci[t->gpus[j]];
       if (path->level == GR_LVL_NV) {
         pp->p2p_capable = true;
         pp->nccl = pp->best = GR_XFER_NVLINK;
       } else {
-        pp->p2p_capable = gpu_p2p(x) && gpu_p2p(y) && platform_p2p(c->a, x, y, path->level);
+        pp->p2p_capable = gpu_p2p(x) && gpu_p2p(y) && platform_p2p(p->a, x, y, path->level);
         pp->best = pp->p2p_capable ? GR_XFER_P2P : GR_XFER_HOST;
-        pp->nccl = pp->p2p_capable && path->nccl <= c->a->nccl_p2p_level ? GR_XFER_P2P : GR_XFER_HOST;
+        pp->nccl = pp->p2p_capable && path->nccl <= p->a->nccl_p2p_level ? GR_XFER_P2P : GR_XFER_HOST;
       }
-      for (int mode = 0; mode < 2; mode++)
-        build_hop(c, &c->hops[(size_t)mode * n * n + i * n + j], i, j, mode == 0 ? pp->nccl : pp->best);
-      /* one copy alone: the narrowest resource on its path */
-      const struct hop *h = &c->hops[n * n + i * n + j];
+    }
+}
+
+/* One copy alone: the narrowest resource on its path. */
+static void copy_rates(const struct ctx *c, struct gr_prediction *p)
+{
+  size_t n = c->n;
+  for (size_t i = 0; i < n; i++)
+    for (size_t j = 0; j < n; j++) {
+      struct gr_pair_predict *pp = &p->pairs[i * n + j];
+      const struct hop *h = hop_of(c, 1, (int)i, (int)j);
       double bw = INFINITY;
       for (int r = 0; r < h->nres; r++) {
         double e = h->effective[r] ? 1.0
@@ -368,6 +603,41 @@ static void classify_pairs(struct ctx *c, struct gr_prediction *p)
       }
       pp->gbps = i == j || isinf(bw) ? 0 : bw;
     }
+}
+
+/* The search's tables for p's classified pairs: every hop in both modes and
+ * the NVLink sums. Built once per gr_predict or gr_predict_groups call;
+ * ctx_close frees them. */
+static void ctx_open(struct ctx *c, const struct gr_prediction *p)
+{
+  const struct gr_topo *t = p->t;
+  size_t n = t->ngpus;
+  *c = (struct ctx){.t = t, .a = p->a, .n = n};
+  c->socket_gbps = p->a->socket_nccl_gbps; /* the analysis's figure: a rig's declared one, else NCCL's */
+  c->nres = 2 * t->npci + 2 + 2 * n + t->npackages + 1;
+  c->count = xcalloc(c->nres + 1, sizeof(int));
+  c->pcount = xcalloc(c->nres + 1, sizeof(int));
+  c->out_left = xcalloc(c->nres + 1, sizeof(int));
+  c->in_left = xcalloc(c->nres + 1, sizeof(int));
+  c->hops = xcalloc(2 * n * n + 1, sizeof(*c->hops));
+  nvlink_tables(c);
+  for (size_t i = 0; i < n; i++)
+    for (size_t j = 0; j < n; j++) {
+      const struct gr_pair_predict *pp = &p->pairs[i * n + j];
+      for (int mode = 0; mode < 2; mode++)
+        build_hop(c, &c->hops[(size_t)mode * n * n + i * n + j], i, j, mode == 0 ? pp->nccl : pp->best);
+    }
+}
+
+static void ctx_close(struct ctx *c)
+{
+  free(c->count);
+  free(c->pcount);
+  free(c->out_left);
+  free(c->in_left);
+  free(c->hops);
+  free(c->nv_direct);
+  free(c->nv_fabric);
 }
 
 static void p2p_domains(struct gr_prediction *p)
@@ -674,62 +944,74 @@ static void jobs_verdict(struct gr_prediction *p)
   add_verdict(p, "independent jobs", (int)t->ngpus, worst_share > 2 ? GR_RATE_FAIR : GR_RATE_GOOD, reasons);
 }
 
-void gr_predict(const struct gr_topo *t, const struct gr_analysis *a, struct gr_prediction *p)
+/* The whole-machine rings, with NCCL's defaults and with NCCL_P2P_LEVEL
+ * raised, and the level that takes. */
+static void machine_rings(struct ctx *c, struct gr_prediction *p)
 {
-  struct ctx c = {.t = t, .a = a, .n = t->ngpus};
-  memset(p, 0, sizeof(*p));
-  p->t = t;
-  p->a = a;
-  p->ngpus = t->ngpus;
-  c.socket_gbps = a->socket_nccl_gbps; /* the analysis's figure: a rig's declared one, else NCCL's */
-  c.nres = 2 * t->npci + 2 + 2 * t->ngpus + t->npackages + 1;
-  c.count = xcalloc(c.nres + 1, sizeof(int));
-  c.hops = xcalloc(2 * c.n * c.n + 1, sizeof(*c.hops));
-  p->pairs = xcalloc(c.n * c.n + 1, sizeof(*p->pairs));
-  nvlink_tables(&c);
-  classify_pairs(&c, p);
-  p2p_domains(p);
-  int *all = xmalloc((c.n + 1) * sizeof(int));
-  for (size_t i = 0; i < c.n; i++)
+  size_t n = c->n;
+  int *all = xmalloc((n + 1) * sizeof(int));
+  for (size_t i = 0; i < n; i++)
     all[i] = (int)i;
-  p->nccl_default.order = xcalloc(c.n + 1, sizeof(int));
-  p->best.order = xcalloc(c.n + 1, sizeof(int));
-  best_ring(&c, all, c.n, 0, p->nccl_default.order);
-  best_ring(&c, all, c.n, 1, p->best.order);
-  describe_ring(&c, &p->nccl_default, c.n, 0);
-  describe_ring(&c, &p->best, c.n, 1);
-  count_hops(p, &p->nccl_default, c.n, 0);
-  count_hops(p, &p->best, c.n, 1);
+  p->nccl_default.order = xcalloc(n + 1, sizeof(int));
+  p->best.order = xcalloc(n + 1, sizeof(int));
+  best_ring(c, all, n, 0, p->nccl_default.order);
+  best_ring(c, all, n, 1, p->best.order);
+  describe_ring(c, &p->nccl_default, n, 0);
+  describe_ring(c, &p->best, n, 1);
+  count_hops(p, &p->nccl_default, n, 0);
+  count_hops(p, &p->best, n, 1);
   p->best_needs_p2p_level = p->best.busbw_gbps > p->nccl_default.busbw_gbps * 1.01;
   enum gr_level need = GR_LVL_PIX;
-  for (size_t i = 0; i < c.n && c.n > 1; i++) {
-    size_t x = (size_t)p->best.order[i], y = (size_t)p->best.order[(i + 1) % c.n];
-    if (p->pairs[x * c.n + y].best == GR_XFER_P2P && a->gpu_gpu[x * c.n + y].nccl > need)
-      need = a->gpu_gpu[x * c.n + y].nccl;
+  for (size_t i = 0; i < n && n > 1; i++) {
+    size_t x = (size_t)p->best.order[i], y = (size_t)p->best.order[(i + 1) % n];
+    if (p->pairs[x * n + y].best == GR_XFER_P2P && c->a->gpu_gpu[x * n + y].nccl > need)
+      need = c->a->gpu_gpu[x * n + y].nccl;
   }
   p->best_p2p_level = gr_nccl_level_str(need);
   if (!p->best_needs_p2p_level) {
     /* the setting buys nothing: report the default ring as the best */
-    memcpy(p->best.order, p->nccl_default.order, c.n * sizeof(int));
-    describe_ring(&c, &p->best, c.n, 0);
-    count_hops(p, &p->best, c.n, 0);
+    memcpy(p->best.order, p->nccl_default.order, n * sizeof(int));
+    describe_ring(c, &p->best, n, 0);
+    count_hops(p, &p->best, n, 0);
   }
   free(all);
+}
+
+void gr_predict(const struct gr_topo *t, const struct gr_analysis *a, struct gr_prediction *p)
+{
+  struct ctx c;
+  memset(p, 0, sizeof(*p));
+  p->t = t;
+  p->a = a;
+  p->ngpus = t->ngpus;
+  p->pairs = xcalloc(p->ngpus * p->ngpus + 1, sizeof(*p->pairs));
+  classify_pairs(p);
+  ctx_open(&c, p);
+  copy_rates(&c, p);
+  p2p_domains(p);
+  machine_rings(&c, p);
   switch_budgets(p);
   nic_notes(p);
   training_verdict(&c, p);
   for (size_t k = 2; k <= c.n && k <= 8; k *= 2)
     tp_verdict(&c, p, k);
-  p->group_busbw_gbps = xcalloc(c.n + 1, sizeof(double));
+  jobs_verdict(p);
+  ctx_close(&c);
+}
+
+void gr_predict_groups(struct gr_prediction *p)
+{
+  struct ctx c;
+  free(p->group_busbw_gbps);
+  p->group_busbw_gbps = xcalloc(p->ngpus + 1, sizeof(double));
+  if (p->ngpus < 3) /* no group smaller than the machine */
+    return;
+  ctx_open(&c, p);
   for (size_t k = 2; k < c.n && k <= 64; k++) {
     int order[64];
     p->group_busbw_gbps[k] = best_group(&c, k, order);
   }
-  jobs_verdict(p);
-  free(c.count);
-  free(c.hops);
-  free(c.nv_direct);
-  free(c.nv_fabric);
+  ctx_close(&c);
 }
 
 void gr_prediction_free(struct gr_prediction *p)

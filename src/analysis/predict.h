@@ -3,9 +3,9 @@
  * budgets, NIC and NVMe placement, and verdicts per workload. The constants
  * come from data/calibration.tsv (docs/predict.md gives their sources).
  *
- * Ownership: gr_predict fills a struct gr_prediction that owns its arrays;
- * free with gr_prediction_free. It points at the topology and analysis,
- * which must outlive it. */
+ * Ownership: gr_predict fills a struct gr_prediction that owns its arrays
+ * (gr_predict_groups adds one more); free with gr_prediction_free. It points
+ * at the topology and analysis, which must outlive it. */
 #ifndef GPURIG_PREDICT_H
 #define GPURIG_PREDICT_H
 
@@ -68,13 +68,19 @@ struct gr_prediction {
   struct gr_verdict *verdicts;
   size_t nverdicts;
   double *group_busbw_gbps;      /* [k]: best ring of k GPUs (nearest groups, NCCL_P2P_LEVEL raised
-                                    where that helps), k = 2 .. ngpus-1; 0 elsewhere */
+                                    where that helps), k = 2 .. ngpus-1 (at most 64); 0 elsewhere.
+                                    NULL until gr_predict_groups */
   char **notes;                  /* placement notes: NICs, NVMe */
   size_t nnotes;
 };
 
 /* Fills *p from the topology and its analysis (the facts must be loaded). */
 void gr_predict(const struct gr_topo *t, const struct gr_analysis *a, struct gr_prediction *p);
+/* Fills p->group_busbw_gbps (replacing any earlier one) on a prediction that
+ * gr_predict filled, from its p->t and p->a. Only plans read it, and it
+ * costs more than all of gr_predict on larger machines, so it is asked for
+ * separately (GR_MACHINE_GROUPS). */
+void gr_predict_groups(struct gr_prediction *p);
 void gr_prediction_free(struct gr_prediction *p);
 
 const char *gr_xfer_name(enum gr_xfer x);     /* "nvlink", "p2p", "host" */

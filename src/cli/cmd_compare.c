@@ -100,7 +100,7 @@ int cmd_compare(int argc, char **argv)
     return GR_EXIT_FAIL;
   }
   size_t n = (size_t)o.nargs;
-  if (gr_compare_open(o.args, n, o.gpu, &js, &err) != 0)
+  if (gr_compare_open(o.args, n, o.gpu, o.job ? GR_MACHINE_GROUPS : 0, &js, &err) != 0)
     return gr_report_error(&err);
   if (o.job) {
     plans = xcalloc(n, sizeof(*plans));

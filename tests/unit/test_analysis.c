@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "testutil.h"
+#include "analysis/predict.h"
 
 struct builder {
   struct gr_topo t;
@@ -312,6 +313,43 @@ static void display_adapters_are_not_gpus(void **state)
   assert_int_equal(gr_kind_from_class(0x068000, 0x10de), GR_KIND_NVSWITCH);
 }
 
+/* More GPUs than the ring search's and the group table's 64: the
+ * whole-machine rings fall back to 2-opt over all 80 GPUs and nothing
+ * overruns (ASan caught a write past a 64-int array here). 2 sockets x 5 root
+ * ports x a switch of 8 GPUs. */
+static void predicts_more_than_64_gpus(void **state)
+{
+  struct builder b;
+  struct gr_analysis a;
+  struct gr_prediction p;
+  int devs[8];
+  (void)state;
+  b_init(&b, "GenuineIntel", 2);
+  for (int s = 0; s < 2; s++) {
+    int hb = b_hostbridge(&b, s);
+    for (int r = 0; r < 5; r++)
+      b_switch(&b, b_node(&b, hb, true, 0), 8, devs, GPU);
+  }
+  b_done(&b, &a);
+  gr_predict(&b.t, &a, &p);
+  assert_int_equal(p.ngpus, 80);
+  const struct gr_ring *rings[] = {&p.nccl_default, &p.best};
+  for (int r = 0; r < 2; r++) {
+    bool seen[80] = {0};
+    for (size_t i = 0; i < 80; i++) {
+      int g = rings[r]->order[i];
+      assert_true(g >= 0 && g < 80 && !seen[g]);
+      seen[g] = true;
+    }
+    assert_true(rings[r]->busbw_gbps > 0);
+  }
+  assert_int_equal(p.nverdicts, 5); /* training, tensor-parallel on 2, 4 and 8, independent jobs */
+  assert_int_equal(p.verdicts[0].gpus, 80);
+  assert_int_equal(p.verdicts[3].gpus, 8);
+  gr_prediction_free(&p);
+  b_free(&b, &a);
+}
+
 int main(void)
 {
   const struct CMUnitTest tests[] = {
@@ -325,6 +363,7 @@ int main(void)
       cmocka_unit_test(nic_placement),
       cmocka_unit_test(no_gpu),
       cmocka_unit_test(display_adapters_are_not_gpus),
+      cmocka_unit_test(predicts_more_than_64_gpus),
   };
   return cmocka_run_group_tests(tests, tu_setup_data, NULL);
 }

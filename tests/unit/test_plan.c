@@ -14,6 +14,7 @@
 #include "plan/quant.h"
 #include "analysis/machine.h"
 #include "load/rig.h"
+#include "plan/request.h"
 
 static int setup(void **state)
 {
@@ -176,7 +177,7 @@ static void plan_on(const char *rig_or_gpu, bool is_rig, int gpus, struct gr_pla
   memset(&hw, 0, sizeof(hw));
   if (is_rig) {
     struct gr_source src = {.kind = GR_SRC_RIG, .path = rig_or_gpu};
-    if (gr_machine_open(&src, GR_MACHINE_PREDICT, &mc, &err) != 0)
+    if (gr_machine_open(&src, GR_MACHINE_PREDICT | GR_MACHINE_GROUPS, &mc, &err) != 0)
       fail_msg("%s", err.msg);
     gr_plan_hw_from_topo(&mc.topo, &mc.prediction, &hw);
   }
@@ -268,6 +269,28 @@ static void deepspeed_zero3_fits_as_planned(void **state)
   gr_model_free(&m);
 }
 
+/* Tensor- and data-parallel groups are smaller than the machine: the machine
+ * a plan opens carries the best ring of every group size. X9DRG: four GPUs
+ * per socket's switch talk P2P, five or more cross QPI. */
+static void plan_machine_has_every_group_size(void **state)
+{
+  struct gr_plan_args args = {0};
+  struct gr_source src = {.kind = GR_SRC_RIG, .path = "sys-4028gr-tr-x9drg"};
+  struct gr_machine m;
+  struct gr_plan_hw hw;
+  struct gr_err err = {0};
+  bool cpu_only;
+  (void)state;
+  if (gr_plan_machine_open(&args, &src, &m, &cpu_only, &hw, &err) != 0)
+    fail_msg("%s", err.msg);
+  assert_false(cpu_only);
+  for (int k = 2; k <= 8; k++)
+    assert_true(hw.busbw_gbps[k] > 0);
+  assert_true(hw.busbw_gbps[4] > 2 * hw.busbw_gbps[5]);
+  assert_true(hw.busbw_gbps[8] == m.prediction.best.busbw_gbps);
+  gr_machine_close(&m);
+}
+
 int main(void)
 {
   const struct CMUnitTest tests[] = {
@@ -276,6 +299,7 @@ int main(void)
       cmocka_unit_test(gguf_file_sizes),          cmocka_unit_test(deepspeed_printout),
       cmocka_unit_test(seed_figures_18_bytes),    cmocka_unit_test(seed_mixtral_on_cpu),
       cmocka_unit_test(seed_a5000_two_instances), cmocka_unit_test(deepspeed_zero3_fits_as_planned),
+      cmocka_unit_test(plan_machine_has_every_group_size),
   };
   return cmocka_run_group_tests(tests, setup, NULL);
 }

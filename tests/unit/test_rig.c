@@ -216,6 +216,34 @@ static void nccl_default_vs_p2p_level(void **state)
   gr_topo_free(&t);
 }
 
+/* The best ring of each group size is computed only when asked for (only
+ * plans read it). X9DRG: groups of up to four share a switch and talk P2P
+ * (Gen3 x16 x 0.80), larger ones cross QPI (6 GB/s). */
+static void group_rings_on_demand(void **state)
+{
+  struct gr_topo t;
+  struct gr_analysis a;
+  struct gr_prediction p;
+  struct gr_err err = {0};
+  (void)state;
+  assert_int_equal(gr_load_rig("sys-4028gr-tr-x9drg", &t, &err), 0);
+  gr_analyze(&t, &a);
+  gr_predict(&t, &a, &p);
+  assert_null(p.group_busbw_gbps);
+  for (int pass = 0; pass < 2; pass++) { /* the second call replaces the table (ASan, valgrind: no leak) */
+    gr_predict_groups(&p);
+    assert_non_null(p.group_busbw_gbps);
+    for (size_t k = 2; k <= 4; k++)
+      assert_true(fabs(p.group_busbw_gbps[k] - 15.754 * 0.8) < 0.01);
+    for (size_t k = 5; k <= 7; k++)
+      assert_true(fabs(p.group_busbw_gbps[k] - 6.0) < 1e-9);
+    assert_true(p.group_busbw_gbps[8] == 0); /* the whole machine is p.best */
+  }
+  gr_prediction_free(&p);
+  gr_analysis_free(&a);
+  gr_topo_free(&t);
+}
+
 int main(void)
 {
   const struct CMUnitTest tests[] = {
@@ -225,6 +253,7 @@ int main(void)
       cmocka_unit_test(seed_ranking_for_training),
       cmocka_unit_test(nvlink_makes_tensor_parallel_fast),
       cmocka_unit_test(nccl_default_vs_p2p_level),
+      cmocka_unit_test(group_rings_on_demand),
   };
   return cmocka_run_group_tests(tests, setup, NULL);
 }
