@@ -67,7 +67,7 @@ int gr_catalog_parse(const struct gr_table *table, struct gr_gpu_model **out, si
 const struct gr_gpu_model *gr_catalog_find(const char *model)
 {
   const struct gr_facts *f = gr_facts();
-  for (size_t i = 0; i < f->ngpus; i++)
+  for (size_t i = 0; model && i < f->ngpus; i++)
     if (strcasecmp(f->gpus[i].model, model) == 0)
       return &f->gpus[i];
   return NULL;

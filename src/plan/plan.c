@@ -51,6 +51,9 @@ int gr_plan_check(const struct gr_plan_req *r, const struct gr_model *m, const s
     return gr_fail(err, GR_EXIT_FAIL, "--gpus %d: training needs at least one GPU", r->gpus);
   if (r->gpus == 0 && hw->cpu_bw_gbps <= 0)
     return gr_fail(err, GR_EXIT_FAIL, "--gpus 0 runs on the CPU: say its memory with --cpu CHANNELSxMT/s (e.g. 8x3200)");
+  if (r->gpus > 0 && !hw->gpu && hw->ngpus > 0)
+    return gr_fail(err, GR_EXIT_FAIL, "the machine's %d GPU%s not in gpurig's catalog (data/gpus.tsv), so their memory "
+                   "and speed are unknown: give --gpu MODEL", hw->ngpus, hw->ngpus == 1 ? " is" : "s are");
   if (r->gpus > 0 && !hw->gpu)
     return gr_fail(err, GR_EXIT_FAIL, "no GPU to plan for: give --gpu MODEL or --rig RIG");
   if (r->gpus > hw->ngpus)
