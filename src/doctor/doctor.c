@@ -65,13 +65,14 @@ static const struct check checks[] = {
      check_xid_errors},
 };
 
-const struct gr_check_def *gr_doctor_checks(size_t *n)
+size_t gr_doctor_ncheck(void)
 {
-  static struct gr_check_def defs[sizeof(checks) / sizeof(checks[0])];
-  *n = sizeof(checks) / sizeof(checks[0]);
-  for (size_t i = 0; i < *n; i++)
-    defs[i] = checks[i].def;
-  return defs;
+  return sizeof(checks) / sizeof(checks[0]);
+}
+
+const struct gr_check_def *gr_doctor_check(size_t i)
+{
+  return i < gr_doctor_ncheck() ? &checks[i].def : NULL;
 }
 
 struct gr_finding *dr_add(struct gr_doctor_ctx *c, enum gr_sev sev, int node, const char *fmt, ...)

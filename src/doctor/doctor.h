@@ -49,7 +49,9 @@ struct gr_check_def {
 void gr_doctor_run(const struct gr_machine *m, const struct gr_doctor_opts *o, struct gr_doctor_report *r);
 void gr_doctor_report_free(struct gr_doctor_report *r);
 
-/* The registry, for --list and the docs; n set to its length. */
-const struct gr_check_def *gr_doctor_checks(size_t *n);
+/* The registry, for --list and the docs: its length, and check i (NULL
+ * past the end), static. */
+size_t gr_doctor_ncheck(void);
+const struct gr_check_def *gr_doctor_check(size_t i);
 
 #endif

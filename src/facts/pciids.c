@@ -107,8 +107,8 @@ static const char *find_vendor_line(const struct db *db, unsigned vendor)
   return NULL;
 }
 
-static const char *vendor_section(const struct db *db, unsigned vendor, const char **end, const char **vname,
-                                  size_t *vlen)
+/* The vendor's line: its name, and where its section of device lines starts. */
+static const char *vendor_section(const struct db *db, unsigned vendor, const char **vname, size_t *vlen)
 {
   const char *dbend = db->p + db->len;
   const char *p = find_vendor_line(db, vendor);
@@ -117,52 +117,73 @@ static const char *vendor_section(const struct db *db, unsigned vendor, const ch
   *vname = p + 6;
   const char *nl = memchr(p, '\n', (size_t)(dbend - p));
   *vlen = nl ? (size_t)(nl - *vname) : (size_t)(dbend - *vname);
-  const char *q = nl ? nl + 1 : dbend;
-  const char *start = q;
+  return nl ? nl + 1 : dbend;
+}
+
+/* Where a section ends: at the first line that is neither a device or
+ * subsystem line, a comment, nor blank (the next vendor). Walking it costs
+ * a line at a time, so only device lookups ask. */
+static const char *section_end(const struct db *db, const char *start)
+{
+  const char *dbend = db->p + db->len, *q = start;
   while (q < dbend && (*q == '\t' || *q == '#' || *q == '\n')) {
     const char *n2 = memchr(q, '\n', (size_t)(dbend - q));
     q = n2 ? n2 + 1 : dbend;
   }
-  *end = q;
-  return start;
+  return q;
 }
 
-static const char *copy_name(const char *name, size_t n, char *buf, size_t cap)
-{
-  snprintf(buf, cap, "%.*s", (int)(n < cap ? n : cap - 1), name);
-  return buf;
-}
+/* A vendor's place in the database, found once per session. */
+struct gr_pciids_section {
+  unsigned vendor;
+  const char *start, *end, *name; /* start NULL: the vendor is absent; end NULL: not yet needed */
+  size_t nlen;
+};
 
-/* Reads only the mapping the facts hold: any thread may call it. */
-static const char *lookup(unsigned vendor, unsigned device, char *buf, size_t cap)
+static struct gr_pciids_section *section_of(struct gr_pciids_session *ss, unsigned vendor)
 {
   const struct gr_facts *f = gr_facts();
   struct db db = {f->pciids, f->pciids_len};
-  const char *end, *vname;
-  size_t vlen;
-  const char *sec = db.p ? vendor_section(&db, vendor, &end, &vname, &vlen) : NULL;
-  if (!sec || cap == 0)
+  for (size_t i = 0; i < ss->n; i++)
+    if (ss->v[i].vendor == vendor)
+      return &ss->v[i];
+  grow_array((void **)&ss->v, sizeof(*ss->v), &ss->cap, ss->n);
+  struct gr_pciids_section *s = &ss->v[ss->n++];
+  memset(s, 0, sizeof(*s));
+  s->vendor = vendor;
+  s->start = db.p ? vendor_section(&db, vendor, &s->name, &s->nlen) : NULL;
+  return s;
+}
+
+char *gr_pciids_vendor_name(struct gr_pciids_session *ss, unsigned vendor)
+{
+  const struct gr_pciids_section *s = section_of(ss, vendor);
+  return s->start ? xstrndup(s->name, s->nlen) : NULL;
+}
+
+char *gr_pciids_device_name(struct gr_pciids_session *ss, unsigned vendor, unsigned device)
+{
+  struct gr_pciids_section *s = section_of(ss, vendor);
+  if (!s->start)
     return NULL;
-  if (device == 0x10000)
-    return copy_name(vname, vlen, buf, cap);
+  if (!s->end) {
+    struct db db = {gr_facts()->pciids, gr_facts()->pciids_len};
+    s->end = section_end(&db, s->start);
+  }
   /* device lines are "\tdddd  name"; subsystem lines have two tabs */
   char key[9];
   snprintf(key, sizeof(key), "\n\t%04x  ", device & 0xffff);
-  const char *from = sec - 1; /* the newline before the section */
-  const char *hit = memmem(from, (size_t)(end - from), key, 8);
+  const char *from = s->start - 1; /* the newline before the section */
+  const char *hit = memmem(from, (size_t)(s->end - from), key, 8);
   if (!hit)
     return NULL;
   const char *dn = hit + 8;
-  const char *nl = memchr(dn, '\n', (size_t)(end - dn));
-  return copy_name(dn, nl ? (size_t)(nl - dn) : (size_t)(end - dn), buf, cap);
+  const char *nl = memchr(dn, '\n', (size_t)(s->end - dn));
+  return xstrndup(dn, nl ? (size_t)(nl - dn) : (size_t)(s->end - dn));
 }
 
-const char *gr_pciids_vendor(unsigned vendor, char *buf, size_t cap)
+void gr_pciids_session_free(struct gr_pciids_session *ss)
 {
-  return lookup(vendor, 0x10000, buf, cap);
-}
-
-const char *gr_pciids_device(unsigned vendor, unsigned device, char *buf, size_t cap)
-{
-  return lookup(vendor, device & 0xffff, buf, cap);
+  free(ss->v);
+  memset(ss, 0, sizeof(*ss));
 }

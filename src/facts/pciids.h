@@ -13,10 +13,20 @@
 int gr_pciids_map(const char **db, size_t *len);
 void gr_pciids_unmap(const char *db, size_t len);
 
-/* The name of a vendor or device, copied into buf (cut to cap); returns buf,
- * or NULL when the id or the database is absent. Pure lookups in the facts'
- * mapping: safe from any thread. */
-const char *gr_pciids_vendor(unsigned vendor, char *buf, size_t cap);
-const char *gr_pciids_device(unsigned vendor, unsigned device, char *buf, size_t cap);
+/* A run of lookups (naming every device of one machine): it remembers
+ * where each vendor's section lies, so each is found once. A session is its
+ * caller's alone; sessions share nothing, so threads may each run one. Start
+ * with a zeroed struct, end with gr_pciids_session_free. */
+struct gr_pciids_section;
+struct gr_pciids_session {
+  struct gr_pciids_section *v;
+  size_t n, cap;
+};
+void gr_pciids_session_free(struct gr_pciids_session *s);
+
+/* A vendor's or device's name as a new string the caller frees, or NULL
+ * when the id or the database is absent. */
+char *gr_pciids_vendor_name(struct gr_pciids_session *s, unsigned vendor);
+char *gr_pciids_device_name(struct gr_pciids_session *s, unsigned vendor, unsigned device);
 
 #endif

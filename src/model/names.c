@@ -2,13 +2,38 @@
 #include "model/names.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "base/util.h"
 #include "facts/pciids.h"
 
-const char *gr_vendor_name(unsigned vendor_id, char *buf, size_t cap)
+/* device 0x10000 stands for the vendor's own name */
+static const char *cached(struct gr_names *n, unsigned vendor, unsigned device)
 {
-  return gr_pciids_vendor(vendor_id, buf, cap);
+  for (size_t i = 0; i < n->n; i++)
+    if (n->v[i].vendor == vendor && n->v[i].device == device)
+      return n->v[i].name;
+  grow_array((void **)&n->v, sizeof(*n->v), &n->cap, n->n);
+  n->v[n->n].vendor = vendor;
+  n->v[n->n].device = device;
+  n->v[n->n].name = device == 0x10000 ? gr_pciids_vendor_name(&n->db, vendor)
+                                      : gr_pciids_device_name(&n->db, vendor, device);
+  return n->v[n->n++].name;
+}
+
+void gr_names_free(struct gr_names *n)
+{
+  for (size_t i = 0; i < n->n; i++)
+    free(n->v[i].name);
+  free(n->v);
+  gr_pciids_session_free(&n->db);
+  memset(n, 0, sizeof(*n));
+}
+
+const char *gr_pci_vendor_name(const struct gr_pci *p, struct gr_names *n)
+{
+  return p->vendor_name ? p->vendor_name : cached(n, p->vendor, 0x10000);
 }
 
 static const char *class_name(unsigned class_id)
@@ -36,7 +61,7 @@ static const char *class_name(unsigned class_id)
   return "device";
 }
 
-const char *gr_pci_display_name(const struct gr_topo *t, int idx, char *buf, size_t cap)
+const char *gr_pci_display_name(const struct gr_topo *t, int idx, struct gr_names *n)
 {
   const struct gr_pci *p = &t->pci[idx];
   if (p->model)
@@ -47,7 +72,7 @@ const char *gr_pci_display_name(const struct gr_topo *t, int idx, char *buf, siz
     return "NVSwitch";
   if (p->role == GR_ROLE_ROOTPORT)
     return "root port"; /* the CPU's own ports: the host bridge and socket say enough */
-  const char *db = p->role != GR_ROLE_HOSTBRIDGE ? gr_pciids_device(p->vendor, p->device, buf, cap) : NULL;
+  const char *db = p->role != GR_ROLE_HOSTBRIDGE ? cached(n, p->vendor, p->device & 0xffff) : NULL;
   if (db)
     return db;
   if (p->role == GR_ROLE_SWITCH_UP)

@@ -131,11 +131,11 @@ static int cmp_busid(const struct gr_pci *a, const struct gr_pci *b)
   return 0;
 }
 
-static const struct gr_topo *sort_topo; /* qsort has no context argument */
-
-static int cmp_index_by_busid(const void *x, const void *y)
+/* qsort_r's context is the topology: no process-global state while loading. */
+static int cmp_index_by_busid(const void *x, const void *y, void *topo)
 {
-  return cmp_busid(&sort_topo->pci[*(const int *)x], &sort_topo->pci[*(const int *)y]);
+  const struct gr_topo *t = topo;
+  return cmp_busid(&t->pci[*(const int *)x], &t->pci[*(const int *)y]);
 }
 
 static void assign_roles(struct gr_topo *t)
@@ -200,9 +200,8 @@ void gr_topo_finish(struct gr_topo *t)
     else if (p->kind == GR_KIND_NIC && p->rdma)
       t->nics[t->nnics++] = (int)i;
   }
-  sort_topo = t;
-  qsort(t->gpus, t->ngpus, sizeof(int), cmp_index_by_busid);
-  qsort(t->nics, t->nnics, sizeof(int), cmp_index_by_busid);
+  qsort_r(t->gpus, t->ngpus, sizeof(int), cmp_index_by_busid, t);
+  qsort_r(t->nics, t->nnics, sizeof(int), cmp_index_by_busid, t);
   for (size_t i = 0; i < t->ngpus; i++)
     t->pci[t->gpus[i]].gpu_index = (int)i;
   for (size_t i = 0; i < t->nnics; i++)

@@ -109,8 +109,8 @@ json_t *gr_doctor_to_json(const struct gr_topo *t, const struct gr_doctor_report
 
 void gr_print_doctor_checks(FILE *out)
 {
-  size_t n;
-  const struct gr_check_def *d = gr_doctor_checks(&n);
-  for (size_t i = 0; i < n; i++)
-    fprintf(out, "%-19s %s%s\n", d[i].id, d[i].title, d[i].needs_fs ? "" : " (also on hwloc XML and rig files)");
+  for (size_t i = 0; i < gr_doctor_ncheck(); i++) {
+    const struct gr_check_def *d = gr_doctor_check(i);
+    fprintf(out, "%-19s %s%s\n", d->id, d->title, d->needs_fs ? "" : " (also on hwloc XML and rig files)");
+  }
 }

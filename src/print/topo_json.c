@@ -62,7 +62,7 @@ static json_t *busid_json(const struct gr_topo *t, int idx)
   return idx >= 0 ? json_string(gr_pci_busid(&t->pci[idx], bus, sizeof(bus))) : json_null();
 }
 
-static json_t *pci_json(const struct gr_topo *t, int idx)
+static json_t *pci_json(const struct gr_topo *t, int idx, struct gr_names *names)
 {
   const struct gr_pci *p = &t->pci[idx];
   json_t *o = json_object();
@@ -77,10 +77,8 @@ static json_t *pci_json(const struct gr_topo *t, int idx)
     json_object_set_new(o, "subsystem_vendor_id", hex_json(p->subvendor, 4));
     json_object_set_new(o, "subsystem_device_id", hex_json(p->subdevice, 4));
   }
-  char nbuf[256], vbuf[256];
-  json_object_set_new(o, "name", json_string(gr_pci_display_name(t, idx, nbuf, sizeof(nbuf))));
-  json_object_set_new(o, "vendor_name",
-                      gr_json_text(p->vendor_name ? p->vendor_name : gr_vendor_name(p->vendor, vbuf, sizeof(vbuf))));
+  json_object_set_new(o, "name", json_string(gr_pci_display_name(t, idx, names)));
+  json_object_set_new(o, "vendor_name", gr_json_text(gr_pci_vendor_name(p, names)));
   json_object_set_new(o, "numa_node", int_or_null(p->numa, -1));
   json_object_set_new(o, "package", int_or_null(p->package, -1));
   json_object_set_new(o, "driver", gr_json_text(p->driver));
@@ -145,16 +143,17 @@ static json_t *machine_json(const struct gr_topo *t, const struct gr_analysis *a
 
 static json_t *gpus_json(const struct gr_topo *t, const struct gr_analysis *a)
 {
+  struct gr_names names = {0};
   json_t *arr = json_array();
   for (size_t g = 0; g < t->ngpus; g++) {
     const struct gr_pci *p = &t->pci[t->gpus[g]];
     json_t *o = json_object();
-    char name[32], nbuf[256];
+    char name[32];
     snprintf(name, sizeof(name), "GPU%zu", g);
     json_object_set_new(o, "index", json_integer((json_int_t)g));
     json_object_set_new(o, "name", json_string(name));
     json_object_set_new(o, "pci_bus_id", busid_json(t, t->gpus[g]));
-    json_object_set_new(o, "model", json_string(gr_pci_display_name(t, t->gpus[g], nbuf, sizeof(nbuf))));
+    json_object_set_new(o, "model", json_string(gr_pci_display_name(t, t->gpus[g], &names)));
     json_object_set_new(o, "uuid", gr_json_text(p->uuid));
     json_object_set_new(o, "numa_node", int_or_null(p->numa, -1));
     json_object_set_new(o, "cpu_affinity", gr_json_text(p->cpulist));
@@ -162,25 +161,28 @@ static json_t *gpus_json(const struct gr_topo *t, const struct gr_analysis *a)
     json_object_set_new(o, "link", link_json(p));
     json_array_append_new(arr, o);
   }
+  gr_names_free(&names);
   return arr;
 }
 
 static json_t *nics_json(const struct gr_topo *t)
 {
+  struct gr_names names = {0};
   json_t *arr = json_array();
   for (size_t n = 0; n < t->nnics; n++) {
     const struct gr_pci *p = &t->pci[t->nics[n]];
     json_t *o = json_object();
-    char name[32], nbuf[256];
+    char name[32];
     snprintf(name, sizeof(name), "NIC%zu", n);
     json_object_set_new(o, "index", json_integer((json_int_t)n));
     json_object_set_new(o, "name", json_string(name));
     json_object_set_new(o, "pci_bus_id", busid_json(t, t->nics[n]));
-    json_object_set_new(o, "model", json_string(gr_pci_display_name(t, t->nics[n], nbuf, sizeof(nbuf))));
+    json_object_set_new(o, "model", json_string(gr_pci_display_name(t, t->nics[n], &names)));
     json_object_set_new(o, "os_devices", gr_json_text(p->osdevs));
     json_object_set_new(o, "numa_node", int_or_null(p->numa, -1));
     json_array_append_new(arr, o);
   }
+  gr_names_free(&names);
   return arr;
 }
 
@@ -215,6 +217,31 @@ static void add_matrices(json_t *root, const struct gr_topo *t, const struct gr_
   json_object_set_new(root, "bw_matrix_gbps", bw);
   json_object_set_new(root, "nccl_bw_matrix_gbps", nbw);
   json_object_set_new(root, "gpu_pairs", pairs);
+}
+
+static json_t *pci_array(const struct gr_topo *t)
+{
+  struct gr_names names = {0};
+  json_t *pci = json_array();
+  for (size_t i = 0; i < t->npci; i++)
+    json_array_append_new(pci, pci_json(t, (int)i, &names));
+  gr_names_free(&names);
+  return pci;
+}
+
+static json_t *findings_json(const struct gr_topo *t, const struct gr_analysis *a)
+{
+  json_t *fs = json_array();
+  for (size_t i = 0; i < a->findings.n; i++) {
+    json_t *o = json_object();
+    const struct gr_finding *f = &a->findings.v[i];
+    json_object_set_new(o, "id", json_string(f->id));
+    json_object_set_new(o, "severity", json_string(gr_sev_name(f->sev)));
+    json_object_set_new(o, "pci_bus_id", busid_json(t, f->node));
+    json_object_set_new(o, "text", json_string(f->text));
+    json_array_append_new(fs, o);
+  }
+  return fs;
 }
 
 json_t *gr_topo_to_json(const struct gr_topo *t, const struct gr_analysis *a)
@@ -252,21 +279,8 @@ json_t *gr_topo_to_json(const struct gr_topo *t, const struct gr_analysis *a)
     json_array_append_new(nv, o);
   }
   json_object_set_new(root, "nvlinks", nv);
-  json_t *pci = json_array();
-  for (size_t i = 0; i < t->npci; i++)
-    json_array_append_new(pci, pci_json(t, (int)i));
-  json_object_set_new(root, "pci", pci);
-  json_t *fs = json_array();
-  for (size_t i = 0; i < a->findings.n; i++) {
-    json_t *o = json_object();
-    const struct gr_finding *f = &a->findings.v[i];
-    json_object_set_new(o, "id", json_string(f->id));
-    json_object_set_new(o, "severity", json_string(gr_sev_name(f->sev)));
-    json_object_set_new(o, "pci_bus_id", busid_json(t, f->node));
-    json_object_set_new(o, "text", json_string(f->text));
-    json_array_append_new(fs, o);
-  }
-  json_object_set_new(root, "findings", fs);
+  json_object_set_new(root, "pci", pci_array(t));
+  json_object_set_new(root, "findings", findings_json(t, a));
   json_t *w = json_array();
   for (size_t i = 0; i < t->nwarnings; i++)
     json_array_append_new(w, json_string(t->warnings[i]));

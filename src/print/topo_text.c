@@ -67,6 +67,7 @@ struct tree_ctx {
   const struct gr_topo *t;
   unsigned flags;
   bool *interesting; /* node or a descendant is worth showing */
+  struct gr_names names;
 };
 
 static bool is_interesting_node(const struct gr_pci *p)
@@ -119,9 +120,8 @@ static void print_node_line(struct tree_ctx *c, int idx, int depth)
     size_t ports = 0;
     for (size_t i = 0; i < t->npci; i++)
       ports += t->pci[i].parent == idx && t->pci[i].role == GR_ROLE_SWITCH_DOWN;
-    char vbuf[256], nbuf[256];
-    const char *vn = p->vendor_name ? p->vendor_name : gr_vendor_name(p->vendor, vbuf, sizeof(vbuf));
-    const char *model = gr_pci_display_name(t, idx, nbuf, sizeof(nbuf));
+    const char *vn = gr_pci_vendor_name(p, &c->names);
+    const char *model = gr_pci_display_name(t, idx, &c->names);
     bool named = strcmp(model, "PCIe switch") != 0;
     fprintf(c->out, "Switch %s %s%s%s%s%s, %zu downstream port%s", bus, vn ? vn : "", vn ? " " : "", named ? model : "",
             named ? " " : "", ids, ports, ports == 1 ? "" : "s");
@@ -132,8 +132,7 @@ static void print_node_line(struct tree_ctx *c, int idx, int depth)
     return;
   }
   if (p->role == GR_ROLE_ROOTPORT || p->role == GR_ROLE_BRIDGE) {
-    char nbuf[256];
-    const char *name = gr_pci_display_name(t, idx, nbuf, sizeof(nbuf));
+    const char *name = gr_pci_display_name(t, idx, &c->names);
     bool generic = strcmp(name, "root port") == 0 || strcmp(name, "PCI bridge") == 0;
     fprintf(c->out, "%s %s%s%s %s", p->role == GR_ROLE_ROOTPORT ? "Root port" : "Bridge", bus, generic ? "" : " ",
             generic ? "" : name, ids);
@@ -145,8 +144,7 @@ static void print_node_line(struct tree_ctx *c, int idx, int depth)
     fprintf(c->out, "%-5s ", gr_pci_label(t, idx, label, sizeof(label)));
   else if (p->kind == GR_KIND_NVME)
     fprintf(c->out, "NVMe  ");
-  char nbuf[256];
-  fprintf(c->out, "%s %s %s", bus, gr_pci_display_name(t, idx, nbuf, sizeof(nbuf)), ids);
+  fprintf(c->out, "%s %s %s", bus, gr_pci_display_name(t, idx, &c->names), ids);
   if (link[0])
     fprintf(c->out, "  %s", link);
   if (p->osdevs && (p->kind == GR_KIND_NIC || p->kind == GR_KIND_NVME))
@@ -239,6 +237,7 @@ void gr_print_tree(FILE *out, const struct gr_topo *t, unsigned flags)
     print_hostbridges_of(&c, -1, 1);
   }
   free(c.interesting);
+  gr_names_free(&c.names);
 }
 
 /* ---- GPU table ---- */
@@ -246,17 +245,19 @@ void gr_print_tree(FILE *out, const struct gr_topo *t, unsigned flags)
 void gr_print_gpu_table(FILE *out, const struct gr_topo *t, const struct gr_analysis *a)
 {
   char bus[32], link[64];
+  struct gr_names names = {0};
   if (!t->ngpus)
     return;
   fprintf(out, "\nGPUs:\n  %-5s %-13s %-32s %-26s %-5s %s\n", "", "PCI bus id", "model", "link", "NUMA", "hive");
   for (size_t g = 0; g < t->ngpus; g++) {
     const struct gr_pci *p = &t->pci[t->gpus[g]];
-    char numa[16], nbuf[256];
+    char numa[16];
     snprintf(numa, sizeof(numa), "%d", p->numa);
     fprintf(out, "  GPU%-2zu %-13s %-32.32s %-26s %-5s %d\n", g, gr_pci_busid(p, bus, sizeof(bus)),
-            gr_pci_display_name(t, t->gpus[g], nbuf, sizeof(nbuf)), link_text(p, link, sizeof(link)), p->numa >= 0 ? numa : "?",
+            gr_pci_display_name(t, t->gpus[g], &names), link_text(p, link, sizeof(link)), p->numa >= 0 ? numa : "?",
             a->hive[g]);
   }
+  gr_names_free(&names);
 }
 
 /* ---- matrices ---- */
@@ -311,13 +312,14 @@ void gr_print_matrix(FILE *out, const struct gr_topo *t, const struct gr_analysi
                "  NV#  = Connection traversing a bonded set of # NVLinks\n");
   if (t->nnics) {
     fprintf(out, "\nNIC Legend:\n\n");
-    char bus[32], nbuf[256];
+    char bus[32];
+    struct gr_names names = {0};
     for (size_t n = 0; n < t->nnics; n++) {
       const struct gr_pci *p = &t->pci[t->nics[n]];
-      fprintf(out, "  NIC%zu: %s (%s)\n", n,
-              p->osdevs ? p->osdevs : gr_pci_display_name(t, t->nics[n], nbuf, sizeof(nbuf)),
+      fprintf(out, "  NIC%zu: %s (%s)\n", n, p->osdevs ? p->osdevs : gr_pci_display_name(t, t->nics[n], &names),
               gr_pci_busid(p, bus, sizeof(bus)));
     }
+    gr_names_free(&names);
   }
 }
 
