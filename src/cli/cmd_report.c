@@ -1,6 +1,4 @@
-#include <limits.h>
 #include <stdio.h>
-#include <string.h>
 
 #include "cli/cli.h"
 #include "facts/data.h"
