@@ -15,10 +15,7 @@ int gr_machine_open(const struct gr_source *src, unsigned flags, struct gr_machi
   m->src.gpu_model = m->src_gpu_model = xstrdup(src->gpu_model);
   m->has_fs = gr_source_reads_machine(src);
   if ((m->has_fs && gr_source_fs(src, &m->fs, err) != 0) || gr_source_load(src, &m->topo, err) != 0) {
-    gr_topo_free(&m->topo);
-    free(m->src_path);
-    free(m->src_gpu_model);
-    memset(m, 0, sizeof(*m));
+    gr_machine_close(m);
     return -1;
   }
   gr_analyze(&m->topo, &m->analysis);
@@ -28,7 +25,6 @@ int gr_machine_open(const struct gr_source *src, unsigned flags, struct gr_machi
   }
   if (flags & GR_MACHINE_GROUPS)
     gr_predict_groups(&m->prediction);
-  m->open = true;
   return 0;
 }
 
@@ -46,12 +42,13 @@ int gr_machine_open_example(struct gr_machine *m, struct gr_err *err)
   return 0;
 }
 
+/* Every part is safe to free zeroed, so one path serves a machine that
+ * opened, one whose open failed half-way, and a zeroed one. */
 void gr_machine_close(struct gr_machine *m)
 {
-  if (!m || !m->open)
+  if (!m)
     return;
-  if (m->predicted)
-    gr_prediction_free(&m->prediction);
+  gr_prediction_free(&m->prediction);
   gr_analysis_free(&m->analysis);
   gr_topo_free(&m->topo);
   free(m->src_path);

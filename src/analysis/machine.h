@@ -32,7 +32,6 @@ struct gr_machine {
   struct gr_analysis analysis;
   struct gr_prediction prediction; /* zeroed unless GR_MACHINE_PREDICT */
   bool predicted;
-  bool open;
 };
 
 /* Loads, analyses and (with GR_MACHINE_PREDICT) predicts. Returns 0, or -1

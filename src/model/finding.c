@@ -108,15 +108,7 @@ void gr_findings_free(struct gr_findings *fs)
   memset(fs, 0, sizeof(*fs));
 }
 
-enum gr_exit gr_sev_exit(enum gr_sev s)
-{
-  switch (s) {
-  case GR_SEV_FAIL: return GR_EXIT_FAIL;
-  case GR_SEV_WARN: return GR_EXIT_WARN;
-  case GR_SEV_ERROR: return GR_EXIT_CANNOT_RUN;
-  default: return GR_EXIT_OK;
-  }
-}
+
 
 enum gr_exit gr_findings_exit(const struct gr_findings *fs)
 {

@@ -75,8 +75,6 @@ void gr_findings_free(struct gr_findings *fs);
 /* The one exit mapping: 2 if any fail, else 1 if any warn, else 3 if any
  * error, else 0. ok, info and skipped never change it. */
 enum gr_exit gr_findings_exit(const struct gr_findings *fs);
-/* The same for a single severity. */
-enum gr_exit gr_sev_exit(enum gr_sev s);
 
 const char *gr_sev_name(enum gr_sev s); /* "ok", "info", "warn", "fail", "skipped", "error" */
 
