@@ -2,8 +2,11 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "base/util.h"
@@ -18,6 +21,8 @@ int gr_fs_init(struct gr_fs *fs, const char *root)
     n--;
   if (n >= sizeof(fs->root))
     return -1;
+  if (n == 1 && root[0] == '/')
+    return 0; /* "///" is "/" too: this machine */
   memcpy(fs->root, root, n);
   fs->root[n] = '\0';
   return 0;
@@ -36,13 +41,49 @@ char *gr_fs_path(const struct gr_fs *fs, const char *abspath, char *buf, size_t 
   return buf;
 }
 
-int gr_fs_open(const struct gr_fs *fs, const char *abspath, int flags)
+const char *gr_fs_strerror(int e)
+{
+  switch (e < 0 ? -e : e) {
+  case GR_ENOTREG:
+    return "not a regular file (a FIFO, device or socket)";
+  case GR_EBINARY:
+    return "binary data, not text";
+  case GR_ETOOBIG:
+    return "larger than expected for this file";
+  case GR_EOUTSIDE:
+    return "a symbolic link that leads out of the --root tree";
+  default:
+    return strerror(e < 0 ? -e : e);
+  }
+}
+
+/* O_NONBLOCK: a FIFO opens at once instead of waiting for a writer (and is
+ * then refused by fstat); a regular file ignores the flag. */
+static int open_checked(const struct gr_fs *fs, const char *abspath, int flags, bool device_ok)
 {
   char path[8192];
+  struct stat st;
   if (!gr_fs_path(fs, abspath, path, sizeof(path)))
     return -ENAMETOOLONG;
-  int fd = open(path, flags | O_CLOEXEC);
-  return fd >= 0 ? fd : -errno;
+  int fd = open(path, flags | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+  if (fd < 0)
+    return -errno;
+  if (fstat(fd, &st) != 0 || !(S_ISREG(st.st_mode) || (device_ok && S_ISCHR(st.st_mode)))) {
+    int e = S_ISDIR(st.st_mode) ? EISDIR : GR_ENOTREG;
+    close(fd);
+    return -e;
+  }
+  return fd;
+}
+
+int gr_fs_open(const struct gr_fs *fs, const char *abspath, int flags)
+{
+  return open_checked(fs, abspath, flags, false);
+}
+
+int gr_fs_open_device(const struct gr_fs *fs, const char *abspath, int flags)
+{
+  return open_checked(fs, abspath, flags, gr_fs_is_live(fs));
 }
 
 DIR *gr_fs_opendir(const struct gr_fs *fs, const char *abspath)
@@ -55,7 +96,8 @@ DIR *gr_fs_opendir(const struct gr_fs *fs, const char *abspath)
   return opendir(path);
 }
 
-ssize_t gr_fs_read(const struct gr_fs *fs, const char *abspath, char *buf, size_t cap)
+/* Reads up to cap-1 bytes; *more tells whether the file goes on. */
+static ssize_t read_prefix(const struct gr_fs *fs, const char *abspath, char *buf, size_t cap, bool *more)
 {
   ssize_t total = 0;
   if (cap == 0)
@@ -66,9 +108,9 @@ ssize_t gr_fs_read(const struct gr_fs *fs, const char *abspath, char *buf, size_
     return fd;
   while ((size_t)total < cap - 1) {
     ssize_t r = read(fd, buf + total, cap - 1 - (size_t)total);
+    if (r < 0 && errno == EINTR)
+      continue;
     if (r < 0) {
-      if (errno == EINTR)
-        continue;
       total = -errno;
       goto out;
     }
@@ -77,19 +119,35 @@ ssize_t gr_fs_read(const struct gr_fs *fs, const char *abspath, char *buf, size_
     total += r;
   }
   buf[total] = '\0';
+  if (more) {
+    char extra;
+    ssize_t r;
+    do
+      r = read(fd, &extra, 1);
+    while (r < 0 && errno == EINTR);
+    *more = r > 0;
+  }
 out:
   close(fd);
   return total;
 }
 
+ssize_t gr_fs_read(const struct gr_fs *fs, const char *abspath, char *buf, size_t cap)
+{
+  return read_prefix(fs, abspath, buf, cap, NULL);
+}
+
 int gr_fs_read_str(const struct gr_fs *fs, const char *abspath, char *buf, size_t cap)
 {
-  ssize_t r = gr_fs_read(fs, abspath, buf, cap);
+  bool more = false;
+  ssize_t r = read_prefix(fs, abspath, buf, cap, &more);
   if (r < 0)
     return (int)r;
   /* sysfs text never contains NUL; a NUL means a binary or corrupted file */
   if (memchr(buf, '\0', (size_t)r))
-    return -EILSEQ;
+    return -GR_EBINARY;
+  if (more) /* a cut value would be read as a different one */
+    return -GR_ETOOBIG;
   str_rtrim(buf);
   return 0;
 }
@@ -176,4 +234,108 @@ int gr_fs_resolve(const struct gr_fs *fs, const char *abspath, char *out, size_t
     return -ENAMETOOLONG;
   strcpy(out, joined);
   return 0;
+}
+
+/* ---- checking a gathered tree before it is read ---- */
+
+#define TREE_MAX_ENTRIES 2000000u
+#define TREE_MAX_DEPTH 128
+#define TREE_MAX_FILE (64u << 20)
+
+struct tree_walk {
+  const struct gr_fs *fs;
+  char real_root[PATH_MAX];
+  size_t real_len;
+  size_t entries;
+  struct gr_err *err;
+};
+
+/* A symlink must stay inside the tree (or lead nowhere: gathered trees keep
+ * links whose targets were not copied, and reading them just finds nothing). */
+static int check_link(struct tree_walk *w, const char *path)
+{
+  char real[PATH_MAX];
+  if (!realpath(path, real)) {
+    if (errno == ELOOP)
+      return gr_fail(w->err, GR_EXIT_FAIL, "%s: a loop of symbolic links", path);
+    return 0;
+  }
+  if (strncmp(real, w->real_root, w->real_len) == 0 && (real[w->real_len] == '/' || real[w->real_len] == '\0'))
+    return 0;
+  return gr_fail(w->err, GR_EXIT_FAIL, "%s: a symbolic link that leads out of the --root tree (to %s); "
+                 "gpurig reads only what is inside the tree", path, real);
+}
+
+static int check_entry(struct tree_walk *w, const char *path, const struct stat *st)
+{
+  if (++w->entries > TREE_MAX_ENTRIES)
+    return gr_fail(w->err, GR_EXIT_FAIL, "%s: more than %u entries: not a gathered /sys and /proc tree",
+                   w->fs->root, TREE_MAX_ENTRIES);
+  if (S_ISLNK(st->st_mode))
+    return check_link(w, path);
+  if (S_ISREG(st->st_mode) && st->st_size > (off_t)TREE_MAX_FILE)
+    return gr_fail(w->err, GR_EXIT_FAIL, "%s: larger than %u MiB: not a gathered sysfs or procfs file", path,
+                   TREE_MAX_FILE >> 20);
+  if (S_ISREG(st->st_mode) || S_ISDIR(st->st_mode))
+    return 0;
+  return gr_fail(w->err, GR_EXIT_FAIL, "%s: %s in a gathered tree; gpurig reads only regular files there", path,
+                 S_ISFIFO(st->st_mode) ? "a FIFO (named pipe)"
+                 : S_ISCHR(st->st_mode) || S_ISBLK(st->st_mode) ? "a device node"
+                 : "a socket");
+}
+
+/* Walks one directory without following links (they are checked, not
+ * entered); path holds the directory and has room to grow. */
+static int walk_dir(struct tree_walk *w, char *path, size_t len, int depth)
+{
+  if (depth > TREE_MAX_DEPTH)
+    return gr_fail(w->err, GR_EXIT_FAIL, "%s: more than %d directory levels: not a gathered tree", path,
+                   TREE_MAX_DEPTH);
+  DIR *d = opendir(path);
+  if (!d)
+    return 0; /* unreadable: the reads that need it say so */
+  int rc = 0;
+  struct dirent *e;
+  while (rc == 0 && (e = readdir(d))) {
+    if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+      continue;
+    size_t n = strlen(e->d_name);
+    if (len + 1 + n >= PATH_MAX)
+      continue; /* too long to open by name anyway */
+    path[len] = '/';
+    memcpy(path + len + 1, e->d_name, n + 1);
+    struct stat st;
+    if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0) {
+      rc = check_entry(w, path, &st);
+      if (rc == 0 && S_ISDIR(st.st_mode))
+        rc = walk_dir(w, path, len + 1 + n, depth + 1);
+    }
+    path[len] = '\0';
+  }
+  closedir(d);
+  return rc;
+}
+
+int gr_fs_check_tree(const struct gr_fs *fs, struct gr_err *err)
+{
+  if (gr_fs_is_live(fs))
+    return 0;
+  struct tree_walk *w = xcalloc(1, sizeof(*w));
+  char *path = xmalloc(PATH_MAX);
+  int rc = 0;
+  w->fs = fs;
+  w->err = err;
+  if (!realpath(fs->root, w->real_root)) {
+    rc = gr_fail(err, GR_EXIT_FAIL, "%s: %s", fs->root, strerror(errno));
+    goto out;
+  }
+  w->real_len = strlen(w->real_root);
+  if (w->real_len == 1) /* the tree is "/": every link stays inside */
+    w->real_len = 0;
+  snprintf(path, PATH_MAX, "%s", fs->root);
+  rc = walk_dir(w, path, strlen(path), 0);
+out:
+  free(path);
+  free(w);
+  return rc;
 }

@@ -293,7 +293,7 @@ void check_mem_channels(struct gr_doctor_ctx *c)
   else if (rc == -EIO)
     dr_add(c, GR_SEV_ERROR, -1, "%s.", err.msg);
   else if (rc != 0)
-    dr_add(c, GR_SEV_ERROR, -1, "%s: %s.", dr_shown(c, DMI_TABLE, shown, sizeof(shown)), strerror(-rc));
+    dr_add(c, GR_SEV_ERROR, -1, "%s: %s.", dr_shown(c, DMI_TABLE, shown, sizeof(shown)), gr_fs_strerror(rc));
   else if (gr_dmi_parse_memory(dr_shown(c, DMI_TABLE, shown, sizeof(shown)), (const unsigned char *)buf, len, &mem,
                                &err) != 0)
     dr_add(c, GR_SEV_ERROR, -1, "%s.", err.msg);

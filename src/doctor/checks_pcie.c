@@ -539,7 +539,7 @@ static void bar1_one(struct gr_doctor_ctx *c, int node, size_t *ok)
     return;
   if (rc != 0 || bar1_bytes(text, &size) != 0) {
     struct gr_finding *r = dr_add(c, GR_SEV_ERROR, node, "Could not read the BAR sizes from %s: %s.",
-                                       dr_shown(c, path, shown, sizeof(shown)), rc ? strerror(-rc) : "malformed");
+                                       dr_shown(c, path, shown, sizeof(shown)), rc ? gr_fs_strerror(rc) : "malformed");
     gr_finding_evidence(r, path, "%s", rc ? "unreadable" : "no second line of three hex numbers");
     return;
   }

@@ -85,13 +85,26 @@ static int read_attr(struct devdir *d, const char *attr, char *buf, size_t cap)
   return gr_fs_read_str(d->fs, path, buf, cap);
 }
 
-/* Absent files are normal (older kernels, non-PCIe devices); malformed ones
- * are reported once at load and treated as unknown. */
+/* Whether reading attr failed (r is read_attr's result). An absent file is
+ * normal (older kernels, non-PCIe devices): unknown, nothing said. Any other
+ * failure (unreadable, binary, not a regular file) is reported at load like
+ * a malformed value, so that a check never calls a link it could not read
+ * fine. */
+static bool read_failed(struct devdir *d, const char *attr, int r, char **slot)
+{
+  if (r == 0)
+    return false;
+  if (r != -ENOENT && d->t)
+    note_problem(d, slot, attr, gr_fs_strerror(r), NULL);
+  return true;
+}
+
+/* Malformed values are reported once at load and treated as unknown. */
 static void read_speed(struct devdir *d, const char *attr, int *gen)
 {
   char v[64];
   int g = 0;
-  if (read_attr(d, attr, v, sizeof(v)) != 0)
+  if (read_failed(d, attr, read_attr(d, attr, v, sizeof(v)), &d->p->link_problem))
     return;
   enum gr_speed_parse r = gr_pcie_parse_speed(v, &g);
   if (r == GR_SPEED_OK)
@@ -104,7 +117,7 @@ static void read_width(struct devdir *d, const char *attr, int *width)
 {
   char v[64];
   int w;
-  if (read_attr(d, attr, v, sizeof(v)) != 0)
+  if (read_failed(d, attr, read_attr(d, attr, v, sizeof(v)), &d->p->link_problem))
     return;
   if (gr_pcie_parse_width(v, &w))
     *width = w;
@@ -123,7 +136,7 @@ static void read_aer(struct devdir *d, const char *attr, struct gr_count *c)
     c->valid = true;
     c->value = total;
   } else if (d->t) {
-    note_problem(d, &d->p->aer_problem, attr, r ? strerror(-r) : "no TOTAL_ERR_* line (malformed AER counters)",
+    note_problem(d, &d->p->aer_problem, attr, r ? gr_fs_strerror(r) : "no TOTAL_ERR_* line (malformed AER counters)",
                  NULL);
   }
 }
@@ -151,12 +164,13 @@ static void read_static(struct devdir *d, struct gr_pci *p)
   long n;
   read_speed(d, "max_link_speed", &p->link.max_gen);
   read_width(d, "max_link_width", &p->link.max_width);
-  if (read_attr(d, "numa_node", v, sizeof(v)) == 0) {
-    if (parse_long(v, 10, &n) && n >= -1 && n < 65536)
-      p->numa = (int)n;
-    else
-      gr_topo_add_warning(d->t, "%s%s/numa_node: unrecognised value \"%s\"", d->fs->root, d->dir, v);
-  }
+  int r = read_attr(d, "numa_node", v, sizeof(v));
+  if (r == 0 && !(parse_long(v, 10, &n) && n >= -1 && n < 65536))
+    gr_topo_add_warning(d->t, "%s%s/numa_node: unrecognised value \"%s\"", d->fs->root, d->dir, v);
+  else if (r == 0)
+    p->numa = (int)n;
+  else if (r != -ENOENT)
+    gr_topo_add_warning(d->t, "%s%s/numa_node: %s", d->fs->root, d->dir, gr_fs_strerror(r));
   snprintf(path, sizeof(path), "%s/driver", d->dir);
   if (gr_fs_link_basename(d->fs, path, v, sizeof(v)) == 0) {
     free(p->driver);
@@ -259,6 +273,8 @@ int gr_load_dynamic(const struct gr_fs *fs, const struct gr_topo *t, struct gr_p
 int gr_live_check_tree(const struct gr_fs *fs, struct gr_err *err)
 {
   int rc = -1;
+  if (gr_fs_check_tree(fs, err) != 0)
+    return -1;
   DIR *dir = gr_fs_opendir(fs, PCI_DEVICES);
   if (!dir)
     return gr_fail(err, GR_EXIT_FAIL, "%s%s: %s (expected a gathered Linux tree with sys/bus/pci/devices)", fs->root,
@@ -285,7 +301,7 @@ int gr_live_check_tree(const struct gr_fs *fs, struct gr_err *err)
       unsigned long x;
       if (r != 0 || !parse_ulong(v, 16, &x)) {
         gr_fail(err, GR_EXIT_FAIL, "%s%s: %s", fs->root, f,
-                r ? strerror(-r) : "not a hexadecimal PCI id");
+                r ? gr_fs_strerror(r) : "not a hexadecimal PCI id");
         goto out;
       }
     }
