@@ -43,6 +43,25 @@ const char *gr_file_kind(mode_t mode)
   return "not a regular file";
 }
 
+/* "64 MiB", "4 KiB" or "100 bytes": how big the cap is, in words. */
+static const char *cap_words(size_t max, char *buf, size_t n)
+{
+  if (max >= (1u << 20) && max % (1u << 20) == 0)
+    snprintf(buf, n, "%zu MiB", max >> 20);
+  else if (max >= 1024 && max % 1024 == 0)
+    snprintf(buf, n, "%zu KiB", max >> 10);
+  else
+    snprintf(buf, n, "%zu bytes", max);
+  return buf;
+}
+
+static int too_big(const char *path, size_t max, struct gr_err *err)
+{
+  char words[32];
+  return gr_fail(err, GR_EXIT_FAIL, "%s: larger than %s, the most gpurig reads from this input", path,
+                 cap_words(max, words, sizeof(words)));
+}
+
 void gr_file_free(struct gr_file *f)
 {
   free(f->data);
@@ -81,7 +100,12 @@ struct reader {
   unsigned flags;
   struct gr_file *f;
   size_t cap;
+  size_t total; /* bytes read in all */
 };
+
+/* A stream (standard input, a device) read in tail mode is read through to
+ * its end; past this many times the cap it is taken for an endless one. */
+#define TAIL_STREAM_FACTOR 16u
 
 static void make_room(struct reader *r)
 {
@@ -125,9 +149,11 @@ static int read_all(struct reader *r, int fd, bool device, struct gr_err *err)
     if (n == 0)
       break;
     f->len += (size_t)n;
+    r->total += (size_t)n;
     if (!(r->flags & GR_FILE_TAIL) && f->len > r->max)
-      return gr_fail(err, GR_EXIT_FAIL, "%s: larger than %zu MiB, the most gpurig reads from this input", r->path,
-                     r->max >> 20);
+      return too_big(r->path, r->max, err);
+    if (r->total / TAIL_STREAM_FACTOR > r->max) /* an endless stream: stop, do not keep its tail forever */
+      return too_big(r->path, r->max * TAIL_STREAM_FACTOR, err);
   }
   if ((r->flags & GR_FILE_TAIL) && f->len > r->max) {
     size_t drop = f->len - r->max;
@@ -170,8 +196,7 @@ static int read_fd(struct reader *r, int fd, struct gr_err *err)
     return -1;
   r->f->regular = S_ISREG(st.st_mode);
   if (r->f->regular && !(r->flags & GR_FILE_TAIL) && st.st_size > (off_t)r->max)
-    return gr_fail(err, GR_EXIT_FAIL, "%s: larger than %zu MiB, the most gpurig reads from this input", r->path,
-                   r->max >> 20);
+    return too_big(r->path, r->max, err);
   if (r->f->regular)
     seek_tail(r, fd, st.st_size);
   if (read_all(r, fd, device && !r->f->from_stdin, err) != 0)

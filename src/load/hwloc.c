@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "load/hwloc_internal.h"
+#include "base/file.h"
 #include "load/loaders.h"
 
 struct conv {
@@ -422,8 +423,28 @@ static void on_hwloc_crash(int sig)
   _exit(GR_EXIT_FAIL);
 }
 
+/* The handler runs on its own stack: a stack overflow inside hwloc's
+ * recursive parser leaves no room on the thread's stack for it. */
+#define CRASH_STACK_BYTES (256u << 10)
+static void *crash_stack;
+static stack_t saved_stack;
+
+static void crash_stack_set(bool on)
+{
+  if (on) {
+    crash_stack = xmalloc(CRASH_STACK_BYTES);
+    stack_t ss = {.ss_sp = crash_stack, .ss_size = CRASH_STACK_BYTES, .ss_flags = 0};
+    sigaltstack(&ss, &saved_stack);
+  } else {
+    sigaltstack(&saved_stack, NULL);
+    free(crash_stack);
+    crash_stack = NULL;
+  }
+}
+
 static void crash_guard(bool on, const char *name, int fd, struct sigaction *saved)
 {
+  crash_stack_set(on);
   if (on) {
     crash_len = (size_t)snprintf(crash_msg, sizeof(crash_msg),
                                  "gpurig: %s: libhwloc %s crashed parsing this XML (malformed input); "
@@ -435,6 +456,7 @@ static void crash_guard(bool on, const char *name, int fd, struct sigaction *sav
     struct sigaction sa;
     memset(&sa, 0, sizeof(sa));
     sa.sa_handler = on_hwloc_crash;
+    sa.sa_flags = SA_ONSTACK;
     sigemptyset(&sa.sa_mask);
     for (size_t i = 0; i < NCRASH_SIGS; i++)
       sigaction(crash_sigs[i], &sa, &saved[i]);
@@ -535,6 +557,112 @@ static int precheck_xml(const char *name, const char *head, size_t n, struct gr_
   return rc;
 }
 
+/* Limits on what libhwloc is handed. Its own XML importer (used where the
+ * libxml2 plugin is not installed) recurses per nested element and
+ * overflows the stack at about 20,000 levels; libxml2 stops at 256, so the
+ * same limit holds whichever parser runs. A PU or NUMA node without a sane
+ * os_index makes hwloc set bit 2^32-1 of a bitmap: 512 MB from a 20 KB file.
+ * Real topologies nest about 20 levels and number fewer than 2^20 CPUs. */
+#define XML_MAX_DEPTH 256
+#define XML_MAX_OS_INDEX (1ul << 20)
+
+struct xml_scan {
+  const char *name, *buf;
+  size_t len, pos, line;
+  int depth;
+  struct gr_err *err;
+};
+
+/* The value of attribute attr inside tag [tag, end), or NULL; *n its length. */
+static const char *tag_attr(const char *tag, const char *end, const char *attr, size_t *n)
+{
+  size_t alen = strlen(attr);
+  for (const char *p = tag; p + alen + 2 < end; p++) {
+    if ((p[-1] == ' ' || p[-1] == '\t' || p[-1] == '\n') && memcmp(p, attr, alen) == 0 && p[alen] == '=' &&
+        p[alen + 1] == '"') {
+      const char *v = p + alen + 2;
+      const char *q = memchr(v, '"', (size_t)(end - v));
+      if (!q)
+        return NULL;
+      *n = (size_t)(q - v);
+      return v;
+    }
+  }
+  return NULL;
+}
+
+/* An <object> of a type that indexes a bitmap must carry a sane os_index. */
+static int check_object(struct xml_scan *x, const char *tag, const char *end)
+{
+  size_t n = 0, tn = 0;
+  const char *type = tag_attr(tag, end, "type", &tn);
+  if (!type || !((tn == 2 && memcmp(type, "PU", 2) == 0) || (tn == 8 && memcmp(type, "NUMANode", 8) == 0)))
+    return 0;
+  const char *v = tag_attr(tag, end, "os_index", &n);
+  char num[24];
+  unsigned long idx = 0;
+  if (v && n > 0 && n < sizeof(num)) {
+    memcpy(num, v, n);
+    num[n] = '\0';
+  }
+  if (!v || n == 0 || n >= sizeof(num) || !parse_ulong(num, 10, &idx) || idx >= XML_MAX_OS_INDEX)
+    return gr_fail(x->err, GR_EXIT_FAIL, "%s:%zu: a %.*s object without a valid os_index (0 to %lu)", x->name,
+                   x->line, (int)tn, type, XML_MAX_OS_INDEX - 1);
+  return 0;
+}
+
+/* One markup item starting at x->pos ('<'): comments, declarations and
+ * processing instructions are skipped, tags change the depth. */
+static int scan_tag(struct xml_scan *x)
+{
+  const char *p = x->buf + x->pos, *end = x->buf + x->len;
+  const char *close = NULL;
+  if (p + 4 <= end && memcmp(p, "<!--", 4) == 0)
+    close = strstr(p + 4, "-->");
+  else
+    for (const char *q = p + 1; q < end && !close; q++)
+      if (*q == '"') {
+        const char *e = memchr(q + 1, '"', (size_t)(end - q - 1));
+        q = e ? e : end - 1;
+      } else if (*q == '>') {
+        close = q;
+      }
+  if (!close)
+    close = end - 1; /* unterminated: the parser will say so */
+  for (const char *q = p; q < close; q++)
+    x->line += *q == '\n';
+  x->pos = (size_t)(close - x->buf) + 1;
+  if (p[1] == '!' || p[1] == '?')
+    return 0;
+  if (p[1] == '/') {
+    x->depth--;
+    return 0;
+  }
+  if (close[-1] != '/' && ++x->depth > XML_MAX_DEPTH)
+    return gr_fail(x->err, GR_EXIT_FAIL, "%s:%zu: elements nested more than %d levels deep (a real topology has "
+                   "about 20)", x->name, x->line, XML_MAX_DEPTH);
+  if (close - p > 8 && memcmp(p, "<object", 7) == 0 && (p[7] == ' ' || p[7] == '\t' || p[7] == '\n'))
+    return check_object(x, p + 7, close);
+  return 0;
+}
+
+/* Walks the whole document once, in linear time, before hwloc sees it. */
+static int scan_xml(const char *name, const char *buf, size_t len, struct gr_err *err)
+{
+  struct xml_scan x = {.name = name, .buf = buf, .len = len, .line = 1, .err = err};
+  while (x.pos < x.len) {
+    const char *lt = memchr(buf + x.pos, '<', x.len - x.pos);
+    if (!lt)
+      break;
+    for (const char *q = buf + x.pos; q < lt; q++)
+      x.line += *q == '\n';
+    x.pos = (size_t)(lt - buf);
+    if (scan_tag(&x) != 0)
+      return -1;
+  }
+  return 0;
+}
+
 /* One line for a refused XML: libxml2 says "FILE:LINE: parser error : what",
  * hwloc's own parser names no line. */
 static int xml_failure(const char *name, const char *msg, struct gr_err *err)
@@ -558,7 +686,7 @@ static int open_xml(const char *name, const char *path, const char *buf, size_t 
                     struct gr_err *err)
 {
   char msg[512];
-  if (precheck_xml(name, buf, len < 65536 ? len : 65536, err) != 0)
+  if (precheck_xml(name, buf, len < 65536 ? len : 65536, err) != 0 || scan_xml(name, buf, len, err) != 0)
     return -1;
   struct gr_hwloc_src src = {.name = name, .path = path, .buf = buf, .len = len};
   enum gr_hwloc_rc rc = gr_hwloc_load(&src, out, msg, sizeof(msg));
@@ -605,41 +733,23 @@ int gr_load_xml_buffer(const char *name, const char *buf, size_t len, struct gr_
   return load_xml_common(name, NULL, buf, len, t, err);
 }
 
+/* hwloc XML of the largest real machines is a few MB; the cap keeps a
+ * runaway input (or /dev/zero through standard input) from eating memory. */
+#define XML_MAX_BYTES (64u << 20)
+
 int gr_load_xml(const char *path, struct gr_topo *t, struct gr_err *err)
 {
-  char *buf = NULL;
-  size_t len = 0, cap = 0;
-  int rc = -1;
+  struct gr_file f;
   gr_topo_init(t);
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0)
-    return gr_fail(err, GR_EXIT_FAIL, "%s: cannot open: %s", path, strerror(errno));
-  struct stat st;
-  if (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
-    gr_fail(err, GR_EXIT_FAIL, "%s: is a directory (for a gathered /sys tree use --root DIR)", path);
-    goto out;
+  if (gr_file_read(path, XML_MAX_BYTES, GR_FILE_STDIN, &f, err) != 0) {
+    if (err && strstr(err->msg, ": a directory, not a file"))
+      gr_fail(err, GR_EXIT_FAIL, "%s: a directory, not an XML file (for a gathered /sys tree use --root DIR)", path);
+    return -1;
   }
-  for (;;) {
-    if (len + 65536 > cap) {
-      cap = cap ? cap * 2 : 1 << 20;
-      buf = xrealloc(buf, cap);
-    }
-    ssize_t r = read(fd, buf + len, cap - len - 1);
-    if (r < 0) {
-      if (errno == EINTR)
-        continue;
-      gr_fail(err, GR_EXIT_FAIL, "%s: read error: %s", path, strerror(errno));
-      goto out;
-    }
-    if (r == 0)
-      break;
-    len += (size_t)r;
-  }
-  if (buf)
-    buf[len] = '\0';
-  rc = load_xml_common(path, path, buf ? buf : "", len, t, err);
-out:
-  close(fd);
-  free(buf);
+  /* a regular file is handed to hwloc by name (libxml2 then names the line
+   * of a syntax error); a stream cannot be read twice, so its bytes go */
+  const char *name = f.from_stdin ? "standard input" : path;
+  int rc = load_xml_common(name, f.regular && !f.from_stdin ? path : NULL, f.data, f.len, t, err);
+  gr_file_free(&f);
   return rc;
 }

@@ -1,11 +1,13 @@
 /* `gpurig snapshot`: the live machine as hwloc XML plus gpurig's per-device
- * facts as info attributes, written atomically. */
+ * facts as info attributes, written through the one writer (base/file.h):
+ * a temporary file beside the target, renamed over it. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "base/file.h"
 #include "load/hwloc_internal.h"
 #include "load/loaders.h"
 
@@ -45,7 +47,8 @@ int gr_snapshot_write(const struct gr_fs *fs, const char *out_path, struct gr_er
   hwloc_topology_t topo = NULL;
   hwloc_obj_t *objs = NULL;
   struct gr_topo t;
-  char *tmp = NULL;
+  char *xml = NULL;
+  int xml_len = 0;
   int rc = -1;
   gr_topo_init(&t);
   /* a replayed tree is checked whole before anything is written */
@@ -57,20 +60,17 @@ int gr_snapshot_write(const struct gr_fs *fs, const char *out_path, struct gr_er
     if (t.pci[i].role != GR_ROLE_HOSTBRIDGE && objs[i])
       annotate(topo, &t.pci[i], objs[i]);
   hwloc_obj_add_info(hwloc_get_root_obj(topo), GR_INFO_SNAPSHOT, GPURIG_VERSION);
-  tmp = xasprintf("%s.tmp.%ld", out_path, (long)getpid());
-  if (hwloc_topology_export_xml(topo, tmp, 0) != 0) {
-    gr_fail(err, GR_EXIT_FAIL, "%s: cannot write: %s", out_path, strerror(errno));
-    unlink(tmp);
+  if (hwloc_topology_export_xmlbuffer(topo, &xml, &xml_len, 0) != 0) {
+    gr_fail(err, GR_EXIT_CANNOT_RUN, "%s: libhwloc could not export the topology: %s", out_path, strerror(errno));
     goto out;
   }
-  if (rename(tmp, out_path) != 0) {
-    gr_fail(err, GR_EXIT_FAIL, "%s: cannot write: %s", out_path, strerror(errno));
-    unlink(tmp);
+  /* xml_len counts the final NUL */
+  if (gr_file_write(out_path, xml, xml_len > 0 ? (size_t)xml_len - 1 : 0, err) != 0)
     goto out;
-  }
   rc = 0;
 out:
-  free(tmp);
+  if (xml)
+    hwloc_free_xmlbuffer(topo, xml);
   free(objs);
   gr_topo_free(&t);
   hwloc_topology_destroy(topo);

@@ -56,6 +56,7 @@ for case_file in "$here"/cases/*.sh; do
   ms=$(( ($(date +%s%N) - start) / 1000000 ))
   why=""
   # 3. the assertions
+  unset expect_exit expect_stderr expect_stderr_lines expect_new_files
   eval "$(bash -c ". '$case_file'; declare -p expect_exit expect_stderr expect_stderr_lines expect_new_files 2>/dev/null")"
   if [ $rc -eq 124 ] || [ $rc -eq 137 ]; then
     why="did not finish within ${limit}s"

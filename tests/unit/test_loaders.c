@@ -302,7 +302,7 @@ static void bad_xml_inputs(void **state)
   char *nccl = path_of(data_dir(), "nccl-topo/aws-ofi-nccl_g5.48xl-topo.xml");
   expect_xml_error(nccl, "NCCL topology file");
   free(nccl);
-  expect_xml_error("/tmp", "is a directory");
+  expect_xml_error("/tmp", "a directory, not an XML file");
 }
 
 /* getenv(name) equals want (NULL: unset) */
