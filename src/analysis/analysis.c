@@ -171,21 +171,23 @@ static void narrowest_on_way_up(const struct gr_topo *t, int x, int stop, struct
   }
 }
 
-/* Distinct switches (or standalone bridges) on the way from x up to lca. */
-static int switches_on_way_up(const struct gr_topo *t, int x, int lca, int *seen, int nseen)
+/* Whether the way from x up to lca passes a switch (or standalone bridge)
+ * other than *only, the first one met on either way (-1 before any). PIX
+ * needs one switch at most, so one id is all there is to remember, however
+ * deep the tree. */
+static bool other_switch_on_way_up(const struct gr_topo *t, int x, int lca, int *only)
 {
   for (x = t->pci[x].parent; x >= 0; x = t->pci[x].parent) {
     const struct gr_pci *n = &t->pci[x];
     int id = n->switch_up >= 0 ? n->switch_up : x;
-    bool dup = false;
-    for (int i = 0; i < nseen; i++)
-      dup |= seen[i] == id;
-    if (!dup && nseen < 64)
-      seen[nseen++] = id;
+    if (*only < 0)
+      *only = id;
+    else if (id != *only)
+      return true;
     if (x == lca)
       break;
   }
-  return nseen;
+  return false;
 }
 
 static bool same_numa(const struct gr_topo *t, const struct gr_pci *x, const struct gr_pci *y)
@@ -206,10 +208,10 @@ static enum gr_level pcie_level(const struct gr_topo *t, int x, int y, int *lca_
   *lca_out = lca;
   if (lca < 0 || t->pci[lca].role == GR_ROLE_HOSTBRIDGE)
     return GR_LVL_PHB;
-  int seen[64];
-  int n = switches_on_way_up(t, x, lca, seen, 0);
-  n = switches_on_way_up(t, y, lca, seen, n);
-  return n <= 1 ? GR_LVL_PIX : GR_LVL_PXB;
+  int only = -1;
+  if (other_switch_on_way_up(t, x, lca, &only) || other_switch_on_way_up(t, y, lca, &only))
+    return GR_LVL_PXB;
+  return GR_LVL_PIX;
 }
 
 static enum gr_level nccl_of(enum gr_level l)
@@ -355,28 +357,32 @@ static void link_findings(struct gr_analysis *a)
   }
 }
 
-static void gpu_list(const int *members, size_t n, char *buf, size_t cap)
+/* "GPU0 GPU3 ...", allocated to fit every GPU named (at most 15 bytes each);
+ * the caller frees it. */
+static char *gpu_list(const int *members, size_t n)
 {
-  size_t off = 0;
+  size_t cap = 15 * n + 1, off = 0;
+  char *buf = xmalloc(cap);
   buf[0] = '\0';
   for (size_t i = 0; i < n && off < cap; i++)
     off += (size_t)snprintf(buf + off, cap - off, "%sGPU%d", i ? " " : "", members[i]);
+  return buf;
 }
 
 static void locality_findings(struct gr_analysis *a)
 {
   const struct gr_topo *t = a->t;
-  char list[2048];
   int *members = xmalloc((a->ngpus + 1) * sizeof(int));
   size_t nm = 0;
   for (size_t g = 0; g < a->ngpus; g++)
     if (t->pci[t->gpus[g]].numa < 0)
       members[nm++] = (int)g;
   if (nm && t->nnumas > 1) {
-    gpu_list(members, nm, list, sizeof(list));
+    char *list = gpu_list(members, nm);
     add_finding(a, GR_SEV_WARN, "numa.unknown", -1,
                 "%s report NUMA node -1 on a machine with %zu NUMA nodes: the firmware does not describe their locality, so gpurig, NCCL and the CUDA runtime cannot place memory and threads next to them (check the BIOS ACPI SRAT/NUMA options).",
                 list, t->nnumas);
+    free(list);
   }
   /* GPUs spread over NUMA nodes */
   int first = -2, nodes = 0;
@@ -402,9 +408,33 @@ static void locality_findings(struct gr_analysis *a)
   free(members);
 }
 
+/* The GPUs of hive h into members; returns how many. */
+static size_t hive_members(const struct gr_analysis *a, size_t h, int *members)
+{
+  size_t nm = 0;
+  for (size_t g = 0; g < a->ngpus; g++)
+    if (a->hive[g] == (int)h)
+      members[nm++] = (int)g;
+  return nm;
+}
+
+/* "[GPU0 GPU1] [GPU2 GPU3] ...", allocated to fit every hive whole (each GPU
+ * at most 15 bytes, each hive 3 more); the caller frees it. */
+static char *hive_list(const struct gr_analysis *a, int *members)
+{
+  size_t cap = 18 * a->ngpus + 1, off = 0;
+  char *list = xmalloc(cap);
+  list[0] = '\0';
+  for (size_t h = 0; h < a->nhives && off < cap; h++) {
+    char *one = gpu_list(members, hive_members(a, h, members));
+    off += (size_t)snprintf(list + off, cap - off, "%s[%s]", h ? " " : "", one);
+    free(one);
+  }
+  return list;
+}
+
 static void hive_findings(struct gr_analysis *a)
 {
-  char list[2048];
   if (a->ngpus == 0) {
     add_finding(a, GR_SEV_INFO, "topo.no-gpu", -1, "No GPU or accelerator was found on the PCI bus.");
     return;
@@ -419,31 +449,17 @@ static void hive_findings(struct gr_analysis *a)
   }
   int *members = xmalloc(a->ngpus * sizeof(int));
   size_t singles = 0;
-  for (size_t h = 0; h < a->nhives; h++) {
-    size_t nm = 0;
-    for (size_t g = 0; g < a->ngpus; g++)
-      if (a->hive[g] == (int)h)
-        members[nm++] = (int)g;
-    singles += nm == 1;
-  }
+  for (size_t h = 0; h < a->nhives; h++)
+    singles += hive_members(a, h, members) == 1;
   if (singles == a->ngpus) {
     add_finding(a, GR_SEV_INFO, "topo.hives", -1,
                 "No two GPUs share a PCIe switch or NVLink: every GPU-to-GPU transfer goes through the CPU's root complex.");
   } else {
-    size_t off = 0;
-    list[0] = '\0';
-    for (size_t h = 0; h < a->nhives && off < sizeof(list); h++) {
-      size_t nm = 0;
-      for (size_t g = 0; g < a->ngpus; g++)
-        if (a->hive[g] == (int)h)
-          members[nm++] = (int)g;
-      char one[512];
-      gpu_list(members, nm, one, sizeof(one));
-      off += (size_t)snprintf(list + off, sizeof(list) - off, "%s[%s]", h ? " " : "", one);
-    }
+    char *list = hive_list(a, members);
     add_finding(a, GR_SEV_INFO, "topo.hives", -1,
                 "The %zu GPUs form %zu P2P hives %s: GPUs in different hives exchange data through the CPU.",
                 a->ngpus, a->nhives, list);
+    free(list);
   }
   free(members);
 }

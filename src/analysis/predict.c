@@ -758,9 +758,16 @@ static void count_hops(const struct gr_prediction *p, struct gr_ring *r, size_t 
   }
 }
 
+/* "GPU0>GPU3>...": at most 1 + 3 + 11 bytes a GPU, so any ring fits whole. */
+static size_t ring_text_cap(size_t k)
+{
+  return 15 * k + 1;
+}
+
 static void ring_text(const struct gr_ring *r, size_t k, char *buf, size_t cap)
 {
   size_t off = 0;
+  buf[0] = '\0';
   for (size_t i = 0; i < k && off < cap; i++)
     off += (size_t)snprintf(buf + off, cap - off, "%sGPU%d", i ? ">" : "", r->order[i]);
 }
@@ -779,36 +786,37 @@ static double gpu_link_floor(const struct gr_topo *t)
 static void training_verdict(struct ctx *c, struct gr_prediction *p)
 {
   size_t n = p->ngpus;
-  char reasons[2048], ring[512];
-  size_t off = 0;
   if (n < 2) {
     add_verdict(p, "training", (int)n, GR_RATE_GOOD, "One GPU: data-parallel training needs no gradient all-reduce.");
     return;
   }
-  ring_text(&p->best, n, ring, sizeof(ring));
+  /* sized by the ring, which names every GPU: 2048 for the sentences */
+  size_t ring_cap = ring_text_cap(n), cap = 2048 + ring_cap, off = 0;
+  char *ring = xmalloc(ring_cap), *reasons = xmalloc(cap);
+  ring_text(&p->best, n, ring, ring_cap);
   if (p->best.busbw_gbps <= 0)
-    off += (size_t)snprintf(reasons + off, sizeof(reasons) - off,
+    off += (size_t)snprintf(reasons + off, cap - off,
                             "All-reduce bandwidth not known (the input records no link rates; ring %s). ", ring);
   else
-    off += (size_t)snprintf(reasons + off, sizeof(reasons) - off,
+    off += (size_t)snprintf(reasons + off, cap - off,
                             "Predicted all-reduce bus bandwidth %.1f GB/s with NCCL's defaults", p->nccl_default.busbw_gbps);
   if (p->best_needs_p2p_level && p->best.busbw_gbps > 0)
-    off += (size_t)snprintf(reasons + off, sizeof(reasons) - off, ", %.1f GB/s with NCCL_P2P_LEVEL=%s",
+    off += (size_t)snprintf(reasons + off, cap - off, ", %.1f GB/s with NCCL_P2P_LEVEL=%s",
                             p->best.busbw_gbps, p->best_p2p_level);
   if (p->best.busbw_gbps > 0)
-    off += (size_t)snprintf(reasons + off, sizeof(reasons) - off, " (ring %s, bounded by %s). ", ring,
+    off += (size_t)snprintf(reasons + off, cap - off, " (ring %s, bounded by %s). ", ring,
                             p->best.bottleneck);
-  off += (size_t)snprintf(reasons + off, sizeof(reasons) - off,
+  off += (size_t)snprintf(reasons + off, cap - off,
                           "%d of %zu GPUs can exchange gradients peer-to-peer without crossing a socket", p->largest_p2p_domain, n);
   if (p->ndomains > 1)
-    off += (size_t)snprintf(reasons + off, sizeof(reasons) - off, " (%zu such groups)", p->ndomains);
-  off += (size_t)snprintf(reasons + off, sizeof(reasons) - off, "; %zu of %zu ring hops go through host memory.",
+    off += (size_t)snprintf(reasons + off, cap - off, " (%zu such groups)", p->ndomains);
+  off += (size_t)snprintf(reasons + off, cap - off, "; %zu of %zu ring hops go through host memory.",
                           p->best.nhops_host, n);
   bool crosses = false;
   for (size_t i = 0; i < n; i++)
     crosses |= c->a->gpu_gpu[(size_t)p->best.order[i] * n + (size_t)p->best.order[(i + 1) % n]].level == GR_LVL_SYS;
   if (crosses)
-    off += (size_t)snprintf(reasons + off, sizeof(reasons) - off, " The ring crosses the link between sockets twice.");
+    off += (size_t)snprintf(reasons + off, cap - off, " The ring crosses the link between sockets twice.");
   double floor = gpu_link_floor(c->t), ratio = floor > 0 ? p->best.busbw_gbps / floor : 0.5; /* unknown: no verdict from it */
   bool all_nvlink = p->best.nhops_nvlink == n;
   enum gr_rating r;
@@ -819,8 +827,10 @@ static void training_verdict(struct ctx *c, struct gr_prediction *p)
   else
     r = GR_RATE_FAIR;
   if (r == GR_RATE_POOR && p->largest_p2p_domain < 2)
-    snprintf(reasons + off, sizeof(reasons) - off, " No two GPUs can talk peer-to-peer (driver or platform), so every gradient goes through CPU memory.");
+    snprintf(reasons + off, cap - off, " No two GPUs can talk peer-to-peer (driver or platform), so every gradient goes through CPU memory.");
   add_verdict(p, "training", (int)n, r, reasons);
+  free(ring);
+  free(reasons);
 }
 
 /* Candidate groups for tensor parallelism: from each GPU, its k-1 nearest
@@ -857,11 +867,12 @@ static void nearest_group(const struct ctx *c, size_t seed, size_t k, int *set)
     }
 }
 
-/* The best ring among the nearest groups of k GPUs; its order in best_order. */
+/* The best ring among the nearest groups of k GPUs; its order in best_order
+ * (k ints). */
 static double best_group(struct ctx *c, size_t k, int *best_order)
 {
   size_t n = c->n;
-  int set[64], order[64];
+  int *set = xmalloc((k + 1) * sizeof(int)), *order = xmalloc((k + 1) * sizeof(int));
   double best = -1;
   int *seen = xcalloc(n * k + 1, sizeof(int));
   size_t nseen = 0;
@@ -880,13 +891,15 @@ static double best_group(struct ctx *c, size_t k, int *best_order)
     }
   }
   free(seen);
+  free(set);
+  free(order);
   return best;
 }
 
 static void tp_verdict(struct ctx *c, struct gr_prediction *p, size_t k)
 {
   size_t n = p->ngpus;
-  int best_order[64];
+  int *best_order = xcalloc(k + 1, sizeof(int));
   best_group(c, k, best_order);
   struct gr_ring r = {.order = best_order};
   describe_ring(c, &r, k, 1);
@@ -916,6 +929,7 @@ static void tp_verdict(struct ctx *c, struct gr_prediction *p, size_t k)
            bw, sys ? " It spans both sockets." : "",
            nccl_default_ok ? "" : " NCCL uses P2P here only with NCCL_P2P_LEVEL raised (PHB or SYS).");
   add_verdict(p, "tensor-parallel inference", (int)k, rating, reasons);
+  free(best_order);
 }
 
 static void jobs_verdict(struct gr_prediction *p)
@@ -1007,10 +1021,11 @@ void gr_predict_groups(struct gr_prediction *p)
   if (p->ngpus < 3) /* no group smaller than the machine */
     return;
   ctx_open(&c, p);
-  for (size_t k = 2; k < c.n && k <= 64; k++) {
-    int order[64];
+  int *order = xmalloc((c.n + 1) * sizeof(int));
+  /* 64: the most GPUs a plan spreads one job over (--gpus, --tp) */
+  for (size_t k = 2; k < c.n && k <= 64; k++)
     p->group_busbw_gbps[k] = best_group(&c, k, order);
-  }
+  free(order);
   ctx_close(&c);
 }
 

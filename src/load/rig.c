@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +17,15 @@
 #include "facts/pcilink.h"
 
 #define MAX_TOKENS 32
+
+/* Limits far above any real machine (a 10-GPU server is about 40 elements and
+ * a dozen nvlink lines), checked while parsing so that a runaway or hostile
+ * file is refused at the first line over, with that line, not after the whole
+ * file is read (docs/rig-format.md, "Limits"). */
+#define RIG_MAX_ELEMS 4096          /* named elements of every kind, GPUs and drives included */
+#define RIG_MAX_NVLINKS 4096        /* nvlink statements */
+#define RIG_MAX_NVLINK_PAIRS 16384  /* GPU pairs they join, meshes expanded */
+#define RIG_MAX_BUSES 255           /* bus numbers of one PCI domain (1 .. 0xff) */
 
 struct token {
   char *text;
@@ -42,6 +52,7 @@ struct elem {
   int rdma;               /* nic */
   int vendor_amd;         /* cpu */
   int channels, mts, rc_p2p;
+  int cpu_index;          /* cpu: its package number, in declaration order */
   int pci_index;          /* node in the topology once built */
 };
 
@@ -53,6 +64,11 @@ struct parser {
   int ntok;
   struct elem *elems;
   size_t nelems, cap;
+  int *index;             /* names -> element indices, open addressing; -1 empty */
+  size_t index_cap, nindexed;
+  size_t ncpus, ngpus, nnvmes; /* elements of those kinds so far: their names and numbers */
+  unsigned nbuses;        /* bus numbers the elements so far will take once built */
+  size_t notes_len, notes_cap; /* t->rig->notes, grown by doubling */
   struct gr_topo *t;
   bool have_rig;
   int global_p2p;         /* -1 none, 0 off, 1 on */
@@ -182,10 +198,85 @@ static int want_number(struct parser *p, const struct token *t, double *v)
   return 0;
 }
 
+/* ---- names ---- */
+
+/* FNV-1a: short names, no adversary beyond a long file, which the limits bound. */
+static size_t name_hash(const char *s)
+{
+  uint64_t h = 14695981039346656037u;
+  for (; *s; s++)
+    h = (h ^ (unsigned char)*s) * 1099511628211u;
+  return (size_t)h;
+}
+
+/* The slot holding name, or the empty slot where it would go. */
+static size_t index_slot(const struct parser *p, const char *name)
+{
+  size_t mask = p->index_cap - 1, s = name_hash(name) & mask;
+  while (p->index[s] >= 0 && strcmp(p->elems[p->index[s]].name, name) != 0)
+    s = (s + 1) & mask;
+  return s;
+}
+
+/* Indexes element i under its name unless the name is taken: a GPU's
+ * automatic name may repeat a user's, and lookups find the first, as the
+ * order of declaration says. */
+static void index_put(struct parser *p, int i)
+{
+  size_t s = index_slot(p, p->elems[i].name);
+  if (p->index[s] < 0) {
+    p->index[s] = i;
+    p->nindexed++;
+  }
+}
+
+/* Keeps the table at most half full, so probes stay short. */
+static void index_grow(struct parser *p)
+{
+  if (2 * (p->nindexed + 1) <= p->index_cap)
+    return;
+  p->index_cap = p->index_cap ? 2 * p->index_cap : 64;
+  p->index = xrealloc(p->index, p->index_cap * sizeof(int));
+  memset(p->index, 0xff, p->index_cap * sizeof(int)); /* every slot -1 */
+  p->nindexed = 0;
+  for (size_t i = 0; i < p->nelems; i++)
+    index_put(p, (int)i);
+}
+
+static int find_elem(const struct parser *p, const char *name)
+{
+  return p->index_cap ? p->index[index_slot(p, name)] : -1;
+}
+
 /* ---- elements ---- */
 
+/* Bus numbers an element takes once built: a root complex its host bridge,
+ * anything below one its port and itself, a cpu none. */
+static unsigned buses_of(enum kind kind)
+{
+  return kind == K_CPU ? 0 : kind == K_RC ? 1 : 2;
+}
+
+/* The limits, checked as each element is declared: the error names the line
+ * that goes over. */
+static int check_room(struct parser *p, enum kind kind)
+{
+  if (p->nelems >= RIG_MAX_ELEMS)
+    return perr(p, p->tok[0].col, "too many elements (at most %d cpus, root complexes, switches, GPUs, NICs "
+                "and drives in one rig)", RIG_MAX_ELEMS);
+  if (p->nbuses + buses_of(kind) > RIG_MAX_BUSES)
+    return perr(p, p->tok[0].col, "too many devices for one PCI domain (at most %d bus numbers: a root complex "
+                "takes one, a switch, GPU, NIC or drive two, its port's and its own)", RIG_MAX_BUSES);
+  return 0;
+}
+
+/* A new element, or NULL after reporting a limit. */
 static struct elem *new_elem(struct parser *p, enum kind kind, const char *name, int col)
 {
+  if (check_room(p, kind) != 0)
+    return NULL;
+  p->nbuses += buses_of(kind);
+  index_grow(p);
   grow_array((void **)&p->elems, sizeof(*p->elems), &p->cap, p->nelems);
   struct elem *e = &p->elems[p->nelems++];
   memset(e, 0, sizeof(*e));
@@ -197,16 +288,10 @@ static struct elem *new_elem(struct parser *p, enum kind kind, const char *name,
   e->p2p = -1;
   e->rdma = -1;
   e->rc_p2p = -1;
+  e->cpu_index = kind == K_CPU ? (int)p->ncpus++ : -1;
   e->pci_index = -1;
+  index_put(p, (int)(p->nelems - 1));
   return e;
-}
-
-static int find_elem(const struct parser *p, const char *name)
-{
-  for (size_t i = 0; i < p->nelems; i++)
-    if (strcmp(p->elems[i].name, name) == 0)
-      return (int)i;
-  return -1;
 }
 
 static int check_new_name(struct parser *p, const struct token *t)
@@ -277,6 +362,8 @@ static int stmt_cpu(struct parser *p)
   if (check_new_name(p, &p->tok[1]) != 0)
     return -1;
   struct elem *e = new_elem(p, K_CPU, p->tok[1].text, p->tok[1].col);
+  if (!e)
+    return -1;
   e->model = xstrdup(p->tok[2].text);
   e->vendor_amd = strcasestr(e->model, "epyc") || strcasestr(e->model, "ryzen") || strcasestr(e->model, "threadripper");
   for (int i = 3; i < p->ntok; i++) {
@@ -318,7 +405,8 @@ static struct elem *named_child(struct parser *p, enum kind kind, const char *us
   if (check_new_name(p, &p->tok[1]) != 0)
     return NULL;
   struct elem *e = new_elem(p, kind, p->tok[1].text, p->tok[1].col);
-  set_parent(p, e, &p->tok[2]);
+  if (e)
+    set_parent(p, e, &p->tok[2]);
   return e;
 }
 
@@ -362,14 +450,14 @@ static int stmt_gpu(struct parser *p)
   if (!m)
     return perr(p, p->tok[i].col, "unknown GPU model \"%s\" (models are listed in data/gpus.tsv, e.g. \"RTX 3090\")",
                 p->tok[i].text);
-  /* GPUs are named gpu0, gpu1, ... in the order they are declared */
-  size_t ngpu = 0;
-  for (size_t k = 0; k < p->nelems; k++)
-    ngpu += p->elems[k].kind == K_GPU;
   for (long k = 0; k < count; k++) {
     char name[32];
-    snprintf(name, sizeof(name), "gpu%zu", ngpu++);
+    /* GPUs are named gpu0, gpu1, ... in the order they are declared */
+    snprintf(name, sizeof(name), "gpu%zu", p->ngpus);
     struct elem *e = new_elem(p, K_GPU, name, p->tok[0].col);
+    if (!e)
+      return -1;
+    p->ngpus++;
     e->gpu = m;
     e->model = xstrdup(m->model);
     set_parent(p, e, &p->tok[i + 1]);
@@ -386,6 +474,8 @@ static int stmt_nic(struct parser *p)
   if (check_new_name(p, &p->tok[1]) != 0)
     return -1;
   struct elem *e = new_elem(p, K_NIC, p->tok[1].text, p->tok[1].col);
+  if (!e)
+    return -1;
   e->model = xstrdup(p->tok[2].text);
   set_parent(p, e, &p->tok[3]);
   return device_options(p, e, 4);
@@ -399,13 +489,13 @@ static int stmt_nvme(struct parser *p)
     return -1;
   if (p->ntok < i + 1)
     return perr(p, p->tok[0].col, "expected: nvme [COUNT] PARENT [genN] [xN]");
-  size_t n = 0;
-  for (size_t k = 0; k < p->nelems; k++)
-    n += p->elems[k].kind == K_NVME;
   for (long k = 0; k < count; k++) {
     char name[32];
-    snprintf(name, sizeof(name), "nvme%zu", n++);
+    snprintf(name, sizeof(name), "nvme%zu", p->nnvmes);
     struct elem *e = new_elem(p, K_NVME, name, p->tok[0].col);
+    if (!e)
+      return -1;
+    p->nnvmes++;
     set_parent(p, e, &p->tok[i]);
     e->gen = 4;
     e->width = 4;
@@ -428,6 +518,8 @@ static int stmt_nvlink(struct parser *p)
   } else if (p->ntok != nfixed) {
     return perr(p, p->tok[nfixed].col, "unexpected \"%s\" (expected links N)", p->tok[nfixed].text);
   }
+  if (p->nnvlinks >= RIG_MAX_NVLINKS)
+    return perr(p, p->tok[0].col, "too many nvlink statements (at most %d in one rig)", RIG_MAX_NVLINKS);
   p->nvlinks = xrealloc(p->nvlinks, (p->nnvlinks + 1) * sizeof(char *));
   p->nvlink_pos = xrealloc(p->nvlink_pos, (p->nnvlinks + 1) * sizeof(*p->nvlink_pos));
   p->nvlinks[p->nnvlinks] = xasprintf("%s %s", p->tok[1].text, p->tok[2].text);
@@ -451,6 +543,25 @@ static const char *socket_link_name(const char *kind)
   return kind;
 }
 
+/* Appends one `source` line to the notes: the buffer doubles, so a file of
+ * many source lines costs time in proportion to its length. */
+static void append_note(struct parser *p, const char *text)
+{
+  struct gr_rig_meta *m = p->t->rig;
+  size_t n = strlen(text), need = p->notes_len + 1 + n + 1; /* newline, text, NUL */
+  if (need > p->notes_cap) {
+    size_t cap = p->notes_cap ? p->notes_cap : 256;
+    while (cap < need)
+      cap *= 2;
+    m->notes = xrealloc(m->notes, cap);
+    p->notes_cap = cap;
+  }
+  if (p->notes_len)
+    m->notes[p->notes_len++] = '\n';
+  memcpy(m->notes + p->notes_len, text, n + 1);
+  p->notes_len += n;
+}
+
 static int stmt_meta(struct parser *p, const char *kw)
 {
   struct gr_rig_meta *m = p->t->rig;
@@ -465,9 +576,7 @@ static int stmt_meta(struct parser *p, const char *kw)
   } else if (strcmp(kw, "source") == 0) {
     if (p->ntok != 2 || !p->tok[1].quoted)
       return perr(p, p->tok[0].col, "expected: source \"TEXT\"");
-    char *n = m->notes ? xasprintf("%s\n%s", m->notes, p->tok[1].text) : xstrdup(p->tok[1].text);
-    free(m->notes);
-    m->notes = n;
+    append_note(p, p->tok[1].text);
   } else if (strcmp(kw, "price") == 0) {
     if (p->ntok < 2 || p->ntok > 3)
       return perr(p, p->tok[0].col, "expected: price AMOUNT [CURRENCY]");
@@ -572,8 +681,10 @@ static void apply_link(struct gr_pci *n, int gen, int width, int port_gen, int p
 static int add_node(struct parser *p, enum gr_role role, int parent, unsigned class_id, unsigned vendor,
                     unsigned device, int numa)
 {
-  if (p->next_bus > 0xff)
-    return perr(p, 1, "too many devices for one PCI domain (at most 255)");
+  /* check_room counted every element's buses while parsing; this guards the
+   * bus numbers' range should the two ever disagree */
+  if (p->next_bus > RIG_MAX_BUSES)
+    return perr(p, 1, "too many devices for one PCI domain (at most %d)", RIG_MAX_BUSES);
   int i = gr_topo_add_pci(p->t);
   struct gr_pci *n = &p->t->pci[i];
   n->role = role;
@@ -591,10 +702,7 @@ static int cpu_of(const struct parser *p, int e)
 {
   while (p->elems[e].kind != K_CPU)
     e = p->elems[e].parent_idx;
-  int n = 0;
-  for (int i = 0; i < e; i++)
-    n += p->elems[i].kind == K_CPU;
-  return n;
+  return p->elems[e].cpu_index;
 }
 
 /* The port a device or switch hangs from, created on demand: a root port of
@@ -718,11 +826,8 @@ static int build_tree(struct parser *p)
 static void build_cpus(struct parser *p)
 {
   struct gr_topo *t = p->t;
-  size_t ncpu = 0;
-  for (size_t i = 0; i < p->nelems; i++)
-    ncpu += p->elems[i].kind == K_CPU;
-  t->packages = xcalloc(ncpu + 1, sizeof(*t->packages));
-  t->numas = xcalloc(ncpu + 1, sizeof(*t->numas));
+  t->packages = xcalloc(p->ncpus + 1, sizeof(*t->packages));
+  t->numas = xcalloc(p->ncpus + 1, sizeof(*t->numas));
   for (size_t i = 0; i < p->nelems; i++) {
     const struct elem *e = &p->elems[i];
     if (e->kind != K_CPU)
@@ -749,6 +854,8 @@ static int gpu_pci(const struct parser *p, const char *name)
 
 static int add_nvlink_pair(struct parser *p, int col, const char *a, const char *b, int links)
 {
+  if (p->t->nnvlinks >= RIG_MAX_NVLINK_PAIRS)
+    return perr(p, col, "too many NVLinks (at most %d GPU pairs in one rig, meshes expanded)", RIG_MAX_NVLINK_PAIRS);
   int x = gpu_pci(p, a), y = gpu_pci(p, b);
   if (x < 0 || y < 0)
     return perr(p, col, "undefined GPU '%s' in nvlink (GPUs are gpu0, gpu1, ... in declaration order)", x < 0 ? a : b);
@@ -793,16 +900,11 @@ static int build_nvlinks(struct parser *p)
 static int finish(struct parser *p, int lines)
 {
   p->line = lines;
-  size_t ngpu = 0, ncpu = 0;
-  for (size_t i = 0; i < p->nelems; i++) {
-    ngpu += p->elems[i].kind == K_GPU;
-    ncpu += p->elems[i].kind == K_CPU;
-  }
   if (!p->have_rig)
     return perr(p, 1, "empty rig file: expected `rig \"NAME\"`");
-  if (!ncpu)
+  if (!p->ncpus)
     return perr(p, 1, "no cpu statement: a rig needs at least one CPU");
-  if (!ngpu)
+  if (!p->ngpus)
     return perr(p, 1, "no gpu statement: a rig needs at least one GPU");
   if (resolve_parents(p) != 0)
     return -1;
@@ -823,6 +925,7 @@ static void free_parser(struct parser *p)
     free(p->elems[i].model);
   }
   free(p->elems);
+  free(p->index);
   for (size_t i = 0; i < p->nnvlinks; i++)
     free(p->nvlinks[i]);
   free(p->nvlinks);

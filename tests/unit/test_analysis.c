@@ -350,6 +350,89 @@ static void predicts_more_than_64_gpus(void **state)
   b_free(&b, &a);
 }
 
+/* n GPUs (even): 2 sockets, each with root ports carrying a switch of up to
+ * 8 GPUs; returns how many switches. */
+static size_t b_gpu_machine(struct builder *b, size_t n)
+{
+  size_t per = n / 2 < 8 ? n / 2 : 8, switches = 0;
+  int *devs = xmalloc(per * sizeof(int));
+  b_init(b, "GenuineIntel", 2);
+  for (int s = 0; s < 2; s++) {
+    int hb = b_hostbridge(b, s);
+    for (size_t left = n / 2; left > 0; left -= per, switches++)
+      b_switch(b, b_node(b, hb, true, 0), (int)per, devs, GPU);
+  }
+  free(devs);
+  return switches;
+}
+
+/* A ring names every GPU once, with a finite, positive bandwidth. */
+static void assert_ring_whole(const struct gr_ring *r, size_t n)
+{
+  bool *seen = xcalloc(n, sizeof(bool));
+  for (size_t i = 0; i < n; i++) {
+    int g = r->order[i];
+    assert_true(g >= 0 && (size_t)g < n && !seen[g]);
+    seen[g] = true;
+  }
+  free(seen);
+  assert_true(isfinite(r->busbw_gbps) && r->busbw_gbps > 0);
+}
+
+/* Every GPU in one hive, and the hive finding names them all. */
+static void assert_hives_whole(const struct gr_analysis *a, size_t n, size_t switches)
+{
+  assert_int_equal(a->nhives, switches);
+  for (size_t g = 0; g < n; g++)
+    assert_true(a->hive[g] >= 0 && (size_t)a->hive[g] < a->nhives);
+  const struct gr_finding *f = tu_find(a, "topo.hives", -2);
+  assert_non_null(f);
+  char *last = xasprintf(" GPU%zu]", n - 1);
+  assert_non_null(strstr(f->text, last));
+  free(last);
+}
+
+static void assert_prediction_sane(const struct gr_prediction *p, size_t n)
+{
+  assert_int_equal(p->ngpus, n);
+  assert_ring_whole(&p->nccl_default, n);
+  assert_ring_whole(&p->best, n);
+  for (size_t i = 0; i < n; i++)
+    for (size_t j = 0; j < n; j++)
+      assert_true(i == j || (isfinite(p->pairs[i * n + j].gbps) && p->pairs[i * n + j].gbps > 0));
+  assert_int_equal(p->nverdicts, 5); /* training, tensor-parallel on 2, 4 and 8, independent jobs */
+  assert_int_equal(p->verdicts[0].gpus, (int)n);
+  char *tail = xasprintf(">GPU%d, bounded by", p->best.order[n - 1]); /* the ring is named whole */
+  assert_non_null(strstr(p->verdicts[0].reasons, tail));
+  free(tail);
+  assert_int_equal(p->verdicts[3].gpus, 8);
+}
+
+/* 8, 64, 128 and 256 GPUs through the analysis, the prediction and the
+ * group rings a plan asks for: nothing in them is sized by a fixed GPU count
+ * (ASan), and the results stay whole and sane. */
+static void predicts_8_to_256_gpus(void **state)
+{
+  static const size_t sizes[] = {8, 64, 128, 256};
+  (void)state;
+  for (size_t s = 0; s < sizeof(sizes) / sizeof(sizes[0]); s++) {
+    struct builder b;
+    struct gr_analysis a;
+    struct gr_prediction p;
+    size_t n = sizes[s], switches = b_gpu_machine(&b, n);
+    b_done(&b, &a);
+    assert_int_equal(a.ngpus, n);
+    assert_hives_whole(&a, n, switches);
+    gr_predict(&b.t, &a, &p);
+    assert_prediction_sane(&p, n);
+    gr_predict_groups(&p);
+    for (size_t k = 2; k < n && k <= 64; k++)
+      assert_true(isfinite(p.group_busbw_gbps[k]) && p.group_busbw_gbps[k] > 0);
+    gr_prediction_free(&p);
+    b_free(&b, &a);
+  }
+}
+
 int main(void)
 {
   const struct CMUnitTest tests[] = {
@@ -364,6 +447,7 @@ int main(void)
       cmocka_unit_test(no_gpu),
       cmocka_unit_test(display_adapters_are_not_gpus),
       cmocka_unit_test(predicts_more_than_64_gpus),
+      cmocka_unit_test(predicts_8_to_256_gpus),
   };
   return cmocka_run_group_tests(tests, tu_setup_data, NULL);
 }

@@ -244,6 +244,120 @@ static void group_rings_on_demand(void **state)
   gr_topo_free(&t);
 }
 
+/* A rig generated in memory: HEAD, then `lines` copies of line (a printf
+ * format given the copy's number). The caller frees it. */
+static char *generated_rig(const char *head, const char *line, size_t lines, size_t *len)
+{
+  size_t cap = strlen(head) + lines * (strlen(line) + 16) + 1, off = 0;
+  char *text = xmalloc(cap);
+  off += (size_t)snprintf(text, cap, "%s", head);
+  for (size_t i = 0; i < lines; i++)
+    off += (size_t)snprintf(text + off, cap - off, line, i);
+  *len = off;
+  return text;
+}
+
+/* Parses a generated rig; returns 0 or -1 with the error in err. */
+static int parse_generated(const char *head, const char *line, size_t lines, struct gr_topo *t, struct gr_err *err)
+{
+  size_t len;
+  char *text = generated_rig(head, line, lines, &len);
+  int rc = gr_rig_parse("big.rig", text, len, t, err);
+  free(text);
+  return rc;
+}
+
+/* D5: each source line once appended the whole notes string again (25,000
+ * lines took 9 s); the notes now grow by doubling. Timing lives in
+ * tests/robust (D05-rig-25k-source); this checks the result. */
+static void many_source_lines_parse(void **state)
+{
+  struct gr_topo t;
+  struct gr_err err = {0};
+  (void)state;
+  if (parse_generated(HEAD "gpu \"RTX 3090\" rc0\n", "source \"s%zu\"\n", 25000, &t, &err) != 0)
+    fail_msg("%s", err.msg);
+  assert_int_equal(t.ngpus, 1);
+  size_t lines = 1;
+  for (const char *c = t.rig->notes; *c; c++)
+    lines += *c == '\n';
+  assert_int_equal(lines, 25000);
+  assert_true(str_starts_with(t.rig->notes, "s0\ns1\ns2\n"));
+  assert_string_equal(strrchr(t.rig->notes, '\n'), "\ns24999");
+  gr_topo_free(&t);
+}
+
+/* The bus numbers of one PCI domain run out at the line that declares one
+ * device too many, not after the file: HEAD's root complex takes bus 1, each
+ * GPU two more (its root port and itself), so the 128th GPU, on line 131,
+ * would need bus 256. */
+static void device_cap_names_its_line(void **state)
+{
+  struct gr_topo t;
+  struct gr_err err = {0};
+  (void)state;
+  assert_int_equal(parse_generated(HEAD, "gpu \"RTX 3090\" rc0 # %zu\n", 300, &t, &err), -1);
+  assert_true(str_starts_with(err.msg, "big.rig:131:1: too many devices for one PCI domain (at most 255"));
+  assert_int_equal(t.npci, 0);
+  /* 127 GPUs fill the domain exactly */
+  if (parse_generated(HEAD, "gpu \"RTX 3090\" rc0 # %zu\n", 127, &t, &err) != 0)
+    fail_msg("%s", err.msg);
+  assert_int_equal(t.ngpus, 127);
+  gr_topo_free(&t);
+  /* a count counts each GPU: gpu 64 on line 4 fills buses 2..129, the next line's 64th GPU is one too many */
+  expect_error(HEAD "gpu 64 \"RTX 3090\" rc0\ngpu 64 \"RTX 3090\" rc0\n", "bad.rig:5:1:", "at most 255");
+}
+
+/* A million lines: refused at the first device over the cap, or, for
+ * source lines, parsed in one pass. */
+static void million_line_rigs(void **state)
+{
+  struct gr_topo t;
+  struct gr_err err = {0};
+  (void)state;
+  assert_int_equal(parse_generated(HEAD, "gpu \"RTX 3090\" rc0 # %zu\n", 1000000, &t, &err), -1);
+  assert_true(str_starts_with(err.msg, "big.rig:131:1: too many devices"));
+  /* switch s0 takes buses 2-3, so switch t126 (line 131) would need 256 */
+  assert_int_equal(parse_generated(HEAD "switch s0 rc0\n", "switch t%zu s0\n", 1000000, &t, &err), -1);
+  assert_true(str_starts_with(err.msg, "big.rig:131:1: too many devices"));
+  if (parse_generated(HEAD "gpu \"RTX 3090\" rc0\n", "source \"%zu\"\n", 1000000, &t, &err) != 0)
+    fail_msg("%s", err.msg);
+  assert_non_null(t.rig->notes);
+  gr_topo_free(&t);
+}
+
+/* Elements without bus numbers (cpus) and nvlink statements have caps of
+ * their own; names still resolve, and duplicates are still found, past the
+ * hash table's growth. */
+static void element_and_nvlink_caps(void **state)
+{
+  struct gr_topo t;
+  struct gr_err err = {0};
+  (void)state;
+  /* c0 and rc0 are elements 1 and 2; line 3 + j declares element 2 + j; the 4097th is on line 4098 */
+  assert_int_equal(parse_generated(HEAD, "cpu x%zu \"EPYC 7302\"\n", 5000, &t, &err), -1);
+  assert_true(str_starts_with(err.msg, "big.rig:4098:1: too many elements (at most 4096"));
+  assert_int_equal(parse_generated(HEAD "gpu 2 \"A100 SXM4 40GB\" rc0\n", "nvlink gpu0 gpu1 # %zu\n", 5000, &t, &err), -1);
+  assert_true(str_starts_with(err.msg, "big.rig:4101:1: too many nvlink statements (at most 4096"));
+  /* meshes of 64 GPUs are 2016 pairs each: the 9th goes over 16384 */
+  assert_int_equal(parse_generated(HEAD "gpu 64 \"A100 SXM4 40GB\" rc0\n", "nvlink mesh gpu0-gpu63 # %zu\n", 9, &t, &err), -1);
+  assert_true(str_starts_with(err.msg, "big.rig:13:8: too many NVLinks (at most 16384"));
+  assert_int_equal(parse_generated(HEAD "gpu \"RTX 3090\" rc0\n", "cpu x%zu \"EPYC 7302\"\n", 3000, &t, &err), 0);
+  assert_int_equal(t.npackages, 3001);
+  gr_topo_free(&t);
+  expect_error(HEAD "gpu \"RTX 3090\" rc0\n"
+               "cpu a1 \"x\"\ncpu a2 \"x\"\ncpu a3 \"x\"\ncpu a4 \"x\"\ncpu a5 \"x\"\ncpu a6 \"x\"\ncpu a7 \"x\"\n"
+               "cpu a8 \"x\"\ncpu a9 \"x\"\ncpu a10 \"x\"\ncpu a11 \"x\"\ncpu a12 \"x\"\ncpu a13 \"x\"\ncpu a14 \"x\"\n"
+               "cpu a15 \"x\"\ncpu a16 \"x\"\ncpu a17 \"x\"\ncpu a18 \"x\"\ncpu a19 \"x\"\ncpu a20 \"x\"\ncpu a21 \"x\"\n"
+               "cpu a22 \"x\"\ncpu a23 \"x\"\ncpu a24 \"x\"\ncpu a25 \"x\"\ncpu a26 \"x\"\ncpu a27 \"x\"\ncpu a28 \"x\"\n"
+               "cpu a29 \"x\"\ncpu a30 \"x\"\ncpu a31 \"x\"\ncpu a32 \"x\"\ncpu a33 \"x\"\ncpu a34 \"x\"\n"
+               "switch a3 rc0\n",
+               "bad.rig:39:8:", "duplicate name 'a3' (first defined at line 7, column 5)");
+  /* a GPU's automatic name after a user's of the same name: lookups find the first, a switch */
+  expect_error(HEAD "switch gpu0 rc0\ngpu 2 \"A100 SXM4 40GB\" gpu0\nnvlink gpu0 gpu1\n", "bad.rig:6:8:",
+               "undefined GPU 'gpu0'");
+}
+
 int main(void)
 {
   const struct CMUnitTest tests[] = {
@@ -254,6 +368,10 @@ int main(void)
       cmocka_unit_test(nvlink_makes_tensor_parallel_fast),
       cmocka_unit_test(nccl_default_vs_p2p_level),
       cmocka_unit_test(group_rings_on_demand),
+      cmocka_unit_test(many_source_lines_parse),
+      cmocka_unit_test(device_cap_names_its_line),
+      cmocka_unit_test(million_line_rigs),
+      cmocka_unit_test(element_and_nvlink_caps),
   };
   return cmocka_run_group_tests(tests, setup, NULL);
 }
