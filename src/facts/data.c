@@ -1,5 +1,7 @@
 #include "facts/data.h"
 
+#include "base/file.h"
+
 #include "facts/facts.h"
 
 #include <dirent.h>
@@ -138,28 +140,24 @@ int gr_read_stream(FILE *f, const char *name, size_t max, char **out, size_t *ou
 int gr_table_load(const char *dir, const char *rel, struct gr_table *t, struct gr_err *err)
 {
   char path[PATH_MAX];
-  char *buf = NULL;
-  size_t len = 0;
+  struct gr_file f;
   int rc = -1;
-  FILE *f = NULL;
   memset(t, 0, sizeof(*t));
   int n = snprintf(path, sizeof(path), "%s/%s", dir, rel);
   if (n < 0 || (size_t)n >= sizeof(path))
     return gr_fail(err, GR_EXIT_CANNOT_RUN, "%s: data path too long", rel);
-  f = fopen(path, "rb");
-  if (!f) {
-    gr_fail(err, GR_EXIT_CANNOT_RUN, "%s: cannot open gpurig data file: %s (set GPURIG_DATA to the data/ directory)",
-            path, strerror(errno));
-    goto out;
+  if (gr_file_read(path, 64u << 20, 0, &f, err) != 0) {
+    if (err) { /* our own data is missing or broken: not the user's input */
+      size_t used = strlen(err->msg);
+      snprintf(err->msg + used, sizeof(err->msg) - used, " (set GPURIG_DATA to gpurig's data/ directory)");
+      err->code = GR_EXIT_CANNOT_RUN;
+    }
+    return -1;
   }
-  if (gr_read_stream(f, path, 64u << 20, &buf, &len, err) == 0)
-    rc = gr_table_parse(path, buf, len, t, err);
+  rc = gr_table_parse(path, f.data, f.len, t, err);
   if (rc != 0 && err)
-    err->code = GR_EXIT_CANNOT_RUN; /* our own data file is broken: not the user's input */
-out:
-  if (f)
-    fclose(f);
-  free(buf);
+    err->code = GR_EXIT_CANNOT_RUN;
+  gr_file_free(&f);
   return rc;
 }
 

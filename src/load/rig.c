@@ -11,7 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h>
 
+#include "base/file.h"
 #include "facts/catalog.h"
 #include "facts/data.h"
 #include "facts/pcilink.h"
@@ -965,14 +967,15 @@ out:
   return rc;
 }
 
+/* Real rigs are a few KB; the parser is linear, so the cap only bounds memory. */
+#define RIG_MAX_BYTES (64u << 20)
+
 int gr_load_rig(const char *path_or_name, struct gr_topo *t, struct gr_err *err)
 {
   char path[PATH_MAX], shown[PATH_MAX];
-  char *buf = NULL;
-  size_t len = 0;
+  struct gr_file file = {0};
   int rc = -1;
-  FILE *f = NULL;
-  bool by_name = !strchr(path_or_name, '/') && !strstr(path_or_name, ".rig");
+  bool by_name = !strchr(path_or_name, '/') && !strstr(path_or_name, ".rig") && !gr_file_is_stdin(path_or_name);
   gr_topo_init(t);
   /* a bundled rig is shown as rigs/NAME.rig, wherever the data directory is */
   if (by_name && (!gr_data_path("rigs/", path, sizeof(path)) ||
@@ -985,21 +988,15 @@ int gr_load_rig(const char *path_or_name, struct gr_topo *t, struct gr_err *err)
     snprintf(path, sizeof(path), "%s", path_or_name);
     snprintf(shown, sizeof(shown), "%s", path_or_name);
   }
-  f = fopen(path, "rb");
-  if (!f) {
-    if (by_name)
-      gr_fail(err, GR_EXIT_FAIL, "%s: no rig of that name in gpurig's data directory (gpurig compare --list shows them)",
-              path_or_name);
-    else
-      gr_fail(err, GR_EXIT_FAIL, "%s: cannot open: %s", path, strerror(errno));
+  if (by_name && access(path, F_OK) != 0) {
+    gr_fail(err, GR_EXIT_FAIL, "%s: no rig of that name in gpurig's data directory (gpurig compare --list shows them)",
+            path_or_name);
     goto out;
   }
-  if (gr_read_stream(f, shown, 64u << 20, &buf, &len, err) == 0)
-    rc = gr_rig_parse(shown, buf, len, t, err);
+  if (gr_file_read(path, RIG_MAX_BYTES, GR_FILE_STDIN, &file, err) == 0)
+    rc = gr_rig_parse(file.from_stdin ? "standard input" : shown, file.data, file.len, t, err);
 out:
-  if (f)
-    fclose(f);
-  free(buf);
+  gr_file_free(&file);
   return rc;
 }
 

@@ -10,6 +10,7 @@
 #include <jansson.h>
 
 #include "facts/data.h"
+#include "base/file.h"
 #include "plan/llm.h"
 
 struct cfg {
@@ -214,18 +215,17 @@ out:
   return rc;
 }
 
+/* A config.json is a few KB; safetensors indexes run to a few MB. */
+#define CONFIG_MAX_BYTES (16u << 20)
+
 int gr_model_load_config(const char *path, struct gr_model *m, struct gr_err *err)
 {
-  FILE *f = fopen(path, "rb");
-  char *buf = NULL;
-  size_t len = 0;
+  struct gr_file f;
   int rc = -1;
   memset(m, 0, sizeof(*m));
-  if (!f)
-    return gr_fail(err, GR_EXIT_FAIL, "%s: cannot open: %s", path, strerror(errno));
-  if (gr_read_stream(f, path, 16u << 20, &buf, &len, err) == 0)
-    rc = gr_model_parse_config(path, buf, len, m, err);
-  fclose(f);
-  free(buf);
+  if (gr_file_read(path, CONFIG_MAX_BYTES, GR_FILE_STDIN, &f, err) != 0)
+    return -1;
+  rc = gr_model_parse_config(f.from_stdin ? "standard input" : path, f.data, f.len, m, err);
+  gr_file_free(&f);
   return rc;
 }
