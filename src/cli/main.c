@@ -4,6 +4,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/term.h"
 #include "cli/cli.h"
 #include "facts/facts.h"
 
@@ -58,6 +59,7 @@ static int init_data(void)
 int main(int argc, char **argv)
 {
   const char *name = argc > 1 ? argv[1] : "report";
+  gr_term_filter_stdio(); /* before anything is printed: see base/term.h */
   if (argc > 1 && (strcmp(name, "--help") == 0 || strcmp(name, "-h") == 0 || strcmp(name, "help") == 0)) {
     usage(stdout);
     return finish_stdout(GR_EXIT_OK);

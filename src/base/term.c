@@ -1,0 +1,108 @@
+/* The terminal-safe stdout and stderr; see term.h for why. */
+#include "base/term.h"
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+static size_t put_escape(char *dst, const char *fmt, unsigned v)
+{
+  char tmp[8];
+  int n = snprintf(tmp, sizeof(tmp), fmt, v);
+  memcpy(dst, tmp, (size_t)n);
+  return (size_t)n;
+}
+
+size_t gr_term_escape(const char *src, size_t n, char *dst, size_t cap, int *c1_lead)
+{
+  size_t out = 0;
+  for (size_t i = 0; i < n && out + 12 <= cap; i++) {
+    unsigned char ch = (unsigned char)src[i];
+    if (*c1_lead) { /* the byte after a held-back 0xC2 */
+      *c1_lead = 0;
+      if (ch >= 0x80 && ch <= 0x9f) {
+        out += put_escape(dst + out, "\\u%04x", ch);
+        continue;
+      }
+      dst[out++] = (char)0xc2;
+    }
+    if (ch == 0xc2) {
+      *c1_lead = 1;
+    } else if ((ch < 0x20 && ch != '\n' && ch != '\t') || ch == 0x7f) {
+      out += put_escape(dst + out, "\\x%02x", ch);
+    } else {
+      dst[out++] = (char)ch;
+    }
+  }
+  return out;
+}
+
+/* One filtered stream: the descriptor it writes to, and a 0xC2 held back
+ * between writes (a C1 control may be split across two). */
+struct filtered {
+  int fd;
+  int c1_lead;
+};
+
+static int write_all(int fd, const char *p, size_t n)
+{
+  while (n > 0) {
+    ssize_t w = write(fd, p, n);
+    if (w < 0 && errno == EINTR)
+      continue;
+    if (w < 0)
+      return -1;
+    p += w;
+    n -= (size_t)w;
+  }
+  return 0;
+}
+
+static ssize_t filtered_write(void *cookie, const char *buf, size_t n)
+{
+  struct filtered *f = cookie;
+  char out[4096];
+  size_t done = 0;
+  while (done < n) {
+    size_t chunk = n - done < 512 ? n - done : 512; /* 512 bytes escape to at most 3072 */
+    size_t m = gr_term_escape(buf + done, chunk, out, sizeof(out), &f->c1_lead);
+    if (write_all(f->fd, out, m) != 0)
+      return -1;
+    done += chunk;
+  }
+  return (ssize_t)n;
+}
+
+static int filtered_close(void *cookie)
+{
+  struct filtered *f = cookie;
+  if (f->c1_lead && write_all(f->fd, "\xc2", 1) != 0)
+    return -1;
+  return close(f->fd);
+}
+
+/* The two streams live as long as the process. */
+static struct filtered out_cookie = {.fd = STDOUT_FILENO}, err_cookie = {.fd = STDERR_FILENO};
+
+int gr_term_filter_stdio(void)
+{
+  cookie_io_functions_t io = {.write = filtered_write, .close = filtered_close};
+  FILE *out = fopencookie(&out_cookie, "w", io);
+  FILE *err = fopencookie(&err_cookie, "w", io);
+  if (!out || !err) {
+    if (out)
+      fclose(out);
+    if (err)
+      fclose(err);
+    return -1;
+  }
+  /* the buffering the real streams would have had */
+  setvbuf(out, NULL, isatty(STDOUT_FILENO) ? _IOLBF : _IOFBF, 0);
+  setvbuf(err, NULL, _IOLBF, 0);
+  stdout = out;
+  stderr = err;
+  return 0;
+}

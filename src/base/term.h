@@ -1,0 +1,27 @@
+/* Text that comes from inputs (sysfs values, host names, rig names, model
+ * config fields, driver strings) must never reach a terminal as control
+ * characters: an escape sequence in a gathered tree could clear the screen,
+ * retitle the window or hide a line. Rather than trusting every printer to
+ * escape every field, gpurig's standard output and standard error pass
+ * through one filter that writes C0 controls other than newline and tab,
+ * DEL, and the UTF-8 C1 controls (U+0080-U+009F) as visible escapes
+ * ("\x1b", "\u009b"). JSON output has none to escape (jansson writes
+ * them as \u escapes), so it passes unchanged. */
+#ifndef GPURIG_TERM_H
+#define GPURIG_TERM_H
+
+#include <stddef.h>
+
+/* Puts the filter in front of stdout and stderr (fopencookie streams that
+ * write to file descriptors 1 and 2; stdout's write errors still surface at
+ * fflush/fclose, as the command's exit checks expect). Call once, first
+ * thing in main. 0, or -1 if the streams could not be made (they stay as
+ * they were). */
+int gr_term_filter_stdio(void);
+
+/* The filter on its own: escapes src[0..n) into dst (at most cap bytes, each
+ * input byte takes at most 6). *c1_lead carries a 0xC2 byte held back at the
+ * end of one call for the next. Returns the bytes written to dst. */
+size_t gr_term_escape(const char *src, size_t n, char *dst, size_t cap, int *c1_lead);
+
+#endif
