@@ -680,10 +680,8 @@ static int xml_failure(const char *name, const char *msg, struct gr_err *err)
   return gr_fail(err, GR_EXIT_FAIL, "%s: not a valid hwloc XML topology%s%s", name, msg[0] ? ": " : "", msg);
 }
 
-/* path, when given, is read by hwloc itself: libxml2 then reports the line of
- * a syntax error (from memory it says nothing). buf holds the same bytes. */
-static int open_xml(const char *name, const char *path, const char *buf, size_t len, hwloc_topology_t *out,
-                    struct gr_err *err)
+int gr_hwloc_open_xml(const char *name, const char *path, const char *buf, size_t len, hwloc_topology_t *out,
+                      struct gr_err *err)
 {
   char msg[512];
   if (precheck_xml(name, buf, len < 65536 ? len : 65536, err) != 0 || scan_xml(name, buf, len, err) != 0)
@@ -714,7 +712,7 @@ static int load_xml_common(const char *name, const char *path, const char *buf, 
   gr_topo_init(t);
   if (len > (size_t)0x7fffffff)
     return gr_fail(err, GR_EXIT_FAIL, "%s: file too large for hwloc", name);
-  if (open_xml(name, path, buf, len, &topo, err) != 0)
+  if (gr_hwloc_open_xml(name, path, buf, len, &topo, err) != 0)
     return -1;
   int rc = gr_topo_from_hwloc(topo, t, NULL, err);
   hwloc_topology_destroy(topo);

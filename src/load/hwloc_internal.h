@@ -61,6 +61,16 @@ enum gr_hwloc_rc {
  * "" if none, and errno what hwloc left. */
 enum gr_hwloc_rc gr_hwloc_load(const struct gr_hwloc_src *src, hwloc_topology_t *out, char *msg, size_t cap);
 
+/* XML as gpurig hands it to hwloc: the checks first (empty, binary, not
+ * hwloc's, nesting, os_index), then hwloc's own importer, then libxml2's
+ * where that fails. path, when given, is read by hwloc itself (libxml2 then
+ * names the line of a syntax error; from memory it names none); buf holds
+ * the same bytes, NUL-terminated. On success the caller owns *out
+ * (hwloc_topology_destroy). Nothing of gpurig's model is built here: the
+ * XML fuzz target parses with this alone in a child process. */
+int gr_hwloc_open_xml(const char *name, const char *path, const char *buf, size_t len, hwloc_topology_t *out,
+                      struct gr_err *err);
+
 /* Opens the live topology (fs root honoured) with all I/O objects kept.
  * The caller destroys *out with hwloc_topology_destroy. */
 int gr_hwloc_open_live(const struct gr_fs *fs, hwloc_topology_t *out, struct gr_err *err);
