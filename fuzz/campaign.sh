@@ -37,7 +37,7 @@ one() { # target
   mkdir -p "$dir/corpus" "$dir/artifacts"
   cp -r fuzz/corpus/"$f"/. "$dir/corpus/" 2>/dev/null
   echo "$seed" > "$dir/seed"
-  LSAN_OPTIONS=suppressions=$PWD/fuzz/lsan.supp build-fuzz/fuzz/fuzz_"$f" -max_total_time=$((minutes * 60)) \
+  LSAN_OPTIONS=suppressions=$PWD/fuzz/lsan.supp build-fuzz/fuzz/fuzz_"$f" -max_total_time="$(awk -v m="$minutes" 'BEGIN { print int(m * 60) }')" \
     -seed="$seed" -max_len=1048576 -timeout=30 -rss_limit_mb=2048 -print_final_stats=1 \
     -artifact_prefix="$dir/artifacts/" "$dir/corpus" fuzz/regress > "$dir/log" 2>&1
   echo $? > "$dir/rc"
