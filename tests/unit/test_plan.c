@@ -274,7 +274,7 @@ static void deepspeed_zero3_fits_as_planned(void **state)
  * per socket's switch talk P2P, five or more cross QPI. */
 static void plan_machine_has_every_group_size(void **state)
 {
-  struct gr_plan_args args = {0};
+  struct gr_plan_args args = {.model = "llama-2-7b", .job = "infer"};
   struct gr_source src = {.kind = GR_SRC_RIG, .path = "sys-4028gr-tr-x9drg"};
   struct gr_machine m;
   struct gr_plan_hw hw;
@@ -291,6 +291,67 @@ static void plan_machine_has_every_group_size(void **state)
   gr_machine_close(&m);
 }
 
+static int open_plan(const struct gr_plan_args *a, struct gr_source src, struct gr_err *err)
+{
+  struct gr_machine m;
+  struct gr_plan_hw hw;
+  bool cpu_only;
+  int rc = gr_plan_machine_open(a, &src, &m, &cpu_only, &hw, err);
+  gr_machine_close(&m);
+  return rc;
+}
+
+/* Every argument is judged before the machine is loaded (a bad --cpu with a
+ * missing rig names the --cpu), --gpus 0 still opens a rig it names (its
+ * CPU), and contradictions are refused. */
+static void plan_args_checked_first(void **state)
+{
+  static const struct {
+    struct gr_plan_args a;
+    enum gr_source_kind kind;
+    const char *path, *want;
+  } cases[] = {
+      {{.model = "llama-2-7b", .job = "infer", .cpu = "8x"}, GR_SRC_RIG, "/nonexistent.rig", "--cpu 8x: expected"},
+      {{.model = "llama-2-7b", .job = "infer", .cpu = "8x3200", .gpus = "0"}, GR_SRC_RIG, "/nonexistent.rig",
+       "/nonexistent.rig"},
+      {{.model = "llama-2-7b", .job = "infer", .gpus = "0", .gpu = "RTX 3090"}, GR_SRC_LIVE, NULL,
+       "--gpus 0 plans on the CPU, --gpu RTX 3090 on GPUs"},
+      {{.model = "llama-2-7b", .job = "infer", .gpus = "0", .tp = "2"}, GR_SRC_LIVE, NULL, "--tp and --pp split"},
+      {{.model = "llama-2-7b", .job = "infer", .gpu = "RTX 3090"}, GR_SRC_ROOT, "/nonexistent",
+       "would be ignored"},
+      {{.model = "no-such-model", .job = "infer"}, GR_SRC_RIG, "/nonexistent.rig", "no-such-model"},
+      {{.model = "llama-2-7b", .job = "full", .estimator = "deepspeed"}, GR_SRC_RIG, "/nonexistent.rig",
+       "give --job full --zero 2 or 3"},
+  };
+  (void)state;
+  for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+    struct gr_err err = {0};
+    struct gr_source src = {.kind = cases[i].kind, .path = cases[i].path};
+    if (open_plan(&cases[i].a, src, &err) == 0 || !strstr(err.msg, cases[i].want))
+      fail_msg("case %zu: got '%s', want '%s'", i, err.msg, cases[i].want);
+  }
+}
+
+/* Inference splits layers over every GPU unless --pp is given: more GPUs
+ * than layers is said in terms of the GPUs asked for, not a --pp not given. */
+static void default_split_names_the_gpus(void **state)
+{
+  struct gr_plan_args a = {.model = "llama-2-7b", .job = "infer", .gpus = "64"};
+  struct gr_plan_req r;
+  struct gr_model m;
+  struct gr_err err = {0};
+  (void)state;
+  assert_int_equal(gr_plan_request(&a, 64, &r, &m, &err), -1);
+  assert_non_null(strstr(err.msg, "--gpus 64: with --tp 1 the planner would split llama-2-7b's 32 layers over 64"));
+  a.gpus = NULL;
+  assert_int_equal(gr_plan_request(&a, 64, &r, &m, &err), -1);
+  assert_non_null(strstr(err.msg, "the machine's 64 GPUs: with --tp 1"));
+  a.tp = "2";
+  assert_int_equal(gr_plan_request(&a, 64, &r, &m, &err), 0);
+  assert_int_equal(r.pp, 32);
+  gr_model_free(&m);
+}
+
 int main(void)
 {
   const struct CMUnitTest tests[] = {
@@ -299,7 +360,8 @@ int main(void)
       cmocka_unit_test(gguf_file_sizes),          cmocka_unit_test(deepspeed_printout),
       cmocka_unit_test(seed_figures_18_bytes),    cmocka_unit_test(seed_mixtral_on_cpu),
       cmocka_unit_test(seed_a5000_two_instances), cmocka_unit_test(deepspeed_zero3_fits_as_planned),
-      cmocka_unit_test(plan_machine_has_every_group_size),
+      cmocka_unit_test(plan_machine_has_every_group_size), cmocka_unit_test(plan_args_checked_first),
+      cmocka_unit_test(default_split_names_the_gpus),
   };
   return cmocka_run_group_tests(tests, setup, NULL);
 }
