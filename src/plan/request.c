@@ -139,11 +139,16 @@ static int parse_counts(const struct gr_plan_args *a, int machine_gpus, struct g
   return 0;
 }
 
-/* The weights' format: --quant, else the checkpoint's own. */
+/* The weights' format: --quant, else the checkpoint's own. A checkpoint
+ * format gpurig does not plan (llm_config.c leaves its description as the
+ * hint) is an error only here, so that --quant can still override it. */
 static int parse_weights(const struct gr_plan_args *a, const struct gr_model *m, struct gr_plan_req *r,
                          struct gr_err *err)
 {
   const char *hint = m ? m->quant_hint : NULL;
+  if (!a->quant && r->job != GR_JOB_QLORA && hint && gr_quant_parse(hint, &r->quant, NULL) != 0)
+    return gr_fail(err, GR_EXIT_FAIL, "%s: quantization_config %s is not a weight format gpurig plans; give --quant "
+                   "to plan the checkpoint as one (gpurig plan --help lists them)", m->name, hint);
   const char *q = a->quant ? a->quant : r->job == GR_JOB_QLORA ? "nf4-dq" : hint ? hint : "bf16";
   if (gr_quant_parse(q, &r->quant, err) != 0)
     return -1;
