@@ -54,16 +54,20 @@ enum gr_opt_set {
   GR_OPT_PCIE_ONLY = 1 << 3,
   GR_OPT_POSITIONAL = 1 << 4,
   GR_OPT_RIG = 1 << 5,      /* --rig */
-  GR_OPT_GPU = 1 << 6,      /* --gpu */
+  GR_OPT_GPU = 1 << 6,      /* --gpu, with or without --rig (plan, compare) */
   GR_OPT_MANY = 1 << 7,     /* any number of positional arguments */
   GR_OPT_LIST = 1 << 8,     /* --list */
   GR_OPT_DOCTOR = 1 << 9,   /* --expect-gpus --expect --kmsg --xid-window --loaded --nhc */
   GR_OPT_BENCH = 1 << 10,   /* --quick --size --allreduce-max --no-progress --no-sm */
   GR_OPT_PLAN = 1 << 11,    /* --model --params --job --quant ... (gpurig plan --help) */
+  GR_OPT_GPU_RIG = 1 << 12, /* --gpu, only together with --rig (topo, report) */
 };
 
-/* Parses argv (argv[0] is the subcommand). Returns 0, or -1 after printing
- * one error line (exit with GR_EXIT_FAIL). */
+/* Parses argv (argv[0] is the subcommand). Options and positional arguments
+ * may come in any order (argv is permuted, as GNU getopt does); `--` ends
+ * the options. An empty --root, --input, --rig, --kmsg, --expect or --model
+ * is refused. Returns 0, or -1 after printing one error line (exit with
+ * GR_EXIT_FAIL). */
 int gr_parse_opts(int argc, char **argv, unsigned accepted, struct gr_opts *o);
 
 /* The source the options name (--root, --input, --rig with --gpu, else

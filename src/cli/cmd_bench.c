@@ -26,8 +26,10 @@ static void bench_usage(void)
          "of the link's rate, data/health.tsv) is a finding naming the GPU and the link.\n"
          "\n"
          "  --quick              a run under 10 s: 32 MiB copies, 3 runs, copy engine only\n"
-         "  --size SIZE          copy size (default 256 MiB, 32 MiB with --quick; K, M, G = 2^10..2^30)\n"
-         "  --allreduce-max SIZE largest all-reduce (default 1 GiB; capped by free GPU memory)\n"
+         "  --size SIZE          copy size (default 256 MiB, 32 MiB with --quick; K, M, G = 2^10..2^30):\n"
+         "                       4K or more, a multiple of 16 bytes\n"
+         "  --allreduce-max SIZE largest all-reduce, 64K or more (default 1 GiB; rounded down to a\n"
+         "                       power of two and capped by free GPU memory, with a note saying which)\n"
          "  --no-sm              skip the SM copy kernel tests\n"
          "  --no-progress        no progress bar on stderr (it shows on a terminal after 1 s)\n"
          "  --json               print the results as JSON (docs/json.md)\n"
@@ -40,17 +42,40 @@ static void bench_usage(void)
          "a GPU stopped answering (or bad input), 3 no GPU driver found.\n");
 }
 
+/* --size: refused rather than rounded, so that the size printed is the
+ * size asked for. */
+static int parse_copy_size(const char *s, size_t *bytes)
+{
+  const char *why = NULL;
+  if (!gr_parse_size(s, bytes))
+    why = "expected a size such as 64M or 1G";
+  else if (*bytes < GR_BENCH_COPY_MIN_BYTES)
+    why = "below 4 KiB a copy times only its own latency (the 16-byte latency test measures that); give 4K or more";
+  else if (*bytes % GR_BENCH_COPY_ALIGN != 0)
+    why = "copies are whole 16-byte words (the SM copy kernel's unit); give a multiple of 16 bytes";
+  if (why)
+    fprintf(stderr, "gpurig bench: --size '%s': %s\n", s, why);
+  return why ? -1 : 0;
+}
+
+static int parse_allreduce_max(const char *s, size_t *bytes)
+{
+  const char *why = NULL;
+  if (!gr_parse_size(s, bytes))
+    why = "expected a size such as 256M or 1G";
+  else if (*bytes < GR_BENCH_AR_MIN_BYTES)
+    why = "below 64 KiB, the smallest all-reduce sweep gpurig runs; give 64K or more";
+  if (why)
+    fprintf(stderr, "gpurig bench: --allreduce-max '%s': %s\n", s, why);
+  return why ? -1 : 0;
+}
+
 static int bench_config(const struct gr_opts *o, struct gr_bench_config *cfg)
 {
   gr_bench_config_defaults(cfg, o->quick);
-  if (o->size && !gr_parse_size(o->size, &cfg->bytes)) {
-    fprintf(stderr, "gpurig bench: --size '%s': expected a size such as 64M or 1G\n", o->size);
+  if ((o->size && parse_copy_size(o->size, &cfg->bytes) != 0) ||
+      (o->allreduce_max && parse_allreduce_max(o->allreduce_max, &cfg->ar_max_bytes) != 0))
     return -1;
-  }
-  if (o->allreduce_max && !gr_parse_size(o->allreduce_max, &cfg->ar_max_bytes)) {
-    fprintf(stderr, "gpurig bench: --allreduce-max '%s': expected a size such as 256M or 1G\n", o->allreduce_max);
-    return -1;
-  }
   if (o->no_sm)
     cfg->sm = false;
   cfg->progress = !o->no_progress && isatty(2);

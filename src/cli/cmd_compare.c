@@ -99,6 +99,13 @@ int cmd_compare(int argc, char **argv)
     fprintf(stderr, "gpurig compare: name at least one rig (gpurig compare --list shows them)\n");
     return GR_EXIT_FAIL;
   }
+  if (o.estimator) {
+    fprintf(stderr, "gpurig compare: --estimator applies to gpurig plan only\n");
+    return GR_EXIT_FAIL;
+  }
+  /* the plan's arguments, --cpu included, are judged before any rig is read */
+  if (o.job && gr_plan_args_check(&args, NULL, &err) != 0)
+    return gr_report_error(&err);
   size_t n = (size_t)o.nargs;
   if (gr_compare_open(o.args, n, o.gpu, o.job ? GR_MACHINE_GROUPS : 0, &js, &err) != 0)
     return gr_report_error(&err);

@@ -1,3 +1,4 @@
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -55,8 +56,10 @@ static int parse_doctor_opts(const struct gr_opts *o, struct gr_doctor_opts *d, 
     d->expect_gpus = (int)n;
   if (o->xid_window) {
     d->xid_window_h = strtod(o->xid_window, &end);
-    if (end == o->xid_window || *end || d->xid_window_h < 0 || d->xid_window_h > 1e6)
-      return gr_fail(err, GR_EXIT_FAIL, "--xid-window %s: expected hours, 0 or more", o->xid_window);
+    /* isfinite: strtod reads "nan", which fails both range tests */
+    if (end == o->xid_window || *end || !isfinite(d->xid_window_h) || d->xid_window_h < 0 || d->xid_window_h > 1e6)
+      return gr_fail(err, GR_EXIT_FAIL, "--xid-window %s: expected hours, a number from 0 to 1000000 (0 = the whole "
+                     "log)", o->xid_window);
   }
   if (o->expect) {
     if (gr_expect_load(o->expect, e, err) != 0)

@@ -22,7 +22,30 @@ static void gpus_usage(void)
          "  --input FILE.xml  join against an hwloc XML file\n"
          "\n"
          "GPURIG_DRIVER_DIR=DIR loads the driver libraries from DIR (the tests use stand-ins).\n"
-         "Exit status: 0 ok, 2 a GPU stopped answering or bad input, 3 no GPU driver found.\n");
+         "Exit status: 0 ok, 2 a GPU stopped answering or bad input, 3 no GPU driver found or the\n"
+         "driver sees no GPU.\n");
+}
+
+/* A driver that sees no GPU leaves nothing to show: "could not run", as
+ * bench says for the same state, in text and JSON alike. */
+static int no_gpu(const struct gr_gpus_report *rep)
+{
+  fprintf(stderr, "gpurig: nothing to show: the %s sees no GPU (%s%s%s: 0 GPUs)\n", rep->driver_name,
+          rep->driver[0] ? rep->driver : "", rep->driver[0] ? ", " : "", rep->library);
+  return GR_EXIT_CANNOT_RUN;
+}
+
+static int print_gpus(const struct gr_opts *o, const struct gr_topo *t, struct gr_gpus_report *rep)
+{
+  if (rep->count == 0)
+    return no_gpu(rep);
+  if (o->json)
+    cli_print_json(gr_gpus_to_json(rep));
+  else
+    gr_print_gpus(stdout, t, rep);
+  for (size_t i = 0; i < rep->findings.n; i++)
+    fprintf(stderr, "gpurig: %s\n", rep->findings.v[i].text);
+  return gr_findings_exit(&rep->findings);
 }
 
 int cmd_gpus(int argc, char **argv)
@@ -47,13 +70,7 @@ int cmd_gpus(int argc, char **argv)
     return gr_report_error(&err);
   }
   gr_gpus_collect(&g, have_topo ? &m.topo : NULL, &rep);
-  if (o.json)
-    cli_print_json(gr_gpus_to_json(&rep));
-  else
-    gr_print_gpus(stdout, have_topo ? &m.topo : NULL, &rep);
-  int rc = gr_findings_exit(&rep.findings);
-  for (size_t i = 0; i < rep.findings.n; i++)
-    fprintf(stderr, "gpurig: %s\n", rep.findings.v[i].text);
+  int rc = print_gpus(&o, have_topo ? &m.topo : NULL, &rep);
   gr_gpus_report_free(&rep);
   gr_gpus_close(&g);
   gr_machine_close(&m);

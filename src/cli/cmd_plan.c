@@ -33,12 +33,15 @@ static void plan_usage(void)
          "  --job J            infer, lora, qlora (4-bit base + LoRA), full (mixed-precision AdamW)\n"
          "  --quant Q          weights: fp16, bf16, fp8, int8, nf4, nf4-dq, gptq[-gN], awq[-gN], llama.cpp\n"
          "                     files q4_0 q4_1 q5_0 q5_1 q8_0 q4_k_s q4_k_m q5_k_s q5_k_m q6_k, or ggml:TYPE\n"
-         "                     (default: the checkpoint's own, else bf16; qlora: nf4-dq)\n"
+         "                     (default: the checkpoint's own quantization_config, else bf16; qlora:\n"
+         "                     nf4-dq; a checkpoint format gpurig does not plan needs --quant)\n"
          "  --kv-quant Q       KV cache elements: fp16 (default), q8_0, q4_0\n"
          "  --ctx TOKENS       context per sequence (default: the model's, at most 4096; training 2048)\n"
          "  --batch N          sequences per GPU (training: micro-batch per data-parallel rank; default 1)\n"
-         "  --gpus N           GPUs to use (default: all of the machine; --gpu alone: 1; 0 = CPU only)\n"
+         "  --gpus N           GPUs to use (default: all of the machine; --gpu alone: 1; 0 = CPU only:\n"
+         "                     the CPU of --rig, --root or --input, else --cpu)\n"
          "  --gpu MODEL        N of this catalog GPU on a generic board, one x16 root port each\n"
+         "                     (with --rig: in the rig's GPU slots; not with --root or --input)\n"
          "  --rig RIG          a rig file or a name from data/rigs/ (gpurig compare --list)\n"
          "  --tp N, --pp N     tensor parallel and layer split (pipeline) degrees; inference defaults\n"
          "                     to a layer split over all GPUs, as llama.cpp and accelerate do\n"
@@ -63,13 +66,11 @@ static void plan_usage(void)
          names);
 }
 
-/* --estimator deepspeed: DeepSpeed's model-states printout for the request. */
-static int run_deepspeed(const struct gr_planned *pl, bool json, struct gr_err *err)
+/* --estimator deepspeed: DeepSpeed's model-states printout for the request
+ * (gr_plan_args_check made sure it is --job full --zero 2 or 3). */
+static int run_deepspeed(const struct gr_planned *pl, bool json)
 {
   const struct gr_plan_req *r = &pl->req;
-  if (r->job != GR_JOB_FULL || r->zero < 2)
-    return gr_fail(err, GR_EXIT_FAIL, "--estimator deepspeed prints DeepSpeed's ZeRO-2/ZeRO-3 model-states "
-                   "estimate: give --job full --zero 2 or 3");
   struct gr_param_count c;
   char buf[2048];
   gr_model_count(&pl->model, &c);
@@ -114,6 +115,7 @@ int cmd_plan(int argc, char **argv)
   }
   struct gr_plan_args args = cli_plan_args(&o);
   struct gr_source src = cli_source(&o);
+  /* checks every argument before anything is loaded; m is closed below on every path */
   if (gr_plan_machine_open(&args, &src, &m, &cpu_only, &hw, &err) != 0) {
     rc = gr_report_error(&err);
     goto out;
@@ -123,12 +125,10 @@ int cmd_plan(int argc, char **argv)
     rc = gr_report_error(&err);
     goto out;
   }
-  if (!o.estimator || strcmp(o.estimator, "gpurig") == 0)
-    rc = print_plan(&o, pl);
-  else if (strcmp(o.estimator, "deepspeed") != 0)
-    rc = gr_report_error((gr_fail(&err, GR_EXIT_FAIL, "--estimator %s: gpurig or deepspeed", o.estimator), &err));
+  if (o.estimator && strcmp(o.estimator, "deepspeed") == 0)
+    rc = run_deepspeed(pl, o.json);
   else
-    rc = run_deepspeed(pl, o.json, &err) == 0 ? GR_EXIT_OK : gr_report_error(&err);
+    rc = print_plan(&o, pl);
 out:
   gr_planned_free(pl);
   free(pl);

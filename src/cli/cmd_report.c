@@ -63,7 +63,7 @@ int cmd_report(int argc, char **argv)
   struct gr_err err = {0};
   bool have_example = false;
   int rc;
-  if (gr_parse_opts(argc, argv, GR_OPT_SOURCE | GR_OPT_RIG | GR_OPT_GPU | GR_OPT_JSON, &o) != 0)
+  if (gr_parse_opts(argc, argv, GR_OPT_SOURCE | GR_OPT_RIG | GR_OPT_GPU_RIG | GR_OPT_JSON, &o) != 0)
     return GR_EXIT_FAIL;
   if (o.help) {
     report_usage();

@@ -31,7 +31,7 @@ int cmd_topo(int argc, char **argv)
   struct gr_opts o;
   struct gr_machine m;
   struct gr_err err = {0};
-  if (gr_parse_opts(argc, argv, GR_OPT_SOURCE | GR_OPT_RIG | GR_OPT_GPU | GR_OPT_JSON | GR_OPT_ALL | GR_OPT_PCIE_ONLY, &o) != 0)
+  if (gr_parse_opts(argc, argv, GR_OPT_SOURCE | GR_OPT_RIG | GR_OPT_GPU_RIG | GR_OPT_JSON | GR_OPT_ALL | GR_OPT_PCIE_ONLY, &o) != 0)
     return GR_EXIT_FAIL;
   if (o.help) {
     topo_usage();

@@ -8,6 +8,41 @@
 #include "cli/cli.h"
 #include "print/common.h"
 
+/* An empty value is almost always an unset shell variable (`--root $DIR`):
+ * for --root and --kmsg it would quietly mean "this machine", for the other
+ * files a confusing open error. One line saying what an empty value means. */
+static int refuse_empty(const char *cmd, int c)
+{
+  static const struct {
+    int c;
+    const char *line;
+  } paths[] = {
+      {'r', "option '--root' needs a directory (an empty value would mean this machine; omit --root for that)"},
+      {'i', "option '--input' needs an hwloc XML file, not an empty value"},
+      {'g', "option '--rig' needs a rig file or a name from data/rigs/, not an empty value"},
+      {'k', "option '--kmsg' needs a kernel log file (an empty value would mean /dev/kmsg; omit --kmsg for that)"},
+      {'e', "option '--expect' needs a manifest file, not an empty value"},
+      {256, "option '--model' needs a model name or a config.json, not an empty value"},
+  };
+  for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++)
+    if (paths[i].c == c) {
+      fprintf(stderr, "gpurig %s: %s\n", cmd, paths[i].line);
+      return -1;
+    }
+  return 0; /* other values are checked, empty or not, by their own parsers */
+}
+
+/* topo and report take --gpu only to fill the slots of a --rig: with a
+ * gathered tree, an XML file or this machine it would be ignored. */
+static int check_gpu_has_rig(const char *cmd, unsigned accepted, const struct gr_opts *o)
+{
+  if (!o->gpu || o->rig || (accepted & GR_OPT_GPU))
+    return 0;
+  fprintf(stderr, "gpurig %s: --gpu MODEL fills the GPU slots of a --rig; without one there is nothing to apply it "
+                  "to (give --rig RIG, or drop --gpu)\n", cmd);
+  return -1;
+}
+
 int gr_parse_opts(int argc, char **argv, unsigned accepted, struct gr_opts *o)
 {
   static const struct option longopts[] = {
@@ -36,10 +71,12 @@ int gr_parse_opts(int argc, char **argv, unsigned accepted, struct gr_opts *o)
       {NULL, 0, NULL, 0},
   };
   memset(o, 0, sizeof(*o));
-  optind = 1;
+  optind = 0; /* 0, not 1: glibc then also resets its permutation state */
   opterr = 0;
   for (;;) {
-    int c = getopt_long(argc, argv, "+hj", longopts, NULL);
+    /* No leading '+': options may follow the positional arguments (`compare
+     * wopr --json`), as with most GNU tools; `--` ends the options. */
+    int c = getopt_long(argc, argv, "hj", longopts, NULL);
     if (c == -1)
       break;
     unsigned need = 0;
@@ -47,7 +84,7 @@ int gr_parse_opts(int argc, char **argv, unsigned accepted, struct gr_opts *o)
     case 'r': o->root = optarg; need = GR_OPT_SOURCE; break;
     case 'i': o->input = optarg; need = GR_OPT_SOURCE; break;
     case 'g': o->rig = optarg; need = GR_OPT_RIG; break;
-    case 'G': o->gpu = optarg; need = GR_OPT_GPU; break;
+    case 'G': o->gpu = optarg; need = GR_OPT_GPU | GR_OPT_GPU_RIG; break;
     case 'l': o->list = true; need = GR_OPT_LIST; break;
     case 'j': o->json = true; need = GR_OPT_JSON; break;
     case 'a': o->all = true; need = GR_OPT_ALL; break;
@@ -96,6 +133,8 @@ int gr_parse_opts(int argc, char **argv, unsigned accepted, struct gr_opts *o)
               argv[optind - 1], argv[0]);
       return -1;
     }
+    if (optarg && !*optarg && refuse_empty(argv[0], c) != 0)
+      return -1;
   }
   if (accepted & GR_OPT_MANY) {
     o->args = argv + optind;
@@ -111,7 +150,7 @@ int gr_parse_opts(int argc, char **argv, unsigned accepted, struct gr_opts *o)
     fprintf(stderr, "gpurig %s: --root, --input and --rig select different inputs; give one\n", argv[0]);
     return -1;
   }
-  return 0;
+  return check_gpu_has_rig(argv[0], accepted, o);
 }
 
 struct gr_source cli_source(const struct gr_opts *o)

@@ -144,6 +144,22 @@ const char *gr_bench_status_name(enum gr_bench_status s)
   return (unsigned)s <= GR_BS_LOST ? n[s] : "?";
 }
 
+const char *gr_bench_size_text(size_t b, char *buf, size_t cap)
+{
+  static const char *const units[] = {"B", "KiB", "MiB", "GiB"};
+  int whole = 0, big = 0; /* the largest unit that divides b; the largest not above it */
+  for (int u = 1; u < 4; u++) {
+    size_t unit = (size_t)1 << (10 * u);
+    big = b >= unit ? u : big;
+    whole = b >= unit && b % unit == 0 ? u : whole;
+  }
+  if (whole > 0 || b < MIB) /* exact: "4 KiB", "1025 KiB", "4080 B" */
+    snprintf(buf, cap, "%zu %s", b >> (10 * whole), units[whole]);
+  else /* not whole KiB: one decimal rather than a long byte count */
+    snprintf(buf, cap, "%.1f %s", (double)b / (double)((size_t)1 << (10 * big)), units[big]);
+  return buf;
+}
+
 const char *gr_bench_endpoint(int e, char *buf, size_t cap)
 {
   if (e == GR_BENCH_HOST)
@@ -613,6 +629,31 @@ static void ar_sweep(struct run *r, int n, size_t max)
   }
 }
 
+/* The largest all-reduce: --allreduce-max, or a quarter of the least free
+ * GPU memory (send and receive buffers, with room to spare), rounded down to
+ * a power of two. A note names whichever of the two set it, and 0 means not
+ * run. */
+static size_t ar_largest(struct run *r, int n)
+{
+  char a[32], b[32];
+  size_t fr = min_free(r, n), want = r->cfg->ar_max_bytes;
+  bool by_memory = fr > 0 && fr / 4 < want;
+  size_t max = pow2_floor(by_memory ? fr / 4 : want);
+  if (max < GR_BENCH_AR_MIN_BYTES && by_memory)
+    ar_note(r->rep, "not run: too little free GPU memory (%s free; the smallest all-reduce, %s, needs 4 times that)",
+            gr_bench_size_text(fr, a, sizeof(a)), gr_bench_size_text(GR_BENCH_AR_MIN_BYTES, b, sizeof(b)));
+  else if (max < GR_BENCH_AR_MIN_BYTES)
+    ar_note(r->rep, "not run: --allreduce-max %s is below the smallest size measured (%s)",
+            gr_bench_size_text(want, a, sizeof(a)), gr_bench_size_text(GR_BENCH_AR_MIN_BYTES, b, sizeof(b)));
+  else if (max < want && by_memory)
+    ar_note(r->rep, "sizes capped at %s by free GPU memory: a quarter of the %s free, rounded down to a power of two",
+            gr_bench_size_text(max, a, sizeof(a)), gr_bench_size_text(fr, b, sizeof(b)));
+  else if (max < want)
+    ar_note(r->rep, "sizes capped at %s by --allreduce-max %s, rounded down to a power of two",
+            gr_bench_size_text(max, a, sizeof(a)), gr_bench_size_text(want, b, sizeof(b)));
+  return max < GR_BENCH_AR_MIN_BYTES ? 0 : max;
+}
+
 static void allreduce_tests(struct run *r, int n)
 {
   struct gr_bench_report *rep = r->rep;
@@ -626,15 +667,9 @@ static void allreduce_tests(struct run *r, int n)
       ar_note(rep, "not run: GPU%d stopped answering earlier", g);
       return;
     }
-  size_t fr = min_free(r, n);
-  size_t max = r->cfg->ar_max_bytes;
-  if (fr > 0 && fr / 4 < max) /* send and receive buffers, with room to spare */
-    max = fr / 4;
-  max = pow2_floor(max);
-  if (max < 64 * 1024) {
-    ar_note(rep, "not run: too little free GPU memory (%zu bytes)", fr);
+  size_t max = ar_largest(r, n);
+  if (max == 0)
     return;
-  }
   if (r->be->allreduce_open(r->st, max, why, sizeof(why)) != 0) {
     ar_note(rep, "not run: %s", why);
     if (strstr(why, "cannot open shared object"))
@@ -649,8 +684,6 @@ static void allreduce_tests(struct run *r, int n)
   }
   const char *cn = r->be->collective_name(r->st);
   snprintf(rep->collective, sizeof(rep->collective), "%s", cn && *cn ? cn : r->be->collective);
-  if (max < r->cfg->ar_max_bytes)
-    ar_note(rep, "sizes capped at %zu MiB by free GPU memory", max / MIB);
   ar_sweep(r, n, max);
   gr_bench_plateau(rep, 0.05);
 }
@@ -690,6 +723,7 @@ static void check_results(struct run *r)
 {
   struct gr_bench_report *rep = r->rep;
   size_t staged = 0, pairs = 0;
+  char sz[32];
   bool floors = (double)rep->cfg.bytes >= gr_health("bench_floor_min_mib") * MIB;
   for (size_t i = 0; i < rep->nresults; i++) {
     const struct gr_bench_result *res = &rep->results[i];
@@ -708,9 +742,9 @@ static void check_results(struct run *r)
   }
   if (!floors)
     finding(rep, GR_SEV_INFO, "bench.small-copies",
-            "Copies of %zu KiB are bound by per-copy latency, not by the links: the figures are not held against "
+            "Copies of %s are bound by per-copy latency, not by the links: the figures are not held against "
             "their floors (from %.0f MiB up they are).",
-            rep->cfg.bytes / 1024, gr_health("bench_floor_min_mib"));
+            gr_bench_size_text(rep->cfg.bytes, sz, sizeof(sz)), gr_health("bench_floor_min_mib"));
   if (staged)
     finding(rep, GR_SEV_INFO, "bench.no-peer",
             "%zu of %zu GPU pairs have no peer access from the driver: their copies went through host memory "
@@ -747,15 +781,17 @@ static void join_gpus(struct run *r, int n)
   }
 }
 
+/* The copy size: the configured one (whole 16-byte words, as the command
+ * line checks), unless free memory is short: then an eighth of it (two
+ * buffers per GPU, with most memory left free), rounded to whole MiB. The
+ * header prints the size used. */
 static size_t copy_bytes(struct run *r, int n)
 {
   size_t bytes = r->cfg->bytes, fr = min_free(r, n);
-  if (fr > 0 && fr / 8 < bytes) /* two buffers per GPU, with most memory left free */
-    bytes = fr / 8;
-  if (bytes >= MIB)
-    return bytes / MIB * MIB;
-  bytes -= bytes % 16; /* the SM kernel copies 16-byte words */
-  return bytes > 0 ? bytes : 16;
+  if (fr > 0 && fr / 8 < bytes)
+    bytes = fr / 8 >= MIB ? fr / 8 / MIB * MIB : fr / 8;
+  bytes -= bytes % GR_BENCH_COPY_ALIGN; /* the SM kernel copies 16-byte words */
+  return bytes > 0 ? bytes : GR_BENCH_COPY_ALIGN;
 }
 
 int gr_bench_run(const struct gr_bench_backend *be, void *state, const struct gr_bench_config *cfg,

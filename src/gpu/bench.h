@@ -23,6 +23,14 @@
 #include "model/topo.h"
 
 
+/* The smallest all-reduce sweep: a largest size under this is not run. */
+#define GR_BENCH_AR_MIN_BYTES ((size_t)64 << 10)
+/* Copy sizes: whole 16-byte words (the SM copy kernel's unit), at least
+ * 4 KiB (below it a copy times only its own latency, which the 16-byte
+ * latency test measures anyway). */
+#define GR_BENCH_COPY_ALIGN 16
+#define GR_BENCH_COPY_MIN_BYTES ((size_t)4 << 10)
+
 struct gr_bench_config {
   bool quick;            /* --quick: under 10 s */
   size_t bytes;          /* copy size; 0 = default for the mode */
@@ -138,6 +146,10 @@ const char *gr_bench_kind_name(enum gr_bench_kind k);   /* "h2d", "p2p_bidir", .
 const char *gr_bench_kind_title(enum gr_bench_kind k);  /* "host -> GPU" */
 const char *gr_engine_name(enum gr_engine e);           /* "ce", "sm" */
 const char *gr_bench_status_name(enum gr_bench_status s);
+/* A size in the largest binary unit that holds it whole ("256 MiB", "4 KiB",
+ * "4080 B"); from 1 MiB up, one decimal when it is not whole ("1.5 MiB").
+ * Never "0 KiB". Returns buf. */
+const char *gr_bench_size_text(size_t bytes, char *buf, size_t cap);
 /* "GPU3", or "host" */
 const char *gr_bench_endpoint(int e, char *buf, size_t cap);
 

@@ -53,6 +53,13 @@ static int key_fail(const struct cfg *c, const char *key, const char *fmt, ...)
   return gr_fail(c->err, GR_EXIT_FAIL, "%s:%zu: key \"%s\": %s", c->name, key_line(c, key), key, what);
 }
 
+/* What a JSON value is, for "must be X, not Y" messages. */
+static const char *json_kind(const json_t *v)
+{
+  return json_is_real(v) ? "a fraction" : json_is_string(v) ? "a string" : json_is_boolean(v) ? "true/false"
+         : json_is_integer(v) ? "a number" : json_is_null(v) ? "null" : "a list or object";
+}
+
 /* An integer field: absent gives `dflt` (or an error when required); null
  * counts as absent (head_dim: null in some configs). */
 static int get_long(const struct cfg *c, const char *key, bool required, long dflt, long min, long max, long *out)
@@ -66,9 +73,7 @@ static int get_long(const struct cfg *c, const char *key, bool required, long df
     return 0;
   }
   if (!json_is_integer(v))
-    return key_fail(c, key, "must be an integer, not %s",
-                    json_is_real(v) ? "a fraction" : json_is_string(v) ? "a string" : json_is_boolean(v) ? "true/false"
-                                                                                                     : "a list or object");
+    return key_fail(c, key, "must be an integer, not %s", json_kind(v));
   json_int_t n = json_integer_value(v);
   if (n < min || n > max)
     return key_fail(c, key, "%lld is out of range (%ld to %ld)", (long long)n, min, max);
@@ -89,22 +94,74 @@ static int get_bool(const struct cfg *c, const char *key, bool dflt, bool *out)
   return 0;
 }
 
-/* The checkpoint's own quantization, as a --quant name. */
-static void quant_hint(const struct cfg *c, struct gr_model *m)
+/* GPTQ and AWQ: bits (default 4) and group_size (default 128, -1 one group
+ * per row). gpurig plans 4-bit only (quant.c); 2, 3 and 8 bits are valid
+ * checkpoints that it cannot size, so they become a hint no --quant name
+ * matches (refused in request.c unless --quant is given). A group of -1 is
+ * planned as groups of 4096: the scale per row then costs 20 bits per row
+ * instead of 20 per 4096 weights, within 0.1% of the weights' size. */
+static int gptq_hint(const struct cfg *c, json_t *q, const char *method, struct gr_model *m)
+{
+  json_t *bits = json_object_get(q, "bits"), *group = json_object_get(q, "group_size");
+  json_int_t b = 4, g = 128;
+  if (bits && !json_is_integer(bits))
+    return key_fail(c, "bits", "must be an integer (2, 3, 4 or 8), not %s", json_kind(bits));
+  b = bits ? json_integer_value(bits) : b;
+  if (b != 2 && b != 3 && b != 4 && b != 8)
+    return key_fail(c, "bits", "%lld: %s checkpoints have 2, 3, 4 or 8 bits", (long long)b, method);
+  if (group && !json_is_null(group) && !json_is_integer(group))
+    return key_fail(c, "group_size", "must be an integer (-1, or 8 to 4096), not %s", json_kind(group));
+  g = json_is_integer(group) ? json_integer_value(group) : g;
+  if (g != -1 && (g < 8 || g > 4096))
+    return key_fail(c, "group_size", "%lld: expected -1 (one group per row) or 8 to 4096", (long long)g);
+  if (b != 4)
+    m->quant_hint = xasprintf("%s with %lld bits", method, (long long)b);
+  else
+    m->quant_hint = xasprintf("%s-g%lld", method, (long long)(g == -1 ? 4096 : g));
+  return 0;
+}
+
+/* bitsandbytes: load_in_4bit (with double quantization or not), else 8-bit. */
+static int bnb_hint(const struct cfg *c, json_t *q, struct gr_model *m)
+{
+  static const char *const flags[] = {"load_in_4bit", "load_in_8bit", "bnb_4bit_use_double_quant"};
+  for (size_t i = 0; i < sizeof(flags) / sizeof(flags[0]); i++) {
+    json_t *v = json_object_get(q, flags[i]);
+    if (v && !json_is_boolean(v))
+      return key_fail(c, flags[i], "must be true or false, not %s", json_kind(v));
+  }
+  m->quant_hint = xstrdup(json_is_true(json_object_get(q, "load_in_4bit"))
+                              ? (json_is_true(json_object_get(q, "bnb_4bit_use_double_quant")) ? "nf4-dq" : "nf4")
+                              : "int8");
+  return 0;
+}
+
+/* The checkpoint's own quantization, as a --quant name: the default
+ * --quant. A malformed quantization_config is an error naming the key; a
+ * method gpurig does not plan is kept as its description, which no --quant
+ * name matches, so that request.c refuses it unless --quant overrides it
+ * (planning it as bf16 would be wrong by 2-4x). */
+static int quant_hint(const struct cfg *c, struct gr_model *m)
 {
   json_t *q = json_object_get(c->obj, "quantization_config");
-  const char *method = json_string_value(json_object_get(q, "quant_method"));
-  if (!method)
-    return;
-  json_int_t group = json_integer_value(json_object_get(q, "group_size"));
-  if ((strcmp(method, "gptq") == 0 || strcmp(method, "awq") == 0) && group > 0)
-    m->quant_hint = xasprintf("%s-g%lld", method, (long long)group);
-  else if (strcmp(method, "bitsandbytes") == 0)
-    m->quant_hint = xstrdup(json_is_true(json_object_get(q, "load_in_4bit"))
-                                ? (json_is_true(json_object_get(q, "bnb_4bit_use_double_quant")) ? "nf4-dq" : "nf4")
-                                : "int8");
-  else if (strcmp(method, "fp8") == 0)
+  if (!q || json_is_null(q))
+    return 0;
+  if (!json_is_object(q))
+    return key_fail(c, "quantization_config", "must be an object, not %s", json_kind(q));
+  json_t *jm = json_object_get(q, "quant_method");
+  if (!json_is_string(jm))
+    return jm ? key_fail(c, "quant_method", "must be a string, not %s", json_kind(jm))
+              : key_fail(c, "quantization_config", "has no \"quant_method\"");
+  const char *method = json_string_value(jm);
+  if (strcmp(method, "gptq") == 0 || strcmp(method, "awq") == 0)
+    return gptq_hint(c, q, method, m);
+  if (strcmp(method, "bitsandbytes") == 0)
+    return bnb_hint(c, q, m);
+  if (strcmp(method, "fp8") == 0)
     m->quant_hint = xstrdup("fp8");
+  else
+    m->quant_hint = xasprintf("quant_method \"%.40s\"", method);
+  return 0;
 }
 
 static int shape_fields(const struct cfg *c, struct gr_model *m)
@@ -203,7 +260,8 @@ int gr_model_parse_config(const char *name, const char *text, size_t len, struct
   json_t *bias = json_object_get(c.obj, "attention_bias");
   if (json_is_boolean(bias))
     m->qkv_bias = json_is_true(bias);
-  quant_hint(&c, m);
+  if (quant_hint(&c, m) != 0)
+    goto out;
   m->shape_known = true;
   m->name = xstrdup(name);
   m->source = xasprintf("%s (model_type %s)", name, m->model_type);

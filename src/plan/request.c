@@ -27,7 +27,9 @@ static int opt_double(const char *name, const char *s, double *out, struct gr_er
 
 bool gr_plan_args_given(const struct gr_plan_args *a)
 {
-  return a->model || a->params || a->quant || a->ctx || a->batch || a->gpus || a->zero || a->tp || a->pp;
+  return a->model || a->params || a->quant || a->kv_quant || a->ctx || a->batch || a->gpus || a->zero || a->offload ||
+         a->tp || a->pp || a->lora_rank || a->lora_targets || a->state_bytes || a->price || a->kwh || a->rent ||
+         a->cpu || a->estimator || a->checkpointing || a->rank0_load;
 }
 
 static int parse_job(const char *s, enum gr_job *j, struct gr_err *err)
@@ -68,10 +70,16 @@ static int parse_targets(const char *s, unsigned *out, struct gr_err *err)
   return *out ? 0 : gr_fail(err, GR_EXIT_FAIL, "--lora-targets: no module named");
 }
 
+/* --model names a config.json rather than a built-in model. */
+static bool is_config_path(const char *model)
+{
+  struct stat st;
+  return strchr(model, '/') || strstr(model, ".json") || stat(model, &st) == 0;
+}
+
 /* --model NAME|CONFIG.json or --params N. */
 static int load_model(const struct gr_plan_args *a, struct gr_model *m, struct gr_err *err)
 {
-  struct stat st;
   if (!!a->model == !!a->params)
     return gr_fail(err, GR_EXIT_FAIL, "give one of --model NAME|CONFIG.json and --params N");
   if (a->params) {
@@ -81,7 +89,7 @@ static int load_model(const struct gr_plan_args *a, struct gr_model *m, struct g
     gr_model_from_params(n, m);
     return 0;
   }
-  if (strchr(a->model, '/') || strstr(a->model, ".json") || stat(a->model, &st) == 0)
+  if (is_config_path(a->model))
     return gr_model_load_config(a->model, m, err);
   return gr_model_builtin(a->model, m, err);
 }
@@ -131,17 +139,34 @@ static int parse_counts(const struct gr_plan_args *a, int machine_gpus, struct g
   return 0;
 }
 
-/* Weight and KV formats, context, LoRA targets and offload, with their defaults. */
-static int parse_formats(const struct gr_plan_args *a, const struct gr_model *m, struct gr_plan_req *r,
+/* The weights' format: --quant, else the checkpoint's own. A checkpoint
+ * format gpurig does not plan (llm_config.c leaves its description as the
+ * hint) is an error only here, so that --quant can still override it. */
+static int parse_weights(const struct gr_plan_args *a, const struct gr_model *m, struct gr_plan_req *r,
                          struct gr_err *err)
 {
-  const char *q = a->quant ? a->quant : r->job == GR_JOB_QLORA ? "nf4-dq" : m->quant_hint ? m->quant_hint : "bf16";
-  if (gr_quant_parse(q, &r->quant, err) != 0 || gr_quant_parse(a->kv_quant ? a->kv_quant : "fp16", &r->kv_quant, err) != 0)
+  const char *hint = m ? m->quant_hint : NULL;
+  if (!a->quant && r->job != GR_JOB_QLORA && hint && gr_quant_parse(hint, &r->quant, NULL) != 0)
+    return gr_fail(err, GR_EXIT_FAIL, "%s: quantization_config %s is not a weight format gpurig plans; give --quant "
+                   "to plan the checkpoint as one (gpurig plan --help lists them)", m->name, hint);
+  const char *q = a->quant ? a->quant : r->job == GR_JOB_QLORA ? "nf4-dq" : hint ? hint : "bf16";
+  if (gr_quant_parse(q, &r->quant, err) != 0)
     return -1;
   if (r->job == GR_JOB_QLORA && r->quant.kind != GR_Q_BNB)
     return gr_fail(err, GR_EXIT_FAIL, "--job qlora keeps the base in bitsandbytes 4-bit: --quant nf4 or nf4-dq");
+  return 0;
+}
+
+/* Weight and KV formats, context, LoRA targets and offload, with their
+ * defaults; m NULL checks what was typed before the model is read. */
+static int parse_formats(const struct gr_plan_args *a, const struct gr_model *m, struct gr_plan_req *r,
+                         struct gr_err *err)
+{
+  if (parse_weights(a, m, r, err) != 0 ||
+      gr_quant_parse(a->kv_quant ? a->kv_quant : "fp16", &r->kv_quant, err) != 0)
+    return -1;
   long dflt = r->job == GR_JOB_INFER ? 4096 : 2048;
-  r->ctx = m->max_ctx > 0 && m->max_ctx < dflt ? m->max_ctx : dflt;
+  r->ctx = m && m->max_ctx > 0 && m->max_ctx < dflt ? m->max_ctx : dflt;
   if (a->ctx && opt_long("--ctx", a->ctx, 1, 1L << 30, &r->ctx, err) != 0)
     return -1;
   r->lora_targets = GR_LORA_Q | GR_LORA_V;
@@ -159,6 +184,33 @@ static int parse_formats(const struct gr_plan_args *a, const struct gr_model *m,
   return 0;
 }
 
+static int parse_money(const struct gr_plan_args *a, struct gr_plan_req *r, struct gr_err *err)
+{
+  r->kwh_price = gr_planner_const("kwh_price_usd");
+  if ((a->price && opt_double("--price", a->price, &r->price, err) != 0) ||
+      (a->kwh && opt_double("--kwh", a->kwh, &r->kwh_price, err) != 0) ||
+      (a->rent && opt_double("--rent", a->rent, &r->rent, err) != 0))
+    return -1;
+  return 0;
+}
+
+/* Inference splits the layers over every GPU unless --pp is given: when
+ * there are more GPUs than layers, say so in the user's terms (the GPUs they
+ * asked for), not as a --pp they never typed. */
+static int check_default_split(const struct gr_plan_args *a, const struct gr_model *m, const struct gr_plan_req *r,
+                               struct gr_err *err)
+{
+  if (a->pp || r->job != GR_JOB_INFER || !m->shape_known || r->pp <= m->layers)
+    return 0;
+  char gpus[48];
+  if (a->gpus)
+    snprintf(gpus, sizeof(gpus), "--gpus %d", r->gpus);
+  else
+    snprintf(gpus, sizeof(gpus), "the machine's %d GPUs", r->gpus);
+  return gr_fail(err, GR_EXIT_FAIL, "%s: with --tp %d the planner would split %s's %ld layers over %d pipeline "
+                 "stages; give --tp or fewer --gpus", gpus, r->tp, m->name, m->layers, r->pp);
+}
+
 int gr_plan_request(const struct gr_plan_args *a, int machine_gpus, struct gr_plan_req *r, struct gr_model *m,
                     struct gr_err *err)
 {
@@ -166,13 +218,10 @@ int gr_plan_request(const struct gr_plan_args *a, int machine_gpus, struct gr_pl
   memset(m, 0, sizeof(*m));
   if (parse_job(a->job, &r->job, err) != 0 || load_model(a, m, err) != 0)
     return -1;
-  r->kwh_price = gr_planner_const("kwh_price_usd");
   r->rank0_load = a->rank0_load;
   r->checkpointing = a->checkpointing;
-  if (parse_counts(a, machine_gpus, r, err) != 0 || parse_formats(a, m, r, err) != 0 ||
-      (a->price && opt_double("--price", a->price, &r->price, err) != 0) ||
-      (a->kwh && opt_double("--kwh", a->kwh, &r->kwh_price, err) != 0) ||
-      (a->rent && opt_double("--rent", a->rent, &r->rent, err) != 0)) {
+  if (parse_counts(a, machine_gpus, r, err) != 0 || check_default_split(a, m, r, err) != 0 ||
+      parse_formats(a, m, r, err) != 0 || parse_money(a, r, err) != 0) {
     gr_model_free(m);
     return -1;
   }
@@ -206,14 +255,60 @@ int gr_plan_hw_from(const struct gr_plan_args *a, const struct gr_machine *m, st
   return a->cpu ? parse_cpu(a->cpu, hw, err) : 0;
 }
 
+/* The model's name or count: that one of them is given, and that a
+ * built-in name or a count reads (a config.json is read later, once). */
+static int check_model_args(const struct gr_plan_args *a, struct gr_err *err)
+{
+  struct gr_model m;
+  if (a->model && !a->params && is_config_path(a->model))
+    return 0;
+  if (load_model(a, &m, err) != 0)
+    return -1;
+  gr_model_free(&m);
+  return 0;
+}
+
+/* Options that contradict each other or the machine they would run on. */
+static int check_combination(const struct gr_plan_args *a, const struct gr_source *given, const struct gr_plan_req *r,
+                             struct gr_err *err)
+{
+  if (a->gpu && given && (given->kind == GR_SRC_ROOT || given->kind == GR_SRC_XML))
+    return gr_fail(err, GR_EXIT_FAIL, "--gpu MODEL plans on a generic board of that GPU, so the machine of --%s %s "
+                   "would be ignored: give one of them", given->kind == GR_SRC_ROOT ? "root" : "input", given->path);
+  if (r->gpus == 0 && a->gpu)
+    return gr_fail(err, GR_EXIT_FAIL, "--gpus 0 plans on the CPU, --gpu %s on GPUs: give one of them", a->gpu);
+  if (r->gpus == 0 && (a->tp || a->pp))
+    return gr_fail(err, GR_EXIT_FAIL, "--gpus 0 plans on the CPU: --tp and --pp split a model over GPUs");
+  if (a->estimator && strcmp(a->estimator, "gpurig") != 0 && strcmp(a->estimator, "deepspeed") != 0)
+    return gr_fail(err, GR_EXIT_FAIL, "--estimator %s: gpurig or deepspeed", a->estimator);
+  if (a->estimator && strcmp(a->estimator, "deepspeed") == 0 && (r->job != GR_JOB_FULL || r->zero < 2))
+    return gr_fail(err, GR_EXIT_FAIL, "--estimator deepspeed prints DeepSpeed's ZeRO-2/ZeRO-3 model-states "
+                   "estimate: give --job full --zero 2 or 3");
+  return 0;
+}
+
+int gr_plan_args_check(const struct gr_plan_args *a, const struct gr_source *given, struct gr_err *err)
+{
+  struct gr_plan_req r = {0};
+  struct gr_plan_hw hw = {0};
+  if (parse_job(a->job, &r.job, err) != 0 || check_model_args(a, err) != 0 || parse_counts(a, 1, &r, err) != 0 ||
+      parse_formats(a, NULL, &r, err) != 0 || parse_money(a, &r, err) != 0 ||
+      (a->cpu && parse_cpu(a->cpu, &hw, err) != 0))
+    return -1;
+  return check_combination(a, given, &r, err);
+}
+
 int gr_plan_machine_open(const struct gr_plan_args *a, const struct gr_source *given, struct gr_machine *m,
                          bool *cpu_only, struct gr_plan_hw *hw, struct gr_err *err)
 {
   long n = 1;
   memset(m, 0, sizeof(*m));
-  if (a->gpus && (!parse_long(a->gpus, 10, &n) || n < 0 || n > 64))
-    return gr_fail(err, GR_EXIT_FAIL, "--gpus %s: expected a whole number from 0 to 64", a->gpus);
-  *cpu_only = (a->gpus && n == 0) || (a->cpu && !a->gpu && given->kind == GR_SRC_LIVE && !a->gpus);
+  if (gr_plan_args_check(a, given, err) != 0)
+    return -1;
+  if (a->gpus)
+    parse_long(a->gpus, 10, &n); /* checked above */
+  /* --gpus 0 on a rig or a gathered tree plans on that machine's CPU */
+  *cpu_only = given->kind == GR_SRC_LIVE && !a->gpu && (n == 0 || (a->cpu && !a->gpus));
   if (*cpu_only)
     return gr_plan_hw_from(a, NULL, hw, err);
   struct gr_source src = *given;

@@ -29,10 +29,19 @@ struct gr_plan_args {
 /* True when any option that only a plan reads was given (compare needs --job then). */
 bool gr_plan_args_given(const struct gr_plan_args *a);
 
-/* The machine a plan runs on, opened with predictions: the given source,
- * or --gpus N of --gpu MODEL on a generic board, or none for CPU-only
- * inference (--gpus 0, or --cpu alone): then *cpu_only is set and m stays
- * closed. hw is filled from the machine and --cpu. 0, or -1 with err. */
+/* Checks everything the user typed that can be judged before a machine is
+ * loaded or a config.json read: every number, name and format, --cpu, and
+ * options that contradict each other or the source (given may be NULL when
+ * the machines are rigs named elsewhere, as in compare). 0, or -1 with one
+ * error line in err (GR_EXIT_FAIL). */
+int gr_plan_args_check(const struct gr_plan_args *a, const struct gr_source *given, struct gr_err *err);
+
+/* The machine a plan runs on, opened with predictions after
+ * gr_plan_args_check: the given source (with --gpus 0, its CPU), or --gpus
+ * N of --gpu MODEL on a generic board, or none for CPU-only inference
+ * without a source (--gpus 0, or --cpu alone): then *cpu_only is set and m
+ * stays closed. hw is filled from the machine and --cpu. 0, or -1 with err;
+ * the caller closes m either way. */
 int gr_plan_machine_open(const struct gr_plan_args *a, const struct gr_source *given, struct gr_machine *m,
                          bool *cpu_only, struct gr_plan_hw *hw, struct gr_err *err);
 /* hw for an open machine (m NULL: CPU only) and --cpu. */

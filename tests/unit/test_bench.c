@@ -148,6 +148,7 @@ struct world {
   struct gr_bench_config cfg;
   struct gr_bench_report rep;
   struct fake f;
+  size_t bytes, ar_max; /* the copy size and --allreduce-max; 0: 4 MiB and 16 MiB */
 };
 
 static void world_run(struct world *w, bool with_topology)
@@ -166,9 +167,9 @@ static void world_run(struct world *w, bool with_topology)
   }
   gr_bench_links_set(&w->links, with_topology ? &w->m : NULL, &facts);
   gr_bench_config_defaults(&w->cfg, true);
-  w->cfg.bytes = (size_t)4 << 20;
+  w->cfg.bytes = w->bytes ? w->bytes : (size_t)4 << 20;
   w->cfg.progress = false;
-  w->cfg.ar_max_bytes = (size_t)16 << 20;
+  w->cfg.ar_max_bytes = w->ar_max ? w->ar_max : (size_t)16 << 20;
   if (gr_bench_run(&fake_backend, &w->f, &w->cfg, &w->links, &w->rep, &err) != 0)
     fail_msg("%s", err.msg);
 }
@@ -390,13 +391,77 @@ static void test_no_nccl(void **state)
   free(w);
 }
 
+static void test_size_text(void **state)
+{
+  static const struct {
+    size_t b;
+    const char *want;
+  } cases[] = {{0, "0 B"}, {16, "16 B"}, {4080, "4080 B"}, {4096, "4 KiB"}, {1025 << 10, "1025 KiB"},
+               {(1 << 20) + 16, "1.0 MiB"}, {(size_t)3 << 20, "3 MiB"}, {(size_t)1 << 30, "1 GiB"},
+               {((size_t)3 << 29), "1536 MiB"}};
+  (void)state;
+  for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+    char buf[32];
+    assert_string_equal(gr_bench_size_text(cases[i].b, buf, sizeof(buf)), cases[i].want);
+  }
+}
+
+/* The fake bench run with a copy size and --allreduce-max (0: the defaults of world_run). */
+static struct world *world_with(size_t bytes, size_t ar_max)
+{
+  struct world *w = calloc(1, sizeof(*w));
+  fake_default(&w->f);
+  w->bytes = bytes;
+  w->ar_max = ar_max;
+  world_run(w, true);
+  return w;
+}
+
+/* The note says what limited the all-reduce: the user's own --allreduce-max
+ * (and its rounding to a power of two) or free GPU memory (256 MiB here). */
+static void test_allreduce_caps(void **state)
+{
+  (void)state;
+  struct world *w = world_with(0, (size_t)3 << 20);
+  assert_string_equal(w->rep.ar_note, "sizes capped at 2 MiB by --allreduce-max 3 MiB, rounded down to a power of two");
+  assert_int_equal(w->rep.ar[w->rep.nar - 1].bytes, (size_t)2 << 20);
+  world_free(w);
+  free(w);
+  w = world_with(0, 4096);
+  assert_int_equal(w->rep.nar, 0);
+  assert_string_equal(w->rep.ar_note, "not run: --allreduce-max 4 KiB is below the smallest size measured (64 KiB)");
+  world_free(w);
+  free(w);
+  w = world_with(0, (size_t)1 << 30);
+  assert_string_equal(w->rep.ar_note, "sizes capped at 64 MiB by free GPU memory: a quarter of the 256 MiB free, "
+                                      "rounded down to a power of two");
+  world_free(w);
+  free(w);
+  w = world_with(0, (size_t)16 << 20);
+  assert_null(w->rep.ar_note);
+  world_free(w);
+  free(w);
+}
+
+/* Small copies are named in the unit that holds them, never "0 KiB". */
+static void test_small_copy_text(void **state)
+{
+  (void)state;
+  struct world *w = world_with(4080, 0);
+  assert_int_equal(w->rep.cfg.bytes, 4080);
+  assert_non_null(finding_with(&w->rep, "bench.small-copies", "Copies of 4080 B are bound by per-copy latency"));
+  world_free(w);
+  free(w);
+}
+
 int main(void)
 {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_no_topology_predicts), /* first: nothing predicted in this process yet */
       cmocka_unit_test(test_stats),      cmocka_unit_test(test_plateau),    cmocka_unit_test(test_parse_size),
       cmocka_unit_test(test_limits_and_floor), cmocka_unit_test(test_corruption), cmocka_unit_test(test_copy_error),
-      cmocka_unit_test(test_gpu_lost),   cmocka_unit_test(test_no_nccl),
+      cmocka_unit_test(test_gpu_lost),   cmocka_unit_test(test_no_nccl),    cmocka_unit_test(test_size_text),
+      cmocka_unit_test(test_allreduce_caps), cmocka_unit_test(test_small_copy_text),
   };
   return cmocka_run_group_tests(tests, setup, NULL);
 }

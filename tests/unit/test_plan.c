@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "testutil.h"
 
@@ -106,6 +107,51 @@ static void bad_configs_name_file_line_key(void **state)
     assert_int_equal(err.code, GR_EXIT_FAIL);
     if (!strstr(err.msg, bad[i].want))
       fail_msg("case %zu: got '%s', want '%s'", i, err.msg, bad[i].want);
+  }
+}
+
+/* quantization_config: the checkpoint's format becomes the default --quant;
+ * a malformed one is an error naming the key, one gpurig does not plan is a
+ * hint that no --quant name matches (refused by the request). */
+static void quant_config_hints(void **state)
+{
+  static const char base[] = "{\"num_hidden_layers\": 2, \"hidden_size\": 8, \"intermediate_size\": 8, "
+                             "\"num_attention_heads\": 2, \"vocab_size\": 8,\n \"quantization_config\": %s}";
+  static const struct {
+    const char *q, *hint, *error;
+  } cases[] = {
+      {"{\"quant_method\": \"gptq\", \"bits\": 4, \"group_size\": 32}", "gptq-g32", NULL},
+      {"{\"quant_method\": \"awq\", \"bits\": 4}", "awq-g128", NULL},
+      {"{\"quant_method\": \"gptq\", \"bits\": 4, \"group_size\": -1}", "gptq-g4096", NULL},
+      {"{\"quant_method\": \"gptq\", \"bits\": 8}", "gptq with 8 bits", NULL},
+      {"{\"quant_method\": \"hqq\"}", "quant_method \"hqq\"", NULL},
+      {"{\"quant_method\": \"bitsandbytes\", \"load_in_4bit\": true}", "nf4", NULL},
+      {"null", NULL, NULL},
+      {"{\"quant_method\": \"gptq\", \"bits\": -4}", NULL, "cfg.json:2: key \"bits\": -4: gptq checkpoints have"},
+      {"{\"quant_method\": \"gptq\", \"bits\": 1000}", NULL, "key \"bits\": 1000: gptq checkpoints have 2, 3, 4"},
+      {"{\"quant_method\": \"awq\", \"bits\": \"4\"}", NULL, "key \"bits\": must be an integer (2, 3, 4 or 8), not a string"},
+      {"{\"quant_method\": \"gptq\", \"group_size\": 0}", NULL, "key \"group_size\": 0: expected -1"},
+      {"{\"bits\": 4}", NULL, "key \"quantization_config\": has no \"quant_method\""},
+      {"\"gptq\"", NULL, "key \"quantization_config\": must be an object, not a string"},
+      {"{\"quant_method\": \"bitsandbytes\", \"load_in_4bit\": 1}", NULL, "key \"load_in_4bit\": must be true"},
+  };
+  (void)state;
+  for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+    char text[512];
+    struct gr_model m;
+    struct gr_err err = {0};
+    snprintf(text, sizeof(text), base, cases[i].q);
+    int rc = gr_model_parse_config("cfg.json", text, strlen(text), &m, &err);
+    if (cases[i].error && (rc == 0 || !strstr(err.msg, cases[i].error)))
+      fail_msg("case %zu: got '%s', want '%s'", i, rc ? err.msg : "no error", cases[i].error);
+    if (cases[i].error)
+      continue;
+    if (rc != 0)
+      fail_msg("case %zu: %s", i, err.msg);
+    if (cases[i].hint ? !m.quant_hint || strcmp(m.quant_hint, cases[i].hint) != 0 : m.quant_hint != NULL)
+      fail_msg("case %zu: hint '%s', want '%s'", i, m.quant_hint ? m.quant_hint : "(none)",
+               cases[i].hint ? cases[i].hint : "(none)");
+    gr_model_free(&m);
   }
 }
 
@@ -274,7 +320,7 @@ static void deepspeed_zero3_fits_as_planned(void **state)
  * per socket's switch talk P2P, five or more cross QPI. */
 static void plan_machine_has_every_group_size(void **state)
 {
-  struct gr_plan_args args = {0};
+  struct gr_plan_args args = {.model = "llama-2-7b", .job = "infer"};
   struct gr_source src = {.kind = GR_SRC_RIG, .path = "sys-4028gr-tr-x9drg"};
   struct gr_machine m;
   struct gr_plan_hw hw;
@@ -291,6 +337,94 @@ static void plan_machine_has_every_group_size(void **state)
   gr_machine_close(&m);
 }
 
+static int open_plan(const struct gr_plan_args *a, struct gr_source src, struct gr_err *err)
+{
+  struct gr_machine m;
+  struct gr_plan_hw hw;
+  bool cpu_only;
+  int rc = gr_plan_machine_open(a, &src, &m, &cpu_only, &hw, err);
+  gr_machine_close(&m);
+  return rc;
+}
+
+/* Every argument is judged before the machine is loaded (a bad --cpu with a
+ * missing rig names the --cpu), --gpus 0 still opens a rig it names (its
+ * CPU), and contradictions are refused. */
+static void plan_args_checked_first(void **state)
+{
+  static const struct {
+    struct gr_plan_args a;
+    enum gr_source_kind kind;
+    const char *path, *want;
+  } cases[] = {
+      {{.model = "llama-2-7b", .job = "infer", .cpu = "8x"}, GR_SRC_RIG, "/nonexistent.rig", "--cpu 8x: expected"},
+      {{.model = "llama-2-7b", .job = "infer", .cpu = "8x3200", .gpus = "0"}, GR_SRC_RIG, "/nonexistent.rig",
+       "/nonexistent.rig"},
+      {{.model = "llama-2-7b", .job = "infer", .gpus = "0", .gpu = "RTX 3090"}, GR_SRC_LIVE, NULL,
+       "--gpus 0 plans on the CPU, --gpu RTX 3090 on GPUs"},
+      {{.model = "llama-2-7b", .job = "infer", .gpus = "0", .tp = "2"}, GR_SRC_LIVE, NULL, "--tp and --pp split"},
+      {{.model = "llama-2-7b", .job = "infer", .gpu = "RTX 3090"}, GR_SRC_ROOT, "/nonexistent",
+       "would be ignored"},
+      {{.model = "no-such-model", .job = "infer"}, GR_SRC_RIG, "/nonexistent.rig", "no-such-model"},
+      {{.model = "llama-2-7b", .job = "full", .estimator = "deepspeed"}, GR_SRC_RIG, "/nonexistent.rig",
+       "give --job full --zero 2 or 3"},
+  };
+  (void)state;
+  for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+    struct gr_err err = {0};
+    struct gr_source src = {.kind = cases[i].kind, .path = cases[i].path};
+    if (open_plan(&cases[i].a, src, &err) == 0 || !strstr(err.msg, cases[i].want))
+      fail_msg("case %zu: got '%s', want '%s'", i, err.msg, cases[i].want);
+  }
+}
+
+/* Inference splits layers over every GPU unless --pp is given: more GPUs
+ * than layers is said in terms of the GPUs asked for, not a --pp not given. */
+static void default_split_names_the_gpus(void **state)
+{
+  struct gr_plan_args a = {.model = "llama-2-7b", .job = "infer", .gpus = "64"};
+  struct gr_plan_req r;
+  struct gr_model m;
+  struct gr_err err = {0};
+  (void)state;
+  assert_int_equal(gr_plan_request(&a, 64, &r, &m, &err), -1);
+  assert_non_null(strstr(err.msg, "--gpus 64: with --tp 1 the planner would split llama-2-7b's 32 layers over 64"));
+  a.gpus = NULL;
+  assert_int_equal(gr_plan_request(&a, 64, &r, &m, &err), -1);
+  assert_non_null(strstr(err.msg, "the machine's 64 GPUs: with --tp 1"));
+  a.tp = "2";
+  assert_int_equal(gr_plan_request(&a, 64, &r, &m, &err), 0);
+  assert_int_equal(r.pp, 32);
+  gr_model_free(&m);
+}
+
+/* A checkpoint format gpurig does not plan is refused, naming the file,
+ * unless --quant says how to plan it. */
+static void unplanned_checkpoint_needs_quant(void **state)
+{
+  char path[] = "/tmp/gpurig-test-plan-XXXXXX";
+  const char text[] = "{\"num_hidden_layers\": 2, \"hidden_size\": 8, \"intermediate_size\": 8, "
+                      "\"num_attention_heads\": 2, \"vocab_size\": 8, \"quantization_config\": "
+                      "{\"quant_method\": \"gptq\", \"bits\": 8}}";
+  struct gr_plan_args a = {.model = path, .job = "infer"};
+  struct gr_plan_req r;
+  struct gr_model m;
+  struct gr_err err = {0};
+  (void)state;
+  int fd = mkstemp(path);
+  assert_true(fd >= 0);
+  assert_int_equal(write(fd, text, sizeof(text) - 1), (ssize_t)(sizeof(text) - 1));
+  close(fd);
+  assert_int_equal(gr_plan_request(&a, 1, &r, &m, &err), -1);
+  assert_non_null(strstr(err.msg, ": quantization_config gptq with 8 bits is not a weight format gpurig plans"));
+  assert_non_null(strstr(err.msg, path));
+  a.quant = "int8";
+  assert_int_equal(gr_plan_request(&a, 1, &r, &m, &err), 0);
+  assert_string_equal(r.quant.name, "int8");
+  gr_model_free(&m);
+  unlink(path);
+}
+
 int main(void)
 {
   const struct CMUnitTest tests[] = {
@@ -299,7 +433,9 @@ int main(void)
       cmocka_unit_test(gguf_file_sizes),          cmocka_unit_test(deepspeed_printout),
       cmocka_unit_test(seed_figures_18_bytes),    cmocka_unit_test(seed_mixtral_on_cpu),
       cmocka_unit_test(seed_a5000_two_instances), cmocka_unit_test(deepspeed_zero3_fits_as_planned),
-      cmocka_unit_test(plan_machine_has_every_group_size),
+      cmocka_unit_test(plan_machine_has_every_group_size), cmocka_unit_test(quant_config_hints),
+      cmocka_unit_test(plan_args_checked_first),  cmocka_unit_test(default_split_names_the_gpus),
+      cmocka_unit_test(unplanned_checkpoint_needs_quant),
   };
   return cmocka_run_group_tests(tests, setup, NULL);
 }
