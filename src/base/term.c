@@ -84,6 +84,23 @@ static int filtered_close(void *cookie)
   return close(f->fd);
 }
 
+void gr_term_status_line(const char *text)
+{
+  char out[1024];
+  int lead = 0;
+  fflush(stderr); /* what was printed before stays before */
+  out[0] = '\r';
+  size_t n = 1;
+  if (text) {
+    n += gr_term_escape(text, strnlen(text, 160), out + 1, sizeof(out) - 2, &lead);
+  } else {
+    memset(out + 1, ' ', 80);
+    out[81] = '\r';
+    n = 82;
+  }
+  (void)write_all(STDERR_FILENO, out, n); /* a lost progress line is not worth an error */
+}
+
 /* The two streams live as long as the process. */
 static struct filtered out_cookie = {.fd = STDOUT_FILENO}, err_cookie = {.fd = STDERR_FILENO};
 

@@ -19,6 +19,11 @@
  * they were). */
 int gr_term_filter_stdio(void);
 
+/* A status line redrawn in place on standard error (a progress bar): a
+ * carriage return, then text with its control characters escaped like any
+ * other. NULL clears the line. The only '\r' gpurig sends to a terminal. */
+void gr_term_status_line(const char *text);
+
 /* The filter on its own: escapes src[0..n) into dst (at most cap bytes, each
  * input byte takes at most 6). *c1_lead carries a 0xC2 byte held back at the
  * end of one call for the next. Returns the bytes written to dst. */

@@ -4,6 +4,8 @@
  * theoretical rate from data/health.tsv, never per GPU model. */
 #include "gpu/bench.h"
 
+#include "base/term.h"
+
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -356,15 +358,17 @@ static void progress(struct run *r, const char *what)
   memset(bar, '#', (size_t)fill);
   memset(bar + fill, '.', (size_t)(width - fill));
   bar[width] = '\0';
-  fprintf(stderr, "\r[%s] %3zu%% %5.1f s  %-32.32s", bar, r->total ? r->done * 100 / r->total : 100, el, what);
-  fflush(stderr);
+  char line[128];
+  snprintf(line, sizeof(line), "[%s] %3zu%% %5.1f s  %-32.32s", bar, r->total ? r->done * 100 / r->total : 100, el,
+           what);
+  gr_term_status_line(line);
   r->bar_shown = true;
 }
 
 static void progress_end(struct run *r)
 {
   if (r->bar_shown)
-    fprintf(stderr, "\r%-80s\r", "");
+    gr_term_status_line(NULL);
 }
 
 /* ------------------------------------------------------------- copy tests */
