@@ -43,25 +43,30 @@ static bool find_version(const char *s, char *out, size_t cap)
   return false;
 }
 
-bool dr_nvidia_driver(const struct gr_doctor_ctx *c, char *version, size_t vcap, const char **flavour,
-                      const char **from_file)
+int dr_nvidia_driver(struct gr_doctor_ctx *c, char *version, size_t vcap, const char **flavour, const char **from_file)
 {
   char text[512], taint[32];
   *flavour = "unknown flavour";
-  if (dr_read(c, NV_PROC, text, sizeof(text)) == 0) {
-    *from_file = NV_PROC;
+  *from_file = NV_PROC;
+  int rc = dr_read_input(c, NV_PROC, text, sizeof(text));
+  if (rc == 0) {
     *flavour = strstr(text, "Open Kernel Module") ? "open" : "proprietary";
-    return find_version(text, version, vcap);
+    return find_version(text, version, vcap) ? 1 : -2;
   }
-  if (dr_read(c, NV_MODULE, text, sizeof(text)) == 0) {
+  if (rc == -ENOENT) {
     *from_file = NV_MODULE;
+    rc = dr_read_input(c, NV_MODULE, text, sizeof(text));
+  }
+  if (rc == 0) {
     /* the proprietary module taints the kernel with P; the open one does not */
     if (dr_read(c, "/sys/module/nvidia/taint", taint, sizeof(taint)) == 0)
       *flavour = strchr(taint, 'P') ? "proprietary" : "open";
-    return find_version(text, version, vcap);
+    return find_version(text, version, vcap) ? 1 : -2;
   }
+  if (rc != -ENOENT)
+    return -1;
   *from_file = NULL;
-  return false;
+  return 0;
 }
 
 static bool model_present(const struct gr_topo *t, const char *list, const char **which)
@@ -138,8 +143,10 @@ void check_driver_version(struct gr_doctor_ctx *c)
   char version[64], shown[4400];
   const char *flavour, *file;
   size_t nv = nvidia_gpus(c->t);
-  bool loaded = dr_nvidia_driver(c, version, sizeof(version), &flavour, &file);
-  if (!loaded && file) {
+  int loaded = dr_nvidia_driver(c, version, sizeof(version), &flavour, &file);
+  if (loaded == -1)
+    return; /* unreadable: the error result names the file */
+  if (loaded == -2) {
     struct gr_finding *r = dr_add(c, GR_SEV_ERROR, -1, "%s: no driver version in it.", dr_shown(c, file, shown, sizeof(shown)));
     gr_finding_evidence(r, file, "unparsable");
     return;
@@ -221,7 +228,10 @@ void check_rdma_peermem(struct gr_doctor_ctx *c)
     return;
   }
   struct gr_finding *r;
-  if (dr_read(c, "/sys/module/nvidia_peermem/initstate", state, sizeof(state)) == 0 && strcmp(state, "live") == 0) {
+  int rc = dr_read_input(c, "/sys/module/nvidia_peermem/initstate", state, sizeof(state));
+  if (rc != 0 && rc != -ENOENT)
+    return; /* the error result names the file */
+  if (rc == 0 && strcmp(state, "live") == 0) {
     r = dr_add(c, GR_SEV_OK, near_nic, "nvidia_peermem is loaded: this RDMA NIC can read and write GPU memory directly.");
   } else {
     r = dr_add(c, GR_SEV_WARN, near_nic,
