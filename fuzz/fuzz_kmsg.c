@@ -1,4 +1,5 @@
-/* libFuzzer target: Xid events from kernel-log text in any of its forms. */
+/* libFuzzer target: Xid events from kernel-log text in any of its forms,
+ * and their grouping by bus address and Xid. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +17,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
       abort();
   if (l.bad_lines > l.lines || (l.bad_lines > 0) != (l.first_bad_line > 0))
     abort();
+  /* every event is in exactly one group, or older than the window */
+  struct gr_xid_groups g;
+  gr_xid_group(&l, size & 1 ? 0 : 1e3, &g);
+  size_t events = g.older;
+  for (size_t i = 0; i < g.n; i++)
+    events += g.v[i].count;
+  if (events != l.nev || g.n > l.nev)
+    abort();
+  gr_xid_groups_free(&g);
   gr_xid_log_free(&l);
   return 0;
 }

@@ -2,11 +2,10 @@
  * issues, GeForce P2P, GPUDirect RDMA module, Xid errors in the kernel log. */
 #include <ctype.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stdint.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "facts/catalog.h"
 #include "doctor/doctor_internal.h"
@@ -43,25 +42,30 @@ static bool find_version(const char *s, char *out, size_t cap)
   return false;
 }
 
-bool dr_nvidia_driver(const struct gr_doctor_ctx *c, char *version, size_t vcap, const char **flavour,
-                      const char **from_file)
+int dr_nvidia_driver(struct gr_doctor_ctx *c, char *version, size_t vcap, const char **flavour, const char **from_file)
 {
   char text[512], taint[32];
   *flavour = "unknown flavour";
-  if (dr_read(c, NV_PROC, text, sizeof(text)) == 0) {
-    *from_file = NV_PROC;
+  *from_file = NV_PROC;
+  int rc = dr_read_input(c, NV_PROC, text, sizeof(text));
+  if (rc == 0) {
     *flavour = strstr(text, "Open Kernel Module") ? "open" : "proprietary";
-    return find_version(text, version, vcap);
+    return find_version(text, version, vcap) ? 1 : -2;
   }
-  if (dr_read(c, NV_MODULE, text, sizeof(text)) == 0) {
+  if (rc == -ENOENT) {
     *from_file = NV_MODULE;
+    rc = dr_read_input(c, NV_MODULE, text, sizeof(text));
+  }
+  if (rc == 0) {
     /* the proprietary module taints the kernel with P; the open one does not */
     if (dr_read(c, "/sys/module/nvidia/taint", taint, sizeof(taint)) == 0)
       *flavour = strchr(taint, 'P') ? "proprietary" : "open";
-    return find_version(text, version, vcap);
+    return find_version(text, version, vcap) ? 1 : -2;
   }
+  if (rc != -ENOENT)
+    return -1;
   *from_file = NULL;
-  return false;
+  return 0;
 }
 
 static bool model_present(const struct gr_topo *t, const char *list, const char **which)
@@ -138,8 +142,10 @@ void check_driver_version(struct gr_doctor_ctx *c)
   char version[64], shown[4400];
   const char *flavour, *file;
   size_t nv = nvidia_gpus(c->t);
-  bool loaded = dr_nvidia_driver(c, version, sizeof(version), &flavour, &file);
-  if (!loaded && file) {
+  int loaded = dr_nvidia_driver(c, version, sizeof(version), &flavour, &file);
+  if (loaded == -1)
+    return; /* unreadable: the error result names the file */
+  if (loaded == -2) {
     struct gr_finding *r = dr_add(c, GR_SEV_ERROR, -1, "%s: no driver version in it.", dr_shown(c, file, shown, sizeof(shown)));
     gr_finding_evidence(r, file, "unparsable");
     return;
@@ -221,7 +227,10 @@ void check_rdma_peermem(struct gr_doctor_ctx *c)
     return;
   }
   struct gr_finding *r;
-  if (dr_read(c, "/sys/module/nvidia_peermem/initstate", state, sizeof(state)) == 0 && strcmp(state, "live") == 0) {
+  int rc = dr_read_input(c, "/sys/module/nvidia_peermem/initstate", state, sizeof(state));
+  if (rc != 0 && rc != -ENOENT)
+    return; /* the error result names the file */
+  if (rc == 0 && strcmp(state, "live") == 0) {
     r = dr_add(c, GR_SEV_OK, near_nic, "nvidia_peermem is loaded: this RDMA NIC can read and write GPU memory directly.");
   } else {
     r = dr_add(c, GR_SEV_WARN, near_nic,
@@ -234,64 +243,100 @@ void check_rdma_peermem(struct gr_doctor_ctx *c)
 /* ---- Xid ---- */
 
 #define KMSG_MAX (64u << 20)
+/* The Xid groups listed one by one, the worst and most recent first chosen;
+ * the rest are summed up in one result. A real log has a handful; a log
+ * flooded with distinct ones must not flood the report (D18). */
+#define XID_GROUPS_LISTED 20
 
-struct xid_group {
-  unsigned domain, bus, dev;
-  int xid;
-  size_t count;
-  double first_t, last_t;
-  size_t line;
-  const char *detail;
+/* The kernel log as read. */
+struct klog {
+  struct gr_file f;
+  const char *name; /* as shown in results */
+  bool device;      /* the live /dev/kmsg: times count from this boot's uptime */
 };
 
-/* The log to read: the file given with --kmsg (the user's own, not under the
- * root), else /dev/kmsg under the root. O_NONBLOCK: the device would block
- * after its last record. Returns an fd or -errno. */
-static int open_log(const struct gr_doctor_ctx *c)
+/* A group's place in the report (its line is copied here so that qsort's
+ * comparison needs nothing else). */
+struct xid_rank {
+  size_t group; /* index in the groups */
+  size_t line;  /* of its last event */
+  enum gr_sev sev;
+  int row;      /* in data/xid.tsv, -1 if not there */
+};
+
+/* "44 MiB", "12 KiB", "100 bytes". */
+static const char *size_str(size_t bytes, char *buf, size_t cap)
 {
-  if (!c->o->kmsg_path)
-    return gr_fs_open(c->fs, "/dev/kmsg", O_RDONLY | O_NONBLOCK);
-  int fd = open(c->o->kmsg_path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-  return fd >= 0 ? fd : -errno;
+  if (bytes >= (1u << 20))
+    snprintf(buf, cap, "%.*f MiB", bytes < (10u << 20) ? 1 : 0, (double)bytes / (1u << 20));
+  else if (bytes >= 1024)
+    snprintf(buf, cap, "%.0f KiB", (double)bytes / 1024);
+  else
+    snprintf(buf, cap, "%zu bytes", bytes);
+  return buf;
 }
 
-/* /dev/kmsg hands out one record per read() and EAGAIN at the end; a
- * gathered tree or a saved log is a plain file. Both land in one buffer
- * (NUL-terminated, the caller frees it, even on error). Returns 0 or -errno;
- * an error after some records keeps what was read. */
-static int read_log(const struct gr_doctor_ctx *c, bool device, char **buf, size_t *len)
+/* What the cap left unread, as evidence: the Xids found are only those of
+ * the newest part, and line numbers count from where it starts. */
+static void note_skipped(struct gr_finding *r, const struct klog *k)
 {
-  size_t cap = 1 << 16;
-  int rc = 0;
-  *len = 0;
-  *buf = NULL;
-  int fd = open_log(c);
-  if (fd < 0)
-    return fd;
-  *buf = xmalloc(cap + 1);
-  for (;;) {
-    if (cap - *len < 8192) {
-      if (cap >= KMSG_MAX)
-        break;
-      cap *= 2;
-      *buf = xrealloc(*buf, cap + 1);
-    }
-    ssize_t n = read(fd, *buf + *len, cap - *len);
-    if (n < 0 && (errno == EPIPE || errno == EINTR))
-      continue; /* EPIPE: records overwritten while reading: go on with the next */
-    if (n < 0 && device && errno == EAGAIN)
-      break;
-    if (n < 0) {
-      rc = *len ? 0 : -errno;
-      break;
-    }
-    if (n == 0)
-      break;
-    *len += (size_t)n;
-  }
-  (*buf)[*len] = '\0';
-  close(fd);
-  return rc;
+  char a[32], b[32];
+  if (k->f.skipped)
+    gr_finding_evidence(r, k->name, "the first %s were not read: the newest %s were (the most doctor reads)",
+                        size_str(k->f.skipped, a, sizeof(a)), size_str(k->f.len, b, sizeof(b)));
+}
+
+/* "FILE:LINE", or after a tail read, where in the part read. */
+static const char *log_place(const struct klog *k, size_t line, char *buf, size_t cap)
+{
+  char a[32];
+  if (k->f.skipped)
+    snprintf(buf, cap, "%s (line %zu of its newest %s)", k->name, line, size_str(k->f.len, a, sizeof(a)));
+  else
+    snprintf(buf, cap, "%s:%zu", k->name, line);
+  return buf;
+}
+
+/* The live /dev/kmsg (or the file standing for it in a gathered tree). A
+ * failure adds the result that says why and returns -1. */
+static int read_kmsg_device(struct gr_doctor_ctx *c, struct klog *k, char *shown, size_t cap)
+{
+  struct gr_err err = {0};
+  k->name = dr_shown(c, "/dev/kmsg", shown, cap);
+  k->device = gr_fs_is_live(c->fs);
+  int rc = dr_read_file(c, "/dev/kmsg", KMSG_MAX, GR_FILE_TAIL | GR_FILE_DEVICE, &k->f, &err);
+  if (rc == 0)
+    return 0;
+  if (k->device && (rc == -EACCES || rc == -EPERM))
+    dr_skip_root(c, "Reading the kernel log (%s) needs root here (kernel.dmesg_restrict); or save it and pass it: `journalctl -k -b > k.log; gpurig doctor --kmsg k.log`.", k->name);
+  else if (rc == -ENOENT)
+    dr_add(c, GR_SEV_SKIPPED, -1, "No kernel log in this input (%s); pass one with --kmsg FILE (dmesg, journalctl -k or /dev/kmsg format).", k->name);
+  else
+    dr_add(c, GR_SEV_ERROR, -1, "%s.", err.msg);
+  return -1;
+}
+
+/* The log: the file given with --kmsg (the user's own, not under the root),
+ * else /dev/kmsg under the root. Over the cap the newest part is kept: an
+ * Xid 79 at the end of a long log is the one that matters (D7). A --kmsg
+ * file that cannot be read (absent, no permission, a directory, a FIFO) is
+ * an error naming it and the cause, never a skip: the user asked for it
+ * (docs/doctor.md: exit 3 unless something worse is found).
+ * 0, or -1 with the result that says why. */
+static int read_klog(struct gr_doctor_ctx *c, struct klog *k, char *shown, size_t cap)
+{
+  struct gr_err err = {0};
+  if (!c->o->kmsg_path)
+    return read_kmsg_device(c, k, shown, cap);
+  k->name = c->o->kmsg_path;
+  /* a device only when it is the kernel log: in tail mode a device is read
+   * until it has nothing more, which /dev/zero never reaches */
+  unsigned device = strcmp(k->name, "/dev/kmsg") == 0 ? GR_FILE_DEVICE : 0;
+  if (gr_file_read(k->name, KMSG_MAX, GR_FILE_TAIL | device, &k->f, &err) == 0)
+    return 0;
+  struct gr_finding *r = dr_add(c, GR_SEV_ERROR, -1, "%s (--kmsg); no Xid was checked.", err.msg);
+  gr_finding_evidence(r, "--kmsg", "%s", k->name);
+  return -1;
 }
 
 static int xid_row(const struct gr_table *tb, int xid)
@@ -315,114 +360,182 @@ static int gpu_by_bus(const struct gr_topo *t, unsigned domain, unsigned bus, un
   return -1;
 }
 
-static size_t group_xids(const struct gr_xid_log *log, double since, struct xid_group *out, size_t *older)
+/* fail before warn before info; then the most recent (latest line) first */
+static int sev_weight(enum gr_sev s)
 {
-  size_t n = 0;
-  *older = 0;
-  for (size_t i = 0; i < log->nev; i++) {
-    const struct gr_xid_event *e = &log->ev[i];
-    if (since > 0 && e->t_sec >= 0 && e->t_sec < since) {
-      (*older)++;
-      continue;
-    }
-    size_t k = 0;
-    while (k < n && !(out[k].domain == e->domain && out[k].bus == e->bus && out[k].dev == e->dev && out[k].xid == e->xid))
-      k++;
-    if (k == n)
-      out[n++] = (struct xid_group){e->domain, e->bus, e->dev, e->xid, 0, e->t_sec, e->t_sec, e->line, e->detail};
-    out[k].count++;
-    out[k].last_t = e->t_sec;
-    out[k].line = e->line;
-    out[k].detail = e->detail;
-  }
-  return n;
+  return s == GR_SEV_FAIL ? 3 : s == GR_SEV_WARN ? 2 : 1;
 }
 
-static void report_xid_group(struct gr_doctor_ctx *c, const struct gr_table *tb, const struct xid_group *x,
-                             const char *logname)
+static int cmp_rank(const void *pa, const void *pb)
 {
-  int row = xid_row(tb, x->xid);
-  int node = gpu_by_bus(c->t, x->domain, x->bus, x->dev);
+  const struct xid_rank *a = pa, *b = pb;
+  if (sev_weight(a->sev) != sev_weight(b->sev))
+    return sev_weight(b->sev) - sev_weight(a->sev);
+  return a->line < b->line ? 1 : a->line > b->line ? -1 : 0;
+}
+
+static enum gr_sev xid_sev(const struct gr_table *tb, int row)
+{
   const char *sev = row >= 0 ? gr_table_cell(tb, (size_t)row, (size_t)gr_table_col(tb, "severity")) : "warn";
-  const char *name = row >= 0 ? gr_table_cell(tb, (size_t)row, (size_t)gr_table_col(tb, "name")) : "not in data/xid.tsv";
-  enum gr_sev s = strcmp(sev, "fail") == 0 ? GR_SEV_FAIL : strcmp(sev, "warn") == 0 ? GR_SEV_WARN : GR_SEV_INFO;
-  char when[96] = "";
+  return strcmp(sev, "fail") == 0 ? GR_SEV_FAIL : strcmp(sev, "warn") == 0 ? GR_SEV_WARN : GR_SEV_INFO;
+}
+
+/* Every group's severity, sorted worst and most recent first; the caller
+ * frees the array. */
+static struct xid_rank *rank_groups(const struct gr_xid_groups *g, const struct gr_table *tb)
+{
+  struct xid_rank *rk = xcalloc(g->n + 1, sizeof(*rk));
+  for (size_t i = 0; i < g->n; i++) {
+    int row = xid_row(tb, g->v[i].xid);
+    rk[i] = (struct xid_rank){i, g->v[i].line, xid_sev(tb, row), row};
+  }
+  qsort(rk, g->n, sizeof(*rk), cmp_rank);
+  return rk;
+}
+
+static void report_xid_group(struct gr_doctor_ctx *c, const struct gr_table *tb, const struct xid_rank *rk,
+                             const struct gr_xid_group *x, const struct klog *k)
+{
+  const char *name = rk->row >= 0 ? gr_table_cell(tb, (size_t)rk->row, (size_t)gr_table_col(tb, "name")) : "not in data/xid.tsv";
+  int node = gpu_by_bus(c->t, x->domain, x->bus, x->dev);
+  char when[96] = "", where[4400];
   if (x->last_t >= 0)
     snprintf(when, sizeof(when), ", last at %.0f s after boot", x->last_t);
-  struct gr_finding *r = dr_add(c, s, node, "Xid %d (%s) %zu time%s%s%s.", x->xid, name, x->count,
-                                     x->count == 1 ? "" : "s", when,
-                                     node < 0 ? "; no GPU at that bus address now (it may have fallen off the bus)" : "");
+  struct gr_finding *r = dr_add(c, rk->sev, node, "Xid %d (%s) %zu time%s%s%s.", x->xid, name, x->count,
+                                x->count == 1 ? "" : "s", when,
+                                node < 0 ? "; no GPU at that bus address now (it may have fallen off the bus)" : "");
   if (node < 0) {
     free(r->subject);
     r->subject = xasprintf("PCI %04x:%02x:%02x", x->domain, x->bus, x->dev);
   }
-  char where[4200];
-  snprintf(where, sizeof(where), "%s:%zu", logname, x->line);
-  gr_finding_evidence(r, where, "NVRM: Xid (PCI:%04x:%02x:%02x): %d, %s", x->domain, x->bus, x->dev, x->xid, x->detail);
-  if (row >= 0)
-    gr_finding_fix(r, s == GR_SEV_INFO ? "none" : "depends on the cause", "%s",
-           gr_table_cell(tb, (size_t)row, (size_t)gr_table_col(tb, "action")));
+  gr_finding_evidence(r, log_place(k, x->line, where, sizeof(where)), "NVRM: Xid (PCI:%04x:%02x:%02x): %d, %s",
+                      x->domain, x->bus, x->dev, x->xid, x->detail);
+  note_skipped(r, k);
+  if (rk->row >= 0)
+    gr_finding_fix(r, rk->sev == GR_SEV_INFO ? "none" : "depends on the cause", "%s",
+                   gr_table_cell(tb, (size_t)rk->row, (size_t)gr_table_col(tb, "action")));
 }
 
-static void report_xids(struct gr_doctor_ctx *c, const struct gr_xid_log *log, const char *logname, double now)
+static int cmp_addr(const void *pa, const void *pb)
+{
+  const uint64_t *a = pa, *b = pb;
+  return *a < *b ? -1 : *a > *b;
+}
+
+/* How many distinct bus addresses the unlisted groups name, and how many of
+ * those are GPUs of this machine. */
+static size_t count_addresses(const struct gr_doctor_ctx *c, const struct gr_xid_groups *g, const struct xid_rank *rest,
+                              size_t n, size_t *gpus)
+{
+  uint64_t *addr = xcalloc(n + 1, sizeof(*addr));
+  size_t distinct = 0;
+  for (size_t i = 0; i < n; i++) {
+    const struct gr_xid_group *x = &g->v[rest[i].group];
+    addr[i] = (uint64_t)x->domain << 16 | x->bus << 8 | x->dev;
+  }
+  qsort(addr, n, sizeof(*addr), cmp_addr);
+  *gpus = 0;
+  for (size_t i = 0; i < n; i++) {
+    if (i && addr[i] == addr[i - 1])
+      continue;
+    distinct++;
+    *gpus += gpu_by_bus(c->t, (unsigned)(addr[i] >> 16), (unsigned)(addr[i] >> 8) & 0xff, (unsigned)addr[i] & 0xff) >= 0;
+  }
+  free(addr);
+  return distinct;
+}
+
+/* The groups past XID_GROUPS_LISTED as one result, as bad as the worst of
+ * them (the list is sorted), so the exit status is what listing all would
+ * give. JSON gets the same bounded list: the log itself has every line. */
+static void summarise_unlisted(struct gr_doctor_ctx *c, const struct gr_xid_groups *g, const struct xid_rank *rk,
+                               const struct klog *k)
+{
+  const struct xid_rank *rest = rk + XID_GROUPS_LISTED;
+  size_t n = g->n - XID_GROUPS_LISTED, by_sev[GR_SEV_COUNT] = {0}, events = 0, gpus;
+  for (size_t i = 0; i < n; i++) {
+    by_sev[rest[i].sev]++;
+    events += g->v[rest[i].group].count;
+  }
+  size_t addrs = count_addresses(c, g, rest, n, &gpus);
+  struct gr_finding *r = dr_add(c, rest[0].sev, -1,
+                                "%zu more Xid groups (%zu fail, %zu warn, %zu info; %zu events) at %zu PCI address%s, %zu of them GPUs of this machine, are not listed: doctor lists the %d worst and most recent.",
+                                n, by_sev[GR_SEV_FAIL], by_sev[GR_SEV_WARN], by_sev[GR_SEV_INFO], events, addrs,
+                                addrs == 1 ? "" : "es", gpus, XID_GROUPS_LISTED);
+  gr_finding_evidence(r, k->name, "%zu Xid groups (one per bus address and Xid number)", g->n);
+  note_skipped(r, k);
+  if (k->device)
+    gr_finding_fix(r, "none", "`sudo dmesg | grep 'NVRM: Xid'` shows every Xid line.");
+  else
+    gr_finding_fix(r, "none", "`grep 'NVRM: Xid' %s` shows every Xid line.", k->name);
+}
+
+static void report_groups(struct gr_doctor_ctx *c, const struct gr_xid_groups *g, const struct klog *k)
 {
   const struct gr_table *tb = &gr_facts()->xid;
+  struct xid_rank *rk = rank_groups(g, tb);
+  size_t listed = g->n < XID_GROUPS_LISTED ? g->n : XID_GROUPS_LISTED;
+  struct xid_rank **by_group = xcalloc(g->n + 1, sizeof(*by_group));
+  for (size_t i = 0; i < listed; i++)
+    by_group[rk[i].group] = &rk[i];
+  /* listed in the log's order, as a reader of the log meets them */
+  for (size_t i = 0; i < g->n; i++)
+    if (by_group[i])
+      report_xid_group(c, tb, by_group[i], &g->v[i], k);
+  if (g->n > listed)
+    summarise_unlisted(c, g, rk, k);
+  free(by_group);
+  free(rk);
+}
+
+static void report_xids(struct gr_doctor_ctx *c, const struct gr_xid_log *log, const struct klog *k, double now)
+{
   double window_h = c->o->xid_window_h >= 0 ? c->o->xid_window_h : gr_health("xid_window_h");
   double since = window_h > 0 && now >= 0 ? now - window_h * 3600.0 : 0;
-  size_t older;
-  struct xid_group *groups = xcalloc(log->nev + 1, sizeof(*groups));
-  size_t n = group_xids(log, since, groups, &older);
-  for (size_t i = 0; i < n; i++)
-    report_xid_group(c, tb, &groups[i], logname);
-  char span[96];
+  struct gr_xid_groups g;
+  char span[96], part[64] = "", a[32];
+  gr_xid_group(log, since, &g);
+  report_groups(c, &g, k);
   if (since > 0)
     snprintf(span, sizeof(span), "in the last %g h", window_h);
   else
     snprintf(span, sizeof(span), "%s", now < 0 ? "(the log has no boot-relative times, so no window)" : "since boot");
-  if (older)
-    dr_add(c, GR_SEV_INFO, -1, "%zu older Xid event%s before the %g h window (--xid-window 0 shows all).", older,
-           older == 1 ? "" : "s", window_h);
-  if (!n) {
-    struct gr_finding *r = dr_add(c, GR_SEV_OK, -1, "No NVIDIA Xid error %s (%zu lines of kernel log read).", span, log->lines);
-    gr_finding_evidence(r, logname, "%zu lines", log->lines);
+  if (g.older)
+    dr_add(c, GR_SEV_INFO, -1, "%zu older Xid event%s before the %g h window (--xid-window 0 shows all).", g.older,
+           g.older == 1 ? "" : "s", window_h);
+  if (k->f.skipped)
+    snprintf(part, sizeof(part), " in its newest %s", size_str(k->f.len, a, sizeof(a)));
+  if (!g.n) {
+    struct gr_finding *r = dr_add(c, GR_SEV_OK, -1, "No NVIDIA Xid error %s (%zu lines of kernel log read%s).", span, log->lines, part);
+    gr_finding_evidence(r, k->name, "%zu lines", log->lines);
+    note_skipped(r, k);
   }
-  free(groups);
+  gr_xid_groups_free(&g);
+}
+
+static void report_bad_lines(struct gr_doctor_ctx *c, const struct gr_xid_log *log, const struct klog *k)
+{
+  char where[4400];
+  if (!log->bad_lines)
+    return;
+  struct gr_finding *r = dr_add(c, GR_SEV_ERROR, -1,
+                                "%s: binary data, not kernel log text (%zu such line%s skipped; the Xids on the other lines are reported).",
+                                log_place(k, log->first_bad_line, where, sizeof(where)), log->bad_lines,
+                                log->bad_lines == 1 ? "" : "s");
+  gr_finding_evidence(r, k->name, "%zu lines, %zu not text", log->lines, log->bad_lines);
 }
 
 void check_xid_errors(struct gr_doctor_ctx *c)
 {
-  char full[4400];
-  const char *path = c->o->kmsg_path;
-  bool device = false;
-  char *buf = NULL;
-  size_t len = 0;
+  char shown[4400];
+  struct klog k = {0};
   struct gr_xid_log log = {0};
-  if (!path) {
-    path = gr_fs_path(c->fs, "/dev/kmsg", full, sizeof(full));
-    device = gr_fs_is_live(c->fs);
-  }
-  int rc = path ? read_log(c, device, &buf, &len) : -ENAMETOOLONG;
-  if (rc == -EACCES || rc == -EPERM) {
-    dr_skip_root(c, "Reading the kernel log (%s) needs root here (kernel.dmesg_restrict); or save it and pass it: `journalctl -k -b > k.log; gpurig doctor --kmsg k.log`.", path);
+  if (read_klog(c, &k, shown, sizeof(shown)) != 0)
     goto out;
-  }
-  if (rc == -ENOENT && !c->o->kmsg_path) {
-    dr_add(c, GR_SEV_SKIPPED, -1, "No kernel log in this input (%s); pass one with --kmsg FILE (dmesg, journalctl -k or /dev/kmsg format).", path);
-    goto out;
-  }
-  if (rc != 0) {
-    dr_add(c, GR_SEV_ERROR, -1, "%s: %s.", path, strerror(-rc));
-    goto out;
-  }
-  gr_kmsg_parse_xids(buf, len, &log);
-  if (log.bad_lines) {
-    struct gr_finding *r = dr_add(c, GR_SEV_ERROR, -1,
-                                       "%s:%zu: binary data, not kernel log text (%zu such line%s skipped; the Xids on the other lines are reported).",
-                                       path, log.first_bad_line, log.bad_lines, log.bad_lines == 1 ? "" : "s");
-    gr_finding_evidence(r, path, "%zu lines, %zu not text", log.lines, log.bad_lines);
-  }
-  report_xids(c, &log, path, device ? c->uptime_s : log.last_t_sec);
+  gr_kmsg_parse_xids(k.f.data, k.f.len, &log);
+  report_bad_lines(c, &log, &k);
+  report_xids(c, &log, &k, k.device ? c->uptime_s : log.last_t_sec);
 out:
   gr_xid_log_free(&log);
-  free(buf);
+  gr_file_free(&k.f);
 }

@@ -2,11 +2,9 @@
  * settings. They read /proc and /sys through the root prefix. */
 #include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "facts/catalog.h"
 #include "doctor/dmi.h"
@@ -49,7 +47,7 @@ static bool cmdline_has(const char *cmdline, const char *word)
 
 enum iommu_mode { IOMMU_OFF, IOMMU_PASSTHROUGH, IOMMU_TRANSLATED, IOMMU_UNKNOWN };
 
-static enum iommu_mode iommu_mode(const struct gr_doctor_ctx *c, const char *cmdline, char *how, size_t cap)
+static enum iommu_mode iommu_mode(struct gr_doctor_ctx *c, const char *cmdline, char *how, size_t cap)
 {
   char type[64], path[128];
   long units = count_dir(c, "/sys/class/iommu", NULL, 0), groups = count_dir(c, "/sys/kernel/iommu_groups", NULL, 0);
@@ -60,7 +58,7 @@ static enum iommu_mode iommu_mode(const struct gr_doctor_ctx *c, const char *cmd
   for (size_t g = 0; g < c->t->ngpus; g++) {
     int grp = c->t->pci[c->t->gpus[g]].iommu_group;
     snprintf(path, sizeof(path), "/sys/kernel/iommu_groups/%d/type", grp);
-    if (grp < 0 || dr_read(c, path, type, sizeof(type)) != 0)
+    if (grp < 0 || dr_read_input(c, path, type, sizeof(type)) != 0)
       continue;
     snprintf(how, cap, "GPU%zu's IOMMU group %d has type %s", g, grp, type);
     if (strcmp(type, "identity") == 0)
@@ -80,7 +78,7 @@ static enum iommu_mode iommu_mode(const struct gr_doctor_ctx *c, const char *cmd
 void check_iommu_mode(struct gr_doctor_ctx *c)
 {
   char cmdline[4096] = "", how[256];
-  bool have_cmdline = dr_read(c, CMDLINE, cmdline, sizeof(cmdline)) == 0;
+  bool have_cmdline = dr_read_input(c, CMDLINE, cmdline, sizeof(cmdline)) == 0;
   enum iommu_mode m = iommu_mode(c, cmdline, how, sizeof(how));
   static const char *const names[] = {"off", "passthrough", "translated", "unknown"};
   struct gr_finding *r;
@@ -166,7 +164,10 @@ void check_mem_host(struct gr_doctor_ctx *c)
   char text[8192];
   unsigned long long total_kib, swap_kib = 0;
   size_t unknown;
-  if (dr_read(c, "/proc/meminfo", text, sizeof(text)) != 0 || !meminfo_kib(text, "MemTotal:", &total_kib)) {
+  int rc = dr_read_input(c, "/proc/meminfo", text, sizeof(text));
+  if (rc != 0 && rc != -ENOENT)
+    return; /* the error result names the file */
+  if (rc != 0 || !meminfo_kib(text, "MemTotal:", &total_kib)) {
     dr_add(c, GR_SEV_SKIPPED, -1, "No MemTotal in /proc/meminfo in this input.");
     return;
   }
@@ -197,35 +198,6 @@ void check_mem_host(struct gr_doctor_ctx *c)
 }
 
 #define DMI_TABLE "/sys/firmware/dmi/tables/DMI"
-
-/* The SMBIOS table is binary; gr_read_stream reads it whole (NUL-terminated
- * too, which the DMI parser ignores) and names the file in its messages.
- * Returns 0 with *buf (the caller frees it), -errno from opening, or -EIO
- * with err set. */
-static int read_table(const struct gr_doctor_ctx *c, const char *path, char **buf, size_t *len, struct gr_err *err)
-{
-  char full[4400];
-  FILE *f = NULL;
-  int rc = -ENAMETOOLONG;
-  if (!gr_fs_path(c->fs, path, full, sizeof(full)))
-    goto out;
-  int fd = gr_fs_open(c->fs, path, O_RDONLY);
-  if (fd < 0) {
-    rc = fd;
-    goto out;
-  }
-  f = fdopen(fd, "rb");
-  if (!f) {
-    rc = -errno;
-    close(fd);
-    goto out;
-  }
-  rc = gr_read_stream(f, full, 16u << 20, buf, len, err) == 0 ? 0 : -EIO;
-out:
-  if (f)
-    fclose(f);
-  return rc;
-}
 
 /* Memory channels of a CPU model: data/cpu-memory.tsv, longest match wins. */
 static int cpu_channels(const char *model)
@@ -280,21 +252,20 @@ static void channels_per_socket(struct gr_doctor_ctx *c, const struct gr_dmi_mem
 
 void check_mem_channels(struct gr_doctor_ctx *c)
 {
-  char *buf = NULL, shown[4400];
-  size_t len = 0;
+  char shown[4400];
+  struct gr_file f = {0};
   struct gr_dmi_memory mem = {0};
   struct gr_err err = {0};
-  int rc = read_table(c, DMI_TABLE, &buf, &len, &err);
+  /* binary, so read whole through the shared reader, which names the file in its messages */
+  int rc = dr_read_file(c, DMI_TABLE, 16u << 20, 0, &f, &err);
   if (rc == -EACCES || rc == -EPERM)
     dr_skip_root(c, "The SMBIOS table (%s) is readable by root only.", DMI_TABLE);
   else if (rc == -ENOENT)
     dr_add(c, GR_SEV_SKIPPED, -1, "No SMBIOS table in this input (%s): a VM, a non-x86 machine, or a tree gathered without it.",
            DMI_TABLE);
-  else if (rc == -EIO)
-    dr_add(c, GR_SEV_ERROR, -1, "%s.", err.msg);
   else if (rc != 0)
-    dr_add(c, GR_SEV_ERROR, -1, "%s: %s.", dr_shown(c, DMI_TABLE, shown, sizeof(shown)), gr_fs_strerror(rc));
-  else if (gr_dmi_parse_memory(dr_shown(c, DMI_TABLE, shown, sizeof(shown)), (const unsigned char *)buf, len, &mem,
+    dr_add(c, GR_SEV_ERROR, -1, "%s.", err.msg);
+  else if (gr_dmi_parse_memory(dr_shown(c, DMI_TABLE, shown, sizeof(shown)), (const unsigned char *)f.data, f.len, &mem,
                                &err) != 0)
     dr_add(c, GR_SEV_ERROR, -1, "%s.", err.msg);
   else if (!mem.ndimms)
@@ -302,7 +273,7 @@ void check_mem_channels(struct gr_doctor_ctx *c)
   else
     channels_per_socket(c, &mem);
   gr_dmi_memory_free(&mem);
-  free(buf);
+  gr_file_free(&f);
 }
 
 void check_mem_memlock(struct gr_doctor_ctx *c)
@@ -311,7 +282,10 @@ void check_mem_memlock(struct gr_doctor_ctx *c)
   size_t rdma = 0;
   for (size_t n = 0; n < c->t->nnics; n++)
     rdma += c->t->pci[c->t->nics[n]].rdma;
-  if (dr_read(c, "/proc/self/limits", text, sizeof(text)) != 0) {
+  int rc = dr_read_input(c, "/proc/self/limits", text, sizeof(text));
+  if (rc != 0 && rc != -ENOENT)
+    return; /* the error result names the file */
+  if (rc != 0) {
     dr_add(c, GR_SEV_SKIPPED, -1, "No /proc/self/limits in this input (a gathered tree has no process).");
     return;
   }
@@ -341,15 +315,18 @@ void check_cpu_governor(struct gr_doctor_ctx *c)
 {
   char path[128], gov[64], first[64] = "", driver[64] = "?";
   size_t n = 0, performance = 0;
+  int rc = 0;
   for (int cpu = 0; cpu < 4096; cpu++) {
     snprintf(path, sizeof(path), "/sys/devices/system/cpu/cpu%d/cpufreq/scaling_governor", cpu);
-    if (dr_read(c, path, gov, sizeof(gov)) != 0)
-      break;
+    if ((rc = dr_read_input(c, path, gov, sizeof(gov))) != 0)
+      break; /* the last CPU, or an error result naming the file */
     n++;
     performance += strcmp(gov, "performance") == 0;
     if (strcmp(gov, "performance") != 0 && !first[0])
       snprintf(first, sizeof(first), "%s", gov);
   }
+  if (!n && rc != -ENOENT)
+    return;
   if (!n) {
     dr_add(c, GR_SEV_SKIPPED, -1, "No cpufreq governor in this input (a VM, cpufreq off, or a tree gathered without it).");
     return;
@@ -395,7 +372,10 @@ void check_kernel_thp(struct gr_doctor_ctx *c)
 {
   char v[128];
   const char *path = "/sys/kernel/mm/transparent_hugepage/enabled";
-  if (dr_read(c, path, v, sizeof(v)) != 0) {
+  int rc = dr_read_input(c, path, v, sizeof(v));
+  if (rc != 0 && rc != -ENOENT)
+    return; /* the error result names the file */
+  if (rc != 0) {
     dr_add(c, GR_SEV_SKIPPED, -1, "No %s in this input.", path);
     return;
   }

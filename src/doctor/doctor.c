@@ -4,6 +4,7 @@
 #include "doctor/doctor.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -78,10 +79,17 @@ const struct gr_check_def *gr_doctor_check(size_t i)
 struct gr_finding *dr_add(struct gr_doctor_ctx *c, enum gr_sev sev, int node, const char *fmt, ...)
 {
   char subject[96], bus[32];
+  struct gr_findings *into = &c->r->findings;
+  if (c->added++ >= DR_MAX_RESULTS) {
+    gr_findings_free(&c->overflow); /* kept only for the caller to finish filling in */
+    into = &c->overflow;
+  }
   va_list ap;
   va_start(ap, fmt);
-  struct gr_finding *x = gr_finding_vadd(&c->r->findings, sev, c->def->id, fmt, ap);
+  struct gr_finding *x = gr_finding_vadd(into, sev, c->def->id, fmt, ap);
   va_end(ap);
+  if (into == &c->overflow)
+    c->dropped[x->sev]++;
   x->title = c->def->title;
   x->reference = c->def->reference;
   if (node >= 0)
@@ -112,6 +120,44 @@ int dr_read(const struct gr_doctor_ctx *c, const char *path, char *buf, size_t c
   return gr_fs_read_str(c->fs, path, buf, cap);
 }
 
+int dr_read_input(struct gr_doctor_ctx *c, const char *path, char *buf, size_t cap)
+{
+  char shown[4400];
+  int rc = dr_read(c, path, buf, cap);
+  if (rc == 0 || rc == -ENOENT)
+    return rc;
+  struct gr_finding *r = dr_add(c, GR_SEV_ERROR, -1, "%s: %s.", dr_shown(c, path, shown, sizeof(shown)), gr_fs_strerror(rc));
+  gr_finding_evidence(r, path, "unreadable: %s", gr_fs_strerror(rc));
+  return rc;
+}
+
+int dr_read_file(const struct gr_doctor_ctx *c, const char *path, size_t max, unsigned flags, struct gr_file *f,
+                 struct gr_err *err)
+{
+  char full[8192];
+  memset(f, 0, sizeof(*f));
+  if (!c->fs) {
+    gr_fail(err, GR_EXIT_FAIL, "%s: not in this input", path);
+    return -ENOENT;
+  }
+  if (!gr_fs_path(c->fs, path, full, sizeof(full))) {
+    gr_fail(err, GR_EXIT_FAIL, "%s%s: %s", c->fs->root, path, strerror(ENAMETOOLONG));
+    return -ENAMETOOLONG;
+  }
+  if (!gr_fs_is_live(c->fs))
+    flags &= ~(unsigned)GR_FILE_DEVICE; /* in a gathered tree a regular file stands for the device */
+  /* Opening it first gives the errno that tells "absent" and "needs root"
+   * from the rest, which gr_file_read's one line does not; gr_file_read then
+   * reads it with the cap (and checks its kind again). */
+  int fd = (flags & GR_FILE_DEVICE) ? gr_fs_open_device(c->fs, path, O_RDONLY) : gr_fs_open(c->fs, path, O_RDONLY);
+  if (fd < 0) {
+    gr_fail(err, GR_EXIT_FAIL, "%s: %s", full, gr_fs_strerror(fd));
+    return fd;
+  }
+  close(fd);
+  return gr_file_read(full, max, flags, f, err) == 0 ? 0 : -EIO;
+}
+
 const char *dr_shown(const struct gr_doctor_ctx *c, const char *path, char *buf, size_t cap)
 {
   snprintf(buf, cap, "%s%s", c->fs ? c->fs->root : "", path);
@@ -140,6 +186,47 @@ static void collect_root_additions(struct gr_doctor_report *r, const char *id)
   free(prev);
 }
 
+/* The results a check had past DR_MAX_RESULTS, as one result as bad as the
+ * worst of them, so that the exit status is what all of them would give. */
+static void summarise_dropped(struct gr_doctor_ctx *c)
+{
+  static const enum gr_sev worst_first[] = {GR_SEV_FAIL, GR_SEV_WARN, GR_SEV_ERROR,
+                                            GR_SEV_INFO, GR_SEV_SKIPPED, GR_SEV_OK};
+  char counts[256] = "";
+  size_t total = 0, off = 0;
+  enum gr_sev worst = GR_SEV_OK;
+  for (size_t k = 0; k < sizeof(worst_first) / sizeof(worst_first[0]); k++) {
+    size_t n = c->dropped[worst_first[k]];
+    if (!n)
+      continue;
+    worst = total ? worst : worst_first[k];
+    total += n;
+    off += (size_t)snprintf(counts + off, sizeof(counts) - off, "%s%zu %s", off ? ", " : "", n, gr_sev_name(worst_first[k]));
+  }
+  if (!total)
+    return;
+  c->added = 0; /* the summary itself is always listed */
+  dr_add(c, worst, -1, "%zu more results of this check are not listed (%s): doctor lists at most %d per check.", total,
+         counts, DR_MAX_RESULTS);
+}
+
+static void run_check(struct gr_doctor_ctx *c, const struct check *k, const struct gr_machine *m)
+{
+  c->def = &k->def;
+  c->root_skipped = false;
+  c->added = 0;
+  memset(c->dropped, 0, sizeof(c->dropped));
+  if (c->def->needs_fs && !c->fs)
+    dr_add(c, GR_SEV_SKIPPED, -1, "This input (%s) records the wiring only; run doctor on the machine or on a gathered tree (--root DIR).",
+           m->topo.rig ? "a rig file" : "hwloc XML");
+  else
+    k->run(c);
+  summarise_dropped(c);
+  gr_findings_free(&c->overflow);
+  if (c->root_skipped)
+    collect_root_additions(c->r, c->def->id);
+}
+
 void gr_doctor_run(const struct gr_machine *m, const struct gr_doctor_opts *o, struct gr_doctor_report *r)
 {
   const struct gr_fs *fs = m->has_fs ? &m->fs : NULL;
@@ -148,17 +235,8 @@ void gr_doctor_run(const struct gr_machine *m, const struct gr_doctor_opts *o, s
   c.uptime_s = read_uptime(&c);
   c.is_root = fs && gr_fs_is_live(fs) && geteuid() == 0;
   r->is_root = c.is_root;
-  for (size_t i = 0; i < sizeof(checks) / sizeof(checks[0]); i++) {
-    c.def = &checks[i].def;
-    c.root_skipped = false;
-    if (c.def->needs_fs && !fs)
-      dr_add(&c, GR_SEV_SKIPPED, -1, "This input (%s) records the wiring only; run doctor on the machine or on a gathered tree (--root DIR).",
-             m->topo.rig ? "a rig file" : "hwloc XML");
-    else
-      checks[i].run(&c);
-    if (c.root_skipped)
-      collect_root_additions(r, c.def->id);
-  }
+  for (size_t i = 0; i < sizeof(checks) / sizeof(checks[0]); i++)
+    run_check(&c, &checks[i], m);
 }
 
 void gr_doctor_report_free(struct gr_doctor_report *r)

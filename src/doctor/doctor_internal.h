@@ -5,6 +5,7 @@
 
 #include <sys/types.h>
 
+#include "base/file.h"
 #include "facts/facts.h"
 #include "doctor/doctor.h"
 #include "model/names.h"
@@ -19,10 +20,19 @@ struct gr_doctor_ctx {
   double uptime_s;                /* -1 unknown */
   bool is_root;
   bool root_skipped;              /* the running check skipped something for want of root */
+  size_t added;                   /* results the running check has added */
+  size_t dropped[GR_SEV_COUNT];   /* its results over DR_MAX_RESULTS, counted, not kept */
+  struct gr_findings overflow;    /* the last result over the cap, until the next dr_add */
 };
 
+/* The most results one check lists: a check with one result per device or
+ * per log line would otherwise print without bound on a large or hostile
+ * input. The rest are counted in one result at the end of the check. */
+#define DR_MAX_RESULTS 50
+
 /* Adds a result for the running check about pci node `node` (-1: the
- * machine). The pointer is valid until the next dr_add. */
+ * machine). The pointer is valid until the next dr_add. Past DR_MAX_RESULTS
+ * the result is only counted (the pointer is still usable). */
 struct gr_finding *dr_add(struct gr_doctor_ctx *c, enum gr_sev sev, int node, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 void gr_finding_evidence(struct gr_finding *r, const char *file, const char *fmt, ...)
@@ -33,8 +43,19 @@ void gr_finding_fix(struct gr_finding *r, const char *cost, const char *fmt, ...
 struct gr_finding *dr_skip_root(struct gr_doctor_ctx *c, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
-/* Reads a small file under the root, trimmed; 0 or -errno. */
+/* Reads a small file under the root, trimmed; 0, -errno, or gpurig's own
+ * -GR_EBINARY / -GR_ETOOBIG (gr_fs_strerror names them all). */
 int dr_read(const struct gr_doctor_ctx *c, const char *path, char *buf, size_t cap);
+/* The same for a file a check depends on: absent (-ENOENT) is for the check
+ * to judge, but a file that is there and cannot be read (binary, too long,
+ * no permission) is an error result naming the file and the cause. */
+int dr_read_input(struct gr_doctor_ctx *c, const char *path, char *buf, size_t cap);
+/* Reads a whole file under the root through the shared reader (base/file.h)
+ * with gr_file_read's max and flags. 0, or the -errno of opening it (so a
+ * check can tell "absent" and "needs root" apart), or -EIO for any other
+ * problem; on failure err holds one line naming the file. */
+int dr_read_file(const struct gr_doctor_ctx *c, const char *path, size_t max, unsigned flags, struct gr_file *f,
+                 struct gr_err *err);
 /* The path as shown in errors: with the root prefix, so the user can open it. */
 const char *dr_shown(const struct gr_doctor_ctx *c, const char *path, char *buf, size_t cap);
 
@@ -62,10 +83,10 @@ void check_driver_p2p(struct gr_doctor_ctx *c);
 void check_rdma_peermem(struct gr_doctor_ctx *c);
 void check_xid_errors(struct gr_doctor_ctx *c);
 
-/* Reads the NVIDIA driver's version and flavour; false if not loaded.
- * version gets "535.129.03", flavour "open" or "proprietary", from_file the
- * file it came from. */
-bool dr_nvidia_driver(const struct gr_doctor_ctx *c, char *version, size_t vcap, const char **flavour,
-                      const char **from_file);
+/* Reads the NVIDIA driver's version and flavour: 1 found; 0 not loaded
+ * (no version file); -1 a version file that cannot be read (an error result
+ * names it); -2 one with no version in it. version gets "535.129.03",
+ * flavour "open" or "proprietary", from_file the file read (NULL for 0). */
+int dr_nvidia_driver(struct gr_doctor_ctx *c, char *version, size_t vcap, const char **flavour, const char **from_file);
 
 #endif

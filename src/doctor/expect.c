@@ -1,16 +1,17 @@
 #include "doctor/expect.h"
 
 #include <ctype.h>
-#include <errno.h>
 #include <stdarg.h>
 #include <strings.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/file.h"
 #include "facts/data.h"
 
 #define MAX_WORDS 4
+#define EXPECT_MAX (1u << 20) /* a manifest is a few lines; more is not one */
 
 struct word {
   char text[96];
@@ -172,20 +173,14 @@ fail:
 
 int gr_expect_load(const char *path, struct gr_expect *e, struct gr_err *err)
 {
-  char *buf = NULL;
-  size_t len = 0;
-  int rc = -1;
-  FILE *f = fopen(path, "rb");
+  struct gr_file f;
   memset(e, 0, sizeof(*e));
   e->gpus = -1;
-  if (!f)
-    return gr_fail(err, GR_EXIT_FAIL, "%s: cannot open: %s", path, strerror(errno));
-  if (gr_read_stream(f, path, 1 << 20, &buf, &len, err) != 0)
-    goto out;
-  rc = gr_expect_parse(path, buf, len, e, err);
-out:
-  fclose(f);
-  free(buf);
+  /* the shared reader: a directory or a FIFO is named as such at once, and the cap holds while reading */
+  if (gr_file_read(path, EXPECT_MAX, 0, &f, err) != 0)
+    return -1;
+  int rc = gr_expect_parse(path, f.data, f.len, e, err);
+  gr_file_free(&f);
   return rc;
 }
 

@@ -30,7 +30,8 @@ struct gr_expect {
 /* Parses buf (len bytes). Returns 0, or -1 with "NAME:LINE:COL: problem" in
  * err (code GR_EXIT_FAIL) and *e left empty. */
 int gr_expect_parse(const char *name, const char *buf, size_t len, struct gr_expect *e, struct gr_err *err);
-/* Reads and parses a file (at most 1 MiB). */
+/* Reads a file through the shared reader (base/file.h: a regular file
+ * only, at most 1 MiB) and parses it; errors as above, naming the file. */
 int gr_expect_load(const char *path, struct gr_expect *e, struct gr_err *err);
 void gr_expect_free(struct gr_expect *e);
 

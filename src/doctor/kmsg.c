@@ -4,6 +4,7 @@
 #include "doctor/kmsg.h"
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -252,4 +253,89 @@ void gr_xid_log_free(struct gr_xid_log *l)
   free(l->ev);
   memset(l, 0, sizeof(*l));
   l->last_t_sec = -1;
+}
+
+/* ---- grouping ---- */
+
+/* An open-addressing index of the groups by address and Xid: a slot holds a
+ * group's index + 1, 0 when empty. It has at least twice as many slots as
+ * there are events, so it never fills and probes stay short. */
+struct group_index {
+  size_t *slot;
+  size_t mask;
+};
+
+/* splitmix64's finaliser: every bit of the key moves the slot, so bus
+ * addresses that differ only in the domain still spread out. */
+static uint64_t mix64(uint64_t x)
+{
+  x ^= x >> 30;
+  x *= 0xbf58476d1ce4e5b9ull;
+  x ^= x >> 27;
+  x *= 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+
+static size_t group_hash(const struct gr_xid_event *e)
+{
+  uint64_t addr = (uint64_t)e->domain << 32 | (uint64_t)e->bus << 8 | e->dev;
+  return (size_t)mix64(addr ^ mix64((uint64_t)(uint32_t)e->xid));
+}
+
+static bool same_group(const struct gr_xid_group *g, const struct gr_xid_event *e)
+{
+  return g->domain == e->domain && g->bus == e->bus && g->dev == e->dev && g->xid == e->xid;
+}
+
+/* The slot of e's group, or the empty slot where it belongs. */
+static size_t find_slot(const struct group_index *ix, const struct gr_xid_group *v, const struct gr_xid_event *e)
+{
+  size_t i = group_hash(e) & ix->mask;
+  while (ix->slot[i] && !same_group(&v[ix->slot[i] - 1], e))
+    i = (i + 1) & ix->mask;
+  return i;
+}
+
+static void index_init(struct group_index *ix, size_t nev)
+{
+  size_t cap = 16;
+  while (cap < 2 * nev)
+    cap *= 2;
+  ix->slot = xcalloc(cap, sizeof(*ix->slot));
+  ix->mask = cap - 1;
+}
+
+void gr_xid_group(const struct gr_xid_log *log, double since, struct gr_xid_groups *out)
+{
+  struct group_index ix;
+  size_t cap = 0;
+  memset(out, 0, sizeof(*out));
+  index_init(&ix, log->nev);
+  for (size_t i = 0; i < log->nev; i++) {
+    const struct gr_xid_event *e = &log->ev[i];
+    if (since > 0 && e->t_sec >= 0 && e->t_sec < since) {
+      out->older++;
+      continue;
+    }
+    size_t s = find_slot(&ix, out->v, e);
+    if (!ix.slot[s]) {
+      grow_array((void **)&out->v, sizeof(*out->v), &cap, out->n);
+      out->v[out->n] = (struct gr_xid_group){e->domain, e->bus, e->dev, e->xid, 0, e->t_sec, e->t_sec, e->line, e->detail};
+      ix.slot[s] = ++out->n;
+    }
+    struct gr_xid_group *g = &out->v[ix.slot[s] - 1];
+    g->count++;
+    g->last_t = e->t_sec;
+    g->line = e->line;
+    g->detail = e->detail;
+  }
+  free(ix.slot);
+}
+
+void gr_xid_groups_free(struct gr_xid_groups *g)
+{
+  if (!g)
+    return;
+  free(g->v);
+  memset(g, 0, sizeof(*g));
 }

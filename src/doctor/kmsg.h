@@ -11,7 +11,8 @@
  *   NVRM: Xid (PCI:01:00): ...   (no domain: domain 0000)
  *
  * Ownership: the parser copies what it keeps; the caller owns *out and frees
- * it with gr_xid_log_free. */
+ * it with gr_xid_log_free. A struct gr_xid_groups is the caller's too
+ * (gr_xid_groups_free); its details point into the log it was made from. */
 #ifndef GPURIG_KMSG_H
 #define GPURIG_KMSG_H
 
@@ -42,5 +43,28 @@ struct gr_xid_log {
  * gr_xid_log_free. */
 int gr_kmsg_parse_xids(const char *buf, size_t len, struct gr_xid_log *out);
 void gr_xid_log_free(struct gr_xid_log *l);
+
+/* The events of one GPU (bus address) and one Xid number. */
+struct gr_xid_group {
+  unsigned domain, bus, dev;
+  int xid;
+  size_t count;
+  double first_t, last_t;      /* seconds since boot, -1 if the lines had none */
+  size_t line;                 /* the last event's line */
+  const char *detail;          /* the last event's detail, inside the log */
+};
+
+struct gr_xid_groups {
+  struct gr_xid_group *v;      /* owned, in the order of each group's first event */
+  size_t n;
+  size_t older;                /* events before `since`, not grouped */
+};
+
+/* Groups the events of log at or after since (seconds since boot; <= 0: all;
+ * an event without a time is always kept) by bus address and Xid. A hash
+ * table keeps this linear in the number of events: a log can hold millions
+ * of distinct pairs. The caller frees *out with gr_xid_groups_free. */
+void gr_xid_group(const struct gr_xid_log *log, double since, struct gr_xid_groups *out);
+void gr_xid_groups_free(struct gr_xid_groups *g);
 
 #endif

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "testutil.h"
 
@@ -161,6 +162,154 @@ static void test_xid_log(void **state)
   free_run(&x);
 }
 
+/* A temporary kernel log: the caller writes it, then unlinks and frees the path. */
+static FILE *temp_log(char **path)
+{
+  *path = xstrdup("/tmp/gpurig-kmsg-XXXXXX");
+  int fd = mkstemp(*path);
+  assert_true(fd >= 0);
+  FILE *f = fdopen(fd, "w");
+  assert_non_null(f);
+  return f;
+}
+
+static size_t count_results(const struct gr_doctor_report *r, const char *id, enum gr_sev sev, const char *text)
+{
+  size_t n = 0;
+  for (size_t i = 0; i < r->findings.n; i++)
+    n += strcmp(r->findings.v[i].id, id) == 0 && r->findings.v[i].sev == sev &&
+         (!text || strstr(r->findings.v[i].text, text));
+  return n;
+}
+
+/* 30 Xid groups: 3 fail (Xid 79, oldest), 27 info (Xid 13). 20 are listed,
+ * the worst and most recent: the 3 fails and the 17 newest infos; the 10
+ * oldest infos are one result. */
+static void test_xid_bound(void **state)
+{
+  struct gr_doctor_opts o = defaults();
+  struct run x;
+  char *path;
+  (void)state;
+  FILE *f = temp_log(&path);
+  for (int i = 0; i < 30; i++)
+    fprintf(f, "[%d.0] NVRM: Xid (PCI:0000:%02x:00): %d, ev %d\n", 100 + i, 0x60 + i, i < 3 ? 79 : 13, i);
+  assert_int_equal(fclose(f), 0);
+  o.kmsg_path = path;
+  run_tree(&x, "doctor-healthy", &o);
+  assert_int_equal(count_results(&x.r, "xid.errors", GR_SEV_FAIL, "Xid 79"), 3);
+  assert_int_equal(count_results(&x.r, "xid.errors", GR_SEV_INFO, "Xid 13"), 17);
+  assert_int_equal(count_results(&x.r, "xid.errors", GR_SEV_INFO,
+                                 "10 more Xid groups (0 fail, 0 warn, 10 info; 10 events) at 10 PCI addresses, 0 of them GPUs"),
+                   1);
+  for (size_t i = 0; i < x.r.findings.n; i++) {
+    const char *subject = x.r.findings.v[i].subject;
+    if (subject && (strcmp(subject, "PCI 0000:63:00") == 0 || strcmp(subject, "PCI 0000:6c:00") == 0))
+      fail_msg("%s is one of the 10 oldest infos: summed up, not listed", subject);
+  }
+  assert_int_equal(gr_findings_exit(&x.r.findings), GR_EXIT_FAIL);
+  free_run(&x);
+  unlink(path);
+  free(path);
+}
+
+/* A log over the 64 MiB cap is read from its end: the Xid 79 on its last
+ * line is found, the Xid 13 on its first is not, and the results say how
+ * much was left unread and where in the part read the line is. */
+static void test_xid_tail(void **state)
+{
+  struct gr_doctor_opts o = defaults();
+  struct run x;
+  char *path;
+  (void)state;
+  FILE *f = temp_log(&path);
+  fprintf(f, "[1.0] NVRM: Xid (PCI:0000:41:00): 13, the oldest\n");
+  for (int i = 0; i < 750000; i++) /* 750,000 x 96 bytes: 68.7 MiB */
+    fprintf(f, "[%7d.000000] usb 1-1: new high-speed USB device number 3 using xhci_hcd, filler filler fill\n", 2 + i);
+  fprintf(f, "[800000.0] NVRM: Xid (PCI:0000:41:00): 79, pid='<unknown>', name=<unknown>, GPU has fallen off the bus.\n");
+  assert_int_equal(fclose(f), 0);
+  o.kmsg_path = path;
+  o.xid_window_h = 0;
+  run_tree(&x, "doctor-healthy", &o);
+  const struct gr_finding *r = find(&x.r, "xid.errors", GR_SEV_FAIL);
+  assert_non_null(r);
+  assert_non_null(strstr(r->text, "Xid 79"));
+  assert_null(find(&x.r, "xid.errors", GR_SEV_INFO));
+  assert_int_equal(r->nev, 2);
+  assert_non_null(strstr(r->ev[0].file, "of its newest 64 MiB)"));
+  assert_string_equal(r->ev[1].file, path);
+  assert_string_equal(r->ev[1].value, "the first 4.7 MiB were not read: the newest 64 MiB were (the most doctor reads)");
+  free_run(&x);
+  unlink(path);
+  free(path);
+}
+
+/* A --kmsg path that cannot be read is an error naming it and the cause
+ * (exit 3), never "needs root". */
+static void test_kmsg_unreadable(void **state)
+{
+  struct gr_doctor_opts o = defaults();
+  struct run x;
+  char dir[] = "/tmp/gpurig-kmsg-dir-XXXXXX";
+  (void)state;
+  assert_non_null(mkdtemp(dir));
+  o.kmsg_path = dir;
+  run_tree(&x, "doctor-healthy", &o);
+  const struct gr_finding *r = find(&x.r, "xid.errors", GR_SEV_ERROR);
+  assert_non_null(r);
+  assert_non_null(strstr(r->text, ": a directory, not a file (--kmsg); no Xid was checked."));
+  assert_false(r->needs_root);
+  assert_int_equal(gr_findings_exit(&x.r.findings), GR_EXIT_CANNOT_RUN);
+  free_run(&x);
+  rmdir(dir);
+}
+
+/* A check lists at most DR_MAX_RESULTS (50) results; the rest are one
+ * result as bad as the worst of them. 60 GPUs that are not the manifest's
+ * model: 1 count result, then 60 fails, of which 49 fit. */
+static void test_results_bounded(void **state)
+{
+  struct gr_doctor_opts o = defaults();
+  struct gr_machine m;
+  struct gr_doctor_report r;
+  struct gr_expect e;
+  struct gr_err err = {0};
+  const char *manifest = "model \"A100 80GB\"\n";
+  struct gr_source src = {.kind = GR_SRC_GENERIC, .gpu_model = "RTX 3090", .gpus = 60};
+  (void)state;
+  assert_int_equal(gr_expect_parse("m.expect", manifest, strlen(manifest), &e, &err), 0);
+  o.expect = &e;
+  if (gr_machine_open(&src, 0, &m, &err) != 0)
+    fail_msg("%s", err.msg);
+  gr_doctor_run(&m, &o, &r);
+  assert_int_equal(count_results(&r, "gpu.count", GR_SEV_FAIL, "not the A100 80GB"), 49);
+  assert_int_equal(count_results(&r, "gpu.count", GR_SEV_FAIL,
+                                 "11 more results of this check are not listed (11 fail): doctor lists at most 50 per check."),
+                   1);
+  assert_int_equal(gr_findings_exit(&r.findings), GR_EXIT_FAIL);
+  gr_doctor_report_free(&r);
+  gr_machine_close(&m);
+  gr_expect_free(&e);
+}
+
+/* --expect through the shared reader: what the path is, in one line. */
+static void test_expect_load_errors(void **state)
+{
+  struct gr_expect e;
+  struct gr_err err = {0};
+  char dir[] = "/tmp/gpurig-expect-dir-XXXXXX";
+  (void)state;
+  assert_non_null(mkdtemp(dir));
+  assert_int_equal(gr_expect_load(dir, &e, &err), -1);
+  assert_non_null(strstr(err.msg, ": a directory, not a file"));
+  assert_int_equal(err.code, GR_EXIT_FAIL);
+  gr_expect_free(&e);
+  rmdir(dir);
+  assert_int_equal(gr_expect_load("/nonexistent/x.expect", &e, &err), -1);
+  assert_string_equal(err.msg, "/nonexistent/x.expect: cannot open: No such file or directory");
+  gr_expect_free(&e);
+}
+
 static void test_expectations(void **state)
 {
   struct gr_doctor_opts o = defaults();
@@ -240,6 +389,9 @@ int main(void)
       cmocka_unit_test(test_fault_details),  cmocka_unit_test(test_xid_log),
       cmocka_unit_test(test_expectations),   cmocka_unit_test(test_malformed_inputs),
       cmocka_unit_test(test_expect_parser_errors), cmocka_unit_test(test_versions),
+      cmocka_unit_test(test_xid_bound),      cmocka_unit_test(test_xid_tail),
+      cmocka_unit_test(test_kmsg_unreadable), cmocka_unit_test(test_results_bounded),
+      cmocka_unit_test(test_expect_load_errors),
   };
   return cmocka_run_group_tests(tests, setup, NULL);
 }

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "testutil.h"
-#include "facts/data.h"
+#include "base/file.h"
 #include "doctor/dmi.h"
 #include "doctor/kmsg.h"
 
@@ -325,17 +325,12 @@ static void parse_file(const char *rel, struct gr_xid_log *l)
 {
   char *path = xasprintf("%s/kmsg/%s", getenv("GPURIG_TEST_DATA"), rel);
   struct gr_err err = {0};
-  char *buf = NULL;
-  size_t len = 0;
-  FILE *f = fopen(path, "rb");
-  if (!f)
-    fail_msg("cannot open %s", path);
-  if (gr_read_stream(f, path, 1 << 20, &buf, &len, &err) != 0)
+  struct gr_file f;
+  if (gr_file_read(path, 1 << 20, 0, &f, &err) != 0)
     fail_msg("%s", err.msg);
-  fclose(f);
   free(path);
-  assert_int_equal(gr_kmsg_parse_xids(buf, len, l), 0);
-  free(buf);
+  assert_int_equal(gr_kmsg_parse_xids(f.data, f.len, l), 0);
+  gr_file_free(&f);
 }
 
 static void expect_event(const struct gr_xid_event *e, unsigned domain, unsigned bus, unsigned dev, int xid,
@@ -485,6 +480,105 @@ static void kmsg_sample_files(void **state)
   gr_xid_log_free(&d);
 }
 
+/* ---- grouping Xid events ---- */
+
+/* The text of n dmesg lines, line i at i seconds. Line i names bus address
+ * (i % period) / 256 : (i % period) % 256 with Xid `xid` and detail "ev I". */
+static char *xid_lines(size_t n, size_t period, int xid, size_t *len)
+{
+  char *buf = NULL;
+  FILE *f = open_memstream(&buf, len);
+  assert_non_null(f);
+  for (size_t i = 0; i < n; i++) {
+    size_t k = i % period;
+    fprintf(f, "[%zu.000000] NVRM: Xid (PCI:%04zx:%02zx:00): %d, ev %zu\n", i, k / 256, k % 256, xid, i);
+  }
+  assert_int_equal(fclose(f), 0);
+  return buf;
+}
+
+/* One GPU and one Xid a thousand times: one group that counts them all and
+ * keeps the first and last time and the last line. */
+static void xid_group_repeated(void **state)
+{
+  struct gr_xid_log l;
+  struct gr_xid_groups g;
+  size_t len;
+  (void)state;
+  char *text = xid_lines(1000, 1, 79, &len);
+  assert_int_equal(gr_kmsg_parse_xids(text, len, &l), 0);
+  gr_xid_group(&l, 0, &g);
+  assert_int_equal(g.n, 1);
+  assert_int_equal(g.older, 0);
+  assert_int_equal(g.v[0].count, 1000);
+  assert_int_equal(g.v[0].xid, 79);
+  assert_true(g.v[0].first_t == 0 && g.v[0].last_t == 999);
+  assert_int_equal(g.v[0].line, 1000);
+  assert_string_equal(g.v[0].detail, "ev 999");
+  gr_xid_groups_free(&g);
+  /* a window from 900 s: the 900 events before it are counted, not grouped */
+  gr_xid_group(&l, 900, &g);
+  assert_int_equal(g.n, 1);
+  assert_int_equal(g.older, 900);
+  assert_int_equal(g.v[0].count, 100);
+  assert_true(g.v[0].first_t == 900);
+  gr_xid_groups_free(&g);
+  gr_xid_log_free(&l);
+  free(text);
+}
+
+/* 100,000 distinct addresses (domains 0 to 390, so addresses that differ
+ * only in the domain must not share a group), each seen twice: as many
+ * groups, in the order of their first event, each with its last line. */
+static void xid_group_many_distinct(void **state)
+{
+  enum { N = 100000 };
+  struct gr_xid_log l;
+  struct gr_xid_groups g;
+  size_t len;
+  char want[32];
+  (void)state;
+  char *text = xid_lines(2 * N, N, 13, &len);
+  assert_int_equal(gr_kmsg_parse_xids(text, len, &l), 0);
+  assert_int_equal(l.nev, 2 * N);
+  gr_xid_group(&l, 0, &g);
+  assert_int_equal(g.n, N);
+  for (size_t k = 0; k < N; k++) {
+    const struct gr_xid_group *x = &g.v[k];
+    if (x->domain != k / 256 || x->bus != k % 256 || x->count != 2 || x->line != N + k + 1)
+      fail_msg("group %zu: %04x:%02x count %zu line %zu", k, x->domain, x->bus, x->count, x->line);
+    snprintf(want, sizeof(want), "ev %zu", N + k);
+    assert_string_equal(x->detail, want);
+  }
+  gr_xid_groups_free(&g);
+  gr_xid_log_free(&l);
+  free(text);
+}
+
+/* The same address with different Xids is different groups; no events, no groups. */
+static void xid_group_by_xid(void **state)
+{
+  struct gr_xid_log l;
+  struct gr_xid_groups g;
+  const char *text = "NVRM: Xid (PCI:0000:41:00): 13, a\nNVRM: Xid (PCI:0000:41:00): 79, b\n"
+                     "NVRM: Xid (PCI:0001:41:00): 13, c\nNVRM: Xid (PCI:0000:41:00): 13, d\n";
+  (void)state;
+  parse_text(text, &l);
+  gr_xid_group(&l, 1e9, &g); /* lines without a time are always kept */
+  assert_int_equal(g.n, 3);
+  assert_int_equal(g.v[0].count, 2);
+  assert_string_equal(g.v[0].detail, "d");
+  assert_int_equal(g.v[1].xid, 79);
+  assert_int_equal(g.v[2].domain, 1);
+  gr_xid_groups_free(&g);
+  gr_xid_log_free(&l);
+  parse_text("no Xid here\n", &l);
+  gr_xid_group(&l, 0, &g);
+  assert_int_equal(g.n, 0);
+  gr_xid_groups_free(&g);
+  gr_xid_log_free(&l);
+}
+
 int main(void)
 {
   if (!getenv("GPURIG_TEST_DATA")) {
@@ -502,6 +596,9 @@ int main(void)
       cmocka_unit_test(kmsg_not_events),
       cmocka_unit_test(kmsg_binary_lines),
       cmocka_unit_test(kmsg_sample_files),
+      cmocka_unit_test(xid_group_repeated),
+      cmocka_unit_test(xid_group_many_distinct),
+      cmocka_unit_test(xid_group_by_xid),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
