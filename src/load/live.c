@@ -90,12 +90,12 @@ static int read_attr(struct devdir *d, const char *attr, char *buf, size_t cap)
  * failure (unreadable, binary, not a regular file) is reported at load like
  * a malformed value, so that a check never calls a link it could not read
  * fine. */
-static bool read_failed(struct devdir *d, const char *attr, int r, char **slot)
+static bool read_failed(struct devdir *d, const char *attr, int r)
 {
   if (r == 0)
     return false;
   if (r != -ENOENT && d->t)
-    note_problem(d, slot, attr, gr_fs_strerror(r), NULL);
+    note_problem(d, &d->p->link_problem, attr, gr_fs_strerror(r), NULL);
   return true;
 }
 
@@ -104,7 +104,7 @@ static void read_speed(struct devdir *d, const char *attr, int *gen)
 {
   char v[64];
   int g = 0;
-  if (read_failed(d, attr, read_attr(d, attr, v, sizeof(v)), &d->p->link_problem))
+  if (read_failed(d, attr, read_attr(d, attr, v, sizeof(v))))
     return;
   enum gr_speed_parse r = gr_pcie_parse_speed(v, &g);
   if (r == GR_SPEED_OK)
@@ -117,7 +117,7 @@ static void read_width(struct devdir *d, const char *attr, int *width)
 {
   char v[64];
   int w;
-  if (read_failed(d, attr, read_attr(d, attr, v, sizeof(v)), &d->p->link_problem))
+  if (read_failed(d, attr, read_attr(d, attr, v, sizeof(v))))
     return;
   if (gr_pcie_parse_width(v, &w))
     *width = w;
