@@ -16,7 +16,7 @@
 # Environment: GPURIG_TEST_DATA (tests/data), GPURIG_TEST_TREES (unpacked
 # trees), GPURIG_TEST_STUB (stand-in libraries); GPURIG_DATA, GPURIG_PCI_IDS.
 #
-# A case file is bash, sourced in a subshell, with:
+# A case file is bash, sourced in a subshell after lib.sh (shared helpers), with:
 #   $G the binary; $T a fresh scratch directory (the case's working directory);
 #   $OUTSIDE a directory with one file, victim, that must stay untouched;
 #   $D tests/data; $TREES the unpacked trees; $STUB the stand-in libraries.
@@ -45,13 +45,13 @@ for case_file in "$here"/cases/*.sh; do
   export T OUTSIDE
   out=$work/$name/stdout err=$work/$name/stderr
   # 1. setup, then the list of files the command may not add to
-  (cd "$T" && expect_exit=0 && . "$case_file" && if declare -F setup >/dev/null; then setup; fi) \
+  (cd "$T" && expect_exit=0 && . "$here/lib.sh" && . "$case_file" && if declare -F setup >/dev/null; then setup; fi) \
     > "$work/$name/setup.log" 2>&1 || { echo "FAIL $name: setup failed"; cat "$work/$name/setup.log"; fail=$((fail+1)); continue; }
   (cd "$T" && find . -mindepth 1 | sort) > "$work/$name/before"
   # 2. the command, bounded in time
   limit=$(bash -c ". '$case_file'; echo \${time_limit:-10}")
   start=$(date +%s%N)
-  (cd "$T" && timeout -k 2 "$limit" bash -c ". '$case_file'; run") > "$out" 2> "$err"
+  (cd "$T" && timeout -k 2 "$limit" bash -c ". '$here/lib.sh'; . '$case_file'; run") > "$out" 2> "$err"
   rc=$?
   ms=$(( ($(date +%s%N) - start) / 1000000 ))
   why=""
@@ -81,7 +81,7 @@ for case_file in "$here"/cases/*.sh; do
     why="wrote outside the path asked ($OUTSIDE changed)"
   fi
   if [ -z "$why" ] && bash -c ". '$case_file'; declare -F check >/dev/null"; then
-    (cd "$T" && bash -c ". '$case_file'; check '$out' '$err'") > "$work/$name/check.log" 2>&1 || why="check failed: $(head -c 300 "$work/$name/check.log")"
+    (cd "$T" && bash -c ". '$here/lib.sh'; . '$case_file'; check '$out' '$err'") > "$work/$name/check.log" 2>&1 || why="check failed: $(head -c 300 "$work/$name/check.log")"
   fi
   if [ -n "$why" ]; then
     echo "FAIL $name: $why"

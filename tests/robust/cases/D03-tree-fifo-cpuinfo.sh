@@ -2,15 +2,5 @@
 expect_exit=2
 expect_stderr='proc/cpuinfo: a FIFO \(named pipe\) in a gathered tree'
 time_limit=10
-setup() {
-  cp -a "$D/trees/epyc-riser" t
-  f="t/proc/cpuinfo"
-  rm -f "$f"
-  case fifo in
-    fifo) mkfifo "$f" ;;
-    zero) ln -s /dev/zero "$f" ;;
-    escape) ln -s "$OUTSIDE/victim" "$f" ;;
-    loop) ln -s "$(basename "$f")" "$f" ;;
-  esac
-}
+setup() { tree_with epyc-riser "proc/cpuinfo" fifo; }
 run() { "$G" topo --root t; }

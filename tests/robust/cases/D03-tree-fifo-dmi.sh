@@ -2,15 +2,5 @@
 expect_exit=2
 expect_stderr='DMI: a FIFO \(named pipe\) in a gathered tree'
 time_limit=10
-setup() {
-  cp -a "$D/trees/doctor-healthy" t
-  f="t/sys/firmware/dmi/tables/DMI"
-  rm -f "$f"
-  case fifo in
-    fifo) mkfifo "$f" ;;
-    zero) ln -s /dev/zero "$f" ;;
-    escape) ln -s "$OUTSIDE/victim" "$f" ;;
-    loop) ln -s "$(basename "$f")" "$f" ;;
-  esac
-}
+setup() { tree_with doctor-healthy "sys/firmware/dmi/tables/DMI" fifo; }
 run() { "$G" doctor --root t; }

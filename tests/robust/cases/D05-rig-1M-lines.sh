@@ -4,12 +4,12 @@
 # itself), so the 128th GPU, on line 131, is one too many.
 expect_exit=2
 expect_stderr='^gpurig: r\.rig:131:1: too many devices for one PCI domain \(at most 255'
-expect_stderr_lines=""  # set, as run.sh keeps an unset expectation from the case before
+expect_stderr_lines=""
 expect_new_files=""
 time_limit=5
 setup() {
   {
-    printf 'rig "x"\ncpu c0 "EPYC 7302"\nrootcomplex rc0 c0 gen4\n'
+    rig_head
     awk 'BEGIN { for (i = 0; i < 1000000; i++) print "gpu \"RTX 3090\" rc0" }'
   } > r.rig
 }

@@ -2,7 +2,7 @@
 # are appended, not rebuilt (this ran for hours before).
 expect_exit=0
 expect_stderr_lines=0
-expect_stderr=""  # set, as run.sh keeps an unset expectation from the case before
+expect_stderr=""
 expect_new_files=""
 time_limit=5
 setup() {

@@ -4,7 +4,7 @@
 # for a slow CI machine.
 expect_exit=0
 expect_stderr_lines=0
-expect_stderr=""  # set, as run.sh keeps an unset expectation from the case before
+expect_stderr=""
 expect_new_files=""
 time_limit=3
 setup() {

@@ -1,7 +1,6 @@
 # D7: a --kmsg log over the 64 MiB cap is read from its end, so an Xid 79 on
 # the last line of a 108 MiB log is found (fail, exit 2), and the report says
 # how much of the log was not read.
-# (every expect_* is set, even empty: run.sh would keep an earlier case's value)
 expect_exit=2
 expect_stderr=''
 expect_stderr_lines=0

@@ -1,6 +1,5 @@
 # D7/D4: --kmsg /dev/zero is refused at once: the log is read from its end,
 # and an endless device has none, so only /dev/kmsg is read as a device.
-# (every expect_* is set, even empty: run.sh would keep an earlier case's value)
 expect_exit=3
 expect_stderr=''
 expect_stderr_lines=0

@@ -1,6 +1,5 @@
 # D7/D3: a FIFO given as --kmsg is refused at once (never waited on), and the
 # xid.errors result says so: an error naming the file, exit 3.
-# (every expect_* is set, even empty: run.sh would keep an earlier case's value)
 expect_exit=3
 expect_stderr=''
 expect_stderr_lines=0

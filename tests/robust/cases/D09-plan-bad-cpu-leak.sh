@@ -1,7 +1,6 @@
 # D9: a bad --cpu after the machine would be loaded. Every plan argument is now
 # checked before anything is loaded; under the ASan binary a leak would add
 # LeakSanitizer's report to stderr and change the exit status.
-# run.sh keeps these from case to case: every case sets all of them
 expect_stderr= expect_stderr_lines= expect_new_files=
 expect_exit=2
 expect_stderr='^gpurig: --cpu 8x: expected CHANNELSxMT/s'

@@ -1,5 +1,4 @@
 # D9: the same with a rig file as the machine (the review's other leaking sources).
-# run.sh keeps these from case to case: every case sets all of them
 expect_stderr= expect_stderr_lines= expect_new_files=
 expect_exit=2
 expect_stderr='^gpurig: --cpu x3200: expected CHANNELSxMT/s'

@@ -1,6 +1,5 @@
 # D13a: --allreduce-max 3M said "sizes capped at 2 MiB by free GPU memory"; the
 # note names --allreduce-max and its rounding (small copies keep the run fast).
-# run.sh keeps these from case to case: every case sets all of them
 expect_stderr= expect_stderr_lines= expect_new_files=
 expect_exit=0
 expect_stderr_lines=0

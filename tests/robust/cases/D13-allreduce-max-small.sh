@@ -1,6 +1,5 @@
 # D13a: --allreduce-max below the smallest sweep said "not run: too little free
 # GPU memory"; the user's own limit is named, at parse time.
-# run.sh keeps these from case to case: every case sets all of them
 expect_stderr= expect_stderr_lines= expect_new_files=
 expect_exit=2
 expect_stderr="^gpurig bench: --allreduce-max '4K': below 64 KiB, the smallest all-reduce sweep gpurig runs"

@@ -1,6 +1,5 @@
 # D13g: 64 GPUs for a 32-layer model said "--pp 64: the model has only 32
 # layers" though --pp was not given; the message names what the user gave.
-# run.sh keeps these from case to case: every case sets all of them
 expect_stderr= expect_stderr_lines= expect_new_files=
 expect_exit=2
 time_limit=30 # the 64-GPU generic board is opened first: 3 s under ASan

@@ -1,5 +1,4 @@
 # D13b: --size 4080 was reported as "Copies of 3 KiB".
-# run.sh keeps these from case to case: every case sets all of them
 expect_stderr= expect_stderr_lines= expect_new_files=
 expect_exit=2
 expect_stderr="^gpurig bench: --size '4080': below 4 KiB"

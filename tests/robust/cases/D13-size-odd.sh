@@ -1,5 +1,4 @@
 # D13b: a size that is not whole 16-byte words was rounded without a note.
-# run.sh keeps these from case to case: every case sets all of them
 expect_stderr= expect_stderr_lines= expect_new_files=
 expect_exit=2
 expect_stderr="^gpurig bench: --size '4100': copies are whole 16-byte words"

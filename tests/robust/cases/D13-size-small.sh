@@ -1,5 +1,4 @@
 # D13b: --size 3 ran 16-byte copies without a note ("Copies of 0 KiB ...").
-# run.sh keeps these from case to case: every case sets all of them
 expect_stderr= expect_stderr_lines= expect_new_files=
 expect_exit=2
 expect_stderr="^gpurig bench: --size '3': below 4 KiB a copy times only its own latency"

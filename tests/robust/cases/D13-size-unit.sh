@@ -1,5 +1,4 @@
 # D13b: small copies are named in their own unit in the finding, never "0 KiB".
-# run.sh keeps these from case to case: every case sets all of them
 expect_stderr= expect_stderr_lines= expect_new_files=
 expect_exit=1 # the all-reduce over the stand-in x8 link is under its floor
 expect_stderr_lines=0

@@ -1,7 +1,6 @@
 # D13c: a --kmsg path that cannot be read (here a directory) is an error that
 # names the file and the real cause, not "needs root (kernel.dmesg_restrict)"
 # and not a skip: exit 3 (the check could not read its input; docs/doctor.md).
-# (every expect_* is set, even empty: run.sh would keep an earlier case's value)
 expect_exit=3
 expect_stderr=''
 expect_stderr_lines=0

@@ -1,5 +1,4 @@
 # D13e: --expect DIR says what DIR is, not just "read error".
-# (every expect_* is set, even empty: run.sh would keep an earlier case's value)
 expect_exit=2
 expect_stderr='^gpurig: e.dir: a directory, not a file$'
 expect_stderr_lines=''

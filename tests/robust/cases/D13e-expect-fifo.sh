@@ -1,5 +1,4 @@
 # D13e/D3: a FIFO given as --expect is refused at once, not opened and waited on.
-# (every expect_* is set, even empty: run.sh would keep an earlier case's value)
 expect_exit=2
 expect_stderr='^gpurig: e.fifo: a FIFO \(named pipe\), not a regular file'
 expect_stderr_lines=''

@@ -1,6 +1,5 @@
 # D13f: a NUL byte in a sysfs attribute is "binary data", not strerror(EILSEQ)
 # ("Invalid or incomplete multibyte or wide character").
-# (every expect_* is set, even empty: run.sh would keep an earlier case's value)
 expect_exit=2
 expect_stderr='0000:01:00.0/class: binary data, not text$'
 expect_stderr_lines=''

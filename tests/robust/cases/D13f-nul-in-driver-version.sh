@@ -1,7 +1,6 @@
 # D13f/D6: a NUL byte in a file a doctor check depends on is an error result
 # naming the file and "binary data", not a missing file (which would have
 # said "no NVIDIA driver loaded") and not strerror(EILSEQ).
-# (every expect_* is set, even empty: run.sh would keep an earlier case's value)
 expect_exit=3
 expect_stderr=''
 expect_stderr_lines=0

@@ -1,6 +1,5 @@
 # D14: compare --job ignored a --cpu that plan refuses; one parser now judges it
 # for both, before any rig is read.
-# run.sh keeps these from case to case: every case sets all of them
 expect_stderr= expect_stderr_lines= expect_new_files=
 expect_exit=2
 expect_stderr='^gpurig: --cpu 8x: expected CHANNELSxMT/s'

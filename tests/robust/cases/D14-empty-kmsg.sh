@@ -1,5 +1,4 @@
 # D14: --kmsg '' would mean /dev/kmsg, like an empty --root means this machine.
-# run.sh keeps these from case to case: every case sets all of them
 expect_stderr= expect_stderr_lines= expect_new_files=
 expect_exit=2
 expect_stderr="^gpurig doctor: option '--kmsg' needs a kernel log file"

@@ -1,5 +1,4 @@
 # D14: --root '' (an unset $DIR) inspected the live machine without a word.
-# run.sh keeps these from case to case: every case sets all of them
 expect_stderr= expect_stderr_lines= expect_new_files=
 expect_exit=2
 expect_stderr="^gpurig topo: option '--root' needs a directory \(an empty value would mean this machine; omit --root for that\)$"

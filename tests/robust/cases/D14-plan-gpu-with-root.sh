@@ -1,5 +1,4 @@
 # D14: plan's --gpu builds a generic board, which silently replaced a --root tree.
-# run.sh keeps these from case to case: every case sets all of them
 expect_stderr= expect_stderr_lines= expect_new_files=
 expect_exit=2
 expect_stderr='^gpurig: --gpu MODEL plans on a generic board of that GPU, so the machine of --root .* would be ignored'

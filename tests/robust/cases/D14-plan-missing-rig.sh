@@ -1,6 +1,5 @@
 # D14: --gpus 0 planned on --cpu alone and never opened the rig it was given.
 # Now --gpus 0 plans on the rig's CPU, so the rig is read: a missing one fails.
-# run.sh keeps these from case to case: every case sets all of them
 expect_stderr= expect_stderr_lines= expect_new_files=
 expect_exit=2
 expect_stderr='^gpurig: \./missing\.rig: cannot open: No such file or directory$'

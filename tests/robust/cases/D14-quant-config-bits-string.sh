@@ -1,5 +1,4 @@
 # D14: bits given as a string was ignored the same way.
-# run.sh keeps these from case to case: every case sets all of them
 expect_stderr= expect_stderr_lines= expect_new_files=
 expect_exit=2
 expect_stderr='^gpurig: \./config\.json:2: key "bits": must be an integer \(2, 3, 4 or 8\), not a string$'

@@ -1,6 +1,5 @@
 # D14: a GPTQ quantization_config with bits -4 was ignored and the model
 # planned as bf16; it is an error naming the file, line and key.
-# run.sh keeps these from case to case: every case sets all of them
 expect_stderr= expect_stderr_lines= expect_new_files=
 expect_exit=2
 expect_stderr='^gpurig: \./config\.json:2: key "bits": -4: gptq checkpoints have 2, 3, 4 or 8 bits$'

@@ -1,6 +1,5 @@
 # D14: a quant_method gpurig does not plan is refused (unless --quant says how
 # to plan it), never planned as bf16.
-# run.sh keeps these from case to case: every case sets all of them
 expect_stderr= expect_stderr_lines= expect_new_files=
 expect_exit=2
 expect_stderr='^gpurig: \./config\.json: quantization_config quant_method "hqq" is not a weight format gpurig plans; give --quant'

@@ -1,5 +1,4 @@
 # D14: strtod reads "nan", which passed both range tests and meant the whole log.
-# run.sh keeps these from case to case: every case sets all of them
 expect_stderr= expect_stderr_lines= expect_new_files=
 expect_exit=2
 expect_stderr='^gpurig: --xid-window nan: expected hours, a number from 0 to'

@@ -1,5 +1,4 @@
 # D15: an option after the rigs was taken as a rig name ("--json: no rig of that name").
-# run.sh keeps these from case to case: every case sets all of them
 expect_stderr= expect_stderr_lines= expect_new_files=
 expect_exit=0
 expect_stderr_lines=0

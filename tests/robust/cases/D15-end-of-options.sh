@@ -1,5 +1,4 @@
 # D15: `--` ends the options, so a file name may start with a dash.
-# run.sh keeps these from case to case: every case sets all of them
 expect_stderr= expect_stderr_lines= expect_new_files=
 expect_exit=0
 expect_stderr='^gpurig: wrote -dash\.xml$'

@@ -1,5 +1,4 @@
 # D15: `snapshot out.xml --root DIR` said "unexpected argument '--root'".
-# run.sh keeps these from case to case: every case sets all of them
 expect_stderr= expect_stderr_lines= expect_new_files=
 expect_exit=0
 expect_stderr='^gpurig: wrote out\.xml$'

@@ -1,15 +1,11 @@
 # D18: 300,000 distinct (bus address, Xid) groups are grouped in linear time
 # (a hash table) and the report lists 20 of them, then one line for the rest.
-# (every expect_* is set, even empty: run.sh would keep an earlier case's value)
 expect_exit=1
 expect_stderr=''
 expect_stderr_lines=0
 expect_new_files=''
 time_limit=10
-setup() {
-  awk 'BEGIN { for (i = 0; i < 300000; i++)
-    printf "4,%d,%d,-;NVRM: Xid (PCI:%04x:%02x:00): %d, pid=1, name=x, test\n", i, 1000000 + i, int(i / 256), i % 256, 1 + i % 3 }' > x.log
-}
+setup() { xid_log 300000 > x.log; }
 run() { "$G" doctor --root "$D/trees/doctor-healthy" --kmsg x.log --xid-window 0; }
 check() {
   [ "$(wc -c < "$1")" -lt 1000000 ] &&

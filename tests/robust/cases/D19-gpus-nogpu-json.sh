@@ -1,5 +1,4 @@
 # D19: the same in JSON mode: exit 3, the one line, nothing on stdout.
-# run.sh keeps these from case to case: every case sets all of them
 expect_stderr= expect_stderr_lines= expect_new_files=
 expect_exit=3
 expect_stderr='^gpurig: nothing to show: the NVIDIA driver sees no GPU'

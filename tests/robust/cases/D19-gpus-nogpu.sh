@@ -1,5 +1,4 @@
 # D19: gpus exited 0 when the driver sees no GPU, bench 3; both now exit 3.
-# run.sh keeps these from case to case: every case sets all of them
 expect_stderr= expect_stderr_lines= expect_new_files=
 expect_exit=3
 expect_stderr='^gpurig: nothing to show: the NVIDIA driver sees no GPU \(.*0 GPUs\)$'

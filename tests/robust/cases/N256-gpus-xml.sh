@@ -6,7 +6,7 @@
 gpus=${gpus:-256}
 expect_exit=0
 expect_stderr_lines=0
-expect_stderr=""  # set, as run.sh keeps an unset expectation from the case before
+expect_stderr=""
 expect_new_files=""
 time_limit=20
 setup() {
