@@ -9,7 +9,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include <unistd.h>
 
 #include <hwloc.h>
@@ -540,6 +543,68 @@ static void snapshot_round_trip(void **state)
   free(root);
 }
 
+/* n nested bridges: deep enough, under a small stack, to overflow inside
+ * libhwloc's own recursive XML importer while staying within gpurig's
+ * nesting limit (256). */
+static char *nested_bridges(int n)
+{
+  const char *a = "cpuset=\"0x1\" complete_cpuset=\"0x1\" nodeset=\"0x1\" complete_nodeset=\"0x1\"";
+  size_t cap = 4096 + (size_t)n * 256;
+  char *buf = xmalloc(cap);
+  size_t len = (size_t)snprintf(buf, cap,
+                                "<?xml version=\"1.0\"?>\n<topology version=\"2.0\">\n<object type=\"Machine\" "
+                                "os_index=\"0\" %s allowed_cpuset=\"0x1\" allowed_nodeset=\"0x1\" gp_index=\"1\">\n"
+                                "<object type=\"PU\" os_index=\"0\" %s gp_index=\"2\"/>\n", a, a);
+  for (int k = 0; k < n; k++)
+    len += (size_t)snprintf(buf + len, cap - len,
+                            "<object type=\"Bridge\" gp_index=\"%d\" bridge_type=\"1-1\" depth=\"%d\" "
+                            "bridge_pci=\"0000:[00-ff]\" pci_busid=\"0000:01:00.0\" "
+                            "pci_type=\"0604 [10b5:8796] [0000:0000] ca\">\n", k + 3, k);
+  for (int k = 0; k < n; k++)
+    len += (size_t)snprintf(buf + len, cap - len, "</object>\n");
+  snprintf(buf + len, cap - len, "</object>\n</topology>\n");
+  return buf;
+}
+
+/* A stack overflow inside libhwloc is reported by the crash guard (which
+ * runs on its own signal stack) with one line and exit 2, not a bare
+ * SIGSEGV. A child with a small stack limit loads nested XML with hwloc's
+ * own importer, which recurses once per level. */
+static void hwloc_stack_overflow_is_reported(void **state)
+{
+  (void)state;
+  char *xml = nested_bridges(250);
+  int pipefd[2];
+  assert_int_equal(pipe(pipefd), 0);
+  pid_t pid = fork();
+  assert_true(pid >= 0);
+  if (pid == 0) {
+    dup2(pipefd[1], STDERR_FILENO);
+    setenv("HWLOC_LIBXML_IMPORT", "0", 1);
+    struct rlimit rl = {.rlim_cur = 96 << 10, .rlim_max = RLIM_INFINITY};
+    getrlimit(RLIMIT_STACK, &rl);
+    rl.rlim_cur = 96 << 10;
+    setrlimit(RLIMIT_STACK, &rl);
+    struct gr_topo t;
+    struct gr_err err = {0};
+    int rc = gr_load_xml_buffer("deep.xml", xml, strlen(xml), &t, &err);
+    _exit(rc == 0 ? 10 : 11); /* no overflow at this depth: the test cannot show the guard */
+  }
+  close(pipefd[1]);
+  char msg[2048] = "";
+  ssize_t n = read(pipefd[0], msg, sizeof(msg) - 1);
+  msg[n > 0 ? n : 0] = '\0';
+  close(pipefd[0]);
+  int status = 0;
+  assert_int_equal(waitpid(pid, &status, 0), pid);
+  if (!WIFEXITED(status))
+    fail_msg("the child died of signal %d: the crash guard did not run", WTERMSIG(status));
+  assert_int_equal(WEXITSTATUS(status), GR_EXIT_FAIL);
+  assert_non_null(strstr(msg, "deep.xml: libhwloc"));
+  assert_non_null(strstr(msg, "crashed parsing this XML"));
+  free(xml);
+}
+
 int main(void)
 {
   if (!data_dir() || !trees_dir()) {
@@ -558,6 +623,7 @@ int main(void)
       cmocka_unit_test(malformed_values_are_warnings),
       cmocka_unit_test(dynamic_reread),
       cmocka_unit_test(snapshot_round_trip),
+      cmocka_unit_test(hwloc_stack_overflow_is_reported),
   };
   return cmocka_run_group_tests(tests, tu_setup_data, NULL);
 }
