@@ -28,6 +28,7 @@
 #define RIG_MAX_NVLINKS 4096        /* nvlink statements */
 #define RIG_MAX_NVLINK_PAIRS 16384  /* GPU pairs they join, meshes expanded */
 #define RIG_MAX_BUSES 255           /* bus numbers of one PCI domain (1 .. 0xff) */
+#define RIG_MAX_LINES 100000        /* a real rig is under 100 lines; comments and notes included */
 
 struct token {
   char *text;
@@ -947,7 +948,10 @@ int gr_rig_parse(const char *name, const char *text, size_t len, struct gr_topo 
   const char *line;
   size_t n;
   while ((line = next_line(text, len, &pos, &n))) {
-    p.line++;
+    if (++p.line > RIG_MAX_LINES) {
+      perr(&p, 1, "more than %d lines: not a rig file (a real one has under a hundred)", RIG_MAX_LINES);
+      goto out;
+    }
     const char *nul = memchr(line, '\0', n);
     if (nul) {
       perr(&p, (int)(nul - line) + 1, "binary data (NUL byte): not a rig file");
