@@ -2,6 +2,7 @@
 #include "base/term.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -104,8 +105,26 @@ void gr_term_status_line(const char *text)
 /* The two streams live as long as the process. */
 static struct filtered out_cookie = {.fd = STDOUT_FILENO}, err_cookie = {.fd = STDERR_FILENO};
 
+/* A standard descriptor that was closed (`gpurig ... >&-`) is taken by
+ * /dev/null opened read-only: no file gpurig opens later (an input, the
+ * writer's temporary file) can become fd 1 and receive the output, and a
+ * write to it still fails (EBADF) as it would have on the closed one. */
+static void hold_closed_std_fds(void)
+{
+  for (int fd = STDIN_FILENO; fd <= STDERR_FILENO; fd++) {
+    if (fcntl(fd, F_GETFD) != -1 || errno != EBADF)
+      continue;
+    int nul = open("/dev/null", O_RDONLY | O_NOCTTY);
+    if (nul >= 0 && nul != fd) {
+      dup2(nul, fd);
+      close(nul);
+    }
+  }
+}
+
 int gr_term_filter_stdio(void)
 {
+  hold_closed_std_fds();
   cookie_io_functions_t io = {.write = filtered_write, .close = filtered_close};
   FILE *out = fopencookie(&out_cookie, "w", io);
   FILE *err = fopencookie(&err_cookie, "w", io);

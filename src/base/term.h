@@ -12,7 +12,9 @@
 
 #include <stddef.h>
 
-/* Puts the filter in front of stdout and stderr (fopencookie streams that
+/* Puts the filter in front of stdout and stderr (and first holds a closed
+ * fd 0, 1 or 2 with /dev/null opened read-only, so that no file opened later
+ * takes its place; writes to it still fail). The streams are fopencookie ones that
  * write to file descriptors 1 and 2; stdout's write errors still surface at
  * fflush/fclose, as the command's exit checks expect). Call once, first
  * thing in main. 0, or -1 if the streams could not be made (they stay as
