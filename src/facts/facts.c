@@ -42,6 +42,7 @@ static const struct rows_schema row_tables[] = {
      {"name", "model_type", "layers", "hidden", "intermediate", "heads", "kv_heads", "head_dim", "vocab", "tied",
       "qkv_bias", "experts", "experts_per_tok", "max_ctx", "sliding_window", "source"}},
     {"quant.tsv", offsetof(struct gr_facts, quant), {"name", "kind", "base", "block_weights", "block_bytes", "source"}},
+    {"pci-devices.tsv", offsetof(struct gr_facts, pci_devices), {"vendor", "device", "class", "kind", "name", "source"}},
 };
 
 static int need_columns(const struct gr_table *t, const char *const *cols, struct gr_err *err)
@@ -93,6 +94,46 @@ static int load_kv(struct gr_facts *f, const char *file, struct gr_table *raw, c
   return build_kv(raw, keys, kv, err);
 }
 
+/* A hex id of at most `digits` digits, or "*" (-1). */
+static bool parse_id(const char *text, int digits, int *out)
+{
+  unsigned long v;
+  if (strcmp(text, "*") == 0) {
+    *out = -1;
+    return true;
+  }
+  if (strlen(text) != (size_t)digits || !parse_ulong(text, 16, &v))
+    return false;
+  *out = (int)v;
+  return true;
+}
+
+/* pci-devices.tsv into rules, every cell checked: a bad row is refused at
+ * start with its line, not skipped at lookup. */
+static int load_pci_rules(struct gr_facts *f, struct gr_err *err)
+{
+  const struct gr_table *t = &f->pci_devices;
+  int cv = gr_table_col(t, "vendor"), cd = gr_table_col(t, "device"), cc = gr_table_col(t, "class"),
+      ck = gr_table_col(t, "kind");
+  f->pci_rules = xcalloc(t->nrows, sizeof(*f->pci_rules));
+  for (size_t r = 0; r < t->nrows; r++) {
+    struct gr_pci_rule *rule = &f->pci_rules[r];
+    const char *kind = gr_table_cell(t, r, (size_t)ck);
+    int vendor;
+    if (!parse_id(gr_table_cell(t, r, (size_t)cv), 4, &vendor) || vendor < 0 ||
+        !parse_id(gr_table_cell(t, r, (size_t)cd), 4, &rule->device) ||
+        !parse_id(gr_table_cell(t, r, (size_t)cc), 4, &rule->class_sub) ||
+        (strcmp(kind, "display") != 0 && strcmp(kind, "accelerator") != 0))
+      return gr_fail(err, GR_EXIT_CANNOT_RUN,
+                     "%s:%zu: expected a 4-digit hex vendor, a device and class (4 hex digits or *) and a kind "
+                     "(display or accelerator)", t->name, t->lines[r]);
+    rule->vendor = (unsigned)vendor;
+    rule->accelerator = strcmp(kind, "accelerator") == 0;
+  }
+  f->npci_rules = t->nrows;
+  return 0;
+}
+
 static int load_tables(struct gr_facts *f, struct gr_err *err)
 {
   if (gr_table_load(f->data_dir, "pcie-links.tsv", &f->raw_pcie, err) != 0 ||
@@ -108,13 +149,14 @@ static int load_tables(struct gr_facts *f, struct gr_err *err)
     if (gr_table_load(f->data_dir, row_tables[i].file, t, err) != 0 || need_columns(t, row_tables[i].cols, err) != 0)
       return -1;
   }
-  return 0;
+  return load_pci_rules(f, err);
 }
 
 static void free_facts(struct gr_facts *f)
 {
   if (!f)
     return;
+  free(f->pci_rules);
   for (size_t i = 0; i < sizeof(row_tables) / sizeof(row_tables[0]); i++)
     gr_table_free((struct gr_table *)((char *)f + row_tables[i].offset));
   free(f->calibration.rows);

@@ -38,6 +38,14 @@ struct gr_kv_table {
   size_t n;
 };
 
+/* A row of pci-devices.tsv: a device whose kind its class code gets wrong. */
+struct gr_pci_rule {
+  unsigned vendor;
+  int device;      /* -1: every device of the vendor */
+  int class_sub;   /* base class and subclass (0x0300), -1: any */
+  bool accelerator; /* a compute device; else display-only (never a GPU) */
+};
+
 struct gr_facts {
   char data_dir[4096];                         /* where data/ was found */
   struct gr_pcie_gen gens[GR_FACTS_MAX_GENS];  /* pcie-links.tsv */
@@ -54,6 +62,9 @@ struct gr_facts {
   struct gr_table xid;                         /* xid.tsv (doctor) */
   struct gr_table models;                      /* models.tsv (plan) */
   struct gr_table quant;                       /* quant.tsv (plan) */
+  struct gr_table pci_devices;                 /* pci-devices.tsv (model), parsed into pci_rules */
+  struct gr_pci_rule *pci_rules;
+  size_t npci_rules;
   /* pci.ids ($GPURIG_PCI_IDS, else the system's), mapped read-only; NULL absent. */
   const char *pciids;
   size_t pciids_len;

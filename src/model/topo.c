@@ -1,10 +1,13 @@
 #include "model/topo.h"
 
+#include "facts/facts.h"
+
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "facts/facts.h"
 #include "facts/pcilink.h"
 #include "base/util.h"
 
@@ -94,9 +97,25 @@ void gr_topo_add_nvlink(struct gr_topo *t, int a, int b, int peer_package, int c
   t->nvlinks[t->nnvlinks++] = (struct gr_nvlink){a, b, peer_package, count, bw_gbps};
 }
 
-enum gr_kind gr_kind_from_class(unsigned class_id, unsigned vendor)
+/* The first row of pci-devices.tsv that names this device, or NULL. */
+static const struct gr_pci_rule *pci_rule(unsigned class_id, unsigned vendor, unsigned device)
+{
+  const struct gr_facts *f = gr_facts();
+  for (size_t i = 0; i < f->npci_rules; i++) {
+    const struct gr_pci_rule *r = &f->pci_rules[i];
+    if (r->vendor == vendor && (r->device < 0 || (unsigned)r->device == device) &&
+        (r->class_sub < 0 || (unsigned)r->class_sub == class_id >> 8))
+      return r;
+  }
+  return NULL;
+}
+
+enum gr_kind gr_kind_from_ids(unsigned class_id, unsigned vendor, unsigned device)
 {
   unsigned base_sub = class_id >> 8;
+  const struct gr_pci_rule *rule = pci_rule(class_id, vendor, device);
+  if (rule)
+    return rule->accelerator ? GR_KIND_GPU : GR_KIND_OTHER;
   if (base_sub == 0x0302 || base_sub == 0x0b40 || base_sub == 0x1200)
     return GR_KIND_GPU;
   /* VGA and display controllers are compute GPUs only from the GPU makers:
@@ -104,7 +123,9 @@ enum gr_kind gr_kind_from_class(unsigned class_id, unsigned vendor)
    * and cloud instances an emulated one (Amazon 1d0f). */
   if ((base_sub == 0x0300 || base_sub == 0x0380) && (vendor == 0x10de || vendor == 0x1002))
     return GR_KIND_GPU;
-  if ((class_id >> 16) == 0x02)
+  /* InfiniBand HCAs of the ConnectX-2 and QLogic era carry the serial-bus
+   * class 0c06 (InfiniBand) instead of the network class 0207 */
+  if ((class_id >> 16) == 0x02 || base_sub == 0x0c06)
     return GR_KIND_NIC;
   if (class_id == 0x010802)
     return GR_KIND_NVME;
@@ -192,8 +213,8 @@ void gr_topo_finish(struct gr_topo *t)
   for (size_t i = 0; i < t->npci; i++) {
     struct gr_pci *p = &t->pci[i];
     if (p->kind != GR_KIND_NVSWITCH) /* a loader may know better than the class code */
-      p->kind = p->role == GR_ROLE_ENDPOINT ? gr_kind_from_class(p->class_id, p->vendor) : GR_KIND_NONE;
-    if (p->kind == GR_KIND_NIC && ((p->class_id >> 8) == 0x0207 || p->vendor == 0x15b3))
+      p->kind = p->role == GR_ROLE_ENDPOINT ? gr_kind_from_ids(p->class_id, p->vendor, p->device) : GR_KIND_NONE;
+    if (p->kind == GR_KIND_NIC && ((p->class_id >> 8) == 0x0207 || (p->class_id >> 8) == 0x0c06 || p->vendor == 0x15b3))
       p->rdma = true;
     if (p->kind == GR_KIND_GPU)
       t->gpus[t->ngpus++] = (int)i;

@@ -164,7 +164,10 @@ void gr_topo_add_nvlink(struct gr_topo *t, int a, int b, int peer_package, int c
 void gr_topo_finish(struct gr_topo *t);
 
 /* Classification by PCI class code and vendor. */
-enum gr_kind gr_kind_from_class(unsigned class_id, unsigned vendor);
+/* A device's kind from its ids: the rows of data/pci-devices.tsv first
+ * (display-only chips that carry a GPU class, accelerators in a display
+ * class), then the class code. */
+enum gr_kind gr_kind_from_ids(unsigned class_id, unsigned vendor, unsigned device);
 
 /* Formats "0000:34:00.0" (or "0000:[2b-3b]" for host bridges). */
 const char *gr_pci_busid(const struct gr_pci *p, char *buf, size_t cap);

@@ -302,15 +302,23 @@ static void no_gpu(void **state)
 static void display_adapters_are_not_gpus(void **state)
 {
   (void)state;
-  assert_int_equal(gr_kind_from_class(0x030000, 0x1a03), GR_KIND_OTHER); /* ASPEED BMC */
-  assert_int_equal(gr_kind_from_class(0x030000, 0x1d0f), GR_KIND_OTHER); /* Amazon VGA */
-  assert_int_equal(gr_kind_from_class(0x030000, 0x10de), GR_KIND_GPU);   /* GeForce */
-  assert_int_equal(gr_kind_from_class(0x030200, 0x1234), GR_KIND_GPU);   /* any 3D controller */
-  assert_int_equal(gr_kind_from_class(0x0b4000, 0x1bcf), GR_KIND_GPU);   /* NEC VE */
-  assert_int_equal(gr_kind_from_class(0x120000, 0x1da3), GR_KIND_GPU);   /* Gaudi */
-  assert_int_equal(gr_kind_from_class(0x020700, 0x15b3), GR_KIND_NIC);
-  assert_int_equal(gr_kind_from_class(0x010802, 0x144d), GR_KIND_NVME);
-  assert_int_equal(gr_kind_from_class(0x068000, 0x10de), GR_KIND_NVSWITCH);
+  assert_int_equal(gr_kind_from_ids(0x030000, 0x1a03, 0), GR_KIND_OTHER); /* ASPEED BMC */
+  assert_int_equal(gr_kind_from_ids(0x030000, 0x1d0f, 0), GR_KIND_OTHER); /* Amazon VGA */
+  assert_int_equal(gr_kind_from_ids(0x030000, 0x10de, 0), GR_KIND_GPU);   /* GeForce */
+  /* data/pci-devices.tsv: display-only chips with a GPU maker's id, accelerators in class 0380 */
+  assert_int_equal(gr_kind_from_ids(0x030000, 0x1002, 0x515e), GR_KIND_OTHER); /* ATI ES1000 onboard VGA */
+  assert_int_equal(gr_kind_from_ids(0x030000, 0x1002, 0x6798), GR_KIND_GPU);   /* Radeon HD 7970 */
+  assert_int_equal(gr_kind_from_ids(0x038000, 0x1d94, 0x55b7), GR_KIND_GPU);   /* Hygon DCU */
+  assert_int_equal(gr_kind_from_ids(0x038000, 0x8086, 0x0bd5), GR_KIND_GPU);   /* Data Center GPU Max */
+  assert_int_equal(gr_kind_from_ids(0x038000, 0x8086, 0x56c0), GR_KIND_OTHER); /* not in the table */
+  assert_int_equal(gr_kind_from_ids(0x0c0600, 0x15b3, 0x6746), GR_KIND_NIC);   /* ConnectX-2, class 0c06 */
+  assert_int_equal(gr_kind_from_ids(0x0c0600, 0x1077, 0x7322), GR_KIND_NIC);   /* QLogic InfiniPath */
+  assert_int_equal(gr_kind_from_ids(0x030200, 0x1234, 0), GR_KIND_GPU);   /* any 3D controller */
+  assert_int_equal(gr_kind_from_ids(0x0b4000, 0x1bcf, 0), GR_KIND_GPU);   /* NEC VE */
+  assert_int_equal(gr_kind_from_ids(0x120000, 0x1da3, 0), GR_KIND_GPU);   /* Gaudi */
+  assert_int_equal(gr_kind_from_ids(0x020700, 0x15b3, 0), GR_KIND_NIC);
+  assert_int_equal(gr_kind_from_ids(0x010802, 0x144d, 0), GR_KIND_NVME);
+  assert_int_equal(gr_kind_from_ids(0x068000, 0x10de, 0), GR_KIND_NVSWITCH);
 }
 
 /* More GPUs than the ring search's and the group table's 64: the
