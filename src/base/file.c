@@ -43,23 +43,11 @@ const char *gr_file_kind(mode_t mode)
   return "not a regular file";
 }
 
-/* "64 MiB", "4 KiB" or "100 bytes": how big the cap is, in words. */
-static const char *cap_words(size_t max, char *buf, size_t n)
-{
-  if (max >= (1u << 20) && max % (1u << 20) == 0)
-    snprintf(buf, n, "%zu MiB", max >> 20);
-  else if (max >= 1024 && max % 1024 == 0)
-    snprintf(buf, n, "%zu KiB", max >> 10);
-  else
-    snprintf(buf, n, "%zu bytes", max);
-  return buf;
-}
-
 static int too_big(const char *path, size_t max, struct gr_err *err)
 {
   char words[32];
   return gr_fail(err, GR_EXIT_FAIL, "%s: larger than %s, the most gpurig reads from this input", path,
-                 cap_words(max, words, sizeof(words)));
+                 gr_size_text(max, words, sizeof(words)));
 }
 
 void gr_file_free(struct gr_file *f)
@@ -107,15 +95,21 @@ struct reader {
  * its end; past this many times the cap it is taken for an endless one. */
 #define TAIL_STREAM_FACTOR 16u
 
+/* Tail mode: drops all but the newest max bytes read so far. */
+static void keep_newest(struct reader *r)
+{
+  struct gr_file *f = r->f;
+  size_t drop = f->len - r->max;
+  memmove(f->data, f->data + drop, r->max);
+  f->len = r->max;
+  f->skipped += drop;
+}
+
 static void make_room(struct reader *r)
 {
   struct gr_file *f = r->f;
-  if ((r->flags & GR_FILE_TAIL) && f->len >= 2 * r->max) {
-    size_t drop = f->len - r->max;
-    memmove(f->data, f->data + drop, r->max);
-    f->len = r->max;
-    f->skipped += drop;
-  }
+  if ((r->flags & GR_FILE_TAIL) && f->len >= 2 * r->max)
+    keep_newest(r);
   if (f->len + 65536 > r->cap) {
     size_t limit = (r->flags & GR_FILE_TAIL) ? 2 * r->max : r->max + 1;
     size_t want = r->cap ? r->cap * 2 : 65536;
@@ -155,12 +149,8 @@ static int read_all(struct reader *r, int fd, bool device, struct gr_err *err)
     if (r->total / TAIL_STREAM_FACTOR > r->max) /* an endless stream: stop, do not keep its tail forever */
       return too_big(r->path, r->max * TAIL_STREAM_FACTOR, err);
   }
-  if ((r->flags & GR_FILE_TAIL) && f->len > r->max) {
-    size_t drop = f->len - r->max;
-    memmove(f->data, f->data + drop, r->max);
-    f->len = r->max;
-    f->skipped += drop;
-  }
+  if ((r->flags & GR_FILE_TAIL) && f->len > r->max)
+    keep_newest(r);
   return 0;
 }
 

@@ -203,3 +203,21 @@ bool gr_parse_size(const char *s, size_t *out)
   *out = (size_t)(v << shift);
   return true;
 }
+
+const char *gr_size_text(size_t b, char *buf, size_t cap)
+{
+  static const char *const units[] = {"B", "KiB", "MiB", "GiB"};
+  int whole = 0, big = 0; /* the largest unit that divides b; the largest not above it */
+  for (int u = 1; u < 4; u++) {
+    size_t unit = (size_t)1 << (10 * u);
+    big = b >= unit ? u : big;
+    whole = b >= unit && b % unit == 0 ? u : whole;
+  }
+  if (whole > 0 || b < ((size_t)1 << 20)) /* exact: "4 KiB", "1025 KiB", "4080 B" */
+    snprintf(buf, cap, "%zu %s", b >> (10 * whole), units[whole]);
+  else { /* not whole: one decimal below 10 units ("4.7 MiB"), none above ("113 MiB") */
+    double v = (double)b / (double)((size_t)1 << (10 * big));
+    snprintf(buf, cap, "%.*f %s", v < 9.95 ? 1 : 0, v, units[big]);
+  }
+  return buf;
+}

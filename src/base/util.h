@@ -59,6 +59,12 @@ bool parse_ulong(const char *s, int base, unsigned long *out);
  * too). false for anything else, 0, or more than 1 TiB. */
 bool gr_parse_size(const char *s, size_t *out);
 
+/* A byte count in words, in the largest binary unit that holds it whole
+ * ("256 MiB", "4 KiB", "4080 B"); from 1 MiB up, when it is not whole, one
+ * decimal below 10 of the unit ("1.5 MiB") and none above ("113 MiB").
+ * Never "0 KiB". Returns buf. The one formatter of sizes in messages. */
+const char *gr_size_text(size_t bytes, char *buf, size_t cap);
+
 /* Dotted numeric versions ("535.104.05"): valid means digits and single dots,
  * starting with a digit. cmp compares field by field as numbers (missing
  * fields count as 0): <0, 0, >0. */

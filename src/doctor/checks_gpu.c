@@ -264,18 +264,6 @@ struct xid_rank {
   int row;      /* in data/xid.tsv, -1 if not there */
 };
 
-/* "44 MiB", "12 KiB", "100 bytes". */
-static const char *size_str(size_t bytes, char *buf, size_t cap)
-{
-  if (bytes >= (1u << 20))
-    snprintf(buf, cap, "%.*f MiB", bytes < (10u << 20) ? 1 : 0, (double)bytes / (1u << 20));
-  else if (bytes >= 1024)
-    snprintf(buf, cap, "%.0f KiB", (double)bytes / 1024);
-  else
-    snprintf(buf, cap, "%zu bytes", bytes);
-  return buf;
-}
-
 /* What the cap left unread, as evidence: the Xids found are only those of
  * the newest part, and line numbers count from where it starts. */
 static void note_skipped(struct gr_finding *r, const struct klog *k)
@@ -283,7 +271,7 @@ static void note_skipped(struct gr_finding *r, const struct klog *k)
   char a[32], b[32];
   if (k->f.skipped)
     gr_finding_evidence(r, k->name, "the first %s were not read: the newest %s were (the most doctor reads)",
-                        size_str(k->f.skipped, a, sizeof(a)), size_str(k->f.len, b, sizeof(b)));
+                        gr_size_text(k->f.skipped, a, sizeof(a)), gr_size_text(k->f.len, b, sizeof(b)));
 }
 
 /* "FILE:LINE", or after a tail read, where in the part read. */
@@ -291,7 +279,7 @@ static const char *log_place(const struct klog *k, size_t line, char *buf, size_
 {
   char a[32];
   if (k->f.skipped)
-    snprintf(buf, cap, "%s (line %zu of its newest %s)", k->name, line, size_str(k->f.len, a, sizeof(a)));
+    snprintf(buf, cap, "%s (line %zu of its newest %s)", k->name, line, gr_size_text(k->f.len, a, sizeof(a)));
   else
     snprintf(buf, cap, "%s:%zu", k->name, line);
   return buf;
@@ -504,7 +492,7 @@ static void report_xids(struct gr_doctor_ctx *c, const struct gr_xid_log *log, c
     dr_add(c, GR_SEV_INFO, -1, "%zu older Xid event%s before the %g h window (--xid-window 0 shows all).", g.older,
            g.older == 1 ? "" : "s", window_h);
   if (k->f.skipped)
-    snprintf(part, sizeof(part), " in its newest %s", size_str(k->f.len, a, sizeof(a)));
+    snprintf(part, sizeof(part), " in its newest %s", gr_size_text(k->f.len, a, sizeof(a)));
   if (!g.n) {
     struct gr_finding *r = dr_add(c, GR_SEV_OK, -1, "No NVIDIA Xid error %s (%zu lines of kernel log read%s).", span, log->lines, part);
     gr_finding_evidence(r, k->name, "%zu lines", log->lines);

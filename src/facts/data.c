@@ -109,34 +109,6 @@ out:
   return rc;
 }
 
-int gr_read_stream(FILE *f, const char *name, size_t max, char **out, size_t *outlen, struct gr_err *err)
-{
-  char *buf = NULL;
-  size_t len = 0, cap = 0;
-  for (;;) {
-    if (len + 4096 > cap) {
-      cap = cap ? cap * 2 : 65536;
-      buf = xrealloc(buf, cap + 1);
-    }
-    size_t r = fread(buf + len, 1, cap - len, f);
-    len += r;
-    if (len > max) {
-      free(buf);
-      return gr_fail(err, GR_EXIT_FAIL, "%s: larger than %zu MiB", name, max >> 20);
-    }
-    if (r == 0)
-      break;
-  }
-  if (ferror(f)) {
-    free(buf);
-    return gr_fail(err, GR_EXIT_FAIL, "%s: read error", name);
-  }
-  buf[len] = '\0';
-  *out = buf;
-  *outlen = len;
-  return 0;
-}
-
 int gr_table_load(const char *dir, const char *rel, struct gr_table *t, struct gr_err *err)
 {
   char path[PATH_MAX];

@@ -30,9 +30,6 @@ int gr_table_parse(const char *name, const char *buf, size_t len, struct gr_tabl
  * the facts loader reads data tables (facts/facts.h). */
 int gr_table_load(const char *dir, const char *rel, struct gr_table *t, struct gr_err *err);
 
-/* Reads a whole stream (at most max bytes) into a NUL-terminated buffer the
- * caller frees. Errors name `name`. */
-int gr_read_stream(FILE *f, const char *name, size_t max, char **out, size_t *outlen, struct gr_err *err);
 
 /* Column index by name, or -1. */
 int gr_table_col(const struct gr_table *t, const char *name);

@@ -146,22 +146,6 @@ const char *gr_bench_status_name(enum gr_bench_status s)
   return (unsigned)s <= GR_BS_LOST ? n[s] : "?";
 }
 
-const char *gr_bench_size_text(size_t b, char *buf, size_t cap)
-{
-  static const char *const units[] = {"B", "KiB", "MiB", "GiB"};
-  int whole = 0, big = 0; /* the largest unit that divides b; the largest not above it */
-  for (int u = 1; u < 4; u++) {
-    size_t unit = (size_t)1 << (10 * u);
-    big = b >= unit ? u : big;
-    whole = b >= unit && b % unit == 0 ? u : whole;
-  }
-  if (whole > 0 || b < MIB) /* exact: "4 KiB", "1025 KiB", "4080 B" */
-    snprintf(buf, cap, "%zu %s", b >> (10 * whole), units[whole]);
-  else /* not whole KiB: one decimal rather than a long byte count */
-    snprintf(buf, cap, "%.1f %s", (double)b / (double)((size_t)1 << (10 * big)), units[big]);
-  return buf;
-}
-
 const char *gr_bench_endpoint(int e, char *buf, size_t cap)
 {
   if (e == GR_BENCH_HOST)
@@ -645,16 +629,16 @@ static size_t ar_largest(struct run *r, int n)
   size_t max = pow2_floor(by_memory ? fr / 4 : want);
   if (max < GR_BENCH_AR_MIN_BYTES && by_memory)
     ar_note(r->rep, "not run: too little free GPU memory (%s free; the smallest all-reduce, %s, needs 4 times that)",
-            gr_bench_size_text(fr, a, sizeof(a)), gr_bench_size_text(GR_BENCH_AR_MIN_BYTES, b, sizeof(b)));
+            gr_size_text(fr, a, sizeof(a)), gr_size_text(GR_BENCH_AR_MIN_BYTES, b, sizeof(b)));
   else if (max < GR_BENCH_AR_MIN_BYTES)
     ar_note(r->rep, "not run: --allreduce-max %s is below the smallest size measured (%s)",
-            gr_bench_size_text(want, a, sizeof(a)), gr_bench_size_text(GR_BENCH_AR_MIN_BYTES, b, sizeof(b)));
+            gr_size_text(want, a, sizeof(a)), gr_size_text(GR_BENCH_AR_MIN_BYTES, b, sizeof(b)));
   else if (max < want && by_memory)
     ar_note(r->rep, "sizes capped at %s by free GPU memory: a quarter of the %s free, rounded down to a power of two",
-            gr_bench_size_text(max, a, sizeof(a)), gr_bench_size_text(fr, b, sizeof(b)));
+            gr_size_text(max, a, sizeof(a)), gr_size_text(fr, b, sizeof(b)));
   else if (max < want)
     ar_note(r->rep, "sizes capped at %s by --allreduce-max %s, rounded down to a power of two",
-            gr_bench_size_text(max, a, sizeof(a)), gr_bench_size_text(want, b, sizeof(b)));
+            gr_size_text(max, a, sizeof(a)), gr_size_text(want, b, sizeof(b)));
   return max < GR_BENCH_AR_MIN_BYTES ? 0 : max;
 }
 
@@ -748,7 +732,7 @@ static void check_results(struct run *r)
     finding(rep, GR_SEV_INFO, "bench.small-copies",
             "Copies of %s are bound by per-copy latency, not by the links: the figures are not held against "
             "their floors (from %.0f MiB up they are).",
-            gr_bench_size_text(rep->cfg.bytes, sz, sizeof(sz)), gr_health("bench_floor_min_mib"));
+            gr_size_text(rep->cfg.bytes, sz, sizeof(sz)), gr_health("bench_floor_min_mib"));
   if (staged)
     finding(rep, GR_SEV_INFO, "bench.no-peer",
             "%zu of %zu GPU pairs have no peer access from the driver: their copies went through host memory "

@@ -146,10 +146,6 @@ const char *gr_bench_kind_name(enum gr_bench_kind k);   /* "h2d", "p2p_bidir", .
 const char *gr_bench_kind_title(enum gr_bench_kind k);  /* "host -> GPU" */
 const char *gr_engine_name(enum gr_engine e);           /* "ce", "sm" */
 const char *gr_bench_status_name(enum gr_bench_status s);
-/* A size in the largest binary unit that holds it whole ("256 MiB", "4 KiB",
- * "4080 B"); from 1 MiB up, one decimal when it is not whole ("1.5 MiB").
- * Never "0 KiB". Returns buf. */
-const char *gr_bench_size_text(size_t bytes, char *buf, size_t cap);
 /* "GPU3", or "host" */
 const char *gr_bench_endpoint(int e, char *buf, size_t cap);
 

@@ -22,7 +22,7 @@ static void print_header(FILE *out, const struct gr_bench_report *rep)
   const struct gr_bench_config *c = &rep->cfg;
   fprintf(out, "gpurig bench%s: %zu GPU%s; copies of %s, %d per run, median of %d runs after %d warm-up; "
                "data checked after every run\n",
-          c->quick ? " --quick" : "", rep->ngpus, rep->ngpus == 1 ? "" : "s", gr_bench_size_text(c->bytes, sz, sizeof(sz)),
+          c->quick ? " --quick" : "", rep->ngpus, rep->ngpus == 1 ? "" : "s", gr_size_text(c->bytes, sz, sizeof(sz)),
           c->loops, c->samples, c->warmup);
   for (size_t g = 0; g < rep->ngpus; g++)
     if (rep->gpus[g].topo_gpu < 0)
@@ -172,15 +172,15 @@ static void print_allreduce(FILE *out, const struct gr_bench_report *rep)
   fprintf(out, "%10s %12s %11s %11s %7s\n", "size", "time us", "algbw GB/s", "busbw GB/s", "wrong");
   for (size_t i = 0; i < rep->nar; i++) {
     const struct gr_ar_row *r = &rep->ar[i];
-    fprintf(out, "%10s %12.1f %11.2f %11.2f %7ld\n", gr_bench_size_text(r->bytes, sz, sizeof(sz)), r->time_us, r->algbw_gbps,
+    fprintf(out, "%10s %12.1f %11.2f %11.2f %7ld\n", gr_size_text(r->bytes, sz, sizeof(sz)), r->time_us, r->algbw_gbps,
             r->busbw_gbps, r->wrong);
   }
   if (rep->ar_note)
     fprintf(out, "  (%s)\n", rep->ar_note);
   if (rep->ar_plateau_gbps > 0)
     fprintf(out, "Plateau: busbw %.1f GB/s from %s to %s%s; the topology predicts %s GB/s with NCCL's defaults\n",
-            rep->ar_plateau_gbps, gr_bench_size_text(rep->ar_plateau_from, a, sizeof(a)),
-            gr_bench_size_text(rep->ar_plateau_to, b, sizeof(b)),
+            rep->ar_plateau_gbps, gr_size_text(rep->ar_plateau_from, a, sizeof(a)),
+            gr_size_text(rep->ar_plateau_to, b, sizeof(b)),
             rep->ar_rising ? " (still rising at the largest size: larger messages would give more)" : "",
             fig(rep->ar_predicted_gbps, "%.1f", sz, sizeof(sz)));
 }

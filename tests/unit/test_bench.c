@@ -402,7 +402,7 @@ static void test_size_text(void **state)
   (void)state;
   for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
     char buf[32];
-    assert_string_equal(gr_bench_size_text(cases[i].b, buf, sizeof(buf)), cases[i].want);
+    assert_string_equal(gr_size_text(cases[i].b, buf, sizeof(buf)), cases[i].want);
   }
 }
 

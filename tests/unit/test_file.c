@@ -88,7 +88,7 @@ static void reader_caps_while_reading(void **state)
   struct gr_file r;
   struct gr_err err = {0};
   assert_int_equal(gr_file_read(log, 1000, 0, &r, &err), -1);
-  assert_non_null(strstr(err.msg, "log: larger than 1000 bytes"));
+  assert_non_null(strstr(err.msg, "log: larger than 1000 B"));
   /* the tail of a file over the cap: the newest lines, whole, and what was skipped */
   assert_int_equal(gr_file_read(log, 100, GR_FILE_TAIL, &r, &err), 0);
   struct stat st;
