@@ -12,7 +12,9 @@ static void snapshot_usage(void)
          "(PCIe link generation and width, current and maximum; NUMA node; driver; IOMMU group;\n"
          "AER error counters) as info attributes. The file loads in `gpurig topo --input FILE.xml`\n"
          "and in `lstopo --input FILE.xml`: share it to show your rig or reproduce a bug.\n"
-         "The file is written whole or not at all.\n");
+         "The file is written whole or not at all: to a new temporary file beside it, renamed over it;\n"
+         "a target that exists must be a regular file (not a device, FIFO or symlink). FILE.xml\n"
+         "may be - (or /dev/stdout) for standard output.\n");
 }
 
 int cmd_snapshot(int argc, char **argv)

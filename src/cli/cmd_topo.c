@@ -15,7 +15,7 @@ static void topo_usage(void)
          "bus bandwidth, verdicts per workload), and findings.\n"
          "\n"
          "  --root DIR        replay a gathered tree (hwloc-gather-topology) instead of this machine\n"
-         "  --input FILE.xml  read an hwloc XML file (lstopo FILE.xml, gpurig snapshot FILE.xml)\n"
+         "  --input FILE.xml  read an hwloc XML file (lstopo, gpurig snapshot; - reads standard input)\n"
          "  --rig RIG         a machine described in a rig file (docs/rig-format.md): a path, or a\n"
          "                    name from data/rigs/ (gpurig compare --list shows them)\n"
          "  --gpu MODEL       with --rig: put this catalog GPU in every GPU slot\n"
