@@ -89,68 +89,40 @@ static void socket_link(struct gr_analysis *a)
 
 /* ---- NVLink ---- */
 
-/* nvcount[g1*n+g2]: NVLinks joining two GPUs, direct or through NVSwitches.
- * All NVSwitches of one machine form one fabric: NVSwitch systems join every
- * switch (DGX-2 links its two baseboards by switch-to-switch trunks), and
- * NVML/hwloc report only GPU links, never those trunks. What a pair can use
- * through the fabric is bounded by the GPU with fewer links into it. */
-static void nvlink_counts(const struct gr_analysis *a, int *nvcount, double *nvbw)
+/* nvcount[g1*n+g2]: NVLinks joining two GPUs, direct or through an NVSwitch
+ * fabric (model/topo.h: a pair through a fabric gets what the member with
+ * fewer links into it has); nvinf marks pairs joined only by an inferred
+ * fabric. */
+static void nvlink_counts(const struct gr_analysis *a, int *nvcount, double *nvbw, bool *nvinf)
 {
   const struct gr_topo *t = a->t;
   size_t n = a->ngpus;
-  int *sw = xmalloc(t->npci * sizeof(int));
-  for (size_t i = 0; i < t->npci; i++)
-    sw[i] = (int)i;
-  int first_switch = -1;
-  for (size_t i = 0; i < t->npci; i++) {
-    if (t->pci[i].kind != GR_KIND_NVSWITCH)
-      continue;
-    if (first_switch < 0)
-      first_switch = (int)i;
-    uf_union(sw, first_switch, (int)i);
-  }
-  /* per GPU, links and bandwidth into each fabric (indexed by its root switch) */
-  int *to_fabric = xcalloc(n * t->npci, sizeof(int));
-  double *bw_fabric = xcalloc(n * t->npci, sizeof(double));
   for (size_t k = 0; k < t->nnvlinks; k++) {
     const struct gr_nvlink *l = &t->nvlinks[k];
     if (l->b < 0)
       continue;
-    const struct gr_pci *pa = &t->pci[l->a], *pb = &t->pci[l->b];
-    if (pa->gpu_index >= 0 && pb->gpu_index >= 0) {
-      nvcount[pa->gpu_index * (int)n + pb->gpu_index] += l->count;
-      nvcount[pb->gpu_index * (int)n + pa->gpu_index] += l->count;
-      nvbw[pa->gpu_index * (int)n + pb->gpu_index] += l->bw_gbps;
-      nvbw[pb->gpu_index * (int)n + pa->gpu_index] += l->bw_gbps;
-    } else if (pa->gpu_index >= 0 && pb->kind == GR_KIND_NVSWITCH) {
-      to_fabric[(size_t)pa->gpu_index * t->npci + (size_t)uf_find(sw, l->b)] += l->count;
-      bw_fabric[(size_t)pa->gpu_index * t->npci + (size_t)uf_find(sw, l->b)] += l->bw_gbps;
-    } else if (pb->gpu_index >= 0 && pa->kind == GR_KIND_NVSWITCH) {
-      to_fabric[(size_t)pb->gpu_index * t->npci + (size_t)uf_find(sw, l->a)] += l->count;
-      bw_fabric[(size_t)pb->gpu_index * t->npci + (size_t)uf_find(sw, l->a)] += l->bw_gbps;
-    }
+    int ga = t->pci[l->a].gpu_index, gb = t->pci[l->b].gpu_index;
+    if (ga < 0 || gb < 0)
+      continue;
+    nvcount[ga * (int)n + gb] += l->count;
+    nvcount[gb * (int)n + ga] += l->count;
+    nvbw[ga * (int)n + gb] += l->bw_gbps;
+    nvbw[gb * (int)n + ga] += l->bw_gbps;
   }
-  for (size_t g1 = 0; g1 < n; g1++)
-    for (size_t g2 = 0; g2 < n; g2++) {
-      if (g1 == g2)
-        continue;
-      int best = 0;
-      double bestbw = 0;
-      for (size_t f = 0; f < t->npci; f++) {
-        int c1 = to_fabric[g1 * t->npci + f], c2 = to_fabric[g2 * t->npci + f];
-        int c = c1 < c2 ? c1 : c2;
-        if (c > best) {
-          best = c;
-          double b1 = bw_fabric[g1 * t->npci + f], b2 = bw_fabric[g2 * t->npci + f];
-          bestbw = b1 < b2 ? b1 : b2;
-        }
+  for (size_t f = 0; f < t->nfabrics; f++) {
+    const struct gr_fabric *fb = &t->fabrics[f];
+    for (size_t i = 0; i < fb->nmembers; i++)
+      for (size_t j = 0; j < fb->nmembers; j++) {
+        const struct gr_fabric_member *x = &fb->members[i], *y = &fb->members[j];
+        int gx = t->pci[x->gpu].gpu_index, gy = t->pci[y->gpu].gpu_index;
+        if (i == j || gx < 0 || gy < 0)
+          continue;
+        size_t c = (size_t)gx * n + (size_t)gy;
+        nvinf[c] = nvcount[c] == 0 && fb->from == GR_FABRIC_INFERRED;
+        nvcount[c] += x->links < y->links ? x->links : y->links;
+        nvbw[c] += x->gbps < y->gbps ? x->gbps : y->gbps;
       }
-      nvcount[g1 * n + g2] += best;
-      nvbw[g1 * n + g2] += bestbw;
-    }
-  free(to_fabric);
-  free(bw_fabric);
-  free(sw);
+  }
 }
 
 /* ---- PCIe paths ---- */
@@ -220,7 +192,7 @@ static enum gr_level nccl_of(enum gr_level l)
 }
 
 static struct gr_path path_between(const struct gr_analysis *a, int x, int y, const int *nvcount,
-                                   const double *nvbw)
+                                   const double *nvbw, const bool *nvinf)
 {
   const struct gr_topo *t = a->t;
   struct gr_path p = {.bottleneck = -1};
@@ -236,6 +208,7 @@ static struct gr_path path_between(const struct gr_analysis *a, int x, int y, co
     p.nccl_p2p = true;
     p.via = GR_VIA_NVLINK;
     p.bw_gbps = nvbw[gx * (int)a->ngpus + gy];
+    p.nv_inferred = nvinf[gx * (int)a->ngpus + gy];
     return p;
   }
   int lca;
@@ -260,7 +233,7 @@ struct gr_path gr_path_between(const struct gr_analysis *a, int x, int y)
   int gx = a->t->pci[x].gpu_index, gy = a->t->pci[y].gpu_index;
   if (gx >= 0 && gy >= 0 && a->gpu_gpu)
     return a->gpu_gpu[gx * (int)a->ngpus + gy];
-  return path_between(a, x, y, NULL, NULL);
+  return path_between(a, x, y, NULL, NULL, NULL);
 }
 
 /* ---- findings ---- */
@@ -511,9 +484,13 @@ static void data_findings(struct gr_analysis *a)
   if (a->t->nvlink_ignored)
     add_finding(a, GR_SEV_INFO, "topo.nvlink-ignored", -1,
                 "NVLink is ignored as asked (--pcie-only): the levels show the PCIe paths under it.");
-  else if (nvswitches && !a->t->nnvlinks && a->ngpus > 1)
+  else if (a->t->nfabrics && a->t->fabrics[0].from == GR_FABRIC_INFERRED)
+    add_finding(a, GR_SEV_INFO, "topo.nvlink-inferred", -1,
+                "NVLink inferred, not recorded: %s, so gpurig assumes the NVSwitch fabric these GPUs are sold on (NV%d per pair from the catalog). Run gpurig on the machine itself (it reads NVLink from the driver) to confirm.",
+                a->t->fabrics[0].why, a->t->fabrics[0].nmembers ? a->t->fabrics[0].members[0].links : 0);
+  else if (nvswitches && !a->t->nnvlinks && !a->t->nfabrics && a->ngpus > 1)
     add_finding(a, GR_SEV_INFO, "topo.nvlink-unknown", -1,
-                "%zu NVSwitch%s present but this input has no NVLink matrix (hwloc records it only through NVML), so the GPU levels above are PCIe only; the GPUs are most likely joined by NVLink.",
+                "%zu NVSwitch%s present but this input has no NVLink matrix (hwloc records it only through NVML) and the GPUs' NVLink counts are not in the catalog, so the GPU levels above are PCIe only; the GPUs are most likely joined by NVLink.",
                 nvswitches, nvswitches == 1 ? " is" : "es are");
   if (!a->t->link_details && a->ngpus > 0)
     add_finding(a, GR_SEV_INFO, "topo.link-unrecorded", -1,
@@ -536,17 +513,19 @@ void gr_analyze(const struct gr_topo *t, struct gr_analysis *a)
   size_t n = a->ngpus;
   int *nvcount = xcalloc(n * n + 1, sizeof(int));
   double *nvbw = xcalloc(n * n + 1, sizeof(double));
-  nvlink_counts(a, nvcount, nvbw);
+  bool *nvinf = xcalloc(n * n + 1, sizeof(bool));
+  nvlink_counts(a, nvcount, nvbw, nvinf);
   a->gpu_gpu = xcalloc(n * n + 1, sizeof(*a->gpu_gpu));
   a->gpu_nic = xcalloc(n * a->nnics + 1, sizeof(*a->gpu_nic));
   for (size_t i = 0; i < n; i++) {
     for (size_t j = 0; j < n; j++)
-      a->gpu_gpu[i * n + j] = path_between(a, t->gpus[i], t->gpus[j], nvcount, nvbw);
+      a->gpu_gpu[i * n + j] = path_between(a, t->gpus[i], t->gpus[j], nvcount, nvbw, nvinf);
     for (size_t k = 0; k < a->nnics; k++)
-      a->gpu_nic[i * a->nnics + k] = path_between(a, t->gpus[i], t->nics[k], NULL, NULL);
+      a->gpu_nic[i * a->nnics + k] = path_between(a, t->gpus[i], t->nics[k], NULL, NULL, NULL);
   }
   free(nvcount);
   free(nvbw);
+  free(nvinf);
   /* hives: connected without crossing the CPU */
   int *uf = xmalloc((n + 1) * sizeof(int));
   for (size_t i = 0; i < n; i++)

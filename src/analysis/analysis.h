@@ -32,6 +32,7 @@ enum gr_via { GR_VIA_NONE, GR_VIA_PCIE, GR_VIA_NVLINK, GR_VIA_SOCKET };
 struct gr_path {
   enum gr_level level;
   int nvlinks;            /* for GR_LVL_NV */
+  bool nv_inferred;       /* NV joined only through an inferred NVSwitch fabric (model/topo.h) */
   enum gr_level nccl;     /* NCCL's view: NODE folds into PHB; NV = NVL */
   bool nccl_p2p;          /* NCCL would use P2P on this path by default */
   enum gr_via via;

@@ -17,9 +17,7 @@ static int gpu_p2p(const struct gr_pci *g)
 {
   if (g->p2p >= 0)
     return g->p2p;
-  const struct gr_gpu_model *m = g->model ? gr_catalog_find(g->model) : NULL;
-  if (!m)
-    m = gr_catalog_find_pci(g->vendor, g->device);
+  const struct gr_gpu_model *m = gr_pci_catalog(g);
   if (!m)
     return 1; /* an accelerator gpurig does not know: P2P is the rule off GeForce */
   return m->p2p == GR_P2P_YES;
@@ -143,12 +141,14 @@ static void nvlink_tables(struct ctx *c)
     if (ga >= 0 && gb >= 0) {
       c->nv_direct[(size_t)ga * c->n + (size_t)gb] += l->bw_gbps;
       c->nv_direct[(size_t)gb * c->n + (size_t)ga] += l->bw_gbps;
-    } else if (ga >= 0 && t->pci[l->b].kind == GR_KIND_NVSWITCH) {
-      c->nv_fabric[ga] += l->bw_gbps;
-    } else if (gb >= 0 && t->pci[l->a].kind == GR_KIND_NVSWITCH) {
-      c->nv_fabric[gb] += l->bw_gbps;
     }
   }
+  for (size_t f = 0; f < t->nfabrics; f++)
+    for (size_t i = 0; i < t->fabrics[f].nmembers; i++) {
+      const struct gr_fabric_member *m = &t->fabrics[f].members[i];
+      if (t->pci[m->gpu].gpu_index >= 0)
+        c->nv_fabric[t->pci[m->gpu].gpu_index] += m->gbps;
+    }
 }
 
 static double nvlink_set_bound(const struct ctx *c, const int *set, size_t k)

@@ -11,9 +11,9 @@ static int parse_row(const struct gr_table *t, size_t r, struct gr_gpu_model *m,
 {
   static const char *cols[] = {"model", "vendor", "arch", "mem_gib", "mem_bw_gbps", "fp16_tflops",
                                "fp16_fp32acc_tflops", "tdp_w", "pcie_gen", "link", "links", "link_gbps",
-                               "p2p", "pci_ids", "source"};
-  const char *v[15];
-  for (size_t c = 0; c < 15; c++) {
+                               "p2p", "pci_ids", "source", "form", "board", "link_gen", "cc"};
+  const char *v[19];
+  for (size_t c = 0; c < 19; c++) {
     int i = gr_table_col(t, cols[c]);
     if (i < 0)
       return gr_fail(err, GR_EXIT_CANNOT_RUN, "%s: missing column %s", t->name, cols[c]);
@@ -41,6 +41,17 @@ static int parse_row(const struct gr_table *t, size_t r, struct gr_gpu_model *m,
     m->p2p = GR_P2P_DRIVER;
   else
     return gr_fail(err, GR_EXIT_CANNOT_RUN, "%s:%zu: p2p must be yes, no or driver", t->name, t->lines[r]);
+  long lgen;
+  if (!parse_long(v[17], 10, &lgen) || lgen < 0 || lgen > 9)
+    return gr_fail(err, GR_EXIT_CANNOT_RUN, "%s:%zu: bad link_gen", t->name, t->lines[r]);
+  m->link_gen = (int)lgen;
+  if (strcmp(v[18], "-") != 0 && sscanf(v[18], "%d.%d", &m->cc_major, &m->cc_minor) != 2)
+    return gr_fail(err, GR_EXIT_CANNOT_RUN, "%s:%zu: cc must be MAJOR.MINOR or -", t->name, t->lines[r]);
+  if (strcmp(v[16], "none") && strcmp(v[16], "bridge") && strcmp(v[16], "hcm") && strcmp(v[16], "nvswitch"))
+    return gr_fail(err, GR_EXIT_CANNOT_RUN, "%s:%zu: board must be none, bridge, hcm or nvswitch", t->name,
+                   t->lines[r]);
+  m->form = v[15];
+  m->board = v[16];
   m->model = v[0];
   m->vendor = v[1];
   m->arch = v[2];

@@ -23,6 +23,10 @@ struct gr_gpu_model {
   int links;
   double link_gbps;         /* all links, per direction */
   enum gr_p2p_default p2p;
+  const char *form;         /* "pcie", "sxm4", "oam" */
+  const char *board;        /* "none", "bridge", "hcm", "nvswitch" (data/gpus.tsv) */
+  int link_gen;             /* NVLink generation, 0 none */
+  int cc_major, cc_minor;   /* CUDA compute capability, 0 unknown (AMD) */
   const char *pci_ids;      /* "10de:2204 ..." */
   const char *source;
 };

@@ -720,6 +720,7 @@ static int load_xml_common(const char *name, const char *path, const char *buf, 
     t->source_kind = xstrdup("xml");
     t->source_path = xstrdup(name);
     gr_topo_finish(t);
+    gr_topo_fabric_from_nvlinks(t, GR_FABRIC_HWLOC);
   } else {
     gr_topo_free(t);
   }

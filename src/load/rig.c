@@ -1018,8 +1018,10 @@ int gr_rig_replace_gpus(struct gr_topo *t, const char *model, struct gr_err *err
     p->link.cur_gen = eg;
     p->p2p = m->p2p == GR_P2P_YES ? 1 : m->p2p == GR_P2P_NO ? 0 : -1;
   }
-  if (m->links == 0)
+  if (m->links == 0) {
     t->nnvlinks = 0;
+    gr_topo_free_fabrics(t);
+  }
   return 0;
 }
 

@@ -65,9 +65,13 @@ int gr_source_load(const struct gr_source *src, struct gr_topo *t, struct gr_err
     rc = gr_source_fs(src, &fs, err) == 0 ? gr_load_live(&fs, t, err) : -1;
     break;
   }
-  if (rc == 0 && src->pcie_only) {
-    t->nnvlinks = 0; /* the links stay allocated and are freed with t */
-    t->nvlink_ignored = true;
-  }
+  if (rc != 0)
+    return rc;
+  if (src->nvlink_reader && !src->pcie_only && gr_source_reads_machine(src))
+    src->nvlink_reader(t);
+  gr_topo_fabric_from_nvlinks(t, GR_FABRIC_HWLOC);
+  if (src->pcie_only)
+    gr_topo_forget_nvlink(t);
+  gr_topo_infer_fabric(t);
   return rc;
 }

@@ -22,12 +22,19 @@ enum gr_source_kind {
   GR_SRC_GENERIC, /* `gpus` of catalog GPU gpu_model on a generic board, one x16 root port each */
 };
 
+/* Reads NVLink from a GPU driver into a topology just loaded from this
+ * machine (NV# edges and the NVSwitch fabric). The GPU layer provides it and
+ * the command line hands it over, since load cannot call up; it notes what
+ * it could not do as a loader warning and never fails the load. */
+typedef void (*gr_nvlink_reader)(struct gr_topo *t);
+
 struct gr_source {
   enum gr_source_kind kind;
   const char *path;      /* ROOT, XML, RIG; NULL for LIVE and GENERIC */
   const char *gpu_model; /* RIG: put this catalog GPU in every GPU slot (NULL: as described); GENERIC: the GPU */
   int gpus;              /* GENERIC: how many */
   bool pcie_only;        /* forget NVLink: show the PCIe paths under it */
+  gr_nvlink_reader nvlink_reader; /* LIVE, ROOT: the driver's NVLink; NULL none */
 };
 
 /* The source of the options a command was given: --root DIR, --input FILE,
@@ -43,7 +50,9 @@ bool gr_source_reads_machine(const struct gr_source *src);
 int gr_source_fs(const struct gr_source *src, struct gr_fs *fs, struct gr_err *err);
 
 /* Loads the source's topology with its loader, applying gpu_model and
- * pcie_only. 0, or -1 with err (GR_EXIT_FAIL for bad input,
+ * pcie_only; then the driver's NVLink (nvlink_reader), the NVSwitch fabric
+ * from the reported links, or one inferred where the input records no
+ * NVLink (model/topo.h). 0, or -1 with err (GR_EXIT_FAIL for bad input,
  * GR_EXIT_CANNOT_RUN when the machine cannot be read) and *t empty. The
  * caller frees *t with gr_topo_free either way. */
 int gr_source_load(const struct gr_source *src, struct gr_topo *t, struct gr_err *err);

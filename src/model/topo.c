@@ -56,6 +56,7 @@ void gr_topo_free(struct gr_topo *t)
   free(t->gpus);
   free(t->nics);
   free(t->nvlinks);
+  gr_topo_free_fabrics(t);
   free(t->source_kind);
   free(t->source_path);
   free(t->product);

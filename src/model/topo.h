@@ -114,6 +114,34 @@ struct gr_nvlink {
   double bw_gbps;     /* per direction, all links together */
 };
 
+/* Where an NVSwitch fabric's facts come from. */
+enum gr_fabric_from {
+  GR_FABRIC_HWLOC,    /* hwloc's NVLinkBandwidth matrix (GPU-to-NVSwitch links) */
+  GR_FABRIC_NVML,     /* the NVIDIA driver (NVML), live */
+  GR_FABRIC_RIG,      /* a rig file's `nvswitch` statement */
+  GR_FABRIC_NCCL,     /* an NCCL topology file's nvlink elements */
+  GR_FABRIC_INFERRED, /* not recorded: inferred from NVSwitch PCI devices or the GPUs' catalog rows */
+};
+
+/* One GPU's links into an NVSwitch fabric. */
+struct gr_fabric_member {
+  int gpu;            /* index in topo->pci */
+  int links;          /* NVLinks from this GPU into the fabric */
+  double gbps;        /* per direction, all its links together */
+};
+
+/* GPUs joined through NVSwitches. Every NVSwitch of a machine is one fabric
+ * (DGX-2 links its two baseboards by switch-to-switch trunks that NVML and
+ * hwloc never report), so what two members can use is bounded by the member
+ * with fewer links into it. */
+struct gr_fabric {
+  struct gr_fabric_member *members; size_t nmembers;
+  int nswitches;          /* NVSwitch chips, 0 unknown */
+  int nvlink_gen;         /* NVLink generation (2 V100, 3 A100, 4 H100/H200, 5 B200), 0 unknown */
+  enum gr_fabric_from from;
+  char *why;              /* inferred: what from, in words; NULL otherwise */
+};
+
 struct gr_topo {
   char *source_kind;  /* "live", "root", "xml" */
   char *source_path;  /* root dir or XML file, may be NULL */
@@ -127,7 +155,9 @@ struct gr_topo {
   struct gr_pci *pci; size_t npci, cap_pci;
   int *gpus; size_t ngpus;   /* indices into pci, in PCI bus order */
   int *nics; size_t nnics;
-  struct gr_nvlink *nvlinks; size_t nnvlinks;
+  struct gr_nvlink *nvlinks; size_t nnvlinks;  /* GPU-GPU and GPU-CPU links; GPU-NVSwitch links as
+                                                 reported (the fabrics below are built from them) */
+  struct gr_fabric *fabrics; size_t nfabrics;
 
   char **warnings; size_t nwarnings;  /* input problems that were survivable */
 
@@ -158,6 +188,37 @@ void gr_topo_free(struct gr_topo *t);
 int gr_topo_add_pci(struct gr_topo *t);
 void gr_topo_add_warning(struct gr_topo *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void gr_topo_add_nvlink(struct gr_topo *t, int a, int b, int peer_package, int count, double bw_gbps);
+
+/* Adds an empty fabric and returns it (valid until the next add). why is
+ * copied (NULL for none). */
+struct gr_fabric *gr_topo_add_fabric(struct gr_topo *t, enum gr_fabric_from from, int nvlink_gen, int nswitches,
+                                     const char *why);
+/* Adds links (and their GB/s per direction) from GPU gpu (a pci index) into
+ * fabric f; a GPU added twice gets the sum. */
+void gr_fabric_add_links(struct gr_fabric *f, int gpu, int links, double gbps);
+/* The members' entry for pci index gpu, or NULL. */
+const struct gr_fabric_member *gr_fabric_member_of(const struct gr_fabric *f, int gpu);
+/* Turns the GPU-to-NVSwitch entries of t->nvlinks into one fabric of origin
+ * `from` (when there are any and t has no fabric yet). Run after
+ * gr_topo_finish, which sets the kinds. */
+void gr_topo_fabric_from_nvlinks(struct gr_topo *t, enum gr_fabric_from from);
+/* When the input records no NVLink at all, infers the NVSwitch fabric the
+ * GPUs sit on: from NVSwitch PCI devices on the bus, or from a catalog row
+ * that says the model sits on an NVSwitch baseboard (8 or more such GPUs).
+ * Each member gets its catalog link count and rate; the fabric is marked
+ * GR_FABRIC_INFERRED with why. Does nothing when a GPU's model (and so its
+ * link count) is unknown. */
+void gr_topo_infer_fabric(struct gr_topo *t);
+/* Forgets every NVLink and fabric (--pcie-only: the PCIe paths under them)
+ * and marks t so. */
+void gr_topo_forget_nvlink(struct gr_topo *t);
+void gr_topo_free_fabrics(struct gr_topo *t); /* part of gr_topo_free */
+const char *gr_fabric_from_name(enum gr_fabric_from f); /* "hwloc", "nvml", "rig", "nccl", "inferred" */
+
+struct gr_gpu_model;
+/* A GPU's catalog row (facts/catalog.h): by its model name, else its PCI
+ * ids; NULL when the catalog does not know it. */
+const struct gr_gpu_model *gr_pci_catalog(const struct gr_pci *p);
 
 /* Derives role, kind, switch membership, GPU/NIC numbering: run once after a
  * loader has filled nodes, classes and parents. */

@@ -99,9 +99,7 @@ void gr_plan_hw_from_topo(const struct gr_topo *t, const struct gr_prediction *p
   hw->ngpus = (int)t->ngpus;
   for (size_t g = 0; g < t->ngpus; g++) {
     const struct gr_pci *d = &t->pci[t->gpus[g]];
-    const struct gr_gpu_model *gm = gr_catalog_find(d->model);
-    if (!gm && d->vendor)
-      gm = gr_catalog_find_pci(d->vendor, d->device);
+    const struct gr_gpu_model *gm = gr_pci_catalog(d);
     if (hw->gpu && gm && gm != hw->gpu)
       hw->mixed_gpus = true;
     if (gm && (!hw->gpu || gm->mem_gib < hw->gpu->mem_gib))

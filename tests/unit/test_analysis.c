@@ -192,6 +192,9 @@ static void nvlink_direct_and_through_switches(void **state)
     gr_topo_add_nvlink(&b.t, gpus[i], sw1, -1, 3, 75.0);
     gr_topo_add_nvlink(&b.t, gpus[i], sw2, -1, 3, 75.0);
   }
+  gr_topo_fabric_from_nvlinks(&b.t, GR_FABRIC_HWLOC);
+  assert_int_equal(b.t.nfabrics, 1);
+  assert_int_equal(b.t.fabrics[0].nmembers, 2);
   b_done(&b, &a);
   assert_string_equal(tu_level(&a, 0, 1, l), "NV2");
   assert_true(fabs(a.gpu_gpu[1].bw_gbps - 50.0) < 1e-9);

@@ -72,8 +72,7 @@ static void dgx2_nvlink_and_pcie_levels(void **state)
   assert_int_equal(a.nhives, 1);
   gr_analysis_free(&a);
   /* --pcie-only: the PLX trees underneath */
-  t.nnvlinks = 0;
-  t.nvlink_ignored = true;
+  gr_topo_forget_nvlink(&t);
   gr_analyze(&t, &a);
   assert_string_equal(tu_level(&a, 0, 1, l), "PIX");
   assert_string_equal(tu_level(&a, 0, 2, l), "PXB");
