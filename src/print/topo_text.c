@@ -263,14 +263,12 @@ void gr_print_gpu_table(FILE *out, const struct gr_topo *t, const struct gr_anal
 
 /* ---- matrices ---- */
 
-static void matrix_header(FILE *out, const struct gr_topo *t, bool nics)
+/* gpurig's own GPU x GPU grids keep space-aligned columns. */
+static void matrix_header(FILE *out, const struct gr_topo *t)
 {
   fprintf(out, "%-7s", "");
   for (size_t g = 0; g < t->ngpus; g++)
     fprintf(out, " GPU%-4zu", g);
-  if (nics)
-    for (size_t n = 0; n < t->nnics; n++)
-      fprintf(out, " NIC%-4zu", n);
 }
 
 /* Row r, column c of nvidia-smi's matrix: GPUs first, then NICs. */
@@ -463,7 +461,7 @@ typedef void (*cell_fn)(const struct gr_analysis *a, size_t r, size_t c, char *b
 
 static void print_gpu_grid(FILE *out, const struct gr_topo *t, const struct gr_analysis *a, cell_fn cell)
 {
-  matrix_header(out, t, false);
+  matrix_header(out, t);
   fputc('\n', out);
   for (size_t r = 0; r < t->ngpus; r++) {
     fprintf(out, "GPU%-4zu", r);
