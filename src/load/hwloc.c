@@ -57,14 +57,37 @@ static int package_of(hwloc_topology_t topo, hwloc_obj_t nonio)
   return -1;
 }
 
+static bool is_gpu_memory(hwloc_obj_t numa)
+{
+  return numa && numa->subtype && strcmp(numa->subtype, "GPUMemory") == 0;
+}
+
+/* The one NUMA node of CPU memory in nodeset, or -1 (none, or several).
+ * Nodes of GPU memory (POWER9, Grace Hopper) sit in their socket's nodeset
+ * beside the CPU's node; a device's NUMA node is the CPU's, as nvidia-smi's
+ * NUMA Affinity says. */
+static int cpu_node_in(hwloc_topology_t topo, hwloc_const_nodeset_t nodeset)
+{
+  int found = -1, id;
+  hwloc_bitmap_foreach_begin(id, nodeset) {
+    if (is_gpu_memory(hwloc_get_numanode_obj_by_os_index(topo, (unsigned)id)))
+      continue;
+    if (found >= 0)
+      return -1;
+    found = id;
+  }
+  hwloc_bitmap_foreach_end();
+  return found;
+}
+
 /* Locality as hwloc attached the host bridge: one NUMA node, or unknown. */
 static void fill_locality(struct conv *c, hwloc_obj_t o, struct gr_pci *p)
 {
   hwloc_obj_t nonio = hwloc_get_non_io_ancestor_obj(c->topo, o);
   if (!nonio)
     return;
-  if (nonio->nodeset && hwloc_bitmap_weight(nonio->nodeset) == 1)
-    p->numa = hwloc_bitmap_first(nonio->nodeset);
+  if (nonio->nodeset)
+    p->numa = cpu_node_in(c->topo, nonio->nodeset);
   p->package = package_of(c->topo, nonio);
   if (nonio->cpuset && !hwloc_bitmap_iszero(nonio->cpuset)) {
     char *s = NULL;
@@ -174,8 +197,13 @@ static void attach_osdev(struct conv *c, hwloc_obj_t o, int idx)
     uuid = info(o, "AMDUUID");
   if (uuid && !p->uuid)
     p->uuid = xstrdup(uuid);
-  if (o->attr->osdev.type == HWLOC_OBJ_OSDEV_OPENFABRICS)
+  if (o->attr->osdev.type == HWLOC_OBJ_OSDEV_OPENFABRICS) {
     p->rdma = true;
+    /* the verbs device (mlx5_0), not the netdev beside it: the name NCCL_IB_HCA
+     * takes and nvidia-smi's NIC legend prints; a function has one */
+    if (o->name && !p->rdma_name)
+      p->rdma_name = xstrdup(o->name);
+  }
 }
 
 static void walk_io(struct conv *c, hwloc_obj_t obj, int parent)
@@ -282,12 +310,57 @@ static void fill_nvlinks(struct conv *c)
   hwloc_distances_release(c->topo, d);
 }
 
+/* The endpoint at bus id s ("0004:04:00.0"), or NULL. */
+static struct gr_pci *endpoint_at(struct gr_topo *t, const char *s)
+{
+  unsigned dom, bus, dev, fn;
+  if (!s || !gr_parse_busid(s, &dom, &bus, &dev, &fn))
+    return NULL;
+  for (size_t i = 0; i < t->npci; i++) {
+    struct gr_pci *p = &t->pci[i];
+    if (p->role == GR_ROLE_ENDPOINT && p->domain == dom && p->bus == bus && p->dev == dev && p->func == fn)
+      return p;
+  }
+  return NULL;
+}
+
+/* Whether GPU memory node o names its GPU better than cur (NULL: none yet):
+ * one that holds memory, then the lowest number. */
+static bool better_gpu_node(hwloc_obj_t o, hwloc_obj_t cur)
+{
+  if (!cur)
+    return true;
+  bool mem = o->attr->numanode.local_memory > 0, cur_mem = cur->attr->numanode.local_memory > 0;
+  return mem != cur_mem ? mem : o->os_index < cur->os_index;
+}
+
+/* hwloc marks a NUMA node of GPU memory with the subtype "GPUMemory" and
+ * names its GPU in the info "PCIBusID" (topology-linux.c; on POWER9 only
+ * with HWLOC_KEEP_NVIDIA_GPU_NUMA_NODES=1 set when it ran). Grace Hopper
+ * lists several nodes per GPU (one per MIG slice, the memory in the first). */
+static void fill_gpu_numa(struct conv *c)
+{
+  int nn = hwloc_get_nbobjs_by_type(c->topo, HWLOC_OBJ_NUMANODE);
+  for (int i = 0; i < nn; i++) {
+    hwloc_obj_t o = hwloc_get_obj_by_type(c->topo, HWLOC_OBJ_NUMANODE, (unsigned)i);
+    if (!is_gpu_memory(o))
+      continue;
+    struct gr_pci *p = endpoint_at(c->t, info(o, "PCIBusID"));
+    if (!p)
+      continue;
+    hwloc_obj_t cur = p->gpu_numa >= 0 ? hwloc_get_numanode_obj_by_os_index(c->topo, (unsigned)p->gpu_numa) : NULL;
+    if (better_gpu_node(o, cur))
+      p->gpu_numa = (int)o->os_index;
+  }
+}
+
 int gr_topo_from_hwloc(hwloc_topology_t topo, struct gr_topo *t, hwloc_obj_t **objs, struct gr_err *err)
 {
   struct conv c = {.topo = topo, .t = t};
   (void)err;
   fill_cpus(topo, t);
   walk_normal(&c, hwloc_get_root_obj(topo));
+  fill_gpu_numa(&c);
   fill_nvlinks(&c);
   if (info(hwloc_get_root_obj(topo), GR_INFO_SNAPSHOT))
     t->link_details = true;

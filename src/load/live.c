@@ -194,6 +194,41 @@ static void overlay_device(struct devdir *d, struct gr_pci *p)
   p->aer = dy.aer;
 }
 
+/* A name the kernel could give an RDMA device: short, printable, no blanks
+ * (a tab would split nvidia-smi's tab-separated legend). */
+static bool plausible_rdma_name(const char *s)
+{
+  size_t n = strlen(s);
+  if (n == 0 || n >= 64 || s[0] == '.')
+    return false;
+  for (; *s; s++)
+    if (*s <= ' ' || *s >= 0x7f)
+      return false;
+  return true;
+}
+
+/* The RDMA device of a NIC where hwloc found none (a tree gathered without
+ * /sys/class/infiniband): the kernel lists it under the PCI function's
+ * infiniband/ directory. The first name in byte order, so that readdir's
+ * order does not matter; anything implausible is passed over. Load only. */
+static void read_rdma_name(struct devdir *d, struct gr_pci *p)
+{
+  char path[192];
+  if (p->rdma_name)
+    return;
+  snprintf(path, sizeof(path), "%s/infiniband", d->dir);
+  DIR *dir = gr_fs_opendir(d->fs, path);
+  if (!dir)
+    return;
+  struct dirent *e;
+  while ((e = readdir(dir)))
+    if (plausible_rdma_name(e->d_name) && (!p->rdma_name || strcmp(e->d_name, p->rdma_name) < 0)) {
+      free(p->rdma_name);
+      p->rdma_name = xstrdup(e->d_name);
+    }
+  closedir(dir);
+}
+
 static int package_of_numa(const struct gr_topo *t, int numa)
 {
   for (size_t i = 0; i < t->nnumas; i++)
@@ -242,6 +277,7 @@ int gr_sysfs_overlay(const struct gr_fs *fs, struct gr_topo *t, struct gr_err *e
     struct devdir d = {.fs = fs, .t = t, .p = p};
     gr_pci_sysfs_path(p, NULL, d.dir, sizeof(d.dir));
     overlay_device(&d, p);
+    read_rdma_name(&d, p);
     if (p->numa >= 0)
       p->package = package_of_numa(t, p->numa);
   }

@@ -23,6 +23,7 @@ static void free_pci(struct gr_pci *p)
   free(p->model);
   free(p->uuid);
   free(p->osdevs);
+  free(p->rdma_name);
   free(p->cpulist);
   free(p->driver);
   free(p->link_problem);
@@ -71,6 +72,7 @@ int gr_topo_add_pci(struct gr_topo *t)
   memset(p, 0, sizeof(*p));
   p->iommu_group = -1;
   p->numa = -1;
+  p->gpu_numa = -1;
   p->package = -1;
   p->parent = -1;
   p->hostbridge = -1;

@@ -68,10 +68,15 @@ struct gr_pci {
   char *model;                      /* GPU/NIC model from OS devices, may be NULL */
   char *uuid;                       /* may be NULL */
   char *osdevs;                     /* space-separated OS device names, may be NULL */
+  char *rdma_name;                  /* the RDMA (verbs) device as NCCL_IB_HCA and nvidia-smi's NIC
+                                       legend name it ("mlx5_0", EFA's "rdmap16s27"), may be NULL */
   char *cpulist;                    /* CPUs local to it ("0-23,48-71"), may be NULL */
   char *driver;                     /* may be NULL */
   int iommu_group;                  /* -1 unknown */
   int numa;                         /* NUMA node os index, -1 unknown */
+  int gpu_numa;                     /* GPUs whose memory is a NUMA node of its own (POWER9 with
+                                       NVLink to the CPU, Grace Hopper): that node, nvidia-smi's
+                                       "GPU NUMA ID"; -1 none or unknown */
   int package;                      /* socket os index, -1 unknown */
   int parent;                       /* index in topo->pci, -1 for host bridges */
   int hostbridge;                   /* index of its host bridge (itself for one) */

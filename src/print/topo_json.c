@@ -84,6 +84,7 @@ static json_t *pci_json(const struct gr_topo *t, int idx, struct gr_names *names
   json_object_set_new(o, "driver", gr_json_text(p->driver));
   json_object_set_new(o, "iommu_group", int_or_null(p->iommu_group, -1));
   json_object_set_new(o, "os_devices", gr_json_text(p->osdevs));
+  json_object_set_new(o, "rdma_name", gr_json_text(p->rdma_name));
   json_object_set_new(o, "switch", busid_json(t, p->switch_up));
   json_object_set_new(o, "link", link_json(p));
   json_t *aer = json_object();
@@ -108,6 +109,7 @@ static json_t *path_json(const struct gr_topo *t, const struct gr_path *p, size_
   json_object_set_new(o, "bottleneck_pci_bus_id", busid_json(t, p->bottleneck));
   json_object_set_new(o, "bw_gbps", gbps_or_null(p->bw_gbps));
   json_object_set_new(o, "nccl_bw_gbps", gbps_or_null(p->nccl_bw_gbps));
+  json_object_set_new(o, "nvlink_inferred", json_boolean(p->level == GR_LVL_NV && p->nv_inferred));
   return o;
 }
 
@@ -156,6 +158,7 @@ static json_t *gpus_json(const struct gr_topo *t, const struct gr_analysis *a)
     json_object_set_new(o, "model", json_string(gr_pci_display_name(t, t->gpus[g], &names)));
     json_object_set_new(o, "uuid", gr_json_text(p->uuid));
     json_object_set_new(o, "numa_node", int_or_null(p->numa, -1));
+    json_object_set_new(o, "gpu_numa_id", int_or_null(p->gpu_numa, -1));
     json_object_set_new(o, "cpu_affinity", gr_json_text(p->cpulist));
     json_object_set_new(o, "hive", json_integer(a->hive[g]));
     json_object_set_new(o, "link", link_json(p));
@@ -178,11 +181,58 @@ static json_t *nics_json(const struct gr_topo *t)
     json_object_set_new(o, "name", json_string(name));
     json_object_set_new(o, "pci_bus_id", busid_json(t, t->nics[n]));
     json_object_set_new(o, "model", json_string(gr_pci_display_name(t, t->nics[n], &names)));
+    json_object_set_new(o, "rdma_name", gr_json_text(p->rdma_name));
     json_object_set_new(o, "os_devices", gr_json_text(p->osdevs));
     json_object_set_new(o, "numa_node", int_or_null(p->numa, -1));
+    json_object_set_new(o, "cpu_affinity", gr_json_text(p->cpulist));
     json_array_append_new(arr, o);
   }
   gr_names_free(&names);
+  return arr;
+}
+
+/* nvidia-smi's NIC rows: per NIC the level to each GPU, then to each NIC. */
+static json_t *nic_rows(const struct gr_topo *t, const struct gr_analysis *a)
+{
+  char cell[16];
+  json_t *rows = json_array();
+  for (size_t n = 0; n < t->nnics; n++) {
+    json_t *r = json_array();
+    for (size_t g = 0; g < t->ngpus; g++)
+      json_array_append_new(r, json_string(gr_level_str(&a->gpu_nic[g * a->nnics + n], cell, sizeof(cell))));
+    for (size_t m = 0; m < t->nnics; m++) {
+      struct gr_path p = gr_path_between(a, t->nics[n], t->nics[m]);
+      json_array_append_new(r, json_string(n == m ? "X" : gr_level_str(&p, cell, sizeof(cell))));
+    }
+    json_array_append_new(rows, r);
+  }
+  return rows;
+}
+
+/* NVSwitch fabrics: where the facts come from, and each member GPU's links. */
+static json_t *fabrics_json(const struct gr_topo *t)
+{
+  json_t *arr = json_array();
+  for (size_t i = 0; i < t->nfabrics; i++) {
+    const struct gr_fabric *f = &t->fabrics[i];
+    json_t *o = json_object(), *members = json_array();
+    json_object_set_new(o, "from", json_string(gr_fabric_from_name(f->from)));
+    json_object_set_new(o, "inferred", json_boolean(f->from == GR_FABRIC_INFERRED));
+    json_object_set_new(o, "why", gr_json_text(f->why));
+    json_object_set_new(o, "nvlink_gen", int_or_null(f->nvlink_gen, 0));
+    json_object_set_new(o, "nswitches", int_or_null(f->nswitches, 0));
+    for (size_t m = 0; m < f->nmembers; m++) {
+      const struct gr_fabric_member *x = &f->members[m];
+      json_t *e = json_object();
+      json_object_set_new(e, "gpu", int_or_null(t->pci[x->gpu].gpu_index, -1));
+      json_object_set_new(e, "pci_bus_id", busid_json(t, x->gpu));
+      json_object_set_new(e, "links", json_integer(x->links));
+      json_object_set_new(e, "bw_gbps", gbps_or_null(x->gbps));
+      json_array_append_new(members, e);
+    }
+    json_object_set_new(o, "members", members);
+    json_array_append_new(arr, o);
+  }
   return arr;
 }
 
@@ -213,6 +263,7 @@ static void add_matrices(json_t *root, const struct gr_topo *t, const struct gr_
   }
   json_object_set_new(root, "gpu_matrix", lvl);
   json_object_set_new(root, "gpu_nic_matrix", nic);
+  json_object_set_new(root, "nic_matrix", nic_rows(t, a));
   json_object_set_new(root, "nccl_matrix", nccl);
   json_object_set_new(root, "bw_matrix_gbps", bw);
   json_object_set_new(root, "nccl_bw_matrix_gbps", nbw);
@@ -279,6 +330,7 @@ json_t *gr_topo_to_json(const struct gr_topo *t, const struct gr_analysis *a)
     json_array_append_new(nv, o);
   }
   json_object_set_new(root, "nvlinks", nv);
+  json_object_set_new(root, "fabrics", fabrics_json(t));
   json_object_set_new(root, "pci", pci_array(t));
   json_object_set_new(root, "findings", findings_json(t, a));
   json_t *w = json_array();

@@ -1,3 +1,4 @@
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -262,46 +263,84 @@ void gr_print_gpu_table(FILE *out, const struct gr_topo *t, const struct gr_anal
 
 /* ---- matrices ---- */
 
-static void matrix_header(FILE *out, const struct gr_topo *t, bool nics)
+/* gpurig's own GPU x GPU grids keep space-aligned columns. */
+static void matrix_header(FILE *out, const struct gr_topo *t)
 {
   fprintf(out, "%-7s", "");
   for (size_t g = 0; g < t->ngpus; g++)
     fprintf(out, " GPU%-4zu", g);
-  if (nics)
-    for (size_t n = 0; n < t->nnics; n++)
-      fprintf(out, " NIC%-4zu", n);
 }
 
-void gr_print_matrix(FILE *out, const struct gr_topo *t, const struct gr_analysis *a)
+/* Row r, column c of nvidia-smi's matrix: GPUs first, then NICs. */
+static struct gr_path smi_path(const struct gr_topo *t, const struct gr_analysis *a, size_t r, size_t c)
+{
+  size_t ng = t->ngpus;
+  if (r < ng && c < ng)
+    return a->gpu_gpu[r * a->ngpus + c];
+  if (r < ng)
+    return a->gpu_nic[r * a->nnics + (c - ng)];
+  if (c < ng)
+    return a->gpu_nic[c * a->nnics + (r - ng)];
+  return gr_path_between(a, t->nics[r - ng], t->nics[c - ng]);
+}
+
+/* "GPU0-3,6" for GPU indices (ascending, taken from a flag per GPU). */
+static const char *gpu_ranges(const bool *in, size_t n, char *buf, size_t cap)
+{
+  size_t off = (size_t)snprintf(buf, cap, "GPU");
+  bool first = true;
+  for (size_t g = 0; g < n && off < cap; g++) {
+    if (!in[g])
+      continue;
+    size_t end = g;
+    while (end + 1 < n && in[end + 1])
+      end++;
+    if (end > g)
+      off += (size_t)snprintf(buf + off, cap - off, "%s%zu-%zu", first ? "" : ",", g, end);
+    else
+      off += (size_t)snprintf(buf + off, cap - off, "%s%zu", first ? "" : ",", g);
+    first = false;
+    g = end;
+  }
+  return buf;
+}
+
+/* The tab-separated rows nvidia-smi topo -m prints (r535 and later): a tab
+ * before every cell, " X " on the diagonal; GPU rows end with CPU affinity,
+ * NUMA affinity, a second tab and the GPU NUMA ID; NIC rows leave those
+ * three empty. */
+static void print_smi_rows(FILE *out, const struct gr_topo *t, const struct gr_analysis *a)
 {
   char cell[16];
-  if (!t->ngpus)
-    return;
-  fprintf(out, "\nGPU matrix (nvidia-smi topo -m levels):\n");
-  matrix_header(out, t, true);
-  fprintf(out, " %-16s %s\n", "CPU Affinity", "NUMA Affinity");
+  for (size_t g = 0; g < t->ngpus; g++)
+    fprintf(out, "\tGPU%zu", g);
+  for (size_t n = 0; n < t->nnics; n++)
+    fprintf(out, "\tNIC%zu", n);
+  fprintf(out, "\tCPU Affinity\tNUMA Affinity\tGPU NUMA ID\n");
   size_t rows = t->ngpus + t->nnics;
   for (size_t r = 0; r < rows; r++) {
-    int node = r < t->ngpus ? t->gpus[r] : t->nics[r - t->ngpus];
-    const struct gr_pci *p = &t->pci[node];
-    fprintf(out, "%s%-*zu", r < t->ngpus ? "GPU" : "NIC", 4, r < t->ngpus ? r : r - t->ngpus);
+    fprintf(out, "%s%zu", r < t->ngpus ? "GPU" : "NIC", r < t->ngpus ? r : r - t->ngpus);
     for (size_t c = 0; c < rows; c++) {
-      int other = c < t->ngpus ? t->gpus[c] : t->nics[c - t->ngpus];
-      struct gr_path path;
-      if (r < t->ngpus && c < t->ngpus)
-        path = a->gpu_gpu[r * a->ngpus + c];
-      else if (r < t->ngpus)
-        path = a->gpu_nic[r * a->nnics + (c - t->ngpus)];
-      else if (c < t->ngpus)
-        path = a->gpu_nic[c * a->nnics + (r - t->ngpus)];
-      else
-        path = gr_path_between(a, node, other);
-      fprintf(out, " %-7s", gr_level_str(&path, cell, sizeof(cell)));
+      struct gr_path path = smi_path(t, a, r, c);
+      fprintf(out, "\t%s", r == c ? " X " : gr_level_str(&path, cell, sizeof(cell)));
     }
-    char numa[16];
-    snprintf(numa, sizeof(numa), "%d", p->numa);
-    fprintf(out, " %-16s %s\n", p->cpulist ? p->cpulist : "N/A", p->numa >= 0 ? numa : "N/A");
+    if (r >= t->ngpus) {
+      fputs("\t\t\t\t\n", out);
+      continue;
+    }
+    const struct gr_pci *p = &t->pci[t->gpus[r]];
+    char numa[16] = "N/A", gpu_numa[16] = "N/A";
+    if (p->numa >= 0)
+      snprintf(numa, sizeof(numa), "%d", p->numa);
+    if (p->gpu_numa >= 0)
+      snprintf(gpu_numa, sizeof(gpu_numa), "%d", p->gpu_numa);
+    fprintf(out, "\t%s\t%s\t\t%s\n", p->cpulist ? p->cpulist : "N/A", numa, gpu_numa);
   }
+}
+
+/* nvidia-smi's legend, and gpurig's note where NV# cells are inferred. */
+static void print_legend(FILE *out, const struct gr_topo *t, const struct gr_analysis *a)
+{
   fprintf(out, "\nLegend:\n\n"
                "  X    = Self\n"
                "  SYS  = Connection traversing PCIe as well as the SMP interconnect between NUMA nodes (e.g., QPI/UPI)\n"
@@ -310,17 +349,111 @@ void gr_print_matrix(FILE *out, const struct gr_topo *t, const struct gr_analysi
                "  PXB  = Connection traversing multiple PCIe bridges (without traversing the PCIe Host Bridge)\n"
                "  PIX  = Connection traversing at most a single PCIe bridge\n"
                "  NV#  = Connection traversing a bonded set of # NVLinks\n");
-  if (t->nnics) {
-    fprintf(out, "\nNIC Legend:\n\n");
-    char bus[32];
-    struct gr_names names = {0};
-    for (size_t n = 0; n < t->nnics; n++) {
-      const struct gr_pci *p = &t->pci[t->nics[n]];
-      fprintf(out, "  NIC%zu: %s (%s)\n", n, p->osdevs ? p->osdevs : gr_pci_display_name(t, t->nics[n], &names),
-              gr_pci_busid(p, bus, sizeof(bus)));
-    }
-    gr_names_free(&names);
+  bool *inferred = xcalloc(t->ngpus + 1, sizeof(bool));
+  bool any = false;
+  for (size_t i = 0; i < t->ngpus; i++)
+    for (size_t j = 0; j < t->ngpus; j++)
+      if (i != j && a->gpu_gpu[i * a->ngpus + j].level == GR_LVL_NV && a->gpu_gpu[i * a->ngpus + j].nv_inferred)
+        inferred[i] = any = true;
+  char list[256];
+  if (any)
+    fprintf(out, "  (gpurig: the NV# cells between %s are inferred, not recorded: see \"NVSwitch fabric\" below)\n",
+            gpu_ranges(inferred, t->ngpus, list, sizeof(list)));
+  free(inferred);
+}
+
+/* What a NIC is called in the legend: its RDMA device as nvidia-smi and
+ * NCCL_IB_HCA name it; where none is known its first OS device (the netdev),
+ * else its bus id. */
+static const char *nic_legend_name(const struct gr_pci *p, char *buf, size_t cap)
+{
+  if (p->rdma_name)
+    snprintf(buf, cap, "%s", p->rdma_name);
+  else if (p->osdevs && p->osdevs[0])
+    snprintf(buf, cap, "%.*s", (int)strcspn(p->osdevs, " "), p->osdevs);
+  else
+    gr_pci_busid(p, buf, cap);
+  return buf;
+}
+
+static const char *gbps_text(double v, char *buf, size_t cap)
+{
+  snprintf(buf, cap, fabs(v - round(v)) < 0.05 ? "%.0f" : "%.1f", v);
+  return buf;
+}
+
+static const char *fabric_origin(const struct gr_fabric *f, char *buf, size_t cap)
+{
+  const char *from = "";
+  switch (f->from) {
+  case GR_FABRIC_HWLOC: from = "from the hwloc NVLink matrix"; break;
+  case GR_FABRIC_NVML: from = "from the driver"; break;
+  case GR_FABRIC_RIG: from = "from the rig"; break;
+  case GR_FABRIC_NCCL: from = "from the NCCL topology file"; break;
+  case GR_FABRIC_INFERRED:
+    snprintf(buf, cap, "inferred%s%s", f->why ? ": " : "", f->why ? f->why : "");
+    return buf;
   }
+  if (f->nswitches > 0)
+    snprintf(buf, cap, "%s, %d NVSwitch%s", from, f->nswitches, f->nswitches == 1 ? "" : "es");
+  else
+    snprintf(buf, cap, "%s", from);
+  return buf;
+}
+
+/* One line per fabric: its origin, then its members grouped by their links
+ * ("GPU0-7, 12 NVLink3 links each, 300 GB/s per direction"). Outside the
+ * tab-separated block, so that nvidia-smi parsers read past it. */
+static void print_fabric(FILE *out, const struct gr_topo *t, const struct gr_fabric *f)
+{
+  char origin[256], list[256], gb[32], links[48];
+  bool *done = xcalloc(f->nmembers + 1, sizeof(bool));
+  bool *in = xcalloc(t->ngpus + 1, sizeof(bool));
+  fprintf(out, "\nNVSwitch fabric (%s):", fabric_origin(f, origin, sizeof(origin)));
+  for (size_t m = 0, groups = 0; m < f->nmembers; m++) {
+    if (done[m])
+      continue;
+    const struct gr_fabric_member *lead = &f->members[m];
+    size_t count = 0;
+    memset(in, 0, (t->ngpus + 1) * sizeof(bool));
+    for (size_t k = m; k < f->nmembers; k++) {
+      const struct gr_fabric_member *x = &f->members[k];
+      int g = t->pci[x->gpu].gpu_index;
+      if (done[k] || x->links != lead->links || fabs(x->gbps - lead->gbps) > 1e-9 || g < 0)
+        continue;
+      done[k] = in[g] = true;
+      count++;
+    }
+    if (!count)
+      continue;
+    if (f->nvlink_gen > 0)
+      snprintf(links, sizeof(links), "%d NVLink%d link%s", lead->links, f->nvlink_gen, lead->links == 1 ? "" : "s");
+    else
+      snprintf(links, sizeof(links), "%d NVLink%s", lead->links, lead->links == 1 ? "" : "s");
+    fprintf(out, "%s %s, %s%s, %s GB/s per direction", groups++ ? ";" : "", gpu_ranges(in, t->ngpus, list, sizeof(list)),
+            links, count > 1 ? " each" : "", gbps_text(lead->gbps, gb, sizeof(gb)));
+  }
+  fputc('\n', out);
+  free(in);
+  free(done);
+}
+
+void gr_print_matrix(FILE *out, const struct gr_topo *t, const struct gr_analysis *a)
+{
+  if (!t->ngpus)
+    return;
+  fprintf(out, "\nGPU matrix (nvidia-smi topo -m levels):\n");
+  print_smi_rows(out, t, a);
+  print_legend(out, t, a);
+  if (t->nnics) {
+    char name[128];
+    fprintf(out, "\nNIC Legend:\n\n");
+    for (size_t n = 0; n < t->nnics; n++)
+      fprintf(out, "  NIC%zu: %s\n", n, nic_legend_name(&t->pci[t->nics[n]], name, sizeof(name)));
+  }
+  for (size_t i = 0; i < t->nfabrics; i++)
+    if (t->fabrics[i].nmembers)
+      print_fabric(out, t, &t->fabrics[i]);
 }
 
 /* Prints a GPU x GPU matrix whose cells come from `cell`. */
@@ -328,7 +461,7 @@ typedef void (*cell_fn)(const struct gr_analysis *a, size_t r, size_t c, char *b
 
 static void print_gpu_grid(FILE *out, const struct gr_topo *t, const struct gr_analysis *a, cell_fn cell)
 {
-  matrix_header(out, t, false);
+  matrix_header(out, t);
   fputc('\n', out);
   for (size_t r = 0; r < t->ngpus; r++) {
     fprintf(out, "GPU%-4zu", r);

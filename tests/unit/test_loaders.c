@@ -19,6 +19,7 @@
 #include <hwloc.h>
 
 #include "testutil.h"
+#include "base/file.h"
 #include "base/fs.h"
 #include "load/loaders.h"
 
@@ -628,6 +629,120 @@ static void hwloc_stack_overflow_is_reported(void **state)
   free(xml);
 }
 
+/* ---- nvidia-smi parity: RDMA device names and GPU memory NUMA nodes ---- */
+
+/* The NIC legend names each NIC by its RDMA device. A tree gathered without
+ * /sys/class/infiniband gives hwloc none; the loader reads the function's
+ * infiniband/ directory instead. */
+static void rdma_names_from_sysfs(void **state)
+{
+  struct gr_topo t;
+  struct gr_analysis a;
+  char bus[32];
+  (void)state;
+  char *root = path_of(data_dir(), "trees/nic-rdma");
+  load_root_ok(root, &t, &a);
+  free(root);
+  assert_int_equal(t.nnics, 3);
+  assert_string_equal(gr_pci_busid(&t.pci[t.nics[0]], bus, sizeof(bus)), "0000:04:00.0");
+  assert_string_equal(t.pci[t.nics[0]].rdma_name, "mlx5_0");
+  assert_string_equal(t.pci[t.nics[1]].rdma_name, "mlx5_1"); /* RoCE on an Ethernet-class function */
+  assert_null(t.pci[t.nics[2]].rdma_name);                   /* lists none */
+  assert_null(t.pci[t.gpus[0]].rdma_name);
+  gr_analysis_free(&a);
+  gr_topo_free(&t);
+
+  /* several names: the first in byte order; implausible ones passed over */
+  char *dir = tu_tree_copy("nic-rdma");
+  const char *names[] = {"mlx5_3", "mlx5_2", "bad name", "tab\tname"};
+  for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+    char *d = xasprintf("%s/sys/devices/pci0000:40/0000:40:05.1/0000:43:00.0/infiniband/%s", dir, names[i]);
+    char *cmd = xasprintf("mkdir -p '%s'", d);
+    assert_int_equal(system(cmd), 0);
+    free(cmd);
+    free(d);
+  }
+  load_root_ok(dir, &t, &a);
+  assert_string_equal(t.pci[t.nics[2]].rdma_name, "mlx5_2");
+  gr_analysis_free(&a);
+  gr_topo_free(&t);
+  tu_tree_remove(dir);
+}
+
+/* hwloc's OpenFabrics OS device names the RDMA device of an XML input. */
+static void rdma_names_from_hwloc(void **state)
+{
+  struct gr_topo t;
+  struct gr_analysis a;
+  (void)state;
+  load_xml_ok("hwloc/32em64t-2n8c2t-pci-wholeio.xml", &t, &a);
+  bool found = false;
+  for (size_t n = 0; n < t.nnics; n++)
+    if (t.pci[t.nics[n]].rdma_name) {
+      assert_string_equal(t.pci[t.nics[n]].rdma_name, "mlx5_0"); /* beside the netdev ib0 */
+      assert_non_null(strstr(t.pci[t.nics[n]].osdevs, "ib0"));
+      found = true;
+    }
+  assert_true(found);
+  gr_analysis_free(&a);
+  gr_topo_free(&t);
+}
+
+static char *replace_once(const char *s, const char *from, const char *to)
+{
+  const char *at = strstr(s, from);
+  assert_non_null(at);
+  return xasprintf("%.*s%s%s", (int)(at - s), s, to, at + strlen(from));
+}
+
+/* GPU memory as NUMA nodes (hwloc's "GPUMemory" with the GPU's bus id):
+ * each GPU's own node is nvidia-smi's GPU NUMA ID, and the GPU's NUMA
+ * affinity stays its CPU's node although its socket's nodeset holds both. */
+static void gpu_memory_numa_nodes(void **state)
+{
+  struct gr_topo t;
+  struct gr_analysis a;
+  struct gr_err err = {0};
+  char bus[32];
+  (void)state;
+  load_xml_ok("hwloc/nvidiagpunumanodes-gpumem.xml", &t, &a);
+  assert_int_equal(t.ngpus, 6);
+  assert_string_equal(gr_pci_busid(&t.pci[t.gpus[0]], bus, sizeof(bus)), "0004:05:00.0");
+  assert_int_equal(t.pci[t.gpus[0]].gpu_numa, 255);
+  assert_int_equal(t.pci[t.gpus[0]].numa, 0);
+  assert_int_equal(t.pci[t.gpus[5]].gpu_numa, 250);
+  assert_int_equal(t.pci[t.gpus[5]].numa, 8);
+  char l[16];
+  assert_string_equal(tu_level(&a, 0, 1, l), "NODE");
+  assert_string_equal(tu_level(&a, 0, 5, l), "SYS");
+  gr_analysis_free(&a);
+  gr_topo_free(&t);
+
+  /* two nodes name 0035:05:00.0, the lower without memory: the one with
+   * memory is its GPU NUMA ID; 0035:04:00.0 is left with none */
+  char *path = path_of(data_dir(), "hwloc/nvidiagpunumanodes-gpumem.xml");
+  struct gr_file f;
+  assert_int_equal(gr_file_read(path, 1u << 20, 0, &f, &err), 0);
+  char *x1 = replace_once(f.data, "\"0035:04:00.0\"", "\"0035:05:00.0\"");
+  char *x2 = replace_once(x1, "os_index=\"250\" cpuset=\"0x000000ff,0xff000000,,0x0\" "
+                              "complete_cpuset=\"0x000000ff,0xff000000,,0x0\" nodeset=\"0x04000000,,,,,,,0x0\" "
+                              "complete_nodeset=\"0x04000000,,,,,,,0x0\" gp_index=\"70\" subtype=\"GPUMemory\" "
+                              "local_memory=\"16106127360\"",
+                          "os_index=\"250\" cpuset=\"0x000000ff,0xff000000,,0x0\" "
+                          "complete_cpuset=\"0x000000ff,0xff000000,,0x0\" nodeset=\"0x04000000,,,,,,,0x0\" "
+                          "complete_nodeset=\"0x04000000,,,,,,,0x0\" gp_index=\"70\" subtype=\"GPUMemory\" "
+                          "local_memory=\"0\"");
+  if (gr_load_xml_buffer("gpumem.xml", x2, strlen(x2), &t, &err) != 0)
+    fail_msg("%s", err.msg);
+  assert_int_equal(t.pci[t.gpus[5]].gpu_numa, 251);
+  assert_int_equal(t.pci[t.gpus[4]].gpu_numa, -1);
+  gr_topo_free(&t);
+  free(x2);
+  free(x1);
+  gr_file_free(&f);
+  free(path);
+}
+
 int main(void)
 {
   if (!data_dir() || !trees_dir()) {
@@ -647,6 +762,9 @@ int main(void)
       cmocka_unit_test(dynamic_reread),
       cmocka_unit_test(snapshot_round_trip),
       cmocka_unit_test(hwloc_stack_overflow_is_reported),
+      cmocka_unit_test(rdma_names_from_sysfs),
+      cmocka_unit_test(rdma_names_from_hwloc),
+      cmocka_unit_test(gpu_memory_numa_nodes),
   };
   return cmocka_run_group_tests(tests, tu_setup_data, NULL);
 }

@@ -45,8 +45,10 @@ def aer(kind, total):
     return '\n'.join(lines) + '\n'
 
 def device(root, hb, path, vendor, device_id, cls, cur=(4, 16), maxl=(4, 16), numa=0, bridge=None,
-           driver=None, aer_counts=None, iommu=None, subv=0, subd=0, bar1=None, iommu_type=None, raw=None, acs=None):
-    """path: list of BDFs from the host bridge down to this device."""
+           driver=None, aer_counts=None, iommu=None, subv=0, subd=0, bar1=None, iommu_type=None, raw=None, acs=None,
+           rdma=None):
+    """path: list of BDFs from the host bridge down to this device. rdma: the names of its RDMA
+    devices, listed under its infiniband/ directory as the kernel does."""
     bdf = path[-1]
     d = os.path.join(root, 'sys/devices', 'pci' + hb, *path)
     write(os.path.join(d, 'vendor'), '0x%04x\n' % vendor)
@@ -74,6 +76,10 @@ def device(root, hb, path, vendor, device_id, cls, cur=(4, 16), maxl=(4, 16), nu
                  '0x%016x 0x%016x 0x000000000014220c' % (base, base + bar1 - 1)]
         lines += ['0x0000000000000000 0x0000000000000000 0x0000000000000000'] * 11
         write(os.path.join(d, 'resource'), '\n'.join(lines) + '\n')
+    for name in rdma or []:
+        ib = os.path.join(d, 'infiniband', name)
+        write(os.path.join(ib, 'node_type'), '1: CA\n')
+        write(os.path.join(ib, 'ports/1/link_layer'), 'InfiniBand\n' if cls >> 8 == 0x0207 else 'Ethernet\n')
     for name, value in (raw or {}).items():   # malformed attributes for the error paths
         write(os.path.join(d, name), value)
     if driver:
@@ -146,6 +152,30 @@ def epyc_riser(root):
            iommu=22)
     device(root, '0000:40', base + ['0000:43:02.0', '0000:46:00.0'], 0x144d, 0xa80a, 0x010802, cur=(4, 4),
            maxl=(4, 4), driver='nvme', iommu=23)
+
+def nic_rdma(root):
+    """Two RTX 3090s and three Mellanox NICs on an EPYC 7282, gathered without /sys/class/infiniband
+    (hwloc then finds no RDMA devices): GPU0 shares a switch with a ConnectX-6 HCA whose function
+    lists infiniband/mlx5_0; GPU1 has its own root port beside a ConnectX-6 Dx (RoCE, mlx5_1) and a
+    ConnectX-5 that lists no RDMA device (its legend name falls back to the bus id)."""
+    cpu_files(root, 'AMD EPYC 7282 16-Core Processor', 'AuthenticAMD', 23, 49)
+    gpu = dict(vendor=0x10de, device_id=0x2204, cls=0x030000, driver='nvidia', subv=0x1458, subd=0x403b)
+    device(root, '0000:00', ['0000:00:01.1'], 0x1022, 0x1483, 0x060400, bridge=(0, 1, 4), driver='pcieport')
+    sw = ['0000:00:01.1', '0000:01:00.0']
+    device(root, '0000:00', sw, 0x1000, 0xc010, 0x060400, bridge=(1, 2, 4), driver='pcieport')
+    for port, bus in (('0000:02:00.0', 3), ('0000:02:01.0', 4)):
+        device(root, '0000:00', sw + [port], 0x1000, 0xc010, 0x060400, bridge=(2, bus, bus), driver='pcieport')
+    device(root, '0000:00', sw + ['0000:02:00.0', '0000:03:00.0'], iommu=10, **gpu)
+    device(root, '0000:00', sw + ['0000:02:01.0', '0000:04:00.0'], 0x15b3, 0x101b, 0x020700, driver='mlx5_core',
+           iommu=11, rdma=['mlx5_0'])
+    device(root, '0000:40', ['0000:40:01.1'], 0x1022, 0x1483, 0x060400, bridge=(0x40, 0x41, 0x41), driver='pcieport')
+    device(root, '0000:40', ['0000:40:01.1', '0000:41:00.0'], iommu=20, **gpu)
+    device(root, '0000:40', ['0000:40:03.1'], 0x1022, 0x1483, 0x060400, bridge=(0x40, 0x42, 0x42), driver='pcieport')
+    device(root, '0000:40', ['0000:40:03.1', '0000:42:00.0'], 0x15b3, 0x101d, 0x020000, driver='mlx5_core',
+           iommu=21, rdma=['mlx5_1'])
+    device(root, '0000:40', ['0000:40:05.1'], 0x1022, 0x1483, 0x060400, bridge=(0x40, 0x43, 0x43), driver='pcieport')
+    device(root, '0000:40', ['0000:40:05.1', '0000:43:00.0'], 0x15b3, 0x1017, 0x020000, driver='mlx5_core',
+           iommu=22)
 
 
 def smbios_memory(slots=16, populated=8, size_mib=32768, speed=3200, truncate=None, arrays=1, base=0x1000):
@@ -229,6 +259,7 @@ BINARY_KMSG = KMSG_CLEAN.encode() + b'\x00\x01\x02garbage\xff\xfe\n' + b'6,1005,
 
 TREES = {
     'epyc-riser': epyc_riser,
+    'nic-rdma': nic_rdma,
     # gpurig doctor fixtures: one fault each (tests/cli/cases.txt holds the expected findings)
     'doctor-healthy': lambda r: doctor_rig(r),
     'doctor-riser-x8': lambda r: doctor_rig(r, gpu_cur={1: (4, 8)}),
@@ -245,7 +276,9 @@ TREES = {
 }
 
 if __name__ == '__main__':
-    for name, fn in TREES.items():
+    # names on the command line: write only those trees (the others stay as committed)
+    for name in sys.argv[1:] or TREES:
+        fn = TREES[name]
         root = os.path.join(HERE, name)
         shutil.rmtree(root, ignore_errors=True)
         fn(root)
