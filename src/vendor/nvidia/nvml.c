@@ -379,7 +379,9 @@ static void nvlink_remote(const struct nvml *n, gr_nvml_device d, unsigned l, st
   memset(&pci, 0, sizeof(pci));
   if (n->DeviceGetNvLinkRemotePciInfo && n->DeviceGetNvLinkRemotePciInfo(d, l, &pci) == GR_NVML_SUCCESS) {
     pci.busId[sizeof(pci.busId) - 1] = '\0';
-    if (!gr_busid_normalize(pci.busId, k->remote_busid, sizeof(k->remote_busid)))
+    /* 0000:00:00.0 is a host bridge, never a link's far end: a zeroed record means "not known" */
+    if (!gr_busid_normalize(pci.busId, k->remote_busid, sizeof(k->remote_busid)) ||
+        strcmp(k->remote_busid, "0000:00:00.0") == 0)
       k->remote_busid[0] = '\0';
     k->remote_vendor = pci.pciDeviceId & 0xffff;
   }
