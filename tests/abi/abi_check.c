@@ -151,7 +151,7 @@ _Static_assert((long)(GR_NVML_NVLINK_DEVICE_TYPE_SWITCH) == (long)(NVML_NVLINK_D
 _Static_assert((long)(GR_NVML_NVLINK_DEVICE_TYPE_UNKNOWN) == (long)(NVML_NVLINK_DEVICE_TYPE_UNKNOWN), "nvlink unknown");
 _Static_assert(sizeof(gr_nvml_nvlink_device_type) == sizeof(nvmlIntNvLinkDeviceType_t), "nvlink device type");
 /* nvmlNvlinkVersion_t is in nvml.h since 12.8 (the values are older); 6.0
- * only since 13.1, so it is not compared */
+ * only since 13.3, so it is not compared */
 #if NVML_API_VERSION >= 13
 _Static_assert((long)(GR_NVML_NVLINK_VERSION_INVALID) == (long)(NVML_NVLINK_VERSION_INVALID), "version invalid");
 _Static_assert((long)(GR_NVML_NVLINK_VERSION_1_0) == (long)(NVML_NVLINK_VERSION_1_0), "version 1.0");
