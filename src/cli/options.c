@@ -6,6 +6,7 @@
 #include <jansson.h>
 
 #include "cli/cli.h"
+#include "gpu/gpu.h"
 #include "print/common.h"
 
 /* An empty value is almost always an unset shell variable (`--root $DIR`):
@@ -155,7 +156,12 @@ int gr_parse_opts(int argc, char **argv, unsigned accepted, struct gr_opts *o)
 
 struct gr_source cli_source(const struct gr_opts *o)
 {
-  return gr_source_from(o->root, o->input, o->rig, o->gpu, o->pcie_only);
+  struct gr_source s = gr_source_from(o->root, o->input, o->rig, o->gpu, o->pcie_only);
+  /* this machine and a gathered tree get the driver's NVLink (a tree only
+   * when it is this machine's: gpu/gpu.h) */
+  if (gr_source_reads_machine(&s))
+    s.nvlink_reader = gr_gpus_read_nvlink;
+  return s;
 }
 
 struct gr_plan_args cli_plan_args(const struct gr_opts *o)

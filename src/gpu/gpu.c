@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "facts/catalog.h"
 #include "model/topo.h"
 
 int gr_gpus_open(struct gr_gpus *g, struct gr_err *err)
@@ -70,6 +71,7 @@ bool gr_busid_normalize(const char *in, char *out, size_t cap)
 static void collect_row(struct gr_gpus *g, unsigned i, const struct gr_topo *t, struct gr_gpu_row *row)
 {
   row->topo_gpu = -1;
+  row->nv_switch_links = -1;
   if (g->be->static_info(g->state, i, &row->st) != 0) {
     snprintf(row->error, sizeof(row->error), "%s", g->be->last_error(g->state));
     row->lost = true;
@@ -90,6 +92,48 @@ static void lost_findings(struct gr_gpus_report *r)
       struct gr_finding *f = gr_finding_add(&r->findings, GR_SEV_FAIL, "gpu.lost", "%s", r->rows[i].error);
       gr_finding_subject(f, -1, NULL, r->rows[i].st.busid[0] ? r->rows[i].st.busid : NULL);
     }
+}
+
+static int row_of_topo_gpu(const struct gr_gpus_report *r, int topo_gpu)
+{
+  for (unsigned i = 0; i < r->count; i++)
+    if (r->rows[i].topo_gpu == topo_gpu)
+      return (int)i;
+  return -1;
+}
+
+static void add_peer(struct gr_gpu_row *row, struct gr_gpu_peer p)
+{
+  for (size_t i = 0; i < row->nnv_peers; i++)
+    if (row->nv_peers[i].topo_gpu == p.topo_gpu && row->nv_peers[i].package == p.package) {
+      row->nv_peers[i].links += p.links; /* a rig may list a pair twice: the analysis adds them too */
+      return;
+    }
+  row->nv_peers = xrealloc(row->nv_peers, (row->nnv_peers + 1) * sizeof(*row->nv_peers));
+  row->nv_peers[row->nnv_peers++] = p;
+}
+
+/* A GPU's NVLink as t has it: what topo shows, not a second reading. */
+static void collect_peers(const struct gr_topo *t, struct gr_gpus_report *r, struct gr_gpu_row *row)
+{
+  if (!t || row->topo_gpu < 0)
+    return;
+  int self = t->gpus[row->topo_gpu];
+  for (size_t k = 0; k < t->nnvlinks; k++) {
+    const struct gr_nvlink *l = &t->nvlinks[k];
+    int other = l->a == self ? l->b : l->b == self ? l->a : -2;
+    if (other == -1)
+      add_peer(row, (struct gr_gpu_peer){.topo_gpu = -1, .row = -1, .package = l->peer_package, .links = l->count});
+    else if (other >= 0 && t->pci[other].gpu_index >= 0) /* GPU-NVSwitch entries are in the fabric */
+      add_peer(row, (struct gr_gpu_peer){.topo_gpu = t->pci[other].gpu_index,
+                                         .row = row_of_topo_gpu(r, t->pci[other].gpu_index),
+                                         .package = -1, .links = l->count});
+  }
+  for (size_t f = 0; f < t->nfabrics; f++) {
+    const struct gr_fabric_member *m = gr_fabric_member_of(&t->fabrics[f], self);
+    if (m)
+      row->nv_switch_links = (row->nv_switch_links > 0 ? row->nv_switch_links : 0) + m->links;
+  }
 }
 
 static void collect_p2p(struct gr_gpus *g, struct gr_gpus_report *r)
@@ -123,15 +167,302 @@ void gr_gpus_collect(struct gr_gpus *g, const struct gr_topo *t, struct gr_gpus_
   r->rows = xcalloc(g->count ? g->count : 1, sizeof(*r->rows));
   for (unsigned i = 0; i < g->count; i++)
     collect_row(g, i, t, &r->rows[i]);
+  for (unsigned i = 0; i < g->count; i++)
+    collect_peers(t, r, &r->rows[i]);
   collect_p2p(g, r);
   lost_findings(r);
 }
 
 void gr_gpus_report_free(struct gr_gpus_report *r)
 {
+  for (unsigned i = 0; r->rows && i < r->count; i++)
+    free(r->rows[i].nv_peers);
   free(r->rows);
   free(r->p2p_read);
   free(r->p2p_write);
   gr_findings_free(&r->findings);
   memset(r, 0, sizeof(*r));
+}
+
+/* ------------------------------------------------ NVLink from the driver */
+
+/* GB/s per NVLink per direction by generation, for a GPU the catalog does
+ * not know: NVIDIA's figures per GPU divided by its links.
+ *   1: Tesla P100 whitepaper, 4 NVLink 1.0 links, 160 GB/s bidirectional -> 20
+ *   2: Tesla V100 datasheet, 6 links, 300 GB/s bidirectional -> 25
+ *   3: A100 datasheet, 12 links, 600 GB/s bidirectional -> 25
+ *   4: H100 datasheet, 18 links, 900 GB/s bidirectional -> 25
+ *   5: B200 (DGX B200 datasheet), 18 links, 1.8 TB/s bidirectional -> 50
+ * hwloc's NVML component uses the same 20 and 25 (open-mpi/hwloc#574). A
+ * later generation is unknown until a figure per link is published. */
+static double nvlink_gen_gbps(int gen)
+{
+  static const double per_link[] = {0, 20, 25, 25, 25, 50};
+  return gen > 0 && gen < (int)(sizeof(per_link) / sizeof(per_link[0])) ? per_link[gen] : 0;
+}
+
+/* One driver GPU as the reader sees it. */
+struct nv_gpu {
+  struct gr_gpu_static st;
+  int pci;      /* its node in the topology, -1 not there */
+  bool read;    /* its links were read */
+  unsigned nlinks;
+  struct gr_gpu_nvlink links[GR_GPU_NVLINK_MAX];
+};
+
+struct nv_read {
+  struct gr_gpus g;
+  struct nv_gpu *gpus;
+  unsigned nlost;  /* GPUs that did not answer */
+  char lost[256];  /* the first one's error */
+};
+
+/* Whether t has a GPU of a vendor gpurig has a backend for. */
+static bool topo_has_vendor_gpu(const struct gr_topo *t)
+{
+  for (size_t k = 0; k < t->ngpus; k++)
+    for (size_t i = 0; gr_vendors[i]; i++)
+      if (gr_vendors[i]->gpu && t->pci[t->gpus[k]].vendor == gr_vendors[i]->gpu->pci_vendor)
+        return true;
+  return false;
+}
+
+/* The node at bus id "0000:c4:00.0" (any function, not a host bridge), -1. */
+static int pci_by_busid(const struct gr_topo *t, const char *busid)
+{
+  char b[32];
+  for (size_t i = 0; i < t->npci; i++)
+    if (t->pci[i].role != GR_ROLE_HOSTBRIDGE && strcmp(gr_pci_busid(&t->pci[i], b, sizeof(b)), busid) == 0)
+      return (int)i;
+  return -1;
+}
+
+static void note_lost(struct nv_read *r, const char *why)
+{
+  if (r->nlost++ == 0)
+    snprintf(r->lost, sizeof(r->lost), "%s", why);
+}
+
+/* Each GPU's identity and links, joined to t by bus id. */
+static void read_driver(struct nv_read *r, const struct gr_topo *t)
+{
+  const struct gr_gpu_backend *be = r->g.be;
+  r->gpus = xcalloc(r->g.count ? r->g.count : 1, sizeof(*r->gpus));
+  for (unsigned i = 0; i < r->g.count; i++) {
+    struct nv_gpu *d = &r->gpus[i];
+    d->pci = -1;
+    if (be->static_info(r->g.state, i, &d->st) != 0) {
+      note_lost(r, be->last_error(r->g.state));
+      continue;
+    }
+    int k = gr_topo_gpu_by_busid(t, d->st.busid);
+    d->pci = k >= 0 ? t->gpus[k] : -1;
+    if (be->nvlinks(r->g.state, i, d->links, GR_GPU_NVLINK_MAX, &d->nlinks) == 0)
+      d->read = true;
+    else
+      note_lost(r, be->last_error(r->g.state));
+  }
+}
+
+/* A gathered tree is this machine when the driver's GPUs are the tree's:
+ * the same count, each at its bus id with the same PCI ids. */
+static bool tree_is_this_machine(const struct gr_topo *t, const struct nv_read *r, char *why, size_t cap)
+{
+  if (r->g.count != t->ngpus) {
+    snprintf(why, cap, "the driver sees %u GPU%s, the tree has %zu", r->g.count, r->g.count == 1 ? "" : "s",
+             t->ngpus);
+    return false;
+  }
+  for (unsigned i = 0; i < r->g.count; i++) {
+    const struct nv_gpu *d = &r->gpus[i];
+    if (d->pci < 0) {
+      snprintf(why, cap, "the driver's GPU%u (%s) is not in the tree", i, d->st.busid[0] ? d->st.busid : "no bus id");
+      return false;
+    }
+    const struct gr_pci *p = &t->pci[d->pci];
+    if (p->vendor != d->st.vendor || p->device != d->st.device) {
+      snprintf(why, cap, "%s is %04x:%04x to the driver and %04x:%04x in the tree", d->st.busid, d->st.vendor,
+               d->st.device, p->vendor, p->device);
+      return false;
+    }
+  }
+  return true;
+}
+
+/* What the links of the topology's GPUs add up to, per GPU (index among
+ * t's GPUs) and per pair. */
+struct nv_join {
+  size_t n;
+  int *pair;      /* n x n: links from GPU a that end at GPU b */
+  int *nvswitch;  /* links into NVSwitches */
+  int *cpu;       /* links to a CPU */
+  int *cpu_pkg;   /* its package */
+  int *gen;       /* highest NVLink generation of its links, 0 unknown */
+  char (*switches)[32];
+  size_t nswitches; /* distinct switch bus ids */
+  unsigned unplaced; /* active links whose far end is unknown or not in t */
+};
+
+static void note_switch(struct nv_join *j, const char *busid)
+{
+  if (!busid[0])
+    return;
+  for (size_t i = 0; i < j->nswitches; i++)
+    if (strcmp(j->switches[i], busid) == 0)
+      return;
+  j->switches = xrealloc(j->switches, (j->nswitches + 1) * sizeof(*j->switches));
+  snprintf(j->switches[j->nswitches++], sizeof(*j->switches), "%s", busid);
+}
+
+/* Counts one active link of GPU ga (pci node self). The topology's node at
+ * the far end settles a kind the driver left unknown. */
+static void join_link(const struct gr_topo *t, int self, const struct gr_gpu_nvlink *k, struct nv_join *j)
+{
+  int ga = t->pci[self].gpu_index;
+  int far = k->remote_busid[0] ? pci_by_busid(t, k->remote_busid) : -1;
+  enum gr_nvlink_peer kind = k->remote;
+  if (kind == GR_NVPEER_UNKNOWN && far >= 0)
+    kind = t->pci[far].gpu_index >= 0 ? GR_NVPEER_GPU
+           : t->pci[far].kind == GR_KIND_NVSWITCH ? GR_NVPEER_NVSWITCH : GR_NVPEER_UNKNOWN;
+  if (k->gen.ok && (int)k->gen.v > j->gen[ga])
+    j->gen[ga] = (int)k->gen.v;
+  switch (kind) {
+  case GR_NVPEER_GPU:
+    if (far >= 0 && far != self && t->pci[far].gpu_index >= 0)
+      j->pair[(size_t)ga * j->n + (size_t)t->pci[far].gpu_index]++;
+    else
+      j->unplaced++; /* a GPU this topology does not show */
+    break;
+  case GR_NVPEER_NVSWITCH:
+    j->nvswitch[ga]++;
+    note_switch(j, k->remote_busid);
+    break;
+  case GR_NVPEER_CPU:
+    j->cpu[ga]++;
+    j->cpu_pkg[ga] = far >= 0 && t->pci[far].package >= 0 ? t->pci[far].package : t->pci[self].package;
+    break;
+  case GR_NVPEER_UNKNOWN:
+    j->unplaced++;
+    break;
+  }
+}
+
+/* GB/s per link per direction for topology GPU g: its catalog row, else
+ * its links' NVLink generation; 0 unknown. */
+static double gpu_link_gbps(const struct gr_topo *t, const struct nv_join *j, size_t g)
+{
+  const struct gr_gpu_model *m = gr_pci_catalog(&t->pci[t->gpus[g]]);
+  if (m && strcmp(m->link, "nvlink") == 0 && m->links > 0 && m->link_gbps > 0)
+    return m->link_gbps / m->links;
+  return nvlink_gen_gbps(j->gen[g]);
+}
+
+/* Links whose rate is unknown are left out, with a warning naming a GPU. */
+static bool rate_known(struct gr_topo *t, size_t g, double gbps, int *warned)
+{
+  if (gbps > 0)
+    return true;
+  if ((*warned)++ == 0)
+    gr_topo_add_warning(t, "NVLink of GPU%zu left out: its rate is unknown (the GPU is not in data/gpus.tsv and "
+                           "the driver reports no NVLink generation gpurig has a figure for)", g);
+  return false;
+}
+
+static void add_direct(struct gr_topo *t, const struct nv_join *j, int *warned)
+{
+  for (size_t a = 0; a < j->n; a++) {
+    for (size_t b = a + 1; b < j->n; b++) {
+      /* each link is seen from both ends: count it once (the larger count, in case one end did not answer) */
+      int ab = j->pair[a * j->n + b], ba = j->pair[b * j->n + a], c = ab > ba ? ab : ba;
+      double ra = gpu_link_gbps(t, j, a), rb = gpu_link_gbps(t, j, b), r = ra < rb ? ra : rb;
+      if (c > 0 && rate_known(t, a, r, warned))
+        gr_topo_add_nvlink(t, t->gpus[a], t->gpus[b], -1, c, c * r);
+    }
+    double r = gpu_link_gbps(t, j, a);
+    if (j->cpu[a] > 0 && rate_known(t, a, r, warned))
+      gr_topo_add_nvlink(t, t->gpus[a], -1, j->cpu_pkg[a], j->cpu[a], j->cpu[a] * r);
+  }
+}
+
+static void add_fabric(struct gr_topo *t, const struct nv_join *j, int *warned)
+{
+  struct gr_fabric *f = NULL;
+  int gen = 0;
+  for (size_t g = 0; g < j->n; g++)
+    if (j->nvswitch[g] > 0 && j->gen[g] > gen)
+      gen = j->gen[g];
+  for (size_t g = 0; g < j->n; g++) {
+    double r = gpu_link_gbps(t, j, g);
+    if (j->nvswitch[g] == 0 || !rate_known(t, g, r, warned))
+      continue;
+    if (!f) {
+      const struct gr_gpu_model *m = gr_pci_catalog(&t->pci[t->gpus[g]]);
+      f = gr_topo_add_fabric(t, GR_FABRIC_NVML, gen ? gen : m ? m->link_gen : 0, (int)j->nswitches, NULL);
+    }
+    gr_fabric_add_links(f, t->gpus[g], j->nvswitch[g], j->nvswitch[g] * r);
+  }
+}
+
+static void join_links(struct gr_topo *t, const struct nv_read *r)
+{
+  struct nv_join j = {.n = t->ngpus};
+  int warned = 0;
+  size_t n = j.n ? j.n : 1;
+  j.pair = xcalloc(n * n, sizeof(*j.pair));
+  j.nvswitch = xcalloc(n, sizeof(int));
+  j.cpu = xcalloc(n, sizeof(int));
+  j.cpu_pkg = xcalloc(n, sizeof(int));
+  j.gen = xcalloc(n, sizeof(int));
+  for (unsigned i = 0; i < r->g.count; i++) {
+    const struct nv_gpu *d = &r->gpus[i];
+    for (unsigned l = 0; d->read && d->pci >= 0 && l < d->nlinks; l++)
+      if (d->links[l].active.ok && d->links[l].active.v)
+        join_link(t, d->pci, &d->links[l], &j);
+  }
+  add_direct(t, &j, &warned);
+  add_fabric(t, &j, &warned);
+  if (j.unplaced)
+    gr_topo_add_warning(t, "%u active NVLink%s left out: the %s does not say where %s, or it is no device of this "
+                           "topology", j.unplaced, j.unplaced == 1 ? "" : "s", r->g.be->driver_name,
+                        j.unplaced == 1 ? "it leads" : "they lead");
+  free(j.pair);
+  free(j.nvswitch);
+  free(j.cpu);
+  free(j.cpu_pkg);
+  free(j.gen);
+  free(j.switches);
+}
+
+void gr_gpus_read_nvlink(struct gr_topo *t)
+{
+  struct nv_read r = {0};
+  struct gr_err err = {0};
+  char why[256];
+  bool tree = t->source_kind && strcmp(t->source_kind, "root") == 0;
+  if (t->nnvlinks || t->nfabrics)
+    return; /* the loader recorded NVLink already (an hwloc built with its NVML component) */
+  if (gr_gpus_open(&r.g, &err) != 0) {
+    /* a tree examined elsewhere needs no driver; this machine with GPUs does */
+    if (!tree && topo_has_vendor_gpu(t))
+      gr_topo_add_warning(t, "NVLink not read from the GPU driver, so GPU pairs show PCIe paths only: %s", err.msg);
+    return;
+  }
+  if (!r.g.be->nvlinks)
+    goto out;
+  read_driver(&r, t);
+  if (tree && !tree_is_this_machine(t, &r, why, sizeof(why))) {
+    if (r.g.count)
+      gr_topo_add_warning(t, "NVLink not read from the %s: its GPUs are another machine's, not this tree's (%s)",
+                          r.g.be->driver_name, why);
+    goto out;
+  }
+  if (!tree && r.g.count == 0 && topo_has_vendor_gpu(t))
+    gr_topo_add_warning(t, "NVLink not read: the %s (%s) sees no GPU", r.g.be->driver_name, r.g.be->library);
+  if (r.nlost)
+    gr_topo_add_warning(t, "NVLink of %u GPU%s not read from the %s: %s", r.nlost, r.nlost == 1 ? "" : "s",
+                        r.g.be->driver_name, r.lost);
+  join_links(t, &r);
+out:
+  free(r.gpus);
+  gr_gpus_close(&r.g);
 }

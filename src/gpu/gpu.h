@@ -33,6 +33,26 @@ enum gr_p2p_status {
 };
 enum gr_p2p_cap { GR_P2P_READ, GR_P2P_WRITE };
 
+/* What sits at the far end of a GPU's NVLink. */
+enum gr_nvlink_peer {
+  GR_NVPEER_UNKNOWN,
+  GR_NVPEER_GPU,
+  GR_NVPEER_NVSWITCH,
+  GR_NVPEER_CPU, /* a POWER9's NVLink unit (IBM NPU) */
+};
+
+enum { GR_GPU_NVLINK_MAX = 36 }; /* links one GPU may have (NVML_NVLINK_MAX_LINKS) */
+
+/* One NVLink of a GPU as the driver reports it. */
+struct gr_gpu_nvlink {
+  unsigned index;          /* the link's number on the GPU */
+  struct gr_metric active; /* 1 up, 0 down */
+  struct gr_metric gen;    /* NVLink generation (1 P100 ... 5 B200), mapped by the backend from its own numbering */
+  char remote_busid[32];   /* the far end, "0000:c4:00.0"; empty when unknown (or the link is down) */
+  unsigned remote_vendor;  /* the far end's PCI vendor, 0 unknown */
+  enum gr_nvlink_peer remote;
+};
+
 /* What does not change while gpurig runs. */
 struct gr_gpu_static {
   char name[96];
@@ -68,6 +88,7 @@ struct gr_gpu_backend {
   const char *driver_name;  /* "NVIDIA driver" */
   const char *runtime_name; /* the compute runtime whose version `versions` gives: "CUDA" */
   const char *p2p_tool;     /* the vendor's tool that shows the same P2P matrix, NULL none */
+  unsigned pci_vendor;      /* the PCI vendor id of its GPUs (0x10de) */
   /* Loads the library and starts it; on -1 why says what is missing. */
   int (*init)(void **state, char *why, size_t cap);
   void (*shutdown)(void *state);
@@ -77,6 +98,10 @@ struct gr_gpu_backend {
   int (*dynamic_info)(void *state, unsigned gpu, struct gr_gpu_dynamic *out);
   /* Optional (NULL when the vendor has no such matrix). */
   int (*p2p_status)(void *state, unsigned a, unsigned b, enum gr_p2p_cap cap, enum gr_p2p_status *out);
+  /* Optional: the GPU's NVLinks, every link the driver answers for (up or
+   * down), at most cap, in *n. A GPU without NVLink gives 0 links; -1 only
+   * when the GPU stopped answering (last_error says why). */
+  int (*nvlinks)(void *state, unsigned gpu, struct gr_gpu_nvlink *out, unsigned cap, unsigned *n);
   /* Driver-wide facts: the driver's and the runtime's version ("550.54.14",
    * "12.4"); strings empty when unknown. */
   int (*versions)(void *state, char *driver, size_t dcap, char *runtime, size_t rcap);
@@ -107,6 +132,14 @@ struct gr_gpus {
 int gr_gpus_open(struct gr_gpus *g, struct gr_err *err);
 void gr_gpus_close(struct gr_gpus *g);
 
+/* A GPU's direct NVLink peer in the topology: another GPU (topo_gpu, its
+ * index among the topology's GPUs, and row, its index in the report, -1
+ * when the driver does not list it) or a CPU (topo_gpu -1, package). */
+struct gr_gpu_peer {
+  int topo_gpu, row, package;
+  int links;
+};
+
 /* Everything `gpurig gpus` shows, read once. Owns its arrays: free with
  * gr_gpus_report_free. */
 struct gr_gpu_row {
@@ -115,6 +148,11 @@ struct gr_gpu_row {
   bool lost;               /* the GPU stopped answering (dynamic read failed) */
   char error[256];         /* why, when lost or static info failed */
   int topo_gpu;            /* its index among the topology's GPUs, -1 not found */
+  /* Its NVLink as the topology has it (the same links topo shows): direct
+   * peers, and links into an NVSwitch fabric (-1 in none). */
+  struct gr_gpu_peer *nv_peers;
+  size_t nnv_peers;
+  int nv_switch_links;
 };
 struct gr_gpus_report {
   char vendor[16], library[32], driver[96], runtime[32];
@@ -125,9 +163,24 @@ struct gr_gpus_report {
   enum gr_p2p_status *p2p_read, *p2p_write; /* count x count, NULL without the call */
 };
 struct gr_topo;
-/* Reads every GPU of g, joined by PCI bus id to t's GPUs (t may be NULL). */
+/* Reads every GPU of g, joined by PCI bus id to t's GPUs (t may be NULL),
+ * with each GPU's NVLink peers taken from t. */
 void gr_gpus_collect(struct gr_gpus *g, const struct gr_topo *t, struct gr_gpus_report *r);
 void gr_gpus_report_free(struct gr_gpus_report *r);
+
+/* Reads NVLink from the GPU driver into t, a topology just loaded from this
+ * machine or a gathered tree (a gr_nvlink_reader, load/source.h): direct
+ * GPU-GPU links (one gr_topo_add_nvlink per pair, each link counted once
+ * though both ends report it), GPU-CPU links (POWER9), and the links into
+ * NVSwitches as one fabric (GR_FABRIC_NVML). GB/s per link and direction:
+ * the GPU's catalog row, else its NVLink generation's figure. A tree
+ * (t->source_kind "root") is read only when it is this machine: every GPU
+ * the driver reports is in it at the same bus id with the same PCI ids, and
+ * the counts match. Does nothing when t already records NVLink. Problems
+ * become one loader warning each (no driver on a machine with the vendor's
+ * GPUs, another machine's tree, GPUs that stopped answering), never a
+ * failure. */
+void gr_gpus_read_nvlink(struct gr_topo *t);
 
 const char *gr_p2p_status_name(enum gr_p2p_status s); /* "OK", "CNS", ... */
 const char *gr_p2p_status_text(enum gr_p2p_status s); /* the legend */

@@ -44,6 +44,53 @@ static const char *onoff(const struct gr_metric *m)
   return !m->ok ? "not supported" : m->v ? "on" : "off";
 }
 
+static void peer_name(const struct gr_gpu_peer *p, char *buf, size_t cap)
+{
+  if (p->topo_gpu < 0)
+    snprintf(buf, cap, "CPU%d", p->package);
+  else if (p->row >= 0)
+    snprintf(buf, cap, "GPU%d", p->row);
+  else
+    snprintf(buf, cap, "topology GPU%d", p->topo_gpu);
+}
+
+/* "NV2 to GPU1, GPU2; NV1 to CPU0; 12 links to the NVSwitch fabric": the
+ * topology's links of this GPU, peers grouped by link count. */
+static void print_peers(FILE *out, const struct gr_gpu_row *r)
+{
+  const char *sep = "";
+  for (size_t i = 0; i < r->nnv_peers; i++) {
+    bool first = true;
+    for (size_t k = 0; k < i && first; k++)
+      first = r->nv_peers[k].links != r->nv_peers[i].links;
+    if (!first)
+      continue; /* printed with the first peer of its count */
+    fprintf(out, "%sNV%d to", sep, r->nv_peers[i].links);
+    for (size_t k = i; k < r->nnv_peers; k++) {
+      char name[48];
+      if (r->nv_peers[k].links != r->nv_peers[i].links)
+        continue;
+      peer_name(&r->nv_peers[k], name, sizeof(name));
+      fprintf(out, "%s %s", k == i ? "" : ",", name);
+    }
+    sep = "; ";
+  }
+  if (r->nv_switch_links >= 0)
+    fprintf(out, "%s%d link%s to the NVSwitch fabric", sep, r->nv_switch_links, r->nv_switch_links == 1 ? "" : "s");
+}
+
+static void print_nvlink(FILE *out, const struct gr_gpu_row *r)
+{
+  bool joined = r->nnv_peers || r->nv_switch_links >= 0;
+  fprintf(out, "  %-13s ", "NVLink");
+  if (r->st.nvlinks_active.ok)
+    fprintf(out, "%.0f link%s up%s", r->st.nvlinks_active.v, r->st.nvlinks_active.v == 1 ? "" : "s", joined ? ": " : "");
+  else
+    fprintf(out, "%s", joined ? "links up not reported by the driver; the topology has " : "none");
+  print_peers(out, r);
+  fputc('\n', out);
+}
+
 static void print_row(FILE *out, const struct gr_topo *t, const struct gr_gpus_report *rep, unsigned i)
 {
   const struct gr_gpu_row *r = &rep->rows[i];
@@ -73,7 +120,7 @@ static void print_row(FILE *out, const struct gr_topo *t, const struct gr_gpus_r
   print_power_temp(out, r);
   fprintf(out, "  %-13s %s\n", "persistence", onoff(&r->dy.persistence));
   fprintf(out, "  %-13s %s\n", "ECC", onoff(&r->st.ecc_enabled));
-  fprintf(out, "  %-13s %s\n", "NVLink", r->st.nvlinks_active.ok ? (snprintf(a, sizeof(a), "%.0f links up", r->st.nvlinks_active.v), a) : "none");
+  print_nvlink(out, r);
   fprintf(out, "  %-13s %s%% GPU, %s%% memory\n\n", "utilisation", num(&r->dy.util_gpu_pct, "%.0f", a, sizeof(a)),
           num(&r->dy.util_mem_pct, "%.0f", b, sizeof(b)));
 }
@@ -127,6 +174,28 @@ static json_t *jbool(const struct gr_metric *m)
   return m->ok ? json_boolean(m->v != 0) : json_null();
 }
 
+/* [{"gpu": 1, "topology_gpu": 1, "links": 2}, {"cpu_package": 0, "links": 3}];
+ * null when the GPU is not in the topology. */
+static json_t *peers_json(const struct gr_gpu_row *r)
+{
+  if (r->topo_gpu < 0)
+    return json_null();
+  json_t *a = json_array();
+  for (size_t i = 0; i < r->nnv_peers; i++) {
+    const struct gr_gpu_peer *p = &r->nv_peers[i];
+    json_t *o = json_object();
+    if (p->topo_gpu >= 0) {
+      json_object_set_new(o, "gpu", p->row >= 0 ? json_integer(p->row) : json_null());
+      json_object_set_new(o, "topology_gpu", json_integer(p->topo_gpu));
+    } else {
+      json_object_set_new(o, "cpu_package", json_integer(p->package));
+    }
+    json_object_set_new(o, "links", json_integer(p->links));
+    json_array_append_new(a, o);
+  }
+  return a;
+}
+
 static json_t *row_json(const struct gr_gpu_row *r, unsigned i)
 {
   json_t *o = json_object(), *link = json_object();
@@ -157,6 +226,8 @@ static json_t *row_json(const struct gr_gpu_row *r, unsigned i)
   json_object_set_new(o, "temp_shutdown_c", jnum(&r->st.temp_shutdown_c));
   json_object_set_new(o, "ecc_enabled", jbool(&r->st.ecc_enabled));
   json_object_set_new(o, "nvlinks_active", jint(&r->st.nvlinks_active));
+  json_object_set_new(o, "nvlink_peers", peers_json(r));
+  json_object_set_new(o, "nvlink_switch_links", r->nv_switch_links >= 0 ? json_integer(r->nv_switch_links) : json_null());
   json_object_set_new(o, "numa_node", jint(&r->st.numa_node));
   json_object_set_new(o, "util_gpu_pct", jnum(&r->dy.util_gpu_pct));
   json_object_set_new(o, "util_mem_pct", jnum(&r->dy.util_mem_pct));

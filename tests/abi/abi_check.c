@@ -10,6 +10,11 @@
  * check cannot pass vacuously. */
 #include <stddef.h>
 
+#if __has_include(<nvml.h>)
+/* nvml.h defines NVML's structs under the tags nv_api.h uses: take NVIDIA's
+ * and compare gpurig's members with them below */
+#define GR_NV_API_NVIDIA_STRUCTS 1
+#endif
 #include "vendor/nvidia/nv_api.h"
 
 #if __has_include(<cuda.h>)
@@ -109,12 +114,29 @@ void gr_abi_nccl(void)
 #pragma GCC diagnostic ignored "-Wdeprecated-declarations"
 #include <nvml.h>
 
-_Static_assert(sizeof(struct nvmlPciInfo_st) == sizeof(nvmlPciInfo_t), "nvmlPciInfo_t");
-_Static_assert(offsetof(struct nvmlPciInfo_st, busId) == offsetof(nvmlPciInfo_t, busId), "busId");
-_Static_assert(offsetof(struct nvmlPciInfo_st, pciDeviceId) == offsetof(nvmlPciInfo_t, pciDeviceId), "ids");
-_Static_assert(sizeof(struct nvmlMemory_st) == sizeof(nvmlMemory_t), "nvmlMemory_t");
-_Static_assert(sizeof(struct nvmlBAR1Memory_st) == sizeof(nvmlBAR1Memory_t), "nvmlBAR1Memory_t");
-_Static_assert(sizeof(struct nvmlUtilization_st) == sizeof(nvmlUtilization_t), "nvmlUtilization_t");
+/* gpurig's members (nv_api.h) under tags of this file, against NVIDIA's */
+struct gr_abi_pci { GR_NVML_PCI_INFO_MEMBERS };
+struct gr_abi_memory { GR_NVML_MEMORY_MEMBERS };
+struct gr_abi_bar1 { GR_NVML_BAR1_MEMBERS };
+struct gr_abi_util { GR_NVML_UTILIZATION_MEMBERS };
+#define GR_ABI_SAME(ours, theirs, m) \
+  _Static_assert(offsetof(ours, m) == offsetof(theirs, m) && sizeof(((ours *)0)->m) == sizeof(((theirs *)0)->m), #m)
+_Static_assert(sizeof(struct gr_abi_pci) == sizeof(nvmlPciInfo_t), "nvmlPciInfo_t");
+GR_ABI_SAME(struct gr_abi_pci, nvmlPciInfo_t, busIdLegacy);
+GR_ABI_SAME(struct gr_abi_pci, nvmlPciInfo_t, domain);
+GR_ABI_SAME(struct gr_abi_pci, nvmlPciInfo_t, bus);
+GR_ABI_SAME(struct gr_abi_pci, nvmlPciInfo_t, device);
+GR_ABI_SAME(struct gr_abi_pci, nvmlPciInfo_t, pciDeviceId);
+GR_ABI_SAME(struct gr_abi_pci, nvmlPciInfo_t, pciSubSystemId);
+GR_ABI_SAME(struct gr_abi_pci, nvmlPciInfo_t, busId);
+_Static_assert(sizeof(struct gr_abi_memory) == sizeof(nvmlMemory_t), "nvmlMemory_t");
+GR_ABI_SAME(struct gr_abi_memory, nvmlMemory_t, total);
+GR_ABI_SAME(struct gr_abi_memory, nvmlMemory_t, used);
+_Static_assert(sizeof(struct gr_abi_bar1) == sizeof(nvmlBAR1Memory_t), "nvmlBAR1Memory_t");
+GR_ABI_SAME(struct gr_abi_bar1, nvmlBAR1Memory_t, bar1Total);
+_Static_assert(sizeof(struct gr_abi_util) == sizeof(nvmlUtilization_t), "nvmlUtilization_t");
+GR_ABI_SAME(struct gr_abi_util, nvmlUtilization_t, gpu);
+GR_ABI_SAME(struct gr_abi_util, nvmlUtilization_t, memory);
 _Static_assert((long)(GR_NVML_ERROR_NOT_SUPPORTED) == (long)(NVML_ERROR_NOT_SUPPORTED), "not supported");
 _Static_assert((long)(GR_NVML_ERROR_DRIVER_NOT_LOADED) == (long)(NVML_ERROR_DRIVER_NOT_LOADED), "driver not loaded");
 _Static_assert((long)(GR_NVML_ERROR_GPU_IS_LOST) == (long)(NVML_ERROR_GPU_IS_LOST), "gpu lost");
@@ -123,6 +145,23 @@ _Static_assert((long)(GR_NVML_TEMPERATURE_THRESHOLD_SHUTDOWN) == (long)(NVML_TEM
 _Static_assert((long)(GR_NVML_P2P_CAPS_INDEX_READ) == (long)(NVML_P2P_CAPS_INDEX_READ), "p2p read");
 _Static_assert((long)(GR_NVML_P2P_CAPS_INDEX_WRITE) == (long)(NVML_P2P_CAPS_INDEX_WRITE), "p2p write");
 _Static_assert((long)(GR_NVML_NVLINK_MAX_LINKS) >= (long)(NVML_NVLINK_MAX_LINKS), "nvlink links");
+_Static_assert((long)(GR_NVML_NVLINK_DEVICE_TYPE_GPU) == (long)(NVML_NVLINK_DEVICE_TYPE_GPU), "nvlink gpu");
+_Static_assert((long)(GR_NVML_NVLINK_DEVICE_TYPE_IBMNPU) == (long)(NVML_NVLINK_DEVICE_TYPE_IBMNPU), "nvlink npu");
+_Static_assert((long)(GR_NVML_NVLINK_DEVICE_TYPE_SWITCH) == (long)(NVML_NVLINK_DEVICE_TYPE_SWITCH), "nvlink switch");
+_Static_assert((long)(GR_NVML_NVLINK_DEVICE_TYPE_UNKNOWN) == (long)(NVML_NVLINK_DEVICE_TYPE_UNKNOWN), "nvlink unknown");
+_Static_assert(sizeof(gr_nvml_nvlink_device_type) == sizeof(nvmlIntNvLinkDeviceType_t), "nvlink device type");
+/* nvmlNvlinkVersion_t is in nvml.h since 12.8 (the values are older); 6.0
+ * only since 13.3, so it is not compared */
+#if NVML_API_VERSION >= 13
+_Static_assert((long)(GR_NVML_NVLINK_VERSION_INVALID) == (long)(NVML_NVLINK_VERSION_INVALID), "version invalid");
+_Static_assert((long)(GR_NVML_NVLINK_VERSION_1_0) == (long)(NVML_NVLINK_VERSION_1_0), "version 1.0");
+_Static_assert((long)(GR_NVML_NVLINK_VERSION_2_0) == (long)(NVML_NVLINK_VERSION_2_0), "version 2.0");
+_Static_assert((long)(GR_NVML_NVLINK_VERSION_2_2) == (long)(NVML_NVLINK_VERSION_2_2), "version 2.2");
+_Static_assert((long)(GR_NVML_NVLINK_VERSION_3_0) == (long)(NVML_NVLINK_VERSION_3_0), "version 3.0");
+_Static_assert((long)(GR_NVML_NVLINK_VERSION_3_1) == (long)(NVML_NVLINK_VERSION_3_1), "version 3.1");
+_Static_assert((long)(GR_NVML_NVLINK_VERSION_4_0) == (long)(NVML_NVLINK_VERSION_4_0), "version 4.0");
+_Static_assert((long)(GR_NVML_NVLINK_VERSION_5_0) == (long)(NVML_NVLINK_VERSION_5_0), "version 5.0");
+#endif
 
 void gr_abi_nvml(void);
 void gr_abi_nvml(void)
@@ -150,8 +189,17 @@ void gr_abi_nvml(void)
   gr_pfn_nvmlDeviceGetCudaComputeCapability m26 = nvmlDeviceGetCudaComputeCapability;
   gr_pfn_nvmlDeviceGetNvLinkState m27 = nvmlDeviceGetNvLinkState;
   gr_pfn_nvmlDeviceGetP2PStatus m28 = nvmlDeviceGetP2PStatus;
-  void *all[] = {m01, m02, m03, m04, m05, m06, m07, m08, m09, m10, m11, m12, m13, m14,
-                 m15, m16, m17, m18, m19, m20, m21, m22, m23, m24, m25, m26, m27, m28};
+  gr_pfn_nvmlDeviceGetNvLinkVersion m29 = nvmlDeviceGetNvLinkVersion;
+  gr_pfn_nvmlDeviceGetNvLinkRemotePciInfo m30 = nvmlDeviceGetNvLinkRemotePciInfo_v2;
+  gr_pfn_nvmlDeviceGetNvLinkRemoteDeviceType m31 = nvmlDeviceGetNvLinkRemoteDeviceType;
+#ifdef GR_ABI_SELFTEST
+  /* deliberately wrong: a 64-bit version out, which the real call does not write */
+  typedef gr_nvml_return (*wrong_version)(gr_nvml_device, unsigned int, unsigned long long *);
+  wrong_version bad_nvml = nvmlDeviceGetNvLinkVersion;
+  (void)bad_nvml;
+#endif
+  void *all[] = {m01, m02, m03, m04, m05, m06, m07, m08, m09, m10, m11, m12, m13, m14, m15, m16,
+                 m17, m18, m19, m20, m21, m22, m23, m24, m25, m26, m27, m28, m29, m30, m31};
   (void)all;
 }
 #endif

@@ -36,13 +36,15 @@ static inline int stub_stream_is_default(const struct CUstream_st *s)
 #define STUB_TLS _Thread_local __attribute__((tls_model("initial-exec")))
 
 /* ------------------------------------------------------------ scenario */
-enum { STUB_MAX_GPUS = 4, STUB_LOST_GPU = 2, STUB_VANISH_CALL = 6 };
+enum { STUB_MAX_GPUS = 8, STUB_LOST_GPU = 2, STUB_VANISH_CALL = 6 };
 
 /* GPURIG_STUB_SCENARIO, normalised: an unset, empty or unknown value reads
  * as the default "4gpu" (silently: the stubs never print). */
 static inline const char *stub_scenario(void)
 {
-  static const char *const known[] = {"4gpu", "nogpu", "initfail", "vanish", "copyerr", "corrupt", "ncclfail"};
+  static const char *const known[] = {"4gpu",     "nogpu",       "initfail",      "vanish",
+                                      "copyerr",  "corrupt",     "ncclfail",      "v100-hcm",
+                                      "3090-bridge", "a100-nvswitch", "a100-nvswitch-old"};
   const char *s = getenv("GPURIG_STUB_SCENARIO");
   if (s)
     for (size_t i = 0; i < sizeof(known) / sizeof(known[0]); i++)
@@ -57,10 +59,9 @@ static inline int stub_scenario_is(const char *name)
 }
 
 /* ------------------------------------------------------ per-GPU table */
-#define STUB_GPU_NAME "NVIDIA GeForce RTX 3090"
 #define STUB_PCI_VENDOR 0x10deu
-#define STUB_PCI_DEVICE 0x2204u
 #define STUB_PCI_SUBSYSTEM 0x14031043u
+#define STUB_NVSWITCH_DEVICE 0x1af1u /* the A100 generation's NVSwitch, class 0680 */
 
 struct stub_gpu {
   const char *busid;    /* CUDA's form, "0000:01:00.0" */
@@ -71,22 +72,99 @@ struct stub_gpu {
   double d2h_gbs;
 };
 
-/* Number of GPUs the scenario shows (NVML and CUDA alike). */
-static inline int stub_gpu_count(void)
-{
-  return stub_scenario_is("nogpu") ? 0 : STUB_MAX_GPUS;
-}
+/* How a machine's NVLinks run: none, a mesh (each GPU's links split evenly
+ * among the other GPUs, in index order) or to NVSwitches (two links each,
+ * link l to switch l / 2). */
+enum stub_wiring { STUB_NVL_NONE, STUB_NVL_MESH, STUB_NVL_SWITCH };
 
-/* GPU i of the table, or NULL when the scenario has no GPU i. */
-static inline const struct stub_gpu *stub_gpu(int i)
+/* The machine a scenario shows, the same to NVML and CUDA. */
+struct stub_machine {
+  const char *name;          /* device name */
+  unsigned pci_device;       /* with vendor 10de */
+  unsigned long long mem;    /* bytes */
+  int cc_major, cc_minor;
+  unsigned power_mw;         /* default and enforced limit */
+  unsigned pcie_gen;         /* maximum PCIe generation */
+  int ecc;                   /* 1 on; 0 not supported (GeForce) */
+  int ngpus;
+  const struct stub_gpu *gpus;
+  int links;                 /* NVLinks per GPU, all up; 0: none (NOT_SUPPORTED) */
+  unsigned nvlink_version;   /* nvmlNvlinkVersion_t: 2 "2.0" (V100), 5 "3.1" (A100, GA102) */
+  enum stub_wiring wiring;
+  const unsigned *switch_bus; /* STUB_NVL_SWITCH: the NVSwitches' buses (domain 0, device 0) */
+  int nswitches;
+  int remote_type;           /* nvmlDeviceGetNvLinkRemoteDeviceType answers; 0: NOT_SUPPORTED (old driver) */
+};
+
+#define STUB_MIB (1024ull * 1024ull)
+#define STUB_GIB (1024ull * STUB_MIB)
+
+static inline const struct stub_machine *stub_machine(void)
 {
-  static const struct stub_gpu table[STUB_MAX_GPUS] = {
+  /* the default: four RTX 3090s, two per host bridge */
+  static const struct stub_gpu rtx[] = {
       {"0000:01:00.0", 0, 0x01, 0, 0, 16, 24.0, 25.0},
       {"0000:02:00.0", 0, 0x02, 0, 0, 8, 12.0, 12.5}, /* its link runs at x8 */
       {"0000:41:00.0", 0, 0x41, 0, 1, 16, 24.0, 25.0},
       {"0000:44:00.0", 0, 0x44, 0, 1, 16, 24.0, 25.0},
   };
-  return i >= 0 && i < stub_gpu_count() ? &table[i] : NULL;
+  /* tests/data/trees/t181-v100: two per socket; NVLink joins every pair, so P2P works everywhere */
+  static const struct stub_gpu v100[] = {
+      {"0000:18:00.0", 0, 0x18, 0, 0, 16, 12.0, 12.5}, {"0000:19:00.0", 0, 0x19, 0, 0, 16, 12.0, 12.5},
+      {"0000:86:00.0", 0, 0x86, 0, 0, 16, 12.0, 12.5}, {"0000:87:00.0", 0, 0x87, 0, 0, 16, 12.0, 12.5},
+  };
+  /* tests/data/trees/pair-3090-bridge */
+  static const struct stub_gpu pair[] = {
+      {"0000:21:00.0", 0, 0x21, 0, 0, 16, 24.0, 25.0}, {"0000:4b:00.0", 0, 0x4b, 0, 0, 16, 24.0, 25.0},
+  };
+  /* tests/data/trees/hgx-a100: a DGX A100's bus ids */
+  static const struct stub_gpu a100[] = {
+      {"0000:07:00.0", 0, 0x07, 0, 0, 16, 24.0, 25.0}, {"0000:0f:00.0", 0, 0x0f, 0, 0, 16, 24.0, 25.0},
+      {"0000:47:00.0", 0, 0x47, 0, 0, 16, 24.0, 25.0}, {"0000:4e:00.0", 0, 0x4e, 0, 0, 16, 24.0, 25.0},
+      {"0000:87:00.0", 0, 0x87, 0, 0, 16, 24.0, 25.0}, {"0000:90:00.0", 0, 0x90, 0, 0, 16, 24.0, 25.0},
+      {"0000:b7:00.0", 0, 0xb7, 0, 0, 16, 24.0, 25.0}, {"0000:bd:00.0", 0, 0xbd, 0, 0, 16, 24.0, 25.0},
+  };
+  static const unsigned a100_switches[] = {0xc4, 0xc5, 0xc6, 0xc7, 0xc8, 0xc9};
+#define STUB_3090 .name = "NVIDIA GeForce RTX 3090", .pci_device = 0x2204, .mem = 24 * STUB_GIB, .cc_major = 8, \
+                  .cc_minor = 6, .power_mw = 350000, .pcie_gen = 4
+#define STUB_A100 .name = "NVIDIA A100-SXM4-40GB", .pci_device = 0x20b0, .mem = 40 * STUB_GIB, .cc_major = 8, \
+                  .power_mw = 400000, .pcie_gen = 4, .ecc = 1, .ngpus = 8, .gpus = a100, .links = 12, \
+                  .nvlink_version = 5, .wiring = STUB_NVL_SWITCH, .switch_bus = a100_switches, .nswitches = 6
+  static const struct stub_machine machines[] = {
+      {STUB_3090, .ngpus = 4, .gpus = rtx},
+      {STUB_3090, .ngpus = 0, .gpus = rtx},
+      {.name = "Tesla V100-SXM2-16GB", .pci_device = 0x1db1, .mem = 16 * STUB_GIB, .cc_major = 7, .power_mw = 300000,
+       .pcie_gen = 3, .ecc = 1, .ngpus = 4, .gpus = v100, .links = 6, .nvlink_version = 2, .wiring = STUB_NVL_MESH,
+       .remote_type = 1},
+      {STUB_3090, .ngpus = 2, .gpus = pair, .links = 4, .nvlink_version = 5, .wiring = STUB_NVL_MESH, .remote_type = 1},
+      {STUB_A100, .remote_type = 1},
+      {STUB_A100, .remote_type = 0},
+  };
+#undef STUB_3090
+#undef STUB_A100
+  if (stub_scenario_is("nogpu"))
+    return &machines[1];
+  if (stub_scenario_is("v100-hcm"))
+    return &machines[2];
+  if (stub_scenario_is("3090-bridge"))
+    return &machines[3];
+  if (stub_scenario_is("a100-nvswitch"))
+    return &machines[4];
+  if (stub_scenario_is("a100-nvswitch-old"))
+    return &machines[5];
+  return &machines[0];
+}
+
+/* Number of GPUs the scenario shows (NVML and CUDA alike). */
+static inline int stub_gpu_count(void)
+{
+  return stub_machine()->ngpus;
+}
+
+/* GPU i of the table, or NULL when the scenario has no GPU i. */
+static inline const struct stub_gpu *stub_gpu(int i)
+{
+  return i >= 0 && i < stub_gpu_count() ? &stub_machine()->gpus[i] : NULL;
 }
 
 /* Whether GPUs a and b both exist and hang off the same host bridge. */
@@ -94,6 +172,24 @@ static inline int stub_same_bridge(int a, int b)
 {
   const struct stub_gpu *ga = stub_gpu(a), *gb = stub_gpu(b);
   return ga && gb && ga->bridge == gb->bridge;
+}
+
+/* Where link l of GPU gpu ends: another GPU (*peer_gpu) or an NVSwitch
+ * (*switch_bus); 0, or -1 when the GPU has no such link. */
+static inline int stub_nvlink_peer(int gpu, unsigned l, int *peer_gpu, unsigned *switch_bus)
+{
+  const struct stub_machine *m = stub_machine();
+  *peer_gpu = -1;
+  *switch_bus = 0;
+  if (!stub_gpu(gpu) || m->links == 0 || l >= (unsigned)m->links)
+    return -1;
+  if (m->wiring == STUB_NVL_SWITCH) {
+    *switch_bus = m->switch_bus[l / 2];
+    return 0;
+  }
+  int per = m->links / (m->ngpus - 1), k = (int)l / per; /* the k-th GPU other than gpu */
+  *peer_gpu = k < gpu ? k : k + 1;
+  return 0;
 }
 
 /* ------------------------------------------------------------- rates */
@@ -105,9 +201,6 @@ static inline int stub_same_bridge(int a, int b)
 #define STUB_COPY_LATENCY 2e-6   /* seconds per copy or memset */
 #define STUB_KERNEL_FACTOR 0.9   /* gr_copy runs at 0.9 x the copy-engine rate */
 #define STUB_KERNEL_LATENCY 4e-6
-#define STUB_MIB (1024ull * 1024ull)
-#define STUB_GIB (1024ull * STUB_MIB)
 #define STUB_DEVICE_MEM (256ull * STUB_MIB) /* what cuMemAlloc may take per GPU */
-#define STUB_TOTAL_MEM (24ull * STUB_GIB)   /* what the GPUs report */
 
 #endif

@@ -153,7 +153,8 @@ STUB_CHECK(cuLaunchKernel, gr_pfn_cuLaunchKernel);
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static int initialized;
-static struct CUctx_st contexts[STUB_MAX_GPUS] = {{0, 0}, {1, 0}, {2, 0}, {3, 0}};
+static struct CUctx_st contexts[STUB_MAX_GPUS] = {{0, 0}, {1, 0}, {2, 0}, {3, 0}, {4, 0}, {5, 0}, {6, 0}, {7, 0}};
+_Static_assert(STUB_MAX_GPUS == 8, "one context per GPU above");
 static STUB_TLS struct CUctx_st *current;
 static int peer[STUB_MAX_GPUS][STUB_MAX_GPUS]; /* [current ctx's GPU][peer ctx's GPU] enabled */
 static size_t dev_used[STUB_MAX_GPUS];         /* bytes cuMemAlloc'd per GPU */
@@ -504,7 +505,7 @@ gr_cu_result cuDeviceGetName(char *name, int len, gr_cu_device dev)
     FAIL(CU_INVALID_VALUE);
   if (!valid_dev(dev))
     FAIL(CU_INVALID_DEVICE);
-  put_truncated(name, len, STUB_GPU_NAME);
+  put_truncated(name, len, stub_machine()->name);
   LEAVE;
 }
 
@@ -609,7 +610,7 @@ gr_cu_result cuMemGetInfo_v2(size_t *free_bytes, size_t *total_bytes)
   if (is_lost(c->dev))
     FAIL(CU_UNKNOWN);
   *free_bytes = STUB_DEVICE_MEM - dev_used[c->dev];
-  *total_bytes = STUB_TOTAL_MEM;
+  *total_bytes = stub_machine()->mem;
   LEAVE;
 }
 

@@ -57,6 +57,11 @@ gr_nvml_return nvmlDeviceGetCudaComputeCapability(gr_nvml_device device, int *ma
 gr_nvml_return nvmlDeviceGetNvLinkState(gr_nvml_device device, unsigned int link, gr_nvml_enable_state *active);
 gr_nvml_return nvmlDeviceGetP2PStatus(gr_nvml_device device1, gr_nvml_device device2, unsigned int caps,
                                       unsigned int *status);
+gr_nvml_return nvmlDeviceGetNvLinkVersion(gr_nvml_device device, unsigned int link, unsigned int *version);
+gr_nvml_return nvmlDeviceGetNvLinkRemotePciInfo_v2(gr_nvml_device device, unsigned int link,
+                                                   struct nvmlPciInfo_st *pci);
+gr_nvml_return nvmlDeviceGetNvLinkRemoteDeviceType(gr_nvml_device device, unsigned int link,
+                                                   gr_nvml_nvlink_device_type *type);
 
 /* Each export must match the pointer type gpurig stores it in. */
 #define STUB_CHECK(fn, pfn) _Static_assert(_Generic(&fn, pfn: 1, default: 0), #fn " does not match " #pfn)
@@ -88,8 +93,11 @@ STUB_CHECK(nvmlDeviceGetTemperatureThreshold, gr_pfn_nvmlDeviceGetTemperatureThr
 STUB_CHECK(nvmlDeviceGetCudaComputeCapability, gr_pfn_nvmlDeviceGetCudaComputeCapability);
 STUB_CHECK(nvmlDeviceGetNvLinkState, gr_pfn_nvmlDeviceGetNvLinkState);
 STUB_CHECK(nvmlDeviceGetP2PStatus, gr_pfn_nvmlDeviceGetP2PStatus);
+STUB_CHECK(nvmlDeviceGetNvLinkVersion, gr_pfn_nvmlDeviceGetNvLinkVersion);
+STUB_CHECK(nvmlDeviceGetNvLinkRemotePciInfo_v2, gr_pfn_nvmlDeviceGetNvLinkRemotePciInfo);
+STUB_CHECK(nvmlDeviceGetNvLinkRemoteDeviceType, gr_pfn_nvmlDeviceGetNvLinkRemoteDeviceType);
 
-static struct nvmlDevice_st devices[STUB_MAX_GPUS] = {{0}, {1}, {2}, {3}};
+static struct nvmlDevice_st devices[STUB_MAX_GPUS] = {{0}, {1}, {2}, {3}, {4}, {5}, {6}, {7}};
 static atomic_int init_count; /* nvmlInit_v2 calls not yet matched by nvmlShutdown */
 
 /* ------------------------------------------------------------ helpers */
@@ -228,17 +236,23 @@ gr_nvml_return nvmlDeviceGetHandleByIndex_v2(unsigned int index, gr_nvml_device 
 
 /* ------------------------------------------------------- static facts */
 
+/* NVML's PCI record of function 0 at domain:bus:device with ids device_id. */
+static void put_pci(struct nvmlPciInfo_st *pci, unsigned domain, unsigned bus, unsigned device, unsigned device_id)
+{
+  memset(pci, 0, sizeof(*pci));
+  snprintf(pci->busIdLegacy, sizeof(pci->busIdLegacy), "%04x:%02x:%02x.0", domain, bus, device);
+  snprintf(pci->busId, sizeof(pci->busId), "%08x:%02x:%02x.0", domain, bus, device);
+  pci->domain = domain;
+  pci->bus = bus;
+  pci->device = device;
+  pci->pciDeviceId = device_id << 16 | STUB_PCI_VENDOR;
+}
+
 gr_nvml_return nvmlDeviceGetPciInfo_v3(gr_nvml_device device, struct nvmlPciInfo_st *pci)
 {
   CHECK_DEVICE(device, pci, 0);
   const struct stub_gpu *g = stub_gpu(idx);
-  memset(pci, 0, sizeof(*pci));
-  snprintf(pci->busIdLegacy, sizeof(pci->busIdLegacy), "%s", g->busid);
-  snprintf(pci->busId, sizeof(pci->busId), "%08x:%02x:%02x.0", g->domain, g->bus, g->device);
-  pci->domain = g->domain;
-  pci->bus = g->bus;
-  pci->device = g->device;
-  pci->pciDeviceId = STUB_PCI_DEVICE << 16 | STUB_PCI_VENDOR;
+  put_pci(pci, g->domain, g->bus, g->device, stub_machine()->pci_device);
   pci->pciSubSystemId = STUB_PCI_SUBSYSTEM;
   return NVML_OK;
 }
@@ -246,7 +260,7 @@ gr_nvml_return nvmlDeviceGetPciInfo_v3(gr_nvml_device device, struct nvmlPciInfo
 gr_nvml_return nvmlDeviceGetName(gr_nvml_device device, char *name, unsigned int length)
 {
   CHECK_DEVICE(device, name, 1);
-  return put_string(name, length, STUB_GPU_NAME);
+  return put_string(name, length, stub_machine()->name);
 }
 
 gr_nvml_return nvmlDeviceGetUUID(gr_nvml_device device, char *uuid, unsigned int length)
@@ -260,7 +274,7 @@ gr_nvml_return nvmlDeviceGetUUID(gr_nvml_device device, char *uuid, unsigned int
 gr_nvml_return nvmlDeviceGetMemoryInfo(gr_nvml_device device, struct nvmlMemory_st *memory)
 {
   CHECK_DEVICE(device, memory, 1);
-  memory->total = STUB_TOTAL_MEM;
+  memory->total = stub_machine()->mem;
   memory->used = (300ull + (unsigned)idx) * STUB_MIB;
   memory->free = memory->total - memory->used;
   return NVML_OK;
@@ -278,7 +292,7 @@ gr_nvml_return nvmlDeviceGetBAR1MemoryInfo(gr_nvml_device device, struct nvmlBAR
 gr_nvml_return nvmlDeviceGetMaxPcieLinkGeneration(gr_nvml_device device, unsigned int *gen)
 {
   CHECK_DEVICE(device, gen, 1);
-  return put_uint(gen, 4);
+  return put_uint(gen, stub_machine()->pcie_gen);
 }
 
 gr_nvml_return nvmlDeviceGetMaxPcieLinkWidth(gr_nvml_device device, unsigned int *width)
@@ -290,7 +304,7 @@ gr_nvml_return nvmlDeviceGetMaxPcieLinkWidth(gr_nvml_device device, unsigned int
 gr_nvml_return nvmlDeviceGetPowerManagementDefaultLimit(gr_nvml_device device, unsigned int *mw)
 {
   CHECK_DEVICE(device, mw, 1);
-  return put_uint(mw, 350000);
+  return put_uint(mw, stub_machine()->power_mw);
 }
 
 gr_nvml_return nvmlDeviceGetNumaNodeId(gr_nvml_device device, unsigned int *node)
@@ -303,7 +317,10 @@ gr_nvml_return nvmlDeviceGetEccMode(gr_nvml_device device, gr_nvml_enable_state 
                                     gr_nvml_enable_state *pending)
 {
   CHECK_DEVICE(device, current && pending ? current : NULL, 1);
-  return NVML_NOT_SUPPORTED; /* GeForce */
+  if (!stub_machine()->ecc)
+    return NVML_NOT_SUPPORTED; /* GeForce */
+  *current = *pending = 1;
+  return NVML_OK;
 }
 
 gr_nvml_return nvmlDeviceGetTemperatureThreshold(gr_nvml_device device, unsigned int type, unsigned int *temp)
@@ -319,17 +336,72 @@ gr_nvml_return nvmlDeviceGetTemperatureThreshold(gr_nvml_device device, unsigned
 gr_nvml_return nvmlDeviceGetCudaComputeCapability(gr_nvml_device device, int *major, int *minor)
 {
   CHECK_DEVICE(device, major && minor ? major : NULL, 1);
-  *major = 8;
-  *minor = 6;
+  *major = stub_machine()->cc_major;
+  *minor = stub_machine()->cc_minor;
   return NVML_OK;
+}
+
+/* The NVLink calls' common start: INVALID_ARGUMENT past the driver's
+ * maximum or the GPU's last link, NOT_SUPPORTED on a GPU without NVLink
+ * (the default 3090s have no bridge). */
+static gr_nvml_return check_link(int idx, unsigned int link)
+{
+  if (link >= GR_NVML_NVLINK_MAX_LINKS)
+    return NVML_INVALID_ARGUMENT;
+  if (stub_machine()->links == 0)
+    return NVML_NOT_SUPPORTED;
+  int peer;
+  unsigned sw;
+  return stub_nvlink_peer(idx, link, &peer, &sw) == 0 ? NVML_OK : NVML_INVALID_ARGUMENT;
 }
 
 gr_nvml_return nvmlDeviceGetNvLinkState(gr_nvml_device device, unsigned int link, gr_nvml_enable_state *active)
 {
   CHECK_DEVICE(device, active, 1);
-  if (link >= GR_NVML_NVLINK_MAX_LINKS)
-    return NVML_INVALID_ARGUMENT;
-  return NVML_NOT_SUPPORTED; /* no NVLink bridge on these 3090s */
+  gr_nvml_return r = check_link(idx, link);
+  if (r == NVML_OK)
+    *active = 1;
+  return r;
+}
+
+gr_nvml_return nvmlDeviceGetNvLinkVersion(gr_nvml_device device, unsigned int link, unsigned int *version)
+{
+  CHECK_DEVICE(device, version, 1);
+  gr_nvml_return r = check_link(idx, link);
+  if (r == NVML_OK)
+    *version = stub_machine()->nvlink_version;
+  return r;
+}
+
+gr_nvml_return nvmlDeviceGetNvLinkRemotePciInfo_v2(gr_nvml_device device, unsigned int link,
+                                                   struct nvmlPciInfo_st *pci)
+{
+  CHECK_DEVICE(device, pci, 1);
+  gr_nvml_return r = check_link(idx, link);
+  int peer;
+  unsigned sw;
+  if (r != NVML_OK || stub_nvlink_peer(idx, link, &peer, &sw) != 0)
+    return r;
+  if (peer >= 0)
+    put_pci(pci, stub_gpu(peer)->domain, stub_gpu(peer)->bus, stub_gpu(peer)->device, stub_machine()->pci_device);
+  else
+    put_pci(pci, 0, sw, 0, STUB_NVSWITCH_DEVICE);
+  return NVML_OK;
+}
+
+gr_nvml_return nvmlDeviceGetNvLinkRemoteDeviceType(gr_nvml_device device, unsigned int link,
+                                                   gr_nvml_nvlink_device_type *type)
+{
+  CHECK_DEVICE(device, type, 1);
+  gr_nvml_return r = check_link(idx, link);
+  int peer;
+  unsigned sw;
+  if (r != NVML_OK || stub_nvlink_peer(idx, link, &peer, &sw) != 0)
+    return r;
+  if (!stub_machine()->remote_type)
+    return NVML_NOT_SUPPORTED; /* a driver before the call worked */
+  *type = peer >= 0 ? GR_NVML_NVLINK_DEVICE_TYPE_GPU : GR_NVML_NVLINK_DEVICE_TYPE_SWITCH;
+  return NVML_OK;
 }
 
 gr_nvml_return nvmlDeviceGetP2PStatus(gr_nvml_device device1, gr_nvml_device device2, unsigned int caps,
@@ -380,7 +452,7 @@ gr_nvml_return nvmlDeviceGetPowerUsage(gr_nvml_device device, unsigned int *mw)
 gr_nvml_return nvmlDeviceGetEnforcedPowerLimit(gr_nvml_device device, unsigned int *mw)
 {
   CHECK_DEVICE(device, mw, 1);
-  return put_uint(mw, 350000);
+  return put_uint(mw, stub_machine()->power_mw);
 }
 
 gr_nvml_return nvmlDeviceGetPersistenceMode(gr_nvml_device device, gr_nvml_enable_state *mode)

@@ -17,6 +17,7 @@
 typedef unsigned int gr_nvml_return;       /* nvmlReturn_t */
 typedef struct nvmlDevice_st *gr_nvml_device;
 typedef unsigned int gr_nvml_enable_state; /* nvmlEnableState_t: 0 disabled, 1 enabled */
+typedef unsigned int gr_nvml_nvlink_device_type; /* nvmlIntNvLinkDeviceType_t */
 
 enum {
   GR_NVML_SUCCESS = 0,
@@ -31,26 +32,60 @@ enum {
   GR_NVML_TEMPERATURE_THRESHOLD_SLOWDOWN = 1,
   GR_NVML_P2P_CAPS_INDEX_READ = 0,
   GR_NVML_P2P_CAPS_INDEX_WRITE = 1,
-  GR_NVML_NVLINK_MAX_LINKS = 36,
+  GR_NVML_NVLINK_MAX_LINKS = 36, /* NVML_NVLINK_MAX_LINKS since CUDA 13.3 (18 from 11.8 to 13.2, 12 before);
+                                  * a driver answers INVALID_ARGUMENT past its own maximum */
+  /* nvmlIntNvLinkDeviceType_t: what sits at the far end of a link */
+  GR_NVML_NVLINK_DEVICE_TYPE_GPU = 0x00,
+  GR_NVML_NVLINK_DEVICE_TYPE_IBMNPU = 0x01,
+  GR_NVML_NVLINK_DEVICE_TYPE_SWITCH = 0x02,
+  GR_NVML_NVLINK_DEVICE_TYPE_UNKNOWN = 0xFF,
+  /* nvmlNvlinkVersion_t: nvmlDeviceGetNvLinkVersion answers one of these,
+   * not the NVLink generation (an A100 answers 5, "3.1"); the enum is in
+   * nvml.h since NVML 12.8, drivers answered the same values before */
+  GR_NVML_NVLINK_VERSION_INVALID = 0,
+  GR_NVML_NVLINK_VERSION_1_0 = 1,
+  GR_NVML_NVLINK_VERSION_2_0 = 2,
+  GR_NVML_NVLINK_VERSION_2_2 = 3,
+  GR_NVML_NVLINK_VERSION_3_0 = 4,
+  GR_NVML_NVLINK_VERSION_3_1 = 5,
+  GR_NVML_NVLINK_VERSION_4_0 = 6,
+  GR_NVML_NVLINK_VERSION_5_0 = 7,
+  GR_NVML_NVLINK_VERSION_6_0 = 8,
   GR_NVML_BUFFER = 96, /* names, UUIDs, driver versions all fit (NVML_DEVICE_NAME_V2_BUFFER_SIZE) */
 };
 
-struct nvmlPciInfo_st {
-  char busIdLegacy[16];
-  unsigned int domain, bus, device;
-  unsigned int pciDeviceId;    /* device id << 16 | vendor id */
-  unsigned int pciSubSystemId;
+/* NVML's structs under NVIDIA's tags, their members written once: the ABI
+ * check (tests/abi) includes nvml.h, which defines the same tags, so there
+ * GR_NV_API_NVIDIA_STRUCTS leaves the definitions out and it compares a
+ * copy of the members under its own tag with NVIDIA's layout. */
+#define GR_NVML_PCI_INFO_MEMBERS                                                                                       \
+  char busIdLegacy[16];                                                                                                \
+  unsigned int domain, bus, device;                                                                                    \
+  unsigned int pciDeviceId; /* device id << 16 | vendor id */                                                          \
+  unsigned int pciSubSystemId;                                                                                         \
   char busId[32];
+#define GR_NVML_MEMORY_MEMBERS unsigned long long total, free, used;
+#define GR_NVML_BAR1_MEMBERS unsigned long long bar1Total, bar1Free, bar1Used;
+#define GR_NVML_UTILIZATION_MEMBERS unsigned int gpu, memory;
+
+struct nvmlPciInfo_st;
+struct nvmlMemory_st;
+struct nvmlBAR1Memory_st;
+struct nvmlUtilization_st;
+#ifndef GR_NV_API_NVIDIA_STRUCTS
+struct nvmlPciInfo_st {
+  GR_NVML_PCI_INFO_MEMBERS
 };
 struct nvmlMemory_st {
-  unsigned long long total, free, used;
+  GR_NVML_MEMORY_MEMBERS
 };
 struct nvmlBAR1Memory_st {
-  unsigned long long bar1Total, bar1Free, bar1Used;
+  GR_NVML_BAR1_MEMBERS
 };
 struct nvmlUtilization_st {
-  unsigned int gpu, memory;
+  GR_NVML_UTILIZATION_MEMBERS
 };
+#endif
 
 typedef gr_nvml_return (*gr_pfn_nvmlInit)(void);
 typedef gr_nvml_return (*gr_pfn_nvmlShutdown)(void);
@@ -72,6 +107,14 @@ typedef gr_nvml_return (*gr_pfn_nvmlDeviceGetTemperature)(gr_nvml_device, unsign
 typedef gr_nvml_return (*gr_pfn_nvmlDeviceGetTemperatureThreshold)(gr_nvml_device, unsigned int, unsigned int *);
 typedef gr_nvml_return (*gr_pfn_nvmlDeviceGetCudaComputeCapability)(gr_nvml_device, int *, int *);
 typedef gr_nvml_return (*gr_pfn_nvmlDeviceGetNvLinkState)(gr_nvml_device, unsigned int, gr_nvml_enable_state *);
+/* NVLink per link: version (nvmlNvlinkVersion_t), the far end's PCI
+ * address (_v2: the 32-byte busId layout above; the unversioned call used
+ * NVML 8's shorter struct and is never bound) and its kind */
+typedef gr_nvml_return (*gr_pfn_nvmlDeviceGetNvLinkVersion)(gr_nvml_device, unsigned int, unsigned int *);
+typedef gr_nvml_return (*gr_pfn_nvmlDeviceGetNvLinkRemotePciInfo)(gr_nvml_device, unsigned int,
+                                                                  struct nvmlPciInfo_st *);
+typedef gr_nvml_return (*gr_pfn_nvmlDeviceGetNvLinkRemoteDeviceType)(gr_nvml_device, unsigned int,
+                                                                     gr_nvml_nvlink_device_type *);
 typedef gr_nvml_return (*gr_pfn_nvmlDeviceGetP2PStatus)(gr_nvml_device, gr_nvml_device, unsigned int, unsigned int *);
 
 /* ---------------------------------------------------------- CUDA driver */

@@ -17,6 +17,7 @@ struct nvml {
   char err[256];
   unsigned count;
   gr_nvml_device *dev;
+  char (*busid)[32]; /* each GPU's normalized bus id ("" unknown): tells a GPU from an NVSwitch at a link's far end */
   gr_pfn_nvmlInit Init;
   gr_pfn_nvmlShutdown Shutdown;
   gr_pfn_nvmlErrorString ErrorString;
@@ -37,6 +38,9 @@ struct nvml {
   gr_pfn_nvmlDeviceGetTemperatureThreshold DeviceGetTemperatureThreshold;
   gr_pfn_nvmlDeviceGetCudaComputeCapability DeviceGetCudaComputeCapability;
   gr_pfn_nvmlDeviceGetNvLinkState DeviceGetNvLinkState;
+  gr_pfn_nvmlDeviceGetNvLinkVersion DeviceGetNvLinkVersion;
+  gr_pfn_nvmlDeviceGetNvLinkRemotePciInfo DeviceGetNvLinkRemotePciInfo;
+  gr_pfn_nvmlDeviceGetNvLinkRemoteDeviceType DeviceGetNvLinkRemoteDeviceType;
   gr_pfn_nvmlDeviceGetP2PStatus DeviceGetP2PStatus;
 };
 
@@ -72,6 +76,11 @@ static int bind_symbols(struct nvml *n, char *why, size_t cap)
       SYM(DeviceGetTemperatureThreshold, false, "nvmlDeviceGetTemperatureThreshold"),
       SYM(DeviceGetCudaComputeCapability, false, "nvmlDeviceGetCudaComputeCapability"),
       SYM(DeviceGetNvLinkState, false, "nvmlDeviceGetNvLinkState"),
+      SYM(DeviceGetNvLinkVersion, false, "nvmlDeviceGetNvLinkVersion"),
+      /* _v2 only: the unversioned call fills NVML 8's shorter nvmlPciInfo_t */
+      SYM(DeviceGetNvLinkRemotePciInfo, false, "nvmlDeviceGetNvLinkRemotePciInfo_v2"),
+      /* NVML 11.4 and later; older drivers: decided from the far end's bus id */
+      SYM(DeviceGetNvLinkRemoteDeviceType, false, "nvmlDeviceGetNvLinkRemoteDeviceType"),
       SYM(DeviceGetP2PStatus, false, "nvmlDeviceGetP2PStatus"),
   };
   return gr_dl_bind(n->lib, NVML_SONAME, syms, sizeof(syms) / sizeof(syms[0]), why, cap);
@@ -92,6 +101,7 @@ static void nvml_shutdown(void *state)
     n->Shutdown();
   gr_dl_close(n->lib);
   free(n->dev);
+  free(n->busid);
   free(n);
 }
 
@@ -136,12 +146,21 @@ static int nvml_enumerate(void *state, unsigned *count)
     return -1;
   }
   free(n->dev);
+  free(n->busid);
   n->dev = xcalloc(n->count ? n->count : 1, sizeof(*n->dev));
+  n->busid = xcalloc(n->count ? n->count : 1, sizeof(*n->busid));
   for (unsigned i = 0; i < n->count; i++) {
     r = n->DeviceGetHandleByIndex(i, &n->dev[i]);
     if (r != GR_NVML_SUCCESS) {
       snprintf(n->err, sizeof(n->err), "GPU%u: nvmlDeviceGetHandleByIndex: %s", i, errstr(n, r));
       return -1;
+    }
+    struct nvmlPciInfo_st pci;
+    memset(&pci, 0, sizeof(pci));
+    if (n->DeviceGetPciInfo(n->dev[i], &pci) == GR_NVML_SUCCESS) {
+      pci.busId[sizeof(pci.busId) - 1] = '\0';
+      if (!gr_busid_normalize(pci.busId, n->busid[i], sizeof(n->busid[i])))
+        n->busid[i][0] = '\0';
     }
   }
   *count = n->count;
@@ -306,6 +325,100 @@ static int nvml_p2p_status(void *state, unsigned a, unsigned b, enum gr_p2p_cap 
   return 0;
 }
 
+/* NVML's version numbers (nvmlNvlinkVersion_t) as NVLink generations:
+ * 2.2 is a second-generation link (Turing), 3.1 a third (A100, GA102). */
+static int nvlink_generation(unsigned v)
+{
+  switch (v) {
+  case GR_NVML_NVLINK_VERSION_1_0: return 1;
+  case GR_NVML_NVLINK_VERSION_2_0: case GR_NVML_NVLINK_VERSION_2_2: return 2;
+  case GR_NVML_NVLINK_VERSION_3_0: case GR_NVML_NVLINK_VERSION_3_1: return 3;
+  case GR_NVML_NVLINK_VERSION_4_0: return 4;
+  case GR_NVML_NVLINK_VERSION_5_0: return 5;
+  case GR_NVML_NVLINK_VERSION_6_0: return 6;
+  default: return 0;
+  }
+}
+
+static bool is_driver_gpu(const struct nvml *n, const char *busid)
+{
+  for (unsigned i = 0; i < n->count; i++)
+    if (n->busid[i][0] && strcmp(n->busid[i], busid) == 0)
+      return true;
+  return false;
+}
+
+/* The far end's kind: the driver's answer where it has the call (NVML 11.4
+ * on), else from the bus id: one of this driver's GPUs, an IBM NPU (a
+ * POWER9), or another NVIDIA function, which on an NVLink is an NVSwitch. */
+static enum gr_nvlink_peer remote_kind(const struct nvml *n, gr_nvml_device d, unsigned l,
+                                       const struct gr_gpu_nvlink *k)
+{
+  gr_nvml_nvlink_device_type type = GR_NVML_NVLINK_DEVICE_TYPE_UNKNOWN;
+  if (n->DeviceGetNvLinkRemoteDeviceType && n->DeviceGetNvLinkRemoteDeviceType(d, l, &type) == GR_NVML_SUCCESS) {
+    switch (type) {
+    case GR_NVML_NVLINK_DEVICE_TYPE_GPU: return GR_NVPEER_GPU;
+    case GR_NVML_NVLINK_DEVICE_TYPE_IBMNPU: return GR_NVPEER_CPU;
+    case GR_NVML_NVLINK_DEVICE_TYPE_SWITCH: return GR_NVPEER_NVSWITCH;
+    default: break; /* unknown: try the bus id */
+    }
+  }
+  if (!k->remote_busid[0])
+    return GR_NVPEER_UNKNOWN;
+  if (is_driver_gpu(n, k->remote_busid))
+    return GR_NVPEER_GPU;
+  if (k->remote_vendor == 0x1014)
+    return GR_NVPEER_CPU;
+  return k->remote_vendor == 0x10de ? GR_NVPEER_NVSWITCH : GR_NVPEER_UNKNOWN;
+}
+
+/* The far end of link l, which is up. */
+static void nvlink_remote(const struct nvml *n, gr_nvml_device d, unsigned l, struct gr_gpu_nvlink *k)
+{
+  struct nvmlPciInfo_st pci;
+  memset(&pci, 0, sizeof(pci));
+  if (n->DeviceGetNvLinkRemotePciInfo && n->DeviceGetNvLinkRemotePciInfo(d, l, &pci) == GR_NVML_SUCCESS) {
+    pci.busId[sizeof(pci.busId) - 1] = '\0';
+    /* 0000:00:00.0 is a host bridge, never a link's far end: a zeroed record means "not known" */
+    if (!gr_busid_normalize(pci.busId, k->remote_busid, sizeof(k->remote_busid)) ||
+        strcmp(k->remote_busid, "0000:00:00.0") == 0)
+      k->remote_busid[0] = '\0';
+    k->remote_vendor = pci.pciDeviceId & 0xffff;
+  }
+  k->remote = remote_kind(n, d, l, k);
+}
+
+static int nvml_nvlinks(void *state, unsigned gpu, struct gr_gpu_nvlink *out, unsigned cap, unsigned *count)
+{
+  struct nvml *n = state;
+  gr_nvml_device d;
+  *count = 0;
+  if (device_of(n, gpu, &d) != 0)
+    return -1;
+  if (!n->DeviceGetNvLinkState)
+    return 0;
+  for (unsigned l = 0; l < GR_NVML_NVLINK_MAX_LINKS && *count < cap; l++) {
+    gr_nvml_enable_state st = 0;
+    gr_nvml_return r = n->DeviceGetNvLinkState(d, l, &st);
+    if (r == GR_NVML_ERROR_GPU_IS_LOST) {
+      snprintf(n->err, sizeof(n->err), "GPU%u: nvmlDeviceGetNvLinkState: %s", gpu, errstr(n, r));
+      return -1;
+    }
+    if (r != GR_NVML_SUCCESS)
+      continue; /* not one of this GPU's links (INVALID_ARGUMENT past its last, NOT_SUPPORTED without NVLink) */
+    struct gr_gpu_nvlink *k = &out[(*count)++];
+    memset(k, 0, sizeof(*k));
+    k->index = l;
+    set(&k->active, st ? 1 : 0);
+    unsigned v = 0;
+    if (n->DeviceGetNvLinkVersion && n->DeviceGetNvLinkVersion(d, l, &v) == GR_NVML_SUCCESS && nvlink_generation(v))
+      set(&k->gen, nvlink_generation(v));
+    if (st)
+      nvlink_remote(n, d, l, k);
+  }
+  return 0;
+}
+
 static int nvml_versions(void *state, char *driver, size_t dcap, char *runtime, size_t rcap)
 {
   struct nvml *n = state;
@@ -324,6 +437,7 @@ const struct gr_gpu_backend gr_gpu_backend_nvml = {
     .driver_name = "NVIDIA driver",
     .runtime_name = "CUDA",
     .p2p_tool = "nvidia-smi topo -p2p",
+    .pci_vendor = 0x10de,
     .init = nvml_init,
     .shutdown = nvml_shutdown,
     .last_error = nvml_last_error,
@@ -331,5 +445,6 @@ const struct gr_gpu_backend gr_gpu_backend_nvml = {
     .static_info = nvml_static_info,
     .dynamic_info = nvml_dynamic_info,
     .p2p_status = nvml_p2p_status,
+    .nvlinks = nvml_nvlinks,
     .versions = nvml_versions,
 };

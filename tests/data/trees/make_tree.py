@@ -46,9 +46,10 @@ def aer(kind, total):
 
 def device(root, hb, path, vendor, device_id, cls, cur=(4, 16), maxl=(4, 16), numa=0, bridge=None,
            driver=None, aer_counts=None, iommu=None, subv=0, subd=0, bar1=None, iommu_type=None, raw=None, acs=None,
-           rdma=None):
+           rdma=None, cpus=None):
     """path: list of BDFs from the host bridge down to this device. rdma: the names of its RDMA
-    devices, listed under its infiniband/ directory as the kernel does."""
+    devices, listed under its infiniband/ directory as the kernel does. cpus: (first, last) of the
+    CPUs local to it (default 0-15)."""
     bdf = path[-1]
     d = os.path.join(root, 'sys/devices', 'pci' + hb, *path)
     write(os.path.join(d, 'vendor'), '0x%04x\n' % vendor)
@@ -58,8 +59,9 @@ def device(root, hb, path, vendor, device_id, cls, cur=(4, 16), maxl=(4, 16), nu
     write(os.path.join(d, 'subsystem_device'), '0x%04x\n' % subd)
     write(os.path.join(d, 'config'), config(vendor, device_id, cls, bridge, subv, subd, acs))
     write(os.path.join(d, 'numa_node'), '%d\n' % numa)
-    write(os.path.join(d, 'local_cpus'), '00000000,0000ffff\n')
-    write(os.path.join(d, 'local_cpulist'), '0-15\n')
+    lo, hi = cpus or (0, 15)
+    write(os.path.join(d, 'local_cpus'), '00000000,%08x\n' % (((1 << (hi - lo + 1)) - 1) << lo))
+    write(os.path.join(d, 'local_cpulist'), '%d-%d\n' % (lo, hi))
     write(os.path.join(d, 'current_link_speed'), SPEED[cur[0]] + '\n')
     write(os.path.join(d, 'current_link_width'), '%d\n' % cur[1])
     write(os.path.join(d, 'max_link_speed'), SPEED[maxl[0]] + '\n')
@@ -178,6 +180,61 @@ def nic_rdma(root):
            iommu=22)
 
 
+# NVLink machines: the GPUs' NVLink comes from the driver (tests/stub scenarios v100-hcm, 3090-bridge,
+# a100-nvswitch), so these trees hold PCIe only, at the bus ids the stand-in driver reports.
+
+def gpu_slot(root, hb, port, bdf, bus, gpu, gen=3, socket=0, per_socket=8, port_ids=(0x8086, 0x2030)):
+    """A GPU alone on a root port (port) of host bridge hb, on secondary bus `bus`."""
+    cpus = (socket * per_socket, socket * per_socket + per_socket - 1)
+    device(root, hb, [port], port_ids[0], port_ids[1], 0x060400, cur=(gen, 16), maxl=(gen, 16),
+           bridge=(int(hb[5:], 16), bus, bus), driver='pcieport', numa=socket, cpus=cpus)
+    device(root, hb, [port, bdf], cur=(gen, 16), maxl=(gen, 16), numa=socket, cpus=cpus, **gpu)
+
+def t181_v100(root):
+    """Gigabyte T181-G20 (data/rigs/gigabyte-t181-g20.rig): 2x Xeon Gold 6132, four Tesla V100-SXM2-16GB
+    (10de:1db1) on Gen3 root ports, two per socket. The SXM2 board joins every pair with 2 NVLinks
+    (stand-in scenario v100-hcm)."""
+    cpu_files(root, 'Intel(R) Xeon(R) Gold 6132 CPU @ 2.60GHz', 'GenuineIntel', 6, 85, sockets=2)
+    gpu = dict(vendor=0x10de, device_id=0x1db1, cls=0x030200, driver='nvidia', subv=0x10de, subd=0x1212)
+    gpu_slot(root, '0000:17', '0000:17:00.0', '0000:18:00.0', 0x18, gpu)
+    gpu_slot(root, '0000:17', '0000:17:02.0', '0000:19:00.0', 0x19, gpu)
+    gpu_slot(root, '0000:85', '0000:85:00.0', '0000:86:00.0', 0x86, gpu, socket=1)
+    gpu_slot(root, '0000:85', '0000:85:02.0', '0000:87:00.0', 0x87, gpu, socket=1)
+
+def pair_3090_bridge(root):
+    """A Threadripper 3960X workstation with two RTX 3090s (10de:2204) on Gen4 root ports of two host bridges,
+    joined by a 4-link NVLink bridge (stand-in scenario 3090-bridge)."""
+    cpu_files(root, 'AMD Ryzen Threadripper 3960X 24-Core Processor', 'AuthenticAMD', 23, 49)
+    gpu = dict(vendor=0x10de, device_id=0x2204, cls=0x030000, driver='nvidia', subv=0x1458, subd=0x403b)
+    gpu_slot(root, '0000:20', '0000:20:03.1', '0000:21:00.0', 0x21, gpu, gen=4, per_socket=16,
+             port_ids=(0x1022, 0x1483))
+    gpu_slot(root, '0000:40', '0000:40:01.1', '0000:4b:00.0', 0x4b, gpu, gen=4, per_socket=16,
+             port_ids=(0x1022, 0x1483))
+
+def hgx_a100(root):
+    """A DGX A100 (HGX A100 8-GPU board): 2x EPYC 7742, eight A100-SXM4-40GB (10de:20b0) in pairs behind
+    four Gen4 switches (1000:c010), and the six NVSwitches (10de:1af1, class 0680) behind the last one, at a
+    DGX A100's bus ids. Every GPU has 12 NVLinks, 2 to each NVSwitch (stand-in scenario a100-nvswitch)."""
+    cpu_files(root, 'AMD EPYC 7742 64-Core Processor', 'AuthenticAMD', 23, 49, sockets=2)
+    gpu = dict(vendor=0x10de, device_id=0x20b0, cls=0x030200, driver='nvidia', subv=0x10de, subd=0x134f)
+    sw = dict(vendor=0x10de, device_id=0x1af1, cls=0x068000, driver='nvidia-nvswitch', subv=0x10de, subd=0x1569)
+    plx = (0x1000, 0xc010, 0x060400)
+    for hb, socket, gpus, switches in (('0000:00', 0, (0x07, 0x0f), ()), ('0000:40', 0, (0x47, 0x4e), ()),
+                                       ('0000:80', 1, (0x87, 0x90), ()),
+                                       ('0000:b0', 1, (0xb7, 0xbd), (0xc4, 0xc5, 0xc6, 0xc7, 0xc8, 0xc9))):
+        h = int(hb[5:], 16)
+        cpus = (socket * 8, socket * 8 + 7)
+        rp, up = '0000:%02x:01.1' % h, '0000:%02x:00.0' % (h + 1)
+        last = max(gpus + switches)
+        common = dict(numa=socket, cpus=cpus, driver='pcieport')
+        device(root, hb, [rp], 0x1022, 0x1483, 0x060400, bridge=(h, h + 1, last), **common)
+        device(root, hb, [rp, up], *plx, bridge=(h + 1, h + 2, last), **common)
+        for i, bus in enumerate(gpus + switches):
+            down = '0000:%02x:%02x.0' % (h + 2, i)
+            ids = gpu if bus in gpus else sw
+            device(root, hb, [rp, up, down], *plx, bridge=(h + 2, bus, bus), **common)
+            device(root, hb, [rp, up, down, '0000:%02x:00.0' % bus], numa=socket, cpus=cpus, **ids)
+
 def smbios_memory(slots=16, populated=8, size_mib=32768, speed=3200, truncate=None, arrays=1, base=0x1000):
     """A raw SMBIOS table (/sys/firmware/dmi/tables/DMI): per socket one type-16 memory array with
     `slots` type-17 memory devices, the first `populated` holding a DDR4 DIMM; then end-of-table."""
@@ -260,6 +317,10 @@ BINARY_KMSG = KMSG_CLEAN.encode() + b'\x00\x01\x02garbage\xff\xfe\n' + b'6,1005,
 TREES = {
     'epyc-riser': epyc_riser,
     'nic-rdma': nic_rdma,
+    # NVLink read from the stand-in driver (tests/stub scenarios): PCIe only in the tree
+    't181-v100': t181_v100,
+    'pair-3090-bridge': pair_3090_bridge,
+    'hgx-a100': hgx_a100,
     # gpurig doctor fixtures: one fault each (tests/cli/cases.txt holds the expected findings)
     'doctor-healthy': lambda r: doctor_rig(r),
     'doctor-riser-x8': lambda r: doctor_rig(r, gpu_cur={1: (4, 8)}),
