@@ -685,6 +685,35 @@ static void p4d_rig_matches_its_capture(void **state)
   free(xp);
 }
 
+/* The seed rigs' RAM and prices, as their seeds state them (each quoted in a
+ * source line); where a seed is silent, none. The X10DRG seed's $1600 is the
+ * server without its GPUs, so that rig has no price. */
+static void seed_ram_and_prices(void **state)
+{
+  (void)state;
+  static const struct {
+    const char *name;
+    unsigned ram_gib;   /* per socket, every socket */
+    double price;
+  } rigs[] = {{"wopr", 512, 0},           {"sys-4029gp-trt2", 192, 0},  {"gigabyte-t181-g20", 48, 2000},
+              {"tyan-s8030", 512, 0},     {"sys-4028gr-tr-x10drg", 0, 0}, {"tinybox-red", 0, 15000},
+              {"tinybox-green", 0, 25000}, {"gigabyte-g482", 0, 0},       {"asus-esc4000", 0, 0}};
+  for (size_t i = 0; i < sizeof(rigs) / sizeof(rigs[0]); i++) {
+    struct gr_topo t;
+    struct gr_err err = {0};
+    if (gr_load_rig(rigs[i].name, &t, &err) != 0)
+      fail_msg("%s: %s", rigs[i].name, err.msg);
+    for (size_t k = 0; k < t.npackages; k++)
+      if (t.packages[k].mem_bytes != (uint64_t)rigs[i].ram_gib << 30)
+        fail_msg("%s: socket %zu has %llu bytes", rigs[i].name, k, (unsigned long long)t.packages[k].mem_bytes);
+    if (t.rig->price != rigs[i].price)
+      fail_msg("%s: price %g", rigs[i].name, t.rig->price);
+    if (rigs[i].ram_gib && !strstr(t.rig->notes, "RAM:"))
+      fail_msg("%s: no source line for its RAM", rigs[i].name);
+    gr_topo_free(&t);
+  }
+}
+
 int main(void)
 {
   const struct CMUnitTest tests[] = {
@@ -707,6 +736,7 @@ int main(void)
       cmocka_unit_test(nvlink_counts_from_the_catalog),
       cmocka_unit_test(replaced_gpus_keep_links_consistent),
       cmocka_unit_test(p4d_rig_matches_its_capture),
+      cmocka_unit_test(seed_ram_and_prices),
   };
   return cmocka_run_group_tests(tests, setup, NULL);
 }
