@@ -7,6 +7,35 @@
 
 #include "facts/facts.h"
 
+static bool one_of(const char *v, const char *const *words)
+{
+  for (; *words; words++)
+    if (strcmp(v, *words) == 0)
+      return true;
+  return false;
+}
+
+/* The columns that take words: form, board and link (its links and rate agreeing). */
+static int check_words(const struct gr_table *t, size_t r, const char *const *v, const struct gr_gpu_model *m,
+                       struct gr_err *err)
+{
+  static const char *const forms[] = {"pcie", "sxm2", "sxm3", "sxm4", "sxm5", "sxm6", "oam", NULL};
+  static const char *const boards[] = {"none", "bridge", "hcm", "nvswitch", NULL};
+  static const char *const links[] = {"none", "nvlink", "xgmi", NULL};
+  if (!one_of(v[15], forms))
+    return gr_fail(err, GR_EXIT_CANNOT_RUN, "%s:%zu: form must be pcie, sxm2 .. sxm6 or oam", t->name, t->lines[r]);
+  if (!one_of(v[16], boards))
+    return gr_fail(err, GR_EXIT_CANNOT_RUN, "%s:%zu: board must be none, bridge, hcm or nvswitch", t->name,
+                   t->lines[r]);
+  if (!one_of(v[9], links))
+    return gr_fail(err, GR_EXIT_CANNOT_RUN, "%s:%zu: link must be none, nvlink or xgmi", t->name, t->lines[r]);
+  bool none = strcmp(v[9], "none") == 0;
+  if (none != (m->links == 0) || none != (m->link_gbps == 0) || m->link_gbps < 0)
+    return gr_fail(err, GR_EXIT_CANNOT_RUN, "%s:%zu: link %s with %d links of %g GB/s: a link needs links and a "
+                   "rate, none neither", t->name, t->lines[r], v[9], m->links, m->link_gbps);
+  return 0;
+}
+
 static int parse_row(const struct gr_table *t, size_t r, struct gr_gpu_model *m, struct gr_err *err)
 {
   static const char *cols[] = {"model", "vendor", "arch", "mem_gib", "mem_bw_gbps", "fp16_tflops",
@@ -47,9 +76,8 @@ static int parse_row(const struct gr_table *t, size_t r, struct gr_gpu_model *m,
   m->link_gen = (int)lgen;
   if (strcmp(v[18], "-") != 0 && sscanf(v[18], "%d.%d", &m->cc_major, &m->cc_minor) != 2)
     return gr_fail(err, GR_EXIT_CANNOT_RUN, "%s:%zu: cc must be MAJOR.MINOR or -", t->name, t->lines[r]);
-  if (strcmp(v[16], "none") && strcmp(v[16], "bridge") && strcmp(v[16], "hcm") && strcmp(v[16], "nvswitch"))
-    return gr_fail(err, GR_EXIT_CANNOT_RUN, "%s:%zu: board must be none, bridge, hcm or nvswitch", t->name,
-                   t->lines[r]);
+  if (check_words(t, r, v, m, err) != 0)
+    return -1;
   m->form = v[15];
   m->board = v[16];
   m->model = v[0];

@@ -25,10 +25,13 @@
  * file is refused at the first line over, with that line, not after the whole
  * file is read (docs/rig-format.md, "Limits"). */
 #define RIG_MAX_ELEMS 4096          /* named elements of every kind, GPUs and drives included */
-#define RIG_MAX_NVLINKS 4096        /* nvlink statements */
-#define RIG_MAX_NVLINK_PAIRS 16384  /* GPU pairs they join, meshes expanded */
+#define RIG_MAX_NVLINKS 4096        /* nvlink and nvswitch statements */
 #define RIG_MAX_BUSES 255           /* bus numbers of one PCI domain (1 .. 0xff) */
 #define RIG_MAX_LINES 100000        /* a real rig is under 100 lines; comments and notes included */
+#define RIG_MAX_NODES 8             /* NUMA nodes per socket (NPS4, SNC4; 8 leaves room) */
+#define RIG_MAX_FUNCTIONS 8         /* PCI functions of one device */
+#define RIG_MAX_DEVS 32             /* device numbers on one PCI bus */
+#define RIG_MAX_RAM_GIB 1048576     /* 1 PiB per socket */
 
 struct token {
   char *text;
@@ -53,10 +56,35 @@ struct elem {
   int lanes;              /* switch lanes */
   int p2p;                /* gpu: -1 default, 0 off, 1 on */
   int rdma;               /* nic */
+  int functions;          /* nic: PCI functions (ports), 1 by default */
+  bool direct;            /* on its root complex's bus, no port above it */
+  int direct_col;         /* where `direct` was written */
   int vendor_amd;         /* cpu */
   int channels, mts, rc_p2p;
+  int nodes;              /* cpu: NUMA nodes (numa N), 1 by default */
+  long ram_gib;           /* cpu: RAM on the socket, 0 unknown */
+  int first_node;         /* cpu: os index of its first NUMA node (sockets in declaration order) */
+  int node;               /* rootcomplex: NUMA node within its socket, 0-based; -1 unknown */
+  int node_col;           /* rootcomplex: where that node was written, 0 if not */
   int cpu_index;          /* cpu: its package number, in declaration order */
   int pci_index;          /* node in the topology once built */
+  unsigned sec_bus;       /* direct switch: the bus below it */
+  unsigned next_dev;      /* root complex, direct switch: next device number on its bus */
+};
+
+/* nvlink A B | nvlink mesh RANGE | nvswitch RANGE: kept as written, resolved
+ * in file order once the GPUs exist. */
+enum link_kind { LK_PAIR, LK_MESH, LK_FABRIC };
+
+struct link_stmt {
+  enum link_kind kind;
+  char *a, *b;            /* pair: the two GPU names */
+  unsigned lo, hi;        /* mesh, fabric: gpuLO .. gpuHI */
+  int line, col;          /* the statement */
+  int acol, bcol;         /* its GPU words (the range's for mesh and fabric) */
+  int links;              /* links per pair (per GPU for a fabric); 0: the catalog's default */
+  int switches;           /* fabric: NVSwitch chips, 0 unknown */
+  int gen;                /* fabric: NVLink generation, 0: the GPUs' catalog generation */
 };
 
 struct parser {
@@ -75,9 +103,10 @@ struct parser {
   struct gr_topo *t;
   bool have_rig;
   int global_p2p;         /* -1 none, 0 off, 1 on */
-  char **nvlinks;         /* raw nvlink statements, resolved after the GPUs exist */
-  int (*nvlink_pos)[3];   /* line, col of each, and the link count */
-  size_t nnvlinks;
+  struct link_stmt *links; /* nvlink and nvswitch statements */
+  size_t nlinks, links_cap;
+  int *gpu_elem;          /* while linking: pci index -> element index of that GPU, -1 */
+  int *used;              /* while linking: NVLinks per pci index so far */
   unsigned next_bus;
 };
 
@@ -91,7 +120,6 @@ static int perr(struct parser *p, int col, const char *fmt, ...)
   va_end(ap);
   return rc;
 }
-
 /* ---- tokens ---- */
 
 static void free_tokens(struct parser *p)
@@ -254,31 +282,43 @@ static int find_elem(const struct parser *p, const char *name)
 /* ---- elements ---- */
 
 /* Bus numbers an element takes once built: a root complex its host bridge,
- * anything below one its port and itself, a cpu none. */
-static unsigned buses_of(enum kind kind)
+ * anything below one its port and itself, a cpu none. A `direct` device sits
+ * on its root complex's bus and takes one (a direct switch: the bus below
+ * it); each function of a NIC beyond its first one more. Direct devices and
+ * functions take device numbers, not buses, but counting them keeps every
+ * rig as small as the bus numbers alone kept it before (at most 255 devices
+ * to analyse). A device below a direct switch is counted as two though it
+ * sits on the switch's bus: its parent's line may come later, and the count
+ * only has to bound the rig. */
+static unsigned buses_of(enum kind kind, bool direct, int functions)
 {
-  return kind == K_CPU ? 0 : kind == K_RC ? 1 : 2;
+  if (kind == K_CPU)
+    return 0;
+  if (kind == K_RC || direct)
+    return 1 + (unsigned)(functions - 1);
+  return 2 + (unsigned)(functions - 1);
 }
 
 /* The limits, checked as each element is declared: the error names the line
  * that goes over. */
-static int check_room(struct parser *p, enum kind kind)
+static int check_room(struct parser *p, enum kind kind, bool direct, int functions)
 {
   if (p->nelems >= RIG_MAX_ELEMS)
     return perr(p, p->tok[0].col, "too many elements (at most %d cpus, root complexes, switches, GPUs, NICs "
                 "and drives in one rig)", RIG_MAX_ELEMS);
-  if (p->nbuses + buses_of(kind) > RIG_MAX_BUSES)
+  if (p->nbuses + buses_of(kind, direct, functions) > RIG_MAX_BUSES)
     return perr(p, p->tok[0].col, "too many devices for one PCI domain (at most %d bus numbers: a root complex "
                 "takes one, a switch, GPU, NIC or drive two, its port's and its own)", RIG_MAX_BUSES);
   return 0;
 }
 
 /* A new element, or NULL after reporting a limit. */
-static struct elem *new_elem(struct parser *p, enum kind kind, const char *name, int col)
+static struct elem *new_elem(struct parser *p, enum kind kind, const char *name, int col, bool direct,
+                             int functions)
 {
-  if (check_room(p, kind) != 0)
+  if (check_room(p, kind, direct, functions) != 0)
     return NULL;
-  p->nbuses += buses_of(kind);
+  p->nbuses += buses_of(kind, direct, functions);
   index_grow(p);
   grow_array((void **)&p->elems, sizeof(*p->elems), &p->cap, p->nelems);
   struct elem *e = &p->elems[p->nelems++];
@@ -291,6 +331,8 @@ static struct elem *new_elem(struct parser *p, enum kind kind, const char *name,
   e->p2p = -1;
   e->rdma = -1;
   e->rc_p2p = -1;
+  e->functions = 1;
+  e->nodes = 1;
   e->cpu_index = kind == K_CPU ? (int)p->ncpus++ : -1;
   e->pci_index = -1;
   index_put(p, (int)(p->nelems - 1));
@@ -315,45 +357,129 @@ static void set_parent(struct parser *p, struct elem *e, const struct token *t)
   e->pcol = t->col;
 }
 
+/* Whether the line has the bare word w from token `from` on: `direct` changes
+ * what an element counts against the limits, so it is known before the
+ * element is made. */
+static bool has_word(const struct parser *p, int from, const char *w)
+{
+  for (int i = from; i < p->ntok; i++)
+    if (!p->tok[i].quoted && strcmp(p->tok[i].text, w) == 0)
+      return true;
+  return false;
+}
+
+/* The functions a nic line asks for (`ports N` or `functions N`), 1 when it
+ * asks for none or a bad count (device_options reports that). */
+static int functions_on_line(const struct parser *p, int from)
+{
+  long v;
+  for (int i = from; i + 1 < p->ntok; i++)
+    if (!p->tok[i].quoted && (strcmp(p->tok[i].text, "ports") == 0 || strcmp(p->tok[i].text, "functions") == 0))
+      return parse_long(p->tok[i + 1].text, 10, &v) && v >= 1 && v <= RIG_MAX_FUNCTIONS ? (int)v : 1;
+  return 1;
+}
+
+/* `slot GEN WIDTH`, `riser GEN WIDTH`, `uplink GEN WIDTH` at token i. */
+static int link_pair_option(struct parser *p, struct elem *e, int i)
+{
+  const char *k = p->tok[i].text;
+  int *g = strcmp(k, "uplink") == 0 ? &e->gen : &e->slot_gen;
+  int *w = strcmp(k, "uplink") == 0 ? &e->width : &e->slot_width;
+  if (i + 2 >= p->ntok)
+    return perr(p, p->tok[i].col + (int)strlen(k), "expected a generation and width after '%s' (e.g. %s gen3 x8)", k,
+                k);
+  if (want_gen(p, &p->tok[i + 1], g) != 0 || want_width(p, &p->tok[i + 2], w) != 0)
+    return -1;
+  return 0;
+}
+
+/* The options only some kinds take (p2p, rdma, ports); returns the tokens
+ * used, 0 if k is not one of them, -1 after an error. */
+static int kind_option(struct parser *p, struct elem *e, int i)
+{
+  const char *k = p->tok[i].text;
+  bool has_next = i + 1 < p->ntok;
+  long v;
+  if (strcmp(k, "p2p") == 0 && has_next && e->kind == K_GPU)
+    return want_onoff(p, &p->tok[i + 1], &e->p2p) != 0 ? -1 : 2;
+  if (strcmp(k, "rdma") == 0 && has_next && e->kind == K_NIC)
+    return want_onoff(p, &p->tok[i + 1], &e->rdma) != 0 ? -1 : 2;
+  if ((strcmp(k, "ports") == 0 || strcmp(k, "functions") == 0) && has_next && e->kind == K_NIC) {
+    if (want_count(p, &p->tok[i + 1], 1, RIG_MAX_FUNCTIONS, &v) != 0)
+      return -1;
+    e->functions = (int)v;
+    return 2;
+  }
+  return 0;
+}
+
 /* Options after the fixed words: `key value` pairs and link words. */
 static int device_options(struct parser *p, struct elem *e, int from)
 {
   for (int i = from; i < p->ntok; i++) {
     const struct token *t = &p->tok[i];
     const char *k = t->text;
-    bool has_next = i + 1 < p->ntok;
-    if (!t->quoted && strncasecmp(k, "gen", 3) == 0) {
+    int used = t->quoted ? 0 : kind_option(p, e, i);
+    if (used < 0)
+      return -1;
+    if (used > 0) {
+      i += used - 1;
+    } else if (!t->quoted && strncasecmp(k, "gen", 3) == 0) {
       if (want_gen(p, t, &e->gen) != 0)
         return -1;
     } else if (!t->quoted && (k[0] == 'x' || k[0] == 'X') && isdigit((unsigned char)k[1])) {
       if (want_width(p, t, &e->width) != 0)
         return -1;
     } else if (!t->quoted && (strcmp(k, "slot") == 0 || strcmp(k, "riser") == 0 || strcmp(k, "uplink") == 0)) {
-      int *g = strcmp(k, "uplink") == 0 ? &e->gen : &e->slot_gen;
-      int *w = strcmp(k, "uplink") == 0 ? &e->width : &e->slot_width;
-      if (i + 2 >= p->ntok)
-        return perr(p, t->col + (int)strlen(k), "expected a generation and width after '%s' (e.g. %s gen3 x8)", k, k);
-      if (want_gen(p, &p->tok[i + 1], g) != 0 || want_width(p, &p->tok[i + 2], w) != 0)
+      if (link_pair_option(p, e, i) != 0)
         return -1;
       i += 2;
-    } else if (!t->quoted && strcmp(k, "model") == 0 && has_next) {
+    } else if (!t->quoted && strcmp(k, "model") == 0 && i + 1 < p->ntok) {
       free(e->model);
       e->model = xstrdup(p->tok[++i].text);
-    } else if (!t->quoted && strcmp(k, "lanes") == 0 && has_next) {
+    } else if (!t->quoted && strcmp(k, "lanes") == 0 && i + 1 < p->ntok) {
       long v;
       if (want_count(p, &p->tok[++i], 1, 256, &v) != 0)
         return -1;
       e->lanes = (int)v;
-    } else if (!t->quoted && strcmp(k, "p2p") == 0 && has_next && e->kind == K_GPU) {
-      if (want_onoff(p, &p->tok[++i], &e->p2p) != 0)
-        return -1;
-    } else if (!t->quoted && strcmp(k, "rdma") == 0 && has_next && e->kind == K_NIC) {
-      if (want_onoff(p, &p->tok[++i], &e->rdma) != 0)
-        return -1;
+    } else if (!t->quoted && strcmp(k, "direct") == 0) {
+      e->direct = true;
+      e->direct_col = t->col;
     } else {
-      return perr(p, t->col, "unexpected \"%s\" (expected genN, xN, slot, riser, uplink, model, lanes%s)", k,
-                  e->kind == K_GPU ? ", p2p" : e->kind == K_NIC ? ", rdma" : "");
+      return perr(p, t->col, "unexpected \"%s\" (expected genN, xN, slot, riser, uplink, model, lanes, direct%s)", k,
+                  e->kind == K_GPU ? ", p2p" : e->kind == K_NIC ? ", rdma, ports" : "");
     }
+  }
+  return 0;
+}
+
+/* One `KEY VALUE` option of a cpu line; -1 after an error. */
+static int cpu_option(struct parser *p, struct elem *e, const struct token *t, const struct token *v)
+{
+  long n;
+  if (strcmp(t->text, "vendor") == 0) {
+    if (strcmp(v->text, "amd") != 0 && strcmp(v->text, "intel") != 0)
+      return perr(p, v->col, "expected intel or amd, got \"%s\"", v->text);
+    e->vendor_amd = strcmp(v->text, "amd") == 0;
+  } else if (strcmp(t->text, "channels") == 0) {
+    if (want_count(p, v, 1, 24, &n) != 0)
+      return -1;
+    e->channels = (int)n;
+  } else if (strcmp(t->text, "memory") == 0) {
+    if (want_count(p, v, 100, 20000, &n) != 0)
+      return -1;
+    e->mts = (int)n;
+  } else if (strcmp(t->text, "rc-p2p") == 0) {
+    return want_onoff(p, v, &e->rc_p2p);
+  } else if (strcmp(t->text, "numa") == 0) {
+    if (want_count(p, v, 1, RIG_MAX_NODES, &n) != 0)
+      return -1;
+    e->nodes = (int)n;
+  } else if (strcmp(t->text, "ram") == 0) {
+    if (want_count(p, v, 1, RIG_MAX_RAM_GIB, &e->ram_gib) != 0)
+      return -1;
+  } else {
+    return perr(p, t->col, "unexpected \"%s\" (expected vendor, channels, memory, rc-p2p, numa or ram)", t->text);
   }
   return 0;
 }
@@ -361,38 +487,20 @@ static int device_options(struct parser *p, struct elem *e, int from)
 static int stmt_cpu(struct parser *p)
 {
   if (p->ntok < 3)
-    return perr(p, p->tok[0].col, "expected: cpu NAME \"MODEL\" [vendor intel|amd] [channels N] [memory MT/s] [rc-p2p on|off]");
+    return perr(p, p->tok[0].col, "expected: cpu NAME \"MODEL\" [vendor intel|amd] [channels N] [memory MT/s] "
+                "[rc-p2p on|off] [numa N] [ram GiB]");
   if (check_new_name(p, &p->tok[1]) != 0)
     return -1;
-  struct elem *e = new_elem(p, K_CPU, p->tok[1].text, p->tok[1].col);
+  struct elem *e = new_elem(p, K_CPU, p->tok[1].text, p->tok[1].col, false, 1);
   if (!e)
     return -1;
   e->model = xstrdup(p->tok[2].text);
   e->vendor_amd = strcasestr(e->model, "epyc") || strcasestr(e->model, "ryzen") || strcasestr(e->model, "threadripper");
-  for (int i = 3; i < p->ntok; i++) {
-    const struct token *t = &p->tok[i];
+  for (int i = 3; i < p->ntok; i += 2) {
     if (i + 1 >= p->ntok)
-      return perr(p, t->col, "expected a value after \"%s\"", t->text);
-    const struct token *v = &p->tok[++i];
-    long n;
-    if (strcmp(t->text, "vendor") == 0) {
-      if (strcmp(v->text, "amd") != 0 && strcmp(v->text, "intel") != 0)
-        return perr(p, v->col, "expected intel or amd, got \"%s\"", v->text);
-      e->vendor_amd = strcmp(v->text, "amd") == 0;
-    } else if (strcmp(t->text, "channels") == 0) {
-      if (want_count(p, v, 1, 24, &n) != 0)
-        return -1;
-      e->channels = (int)n;
-    } else if (strcmp(t->text, "memory") == 0) {
-      if (want_count(p, v, 100, 20000, &n) != 0)
-        return -1;
-      e->mts = (int)n;
-    } else if (strcmp(t->text, "rc-p2p") == 0) {
-      if (want_onoff(p, v, &e->rc_p2p) != 0)
-        return -1;
-    } else {
-      return perr(p, t->col, "unexpected \"%s\" (expected vendor, channels, memory or rc-p2p)", t->text);
-    }
+      return perr(p, p->tok[i].col, "expected a value after \"%s\"", p->tok[i].text);
+    if (cpu_option(p, e, &p->tok[i], &p->tok[i + 1]) != 0)
+      return -1;
   }
   return 0;
 }
@@ -407,7 +515,7 @@ static struct elem *named_child(struct parser *p, enum kind kind, const char *us
   }
   if (check_new_name(p, &p->tok[1]) != 0)
     return NULL;
-  struct elem *e = new_elem(p, kind, p->tok[1].text, p->tok[1].col);
+  struct elem *e = new_elem(p, kind, p->tok[1].text, p->tok[1].col, has_word(p, 3, "direct"), 1);
   if (e)
     set_parent(p, e, &p->tok[2]);
   return e;
@@ -423,21 +531,39 @@ static int optional_count(struct parser *p, long *count)
   return 1;
 }
 
+/* rootcomplex NAME CPU [genN] [numa N|unknown] */
 static int stmt_rootcomplex(struct parser *p)
 {
-  struct elem *e = named_child(p, K_RC, "rootcomplex NAME CPU [genN]");
+  struct elem *e = named_child(p, K_RC, "rootcomplex NAME CPU [genN] [numa N|unknown]");
   if (!e)
     return -1;
   e->gen = 3;
-  for (int i = 3; i < p->ntok; i++)
-    if (want_gen(p, &p->tok[i], &e->gen) != 0)
+  for (int i = 3; i < p->ntok; i++) {
+    const struct token *t = &p->tok[i];
+    if (t->quoted || strcmp(t->text, "numa") != 0) {
+      if (want_gen(p, t, &e->gen) != 0)
+        return -1;
+      continue;
+    }
+    if (i + 1 >= p->ntok)
+      return perr(p, t->col, "expected a NUMA node (0, 1, ... within the socket) or unknown after numa");
+    const struct token *v = &p->tok[++i];
+    long n;
+    e->node_col = v->col;
+    if (!v->quoted && strcmp(v->text, "unknown") == 0)
+      e->node = -1;
+    else if (want_count(p, v, 0, RIG_MAX_NODES - 1, &n) == 0)
+      e->node = (int)n;
+    else
       return -1;
+  }
   return 0;
 }
 
 static int stmt_switch(struct parser *p)
 {
-  struct elem *e = named_child(p, K_SWITCH, "switch NAME PARENT [model \"PEX8796\"] [lanes N] [genN] [uplink genN xN]");
+  struct elem *e = named_child(p, K_SWITCH, "switch NAME PARENT [model \"PEX8796\"] [lanes N] [genN] [uplink genN xN] "
+                               "[direct]");
   return e ? device_options(p, e, 3) : -1;
 }
 
@@ -448,16 +574,18 @@ static int stmt_gpu(struct parser *p)
   if (i < 0)
     return -1;
   if (p->ntok < i + 2 || !p->tok[i].quoted)
-    return perr(p, p->ntok > i ? p->tok[i].col : p->tok[0].col, "expected: gpu [COUNT] \"MODEL\" PARENT [slot genN xN] [p2p on|off]");
+    return perr(p, p->ntok > i ? p->tok[i].col : p->tok[0].col,
+                "expected: gpu [COUNT] \"MODEL\" PARENT [slot genN xN] [p2p on|off] [direct]");
   const struct gr_gpu_model *m = gr_catalog_find(p->tok[i].text);
   if (!m)
     return perr(p, p->tok[i].col, "unknown GPU model \"%s\" (models are listed in data/gpus.tsv, e.g. \"RTX 3090\")",
                 p->tok[i].text);
+  bool direct = has_word(p, i + 2, "direct");
   for (long k = 0; k < count; k++) {
     char name[32];
     /* GPUs are named gpu0, gpu1, ... in the order they are declared */
     snprintf(name, sizeof(name), "gpu%zu", p->ngpus);
-    struct elem *e = new_elem(p, K_GPU, name, p->tok[0].col);
+    struct elem *e = new_elem(p, K_GPU, name, p->tok[0].col, direct, 1);
     if (!e)
       return -1;
     p->ngpus++;
@@ -473,10 +601,12 @@ static int stmt_gpu(struct parser *p)
 static int stmt_nic(struct parser *p)
 {
   if (p->ntok < 4 || !p->tok[2].quoted)
-    return perr(p, p->tok[0].col, "expected: nic NAME \"MODEL\" PARENT [genN] [xN] [rdma on|off]");
+    return perr(p, p->tok[0].col,
+                "expected: nic NAME \"MODEL\" PARENT [genN] [xN] [rdma on|off] [ports N] [direct]");
   if (check_new_name(p, &p->tok[1]) != 0)
     return -1;
-  struct elem *e = new_elem(p, K_NIC, p->tok[1].text, p->tok[1].col);
+  struct elem *e = new_elem(p, K_NIC, p->tok[1].text, p->tok[1].col, has_word(p, 4, "direct"),
+                             functions_on_line(p, 4));
   if (!e)
     return -1;
   e->model = xstrdup(p->tok[2].text);
@@ -491,11 +621,12 @@ static int stmt_nvme(struct parser *p)
   if (i < 0)
     return -1;
   if (p->ntok < i + 1)
-    return perr(p, p->tok[0].col, "expected: nvme [COUNT] PARENT [genN] [xN]");
+    return perr(p, p->tok[0].col, "expected: nvme [COUNT] PARENT [genN] [xN] [direct]");
+  bool direct = has_word(p, i + 1, "direct");
   for (long k = 0; k < count; k++) {
     char name[32];
     snprintf(name, sizeof(name), "nvme%zu", p->nnvmes);
-    struct elem *e = new_elem(p, K_NVME, name, p->tok[0].col);
+    struct elem *e = new_elem(p, K_NVME, name, p->tok[0].col, direct, 1);
     if (!e)
       return -1;
     p->nnvmes++;
@@ -508,10 +639,38 @@ static int stmt_nvme(struct parser *p)
   return 0;
 }
 
+/* ---- nvlink and nvswitch statements ---- */
+
+/* A GPU range, gpuLO-gpuHI with LO < HI. */
+static int want_range(struct parser *p, const struct token *t, const char *after, unsigned *lo, unsigned *hi)
+{
+  char tail;
+  if (t->quoted || sscanf(t->text, "gpu%u-gpu%u%c", lo, hi, &tail) != 2 || *lo >= *hi || *hi >= RIG_MAX_ELEMS)
+    return perr(p, t->col, "expected a GPU range such as gpu0-gpu3 after %s, got \"%s\"", after, t->text);
+  return 0;
+}
+
+/* A new statement at the end of p->links, or NULL past the limit. */
+static struct link_stmt *new_link(struct parser *p, enum link_kind kind)
+{
+  if (p->nlinks >= RIG_MAX_NVLINKS) {
+    perr(p, p->tok[0].col, "too many nvlink statements (at most %d nvlink and nvswitch statements in one rig)",
+         RIG_MAX_NVLINKS);
+    return NULL;
+  }
+  grow_array((void **)&p->links, sizeof(*p->links), &p->links_cap, p->nlinks);
+  struct link_stmt *s = &p->links[p->nlinks++];
+  memset(s, 0, sizeof(*s));
+  s->kind = kind;
+  s->line = p->line;
+  s->col = p->tok[0].col;
+  return s;
+}
+
 /* nvlink GPU GPU [links N]  |  nvlink mesh GPUa-GPUb [links N] */
 static int stmt_nvlink(struct parser *p)
 {
-  long links = 1;
+  long links = 0;
   const int nfixed = 3; /* nvlink A B, or nvlink mesh RANGE */
   if (p->ntok < nfixed)
     return perr(p, p->tok[0].col, "expected: nvlink GPU GPU [links N] or nvlink mesh GPUa-GPUb [links N]");
@@ -521,18 +680,69 @@ static int stmt_nvlink(struct parser *p)
   } else if (p->ntok != nfixed) {
     return perr(p, p->tok[nfixed].col, "unexpected \"%s\" (expected links N)", p->tok[nfixed].text);
   }
-  if (p->nnvlinks >= RIG_MAX_NVLINKS)
-    return perr(p, p->tok[0].col, "too many nvlink statements (at most %d in one rig)", RIG_MAX_NVLINKS);
-  p->nvlinks = xrealloc(p->nvlinks, (p->nnvlinks + 1) * sizeof(char *));
-  p->nvlink_pos = xrealloc(p->nvlink_pos, (p->nnvlinks + 1) * sizeof(*p->nvlink_pos));
-  p->nvlinks[p->nnvlinks] = xasprintf("%s %s", p->tok[1].text, p->tok[2].text);
-  p->nvlink_pos[p->nnvlinks][0] = p->line;
-  p->nvlink_pos[p->nnvlinks][1] = p->tok[1].col;
-  p->nvlink_pos[p->nnvlinks][2] = (int)links;
-  p->nnvlinks++;
+  bool mesh = !p->tok[1].quoted && strcmp(p->tok[1].text, "mesh") == 0;
+  unsigned lo = 0, hi = 0;
+  if (mesh && want_range(p, &p->tok[2], "mesh", &lo, &hi) != 0)
+    return -1;
+  struct link_stmt *s = new_link(p, mesh ? LK_MESH : LK_PAIR);
+  if (!s)
+    return -1;
+  s->links = (int)links;
+  s->lo = lo;
+  s->hi = hi;
+  s->acol = mesh ? p->tok[2].col : p->tok[1].col;
+  s->bcol = p->tok[2].col;
+  if (!mesh) {
+    s->a = xstrdup(p->tok[1].text);
+    s->b = xstrdup(p->tok[2].text);
+  }
   return 0;
 }
 
+/* `links N` or `gen G` of an nvswitch line at token i. */
+static int nvswitch_option(struct parser *p, struct link_stmt *s, int i)
+{
+  const struct token *k = &p->tok[i];
+  long v;
+  if (i + 1 >= p->ntok || k->quoted || (strcmp(k->text, "links") != 0 && strcmp(k->text, "gen") != 0))
+    return perr(p, k->col, "unexpected \"%s\" (expected links N or gen G)", k->text);
+  bool links = strcmp(k->text, "links") == 0;
+  if (want_count(p, &p->tok[i + 1], 1, links ? 18 : 6, &v) != 0)
+    return -1;
+  if (links)
+    s->links = (int)v;
+  else
+    s->gen = (int)v;
+  return 0;
+}
+
+/* nvswitch [COUNT] GPUa-GPUb [links N] [gen G] */
+static int stmt_nvswitch(struct parser *p)
+{
+  long count = 0;
+  int i = 1;
+  if (p->ntok > 1 && !p->tok[1].quoted && isdigit((unsigned char)p->tok[1].text[0])) {
+    if (want_count(p, &p->tok[1], 1, 64, &count) != 0)
+      return -1;
+    i = 2;
+  }
+  if (p->ntok <= i)
+    return perr(p, p->tok[0].col, "expected: nvswitch [COUNT] GPUa-GPUb [links N] [gen G]");
+  unsigned lo, hi;
+  if (want_range(p, &p->tok[i], "nvswitch", &lo, &hi) != 0)
+    return -1;
+  struct link_stmt *s = new_link(p, LK_FABRIC);
+  if (!s)
+    return -1;
+  s->switches = (int)count;
+  s->lo = lo;
+  s->hi = hi;
+  s->acol = s->bcol = p->tok[i].col;
+  for (int k = i + 1; k < p->ntok; k += 2)
+    if (nvswitch_option(p, s, k) != 0)
+      return -1;
+  return 0;
+}
 /* The names NCCL and the CPU table use (data/cpu-interconnect.tsv), so that a
  * rig and a live machine name the same link alike. */
 static const char *socket_link_name(const char *kind)
@@ -602,34 +812,30 @@ static int stmt_meta(struct parser *p, const char *kw)
   return 0;
 }
 
+
 static int parse_statement(struct parser *p)
 {
+  static const struct {
+    const char *kw;
+    int (*fn)(struct parser *);
+  } stmts[] = {{"cpu", stmt_cpu},   {"rootcomplex", stmt_rootcomplex}, {"switch", stmt_switch},
+               {"gpu", stmt_gpu},   {"nic", stmt_nic},                 {"nvme", stmt_nvme},
+               {"nvlink", stmt_nvlink}, {"nvswitch", stmt_nvswitch}};
+  static const char *meta[] = {"rig", "source", "price", "intersocket", "p2p"};
   const struct token *k = &p->tok[0];
   if (k->quoted)
     return perr(p, k->col, "expected a keyword, got a string");
   if (!p->have_rig && strcmp(k->text, "rig") != 0)
     return perr(p, k->col, "expected `rig \"NAME\"` as the first statement");
-  static const char *meta[] = {"rig", "source", "price", "intersocket", "p2p"};
   for (size_t i = 0; i < sizeof(meta) / sizeof(meta[0]); i++)
     if (strcmp(k->text, meta[i]) == 0)
       return stmt_meta(p, k->text);
-  if (strcmp(k->text, "cpu") == 0)
-    return stmt_cpu(p);
-  if (strcmp(k->text, "rootcomplex") == 0)
-    return stmt_rootcomplex(p);
-  if (strcmp(k->text, "switch") == 0)
-    return stmt_switch(p);
-  if (strcmp(k->text, "gpu") == 0)
-    return stmt_gpu(p);
-  if (strcmp(k->text, "nic") == 0)
-    return stmt_nic(p);
-  if (strcmp(k->text, "nvme") == 0)
-    return stmt_nvme(p);
-  if (strcmp(k->text, "nvlink") == 0)
-    return stmt_nvlink(p);
+  for (size_t i = 0; i < sizeof(stmts) / sizeof(stmts[0]); i++)
+    if (strcmp(k->text, stmts[i].kw) == 0)
+      return stmts[i].fn(p);
   return perr(p, k->col,
               "unknown statement \"%s\" (expected rig, source, price, cpu, intersocket, rootcomplex, switch, gpu, "
-              "nic, nvme, nvlink or p2p)", k->text);
+              "nic, nvme, nvlink, nvswitch or p2p)", k->text);
 }
 
 /* ---- resolution ---- */
@@ -638,6 +844,19 @@ static const char *kind_name(enum kind k)
 {
   static const char *n[] = {"cpu", "rootcomplex", "switch", "gpu", "nic", "nvme"};
   return n[k];
+}
+
+/* What a resolved parent allows: a root complex's NUMA node within its
+ * socket's, `direct` only on a root complex. */
+static int check_placement(struct parser *p, const struct elem *e, const struct elem *par)
+{
+  if (e->kind == K_RC && e->node >= par->nodes)
+    return perr(p, e->node_col, "numa %d: cpu '%s' has %d NUMA node%s (numa 0 .. %d; give the socket more with "
+                "`cpu ... numa N`)", e->node, par->name, par->nodes, par->nodes == 1 ? "" : "s", par->nodes - 1);
+  if (e->direct && par->kind != K_RC)
+    return perr(p, e->direct_col, "direct puts a device on its root complex's bus; '%s' is a %s (drop direct: a "
+                "device below a switch hangs from one of its ports)", par->name, kind_name(par->kind));
+  return 0;
 }
 
 static int resolve_parents(struct parser *p)
@@ -655,6 +874,8 @@ static int resolve_parents(struct parser *p)
     if (!ok)
       return perr(p, e->pcol, "a %s's parent must be %s; '%s' is a %s", kind_name(e->kind),
                   e->kind == K_RC ? "a cpu" : "a rootcomplex or a switch", e->parent, kind_name(pk));
+    if (check_placement(p, e, &p->elems[pi]) != 0)
+      return -1;
     e->parent_idx = pi;
   }
   /* switches may name switches defined later: walk up to find cycles */
@@ -671,6 +892,15 @@ static int resolve_parents(struct parser *p)
   return 0;
 }
 
+/* ---- building the topology ---- */
+
+/* Where a node goes: its parent node, bus, device number, socket and NUMA node. */
+struct place {
+  int parent;
+  unsigned bus, dev;
+  int package, numa;
+};
+
 static void apply_link(struct gr_pci *n, int gen, int width, int port_gen, int port_width)
 {
   n->link.max_gen = gen;
@@ -681,53 +911,91 @@ static void apply_link(struct gr_pci *n, int gen, int width, int port_gen, int p
   n->link.cur_width = width < port_width ? width : port_width;
 }
 
-static int add_node(struct parser *p, enum gr_role role, int parent, unsigned class_id, unsigned vendor,
-                    unsigned device, int numa)
+/* A bus number, or -1 after reporting that the domain has none left.
+ * check_room counted every element's buses while parsing; this guards the
+ * range should the two ever disagree. */
+static int new_bus(struct parser *p)
 {
-  /* check_room counted every element's buses while parsing; this guards the
-   * bus numbers' range should the two ever disagree */
   if (p->next_bus > RIG_MAX_BUSES)
     return perr(p, 1, "too many devices for one PCI domain (at most %d)", RIG_MAX_BUSES);
+  return (int)p->next_bus++;
+}
+
+static int add_node(struct parser *p, enum gr_role role, const struct place *at, unsigned func, unsigned class_id,
+                    unsigned vendor, unsigned device)
+{
   int i = gr_topo_add_pci(p->t);
   struct gr_pci *n = &p->t->pci[i];
   n->role = role;
-  n->parent = parent;
-  n->bus = p->next_bus++;
-  n->sec_bus = n->sub_bus = n->bus;
+  n->parent = at->parent;
+  n->bus = at->bus;
+  n->dev = at->dev;
+  n->func = func;
+  n->sec_bus = n->sub_bus = at->bus;
   n->class_id = class_id;
   n->vendor = vendor;
   n->device = device;
-  n->numa = n->package = numa;
+  n->numa = at->numa;
+  n->package = at->package;
   return i;
 }
 
-static int cpu_of(const struct parser *p, int e)
+/* The socket and NUMA node of element e, a root complex or below one: its
+ * root complex's node (-1 when the rig says unknown). */
+static void locality(const struct parser *p, int e, int *package, int *numa)
 {
-  while (p->elems[e].kind != K_CPU)
+  while (p->elems[e].kind != K_RC)
     e = p->elems[e].parent_idx;
-  return p->elems[e].cpu_index;
+  const struct elem *rc = &p->elems[e], *cpu = &p->elems[rc->parent_idx];
+  *package = cpu->cpu_index;
+  *numa = rc->node < 0 ? -1 : cpu->first_node + rc->node;
 }
 
-/* The port a device or switch hangs from, created on demand: a root port of
- * its root complex, or a downstream port of its switch. */
-static int make_port(struct parser *p, const struct elem *e, int *gen, int *width)
+/* The next device number on the bus of `host` (a root complex, or the bus
+ * below a direct switch), or -1 after reporting that the bus is full. */
+static int next_dev(struct parser *p, struct elem *host, const struct elem *e)
 {
-  const struct elem *par = &p->elems[e->parent_idx];
-  int numa = cpu_of(p, e->parent_idx);
-  int port_gen = par->gen ? par->gen : 3, port_width = 16;
-  /* described, not read: no vendor or device id of its own */
-  int port = add_node(p, GR_ROLE_BRIDGE, par->pci_index, 0x060400, 0, 0, numa);
-  if (port < 0)
+  if (host->next_dev >= RIG_MAX_DEVS) {
+    p->line = e->line;
+    return perr(p, e->col, "no device number left on the bus of '%s' (a PCI bus has %d: devices with direct, or "
+                "below a direct switch, share it)", host->name, RIG_MAX_DEVS);
+  }
+  return (int)host->next_dev++;
+}
+
+/* Where element e's node goes, and the limits of the port above it: below a
+ * new port (a root port of its root complex, a downstream port of its switch),
+ * or on its parent's own bus (direct, or below a direct switch, whose
+ * downstream ports gpurig folds into the switch: the same levels and links). */
+static int attach(struct parser *p, struct elem *e, struct place *at, int *port_gen, int *port_width)
+{
+  struct elem *par = &p->elems[e->parent_idx];
+  locality(p, e->parent_idx, &at->package, &at->numa);
+  *port_gen = e->slot_gen ? e->slot_gen : par->gen ? par->gen : 3;
+  *port_width = e->slot_width ? e->slot_width : 16;
+  if (e->direct || (par->kind == K_SWITCH && par->direct)) {
+    int dev = next_dev(p, par, e);
+    if (dev < 0)
+      return -1;
+    at->parent = par->pci_index;
+    at->bus = par->kind == K_RC ? p->t->pci[par->pci_index].bus : par->sec_bus;
+    at->dev = (unsigned)dev;
+    return 0;
+  }
+  int bus = new_bus(p);
+  if (bus < 0)
     return -1;
-  if (e->slot_gen)
-    port_gen = e->slot_gen;
-  if (e->slot_width)
-    port_width = e->slot_width;
-  p->t->pci[port].link.max_gen = port_gen;
-  p->t->pci[port].link.max_width = port_width;
-  *gen = port_gen;
-  *width = port_width;
-  return port;
+  /* described, not read: no vendor or device id of its own */
+  struct place port_at = {par->pci_index, (unsigned)bus, 0, at->package, at->numa};
+  int port = add_node(p, GR_ROLE_BRIDGE, &port_at, 0, 0x060400, 0, 0);
+  p->t->pci[port].link.max_gen = *port_gen;
+  p->t->pci[port].link.max_width = *port_width;
+  if ((bus = new_bus(p)) < 0)
+    return -1;
+  at->parent = port;
+  at->bus = (unsigned)bus;
+  at->dev = 0;
+  return 0;
 }
 
 static unsigned first_pci_id(const char *ids, unsigned *vendor)
@@ -739,64 +1007,98 @@ static unsigned first_pci_id(const char *ids, unsigned *vendor)
   return d;
 }
 
+static int build_rc(struct parser *p, size_t i)
+{
+  struct elem *e = &p->elems[i];
+  struct place at = {.parent = -1};
+  int bus = new_bus(p);
+  if (bus < 0)
+    return -1;
+  at.bus = (unsigned)bus;
+  locality(p, (int)i, &at.package, &at.numa);
+  e->pci_index = add_node(p, GR_ROLE_HOSTBRIDGE, &at, 0, 0, 0, 0);
+  return 0;
+}
+
+static int build_switch(struct parser *p, struct elem *e)
+{
+  struct place at;
+  int pg, pw;
+  if (attach(p, e, &at, &pg, &pw) != 0)
+    return -1;
+  bool plx = !e->model || strncasecmp(e->model, "PEX8", 4) == 0 || strncasecmp(e->model, "PEX9", 4) == 0;
+  int n = add_node(p, GR_ROLE_BRIDGE, &at, 0, 0x060400, plx ? 0x10b5 : 0x1000, 0);
+  if (!e->gen)
+    e->gen = pg;
+  apply_link(&p->t->pci[n], e->gen, e->width ? e->width : 16, pg, pw);
+  p->t->pci[n].model = e->model ? xstrdup(e->model) : NULL;
+  p->t->pci[n].lanes = e->lanes;
+  e->pci_index = n;
+  if (e->direct) {
+    int bus = new_bus(p);
+    if (bus < 0)
+      return -1;
+    e->sec_bus = (unsigned)bus;
+    p->t->pci[n].sec_bus = p->t->pci[n].sub_bus = e->sec_bus;
+  }
+  return 0;
+}
+
+static int build_gpu(struct parser *p, struct elem *e)
+{
+  struct place at;
+  int pg, pw;
+  if (attach(p, e, &at, &pg, &pw) != 0)
+    return -1;
+  unsigned vendor, device = first_pci_id(e->gpu->pci_ids, &vendor);
+  int n = add_node(p, GR_ROLE_ENDPOINT, &at, 0, strcmp(e->gpu->vendor, "amd") == 0 ? 0x030000 : 0x030200,
+                   vendor ? vendor : 0x10de, device);
+  struct gr_pci *g = &p->t->pci[n];
+  apply_link(g, e->gpu->pcie_gen, 16, pg, pw);
+  g->model = xstrdup(e->gpu->model);
+  g->p2p = e->p2p >= 0 ? e->p2p : p->global_p2p >= 0 ? p->global_p2p : e->gpu->p2p == GR_P2P_YES ? 1
+                                                                     : e->gpu->p2p == GR_P2P_NO ? 0 : -1;
+  e->pci_index = n;
+  return 0;
+}
+
+/* A NIC (one node per PCI function, all on one device number: a dual-port
+ * card is PIX to itself) or an NVMe drive. Function 0 is named as the rig
+ * names it, function k NAME.k. */
+static int build_endpoint(struct parser *p, struct elem *e)
+{
+  struct place at;
+  int pg, pw;
+  if (attach(p, e, &at, &pg, &pw) != 0)
+    return -1;
+  unsigned class_id = e->kind == K_NVME ? 0x010802 : e->rdma == 0 ? 0x020000 : 0x020700;
+  for (int f = 0; f < e->functions; f++) {
+    int n = add_node(p, GR_ROLE_ENDPOINT, &at, (unsigned)f, class_id, 0, 0);
+    struct gr_pci *d = &p->t->pci[n];
+    apply_link(d, e->gen ? e->gen : pg, e->width ? e->width : e->kind == K_NVME ? 4 : 16, pg, pw);
+    d->model = e->model ? xstrdup(e->model) : xstrdup("NVMe drive");
+    d->osdevs = f ? xasprintf("%s.%d", e->name, f) : xstrdup(e->name);
+    if (f == 0)
+      e->pci_index = n;
+  }
+  return 0;
+}
+
 static int build_element(struct parser *p, size_t i)
 {
   struct elem *e = &p->elems[i];
-  struct gr_topo *t = p->t;
-  int numa = e->kind == K_CPU ? 0 : cpu_of(p, (int)i);
-  int pg, pw, port, n;
   switch (e->kind) {
   case K_CPU:
     return 0;
   case K_RC:
-    e->pci_index = add_node(p, GR_ROLE_HOSTBRIDGE, -1, 0, 0, 0, numa);
-    return e->pci_index < 0 ? -1 : 0;
+    return build_rc(p, i);
   case K_SWITCH:
-    if ((port = make_port(p, e, &pg, &pw)) < 0)
-      return -1;
-    n = add_node(p, GR_ROLE_BRIDGE, port, 0x060400,
-                 e->model && strncasecmp(e->model, "PEX8", 4) != 0 && strncasecmp(e->model, "PEX9", 4) != 0 ? 0x1000
-                                                                                                           : 0x10b5,
-                 0, numa);
-    if (n < 0)
-      return -1;
-    if (!e->gen)
-      e->gen = pg;
-    apply_link(&t->pci[n], e->gen, e->width ? e->width : 16, pg, pw);
-    t->pci[n].model = e->model ? xstrdup(e->model) : NULL;
-    t->pci[n].lanes = e->lanes;
-    e->pci_index = n;
-    return 0;
-  case K_GPU: {
-    if ((port = make_port(p, e, &pg, &pw)) < 0)
-      return -1;
-    unsigned vendor, device = first_pci_id(e->gpu->pci_ids, &vendor);
-    n = add_node(p, GR_ROLE_ENDPOINT, port, strcmp(e->gpu->vendor, "amd") == 0 ? 0x030000 : 0x030200,
-                 vendor ? vendor : 0x10de, device, numa);
-    if (n < 0)
-      return -1;
-    apply_link(&t->pci[n], e->gpu->pcie_gen, 16, pg, pw);
-    t->pci[n].model = xstrdup(e->gpu->model);
-    int p2p = e->p2p >= 0 ? e->p2p : p->global_p2p >= 0 ? p->global_p2p : e->gpu->p2p == GR_P2P_YES ? 1
-                                                                        : e->gpu->p2p == GR_P2P_NO ? 0 : -1;
-    t->pci[n].p2p = p2p;
-    e->pci_index = n;
-    return 0;
-  }
+    return build_switch(p, e);
+  case K_GPU:
+    return build_gpu(p, e);
   case K_NIC:
   case K_NVME:
-    if ((port = make_port(p, e, &pg, &pw)) < 0)
-      return -1;
-    n = add_node(p, GR_ROLE_ENDPOINT, port,
-                 e->kind == K_NVME ? 0x010802 : e->rdma == 0 ? 0x020000 : 0x020700,
-                 0, 0, numa);
-    if (n < 0)
-      return -1;
-    apply_link(&t->pci[n], e->gen ? e->gen : pg, e->width ? e->width : e->kind == K_NVME ? 4 : 16, pg, pw);
-    t->pci[n].model = e->model ? xstrdup(e->model) : xstrdup("NVMe drive");
-    t->pci[n].osdevs = xstrdup(e->name);
-    e->pci_index = n;
-    return 0;
+    return build_endpoint(p, e);
   }
   return 0;
 }
@@ -805,7 +1107,6 @@ static int build_element(struct parser *p, size_t i)
 static int build_tree(struct parser *p)
 {
   bool progress = true;
-  size_t built = 0;
   while (progress) {
     progress = false;
     for (size_t i = 0; i < p->nelems; i++) {
@@ -819,20 +1120,24 @@ static int build_tree(struct parser *p)
         return -1;
       if (e->kind == K_CPU)
         e->pci_index = -2;
-      built++;
       progress = true;
     }
   }
   return 0;
 }
 
+/* Sockets in declaration order, each with its NUMA nodes (os indices numbered
+ * across the machine in socket order) and its RAM split evenly over them. */
 static void build_cpus(struct parser *p)
 {
   struct gr_topo *t = p->t;
+  size_t nodes = 0;
+  for (size_t i = 0; i < p->nelems; i++)
+    nodes += p->elems[i].kind == K_CPU ? (size_t)p->elems[i].nodes : 0;
   t->packages = xcalloc(p->ncpus + 1, sizeof(*t->packages));
-  t->numas = xcalloc(p->ncpus + 1, sizeof(*t->numas));
+  t->numas = xcalloc(nodes + 1, sizeof(*t->numas));
   for (size_t i = 0; i < p->nelems; i++) {
-    const struct elem *e = &p->elems[i];
+    struct elem *e = &p->elems[i];
     if (e->kind != K_CPU)
       continue;
     struct gr_package *g = &t->packages[t->npackages];
@@ -843,61 +1148,206 @@ static void build_cpus(struct parser *p)
     g->mem_channels = e->channels;
     g->mem_mts = e->mts;
     g->rc_p2p = e->rc_p2p;
-    t->numas[t->nnumas] = (struct gr_numa){(int)t->nnumas, (int)t->npackages, 0};
+    g->mem_bytes = (uint64_t)e->ram_gib << 30;
+    e->first_node = (int)t->nnumas;
+    for (int k = 0; k < e->nodes; k++) {
+      uint64_t share = g->mem_bytes / (uint64_t)e->nodes;
+      if (k == e->nodes - 1)
+        share = g->mem_bytes - share * (uint64_t)(e->nodes - 1); /* the remainder on the last */
+      t->numas[t->nnumas] = (struct gr_numa){(int)t->nnumas, (int)t->npackages, share};
+      t->nnumas++;
+    }
     t->npackages++;
-    t->nnumas++;
   }
 }
 
-static int gpu_pci(const struct parser *p, const char *name)
+/* ---- NVLink: pairs, meshes and the NVSwitch fabric ---- */
+
+static bool has_nvlink(const struct gr_gpu_model *m)
+{
+  return m && m->links > 0 && strcmp(m->link, "nvlink") == 0;
+}
+
+/* GB/s per direction of one NVLink of a model: the catalog's links share its figure. */
+static double link_rate(const struct gr_gpu_model *m)
+{
+  return m->link_gbps / m->links;
+}
+
+static const char *article(const char *model)
+{
+  /* model names read as letters: "an A100", "an RTX 3090", "a V100" */
+  return strchr("AEFHILMNORSX", toupper((unsigned char)model[0])) ? "an" : "a";
+}
+
+/* The pci index and catalog row of the NVLink GPU named `name`, or -1 after
+ * an error at column col. */
+static int nvlink_gpu(struct parser *p, const char *name, int col, const char *what,
+                      const struct gr_gpu_model **m)
 {
   int i = find_elem(p, name);
-  return i >= 0 && p->elems[i].kind == K_GPU ? p->elems[i].pci_index : -1;
+  if (i < 0 || p->elems[i].kind != K_GPU)
+    return perr(p, col, "undefined GPU '%s' in %s (GPUs are gpu0, gpu1, ... in declaration order)", name, what);
+  *m = p->elems[i].gpu;
+  if (!has_nvlink(*m))
+    return perr(p, col, "%s (%s) has no NVLink", name, (*m)->model);
+  return p->elems[i].pci_index;
 }
 
-static int add_nvlink_pair(struct parser *p, int col, const char *a, const char *b, int links)
+/* The GPUs of a range: pci indices and catalog rows, the caller frees both. */
+static int range_gpus(struct parser *p, const struct link_stmt *s, const char *what, int **pci,
+                      const struct gr_gpu_model ***m)
 {
-  if (p->t->nnvlinks >= RIG_MAX_NVLINK_PAIRS)
-    return perr(p, col, "too many NVLinks (at most %d GPU pairs in one rig, meshes expanded)", RIG_MAX_NVLINK_PAIRS);
-  int x = gpu_pci(p, a), y = gpu_pci(p, b);
-  if (x < 0 || y < 0)
-    return perr(p, col, "undefined GPU '%s' in nvlink (GPUs are gpu0, gpu1, ... in declaration order)", x < 0 ? a : b);
-  if (x == y)
-    return perr(p, col, "an NVLink joins two different GPUs");
-  const struct gr_gpu_model *m = gr_catalog_find(p->t->pci[x].model);
-  if (!m || m->links == 0 || strcmp(m->link, "nvlink") != 0)
-    return perr(p, col, "%s (%s) has no NVLink", a, p->t->pci[x].model);
-  gr_topo_add_nvlink(p->t, x, y, -1, links, links * m->link_gbps / m->links);
-  return 0;
-}
-
-static int build_nvlinks(struct parser *p)
-{
-  for (size_t k = 0; k < p->nnvlinks; k++) {
-    char a[128], b[128];
-    p->line = p->nvlink_pos[k][0];
-    int col = p->nvlink_pos[k][1], links = p->nvlink_pos[k][2];
-    if (sscanf(p->nvlinks[k], "%127s %127s", a, b) != 2)
-      return perr(p, col, "expected two GPU names");
-    if (strcmp(a, "mesh") != 0) {
-      if (add_nvlink_pair(p, col, a, b, links) != 0)
-        return -1;
-      continue;
-    }
-    unsigned lo, hi;
-    char tail;
-    if (sscanf(b, "gpu%u-gpu%u%c", &lo, &hi, &tail) != 2 || lo >= hi || hi > 63)
-      return perr(p, col, "expected a GPU range such as gpu0-gpu3 after mesh, got \"%s\"", b);
-    for (unsigned g1 = lo; g1 <= hi; g1++)
-      for (unsigned g2 = g1 + 1; g2 <= hi; g2++) {
-        char n1[16], n2[16];
-        snprintf(n1, sizeof(n1), "gpu%u", g1);
-        snprintf(n2, sizeof(n2), "gpu%u", g2);
-        if (add_nvlink_pair(p, col, n1, n2, links) != 0)
-          return -1;
-      }
+  size_t n = s->hi - s->lo + 1;
+  *pci = xcalloc(n, sizeof(int));
+  *m = xcalloc(n, sizeof(**m));
+  for (size_t k = 0; k < n; k++) {
+    char name[32];
+    snprintf(name, sizeof(name), "gpu%zu", s->lo + k);
+    if (((*pci)[k] = nvlink_gpu(p, name, s->acol, what, &(*m)[k])) < 0)
+      return -1;
   }
   return 0;
+}
+
+/* How to write an NVSwitch board the catalog knows, for the error below. */
+static void board_hint(const struct parser *p, const struct link_stmt *s, const struct gr_gpu_model *m, char *buf,
+                       size_t cap)
+{
+  buf[0] = '\0';
+  if (strcmp(m->board, "nvswitch") == 0 && s->kind != LK_FABRIC)
+    snprintf(buf, cap, " (an HGX board joins GPUs through NVSwitches: write nvswitch gpu%u-gpu%u)",
+             s->kind == LK_MESH ? s->lo : 0, s->kind == LK_MESH ? s->hi : (unsigned)(p->ngpus - 1));
+  else if (strcmp(m->board, "bridge") == 0)
+    snprintf(buf, cap, " (an NVLink bridge joins two cards with all of them)");
+}
+
+/* Counts `links` more NVLinks on GPU `gpu`; more than its catalog has is an
+ * error naming the statement that goes over. */
+static int charge(struct parser *p, const struct link_stmt *s, int gpu, const struct gr_gpu_model *m, int links)
+{
+  p->used[gpu] += links;
+  if (p->used[gpu] <= m->links)
+    return 0;
+  char hint[160];
+  board_hint(p, s, m, hint, sizeof(hint));
+  return perr(p, s->col, "%s would have %d NVLinks; %s %s has %d%s", p->elems[p->gpu_elem[gpu]].name, p->used[gpu],
+              article(m->model), m->model, m->links, hint);
+}
+
+/* Adds one GPU pair. No cap of its own: charge() bounds every GPU by its
+ * catalog links (18 at most) and the bus numbers bound a rig to 255 GPUs, so
+ * a rig's pairs stay under 2300. */
+static void add_pair(struct parser *p, int x, int y, int links, double rate)
+{
+  gr_topo_add_nvlink(p->t, x, y, -1, links, links * rate);
+}
+
+/* A pair's links by default: all of a bridge card's (an RTX 3090's bridge
+ * carries its 4), else one. */
+static int pair_default(const struct gr_gpu_model *m)
+{
+  return strcmp(m->board, "bridge") == 0 ? m->links : 1;
+}
+
+static int link_pair(struct parser *p, const struct link_stmt *s)
+{
+  const struct gr_gpu_model *mx = NULL, *my = NULL;
+  int x = nvlink_gpu(p, s->a, s->acol, "nvlink", &mx), y = x < 0 ? -1 : nvlink_gpu(p, s->b, s->bcol, "nvlink", &my);
+  if (x < 0 || y < 0)
+    return -1;
+  if (x == y)
+    return perr(p, s->acol, "an NVLink joins two different GPUs");
+  int dx = pair_default(mx), dy = pair_default(my);
+  int links = s->links ? s->links : dx < dy ? dx : dy;
+  double rate = link_rate(mx) < link_rate(my) ? link_rate(mx) : link_rate(my);
+  if (charge(p, s, x, mx, links) != 0 || charge(p, s, y, my, links) != 0)
+    return -1;
+  add_pair(p, x, y, links, rate);
+  return 0;
+}
+
+/* Every pair of a range; without `links`, each GPU's links shared evenly
+ * among its peers (4x V100 SXM2: 6 / 3 = 2 per pair). */
+static int link_mesh(struct parser *p, const struct link_stmt *s, const int *pci, const struct gr_gpu_model **m)
+{
+  int n = (int)(s->hi - s->lo + 1), links = s->links, least = 0;
+  double rate = link_rate(m[0]);
+  for (int k = 0; k < n; k++) {
+    least = m[k]->links < m[least]->links ? k : least;
+    rate = link_rate(m[k]) < rate ? link_rate(m[k]) : rate;
+  }
+  if (!links)
+    links = m[least]->links / (n - 1);
+  if (links == 0) {
+    char hint[160];
+    board_hint(p, s, m[least], hint, sizeof(hint));
+    return perr(p, s->col, "a mesh of %d GPUs needs %d NVLinks per GPU at least; %s %s has %d%s", n, n - 1,
+                article(m[least]->model), m[least]->model, m[least]->links, hint);
+  }
+  for (int k = 0; k < n; k++)
+    if (charge(p, s, pci[k], m[k], links * (n - 1)) != 0)
+      return -1;
+  for (int a = 0; a < n; a++)
+    for (int b = a + 1; b < n; b++)
+      add_pair(p, pci[a], pci[b], links, rate);
+  return 0;
+}
+
+/* The rig's one NVSwitch fabric (model/topo.h: every NVSwitch of a machine is
+ * one), made by the first nvswitch statement; later ones add to it. */
+static int link_fabric(struct parser *p, const struct link_stmt *s, const int *pci, const struct gr_gpu_model **m)
+{
+  struct gr_topo *t = p->t;
+  int gen = s->gen ? s->gen : m[0]->link_gen;
+  if (!t->nfabrics)
+    gr_topo_add_fabric(t, GR_FABRIC_RIG, gen, 0, NULL);
+  struct gr_fabric *f = &t->fabrics[0];
+  if (f->nvlink_gen != gen)
+    return perr(p, s->col, "NVLink generation %d: the rig's NVSwitch fabric is generation %d (one fabric, one "
+                "generation)", gen, f->nvlink_gen);
+  f->nswitches += s->switches;
+  for (unsigned k = 0; k <= s->hi - s->lo; k++) {
+    int links = s->links ? s->links : m[k]->links;
+    if (charge(p, s, pci[k], m[k], links) != 0)
+      return -1;
+    gr_fabric_add_links(f, pci[k], links, links * link_rate(m[k]));
+  }
+  return 0;
+}
+
+static int link_statement(struct parser *p, const struct link_stmt *s)
+{
+  if (s->kind == LK_PAIR)
+    return link_pair(p, s);
+  int *pci = NULL;
+  const struct gr_gpu_model **m = NULL;
+  int rc = range_gpus(p, s, s->kind == LK_MESH ? "nvlink mesh" : "nvswitch", &pci, &m);
+  if (rc == 0)
+    rc = s->kind == LK_MESH ? link_mesh(p, s, pci, m) : link_fabric(p, s, pci, m);
+  free(pci);
+  free(m);
+  return rc;
+}
+
+/* The nvlink and nvswitch statements in file order, each GPU's links counted
+ * against its catalog's as they come. */
+static int build_links(struct parser *p)
+{
+  int rc = 0;
+  p->used = xcalloc(p->t->npci + 1, sizeof(int));
+  p->gpu_elem = xcalloc(p->t->npci + 1, sizeof(int));
+  for (size_t i = 0; i < p->nelems; i++)
+    if (p->elems[i].kind == K_GPU)
+      p->gpu_elem[p->elems[i].pci_index] = (int)i;
+  for (size_t k = 0; k < p->nlinks && rc == 0; k++) {
+    p->line = p->links[k].line;
+    rc = link_statement(p, &p->links[k]);
+  }
+  free(p->used);
+  free(p->gpu_elem);
+  p->used = p->gpu_elem = NULL;
+  return rc;
 }
 
 static int finish(struct parser *p, int lines)
@@ -912,7 +1362,7 @@ static int finish(struct parser *p, int lines)
   if (resolve_parents(p) != 0)
     return -1;
   build_cpus(p);
-  if (build_tree(p) != 0 || build_nvlinks(p) != 0)
+  if (build_tree(p) != 0 || build_links(p) != 0)
     return -1;
   p->t->link_details = true;
   gr_topo_finish(p->t);
@@ -929,12 +1379,12 @@ static void free_parser(struct parser *p)
   }
   free(p->elems);
   free(p->index);
-  for (size_t i = 0; i < p->nnvlinks; i++)
-    free(p->nvlinks[i]);
-  free(p->nvlinks);
-  free(p->nvlink_pos);
+  for (size_t i = 0; i < p->nlinks; i++) {
+    free(p->links[i].a);
+    free(p->links[i].b);
+  }
+  free(p->links);
 }
-
 int gr_rig_parse(const char *name, const char *text, size_t len, struct gr_topo *t, struct gr_err *err)
 {
   struct parser p = {.name = name, .err = err, .t = t, .global_p2p = -1, .next_bus = 1};
@@ -1004,6 +1454,39 @@ out:
   return rc;
 }
 
+
+/* After --gpu: every NVLink counted at the new model's rate, every fabric
+ * member given all its links (an NVSwitch board takes them all); direct links
+ * the new model cannot carry are dropped with a warning. */
+static void relink(struct gr_topo *t, const struct gr_gpu_model *m)
+{
+  int *used = xcalloc(t->npci + 1, sizeof(int)), most = 0;
+  for (size_t f = 0; f < t->nfabrics; f++) {
+    t->fabrics[f].nvlink_gen = m->link_gen;
+    for (size_t i = 0; i < t->fabrics[f].nmembers; i++) {
+      struct gr_fabric_member *fm = &t->fabrics[f].members[i];
+      fm->links = m->links;
+      fm->gbps = m->link_gbps;
+      used[fm->gpu] += fm->links;
+    }
+  }
+  for (size_t k = 0; k < t->nnvlinks; k++) {
+    struct gr_nvlink *l = &t->nvlinks[k];
+    l->bw_gbps = l->count * link_rate(m);
+    used[l->a] += l->count;
+    if (l->b >= 0)
+      used[l->b] += l->count;
+  }
+  for (size_t i = 0; i < t->npci; i++)
+    most = used[i] > most ? used[i] : most;
+  if (most > m->links) {
+    gr_topo_add_warning(t, "--gpu %s: the rig's NVLinks give a GPU %d links and %s %s has %d: its direct NVLinks "
+                        "are dropped", m->model, most, article(m->model), m->model, m->links);
+    t->nnvlinks = 0;
+  }
+  free(used);
+}
+
 int gr_rig_replace_gpus(struct gr_topo *t, const char *model, struct gr_err *err)
 {
   const struct gr_gpu_model *m = gr_catalog_find(model);
@@ -1018,9 +1501,11 @@ int gr_rig_replace_gpus(struct gr_topo *t, const char *model, struct gr_err *err
     p->link.cur_gen = eg;
     p->p2p = m->p2p == GR_P2P_YES ? 1 : m->p2p == GR_P2P_NO ? 0 : -1;
   }
-  if (m->links == 0) {
+  if (!has_nvlink(m)) {
     t->nnvlinks = 0;
     gr_topo_free_fabrics(t);
+  } else {
+    relink(t, m);
   }
   return 0;
 }

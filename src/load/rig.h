@@ -17,8 +17,12 @@ int gr_rig_parse(const char *name, const char *text, size_t len, struct gr_topo 
 int gr_load_rig(const char *path_or_name, struct gr_topo *t, struct gr_err *err);
 
 /* Options that change a rig after loading (compare --gpu): replaces every
- * GPU's model with `model` (its links, P2P default and NVLink stay as
- * described unless the new model has no NVLink). Returns -1 if unknown. */
+ * GPU's model with `model` (its PCIe generation and P2P default from the
+ * catalog). NVLink stays consistent with the new model: a model without
+ * NVLink drops every NVLink and fabric; otherwise each link is counted at
+ * the new model's rate, every fabric member gets all its links, and direct
+ * links it cannot carry (more than its catalog links on a GPU) are dropped
+ * with a warning in t->warnings. Returns -1 if the model is unknown. */
 int gr_rig_replace_gpus(struct gr_topo *t, const char *model, struct gr_err *err);
 
 /* n GPUs of a catalog model on a generic single-socket board, one x16 root

@@ -99,6 +99,8 @@ struct gr_package {
   int mem_channels;     /* populated channels, 0 unknown (rig files) */
   int mem_mts;          /* memory transfer rate in MT/s, 0 unknown */
   int rc_p2p;           /* the CPU forwards P2P between its root complexes: 1, 0, -1 unknown */
+  uint64_t mem_bytes;   /* RAM installed on the socket as the input states it (a rig's cpu ... ram),
+                           0 unknown; NUMA nodes carry what the OS reports (gr_numa.mem_bytes) */
   char *cpu_vendor; /* "GenuineIntel", "AuthenticAMD", may be NULL */
   char *cpu_model;  /* may be NULL */
   int cpu_family, cpu_model_number; /* -1 unknown */

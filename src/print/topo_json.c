@@ -128,6 +128,7 @@ static json_t *machine_json(const struct gr_topo *t, const struct gr_analysis *a
     json_object_set_new(o, "os_index", json_integer(t->packages[i].os_index));
     json_object_set_new(o, "cpu_vendor", gr_json_text(t->packages[i].cpu_vendor));
     json_object_set_new(o, "cpu_model", gr_json_text(t->packages[i].cpu_model));
+    json_object_set_new(o, "mem_gib", t->packages[i].mem_bytes ? gib_json(t->packages[i].mem_bytes) : json_null());
     json_array_append_new(pk, o);
   }
   json_object_set_new(m, "packages", pk);

@@ -56,9 +56,16 @@ void gr_print_summary(FILE *out, const struct gr_topo *t, const struct gr_analys
           t->npackages, t->npackages == 1 ? "" : "s", t->nnumas, t->nnumas == 1 ? "" : "s", t->ngpus,
           t->ngpus == 1 ? "" : "s", t->nnics, t->nnics == 1 ? "" : "s", nvme, nvme == 1 ? "" : "s", a->nhives,
           a->nhives == 1 ? "" : "s", endpoints);
-  for (size_t i = 0; i < t->npackages; i++)
-    fprintf(out, "  Socket %d: %s\n", t->packages[i].os_index,
-            t->packages[i].cpu_model ? t->packages[i].cpu_model : "(CPU model not recorded)");
+  for (size_t i = 0; i < t->npackages; i++) {
+    const struct gr_package *pk = &t->packages[i];
+    fprintf(out, "  Socket %d: %s", pk->os_index, pk->cpu_model ? pk->cpu_model : "(CPU model not recorded)");
+    /* the RAM a description states (a rig's cpu ... ram); captures give it per NUMA node, in the tree */
+    if (pk->mem_bytes) {
+      double gib = (double)pk->mem_bytes / (1024.0 * 1024.0 * 1024.0);
+      fprintf(out, ", %.*f GiB RAM", gib == (double)(uint64_t)gib ? 0 : 1, gib);
+    }
+    fputc('\n', out);
+  }
 }
 
 /* ---- tree ---- */

@@ -12,6 +12,8 @@
 #include "testutil.h"
 
 #include "analysis/machine.h"
+#include "facts/catalog.h"
+#include "facts/data.h"
 #include "gpu/bench.h"
 #include "print/machine.h"
 
@@ -166,12 +168,102 @@ static void test_analyses_independent(void **state)
   free(intel_alone);
 }
 
+/* A catalog of two rows read with the catalog's own parser; 0 or -1 with err. */
+static int parse_catalog(const char *rows, struct gr_gpu_model **models, size_t *n, struct gr_table *t,
+                         struct gr_err *err)
+{
+  char *text = xasprintf("model\tvendor\tarch\tmem_gib\tmem_bw_gbps\tfp16_tflops\tfp16_fp32acc_tflops\ttdp_w\t"
+                         "pcie_gen\tlink\tlinks\tlink_gbps\tp2p\tpci_ids\tform\tboard\tlink_gen\tcc\tsource\n%s", rows);
+  int rc = gr_table_parse("gpus.tsv", text, strlen(text), t, err);
+  free(text);
+  if (rc != 0)
+    return -1;
+  rc = gr_catalog_parse(t, models, n, err);
+  return rc;
+}
+
+#define ROW_H200 "H200 SXM\tnvidia\tsm90\t141\t4800\t989.4\t989.4\t700\t5\tnvlink\t18\t450\tyes\t10de:2335\t" \
+                 "sxm5\tnvswitch\t4\t9.0\tdatasheet\n"
+#define ROW_7900 "RX 7900 XTX\tamd\tgfx1100\t24\t960\t122.8\t122.8\t355\t4\tnone\t0\t0\tdriver\t1002:744c\t" \
+                 "pcie\tnone\t0\t-\tspec\n"
+
+/* form, board, link_gen and cc parse; a bad word in them fails with its line. */
+static void test_catalog_columns(void **state)
+{
+  struct gr_table t;
+  struct gr_gpu_model *m;
+  size_t n;
+  struct gr_err err = {0};
+  (void)state;
+  if (parse_catalog(ROW_H200 ROW_7900, &m, &n, &t, &err) != 0)
+    fail_msg("%s", err.msg);
+  assert_int_equal(n, 2);
+  assert_string_equal(m[0].form, "sxm5");
+  assert_string_equal(m[0].board, "nvswitch");
+  assert_int_equal(m[0].link_gen, 4);
+  assert_int_equal(m[0].cc_major, 9);
+  assert_int_equal(m[0].cc_minor, 0);
+  assert_int_equal(m[0].links, 18);
+  assert_int_equal(m[1].cc_major, 0); /* - for AMD */
+  assert_string_equal(m[1].board, "none");
+  free(m);
+  gr_table_free(&t);
+  static const struct {
+    const char *from, *to, *msg;
+  } bad[] = {
+      {"\tnvswitch\t", "\tswitchboard\t", "gpus.tsv:3: board must be none, bridge, hcm or nvswitch"},
+      {"\tsxm5\t", "\tsxm9\t", "gpus.tsv:3: form must be pcie, sxm2 .. sxm6 or oam"},
+      {"\t4\t9.0\t", "\tfour\t9.0\t", "gpus.tsv:3: bad link_gen"},
+      {"\t9.0\t", "\tnine\t", "gpus.tsv:3: cc must be MAJOR.MINOR or -"},
+      {"\tnvlink\t18\t450\t", "\tnvlink\t0\t0\t", "gpus.tsv:3: link nvlink with 0 links"},
+      {"\tnvlink\t", "\tinfiniband\t", "gpus.tsv:3: link must be none, nvlink or xgmi"},
+  };
+  for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+    char row[512];
+    const char *at = strstr(ROW_H200, bad[i].from);
+    assert_non_null(at);
+    snprintf(row, sizeof(row), ROW_7900 "%.*s%s%s", (int)(at - ROW_H200), ROW_H200, bad[i].to,
+             at + strlen(bad[i].from));
+    if (parse_catalog(row, &m, &n, &t, &err) == 0)
+      fail_msg("no error for %s", bad[i].to);
+    if (!str_starts_with(err.msg, bad[i].msg))
+      fail_msg("'%s' is not '%s'", err.msg, bad[i].msg);
+    gr_table_free(&t);
+  }
+}
+
+/* The rows real machines need: the NVSwitch boards' GPUs found by their PCI ids. */
+static void test_catalog_rows(void **state)
+{
+  (void)state;
+  static const struct {
+    unsigned device;
+    const char *model, *board;
+    int links, link_gen;
+  } rows[] = {{0x2335, "H200 SXM", "nvswitch", 18, 4},   {0x2901, "B200", "nvswitch", 18, 5},
+              {0x1db8, "V100 SXM3 32GB", "nvswitch", 6, 2}, {0x2324, "H800 SXM5", "nvswitch", 8, 4},
+              {0x2235, "A40", "bridge", 4, 3},              {0x26b9, "L40S", "none", 0, 0},
+              {0x27b8, "L4", "none", 0, 0},                 {0x2237, "A10G", "none", 0, 0}};
+  for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+    const struct gr_gpu_model *m = gr_catalog_find_pci(0x10de, rows[i].device);
+    assert_non_null(m);
+    assert_string_equal(m->model, rows[i].model);
+    assert_string_equal(m->board, rows[i].board);
+    assert_int_equal(m->links, rows[i].links);
+    assert_int_equal(m->link_gen, rows[i].link_gen);
+  }
+  assert_float_equal(gr_catalog_find("B200")->link_gbps, 900, 1e-9);
+  assert_float_equal(gr_catalog_find("H200 SXM")->mem_bw_gbps, 4800, 1e-9);
+}
+
 int main(void)
 {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_bench_fresh_without_topology), /* first: nothing predicted yet */
       cmocka_unit_test(test_facts_once),
       cmocka_unit_test(test_analyses_independent),
+      cmocka_unit_test(test_catalog_columns),
+      cmocka_unit_test(test_catalog_rows),
   };
   return cmocka_run_group_tests(tests, setup, NULL);
 }

@@ -1,12 +1,14 @@
 /* Rig files: the parser's errors, the seed rigs, the calibration cases and
  * the compare ranking the seed authors would give. */
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "testutil.h"
 #include "facts/catalog.h"
 #include "facts/data.h"
+#include "analysis/machine.h"
 #include "analysis/predict.h"
 #include "load/rig.h"
 
@@ -55,7 +57,7 @@ static void bad_rigs_name_file_line_col(void **state)
   expect_error("cpu c0 \"EPYC\"\n", "bad.rig:1:1:", "expected `rig \"NAME\"` as the first statement");
   expect_error(HEAD "gpu \"RTX 3090\" rc0 slot gen9 x16\n", "bad.rig:4:25:", "expected a PCIe generation");
   expect_error(HEAD "gpu 2 \"RTX 4090\" rc0\nnvlink gpu0 gpu1\n", "bad.rig:5:8:", "has no NVLink");
-  expect_error(HEAD "gpu \"RTX 3090\" rc0\nnvlink gpu0 gpu7\n", "bad.rig:5:8:", "undefined GPU 'gpu7'");
+  expect_error(HEAD "gpu \"RTX 3090\" rc0\nnvlink gpu0 gpu7\n", "bad.rig:5:13:", "undefined GPU 'gpu7'");
 }
 
 static void every_bundled_rig_loads_and_matches_its_description(void **state)
@@ -337,9 +339,13 @@ static void element_and_nvlink_caps(void **state)
   assert_true(str_starts_with(err.msg, "big.rig:4098:1: too many elements (at most 4096"));
   assert_int_equal(parse_generated(HEAD "gpu 2 \"A100 SXM4 40GB\" rc0\n", "nvlink gpu0 gpu1 # %zu\n", 5000, &t, &err), -1);
   assert_true(str_starts_with(err.msg, "big.rig:4101:1: too many nvlink statements (at most 4096"));
-  /* meshes of 64 GPUs are 2016 pairs each: the 9th goes over 16384 */
+  /* a mesh of 64 A100s would give each 63 peers and 12 links: refused at its first line (the links
+   * per GPU bound a rig's NVLink pairs, no count of pairs is needed) */
   assert_int_equal(parse_generated(HEAD "gpu 64 \"A100 SXM4 40GB\" rc0\n", "nvlink mesh gpu0-gpu63 # %zu\n", 9, &t, &err), -1);
-  assert_true(str_starts_with(err.msg, "big.rig:13:8: too many NVLinks (at most 16384"));
+  assert_string_equal(err.msg, "big.rig:5:1: a mesh of 64 GPUs needs 63 NVLinks per GPU at least; an A100 SXM4 40GB "
+                      "has 12 (an HGX board joins GPUs through NVSwitches: write nvswitch gpu0-gpu63)");
+  assert_int_equal(parse_generated(HEAD "gpu 64 \"A100 SXM4 40GB\" rc0\n", "nvlink mesh gpu0-gpu63 links 1 # %zu\n", 9, &t, &err), -1);
+  assert_true(str_starts_with(err.msg, "big.rig:5:1: gpu0 would have 63 NVLinks; an A100 SXM4 40GB has 12"));
   assert_int_equal(parse_generated(HEAD "gpu \"RTX 3090\" rc0\n", "cpu x%zu \"EPYC 7302\"\n", 3000, &t, &err), 0);
   assert_int_equal(t.npackages, 3001);
   gr_topo_free(&t);
@@ -356,6 +362,358 @@ static void element_and_nvlink_caps(void **state)
                "undefined GPU 'gpu0'");
 }
 
+/* ---- the grammar for real machines (docs/rig-format.md) ---- */
+
+static void parse_ok(const char *text, struct gr_topo *t)
+{
+  struct gr_err err = {0};
+  if (gr_rig_parse("t.rig", text, strlen(text), t, &err) != 0)
+    fail_msg("%s", err.msg);
+}
+
+/* nvidia-smi's level between two PCI nodes (GPUs or NICs). */
+static const char *level_of(const struct gr_analysis *a, int x, int y, char *buf)
+{
+  struct gr_path p = gr_path_between(a, x, y);
+  return gr_level_str(&p, buf, 16);
+}
+
+#define GIB ((uint64_t)1 << 30)
+
+/* NPS4 and NPS2 sockets: nodes numbered across the machine in socket order,
+ * the socket's RAM split over them, SYS between nodes of one socket (NVML's
+ * rule: a different NUMA node is SYS, whatever the socket), NODE within one. */
+static void numa_nodes_per_socket(void **state)
+{
+  struct gr_topo t;
+  struct gr_analysis a;
+  char l[16];
+  (void)state;
+  parse_ok("rig \"nps\"\ncpu c0 \"EPYC 7763\" numa 4 ram 512\ncpu c1 \"EPYC 7763\" numa 2 ram 101\n"
+           "rootcomplex r0 c0 gen4 numa 0\nrootcomplex r1 c0 gen4\nrootcomplex r2 c0 gen4 numa 3\n"
+           "rootcomplex r3 c1 gen4 numa 1\ngpu \"A100 PCIe 80GB\" r0\ngpu \"A100 PCIe 80GB\" r1\n"
+           "gpu \"A100 PCIe 80GB\" r2\ngpu \"A100 PCIe 80GB\" r3\n", &t);
+  assert_int_equal(t.npackages, 2);
+  assert_int_equal(t.nnumas, 6);
+  for (int k = 0; k < 6; k++) {
+    assert_int_equal(t.numas[k].os_index, k);
+    assert_int_equal(t.numas[k].package, k < 4 ? 0 : 1);
+  }
+  assert_true(t.numas[0].mem_bytes == 128 * GIB && t.numas[3].mem_bytes == 128 * GIB);
+  assert_true(t.numas[4].mem_bytes + t.numas[5].mem_bytes == 101 * GIB);
+  assert_true(t.packages[0].mem_bytes == 512 * GIB && t.packages[1].mem_bytes == 101 * GIB);
+  static const int numa[] = {0, 0, 3, 5}, package[] = {0, 0, 0, 1};
+  for (int g = 0; g < 4; g++) {
+    assert_int_equal(t.pci[t.gpus[g]].numa, numa[g]);
+    assert_int_equal(t.pci[t.gpus[g]].package, package[g]);
+  }
+  gr_analyze(&t, &a);
+  assert_string_equal(tu_level(&a, 0, 1, l), "NODE");
+  assert_string_equal(tu_level(&a, 0, 2, l), "SYS"); /* one socket, two nodes */
+  assert_string_equal(tu_level(&a, 0, 3, l), "SYS");
+  gr_analysis_free(&a);
+  gr_topo_free(&t);
+  expect_error(HEAD "rootcomplex rc1 c0 gen4 numa 1\ngpu \"RTX 3090\" rc1\n", "bad.rig:4:30:",
+               "numa 1: cpu 'c0' has 1 NUMA node (numa 0 .. 0");
+  expect_error(HEAD "rootcomplex rc1 c0 numa lots\ngpu \"RTX 3090\" rc1\n", "bad.rig:4:25:", "expected a whole number");
+  expect_error(HEAD "rootcomplex rc1 c0 numa\n", "bad.rig:4:20:", "expected a NUMA node");
+  expect_error("rig \"t\"\ncpu c0 \"EPYC\" numa 9\n", "bad.rig:2:20:", "expected a whole number from 1 to 8");
+  expect_error("rig \"t\"\ncpu c0 \"EPYC\" ram 0\n", "bad.rig:2:19:", "expected a whole number from 1");
+  expect_error("rig \"t\"\ncpu c0 \"EPYC\" ram\n", "bad.rig:2:15:", "expected a value after \"ram\"");
+}
+
+/* numa unknown: the root complex's devices report node -1; across host
+ * bridges that is SYS on a machine of several nodes (nvidia-smi prints SYS
+ * then), NODE on a single-node one; below one root complex the PCIe levels
+ * stand. */
+static void numa_unknown(void **state)
+{
+  struct gr_topo t;
+  struct gr_analysis a;
+  char l[16];
+  (void)state;
+  parse_ok("rig \"u\"\ncpu c0 \"Xeon\"\ncpu c1 \"Xeon\"\nrootcomplex r0 c0 gen4\nrootcomplex r1 c0 gen4 numa unknown\n"
+           "gpu \"A100 PCIe 80GB\" r0\ngpu 2 \"A100 PCIe 80GB\" r1\n", &t);
+  assert_int_equal(t.pci[t.gpus[1]].numa, -1);
+  assert_int_equal(t.pci[t.gpus[1]].package, 0); /* the socket is known */
+  gr_analyze(&t, &a);
+  assert_string_equal(tu_level(&a, 0, 1, l), "SYS");
+  assert_string_equal(tu_level(&a, 1, 2, l), "PHB");
+  assert_non_null(tu_find(&a, "numa.unknown", -2));
+  gr_analysis_free(&a);
+  gr_topo_free(&t);
+  parse_ok(HEAD "rootcomplex r1 c0 gen4 numa unknown\ngpu \"A100 PCIe 80GB\" rc0\ngpu \"A100 PCIe 80GB\" r1\n", &t);
+  gr_analyze(&t, &a);
+  assert_string_equal(tu_level(&a, 0, 1, l), "NODE");
+  assert_null(tu_find(&a, "numa.unknown", -2));
+  gr_analysis_free(&a);
+  gr_topo_free(&t);
+}
+
+/* A dual-port NIC: one device, functions 0 and 1 on one port, PIX to each
+ * other like nvidia-smi's mlx5_0/mlx5_1. */
+static void multi_function_nic(void **state)
+{
+  struct gr_topo t;
+  struct gr_analysis a;
+  char l[16];
+  (void)state;
+  parse_ok(HEAD "gpu \"A100 PCIe 80GB\" rc0\nnic ib0 \"ConnectX-6 Dx\" rc0 gen4 x16 ports 2\n"
+           "nic ib1 \"ConnectX-7\" rc0 functions 3 rdma off\n", &t);
+  assert_int_equal(t.nnics, 2); /* ib1 is plain Ethernet */
+  const struct gr_pci *f0 = &t.pci[t.nics[0]], *f1 = &t.pci[t.nics[1]];
+  assert_int_equal(f0->bus, f1->bus);
+  assert_int_equal(f0->dev, f1->dev);
+  assert_int_equal(f0->func, 0);
+  assert_int_equal(f1->func, 1);
+  assert_int_equal(f0->parent, f1->parent);
+  assert_string_equal(f0->osdevs, "ib0");
+  assert_string_equal(f1->osdevs, "ib0.1");
+  size_t eth = 0;
+  for (size_t i = 0; i < t.npci; i++)
+    eth += t.pci[i].osdevs && str_starts_with(t.pci[i].osdevs, "ib1");
+  assert_int_equal(eth, 3);
+  gr_analyze(&t, &a);
+  assert_string_equal(level_of(&a, t.nics[0], t.nics[1], l), "PIX");
+  assert_string_equal(level_of(&a, t.gpus[0], t.nics[1], l), "PHB");
+  gr_analysis_free(&a);
+  gr_topo_free(&t);
+  expect_error(HEAD "nic ib0 \"CX6\" rc0 ports 9\n", "bad.rig:4:25:", "expected a whole number from 1 to 8");
+  expect_error(HEAD "gpu \"RTX 3090\" rc0 ports 2\n", "bad.rig:4:20:", "unexpected \"ports\"");
+}
+
+/* direct: devices on the root complex's bus, no root port, no link of their
+ * own (a cloud VM's GPUs); a direct switch's devices hang from it. */
+static void direct_devices(void **state)
+{
+  struct gr_topo t;
+  struct gr_analysis a;
+  char l[16];
+  (void)state;
+  parse_ok(HEAD "gpu 2 \"A100 SXM4 40GB\" rc0 direct\nnic efa0 \"EFA\" rc0 direct\nnvme rc0 direct\n", &t);
+  assert_int_equal(t.npci, 5); /* the host bridge and four devices: no ports */
+  const struct gr_pci *hb = &t.pci[t.pci[t.gpus[0]].parent];
+  assert_int_equal(hb->role, GR_ROLE_HOSTBRIDGE);
+  for (int g = 0; g < 2; g++) {
+    const struct gr_pci *p = &t.pci[t.gpus[g]];
+    assert_false(p->has_link);
+    assert_int_equal(p->bus, hb->bus);
+    assert_int_equal(p->dev, g);
+  }
+  assert_int_equal(t.pci[t.nics[0]].dev, 2);
+  gr_analyze(&t, &a);
+  assert_string_equal(tu_level(&a, 0, 1, l), "PHB");
+  gr_analysis_free(&a);
+  gr_topo_free(&t);
+  parse_ok(HEAD "switch sw0 rc0 direct model \"PEX88096\"\ngpu 2 \"RTX 3090\" sw0\n", &t);
+  assert_int_equal(t.npci, 4);
+  assert_true(t.pci[t.gpus[0]].has_link);
+  assert_true(gr_link_bw_gbps(&t.pci[t.gpus[0]]) > 31);
+  gr_analyze(&t, &a);
+  assert_string_equal(tu_level(&a, 0, 1, l), "PIX");
+  gr_analysis_free(&a);
+  gr_topo_free(&t);
+  expect_error(HEAD "switch sw0 rc0\ngpu \"RTX 3090\" sw0 direct\n", "bad.rig:5:20:",
+               "direct puts a device on its root complex's bus; 'sw0' is a switch");
+  expect_error(HEAD "gpu 32 \"A100 SXM4 40GB\" rc0 direct\nnvme rc0 direct\n", "bad.rig:5:1:",
+               "no device number left on the bus of 'rc0'");
+}
+
+/* One NVSwitch fabric from nvswitch statements: every GPU its catalog links
+ * (or links N), the catalog's NVLink generation (or gen G). */
+static void nvswitch_fabric(void **state)
+{
+  struct gr_topo t;
+  struct gr_analysis a;
+  struct gr_prediction p;
+  char l[16];
+  (void)state;
+  parse_ok(HEAD "gpu 8 \"A100 SXM4 40GB\" rc0\nnvswitch 6 gpu0-gpu7\n", &t);
+  assert_int_equal(t.nfabrics, 1);
+  const struct gr_fabric *f = &t.fabrics[0];
+  assert_int_equal(f->from, GR_FABRIC_RIG);
+  assert_int_equal(f->nswitches, 6);
+  assert_int_equal(f->nvlink_gen, 3);
+  assert_int_equal(f->nmembers, 8);
+  for (size_t i = 0; i < 8; i++) {
+    assert_int_equal(f->members[i].links, 12);
+    assert_float_equal(f->members[i].gbps, 300, 1e-9);
+  }
+  assert_int_equal(t.nnvlinks, 0);
+  gr_analyze(&t, &a);
+  gr_predict(&t, &a, &p);
+  assert_string_equal(tu_level(&a, 0, 7, l), "NV12");
+  assert_float_equal(p.best.busbw_gbps, 240, 1);
+  gr_prediction_free(&p);
+  gr_analysis_free(&a);
+  gr_topo_free(&t);
+  /* two baseboards in two statements: one fabric; links and gen given */
+  parse_ok(HEAD "gpu 8 \"A100 SXM4 40GB\" rc0\nnvswitch 6 gpu0-gpu3 links 6 gen 3\nnvswitch 6 gpu4-gpu7 links 6\n", &t);
+  assert_int_equal(t.nfabrics, 1);
+  assert_int_equal(t.fabrics[0].nswitches, 12);
+  assert_int_equal(t.fabrics[0].nmembers, 8);
+  assert_int_equal(t.fabrics[0].members[7].links, 6);
+  gr_topo_free(&t);
+  /* a GPU not sold on an NVSwitch board may sit on one, within its links */
+  parse_ok(HEAD "gpu 4 \"V100 SXM2 16GB\" rc0\nnvswitch gpu0-gpu3\n", &t);
+  assert_int_equal(t.fabrics[0].members[0].links, 6);
+  assert_int_equal(t.fabrics[0].nswitches, 0);
+  gr_topo_free(&t);
+  expect_error(HEAD "gpu 8 \"A100 SXM4 40GB\" rc0\nnvlink gpu0 gpu1\nnvswitch 6 gpu0-gpu7\n", "bad.rig:6:1:",
+               "gpu0 would have 13 NVLinks; an A100 SXM4 40GB has 12");
+  expect_error(HEAD "gpu 2 \"A100 SXM4 40GB\" rc0\nnvswitch gpu0-gpu1 links 13\n", "bad.rig:5:1:",
+               "gpu0 would have 13 NVLinks");
+  expect_error(HEAD "gpu 2 \"RTX 4090\" rc0\nnvswitch gpu0-gpu1\n", "bad.rig:5:10:", "gpu0 (RTX 4090) has no NVLink");
+  expect_error(HEAD "gpu 2 \"A100 SXM4 40GB\" rc0\nnvswitch 6 gpu0-gpu2\n", "bad.rig:5:12:", "undefined GPU 'gpu2' in nvswitch");
+  expect_error(HEAD "gpu 2 \"A100 SXM4 40GB\" rc0\nnvswitch 6 gpu1-gpu0\n", "bad.rig:5:12:", "expected a GPU range");
+  expect_error(HEAD "gpu 2 \"A100 SXM4 40GB\" rc0\nnvswitch 6\n", "bad.rig:5:1:", "expected: nvswitch [COUNT]");
+  expect_error(HEAD "gpu 2 \"A100 SXM4 40GB\" rc0\nnvswitch gpu0-gpu1 speed 9\n", "bad.rig:5:20:", "unexpected \"speed\"");
+  expect_error(HEAD "gpu 2 \"A100 SXM4 40GB\" rc0\nnvswitch gpu0-gpu1 gen\n", "bad.rig:5:20:", "unexpected \"gen\"");
+  expect_error(HEAD "gpu 4 \"A100 SXM4 40GB\" rc0\nnvswitch gpu0-gpu1\nnvswitch gpu2-gpu3 gen 4\n", "bad.rig:6:1:",
+               "NVLink generation 4: the rig's NVSwitch fabric is generation 3");
+}
+
+/* nvlink without links: a bridge card's catalog links, a mesh's links shared
+ * among its peers; a GPU's links never above its catalog's. */
+static void nvlink_counts_from_the_catalog(void **state)
+{
+  struct gr_topo t;
+  struct gr_analysis a;
+  char l[16];
+  (void)state;
+  parse_ok(HEAD "rootcomplex rc1 c0 gen4\ngpu \"RTX 3090\" rc0\ngpu \"RTX 3090\" rc1\nnvlink gpu0 gpu1\n", &t);
+  assert_int_equal(t.nnvlinks, 1);
+  assert_int_equal(t.nvlinks[0].count, 4);
+  assert_float_equal(t.nvlinks[0].bw_gbps, 56.25, 1e-9);
+  gr_analyze(&t, &a);
+  assert_string_equal(tu_level(&a, 0, 1, l), "NV4");
+  gr_analysis_free(&a);
+  gr_topo_free(&t);
+  parse_ok(HEAD "gpu \"RTX 3090\" rc0\ngpu \"RTX 3090\" rc0\nnvlink gpu0 gpu1 links 2\n", &t);
+  assert_float_equal(t.nvlinks[0].bw_gbps, 28.125, 1e-9); /* the per-link rate is the catalog's */
+  gr_topo_free(&t);
+  parse_ok(HEAD "gpu 4 \"V100 SXM2 16GB\" rc0\nnvlink mesh gpu0-gpu3\n", &t);
+  assert_int_equal(t.nnvlinks, 6);
+  for (size_t k = 0; k < 6; k++)
+    assert_int_equal(t.nvlinks[k].count, 2);
+  gr_topo_free(&t);
+  parse_ok(HEAD "gpu 2 \"A100 PCIe 80GB\" rc0\nnvlink gpu0 gpu1\n", &t);
+  assert_int_equal(t.nvlinks[0].count, 12);
+  gr_topo_free(&t);
+  parse_ok(HEAD "gpu 2 \"A100 SXM4 40GB\" rc0\nnvlink gpu0 gpu1\n", &t); /* not a bridge card: one */
+  assert_int_equal(t.nvlinks[0].count, 1);
+  gr_topo_free(&t);
+  expect_error(HEAD "gpu \"RTX 3090\" rc0\ngpu \"RTX 4090\" rc0\nnvlink gpu0 gpu1\n", "bad.rig:6:13:",
+               "gpu1 (RTX 4090) has no NVLink");
+  expect_error(HEAD "gpu 2 \"RTX 3090\" rc0\nnvlink gpu0 gpu1\nnvlink gpu1 gpu0\n", "bad.rig:6:1:",
+               "gpu1 would have 8 NVLinks; an RTX 3090 has 4 (an NVLink bridge joins two cards with all of them)");
+  expect_error(HEAD "gpu 3 \"RTX 3090\" rc0\nnvlink mesh gpu0-gpu2 links 3\n", "bad.rig:5:1:",
+               "gpu0 would have 6 NVLinks; an RTX 3090 has 4");
+  /* the bridge beats the same two cards over PCIe (host-staged: no 3090 P2P on stock drivers) */
+  char *nv = xasprintf("%s/rigs/2x3090-nvlink.rig", getenv("GPURIG_TEST_DATA"));
+  char *pcie = xasprintf("%s/rigs/2x3090-pcie.rig", getenv("GPURIG_TEST_DATA"));
+  assert_float_equal(predicted_busbw(nv), 56.25 * 0.8, 1e-6);
+  assert_true(predicted_busbw(pcie) < 31.5);
+  free(nv);
+  free(pcie);
+  /* the review's repro: an HGX board written as a mesh */
+  struct gr_err err = {0};
+  char *path = xasprintf("%s/repro/bug-nvswitch-mesh.rig", getenv("GPURIG_TEST_DATA"));
+  assert_int_equal(gr_load_rig(path, &t, &err), -1);
+  char *want = xasprintf("%s:5:1: gpu0 would have 84 NVLinks; an A100 SXM4 40GB has 12 (an HGX board joins GPUs "
+                         "through NVSwitches: write nvswitch gpu0-gpu7)", path);
+  assert_string_equal(err.msg, want);
+  free(want);
+  free(path);
+}
+
+/* compare --gpu on a rig with NVLink: fabric members take the new model's
+ * links, direct links it cannot carry go (with a warning), a model without
+ * NVLink drops both. */
+static void replaced_gpus_keep_links_consistent(void **state)
+{
+  struct gr_topo t;
+  struct gr_err err = {0};
+  (void)state;
+  assert_int_equal(gr_load_rig("gigabyte-t181-g20", &t, &err), 0);
+  assert_int_equal(gr_rig_replace_gpus(&t, "V100 SXM2 32GB", &err), 0);
+  assert_int_equal(t.nnvlinks, 6);
+  assert_float_equal(t.nvlinks[0].bw_gbps, 50, 1e-9);
+  assert_int_equal(gr_rig_replace_gpus(&t, "RTX 3090", &err), 0); /* 6 links per GPU, a 3090 has 4 */
+  assert_int_equal(t.nnvlinks, 0);
+  assert_int_equal(t.nwarnings, 1);
+  assert_non_null(strstr(t.warnings[0], "direct NVLinks are dropped"));
+  gr_topo_free(&t);
+  parse_ok(HEAD "gpu 8 \"A100 SXM4 40GB\" rc0\nnvswitch 6 gpu0-gpu7\n", &t);
+  assert_int_equal(gr_rig_replace_gpus(&t, "H100 SXM5", &err), 0);
+  assert_int_equal(t.nfabrics, 1);
+  assert_int_equal(t.fabrics[0].nvlink_gen, 4);
+  assert_int_equal(t.fabrics[0].members[3].links, 18);
+  assert_float_equal(t.fabrics[0].members[3].gbps, 450, 1e-9);
+  assert_int_equal(gr_rig_replace_gpus(&t, "RTX 4090", &err), 0);
+  assert_int_equal(t.nfabrics, 0);
+  gr_topo_free(&t);
+}
+
+/* The AWS p4d rig (direct devices, an nvswitch line) gives the levels of the
+ * machine's own hwloc capture. */
+static void p4d_rig_matches_its_capture(void **state)
+{
+  struct gr_machine rig, xml;
+  struct gr_err err = {0};
+  char l1[16], l2[16];
+  (void)state;
+  char *rp = xasprintf("%s/rigs/aws-p4d.rig", getenv("GPURIG_TEST_DATA"));
+  char *xp = xasprintf("%s/hwloc-aws/p4d.xml", getenv("GPURIG_TEST_DATA"));
+  struct gr_source rs = {.kind = GR_SRC_RIG, .path = rp}, xs = {.kind = GR_SRC_XML, .path = xp};
+  if (gr_machine_open(&rs, GR_MACHINE_PREDICT, &rig, &err) != 0 || gr_machine_open(&xs, GR_MACHINE_PREDICT, &xml, &err) != 0)
+    fail_msg("%s", err.msg);
+  const struct gr_topo *a = &rig.topo, *b = &xml.topo;
+  assert_int_equal(a->ngpus, b->ngpus);
+  assert_int_equal(a->nnics, b->nnics);
+  for (size_t g = 0; g < a->ngpus; g++) {
+    for (size_t h = 0; h < a->ngpus; h++)
+      assert_string_equal(tu_level(&rig.analysis, (int)g, (int)h, l1), tu_level(&xml.analysis, (int)g, (int)h, l2));
+    for (size_t n = 0; n < a->nnics; n++)
+      assert_string_equal(level_of(&rig.analysis, a->gpus[g], a->nics[n], l1),
+                          level_of(&xml.analysis, b->gpus[g], b->nics[n], l2));
+  }
+  assert_float_equal(rig.prediction.best.busbw_gbps, xml.prediction.best.busbw_gbps, 1e-9);
+  gr_machine_close(&rig);
+  gr_machine_close(&xml);
+  free(rp);
+  free(xp);
+}
+
+/* The seed rigs' RAM and prices, as their seeds state them (each quoted in a
+ * source line); where a seed is silent, none. The X10DRG seed's $1600 is the
+ * server without its GPUs, so that rig has no price. */
+static void seed_ram_and_prices(void **state)
+{
+  (void)state;
+  static const struct {
+    const char *name;
+    unsigned ram_gib;   /* per socket, every socket */
+    double price;
+  } rigs[] = {{"wopr", 512, 0},           {"sys-4029gp-trt2", 192, 0},  {"gigabyte-t181-g20", 48, 2000},
+              {"tyan-s8030", 512, 0},     {"sys-4028gr-tr-x10drg", 0, 0}, {"tinybox-red", 0, 15000},
+              {"tinybox-green", 0, 25000}, {"gigabyte-g482", 0, 0},       {"asus-esc4000", 0, 0}};
+  for (size_t i = 0; i < sizeof(rigs) / sizeof(rigs[0]); i++) {
+    struct gr_topo t;
+    struct gr_err err = {0};
+    if (gr_load_rig(rigs[i].name, &t, &err) != 0)
+      fail_msg("%s: %s", rigs[i].name, err.msg);
+    for (size_t k = 0; k < t.npackages; k++)
+      if (t.packages[k].mem_bytes != (uint64_t)rigs[i].ram_gib << 30)
+        fail_msg("%s: socket %zu has %llu bytes", rigs[i].name, k, (unsigned long long)t.packages[k].mem_bytes);
+    if (t.rig->price != rigs[i].price)
+      fail_msg("%s: price %g", rigs[i].name, t.rig->price);
+    if (rigs[i].ram_gib && !strstr(t.rig->notes, "RAM:"))
+      fail_msg("%s: no source line for its RAM", rigs[i].name);
+    gr_topo_free(&t);
+  }
+}
+
 int main(void)
 {
   const struct CMUnitTest tests[] = {
@@ -370,6 +728,15 @@ int main(void)
       cmocka_unit_test(device_cap_names_its_line),
       cmocka_unit_test(million_line_rigs),
       cmocka_unit_test(element_and_nvlink_caps),
+      cmocka_unit_test(numa_nodes_per_socket),
+      cmocka_unit_test(numa_unknown),
+      cmocka_unit_test(multi_function_nic),
+      cmocka_unit_test(direct_devices),
+      cmocka_unit_test(nvswitch_fabric),
+      cmocka_unit_test(nvlink_counts_from_the_catalog),
+      cmocka_unit_test(replaced_gpus_keep_links_consistent),
+      cmocka_unit_test(p4d_rig_matches_its_capture),
+      cmocka_unit_test(seed_ram_and_prices),
   };
   return cmocka_run_group_tests(tests, setup, NULL);
 }
