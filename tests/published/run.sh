@@ -1,0 +1,228 @@
+#!/usr/bin/env bash
+# Published-matrix test: for every machine NAME in tests/data/published/ it
+# runs `gpurig topo --rig NAME.rig`, reads the nvidia-smi level matrix gpurig
+# predicts (GPU x GPU, GPU x NIC, NIC x NIC) and compares it cell by cell with
+# the real `nvidia-smi topo -m` of that machine as published (NAME.topo-m.txt).
+#
+# Reading a matrix (the same awk reads nvidia-smi's and gpurig's text):
+#   - lines starting with # are the file's own header and are skipped;
+#   - the header is the first line whose first word is GPU0 and that has a
+#     "CPU Affinity" column; the matrix columns are the words before "CPU";
+#     CPU Affinity, NUMA Affinity and GPU NUMA ID are ignored;
+#   - cells are separated by tabs or spaces (both layouts exist); " X " is X;
+#   - a row is a line whose first word names a column; the block ends at the
+#     first line that does not;
+#   - NICs: nvidia-smi >= 525 prints NIC0, NIC1, ... and a "NIC Legend"
+#     (NIC0: mlx5_0); older versions name the column mlx5_0 itself. Every NIC
+#     is identified by that legend name, on both sides: gpurig's legend gives
+#     the rig's `nic NAME`, so a rig names its NICs as the machine's RDMA
+#     devices (nic mlx5_0 ...) and the NIC numbering order never matters.
+#
+# Each off-diagonal cell of the published matrix is compared with gpurig's
+# cell for the same two devices. A difference passes only when NAME.known has
+# the line `ROW COL published=P gpurig=G reason: WHY` (ROW and COL as the
+# published matrix labels them); a known line that no longer describes a
+# difference fails as stale, so the list stays exact. A device gpurig shows
+# that the published matrix lacks (or the reverse) is a mismatch too.
+#
+# A rig may need rig-format statements that an older gpurig does not parse:
+# its header says so with `# needs: FEATURE ...` (features below, each with a
+# probe rig). When this gpurig refuses a probe, that machine is skipped with
+# the reason; when it parses the probe, any refusal of the rig is a failure.
+# If every machine is skipped the test exits 77 (ctest: skipped).
+#
+# Then a selftest doctors one published matrix (one cell changed) and one
+# allow-list (a stale line, a line without a reason) and checks that each
+# makes the comparison fail, naming the cell.
+#
+# Usage: run.sh GPURIG_BINARY [NAME]   (environment: GPURIG_DATA, GPURIG_PCI_IDS)
+set -u
+gpurig=$1
+only=${2:-}
+here=$(cd "$(dirname "$0")" && pwd)
+data="$here/../data/published"
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/gpurig-published.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+
+# parse_matrix FILE: one line per off-diagonal cell,
+#   ROWLABEL COLLABEL VALUE ROWNAME COLNAME
+# (LABEL as printed, NAME after the NIC legend); exit 1 with a message when
+# the file holds no readable matrix.
+parse_matrix() {
+  awk -v file="$1" '
+    function fail(msg) { printf "%s: %s\n", file, msg > "/dev/stderr"; bad = 1; exit 1 }
+    /^#/ { next }
+    !inhdr && !done && $1 == "GPU0" && /CPU Affinity/ {
+      for (n = 0; n < NF && $(n + 1) != "CPU"; n++) { col[n + 1] = $(n + 1); iscol[$(n + 1)] = 1 }
+      if (n == 0) fail("empty header")
+      inhdr = 1; next
+    }
+    inhdr {
+      if (!($1 in iscol)) { inhdr = 0; done = 1 }
+      else {
+        if (NF < n + 1) fail(sprintf("row %s has %d cells, the header %d", $1, NF - 1, n))
+        if ($1 in seen) fail("row " $1 " twice")
+        seen[$1] = 1; rows[++nrows] = $1
+        for (j = 1; j <= n; j++) cell[$1, col[j]] = $(j + 1)
+        next
+      }
+    }
+    /^[ \t]*NIC[0-9]+:/ { k = $1; sub(/:$/, "", k); legend[k] = $2 }
+    END {
+      if (bad) exit 1
+      if (!n) fail("no matrix (no line starting with GPU0 with a CPU Affinity column)")
+      for (r = 1; r <= nrows; r++) for (j = 1; j <= n; j++) {
+        a = rows[r]; b = col[j]
+        if (a == b) { if (cell[a, b] != "X") fail("diagonal cell " a " is " cell[a, b] ", not X"); continue }
+        if ((a, b) in cell) printf "%s %s %s %s %s\n", a, b, cell[a, b], name(a), name(b)
+      }
+    }
+    function name(x) { return (x in legend) ? legend[x] : x }
+  ' "$1"
+}
+
+# The rig-format features a rig may need, each with the smallest rig that
+# uses it; a gpurig that refuses the probe predates the feature.
+probe_text() {
+  case $1 in
+    numa-per-socket)
+      printf 'rig "probe"\ncpu c0 "EPYC 7742" numa 4\nrootcomplex r0 c0 gen4 numa 3\ngpu "A100 SXM4 40GB" r0\n' ;;
+    nic-ports)
+      printf 'rig "probe"\ncpu c0 "EPYC 7742"\nrootcomplex r0 c0 gen4\ngpu "A100 SXM4 40GB" r0\nrootcomplex r1 c0 gen4\nnic n0 "ConnectX-6" r1 ports 2\n' ;;
+    *) return 1 ;;
+  esac
+}
+
+# missing_features RIG: prints the features RIG needs that this gpurig lacks.
+missing_features() {
+  local f
+  for f in $(sed -n 's/^# needs: *//p' "$1"); do
+    if ! probe_text "$f" >"$tmp/probe.rig"; then echo "$f(unknown-feature)"; continue; fi
+    "$gpurig" topo --rig "$tmp/probe.rig" >/dev/null 2>&1
+    [ $? -le 1 ] || echo "$f"
+  done
+}
+
+# gpurig_matrix RIG OUT: gpurig's text output for RIG into OUT; 0 when it ran
+# (exit 0, or 1 = a finding is a warning).
+gpurig_matrix() {
+  "$gpurig" topo --rig "$1" >"$2" 2>"$2.err"
+  local rc=$?
+  if [ $rc -gt 1 ]; then echo "gpurig topo --rig $1: exit $rc: $(head -1 "$2.err")"; return 1; fi
+}
+
+# compare LABEL PUBLISHED GPURIG_TEXT KNOWN: prints one line per difference
+# and a summary line `LABEL cells agree known mismatch stale`; returns 1 when
+# any difference is not in KNOWN, a KNOWN line is stale or malformed.
+compare() {
+  local label=$1 pub=$2 got=$3 known=$4
+  parse_matrix "$pub" >"$tmp/pub.cells" || return 1
+  parse_matrix "$got" >"$tmp/got.cells" || return 1
+  [ -f "$known" ] || : >"$tmp/empty.known"
+  [ -f "$known" ] || known="$tmp/empty.known"
+  awk -v label="$label" -v knownfile="$known" '
+    BEGIN {
+      while ((getline line < knownfile) > 0) {
+        nl++
+        if (line ~ /^[ \t]*(#|$)/) continue
+        if (line !~ /^[^ ]+ [^ ]+ published=[^ ]+ gpurig=[^ ]+ reason: *[^ ]/) {
+          printf "  BAD KNOWN LINE %s:%d: expected ROW COL published=P gpurig=G reason: WHY\n", knownfile, nl
+          bad++; continue
+        }
+        split(line, w, " ")
+        key = w[1] " " w[2] " " w[3] " " w[4]
+        if (key in known) { printf "  BAD KNOWN LINE %s:%d: %s listed twice\n", knownfile, nl, w[1] " " w[2]; bad++ }
+        known[key] = nl; used[key] = 0
+      }
+    }
+    FILENAME == ARGV[1] { g[$4, $5] = $3; gname[$4] = 1; next }
+    {
+      pname[$4] = 1; cells++
+      v = (($4, $5) in g) ? g[$4, $5] : "-"
+      if (v == $3) { agree++; next }
+      key = $1 " " $2 " published=" $3 " gpurig=" v
+      if (key in known) { used[key] = 1; nknown++; printf "  known     %-8s %-8s published=%-5s gpurig=%-5s (%s x %s)\n", $1, $2, $3, v, $4, $5; next }
+      mism++
+      printf "  MISMATCH  %-8s %-8s published=%-5s gpurig=%-5s (%s x %s)\n", $1, $2, $3, v, $4, $5
+    }
+    END {
+      for (d in gname) if (!(d in pname)) { mism++; printf "  MISMATCH  gpurig shows %s, which the published matrix does not have\n", d }
+      for (key in used) if (!used[key]) { stale++; printf "  STALE KNOWN LINE %s:%d: %s is no longer a difference\n", knownfile, known[key], key }
+      printf "%s %d %d %d %d %d\n", label, cells, agree, nknown, mism, stale + bad > "/dev/stderr"
+      exit (mism || stale || bad) ? 1 : 0
+    }
+  ' "$tmp/got.cells" "$tmp/pub.cells" 2>"$tmp/summary"
+  local rc=$?
+  cat "$tmp/summary" >>"$tmp/table"
+  return $rc
+}
+
+: >"$tmp/table"
+fail=0 ran=0 skipped=0 first_ok=
+for rig in "$data"/*.rig; do
+  name=$(basename "$rig" .rig)
+  [ -n "$only" ] && [ "$name" != "$only" ] && continue
+  pub="$data/$name.topo-m.txt"
+  if [ ! -f "$pub" ]; then echo "FAIL $name: no $name.topo-m.txt beside $name.rig"; fail=1; continue; fi
+  missing=$(missing_features "$rig" | tr '\n' ' ')
+  if [ -n "$missing" ]; then
+    echo "SKIP $name: this gpurig does not parse the rig-format features it needs: $missing"
+    skipped=$((skipped + 1)); continue
+  fi
+  echo "== $name"
+  if ! gpurig_matrix "$rig" "$tmp/$name.out"; then fail=1; continue; fi
+  ran=$((ran + 1))
+  if compare "$name" "$pub" "$tmp/$name.out" "$data/$name.known"; then
+    [ -n "$first_ok" ] || first_ok=$name
+  else
+    echo "FAIL $name"; fail=1
+  fi
+done
+
+echo
+printf '%-22s %6s %6s %6s %9s %6s\n' machine cells agree known mismatch stale
+while read -r l c a k m s; do
+  printf '%-22s %6d %6d %6d %9d %6d\n' "$l" "$c" "$a" "$k" "$m" "$s"
+done <"$tmp/table"
+
+# Selftest: the comparison must catch a doctored cell, a stale allow-list
+# line and a line without a reason, on a machine that passed above.
+selftest() {
+  local n=$1 pub="$data/$1.topo-m.txt" out="$tmp/$1.out" rc
+  # GPU0's cell for GPU1 (the second matrix cell of the first row) changed
+  # to a level that cannot be what was published there.
+  awk '!done && !/^#/ && $1 == "GPU0" && !/CPU Affinity/ { $3 = ($3 == "PHB") ? "SYS" : "PHB"; done = 1 } { print }' \
+    "$pub" >"$tmp/doctored.txt"
+  : >"$tmp/table"
+  compare selftest "$tmp/doctored.txt" "$out" "$data/$n.known" >"$tmp/self.out"; rc=$?
+  if [ $rc -eq 0 ] || ! grep -q 'MISMATCH  GPU0     GPU1' "$tmp/self.out"; then
+    echo "FAIL selftest: a doctored GPU0/GPU1 cell in $n was not reported"; cat "$tmp/self.out"; return 1
+  fi
+  # the same difference, allowed with a reason, passes
+  local doct
+  doct=$(awk '$1 == "MISMATCH" { print $2, $3, $4, $5; exit }' "$tmp/self.out")
+  { [ -f "$data/$n.known" ] && cat "$data/$n.known"; echo "$doct reason: selftest"; } >"$tmp/self.known"
+  compare selftest "$tmp/doctored.txt" "$out" "$tmp/self.known" >"$tmp/self.out" ||
+    { echo "FAIL selftest: an allowed difference still failed"; cat "$tmp/self.out"; return 1; }
+  # a stale allow-list line fails
+  { [ -f "$data/$n.known" ] && cat "$data/$n.known"; echo "GPU0 GPU1 published=SYS gpurig=PIX reason: selftest, stale"; } >"$tmp/stale.known"
+  if compare selftest "$pub" "$out" "$tmp/stale.known" >"$tmp/self.out" || ! grep -q 'STALE KNOWN LINE' "$tmp/self.out"; then
+    echo "FAIL selftest: a stale known line was accepted"; cat "$tmp/self.out"; return 1
+  fi
+  # a line without a reason fails
+  echo "$doct" >"$tmp/noreason.known"
+  if compare selftest "$tmp/doctored.txt" "$out" "$tmp/noreason.known" >"$tmp/self.out" || ! grep -q 'BAD KNOWN LINE' "$tmp/self.out"; then
+    echo "FAIL selftest: a known line without a reason was accepted"; cat "$tmp/self.out"; return 1
+  fi
+  echo "selftest ($n): doctored cell caught, allowed difference passed, stale and reasonless known lines refused"
+}
+
+if [ -n "$first_ok" ]; then
+  selftest "$first_ok" || fail=1
+elif [ $fail -eq 0 ]; then
+  echo "no machine ran (all skipped): selftest not run"
+fi
+
+[ $fail -ne 0 ] && exit 1
+[ $ran -eq 0 ] && exit 77
+exit 0
