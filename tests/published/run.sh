@@ -89,6 +89,8 @@ probe_text() {
       printf 'rig "probe"\ncpu c0 "EPYC 7742" numa 4\nrootcomplex r0 c0 gen4 numa 3\ngpu "A100 SXM4 40GB" r0\n' ;;
     nic-ports)
       printf 'rig "probe"\ncpu c0 "EPYC 7742"\nrootcomplex r0 c0 gen4\ngpu "A100 SXM4 40GB" r0\nrootcomplex r1 c0 gen4\nnic n0 "ConnectX-6" r1 ports 2\n' ;;
+    nvswitch)
+      printf 'rig "probe"\ncpu c0 "EPYC 7742"\nrootcomplex r0 c0 gen4\ngpu 2 "A100 SXM4 40GB" r0\nnvswitch gpu0-gpu1\n' ;;
     *) return 1 ;;
   esac
 }
@@ -111,13 +113,20 @@ gpurig_matrix() {
   if [ $rc -gt 1 ]; then echo "gpurig topo --rig $1: exit $rc: $(head -1 "$2.err")"; return 1; fi
 }
 
-# compare LABEL PUBLISHED GPURIG_TEXT KNOWN: prints one line per difference
-# and a summary line `LABEL cells agree known mismatch stale`; returns 1 when
-# any difference is not in KNOWN, a KNOWN line is stale or malformed.
+# compare LABEL PUBLISHED GPURIG_TEXT KNOWN RIG: prints one line per
+# difference and a summary line `LABEL cells agree known mismatch stale`;
+# returns 1 when any difference is not in KNOWN, a KNOWN line is stale or
+# malformed. RIG's `# as-published: GPURIG_NAME PUBLISHED_NAME` lines rename
+# gpurig's devices first (a dual-port card's second function is NAME.1 in a
+# rig, the next mlx5 device on the machine).
 compare() {
-  local label=$1 pub=$2 got=$3 known=$4
+  local label=$1 pub=$2 got=$3 known=$4 rig=$5
   parse_matrix "$pub" >"$tmp/pub.cells" || return 1
-  parse_matrix "$got" >"$tmp/got.cells" || return 1
+  parse_matrix "$got" >"$tmp/got.raw" || return 1
+  sed -n 's/^# as-published: *//p' "$rig" >"$tmp/alias"
+  awk 'FILENAME == ARGV[1] { if (NF != 2) { print "bad as-published line: " $0 > "/dev/stderr"; exit 1 } a[$1] = $2; next }
+       { if ($4 in a) $4 = a[$4]; if ($5 in a) $5 = a[$5]; print }' "$tmp/alias" "$tmp/got.raw" >"$tmp/got.cells" ||
+    return 1
   [ -f "$known" ] || : >"$tmp/empty.known"
   [ -f "$known" ] || known="$tmp/empty.known"
   awk -v label="$label" -v knownfile="$known" '
@@ -172,7 +181,7 @@ for rig in "$data"/*.rig; do
   echo "== $name"
   if ! gpurig_matrix "$rig" "$tmp/$name.out"; then fail=1; continue; fi
   ran=$((ran + 1))
-  if compare "$name" "$pub" "$tmp/$name.out" "$data/$name.known"; then
+  if compare "$name" "$pub" "$tmp/$name.out" "$data/$name.known" "$rig"; then
     [ -n "$first_ok" ] || first_ok=$name
   else
     echo "FAIL $name"; fail=1
@@ -188,13 +197,13 @@ done <"$tmp/table"
 # Selftest: the comparison must catch a doctored cell, a stale allow-list
 # line and a line without a reason, on a machine that passed above.
 selftest() {
-  local n=$1 pub="$data/$1.topo-m.txt" out="$tmp/$1.out" rc
+  local n=$1 pub="$data/$1.topo-m.txt" out="$tmp/$1.out" rig="$data/$1.rig" rc
   # GPU0's cell for GPU1 (the second matrix cell of the first row) changed
   # to a level that cannot be what was published there.
   awk '!done && !/^#/ && $1 == "GPU0" && !/CPU Affinity/ { $3 = ($3 == "PHB") ? "SYS" : "PHB"; done = 1 } { print }' \
     "$pub" >"$tmp/doctored.txt"
   : >"$tmp/table"
-  compare selftest "$tmp/doctored.txt" "$out" "$data/$n.known" >"$tmp/self.out"; rc=$?
+  compare selftest "$tmp/doctored.txt" "$out" "$data/$n.known" "$rig" >"$tmp/self.out"; rc=$?
   if [ $rc -eq 0 ] || ! grep -q 'MISMATCH  GPU0     GPU1' "$tmp/self.out"; then
     echo "FAIL selftest: a doctored GPU0/GPU1 cell in $n was not reported"; cat "$tmp/self.out"; return 1
   fi
@@ -202,16 +211,16 @@ selftest() {
   local doct
   doct=$(awk '$1 == "MISMATCH" { print $2, $3, $4, $5; exit }' "$tmp/self.out")
   { [ -f "$data/$n.known" ] && cat "$data/$n.known"; echo "$doct reason: selftest"; } >"$tmp/self.known"
-  compare selftest "$tmp/doctored.txt" "$out" "$tmp/self.known" >"$tmp/self.out" ||
+  compare selftest "$tmp/doctored.txt" "$out" "$tmp/self.known" "$rig" >"$tmp/self.out" ||
     { echo "FAIL selftest: an allowed difference still failed"; cat "$tmp/self.out"; return 1; }
   # a stale allow-list line fails
   { [ -f "$data/$n.known" ] && cat "$data/$n.known"; echo "GPU0 GPU1 published=SYS gpurig=PIX reason: selftest, stale"; } >"$tmp/stale.known"
-  if compare selftest "$pub" "$out" "$tmp/stale.known" >"$tmp/self.out" || ! grep -q 'STALE KNOWN LINE' "$tmp/self.out"; then
+  if compare selftest "$pub" "$out" "$tmp/stale.known" "$rig" >"$tmp/self.out" || ! grep -q 'STALE KNOWN LINE' "$tmp/self.out"; then
     echo "FAIL selftest: a stale known line was accepted"; cat "$tmp/self.out"; return 1
   fi
   # a line without a reason fails
   echo "$doct" >"$tmp/noreason.known"
-  if compare selftest "$tmp/doctored.txt" "$out" "$tmp/noreason.known" >"$tmp/self.out" || ! grep -q 'BAD KNOWN LINE' "$tmp/self.out"; then
+  if compare selftest "$tmp/doctored.txt" "$out" "$tmp/noreason.known" "$rig" >"$tmp/self.out" || ! grep -q 'BAD KNOWN LINE' "$tmp/self.out"; then
     echo "FAIL selftest: a known line without a reason was accepted"; cat "$tmp/self.out"; return 1
   fi
   echo "selftest ($n): doctored cell caught, allowed difference passed, stale and reasonless known lines refused"
