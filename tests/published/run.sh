@@ -98,7 +98,8 @@ probe_text() {
 # missing_features RIG: prints the features RIG needs that this gpurig lacks.
 missing_features() {
   local f
-  for f in $(sed -n 's/^# needs: *//p' "$1"); do
+  sed -n 's/^# needs: *//p' "$1" | tr -s ' \t' '\n' | while read -r f; do
+    [ -n "$f" ] || continue
     if ! probe_text "$f" >"$tmp/probe.rig"; then echo "$f(unknown-feature)"; continue; fi
     "$gpurig" topo --rig "$tmp/probe.rig" >/dev/null 2>&1
     [ $? -le 1 ] || echo "$f"
@@ -127,8 +128,7 @@ compare() {
   awk 'FILENAME == ARGV[1] { if (NF != 2) { print "bad as-published line: " $0 > "/dev/stderr"; exit 1 } a[$1] = $2; next }
        { if ($4 in a) $4 = a[$4]; if ($5 in a) $5 = a[$5]; print }' "$tmp/alias" "$tmp/got.raw" >"$tmp/got.cells" ||
     return 1
-  [ -f "$known" ] || : >"$tmp/empty.known"
-  [ -f "$known" ] || known="$tmp/empty.known"
+  if [ ! -f "$known" ]; then : >"$tmp/empty.known"; known="$tmp/empty.known"; fi
   awk -v label="$label" -v knownfile="$known" '
     BEGIN {
       while ((getline line < knownfile) > 0) {
