@@ -1026,7 +1026,9 @@ static int build_switch(struct parser *p, struct elem *e)
   int pg, pw;
   if (attach(p, e, &at, &pg, &pw) != 0)
     return -1;
-  bool plx = !e->model || strncasecmp(e->model, "PEX8", 4) == 0 || strncasecmp(e->model, "PEX9", 4) == 0;
+  /* PEX87xx/PEX97xx (Gen3) carry PLX's vendor id; the Gen4/Gen5 PEX88xxx/PEX89xxx Broadcom's */
+  size_t digits = e->model && strncasecmp(e->model, "PEX", 3) == 0 ? strspn(e->model + 3, "0123456789") : 0;
+  bool plx = !e->model || (digits == 4 && (e->model[3] == '8' || e->model[3] == '9'));
   int n = add_node(p, GR_ROLE_BRIDGE, &at, 0, 0x060400, plx ? 0x10b5 : 0x1000, 0);
   if (!e->gen)
     e->gen = pg;
