@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "facts/catalog.h"
 #include "facts/facts.h"
 #include "model/names.h"
 #include "facts/pcilink.h"
@@ -85,6 +86,142 @@ static void socket_link(struct gr_analysis *a)
       a->socket_link = gr_table_cell(tb, r, cl);
     }
   }
+}
+
+/* The CPU as NCCL's P2P rule names it (data/nccl-p2p.tsv): NCCL reads the
+ * first CPU it meets, so the first package that names its vendor. NCCL's
+ * BDW is every Intel CPU but family 6 from model 0x55 (Skylake) on; a CPU
+ * whose model number the input does not record counts as Skylake or newer. */
+static const char *cpu_class_of(const struct gr_topo *t)
+{
+  for (size_t i = 0; i < t->npackages; i++) {
+    const struct gr_package *p = &t->packages[i];
+    const char *v = p->cpu_vendor;
+    if (!v)
+      continue;
+    if (strcmp(v, "GenuineIntel") == 0)
+      return p->cpu_family < 0 || (p->cpu_family == 6 && (p->cpu_model_number < 0 || p->cpu_model_number >= 0x55))
+                 ? "intel"
+                 : "intel-bdw";
+    if (strcmp(v, "AuthenticAMD") == 0)
+      return "amd";
+    if (strcmp(v, "CentaurHauls") == 0 || strcmp(v, "  Shanghai  ") == 0 || strcmp(v, "Shanghai") == 0)
+      return "zhaoxin";
+    return "other";
+  }
+  return "other";
+}
+
+/* ---- who may talk P2P ---- */
+
+/* The driver's word for one GPU: the topology's, else the catalog's. */
+static bool gpu_p2p(const struct gr_pci *g)
+{
+  if (g->p2p >= 0)
+    return g->p2p;
+  const struct gr_gpu_model *m = gr_pci_catalog(g);
+  if (!m)
+    return true; /* an accelerator gpurig does not know: P2P is the rule off GeForce */
+  return m->p2p == GR_P2P_YES;
+}
+
+static const struct gr_package *package_at(const struct gr_topo *t, int os_index)
+{
+  for (size_t i = 0; i < t->npackages; i++)
+    if (t->packages[i].os_index == os_index)
+      return &t->packages[i];
+  return NULL;
+}
+
+/* Whether the platform forwards PCIe P2P on a path of this level. */
+static bool platform_p2p(const struct gr_analysis *a, const struct gr_pci *x, const struct gr_pci *y,
+                         enum gr_level level)
+{
+  const struct gr_package *px = package_at(a->t, x->package), *py = package_at(a->t, y->package);
+  if (level <= GR_LVL_PHB)
+    return true;
+  if (level == GR_LVL_NODE)
+    return !px || px->rc_p2p != 0;
+  /* across sockets: never over Intel's QPI/UPI (NVML reports it unsupported); AMD forwards it */
+  return a->cpu_amd && (!px || px->rc_p2p != 0) && (!py || py->rc_p2p != 0);
+}
+
+/* ---- NCCL's defaults ---- */
+
+static enum gr_level level_of_name(const char *name)
+{
+  return strcmp(name, "PIX") == 0 ? GR_LVL_PIX : strcmp(name, "PXB") == 0 ? GR_LVL_PXB
+                                                : strcmp(name, "PHB") == 0 ? GR_LVL_PHB
+                                                                           : GR_LVL_SYS;
+}
+
+enum gr_level gr_nccl_p2p_level_for(const struct gr_analysis *a, size_t ngpus, const struct gr_nccl_rule **rule)
+{
+  const struct gr_nccl_rule *r = gr_nccl_p2p_rule(&a->nccl_version, a->cpu_class, ngpus);
+  if (rule)
+    *rule = r;
+  return r ? level_of_name(r->level) : GR_LVL_PXB;
+}
+
+const char *gr_nccl_defaults_text(const struct gr_analysis *a, char *buf, size_t cap)
+{
+  char v[32], until[32];
+  struct gr_nccl_version newest = gr_nccl_newest();
+  const struct gr_nccl_rule *r = a->nccl_rule;
+  if (a->nccl_assumed && r)
+    snprintf(buf, cap, "NCCL %d.%d+ defaults (assumed; --nccl-version to change)", r->since.major, r->since.minor);
+  else if (gr_nccl_version_cmp(&a->nccl_version, &newest) > 0 && r)
+    snprintf(buf, cap, "NCCL %s defaults (as checked up to %s, the newest gpurig knows)",
+             gr_nccl_version_text(&a->nccl_version, v, sizeof(v)), gr_nccl_version_text(&newest, until, sizeof(until)));
+  else
+    snprintf(buf, cap, "NCCL %s defaults", gr_nccl_version_text(&a->nccl_version, v, sizeof(v)));
+  return buf;
+}
+
+const char *gr_nccl_why(const struct gr_analysis *a, size_t ngpus, char *buf, size_t cap)
+{
+  static const struct {
+    const char *cls, *name;
+  } names[] = {{"amd", "AMD CPU"}, {"intel", "Intel CPU"}, {"intel-bdw", "Intel CPU older than Skylake"},
+               {"zhaoxin", "Zhaoxin CPU"}, {"arm", "ARM CPU"}};
+  const char *model = a->t->npackages ? a->t->packages[0].cpu_model : NULL;
+  const char *cpu = a->cpu_vendor_known                      ? "a CPU no NCCL rule names"
+                    : model && strncmp(model, "POWER", 5) == 0 ? "POWER CPU"
+                                                               : "CPU vendor not recorded";
+  for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+    if (strcmp(a->cpu_class, names[i].cls) == 0)
+      cpu = names[i].name;
+  const struct gr_nccl_rule *r = NULL, *small = NULL;
+  gr_nccl_p2p_level_for(a, ngpus, &r);
+  gr_nccl_p2p_level_for(a, 1, &small); /* the rule of the smallest communicator */
+  if (r && r->gpus_max > 0)
+    snprintf(buf, cap, "%s, at most %d GPUs in the communicator", cpu, r->gpus_max);
+  else if (r && small && small != r && small->gpus_max > 0)
+    snprintf(buf, cap, "%s, more than %d GPUs in the communicator", cpu, small->gpus_max);
+  else
+    snprintf(buf, cap, "%s", cpu);
+  return buf;
+}
+
+/* NCCL's NVLink figure per link by compute capability (ncclTopoNVLinkBw). */
+static double nccl_nvlink_per_link(int cc)
+{
+  return cc >= 100 ? gr_calibration("nccl_nvlink_sm100")
+         : cc >= 90 ? gr_calibration("nccl_nvlink_sm90")
+         : cc == 86 ? gr_calibration("nccl_nvlink_sm86")
+         : cc >= 80 ? gr_calibration("nccl_nvlink_sm80")
+         : cc >= 70 ? gr_calibration("nccl_nvlink_sm70")
+         : cc >= 60 ? gr_calibration("nccl_nvlink_sm60")
+                    : 0; /* unknown: no figure rather than NCCL's fallback for a GPU it would know */
+}
+
+double gr_nccl_nvlink_gbps(const struct gr_topo *t, int x, int y, int links)
+{
+  const struct gr_gpu_model *mx = gr_pci_catalog(&t->pci[x]), *my = gr_pci_catalog(&t->pci[y]);
+  if (!mx || !my || mx->cc_major <= 0 || my->cc_major <= 0 || links <= 0)
+    return 0;
+  int cx = mx->cc_major * 10 + mx->cc_minor, cy = my->cc_major * 10 + my->cc_minor;
+  return links * nccl_nvlink_per_link(cx < cy ? cx : cy);
 }
 
 /* ---- NVLink ---- */
@@ -191,6 +328,17 @@ static enum gr_level nccl_of(enum gr_level l)
   return l == GR_LVL_NODE ? GR_LVL_PHB : l;
 }
 
+/* NCCL's figure for a path that crosses NUMA nodes: the inter-socket link
+ * when it is the narrower. */
+static void socket_bound(const struct gr_analysis *a, struct gr_path *p)
+{
+  if (p->level == GR_LVL_SYS && a->socket_nccl_gbps > 0 &&
+      (p->nccl_bw_gbps <= 0 || a->socket_nccl_gbps < p->nccl_bw_gbps)) {
+    p->nccl_bw_gbps = a->socket_nccl_gbps;
+    p->via = GR_VIA_SOCKET;
+  }
+}
+
 static struct gr_path path_between(const struct gr_analysis *a, int x, int y, const int *nvcount,
                                    const double *nvbw, const bool *nvinf)
 {
@@ -198,33 +346,39 @@ static struct gr_path path_between(const struct gr_analysis *a, int x, int y, co
   struct gr_path p = {.bottleneck = -1};
   if (x == y) {
     p.level = p.nccl = GR_LVL_X;
-    p.nccl_p2p = true;
+    p.nccl_p2p = p.p2p_capable = true;
     return p;
   }
   int gx = t->pci[x].gpu_index, gy = t->pci[y].gpu_index;
   if (nvcount && gx >= 0 && gy >= 0 && nvcount[gx * (int)a->ngpus + gy] > 0) {
     p.level = p.nccl = GR_LVL_NV;
     p.nvlinks = nvcount[gx * (int)a->ngpus + gy];
-    p.nccl_p2p = true;
+    p.nccl_p2p = p.p2p_capable = true;
     p.via = GR_VIA_NVLINK;
     p.bw_gbps = nvbw[gx * (int)a->ngpus + gy];
+    p.nccl_bw_gbps = gr_nccl_nvlink_gbps(t, x, y, p.nvlinks);
     p.nv_inferred = nvinf[gx * (int)a->ngpus + gy];
     return p;
   }
   int lca;
   p.level = pcie_level(t, x, y, &lca);
   p.nccl = nccl_of(p.level);
-  p.nccl_p2p = p.nccl <= a->nccl_p2p_level;
-  /* different host bridges: both ways up to the root complex */
+  p.p2p_capable = gx < 0 || gy < 0 ||
+                  (gpu_p2p(&t->pci[x]) && gpu_p2p(&t->pci[y]) && platform_p2p(a, &t->pci[x], &t->pci[y], p.level));
+  if (!p.p2p_capable) {
+    /* NCCL diverts the pair through the CPU (ncclTopoComputePaths,
+     * addCpuStep): PHB, or SYS when the way crosses NUMA nodes; the bytes
+     * climb to the host bridges and come down again */
+    p.nccl = p.level == GR_LVL_SYS ? GR_LVL_SYS : GR_LVL_PHB;
+    lca = -1;
+  }
+  p.nccl_p2p = p.p2p_capable && p.nccl <= a->nccl_p2p_level;
+  /* different host bridges, or the host path: both ways up to the root complex */
   narrowest_on_way_up(t, x, lca, &p);
   narrowest_on_way_up(t, y, lca, &p);
   if (p.bottleneck >= 0)
     p.via = GR_VIA_PCIE;
-  if (p.level == GR_LVL_SYS && a->socket_nccl_gbps > 0 &&
-      (p.nccl_bw_gbps <= 0 || a->socket_nccl_gbps < p.nccl_bw_gbps)) {
-    p.nccl_bw_gbps = a->socket_nccl_gbps;
-    p.via = GR_VIA_SOCKET;
-  }
+  socket_bound(a, &p);
   return p;
 }
 
@@ -373,10 +527,18 @@ static void locality_findings(struct gr_analysis *a)
   if (nodes > 1) {
     char socket[128] = "";
     if (a->socket_link)
-      snprintf(socket, sizeof(socket), " (%s; NCCL counts %.0f GB/s)", a->socket_link, a->socket_nccl_gbps);
-    add_finding(a, GR_SEV_INFO, "topo.gpus-split", -1,
-                "The %zu GPUs sit on %d NUMA nodes: traffic between GPUs of different nodes crosses the link between them%s.",
-                a->ngpus, nodes, socket);
+      snprintf(socket, sizeof(socket), " (%s; NCCL counts %g GB/s)", a->socket_link, a->socket_nccl_gbps);
+    bool all_nvlink = true; /* every GPU pair NV#: GPU traffic never takes the socket link */
+    for (size_t i = 0; i < a->ngpus * a->ngpus; i++)
+      all_nvlink &= i / a->ngpus == i % a->ngpus || a->gpu_gpu[i].level == GR_LVL_NV;
+    if (all_nvlink)
+      add_finding(a, GR_SEV_INFO, "topo.gpus-split", -1,
+                  "The %zu GPUs sit on %d NUMA nodes, but NVLink joins every pair: GPU-to-GPU traffic stays on NVLink, and the link between the nodes%s carries only host traffic (data loading, each GPU's copies to the other node's memory).",
+                  a->ngpus, nodes, socket);
+    else
+      add_finding(a, GR_SEV_INFO, "topo.gpus-split", -1,
+                  "The %zu GPUs sit on %d NUMA nodes: traffic between GPUs of different nodes crosses the link between them%s.",
+                  a->ngpus, nodes, socket);
   }
   free(members);
 }
@@ -424,7 +586,13 @@ static void hive_findings(struct gr_analysis *a)
   size_t singles = 0;
   for (size_t h = 0; h < a->nhives; h++)
     singles += hive_members(a, h, members) == 1;
-  if (singles == a->ngpus) {
+  bool wired = false; /* some pair shares a switch but cannot do P2P */
+  for (size_t i = 0; i < a->ngpus * a->ngpus; i++)
+    wired |= a->gpu_gpu[i].level > GR_LVL_X && a->gpu_gpu[i].level <= GR_LVL_PXB;
+  if (singles == a->ngpus && wired) {
+    add_finding(a, GR_SEV_INFO, "topo.hives", -1,
+                "No two GPUs form a P2P hive: those that share a PCIe switch cannot do P2P (topo.no-p2p), so every GPU-to-GPU transfer goes through the CPU.");
+  } else if (singles == a->ngpus) {
     add_finding(a, GR_SEV_INFO, "topo.hives", -1,
                 "No two GPUs share a PCIe switch or NVLink: every GPU-to-GPU transfer goes through the CPU's root complex.");
   } else {
@@ -437,25 +605,131 @@ static void hive_findings(struct gr_analysis *a)
   free(members);
 }
 
+/* The references of a catalog source about P2P: in the "; "-separated
+ * piece that names P2P, what follows its first ": " ("no P2P on stock
+ * drivers: NVIDIA/nccl-tests#117, ..." gives "NVIDIA/nccl-tests#117, ..."). */
+static void p2p_source(const char *source, char *buf, size_t cap)
+{
+  const char *hit = source ? strstr(source, "P2P") : NULL;
+  buf[0] = '\0';
+  if (!hit)
+    return;
+  const char *start = hit;
+  while (start > source && !(start - 1 > source && start[-1] == ' ' && start[-2] == ';'))
+    start--;
+  size_t len = strcspn(start, ";");
+  const char *colon = strstr(start, ": ");
+  if (colon && colon < start + len) {
+    len -= (size_t)(colon + 2 - start);
+    start = colon + 2;
+  }
+  snprintf(buf, cap, "%.*s", (int)len, start);
+}
+
+/* Why GPU g cannot do P2P on its own (driver or catalog), into buf; false
+ * when it can. */
+static bool gpu_no_p2p_why(const struct gr_topo *t, int g, char *buf, size_t cap)
+{
+  const struct gr_pci *d = &t->pci[g];
+  const struct gr_gpu_model *m = gr_pci_catalog(d);
+  char src[256];
+  if (gpu_p2p(d))
+    return false;
+  if (m)
+    p2p_source(m->source, src, sizeof(src));
+  if (m && m->p2p == GR_P2P_NO) /* a rig and the driver on a stock machine agree with the catalog */
+    snprintf(buf, cap, "%s: no PCIe P2P on the vendor's stock driver%s; data/gpus.tsv: %s", m->model,
+             strstr(src, "tinygrad") ? ", tinygrad's patched open kernel modules enable it" : "",
+             src[0] ? src : "its source column");
+  else if (d->p2p == 0)
+    snprintf(buf, cap, "%s", t->rig ? "the rig declares p2p off" : "the driver reports no peer access");
+  else if (m)
+    snprintf(buf, cap, "%s: P2P works on some driver versions only, so gpurig assumes it off; data/gpus.tsv: %s; "
+                       "`p2p on` in a rig, or gpurig on the machine itself, says otherwise",
+             m->model, src[0] ? src : "its source column");
+  else
+    snprintf(buf, cap, "no P2P");
+  return true;
+}
+
+/* GPUs and pairs that cannot do P2P at any NCCL_P2P_LEVEL, with the reason:
+ * the GPU (driver, catalog) or the platform (sockets, root complexes). */
+static void no_p2p_findings(struct gr_analysis *a, size_t incapable, size_t pairs)
+{
+  const struct gr_topo *t = a->t;
+  size_t n = a->ngpus, off = 0, platform = 0, cap = 1024 + 600 * n; /* a group: its list, 30 bytes, a reason under 512 */
+  char *text = xmalloc(cap), why[512], other[512];
+  int *members = xmalloc((n + 1) * sizeof(int));
+  bool *done = xcalloc(n + 1, sizeof(bool));
+  text[0] = '\0';
+  for (size_t g = 0; g < n; g++) {
+    if (done[g] || !gpu_no_p2p_why(t, t->gpus[g], why, sizeof(why)))
+      continue;
+    size_t nm = 0;
+    for (size_t h = g; h < n; h++) /* the GPUs with the same reason */
+      if (!done[h] && gpu_no_p2p_why(t, t->gpus[h], other, sizeof(other)) && strcmp(why, other) == 0) {
+        done[h] = true;
+        members[nm++] = (int)h;
+      }
+    char *list = gpu_list(members, nm);
+    off += (size_t)snprintf(text + off, off < cap ? cap - off : 0, "%s%s cannot do P2P (%s).", off ? " " : "", list,
+                            why);
+    free(list);
+  }
+  size_t sockets = 0; /* of the platform's pairs, those across sockets (the rest: between root complexes) */
+  for (size_t i = 0; i < n; i++)
+    for (size_t j = i + 1; j < n; j++)
+      if (!a->gpu_gpu[i * n + j].p2p_capable && !done[i] && !done[j]) {
+        platform++;
+        sockets += a->gpu_gpu[i * n + j].level == GR_LVL_SYS;
+      }
+  const char *across = a->cpu_amd ? "the input says this AMD CPU does not forward P2P between its sockets"
+                       : strncmp(a->cpu_class, "intel", 5) == 0
+                           ? "Intel CPUs do not forward PCIe P2P between sockets; NVML reports it unsupported"
+                           : "gpurig assumes a CPU other than AMD's does not forward PCIe P2P between sockets, as Intel's do not";
+  if (platform)
+    off += (size_t)snprintf(text + off, off < cap ? cap - off : 0,
+                            "%s%zu GPU pair%s cannot do P2P because the platform does not forward it (%s%s%s).",
+                            off ? " " : "", platform, platform == 1 ? "" : "s", sockets ? across : "",
+                            sockets && sockets < platform ? "; " : "",
+                            sockets < platform ? "the input says the CPU does not forward P2P between its root complexes"
+                                               : "");
+  add_finding(a, GR_SEV_INFO, "topo.no-p2p", -1,
+              "%s So %zu of %zu GPU pairs go through host memory whatever NCCL_P2P_LEVEL says, and NCCL's view shows them on the host path (PHB, or SYS across NUMA nodes).",
+              text, incapable, pairs);
+  free(done);
+  free(members);
+  free(text);
+}
+
 static void nccl_findings(struct gr_analysis *a)
 {
-  size_t pairs = 0, no_p2p = 0;
+  size_t pairs = 0, no_p2p = 0, incapable = 0;
   enum gr_level worst = GR_LVL_X;
   for (size_t i = 0; i < a->ngpus; i++)
     for (size_t j = i + 1; j < a->ngpus; j++) {
       const struct gr_path *p = &a->gpu_gpu[i * a->ngpus + j];
       pairs++;
-      if (!p->nccl_p2p) {
+      incapable += !p->p2p_capable;
+      /* advice only where P2P could run: a raised level cannot help a pair
+       * that has no P2P at any level */
+      if (p->p2p_capable && !p->nccl_p2p) {
         no_p2p++;
         if (p->level > worst)
           worst = p->level;
       }
     }
-  if (no_p2p)
-    add_finding(a, GR_SEV_INFO, "nccl.p2p-level", -1,
-                "By default NCCL uses PCIe P2P only up to %s on this machine, so %zu of %zu GPU pairs (paths up to %s) go through host memory; NCCL_P2P_LEVEL=%s allows P2P there, which helps only if the CPU forwards P2P traffic well (measure it with gpurig bench).",
-                gr_nccl_level_str(a->nccl_p2p_level), no_p2p, pairs, gr_level_name(worst),
-                gr_nccl_level_str(nccl_of(worst)));
+  if (incapable)
+    no_p2p_findings(a, incapable, pairs);
+  if (!no_p2p)
+    return;
+  char dflt[160], why[160];
+  add_finding(a, GR_SEV_INFO, "nccl.p2p-level", -1,
+              "With %s NCCL uses PCIe P2P only up to %s on this machine (%s), so %zu of the %zu GPU pair%s that can do P2P (paths up to %s) go%s through host memory; NCCL_P2P_LEVEL=%s allows P2P there, which helps only if the CPU forwards P2P traffic well (measure it with gpurig bench).",
+              gr_nccl_defaults_text(a, dflt, sizeof(dflt)), gr_nccl_level_str(a->nccl_p2p_level),
+              gr_nccl_why(a, a->ngpus, why, sizeof(why)), no_p2p, pairs - incapable, pairs - incapable == 1 ? "" : "s",
+              gr_level_name(worst), no_p2p == 1 ? "es" : "",
+              gr_nccl_level_str(nccl_of(worst)));
 }
 
 static void nic_findings(struct gr_analysis *a)
@@ -501,14 +775,26 @@ static void data_findings(struct gr_analysis *a)
 
 void gr_analyze(const struct gr_topo *t, struct gr_analysis *a)
 {
+  gr_analyze_with(t, NULL, a);
+}
+
+void gr_analyze_with(const struct gr_topo *t, const struct gr_analysis_opts *o, struct gr_analysis *a)
+{
   memset(a, 0, sizeof(*a));
   a->t = t;
   a->ngpus = t->ngpus;
   a->nnics = t->nnics;
   for (size_t i = 0; i < t->npackages; i++)
     a->cpu_amd |= t->packages[i].cpu_vendor && strcmp(t->packages[i].cpu_vendor, "AuthenticAMD") == 0;
-  /* NCCL >= 2.23 (src/graph/paths.cc ncclTopoCheckP2p): PXB, or SYS on AMD with at most 2 GPUs */
-  a->nccl_p2p_level = a->cpu_amd && t->ngpus <= 2 ? GR_LVL_SYS : GR_LVL_PXB;
+  a->cpu_class = cpu_class_of(t);
+  for (size_t i = 0; i < t->npackages; i++)
+    a->cpu_vendor_known |= t->packages[i].cpu_vendor != NULL;
+  a->nccl_assumed = !o || o->nccl.major == 0;
+  a->nccl_version = a->nccl_assumed ? gr_nccl_newest() : o->nccl;
+  if (!gr_nccl_p2p_rule(&a->nccl_version, a->cpu_class, t->ngpus))
+    a->nccl_version = gr_nccl_oldest(); /* the caller refuses such a version; never a rule-less analysis */
+  /* NCCL's default P2P level for a communicator of every GPU (data/nccl-p2p.tsv) */
+  a->nccl_p2p_level = gr_nccl_p2p_level_for(a, t->ngpus, &a->nccl_rule);
   socket_link(a);
   size_t n = a->ngpus;
   int *nvcount = xcalloc(n * n + 1, sizeof(int));
@@ -526,13 +812,14 @@ void gr_analyze(const struct gr_topo *t, struct gr_analysis *a)
   free(nvcount);
   free(nvbw);
   free(nvinf);
-  /* hives: connected without crossing the CPU */
+  /* hives: GPUs that talk P2P without crossing the CPU; a GPU that cannot
+   * do P2P is a hive of its own, whatever switch it shares */
   int *uf = xmalloc((n + 1) * sizeof(int));
   for (size_t i = 0; i < n; i++)
     uf[i] = (int)i;
   for (size_t i = 0; i < n; i++)
     for (size_t j = i + 1; j < n; j++)
-      if (a->gpu_gpu[i * n + j].level <= GR_LVL_PXB)
+      if (a->gpu_gpu[i * n + j].level <= GR_LVL_PXB && a->gpu_gpu[i * n + j].p2p_capable)
         uf_union(uf, (int)i, (int)j);
   a->hive = xcalloc(n + 1, sizeof(int));
   int *hive_of_root = xmalloc((n + 1) * sizeof(int));

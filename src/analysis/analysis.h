@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "facts/facts.h"
 #include "model/finding.h"
 #include "model/topo.h"
 #include "base/util.h"
@@ -33,12 +34,21 @@ struct gr_path {
   enum gr_level level;
   int nvlinks;            /* for GR_LVL_NV */
   bool nv_inferred;       /* NV joined only through an inferred NVSwitch fabric (model/topo.h) */
-  enum gr_level nccl;     /* NCCL's view: NODE folds into PHB; NV = NVL */
-  bool nccl_p2p;          /* NCCL would use P2P on this path by default */
+  bool p2p_capable;       /* GPUs, driver and platform allow P2P here (NVLink, or PCIe P2P at some
+                             NCCL_P2P_LEVEL); false: every byte goes through host memory */
+  enum gr_level nccl;     /* NCCL's view: NODE folds into PHB; NV = NVL; a pair that cannot do P2P
+                             takes the host path (PHB, or SYS across NUMA nodes) */
+  bool nccl_p2p;          /* NCCL would use P2P on this path by default (whole-machine communicator) */
   enum gr_via via;
   int bottleneck;         /* pci index whose upstream link is narrowest (PCIe), else -1 */
   double bw_gbps;         /* theoretical per direction at the bottleneck, 0 unknown */
   double nccl_bw_gbps;    /* NCCL's figure for the same, 0 unknown */
+};
+
+/* What the analysis assumes beyond the topology. */
+struct gr_analysis_opts {
+  struct gr_nccl_version nccl; /* whose defaults NCCL's view follows; major 0: the newest release
+                                  data/nccl-p2p.tsv was checked against (gr_nccl_newest) */
 };
 
 struct gr_analysis {
@@ -47,17 +57,42 @@ struct gr_analysis {
   struct gr_path *gpu_gpu;  /* ngpus x ngpus */
   struct gr_path *gpu_nic;  /* ngpus x nnics */
   int *hive;                /* per GPU: hive number, 0-based */
-  size_t nhives;
-  bool cpu_amd;             /* NCCL's AMD exception applies to the CPU vendor */
-  enum gr_level nccl_p2p_level; /* NCCL default P2P level on this machine */
+  size_t nhives;             /* hives: GPUs that talk P2P without crossing the CPU (NVLink, switches) */
+  bool cpu_amd;             /* an AMD CPU: it forwards P2P between its sockets */
+  const char *cpu_class;    /* the CPU as NCCL's rule names it: "amd", "intel", "intel-bdw", "zhaoxin",
+                               "arm" or "other" (static) */
+  bool cpu_vendor_known;    /* the input names the CPU's vendor */
+  struct gr_nccl_version nccl_version; /* the NCCL whose defaults NCCL's view follows */
+  bool nccl_assumed;        /* gpurig's default version, not one the user named */
+  const struct gr_nccl_rule *nccl_rule; /* NCCL's P2P rule for a communicator of every GPU (the facts') */
+  enum gr_level nccl_p2p_level; /* NCCL default P2P level for a communicator of every GPU */
   double socket_nccl_gbps;  /* NCCL's inter-socket figure for this machine, 0 unknown */
   const char *socket_link;  /* its name ("UPI"), owned by the topology or the facts; may be NULL */
   struct gr_findings findings; /* about the wiring: info and warn only (model/finding.h) */
 };
 
-/* Fills *a from *t (the facts must be loaded). */
+/* Fills *a from *t (the facts must be loaded), with NCCL's defaults of
+ * o->nccl (o NULL: gpurig's default version). gr_analyze is the same with
+ * o NULL. A version older than data/nccl-p2p.tsv covers is the caller's
+ * to refuse (gr_nccl_p2p_rule returns NULL for it); it gets the oldest. */
+void gr_analyze_with(const struct gr_topo *t, const struct gr_analysis_opts *o, struct gr_analysis *a);
 void gr_analyze(const struct gr_topo *t, struct gr_analysis *a);
 void gr_analysis_free(struct gr_analysis *a);
+
+/* NCCL's default P2P level (and the rule behind it, when rule is not NULL)
+ * for a communicator of ngpus of this machine's GPUs: NCCL counts the GPUs
+ * in the communicator, not in the machine (a tensor-parallel group of 2 on
+ * an AMD machine with 8 GPUs gets SYS from NCCL 2.23 on). */
+enum gr_level gr_nccl_p2p_level_for(const struct gr_analysis *a, size_t ngpus, const struct gr_nccl_rule **rule);
+/* Which defaults NCCL's view follows, for the outputs: "NCCL 2.23+ defaults
+ * (assumed; --nccl-version to change)" or "NCCL 2.21.5 defaults". */
+const char *gr_nccl_defaults_text(const struct gr_analysis *a, char *buf, size_t cap);
+/* Why NCCL's default level is what it is for a communicator of ngpus GPUs:
+ * "AMD CPU, more than 2 GPUs in the communicator", "Intel CPU", ... */
+const char *gr_nccl_why(const struct gr_analysis *a, size_t ngpus, char *buf, size_t cap);
+/* NCCL's bandwidth figure for NVLinks between GPUs x and y (pci indices):
+ * links x its per-link figure for the lower compute capability; 0 unknown. */
+double gr_nccl_nvlink_gbps(const struct gr_topo *t, int x, int y, int links);
 
 /* Legend string for a path as nvidia-smi prints it ("X", "NV6", "PIX", ...). */
 const char *gr_level_str(const struct gr_path *p, char *buf, size_t cap);

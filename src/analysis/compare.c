@@ -8,9 +8,12 @@
 #include "facts/data.h"
 #include "load/rig.h"
 
-static int judge(const char *rig, const char *gpu, unsigned flags, struct gr_judged *j, struct gr_err *err)
+static int judge(const char *rig, const char *gpu, const struct gr_nccl_version *nccl, unsigned flags,
+                 struct gr_judged *j, struct gr_err *err)
 {
   struct gr_source src = {.kind = GR_SRC_RIG, .path = rig, .gpu_model = gpu};
+  if (nccl)
+    src.nccl = *nccl;
   memset(j, 0, sizeof(*j));
   if (gr_machine_open(&src, flags | GR_MACHINE_PREDICT, &j->m, err) != 0)
     return -1;
@@ -63,12 +66,12 @@ static void rank(struct gr_judged *js, size_t n)
   free(order);
 }
 
-int gr_compare_open(char *const *rigs, size_t n, const char *gpu_model, unsigned flags, struct gr_judged **out,
-                    struct gr_err *err)
+int gr_compare_open(char *const *rigs, size_t n, const char *gpu_model, const struct gr_nccl_version *nccl,
+                    unsigned flags, struct gr_judged **out, struct gr_err *err)
 {
   struct gr_judged *js = xcalloc(n + 1, sizeof(*js));
   for (size_t i = 0; i < n; i++)
-    if (judge(rigs[i], gpu_model, flags, &js[i], err) != 0) {
+    if (judge(rigs[i], gpu_model, nccl, flags, &js[i], err) != 0) {
       gr_compare_close(js, i);
       return -1;
     }

@@ -18,12 +18,14 @@ struct gr_judged {
   int rank;           /* training rank, 1 = best; equal machines share a rank */
 };
 
-/* Opens each rig (with gpu_model in every slot when non-NULL), analyses and
- * predicts it, and ranks them. flags are gr_machine_open's (GR_MACHINE_PREDICT
- * is added; GR_MACHINE_GROUPS when the rigs will be planned on). 0, or -1
- * with err naming the rig that failed (nothing is left to free then). */
-int gr_compare_open(char *const *rigs, size_t n, const char *gpu_model, unsigned flags, struct gr_judged **out,
-                    struct gr_err *err);
+/* Opens each rig (with gpu_model in every slot when non-NULL), analyses it
+ * with the defaults of NCCL version nccl (NULL or major 0: gpurig's
+ * default), predicts it, and ranks them. flags are gr_machine_open's
+ * (GR_MACHINE_PREDICT is added; GR_MACHINE_GROUPS when the rigs will be
+ * planned on). 0, or -1 with err naming the rig that failed (nothing is
+ * left to free then). */
+int gr_compare_open(char *const *rigs, size_t n, const char *gpu_model, const struct gr_nccl_version *nccl,
+                    unsigned flags, struct gr_judged **out, struct gr_err *err);
 void gr_compare_close(struct gr_judged *j, size_t n);
 
 /* The machines in training-rank order (best first): an array of pointers

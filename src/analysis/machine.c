@@ -18,7 +18,8 @@ int gr_machine_open(const struct gr_source *src, unsigned flags, struct gr_machi
     gr_machine_close(m);
     return -1;
   }
-  gr_analyze(&m->topo, &m->analysis);
+  struct gr_analysis_opts ao = {.nccl = src->nccl};
+  gr_analyze_with(&m->topo, &ao, &m->analysis);
   if (flags & (GR_MACHINE_PREDICT | GR_MACHINE_GROUPS)) { /* the groups are part of the predictions */
     gr_predict(&m->topo, &m->analysis, &m->prediction);
     m->predicted = true;

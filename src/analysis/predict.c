@@ -10,38 +10,12 @@
 #include "facts/facts.h"
 #include "facts/pcilink.h"
 
-/* ---- who may talk P2P ---- */
-
-/* The driver's word for one GPU: the topology's, else the catalog's. */
-static int gpu_p2p(const struct gr_pci *g)
-{
-  if (g->p2p >= 0)
-    return g->p2p;
-  const struct gr_gpu_model *m = gr_pci_catalog(g);
-  if (!m)
-    return 1; /* an accelerator gpurig does not know: P2P is the rule off GeForce */
-  return m->p2p == GR_P2P_YES;
-}
-
 static const struct gr_package *package_at(const struct gr_topo *t, int os_index)
 {
   for (size_t i = 0; i < t->npackages; i++)
     if (t->packages[i].os_index == os_index)
       return &t->packages[i];
   return NULL;
-}
-
-/* Whether the platform forwards PCIe P2P on a path of this level. */
-static bool platform_p2p(const struct gr_analysis *a, const struct gr_pci *x, const struct gr_pci *y,
-                         enum gr_level level)
-{
-  const struct gr_package *px = package_at(a->t, x->package), *py = package_at(a->t, y->package);
-  if (level <= GR_LVL_PHB)
-    return true;
-  if (level == GR_LVL_NODE)
-    return !px || px->rc_p2p != 0;
-  /* across sockets: never over Intel's QPI/UPI (NVML reports it unsupported); AMD forwards it */
-  return a->cpu_amd && (!px || px->rc_p2p != 0) && (!py || py->rc_p2p != 0);
 }
 
 /* ---- paths as lists of shared resources ---- */
@@ -53,6 +27,7 @@ struct hop {
   bool effective[48]; /* capacity already an effective figure (socket link, host memory) */
   double eff;
   bool nvlink;
+  enum gr_xfer x;     /* how the bytes go: NVLink, PCIe P2P, through host memory */
 };
 
 struct ctx {
@@ -64,11 +39,14 @@ struct ctx {
   int *pcount;           /* the ring search's counts on its fixed stretch, */
   int *out_left, *in_left; /* and the uses certain for the GPUs still to send, to receive */
   double socket_gbps;
+  enum gr_level level;   /* NCCL's default P2P level behind mode 0 (it depends on the communicator's size) */
+  bool modes_differ;     /* some pair moves differently in mode 0 and mode 1 */
   double *nv_direct;     /* [g][h]: direct NVLink GB/s between two GPUs */
   double *nv_fabric;     /* [g]: GPU's NVLink GB/s into NVSwitches */
 };
 
-/* The hop from GPU `from` to GPU `to` in a mode (0 NCCL default, 1 best). */
+/* The hop from GPU `from` to GPU `to` in a mode (0 NCCL's default for the
+ * ctx's communicator size, 1 with NCCL_P2P_LEVEL raised where P2P runs). */
 static const struct hop *hop_of(const struct ctx *c, int mode, int from, int to)
 {
   return &c->hops[(size_t)mode * c->n * c->n + (size_t)from * c->n + (size_t)to];
@@ -97,6 +75,7 @@ static void build_hop(const struct ctx *c, struct hop *h, size_t ga, size_t gb, 
   const struct gr_topo *t = c->t;
   int x = t->gpus[ga], y = t->gpus[gb];
   memset(h, 0, sizeof(*h));
+  h->x = mode;
   if (mode == GR_XFER_NVLINK) {
     double bw = c->a->gpu_gpu[ga * c->n + gb].bw_gbps;
     hop_add(h, (int)(2 * t->npci + 2 + ga * 2), bw, false);
@@ -528,10 +507,15 @@ static void describe_ring(struct ctx *c, struct gr_ring *r, size_t k, int mode)
     else
       snprintf(label, sizeof(label), "%s link", gr_pci_label(t, res / 2, bus, sizeof(bus)));
     int g, w;
+    char rate[48];
     gr_link_effective(&p->link, &g, &w);
-    snprintf(r->bottleneck, sizeof(r->bottleneck), "the %s (Gen%d x%d, %.1f GB/s) carrying %d ring hop%s %s, %s",
-             label, g, w, gr_link_bw_gbps(p), sharing, sharing == 1 ? "" : "s", res % 2 ? "downward" : "upward",
-             wh->eff == gr_calibration("ring_host_eff") ? "staged through host memory" : "peer-to-peer");
+    if (g > 0 && w > 0)
+      snprintf(rate, sizeof(rate), "Gen%d x%d, %.1f GB/s", g, w, gr_link_bw_gbps(p));
+    else /* recorded by its rate only (hwloc XML without generation and width) */
+      snprintf(rate, sizeof(rate), "%.1f GB/s", gr_link_bw_gbps(p));
+    snprintf(r->bottleneck, sizeof(r->bottleneck), "the %s (%s) carrying %d ring hop%s %s, %s", label, rate, sharing,
+             sharing == 1 ? "" : "s", res % 2 ? "downward" : "upward",
+             wh->x == GR_XFER_HOST ? "staged through host memory" : "peer-to-peer");
   } else if (res < (int)(2 * t->npci + 2)) {
     snprintf(r->bottleneck, sizeof(r->bottleneck), "the inter-socket link (%.1f GB/s per direction) carrying %d ring hop%s",
              c->socket_gbps, sharing, sharing == 1 ? "" : "s");
@@ -565,23 +549,26 @@ static void add_verdict(struct gr_prediction *p, const char *workload, int gpus,
   p->verdicts[p->nverdicts++] = (struct gr_verdict){workload, gpus, r, xstrdup(reasons)};
 }
 
+/* How NCCL moves one GPU's data to another with P2P allowed up to level:
+ * NVLink, PCIe P2P where the pair can and the level reaches, else through
+ * host memory. */
+static enum gr_xfer xfer_at(const struct gr_prediction *p, size_t i, size_t j, enum gr_level level)
+{
+  const struct gr_path *path = &p->a->gpu_gpu[i * p->ngpus + j];
+  if (path->level == GR_LVL_NV)
+    return GR_XFER_NVLINK;
+  return path->p2p_capable && path->nccl <= level ? GR_XFER_P2P : GR_XFER_HOST;
+}
+
 static void classify_pairs(struct gr_prediction *p)
 {
-  const struct gr_topo *t = p->t;
   size_t n = p->ngpus;
   for (size_t i = 0; i < n; i++)
     for (size_t j = 0; j < n; j++) {
       struct gr_pair_predict *pp = &p->pairs[i * n + j];
-      const struct gr_path *path = &p->a->gpu_gpu[i * n + j];
-      const struct gr_pci *x = &t->pci[t->gpus[i]], *y = &t->pci[t->gpus[j]];
-      if (path->level == GR_LVL_NV) {
-        pp->p2p_capable = true;
-        pp->nccl = pp->best = GR_XFER_NVLINK;
-      } else {
-        pp->p2p_capable = gpu_p2p(x) && gpu_p2p(y) && platform_p2p(p->a, x, y, path->level);
-        pp->best = pp->p2p_capable ? GR_XFER_P2P : GR_XFER_HOST;
-        pp->nccl = pp->p2p_capable && path->nccl <= p->a->nccl_p2p_level ? GR_XFER_P2P : GR_XFER_HOST;
-      }
+      pp->p2p_capable = p->a->gpu_gpu[i * n + j].p2p_capable; /* the analysis's word: GPUs, driver, platform */
+      pp->best = xfer_at(p, i, j, GR_LVL_SYS);
+      pp->nccl = xfer_at(p, i, j, p->a->nccl_p2p_level);
     }
 }
 
@@ -595,9 +582,11 @@ static void copy_rates(const struct ctx *c, struct gr_prediction *p)
       const struct hop *h = hop_of(c, 1, (int)i, (int)j);
       double bw = INFINITY;
       for (int r = 0; r < h->nres; r++) {
+        /* a copy runs on the copy engines: copy_nvlink_eff, not NCCL's SM-driven ring_nvlink_eff */
         double e = h->effective[r] ? 1.0
-                   : pp->best == GR_XFER_NVLINK ? gr_calibration("ring_nvlink_eff")
-                   : gr_calibration(pp->best == GR_XFER_P2P ? "copy_p2p_eff" : "copy_host_eff");
+                   : gr_calibration(pp->best == GR_XFER_NVLINK ? "copy_nvlink_eff"
+                                    : pp->best == GR_XFER_P2P  ? "copy_p2p_eff"
+                                                               : "copy_host_eff");
         if (h->cap[r] * e < bw)
           bw = h->cap[r] * e;
       }
@@ -605,14 +594,14 @@ static void copy_rates(const struct ctx *c, struct gr_prediction *p)
     }
 }
 
-/* The search's tables for p's classified pairs: every hop in both modes and
- * the NVLink sums. Built once per gr_predict or gr_predict_groups call;
- * ctx_close frees them. */
-static void ctx_open(struct ctx *c, const struct gr_prediction *p)
+/* The search's tables for p's classified pairs: every hop in both modes
+ * (mode 0 with NCCL's default level for a communicator of the size that
+ * gives `level`) and the NVLink sums. ctx_close frees them. */
+static void ctx_open(struct ctx *c, const struct gr_prediction *p, enum gr_level level)
 {
   const struct gr_topo *t = p->t;
   size_t n = t->ngpus;
-  *c = (struct ctx){.t = t, .a = p->a, .n = n};
+  *c = (struct ctx){.t = t, .a = p->a, .n = n, .level = level};
   c->socket_gbps = p->a->socket_nccl_gbps; /* the analysis's figure: a rig's declared one, else NCCL's */
   c->nres = 2 * t->npci + 2 + 2 * n + t->npackages + 1;
   c->count = xcalloc(c->nres + 1, sizeof(int));
@@ -623,10 +612,30 @@ static void ctx_open(struct ctx *c, const struct gr_prediction *p)
   nvlink_tables(c);
   for (size_t i = 0; i < n; i++)
     for (size_t j = 0; j < n; j++) {
-      const struct gr_pair_predict *pp = &p->pairs[i * n + j];
-      for (int mode = 0; mode < 2; mode++)
-        build_hop(c, &c->hops[(size_t)mode * n * n + i * n + j], i, j, mode == 0 ? pp->nccl : pp->best);
+      build_hop(c, &c->hops[i * n + j], i, j, xfer_at(p, i, j, level));
+      build_hop(c, &c->hops[n * n + i * n + j], i, j, p->pairs[i * n + j].best);
+      c->modes_differ |= xfer_at(p, i, j, level) != p->pairs[i * n + j].best;
     }
+}
+
+/* The search tables for each NCCL level a communicator size may get, each
+ * opened when first asked for: the level depends on how many GPUs the
+ * communicator has (NCCL's AMD rule), so a group of 2 may differ from the
+ * machine. */
+struct ctxs {
+  const struct gr_prediction *p;
+  struct ctx c[GR_LVL_SYS + 1];
+  bool open[GR_LVL_SYS + 1];
+};
+
+static struct ctx *ctx_for(struct ctxs *cs, size_t k)
+{
+  enum gr_level l = gr_nccl_p2p_level_for(cs->p->a, k, NULL);
+  if (!cs->open[l]) {
+    ctx_open(&cs->c[l], cs->p, l);
+    cs->open[l] = true;
+  }
+  return &cs->c[l];
 }
 
 static void ctx_close(struct ctx *c)
@@ -679,6 +688,8 @@ static void switch_budgets(struct gr_prediction *p)
     if (up->role != GR_ROLE_SWITCH_UP)
       continue;
     struct gr_switch_budget b = {.node = (int)i, .lanes = up->lanes};
+    bool p2p = false; /* two GPUs below it can talk P2P */
+    int first = -1;
     int g, w;
     gr_link_effective(&up->link, &g, &w);
     b.up_lanes = w;
@@ -690,6 +701,12 @@ static void switch_budgets(struct gr_prediction *p)
       gr_link_effective(&d->link, &dg, &dw);
       b.down_lanes += dw;
       b.gpus += d->kind == GR_KIND_GPU;
+      if (d->kind == GR_KIND_GPU && d->gpu_index >= 0) {
+        if (first >= 0)
+          p2p |= p->pairs[(size_t)first * p->ngpus + (size_t)d->gpu_index].p2p_capable;
+        else
+          first = d->gpu_index;
+      }
       b.nvme += d->kind == GR_KIND_NVME;
       b.nics += d->kind == GR_KIND_NIC;
     }
@@ -701,8 +718,11 @@ static void switch_budgets(struct gr_prediction *p)
     if (b.lanes && b.down_lanes + b.up_lanes > b.lanes)
       note(p, "Switch %s has %d lanes but its links use %d (x%d up, %d down): this wiring cannot exist as described.",
            bus, b.lanes, b.down_lanes + b.up_lanes, b.up_lanes, b.down_lanes);
-    if (b.gpus > 1 && b.oversubscription > 1.0)
+    if (b.gpus > 1 && b.oversubscription > 1.0 && p2p)
       note(p, "Switch %s: %d GPU%s share an x%d uplink (%d lanes down, %.0f:1): P2P inside the switch runs at full speed, but traffic to the CPU, host memory and the other side is shared.",
+           bus, b.gpus, b.gpus == 1 ? "" : "s", b.up_lanes, b.down_lanes, b.oversubscription);
+    else if (b.gpus > 1 && b.oversubscription > 1.0)
+      note(p, "Switch %s: %d GPU%s share an x%d uplink (%d lanes down, %.0f:1) and cannot do P2P, so all their traffic, between them too, goes up that link to host memory.",
            bus, b.gpus, b.gpus == 1 ? "" : "s", b.up_lanes, b.down_lanes, b.oversubscription);
     if (b.nvme && b.gpus)
       note(p, "Switch %s carries %d NVMe drive%s beside %d GPU%s: data loading competes with GPU traffic on its uplink.",
@@ -746,12 +766,11 @@ static void nic_notes(struct gr_prediction *p)
          sockets_with_gpus, sockets_with_nics);
 }
 
-static void count_hops(const struct gr_prediction *p, struct gr_ring *r, size_t k, int mode)
+static void count_hops(const struct ctx *c, struct gr_ring *r, size_t k, int mode)
 {
   r->nhops_p2p = r->nhops_host = r->nhops_nvlink = 0;
   for (size_t i = 0; i < k && k > 1; i++) {
-    const struct gr_pair_predict *pp = &p->pairs[(size_t)r->order[i] * p->ngpus + (size_t)r->order[(i + 1) % k]];
-    enum gr_xfer x = mode == 0 ? pp->nccl : pp->best;
+    enum gr_xfer x = hop_of(c, mode, r->order[i], r->order[(i + 1) % k])->x;
     r->nhops_p2p += x == GR_XFER_P2P;
     r->nhops_host += x == GR_XFER_HOST;
     r->nhops_nvlink += x == GR_XFER_NVLINK;
@@ -783,6 +802,33 @@ static double gpu_link_floor(const struct gr_topo *t)
   return isinf(m) ? 0 : m;
 }
 
+/* "peer-to-peer without crossing a socket" only where there are sockets to cross. */
+static const char *socket_words(const struct gr_topo *t)
+{
+  return t->npackages > 1 ? " without crossing a socket" : "";
+}
+
+/* Who can exchange gradients by P2P, in words: the largest P2P group, or
+ * that no two GPUs can (on one socket, or at all). Returns what it wrote. */
+static size_t p2p_reach_text(const struct ctx *c, const struct gr_prediction *p, char *buf, size_t cap)
+{
+  size_t n = p->ngpus, off = 0;
+  bool any_p2p = false; /* some pair can do P2P, if only across sockets */
+  for (size_t i = 0; i < n * n; i++)
+    any_p2p |= i / n != i % n && p->pairs[i].p2p_capable;
+  if (p->largest_p2p_domain < 2 && any_p2p)
+    return (size_t)snprintf(buf, cap, " No two GPUs can talk peer-to-peer without crossing %s.",
+                            c->t->npackages > 1 ? "a socket" : "NUMA nodes");
+  if (p->largest_p2p_domain < 2)
+    return (size_t)snprintf(buf, cap,
+                            " No two GPUs can talk peer-to-peer (driver or platform), so every gradient goes through CPU memory.");
+  off += (size_t)snprintf(buf + off, cap - off, " %d of %zu GPUs can exchange gradients peer-to-peer%s",
+                          p->largest_p2p_domain, n, socket_words(c->t));
+  if (p->ndomains > 1)
+    off += (size_t)snprintf(buf + off, cap - off, " (%zu such groups)", p->ndomains);
+  return off + (size_t)snprintf(buf + off, cap - off, ";");
+}
+
 static void training_verdict(struct ctx *c, struct gr_prediction *p)
 {
   size_t n = p->ngpus;
@@ -790,44 +836,40 @@ static void training_verdict(struct ctx *c, struct gr_prediction *p)
     add_verdict(p, "training", (int)n, GR_RATE_GOOD, "One GPU: data-parallel training needs no gradient all-reduce.");
     return;
   }
-  /* sized by the ring, which names every GPU: 2048 for the sentences */
-  size_t ring_cap = ring_text_cap(n), cap = 2048 + ring_cap, off = 0;
+  /* sized by two rings, which name every GPU: 2048 for the sentences */
+  size_t ring_cap = ring_text_cap(n), cap = 2048 + 2 * ring_cap, off = 0;
   char *ring = xmalloc(ring_cap), *reasons = xmalloc(cap);
-  ring_text(&p->best, n, ring, ring_cap);
-  if (p->best.busbw_gbps <= 0)
+  const struct gr_ring *d = &p->nccl_default;
+  ring_text(d, n, ring, ring_cap);
+  if (d->busbw_gbps <= 0)
     off += (size_t)snprintf(reasons + off, cap - off,
-                            "All-reduce bandwidth not known (the input records no link rates; ring %s). ", ring);
+                            "All-reduce bandwidth not known (the input records no link rates; ring %s).", ring);
   else
     off += (size_t)snprintf(reasons + off, cap - off,
-                            "Predicted all-reduce bus bandwidth %.1f GB/s with NCCL's defaults", p->nccl_default.busbw_gbps);
-  if (p->best_needs_p2p_level && p->best.busbw_gbps > 0)
-    off += (size_t)snprintf(reasons + off, cap - off, ", %.1f GB/s with NCCL_P2P_LEVEL=%s",
-                            p->best.busbw_gbps, p->best_p2p_level);
-  if (p->best.busbw_gbps > 0)
-    off += (size_t)snprintf(reasons + off, cap - off, " (ring %s, bounded by %s). ", ring,
-                            p->best.bottleneck);
-  off += (size_t)snprintf(reasons + off, cap - off,
-                          "%d of %zu GPUs can exchange gradients peer-to-peer without crossing a socket", p->largest_p2p_domain, n);
-  if (p->ndomains > 1)
-    off += (size_t)snprintf(reasons + off, cap - off, " (%zu such groups)", p->ndomains);
-  off += (size_t)snprintf(reasons + off, cap - off, "; %zu of %zu ring hops go through host memory.",
-                          p->best.nhops_host, n);
+                            "Predicted all-reduce bus bandwidth %.1f GB/s with NCCL's defaults (ring %s, bounded by %s).",
+                            d->busbw_gbps, ring, d->bottleneck);
+  if (p->best_needs_p2p_level && p->best.busbw_gbps > 0) {
+    ring_text(&p->best, n, ring, ring_cap);
+    off += (size_t)snprintf(reasons + off, cap - off, " With NCCL_P2P_LEVEL=%s: %.1f GB/s (ring %s, bounded by %s).",
+                            p->best_p2p_level, p->best.busbw_gbps, ring, p->best.bottleneck);
+  }
+  off += p2p_reach_text(c, p, reasons + off, cap - off);
+  off += (size_t)snprintf(reasons + off, cap - off, " %zu of %zu ring hops go through host memory with NCCL's defaults.",
+                          d->nhops_host, n);
   bool crosses = false;
   for (size_t i = 0; i < n; i++)
-    crosses |= c->a->gpu_gpu[(size_t)p->best.order[i] * n + (size_t)p->best.order[(i + 1) % n]].level == GR_LVL_SYS;
+    crosses |= c->a->gpu_gpu[(size_t)d->order[i] * n + (size_t)d->order[(i + 1) % n]].level == GR_LVL_SYS;
   if (crosses)
-    off += (size_t)snprintf(reasons + off, cap - off, " The ring crosses the link between sockets twice.");
-  double floor = gpu_link_floor(c->t), ratio = floor > 0 ? p->best.busbw_gbps / floor : 0.5; /* unknown: no verdict from it */
-  bool all_nvlink = p->best.nhops_nvlink == n;
+    snprintf(reasons + off, cap - off, " The ring crosses the link between %s twice.",
+             c->t->npackages > 1 ? "sockets" : "NUMA nodes");
+  double floor = gpu_link_floor(c->t), ratio = floor > 0 ? d->busbw_gbps / floor : 0.5; /* unknown: no verdict from it */
   enum gr_rating r;
-  if (all_nvlink || ((size_t)p->largest_p2p_domain == n && ratio >= 0.6))
+  if (d->nhops_nvlink == n || ((size_t)p->largest_p2p_domain == n && ratio >= 0.6))
     r = GR_RATE_GOOD;
   else if ((size_t)p->largest_p2p_domain * 4 <= n || p->largest_p2p_domain < 2 || ratio < 0.35)
     r = GR_RATE_POOR;
   else
     r = GR_RATE_FAIR;
-  if (r == GR_RATE_POOR && p->largest_p2p_domain < 2)
-    snprintf(reasons + off, cap - off, " No two GPUs can talk peer-to-peer (driver or platform), so every gradient goes through CPU memory.");
   add_verdict(p, "training", (int)n, r, reasons);
   free(ring);
   free(reasons);
@@ -867,9 +909,9 @@ static void nearest_group(const struct ctx *c, size_t seed, size_t k, int *set)
     }
 }
 
-/* The best ring among the nearest groups of k GPUs; its order in best_order
- * (k ints). */
-static double best_group(struct ctx *c, size_t k, int *best_order)
+/* The best ring in a mode among the nearest groups of k GPUs; its order in
+ * best_order (k ints). */
+static double best_group(struct ctx *c, size_t k, int mode, int *best_order)
 {
   size_t n = c->n;
   int *set = xmalloc((k + 1) * sizeof(int)), *order = xmalloc((k + 1) * sizeof(int));
@@ -884,7 +926,7 @@ static double best_group(struct ctx *c, size_t k, int *best_order)
     if (dup)
       continue;
     memcpy(&seen[nseen++ * k], set, k * sizeof(int));
-    double v = best_ring(c, set, k, 1, order);
+    double v = best_ring(c, set, k, mode, order);
     if (v > best + 1e-9) {
       best = v;
       memcpy(best_order, order, k * sizeof(int));
@@ -896,40 +938,100 @@ static double best_group(struct ctx *c, size_t k, int *best_order)
   return best;
 }
 
-static void tp_verdict(struct ctx *c, struct gr_prediction *p, size_t k)
+/* The NCCL_P2P_LEVEL a ring needs in mode 1: the farthest NCCL path of its
+ * P2P hops ("PHB", "SYS"). */
+static const char *level_needed(const struct ctx *c, const int *order, size_t k)
 {
-  size_t n = p->ngpus;
-  int *best_order = xcalloc(k + 1, sizeof(int));
-  best_group(c, k, best_order);
-  struct gr_ring r = {.order = best_order};
-  describe_ring(c, &r, k, 1);
-  count_hops(p, &r, k, 1);
-  char ring[256], reasons[1024];
-  ring_text(&r, k, ring, sizeof(ring));
-  bool sys = false, nccl_default_ok = true;
-  for (size_t i = 0; i < k; i++) {
-    size_t x = (size_t)best_order[i], y = (size_t)best_order[(i + 1) % k];
-    sys |= c->a->gpu_gpu[x * n + y].level == GR_LVL_SYS;
-    nccl_default_ok &= p->pairs[x * n + y].nccl == p->pairs[x * n + y].best;
+  enum gr_level need = GR_LVL_PIX;
+  for (size_t i = 0; i < k && k > 1; i++) {
+    size_t x = (size_t)order[i], y = (size_t)order[(i + 1) % k];
+    if (hop_of(c, 1, (int)x, (int)y)->x == GR_XFER_P2P && c->a->gpu_gpu[x * c->n + y].nccl > need)
+      need = c->a->gpu_gpu[x * c->n + y].nccl;
   }
+  return gr_nccl_level_str(need);
+}
+
+/* How a ring's hops move their bytes, in words. */
+static void hops_text(const struct gr_ring *r, size_t k, char *buf, size_t cap)
+{
+  if (r->nhops_nvlink == k)
+    snprintf(buf, cap, "joined by NVLink");
+  else if (r->nhops_host == k)
+    snprintf(buf, cap, "every hop staged through host memory");
+  else if (r->nhops_host)
+    snprintf(buf, cap, "%zu of %zu hops staged through host memory", r->nhops_host, k);
+  else if (r->nhops_nvlink)
+    snprintf(buf, cap, "over NVLink and PCIe peer-to-peer");
+  else
+    snprintf(buf, cap, "peer-to-peer over PCIe");
+}
+
+/* The raised NCCL_P2P_LEVEL as an option beside a group's default figure,
+ * in words, or "" when it buys nothing. */
+static void tp_option_text(struct ctx *c, size_t k, double dflt_gbps, char *buf, size_t cap)
+{
+  int *raised = xcalloc(k + 1, sizeof(int));
+  double v = c->modes_differ ? best_group(c, k, 1, raised) : 0;
+  buf[0] = '\0';
+  if (v > dflt_gbps * 1.01 && dflt_gbps > 0) {
+    struct gr_ring rr = {.order = raised};
+    char ring[256];
+    ring_text(&rr, k, ring, sizeof(ring));
+    snprintf(buf, cap, " With NCCL_P2P_LEVEL=%s: about %.1f GB/s (%s).", level_needed(c, raised, k), v, ring);
+  }
+  free(raised);
+}
+
+/* NCCL counts the communicator's GPUs: a sentence where that gives the
+ * group's ring P2P the whole machine's communicator would not get. */
+static void tp_rule_text(const struct ctx *c, const struct gr_prediction *p, const int *order, size_t k, char *buf,
+                         size_t cap)
+{
+  bool matters = false;
+  char why[128];
+  for (size_t i = 0; i < k; i++) {
+    size_t x = (size_t)order[i], y = (size_t)order[(i + 1) % k];
+    matters |= hop_of(c, 0, (int)x, (int)y)->x == GR_XFER_P2P && c->a->gpu_gpu[x * c->n + y].nccl > p->a->nccl_p2p_level;
+  }
+  buf[0] = '\0';
+  if (matters)
+    snprintf(buf, cap, " NCCL allows P2P up to %s in a communicator of %zu GPUs (%s).", gr_nccl_level_str(c->level), k,
+             gr_nccl_why(p->a, k, why, sizeof(why)));
+}
+
+/* Tensor parallelism over k GPUs, judged with NCCL's defaults for a
+ * communicator of k GPUs (not the machine's count), with the raised
+ * NCCL_P2P_LEVEL offered beside it where it helps. */
+static void tp_verdict(struct ctxs *cs, struct gr_prediction *p, size_t k)
+{
+  struct ctx *c = ctx_for(cs, k);
+  int *dflt = xcalloc(k + 1, sizeof(int));
+  best_group(c, k, 0, dflt);
+  struct gr_ring r = {.order = dflt};
+  describe_ring(c, &r, k, 0);
+  count_hops(c, &r, k, 0);
+  char ring[256], how[96], bw[320], more[400], rule[200], reasons[1400];
+  ring_text(&r, k, ring, sizeof(ring));
+  bool sys = false;
+  for (size_t i = 0; i < k; i++)
+    sys |= c->a->gpu_gpu[(size_t)dflt[i] * c->n + (size_t)dflt[(i + 1) % k]].level == GR_LVL_SYS;
   enum gr_rating rating = r.nhops_nvlink == k ? GR_RATE_GOOD
                           : r.nhops_host == 0 && !sys ? GR_RATE_FAIR
                                                        : GR_RATE_POOR;
   if (k == 2 && rating == GR_RATE_FAIR)
     rating = GR_RATE_GOOD; /* two GPUs P2P: two all-reduces per layer over one link, no sharing */
-  char bw[320];
+  hops_text(&r, k, how, sizeof(how));
   if (r.busbw_gbps > 0)
-    snprintf(bw, sizeof(bw), "all-reduce about %.1f GB/s (bounded by %s)", r.busbw_gbps, r.bottleneck);
+    snprintf(bw, sizeof(bw), "all-reduce about %.1f GB/s with NCCL's defaults (bounded by %s)", r.busbw_gbps,
+             r.bottleneck);
   else
     snprintf(bw, sizeof(bw), "all-reduce bandwidth not known (the input records no link rates)");
-  snprintf(reasons, sizeof(reasons), "Best group of %zu: %s, %s; %s.%s%s", k, ring,
-           r.nhops_nvlink == k ? "joined by NVLink"
-           : r.nhops_host    ? "some hops staged through host memory"
-                             : "peer-to-peer over PCIe",
-           bw, sys ? " It spans both sockets." : "",
-           nccl_default_ok ? "" : " NCCL uses P2P here only with NCCL_P2P_LEVEL raised (PHB or SYS).");
+  tp_option_text(c, k, r.busbw_gbps, more, sizeof(more));
+  tp_rule_text(c, p, dflt, k, rule, sizeof(rule));
+  snprintf(reasons, sizeof(reasons), "Best group of %zu: %s, %s; %s.%s%s%s", k, ring, how, bw,
+           sys ? (p->t->npackages > 1 ? " It spans both sockets." : " It spans NUMA nodes.") : "", more, rule);
   add_verdict(p, "tensor-parallel inference", (int)k, rating, reasons);
-  free(best_order);
+  free(dflt);
 }
 
 static void jobs_verdict(struct gr_prediction *p)
@@ -972,61 +1074,77 @@ static void machine_rings(struct ctx *c, struct gr_prediction *p)
   best_ring(c, all, n, 1, p->best.order);
   describe_ring(c, &p->nccl_default, n, 0);
   describe_ring(c, &p->best, n, 1);
-  count_hops(p, &p->nccl_default, n, 0);
-  count_hops(p, &p->best, n, 1);
+  count_hops(c, &p->nccl_default, n, 0);
+  count_hops(c, &p->best, n, 1);
   p->best_needs_p2p_level = p->best.busbw_gbps > p->nccl_default.busbw_gbps * 1.01;
-  enum gr_level need = GR_LVL_PIX;
-  for (size_t i = 0; i < n && n > 1; i++) {
-    size_t x = (size_t)p->best.order[i], y = (size_t)p->best.order[(i + 1) % n];
-    if (p->pairs[x * n + y].best == GR_XFER_P2P && c->a->gpu_gpu[x * n + y].nccl > need)
-      need = c->a->gpu_gpu[x * n + y].nccl;
-  }
-  p->best_p2p_level = gr_nccl_level_str(need);
+  p->best_p2p_level = level_needed(c, p->best.order, n);
   if (!p->best_needs_p2p_level) {
     /* the setting buys nothing: report the default ring as the best */
     memcpy(p->best.order, p->nccl_default.order, n * sizeof(int));
     describe_ring(c, &p->best, n, 0);
-    count_hops(p, &p->best, n, 0);
+    count_hops(c, &p->best, n, 0);
   }
   free(all);
 }
 
+static void ctxs_close(struct ctxs *cs)
+{
+  for (size_t l = 0; l <= GR_LVL_SYS; l++)
+    if (cs->open[l])
+      ctx_close(&cs->c[l]);
+}
+
 void gr_predict(const struct gr_topo *t, const struct gr_analysis *a, struct gr_prediction *p)
 {
-  struct ctx c;
   memset(p, 0, sizeof(*p));
   p->t = t;
   p->a = a;
   p->ngpus = t->ngpus;
   p->pairs = xcalloc(p->ngpus * p->ngpus + 1, sizeof(*p->pairs));
   classify_pairs(p);
-  ctx_open(&c, p);
-  copy_rates(&c, p);
+  struct ctxs cs = {.p = p};
+  struct ctx *c = ctx_for(&cs, p->ngpus);
+  copy_rates(c, p);
   p2p_domains(p);
-  machine_rings(&c, p);
+  machine_rings(c, p);
   switch_budgets(p);
   nic_notes(p);
-  training_verdict(&c, p);
-  for (size_t k = 2; k <= c.n && k <= 8; k *= 2)
-    tp_verdict(&c, p, k);
+  training_verdict(c, p);
+  for (size_t k = 2; k <= p->ngpus && k <= 8; k *= 2)
+    tp_verdict(&cs, p, k);
   jobs_verdict(p);
-  ctx_close(&c);
+  ctxs_close(&cs);
 }
 
 void gr_predict_groups(struct gr_prediction *p)
 {
-  struct ctx c;
   free(p->group_busbw_gbps);
+  free(p->group_busbw_raised_gbps);
+  free(p->group_p2p_level);
   p->group_busbw_gbps = xcalloc(p->ngpus + 1, sizeof(double));
+  p->group_busbw_raised_gbps = xcalloc(p->ngpus + 1, sizeof(double));
+  p->group_p2p_level = xcalloc(p->ngpus + 1, sizeof(const char *));
   if (p->ngpus < 3) /* no group smaller than the machine */
     return;
-  ctx_open(&c, p);
-  int *order = xmalloc((c.n + 1) * sizeof(int));
+  struct ctxs cs = {.p = p};
+  int *order = xmalloc((p->ngpus + 1) * sizeof(int));
   /* 64: the most GPUs a plan spreads one job over (--gpus, --tp) */
-  for (size_t k = 2; k < c.n && k <= 64; k++)
-    p->group_busbw_gbps[k] = best_group(&c, k, order);
+  for (size_t k = 2; k < p->ngpus && k <= 64; k++) {
+    struct ctx *c = ctx_for(&cs, k);
+    p->group_busbw_gbps[k] = best_group(c, k, 0, order);
+    /* a raised level changes only host-staged hops: when the best default
+     * ring has none, it runs the same with it, and the search is skipped */
+    bool host = false;
+    for (size_t i = 0; i < k; i++)
+      host |= hop_of(c, 0, order[i], order[(i + 1) % k])->x == GR_XFER_HOST;
+    double raised = c->modes_differ && host ? best_group(c, k, 1, order) : 0;
+    if (raised > p->group_busbw_gbps[k] * 1.01) {
+      p->group_busbw_raised_gbps[k] = raised;
+      p->group_p2p_level[k] = level_needed(c, order, k);
+    }
+  }
   free(order);
-  ctx_close(&c);
+  ctxs_close(&cs);
 }
 
 void gr_prediction_free(struct gr_prediction *p)
@@ -1035,6 +1153,8 @@ void gr_prediction_free(struct gr_prediction *p)
     return;
   free(p->pairs);
   free(p->group_busbw_gbps);
+  free(p->group_busbw_raised_gbps);
+  free(p->group_p2p_level);
   free(p->nccl_default.order);
   free(p->best.order);
   free(p->switches);

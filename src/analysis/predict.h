@@ -20,8 +20,8 @@
 enum gr_xfer { GR_XFER_NVLINK, GR_XFER_P2P, GR_XFER_HOST };
 
 struct gr_pair_predict {
-  bool p2p_capable;      /* GPUs, driver and platform allow direct P2P (NVLink or PCIe) */
-  enum gr_xfer nccl;     /* what NCCL does with its defaults */
+  bool p2p_capable;      /* GPUs, driver and platform allow direct P2P (NVLink or PCIe): the analysis's */
+  enum gr_xfer nccl;     /* what NCCL does with its defaults (a communicator of every GPU) */
   enum gr_xfer best;     /* what it can do with NCCL_P2P_LEVEL set high enough */
   double gbps;           /* predicted one-way copy rate with `best`, GB/s */
 };
@@ -57,19 +57,22 @@ struct gr_prediction {
   const struct gr_analysis *a;
   size_t ngpus;
   struct gr_pair_predict *pairs; /* ngpus x ngpus */
-  struct gr_ring nccl_default;   /* with NCCL's defaults */
-  struct gr_ring best;           /* with NCCL_P2P_LEVEL raised where that is faster */
+  struct gr_ring nccl_default;   /* with NCCL's defaults (the analysis's NCCL version; the headline) */
+  struct gr_ring best;           /* with NCCL_P2P_LEVEL raised where that is faster (an option beside it) */
   bool best_needs_p2p_level;     /* best differs from the default setting */
   const char *best_p2p_level;    /* the NCCL_P2P_LEVEL it needs ("PHB", "SYS"), static */
-  int largest_p2p_domain;        /* GPUs that reach each other by P2P without crossing sockets */
+  int largest_p2p_domain;        /* P2P groups: GPUs that reach each other by P2P without crossing a
+                                    socket (hives joined through a root complex); each hive lies in one */
   size_t ndomains;
   struct gr_switch_budget *switches;
   size_t nswitches;
   struct gr_verdict *verdicts;
   size_t nverdicts;
-  double *group_busbw_gbps;      /* [k]: best ring of k GPUs (nearest groups, NCCL_P2P_LEVEL raised
-                                    where that helps), k = 2 .. ngpus-1 (at most 64); 0 elsewhere.
+  double *group_busbw_gbps;      /* [k]: best ring of k GPUs (nearest groups) with NCCL's defaults for a
+                                    communicator of k GPUs, k = 2 .. ngpus-1 (at most 64); 0 elsewhere.
                                     NULL until gr_predict_groups */
+  double *group_busbw_raised_gbps; /* [k]: the same with NCCL_P2P_LEVEL raised, 0 where that buys nothing */
+  const char **group_p2p_level;  /* [k]: the NCCL_P2P_LEVEL that takes ("PHB"), static; NULL where none */
   char **notes;                  /* placement notes: NICs, NVMe */
   size_t nnotes;
 };

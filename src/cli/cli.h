@@ -23,6 +23,7 @@ struct gr_opts {
   bool json;           /* --json */
   bool all;            /* --all: every PCI device in the tree */
   bool pcie_only;      /* --pcie-only: ignore NVLink */
+  struct gr_nccl_version nccl; /* --nccl-version X.Y[.Z]: NCCL whose defaults to assume; major 0: not given */
   bool help;
   bool list;           /* --list (compare, doctor) */
   /* doctor */
@@ -61,13 +62,15 @@ enum gr_opt_set {
   GR_OPT_BENCH = 1 << 10,   /* --quick --size --allreduce-max --no-progress --no-sm */
   GR_OPT_PLAN = 1 << 11,    /* --model --params --job --quant ... (gpurig plan --help) */
   GR_OPT_GPU_RIG = 1 << 12, /* --gpu, only together with --rig (topo, report) */
+  GR_OPT_NCCL = 1 << 13,    /* --nccl-version X.Y[.Z] (topo, report, compare, plan) */
 };
 
 /* Parses argv (argv[0] is the subcommand). Options and positional arguments
  * may come in any order (argv is permuted, as GNU getopt does); `--` ends
  * the options. An empty --root, --input, --rig, --kmsg, --expect or --model
- * is refused. Returns 0, or -1 after printing one error line (exit with
- * GR_EXIT_FAIL). */
+ * is refused, and so is an --nccl-version that is not X.Y[.Z] or is older
+ * than data/nccl-p2p.tsv covers (the facts must be loaded). Returns 0, or
+ * -1 after printing one error line (exit with GR_EXIT_FAIL). */
 int gr_parse_opts(int argc, char **argv, unsigned accepted, struct gr_opts *o);
 
 /* The source the options name (--root, --input, --rig with --gpu, else

@@ -10,7 +10,8 @@
 
 static void compare_usage(void)
 {
-  printf("usage: gpurig compare [--gpu MODEL] [--json] [--job J (--model M | --params N) [plan options]] RIG...\n"
+  printf("usage: gpurig compare [--gpu MODEL] [--json] [--nccl-version X.Y[.Z]]\n"
+         "                      [--job J (--model M | --params N) [plan options]] RIG...\n"
          "       gpurig compare --list\n"
          "\n"
          "Judges machines from their rig files (docs/rig-format.md), side by side: GPUs, VRAM,\n"
@@ -22,6 +23,8 @@ static void compare_usage(void)
          "  --gpu MODEL  put this catalog GPU (data/gpus.tsv) in every GPU slot of every rig,\n"
          "               to compare the platforms with the same cards\n"
          "  --json       {\"rigs\": [...]} (docs/json.md)\n"
+         "  --nccl-version V  the NCCL whose P2P defaults the verdicts follow (2.21, 2.21.5; default:\n"
+         "               the newest in data/nccl-p2p.tsv)\n"
          "  --list       the rigs in data/rigs/ with their titles\n"
          "  --job J      also plan this job on every rig (gpurig plan --help gives --model, --quant,\n"
          "               --ctx, --batch, --zero, ...; --gpus defaults to all of each rig): adds the\n"
@@ -81,7 +84,7 @@ int cmd_compare(int argc, char **argv)
   struct gr_planned *plans = NULL;
   struct gr_findings fs = {0};
   int rc = GR_EXIT_OK;
-  if (gr_parse_opts(argc, argv, GR_OPT_JSON | GR_OPT_GPU | GR_OPT_MANY | GR_OPT_LIST | GR_OPT_PLAN, &o) != 0)
+  if (gr_parse_opts(argc, argv, GR_OPT_JSON | GR_OPT_GPU | GR_OPT_MANY | GR_OPT_LIST | GR_OPT_PLAN | GR_OPT_NCCL, &o) != 0)
     return GR_EXIT_FAIL;
   if (o.help) {
     compare_usage();
@@ -107,7 +110,7 @@ int cmd_compare(int argc, char **argv)
   if (o.job && gr_plan_args_check(&args, NULL, &err) != 0)
     return gr_report_error(&err);
   size_t n = (size_t)o.nargs;
-  if (gr_compare_open(o.args, n, o.gpu, o.job ? GR_MACHINE_GROUPS : 0, &js, &err) != 0)
+  if (gr_compare_open(o.args, n, o.gpu, &o.nccl, o.job ? GR_MACHINE_GROUPS : 0, &js, &err) != 0)
     return gr_report_error(&err);
   if (o.job) {
     plans = xcalloc(n, sizeof(*plans));

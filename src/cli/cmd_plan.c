@@ -20,7 +20,7 @@ static void plan_usage(void)
          "                   [--tp N] [--pp N] [--zero 0|1|2|3] [--offload optimizer|params]\n"
          "                   [--checkpointing] [--lora-rank R] [--lora-targets LIST] [--state-bytes 16|18]\n"
          "                   [--rank0-load] [--cpu CHANNELSxMT/s] [--price P] [--kwh P] [--rent P]\n"
-         "                   [--estimator gpurig|deepspeed] [--json]\n"
+         "                   [--estimator gpurig|deepspeed] [--nccl-version X.Y[.Z]] [--json]\n"
          "\n"
          "Will this model and job fit, how fast will it run, and what will it cost: memory per GPU\n"
          "and for the host item by item (GiB), a verdict with the change that makes it fit, the\n"
@@ -60,6 +60,8 @@ static void plan_usage(void)
          "  --rent P           cloud price per GPU-hour to compare with (a year of renting)\n"
          "  --estimator E      gpurig (default) or deepspeed: DeepSpeed's estimate_zero2/zero3\n"
          "                     model-states printout, digit for digit (--job full, --zero 2 or 3)\n"
+         "  --nccl-version V   the NCCL whose P2P defaults the all-reduce figures follow (2.21,\n"
+         "                     2.21.5; default: the newest in data/nccl-p2p.tsv)\n"
          "  --json             the same as JSON (docs/json.md)\n"
          "\n"
          "Exit status: 0 fits, 1 fits but tight, 2 does not fit or bad input, 3 could not run.\n",
@@ -104,7 +106,7 @@ int cmd_plan(int argc, char **argv)
   struct gr_planned *pl = xcalloc(1, sizeof(*pl));
   bool cpu_only;
   int rc;
-  if (gr_parse_opts(argc, argv, GR_OPT_PLAN | GR_OPT_JSON | GR_OPT_RIG | GR_OPT_GPU | GR_OPT_SOURCE, &o) != 0) {
+  if (gr_parse_opts(argc, argv, GR_OPT_PLAN | GR_OPT_JSON | GR_OPT_RIG | GR_OPT_GPU | GR_OPT_SOURCE | GR_OPT_NCCL, &o) != 0) {
     free(pl);
     return GR_EXIT_FAIL;
   }
@@ -115,6 +117,7 @@ int cmd_plan(int argc, char **argv)
   }
   struct gr_plan_args args = cli_plan_args(&o);
   struct gr_source src = cli_source(&o);
+  src.nccl = o.nccl;
   /* checks every argument before anything is loaded; m is closed below on every path */
   if (gr_plan_machine_open(&args, &src, &m, &cpu_only, &hw, &err) != 0) {
     rc = gr_report_error(&err);

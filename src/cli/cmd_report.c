@@ -7,6 +7,7 @@
 static void report_usage(void)
 {
   printf("usage: gpurig report [--root DIR | --input FILE.xml | --rig RIG [--gpu MODEL]] [--json]\n"
+         "                     [--nccl-version X.Y[.Z]]\n"
          "\n"
          "An overview of the machine: GPUs and their links, the GPU matrix, P2P hives and\n"
          "findings. This is what a bare `gpurig` runs. On a machine without GPUs it says so,\n"
@@ -18,6 +19,8 @@ static void report_usage(void)
          "  --rig RIG         a machine described in a rig file (docs/rig-format.md)\n"
          "  --gpu MODEL       with --rig: put this catalog GPU in every GPU slot\n"
          "  --json            {\"machine_report\": {...}, \"example\": {...} or null} (docs/json.md)\n"
+         "  --nccl-version V  the NCCL whose P2P defaults the predictions and advice follow (2.21,\n"
+         "                    2.21.5; default: the newest in data/nccl-p2p.tsv, stated as assumed)\n"
          "\n"
          "Exit status: 0 ok, 1 a finding is a warning, 2 bad input, 3 could not run.\n");
 }
@@ -63,13 +66,14 @@ int cmd_report(int argc, char **argv)
   struct gr_err err = {0};
   bool have_example = false;
   int rc;
-  if (gr_parse_opts(argc, argv, GR_OPT_SOURCE | GR_OPT_RIG | GR_OPT_GPU_RIG | GR_OPT_JSON, &o) != 0)
+  if (gr_parse_opts(argc, argv, GR_OPT_SOURCE | GR_OPT_RIG | GR_OPT_GPU_RIG | GR_OPT_JSON | GR_OPT_NCCL, &o) != 0)
     return GR_EXIT_FAIL;
   if (o.help) {
     report_usage();
     return GR_EXIT_OK;
   }
   struct gr_source src = cli_source(&o);
+  src.nccl = o.nccl;
   if (cli_open(&src, GR_MACHINE_PREDICT, &m, &err) != 0)
     return gr_report_error(&err);
   if (open_example(&m, &ex, &have_example, &err) != 0) {

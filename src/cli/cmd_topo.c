@@ -7,6 +7,7 @@
 static void topo_usage(void)
 {
   printf("usage: gpurig topo [--root DIR | --input FILE.xml | --rig RIG [--gpu MODEL]] [--json] [--all] [--pcie-only]\n"
+         "                   [--nccl-version X.Y[.Z]]\n"
          "\n"
          "Shows how GPUs, CPUs, PCIe switches, NICs and NVMe drives are wired: the PCIe tree\n"
          "with each link's generation, width and bandwidth, the GPU matrix with nvidia-smi's\n"
@@ -22,6 +23,9 @@ static void topo_usage(void)
          "  --json            print the same content as JSON (docs/json.md)\n"
          "  --all             show every PCI device in the tree, not only GPU/NIC/NVMe paths\n"
          "  --pcie-only       ignore NVLink: show the PCIe levels under it\n"
+         "  --nccl-version V  the NCCL whose P2P defaults NCCL's view, the predictions and the advice\n"
+         "                    follow (2.21, 2.21.5; default: the newest in data/nccl-p2p.tsv, stated\n"
+         "                    as assumed; PyTorch 2.6 bundles 2.21.5, 2.7 and later 2.23 or newer)\n"
          "\n"
          "Exit status: 0 ok, 1 a finding is a warning, 2 bad input, 3 could not run.\n");
 }
@@ -31,13 +35,15 @@ int cmd_topo(int argc, char **argv)
   struct gr_opts o;
   struct gr_machine m;
   struct gr_err err = {0};
-  if (gr_parse_opts(argc, argv, GR_OPT_SOURCE | GR_OPT_RIG | GR_OPT_GPU_RIG | GR_OPT_JSON | GR_OPT_ALL | GR_OPT_PCIE_ONLY, &o) != 0)
+  if (gr_parse_opts(argc, argv, GR_OPT_SOURCE | GR_OPT_RIG | GR_OPT_GPU_RIG | GR_OPT_JSON | GR_OPT_ALL | GR_OPT_PCIE_ONLY | GR_OPT_NCCL,
+                    &o) != 0)
     return GR_EXIT_FAIL;
   if (o.help) {
     topo_usage();
     return GR_EXIT_OK;
   }
   struct gr_source src = cli_source(&o);
+  src.nccl = o.nccl;
   if (cli_open(&src, GR_MACHINE_PREDICT, &m, &err) != 0)
     return gr_report_error(&err);
   if (o.json)

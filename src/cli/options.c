@@ -44,6 +44,24 @@ static int check_gpu_has_rig(const char *cmd, unsigned accepted, const struct gr
   return -1;
 }
 
+/* --nccl-version X.Y[.Z]: a release data/nccl-p2p.tsv covers (its oldest
+ * era on); a newer one than it was checked against takes the newest rule. */
+static int parse_nccl_version(const char *cmd, const char *text, struct gr_nccl_version *v)
+{
+  struct gr_nccl_version oldest = gr_nccl_oldest();
+  char buf[32];
+  if (!gr_nccl_version_parse(text, v)) {
+    fprintf(stderr, "gpurig %s: --nccl-version %s: expected a version like 2.21 or 2.21.5\n", cmd, text);
+    return -1;
+  }
+  if (!gr_nccl_p2p_rule(v, "*", 2)) {
+    fprintf(stderr, "gpurig %s: --nccl-version %s: gpurig knows NCCL's P2P defaults from %s on (data/nccl-p2p.tsv)\n",
+            cmd, text, gr_nccl_version_text(&oldest, buf, sizeof(buf)));
+    return -1;
+  }
+  return 0;
+}
+
 int gr_parse_opts(int argc, char **argv, unsigned accepted, struct gr_opts *o)
 {
   static const struct option longopts[] = {
@@ -69,6 +87,7 @@ int gr_parse_opts(int argc, char **argv, unsigned accepted, struct gr_opts *o)
       {"price", required_argument, NULL, 272},  {"kwh", required_argument, NULL, 273},
       {"rent", required_argument, NULL, 274},   {"cpu", required_argument, NULL, 275},
       {"checkpointing", no_argument, NULL, 276}, {"rank0-load", no_argument, NULL, 277},
+      {"nccl-version", required_argument, NULL, 278},
       {NULL, 0, NULL, 0},
   };
   memset(o, 0, sizeof(*o));
@@ -77,7 +96,8 @@ int gr_parse_opts(int argc, char **argv, unsigned accepted, struct gr_opts *o)
   for (;;) {
     /* No leading '+': options may follow the positional arguments (`compare
      * wopr --json`), as with most GNU tools; `--` ends the options. */
-    int c = getopt_long(argc, argv, "hj", longopts, NULL);
+    int li = -1;
+    int c = getopt_long(argc, argv, "hj", longopts, &li);
     if (c == -1)
       break;
     unsigned need = 0;
@@ -123,15 +143,20 @@ int gr_parse_opts(int argc, char **argv, unsigned accepted, struct gr_opts *o)
     case 275: o->cpu = optarg; need = GR_OPT_PLAN; break;
     case 276: o->checkpointing = true; need = GR_OPT_PLAN; break;
     case 277: o->rank0_load = true; need = GR_OPT_PLAN; break;
+    case 278:
+      if (parse_nccl_version(argv[0], optarg, &o->nccl) != 0)
+        return -1;
+      need = GR_OPT_NCCL;
+      break;
     case 'h': o->help = true; return 0;
     default:
       fprintf(stderr, "gpurig %s: unknown or incomplete option '%s' (see gpurig %s --help)\n", argv[0],
               argv[optind - 1], argv[0]);
       return -1;
     }
-    if (!(accepted & need)) {
-      fprintf(stderr, "gpurig %s: option '%s' does not apply here (see gpurig %s --help)\n", argv[0],
-              argv[optind - 1], argv[0]);
+    if (!(accepted & need)) { /* named as given: argv[optind - 1] may be the option's value */
+      fprintf(stderr, "gpurig %s: option '%s%s' does not apply here (see gpurig %s --help)\n", argv[0],
+              li >= 0 ? "--" : "", li >= 0 ? longopts[li].name : argv[optind - 1], argv[0]);
       return -1;
     }
     if (optarg && !*optarg && refuse_empty(argv[0], c) != 0)

@@ -14,7 +14,8 @@ static struct gr_facts *loaded;
  * them is refused at load, not discovered later as a silent 0. */
 static const char *const calibration_keys[] = {
     "ring_p2p_eff", "ring_host_eff", "ring_nvlink_eff", "copy_p2p_eff", "copy_host_eff",
-    "h2d_eff_gen3", "h2d_eff_gen4", "h2d_eff_gen5", NULL};
+    "h2d_eff_gen3", "h2d_eff_gen4", "h2d_eff_gen5", "copy_nvlink_eff", "nccl_nvlink_sm60", "nccl_nvlink_sm70",
+    "nccl_nvlink_sm80", "nccl_nvlink_sm86", "nccl_nvlink_sm90", "nccl_nvlink_sm100", NULL};
 static const char *const planner_keys[] = {
     "cuda_context_gib", "decode_eff_gpu_low", "decode_eff_gpu_mid", "decode_eff_gpu_high", "decode_eff_cpu_low",
     "decode_eff_cpu_high", "layer_split_eff", "allreduce_latency_us", "prefill_mfu", "train_mfu_low",
@@ -43,6 +44,7 @@ static const struct rows_schema row_tables[] = {
       "qkv_bias", "experts", "experts_per_tok", "max_ctx", "sliding_window", "source"}},
     {"quant.tsv", offsetof(struct gr_facts, quant), {"name", "kind", "base", "block_weights", "block_bytes", "source"}},
     {"pci-devices.tsv", offsetof(struct gr_facts, pci_devices), {"vendor", "device", "class", "kind", "name", "source"}},
+    {"nccl-p2p.tsv", offsetof(struct gr_facts, nccl_p2p), {"since", "until", "cpu", "gpus", "level", "source"}},
 };
 
 static int need_columns(const struct gr_table *t, const char *const *cols, struct gr_err *err)
@@ -134,6 +136,174 @@ static int load_pci_rules(struct gr_facts *f, struct gr_err *err)
   return 0;
 }
 
+/* ---- NCCL versions and nccl-p2p.tsv ---- */
+
+/* One version component: 1 to 4 digits. */
+static bool version_part(const char *s, size_t len, int *out)
+{
+  int v = 0;
+  if (len < 1 || len > 4)
+    return false;
+  for (size_t i = 0; i < len; i++) {
+    if (s[i] < '0' || s[i] > '9')
+      return false;
+    v = v * 10 + (s[i] - '0');
+  }
+  *out = v;
+  return true;
+}
+
+bool gr_nccl_version_parse(const char *text, struct gr_nccl_version *v)
+{
+  int part[3] = {0, 0, -1};
+  size_t n = 0;
+  const char *s = text;
+  if (!text)
+    return false;
+  for (;;) {
+    size_t len = strcspn(s, ".");
+    if (n == 3 || !version_part(s, len, &part[n]))
+      return false;
+    n++;
+    if (!s[len])
+      break;
+    s += len + 1;
+  }
+  if (n < 2 || part[0] == 0)
+    return false;
+  *v = (struct gr_nccl_version){part[0], part[1], part[2]};
+  return true;
+}
+
+int gr_nccl_version_cmp(const struct gr_nccl_version *a, const struct gr_nccl_version *b)
+{
+  if (a->major != b->major)
+    return a->major < b->major ? -1 : 1;
+  if (a->minor != b->minor)
+    return a->minor < b->minor ? -1 : 1;
+  int pa = a->patch < 0 ? 10000 : a->patch, pb = b->patch < 0 ? 10000 : b->patch; /* parts have 4 digits at most */
+  return pa < pb ? -1 : pa > pb;
+}
+
+const char *gr_nccl_version_text(const struct gr_nccl_version *v, char *buf, size_t cap)
+{
+  if (v->patch < 0)
+    snprintf(buf, cap, "%d.%d", v->major, v->minor);
+  else
+    snprintf(buf, cap, "%d.%d.%d", v->major, v->minor, v->patch);
+  return buf;
+}
+
+static bool nccl_cpu_known(const char *cpu)
+{
+  static const char *const classes[] = {"amd", "intel", "intel-bdw", "zhaoxin", "arm", "*"};
+  for (size_t i = 0; i < sizeof(classes) / sizeof(classes[0]); i++)
+    if (strcmp(cpu, classes[i]) == 0)
+      return true;
+  return false;
+}
+
+/* "*" (0) or "<=N" with 1 <= N <= 9999. */
+static bool nccl_gpus_parse(const char *text, int *max)
+{
+  long v;
+  if (strcmp(text, "*") == 0) {
+    *max = 0;
+    return true;
+  }
+  if (strncmp(text, "<=", 2) != 0 || !parse_long(text + 2, 10, &v) || v < 1 || v > 9999)
+    return false;
+  *max = (int)v;
+  return true;
+}
+
+static bool nccl_level_known(const char *level)
+{
+  return strcmp(level, "PIX") == 0 || strcmp(level, "PXB") == 0 || strcmp(level, "PHB") == 0 ||
+         strcmp(level, "SYS") == 0;
+}
+
+/* nccl-p2p.tsv into rules, every cell checked: full versions (since <=
+ * until), a CPU class, a GPU condition and a level. */
+static int load_nccl_rules(struct gr_facts *f, struct gr_err *err)
+{
+  const struct gr_table *t = &f->nccl_p2p;
+  size_t cs = (size_t)gr_table_col(t, "since"), cu = (size_t)gr_table_col(t, "until"),
+         cc = (size_t)gr_table_col(t, "cpu"), cg = (size_t)gr_table_col(t, "gpus"),
+         cl = (size_t)gr_table_col(t, "level"), cr = (size_t)gr_table_col(t, "source");
+  if (t->nrows == 0)
+    return gr_fail(err, GR_EXIT_CANNOT_RUN, "%s: no rules", t->name);
+  f->nccl_rules = xcalloc(t->nrows, sizeof(*f->nccl_rules));
+  for (size_t r = 0; r < t->nrows; r++) {
+    struct gr_nccl_rule *rule = &f->nccl_rules[r];
+    rule->cpu = gr_table_cell(t, r, cc);
+    rule->level = gr_table_cell(t, r, cl);
+    rule->source = gr_table_cell(t, r, cr);
+    if (!gr_nccl_version_parse(gr_table_cell(t, r, cs), &rule->since) || rule->since.patch < 0 ||
+        !gr_nccl_version_parse(gr_table_cell(t, r, cu), &rule->until) || rule->until.patch < 0 ||
+        gr_nccl_version_cmp(&rule->since, &rule->until) > 0 || !nccl_cpu_known(rule->cpu) ||
+        !nccl_gpus_parse(gr_table_cell(t, r, cg), &rule->gpus_max) || !nccl_level_known(rule->level))
+      return gr_fail(err, GR_EXIT_CANNOT_RUN,
+                     "%s:%zu: expected since and until as X.Y.Z (since <= until), a cpu (amd, intel, intel-bdw, "
+                     "zhaoxin, arm or *), gpus (* or <=N) and a level (PIX, PXB, PHB or SYS)", t->name, t->lines[r]);
+  }
+  f->nnccl_rules = t->nrows;
+  /* every era ends in a rule for any CPU and any count, so a version the
+   * table covers always finds one */
+  for (size_t r = 0; r < t->nrows; r++) {
+    bool closed = false;
+    for (size_t q = 0; q < t->nrows && !closed; q++)
+      closed = gr_nccl_version_cmp(&f->nccl_rules[q].since, &f->nccl_rules[r].since) == 0 &&
+               strcmp(f->nccl_rules[q].cpu, "*") == 0 && f->nccl_rules[q].gpus_max == 0;
+    if (!closed)
+      return gr_fail(err, GR_EXIT_CANNOT_RUN, "%s:%zu: the era of this row has no rule with cpu * and gpus *",
+                     t->name, t->lines[r]);
+  }
+  return 0;
+}
+
+struct gr_nccl_version gr_nccl_newest(void)
+{
+  const struct gr_facts *f = gr_facts();
+  struct gr_nccl_version v = f->nccl_rules[0].until;
+  for (size_t i = 1; i < f->nnccl_rules; i++)
+    if (gr_nccl_version_cmp(&f->nccl_rules[i].until, &v) > 0)
+      v = f->nccl_rules[i].until;
+  return v;
+}
+
+struct gr_nccl_version gr_nccl_oldest(void)
+{
+  const struct gr_facts *f = gr_facts();
+  struct gr_nccl_version v = f->nccl_rules[0].since;
+  for (size_t i = 1; i < f->nnccl_rules; i++)
+    if (gr_nccl_version_cmp(&f->nccl_rules[i].since, &v) < 0)
+      v = f->nccl_rules[i].since;
+  return v;
+}
+
+static bool nccl_rule_matches(const struct gr_nccl_rule *r, const char *cpu, size_t ngpus)
+{
+  bool cpu_ok = strcmp(r->cpu, "*") == 0 || (cpu && strcmp(r->cpu, cpu) == 0) ||
+                (cpu && strcmp(r->cpu, "intel") == 0 && strcmp(cpu, "intel-bdw") == 0);
+  return cpu_ok && (r->gpus_max == 0 || ngpus <= (size_t)r->gpus_max);
+}
+
+const struct gr_nccl_rule *gr_nccl_p2p_rule(const struct gr_nccl_version *v, const char *cpu, size_t ngpus)
+{
+  const struct gr_facts *f = gr_facts();
+  const struct gr_nccl_version *era = NULL;
+  for (size_t i = 0; i < f->nnccl_rules; i++) {
+    const struct gr_nccl_version *s = &f->nccl_rules[i].since;
+    if (gr_nccl_version_cmp(s, v) <= 0 && (!era || gr_nccl_version_cmp(s, era) > 0))
+      era = s;
+  }
+  for (size_t i = 0; era && i < f->nnccl_rules; i++)
+    if (gr_nccl_version_cmp(&f->nccl_rules[i].since, era) == 0 && nccl_rule_matches(&f->nccl_rules[i], cpu, ngpus))
+      return &f->nccl_rules[i];
+  return NULL;
+}
+
 static int load_tables(struct gr_facts *f, struct gr_err *err)
 {
   if (gr_table_load(f->data_dir, "pcie-links.tsv", &f->raw_pcie, err) != 0 ||
@@ -149,7 +319,7 @@ static int load_tables(struct gr_facts *f, struct gr_err *err)
     if (gr_table_load(f->data_dir, row_tables[i].file, t, err) != 0 || need_columns(t, row_tables[i].cols, err) != 0)
       return -1;
   }
-  return load_pci_rules(f, err);
+  return load_pci_rules(f, err) != 0 ? -1 : load_nccl_rules(f, err);
 }
 
 static void free_facts(struct gr_facts *f)
@@ -157,6 +327,7 @@ static void free_facts(struct gr_facts *f)
   if (!f)
     return;
   free(f->pci_rules);
+  free(f->nccl_rules);
   for (size_t i = 0; i < sizeof(row_tables) / sizeof(row_tables[0]); i++)
     gr_table_free((struct gr_table *)((char *)f + row_tables[i].offset));
   free(f->calibration.rows);

@@ -38,6 +38,22 @@ struct gr_kv_table {
   size_t n;
 };
 
+/* An NCCL release: 2.23 or 2.23.4 (patch -1: not given, which stands for
+ * the newest patch of that minor version). */
+struct gr_nccl_version {
+  int major, minor, patch;
+};
+
+/* A row of nccl-p2p.tsv: NCCL's default P2P level for a CPU class and a
+ * communicator size, in the era of releases that starts at `since`. */
+struct gr_nccl_rule {
+  struct gr_nccl_version since, until; /* the releases it was read from, first and last */
+  const char *cpu;      /* "amd", "intel", "intel-bdw", "zhaoxin", "arm" or "*" */
+  int gpus_max;         /* applies to communicators of at most this many GPUs; 0: any */
+  const char *level;    /* "PIX", "PXB", "PHB" or "SYS" */
+  const char *source;
+};
+
 /* A row of pci-devices.tsv: a device whose kind its class code gets wrong. */
 struct gr_pci_rule {
   unsigned vendor;
@@ -65,6 +81,9 @@ struct gr_facts {
   struct gr_table pci_devices;                 /* pci-devices.tsv (model), parsed into pci_rules */
   struct gr_pci_rule *pci_rules;
   size_t npci_rules;
+  struct gr_table nccl_p2p;                    /* nccl-p2p.tsv (analysis), parsed into nccl_rules */
+  struct gr_nccl_rule *nccl_rules;
+  size_t nnccl_rules;
   /* pci.ids ($GPURIG_PCI_IDS, else the system's), mapped read-only; NULL absent. */
   const char *pciids;
   size_t pciids_len;
@@ -86,6 +105,22 @@ const struct gr_facts *gr_facts(void);
 /* A constant of a key/value table. Every key gpurig asks for is checked at
  * load, so an absent key is a bug in gpurig: it says so and aborts. */
 double gr_kv(const struct gr_kv_table *t, const char *key);
+
+/* NCCL versions. parse: "X.Y" or "X.Y.Z", digits only (false otherwise).
+ * cmp: <0, 0, >0; a version without a patch compares as its newest patch.
+ * text: "2.23" or "2.23.4" into buf, which it returns. */
+bool gr_nccl_version_parse(const char *text, struct gr_nccl_version *v);
+int gr_nccl_version_cmp(const struct gr_nccl_version *a, const struct gr_nccl_version *b);
+const char *gr_nccl_version_text(const struct gr_nccl_version *v, char *buf, size_t cap);
+/* The newest release data/nccl-p2p.tsv was checked against (gpurig's
+ * default NCCL version), and the oldest it covers. */
+struct gr_nccl_version gr_nccl_newest(void);
+struct gr_nccl_version gr_nccl_oldest(void);
+/* NCCL's default P2P rule for version v, a CPU of class cpu ("amd",
+ * "intel", "intel-bdw", "zhaoxin", "arm", or anything else for a CPU no
+ * rule names) and a communicator of ngpus GPUs on the node; NULL when v is
+ * older than the table. The rule lives as long as the facts. */
+const struct gr_nccl_rule *gr_nccl_p2p_rule(const struct gr_nccl_version *v, const char *cpu, size_t ngpus);
 
 /* The constants by table, the way callers ask for them. */
 double gr_calibration(const char *key);

@@ -12,6 +12,7 @@
 
 #include "base/fs.h"
 #include "base/util.h"
+#include "facts/facts.h"
 #include "model/topo.h"
 
 enum gr_source_kind {
@@ -35,6 +36,8 @@ struct gr_source {
   int gpus;              /* GENERIC: how many */
   bool pcie_only;        /* forget NVLink: show the PCIe paths under it */
   gr_nvlink_reader nvlink_reader; /* LIVE, ROOT: the driver's NVLink; NULL none */
+  struct gr_nccl_version nccl; /* the NCCL whose defaults the analysis follows (--nccl-version); the
+                                  loaders ignore it; major 0: gpurig's default (analysis/analysis.h) */
 };
 
 /* The source of the options a command was given: --root DIR, --input FILE,

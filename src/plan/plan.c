@@ -86,11 +86,26 @@ int gr_plan_check(const struct gr_plan_req *r, const struct gr_model *m, const s
 
 /* ---- hardware ---- */
 
+/* A group of k GPUs' all-reduce with NCCL's defaults (what a job gets
+ * without NCCL_P2P_LEVEL set), and with the level raised where that helps. */
 static double group_busbw(const struct gr_prediction *p, size_t k)
 {
   if (k == p->ngpus)
-    return p->best.busbw_gbps;
+    return p->nccl_default.busbw_gbps;
   return p->group_busbw_gbps && k < p->ngpus ? p->group_busbw_gbps[k] : 0;
+}
+
+static double group_busbw_raised(const struct gr_prediction *p, size_t k, const char **level)
+{
+  *level = NULL;
+  if (k == p->ngpus) {
+    *level = p->best_needs_p2p_level ? p->best_p2p_level : NULL;
+    return p->best_needs_p2p_level ? p->best.busbw_gbps : 0;
+  }
+  if (!p->group_busbw_raised_gbps || k >= p->ngpus)
+    return 0;
+  *level = p->group_p2p_level[k];
+  return p->group_busbw_raised_gbps[k];
 }
 
 void gr_plan_hw_from_topo(const struct gr_topo *t, const struct gr_prediction *p, struct gr_plan_hw *hw)
@@ -108,9 +123,10 @@ void gr_plan_hw_from_topo(const struct gr_topo *t, const struct gr_prediction *p
     if (rate > 0 && (hw->host_link_gbps == 0 || rate < hw->host_link_gbps))
       hw->host_link_gbps = rate;
   }
-  for (size_t k = 2; k <= t->ngpus && k < 65; k++)
+  for (size_t k = 2; k <= t->ngpus && k < 65; k++) {
     hw->busbw_gbps[k] = group_busbw(p, k);
-  hw->p2p_level = p->best_needs_p2p_level ? p->best_p2p_level : NULL;
+    hw->busbw_raised_gbps[k] = group_busbw_raised(p, k, &hw->p2p_level[k]);
+  }
   int sockets = 0, ch = 0, mts = 0;
   for (size_t i = 0; i < t->npackages; i++)
     if (t->packages[i].mem_channels > 0 && t->packages[i].mem_mts > 0) {
@@ -361,6 +377,8 @@ static void tp_comm(const struct gr_plan_req *r, const struct gr_model *m, const
   double lat = gr_planner_const("allreduce_latency_us") * 1e-6;
   o->tp_comm_s = 2.0 * (double)m->layers * (lat + (busbw > 0 ? msg * 2.0 * (r->tp - 1) / r->tp / (busbw * 1e9) : 0));
   o->allreduce_gbps = busbw;
+  o->allreduce_raised_gbps = hw->busbw_raised_gbps[r->tp];
+  o->allreduce_raised_level = hw->p2p_level[r->tp];
 }
 
 static void speed_decode(const struct gr_plan_req *r, const struct gr_model *m, const struct gr_plan_hw *hw,
@@ -440,6 +458,9 @@ static void speed_train(const struct gr_plan_req *r, const struct gr_model *m, c
     offload = 4.0 * (double)o->params.total / (r->tp * r->pp) / o->dp / (hw->host_link_gbps * 0.8e9);
   double ov = gr_planner_const("allreduce_overlap");
   o->allreduce_gbps = busbw;
+  size_t k = o->dp > 1 ? (size_t)(o->dp < 65 ? o->dp : 64) : 0;
+  o->allreduce_raised_gbps = k ? hw->busbw_raised_gbps[k] : 0;
+  o->allreduce_raised_level = k ? hw->p2p_level[k] : NULL;
   o->step_s.low = fmax(c_lo, comm) + offload;
   o->step_s.high = c_hi + comm + offload;
   o->step_s.mid = (c_lo + c_hi) / 2 + (1 - ov) * comm + offload;

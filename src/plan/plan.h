@@ -56,8 +56,10 @@ struct gr_plan_hw {
   const struct gr_gpu_model *gpu; /* the smallest GPU of the machine, NULL CPU-only */
   bool mixed_gpus;
   int ngpus;                      /* GPUs in the machine */
-  double busbw_gbps[65];          /* predicted all-reduce bus bandwidth for a group of k GPUs, 0 unknown */
-  const char *p2p_level;          /* NCCL_P2P_LEVEL the group rings need, NULL if none */
+  double busbw_gbps[65];          /* predicted all-reduce bus bandwidth for a group of k GPUs with NCCL's
+                                     defaults, 0 unknown */
+  double busbw_raised_gbps[65];   /* the same with NCCL_P2P_LEVEL raised, 0 where that buys nothing */
+  const char *p2p_level[65];      /* the NCCL_P2P_LEVEL busbw_raised_gbps[k] needs, NULL where none */
   double host_link_gbps;          /* one GPU's host link, per direction, theoretical; 0 unknown */
   double cpu_bw_gbps;             /* host memory bandwidth, theoretical, all sockets; 0 unknown */
   char cpu_desc[96];              /* "2x 6ch DDR4-2666" */
@@ -99,7 +101,9 @@ struct gr_plan {
   struct gr_range prefill_tps;
   struct gr_range step_s;       /* training step */
   struct gr_range train_tps;    /* training tokens/s */
-  double allreduce_gbps;        /* busbw used for the group */
+  double allreduce_gbps;        /* busbw used for the group: NCCL's defaults */
+  double allreduce_raised_gbps; /* the group's busbw with NCCL_P2P_LEVEL raised, 0 where that buys nothing */
+  const char *allreduce_raised_level; /* that NCCL_P2P_LEVEL ("PHB"), NULL where none */
   char speed_basis[512];        /* how the speed was derived, in words */
   double power_w, energy_kwh_day, energy_cost_day, price, price_per_vram_gib, rent_year, breakeven_days;
   char currency[8];

@@ -313,7 +313,7 @@ int gr_plan_machine_open(const struct gr_plan_args *a, const struct gr_source *g
     return gr_plan_hw_from(a, NULL, hw, err);
   struct gr_source src = *given;
   if (a->gpu && given->kind != GR_SRC_RIG) /* with a rig, --gpu fills its slots instead */
-    src = (struct gr_source){.kind = GR_SRC_GENERIC, .gpu_model = a->gpu, .gpus = (int)n};
+    src = (struct gr_source){.kind = GR_SRC_GENERIC, .gpu_model = a->gpu, .gpus = (int)n, .nccl = given->nccl};
   if (gr_machine_open(&src, GR_MACHINE_PREDICT | GR_MACHINE_GROUPS, m, err) != 0)
     return -1;
   return gr_plan_hw_from(a, m, hw, err);

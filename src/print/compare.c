@@ -109,6 +109,10 @@ void gr_print_compare(FILE *out, const struct gr_judged *js, size_t n)
   }
   if (star)
     fprintf(out, "* with NCCL_P2P_LEVEL raised as the rig's reasons say (NCCL's default keeps these paths off P2P)\n");
+  if (n) {
+    char dflt[160];
+    fprintf(out, "Figures and verdicts follow %s.\n", gr_nccl_defaults_text(&js[0].m.analysis, dflt, sizeof(dflt)));
+  }
   reasons(out, order, n);
   free(order);
 }
@@ -128,6 +132,9 @@ static json_t *rig_json(const struct gr_judged *j)
   char env[64];
   snprintf(env, sizeof(env), "NCCL_P2P_LEVEL=%s", p->best_p2p_level ? p->best_p2p_level : "");
   json_object_set_new(o, "allreduce_needs", p->best_needs_p2p_level ? json_string(env) : json_null());
+  char v[32];
+  json_object_set_new(o, "nccl_version", json_string(gr_nccl_version_text(&j->m.analysis.nccl_version, v, sizeof(v))));
+  json_object_set_new(o, "nccl_version_assumed", json_boolean(j->m.analysis.nccl_assumed));
   json_object_set_new(o, "largest_p2p_group", json_integer(p->largest_p2p_domain));
   json_object_set_new(o, "training_rank", json_integer(j->rank));
   json_object_set_new(o, "price", t->rig->price > 0 ? json_real(t->rig->price) : json_null());

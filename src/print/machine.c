@@ -33,9 +33,22 @@ void gr_print_report_text(FILE *out, const struct gr_machine *m)
   gr_print_findings(out, t, a);
 }
 
+/* Whose defaults NCCL's view follows, beside the level in "machine". */
+static void nccl_json(json_t *j, const struct gr_analysis *a)
+{
+  json_t *mo = json_object_get(j, "machine");
+  char v[32];
+  if (!json_is_object(mo))
+    return;
+  json_object_set_new(mo, "nccl_version", json_string(gr_nccl_version_text(&a->nccl_version, v, sizeof(v))));
+  json_object_set_new(mo, "nccl_version_assumed", json_boolean(a->nccl_assumed));
+  json_object_set_new(mo, "nccl_p2p_rule_source", a->nccl_rule ? json_string(a->nccl_rule->source) : json_null());
+}
+
 json_t *gr_machine_to_json(const struct gr_machine *m)
 {
   json_t *j = gr_topo_to_json(&m->topo, &m->analysis);
+  nccl_json(j, &m->analysis);
   if (m->predicted)
     json_object_set_new(j, "prediction", gr_prediction_to_json(&m->topo, &m->prediction));
   return j;

@@ -125,8 +125,9 @@ void gr_print_plan(FILE *out, const struct gr_planned *pl)
   print_range(out, "training", &p->train_tps, "tokens/s", 0);
   if (p->speed_basis[0])
     fprintf(out, "  basis: %s\n", p->speed_basis);
-  if (hw->p2p_level && r->gpus > 1)
-    fprintf(out, "  the all-reduce figures assume NCCL_P2P_LEVEL=%s (gpurig topo explains)\n", hw->p2p_level);
+  if (p->allreduce_raised_gbps > 0 && p->allreduce_raised_level && r->gpus > 1)
+    fprintf(out, "  the all-reduce runs at %.1f GB/s with NCCL's defaults; with NCCL_P2P_LEVEL=%s it would reach %.1f GB/s (gpurig topo explains)\n",
+            p->allreduce_gbps, p->allreduce_raised_level, p->allreduce_raised_gbps);
   fprintf(out, "\nCost:\n");
   if (p->price > 0)
     fprintf(out, "  price %.0f %s (%.1f %s per GiB of VRAM)\n", p->price, p->currency, p->price_per_vram_gib,
@@ -230,6 +231,9 @@ json_t *gr_plan_to_json(const struct gr_planned *pl)
   json_object_set_new(speed, "step_s", range_json(&p->step_s));
   json_object_set_new(speed, "train_tokens_per_s", range_json(&p->train_tps));
   json_object_set_new(speed, "allreduce_busbw_gbps", gr_json_positive(p->allreduce_gbps, 2));
+  json_object_set_new(speed, "allreduce_busbw_raised_gbps", gr_json_positive(p->allreduce_raised_gbps, 2));
+  json_object_set_new(speed, "allreduce_raised_nccl_p2p_level",
+                      p->allreduce_raised_level ? json_string(p->allreduce_raised_level) : json_null());
   json_object_set_new(speed, "basis", json_string(p->speed_basis));
   json_object_set_new(root, "speed", speed);
   json_object_set_new(cost, "price", p->price > 0 ? json_real(p->price) : json_null());

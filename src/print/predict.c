@@ -35,17 +35,40 @@ void gr_print_prediction(FILE *out, const struct gr_topo *t, const struct gr_pre
       }
       fputc('\n', out);
     }
-    if (p->best.busbw_gbps > 0) {
-      fprintf(out, "All-reduce bus bandwidth (nccl-tests busbw, large messages): %.1f GB/s with NCCL's defaults",
-              p->nccl_default.busbw_gbps);
+    char dflt[160];
+    if (p->nccl_default.busbw_gbps > 0) {
+      fprintf(out, "All-reduce bus bandwidth (nccl-tests busbw, large messages): %.1f GB/s with %s.\n",
+              p->nccl_default.busbw_gbps, gr_nccl_defaults_text(p->a, dflt, sizeof(dflt)));
+      fprintf(out, "  Bounded by %s.\n", p->nccl_default.bottleneck);
       if (p->best_needs_p2p_level)
-        fprintf(out, ", %.1f GB/s with NCCL_P2P_LEVEL=%s", p->best.busbw_gbps, p->best_p2p_level);
-      fprintf(out, ".\n  Bounded by %s.\n", p->best.bottleneck);
+        fprintf(out, "  With NCCL_P2P_LEVEL=%s: %.1f GB/s, bounded by %s.\n", p->best_p2p_level, p->best.busbw_gbps,
+                p->best.bottleneck);
     } else {
       fprintf(out, "All-reduce bus bandwidth: not known (this input records no link rates).\n");
     }
-    fprintf(out, "P2P groups (peer-to-peer without crossing a socket): %zu, the largest with %d of %zu GPUs.\n",
-            p->ndomains, p->largest_p2p_domain, n);
+    /* one line for both groupings: hives nest inside P2P groups */
+    size_t largest_hive = 0;
+    for (size_t h = 0; h < p->a->nhives; h++) {
+      size_t size = 0;
+      for (size_t g = 0; g < n; g++)
+        size += p->a->hive[g] == (int)h;
+      largest_hive = size > largest_hive ? size : largest_hive;
+    }
+    bool any_p2p = false; /* some pair can do P2P, if only across sockets */
+    for (size_t i = 0; i < n * n; i++)
+      any_p2p |= i / n != i % n && p->pairs[i].p2p_capable;
+    if (p->largest_p2p_domain < 2 && any_p2p)
+      fprintf(out, "Peer-to-peer: only across %s: %zu P2P hives of one GPU each, no P2P group within one.\n",
+              t->npackages > 1 ? "sockets" : "NUMA nodes", p->a->nhives);
+    else if (p->largest_p2p_domain < 2)
+      fprintf(out, "Peer-to-peer: none (no GPU pair can do P2P): %zu P2P hives of one GPU each.\n", p->a->nhives);
+    else if (p->ndomains == p->a->nhives)
+      fprintf(out, "Peer-to-peer: %zu P2P hive%s (NVLink or a PCIe switch, without crossing the CPU), the largest with %zu of %zu GPUs.\n",
+              p->a->nhives, p->a->nhives == 1 ? "" : "s", largest_hive, n);
+    else
+      fprintf(out, "Peer-to-peer: %zu P2P hive%s (NVLink or a PCIe switch, without crossing the CPU); through the CPU's root complex%s they join into %zu P2P group%s, the largest with %d of %zu GPUs.\n",
+              p->a->nhives, p->a->nhives == 1 ? "" : "s", t->npackages > 1 ? ", without crossing a socket," : "",
+              p->ndomains, p->ndomains == 1 ? "" : "s", p->largest_p2p_domain, n);
   }
   for (size_t i = 0; i < p->nnotes; i++)
     fprintf(out, "  - %s\n", p->notes[i]);

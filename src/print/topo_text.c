@@ -513,8 +513,9 @@ void gr_print_nccl(FILE *out, const struct gr_topo *t, const struct gr_analysis 
     return;
   fprintf(out, "\nNCCL's view (NODE folds into PHB; \"/shm\" = no P2P by default, copies go through host memory):\n");
   print_gpu_grid(out, t, a, nccl_cell);
-  fprintf(out, "NCCL default: P2P up to %s (%s)%s\n", gr_nccl_level_str(a->nccl_p2p_level),
-          !a->cpu_amd ? "not an AMD CPU" : t->ngpus <= 2 ? "AMD CPU with at most 2 GPUs" : "AMD CPU with more than 2 GPUs",
+  char dflt[160], why[160];
+  fprintf(out, "%s: P2P up to %s (%s)%s\n", gr_nccl_defaults_text(a, dflt, sizeof(dflt)),
+          gr_nccl_level_str(a->nccl_p2p_level), gr_nccl_why(a, a->ngpus, why, sizeof(why)),
           "; change with NCCL_P2P_LEVEL=PIX|PXB|PHB|SYS, disable with NCCL_P2P_DISABLE=1.");
 }
 
@@ -567,7 +568,7 @@ void gr_print_bandwidth(FILE *out, const struct gr_topo *t, const struct gr_anal
   fprintf(out, "\nThe same as NCCL models it (12/24/48 GB/s for Gen3/4/5 x16; inter-socket link included):\n");
   print_gpu_grid(out, t, a, nccl_bw_cell);
   if (a->socket_link)
-    fprintf(out, "Inter-socket link: %s, NCCL counts %.0f GB/s.\n", a->socket_link, a->socket_nccl_gbps);
+    fprintf(out, "Inter-socket link: %s, NCCL counts %g GB/s.\n", a->socket_link, a->socket_nccl_gbps);
   print_bottlenecks(out, t, a);
 }
 
@@ -575,7 +576,7 @@ void gr_print_hives(FILE *out, const struct gr_topo *t, const struct gr_analysis
 {
   if (!t->ngpus)
     return;
-  fprintf(out, "\nP2P hives (GPUs that reach each other through NVLink or PCIe switches, without crossing the CPU):\n");
+  fprintf(out, "\nP2P hives (GPUs that reach each other peer-to-peer through NVLink or PCIe switches, without crossing the CPU):\n");
   for (size_t h = 0; h < a->nhives; h++) {
     fprintf(out, "  hive %zu:", h);
     enum gr_level worst = GR_LVL_X;

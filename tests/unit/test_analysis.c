@@ -444,6 +444,216 @@ static void predicts_8_to_256_gpus(void **state)
   }
 }
 
+
+/* ---- NCCL's P2P default per NCCL version (data/nccl-p2p.tsv) ---- */
+
+static struct gr_nccl_version ver(const char *text)
+{
+  struct gr_nccl_version v;
+  if (!gr_nccl_version_parse(text, &v))
+    fail_msg("not a version: %s", text);
+  return v;
+}
+
+static const char *rule_level(const char *version, const char *cpu, size_t ngpus)
+{
+  struct gr_nccl_version v = ver(version);
+  const struct gr_nccl_rule *r = gr_nccl_p2p_rule(&v, cpu, ngpus);
+  return r ? r->level : "none";
+}
+
+static void nccl_versions_parse_and_compare(void **state)
+{
+  struct gr_nccl_version v, w;
+  char buf[32];
+  (void)state;
+  static const char *const bad[] = {"", "2", "2.", ".23", "2.23.", "2.23.4.1", "v2.23", "2.23-1", "2.x", "0.5",
+                                    "2.12345", "2.23 ", "-2.23"};
+  for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+    assert_false(gr_nccl_version_parse(bad[i], &v));
+  assert_true(gr_nccl_version_parse("2.21.5", &v));
+  assert_string_equal(gr_nccl_version_text(&v, buf, sizeof(buf)), "2.21.5");
+  assert_true(gr_nccl_version_parse("2.23", &w));
+  assert_int_equal(w.patch, -1);
+  assert_true(gr_nccl_version_cmp(&v, &w) < 0);
+  v = ver("2.23.4");
+  assert_true(gr_nccl_version_cmp(&v, &w) < 0); /* 2.23 stands for its newest patch */
+  v = ver("2.9.6");
+  w = ver("2.10");
+  assert_true(gr_nccl_version_cmp(&v, &w) < 0); /* numbers, not text */
+  assert_string_equal(gr_nccl_version_text(&w, buf, sizeof(buf)), "2.10");
+}
+
+static void nccl_rule_per_version_cpu_and_count(void **state)
+{
+  (void)state;
+  /* NCCL 2.23 on: PXB, and SYS on AMD for communicators of at most 2 GPUs */
+  assert_string_equal(rule_level("2.23.4", "amd", 8), "PXB");
+  assert_string_equal(rule_level("2.23", "amd", 2), "SYS");
+  assert_string_equal(rule_level("2.30.7", "amd", 1), "SYS");
+  assert_string_equal(rule_level("2.26", "intel", 2), "PXB");
+  assert_string_equal(rule_level("2.26", "other", 2), "PXB");
+  assert_string_equal(rule_level("2.99", "amd", 4), "PXB"); /* newer than the table: its newest rule */
+  /* before 2.23: SYS unless Intel, Zhaoxin or ARM (PyTorch 2.6 bundles 2.21.5) */
+  assert_string_equal(rule_level("2.21.5", "amd", 8), "SYS");
+  assert_string_equal(rule_level("2.22.3", "intel", 2), "PXB");
+  assert_string_equal(rule_level("2.21", "zhaoxin", 8), "PXB");
+  assert_string_equal(rule_level("2.21", "arm", 8), "PXB");
+  assert_string_equal(rule_level("2.21", "other", 8), "SYS");
+  /* 2.7 to 2.8.4: Skylake and newer Intel PHB, older PXB; Zhaoxin from 2.8.4 */
+  assert_string_equal(rule_level("2.7.8", "intel", 4), "PHB");
+  assert_string_equal(rule_level("2.8.3", "intel-bdw", 4), "PXB");
+  assert_string_equal(rule_level("2.8.3", "zhaoxin", 4), "SYS");
+  assert_string_equal(rule_level("2.8.4", "zhaoxin", 4), "PXB");
+  assert_string_equal(rule_level("2.6.4", "intel", 4), "SYS");
+  assert_string_equal(rule_level("2.6", "intel-bdw", 4), "PXB");
+  assert_string_equal(rule_level("2.5.7", "amd", 4), "none"); /* before the table */
+  struct gr_nccl_version newest = gr_nccl_newest(), oldest = gr_nccl_oldest();
+  char buf[32];
+  assert_string_equal(gr_nccl_version_text(&newest, buf, sizeof(buf)), "2.30.7");
+  assert_string_equal(gr_nccl_version_text(&oldest, buf, sizeof(buf)), "2.6.4");
+}
+
+/* An AMD machine with four GPUs on four root complexes of one socket. */
+static void b_amd_four(struct builder *b, struct gr_analysis *a, const char *nccl)
+{
+  b_init(b, "AuthenticAMD", 1);
+  for (int g = 0; g < 4; g++)
+    b_node(b, b_node(b, b_hostbridge(b, 0), true, 0), false, GPU);
+  gr_topo_finish(&b->t);
+  struct gr_analysis_opts o = {0};
+  if (nccl)
+    o.nccl = ver(nccl);
+  gr_analyze_with(&b->t, &o, a);
+}
+
+static void nccl_view_follows_the_version(void **state)
+{
+  struct builder b;
+  struct gr_analysis a;
+  char buf[160];
+  (void)state;
+  b_amd_four(&b, &a, NULL); /* the default: the newest NCCL, stated as assumed */
+  assert_true(a.nccl_assumed);
+  assert_string_equal(a.cpu_class, "amd");
+  assert_int_equal(a.nccl_p2p_level, GR_LVL_PXB);
+  assert_int_equal(a.gpu_gpu[1].nccl, GR_LVL_PHB);
+  assert_false(a.gpu_gpu[1].nccl_p2p);
+  assert_string_equal(gr_nccl_defaults_text(&a, buf, sizeof(buf)), "NCCL 2.23+ defaults (assumed; --nccl-version to change)");
+  assert_non_null(strstr(gr_nccl_why(&a, 4, buf, sizeof(buf)), "more than 2 GPUs in the communicator"));
+  /* the communicator's size, not the machine's: a group of 2 gets SYS */
+  assert_int_equal(gr_nccl_p2p_level_for(&a, 2, NULL), GR_LVL_SYS);
+  const struct gr_finding *f = tu_find(&a, "nccl.p2p-level", -1);
+  assert_non_null(f);
+  assert_non_null(strstr(f->text, "NCCL 2.23+"));
+  b_free(&b, &a);
+  b_amd_four(&b, &a, "2.21.5"); /* PyTorch 2.6's NCCL: P2P everywhere on AMD */
+  assert_false(a.nccl_assumed);
+  assert_int_equal(a.nccl_p2p_level, GR_LVL_SYS);
+  assert_true(a.gpu_gpu[1].nccl_p2p);
+  assert_null(tu_find(&a, "nccl.p2p-level", -1));
+  assert_string_equal(gr_nccl_defaults_text(&a, buf, sizeof(buf)), "NCCL 2.21.5 defaults");
+  b_free(&b, &a);
+}
+
+/* The TP-2 verdict counts the 2 GPUs of its communicator: on AMD with 4 GPUs,
+ * NCCL 2.23 takes P2P for the pair by default; the machine's ring does not. */
+static void tp2_judged_with_its_own_communicator(void **state)
+{
+  struct builder b;
+  struct gr_analysis a;
+  struct gr_prediction p;
+  (void)state;
+  b_amd_four(&b, &a, NULL);
+  gr_predict(&b.t, &a, &p);
+  assert_int_equal(p.nccl_default.nhops_host, 4); /* the machine: PXB, host-staged */
+  assert_true(p.best_needs_p2p_level);
+  assert_true(p.best.busbw_gbps > p.nccl_default.busbw_gbps);
+  const struct gr_verdict *tp2 = NULL;
+  for (size_t i = 0; i < p.nverdicts; i++)
+    if (strcmp(p.verdicts[i].workload, "tensor-parallel inference") == 0 && p.verdicts[i].gpus == 2)
+      tp2 = &p.verdicts[i];
+  assert_non_null(tp2);
+  assert_non_null(strstr(tp2->reasons, "peer-to-peer over PCIe"));
+  assert_non_null(strstr(tp2->reasons, "NCCL allows P2P up to SYS in a communicator of 2 GPUs"));
+  assert_null(strstr(tp2->reasons, "NCCL_P2P_LEVEL="));
+  assert_int_equal(tp2->rating, GR_RATE_GOOD);
+  /* the headline is NCCL's default; the training verdict says the same figure first */
+  char head[400];
+  snprintf(head, sizeof(head), "bandwidth %.1f GB/s with NCCL's defaults", p.nccl_default.busbw_gbps);
+  assert_non_null(strstr(p.verdicts[0].reasons, head));
+  assert_non_null(strstr(p.verdicts[0].reasons, "With NCCL_P2P_LEVEL=PHB"));
+  gr_predict_groups(&p);
+  assert_true(p.group_busbw_gbps[2] > p.group_busbw_gbps[3]); /* 2: P2P by default; 3: host-staged */
+  assert_true(p.group_busbw_raised_gbps[3] > p.group_busbw_gbps[3]);
+  assert_string_equal(p.group_p2p_level[3], "PHB");
+  gr_prediction_free(&p);
+  b_free(&b, &a);
+}
+
+/* GPUs that cannot do P2P (RTX 4090 on the stock driver) on one switch:
+ * nvidia-smi's PIX stays, NCCL's view is the host path, no hive, and no
+ * NCCL_P2P_LEVEL advice; a sentence says why. */
+static void p2p_incapable_gpus_take_the_host_path(void **state)
+{
+  struct builder b;
+  struct gr_analysis a;
+  char l[16];
+  int devs[2];
+  (void)state;
+  b_init(&b, "AuthenticAMD", 1);
+  int hb = b_hostbridge(&b, 0);
+  b_switch(&b, b_node(&b, hb, true, 0), 2, devs, GPU);
+  int third = b_node(&b, b_node(&b, hb, true, 0), false, GPU);
+  b.t.pci[devs[0]].device = b.t.pci[devs[1]].device = b.t.pci[third].device = 0x2684; /* RTX 4090 */
+  b_done(&b, &a);
+  assert_string_equal(tu_level(&a, 0, 1, l), "PIX"); /* the wiring, as nvidia-smi prints it */
+  assert_false(a.gpu_gpu[1].p2p_capable);
+  assert_int_equal(a.gpu_gpu[1].nccl, GR_LVL_PHB);
+  assert_false(a.gpu_gpu[1].nccl_p2p);
+  assert_true(a.gpu_gpu[1].nccl_bw_gbps > 0);
+  assert_int_equal(a.nhives, 3);
+  assert_null(tu_find(&a, "nccl.p2p-level", -1));
+  const struct gr_finding *f = tu_find(&a, "topo.no-p2p", -1);
+  assert_non_null(f);
+  assert_non_null(strstr(f->text, "RTX 4090: no PCIe P2P on the vendor's stock driver"));
+  assert_non_null(strstr(f->text, "tinygrad"));
+  assert_non_null(strstr(tu_find(&a, "topo.hives", -1)->text, "No two GPUs form a P2P hive"));
+  b_free(&b, &a);
+  /* the same GPUs with a driver that allows P2P form a hive again */
+  b_init(&b, "AuthenticAMD", 1);
+  hb = b_hostbridge(&b, 0);
+  b_switch(&b, b_node(&b, hb, true, 0), 2, devs, GPU);
+  b.t.pci[devs[0]].device = b.t.pci[devs[1]].device = 0x2684;
+  b.t.pci[devs[0]].p2p = b.t.pci[devs[1]].p2p = 1;
+  b_done(&b, &a);
+  assert_true(a.gpu_gpu[1].p2p_capable);
+  assert_int_equal(a.gpu_gpu[1].nccl, GR_LVL_PIX);
+  assert_int_equal(a.nhives, 1);
+  b_free(&b, &a);
+}
+
+/* NCCL's NVLink figure comes from the GPUs' compute capability; an unknown
+ * GPU keeps it unknown rather than borrowing another's. */
+static void nccl_nvlink_figure_by_compute_capability(void **state)
+{
+  struct builder b;
+  struct gr_analysis a;
+  (void)state;
+  b_init(&b, "GenuineIntel", 1);
+  int hb = b_hostbridge(&b, 0);
+  int g0 = b_node(&b, b_node(&b, hb, true, 0), false, GPU), g1 = b_node(&b, b_node(&b, hb, true, 0), false, GPU);
+  int g2 = b_node(&b, b_node(&b, hb, true, 0), false, GPU), g3 = b_node(&b, b_node(&b, hb, true, 0), false, GPU);
+  b.t.pci[g0].device = b.t.pci[g1].device = 0x1db1; /* V100 SXM2 16GB: 7.0 */
+  gr_topo_finish(&b.t);
+  gr_topo_add_nvlink(&b.t, g0, g1, -1, 2, 50.0);
+  gr_topo_add_nvlink(&b.t, g2, g3, -1, 2, 50.0);
+  gr_analyze(&b.t, &a);
+  assert_true(fabs(a.gpu_gpu[0 * 4 + 1].nccl_bw_gbps - 2 * 20.0) < 1e-9); /* SM70_NVLINK_BW x 2 links */
+  assert_true(a.gpu_gpu[2 * 4 + 3].nccl_bw_gbps == 0);                    /* unknown GPU: unknown */
+  b_free(&b, &a);
+}
+
 int main(void)
 {
   const struct CMUnitTest tests[] = {
@@ -459,6 +669,12 @@ int main(void)
       cmocka_unit_test(display_adapters_are_not_gpus),
       cmocka_unit_test(predicts_more_than_64_gpus),
       cmocka_unit_test(predicts_8_to_256_gpus),
+      cmocka_unit_test(nccl_versions_parse_and_compare),
+      cmocka_unit_test(nccl_rule_per_version_cpu_and_count),
+      cmocka_unit_test(nccl_view_follows_the_version),
+      cmocka_unit_test(tp2_judged_with_its_own_communicator),
+      cmocka_unit_test(p2p_incapable_gpus_take_the_host_path),
+      cmocka_unit_test(nccl_nvlink_figure_by_compute_capability),
   };
   return cmocka_run_group_tests(tests, tu_setup_data, NULL);
 }

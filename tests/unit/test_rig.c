@@ -219,8 +219,11 @@ static void nccl_default_vs_p2p_level(void **state)
 }
 
 /* The best ring of each group size is computed only when asked for (only
- * plans read it). X9DRG: groups of up to four share a switch and talk P2P
- * (Gen3 x16 x 0.80), larger ones cross QPI (6 GB/s). */
+ * plans read it), with NCCL's defaults and with NCCL_P2P_LEVEL raised.
+ * X9DRG: two GPUs share a switch and talk P2P by default (Gen3 x16 x 0.80);
+ * three or four span two switches of one root complex, host-staged by
+ * default (x 0.67) and P2P with NCCL_P2P_LEVEL=PHB; larger ones cross QPI
+ * (6 GB/s) either way. */
 static void group_rings_on_demand(void **state)
 {
   struct gr_topo t;
@@ -235,11 +238,18 @@ static void group_rings_on_demand(void **state)
   for (int pass = 0; pass < 2; pass++) { /* the second call replaces the table (ASan, valgrind: no leak) */
     gr_predict_groups(&p);
     assert_non_null(p.group_busbw_gbps);
-    for (size_t k = 2; k <= 4; k++)
-      assert_true(fabs(p.group_busbw_gbps[k] - 15.754 * 0.8) < 0.01);
-    for (size_t k = 5; k <= 7; k++)
+    assert_true(fabs(p.group_busbw_gbps[2] - 15.754 * 0.8) < 0.01);
+    assert_true(p.group_busbw_raised_gbps[2] == 0 && !p.group_p2p_level[2]);
+    for (size_t k = 3; k <= 4; k++) {
+      assert_true(fabs(p.group_busbw_gbps[k] - 15.754 * 0.67) < 0.01);
+      assert_true(fabs(p.group_busbw_raised_gbps[k] - 15.754 * 0.8) < 0.01);
+      assert_string_equal(p.group_p2p_level[k], "PHB");
+    }
+    for (size_t k = 5; k <= 7; k++) {
       assert_true(fabs(p.group_busbw_gbps[k] - 6.0) < 1e-9);
-    assert_true(p.group_busbw_gbps[8] == 0); /* the whole machine is p.best */
+      assert_true(p.group_busbw_raised_gbps[k] == 0);
+    }
+    assert_true(p.group_busbw_gbps[8] == 0); /* the whole machine is p.nccl_default */
   }
   gr_prediction_free(&p);
   gr_analysis_free(&a);

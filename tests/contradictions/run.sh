@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# The contradiction test: `gpurig report` (text and --json) on every input
+# gpurig ships or tests with must not say two things that disagree (lib.sh
+# lists the rules: no "Gen0 x0", no socket crossed on one socket, no socket
+# note for GPUs all joined by NVLink, host-staged hops counted as the JSON
+# counts them, no NCCL_P2P_LEVEL advice where no pair can do P2P, one
+# all-reduce figure, one inter-socket figure, hives and P2P groups that
+# agree). It runs selftest.sh first, which proves each rule can fail.
+#
+# Inputs: data/rigs/*.rig, tests/data/repro/*.rig and *.xml, the hwloc XMLs
+# under tests/data/hwloc/ and tests/data/hwloc-aws/, the unpacked trees
+# ($GPURIG_TEST_TREES) and the fixture trees under tests/data/trees/ (--root),
+# and the NCCL topology files under tests/data/nccl-topo/ (--input). A
+# bundled rig must load; another input that gpurig refuses (exit 2 or 3:
+# a reproducer of a refusal, a format not read yet) is listed as skipped.
+#
+# usage: run.sh GPURIG
+# Environment: GPURIG_DATA, GPURIG_TEST_DATA, GPURIG_TEST_TREES, GPURIG_PCI_IDS.
+set -u
+[ $# -eq 1 ] || { echo "usage: run.sh GPURIG" >&2; exit 2; }
+G=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
+here=$(cd "$(dirname "$0")" && pwd)
+DATA=${GPURIG_DATA:-$here/../../data}
+D=${GPURIG_TEST_DATA:-$here/../data}
+TREES=${GPURIG_TEST_TREES:-}
+. "$here/lib.sh"
+
+bash "$here/selftest.sh" "$G" || { echo "contradictions: the selftest failed: the checks cannot be trusted"; exit 1; }
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/gpurig-contra.XXXXXX") || exit 2
+trap 'rm -rf "$work"' EXIT
+problems=0 checked=0 skipped=0
+
+# one NAME MUST_LOAD ARGS...: report and report --json on one input.
+one() {
+  local name=$1 must=$2 rc rcj
+  shift 2
+  timeout 60 "$G" report "$@" >"$work/text" 2>"$work/err"
+  rc=$?
+  timeout 60 "$G" report --json "$@" >"$work/json" 2>/dev/null
+  rcj=$?
+  if [ $rc -ge 2 ] || [ $rcj -ge 2 ]; then
+    if [ "$must" = yes ]; then
+      fail "$name" "does not load" "exit $rc (text), $rcj (JSON)" "$(head -n 1 "$work/err")"
+    else
+      echo "skip $name: exit $rc: $(head -n 1 "$work/err" | cut -c1-200)"
+      skipped=$((skipped + 1))
+    fi
+    return
+  fi
+  checked=$((checked + 1))
+  check_report "$name" "$work/text" "$work/json"
+}
+
+for f in "$DATA"/rigs/*.rig; do
+  one "rigs/$(basename "$f")" yes --rig "$f"
+done
+for f in "$D"/repro/*.rig; do
+  [ -e "$f" ] && one "repro/$(basename "$f")" no --rig "$f"
+done
+for f in "$D"/repro/*.xml "$D"/hwloc/*.xml "$D"/hwloc-aws/*.xml "$D"/nccl-topo/*.xml; do
+  [ -e "$f" ] && one "${f#"$D"/}" no --input "$f"
+done
+for dir in "$D"/trees/*/ ${TREES:+"$TREES"/*/}; do
+  [ -d "$dir" ] && one "${dir%/}" no --root "${dir%/}"
+done
+
+echo "contradictions: $checked inputs checked, $skipped skipped, $problems contradiction(s)"
+[ "$problems" -eq 0 ] && [ "$checked" -gt 0 ]
