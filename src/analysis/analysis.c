@@ -762,10 +762,12 @@ static void data_findings(struct gr_analysis *a)
     add_finding(a, GR_SEV_INFO, "topo.nvlink-inferred", -1,
                 "NVLink inferred, not recorded: %s, so gpurig assumes the NVSwitch fabric these GPUs are sold on (NV%d per pair from the catalog). Run gpurig on the machine itself (it reads NVLink from the driver) to confirm.",
                 a->t->fabrics[0].why, a->t->fabrics[0].nmembers ? a->t->fabrics[0].members[0].links : 0);
-  else if (nvswitches && !a->t->nnvlinks && !a->t->nfabrics && a->ngpus > 1)
+  else if (nvswitches && !a->t->nnvlinks && !a->t->nfabrics && a->ngpus > 1) {
+    a->nvlink_unrecorded = true;
     add_finding(a, GR_SEV_INFO, "topo.nvlink-unknown", -1,
                 "%zu NVSwitch%s present but this input has no NVLink matrix (hwloc records it only through NVML) and the GPUs' NVLink counts are not in the catalog, so the GPU levels above are PCIe only; the GPUs are most likely joined by NVLink.",
                 nvswitches, nvswitches == 1 ? " is" : "es are");
+  }
   if (!a->t->link_details && a->ngpus > 0)
     add_finding(a, GR_SEV_INFO, "topo.link-unrecorded", -1,
                 "This input records each link's rate only, not its generation, width, maxima or error counters: run `gpurig snapshot FILE.xml` on the machine to record them.");

@@ -68,6 +68,10 @@ struct gr_analysis {
   enum gr_level nccl_p2p_level; /* NCCL default P2P level for a communicator of every GPU */
   double socket_nccl_gbps;  /* NCCL's inter-socket figure for this machine, 0 unknown */
   const char *socket_link;  /* its name ("UPI"), owned by the topology or the facts; may be NULL */
+  /* NVSwitches on the bus but neither NVLink recorded nor a fabric inferred
+   * (the GPUs' link counts unknown): every GPU figure is PCIe only, so the
+   * predictions withhold their verdicts and say so. */
+  bool nvlink_unrecorded;
   struct gr_findings findings; /* about the wiring: info and warn only (model/finding.h) */
 };
 

@@ -1109,10 +1109,16 @@ void gr_predict(const struct gr_topo *t, const struct gr_analysis *a, struct gr_
   machine_rings(c, p);
   switch_budgets(p);
   nic_notes(p);
-  training_verdict(c, p);
-  for (size_t k = 2; k <= p->ngpus && k <= 8; k *= 2)
-    tp_verdict(&cs, p, k);
-  jobs_verdict(p);
+  if (a->nvlink_unrecorded) {
+    /* PCIe-only verdicts beside NVSwitches would be presented as fact while
+     * the GPUs most likely talk over NVLink: none is given */
+    note(p, "No verdicts: the GPUs sit beside NVSwitches but this input records no NVLink and the catalog does not know their links, so every GPU figure here is PCIe only. Run gpurig on the machine (it reads NVLink from the driver) or describe it in a rig with `nvswitch`.");
+  } else {
+    training_verdict(c, p);
+    for (size_t k = 2; k <= p->ngpus && k <= 8; k *= 2)
+      tp_verdict(&cs, p, k);
+    jobs_verdict(p);
+  }
   ctxs_close(&cs);
 }
 

@@ -36,7 +36,10 @@ void gr_print_prediction(FILE *out, const struct gr_topo *t, const struct gr_pre
       fputc('\n', out);
     }
     char dflt[160];
-    if (p->nccl_default.busbw_gbps > 0) {
+    if (p->a->nvlink_unrecorded && p->nccl_default.busbw_gbps > 0) {
+      fprintf(out, "All-reduce bus bandwidth: not predicted (NVLink not recorded, see below); over PCIe alone it would be %.1f GB/s with %s.\n",
+              p->nccl_default.busbw_gbps, gr_nccl_defaults_text(p->a, dflt, sizeof(dflt)));
+    } else if (p->nccl_default.busbw_gbps > 0) {
       fprintf(out, "All-reduce bus bandwidth (nccl-tests busbw, large messages): %.1f GB/s with %s.\n",
               p->nccl_default.busbw_gbps, gr_nccl_defaults_text(p->a, dflt, sizeof(dflt)));
       fprintf(out, "  Bounded by %s.\n", p->nccl_default.bottleneck);
@@ -72,7 +75,7 @@ void gr_print_prediction(FILE *out, const struct gr_topo *t, const struct gr_pre
   }
   for (size_t i = 0; i < p->nnotes; i++)
     fprintf(out, "  - %s\n", p->notes[i]);
-  fprintf(out, "\nVerdicts:\n");
+  fprintf(out, "\nVerdicts:%s\n", p->nverdicts ? "" : " none (see the note above)");
   for (size_t i = 0; i < p->nverdicts; i++) {
     const struct gr_verdict *v = &p->verdicts[i];
     fprintf(out, "  %-4s  %s across %d GPU%s: %s\n", gr_rating_name(v->rating), v->workload, v->gpus,
@@ -116,6 +119,8 @@ json_t *gr_prediction_to_json(const struct gr_topo *t, const struct gr_predictio
     json_object_set_new(ro, "bottleneck", json_string(r->bottleneck));
     json_object_set_new(o, k ? "allreduce_best" : "allreduce_nccl_default", ro);
   }
+  /* true: the all-reduce figures are PCIe only on a machine with unrecorded NVLink, and no verdicts are given */
+  json_object_set_new(o, "nvlink_unrecorded", json_boolean(p->a->nvlink_unrecorded));
   json_object_set_new(o, "best_needs_nccl_p2p_level",
                       p->best_needs_p2p_level ? json_string(p->best_p2p_level) : json_null());
   json_object_set_new(o, "p2p_groups", json_integer((json_int_t)p->ndomains));
