@@ -10,9 +10,11 @@
 # Inputs: data/rigs/*.rig, tests/data/repro/*.rig and *.xml, the hwloc XMLs
 # under tests/data/hwloc/ and tests/data/hwloc-aws/, the unpacked trees
 # ($GPURIG_TEST_TREES) and the fixture trees under tests/data/trees/ (--root),
-# and the NCCL topology files under tests/data/nccl-topo/ (--input). A
-# bundled rig must load; another input that gpurig refuses (exit 2 or 3:
-# a reproducer of a refusal, a format not read yet) is listed as skipped.
+# the NCCL topology files under tests/data/nccl-topo/ (--input) and the rigs
+# of published machines (tests/data/published/). Every input must load,
+# except the ones named in refused.txt (a reproducer of a refusal, a partial
+# gather), each with its reason: a refusal anywhere else is a failure, and a
+# listed input that loads is one too (the list must stay true).
 #
 # usage: run.sh GPURIG
 # Environment: GPURIG_DATA, GPURIG_TEST_DATA, GPURIG_TEST_TREES, GPURIG_PCI_IDS.
@@ -31,21 +33,30 @@ work=$(mktemp -d "${TMPDIR:-/tmp}/gpurig-contra.XXXXXX") || exit 2
 trap 'rm -rf "$work"' EXIT
 problems=0 checked=0 skipped=0
 
-# one NAME MUST_LOAD ARGS...: report and report --json on one input.
+# The inputs gpurig is meant to refuse: "NAME reason" lines.
+refused() {
+  grep -v '^#' "$here/refused.txt" | grep -q "^$1 "
+}
+
+# one NAME ARGS...: report and report --json on one input.
 one() {
-  local name=$1 must=$2 rc rcj
-  shift 2
+  local name=$1 rc rcj
+  shift
   timeout 60 "$G" report "$@" >"$work/text" 2>"$work/err"
   rc=$?
   timeout 60 "$G" report --json "$@" >"$work/json" 2>/dev/null
   rcj=$?
   if [ $rc -ge 2 ] || [ $rcj -ge 2 ]; then
-    if [ "$must" = yes ]; then
-      fail "$name" "does not load" "exit $rc (text), $rcj (JSON)" "$(head -n 1 "$work/err")"
-    else
-      echo "skip $name: exit $rc: $(head -n 1 "$work/err" | cut -c1-200)"
+    if refused "$name"; then
+      echo "refused as listed: $name: exit $rc: $(head -n 1 "$work/err" | cut -c1-160)"
       skipped=$((skipped + 1))
+    else
+      fail "$name" "does not load" "exit $rc (text), $rcj (JSON)" "$(head -n 1 "$work/err")"
     fi
+    return
+  fi
+  if refused "$name"; then
+    fail "$name" "loads but refused.txt says gpurig refuses it" "exit $rc" "(remove it from the list)"
     return
   fi
   checked=$((checked + 1))
@@ -53,17 +64,20 @@ one() {
 }
 
 for f in "$DATA"/rigs/*.rig; do
-  one "rigs/$(basename "$f")" yes --rig "$f"
+  one "rigs/$(basename "$f")" --rig "$f"
 done
-for f in "$D"/repro/*.rig; do
-  [ -e "$f" ] && one "repro/$(basename "$f")" no --rig "$f"
+for f in "$D"/repro/*.rig "$D"/rigs/*.rig "$D"/published/*.rig; do
+  [ -e "$f" ] && one "${f#"$D"/}" --rig "$f"
 done
 for f in "$D"/repro/*.xml "$D"/hwloc/*.xml "$D"/hwloc-aws/*.xml "$D"/nccl-topo/*.xml; do
-  [ -e "$f" ] && one "${f#"$D"/}" no --input "$f"
+  [ -e "$f" ] && one "${f#"$D"/}" --input "$f"
 done
-for dir in "$D"/trees/*/ ${TREES:+"$TREES"/*/}; do
-  [ -d "$dir" ] && one "${dir%/}" no --root "${dir%/}"
+for dir in "$D"/trees/*/; do
+  [ -d "$dir" ] && one "trees/$(basename "$dir")" --root "${dir%/}"
+done
+for dir in ${TREES:+"$TREES"/*/}; do
+  [ -d "$dir" ] && one "unpacked/$(basename "$dir")" --root "${dir%/}"
 done
 
-echo "contradictions: $checked inputs checked, $skipped skipped, $problems contradiction(s)"
+echo "contradictions: $checked inputs checked, $skipped refused as listed, $problems contradiction(s)"
 [ "$problems" -eq 0 ] && [ "$checked" -gt 0 ]
