@@ -1165,7 +1165,8 @@ static int cmp_pair(const void *x, const void *y)
  * one end lists twice add up, as NCCL adds them. */
 static void merge_pairs(struct build *b)
 {
-  qsort(b->pairs, b->npairs, sizeof(*b->pairs), cmp_pair);
+  if (b->npairs) /* qsort of NULL is undefined even for 0 elements */
+    qsort(b->pairs, b->npairs, sizeof(*b->pairs), cmp_pair);
   for (size_t i = 0; i < b->npairs;) {
     int count[2] = {0, 0};
     double gbps[2] = {0, 0};
@@ -1199,7 +1200,8 @@ static void count_switches(struct build *b)
   if (b->fabric < 0)
     return;
   size_t distinct = 0;
-  qsort(b->nvs, b->nnvs, sizeof(*b->nvs), cmp_u64);
+  if (b->nnvs)
+    qsort(b->nvs, b->nnvs, sizeof(*b->nvs), cmp_u64);
   for (size_t i = 0; i < b->nnvs; i++)
     distinct += i == 0 || b->nvs[i] != b->nvs[i - 1];
   b->t->fabrics[b->fabric].nswitches = b->nvs_unknown ? 0 : (int)distinct;
