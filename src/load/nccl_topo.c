@@ -451,7 +451,7 @@ struct cpu_info {
   int package;            /* its package index (= os_index) */
   char *cpulist;          /* from affinity, NULL unknown */
   int vnic;               /* the NIC node of its PCI-less <nic> elements, -1 none */
-  unsigned line, col;
+  unsigned line;          /* of its <cpu> */
 };
 
 struct busid_ent {
@@ -665,7 +665,7 @@ static int build_cpu(struct build *b, struct elem *e)
     return -1;
   struct gr_topo *t = b->t;
   struct cpu_info *c = &b->cpus[b->ncpus];
-  *c = (struct cpu_info){.numa = (int)numa, .package = (int)t->npackages, .vnic = -1, .line = e->line, .col = e->col};
+  *c = (struct cpu_info){.numa = (int)numa, .package = (int)t->npackages, .vnic = -1, .line = e->line};
   b->ncpus++; /* counted now: its cpulist is freed with the others */
   if (cpu_affinity(b, e, c) != 0)
     return -1;
@@ -705,9 +705,27 @@ static unsigned real_id(unsigned id)
   return id == 0xffff ? 0 : id;
 }
 
+/* The class: 6 hex digits, or fewer as a prefix, the way NCCL compares
+ * classes (topo.cc kvDictPciClass) and writes one it had to guess ("0x03"
+ * for a GPU whose /sys it could not read): "0x03" is 0x030000. */
+static int class_attr(struct build *b, const struct elem *e, unsigned *class_id)
+{
+  char buf[NT_MAX_VALUE + 1];
+  const struct attr *a = attr_of(b->d, e, "class");
+  if (!a)
+    return 1;
+  const char *hex = value_str(a, buf);
+  hex += hex[0] == '0' && (hex[1] == 'x' || hex[1] == 'X') ? 2 : 0;
+  size_t n = strspn(hex, "0123456789abcdefABCDEF");
+  if (n == 0 || n > 6 || n % 2 || hex[n])
+    return fail_attr(b, a, "expected a PCI class such as 0x030200");
+  *class_id = (unsigned)strtoul(hex, NULL, 16) << (4 * (6 - n));
+  return 0;
+}
+
 static int pci_ids(struct build *b, const struct elem *e, struct pci_attrs *pa)
 {
-  int rc = hex_attr(b, e, "class", 0xffffff, &pa->class_id);
+  int rc = class_attr(b, e, &pa->class_id);
   if (rc < 0 || hex_attr(b, e, "vendor", 0xffff, &pa->vendor) < 0 ||
       hex_attr(b, e, "device", 0xffff, &pa->device) < 0 || hex_attr(b, e, "subsystem_vendor", 0xffff, &pa->subvendor) < 0 ||
       hex_attr(b, e, "subsystem_device", 0xffff, &pa->subdevice) < 0)
@@ -740,14 +758,16 @@ static void pci_link(struct build *b, const struct elem *e, struct pci_attrs *pa
 }
 
 /* A <pci> holding a <gpu> is a GPU, one holding a <nic> a NIC, whatever its
- * class says (NCCL, topo.cc ncclTopoAddPci); a missing class is what NCCL
- * would fill in ("0x03" for a GPU). */
+ * class says (NCCL, topo.cc ncclTopoAddPci): a class of the same base (0x03,
+ * 0x02) that gpurig would not count, such as the "0x03" NCCL writes for a
+ * GPU whose /sys it could not read, or a missing one, becomes want_class; a
+ * class of another base too, with a warning. */
 static void claim_kind(struct build *b, const struct elem *e, struct pci_attrs *pa, enum gr_kind want,
                        unsigned want_class)
 {
   if (pa->has_class && gr_kind_from_ids(pa->class_id, pa->vendor, pa->device) == want)
     return;
-  if (pa->has_class)
+  if (pa->has_class && pa->class_id >> 16 != want_class >> 16)
     warn_at(b, e->line, e->col, "a <pci> of class 0x%06x holds a <%s>: counted as a %s, as NCCL counts it",
             pa->class_id, want == GR_KIND_GPU ? "gpu" : "nic", want == GR_KIND_GPU ? "GPU" : "NIC");
   pa->class_id = want_class;
@@ -1242,9 +1262,9 @@ static void unknown_devices_warning(struct build *b)
     unknown += e->kind == EL_PCI && !e->npci && !e->ngpu && !e->nnic && !attr_of(b->d, e, "class");
   }
   if (unknown)
-    gr_topo_add_warning(b->t, "%s: %zu <pci> element%s carry no class (NCCL reads it from the machine's /sys when it "
-                        "loads the file): gpurig cannot tell what %s", b->name, unknown, unknown == 1 ? "" : "s",
-                        unknown == 1 ? "it is" : "they are");
+    gr_topo_add_warning(b->t, "%s: %zu <pci> element%s no class (NCCL reads it from the machine's /sys when it "
+                        "loads the file): gpurig cannot tell what %s", b->name, unknown,
+                        unknown == 1 ? " carries" : "s carry", unknown == 1 ? "it is" : "they are");
 }
 
 static void free_build(struct build *b)

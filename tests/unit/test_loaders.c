@@ -1064,7 +1064,7 @@ static void nccl_survivable_problems_are_warnings(void **state)
   const char *want[] = {"t.xml:4:88: link_speed \"9 GT/s\" is not a PCIe rate", "t.xml:3:164: NVLink target 0000:09:00.0 is not a GPU",
                         "t.xml: GPU 0000:01:00.0 lists 2 NVLinks to 0000:02:00.0, which lists 1 back: counted 1",
                         "t.xml:5:1: <gpu> inside <cpu> is not where NCCL reads it: ignored",
-                        "t.xml: 1 <pci> element carry no class"};
+                        "t.xml: 1 <pci> element carries no class"};
   assert_int_equal(t.nwarnings, 5);
   for (size_t i = 0; i < 5; i++) {
     bool found = false;
@@ -1088,6 +1088,23 @@ static void nccl_survivable_problems_are_warnings(void **state)
   gr_topo_free(&t);
   free(many);
   free(all);
+  /* the class NCCL writes when it could not read /sys ("0x03"): a prefix */
+  assert_int_equal(nccl_text("<pci busid=\"0000:01:00.0\" class=\"0x03\"><gpu/></pci>"
+                             "<pci busid=\"0000:02:00.0\" class=\"0x0207\"/>", &t, &err), 0);
+  assert_int_equal(t.nwarnings, 0);
+  assert_int_equal(t.ngpus, 1);
+  assert_int_equal(t.pci[t.gpus[0]].class_id, 0x030200); /* 0x0300 counts only from GPU makers */
+  assert_int_equal(t.nnics, 1);
+  assert_int_equal(t.pci[t.nics[0]].class_id, 0x020700);
+  gr_topo_free(&t);
+  /* a class of another kind holding a <gpu>: a GPU, as NCCL counts it, said once */
+  assert_int_equal(nccl_text("<pci busid=\"0000:01:00.0\" class=\"0x010802\"><gpu/></pci>", &t, &err), 0);
+  assert_int_equal(t.ngpus, 1);
+  assert_int_equal(t.nwarnings, 1);
+  assert_string_equal(t.warnings[0], "t.xml:3:1: a <pci> of class 0x010802 holds a <gpu>: counted as a GPU, as NCCL counts it");
+  gr_topo_free(&t);
+  assert_int_equal(nccl_text("<pci busid=\"0000:01:00.0\" class=\"0x030\"/>", &t, &err), -1);
+  assert_string_equal(err.msg, "t.xml:3:34: class=\"0x030\": expected a PCI class such as 0x030200");
 }
 
 static void nccl_sniff_and_affinity(void **state)
