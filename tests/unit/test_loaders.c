@@ -831,6 +831,17 @@ static void nccl_g5_has_no_ids(void **state)
   assert_non_null(strstr(t.warnings[0], "9 <pci> elements carry no class"));
   gr_analysis_free(&a);
   gr_topo_free(&t);
+  /* the loader on its own, by path: the same, and a hwloc file is not its format */
+  struct gr_err err = {0};
+  char *p = path_of(data_dir(), "nccl-topo/aws-ofi-nccl_g5.48xl-topo.xml");
+  assert_int_equal(gr_load_nccl_topo(p, &t, &err), 0);
+  assert_int_equal(t.npci, 9 * 3); /* each: host bridge, root port, device */
+  gr_topo_free(&t);
+  free(p);
+  p = path_of(data_dir(), "hwloc/nvidiaDGX2.xml");
+  assert_int_equal(gr_load_nccl_topo(p, &t, &err), -1);
+  assert_non_null(strstr(err.msg, "nvidiaDGX2.xml:2:1: document type declarations are not part of an NCCL topology file"));
+  free(p);
 }
 
 static void nccl_nvswitch_fabric_and_nics(void **state)
