@@ -896,7 +896,10 @@ static int build_cpu_nic(struct build *b, struct elem *e)
   return 0;
 }
 
-/* A <net>: its name is the NIC's OS device name (mlx5_0). */
+/* A <net>: its name is the NIC's device name as NCCL's network transport
+ * calls it: the verbs device (mlx5_0) for InfiniBand and RoCE, the plugin's
+ * name otherwise. The first is the NIC's RDMA name (nvidia-smi's legend, as
+ * NCCL_IB_HCA names it); all are its OS device names. */
 static void build_net(struct build *b, const struct elem *e)
 {
   char buf[NT_MAX_VALUE + 1];
@@ -913,6 +916,8 @@ static void build_net(struct build *b, const struct elem *e)
       warn_at(b, e->line, e->col, "more than %d <net> names for one NIC: the rest are left out", NT_MAX_NET_NAMES);
     return;
   }
+  if (!p->rdma_name)
+    p->rdma_name = xstrdup(value_str(a, buf));
   char *joined = p->osdevs ? xasprintf("%s %s", p->osdevs, value_str(a, buf)) : xstrdup(value_str(a, buf));
   free(p->osdevs);
   p->osdevs = joined;

@@ -856,6 +856,7 @@ static void nccl_nvswitch_fabric_and_nics(void **state)
   assert_int_equal(t.nwarnings, 0);
   assert_string_equal(t.pci[t.nics[0]].osdevs, "mlx5_0");
   assert_string_equal(t.pci[t.nics[1]].osdevs, "mlx5_1");
+  assert_string_equal(t.pci[t.nics[0]].rdma_name, "mlx5_0");
   assert_int_equal(t.nnvlinks, 0);
   assert_int_equal(t.nfabrics, 1);
   const struct gr_fabric *f = &t.fabrics[0];
