@@ -17,7 +17,7 @@
 /* Options shared by the topology commands. */
 struct gr_opts {
   const char *root;    /* --root DIR: replay a gathered /sys + /proc tree */
-  const char *input;   /* --input FILE.xml: hwloc XML */
+  const char *input;   /* --input FILE.xml: hwloc XML or an NCCL topology file */
   const char *rig;     /* --rig FILE|NAME: a rig file (data/rigs/NAME.rig) */
   const char *gpu;     /* --gpu MODEL: put this GPU model in every slot of a rig */
   bool json;           /* --json */

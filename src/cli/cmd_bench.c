@@ -34,7 +34,7 @@ static void bench_usage(void)
          "  --no-progress        no progress bar on stderr (it shows on a terminal after 1 s)\n"
          "  --json               print the results as JSON (docs/json.md)\n"
          "  --root DIR           take the topology from a gathered tree instead of this machine\n"
-         "  --input FILE.xml     take the topology from an hwloc XML file\n"
+         "  --input FILE.xml     take the topology from an hwloc XML or NCCL topology file\n"
          "\n"
          "Needs libcuda.so.1 (and libnccl.so.2 for the all-reduce), loaded at run time;\n"
          "GPURIG_DRIVER_DIR=DIR loads them from DIR. Never changes a GPU setting; needs no root.\n"

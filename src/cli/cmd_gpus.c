@@ -21,7 +21,7 @@ static void gpus_usage(void)
          "\n"
          "  --json            print the same content as JSON (docs/json.md)\n"
          "  --root DIR        join against a gathered tree instead of this machine's topology\n"
-         "  --input FILE.xml  join against an hwloc XML file\n"
+         "  --input FILE.xml  join against an hwloc XML or NCCL topology file\n"
          "\n"
          "GPURIG_DRIVER_DIR=DIR loads the driver libraries from DIR (the tests use stand-ins).\n"
          "Exit status: 0 ok, 2 a GPU stopped answering or bad input, 3 no GPU driver found or the\n"

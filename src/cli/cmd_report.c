@@ -15,7 +15,7 @@ static void report_usage(void)
          "labelled as an example.\n"
          "\n"
          "  --root DIR        replay a gathered tree instead of this machine\n"
-         "  --input FILE.xml  read an hwloc XML file (- reads standard input)\n"
+         "  --input FILE.xml  read an hwloc XML or NCCL topology file (- reads standard input)\n"
          "  --rig RIG         a machine described in a rig file (docs/rig-format.md)\n"
          "  --gpu MODEL       with --rig: put this catalog GPU in every GPU slot\n"
          "  --json            {\"machine_report\": {...}, \"example\": {...} or null} (docs/json.md)\n"

@@ -19,7 +19,7 @@ static int refuse_empty(const char *cmd, int c)
     const char *line;
   } paths[] = {
       {'r', "option '--root' needs a directory (an empty value would mean this machine; omit --root for that)"},
-      {'i', "option '--input' needs an hwloc XML file, not an empty value"},
+      {'i', "option '--input' needs a file (hwloc XML or an NCCL topology file), not an empty value"},
       {'g', "option '--rig' needs a rig file or a name from data/rigs/, not an empty value"},
       {'k', "option '--kmsg' needs a kernel log file (an empty value would mean /dev/kmsg; omit --kmsg for that)"},
       {'e', "option '--expect' needs a manifest file, not an empty value"},

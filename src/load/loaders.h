@@ -27,6 +27,17 @@ int gr_load_xml(const char *path, struct gr_topo *t, struct gr_err *err);
 int gr_load_xml_buffer(const char *name, const char *buf, size_t len, struct gr_topo *t,
                        struct gr_err *err);
 
+/* An NCCL topology file (what NCCL reads from NCCL_TOPO_FILE and writes to
+ * NCCL_TOPO_DUMP_FILE; docs/topology.md says what gpurig makes of it). path
+ * "-" is standard input. Errors name FILE:LINE:COL. */
+int gr_load_nccl_topo(const char *path, struct gr_topo *t, struct gr_err *err);
+/* The same from memory; name is used in messages. */
+int gr_load_nccl_topo_buffer(const char *name, const char *buf, size_t len, struct gr_topo *t, struct gr_err *err);
+/* Whether buf is an NCCL topology file: its first element (after a byte
+ * order mark, blanks, comments and declarations) is <system>. Reads only as
+ * far as that element. */
+bool gr_nccl_topo_sniff(const char *buf, size_t len);
+
 /* Writes the machine under fs as hwloc XML with gpurig's per-device facts as
  * info attributes. Writes to a temporary file beside out_path and renames it,
  * so a failure never leaves a partial file. */

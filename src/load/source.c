@@ -1,8 +1,16 @@
 /* Choosing the loader for a source; see source.h. */
 #include "load/source.h"
 
+#include <string.h>
+
+#include "base/file.h"
 #include "load/loaders.h"
 #include "load/rig.h"
+
+/* hwloc XML of the largest real machines is a few MB, an NCCL topology file
+ * a few KB; the cap keeps a runaway input (or /dev/zero through standard
+ * input) from eating memory. The same as the hwloc loader's own. */
+#define INPUT_MAX_BYTES (64u << 20)
 
 struct gr_source gr_source_from(const char *root, const char *input, const char *rig, const char *gpu, bool pcie_only)
 {
@@ -45,6 +53,27 @@ static int load_rig(const struct gr_source *src, struct gr_topo *t, struct gr_er
   return 0;
 }
 
+/* --input FILE: read once, then handed to the loader of its format. */
+static int load_input(const char *path, struct gr_topo *t, struct gr_err *err)
+{
+  struct gr_file f;
+  int rc;
+  if (gr_file_read(path, INPUT_MAX_BYTES, GR_FILE_STDIN, &f, err) != 0) {
+    if (err && strstr(err->msg, ": a directory, not a file"))
+      gr_fail(err, GR_EXIT_FAIL, "%s: a directory, not an XML file (for a gathered /sys tree use --root DIR)", path);
+    return -1;
+  }
+  const char *name = f.from_stdin ? "standard input" : path;
+  if (gr_nccl_topo_sniff(f.data, f.len))
+    rc = gr_load_nccl_topo_buffer(name, f.data, f.len, t, err);
+  else if (f.regular && !f.from_stdin)
+    rc = gr_load_xml(path, t, err); /* by name: libxml2 can then name the line of a syntax error */
+  else
+    rc = gr_load_xml_buffer(name, f.data, f.len, t, err);
+  gr_file_free(&f);
+  return rc;
+}
+
 int gr_source_load(const struct gr_source *src, struct gr_topo *t, struct gr_err *err)
 {
   struct gr_fs fs;
@@ -52,7 +81,7 @@ int gr_source_load(const struct gr_source *src, struct gr_topo *t, struct gr_err
   gr_topo_init(t);
   switch (src->kind) {
   case GR_SRC_XML:
-    rc = gr_load_xml(src->path, t, err);
+    rc = load_input(src->path, t, err);
     break;
   case GR_SRC_RIG:
     rc = load_rig(src, t, err);

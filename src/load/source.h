@@ -1,7 +1,9 @@
-/* Where a machine comes from: this machine, a gathered tree, an hwloc XML
- * file, a rig file, or N catalog GPUs on a generic board. One struct names
- * the source; one call loads it with the right loader. A new loader (the
- * NCCL topology file) is one more kind and one more case in gr_source_load.
+/* Where a machine comes from: this machine, a gathered tree, an input file
+ * (hwloc XML or an NCCL topology file), a rig file, or N catalog GPUs on a
+ * generic board. One struct names the source; one call loads it with the
+ * right loader. A new loader is one more kind (or, for another format of
+ * --input, one more case of the sniffing in source.c) and one more case in
+ * gr_source_load.
  *
  * The strings in a struct gr_source are the caller's: they must outlive
  * every use of the source. */
@@ -18,7 +20,8 @@
 enum gr_source_kind {
   GR_SRC_LIVE,    /* this machine (/sys, /proc, /dev) */
   GR_SRC_ROOT,    /* a gathered /sys + /proc tree: path is its directory (--root) */
-  GR_SRC_XML,     /* an hwloc XML file: path (--input) */
+  GR_SRC_XML,     /* an --input file: path; hwloc XML or an NCCL topology file, told apart by
+                     its first element when it is loaded (<system>: NCCL, else hwloc) */
   GR_SRC_RIG,     /* a rig file: path, or a name from data/rigs/ (--rig) */
   GR_SRC_GENERIC, /* `gpus` of catalog GPU gpu_model on a generic board, one x16 root port each */
 };

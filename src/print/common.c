@@ -52,6 +52,8 @@ void gr_print_machine_line(FILE *out, const struct gr_topo *t)
     fprintf(out, "  [gathered tree %s]", t->source_path);
   else if (strcmp(t->source_kind, "rig") == 0)
     fprintf(out, "  [rig file %s]", t->source_path);
+  else if (strcmp(t->source_kind, "nccl") == 0)
+    fprintf(out, "  [NCCL topology file %s]", t->source_path);
   else
     fprintf(out, "  [this machine]");
 }

@@ -743,6 +743,415 @@ static void gpu_memory_numa_nodes(void **state)
   free(path);
 }
 
+/* ---- NCCL topology files (load/nccl_topo.c) ---- */
+
+#include "load/source.h" /* here, not above: these tests are appended as a block */
+
+static bool near(double x, double want)
+{
+  return x > want - 0.01 && x < want + 0.01;
+}
+
+/* Loads tests/data/REL as --input does (sniffing the format), with the
+ * NVSwitch inference gr_source_load adds. */
+static void load_input_ok(const char *rel, bool pcie_only, struct gr_topo *t, struct gr_analysis *a)
+{
+  struct gr_err err = {0};
+  char *p = path_of(data_dir(), rel);
+  struct gr_source src = gr_source_from(NULL, p, NULL, NULL, pcie_only);
+  if (gr_source_load(&src, t, &err) != 0)
+    fail_msg("%s: %s", rel, err.msg);
+  free(p);
+  gr_analyze(t, a);
+}
+
+static const char *nic_level(const struct gr_analysis *a, int g, int n, char *buf)
+{
+  return gr_level_str(&a->gpu_nic[g * (int)a->t->nnics + n], buf, 16);
+}
+
+static const char *nccl_level(const struct gr_analysis *a, int g1, int g2)
+{
+  return gr_nccl_level_str(a->gpu_gpu[g1 * (int)a->ngpus + g2].nccl);
+}
+
+static void nccl_p4d_as_nccl_sees_it(void **state)
+{
+  struct gr_topo t;
+  struct gr_analysis a;
+  char l[16];
+  (void)state;
+  load_input_ok("nccl-topo/aws-ofi-nccl_p4d-24xl-topo.xml", false, &t, &a);
+  assert_string_equal(t.source_kind, "nccl");
+  assert_int_equal(t.ngpus, 8);
+  assert_int_equal(t.nnics, 4);
+  assert_int_equal(t.npackages, 2);
+  assert_int_equal(t.nnumas, 2);
+  assert_false(t.link_details);
+  assert_string_equal(t.packages[0].cpu_vendor, "GenuineIntel");
+  assert_int_equal(t.packages[1].cpu_model_number, 85);
+  assert_string_equal(t.pci[t.gpus[0]].cpulist, "0-23,48-71");
+  assert_string_equal(t.pci[t.gpus[7]].cpulist, "24-47,72-95");
+  const struct gr_pci *g0 = &t.pci[t.gpus[0]];
+  assert_int_equal(g0->link.cur_gen, 3);
+  assert_int_equal(g0->link.max_width, 16);
+  assert_int_equal(t.pci[g0->switch_up >= 0 ? g0->switch_up : t.pci[g0->parent].switch_up].domain, 0xffff);
+  /* no NVLink in the file: the A100 SXM4's NVSwitch fabric, inferred */
+  assert_int_equal(t.nfabrics, 1);
+  assert_int_equal(t.fabrics[0].from, GR_FABRIC_INFERRED);
+  assert_string_equal(tu_level(&a, 0, 7, l), "NV12");
+  for (int g = 0; g < 8; g++)
+    for (int n = 0; n < 4; n++)
+      assert_string_equal(nic_level(&a, g, n, l), g / 2 == n ? "PIX" : g / 4 == n / 2 ? "NODE" : "SYS");
+  gr_analysis_free(&a);
+  gr_topo_free(&t);
+  load_input_ok("nccl-topo/aws-ofi-nccl_p4d-24xl-topo.xml", true, &t, &a);
+  for (int i = 0; i < 8; i++)
+    for (int j = 0; j < 8; j++) {
+      const char *want = i == j ? "X" : i / 2 == j / 2 ? "PIX" : i / 4 == j / 4 ? "NODE" : "SYS";
+      assert_string_equal(tu_level(&a, i, j, l), want);
+      if (i != j) /* NCCL reaches each top-level element through the CPU: PHB */
+        assert_string_equal(nccl_level(&a, i, j), strcmp(want, "NODE") == 0 ? "PHB" : want);
+    }
+  assert_int_equal(a.nhives, 4);
+  gr_analysis_free(&a);
+  gr_topo_free(&t);
+}
+
+static void nccl_g5_has_no_ids(void **state)
+{
+  struct gr_topo t;
+  struct gr_analysis a;
+  (void)state;
+  load_input_ok("nccl-topo/aws-ofi-nccl_g5.48xl-topo.xml", false, &t, &a);
+  assert_int_equal(t.ngpus, 0);
+  assert_int_equal(t.nnics, 0);
+  assert_int_equal(t.npackages, 2);
+  assert_int_equal(t.nwarnings, 1);
+  assert_non_null(strstr(t.warnings[0], "9 <pci> elements carry no class"));
+  gr_analysis_free(&a);
+  gr_topo_free(&t);
+  /* the loader on its own, by path: the same, and a hwloc file is not its format */
+  struct gr_err err = {0};
+  char *p = path_of(data_dir(), "nccl-topo/aws-ofi-nccl_g5.48xl-topo.xml");
+  assert_int_equal(gr_load_nccl_topo(p, &t, &err), 0);
+  assert_int_equal(t.npci, 9 * 3); /* each: host bridge, root port, device */
+  gr_topo_free(&t);
+  free(p);
+  p = path_of(data_dir(), "hwloc/nvidiaDGX2.xml");
+  assert_int_equal(gr_load_nccl_topo(p, &t, &err), -1);
+  assert_non_null(strstr(err.msg, "nvidiaDGX2.xml:2:1: document type declarations are not part of an NCCL topology file"));
+  free(p);
+}
+
+static void nccl_nvswitch_fabric_and_nics(void **state)
+{
+  struct gr_topo t;
+  struct gr_analysis a;
+  char l[16];
+  (void)state;
+  load_input_ok("nccl-topo/gpurig_h100-nvswitch.xml", false, &t, &a);
+  assert_int_equal(t.ngpus, 4);
+  assert_int_equal(t.nnics, 2);
+  assert_int_equal(t.nwarnings, 0);
+  assert_string_equal(t.pci[t.nics[0]].osdevs, "mlx5_0");
+  assert_string_equal(t.pci[t.nics[1]].osdevs, "mlx5_1");
+  assert_string_equal(t.pci[t.nics[0]].rdma_name, "mlx5_0");
+  assert_int_equal(t.nnvlinks, 0);
+  assert_int_equal(t.nfabrics, 1);
+  const struct gr_fabric *f = &t.fabrics[0];
+  assert_int_equal(f->from, GR_FABRIC_NCCL);
+  assert_int_equal(f->nswitches, 4);
+  assert_int_equal(f->nvlink_gen, 4);
+  assert_int_equal(f->nmembers, 4);
+  for (size_t m = 0; m < f->nmembers; m++) {
+    assert_int_equal(f->members[m].links, 18);
+    assert_true(near(f->members[m].gbps, 450.0)); /* the catalog's 25 GB/s per link */
+  }
+  assert_string_equal(tu_level(&a, 0, 3, l), "NV18");
+  gr_analysis_free(&a);
+  gr_topo_free(&t);
+  load_input_ok("nccl-topo/gpurig_h100-nvswitch.xml", true, &t, &a);
+  assert_string_equal(tu_level(&a, 0, 1, l), "PXB"); /* GPU1 sits one switch further down */
+  assert_string_equal(tu_level(&a, 2, 3, l), "PIX");
+  assert_string_equal(tu_level(&a, 1, 2, l), "SYS");
+  assert_string_equal(nic_level(&a, 0, 0, l), "PXB");
+  assert_string_equal(nic_level(&a, 1, 0, l), "PIX");
+  assert_string_equal(nic_level(&a, 3, 1, l), "PIX");
+  gr_analysis_free(&a);
+  gr_topo_free(&t);
+}
+
+static void nccl_gpu_nvlinks_counted_once(void **state)
+{
+  struct gr_topo t;
+  struct gr_analysis a;
+  char l[16];
+  (void)state;
+  load_input_ok("nccl-topo/gpurig_v100-mesh.xml", false, &t, &a);
+  assert_int_equal(t.ngpus, 4);
+  assert_int_equal(t.nnvlinks, 4); /* both ends list each of the 4 pairs */
+  for (size_t k = 0; k < t.nnvlinks; k++) {
+    const struct gr_nvlink *v = &t.nvlinks[k];
+    int pair = t.pci[v->a].gpu_index * 4 + t.pci[v->b].gpu_index;
+    assert_int_equal(v->count, pair == 1 || pair == 11 ? 2 : 1);
+    assert_true(near(v->bw_gbps, v->count * 25.0));
+  }
+  assert_string_equal(tu_level(&a, 0, 1, l), "NV2");
+  assert_string_equal(tu_level(&a, 0, 2, l), "NV1");
+  assert_string_equal(tu_level(&a, 0, 3, l), "NODE");
+  assert_string_equal(nccl_level(&a, 0, 3), "PHB");
+  assert_string_equal(tu_level(&a, 2, 3, l), "NV2");
+  gr_analysis_free(&a);
+  gr_topo_free(&t);
+}
+
+static void nccl_cpu_links_and_pci_less_nic(void **state)
+{
+  struct gr_topo t;
+  struct gr_analysis a;
+  char l[16], bus[32];
+  (void)state;
+  load_input_ok("nccl-topo/gpurig_power9-gh200.xml", false, &t, &a);
+  assert_string_equal(t.product, "two CPUs with NVLink");
+  assert_int_equal(t.ngpus, 3);
+  assert_int_equal(t.nnics, 1);
+  int cpu_links = 0;
+  for (size_t k = 0; k < t.nnvlinks; k++) {
+    const struct gr_nvlink *v = &t.nvlinks[k];
+    if (v->b >= 0)
+      continue;
+    cpu_links++;
+    bool gh200 = t.pci[v->a].gpu_index == 2;
+    assert_int_equal(v->peer_package, gh200 ? 1 : 0);
+    assert_int_equal(v->count, gh200 ? 10 : 3);
+    /* c2c: 45000 MB/s x 10 links; V100: 3 links x the catalog's 25 GB/s */
+    assert_true(near(v->bw_gbps, gh200 ? 450.0 : 75.0));
+  }
+  assert_int_equal(cpu_links, 3);
+  assert_string_equal(tu_level(&a, 0, 1, l), "NV3");
+  assert_string_equal(tu_level(&a, 0, 2, l), "SYS");
+  const struct gr_pci *nic = &t.pci[t.nics[0]];
+  assert_string_equal(nic->osdevs, "vnic0");
+  assert_int_equal(t.pci[nic->parent].role, GR_ROLE_HOSTBRIDGE);
+  assert_string_equal(gr_pci_busid(nic, bus, sizeof(bus)), "ffffffff:00:00.3");
+  assert_string_equal(nic_level(&a, 2, 0, l), "NODE");
+  assert_string_equal(t.pci[t.gpus[2]].cpulist, "32-63");
+  gr_analysis_free(&a);
+  gr_topo_free(&t);
+}
+
+/* A minimal file around body (a <cpu> with one GPU at 0000:01:00.0 first),
+ * loaded from memory as "t.xml"; returns the load's status. */
+static int nccl_text(const char *body, struct gr_topo *t, struct gr_err *err)
+{
+  char *text = xasprintf("<system version=\"1\">\n<cpu numaid=\"0\" affinity=\"ff\">\n%s\n</cpu>\n</system>\n", body);
+  int rc = gr_load_nccl_topo_buffer("t.xml", text, strlen(text), t, err);
+  free(text);
+  return rc;
+}
+
+static void expect_nccl_error(const char *text, const char *want)
+{
+  struct gr_topo t;
+  struct gr_err err = {0};
+  if (gr_load_nccl_topo_buffer("t.xml", text, strlen(text), &t, &err) != -1)
+    fail_msg("accepted: %s", text);
+  assert_int_equal(err.code, GR_EXIT_FAIL);
+  if (strncmp(err.msg, want, strlen(want)) != 0)
+    fail_msg("got '%s', want '%s...'", err.msg, want);
+  assert_null(strchr(err.msg, '\n'));
+  assert_int_equal(t.npci, 0);
+  assert_null(t.source_kind);
+}
+
+#define GPU_PCI "<pci busid=\"0000:01:00.0\" class=\"0x030200\" vendor=\"0x10de\" device=\"0x1db1\">"
+
+static void nccl_malformed_files(void **state)
+{
+  (void)state;
+  const struct {
+    const char *text, *want;
+  } cases[] = {
+      {"", "t.xml:1:1: no <system> element"},
+      {"<system version=\"1\">\n  <cpu numaid=\"0\">\n    <pci busid=\"0000:01:00.0\"\n",
+       "t.xml:3:5: unterminated tag <pci>"},
+      {"<system version=\"1\">\n<cpu numaid=\"0\">\n</system>", "t.xml:3:1: closing tag </system> does not match <cpu>"},
+      {"<system version=\"1\"><cpu numaid=\"0\">", "t.xml:1:21: <cpu> is never closed"},
+      {"<system version=\"2\"/>", "t.xml:1:18: version=\"2\": gpurig reads version 1"},
+      {"<system/>", "t.xml:1:1: <system>: no version attribute"},
+      {"<topology version=\"2.0\"/>", "t.xml:1:1: expected <system version=\"1\">"},
+      {"<system version=\"1\"/>\n<system version=\"1\"/>", "t.xml:2:1: a second top-level element"},
+      {"<system version=\"1\">x</system>", "t.xml:1:21: text outside a tag"},
+      {"<!DOCTYPE system [<!ENTITY a \"b\">]><system version=\"1\"/>", "t.xml:1:1: document type declarations"},
+      {"<system version=\"1\"><!-- open", "t.xml:1:21: comment never closed"},
+      {"<system version=\"1\" version=\"1\"/>", "t.xml:1:21: attribute version given twice"},
+      {"<system version=1/>", "t.xml:1:17: expected a quoted value"},
+      {"<system version=\"1/>", "t.xml:1:17: unterminated attribute value"},
+      {"<system version=\"1\"\x01/>", "t.xml:1:20: expected a space"},
+      {"<system version=\"1\">\n\n  <cpu\0 numaid=\"0\"/></system>", "t.xml:3:7: binary data (NUL byte)"},
+      {"<system version=\"1\"><cpu numaid=\"\xff\"/></system>", "t.xml:1:34: byte 0xff inside an attribute value"},
+      {"<system version=\"1\"><cpu/></system>", "t.xml:1:21: <cpu>: no numaid attribute"},
+      {"<system version=\"1\"><cpu numaid=\"0\"/><cpu numaid=\"0\"/></system>", "t.xml:1:38: <cpu>: numaid 0 given twice"},
+      {"<system version=\"1\"><cpu numaid=\"0\" affinity=\"xyz\"/></system>", "t.xml:1:47: affinity=\"xyz\": expected a CPU mask"},
+      {"<system version=\"1\"><cpu numaid=\"0\"><pci busid=\"1:2\"/></cpu></system>", "t.xml:1:49: busid=\"1:2\": expected a PCI bus id"},
+      {"<system version=\"1\"><cpu numaid=\"0\"><pci class=\"0x0302\"/></cpu></system>", "t.xml:1:37: <pci>: no busid attribute"},
+      {"<system version=\"1\"><cpu numaid=\"0\"><pci busid=\"0000:01:00.0\" vendor=\"0x10000\"/></cpu></system>",
+       "t.xml:1:71: vendor=\"0x10000\": expected a hex number up to 0xffff"},
+      {"<system version=\"1\"><cpu numaid=\"0\"><pci busid=\"0000:01:00.0\"/><pci busid=\"0:1:0.0\"/></cpu></system>",
+       "t.xml:1:76: busid=\"0:1:0.0\": bus id given twice (first at line 1, column 37)"},
+  };
+  for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+    /* the NUL case is one string with an embedded NUL: measure it by hand */
+    if (strstr(cases[i].want, "NUL byte")) {
+      static const char nul[] = "<system version=\"1\">\n\n  <cpu\0 numaid=\"0\"/></system>";
+      struct gr_topo t;
+      struct gr_err err = {0};
+      assert_int_equal(gr_load_nccl_topo_buffer("t.xml", nul, sizeof(nul) - 1, &t, &err), -1);
+      assert_string_equal(err.msg, "t.xml:3:7: binary data (NUL byte): not an NCCL topology file");
+      continue;
+    }
+    expect_nccl_error(cases[i].text, cases[i].want);
+  }
+}
+
+static void nccl_limits(void **state)
+{
+  (void)state;
+  struct gr_topo t;
+  struct gr_err err = {0};
+  /* 70 nested <pci> under <system><cpu>: refused at the 63rd (line 64), the first past 64 levels */
+  char *deep = xstrdup("<system version=\"1\"><cpu numaid=\"0\">");
+  for (int i = 0; i < 70; i++) {
+    char *n = xasprintf("%s\n<pci busid=\"0000:%02x:00.0\">", deep, i);
+    free(deep);
+    deep = n;
+  }
+  assert_int_equal(gr_load_nccl_topo_buffer("t.xml", deep, strlen(deep), &t, &err), -1);
+  assert_string_equal(err.msg, "t.xml:64:1: elements nested more than 64 levels deep (a real file has under 10)");
+  free(deep);
+  /* a count past any NVLink, and one that does not fit a long */
+  assert_int_equal(nccl_text(GPU_PCI "<gpu sm=\"70\"><nvlink target=\"0000:02:00.0\" tclass=\"0x030200\" "
+                             "count=\"99999999999999999999\"/></gpu></pci>", &t, &err), -1);
+  assert_non_null(strstr(err.msg, "t.xml:3:"));
+  assert_non_null(strstr(err.msg, "count=\"99999999999999999999\": expected a whole number from 1 to 64"));
+  assert_int_equal(nccl_text(GPU_PCI "<gpu sm=\"70\"><nvlink target=\"0000:02:00.0\" tclass=\"0x068000\" "
+                             "count=\"65\"/></gpu></pci>", &t, &err), -1);
+  assert_non_null(strstr(err.msg, "expected a whole number from 1 to 64"));
+  /* a value past NCCL's 255 bytes */
+  char *longname = xasprintf("<nic><net name=\"%0300d\"/></nic>", 0);
+  assert_int_equal(nccl_text(longname, &t, &err), -1);
+  assert_non_null(strstr(err.msg, "t.xml:3:17: attribute value longer than 255 bytes"));
+  free(longname);
+  /* more children than NCCL's 640 in one element */
+  size_t cap = 700 * 40 + 200, off = 0;
+  char *wide = xmalloc(cap);
+  off += (size_t)snprintf(wide + off, cap - off, "<system version=\"1\"><cpu numaid=\"0\">");
+  for (int i = 0; i < 700; i++)
+    off += (size_t)snprintf(wide + off, cap - off, "<x/>");
+  off += (size_t)snprintf(wide + off, cap - off, "</cpu></system>");
+  assert_int_equal(gr_load_nccl_topo_buffer("t.xml", wide, off, &t, &err), -1);
+  assert_non_null(strstr(err.msg, "more than 640 elements inside one <cpu>"));
+  free(wide);
+}
+
+static void nccl_survivable_problems_are_warnings(void **state)
+{
+  (void)state;
+  struct gr_topo t;
+  struct gr_err err = {0};
+  /* ends that disagree: the lower count; a target that is no GPU; an
+   * element out of place; a device without class; an unknown speed */
+  int rc = nccl_text(GPU_PCI "<gpu sm=\"70\"><nvlink target=\"0000:02:00.0\" count=\"2\" tclass=\"0x030200\"/>"
+                     "<nvlink target=\"0000:09:00.0\" count=\"1\" tclass=\"0x030200\"/></gpu></pci>\n"
+                     "<pci busid=\"0000:02:00.0\" class=\"0x030200\" vendor=\"0x10de\" device=\"0x1db1\" link_speed=\"9 GT/s\">"
+                     "<gpu sm=\"70\"><nvlink target=\"0000:01:00.0\" count=\"1\" tclass=\"0x030200\"/></gpu></pci>\n"
+                     "<gpu/>\n<pci busid=\"0000:03:00.0\"/>",
+                     &t, &err);
+  if (rc != 0)
+    fail_msg("%s", err.msg);
+  assert_int_equal(t.ngpus, 2);
+  assert_int_equal(t.nnvlinks, 1);
+  assert_int_equal(t.nvlinks[0].count, 1);
+  const char *want[] = {"t.xml:4:88: link_speed \"9 GT/s\" is not a PCIe rate", "t.xml:3:164: NVLink target 0000:09:00.0 is not a GPU",
+                        "t.xml: GPU 0000:01:00.0 lists 2 NVLinks to 0000:02:00.0, which lists 1 back: counted 1",
+                        "t.xml:5:1: <gpu> inside <cpu> is not where NCCL reads it: ignored",
+                        "t.xml: 1 <pci> element carries no class"};
+  assert_int_equal(t.nwarnings, 5);
+  for (size_t i = 0; i < 5; i++) {
+    bool found = false;
+    for (size_t w = 0; w < t.nwarnings; w++)
+      found |= strstr(t.warnings[w], want[i]) != NULL;
+    if (!found)
+      fail_msg("no warning '%s' (first: %s)", want[i], t.warnings[0]);
+  }
+  gr_topo_free(&t);
+  /* many bad targets: ten warnings one by one, the rest counted */
+  char *many = xstrdup(GPU_PCI "<gpu sm=\"70\">");
+  for (int i = 0; i < 30; i++) {
+    char *n = xasprintf("%s<nvlink target=\"0000:%02x:00.0\" count=\"1\" tclass=\"0x030200\"/>", many, 0x40 + i);
+    free(many);
+    many = n;
+  }
+  char *all = xasprintf("%s</gpu></pci>", many);
+  assert_int_equal(nccl_text(all, &t, &err), 0);
+  assert_int_equal(t.nwarnings, 11);
+  assert_non_null(strstr(t.warnings[10], "20 more problems like those above"));
+  gr_topo_free(&t);
+  free(many);
+  free(all);
+  /* the class NCCL writes when it could not read /sys ("0x03"): a prefix */
+  assert_int_equal(nccl_text("<pci busid=\"0000:01:00.0\" class=\"0x03\"><gpu/></pci>"
+                             "<pci busid=\"0000:02:00.0\" class=\"0x0207\"/>", &t, &err), 0);
+  assert_int_equal(t.nwarnings, 0);
+  assert_int_equal(t.ngpus, 1);
+  assert_int_equal(t.pci[t.gpus[0]].class_id, 0x030200); /* 0x0300 counts only from GPU makers */
+  assert_int_equal(t.nnics, 1);
+  assert_int_equal(t.pci[t.nics[0]].class_id, 0x020700);
+  gr_topo_free(&t);
+  /* a class of another kind holding a <gpu>: a GPU, as NCCL counts it, said once */
+  assert_int_equal(nccl_text("<pci busid=\"0000:01:00.0\" class=\"0x010802\"><gpu/></pci>", &t, &err), 0);
+  assert_int_equal(t.ngpus, 1);
+  assert_int_equal(t.nwarnings, 1);
+  assert_string_equal(t.warnings[0], "t.xml:3:1: a <pci> of class 0x010802 holds a <gpu>: counted as a GPU, as NCCL counts it");
+  gr_topo_free(&t);
+  assert_int_equal(nccl_text("<pci busid=\"0000:01:00.0\" class=\"0x030\"/>", &t, &err), -1);
+  assert_string_equal(err.msg, "t.xml:3:34: class=\"0x030\": expected a PCI class such as 0x030200");
+}
+
+static void nccl_sniff_and_affinity(void **state)
+{
+  (void)state;
+  const char *yes[] = {"<system version=\"1\">", "\xef\xbb\xbf<?xml version=\"1.0\"?>\n<!-- c -> -->\n<system>",
+                       "  <system/>"};
+  const char *no[] = {"", "<topology version=\"2.0\">", "<systemx>", "<!-- <system> -->", "<?xml?><foo/><system/>",
+                      "<!-- open <system>"};
+  for (size_t i = 0; i < sizeof(yes) / sizeof(yes[0]); i++)
+    assert_true(gr_nccl_topo_sniff(yes[i], strlen(yes[i])));
+  for (size_t i = 0; i < sizeof(no) / sizeof(no[0]); i++)
+    assert_false(gr_nccl_topo_sniff(no[i], strlen(no[i])));
+  const struct {
+    const char *mask, *list;
+  } masks[] = {{"ffffffff,00000001", "0,32-63"}, {"0", NULL}, {"80000000,00000000,00000005", "0,2,95"},
+               {"FF", "0-7"}};
+  for (size_t i = 0; i < sizeof(masks) / sizeof(masks[0]); i++) {
+    struct gr_topo t;
+    struct gr_err err = {0};
+    char *text = xasprintf("<system version=\"1\"><cpu numaid=\"3\" affinity=\"%s\">" GPU_PCI "<gpu/></pci></cpu></system>",
+                           masks[i].mask);
+    if (gr_load_nccl_topo_buffer("t.xml", text, strlen(text), &t, &err) != 0)
+      fail_msg("%s", err.msg);
+    const struct gr_pci *g = &t.pci[t.gpus[0]];
+    if (masks[i].list)
+      assert_string_equal(g->cpulist, masks[i].list);
+    else
+      assert_null(g->cpulist);
+    assert_int_equal(g->numa, 3);
+    gr_topo_free(&t);
+    free(text);
+  }
+}
+
 int main(void)
 {
   if (!data_dir() || !trees_dir()) {
@@ -765,6 +1174,15 @@ int main(void)
       cmocka_unit_test(rdma_names_from_sysfs),
       cmocka_unit_test(rdma_names_from_hwloc),
       cmocka_unit_test(gpu_memory_numa_nodes),
+      cmocka_unit_test(nccl_p4d_as_nccl_sees_it),
+      cmocka_unit_test(nccl_g5_has_no_ids),
+      cmocka_unit_test(nccl_nvswitch_fabric_and_nics),
+      cmocka_unit_test(nccl_gpu_nvlinks_counted_once),
+      cmocka_unit_test(nccl_cpu_links_and_pci_less_nic),
+      cmocka_unit_test(nccl_malformed_files),
+      cmocka_unit_test(nccl_limits),
+      cmocka_unit_test(nccl_survivable_problems_are_warnings),
+      cmocka_unit_test(nccl_sniff_and_affinity),
   };
   return cmocka_run_group_tests(tests, tu_setup_data, NULL);
 }
