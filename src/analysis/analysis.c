@@ -770,7 +770,9 @@ static void data_findings(struct gr_analysis *a)
   }
   if (!a->t->link_details && a->ngpus > 0)
     add_finding(a, GR_SEV_INFO, "topo.link-unrecorded", -1,
-                "This input records each link's rate only, not its generation, width, maxima or error counters: run `gpurig snapshot FILE.xml` on the machine to record them.");
+                a->t->source_kind && strcmp(a->t->source_kind, "nccl") == 0
+                    ? "An NCCL topology file records each link's generation and width as it ran, not both ends' maxima or error counters: run `gpurig snapshot FILE.xml` on the machine to record them."
+                    : "This input records each link's rate only, not its generation, width, maxima or error counters: run `gpurig snapshot FILE.xml` on the machine to record them.");
 }
 
 /* ---- entry points ---- */

@@ -58,7 +58,13 @@ void gr_print_summary(FILE *out, const struct gr_topo *t, const struct gr_analys
           a->nhives == 1 ? "" : "s", endpoints);
   for (size_t i = 0; i < t->npackages; i++) {
     const struct gr_package *pk = &t->packages[i];
-    fprintf(out, "  Socket %d: %s", pk->os_index, pk->cpu_model ? pk->cpu_model : "(CPU model not recorded)");
+    if (pk->cpu_model)
+      fprintf(out, "  Socket %d: %s", pk->os_index, pk->cpu_model);
+    else if (pk->cpu_vendor && pk->cpu_family >= 0 && pk->cpu_model_number >= 0)
+      fprintf(out, "  Socket %d: %s family %d model %d (model name not recorded)", pk->os_index, pk->cpu_vendor,
+              pk->cpu_family, pk->cpu_model_number);
+    else
+      fprintf(out, "  Socket %d: (CPU model not recorded)", pk->os_index);
     /* the RAM a description states (a rig's cpu ... ram); captures give it per NUMA node, in the tree */
     if (pk->mem_bytes) {
       double gib = (double)pk->mem_bytes / (1024.0 * 1024.0 * 1024.0);
@@ -131,8 +137,9 @@ static void print_node_line(struct tree_ctx *c, int idx, int depth)
     const char *vn = gr_pci_vendor_name(p, &c->names);
     const char *model = gr_pci_display_name(t, idx, &c->names);
     bool named = strcmp(model, "PCIe switch") != 0;
-    fprintf(c->out, "Switch %s %s%s%s%s%s, %zu downstream port%s", bus, vn ? vn : "", vn ? " " : "", named ? model : "",
-            named ? " " : "", ids, ports, ports == 1 ? "" : "s");
+    /* each part brings its own leading space, so a switch known by its bus id alone reads cleanly */
+    fprintf(c->out, "Switch %s%s%s%s%s%s%s, %zu downstream port%s", bus, vn ? " " : "", vn ? vn : "", named ? " " : "",
+            named ? model : "", ids[0] ? " " : "", ids, ports, ports == 1 ? "" : "s");
     if (link[0])
       fprintf(c->out, ", uplink %s", link);
     print_aer(c->out, p);
