@@ -15,7 +15,8 @@ static struct gr_facts *loaded;
 static const char *const calibration_keys[] = {
     "ring_p2p_eff", "ring_host_eff", "ring_nvlink_eff", "copy_p2p_eff", "copy_host_eff",
     "h2d_eff_gen3", "h2d_eff_gen4", "h2d_eff_gen5", "copy_nvlink_eff", "nccl_nvlink_sm60", "nccl_nvlink_sm70",
-    "nccl_nvlink_sm80", "nccl_nvlink_sm86", "nccl_nvlink_sm90", "nccl_nvlink_sm100", NULL};
+    "nccl_nvlink_sm80", "nccl_nvlink_sm86", "nccl_nvlink_sm90", "nccl_nvlink_sm100", "nvlink1_link_gbps", "nvlink2_link_gbps", "nvlink3_link_gbps",
+    "nvlink4_link_gbps", "nvlink5_link_gbps", NULL};
 static const char *const planner_keys[] = {
     "cuda_context_gib", "decode_eff_gpu_low", "decode_eff_gpu_mid", "decode_eff_gpu_high", "decode_eff_cpu_low",
     "decode_eff_cpu_high", "layer_split_eff", "allreduce_latency_us", "prefill_mfu", "train_mfu_low",

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "facts/catalog.h"
+#include "facts/facts.h"
 #include "model/topo.h"
 
 int gr_gpus_open(struct gr_gpus *g, struct gr_err *err)
@@ -186,19 +187,15 @@ void gr_gpus_report_free(struct gr_gpus_report *r)
 
 /* ------------------------------------------------ NVLink from the driver */
 
-/* GB/s per NVLink per direction by generation, for a GPU the catalog does
- * not know: NVIDIA's figures per GPU divided by its links.
- *   1: Tesla P100 whitepaper, 4 NVLink 1.0 links, 160 GB/s bidirectional -> 20
- *   2: Tesla V100 datasheet, 6 links, 300 GB/s bidirectional -> 25
- *   3: A100 datasheet, 12 links, 600 GB/s bidirectional -> 25
- *   4: H100 datasheet, 18 links, 900 GB/s bidirectional -> 25
- *   5: B200 (DGX B200 datasheet), 18 links, 1.8 TB/s bidirectional -> 50
- * hwloc's NVML component uses the same 20 and 25 (open-mpi/hwloc#574). A
- * later generation is unknown until a figure per link is published. */
+/* GB/s per link and direction of an NVLink generation, for a GPU the catalog
+ * does not know: data/calibration.tsv nvlinkN_link_gbps (NVIDIA's figure per
+ * GPU divided by its links, each row with its source). 0 for a generation
+ * without a published figure. */
 static double nvlink_gen_gbps(int gen)
 {
-  static const double per_link[] = {0, 20, 25, 25, 25, 50};
-  return gen > 0 && gen < (int)(sizeof(per_link) / sizeof(per_link[0])) ? per_link[gen] : 0;
+  static const char *const keys[] = {NULL, "nvlink1_link_gbps", "nvlink2_link_gbps", "nvlink3_link_gbps",
+                                     "nvlink4_link_gbps", "nvlink5_link_gbps"};
+  return gen > 0 && gen < (int)(sizeof(keys) / sizeof(keys[0])) ? gr_calibration(keys[gen]) : 0;
 }
 
 /* One driver GPU as the reader sees it. */
