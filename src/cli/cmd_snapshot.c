@@ -10,7 +10,8 @@ static void snapshot_usage(void)
          "\n"
          "Writes this machine (or a gathered tree) as hwloc XML, adding gpurig's per-device facts\n"
          "(PCIe link generation and width, current and maximum; NUMA node; driver; IOMMU group;\n"
-         "AER error counters) as info attributes. The file loads in `gpurig topo --input FILE.xml`\n"
+         "AER error counters; the NVLink the driver reports where hwloc records none) as info\n"
+         "attributes. The file loads in `gpurig topo --input FILE.xml`\n"
          "and in `lstopo --input FILE.xml`: share it to show your rig or reproduce a bug.\n"
          "The file is written whole or not at all: to a new temporary file beside it, renamed over it;\n"
          "a target that exists must be a regular file (not a device, FIFO or symlink). FILE.xml\n"
@@ -39,7 +40,7 @@ int cmd_snapshot(int argc, char **argv)
   struct gr_source src = cli_source(&o);
   if (gr_source_fs(&src, &fs, &err) != 0)
     return gr_report_error(&err);
-  if (gr_snapshot_write(&fs, o.positional, &err) != 0)
+  if (gr_snapshot_write(&fs, o.positional, src.nvlink_reader, &err) != 0)
     return gr_report_error(&err);
   fprintf(stderr, "gpurig: wrote %s\n", o.positional);
   return GR_EXIT_OK;

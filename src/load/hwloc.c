@@ -354,6 +354,64 @@ static void fill_gpu_numa(struct conv *c)
   }
 }
 
+/* The driver's NVLink a gpurig snapshot recorded (hwloc_internal.h
+ * GR_INFO_NVLINK, GR_INFO_FABRIC*): read only where hwloc itself recorded
+ * none. A malformed value is skipped: the file is gpurig's own, but a user
+ * may have edited it. */
+static void snapshot_fabric(struct conv *c, struct gr_fabric **f)
+{
+  const char *v = info(hwloc_get_root_obj(c->topo), GR_INFO_FABRIC);
+  char from[16];
+  int gen, nswitches;
+  if (!v || sscanf(v, "%15s %d %d", from, &gen, &nswitches) != 3 || gen < 0 || gen > 9 || nswitches < 0 ||
+      nswitches > 4096)
+    return;
+  enum gr_fabric_from kind = GR_FABRIC_NVML;
+  for (int k = GR_FABRIC_HWLOC; k <= GR_FABRIC_INFERRED; k++)
+    if (strcmp(from, gr_fabric_from_name((enum gr_fabric_from)k)) == 0)
+      kind = (enum gr_fabric_from)k;
+  if (kind == GR_FABRIC_INFERRED)
+    return; /* an inference is made again on reading, never recorded as fact */
+  *f = gr_topo_add_fabric(c->t, kind, gen, nswitches, NULL);
+}
+
+static void snapshot_nvlink_infos(struct conv *c, size_t i, struct gr_fabric **f)
+{
+  hwloc_obj_t o = c->objs[i];
+  for (unsigned k = 0; k < o->infos_count; k++) {
+    const char *name = o->infos[k].name, *v = o->infos[k].value;
+    char peer[40];
+    int count, pkg;
+    double gbps;
+    if (!name || !v)
+      continue;
+    if (strcmp(name, GR_INFO_NVLINK) == 0 && sscanf(v, "cpu %d %d %lf", &pkg, &count, &gbps) == 3) {
+      if (count > 0 && count <= 64 && gbps >= 0 && gbps < 1e5)
+        gr_topo_add_nvlink(c->t, (int)i, -1, pkg, count, gbps);
+    } else if (strcmp(name, GR_INFO_NVLINK) == 0 && sscanf(v, "%39s %d %lf", peer, &count, &gbps) == 3) {
+      struct gr_pci *p = endpoint_at(c->t, peer);
+      if (p && count > 0 && count <= 64 && gbps >= 0 && gbps < 1e5)
+        gr_topo_add_nvlink(c->t, (int)i, (int)(p - c->t->pci), -1, count, gbps);
+    } else if (strcmp(name, GR_INFO_FABRIC_LINKS) == 0 && *f && sscanf(v, "%d %lf", &count, &gbps) == 2) {
+      if (count > 0 && count <= 64 && gbps >= 0 && gbps < 1e5)
+        gr_fabric_add_links(*f, (int)i, count, gbps);
+    }
+  }
+}
+
+static void fill_snapshot_nvlinks(struct conv *c)
+{
+  struct gr_fabric *f = NULL;
+  if (c->t->nnvlinks || !info(hwloc_get_root_obj(c->topo), GR_INFO_SNAPSHOT))
+    return;
+  snapshot_fabric(c, &f);
+  for (size_t i = 0; i < c->t->npci; i++)
+    if (c->objs[i] && c->t->pci[i].role == GR_ROLE_ENDPOINT)
+      snapshot_nvlink_infos(c, i, &f);
+  if (f && !f->nmembers)
+    c->t->nfabrics--; /* a fabric line without members: nothing to keep */
+}
+
 int gr_topo_from_hwloc(hwloc_topology_t topo, struct gr_topo *t, hwloc_obj_t **objs, struct gr_err *err)
 {
   struct conv c = {.topo = topo, .t = t};
@@ -362,6 +420,7 @@ int gr_topo_from_hwloc(hwloc_topology_t topo, struct gr_topo *t, hwloc_obj_t **o
   walk_normal(&c, hwloc_get_root_obj(topo));
   fill_gpu_numa(&c);
   fill_nvlinks(&c);
+  fill_snapshot_nvlinks(&c);
   if (info(hwloc_get_root_obj(topo), GR_INFO_SNAPSHOT))
     t->link_details = true;
   if (objs)

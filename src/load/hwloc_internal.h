@@ -24,6 +24,14 @@
 #define GR_INFO_AER_NONFATAL "GPURigAERNonFatal"
 #define GR_INFO_AER_FATAL "GPURigAERFatal"
 #define GR_INFO_SNAPSHOT "GPURigSnapshot"
+/* NVLink the driver reported when the snapshot was taken (hwloc without its
+ * NVML component records none): on a GPU, one "PEER_BUSID COUNT GBPS" per
+ * GPU peer ("cpu PACKAGE COUNT GBPS" for a CPU peer), and "COUNT GBPS" for
+ * its links into the NVSwitch fabric; on the root, the fabric as
+ * "FROM GEN NSWITCHES" (FROM as gr_fabric_from_name says it). */
+#define GR_INFO_NVLINK "GPURigNVLink"
+#define GR_INFO_FABRIC_LINKS "GPURigNVSwitchLinks"
+#define GR_INFO_FABRIC "GPURigNVSwitchFabric"
 
 /* ---- hwloc and the process (hwloc.c) ----
  * hwloc 2.x takes its root prefix, plugin blacklist and XML verbosity from the

@@ -42,7 +42,34 @@ static void annotate(hwloc_topology_t topo, const struct gr_pci *p, hwloc_obj_t 
     add_int_info(topo, o, GR_INFO_AER_FATAL, (long)p->aer.fatal.value);
 }
 
-int gr_snapshot_write(const struct gr_fs *fs, const char *out_path, struct gr_err *err)
+/* The driver's NVLink as info attributes (GR_INFO_NVLINK and the fabric's). */
+static void annotate_nvlink(hwloc_topology_t topo, const struct gr_topo *t, hwloc_obj_t *objs)
+{
+  char buf[96], bus[32];
+  for (size_t k = 0; k < t->nnvlinks; k++) {
+    const struct gr_nvlink *l = &t->nvlinks[k];
+    if (!objs[l->a])
+      continue;
+    if (l->b >= 0)
+      snprintf(buf, sizeof(buf), "%s %d %.3f", gr_pci_busid(&t->pci[l->b], bus, sizeof(bus)), l->count, l->bw_gbps);
+    else
+      snprintf(buf, sizeof(buf), "cpu %d %d %.3f", l->peer_package, l->count, l->bw_gbps);
+    hwloc_obj_add_info(objs[l->a], GR_INFO_NVLINK, buf);
+  }
+  if (!t->nfabrics)
+    return;
+  const struct gr_fabric *f = &t->fabrics[0]; /* a machine has one (model/topo.h) */
+  snprintf(buf, sizeof(buf), "%s %d %d", gr_fabric_from_name(f->from), f->nvlink_gen, f->nswitches);
+  hwloc_obj_add_info(hwloc_get_root_obj(topo), GR_INFO_FABRIC, buf);
+  for (size_t i = 0; i < f->nmembers; i++)
+    if (objs[f->members[i].gpu]) {
+      snprintf(buf, sizeof(buf), "%d %.3f", f->members[i].links, f->members[i].gbps);
+      hwloc_obj_add_info(objs[f->members[i].gpu], GR_INFO_FABRIC_LINKS, buf);
+    }
+}
+
+int gr_snapshot_write(const struct gr_fs *fs, const char *out_path, gr_nvlink_reader nvlink_reader,
+                      struct gr_err *err)
 {
   hwloc_topology_t topo = NULL;
   hwloc_obj_t *objs = NULL;
@@ -59,6 +86,14 @@ int gr_snapshot_write(const struct gr_fs *fs, const char *out_path, struct gr_er
   for (size_t i = 0; i < t.npci; i++)
     if (t.pci[i].role != GR_ROLE_HOSTBRIDGE && objs[i])
       annotate(topo, &t.pci[i], objs[i]);
+  if (nvlink_reader && !t.nnvlinks) {
+    /* hwloc recorded no NVLink: the driver's goes into the file, so that a
+     * replay sees what `gpurig topo` sees on the machine */
+    t.source_kind = xstrdup(gr_fs_is_live(fs) ? "live" : "root");
+    gr_topo_finish(&t);
+    nvlink_reader(&t);
+    annotate_nvlink(topo, &t, objs);
+  }
   hwloc_obj_add_info(hwloc_get_root_obj(topo), GR_INFO_SNAPSHOT, GPURIG_VERSION);
   if (hwloc_topology_export_xmlbuffer(topo, &xml, &xml_len, 0) != 0) {
     gr_fail(err, GR_EXIT_CANNOT_RUN, "%s: libhwloc could not export the topology: %s", out_path, strerror(errno));

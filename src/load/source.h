@@ -15,6 +15,7 @@
 #include "base/fs.h"
 #include "base/util.h"
 #include "facts/facts.h"
+#include "load/loaders.h"
 #include "model/topo.h"
 
 enum gr_source_kind {
@@ -25,12 +26,6 @@ enum gr_source_kind {
   GR_SRC_RIG,     /* a rig file: path, or a name from data/rigs/ (--rig) */
   GR_SRC_GENERIC, /* `gpus` of catalog GPU gpu_model on a generic board, one x16 root port each */
 };
-
-/* Reads NVLink from a GPU driver into a topology just loaded from this
- * machine (NV# edges and the NVSwitch fabric). The GPU layer provides it and
- * the command line hands it over, since load cannot call up; it notes what
- * it could not do as a loader warning and never fails the load. */
-typedef void (*gr_nvlink_reader)(struct gr_topo *t);
 
 struct gr_source {
   enum gr_source_kind kind;

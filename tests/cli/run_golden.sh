@@ -64,6 +64,18 @@ fi
 (cd "$data" && "$gpurig" snapshot --root trees/epyc-riser "$tmp/snap.xml" 2>/dev/null); got=$?
 [ "$got" = 0 ] && "$gpurig" topo --input "$tmp/snap.xml" 2>/dev/null | grep -q 'GPU1  0000:02:00.0 .*\[10de:2204\]  Gen4 x8/x16'
 check snapshot_reload "exit $got" $?
+# The driver's NVLink goes into a snapshot: replayed with no driver, the T181-G20's hybrid cube
+# mesh is NV2 between every pair and the HGX A100's fabric comes from the driver, not inferred.
+(cd "$data" && GPURIG_DRIVER_DIR="$GPURIG_TEST_STUB" GPURIG_STUB_SCENARIO=v100-hcm \
+   "$gpurig" snapshot --root trees/t181-v100 "$tmp/snap-nv.xml" 2>/dev/null); got=$?
+[ "$got" = 0 ] && GPURIG_DRIVER_DIR=/nonexistent "$gpurig" topo --input "$tmp/snap-nv.xml" 2>/dev/null |
+  grep -qx "GPU3$(printf '\t')NV2$(printf '\t')NV2$(printf '\t')NV2$(printf '\t') X .*"
+check snapshot_nvlink_mesh "exit $got" $?
+(cd "$data" && GPURIG_DRIVER_DIR="$GPURIG_TEST_STUB" GPURIG_STUB_SCENARIO=a100-nvswitch \
+   "$gpurig" snapshot --root trees/hgx-a100 "$tmp/snap-sw.xml" 2>/dev/null); got=$?
+[ "$got" = 0 ] && GPURIG_DRIVER_DIR=/nonexistent "$gpurig" topo --input "$tmp/snap-sw.xml" 2>/dev/null |
+  grep -q '^NVSwitch fabric (from the driver, 6 NVSwitches): GPU0-7, 12 NVLink3 links each'
+check snapshot_nvlink_fabric "exit $got" $?
 if command -v lstopo-no-graphics >/dev/null 2>&1; then
   lstopo-no-graphics --input "$tmp/snap.xml" -v 2>/dev/null | grep -q 'GPURigLinkCurWidth=8'
   check snapshot_lstopo "lstopo reads gpurig's attributes" $?

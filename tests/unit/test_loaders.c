@@ -507,7 +507,7 @@ static void snapshot_round_trip(void **state)
   assert_non_null(mkdtemp(out));
   char *xml = xasprintf("%s/rig.xml", out);
   gr_fs_init(&fs, root);
-  if (gr_snapshot_write(&fs, xml, &err) != 0)
+  if (gr_snapshot_write(&fs, xml, NULL, &err) != 0)
     fail_msg("%s", err.msg);
   if (gr_load_xml(xml, &t, &err) != 0)
     fail_msg("%s", err.msg);
@@ -527,7 +527,7 @@ static void snapshot_round_trip(void **state)
   gr_topo_free(&t);
   /* a failed write leaves nothing behind */
   char *bad = xasprintf("%s/missing-dir/rig.xml", out);
-  assert_int_equal(gr_snapshot_write(&fs, bad, &err), -1);
+  assert_int_equal(gr_snapshot_write(&fs, bad, NULL, &err), -1);
   assert_non_null(strstr(err.msg, bad));
   DIR *d = opendir(out);
   int entries = 0;
