@@ -521,9 +521,14 @@ void gr_print_nccl(FILE *out, const struct gr_topo *t, const struct gr_analysis 
   fprintf(out, "\nNCCL's view (NODE folds into PHB; \"/shm\" = no P2P by default, copies go through host memory):\n");
   print_gpu_grid(out, t, a, nccl_cell);
   char dflt[160], why[160];
+  bool any_p2p = false;
+  for (size_t i = 0; i < a->ngpus * a->ngpus; i++)
+    any_p2p |= i / a->ngpus != i % a->ngpus && a->gpu_gpu[i].p2p_capable;
+  /* no setting is offered where no pair can do P2P at any level (topo.no-p2p says why) */
   fprintf(out, "%s: P2P up to %s (%s)%s\n", gr_nccl_defaults_text(a, dflt, sizeof(dflt)),
           gr_nccl_level_str(a->nccl_p2p_level), gr_nccl_why(a, a->ngpus, why, sizeof(why)),
-          "; change with NCCL_P2P_LEVEL=PIX|PXB|PHB|SYS, disable with NCCL_P2P_DISABLE=1.");
+          any_p2p ? "; change with NCCL_P2P_LEVEL=PIX|PXB|PHB|SYS, disable with NCCL_P2P_DISABLE=1."
+                  : "; no GPU pair here can do P2P, so no NCCL_P2P_LEVEL changes that (see topo.no-p2p).");
 }
 
 /* Names the links that hold GPU pairs below what the best pairs reach, so
