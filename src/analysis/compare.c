@@ -19,7 +19,7 @@ static int judge(const char *rig, const char *gpu, const struct gr_nccl_version 
     return -1;
   const struct gr_topo *t = &j->m.topo;
   for (size_t g = 0; g < t->ngpus; g++) {
-    const struct gr_gpu_model *m = gr_catalog_find(t->pci[t->gpus[g]].model);
+    const struct gr_gpu_model *m = gr_pci_catalog(&t->pci[t->gpus[g]]);
     j->vram_gib += m ? m->mem_gib : 0;
   }
   return 0;

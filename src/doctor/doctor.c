@@ -166,7 +166,7 @@ const char *dr_shown(const struct gr_doctor_ctx *c, const char *path, char *buf,
 
 const struct gr_gpu_model *dr_gpu_model(const struct gr_pci *p)
 {
-  return gr_catalog_find_pci(p->vendor, p->device);
+  return gr_pci_catalog(p);
 }
 
 static double read_uptime(const struct gr_doctor_ctx *c)

@@ -250,8 +250,7 @@ static double mem_bw_of(const struct run *r, int g)
   if (bw && bw[g] > 0)
     return bw[g];
   int node = topo_node(r, g);
-  const struct gr_gpu_model *m =
-      node >= 0 ? gr_catalog_find_pci(r->links->t->pci[node].vendor, r->links->t->pci[node].device) : NULL;
+  const struct gr_gpu_model *m = node >= 0 ? gr_pci_catalog(&r->links->t->pci[node]) : NULL;
   return m ? m->mem_bw_gbps : 0;
 }
 
