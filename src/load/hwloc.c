@@ -354,28 +354,35 @@ static void fill_gpu_numa(struct conv *c)
   }
 }
 
-/* The driver's NVLink a gpurig snapshot recorded (hwloc_internal.h
- * GR_INFO_NVLINK, GR_INFO_FABRIC*): read only where hwloc itself recorded
- * none. A malformed value is skipped: the file is gpurig's own, but a user
- * may have edited it. */
-static void snapshot_fabric(struct conv *c, struct gr_fabric **f)
+/* The fabric line on the root ("FROM GEN NSWITCHES"); false when absent,
+ * malformed or an inference (made again on reading, never recorded as fact). */
+struct snap_fabric {
+  enum gr_fabric_from from;
+  int gen, nswitches;
+};
+
+static bool snapshot_fabric(struct conv *c, struct snap_fabric *sf)
 {
   const char *v = info(hwloc_get_root_obj(c->topo), GR_INFO_FABRIC);
   char from[16];
-  int gen, nswitches;
-  if (!v || sscanf(v, "%15s %d %d", from, &gen, &nswitches) != 3 || gen < 0 || gen > 9 || nswitches < 0 ||
-      nswitches > 4096)
-    return;
-  enum gr_fabric_from kind = GR_FABRIC_NVML;
+  if (!v || sscanf(v, "%15s %d %d", from, &sf->gen, &sf->nswitches) != 3 || sf->gen < 0 || sf->gen > 9 ||
+      sf->nswitches < 0 || sf->nswitches > 4096)
+    return false;
+  sf->from = GR_FABRIC_NVML;
   for (int k = GR_FABRIC_HWLOC; k <= GR_FABRIC_INFERRED; k++)
     if (strcmp(from, gr_fabric_from_name((enum gr_fabric_from)k)) == 0)
-      kind = (enum gr_fabric_from)k;
-  if (kind == GR_FABRIC_INFERRED)
-    return; /* an inference is made again on reading, never recorded as fact */
-  *f = gr_topo_add_fabric(c->t, kind, gen, nswitches, NULL);
+      sf->from = (enum gr_fabric_from)k;
+  return sf->from != GR_FABRIC_INFERRED;
 }
 
-static void snapshot_nvlink_infos(struct conv *c, size_t i, struct gr_fabric **f)
+static bool plausible_links(int count, double gbps)
+{
+  return count > 0 && count <= 64 && gbps >= 0 && gbps < 1e5;
+}
+
+/* One GPU's recorded NVLinks; its fabric links join the fabric sf names,
+ * made at the first member (*f NULL before). */
+static void snapshot_nvlink_infos(struct conv *c, size_t i, const struct snap_fabric *sf, struct gr_fabric **f)
 {
   hwloc_obj_t o = c->objs[i];
   for (unsigned k = 0; k < o->infos_count; k++) {
@@ -386,30 +393,35 @@ static void snapshot_nvlink_infos(struct conv *c, size_t i, struct gr_fabric **f
     if (!name || !v)
       continue;
     if (strcmp(name, GR_INFO_NVLINK) == 0 && sscanf(v, "cpu %d %d %lf", &pkg, &count, &gbps) == 3) {
-      if (count > 0 && count <= 64 && gbps >= 0 && gbps < 1e5)
+      if (plausible_links(count, gbps))
         gr_topo_add_nvlink(c->t, (int)i, -1, pkg, count, gbps);
     } else if (strcmp(name, GR_INFO_NVLINK) == 0 && sscanf(v, "%39s %d %lf", peer, &count, &gbps) == 3) {
       struct gr_pci *p = endpoint_at(c->t, peer);
-      if (p && count > 0 && count <= 64 && gbps >= 0 && gbps < 1e5)
+      if (p && plausible_links(count, gbps))
         gr_topo_add_nvlink(c->t, (int)i, (int)(p - c->t->pci), -1, count, gbps);
-    } else if (strcmp(name, GR_INFO_FABRIC_LINKS) == 0 && *f && sscanf(v, "%d %lf", &count, &gbps) == 2) {
-      if (count > 0 && count <= 64 && gbps >= 0 && gbps < 1e5)
-        gr_fabric_add_links(*f, (int)i, count, gbps);
+    } else if (strcmp(name, GR_INFO_FABRIC_LINKS) == 0 && sf && sscanf(v, "%d %lf", &count, &gbps) == 2 &&
+               plausible_links(count, gbps)) {
+      if (!*f)
+        *f = gr_topo_add_fabric(c->t, sf->from, sf->gen, sf->nswitches, NULL);
+      gr_fabric_add_links(*f, (int)i, count, gbps);
     }
   }
 }
 
+/* The driver's NVLink a gpurig snapshot recorded (hwloc_internal.h
+ * GR_INFO_NVLINK, GR_INFO_FABRIC*): read only where hwloc itself recorded
+ * none. A malformed value is skipped: the file is gpurig's own, but a user
+ * may have edited it. */
 static void fill_snapshot_nvlinks(struct conv *c)
 {
   struct gr_fabric *f = NULL;
+  struct snap_fabric sf;
   if (c->t->nnvlinks || !info(hwloc_get_root_obj(c->topo), GR_INFO_SNAPSHOT))
     return;
-  snapshot_fabric(c, &f);
+  bool have_fabric = snapshot_fabric(c, &sf);
   for (size_t i = 0; i < c->t->npci; i++)
     if (c->objs[i] && c->t->pci[i].role == GR_ROLE_ENDPOINT)
-      snapshot_nvlink_infos(c, i, &f);
-  if (f && !f->nmembers)
-    c->t->nfabrics--; /* a fabric line without members: nothing to keep */
+      snapshot_nvlink_infos(c, i, have_fabric ? &sf : NULL, &f);
 }
 
 int gr_topo_from_hwloc(hwloc_topology_t topo, struct gr_topo *t, hwloc_obj_t **objs, struct gr_err *err)
