@@ -768,11 +768,16 @@ static void data_findings(struct gr_analysis *a)
                 "%zu NVSwitch%s present but this input has no NVLink matrix (hwloc records it only through NVML) and the GPUs' NVLink counts are not in the catalog, so the GPU levels above are PCIe only; the GPUs are most likely joined by NVLink.",
                 nvswitches, nvswitches == 1 ? " is" : "es are");
   }
-  if (!a->t->link_details && a->ngpus > 0)
+  if (!a->t->link_details && a->ngpus > 0) {
+    /* what the input does record decides the sentence: some formats (an
+     * NCCL topology file) give each link as it ran, others its rate alone */
+    bool as_ran = false;
+    for (size_t i = 0; i < a->t->npci && !as_ran; i++)
+      as_ran = a->t->pci[i].has_link && a->t->pci[i].link.cur_gen > 0 && a->t->pci[i].link.cur_width > 0;
     add_finding(a, GR_SEV_INFO, "topo.link-unrecorded", -1,
-                a->t->source_kind && strcmp(a->t->source_kind, "nccl") == 0
-                    ? "An NCCL topology file records each link's generation and width as it ran, not both ends' maxima or error counters: run `gpurig snapshot FILE.xml` on the machine to record them."
-                    : "This input records each link's rate only, not its generation, width, maxima or error counters: run `gpurig snapshot FILE.xml` on the machine to record them.");
+                as_ran ? "This input records each link's generation and width as it ran, not both ends' maxima or error counters: run `gpurig snapshot FILE.xml` on the machine to record them."
+                       : "This input records each link's rate only, not its generation, width, maxima or error counters: run `gpurig snapshot FILE.xml` on the machine to record them.");
+  }
 }
 
 /* ---- entry points ---- */

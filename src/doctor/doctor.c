@@ -218,9 +218,7 @@ static void run_check(struct gr_doctor_ctx *c, const struct check *k, const stru
   memset(c->dropped, 0, sizeof(c->dropped));
   if (c->def->needs_fs && !c->fs)
     dr_add(c, GR_SEV_SKIPPED, -1, "This input (%s) records the wiring only; run doctor on the machine or on a gathered tree (--root DIR).",
-           m->topo.rig ? "a rig file"
-           : m->topo.source_kind && strcmp(m->topo.source_kind, "nccl") == 0 ? "an NCCL topology file"
-                                                                             : "hwloc XML");
+           gr_topo_input_name(&m->topo));
   else
     k->run(c);
   summarise_dropped(c);

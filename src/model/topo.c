@@ -232,6 +232,25 @@ void gr_topo_finish(struct gr_topo *t)
     t->pci[t->nics[i]].nic_index = (int)i;
 }
 
+static bool kind_is(const struct gr_topo *t, const char *kind)
+{
+  return t->source_kind && strcmp(t->source_kind, kind) == 0;
+}
+
+const char *gr_topo_input_name(const struct gr_topo *t)
+{
+  return kind_is(t, "xml")    ? "hwloc XML"
+         : kind_is(t, "nccl") ? "NCCL topology file"
+         : kind_is(t, "rig")  ? "rig file"
+         : kind_is(t, "root") ? "gathered tree"
+                              : "this machine";
+}
+
+bool gr_topo_from_file(const struct gr_topo *t)
+{
+  return kind_is(t, "xml") || kind_is(t, "nccl") || kind_is(t, "rig");
+}
+
 const char *gr_pci_busid(const struct gr_pci *p, char *buf, size_t cap)
 {
   if (p->role == GR_ROLE_HOSTBRIDGE)

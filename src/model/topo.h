@@ -150,8 +150,8 @@ struct gr_fabric {
 };
 
 struct gr_topo {
-  char *source_kind;  /* "live", "root", "xml" */
-  char *source_path;  /* root dir or XML file, may be NULL */
+  char *source_kind;  /* "live", "root", "xml", "nccl", "rig" (gr_topo_input_name names it) */
+  char *source_path;  /* root dir or file, may be NULL */
   char *product;      /* DMI product name, may be NULL */
   char *hostname;     /* may be NULL */
   bool link_details;  /* gen/width/AER etc. known (sysfs or a gpurig snapshot) */
@@ -236,6 +236,14 @@ void gr_topo_finish(struct gr_topo *t);
  * (display-only chips that carry a GPU class, accelerators in a display
  * class), then the class code. */
 enum gr_kind gr_kind_from_ids(unsigned class_id, unsigned vendor, unsigned device);
+
+/* What t was read from, as a noun for sentences and the machine line: "this
+ * machine", "gathered tree", "hwloc XML", "NCCL topology file", "rig file".
+ * Static. */
+const char *gr_topo_input_name(const struct gr_topo *t);
+/* Whether t was read from a file (hwloc XML, NCCL topology file, rig), not
+ * from a machine's /sys (this one or a gathered tree). */
+bool gr_topo_from_file(const struct gr_topo *t);
 
 /* Formats "0000:34:00.0" (or "0000:[2b-3b]" for host bridges). */
 const char *gr_pci_busid(const struct gr_pci *p, char *buf, size_t cap);

@@ -143,9 +143,10 @@ void gr_plan_hw_from_topo(const struct gr_topo *t, const struct gr_prediction *p
     snprintf(hw->name, sizeof(hw->name), "%s", t->rig->name);
   } else {
     /* a file's machine is named by the file, never "this machine" */
-    bool file = t->source_kind && (strcmp(t->source_kind, "xml") == 0 || strcmp(t->source_kind, "nccl") == 0);
-    const char *name = t->hostname ? t->hostname : t->product ? t->product : file && t->source_path ? t->source_path
-                                                                                                   : "this machine";
+    const char *name = t->hostname                                ? t->hostname
+                       : t->product                               ? t->product
+                       : gr_topo_from_file(t) && t->source_path ? t->source_path
+                                                                  : "this machine";
     snprintf(hw->name, sizeof(hw->name), "%s", name);
   }
 }

@@ -46,16 +46,10 @@ void gr_print_machine_line(FILE *out, const struct gr_topo *t)
   fprintf(out, "Machine: %s", t->product ? t->product : "(unnamed)");
   if (t->hostname)
     fprintf(out, " (%s)", t->hostname);
-  if (strcmp(t->source_kind, "xml") == 0)
-    fprintf(out, "  [hwloc XML %s]", t->source_path);
-  else if (strcmp(t->source_kind, "root") == 0)
-    fprintf(out, "  [gathered tree %s]", t->source_path);
-  else if (strcmp(t->source_kind, "rig") == 0)
-    fprintf(out, "  [rig file %s]", t->source_path);
-  else if (strcmp(t->source_kind, "nccl") == 0)
-    fprintf(out, "  [NCCL topology file %s]", t->source_path);
+  if (t->source_path)
+    fprintf(out, "  [%s %s]", gr_topo_input_name(t), t->source_path);
   else
-    fprintf(out, "  [this machine]");
+    fprintf(out, "  [%s]", gr_topo_input_name(t));
 }
 
 void gr_print_warnings(FILE *err, const struct gr_topo *t)
