@@ -12,7 +12,12 @@
 
 #include <hwloc.h>
 
+#include <jansson.h>
+
+#include "analysis/analysis.h"
+#include "analysis/predict.h"
 #include "facts/facts.h"
+#include "print/topo.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -41,6 +46,28 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
   if (gr_facts_load(&err) != 0)
     abort();
   return 0;
+}
+
+/* What every command does with a loaded topology: the analysis, the JSON
+ * printer and (predict) the predictions; then frees t. The predictions cost
+ * grows with the GPU count (ring searches over every group), not with the
+ * input: past 8 GPUs the fuzzer would report slow units, not bugs, so they
+ * are left out there. Large machines are covered by
+ * tests/unit/test_analysis.c (8 to 256 GPUs under ASan). */
+static inline void fuzz_judge(struct gr_topo *t, bool predict)
+{
+  struct gr_analysis a;
+  struct gr_prediction p;
+  gr_analyze(t, &a);
+  json_t *j = gr_topo_to_json(t, &a);
+  free(json_dumps(j, 0));
+  json_decref(j);
+  if (predict && t->ngpus <= 8) {
+    gr_predict(t, &a, &p);
+    gr_prediction_free(&p);
+  }
+  gr_analysis_free(&a);
+  gr_topo_free(t);
 }
 
 #endif
