@@ -12,7 +12,7 @@ cd "$(dirname "$0")"
 # users' machines have it (hwloc's tools then parse XML with libxml2). gpurig works either way
 # (its tests check the wording of both XML parsers).
 PACKAGES=(cmake make gcc pkg-config libhwloc-dev libhwloc-plugins hwloc-nox libjansson-dev
-          libcmocka-dev bzip2 pci.ids clang libclang-rt-14-dev valgrind)
+          libcmocka-dev bzip2 pci.ids clang libclang-rt-14-dev valgrind jq)
 FUZZ_SECONDS=${GPURIG_FUZZ_SECONDS:-20}
 JOBS=$(nproc 2>/dev/null || echo 2)
 

@@ -40,7 +40,7 @@ struct gr_opts {
   bool no_progress;        /* --no-progress */
   bool no_sm;              /* --no-sm */
   /* plan (and compare --job): kept as text, turned into a request by plan/request.c */
-  const char *model, *params, *job, *quant, *kv_quant, *ctx, *batch, *gpus, *zero, *offload, *tp, *pp;
+  const char *model, *params, *job, *quant, *kv_quant, *engine, *ctx, *batch, *gpus, *zero, *offload, *tp, *pp;
   const char *estimator, *lora_rank, *lora_targets, *state_bytes, *price, *kwh, *rent, *cpu;
   bool checkpointing, rank0_load;
   const char *positional; /* first non-option argument, if accepted */

@@ -15,7 +15,7 @@ static void plan_usage(void)
   char names[1024];
   gr_model_builtin_names(names, sizeof(names));
   printf("usage: gpurig plan (--model NAME|CONFIG.json | --params N) --job infer|lora|qlora|full\n"
-         "                   [--quant Q] [--kv-quant Q] [--ctx TOKENS] [--batch N]\n"
+         "                   [--quant Q] [--kv-quant Q] [--engine E] [--ctx TOKENS] [--batch N]\n"
          "                   [--gpus N] [--gpu MODEL | --rig RIG | --root DIR | --input FILE.xml]\n"
          "                   [--tp N] [--pp N] [--zero 0|1|2|3] [--offload optimizer|params]\n"
          "                   [--checkpointing] [--lora-rank R] [--lora-targets LIST] [--state-bytes 16|18]\n"
@@ -35,7 +35,11 @@ static void plan_usage(void)
          "                     files q4_0 q4_1 q5_0 q5_1 q8_0 q4_k_s q4_k_m q5_k_s q5_k_m q6_k, or ggml:TYPE\n"
          "                     (default: the checkpoint's own quantization_config, else bf16; qlora:\n"
          "                     nf4-dq; a checkpoint format gpurig does not plan needs --quant)\n"
-         "  --kv-quant Q       KV cache elements: fp16 (default), q8_0, q4_0\n"
+         "  --kv-quant Q       KV cache elements: fp16 (default); q8_0, q4_0 (llama.cpp); fp8 (vLLM)\n"
+         "  --engine E         llama.cpp, vllm or transformers (data/engines.tsv): what loads the\n"
+         "                     weights; it decides the KV layout, buffers, formats and speed (default:\n"
+         "                     llama.cpp for GGUF and CPU inference, transformers for training and\n"
+         "                     bitsandbytes, vllm otherwise)\n"
          "  --ctx TOKENS       context per sequence (default: the model's, at most 4096; training 2048)\n"
          "  --batch N          sequences per GPU (training: micro-batch per data-parallel rank; default 1)\n"
          "  --gpus N           GPUs to use (default: all of the machine; --gpu alone: 1; 0 = CPU only:\n"

@@ -87,7 +87,7 @@ int gr_parse_opts(int argc, char **argv, unsigned accepted, struct gr_opts *o)
       {"price", required_argument, NULL, 272},  {"kwh", required_argument, NULL, 273},
       {"rent", required_argument, NULL, 274},   {"cpu", required_argument, NULL, 275},
       {"checkpointing", no_argument, NULL, 276}, {"rank0-load", no_argument, NULL, 277},
-      {"nccl-version", required_argument, NULL, 278},
+      {"nccl-version", required_argument, NULL, 278}, {"engine", required_argument, NULL, 279},
       {NULL, 0, NULL, 0},
   };
   memset(o, 0, sizeof(*o));
@@ -143,6 +143,7 @@ int gr_parse_opts(int argc, char **argv, unsigned accepted, struct gr_opts *o)
     case 275: o->cpu = optarg; need = GR_OPT_PLAN; break;
     case 276: o->checkpointing = true; need = GR_OPT_PLAN; break;
     case 277: o->rank0_load = true; need = GR_OPT_PLAN; break;
+    case 279: o->engine = optarg; need = GR_OPT_PLAN; break;
     case 278:
       if (parse_nccl_version(argv[0], optarg, &o->nccl) != 0)
         return -1;
@@ -195,7 +196,7 @@ struct gr_plan_args cli_plan_args(const struct gr_opts *o)
       .model = o->model, .params = o->params, .job = o->job, .quant = o->quant, .kv_quant = o->kv_quant,
       .ctx = o->ctx, .batch = o->batch, .gpus = o->gpus, .zero = o->zero, .offload = o->offload, .tp = o->tp,
       .pp = o->pp, .lora_rank = o->lora_rank, .lora_targets = o->lora_targets, .state_bytes = o->state_bytes,
-      .price = o->price, .kwh = o->kwh, .rent = o->rent, .cpu = o->cpu, .estimator = o->estimator, .gpu = o->gpu,
+      .price = o->price, .kwh = o->kwh, .rent = o->rent, .cpu = o->cpu, .estimator = o->estimator, .engine = o->engine, .gpu = o->gpu,
       .checkpointing = o->checkpointing, .rank0_load = o->rank0_load};
 }
 

@@ -78,6 +78,7 @@ struct gr_facts {
   struct gr_table xid;                         /* xid.tsv (doctor) */
   struct gr_table models;                      /* models.tsv (plan) */
   struct gr_table quant;                       /* quant.tsv (plan) */
+  struct gr_table engines;                     /* engines.tsv (plan) */
   struct gr_table pci_devices;                 /* pci-devices.tsv (model), parsed into pci_rules */
   struct gr_pci_rule *pci_rules;
   size_t npci_rules;

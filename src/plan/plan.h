@@ -34,6 +34,8 @@ struct gr_plan_req {
   enum gr_job job;
   struct gr_quant quant;      /* weights' format (inference, LoRA base) */
   struct gr_quant kv_quant;   /* KV cache elements (fp16 unless --kv-quant) */
+  const char *engine;         /* canonical name from data/engines.tsv (plan/engine.h) */
+  bool engine_given;          /* --engine was typed; else it follows the format */
   long ctx;                   /* tokens per sequence */
   long batch;                 /* sequences per GPU (training: micro-batch per data-parallel rank) */
   int gpus;                   /* GPUs used; 0 = CPU-only inference */

@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 
 #include "facts/facts.h"
+#include "plan/engine.h"
 
 static int opt_long(const char *name, const char *s, long min, long max, long *out, struct gr_err *err)
 {
@@ -29,7 +30,7 @@ bool gr_plan_args_given(const struct gr_plan_args *a)
 {
   return a->model || a->params || a->quant || a->kv_quant || a->ctx || a->batch || a->gpus || a->zero || a->offload ||
          a->tp || a->pp || a->lora_rank || a->lora_targets || a->state_bytes || a->price || a->kwh || a->rent ||
-         a->cpu || a->estimator || a->checkpointing || a->rank0_load;
+         a->cpu || a->estimator || a->engine || a->checkpointing || a->rank0_load;
 }
 
 static int parse_job(const char *s, enum gr_job *j, struct gr_err *err)
@@ -184,6 +185,28 @@ static int parse_formats(const struct gr_plan_args *a, const struct gr_model *m,
   return 0;
 }
 
+/* The engine: --engine, else the one the format and job run on; it must
+ * load the weight and KV formats and run the job. */
+static int parse_engine(const struct gr_plan_args *a, struct gr_plan_req *r, struct gr_err *err)
+{
+  bool training = r->job != GR_JOB_INFER;
+  r->engine_given = a->engine != NULL;
+  if (!a->engine)
+    r->engine = gr_engine_default(training, &r->quant, r->gpus);
+  else if (gr_engine_parse(a->engine, &r->engine, err) != 0)
+    return -1;
+  if (training && !gr_engine_trains(r->engine))
+    return gr_fail(err, GR_EXIT_FAIL, "--engine %s runs inference only; --job %s trains with transformers "
+                   "(PyTorch, PEFT, DeepSpeed or FSDP)", r->engine, gr_job_name(r->job));
+  if (!gr_engine_has_format(r->engine, &r->quant))
+    return gr_fail(err, GR_EXIT_FAIL, "%s does not load %s weights (%s); give another --quant or --engine",
+                   r->engine, r->quant.name, gr_quant_family(&r->quant));
+  if (!gr_engine_has_kv_quant(r->engine, &r->kv_quant))
+    return gr_fail(err, GR_EXIT_FAIL, "--kv-quant %s: %s does not offer that KV-cache format; give another "
+                   "--kv-quant or --engine", r->kv_quant.name, r->engine);
+  return 0;
+}
+
 static int parse_money(const struct gr_plan_args *a, struct gr_plan_req *r, struct gr_err *err)
 {
   r->kwh_price = gr_planner_const("kwh_price_usd");
@@ -221,7 +244,7 @@ int gr_plan_request(const struct gr_plan_args *a, int machine_gpus, struct gr_pl
   r->rank0_load = a->rank0_load;
   r->checkpointing = a->checkpointing;
   if (parse_counts(a, machine_gpus, r, err) != 0 || check_default_split(a, m, r, err) != 0 ||
-      parse_formats(a, m, r, err) != 0 || parse_money(a, r, err) != 0) {
+      parse_formats(a, m, r, err) != 0 || parse_engine(a, r, err) != 0 || parse_money(a, r, err) != 0) {
     gr_model_free(m);
     return -1;
   }
@@ -292,7 +315,7 @@ int gr_plan_args_check(const struct gr_plan_args *a, const struct gr_source *giv
   struct gr_plan_req r = {0};
   struct gr_plan_hw hw = {0};
   if (parse_job(a->job, &r.job, err) != 0 || check_model_args(a, err) != 0 || parse_counts(a, 1, &r, err) != 0 ||
-      parse_formats(a, NULL, &r, err) != 0 || parse_money(a, &r, err) != 0 ||
+      parse_formats(a, NULL, &r, err) != 0 || parse_engine(a, &r, err) != 0 || parse_money(a, &r, err) != 0 ||
       (a->cpu && parse_cpu(a->cpu, &hw, err) != 0))
     return -1;
   return check_combination(a, given, &r, err);

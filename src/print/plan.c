@@ -7,6 +7,8 @@
 #include "print/common.h"
 #include "print/plan.h"
 
+#include "plan/engine.h"
+
 /* 6738415616 -> "6,738,415,616" */
 static const char *grouped(uint64_t v, char *buf, size_t cap)
 {
@@ -99,6 +101,13 @@ void gr_print_plan(FILE *out, const struct gr_planned *pl)
     fprintf(out, ", ZeRO-%d%s", r->zero,
             r->offload == GR_OFFLOAD_OPTIMIZER ? " + optimizer offload" : r->offload == GR_OFFLOAD_PARAMS ? " + param offload" : "");
   fprintf(out, "\nMachine: %s\n", hw->name);
+  if (r->engine_given)
+    fprintf(out, "Engine: %s\n", r->engine);
+  else if (r->job != GR_JOB_INFER || r->gpus == 0)
+    fprintf(out, "Engine: %s (the default for %s; --engine to change)\n", r->engine,
+            r->job != GR_JOB_INFER ? "training" : "CPU inference");
+  else
+    fprintf(out, "Engine: %s (the default for %s weights; --engine to change)\n", r->engine, gr_quant_family(&r->quant));
   print_model(out, m, p);
   char a[32];
   if (r->job == GR_JOB_LORA || r->job == GR_JOB_QLORA)
@@ -197,6 +206,8 @@ json_t *gr_plan_to_json(const struct gr_planned *pl)
   json_object_set_new(req, "job", json_string(gr_job_name(r->job)));
   json_object_set_new(req, "quant", json_string(r->quant.name));
   json_object_set_new(req, "kv_quant", json_string(r->kv_quant.name));
+  json_object_set_new(req, "engine", json_string(r->engine));
+  json_object_set_new(req, "engine_given", json_boolean(r->engine_given));
   json_object_set_new(req, "ctx", json_integer(r->ctx));
   json_object_set_new(req, "batch", json_integer(r->batch));
   json_object_set_new(req, "gpus", json_integer(r->gpus));

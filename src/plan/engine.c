@@ -1,0 +1,103 @@
+/* Engines and what they load; see engine.h. */
+#include "plan/engine.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+
+#include "facts/facts.h"
+
+static const struct gr_table *engines(void)
+{
+  return &gr_facts()->engines;
+}
+
+static const char *cell(size_t r, const char *col)
+{
+  int c = gr_table_col(engines(), col);
+  return c >= 0 ? gr_table_cell(engines(), r, (size_t)c) : "";
+}
+
+/* Whether the comma-separated list holds word (case-insensitively). */
+static bool list_has(const char *list, const char *word)
+{
+  size_t n = strlen(word);
+  for (const char *p = list; p && *p;) {
+    const char *end = strchr(p, ',');
+    size_t len = end ? (size_t)(end - p) : strlen(p);
+    if (len == n && strncasecmp(p, word, n) == 0)
+      return true;
+    p = end ? end + 1 : NULL;
+  }
+  return false;
+}
+
+static long row_of(const char *name)
+{
+  for (size_t r = 0; r < engines()->nrows; r++)
+    if (strcasecmp(cell(r, "name"), name) == 0 || list_has(cell(r, "aliases"), name))
+      return (long)r;
+  return -1;
+}
+
+void gr_engine_names(char *buf, size_t cap)
+{
+  size_t off = 0;
+  buf[0] = '\0';
+  for (size_t r = 0; r < engines()->nrows && off < cap; r++)
+    off += (size_t)snprintf(buf + off, cap - off, "%s%s", r ? ", " : "", cell(r, "name"));
+}
+
+int gr_engine_parse(const char *s, const char **name, struct gr_err *err)
+{
+  long r = row_of(s);
+  if (r >= 0) {
+    *name = cell((size_t)r, "name");
+    return 0;
+  }
+  char known[256];
+  gr_engine_names(known, sizeof(known));
+  return gr_fail(err, GR_EXIT_FAIL, "--engine %s: expected one of %s", s, known);
+}
+
+const char *gr_quant_family(const struct gr_quant *q)
+{
+  switch (q->kind) {
+  case GR_Q_GGML: return "ggml";
+  case GR_Q_GGUF: return "gguf";
+  case GR_Q_GPTQ: return "gptq";
+  case GR_Q_AWQ: return "awq";
+  case GR_Q_BNB: return "bnb";
+  case GR_Q_FLOAT: break;
+  }
+  return q->bits == 8 ? "fp8" : "float";
+}
+
+const char *gr_engine_default(bool training, const struct gr_quant *q, int gpus)
+{
+  const char *name = "vllm";
+  if (training || (q->kind == GR_Q_BNB && gpus > 0))
+    name = "transformers";
+  else if (q->kind == GR_Q_GGUF || q->kind == GR_Q_GGML || gpus == 0)
+    name = "llama.cpp"; /* CPU inference: llama.cpp is what runs it */
+  long r = row_of(name);
+  return r >= 0 ? cell((size_t)r, "name") : name;
+}
+
+bool gr_engine_has_format(const char *engine, const struct gr_quant *q)
+{
+  long r = row_of(engine);
+  return r >= 0 && list_has(cell((size_t)r, "formats"), gr_quant_family(q));
+}
+
+bool gr_engine_has_kv_quant(const char *engine, const struct gr_quant *kv)
+{
+  long r = row_of(engine);
+  return r >= 0 && list_has(cell((size_t)r, "kv_quants"), kv->name);
+}
+
+bool gr_engine_trains(const char *engine)
+{
+  long r = row_of(engine);
+  return r >= 0 && list_has(cell((size_t)r, "jobs"), "train");
+}

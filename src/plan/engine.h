@@ -1,0 +1,39 @@
+/* Inference and training engines (data/engines.tsv): which weight and
+ * KV-cache formats each loads. `gpurig plan --engine` names one; without it
+ * the engine follows the weight format (GGUF and ggml types: llama.cpp,
+ * bitsandbytes and training jobs: transformers, other formats: vLLM). The
+ * engine decides the KV layout, the compute buffers, the formats a plan may
+ * suggest and the speed constants (docs/plan.md).
+ *
+ * Ownership: the names returned point into the loaded facts and live as long
+ * as they do (until gr_facts_unload); nothing is allocated. */
+#ifndef GPURIG_ENGINE_H
+#define GPURIG_ENGINE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "base/util.h"
+#include "plan/quant.h"
+
+/* The engine named s (its name or an alias, case-insensitively): its
+ * canonical name in *name. -1 with "--engine X: expected ..." in err. */
+int gr_engine_parse(const char *s, const char **name, struct gr_err *err);
+
+/* The engine a job in format q runs on when --engine is not given. */
+const char *gr_engine_default(bool training, const struct gr_quant *q, int gpus);
+
+/* Whether the engine loads weights in format q, or offers KV elements kv. */
+bool gr_engine_has_format(const char *engine, const struct gr_quant *q);
+bool gr_engine_has_kv_quant(const char *engine, const struct gr_quant *kv);
+/* Whether the engine runs training jobs. */
+bool gr_engine_trains(const char *engine);
+
+/* The format family of q as engines.tsv names it (float, fp8, ggml, gguf,
+ * gptq, awq, bnb); static string. */
+const char *gr_quant_family(const struct gr_quant *q);
+
+/* Writes the engine names, comma-separated, into buf. */
+void gr_engine_names(char *buf, size_t cap);
+
+#endif
