@@ -8,12 +8,15 @@
 #include <stddef.h>
 
 /* The one documented set of exit codes (docs/cli.md). Nagios-style so that
- * doctor can reuse it: 0 ok, 1 warnings, 2 failures or bad input, 3 could not run. */
+ * doctor can reuse it: 0 ok, 1 warnings, 2 failures or bad input, 3 could not
+ * run; and 4, a plan's answer "does not fit", which is a verdict on a valid
+ * request rather than a failure (scripts tell it from bad input). */
 enum gr_exit {
   GR_EXIT_OK = 0,
   GR_EXIT_WARN = 1,
   GR_EXIT_FAIL = 2,
   GR_EXIT_CANNOT_RUN = 3,
+  GR_EXIT_NOFIT = 4,
 };
 
 /* One error line: "FILE: problem" or "FILE:LINE: problem". Filled by loaders

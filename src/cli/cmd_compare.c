@@ -33,7 +33,7 @@ static void compare_usage(void)
          "Training rank: first the share of GPUs that exchange gradients peer-to-peer without\n"
          "crossing a socket (the seed authors' criterion: hives under switches, one root\n"
          "complex), then the predicted all-reduce bandwidth (docs/predict.md).\n"
-         "Exit status: 0 ok; with --job 1 when the job is tight on a rig and 2 when it does not fit\n"
+         "Exit status: 0 ok; with --job 1 when the job is tight on a rig and 4 when it does not fit\n"
          "on one; 2 bad input (a rig file's error names FILE:LINE:COL).\n");
 }
 
@@ -121,6 +121,9 @@ int cmd_compare(int argc, char **argv)
   }
   print_comparison(&o, js, plans, n);
   rc = gr_findings_exit(&fs);
+  for (size_t i = 0; plans && i < n; i++)
+    if (plans[i].plan.fit == GR_FIT_NO) /* a verdict, as in plan: not bad input */
+      rc = GR_EXIT_NOFIT;
 out:
   for (size_t i = 0; plans && i < n; i++)
     gr_planned_free(&plans[i]);

@@ -68,7 +68,12 @@ static void plan_usage(void)
          "                     2.21.5; default: the newest in data/nccl-p2p.tsv)\n"
          "  --json             the same as JSON (docs/json.md)\n"
          "\n"
-         "Exit status: 0 fits, 1 fits but tight, 2 does not fit or bad input, 3 could not run.\n",
+         "With no GPU here and none named (no --gpu, --rig, --root or --input with GPUs), plan\n"
+         "before buying: the memory per GPU for 1, 2, 4 and 8 GPUs, the model states (the 18\n"
+         "bytes/parameter figure) and which catalog GPUs, and how many, hold the job.\n"
+         "\n"
+         "Exit status: 0 fits (or a plan before buying), 1 fits but tight, 2 bad input, 3 could not\n"
+         "run, 4 does not fit (the verdict names the cheapest change that fits, if any).\n",
          names);
 }
 
@@ -88,6 +93,28 @@ static int run_deepspeed(const struct gr_planned *pl, bool json)
   return 0;
 }
 
+/* Plan before buying: no GPU here and none named. */
+static int run_shop(const struct gr_opts *o, const struct gr_plan_args *args)
+{
+  struct gr_err err = {0};
+  struct gr_shop s;
+  int rc = GR_EXIT_OK;
+  if (gr_plan_shop(args, &s, &err) != 0)
+    rc = gr_report_error(&err);
+  else if (o->estimator && strcmp(o->estimator, "deepspeed") == 0) {
+    long n = 1;
+    if (o->gpus)
+      parse_long(o->gpus, 10, &n); /* checked by gr_plan_args_check */
+    s.base.req.gpus = (int)n;
+    rc = run_deepspeed(&s.base, o->json);
+  } else if (o->json)
+    cli_print_json(gr_shop_to_json(&s));
+  else
+    gr_print_shop(stdout, &s);
+  gr_shop_free(&s);
+  return rc;
+}
+
 static int print_plan(const struct gr_opts *o, const struct gr_planned *pl)
 {
   struct gr_findings fs = {0};
@@ -98,7 +125,8 @@ static int print_plan(const struct gr_opts *o, const struct gr_planned *pl)
   gr_plan_findings(pl, NULL, &fs);
   int rc = gr_findings_exit(&fs);
   gr_findings_free(&fs);
-  return rc;
+  /* "does not fit" is the answer to a valid question, not bad input */
+  return pl->plan.fit == GR_FIT_NO ? GR_EXIT_NOFIT : rc;
 }
 
 int cmd_plan(int argc, char **argv)
@@ -128,6 +156,10 @@ int cmd_plan(int argc, char **argv)
     goto out;
   }
   gr_print_warnings(stderr, &m.topo);
+  if (!cpu_only && hw.ngpus == 0 && !args.gpu && !(args.gpus && strcmp(args.gpus, "0") == 0)) {
+    rc = run_shop(&o, &args);
+    goto out;
+  }
   if (gr_plan_job(&args, &hw, NULL, pl, &err) != 0) {
     rc = gr_report_error(&err);
     goto out;

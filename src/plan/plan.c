@@ -8,6 +8,7 @@
 #include "analysis/analysis.h"
 #include "facts/facts.h"
 #include "facts/pcilink.h"
+#include "plan/engine.h"
 
 #define GIB 1073741824.0
 
@@ -137,6 +138,13 @@ void gr_plan_hw_from_topo(const struct gr_topo *t, const struct gr_prediction *p
     }
   if (sockets)
     snprintf(hw->cpu_desc, sizeof(hw->cpu_desc), "%dx %d channels x %d MT/s", sockets, ch, mts);
+  /* RAM as the description states it (a rig's `ram`), else as the OS reports it per NUMA node */
+  uint64_t ram = 0, os_ram = 0;
+  for (size_t i = 0; i < t->npackages; i++)
+    ram += t->packages[i].mem_bytes;
+  for (size_t i = 0; i < t->nnumas; i++)
+    os_ram += t->numas[i].mem_bytes;
+  hw->host_ram_gib = (double)(ram ? ram : os_ram) / GIB;
   if (t->rig) {
     hw->price = t->rig->price;
     snprintf(hw->currency, sizeof(hw->currency), "%s", t->rig->currency ? t->rig->currency : "USD");
@@ -332,12 +340,15 @@ static void plan_memory(const struct gr_plan_req *r, const struct gr_model *m, c
   else
     memory_train(r, m, o);
   o->gpu_have_gib = hw->gpu && r->gpus > 0 ? hw->gpu->mem_gib : 0;
+  o->host_short = hw->host_ram_gib > 0 && o->host_need_gib > hw->host_ram_gib;
 }
 
 static enum gr_fit fit_of(const struct gr_plan *o, const struct gr_plan_req *r)
 {
+  if (o->host_short)
+    return GR_FIT_NO;
   if (r->gpus == 0)
-    return GR_FIT_HEADROOM; /* host RAM size is not in the input: the need is reported */
+    return GR_FIT_HEADROOM; /* the need is in host RAM, judged above where its size is known */
   if (o->gpu_need_gib <= 0.9 * o->gpu_have_gib)
     return GR_FIT_HEADROOM;
   return o->gpu_need_gib <= o->gpu_have_gib ? GR_FIT_TIGHT : GR_FIT_NO;
@@ -541,87 +552,221 @@ static long largest_fitting(struct gr_plan_req r, const struct gr_model *m, cons
   return lo;
 }
 
-/* Changes tried in order, each on top of the ones before, until the job fits:
- * the answer to "fits only with X". */
-static bool try_change(struct gr_plan_req *r, const struct gr_model *m, const struct gr_plan_hw *hw, int step,
-                       char *what, size_t cap)
+/* ---- the fit search ---- */
+
+/* One candidate change to a request: each field is either "as asked" (the
+ * request's own value) or a change. Costs order the search: ZeRO stages
+ * first (they only shard what is there), then checkpointing (recompute), then
+ * offload (PCIe every step), then a smaller format, batch or context (a
+ * different job). Each weight is larger than every cheaper combination, so
+ * the cheapest fitting candidate is the one the issue's order names. */
+struct change {
+  int zero;            /* ZeRO stage */
+  bool ckpt;
+  enum gr_offload offload;
+  int gpus;            /* inference: GPUs in the layer split */
+  const char *kv;      /* KV-cache format, NULL as asked */
+  const char *quant;   /* weight format, NULL as asked */
+  bool qlora;          /* a LoRA or full job as QLoRA */
+  bool batch1;
+  bool rank0;          /* only rank 0 reads the checkpoint */
+  unsigned cost;
+};
+
+/* Whether the plan's engine can run weight format q on the plan's GPU: the
+ * engine must load it (data/engines.tsv) and vLLM's AWQ kernels need compute
+ * capability 7.5 ("Minimum capability: 75. Current capability: 70.",
+ * vllm-project/vllm#1488, #4202), so a V100 gets GPTQ. */
+static bool format_runs(const struct gr_plan_req *r, const struct gr_plan_hw *hw, const struct gr_quant *q)
 {
-  switch (r->job == GR_JOB_INFER ? step : step + 10) {
-  case 0:
-    if (r->gpus >= hw->ngpus || r->tp > 1)
-      return false;
-    r->gpus = hw->ngpus;
-    r->pp = hw->ngpus;
-    snprintf(what, cap, "--gpus %d (layer split)", hw->ngpus);
-    return true;
-  case 1:
-    if (r->kv_quant.bits <= 8)
-      return false;
-    gr_quant_parse("q8_0", &r->kv_quant, NULL);
-    snprintf(what, cap, "--kv-quant q8_0");
-    return true;
-  case 2:
-    if (r->quant.bits <= 5)
-      return false;
-    gr_quant_parse(m->experts > 0 || r->quant.kind == GR_Q_GGUF ? "q4_k_m" : "awq", &r->quant, NULL);
-    snprintf(what, cap, "--quant %s", r->quant.name);
-    return true;
-  case 10:
-    if (r->checkpointing)
-      return false;
-    r->checkpointing = true;
-    snprintf(what, cap, "--checkpointing");
-    return true;
-  case 11:
-    if (r->gpus < 2 || r->zero >= 3 || r->job != GR_JOB_FULL)
-      return false;
-    r->zero = 3;
-    snprintf(what, cap, "--zero 3");
-    return true;
-  case 12:
-    if (r->job != GR_JOB_FULL || r->offload != GR_OFFLOAD_NONE)
-      return false;
-    r->zero = r->zero < 1 ? 2 : r->zero;
-    r->offload = GR_OFFLOAD_OPTIMIZER;
-    snprintf(what, cap, "--zero %d --offload optimizer", r->zero);
-    return true;
-  case 13:
-    if (r->job == GR_JOB_QLORA || !m->shape_known)
-      return false;
-    r->job = GR_JOB_QLORA;
-    r->zero = 0;
-    r->offload = GR_OFFLOAD_NONE;
-    gr_quant_parse("nf4-dq", &r->quant, NULL);
-    snprintf(what, cap, "--job qlora");
-    return true;
-  case 14:
-    if (r->batch <= 1)
-      return false;
-    r->batch = 1;
-    snprintf(what, cap, "--batch 1");
-    return true;
-  default:
+  if (!gr_engine_has_format(r->engine, q))
     return false;
-  }
+  bool awq_cc = !hw->gpu || hw->gpu->cc_major == 0 || hw->gpu->cc_major * 10 + hw->gpu->cc_minor >= 75;
+  return q->kind != GR_Q_AWQ || strcmp(r->engine, "vllm") != 0 || awq_cc;
 }
 
-static void find_fix(const struct gr_plan_req *r0, const struct gr_model *m, const struct gr_plan_hw *hw,
-                     struct gr_plan *o)
+/* The smaller weight format gpurig suggests on this engine and GPU, 8-bit
+ * (wide) or 4-bit, or NULL: the first of the list the engine loads and the
+ * GPU runs, smaller than the format asked. FP8 on vLLM needs compute
+ * capability 8.0 (weight-only FP8 Marlin kernels on Ampere; docs.vllm.ai
+ * "FP8 W8A8"). */
+static const char *smaller_format(const struct gr_plan_req *r, const struct gr_model *m, const struct gr_plan_hw *hw,
+                                  bool wide)
 {
-  struct gr_plan_req r = *r0;
-  size_t off = 0;
-  o->fix[0] = '\0';
-  for (int step = 0; step < 8; step++) {
-    char what[64];
-    if (!try_change(&r, m, hw, step, what, sizeof(what)))
+  static const char *const eight[] = {"q8_0", "fp8", "int8"}, *const four[] = {"q4_k_m", "awq", "gptq", "nf4"};
+  const char *const *order = wide ? eight : four;
+  size_t n = wide ? 3 : 4;
+  int cc = hw->gpu ? hw->gpu->cc_major * 10 + hw->gpu->cc_minor : 0;
+  for (size_t i = 0; i < n; i++) {
+    struct gr_quant q;
+    if (gr_quant_parse(order[i], &q, NULL) != 0 || q.bits >= r->quant.bits || !format_runs(r, hw, &q))
       continue;
-    off += (size_t)snprintf(o->fix + off, sizeof(o->fix) - off, "%s%s", off ? " " : "", what);
-    if (off >= sizeof(o->fix))
-      break;
-    if (fits(&r, m, hw))
-      return;
+    if (strcmp(order[i], "fp8") == 0 && strcmp(r->engine, "vllm") == 0 && cc > 0 && cc < 80)
+      continue;
+    if (q.kind == GR_Q_AWQ && m->experts > 0) /* AWQ checkpoints of MoE models are rare; GPTQ exists */
+      continue;
+    return order[i];
   }
-  snprintf(o->fix, sizeof(o->fix), "none of gpurig's changes is enough: more or larger GPUs");
+  return NULL;
+}
+
+/* The smaller KV-cache format the engine offers, or NULL. */
+static const char *smaller_kv(const struct gr_plan_req *r)
+{
+  static const char *const order[] = {"q8_0", "fp8", "q4_0"};
+  for (size_t i = 0; i < sizeof(order) / sizeof(order[0]); i++) {
+    struct gr_quant q;
+    if (gr_quant_parse(order[i], &q, NULL) == 0 && q.bits < r->kv_quant.bits && gr_engine_has_kv_quant(r->engine, &q))
+      return order[i];
+  }
+  return NULL;
+}
+
+/* The request with change c applied; false when c does not apply. */
+static bool apply_change(const struct gr_plan_req *r0, const struct gr_model *m, const struct change *c,
+                         struct gr_plan_req *r)
+{
+  *r = *r0;
+  r->zero = c->zero;
+  r->checkpointing = c->ckpt;
+  r->offload = c->offload;
+  if (c->gpus != r0->gpus) {
+    r->gpus = c->gpus;
+    r->pp = c->gpus;
+  }
+  if (c->kv && gr_quant_parse(c->kv, &r->kv_quant, NULL) != 0)
+    return false;
+  if (c->quant && gr_quant_parse(c->quant, &r->quant, NULL) != 0)
+    return false;
+  if (c->qlora) {
+    r->job = GR_JOB_QLORA;
+    gr_quant_parse("nf4-dq", &r->quant, NULL);
+  }
+  if (c->batch1)
+    r->batch = 1;
+  r->rank0_load = r0->rank0_load || c->rank0;
+  return m->shape_known || !c->ckpt || r0->checkpointing;
+}
+
+/* The flags that turn r0 into r, as a user would type them. */
+static void change_text(const struct gr_plan_req *r0, const struct gr_plan_req *r, char *buf, size_t cap)
+{
+  size_t off = 0;
+  buf[0] = '\0';
+#define ADD(...) (off += off < cap ? (size_t)snprintf(buf + off, cap - off, __VA_ARGS__) : 0)
+  if (r->gpus != r0->gpus)
+    ADD("%s--gpus %d", off ? " " : "", r->gpus);
+  if (r->job != r0->job)
+    ADD("%s--job qlora", off ? " " : "");
+  if (r->zero != r0->zero)
+    ADD("%s--zero %d", off ? " " : "", r->zero);
+  if (r->checkpointing != r0->checkpointing)
+    ADD("%s--checkpointing", off ? " " : "");
+  if (r->offload != r0->offload)
+    ADD("%s--offload %s", off ? " " : "", r->offload == GR_OFFLOAD_PARAMS ? "params" : "optimizer");
+  if (r->job == r0->job && strcmp(r->quant.name, r0->quant.name) != 0)
+    ADD("%s--quant %s", off ? " " : "", r->quant.name);
+  if (strcmp(r->kv_quant.name, r0->kv_quant.name) != 0)
+    ADD("%s--kv-quant %s", off ? " " : "", r->kv_quant.name);
+  if (r->batch != r0->batch)
+    ADD("%s--batch %ld", off ? " " : "", r->batch);
+  if (r->rank0_load != r0->rank0_load)
+    ADD("%s--rank0-load", off ? " " : "");
+#undef ADD
+}
+
+/* Every candidate for a training job: loading on rank 0 only (host RAM),
+ * ZeRO stages from the one asked, with and without checkpointing, then
+ * offload, then QLoRA and a smaller batch. */
+static size_t training_changes(const struct gr_plan_req *r, const struct gr_model *m, struct change *out, size_t cap)
+{
+  size_t n = 0;
+  int dp = r->gpus / (r->tp * r->pp);
+  for (unsigned fallback = 0; fallback < 3; fallback++) {
+    if (fallback == 1 && (r->job == GR_JOB_QLORA || !m->shape_known))
+      continue;
+    if (fallback == 2 && r->batch <= 1)
+      continue;
+    for (int off = 0; off < 3; off++) {
+      enum gr_offload o = off == 0 ? r->offload : off == 1 ? GR_OFFLOAD_OPTIMIZER : GR_OFFLOAD_PARAMS;
+      if (off > 0 && (r->job != GR_JOB_FULL || fallback == 1 || o <= r->offload))
+        continue; /* gpurig models offload of a full fine-tune's states only */
+      for (int ck = 0; ck < 2; ck++)
+        for (int z = r->zero; z <= 3; z++)
+          for (int r0 = 0; r0 < 2; r0++) {
+            int zz = o == GR_OFFLOAD_PARAMS ? 3 : o == GR_OFFLOAD_OPTIMIZER && z < 1 ? 1 : z;
+            /* ZeRO shards over data-parallel ranks: one rank has nothing to
+             * shard, though it can still offload (ZeRO-Offload on one GPU) */
+            bool shards = dp >= 2 || o != GR_OFFLOAD_NONE || z == r->zero;
+            if (zz != z || !shards || (ck && (r->checkpointing || !m->shape_known)) || (r0 && r->rank0_load) ||
+                (r0 && r->gpus < 2) || n >= cap)
+              continue;
+            unsigned zc = z > r->zero ? 2u << (z - 1) : 0; /* ZeRO-1 2, -2 4, -3 8 */
+            out[n++] = (struct change){.zero = z, .ckpt = r->checkpointing || ck, .offload = o, .gpus = r->gpus,
+                                       .qlora = fallback == 1, .batch1 = fallback == 2, .rank0 = r0,
+                                       .cost = (unsigned)r0 + zc + 16u * (unsigned)ck + 32u * (unsigned)off +
+                                               128u * fallback};
+          }
+    }
+  }
+  return n;
+}
+
+/* Every candidate for inference: all GPUs, a smaller KV format, an 8-bit
+ * then a 4-bit weight format, batch 1, in that order of cost, and their
+ * combinations. */
+static size_t infer_changes(const struct gr_plan_req *r, const struct gr_model *m, const struct gr_plan_hw *hw,
+                            struct change *out, size_t cap)
+{
+  size_t n = 0;
+  const char *kv = smaller_kv(r), *q8 = smaller_format(r, m, hw, true), *q4 = smaller_format(r, m, hw, false);
+  bool more = r->gpus > 0 && r->gpus < hw->ngpus && r->tp == 1;
+  for (unsigned bits = 1; bits < 32 && n < cap; bits++) {
+    if (((bits & 1) && !more) || ((bits & 2) && !kv) || ((bits & 4) && !q8) || ((bits & 8) && !q4) ||
+        (bits & 12) == 12 || ((bits & 16) && r->batch <= 1))
+      continue;
+    out[n++] = (struct change){.zero = r->zero, .ckpt = r->checkpointing, .offload = r->offload,
+                               .gpus = bits & 1 ? hw->ngpus : r->gpus, .kv = bits & 2 ? kv : NULL,
+                               .quant = bits & 4 ? q8 : bits & 8 ? q4 : NULL, .batch1 = bits & 16, .cost = bits};
+  }
+  return n;
+}
+
+static int by_cost(const void *a, const void *b)
+{
+  unsigned x = ((const struct change *)a)->cost, y = ((const struct change *)b)->cost;
+  return x < y ? -1 : x > y;
+}
+
+/* The cheapest change that makes the job fit: its flags in o->fix and the
+ * GiB per GPU it needs in *need; o->fix empty when none does. */
+static void find_fix(const struct gr_plan_req *r0, const struct gr_model *m, const struct gr_plan_hw *hw,
+                     struct gr_plan *o, double *need)
+{
+  struct change c[160];
+  size_t n = r0->job == GR_JOB_INFER ? infer_changes(r0, m, hw, c, 160) : training_changes(r0, m, c, 160);
+  qsort(c, n, sizeof(c[0]), by_cost);
+  o->fix[0] = '\0';
+  struct gr_plan *tmp = xmalloc(sizeof(*tmp));
+  /* the cheapest change with headroom, else the cheapest that fits tightly:
+   * a plan at 97% of the card is not the advice to give first */
+  for (int pass = 0; pass < 2 && !o->fix[0]; pass++)
+    for (size_t i = 0; i < n && !o->fix[0]; i++) {
+      struct gr_plan_req r;
+      if (c[i].cost == 0 || !apply_change(r0, m, &c[i], &r))
+        continue;
+      if (c[i].batch1) { /* the largest batch that fits, not 1 */
+        long b = largest_fitting(r, m, hw, false, r0->batch - 1);
+        r.batch = b > 0 ? b : 1;
+      }
+      plan_base(&r, m, hw, tmp);
+      enum gr_fit f = fit_of(tmp, &r);
+      if (f == GR_FIT_HEADROOM || (pass == 1 && f == GR_FIT_TIGHT)) {
+        change_text(r0, &r, o->fix, sizeof(o->fix));
+        *need = tmp->gpu_need_gib;
+      }
+    }
+  free(tmp);
 }
 
 static void plan_verdict(const struct gr_plan_req *r, const struct gr_model *m, const struct gr_plan_hw *hw,
@@ -629,15 +774,33 @@ static void plan_verdict(const struct gr_plan_req *r, const struct gr_model *m, 
 {
   o->fit = fit_of(o, r);
   if (r->gpus == 0) {
-    snprintf(o->verdict, sizeof(o->verdict), "needs %.1f GiB of host RAM for weights, KV cache and buffers",
-             o->gpu_need_gib);
+    if (hw->host_ram_gib > 0)
+      snprintf(o->verdict, sizeof(o->verdict), "%s: %.1f GiB of host RAM for weights, KV cache and buffers; the "
+               "machine has %.0f GiB", o->host_short ? "does not fit" : "fits", o->gpu_need_gib, hw->host_ram_gib);
+    else
+      snprintf(o->verdict, sizeof(o->verdict), "needs %.1f GiB of host RAM for weights, KV cache and buffers",
+               o->gpu_need_gib);
     return;
   }
-  double have = o->gpu_have_gib, need = o->gpu_need_gib;
-  if (o->fit == GR_FIT_NO) {
-    find_fix(r, m, hw, o);
-    snprintf(o->verdict, sizeof(o->verdict), "does not fit: %.1f GiB needed per GPU, %s has %.0f GiB; fits only with %s",
-             need, hw->gpu->model, have, o->fix);
+  double have = o->gpu_have_gib, need = o->gpu_need_gib, fixed = 0;
+  if (o->fit == GR_FIT_NO && o->host_short && need <= have) {
+    find_fix(r, m, hw, o, &fixed);
+    o->fix_need_gib = o->fix[0] ? fixed : 0;
+    snprintf(o->verdict, sizeof(o->verdict), "does not fit in host RAM: %.1f GiB needed, the machine has %.0f GiB "
+             "(the GPUs would hold %.1f of %.0f GiB each)%s%s", o->host_need_gib, hw->host_ram_gib, need, have,
+             o->fix[0] ? "; fits with " : "; no change gpurig tries is enough: more host RAM", o->fix);
+  } else if (o->fit == GR_FIT_NO) {
+    find_fix(r, m, hw, o, &fixed);
+    o->fix_need_gib = o->fix[0] ? fixed : 0;
+    if (o->fix[0])
+      snprintf(o->verdict, sizeof(o->verdict),
+               "does not fit: %.1f GiB needed per GPU, %s has %.0f GiB; fits with %s (%.1f GiB per GPU)", need,
+               hw->gpu->model, have, o->fix, fixed);
+    else
+      snprintf(o->verdict, sizeof(o->verdict),
+               "does not fit: %.1f GiB needed per GPU, %s has %.0f GiB; no change gpurig tries (ZeRO, checkpointing, "
+               "offload, a smaller format, batch 1) is enough: it takes more GPUs or GPUs with more memory", need,
+               hw->gpu->model, have);
   } else {
     snprintf(o->verdict, sizeof(o->verdict), "%s: %.1f GiB of %.0f GiB per GPU (%.0f%%)%s",
              o->fit == GR_FIT_HEADROOM ? "fits with headroom" : "fits, but tight", need, have, need / have * 100,
@@ -725,7 +888,9 @@ void gr_plan_deepspeed(int zero, uint64_t total_params, uint64_t largest_layer, 
     }
   } else {
     ds_header(buf, cap, &off, gpn, nodes, total_params, "");
-    ds_row(buf, cap, &off, P * fmax(4 * total_gpus, 16) * f, 2 * P, "cpu_offload=1");
-    ds_row(buf, cap, &off, P * 4 * gpn * f, 2 * P + floor(18 * P / total_gpus), "cpu_offload=0");
+    /* the option text of DeepSpeed master (deepspeedai/DeepSpeed edaa722, 2026-08-22,
+     * stage_1_and_2.py format_options); releases before it printed cpu_offload=1/0 */
+    ds_row(buf, cap, &off, P * fmax(4 * total_gpus, 16) * f, 2 * P, "offload_optimizer=OffloadDeviceEnum.cpu");
+    ds_row(buf, cap, &off, P * 4 * gpn * f, 2 * P + floor(18 * P / total_gpus), "offload_optimizer=none");
   }
 }

@@ -64,6 +64,7 @@ struct gr_plan_hw {
   const char *p2p_level[65];      /* the NCCL_P2P_LEVEL busbw_raised_gbps[k] needs, NULL where none */
   double host_link_gbps;          /* one GPU's host link, per direction, theoretical; 0 unknown */
   double cpu_bw_gbps;             /* host memory bandwidth, theoretical, all sockets; 0 unknown */
+  double host_ram_gib;            /* host RAM installed (a rig's `ram`, else what the OS reports); 0 unknown */
   char cpu_desc[96];              /* "2x 6ch DDR4-2666" */
   double price;                   /* the rig's, 0 unknown */
   char currency[8];
@@ -91,11 +92,13 @@ struct gr_plan {
   struct gr_plan_item host[8];
   size_t nhost_items;
   double host_need_gib;
+  bool host_short;              /* host RAM known and too small: the job does not fit for that */
   double model_states_gb;       /* full fine-tune: bytes/param x P, decimal GB (the seed's figure) */
   double kv_gib;                /* whole KV cache, all GPUs */
   enum gr_fit fit;
   char verdict[512];
-  char fix[256];                /* the first change that makes it fit, empty if it fits */
+  char fix[256];                /* the cheapest change that makes it fit, as flags; empty if it fits or none does */
+  double fix_need_gib;          /* GiB per GPU with that change, 0 without one */
   long max_batch, max_ctx;      /* largest that fit with everything else as asked (0 none) */
   struct gr_range decode_tps;   /* tokens/s, all sequences of the batch together, short context */
   struct gr_range decode_full_tps; /* the same with the cache full (ctx tokens per sequence) */

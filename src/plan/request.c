@@ -378,3 +378,91 @@ void gr_plan_findings(const struct gr_planned *pl, const char *machine, struct g
   if (p->fix[0])
     gr_finding_fix(f, "see the plan", "%s", p->fix);
 }
+
+/* ---- plan before buying ---- */
+
+/* hw for n GPUs of model g on no particular board: no bus bandwidth is
+ * known, so speeds that need one are left out. */
+static void shop_hw(const struct gr_gpu_model *g, int n, struct gr_plan_hw *hw)
+{
+  memset(hw, 0, sizeof(*hw));
+  hw->gpu = g;
+  hw->ngpus = n;
+  snprintf(hw->name, sizeof(hw->name), "%d x %s (no machine: memory only)", n, g->model);
+}
+
+/* The job on n GPUs of model g: its plan in *pl (the caller frees it). */
+static int shop_plan(const struct gr_plan_args *a, const struct gr_gpu_model *g, int n, struct gr_planned *pl,
+                     struct gr_err *err)
+{
+  struct gr_plan_hw hw;
+  char gpus[16];
+  struct gr_plan_args b = *a;
+  shop_hw(g, n, &hw);
+  snprintf(gpus, sizeof(gpus), "%d", n);
+  b.gpus = gpus;
+  return gr_plan_job(&b, &hw, NULL, pl, err);
+}
+
+int gr_plan_shop(const struct gr_plan_args *a, struct gr_shop *s, struct gr_err *err)
+{
+  static const int counts[GR_SHOP_COUNTS] = {1, 2, 4, 8};
+  const struct gr_facts *f = gr_facts();
+  struct gr_gpu_model big = f->gpus[0];
+  struct gr_planned *pl = xcalloc(1, sizeof(*pl));
+  int rc = -1;
+  memset(s, 0, sizeof(*s));
+  big.model = "a GPU of unbounded memory";
+  big.mem_gib = 1e12;
+  memcpy(s->counts, counts, sizeof(counts));
+  for (int i = 0; i < GR_SHOP_COUNTS; i++) {
+    if (shop_plan(a, &big, counts[i], pl, err) != 0)
+      goto out;
+    s->need_gib[i] = pl->plan.gpu_need_gib;
+    if (i == 0)
+      s->base = *pl; /* keeps its model; the others are freed */
+    else
+      gr_planned_free(pl);
+  }
+  if (s->base.req.job != GR_JOB_INFER) {
+    struct gr_plan_args z3 = *a;
+    z3.zero = "3";
+    for (int i = 0; i < GR_SHOP_COUNTS; i++) {
+      if (shop_plan(&z3, &big, counts[i], pl, err) != 0)
+        goto out;
+      s->zero3_gib[i] = pl->plan.gpu_need_gib;
+      gr_planned_free(pl);
+    }
+  }
+  s->rows = xcalloc(f->ngpus + 1, sizeof(*s->rows));
+  for (size_t g = 0; g < f->ngpus; g++) {
+    struct gr_shop_row *row = &s->rows[s->nrows++];
+    row->gpu = &f->gpus[g];
+    /* more GPUs before offload: offload is the slow way to fit */
+    for (int pass = 0; pass < 2 && !row->gpus; pass++)
+      for (int i = 0; i < GR_SHOP_COUNTS && !row->gpus; i++) {
+        if (shop_plan(a, row->gpu, counts[i], pl, err) != 0)
+          goto out;
+        const struct gr_plan *p = &pl->plan;
+        bool offload = strstr(p->fix, "--offload") != NULL;
+        if (p->fit != GR_FIT_NO || (p->fix[0] && (pass == 1 || !offload))) {
+          row->gpus = counts[i];
+          row->need_gib = p->fit != GR_FIT_NO ? p->gpu_need_gib : p->fix_need_gib;
+          snprintf(row->fix, sizeof(row->fix), "%s", p->fit != GR_FIT_NO ? "" : p->fix);
+        }
+        gr_planned_free(pl);
+      }
+  }
+  rc = 0;
+out:
+  gr_planned_free(pl);
+  free(pl);
+  return rc;
+}
+
+void gr_shop_free(struct gr_shop *s)
+{
+  gr_planned_free(&s->base);
+  free(s->rows);
+  memset(s, 0, sizeof(*s));
+}

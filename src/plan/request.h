@@ -74,4 +74,29 @@ void gr_planned_free(struct gr_planned *pl);
  * not fit fail, with the change that makes it fit as the fix. */
 void gr_plan_findings(const struct gr_planned *pl, const char *machine, struct gr_findings *out);
 
+/* Plan before buying: the job on no machine, against the GPU catalog. The
+ * memory per GPU for 1, 2, 4 and 8 GPUs (as asked, and with the cheapest
+ * with ZeRO-3 for training), and for every catalog GPU the fewest of them
+ * (of 1, 2, 4, 8) that hold the job with the cheapest change that does not
+ * offload, else the fewest with offload. */
+#define GR_SHOP_COUNTS 4
+struct gr_shop_row {
+  const struct gr_gpu_model *gpu;
+  int gpus;                   /* 0: not even 8 hold it */
+  double need_gib;            /* per GPU */
+  char fix[256];              /* the change it takes, empty when it fits as asked */
+};
+struct gr_shop {
+  struct gr_planned base;     /* the job planned on one GPU of infinite memory: counts and states */
+  int counts[GR_SHOP_COUNTS]; /* 1, 2, 4, 8 */
+  double need_gib[GR_SHOP_COUNTS]; /* per GPU as asked */
+  double zero3_gib[GR_SHOP_COUNTS]; /* per GPU with ZeRO-3/FSDP (training jobs; 0 otherwise) */
+  struct gr_shop_row *rows;   /* one per catalog GPU, owned */
+  size_t nrows;
+};
+/* Fills s for the arguments (no machine: --gpu and --rig absent). 0, or -1
+ * with err for bad input; free with gr_shop_free either way. */
+int gr_plan_shop(const struct gr_plan_args *a, struct gr_shop *s, struct gr_err *err);
+void gr_shop_free(struct gr_shop *s);
+
 #endif

@@ -233,8 +233,10 @@ json_t *gr_plan_to_json(const struct gr_planned *pl)
   json_object_set_new(verdict, "fit", json_string(gr_fit_name(p->fit)));
   json_object_set_new(verdict, "text", json_string(p->verdict));
   json_object_set_new(verdict, "fix", p->fix[0] ? json_string(p->fix) : json_null());
-  json_object_set_new(verdict, "max_batch", p->max_batch ? json_integer(p->max_batch) : json_null());
-  json_object_set_new(verdict, "max_ctx", p->max_ctx ? json_integer(p->max_ctx) : json_null());
+  json_object_set_new(verdict, "fix_per_gpu_gib", p->fix[0] ? json_real(round(p->fix_need_gib * 1000) / 1000) : json_null());
+  /* 0 is an answer (not even batch 1 fits); null only where no shape is known */
+  json_object_set_new(verdict, "max_batch", m->shape_known && r->gpus > 0 ? json_integer(p->max_batch) : json_null());
+  json_object_set_new(verdict, "max_ctx", m->shape_known && r->gpus > 0 ? json_integer(p->max_ctx) : json_null());
   json_object_set_new(root, "verdict", verdict);
   json_object_set_new(speed, "decode_tokens_per_s", range_json(&p->decode_tps));
   json_object_set_new(speed, "decode_full_ctx_tokens_per_s", range_json(&p->decode_full_tps));
@@ -274,4 +276,116 @@ json_t *gr_deepspeed_to_json(const struct gr_planned *pl, const char *printout)
   json_object_set_new(o, "largest_layer_params", json_integer((json_int_t)c.largest_module));
   json_object_set_new(o, "printout", json_string(printout));
   return o;
+}
+
+/* ---- plan before buying ---- */
+
+/* Shop rows by the GPUs they take (fewest first, none last), then by VRAM,
+ * largest first. */
+static int shop_order(const void *a, const void *b)
+{
+  const struct gr_shop_row *x = a, *y = b;
+  /* offloading rows after the others: they fit, slowly */
+  int nx = (x->gpus ? x->gpus : 1000) + (strstr(x->fix, "--offload") ? 100 : 0);
+  int ny = (y->gpus ? y->gpus : 1000) + (strstr(y->fix, "--offload") ? 100 : 0);
+  if (nx != ny)
+    return nx - ny;
+  if (x->gpu->mem_gib != y->gpu->mem_gib)
+    return x->gpu->mem_gib < y->gpu->mem_gib ? 1 : -1;
+  return strcmp(x->gpu->model, y->gpu->model);
+}
+
+static struct gr_shop_row *shop_sorted(const struct gr_shop *s)
+{
+  struct gr_shop_row *rows = xcalloc(s->nrows + 1, sizeof(*rows));
+  memcpy(rows, s->rows, s->nrows * sizeof(*rows));
+  qsort(rows, s->nrows, sizeof(*rows), shop_order);
+  return rows;
+}
+
+void gr_print_shop(FILE *out, const struct gr_shop *s)
+{
+  const struct gr_planned *pl = &s->base;
+  const struct gr_plan_req *r = &pl->req;
+  const struct gr_plan *p = &pl->plan;
+  fprintf(out, "Plan before buying: %s, %s", pl->model.name, gr_job_name(r->job));
+  if (r->job != GR_JOB_FULL)
+    fprintf(out, ", %s", r->quant.name);
+  fprintf(out, "%s\n", pl->model.shape_known ? "" : " (shape unknown: model states and weights only)");
+  fprintf(out, "Machine: none: no GPU here and none named (--gpu MODEL or --rig RIG plans on one)\n");
+  fprintf(out, "Engine: %s\n", r->engine);
+  print_model(out, &pl->model, p);
+  if (r->job == GR_JOB_FULL)
+    fprintf(out, "Model states: %.0f GB (%d bytes per parameter: fp16 weights 2, %s gradients %d, fp32 master "
+            "weights, Adam m and v 12; GB = 10^9 bytes)\n", p->model_states_gb, r->state_bytes,
+            r->state_bytes == 18 ? "fp32" : "fp16", r->state_bytes == 18 ? 4 : 2);
+  else
+    fprintf(out, "Weights: %.2f GiB in %s\n", p->weights.total / 1073741824.0, r->quant.name);
+  fprintf(out, "\n%-26s", "Memory per GPU, GiB");
+  for (int i = 0; i < GR_SHOP_COUNTS; i++)
+    fprintf(out, " %4d GPU%s", s->counts[i], s->counts[i] > 1 ? "s" : " ");
+  char asked[48];
+  snprintf(asked, sizeof(asked), "as asked%s", r->job == GR_JOB_INFER ? " (layer split)" : r->zero ? "" : " (ZeRO-0)");
+  fprintf(out, "\n  %-24s", asked);
+  for (int i = 0; i < GR_SHOP_COUNTS; i++)
+    fprintf(out, " %9.1f", s->need_gib[i]);
+  if (r->job != GR_JOB_INFER && r->zero < 3) {
+    fprintf(out, "\n  %-24s", "with ZeRO-3 / FSDP");
+    for (int i = 0; i < GR_SHOP_COUNTS; i++)
+      fprintf(out, " %9.1f", s->zero3_gib[i]);
+  }
+  fprintf(out, "\n");
+  fprintf(out, "Host RAM: %.1f GiB with 1 GPU (checkpoint loading, offloaded states)\n", p->host_need_gib);
+  struct gr_shop_row *rows = shop_sorted(s);
+  fprintf(out, "\nCatalog GPUs that hold it (data/gpus.tsv): the fewest of 1, 2, 4 or 8 and the cheapest change it\n"
+               "takes, offloading only where no count up to 8 holds it otherwise:\n");
+  fprintf(out, "  %-24s %8s %5s %12s  %s\n", "GPU", "VRAM GiB", "GPUs", "GiB per GPU", "change");
+  for (size_t i = 0; i < s->nrows; i++) {
+    if (rows[i].gpus)
+      fprintf(out, "  %-24s %8.0f %5d %12.1f  %s\n", rows[i].gpu->model, rows[i].gpu->mem_gib, rows[i].gpus,
+              rows[i].need_gib, rows[i].fix[0] ? rows[i].fix : "as asked");
+    else
+      fprintf(out, "  %-24s %8.0f %5s %12s  %s\n", rows[i].gpu->model, rows[i].gpu->mem_gib, "-", "-",
+              "8 do not hold it with any change gpurig tries");
+  }
+  free(rows);
+}
+
+json_t *gr_shop_to_json(const struct gr_shop *s)
+{
+  const struct gr_planned *pl = &s->base;
+  json_t *root = json_object(), *req = json_object(), *need = json_array(), *gpus = json_array();
+  json_object_set_new(root, "model", model_json(&pl->model, &pl->plan));
+  json_object_set_new(req, "job", json_string(gr_job_name(pl->req.job)));
+  json_object_set_new(req, "quant", json_string(pl->req.quant.name));
+  json_object_set_new(req, "engine", json_string(pl->req.engine));
+  json_object_set_new(req, "zero", json_integer(pl->req.zero));
+  json_object_set_new(req, "machine", json_null());
+  json_object_set_new(root, "request", req);
+  json_object_set_new(root, "model_states_gb",
+                      pl->req.job == GR_JOB_FULL ? json_real(pl->plan.model_states_gb) : json_null());
+  json_object_set_new(root, "weights_gib", json_real(pl->plan.weights.total / 1073741824.0));
+  for (int i = 0; i < GR_SHOP_COUNTS; i++) {
+    json_t *o = json_object();
+    json_object_set_new(o, "gpus", json_integer(s->counts[i]));
+    json_object_set_new(o, "per_gpu_gib", json_real(round(s->need_gib[i] * 1000) / 1000));
+    json_object_set_new(o, "per_gpu_zero3_gib",
+                        pl->req.job != GR_JOB_INFER ? json_real(round(s->zero3_gib[i] * 1000) / 1000) : json_null());
+    json_array_append_new(need, o);
+  }
+  json_object_set_new(root, "per_gpu_need", need);
+  json_object_set_new(root, "host_need_gib", json_real(round(pl->plan.host_need_gib * 1000) / 1000));
+  struct gr_shop_row *rows = shop_sorted(s);
+  for (size_t i = 0; i < s->nrows; i++) {
+    json_t *o = json_object();
+    json_object_set_new(o, "gpu", json_string(rows[i].gpu->model));
+    json_object_set_new(o, "mem_gib", json_real(rows[i].gpu->mem_gib));
+    json_object_set_new(o, "gpus", rows[i].gpus ? json_integer(rows[i].gpus) : json_null());
+    json_object_set_new(o, "per_gpu_gib", rows[i].gpus ? json_real(round(rows[i].need_gib * 1000) / 1000) : json_null());
+    json_object_set_new(o, "change", rows[i].gpus && rows[i].fix[0] ? json_string(rows[i].fix) : json_null());
+    json_array_append_new(gpus, o);
+  }
+  free(rows);
+  json_object_set_new(root, "catalog_gpus", gpus);
+  return root;
 }

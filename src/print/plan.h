@@ -15,4 +15,9 @@ json_t *gr_plan_to_json(const struct gr_planned *pl);
 /* --estimator deepspeed --json: the request's counts and DeepSpeed's printout. */
 json_t *gr_deepspeed_to_json(const struct gr_planned *pl, const char *printout);
 
+/* Plan before buying (plan/request.h gr_plan_shop): memory per GPU count
+ * and the catalog GPUs that hold the job. */
+void gr_print_shop(FILE *out, const struct gr_shop *s);
+json_t *gr_shop_to_json(const struct gr_shop *s);
+
 #endif
