@@ -34,6 +34,8 @@ static bool list_has(const char *list, const char *word)
 
 static long row_of(const char *name)
 {
+  if (!name)
+    return -1;
   for (size_t r = 0; r < engines()->nrows; r++)
     if (strcasecmp(cell(r, "name"), name) == 0 || list_has(cell(r, "aliases"), name))
       return (long)r;

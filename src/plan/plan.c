@@ -477,9 +477,14 @@ static void speed_train(const struct gr_plan_req *r, const struct gr_model *m, c
   size_t k = o->dp > 1 ? (size_t)(o->dp < 65 ? o->dp : 64) : 0;
   o->allreduce_raised_gbps = k ? hw->busbw_raised_gbps[k] : 0;
   o->allreduce_raised_level = k ? hw->p2p_level[k] : NULL;
+  /* low: the faster MFU with the all-reduce hidden as far as compute allows;
+   * high: the slower MFU and none of it hidden; mid: between the MFUs with
+   * the stated share hidden, never below what cannot be hidden (the
+   * all-reduce itself) so that it stays inside the range */
+  double c_mid = (c_lo + c_hi) / 2;
   o->step_s.low = fmax(c_lo, comm) + offload;
   o->step_s.high = c_hi + comm + offload;
-  o->step_s.mid = (c_lo + c_hi) / 2 + (1 - ov) * comm + offload;
+  o->step_s.mid = fmin(fmax(c_mid + (1 - ov) * comm, fmax(c_mid, comm)), c_hi + comm) + offload;
   o->step_s.ok = true;
   o->train_tps = (struct gr_range){tokens / o->step_s.high, tokens / o->step_s.mid, tokens / o->step_s.low, true};
   snprintf(o->speed_basis, sizeof(o->speed_basis),

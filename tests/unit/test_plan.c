@@ -214,6 +214,49 @@ static void deepspeed_printout(void **state)
   gr_model_free(&m);
 }
 
+static void range_inside(const struct gr_range *r)
+{
+  if (r->ok) {
+    assert_true(r->low <= r->mid + 1e-9);
+    assert_true(r->mid <= r->high + 1e-9);
+  }
+}
+
+/* Every speed range holds its middle figure, also where the all-reduce
+ * dominates the step (perf.md §8: "step 15.63 s (range 16.16 to 25.22)"),
+ * over bus bandwidths from 0.1 to 1000 GB/s, 2 to 64 GPUs, every job. */
+static void ranges_hold_their_middle(void **state)
+{
+  static const double busbw[] = {0.1, 1, 10, 100, 1000};
+  static const int gpus[] = {2, 8, 64};
+  static const enum gr_job jobs[] = {GR_JOB_FULL, GR_JOB_LORA, GR_JOB_INFER};
+  struct gr_model m;
+  struct gr_plan *p = calloc(1, sizeof(*p));
+  (void)state;
+  builtin("llama-2-70b", &m);
+  for (size_t b = 0; b < 5; b++)
+    for (size_t g = 0; g < 3; g++)
+      for (size_t j = 0; j < 3; j++) {
+        struct gr_plan_hw hw = {.gpu = gr_catalog_find("RTX 3090"), .ngpus = gpus[g], .host_link_gbps = 31.5};
+        for (int k = 2; k <= 64; k++)
+          hw.busbw_gbps[k] = busbw[b];
+        struct gr_plan_req r = {.job = jobs[j], .tp = 1, .pp = jobs[j] == GR_JOB_INFER ? gpus[g] : 1, .batch = 4,
+                                .ctx = 2048, .state_bytes = 18, .zero = jobs[j] == GR_JOB_INFER ? 0 : 3,
+                                .gpus = gpus[g], .lora_rank = 8, .lora_targets = GR_LORA_Q | GR_LORA_V,
+                                .engine = jobs[j] == GR_JOB_INFER ? "llama.cpp" : "transformers"};
+        quant(jobs[j] == GR_JOB_INFER ? "q4_k_m" : "bf16", &r.quant);
+        quant("fp16", &r.kv_quant);
+        gr_plan_run(&r, &m, &hw, p);
+        range_inside(&p->step_s);
+        range_inside(&p->train_tps);
+        range_inside(&p->decode_tps);
+        range_inside(&p->decode_full_tps);
+        range_inside(&p->prefill_tps);
+      }
+  free(p);
+  gr_model_free(&m);
+}
+
 static void plan_on(const char *rig_or_gpu, bool is_rig, int gpus, struct gr_plan_req *r, const struct gr_model *m,
                     struct gr_plan *p)
 {
@@ -439,7 +482,7 @@ int main(void)
       cmocka_unit_test(seed_a5000_two_instances), cmocka_unit_test(deepspeed_zero3_fits_as_planned),
       cmocka_unit_test(plan_machine_has_every_group_size), cmocka_unit_test(quant_config_hints),
       cmocka_unit_test(plan_args_checked_first),  cmocka_unit_test(default_split_names_the_gpus),
-      cmocka_unit_test(unplanned_checkpoint_needs_quant),
+      cmocka_unit_test(unplanned_checkpoint_needs_quant), cmocka_unit_test(ranges_hold_their_middle),
   };
   return cmocka_run_group_tests(tests, setup, NULL);
 }
