@@ -25,7 +25,7 @@ int gr_machine_open(const struct gr_source *src, unsigned flags, struct gr_machi
     m->predicted = true;
   }
   if (flags & GR_MACHINE_GROUPS)
-    gr_predict_groups(&m->prediction);
+    gr_predict_groups(&m->prediction, NULL, 0);
   return 0;
 }
 

@@ -20,14 +20,26 @@ static const struct gr_package *package_at(const struct gr_topo *t, int os_index
 
 /* ---- paths as lists of shared resources ---- */
 
+/* A hop's resources live in its ctx's pools (one entry per resource use),
+ * so a hop takes a few dozen bytes plus its uses, not room for the most
+ * uses any hop may have: the n x n table stays small at 256 GPUs. */
 struct hop {
   int nres;
-  int res[48];
-  double cap[48];
-  bool effective[48]; /* capacity already an effective figure (socket link, host memory) */
+  const int *res;        /* resource ids, into ctx.pool_res */
+  const double *cap;     /* GB/s of each, into ctx.pool_cap */
+  const bool *effective; /* capacity already an effective figure (socket link, host memory) */
   double eff;
   bool nvlink;
   enum gr_xfer x;     /* how the bytes go: NVLink, PCIe P2P, through host memory */
+};
+
+/* A hop while it is built, before its resources move to the pools. */
+#define HOP_MAX_RES 48
+struct hop_build {
+  int nres;
+  int res[HOP_MAX_RES];
+  double cap[HOP_MAX_RES];
+  bool effective[HOP_MAX_RES];
 };
 
 struct ctx {
@@ -35,6 +47,10 @@ struct ctx {
   const struct gr_analysis *a;
   size_t n, nres;
   struct hop *hops;      /* [mode][a][b]: mode 0 = NCCL default, 1 = best */
+  int *pool_res;         /* every hop's resource uses, hop after hop */
+  double *pool_cap;
+  bool *pool_eff;
+  size_t npool, pool_cap_n;
   int *count;            /* ring_busbw's scratch counts, all zero between calls */
   int *pcount;           /* the ring search's counts on its fixed stretch, */
   int *out_left, *in_left; /* and the uses certain for the GPUs still to send, to receive */
@@ -52,9 +68,9 @@ static const struct hop *hop_of(const struct ctx *c, int mode, int from, int to)
   return &c->hops[(size_t)mode * c->n * c->n + (size_t)from * c->n + (size_t)to];
 }
 
-static void hop_add(struct hop *h, int res, double cap, bool effective)
+static void hop_add(struct hop_build *h, int res, double cap, bool effective)
 {
-  if (cap <= 0 || h->nres >= 48)
+  if (cap <= 0 || h->nres >= HOP_MAX_RES)
     return;
   h->res[h->nres] = res;
   h->cap[h->nres] = cap;
@@ -63,25 +79,28 @@ static void hop_add(struct hop *h, int res, double cap, bool effective)
 }
 
 /* Links from x up to (not including) stop, in direction dir (0 up, 1 down). */
-static void add_links(const struct ctx *c, struct hop *h, int x, int stop, int dir)
+static void add_links(const struct ctx *c, struct hop_build *h, int x, int stop, int dir)
 {
   for (; x >= 0 && x != stop; x = c->t->pci[x].parent)
     if (c->t->pci[x].has_link)
       hop_add(h, x * 2 + dir, gr_link_bw_gbps(&c->t->pci[x]), false);
 }
 
-static void build_hop(const struct ctx *c, struct hop *h, size_t ga, size_t gb, enum gr_xfer mode)
+/* Fills hop hd (its kind and efficiency) and h (its resource uses). */
+static void build_hop(const struct ctx *c, struct hop *hd, struct hop_build *h, size_t ga, size_t gb,
+                      enum gr_xfer mode)
 {
   const struct gr_topo *t = c->t;
   int x = t->gpus[ga], y = t->gpus[gb];
-  memset(h, 0, sizeof(*h));
-  h->x = mode;
+  memset(hd, 0, sizeof(*hd));
+  h->nres = 0;
+  hd->x = mode;
   if (mode == GR_XFER_NVLINK) {
     double bw = c->a->gpu_gpu[ga * c->n + gb].bw_gbps;
     hop_add(h, (int)(2 * t->npci + 2 + ga * 2), bw, false);
     hop_add(h, (int)(2 * t->npci + 2 + gb * 2 + 1), bw, false);
-    h->eff = gr_calibration("ring_nvlink_eff");
-    h->nvlink = true;
+    hd->eff = gr_calibration("ring_nvlink_eff");
+    hd->nvlink = true;
     return;
   }
   int stop = mode == GR_XFER_P2P ? gr_topo_common_ancestor(t, x, y) : -1;
@@ -100,7 +119,25 @@ static void build_hop(const struct ctx *c, struct hop *h, size_t ga, size_t gb, 
     hop_add(h, res, mem, true);
     hop_add(h, res, mem, true);
   }
-  h->eff = gr_calibration(mode == GR_XFER_P2P ? "ring_p2p_eff" : "ring_host_eff");
+  hd->eff = gr_calibration(mode == GR_XFER_P2P ? "ring_p2p_eff" : "ring_host_eff");
+}
+
+/* Appends a built hop's uses to the pools; its offset in *off (the pools
+ * may move until every hop is in, so pointers are set after). */
+static void hop_store(struct ctx *c, const struct hop_build *b, struct hop *h, size_t *off)
+{
+  if (c->npool + (size_t)b->nres > c->pool_cap_n) {
+    c->pool_cap_n = (c->pool_cap_n + (size_t)b->nres) * 2;
+    c->pool_res = xrealloc(c->pool_res, c->pool_cap_n * sizeof(int));
+    c->pool_cap = xrealloc(c->pool_cap, c->pool_cap_n * sizeof(double));
+    c->pool_eff = xrealloc(c->pool_eff, c->pool_cap_n * sizeof(bool));
+  }
+  memcpy(c->pool_res + c->npool, b->res, (size_t)b->nres * sizeof(int));
+  memcpy(c->pool_cap + c->npool, b->cap, (size_t)b->nres * sizeof(double));
+  memcpy(c->pool_eff + c->npool, b->effective, (size_t)b->nres * sizeof(bool));
+  *off = c->npool;
+  h->nres = b->nres;
+  c->npool += (size_t)b->nres;
 }
 
 /* NCCL runs several rings at once over NVLink (one per link direction it can
@@ -609,13 +646,35 @@ static void ctx_open(struct ctx *c, const struct gr_prediction *p, enum gr_level
   c->out_left = xcalloc(c->nres + 1, sizeof(int));
   c->in_left = xcalloc(c->nres + 1, sizeof(int));
   c->hops = xcalloc(2 * n * n + 1, sizeof(*c->hops));
+  size_t *off = xcalloc(2 * n * n + 1, sizeof(size_t));
+  struct hop_build *b = xmalloc(sizeof(*b));
   nvlink_tables(c);
   for (size_t i = 0; i < n; i++)
     for (size_t j = 0; j < n; j++) {
-      build_hop(c, &c->hops[i * n + j], i, j, xfer_at(p, i, j, level));
-      build_hop(c, &c->hops[n * n + i * n + j], i, j, p->pairs[i * n + j].best);
-      c->modes_differ |= xfer_at(p, i, j, level) != p->pairs[i * n + j].best;
+      enum gr_xfer d = xfer_at(p, i, j, level), best = p->pairs[i * n + j].best;
+      build_hop(c, &c->hops[i * n + j], b, i, j, d);
+      hop_store(c, b, &c->hops[i * n + j], &off[i * n + j]);
+      if (best == d) { /* the same path in both modes: one copy of its uses */
+        c->hops[n * n + i * n + j] = c->hops[i * n + j];
+        off[n * n + i * n + j] = off[i * n + j];
+        continue;
+      }
+      build_hop(c, &c->hops[n * n + i * n + j], b, i, j, best);
+      hop_store(c, b, &c->hops[n * n + i * n + j], &off[n * n + i * n + j]);
+      c->modes_differ = true;
     }
+  if (!c->pool_res) { /* no hop uses anything (one GPU): still valid pointers */
+    c->pool_res = xcalloc(1, sizeof(int));
+    c->pool_cap = xcalloc(1, sizeof(double));
+    c->pool_eff = xcalloc(1, sizeof(bool));
+  }
+  for (size_t h = 0; h < 2 * n * n; h++) {
+    c->hops[h].res = c->pool_res + off[h];
+    c->hops[h].cap = c->pool_cap + off[h];
+    c->hops[h].effective = c->pool_eff + off[h];
+  }
+  free(b);
+  free(off);
 }
 
 /* The search tables for each NCCL level a communicator size may get, each
@@ -645,6 +704,9 @@ static void ctx_close(struct ctx *c)
   free(c->out_left);
   free(c->in_left);
   free(c->hops);
+  free(c->pool_res);
+  free(c->pool_cap);
+  free(c->pool_eff);
   free(c->nv_direct);
   free(c->nv_fabric);
 }
@@ -1122,7 +1184,7 @@ void gr_predict(const struct gr_topo *t, const struct gr_analysis *a, struct gr_
   ctxs_close(&cs);
 }
 
-void gr_predict_groups(struct gr_prediction *p)
+void gr_predict_groups(struct gr_prediction *p, const size_t *sizes, size_t nsizes)
 {
   free(p->group_busbw_gbps);
   free(p->group_busbw_raised_gbps);
@@ -1136,6 +1198,11 @@ void gr_predict_groups(struct gr_prediction *p)
   int *order = xmalloc((p->ngpus + 1) * sizeof(int));
   /* 64: the most GPUs a plan spreads one job over (--gpus, --tp) */
   for (size_t k = 2; k < p->ngpus && k <= 64; k++) {
+    bool asked = !sizes;
+    for (size_t i = 0; i < nsizes && sizes; i++)
+      asked |= sizes[i] == k;
+    if (!asked) /* a plan asks for its TP and data-parallel group sizes only */
+      continue;
     struct ctx *c = ctx_for(&cs, k);
     p->group_busbw_gbps[k] = best_group(c, k, 0, order);
     /* a raised level changes only host-staged hops: when the best default

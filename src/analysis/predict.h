@@ -83,7 +83,8 @@ void gr_predict(const struct gr_topo *t, const struct gr_analysis *a, struct gr_
  * gr_predict filled, from its p->t and p->a. Only plans read it, and it
  * costs more than all of gr_predict on larger machines, so it is asked for
  * separately (GR_MACHINE_GROUPS). */
-void gr_predict_groups(struct gr_prediction *p);
+void gr_predict_groups(struct gr_prediction *p, const size_t *sizes, size_t nsizes);
+/* sizes: the group sizes wanted (nsizes of them), or NULL for every size. */
 void gr_prediction_free(struct gr_prediction *p);
 
 const char *gr_xfer_name(enum gr_xfer x);     /* "nvlink", "p2p", "host" */

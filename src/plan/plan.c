@@ -519,41 +519,51 @@ static void plan_cost(const struct gr_plan_req *r, const struct gr_plan_hw *hw, 
 /* ---- verdict ---- */
 
 /* Counts, weight bytes and the memory breakdown: what every plan starts from. */
-static void plan_base(const struct gr_plan_req *r, const struct gr_model *m, const struct gr_plan_hw *hw,
-                      struct gr_plan *o)
+/* Counts, weight bytes and the memory breakdown: what every plan starts
+ * from. w: the weight bytes when the caller has them for r's format (they
+ * depend on neither batch nor context), else NULL. */
+static void plan_base_with(const struct gr_plan_req *r, const struct gr_model *m, const struct gr_plan_hw *hw,
+                           struct gr_plan *o, const struct gr_weight_bytes *w)
 {
   memset(o, 0, sizeof(*o));
   gr_model_count(m, &o->params);
-  gr_quant_model_bytes(&r->quant, m, &o->weights);
+  if (w)
+    o->weights = *w;
+  else
+    gr_quant_model_bytes(&r->quant, m, &o->weights);
   o->trainable = r->job == GR_JOB_FULL ? o->params.total : gr_lora_trainable(m, r->lora_rank, r->lora_targets);
   plan_memory(r, m, hw, o);
 }
 
-static bool fits(const struct gr_plan_req *r, const struct gr_model *m, const struct gr_plan_hw *hw)
+static void plan_base(const struct gr_plan_req *r, const struct gr_model *m, const struct gr_plan_hw *hw,
+                      struct gr_plan *o)
 {
-  struct gr_plan *tmp = xmalloc(sizeof(*tmp));
-  plan_base(r, m, hw, tmp);
-  bool ok = fit_of(tmp, r) != GR_FIT_NO;
-  free(tmp);
-  return ok;
+  plan_base_with(r, m, hw, o, NULL);
 }
 
-/* The largest value in [1, hi] for which set() still fits (0 if none). */
+/* The largest value in [1, hi] for which set() still fits (0 if none).
+ * The weight bytes are computed once: the bisection changes only batch or
+ * context (perf.md §4: recomputing them was most of compare --job infer). */
 static long largest_fitting(struct gr_plan_req r, const struct gr_model *m, const struct gr_plan_hw *hw, bool ctx,
                             long hi)
 {
   long lo = 0;
+  struct gr_weight_bytes w;
+  struct gr_plan *tmp = xmalloc(sizeof(*tmp));
+  gr_quant_model_bytes(&r.quant, m, &w);
   while (lo < hi) {
     long mid = lo + (hi - lo + 1) / 2;
     if (ctx)
       r.ctx = mid;
     else
       r.batch = mid;
-    if (fits(&r, m, hw))
+    plan_base_with(&r, m, hw, tmp, &w);
+    if (fit_of(tmp, &r) != GR_FIT_NO)
       lo = mid;
     else
       hi = mid - 1;
   }
+  free(tmp);
   return lo;
 }
 

@@ -337,8 +337,16 @@ int gr_plan_machine_open(const struct gr_plan_args *a, const struct gr_source *g
   struct gr_source src = *given;
   if (a->gpu && given->kind != GR_SRC_RIG) /* with a rig, --gpu fills its slots instead */
     src = (struct gr_source){.kind = GR_SRC_GENERIC, .gpu_model = a->gpu, .gpus = (int)n, .nccl = given->nccl};
-  if (gr_machine_open(&src, GR_MACHINE_PREDICT | GR_MACHINE_GROUPS, m, err) != 0)
+  if (gr_machine_open(&src, GR_MACHINE_PREDICT, m, err) != 0)
     return -1;
+  /* the group bandwidths the plan reads: its tensor-parallel group and its
+   * data-parallel ranks (the search over every size costs more than the
+   * whole prediction on large machines) */
+  struct gr_plan_req r = {0};
+  if (parse_job(a->job, &r.job, err) != 0 || parse_counts(a, (int)m->topo.ngpus, &r, err) != 0)
+    return -1;
+  size_t sizes[2] = {(size_t)r.tp, (size_t)(r.gpus / (r.tp * r.pp > 0 ? r.tp * r.pp : 1))};
+  gr_predict_groups(&m->prediction, sizes, 2);
   return gr_plan_hw_from(a, m, hw, err);
 }
 

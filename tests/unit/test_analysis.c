@@ -436,7 +436,7 @@ static void predicts_8_to_256_gpus(void **state)
     assert_hives_whole(&a, n, switches);
     gr_predict(&b.t, &a, &p);
     assert_prediction_sane(&p, n);
-    gr_predict_groups(&p);
+    gr_predict_groups(&p, NULL, 0);
     for (size_t k = 2; k < n && k <= 64; k++)
       assert_true(isfinite(p.group_busbw_gbps[k]) && p.group_busbw_gbps[k] > 0);
     gr_prediction_free(&p);
@@ -583,7 +583,7 @@ static void tp2_judged_with_its_own_communicator(void **state)
   snprintf(head, sizeof(head), "bandwidth %.1f GB/s with NCCL's defaults", p.nccl_default.busbw_gbps);
   assert_non_null(strstr(p.verdicts[0].reasons, head));
   assert_non_null(strstr(p.verdicts[0].reasons, "With NCCL_P2P_LEVEL=PHB"));
-  gr_predict_groups(&p);
+  gr_predict_groups(&p, NULL, 0);
   assert_true(p.group_busbw_gbps[2] > p.group_busbw_gbps[3]); /* 2: P2P by default; 3: host-staged */
   assert_true(p.group_busbw_raised_gbps[3] > p.group_busbw_gbps[3]);
   assert_string_equal(p.group_p2p_level[3], "PHB");

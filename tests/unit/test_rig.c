@@ -236,7 +236,7 @@ static void group_rings_on_demand(void **state)
   gr_predict(&t, &a, &p);
   assert_null(p.group_busbw_gbps);
   for (int pass = 0; pass < 2; pass++) { /* the second call replaces the table (ASan, valgrind: no leak) */
-    gr_predict_groups(&p);
+    gr_predict_groups(&p, NULL, 0);
     assert_non_null(p.group_busbw_gbps);
     assert_true(fabs(p.group_busbw_gbps[2] - 15.754 * 0.8) < 0.01);
     assert_true(p.group_busbw_raised_gbps[2] == 0 && !p.group_p2p_level[2]);
