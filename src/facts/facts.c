@@ -18,7 +18,8 @@ static const char *const calibration_keys[] = {
     "nccl_nvlink_sm80", "nccl_nvlink_sm86", "nccl_nvlink_sm90", "nccl_nvlink_sm100", "nvlink1_link_gbps", "nvlink2_link_gbps", "nvlink3_link_gbps",
     "nvlink4_link_gbps", "nvlink5_link_gbps", NULL};
 static const char *const planner_keys[] = {
-    "cuda_context_gib", "decode_eff_gpu_low", "decode_eff_gpu_mid", "decode_eff_gpu_high", "decode_eff_cpu_low",
+    "cuda_context_gib", "decode_eff_quant_low", "decode_eff_quant_mid", "decode_eff_quant_high", "decode_eff_float_low",
+    "decode_eff_float_mid", "decode_eff_float_high", "decode_fixed_us", "decode_eff_cpu_low",
     "decode_eff_cpu_high", "layer_split_eff", "allreduce_latency_us", "prefill_mfu", "train_mfu_low",
     "train_mfu_high", "allreduce_overlap", "inference_chunk_tokens", "zero3_live_gib", "zero_bucket_gib",
     "kwh_price_usd", "gpu_power_share", "host_power_w", NULL};

@@ -380,7 +380,9 @@ static double decode_step_s(const struct gr_plan_req *r, const struct gr_model *
   if (r->gpus == 0)
     return bytes / (eff * hw->cpu_bw_gbps * 1e9);
   double split = r->pp > 1 ? gr_planner_const("layer_split_eff") : 1.0;
-  return bytes / r->tp / (eff * hw->gpu->mem_bw_gbps * 1e9) / split + o->tp_comm_s;
+  /* the fixed cost of a step (launches, sampling) dominates small models on fast GPUs */
+  return bytes / r->tp / (eff * hw->gpu->mem_bw_gbps * 1e9) / split + gr_planner_const("decode_fixed_us") * 1e-6 +
+         o->tp_comm_s;
 }
 
 /* Two all-reduces of the hidden state per layer per step under TP. */
@@ -405,10 +407,14 @@ static void speed_decode(const struct gr_plan_req *r, const struct gr_model *m, 
     e[0] = gr_planner_const("decode_eff_cpu_low");
     e[2] = gr_planner_const("decode_eff_cpu_high");
     e[1] = (e[0] + e[2]) / 2;
-  } else {
-    e[0] = gr_planner_const("decode_eff_gpu_low");
-    e[1] = gr_planner_const("decode_eff_gpu_mid");
-    e[2] = gr_planner_const("decode_eff_gpu_high");
+  } else if (r->quant.kind == GR_Q_FLOAT) { /* one plain read per weight */
+    e[0] = gr_planner_const("decode_eff_float_low");
+    e[1] = gr_planner_const("decode_eff_float_mid");
+    e[2] = gr_planner_const("decode_eff_float_high");
+  } else { /* block-quantized: the matrix-vector kernels dequantize as they read */
+    e[0] = gr_planner_const("decode_eff_quant_low");
+    e[1] = gr_planner_const("decode_eff_quant_mid");
+    e[2] = gr_planner_const("decode_eff_quant_high");
   }
   tp_comm(r, m, hw, o);
   double b = (double)r->batch, *out[3] = {&o->decode_tps.low, &o->decode_tps.mid, &o->decode_tps.high};
@@ -427,8 +433,9 @@ static void speed_decode(const struct gr_plan_req *r, const struct gr_model *m, 
                  bytes / 1e9, hw->cpu_bw_gbps, hw->cpu_desc, e[0] * 100, e[2] * 100);
   else
     n = snprintf(o->speed_basis, sizeof(o->speed_basis),
-                 "decode: %.2f GB of weights read per step, %s at %.0f GB/s, %.0f-%.0f%% efficiency", bytes / 1e9,
-                 hw->gpu->model, hw->gpu->mem_bw_gbps, e[0] * 100, e[2] * 100);
+                 "decode: %.2f GB of weights read per step, %s at %.0f GB/s, %.0f-%.0f%% efficiency (%s weights), "
+                 "plus %.0f us per step", bytes / 1e9, hw->gpu->model, hw->gpu->mem_bw_gbps, e[0] * 100, e[2] * 100,
+                 r->quant.kind == GR_Q_FLOAT ? "plain" : "block-quantized", gr_planner_const("decode_fixed_us"));
   if (r->pp > 1 && n > 0 && (size_t)n < sizeof(o->speed_basis))
     n += snprintf(o->speed_basis + n, sizeof(o->speed_basis) - (size_t)n,
                   "; layer split over %d GPUs reads them one after another (x%.2f)", r->pp,

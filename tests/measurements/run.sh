@@ -17,6 +17,8 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
 TSV=${GPURIG_MEASUREMENTS:-$ROOT/data/measurements.tsv}
 command -v jq >/dev/null || { echo "measurements: jq is needed (apt-get install jq)" >&2; exit 3; }
+case "$GPURIG" in /*) ;; */*) GPURIG=$PWD/$GPURIG ;; esac
+cd "$ROOT" # rows name inputs relative to the repository (tests/data/..., data/rigs/...)
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
 
