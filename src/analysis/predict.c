@@ -59,6 +59,8 @@ struct ctx {
   bool modes_differ;     /* some pair moves differently in mode 0 and mode 1 */
   double *nv_direct;     /* [g][h]: direct NVLink GB/s between two GPUs */
   double *nv_fabric;     /* [g]: GPU's NVLink GB/s into NVSwitches */
+  int *nvls_fabric;      /* [g]: 1 + the NVLink-SHARP-capable fabric the GPU is on, 0 none */
+  bool nvls_nccl;        /* the NCCL version has NVLS (2.17 and later) */
 };
 
 /* The hop from GPU `from` to GPU `to` in a mode (0 NCCL's default for the
@@ -159,15 +161,42 @@ static void nvlink_tables(struct ctx *c)
       c->nv_direct[(size_t)gb * c->n + (size_t)ga] += l->bw_gbps;
     }
   }
+  c->nvls_fabric = xcalloc(c->n + 1, sizeof(int));
+  struct gr_nccl_version nvls_since = {2, 17, 1};
+  c->nvls_nccl = gr_nccl_version_cmp(&c->a->nccl_version, &nvls_since) >= 0;
   for (size_t f = 0; f < t->nfabrics; f++)
     for (size_t i = 0; i < t->fabrics[f].nmembers; i++) {
       const struct gr_fabric_member *m = &t->fabrics[f].members[i];
-      if (t->pci[m->gpu].gpu_index >= 0)
-        c->nv_fabric[t->pci[m->gpu].gpu_index] += m->gbps;
+      if (t->pci[m->gpu].gpu_index < 0)
+        continue;
+      c->nv_fabric[t->pci[m->gpu].gpu_index] += m->gbps;
+      /* switch-side reduction came with the third-generation NVSwitch (NVLink 4) */
+      if (t->fabrics[f].nvlink_gen >= 4)
+        c->nvls_fabric[t->pci[m->gpu].gpu_index] = (int)f + 1;
     }
 }
 
-static double nvlink_set_bound(const struct ctx *c, const int *set, size_t k)
+/* NVLink SHARP (NVLS): on NVSwitch generations that reduce in the switch
+ * (NVLink 4 and later: HGX H100/H200/H800, B200), NCCL 2.17+ runs large
+ * all-reduces as NVLS by default; nccl-tests then shows a busbw above the
+ * ring's, about 1.07x the NVLink line rate on 8 H100 (480 GB/s against the
+ * ring's 370, sjeaugey in NVIDIA/nccl-tests#212). 0 where the set is not all
+ * on one such fabric or NCCL lacks NVLS. */
+static double nvls_bound(const struct ctx *c, const int *set, size_t k)
+{
+  if (!c->nvls_nccl || k < 2)
+    return 0;
+  double bound = INFINITY;
+  for (size_t i = 0; i < k; i++) {
+    if (!c->nvls_fabric[set[i]] || c->nvls_fabric[set[i]] != c->nvls_fabric[set[0]])
+      return 0;
+    bound = fmin(bound, c->nv_fabric[set[i]]);
+  }
+  return bound * gr_calibration("nvls_busbw_eff");
+}
+
+/* The ring over NVLink only (NCCL runs one ring per link it can pair up). */
+static double nvlink_ring_bound(const struct ctx *c, const int *set, size_t k)
 {
   double bound = INFINITY;
   for (size_t i = 0; i < k; i++) {
@@ -178,6 +207,13 @@ static double nvlink_set_bound(const struct ctx *c, const int *set, size_t k)
       bound = total;
   }
   return isinf(bound) ? 0 : bound * gr_calibration("ring_nvlink_eff");
+}
+
+/* An all-NVLink set's all-reduce with NCCL's choice: NVLS where it runs and
+ * is faster, else the rings. */
+static double nvlink_set_bound(const struct ctx *c, const int *set, size_t k)
+{
+  return fmax(nvlink_ring_bound(c, set, k), nvls_bound(c, set, k));
 }
 
 static double ring_busbw(struct ctx *c, const int *order, size_t k, int mode, const struct hop **worst_hop,
@@ -520,9 +556,17 @@ static void describe_ring(struct ctx *c, struct gr_ring *r, size_t k, int mode)
   r->busbw_gbps = ring_busbw(c, r->order, k, mode, &wh, &wr);
   r->bottleneck[0] = '\0';
   if (!wh && r->busbw_gbps > 0) {
-    snprintf(r->bottleneck, sizeof(r->bottleneck),
-             "each GPU's NVLink bandwidth to the others (%.0f GB/s per direction; NCCL runs one ring per link)",
-             r->busbw_gbps / gr_calibration("ring_nvlink_eff"));
+    double ring = nvlink_ring_bound(c, r->order, k), nvls = nvls_bound(c, r->order, k);
+    r->ring_busbw_gbps = ring;
+    r->nvls_busbw_gbps = nvls;
+    if (nvls > ring)
+      snprintf(r->bottleneck, sizeof(r->bottleneck),
+               "NVLink SHARP in the NVSwitches (NVLS, NCCL's default here; rings alone: %.1f GB/s), each GPU's "
+               "%.0f GB/s per direction into the fabric", ring, ring / gr_calibration("ring_nvlink_eff"));
+    else
+      snprintf(r->bottleneck, sizeof(r->bottleneck),
+               "each GPU's NVLink bandwidth to the others (%.0f GB/s per direction; NCCL runs one ring per link)",
+               ring / gr_calibration("ring_nvlink_eff"));
     return;
   }
   if (!wh)
@@ -709,6 +753,7 @@ static void ctx_close(struct ctx *c)
   free(c->pool_eff);
   free(c->nv_direct);
   free(c->nv_fabric);
+  free(c->nvls_fabric);
 }
 
 static void p2p_domains(struct gr_prediction *p)
@@ -908,8 +953,9 @@ static void training_verdict(struct ctx *c, struct gr_prediction *p)
                             "All-reduce bandwidth not known (the input records no link rates; ring %s).", ring);
   else
     off += (size_t)snprintf(reasons + off, cap - off,
-                            "Predicted all-reduce bus bandwidth %.1f GB/s with NCCL's defaults (ring %s, bounded by %s).",
-                            d->busbw_gbps, ring, d->bottleneck);
+                            "Predicted all-reduce bus bandwidth %.1f GB/s with NCCL's defaults (%s %s, bounded by %s).",
+                            d->busbw_gbps, d->nvls_busbw_gbps > d->ring_busbw_gbps ? "GPUs" : "ring", ring,
+                            d->bottleneck);
   if (p->best_needs_p2p_level && p->best.busbw_gbps > 0) {
     ring_text(&p->best, n, ring, ring_cap);
     off += (size_t)snprintf(reasons + off, cap - off, " With NCCL_P2P_LEVEL=%s: %.1f GB/s (ring %s, bounded by %s).",

@@ -31,7 +31,10 @@ struct gr_ring {
   double busbw_gbps;     /* nccl-tests' bus bandwidth, large messages */
   int *order;            /* GPU indices in ring order (ngpus of them) */
   size_t nhops_p2p, nhops_host, nhops_nvlink;
-  char bottleneck[160];  /* what bounds it, in words */
+  char bottleneck[192];  /* what bounds it, in words */
+  double ring_busbw_gbps; /* all-NVLink sets: the rings alone; 0 otherwise */
+  double nvls_busbw_gbps; /* all on one NVLink SHARP fabric with NCCL 2.17+: NVLS; 0 otherwise. The larger
+                             of the two is busbw_gbps: NCCL picks NVLS for large all-reduces where it runs */
 };
 
 enum gr_rating { GR_RATE_GOOD, GR_RATE_FAIR, GR_RATE_POOR };

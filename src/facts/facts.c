@@ -16,7 +16,7 @@ static const char *const calibration_keys[] = {
     "ring_p2p_eff", "ring_host_eff", "ring_nvlink_eff", "copy_p2p_eff", "copy_host_eff",
     "h2d_eff_gen3", "h2d_eff_gen4", "h2d_eff_gen5", "copy_nvlink_eff", "nccl_nvlink_sm60", "nccl_nvlink_sm70",
     "nccl_nvlink_sm80", "nccl_nvlink_sm86", "nccl_nvlink_sm90", "nccl_nvlink_sm100", "nvlink1_link_gbps", "nvlink2_link_gbps", "nvlink3_link_gbps",
-    "nvlink4_link_gbps", "nvlink5_link_gbps", NULL};
+    "nvlink4_link_gbps", "nvlink5_link_gbps", "nvls_busbw_eff", NULL};
 static const char *const planner_keys[] = {
     "cuda_context_gib", "decode_eff_quant_low", "decode_eff_quant_mid", "decode_eff_quant_high", "decode_eff_float_low",
     "decode_eff_float_mid", "decode_eff_float_high", "decode_fixed_us", "decode_eff_cpu_low",

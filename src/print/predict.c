@@ -112,6 +112,10 @@ json_t *gr_prediction_to_json(const struct gr_topo *t, const struct gr_predictio
     for (size_t i = 0; i < n && n > 1; i++)
       json_array_append_new(ord, json_integer(r->order[i]));
     json_object_set_new(ro, "busbw_gbps", num2(r->busbw_gbps));
+    /* NVLink-only sets: NCCL's algorithm for large all-reduces and both figures */
+    json_object_set_new(ro, "algo", json_string(r->nvls_busbw_gbps > r->ring_busbw_gbps ? "nvls" : "ring"));
+    json_object_set_new(ro, "ring_busbw_gbps", r->ring_busbw_gbps > 0 ? num2(r->ring_busbw_gbps) : json_null());
+    json_object_set_new(ro, "nvls_busbw_gbps", r->nvls_busbw_gbps > 0 ? num2(r->nvls_busbw_gbps) : json_null());
     json_object_set_new(ro, "ring", ord);
     json_object_set_new(ro, "hops_nvlink", json_integer((json_int_t)r->nhops_nvlink));
     json_object_set_new(ro, "hops_p2p", json_integer((json_int_t)r->nhops_p2p));
