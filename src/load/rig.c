@@ -1512,6 +1512,36 @@ int gr_rig_replace_gpus(struct gr_topo *t, const char *model, struct gr_err *err
   return 0;
 }
 
+/* The NVLink of the baseboard an SXM GPU is sold on, as rig lines: HGX
+ * boards join every GPU through NVSwitches; V100 SXM2 boards wire a hybrid
+ * cube mesh (4-GPU boards such as the T181-G20 join each pair with 2 links;
+ * 8-GPU boards the DGX-1 mesh, its first n GPUs when fewer). An SXM GPU is
+ * never on PCIe alone, so --gpu "H100 SXM5" --gpus 4 plans on NVLink. */
+static size_t generic_baseboard(const struct gr_gpu_model *g, int n, char *out, size_t cap)
+{
+  static const int hcm8[][3] = {{0, 1, 1}, {0, 2, 1}, {0, 3, 2}, {0, 4, 2}, {1, 2, 2}, {1, 3, 1}, {1, 5, 2},
+                                {2, 3, 2}, {2, 6, 1}, {3, 7, 1}, {4, 5, 1}, {4, 6, 1}, {4, 7, 2}, {5, 6, 2},
+                                {5, 7, 1}, {6, 7, 2}};
+  size_t off = 0;
+  if (n < 2)
+    return 0;
+  if (strcmp(g->board, "nvswitch") == 0)
+    return (size_t)snprintf(out, cap, "source \"an SXM GPU on its baseboard: every GPU on the NVSwitches\"\n"
+                                      "nvswitch gpu0-gpu%d\n", n - 1);
+  if (strcmp(g->board, "hcm") != 0)
+    return 0;
+  if (n <= 4)
+    return (size_t)snprintf(out, cap, "source \"an SXM2 GPU on a 4-GPU baseboard: each pair by 2 NVLinks\"\n"
+                                      "nvlink mesh gpu0-gpu%d links 2\n", n - 1);
+  off += (size_t)snprintf(out + off, cap - off, "source \"an SXM2 GPU on an 8-GPU baseboard: the DGX-1 hybrid cube "
+                                                "mesh%s\"\n", n > 8 ? "; GPUs past the eighth on PCIe only" : "");
+  for (size_t e = 0; e < sizeof(hcm8) / sizeof(hcm8[0]) && off < cap; e++)
+    if (hcm8[e][1] < n)
+      off += (size_t)snprintf(out + off, cap - off, "nvlink gpu%d gpu%d links %d\n", hcm8[e][0], hcm8[e][1],
+                              hcm8[e][2]);
+  return off < cap ? off : cap - 1;
+}
+
 int gr_rig_generic(const char *model, int n, struct gr_topo *t, struct gr_err *err)
 {
   const struct gr_gpu_model *g = model ? gr_catalog_find(model) : NULL;
@@ -1520,7 +1550,7 @@ int gr_rig_generic(const char *model, int n, struct gr_topo *t, struct gr_err *e
     return gr_fail(err, GR_EXIT_FAIL, "--gpu %s: not in the GPU catalog (data/gpus.tsv)", model ? model : "(none)");
   if (n < 1 || n > 64)
     return gr_fail(err, GR_EXIT_FAIL, "%d GPUs: a generic board holds 1 to 64", n);
-  size_t cap = 512 + 96 * (size_t)n, off = 0;
+  size_t cap = 2048 + 96 * (size_t)n, off = 0;
   char *text = xmalloc(cap);
   off += (size_t)snprintf(text + off, cap - off,
                           "rig \"%d x %s on a generic board\"\nsource \"gpurig plan --gpu: one x16 Gen%d root port "
@@ -1529,6 +1559,7 @@ int gr_rig_generic(const char *model, int n, struct gr_topo *t, struct gr_err *e
   for (int i = 0; i < n; i++)
     off += (size_t)snprintf(text + off, cap - off, "rootcomplex rc%d cpu0 gen%d\ngpu 1 \"%s\" rc%d\n", i, g->pcie_gen,
                             g->model, i);
+  off += generic_baseboard(g, n, text + off, cap - off);
   int rc = gr_rig_parse("(--gpu)", text, off, t, err);
   free(text);
   return rc;
