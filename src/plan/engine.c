@@ -103,3 +103,10 @@ bool gr_engine_trains(const char *engine)
   long r = row_of(engine);
   return r >= 0 && list_has(cell((size_t)r, "jobs"), "train");
 }
+
+enum gr_swa gr_engine_swa(const char *engine)
+{
+  long r = row_of(engine);
+  const char *v = r >= 0 ? cell((size_t)r, "swa") : "none";
+  return strcmp(v, "all") == 0 ? GR_SWA_ALL : strcmp(v, "interleaved") == 0 ? GR_SWA_INTERLEAVED : GR_SWA_NONE;
+}

@@ -26,6 +26,8 @@ const char *gr_engine_default(bool training, const struct gr_quant *q, int gpus)
 /* Whether the engine loads weights in format q, or offers KV elements kv. */
 bool gr_engine_has_format(const char *engine, const struct gr_quant *q);
 bool gr_engine_has_kv_quant(const char *engine, const struct gr_quant *kv);
+/* How the engine caches a sliding-window model's layers (engines.tsv swa). */
+enum gr_swa gr_engine_swa(const char *engine);
 /* Whether the engine runs training jobs. */
 bool gr_engine_trains(const char *engine);
 

@@ -18,6 +18,20 @@ static const char *const llama_like_types[] = {"llama", "mistral", "mixtral", "q
                                                "gemma", "gemma2", "internlm2", "yi", "deepseek", "olmo2",
                                                "granite", "cohere", "phi3", NULL};
 
+void gr_model_type_traits(struct gr_model *m)
+{
+  const char *t = m->model_type ? m->model_type : "";
+  if (strcmp(t, "gemma2") == 0) {
+    /* Gemma-2: input, post-attention, pre- and post-feedforward norms; local
+     * (sliding-window) and global layers alternate, the first local
+     * (transformers Gemma2DecoderLayer, config layer_types) */
+    m->norms_per_layer = 4;
+    m->swa_pattern = 2;
+  }
+  if (strcmp(t, "phi3") == 0)
+    m->sliding_window = 0; /* Phi-3's 2047-token window is used by none of the engines gpurig plans */
+}
+
 bool gr_model_type_llama_like(const char *type)
 {
   for (size_t i = 0; type && llama_like_types[i]; i++)
@@ -36,7 +50,8 @@ static void emit(gr_tensor_fn fn, void *ctx, enum gr_tensor_class cls, long laye
 static void layer_tensors(const struct gr_model *m, long l, gr_tensor_fn fn, void *ctx)
 {
   uint64_t h = (uint64_t)m->hidden, q = (uint64_t)(m->heads * m->head_dim), kv = (uint64_t)(m->kv_heads * m->head_dim);
-  emit(fn, ctx, GR_T_NORM, l, 1, h, 1, false);
+  /* Gemma-2 adds norms after attention and around the MLP: 4 per layer */
+  emit(fn, ctx, GR_T_NORM, l, 1, h, (uint64_t)(m->norms_per_layer > 2 ? m->norms_per_layer - 1 : 1), false);
   emit(fn, ctx, GR_T_ATTN_Q, l, q, h, 1, false);
   emit(fn, ctx, GR_T_ATTN_K, l, kv, h, 1, false);
   emit(fn, ctx, GR_T_ATTN_V, l, kv, h, 1, false);
@@ -108,9 +123,20 @@ double gr_model_kv_bytes_per_token(const struct gr_model *m, double elem_bytes)
   return 2.0 * (double)m->layers * (double)m->kv_heads * (double)m->head_dim * elem_bytes;
 }
 
-long gr_model_kv_tokens(const struct gr_model *m, long ctx)
+long gr_model_windowed_layers(const struct gr_model *m, enum gr_swa swa)
 {
-  return m->sliding_window > 0 && m->sliding_window < ctx ? m->sliding_window : ctx;
+  if (m->sliding_window <= 0 || swa == GR_SWA_NONE || (swa == GR_SWA_INTERLEAVED && m->swa_pattern == 0))
+    return 0;
+  return m->swa_pattern > 0 ? m->layers - m->layers / m->swa_pattern : m->layers;
+}
+
+double gr_model_kv_bytes(const struct gr_model *m, double elem_bytes, long ctx, enum gr_swa swa)
+{
+  if (!m->shape_known || m->layers <= 0)
+    return 0;
+  long local = gr_model_windowed_layers(m, swa), window = m->sliding_window < ctx ? m->sliding_window : ctx;
+  double per_layer_token = gr_model_kv_bytes_per_token(m, elem_bytes) / (double)m->layers;
+  return per_layer_token * ((double)local * (double)window + (double)(m->layers - local) * (double)ctx);
 }
 
 /* ---- built-in models ---- */
@@ -152,6 +178,7 @@ static int builtin_row(size_t r, struct gr_model *m, struct gr_err *err)
            {"heads", 1, &m->heads},         {"kv_heads", 1, &m->kv_heads}, {"head_dim", 1, &m->head_dim},
            {"vocab", 1, &m->vocab},         {"experts", 0, &m->experts}, {"experts_per_tok", 0, &m->experts_per_tok},
            {"max_ctx", 0, &m->max_ctx},     {"sliding_window", 0, &m->sliding_window}};
+  m->norms_per_layer = 2;
   for (size_t i = 0; i < sizeof(f) / sizeof(f[0]); i++)
     if (cell_long(r, f[i].col, f[i].min, f[i].dst, err) != 0)
       return -1;
@@ -161,6 +188,7 @@ static int builtin_row(size_t r, struct gr_model *m, struct gr_err *err)
   m->shape_known = true;
   m->name = xstrdup(gr_table_cell(builtins(), r, 0));
   m->model_type = xstrdup(gr_table_cell(builtins(), r, (size_t)gr_table_col(builtins(), "model_type")));
+  gr_model_type_traits(m);
   int s = gr_table_col(builtins(), "source");
   m->source = xasprintf("data/models.tsv: %s", s >= 0 ? gr_table_cell(builtins(), r, (size_t)s) : "");
   return 0;

@@ -26,6 +26,9 @@ struct gr_model {
   long moe_intermediate; /* expert MLP width (intermediate when 0 in the config) */
   long max_ctx;          /* max_position_embeddings, 0 unknown */
   long sliding_window;   /* 0: full attention */
+  long swa_pattern;      /* 0: every layer has the window (Mistral v0.1); P: every P-th layer is global,
+                            the others local (Gemma-2: 2, alternating) */
+  int norms_per_layer;   /* RMSNorms per decoder layer: 2 (Llama), 4 (Gemma-2: pre/post attention and MLP) */
   char *quant_hint;      /* quantization_config of the checkpoint ("gptq-g128", "awq", "nf4"), may be NULL */
 };
 
@@ -63,8 +66,14 @@ void gr_model_count(const struct gr_model *m, struct gr_param_count *c);
 /* KV cache bytes per token at `elem_bytes` per element, all layers (GQA aware).
  * 0 when the shape is unknown. */
 double gr_model_kv_bytes_per_token(const struct gr_model *m, double elem_bytes);
-/* Tokens the cache holds for a context of ctx tokens (the sliding window caps it). */
-long gr_model_kv_tokens(const struct gr_model *m, long ctx);
+/* How an engine caches the layers of a sliding-window model: every token
+ * (none), a rolling window on the local layers of interleaved models only
+ * (Gemma-2), or on every windowed layer (all). */
+enum gr_swa { GR_SWA_NONE, GR_SWA_INTERLEAVED, GR_SWA_ALL };
+/* Layers whose cache the window caps under rule swa (0 when none is). */
+long gr_model_windowed_layers(const struct gr_model *m, enum gr_swa swa);
+/* KV cache bytes for a context of ctx tokens, all layers, one sequence. */
+double gr_model_kv_bytes(const struct gr_model *m, double elem_bytes, long ctx, enum gr_swa swa);
 
 /* Built-in models (data/models.tsv), by name, case-insensitively. Returns -1
  * with the known names in err when absent. */
@@ -81,6 +90,10 @@ int gr_model_load_config(const char *path, struct gr_model *m, struct gr_err *er
 /* --params: "7B", "34b", "175B", "7e9", "1.5T", "350M". false if not a positive count. */
 bool gr_parse_param_count(const char *s, double *out);
 void gr_model_from_params(double params, struct gr_model *m);
+
+/* What a model_type changes in a Llama-shaped decoder: Gemma-2's four norms
+ * per layer and alternating sliding-window layers; Phi-3's unused window. */
+void gr_model_type_traits(struct gr_model *m);
 
 /* model_type values whose layers gpurig counts exactly (Llama-shaped). */
 bool gr_model_type_llama_like(const char *type);

@@ -256,6 +256,8 @@ int gr_model_parse_config(const char *name, const char *text, size_t len, struct
     goto out;
   if (m->experts == 0)
     m->moe_intermediate = m->intermediate;
+  m->norms_per_layer = 2;
+  gr_model_type_traits(m);
   m->qkv_bias = strncmp(m->model_type, "qwen2", 5) == 0;
   json_t *bias = json_object_get(c.obj, "attention_bias");
   if (json_is_boolean(bias))

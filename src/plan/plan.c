@@ -223,14 +223,20 @@ static void memory_infer(const struct gr_plan_req *r, const struct gr_model *m, 
            pp > 1 ? ", layer split: the busiest GPU" : tp > 1 ? ", split by tensor parallel" : "");
   gpu_item(o, "weights", weights_per_gpu(m, &o->weights, tp, pp), note);
   double kv_tok = gr_model_kv_bytes_per_token(m, kv_elem_bytes(r));
-  long cached = gr_model_kv_tokens(m, r->ctx);
-  o->kv_gib = kv_tok * (double)cached * (double)r->batch / GIB;
+  enum gr_swa swa = gr_engine_swa(r->engine);
+  double kv_seq = gr_model_kv_bytes(m, kv_elem_bytes(r), r->ctx, swa);
+  long windowed = gr_model_windowed_layers(m, swa);
+  o->kv_gib = kv_seq * (double)r->batch / GIB;
   if (m->shape_known) {
     double share = pp > 1 ? (double)ceil_div(m->layers, pp) / (double)m->layers : 1.0;
     double split = tp < m->kv_heads ? tp : (double)m->kv_heads; /* KV heads are replicated beyond that */
-    snprintf(note, sizeof(note), "%ld tokens x %ld seq, %s, %.0f KiB/token%s", cached, r->batch, r->kv_quant.name,
-             kv_tok / 1024, cached < r->ctx ? ", sliding window" : "");
-    gpu_item(o, "KV cache", kv_tok * (double)cached * (double)r->batch * share / split, note);
+    char win[48] = "";
+    if (windowed > 0 && m->sliding_window < r->ctx)
+      snprintf(win, sizeof(win), ", window %ld on %ld/%ld layers", m->sliding_window % 10000000, windowed % 100000,
+               m->layers % 100000);
+    snprintf(note, sizeof(note), "%ld tokens x %ld seq, %.24s, %.0f KiB/token%s", r->ctx % 10000000000L,
+             r->batch % 10000000L, r->kv_quant.name, fmin(kv_tok / 1024, 1e9), win);
+    gpu_item(o, "KV cache", kv_seq * (double)r->batch * share / split, note);
     double chunk = fmin(gr_planner_const("inference_chunk_tokens"), (double)r->ctx * (double)r->batch);
     double per_tok = 16.0 * (double)m->hidden + 8.0 * (double)m->moe_intermediate / tp + 4.0 * (double)m->vocab / tp;
     snprintf(note, sizeof(note), "%.0f-token chunks: activations and fp32 logits", chunk);
@@ -367,7 +373,7 @@ static double decode_step_bytes(const struct gr_plan_req *r, const struct gr_mod
     double touched = 1.0 - pow(1.0 - k, (double)r->batch); /* share of experts some sequence routes to */
     bytes += o->weights.experts * (touched - k);
   }
-  double kv = gr_model_kv_bytes_per_token(m, kv_elem_bytes(r)) * (double)gr_model_kv_tokens(m, ctx);
+  double kv = gr_model_kv_bytes(m, kv_elem_bytes(r), ctx, gr_engine_swa(r->engine));
   return bytes + kv * (double)r->batch;
 }
 

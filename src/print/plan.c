@@ -116,9 +116,11 @@ void gr_print_plan(FILE *out, const struct gr_planned *pl)
     fprintf(out, "Weights: %.2f GiB in %s (%.2f bits/weight)\n", p->weights.total / 1073741824.0, r->quant.name,
             p->weights.total * 8 / (double)p->params.total);
   if (r->job == GR_JOB_INFER && m->shape_known)
-    fprintf(out, "KV cache: %.2f GiB for %ld tokens x %ld sequences (%.0f KiB per token, %s)\n", p->kv_gib,
-            gr_model_kv_tokens(m, r->ctx), r->batch, gr_model_kv_bytes_per_token(m, r->kv_quant.bits / 8) / 1024,
-            r->kv_quant.name);
+    fprintf(out, "KV cache: %.2f GiB for %ld tokens x %ld sequences (%.0f KiB per token, %s%s)\n", p->kv_gib, r->ctx,
+            r->batch, gr_model_kv_bytes_per_token(m, r->kv_quant.bits / 8) / 1024, r->kv_quant.name,
+            gr_model_windowed_layers(m, gr_engine_swa(r->engine)) > 0 && m->sliding_window < r->ctx
+                ? "; the sliding window caps the windowed layers"
+                : "");
   print_memory(out, r, hw, p);
   fprintf(out, "\nVerdict: %s\n", p->verdict);
   if (p->max_batch > 0 || p->max_ctx > 0)

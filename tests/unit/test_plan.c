@@ -168,7 +168,26 @@ static void lora_and_kv(void **state)
   assert_true(fabs(gr_model_kv_bytes_per_token(&m, 2) * 8192 - 1024.0 * 1048576) < 1);
   gr_model_free(&m);
   builtin("mistral-7b", &m);
-  assert_int_equal(gr_model_kv_tokens(&m, 32768), 4096); /* sliding window caps the cache */
+  /* vLLM keeps a rolling window on every windowed layer; llama.cpp and
+   * transformers keep Mistral v0.1's whole context (no interleaved layers) */
+  assert_true(fabs(gr_model_kv_bytes(&m, 2, 32768, GR_SWA_ALL) - gr_model_kv_bytes_per_token(&m, 2) * 4096) < 1);
+  assert_true(fabs(gr_model_kv_bytes(&m, 2, 32768, GR_SWA_INTERLEAVED) - gr_model_kv_bytes_per_token(&m, 2) * 32768) < 1);
+  assert_int_equal(gr_model_windowed_layers(&m, GR_SWA_INTERLEAVED), 0);
+  gr_model_free(&m);
+  /* Gemma-2: four norms per layer (9,241,705,984 and 27,227,128,320 parameters,
+   * the safetensors totals), local and global layers alternating: at 8192
+   * tokens 21 of 42 layers keep 4096 under every engine here */
+  struct gr_param_count c;
+  builtin("gemma-2-9b", &m);
+  gr_model_count(&m, &c);
+  assert_int_equal(c.total, 9241705984ULL);
+  assert_int_equal(gr_model_windowed_layers(&m, GR_SWA_INTERLEAVED), 21);
+  assert_true(fabs(gr_model_kv_bytes(&m, 2, 8192, GR_SWA_INTERLEAVED) -
+                   gr_model_kv_bytes_per_token(&m, 2) / 42 * (21.0 * 4096 + 21.0 * 8192)) < 1);
+  gr_model_free(&m);
+  builtin("gemma-2-27b", &m);
+  gr_model_count(&m, &c);
+  assert_int_equal(c.total, 27227128320ULL);
   gr_model_free(&m);
 }
 
