@@ -72,7 +72,7 @@ const char *gr_quant_family(const struct gr_quant *q)
   case GR_Q_BNB: return "bnb";
   case GR_Q_FLOAT: break;
   }
-  return q->bits == 8 ? "fp8" : "float";
+  return q->bits > 7.5 && q->bits < 9 ? "fp8" : "float"; /* fp8 and fp8-b128 (8 bits and its block scales) */
 }
 
 const char *gr_engine_default(bool training, const struct gr_quant *q, int gpus)

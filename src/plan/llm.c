@@ -16,7 +16,7 @@
  * projections): the count below is exact for them. */
 static const char *const llama_like_types[] = {"llama", "mistral", "mixtral", "qwen2", "qwen2_moe", "qwen3",
                                                "gemma", "gemma2", "internlm2", "yi", "deepseek", "olmo2",
-                                               "granite", "cohere", "phi3", NULL};
+                                               "granite", "cohere", "phi3", "deepseek_v2", "deepseek_v3", NULL};
 
 void gr_model_type_traits(struct gr_model *m)
 {
@@ -47,11 +47,33 @@ static void emit(gr_tensor_fn fn, void *ctx, enum gr_tensor_class cls, long laye
   fn(&t, ctx);
 }
 
-static void layer_tensors(const struct gr_model *m, long l, gr_tensor_fn fn, void *ctx)
+/* Multi-head latent attention: q (through a low-rank q_a/q_b pair when
+ * q_lora_rank is set), the joint compressed KV projection with the shared
+ * rope key, its norm, the KV up-projection, and o (DeepSeek-V2 paper §2.1;
+ * transformers DeepseekV3Attention). */
+static void mla_tensors(const struct gr_model *m, long l, gr_tensor_fn fn, void *ctx)
+{
+  uint64_t h = (uint64_t)m->hidden, H = (uint64_t)m->heads, qk = (uint64_t)(m->qk_nope_dim + m->qk_rope_dim);
+  if (m->q_lora_rank > 0) {
+    emit(fn, ctx, GR_T_ATTN_Q, l, (uint64_t)m->q_lora_rank, h, 1, false);
+    emit(fn, ctx, GR_T_NORM, l, 1, (uint64_t)m->q_lora_rank, 1, false);
+    emit(fn, ctx, GR_T_ATTN_Q, l, H * qk, (uint64_t)m->q_lora_rank, 1, false);
+  } else {
+    emit(fn, ctx, GR_T_ATTN_Q, l, H * qk, h, 1, false);
+  }
+  emit(fn, ctx, GR_T_ATTN_K, l, (uint64_t)(m->kv_lora_rank + m->qk_rope_dim), h, 1, false);
+  emit(fn, ctx, GR_T_NORM, l, 1, (uint64_t)m->kv_lora_rank, 1, false);
+  emit(fn, ctx, GR_T_ATTN_V, l, H * (uint64_t)(m->qk_nope_dim + m->v_head_dim), (uint64_t)m->kv_lora_rank, 1, false);
+  emit(fn, ctx, GR_T_ATTN_O, l, h, H * (uint64_t)m->v_head_dim, 1, false);
+}
+
+static void attention_tensors(const struct gr_model *m, long l, gr_tensor_fn fn, void *ctx)
 {
   uint64_t h = (uint64_t)m->hidden, q = (uint64_t)(m->heads * m->head_dim), kv = (uint64_t)(m->kv_heads * m->head_dim);
-  /* Gemma-2 adds norms after attention and around the MLP: 4 per layer */
-  emit(fn, ctx, GR_T_NORM, l, 1, h, (uint64_t)(m->norms_per_layer > 2 ? m->norms_per_layer - 1 : 1), false);
+  if (m->kv_lora_rank > 0) {
+    mla_tensors(m, l, fn, ctx);
+    return;
+  }
   emit(fn, ctx, GR_T_ATTN_Q, l, q, h, 1, false);
   emit(fn, ctx, GR_T_ATTN_K, l, kv, h, 1, false);
   emit(fn, ctx, GR_T_ATTN_V, l, kv, h, 1, false);
@@ -61,14 +83,42 @@ static void layer_tensors(const struct gr_model *m, long l, gr_tensor_fn fn, voi
     emit(fn, ctx, GR_T_BIAS, l, 1, kv, 1, false);
   }
   emit(fn, ctx, GR_T_ATTN_O, l, h, q, 1, false);
-  emit(fn, ctx, GR_T_NORM, l, 1, h, 1, false);
-  bool moe = m->experts > 0;
+}
+
+/* The MLP: dense in the first first_dense layers and in dense models; else
+ * the router (with DeepSeek-V3's correction bias), the routed experts, and
+ * the shared experts every token reads (with Qwen-MoE's gate). */
+static void mlp_tensors(const struct gr_model *m, long l, gr_tensor_fn fn, void *ctx)
+{
+  uint64_t h = (uint64_t)m->hidden;
+  bool moe = m->experts > 0 && l >= m->first_dense;
   uint64_t inter = (uint64_t)(moe ? m->moe_intermediate : m->intermediate), n = moe ? (uint64_t)m->experts : 1;
-  if (moe)
+  if (moe) {
     emit(fn, ctx, GR_T_ROUTER, l, (uint64_t)m->experts, h, 1, false);
+    if (m->router_bias)
+      emit(fn, ctx, GR_T_BIAS, l, 1, (uint64_t)m->experts, 1, false);
+  }
   emit(fn, ctx, GR_T_FFN_GATE, l, inter, h, n, moe);
   emit(fn, ctx, GR_T_FFN_UP, l, inter, h, n, moe);
   emit(fn, ctx, GR_T_FFN_DOWN, l, h, inter, n, moe);
+  if (moe && m->shared_intermediate > 0) {
+    uint64_t si = (uint64_t)m->shared_intermediate;
+    emit(fn, ctx, GR_T_FFN_GATE, l, si, h, 1, false);
+    emit(fn, ctx, GR_T_FFN_UP, l, si, h, 1, false);
+    emit(fn, ctx, GR_T_FFN_DOWN, l, h, si, 1, false);
+    if (m->shared_gate)
+      emit(fn, ctx, GR_T_ROUTER, l, 1, h, 1, false);
+  }
+}
+
+static void layer_tensors(const struct gr_model *m, long l, gr_tensor_fn fn, void *ctx)
+{
+  uint64_t h = (uint64_t)m->hidden;
+  /* Gemma-2 adds norms after attention and around the MLP: 4 per layer */
+  emit(fn, ctx, GR_T_NORM, l, 1, h, (uint64_t)(m->norms_per_layer > 2 ? m->norms_per_layer - 1 : 1), false);
+  attention_tensors(m, l, fn, ctx);
+  emit(fn, ctx, GR_T_NORM, l, 1, h, 1, false);
+  mlp_tensors(m, l, fn, ctx);
 }
 
 void gr_model_tensors(const struct gr_model *m, gr_tensor_fn fn, void *ctx)
@@ -120,6 +170,8 @@ double gr_model_kv_bytes_per_token(const struct gr_model *m, double elem_bytes)
 {
   if (!m->shape_known)
     return 0;
+  if (m->kv_lora_rank > 0) /* MLA caches the compressed latent and the shared rope key (vLLM, llama.cpp) */
+    return (double)m->layers * (double)(m->kv_lora_rank + m->qk_rope_dim) * elem_bytes;
   return 2.0 * (double)m->layers * (double)m->kv_heads * (double)m->head_dim * elem_bytes;
 }
 

@@ -24,6 +24,13 @@ struct gr_model {
   bool qkv_bias;         /* Qwen2: q/k/v projections have biases */
   long experts, experts_per_tok; /* 0 for dense models */
   long moe_intermediate; /* expert MLP width (intermediate when 0 in the config) */
+  long shared_intermediate; /* shared experts' total MLP width (DeepSeek n_shared_experts x moe width, Qwen-MoE
+                               shared_expert_intermediate_size), 0 none; every token reads them */
+  bool shared_gate;      /* Qwen-MoE: a sigmoid gate (hidden -> 1) on the shared expert */
+  long first_dense;      /* DeepSeek first_k_dense_replace: the first layers have a dense MLP (intermediate) */
+  bool router_bias;      /* DeepSeek-V3 (topk_method noaux_tc): the router's e_score_correction_bias */
+  /* Multi-head latent attention (DeepSeek-V2/V3), kv_lora_rank 0 otherwise */
+  long q_lora_rank, kv_lora_rank, qk_rope_dim, qk_nope_dim, v_head_dim;
   long max_ctx;          /* max_position_embeddings, 0 unknown */
   long sliding_window;   /* 0: full attention */
   long swa_pattern;      /* 0: every layer has the window (Mistral v0.1); P: every P-th layer is global,

@@ -114,10 +114,39 @@ static int gptq_hint(const struct cfg *c, json_t *q, const char *method, struct 
   g = json_is_integer(group) ? json_integer_value(group) : g;
   if (g != -1 && (g < 8 || g > 4096))
     return key_fail(c, "group_size", "%lld: expected -1 (one group per row) or 8 to 4096", (long long)g);
-  if (b != 4)
-    m->quant_hint = xasprintf("%s with %lld bits", method, (long long)b);
+  if (b != 4 && strcmp(method, "awq") == 0) /* AutoAWQ's kernels are 4-bit only */
+    m->quant_hint = xasprintf("awq with %lld bits (AutoAWQ kernels are 4-bit only)", (long long)b);
+  else if (b != 4)
+    m->quant_hint = xasprintf("gptq%lld-g%lld", (long long)b, (long long)(g == -1 ? 4096 : g));
   else
     m->quant_hint = xasprintf("%s-g%lld", method, (long long)(g == -1 ? 4096 : g));
+  return 0;
+}
+
+/* compressed-tensors (llm-compressor): the weights of its first config
+ * group: 8-bit float (FP8 W8A8), 8-bit int (W8A8: int8 linear weights), or
+ * 4-bit int in groups (W4A16: GPTQ-sized, a scale per group). */
+static int compressed_hint(const struct cfg *c, json_t *q, struct gr_model *m)
+{
+  json_t *groups = json_object_get(q, "config_groups"), *w = NULL;
+  const char *key;
+  json_t *grp;
+  if (json_is_object(groups))
+    json_object_foreach(groups, key, grp) {
+      w = json_object_get(grp, "weights");
+      break;
+    }
+  json_t *nb = json_object_get(w, "num_bits"), *type = json_object_get(w, "type"), *gs = json_object_get(w, "group_size");
+  if (!json_is_object(w) || !json_is_integer(nb) || !json_is_string(type))
+    return key_fail(c, "config_groups", "compressed-tensors needs a group with weights num_bits and type");
+  json_int_t bits = json_integer_value(nb), group = json_is_integer(gs) ? json_integer_value(gs) : 128;
+  bool is_float = strcmp(json_string_value(type), "float") == 0;
+  if (bits == 8)
+    m->quant_hint = xstrdup(is_float ? "fp8" : "int8");
+  else if (bits == 4 && !is_float && group >= 8 && group <= 4096)
+    m->quant_hint = xasprintf("gptq-g%lld", (long long)group);
+  else
+    m->quant_hint = xasprintf("compressed-tensors %lld-bit %s", (long long)bits, is_float ? "float" : "int");
   return 0;
 }
 
@@ -157,10 +186,19 @@ static int quant_hint(const struct cfg *c, struct gr_model *m)
     return gptq_hint(c, q, method, m);
   if (strcmp(method, "bitsandbytes") == 0)
     return bnb_hint(c, q, m);
-  if (strcmp(method, "fp8") == 0)
-    m->quant_hint = xstrdup("fp8");
-  else
+  if (strcmp(method, "fp8") == 0) {
+    /* DeepSeek-V3 style block scales: one fp32 per 128x128 block */
+    json_t *blk = json_object_get(q, "weight_block_size");
+    bool b128 = json_is_array(blk) && json_array_size(blk) == 2 && json_integer_value(json_array_get(blk, 0)) == 128 &&
+                json_integer_value(json_array_get(blk, 1)) == 128;
+    m->quant_hint = xstrdup(b128 ? "fp8-b128" : "fp8");
+  } else if (strcmp(method, "fbgemm_fp8") == 0) {
+    m->quant_hint = xstrdup("fp8"); /* per-channel fp8 weights: a scale per row, no block */
+  } else if (strcmp(method, "compressed-tensors") == 0) {
+    return compressed_hint(c, q, m);
+  } else {
     m->quant_hint = xasprintf("quant_method \"%.40s\"", method);
+  }
   return 0;
 }
 
@@ -188,6 +226,38 @@ static int shape_fields(const struct cfg *c, struct gr_model *m)
   return 0;
 }
 
+/* Shared experts, dense first layers and latent attention: DeepSeek-V2/V3
+ * (n_shared_experts, first_k_dense_replace, moe_layer_freq, q_lora_rank,
+ * kv_lora_rank, qk_rope_head_dim, qk_nope_head_dim, v_head_dim, topk_method)
+ * and Qwen-MoE (shared_expert_intermediate_size, decoder_sparse_step). */
+static int shared_fields(const struct cfg *c, struct gr_model *m)
+{
+  const long big = 10L * 1000 * 1000;
+  long n_shared = 0, step = 1, freq = 1;
+  if (get_long(c, "n_shared_experts", false, 0, 0, 1024, &n_shared) != 0 ||
+      get_long(c, "shared_expert_intermediate_size", false, 0, 0, big, &m->shared_intermediate) != 0 ||
+      get_long(c, "first_k_dense_replace", false, 0, 0, m->layers, &m->first_dense) != 0 ||
+      get_long(c, "decoder_sparse_step", false, 1, 1, 1000, &step) != 0 ||
+      get_long(c, "moe_layer_freq", false, 1, 1, 1000, &freq) != 0 ||
+      get_long(c, "q_lora_rank", false, 0, 0, big, &m->q_lora_rank) != 0 ||
+      get_long(c, "kv_lora_rank", false, 0, 0, big, &m->kv_lora_rank) != 0 ||
+      get_long(c, "qk_rope_head_dim", false, 0, 0, 100000, &m->qk_rope_dim) != 0 ||
+      get_long(c, "qk_nope_head_dim", false, 0, 0, 100000, &m->qk_nope_dim) != 0 ||
+      get_long(c, "v_head_dim", false, 0, 0, 100000, &m->v_head_dim) != 0)
+    return -1;
+  if (step != 1 || freq != 1) /* every model here has a MoE MLP in every layer past the dense ones */
+    return key_fail(c, step != 1 ? "decoder_sparse_step" : "moe_layer_freq", "MoE layers at a stride other than 1 are "
+                    "not counted by gpurig; give --params instead");
+  if (n_shared > 0)
+    m->shared_intermediate = n_shared * m->moe_intermediate;
+  m->shared_gate = json_object_get(c->obj, "shared_expert_intermediate_size") != NULL;
+  json_t *topk = json_object_get(c->obj, "topk_method");
+  m->router_bias = json_is_string(topk) && strcmp(json_string_value(topk), "noaux_tc") == 0;
+  if (m->kv_lora_rank > 0 && (m->qk_rope_dim <= 0 || m->qk_nope_dim <= 0 || m->v_head_dim <= 0))
+    return key_fail(c, "kv_lora_rank", "latent attention needs qk_rope_head_dim, qk_nope_head_dim and v_head_dim");
+  return 0;
+}
+
 static int moe_fields(const struct cfg *c, struct gr_model *m)
 {
   const char *key = json_object_get(c->obj, "num_local_experts") ? "num_local_experts"
@@ -204,11 +274,7 @@ static int moe_fields(const struct cfg *c, struct gr_model *m)
     return key_fail(c, "num_hidden_layers", "the shape adds up to more than 1e15 parameters");
   if (m->experts > 0 && m->experts_per_tok < 1)
     return key_fail(c, "num_experts_per_tok", "must be at least 1 for a mixture-of-experts model");
-  if (json_object_get(c->obj, "n_shared_experts") || json_object_get(c->obj, "first_k_dense_replace") ||
-      json_object_get(c->obj, "shared_expert_intermediate_size"))
-    return gr_fail(c->err, GR_EXIT_FAIL, "%s:%zu: shared experts and dense-first layers (DeepSeek/Qwen-MoE) are not "
-                   "counted by gpurig yet; give --params instead", c->name, key_line(c, "model_type"));
-  return 0;
+  return shared_fields(c, m);
 }
 
 static int context_fields(const struct cfg *c, struct gr_model *m)

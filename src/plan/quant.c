@@ -48,7 +48,7 @@ static void known_names(char *buf, size_t cap)
     if (strncmp(cell(r, "name"), "ggml:", 5) != 0)
       off += (size_t)snprintf(buf + off, cap - off, "%s%s", off ? ", " : "", cell(r, "name"));
   if (off < cap)
-    snprintf(buf + off, cap - off, ", gptq-gN, awq-gN, ggml:TYPE");
+    snprintf(buf + off, cap - off, ", gptq-gN, gptq8[-gN] (also 2 and 3 bits), awq-gN, ggml:TYPE");
 }
 
 static enum gr_quant_kind kind_of(const char *k)
@@ -67,7 +67,14 @@ int gr_quant_parse(const char *s, struct gr_quant *q, struct gr_err *err)
     q->name[i] = (char)tolower((unsigned char)s[i]);
   char lookup[40];
   snprintf(lookup, sizeof(lookup), "%s", q->name);
-  long group = 0;
+  long group = 0, gptq_bits = 4;
+  /* gptqB[-gN]: GPTQ at 2, 3, 4 or 8 bits (its quantization_config bits) */
+  if (strncmp(lookup, "gptq", 4) == 0 && lookup[4] >= '2' && lookup[4] <= '8') {
+    gptq_bits = lookup[4] - '0';
+    if (gptq_bits != 2 && gptq_bits != 3 && gptq_bits != 4 && gptq_bits != 8)
+      goto unknown;
+    memmove(lookup + 4, lookup + 5, strlen(lookup + 5) + 1);
+  }
   char *g = strstr(lookup, "-g");
   if (g && (strncmp(lookup, "gptq", 4) == 0 || strncmp(lookup, "awq", 3) == 0)) {
     if (!parse_long(g + 2, 10, &group) || group < 8 || group > 4096)
@@ -82,7 +89,8 @@ int gr_quant_parse(const char *s, struct gr_quant *q, struct gr_err *err)
   snprintf(q->base, sizeof(q->base), "%s", cell((size_t)r, "base"));
   if (q->kind == GR_Q_GPTQ || q->kind == GR_Q_AWQ) {
     q->group = group ? (int)group : 128;
-    q->bits = 4.0 + (16.0 + 4.0) / q->group; /* fp16 scale + 4-bit zero per group */
+    /* an fp16 scale and a zero point of the weights' width per group */
+    q->bits = (double)gptq_bits + (16.0 + (double)gptq_bits) / q->group;
   }
   if (q->bits <= 0)
     goto unknown;
@@ -174,7 +182,9 @@ double gr_quant_tensor_bytes(const struct gr_quant *q, const struct gr_model *m,
     bits = is_linear_in_layer(t) || t->cls == GR_T_ALL ? q->bits : 16;
     break;
   default:
-    bits = q->bits;
+    /* FP8 checkpoints quantize the decoder's linear layers only: the
+     * embeddings, the head, the norms and the router stay bf16 */
+    bits = q->bits < 9 && (!is_linear_in_layer(t) && t->cls != GR_T_ALL) ? 16 : q->bits;
   }
   return n * bits / 8.0;
 }

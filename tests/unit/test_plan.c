@@ -123,7 +123,14 @@ static void quant_config_hints(void **state)
       {"{\"quant_method\": \"gptq\", \"bits\": 4, \"group_size\": 32}", "gptq-g32", NULL},
       {"{\"quant_method\": \"awq\", \"bits\": 4}", "awq-g128", NULL},
       {"{\"quant_method\": \"gptq\", \"bits\": 4, \"group_size\": -1}", "gptq-g4096", NULL},
-      {"{\"quant_method\": \"gptq\", \"bits\": 8}", "gptq with 8 bits", NULL},
+      {"{\"quant_method\": \"gptq\", \"bits\": 8}", "gptq8-g128", NULL}, /* 8-bit GPTQ is not 4-bit */
+      {"{\"quant_method\": \"awq\", \"bits\": 8}", "awq with 8 bits (AutoAWQ kernels are 4-bit only)", NULL},
+      {"{\"quant_method\": \"fp8\", \"weight_block_size\": [128, 128]}", "fp8-b128", NULL},
+      {"{\"quant_method\": \"fbgemm_fp8\"}", "fp8", NULL},
+      {"{\"quant_method\": \"compressed-tensors\", \"config_groups\": {\"group_0\": {\"weights\": "
+       "{\"num_bits\": 4, \"type\": \"int\", \"group_size\": 128}}}}", "gptq-g128", NULL},
+      {"{\"quant_method\": \"compressed-tensors\", \"config_groups\": {\"group_0\": {\"weights\": "
+       "{\"num_bits\": 8, \"type\": \"float\"}}}}", "fp8", NULL},
       {"{\"quant_method\": \"hqq\"}", "quant_method \"hqq\"", NULL},
       {"{\"quant_method\": \"bitsandbytes\", \"load_in_4bit\": true}", "nf4", NULL},
       {"null", NULL, NULL},
@@ -137,7 +144,7 @@ static void quant_config_hints(void **state)
   };
   (void)state;
   for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-    char text[512];
+    char text[1024];
     struct gr_model m;
     struct gr_err err = {0};
     snprintf(text, sizeof(text), base, cases[i].q);
@@ -189,6 +196,28 @@ static void lora_and_kv(void **state)
   gr_model_count(&m, &c);
   assert_int_equal(c.total, 27227128320ULL);
   gr_model_free(&m);
+  /* shared experts, dense first layers, latent attention: DeepSeek-V2-Lite
+   * 15.7B (2.4B active without the embedding), DeepSeek-V3 671B without
+   * its MTP module (37B active), Qwen1.5-MoE-A2.7B 14.3B (2.7B active) */
+  static const struct {
+    const char *file;
+    uint64_t total, active;
+    double kv_per_token;
+  } moe[] = {{"deepseek-v2-lite.json", 15706484224ULL, 2661150208ULL, 27 * 576 * 2},
+             {"deepseek-v3.json", 671026419200ULL, 37552297472ULL, 61 * 576 * 2},
+             {"qwen1.5-moe-a2.7b.json", 14315784192ULL, 2689173504ULL, 2.0 * 24 * 16 * 128 * 2}};
+  for (size_t i = 0; i < sizeof(moe) / sizeof(moe[0]); i++) {
+    char path[4096];
+    struct gr_err err = {0};
+    snprintf(path, sizeof(path), "%s/configs/%s", getenv("GPURIG_TEST_DATA"), moe[i].file);
+    if (gr_model_load_config(path, &m, &err) != 0)
+      fail_msg("%s", err.msg);
+    gr_model_count(&m, &c);
+    assert_int_equal(c.total, moe[i].total);
+    assert_int_equal(c.active, moe[i].active);
+    assert_true(fabs(gr_model_kv_bytes_per_token(&m, 2) - moe[i].kv_per_token) < 1e-6);
+    gr_model_free(&m);
+  }
 }
 
 /* llama.cpp tools/quantize sizes for Llama-3-8B (GiB) and TheBloke's
@@ -478,7 +507,7 @@ static void unplanned_checkpoint_needs_quant(void **state)
   char path[] = "/tmp/gpurig-test-plan-XXXXXX";
   const char text[] = "{\"num_hidden_layers\": 2, \"hidden_size\": 8, \"intermediate_size\": 8, "
                       "\"num_attention_heads\": 2, \"vocab_size\": 8, \"quantization_config\": "
-                      "{\"quant_method\": \"gptq\", \"bits\": 8}}";
+                      "{\"quant_method\": \"awq\", \"bits\": 8}}";
   struct gr_plan_args a = {.model = path, .job = "infer"};
   struct gr_plan_req r;
   struct gr_model m;
@@ -489,7 +518,8 @@ static void unplanned_checkpoint_needs_quant(void **state)
   assert_int_equal(write(fd, text, sizeof(text) - 1), (ssize_t)(sizeof(text) - 1));
   close(fd);
   assert_int_equal(gr_plan_request(&a, 1, &r, &m, &err), -1);
-  assert_non_null(strstr(err.msg, ": quantization_config gptq with 8 bits is not a weight format gpurig plans"));
+  assert_non_null(strstr(err.msg, ": quantization_config awq with 8 bits (AutoAWQ kernels are 4-bit only) is not a "
+                                  "weight format gpurig plans"));
   assert_non_null(strstr(err.msg, path));
   a.quant = "int8";
   assert_int_equal(gr_plan_request(&a, 1, &r, &m, &err), 0);
