@@ -470,7 +470,11 @@ static void speed_train(const struct gr_plan_req *r, const struct gr_model *m, c
   double tokens = (double)r->batch * (double)r->ctx * o->dp;
   double per = r->job == GR_JOB_FULL ? 6.0 : 4.0; /* adapters: no weight gradients for the frozen base */
   per += r->checkpointing ? 2.0 : 0.0;            /* the forward again */
-  double flops = per * (double)o->params.active * tokens;
+  /* attention scores and values: 12 L h s FLOPs per token for forward and
+   * backward (Narayanan et al. 2021, the MFU convention of the PyTorch FSDP
+   * runs), scaled like the weights' FLOPs with checkpointing */
+  double attn = m->shape_known ? 12.0 * (double)m->layers * (double)m->hidden * (double)r->ctx * per / 6.0 : 0;
+  double flops = (per * (double)o->params.active + attn) * tokens;
   double peak = r->gpus * hw->gpu->fp16_fp32acc_tflops * 1e12;
   if (peak <= 0)
     return;
@@ -501,7 +505,7 @@ static void speed_train(const struct gr_plan_req *r, const struct gr_model *m, c
   o->step_s.ok = true;
   o->train_tps = (struct gr_range){tokens / o->step_s.high, tokens / o->step_s.mid, tokens / o->step_s.low, true};
   snprintf(o->speed_basis, sizeof(o->speed_basis),
-           "training step: %.3g FLOPs (%.0f x %.3g active params x %.0f tokens) on %d x %.0f TFLOPS at %.0f-%.0f%% MFU "
+           "training step: %.3g FLOPs (%.0f x %.3g active params x %.0f tokens, attention included) on %d x %.0f TFLOPS at %.0f-%.0f%% MFU "
            "= %.2f-%.2f s; gradient all-reduce %.2f GB x %.1f%s over %.1f GB/s = %.2f s (%.0f%% hidden behind backward "
            "in the middle figure)%s",
            flops, per, (double)o->params.active, tokens, r->gpus, hw->gpu->fp16_fp32acc_tflops,
