@@ -257,6 +257,13 @@ int gr_model_builtin(const char *name, struct gr_model *m, struct gr_err *err)
       }
       return 0;
     }
+  /* diffusion models are asked for by name (seed 004 trains SDXL): say that
+   * the planner does not model them rather than that the name is unknown */
+  static const char *const diffusion[] = {"sd", "stable-diffusion", "flux", "unet"};
+  for (size_t i = 0; i < sizeof(diffusion) / sizeof(diffusion[0]); i++)
+    if (strncasecmp(name, diffusion[i], strlen(diffusion[i])) == 0)
+      return gr_fail(err, GR_EXIT_FAIL, "%s: diffusion models (SDXL, SD 1.5, Flux) are not planned yet: gpurig plans "
+                     "decoder language models; --params N gives model states and weights only", name);
   char names[1024];
   gr_model_builtin_names(names, sizeof(names));
   return gr_fail(err, GR_EXIT_FAIL, "unknown model '%s' (built-in: %s; or give a config.json path)", name, names);

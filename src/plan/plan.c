@@ -355,6 +355,9 @@ static enum gr_fit fit_of(const struct gr_plan *o, const struct gr_plan_req *r)
     return GR_FIT_NO;
   if (r->gpus == 0)
     return GR_FIT_HEADROOM; /* the need is in host RAM, judged above where its size is known */
+  if (r->engine && strcmp(r->engine, "vllm") == 0) /* vLLM takes its share at start and fills it with KV blocks */
+    return o->gpu_need_gib <= gr_planner_const("vllm_gpu_memory_utilization") * o->gpu_have_gib ? GR_FIT_HEADROOM
+                                                                                                 : GR_FIT_NO;
   if (o->gpu_need_gib <= 0.9 * o->gpu_have_gib)
     return GR_FIT_HEADROOM;
   return o->gpu_need_gib <= o->gpu_have_gib ? GR_FIT_TIGHT : GR_FIT_NO;
@@ -857,6 +860,11 @@ void gr_plan_run(const struct gr_plan_req *r, const struct gr_model *m, const st
   }
   plan_cost(r, hw, o);
   plan_verdict(r, m, hw, o);
+  if (r->job == GR_JOB_INFER && r->gpus > 0 && r->engine && strcmp(r->engine, "vllm") == 0 && o->nnotes < 8)
+    snprintf(o->notes[o->nnotes++], sizeof(o->notes[0]),
+             "vLLM takes gpu_memory_utilization (%.2f) of each GPU at start and fills what the weights and "
+             "buffers leave with KV-cache blocks: the job fits when its need is under that share.",
+             gr_planner_const("vllm_gpu_memory_utilization"));
   if (hw->mixed_gpus && o->nnotes < 8)
     snprintf(o->notes[o->nnotes++], sizeof(o->notes[0]),
              "The GPUs differ: the plan uses the smallest, %s, for every one.", hw->gpu->model);
