@@ -40,9 +40,9 @@ static int parse_row(const struct gr_table *t, size_t r, struct gr_gpu_model *m,
 {
   static const char *cols[] = {"model", "vendor", "arch", "mem_gib", "mem_bw_gbps", "fp16_tflops",
                                "fp16_fp32acc_tflops", "tdp_w", "pcie_gen", "link", "links", "link_gbps",
-                               "p2p", "pci_ids", "source", "form", "board", "link_gen", "cc"};
-  const char *v[19];
-  for (size_t c = 0; c < 19; c++) {
+                               "p2p", "pci_ids", "source", "form", "board", "link_gen", "cc", "int8_tops"};
+  const char *v[20];
+  for (size_t c = 0; c < 20; c++) {
     int i = gr_table_col(t, cols[c]);
     if (i < 0)
       return gr_fail(err, GR_EXIT_CANNOT_RUN, "%s: missing column %s", t->name, cols[c]);
@@ -76,6 +76,10 @@ static int parse_row(const struct gr_table *t, size_t r, struct gr_gpu_model *m,
   m->link_gen = (int)lgen;
   if (strcmp(v[18], "-") != 0 && sscanf(v[18], "%d.%d", &m->cc_major, &m->cc_minor) != 2)
     return gr_fail(err, GR_EXIT_CANNOT_RUN, "%s:%zu: cc must be MAJOR.MINOR or -", t->name, t->lines[r]);
+  if (strcmp(v[19], "-") == 0) /* int8 tensor cores run at twice the fp16 rate from Turing (7.5) on */
+    m->int8_tops = strcmp(v[1], "nvidia") == 0 && m->cc_major * 10 + m->cc_minor >= 75 ? 2 * m->fp16_tflops : 0;
+  else if ((m->int8_tops = strtod(v[19], &end)) <= 0 || *end)
+    return gr_fail(err, GR_EXIT_CANNOT_RUN, "%s:%zu: int8_tops must be a number or -", t->name, t->lines[r]);
   if (check_words(t, r, v, m, err) != 0)
     return -1;
   m->form = v[15];

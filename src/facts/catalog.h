@@ -27,6 +27,7 @@ struct gr_gpu_model {
   const char *board;        /* "none", "bridge", "hcm", "nvswitch" (data/gpus.tsv) */
   int link_gen;             /* NVLink generation, 0 none */
   int cc_major, cc_minor;   /* CUDA compute capability, 0 unknown (AMD) */
+  double int8_tops;         /* dense INT8 TOPS of its int8 path (tensor cores, else dp4a); 0 none known */
   const char *pci_ids;      /* "10de:2204 ..." */
   const char *source;
 };

@@ -22,7 +22,7 @@ static const char *const planner_keys[] = {
     "decode_eff_float_mid", "decode_eff_float_high", "decode_fixed_us", "decode_eff_cpu_low",
     "decode_eff_cpu_high", "layer_split_eff", "allreduce_latency_us", "prefill_mfu", "train_mfu_low",
     "train_mfu_high", "allreduce_overlap", "inference_chunk_tokens", "zero3_live_gib", "zero_bucket_gib",
-    "kwh_price_usd", "gpu_power_share", "host_power_w", "vllm_gpu_memory_utilization", NULL};
+    "kwh_price_usd", "gpu_power_share", "host_power_w", "vllm_gpu_memory_utilization", "prefill_eff_int8", "prefill_spread", NULL};
 static const char *const health_keys[] = {
     "aer_ber", "host_ram_per_vram", "xid_window_h", "gen1_idle_gen", "bench_host_min", "bench_p2p_min",
     "bench_staged_min", "bench_nvlink_min", "bench_local_min", "bench_bidir_share", "bench_allreduce_min",

@@ -455,13 +455,21 @@ static void speed_decode(const struct gr_plan_req *r, const struct gr_model *m, 
              r->tp, o->tp_comm_s * 1e3, o->allreduce_gbps > 0 ? "" : ", latency only: no bus bandwidth predicted");
 }
 
+/* Prompt processing is compute-bound: llama.cpp multiplies block-quantized
+ * weights on the int8 path (MMQ on int8 tensor cores since PR #7676, dp4a
+ * before Turing), everything else on fp16 tensor cores. */
 static void speed_prefill(const struct gr_plan_req *r, const struct gr_plan_hw *hw, struct gr_plan *o)
 {
-  if (r->gpus == 0 || hw->gpu->fp16_fp32acc_tflops <= 0)
+  if (r->gpus == 0)
     return;
-  double flops_per_token = 2.0 * (double)o->params.active;
-  double v = gr_planner_const("prefill_mfu") * hw->gpu->fp16_fp32acc_tflops * 1e12 * r->tp / flops_per_token;
-  o->prefill_tps = (struct gr_range){v, v, v, true};
+  bool int8 = r->engine && strcmp(r->engine, "llama.cpp") == 0 && (r->quant.kind == GR_Q_GGUF || r->quant.kind == GR_Q_GGML) &&
+              hw->gpu->int8_tops > 0;
+  double ops = int8 ? gr_planner_const("prefill_eff_int8") * hw->gpu->int8_tops
+                    : gr_planner_const("prefill_mfu") * hw->gpu->fp16_fp32acc_tflops;
+  if (ops <= 0)
+    return;
+  double v = ops * 1e12 * r->tp / (2.0 * (double)o->params.active), spread = gr_planner_const("prefill_spread");
+  o->prefill_tps = (struct gr_range){v * (1 - spread), v, v * (1 + spread), true};
 }
 
 /* Per-step time of a training job: compute at a stated MFU plus the
@@ -617,7 +625,7 @@ static bool format_runs(const struct gr_plan_req *r, const struct gr_plan_hw *hw
   if (!gr_engine_has_format(r->engine, q))
     return false;
   bool awq_cc = !hw->gpu || hw->gpu->cc_major == 0 || hw->gpu->cc_major * 10 + hw->gpu->cc_minor >= 75;
-  return q->kind != GR_Q_AWQ || strcmp(r->engine, "vllm") != 0 || awq_cc;
+  return q->kind != GR_Q_AWQ || !r->engine || strcmp(r->engine, "vllm") != 0 || awq_cc;
 }
 
 /* The smaller weight format gpurig suggests on this engine and GPU, 8-bit
@@ -636,7 +644,7 @@ static const char *smaller_format(const struct gr_plan_req *r, const struct gr_m
     struct gr_quant q;
     if (gr_quant_parse(order[i], &q, NULL) != 0 || q.bits >= r->quant.bits || !format_runs(r, hw, &q))
       continue;
-    if (strcmp(order[i], "fp8") == 0 && strcmp(r->engine, "vllm") == 0 && cc > 0 && cc < 80)
+    if (strcmp(order[i], "fp8") == 0 && r->engine && strcmp(r->engine, "vllm") == 0 && cc > 0 && cc < 80)
       continue;
     if (q.kind == GR_Q_AWQ && m->experts > 0) /* AWQ checkpoints of MoE models are rare; GPTQ exists */
       continue;

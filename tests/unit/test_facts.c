@@ -173,7 +173,8 @@ static int parse_catalog(const char *rows, struct gr_gpu_model **models, size_t 
                          struct gr_err *err)
 {
   char *text = xasprintf("model\tvendor\tarch\tmem_gib\tmem_bw_gbps\tfp16_tflops\tfp16_fp32acc_tflops\ttdp_w\t"
-                         "pcie_gen\tlink\tlinks\tlink_gbps\tp2p\tpci_ids\tform\tboard\tlink_gen\tcc\tsource\n%s", rows);
+                         "pcie_gen\tlink\tlinks\tlink_gbps\tp2p\tpci_ids\tform\tboard\tlink_gen\tcc\tint8_tops\tsource\n%s",
+                         rows);
   int rc = gr_table_parse("gpus.tsv", text, strlen(text), t, err);
   free(text);
   if (rc != 0)
@@ -183,9 +184,9 @@ static int parse_catalog(const char *rows, struct gr_gpu_model **models, size_t 
 }
 
 #define ROW_H200 "H200 SXM\tnvidia\tsm90\t141\t4800\t989.4\t989.4\t700\t5\tnvlink\t18\t450\tyes\t10de:2335\t" \
-                 "sxm5\tnvswitch\t4\t9.0\tdatasheet\n"
+                 "sxm5\tnvswitch\t4\t9.0\t-\tdatasheet\n"
 #define ROW_7900 "RX 7900 XTX\tamd\tgfx1100\t24\t960\t122.8\t122.8\t355\t4\tnone\t0\t0\tdriver\t1002:744c\t" \
-                 "pcie\tnone\t0\t-\tspec\n"
+                 "pcie\tnone\t0\t-\t-\tspec\n"
 
 /* form, board, link_gen and cc parse; a bad word in them fails with its line. */
 static void test_catalog_columns(void **state)
@@ -206,6 +207,8 @@ static void test_catalog_columns(void **state)
   assert_int_equal(m[0].links, 18);
   assert_int_equal(m[1].cc_major, 0); /* - for AMD */
   assert_string_equal(m[1].board, "none");
+  assert_true(m[0].int8_tops == 2 * 989.4); /* "-": twice the fp16 tensor rate from Turing on */
+  assert_true(m[1].int8_tops == 0);         /* no int8 path known */
   free(m);
   gr_table_free(&t);
   static const struct {
