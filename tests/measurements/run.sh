@@ -76,8 +76,9 @@ table() { # quantities (comma-separated)
   echo "|---|---|---|---|---|---|---|---|"
   awk -F'\t' -v qs="$1" 'BEGIN { n = split(qs, a, ","); for (i = 1; i <= n; i++) want[a[i]] = 1 }
     want[$2] { src = $10 ~ /^http/ ? "[link](" $10 ")" : $10
-               printf "| %s | %s | %s | %s %s | %.4g %s | %s%% | ±%s%% | %s |\n",
-               $1, $2, $9, $3, $5, $4, $5, $6, $7, src }' "$RESULTS"
+               pred = $4 + 0 >= 1e5 ? sprintf("%.0f", $4) : $4 + 0 >= 100 ? sprintf("%.1f", $4) : sprintf("%.4g", $4)
+               printf "| %s | %s | %s | %s %s | %s %s | %s%% | ±%s%% | %s |\n",
+               $1, $2, $9, $3, $5, pred, $5, $6, $7, src }' "$RESULTS"
 }
 
 # Rewrites (or checks) every generated block of one doc.
