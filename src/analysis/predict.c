@@ -128,6 +128,10 @@ static void build_hop(const struct ctx *c, struct hop *hd, struct hop_build *h, 
  * may move until every hop is in, so pointers are set after). */
 static void hop_store(struct ctx *c, const struct hop_build *b, struct hop *h, size_t *off)
 {
+  *off = c->npool;
+  h->nres = b->nres;
+  if (b->nres == 0) /* a GPU to itself: no uses to copy */
+    return;
   if (c->npool + (size_t)b->nres > c->pool_cap_n) {
     c->pool_cap_n = (c->pool_cap_n + (size_t)b->nres) * 2;
     c->pool_res = xrealloc(c->pool_res, c->pool_cap_n * sizeof(int));
@@ -137,8 +141,6 @@ static void hop_store(struct ctx *c, const struct hop_build *b, struct hop *h, s
   memcpy(c->pool_res + c->npool, b->res, (size_t)b->nres * sizeof(int));
   memcpy(c->pool_cap + c->npool, b->cap, (size_t)b->nres * sizeof(double));
   memcpy(c->pool_eff + c->npool, b->effective, (size_t)b->nres * sizeof(bool));
-  *off = c->npool;
-  h->nres = b->nres;
   c->npool += (size_t)b->nres;
 }
 
