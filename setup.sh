@@ -60,6 +60,9 @@ run_tests() {
               "doctor" "doctor --rig wopr" "compare --list" \
               "compare --job infer --model llama-2-7b wopr tinybox-green" \
               "plan --model llama-2-70b --job infer --quant q4_k_m --rig asus-esc4000 --gpus 2 --tp 2" \
+              "plan --params 7B --job full --input $d/hwloc/16intel64-manyVFs.xml" \
+              "plan --model llama-2-70b --job qlora --rig tyan-s8030" \
+              "plan --model $d/configs/deepseek-v3.json --job infer --gpu B200 --gpus 8 --tp 8" \
               "gpus" "STUB=vanish gpus --root $d/trees/epyc-riser" \
               "STUB=vanish bench --quick --size 4M --root $d/trees/epyc-riser" \
               "STUB=corrupt bench --quick --size 4M --no-sm --root $d/trees/epyc-riser"; do
