@@ -47,7 +47,7 @@ static const struct rows_schema row_tables[] = {
     {"quant.tsv", offsetof(struct gr_facts, quant), {"name", "kind", "base", "block_weights", "block_bytes", "source"}},
     {"pci-devices.tsv", offsetof(struct gr_facts, pci_devices), {"vendor", "device", "class", "kind", "name", "source"}},
     {"nccl-p2p.tsv", offsetof(struct gr_facts, nccl_p2p), {"since", "until", "cpu", "gpus", "level", "source"}},
-    {"engines.tsv", offsetof(struct gr_facts, engines), {"name", "aliases", "formats", "kv_quants", "jobs", "swa", "source"}},
+    {"engines.tsv", offsetof(struct gr_facts, engines), {"name", "aliases", "formats", "kv_quants", "jobs", "swa", "min_cc", "source"}},
 };
 
 static int need_columns(const struct gr_table *t, const char *const *cols, struct gr_err *err)

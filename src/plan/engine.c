@@ -110,3 +110,42 @@ enum gr_swa gr_engine_swa(const char *engine)
   const char *v = r >= 0 ? cell((size_t)r, "swa") : "none";
   return strcmp(v, "all") == 0 ? GR_SWA_ALL : strcmp(v, "interleaved") == 0 ? GR_SWA_INTERLEAVED : GR_SWA_NONE;
 }
+
+bool gr_engine_is(const char *engine, const char *name)
+{
+  return engine && strcmp(engine, name) == 0;
+}
+
+/* The compute capability x 10 the engine's kernels need for a format
+ * family (min_cc "awq:7.5,fp8:8.0"), 0 when none is stated. */
+static int min_cc_of(long r, const char *family)
+{
+  const char *list = cell((size_t)r, "min_cc");
+  size_t n = strlen(family);
+  for (const char *p = list; p && *p;) {
+    int major, minor;
+    if (strncmp(p, family, n) == 0 && p[n] == ':' && sscanf(p + n + 1, "%d.%d", &major, &minor) == 2)
+      return major * 10 + minor;
+    p = strchr(p, ',');
+    p = p ? p + 1 : NULL;
+  }
+  return 0;
+}
+
+bool gr_engine_format_runs(const char *engine, const struct gr_quant *q, const struct gr_gpu_model *gpu, char *why,
+                           size_t cap)
+{
+  long r = row_of(engine);
+  const char *family = gr_quant_family(q);
+  if (r < 0 || !list_has(cell((size_t)r, "formats"), family)) {
+    snprintf(why, cap, "%s does not load %s weights (%s)", engine ? engine : "(no engine)", q->name, family);
+    return false;
+  }
+  int need = min_cc_of(r, family), have = gpu ? gpu->cc_major * 10 + gpu->cc_minor : 0;
+  if (need > 0 && have > 0 && have < need) {
+    snprintf(why, cap, "%s's %s kernels need compute capability %d.%d; %s has %d.%d", cell((size_t)r, "name"), family,
+             need / 10, need % 10, gpu->model, gpu->cc_major, gpu->cc_minor);
+    return false;
+  }
+  return true;
+}

@@ -14,6 +14,7 @@
 #include <stddef.h>
 
 #include "base/util.h"
+#include "facts/catalog.h"
 #include "plan/quant.h"
 
 /* The engine named s (its name or an alias, case-insensitively): its
@@ -28,6 +29,14 @@ bool gr_engine_has_format(const char *engine, const struct gr_quant *q);
 bool gr_engine_has_kv_quant(const char *engine, const struct gr_quant *kv);
 /* How the engine caches a sliding-window model's layers (engines.tsv swa). */
 enum gr_swa gr_engine_swa(const char *engine);
+/* Whether the engine loads format q and its kernels run on gpu (NULL or a
+ * GPU of unknown compute capability: no limit known). false with the reason
+ * in why ("vllm's awq kernels need compute capability 7.5; V100 SXM2 16GB
+ * has 7.0"). */
+bool gr_engine_format_runs(const char *engine, const struct gr_quant *q, const struct gr_gpu_model *gpu, char *why,
+                           size_t cap);
+/* Whether the request names this engine (engine may be NULL). */
+bool gr_engine_is(const char *engine, const char *name);
 /* Whether the engine runs training jobs. */
 bool gr_engine_trains(const char *engine);
 

@@ -70,6 +70,9 @@ int gr_plan_check(const struct gr_plan_req *r, const struct gr_model *m, const s
   if (!m->shape_known && r->job != GR_JOB_FULL && r->job != GR_JOB_INFER)
     return gr_fail(err, GR_EXIT_FAIL, "--job %s needs the model's shape: give --model NAME or config.json, not --params",
                    gr_job_name(r->job));
+  char why[192];
+  if (r->gpus > 0 && hw->gpu && r->engine && !gr_engine_format_runs(r->engine, &r->quant, hw->gpu, why, sizeof(why)))
+    return gr_fail(err, GR_EXIT_FAIL, "--quant %s: %s; give another --quant or --engine", r->quant.name, why);
   if (m->shape_known && r->tp > 1 && m->heads % r->tp != 0)
     return gr_fail(err, GR_EXIT_FAIL, "--tp %d does not divide the model's %ld attention heads", r->tp, m->heads);
   if (m->shape_known && r->pp > m->layers)
@@ -355,7 +358,7 @@ static enum gr_fit fit_of(const struct gr_plan *o, const struct gr_plan_req *r)
     return GR_FIT_NO;
   if (r->gpus == 0)
     return GR_FIT_HEADROOM; /* the need is in host RAM, judged above where its size is known */
-  if (r->engine && strcmp(r->engine, "vllm") == 0) /* vLLM takes its share at start and fills it with KV blocks */
+  if (gr_engine_is(r->engine, "vllm")) /* vLLM takes its share at start and fills it with KV blocks */
     return o->gpu_need_gib <= gr_planner_const("vllm_gpu_memory_utilization") * o->gpu_have_gib ? GR_FIT_HEADROOM
                                                                                                  : GR_FIT_NO;
   if (o->gpu_need_gib <= 0.9 * o->gpu_have_gib)
@@ -462,7 +465,7 @@ static void speed_prefill(const struct gr_plan_req *r, const struct gr_plan_hw *
 {
   if (r->gpus == 0)
     return;
-  bool int8 = r->engine && strcmp(r->engine, "llama.cpp") == 0 && (r->quant.kind == GR_Q_GGUF || r->quant.kind == GR_Q_GGML) &&
+  bool int8 = gr_engine_is(r->engine, "llama.cpp") && (r->quant.kind == GR_Q_GGUF || r->quant.kind == GR_Q_GGML) &&
               hw->gpu->int8_tops > 0;
   double ops = int8 ? gr_planner_const("prefill_eff_int8") * hw->gpu->int8_tops
                     : gr_planner_const("prefill_mfu") * hw->gpu->fp16_fp32acc_tflops;
@@ -616,16 +619,12 @@ struct change {
   unsigned cost;
 };
 
-/* Whether the plan's engine can run weight format q on the plan's GPU: the
- * engine must load it (data/engines.tsv) and vLLM's AWQ kernels need compute
- * capability 7.5 ("Minimum capability: 75. Current capability: 70.",
- * vllm-project/vllm#1488, #4202), so a V100 gets GPTQ. */
+/* Whether the plan's engine loads weight format q and runs it on the plan's
+ * GPU (data/engines.tsv formats and min_cc: a V100 gets GPTQ, not AWQ). */
 static bool format_runs(const struct gr_plan_req *r, const struct gr_plan_hw *hw, const struct gr_quant *q)
 {
-  if (!gr_engine_has_format(r->engine, q))
-    return false;
-  bool awq_cc = !hw->gpu || hw->gpu->cc_major == 0 || hw->gpu->cc_major * 10 + hw->gpu->cc_minor >= 75;
-  return q->kind != GR_Q_AWQ || !r->engine || strcmp(r->engine, "vllm") != 0 || awq_cc;
+  char why[192];
+  return gr_engine_format_runs(r->engine, q, hw->gpu, why, sizeof(why));
 }
 
 /* The smaller weight format gpurig suggests on this engine and GPU, 8-bit
@@ -639,12 +638,9 @@ static const char *smaller_format(const struct gr_plan_req *r, const struct gr_m
   static const char *const eight[] = {"q8_0", "fp8", "int8"}, *const four[] = {"q4_k_m", "awq", "gptq", "nf4"};
   const char *const *order = wide ? eight : four;
   size_t n = wide ? 3 : 4;
-  int cc = hw->gpu ? hw->gpu->cc_major * 10 + hw->gpu->cc_minor : 0;
   for (size_t i = 0; i < n; i++) {
     struct gr_quant q;
     if (gr_quant_parse(order[i], &q, NULL) != 0 || q.bits >= r->quant.bits || !format_runs(r, hw, &q))
-      continue;
-    if (strcmp(order[i], "fp8") == 0 && r->engine && strcmp(r->engine, "vllm") == 0 && cc > 0 && cc < 80)
       continue;
     if (q.kind == GR_Q_AWQ && m->experts > 0) /* AWQ checkpoints of MoE models are rare; GPTQ exists */
       continue;
@@ -868,7 +864,7 @@ void gr_plan_run(const struct gr_plan_req *r, const struct gr_model *m, const st
   }
   plan_cost(r, hw, o);
   plan_verdict(r, m, hw, o);
-  if (r->job == GR_JOB_INFER && r->gpus > 0 && r->engine && strcmp(r->engine, "vllm") == 0 && o->nnotes < 8)
+  if (r->job == GR_JOB_INFER && r->gpus > 0 && gr_engine_is(r->engine, "vllm") && o->nnotes < 8)
     snprintf(o->notes[o->nnotes++], sizeof(o->notes[0]),
              "vLLM takes gpu_memory_utilization (%.2f) of each GPU at start and fills what the weights and "
              "buffers leave with KV-cache blocks: the job fits when its need is under that share.",
