@@ -221,3 +221,10 @@ const char *gr_size_text(size_t b, char *buf, size_t cap)
   }
   return buf;
 }
+
+void str_copy(char *dst, size_t cap, const char *src)
+{
+  size_t n = strnlen(src, cap - 1);
+  memcpy(dst, src, n);
+  dst[n] = '\0';
+}

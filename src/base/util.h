@@ -48,6 +48,8 @@ void grow_array(void **arr, size_t elem_size, size_t *cap, size_t need);
 
 /* Trims trailing whitespace (newline from sysfs files) in place; returns s. */
 char *str_rtrim(char *s);
+/* Copies src into dst[cap], cut to fit and always terminated (cap > 0). */
+void str_copy(char *dst, size_t cap, const char *src);
 bool str_starts_with(const char *s, const char *prefix);
 
 /* Walks a buffer line by line: returns the next line's start and sets *n to

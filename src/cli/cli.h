@@ -12,6 +12,7 @@
 #include "analysis/machine.h"
 #include "base/util.h"
 #include "load/source.h"
+#include "monitor/sampler.h"
 #include "plan/request.h"
 
 /* Options shared by the topology commands. */
@@ -39,6 +40,12 @@ struct gr_opts {
   const char *allreduce_max; /* --allreduce-max SIZE */
   bool no_progress;        /* --no-progress */
   bool no_sm;              /* --no-sm */
+  /* watch, export */
+  bool once;               /* --once */
+  const char *count;       /* --count N */
+  const char *interval;    /* --interval SECONDS (0.1 .. 3600; "500ms", "2s") */
+  const char *listen;      /* --listen ADDR:PORT */
+  const char *textfile;    /* --textfile DIR */
   /* plan (and compare --job): kept as text, turned into a request by plan/request.c */
   const char *model, *params, *job, *quant, *kv_quant, *engine, *ctx, *batch, *gpus, *zero, *offload, *tp, *pp;
   const char *estimator, *lora_rank, *lora_targets, *state_bytes, *price, *kwh, *rent, *cpu;
@@ -63,6 +70,7 @@ enum gr_opt_set {
   GR_OPT_PLAN = 1 << 11,    /* --model --params --job --quant ... (gpurig plan --help) */
   GR_OPT_GPU_RIG = 1 << 12, /* --gpu, only together with --rig (topo, report) */
   GR_OPT_NCCL = 1 << 13,    /* --nccl-version X.Y[.Z] (topo, report, compare, plan) */
+  GR_OPT_MONITOR = 1 << 14, /* --once --count --interval --kmsg (watch); --listen --textfile (export) */
 };
 
 /* Parses argv (argv[0] is the subcommand). Options and positional arguments
@@ -87,6 +95,27 @@ int cli_open(const struct gr_source *src, unsigned flags, struct gr_machine *m, 
  * still shown, without it). */
 int cli_open_for_gpus(const struct gr_source *src, struct gr_machine *m, bool *have, struct gr_err *err);
 
+/* watch and export (cmd_watch.c): a machine, its GPUs (when a driver
+ * loads) and a sampler over both. */
+struct cli_monitor {
+  struct gr_machine m;
+  struct gr_gpus g;
+  bool have_machine, have_gpus;
+  struct gr_sampler *s;
+};
+/* Opens all three; without a GPU driver a warning and the links alone.
+ * 0, or -1 with err (nothing left open). */
+int cli_monitor_open(const char *cmd, const struct gr_opts *o, unsigned history, struct cli_monitor *mon,
+                     struct gr_err *err);
+void cli_monitor_close(struct cli_monitor *mon);
+/* --interval: 0.1 to 3600 s, default 1 (text NULL); -1 after one error line. */
+int cli_parse_interval(const char *cmd, const char *text, double *out);
+/* SIGINT, SIGTERM and SIGHUP end a command's loop (cli_stop_requested). */
+void cli_catch_stop(void);
+bool cli_stop_requested(void);
+/* Sleeps to the next tick of a fixed schedule; false when asked to stop. */
+bool cli_sleep_until(double *next_mono, double interval_s);
+
 /* Prints err as "gpurig: MESSAGE" and returns its exit code. */
 int gr_report_error(const struct gr_err *err);
 /* Writes a JSON value to stdout and drops it. */
@@ -100,5 +129,7 @@ int cmd_doctor(int argc, char **argv);
 int cmd_gpus(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
 int cmd_plan(int argc, char **argv);
+int cmd_watch(int argc, char **argv);
+int cmd_export(int argc, char **argv);
 
 #endif

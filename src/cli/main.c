@@ -22,6 +22,8 @@ static const struct command commands[] = {
     {"doctor", cmd_doctor, "check the set-up for multi-GPU work: links, errors, IOMMU/ACS, driver, memory, Xids"},
     {"gpus", cmd_gpus, "the GPUs as the driver reports them: memory, links, power, temperatures, P2P status"},
     {"plan", cmd_plan, "will a model and job fit on a machine, how fast, at what cost (before buying)"},
+    {"watch", cmd_watch, "sample GPUs and their PCIe links over time: a live view, lines or JSON lines"},
+    {"export", cmd_export, "serve the samples as Prometheus metrics (dcgm-exporter's names and gpurig's own)"},
     {"bench", cmd_bench, "measure host<->GPU, GPU<->GPU and all-reduce bandwidth against what the wiring promises"},
 };
 

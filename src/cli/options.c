@@ -88,6 +88,9 @@ int gr_parse_opts(int argc, char **argv, unsigned accepted, struct gr_opts *o)
       {"rent", required_argument, NULL, 274},   {"cpu", required_argument, NULL, 275},
       {"checkpointing", no_argument, NULL, 276}, {"rank0-load", no_argument, NULL, 277},
       {"nccl-version", required_argument, NULL, 278}, {"engine", required_argument, NULL, 279},
+      {"once", no_argument, NULL, 280},         {"count", required_argument, NULL, 281},
+      {"interval", required_argument, NULL, 282}, {"listen", required_argument, NULL, 283},
+      {"textfile", required_argument, NULL, 284},
       {NULL, 0, NULL, 0},
   };
   memset(o, 0, sizeof(*o));
@@ -112,7 +115,7 @@ int gr_parse_opts(int argc, char **argv, unsigned accepted, struct gr_opts *o)
     case 'p': o->pcie_only = true; need = GR_OPT_PCIE_ONLY; break;
     case 'E': o->expect_gpus = optarg; need = GR_OPT_DOCTOR; break;
     case 'e': o->expect = optarg; need = GR_OPT_DOCTOR; break;
-    case 'k': o->kmsg = optarg; need = GR_OPT_DOCTOR; break;
+    case 'k': o->kmsg = optarg; need = GR_OPT_DOCTOR | GR_OPT_MONITOR; break;
     case 'w': o->xid_window = optarg; need = GR_OPT_DOCTOR; break;
     case 'L': o->loaded = true; need = GR_OPT_DOCTOR; break;
     case 'n': o->nhc = true; need = GR_OPT_DOCTOR; break;
@@ -144,6 +147,11 @@ int gr_parse_opts(int argc, char **argv, unsigned accepted, struct gr_opts *o)
     case 276: o->checkpointing = true; need = GR_OPT_PLAN; break;
     case 277: o->rank0_load = true; need = GR_OPT_PLAN; break;
     case 279: o->engine = optarg; need = GR_OPT_PLAN; break;
+    case 280: o->once = true; need = GR_OPT_MONITOR; break;
+    case 281: o->count = optarg; need = GR_OPT_MONITOR; break;
+    case 282: o->interval = optarg; need = GR_OPT_MONITOR; break;
+    case 283: o->listen = optarg; need = GR_OPT_MONITOR; break;
+    case 284: o->textfile = optarg; need = GR_OPT_MONITOR; break;
     case 278:
       if (parse_nccl_version(argv[0], optarg, &o->nccl) != 0)
         return -1;

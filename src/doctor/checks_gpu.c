@@ -368,6 +368,16 @@ static enum gr_sev xid_sev(const struct gr_table *tb, int row)
   return strcmp(sev, "fail") == 0 ? GR_SEV_FAIL : strcmp(sev, "warn") == 0 ? GR_SEV_WARN : GR_SEV_INFO;
 }
 
+bool gr_xid_info(int xid, const char **name, enum gr_sev *sev, const char **action)
+{
+  const struct gr_table *tb = &gr_facts()->xid;
+  int row = xid_row(tb, xid);
+  *sev = xid_sev(tb, row);
+  *name = row >= 0 ? gr_table_cell(tb, (size_t)row, (size_t)gr_table_col(tb, "name")) : "not in data/xid.tsv";
+  *action = row >= 0 ? gr_table_cell(tb, (size_t)row, (size_t)gr_table_col(tb, "action")) : "";
+  return row >= 0;
+}
+
 /* Every group's severity, sorted worst and most recent first; the caller
  * frees the array. */
 static struct xid_rank *rank_groups(const struct gr_xid_groups *g, const struct gr_table *tb)

@@ -52,6 +52,10 @@ void gr_doctor_report_free(struct gr_doctor_report *r);
 /* The registry, for --list and the docs: its length, and check i (NULL
  * past the end), static. */
 size_t gr_doctor_ncheck(void);
+/* An Xid's row in data/xid.tsv: its meaning, the severity a fresh one gets
+ * and the action, all static (the facts'); false when the table has no such
+ * Xid (then *name is "not in data/xid.tsv" and *sev warn). */
+bool gr_xid_info(int xid, const char **name, enum gr_sev *sev, const char **action);
 const struct gr_check_def *gr_doctor_check(size_t i);
 
 #endif

@@ -463,3 +463,12 @@ out:
   free(r.gpus);
   gr_gpus_close(&r.g);
 }
+
+const char *gr_throttle_word(unsigned bit)
+{
+  static const char *const words[GR_THR_NBITS] = {
+      "idle", "app clocks", "power cap", "hw slowdown", "sync boost",
+      "thermal (driver)", "thermal (hw)", "power brake", "display clock",
+  };
+  return bit < GR_THR_NBITS ? words[bit] : NULL;
+}

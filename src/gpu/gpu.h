@@ -3,6 +3,10 @@
  * Every value carries a validity bit: what the GPU or driver does not report
  * ("not supported", e.g. ECC on GeForce) is invalid, never 0.
  *
+ * Threads: a backend's calls for different GPUs may run at once from
+ * different threads (the sampler reads each GPU on its own thread so that
+ * one hung GPU blocks no other); last_error answers for the calling thread.
+ *
  * Ownership: gr_gpus_open returns a struct gr_gpus the caller frees with
  * gr_gpus_close; the backend pointer inside is static. */
 #ifndef GPURIG_GPU_H
@@ -70,7 +74,25 @@ struct gr_gpu_static {
   struct gr_metric ecc_enabled;    /* 1/0 */
 };
 
-/* What does change: read again for each report. */
+/* Why a GPU runs below its top clock, vendor-neutral bits (a backend maps
+ * its own; NVML's clock-event reasons have the same values). */
+enum gr_throttle {
+  GR_THR_IDLE = 1 << 0,          /* nothing to do: normal */
+  GR_THR_APP_CLOCKS = 1 << 1,    /* application clocks set lower */
+  GR_THR_SW_POWER = 1 << 2,      /* power cap: the board's limit */
+  GR_THR_HW_SLOWDOWN = 1 << 3,   /* hardware slowdown: heat or the power brake (PSU, cabling) */
+  GR_THR_SYNC_BOOST = 1 << 4,    /* held to the slowest GPU of a sync-boost group */
+  GR_THR_SW_THERMAL = 1 << 5,    /* driver's thermal slowdown */
+  GR_THR_HW_THERMAL = 1 << 6,    /* hardware thermal slowdown */
+  GR_THR_HW_POWER_BRAKE = 1 << 7,/* external power brake asserted (PSU) */
+  GR_THR_DISPLAY = 1 << 8,       /* display clock setting */
+};
+enum { GR_THR_NBITS = 9 };
+/* Words for one bit ("power cap"), NULL for an unknown bit. */
+const char *gr_throttle_word(unsigned bit);
+
+/* What does change: read again for each report and each sample. Counters
+ * are totals since the driver loaded (deltas are the sampler's). */
 struct gr_gpu_dynamic {
   struct gr_metric link_gen, link_width;
   struct gr_metric power_w, power_limit_w;
@@ -78,6 +100,23 @@ struct gr_gpu_dynamic {
   struct gr_metric util_gpu_pct, util_mem_pct;
   struct gr_metric mem_used_gib;
   struct gr_metric persistence;    /* 1/0 */
+  /* the sampler's */
+  struct gr_metric mem_free_gib;
+  struct gr_metric sm_clock_mhz, mem_clock_mhz;
+  struct gr_metric mem_temp_c;     /* HBM/GDDR: most GeForce cards do not report it */
+  struct gr_metric fan_pct;        /* SXM and passive cards have none */
+  struct gr_metric throttle;       /* enum gr_throttle bits */
+  struct gr_metric pcie_tx_gbps, pcie_rx_gbps; /* GB/s (10^9) from the GPU's side, the driver's short window */
+  struct gr_metric pcie_replay;    /* PCIe replays: the GPU's link retrying bad packets */
+  struct gr_metric ecc_corrected, ecc_uncorrected; /* volatile ECC totals */
+  struct gr_metric remap_corr, remap_unc, remap_pending, remap_failed; /* row remapping (A100 and later) */
+  struct gr_metric nvlink_crc, nvlink_replay, nvlink_recovery; /* summed over the GPU's NVLinks */
+};
+
+/* An event a GPU driver reports as it happens (NVIDIA's Xid). */
+struct gr_gpu_event {
+  unsigned gpu;   /* the backend's index */
+  int code;       /* the Xid */
 };
 
 /* One vendor. Each call returns 0, or -1 after which last_error says why;
@@ -105,6 +144,11 @@ struct gr_gpu_backend {
   /* Driver-wide facts: the driver's and the runtime's version ("550.54.14",
    * "12.4"); strings empty when unknown. */
   int (*versions)(void *state, char *driver, size_t dcap, char *runtime, size_t rcap);
+  /* Optional: the driver's error events (Xids) since the last call, waiting
+   * at most timeout_ms for the first; at most cap in *n. The first call
+   * subscribes every GPU. -1 when the driver cannot report events (the
+   * sampler then reads the kernel log). */
+  int (*events)(void *state, unsigned timeout_ms, struct gr_gpu_event *out, unsigned cap, unsigned *n);
 };
 
 struct gr_bench_backend;

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "load/hwloc_internal.h"
@@ -285,17 +286,18 @@ int gr_sysfs_overlay(const struct gr_fs *fs, struct gr_topo *t, struct gr_err *e
   return 0;
 }
 
-int gr_load_dynamic(const struct gr_fs *fs, const struct gr_topo *t, struct gr_pci_dynamic *out, struct gr_err *err)
+int gr_load_dynamic(const struct gr_fs *fs, const struct gr_topo *t, const bool *only, struct gr_pci_dynamic *out,
+                    struct gr_err *err)
 {
-  DIR *dir = gr_fs_opendir(fs, PCI_DEVICES);
-  if (!dir)
+  char path[8192];
+  struct stat st; /* stat, not opendir: a sampler's step allocates nothing */
+  if (!gr_fs_path(fs, PCI_DEVICES, path, sizeof(path)) || stat(path, &st) != 0 || !S_ISDIR(st.st_mode))
     return gr_fail(err, gr_fs_is_live(fs) ? GR_EXIT_CANNOT_RUN : GR_EXIT_FAIL,
-                   "%s%s: %s (no PCI devices to re-read)", fs->root, PCI_DEVICES, strerror(errno));
-  closedir(dir);
+                   "%s%s: %s (no PCI devices to re-read)", fs->root, PCI_DEVICES, strerror(errno ? errno : ENOTDIR));
   for (size_t i = 0; i < t->npci; i++) {
     struct devdir d = {.fs = fs}; /* no t, no p: a re-read reports nothing */
     memset(&out[i], 0, sizeof(out[i]));
-    if (t->pci[i].role == GR_ROLE_HOSTBRIDGE)
+    if (t->pci[i].role == GR_ROLE_HOSTBRIDGE || (only && !only[i]))
       continue;
     gr_pci_sysfs_path(&t->pci[i], NULL, d.dir, sizeof(d.dir));
     read_current_link(&d, &out[i]);

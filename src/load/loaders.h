@@ -23,8 +23,11 @@ int gr_load_live(const struct gr_fs *fs, struct gr_topo *t, struct gr_err *err);
  * loaded from the same fs) into out[0 .. t->npci-1], without hwloc: sysfs
  * files only. Host bridges and nodes without sysfs files are left unknown.
  * A malformed value stays unknown. Returns 0, or -1 with err when the tree
- * has no /sys/bus/pci/devices any more. Thread-safe (reads only). */
-int gr_load_dynamic(const struct gr_fs *fs, const struct gr_topo *t, struct gr_pci_dynamic *out, struct gr_err *err);
+ * has no /sys/bus/pci/devices any more. Thread-safe (reads only). only,
+ * when non-NULL, names the nodes to read (npci flags; the others are left
+ * unknown): a sampler reads the links it watches. It allocates nothing. */
+int gr_load_dynamic(const struct gr_fs *fs, const struct gr_topo *t, const bool *only, struct gr_pci_dynamic *out,
+                    struct gr_err *err);
 
 /* An hwloc XML file (what `lstopo FILE.xml` writes), including the
  * NVLinkBandwidth matrix and gpurig snapshot attributes when present. */

@@ -119,6 +119,11 @@ struct gr_abi_pci { GR_NVML_PCI_INFO_MEMBERS };
 struct gr_abi_memory { GR_NVML_MEMORY_MEMBERS };
 struct gr_abi_bar1 { GR_NVML_BAR1_MEMBERS };
 struct gr_abi_util { GR_NVML_UTILIZATION_MEMBERS };
+union gr_abi_value { GR_NVML_VALUE_MEMBERS };
+#define nvmlValue_st gr_abi_value /* the field value's member: gpurig's union, itself compared below */
+struct gr_abi_field_value { GR_NVML_FIELD_VALUE_MEMBERS };
+#undef nvmlValue_st
+struct gr_abi_event_data { GR_NVML_EVENT_DATA_MEMBERS };
 #define GR_ABI_SAME(ours, theirs, m) \
   _Static_assert(offsetof(ours, m) == offsetof(theirs, m) && sizeof(((ours *)0)->m) == sizeof(((theirs *)0)->m), #m)
 _Static_assert(sizeof(struct gr_abi_pci) == sizeof(nvmlPciInfo_t), "nvmlPciInfo_t");
@@ -137,6 +142,31 @@ GR_ABI_SAME(struct gr_abi_bar1, nvmlBAR1Memory_t, bar1Total);
 _Static_assert(sizeof(struct gr_abi_util) == sizeof(nvmlUtilization_t), "nvmlUtilization_t");
 GR_ABI_SAME(struct gr_abi_util, nvmlUtilization_t, gpu);
 GR_ABI_SAME(struct gr_abi_util, nvmlUtilization_t, memory);
+_Static_assert(sizeof(union gr_abi_value) == sizeof(nvmlValue_t), "nvmlValue_t");
+GR_ABI_SAME(union gr_abi_value, nvmlValue_t, dVal);
+GR_ABI_SAME(union gr_abi_value, nvmlValue_t, uiVal);
+GR_ABI_SAME(union gr_abi_value, nvmlValue_t, ulVal);
+GR_ABI_SAME(union gr_abi_value, nvmlValue_t, ullVal);
+GR_ABI_SAME(union gr_abi_value, nvmlValue_t, sllVal);
+/* siVal and usVal are later additions (NVML 11.4 has neither); every NVML 13 has both */
+#if NVML_API_VERSION >= 13
+GR_ABI_SAME(union gr_abi_value, nvmlValue_t, siVal);
+GR_ABI_SAME(union gr_abi_value, nvmlValue_t, usVal);
+#endif
+_Static_assert(sizeof(struct gr_abi_field_value) == sizeof(nvmlFieldValue_t), "nvmlFieldValue_t");
+GR_ABI_SAME(struct gr_abi_field_value, nvmlFieldValue_t, fieldId);
+GR_ABI_SAME(struct gr_abi_field_value, nvmlFieldValue_t, scopeId);
+GR_ABI_SAME(struct gr_abi_field_value, nvmlFieldValue_t, timestamp);
+GR_ABI_SAME(struct gr_abi_field_value, nvmlFieldValue_t, latencyUsec);
+GR_ABI_SAME(struct gr_abi_field_value, nvmlFieldValue_t, valueType);
+GR_ABI_SAME(struct gr_abi_field_value, nvmlFieldValue_t, nvmlReturn);
+GR_ABI_SAME(struct gr_abi_field_value, nvmlFieldValue_t, value);
+_Static_assert(sizeof(struct gr_abi_event_data) == sizeof(nvmlEventData_t), "nvmlEventData_t");
+GR_ABI_SAME(struct gr_abi_event_data, nvmlEventData_t, device);
+GR_ABI_SAME(struct gr_abi_event_data, nvmlEventData_t, eventType);
+GR_ABI_SAME(struct gr_abi_event_data, nvmlEventData_t, eventData);
+GR_ABI_SAME(struct gr_abi_event_data, nvmlEventData_t, gpuInstanceId);
+GR_ABI_SAME(struct gr_abi_event_data, nvmlEventData_t, computeInstanceId);
 _Static_assert((long)(GR_NVML_ERROR_NOT_SUPPORTED) == (long)(NVML_ERROR_NOT_SUPPORTED), "not supported");
 _Static_assert((long)(GR_NVML_ERROR_DRIVER_NOT_LOADED) == (long)(NVML_ERROR_DRIVER_NOT_LOADED), "driver not loaded");
 _Static_assert((long)(GR_NVML_ERROR_GPU_IS_LOST) == (long)(NVML_ERROR_GPU_IS_LOST), "gpu lost");
@@ -150,6 +180,28 @@ _Static_assert((long)(GR_NVML_NVLINK_DEVICE_TYPE_IBMNPU) == (long)(NVML_NVLINK_D
 _Static_assert((long)(GR_NVML_NVLINK_DEVICE_TYPE_SWITCH) == (long)(NVML_NVLINK_DEVICE_TYPE_SWITCH), "nvlink switch");
 _Static_assert((long)(GR_NVML_NVLINK_DEVICE_TYPE_UNKNOWN) == (long)(NVML_NVLINK_DEVICE_TYPE_UNKNOWN), "nvlink unknown");
 _Static_assert(sizeof(gr_nvml_nvlink_device_type) == sizeof(nvmlIntNvLinkDeviceType_t), "nvlink device type");
+_Static_assert((long)(GR_NVML_ERROR_TIMEOUT) == (long)(NVML_ERROR_TIMEOUT), "timeout");
+_Static_assert((long)(GR_NVML_CLOCK_SM) == (long)(NVML_CLOCK_SM), "clock sm");
+_Static_assert((long)(GR_NVML_CLOCK_MEM) == (long)(NVML_CLOCK_MEM), "clock mem");
+_Static_assert((long)(GR_NVML_PCIE_UTIL_TX_BYTES) == (long)(NVML_PCIE_UTIL_TX_BYTES), "pcie tx");
+_Static_assert((long)(GR_NVML_PCIE_UTIL_RX_BYTES) == (long)(NVML_PCIE_UTIL_RX_BYTES), "pcie rx");
+_Static_assert((long)(GR_NVML_MEMORY_ERROR_TYPE_CORRECTED) == (long)(NVML_MEMORY_ERROR_TYPE_CORRECTED), "corrected");
+_Static_assert((long)(GR_NVML_MEMORY_ERROR_TYPE_UNCORRECTED) == (long)(NVML_MEMORY_ERROR_TYPE_UNCORRECTED), "uncorr");
+_Static_assert((long)(GR_NVML_VOLATILE_ECC) == (long)(NVML_VOLATILE_ECC), "volatile ecc");
+_Static_assert((long)(GR_NVML_NVLINK_ERROR_DL_REPLAY) == (long)(NVML_NVLINK_ERROR_DL_REPLAY), "nvlink replay");
+_Static_assert((long)(GR_NVML_NVLINK_ERROR_DL_RECOVERY) == (long)(NVML_NVLINK_ERROR_DL_RECOVERY), "nvlink recovery");
+_Static_assert((long)(GR_NVML_NVLINK_ERROR_DL_CRC_FLIT) == (long)(NVML_NVLINK_ERROR_DL_CRC_FLIT), "nvlink crc flit");
+_Static_assert((long)(GR_NVML_NVLINK_ERROR_DL_CRC_DATA) == (long)(NVML_NVLINK_ERROR_DL_CRC_DATA), "nvlink crc data");
+_Static_assert((long)(GR_NVML_EVENT_XID) == (long)(nvmlEventTypeXidCriticalError), "xid event");
+_Static_assert((long)(GR_NVML_FI_DEV_MEMORY_TEMP) == (long)(NVML_FI_DEV_MEMORY_TEMP), "memory temp field");
+_Static_assert((long)(GR_NVML_VALUE_TYPE_DOUBLE) == (long)(NVML_VALUE_TYPE_DOUBLE), "double");
+_Static_assert((long)(GR_NVML_VALUE_TYPE_UNSIGNED_INT) == (long)(NVML_VALUE_TYPE_UNSIGNED_INT), "unsigned int");
+_Static_assert((long)(GR_NVML_VALUE_TYPE_UNSIGNED_LONG) == (long)(NVML_VALUE_TYPE_UNSIGNED_LONG), "unsigned long");
+_Static_assert((long)(GR_NVML_VALUE_TYPE_UNSIGNED_LONG_LONG) == (long)(NVML_VALUE_TYPE_UNSIGNED_LONG_LONG), "ull");
+_Static_assert((long)(GR_NVML_VALUE_TYPE_SIGNED_LONG_LONG) == (long)(NVML_VALUE_TYPE_SIGNED_LONG_LONG), "sll");
+#if NVML_API_VERSION >= 13 /* NVML_VALUE_TYPE_SIGNED_INT: with siVal */
+_Static_assert((long)(GR_NVML_VALUE_TYPE_SIGNED_INT) == (long)(NVML_VALUE_TYPE_SIGNED_INT), "signed int");
+#endif
 /* nvmlNvlinkVersion_t is in nvml.h since 12.8 (the values are older); 6.0
  * only since 13.3, so it is not compared */
 #if NVML_API_VERSION >= 13
@@ -192,6 +244,22 @@ void gr_abi_nvml(void)
   gr_pfn_nvmlDeviceGetNvLinkVersion m29 = nvmlDeviceGetNvLinkVersion;
   gr_pfn_nvmlDeviceGetNvLinkRemotePciInfo m30 = nvmlDeviceGetNvLinkRemotePciInfo_v2;
   gr_pfn_nvmlDeviceGetNvLinkRemoteDeviceType m31 = nvmlDeviceGetNvLinkRemoteDeviceType;
+  gr_pfn_nvmlDeviceGetClockInfo m32 = nvmlDeviceGetClockInfo;
+  gr_pfn_nvmlDeviceGetUint m33 = nvmlDeviceGetFanSpeed, m34 = nvmlDeviceGetPcieReplayCounter;
+  gr_pfn_nvmlDeviceGetPcieThroughput m35 = nvmlDeviceGetPcieThroughput;
+#ifdef nvmlClocksEventReasonGpuIdle
+  gr_pfn_nvmlDeviceGetClocksEventReasons m36 = nvmlDeviceGetCurrentClocksEventReasons;
+#else /* before NVML 12.2: the same call under its old name, which gpurig binds there */
+  gr_pfn_nvmlDeviceGetClocksEventReasons m36 = nvmlDeviceGetCurrentClocksThrottleReasons;
+#endif
+  gr_pfn_nvmlDeviceGetTotalEccErrors m37 = nvmlDeviceGetTotalEccErrors;
+  gr_pfn_nvmlDeviceGetRemappedRows m38 = nvmlDeviceGetRemappedRows;
+  gr_pfn_nvmlDeviceGetNvLinkErrorCounter m39 = nvmlDeviceGetNvLinkErrorCounter;
+  gr_pfn_nvmlDeviceGetFieldValues m40 = nvmlDeviceGetFieldValues;
+  gr_pfn_nvmlEventSetCreate m41 = nvmlEventSetCreate;
+  gr_pfn_nvmlDeviceRegisterEvents m42 = nvmlDeviceRegisterEvents;
+  gr_pfn_nvmlEventSetWait m43 = nvmlEventSetWait_v2;
+  gr_pfn_nvmlEventSetFree m44 = nvmlEventSetFree;
 #ifdef GR_ABI_SELFTEST
   /* deliberately wrong: a 64-bit version out, which the real call does not write */
   typedef gr_nvml_return (*wrong_version)(gr_nvml_device, unsigned int, unsigned long long *);
@@ -199,7 +267,8 @@ void gr_abi_nvml(void)
   (void)bad_nvml;
 #endif
   void *all[] = {m01, m02, m03, m04, m05, m06, m07, m08, m09, m10, m11, m12, m13, m14, m15, m16,
-                 m17, m18, m19, m20, m21, m22, m23, m24, m25, m26, m27, m28, m29, m30, m31};
+                 m17, m18, m19, m20, m21, m22, m23, m24, m25, m26, m27, m28, m29, m30, m31, m32,
+                 m33, m34, m35, m36, m37, m38, m39, m40, m41, m42, m43, m44};
   (void)all;
 }
 #endif

@@ -7,6 +7,7 @@
 #define GPURIG_STUB_H
 
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -36,7 +37,21 @@ static inline int stub_stream_is_default(const struct CUstream_st *s)
 #define STUB_TLS _Thread_local __attribute__((tls_model("initial-exec")))
 
 /* ------------------------------------------------------------ scenario */
-enum { STUB_MAX_GPUS = 8, STUB_LOST_GPU = 2, STUB_VANISH_CALL = 6 };
+enum {
+  STUB_MAX_GPUS = 8,
+  STUB_LOST_GPU = 2,     /* "vanish" loses it */
+  STUB_VANISH_CALL = 6,
+  STUB_REPLAY_GPU = 1,   /* the default machine's x8 riser: its PCIe replay counter grows */
+  STUB_REPLAY_START = 3, /* its first answer; each call adds 1 */
+  STUB_HOT_GPU = 3,      /* "busy": the one that also throttles for heat */
+  STUB_HANG_GPU = 1,     /* "hang": its power reading blocks */
+  STUB_HANG_DEFAULT_S = 30,
+  STUB_XID_GPU = 2,      /* "xid": the GPU the event names */
+  STUB_XID_CALL = 3,     /* ... on this nvmlEventSetWait_v2 call of the process */
+  STUB_XID_CODE = 79,    /* "GPU has fallen off the bus" */
+  STUB_CRC_GPU = 3,      /* A100 machines: link 0 of this GPU counts CRC flit errors */
+  STUB_CRC_COUNT = 2,
+};
 
 /* GPURIG_STUB_SCENARIO, normalised: an unset, empty or unknown value reads
  * as the default "4gpu" (silently: the stubs never print). */
@@ -44,8 +59,20 @@ static inline const char *stub_scenario(void)
 {
   static const char *const known[] = {"4gpu",     "nogpu",       "initfail",      "vanish",
                                       "copyerr",  "corrupt",     "ncclfail",      "v100-hcm",
-                                      "3090-bridge", "a100-nvswitch", "a100-nvswitch-old"};
+                                      "3090-bridge", "a100-nvswitch", "a100-nvswitch-old",
+                                      "busy",     "hang",        "xid"};
   const char *s = getenv("GPURIG_STUB_SCENARIO");
+  /* GPURIG_STUB_SCENARIO_FILE: the scenario is the file's first word, read
+   * on every call, so a test can change it while gpurig runs (a GPU that
+   * vanishes mid-watch). */
+  const char *path = getenv("GPURIG_STUB_SCENARIO_FILE");
+  static _Thread_local char word[32];
+  FILE *f = path ? fopen(path, "r") : NULL;
+  if (f) {
+    if (fscanf(f, "%31s", word) == 1)
+      s = word;
+    fclose(f);
+  }
   if (s)
     for (size_t i = 0; i < sizeof(known) / sizeof(known[0]); i++)
       if (strcmp(s, known[i]) == 0)
@@ -94,6 +121,10 @@ struct stub_machine {
   const unsigned *switch_bus; /* STUB_NVL_SWITCH: the NVSwitches' buses (domain 0, device 0) */
   int nswitches;
   int remote_type;           /* nvmlDeviceGetNvLinkRemoteDeviceType answers; 0: NOT_SUPPORTED (old driver) */
+  unsigned sm_mhz, mem_mhz;  /* current clocks (idle, or the SXM boards' fixed application clocks) */
+  int fan;                   /* 1: a fan NVML reads (30 + i %); 0: NOT_SUPPORTED (SXM, cooled by the chassis) */
+  unsigned mem_temp_c;       /* NVML_FI_DEV_MEMORY_TEMP; 0: NOT_SUPPORTED (GDDR6X boards) */
+  int remap;                 /* 1: row remapping (A100 and later); 0: NOT_SUPPORTED */
 };
 
 #define STUB_MIB (1024ull * 1024ull)
@@ -126,16 +157,17 @@ static inline const struct stub_machine *stub_machine(void)
   };
   static const unsigned a100_switches[] = {0xc4, 0xc5, 0xc6, 0xc7, 0xc8, 0xc9};
 #define STUB_3090 .name = "NVIDIA GeForce RTX 3090", .pci_device = 0x2204, .mem = 24 * STUB_GIB, .cc_major = 8, \
-                  .cc_minor = 6, .power_mw = 350000, .pcie_gen = 4
+                  .cc_minor = 6, .power_mw = 350000, .pcie_gen = 4, .sm_mhz = 210, .mem_mhz = 405, .fan = 1
 #define STUB_A100 .name = "NVIDIA A100-SXM4-40GB", .pci_device = 0x20b0, .mem = 40 * STUB_GIB, .cc_major = 8, \
                   .power_mw = 400000, .pcie_gen = 4, .ecc = 1, .ngpus = 8, .gpus = a100, .links = 12, \
-                  .nvlink_version = 5, .wiring = STUB_NVL_SWITCH, .switch_bus = a100_switches, .nswitches = 6
+                  .nvlink_version = 5, .wiring = STUB_NVL_SWITCH, .switch_bus = a100_switches, .nswitches = 6, \
+                  .sm_mhz = 1410, .mem_mhz = 1215, .mem_temp_c = 45, .remap = 1
   static const struct stub_machine machines[] = {
       {STUB_3090, .ngpus = 4, .gpus = rtx},
       {STUB_3090, .ngpus = 0, .gpus = rtx},
       {.name = "Tesla V100-SXM2-16GB", .pci_device = 0x1db1, .mem = 16 * STUB_GIB, .cc_major = 7, .power_mw = 300000,
        .pcie_gen = 3, .ecc = 1, .ngpus = 4, .gpus = v100, .links = 6, .nvlink_version = 2, .wiring = STUB_NVL_MESH,
-       .remote_type = 1},
+       .remote_type = 1, .sm_mhz = 1530, .mem_mhz = 877, .mem_temp_c = 45},
       {STUB_3090, .ngpus = 2, .gpus = pair, .links = 4, .nvlink_version = 5, .wiring = STUB_NVL_MESH, .remote_type = 1},
       {STUB_A100, .remote_type = 1},
       {STUB_A100, .remote_type = 0},
@@ -153,6 +185,13 @@ static inline const struct stub_machine *stub_machine(void)
   if (stub_scenario_is("a100-nvswitch-old"))
     return &machines[5];
   return &machines[0];
+}
+
+/* Whether the scenario shows the default machine (four RTX 3090s), which
+ * every scenario without a machine of its own does. */
+static inline int stub_default_machine(void)
+{
+  return stub_machine()->gpus[0].bus == 0x01 && stub_machine()->ngpus == 4;
 }
 
 /* Number of GPUs the scenario shows (NVML and CUDA alike). */

@@ -2,9 +2,11 @@
  * backend can be tested without a GPU; see README.md. Not NVIDIA code: the
  * names and types follow src/vendor/nvidia/nv_api.h, the answers the scenario table
  * in stub.h. */
+#include <errno.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "vendor/nvidia/nv_api.h"
 #include "stub.h"
@@ -16,6 +18,7 @@ enum {
   NVML_NOT_SUPPORTED = 3,
   NVML_INSUFFICIENT_SIZE = 7,
   NVML_DRIVER_NOT_LOADED = 9,
+  NVML_TIMEOUT = 10,
   NVML_GPU_IS_LOST = 15,
   NVML_P2P_STATUS_OK = 0,
   NVML_P2P_STATUS_IOH_TOPOLOGY_NOT_SUPPORTED = 3,
@@ -62,6 +65,22 @@ gr_nvml_return nvmlDeviceGetNvLinkRemotePciInfo_v2(gr_nvml_device device, unsign
                                                    struct nvmlPciInfo_st *pci);
 gr_nvml_return nvmlDeviceGetNvLinkRemoteDeviceType(gr_nvml_device device, unsigned int link,
                                                    gr_nvml_nvlink_device_type *type);
+gr_nvml_return nvmlDeviceGetClockInfo(gr_nvml_device device, unsigned int type, unsigned int *mhz);
+gr_nvml_return nvmlDeviceGetFanSpeed(gr_nvml_device device, unsigned int *pct);
+gr_nvml_return nvmlDeviceGetPcieReplayCounter(gr_nvml_device device, unsigned int *count);
+gr_nvml_return nvmlDeviceGetPcieThroughput(gr_nvml_device device, unsigned int counter, unsigned int *kbs);
+gr_nvml_return nvmlDeviceGetCurrentClocksEventReasons(gr_nvml_device device, unsigned long long *reasons);
+gr_nvml_return nvmlDeviceGetTotalEccErrors(gr_nvml_device device, unsigned int error_type, unsigned int counter_type,
+                                           unsigned long long *count);
+gr_nvml_return nvmlDeviceGetRemappedRows(gr_nvml_device device, unsigned int *corr, unsigned int *unc,
+                                         unsigned int *pending, unsigned int *failed);
+gr_nvml_return nvmlDeviceGetNvLinkErrorCounter(gr_nvml_device device, unsigned int link, unsigned int counter,
+                                               unsigned long long *count);
+gr_nvml_return nvmlDeviceGetFieldValues(gr_nvml_device device, int count, struct nvmlFieldValue_st *values);
+gr_nvml_return nvmlEventSetCreate(gr_nvml_event_set *set);
+gr_nvml_return nvmlDeviceRegisterEvents(gr_nvml_device device, unsigned long long types, gr_nvml_event_set set);
+gr_nvml_return nvmlEventSetWait_v2(gr_nvml_event_set set, struct nvmlEventData_st *data, unsigned int timeoutms);
+gr_nvml_return nvmlEventSetFree(gr_nvml_event_set set);
 
 /* Each export must match the pointer type gpurig stores it in. */
 #define STUB_CHECK(fn, pfn) _Static_assert(_Generic(&fn, pfn: 1, default: 0), #fn " does not match " #pfn)
@@ -96,9 +115,26 @@ STUB_CHECK(nvmlDeviceGetP2PStatus, gr_pfn_nvmlDeviceGetP2PStatus);
 STUB_CHECK(nvmlDeviceGetNvLinkVersion, gr_pfn_nvmlDeviceGetNvLinkVersion);
 STUB_CHECK(nvmlDeviceGetNvLinkRemotePciInfo_v2, gr_pfn_nvmlDeviceGetNvLinkRemotePciInfo);
 STUB_CHECK(nvmlDeviceGetNvLinkRemoteDeviceType, gr_pfn_nvmlDeviceGetNvLinkRemoteDeviceType);
+STUB_CHECK(nvmlDeviceGetClockInfo, gr_pfn_nvmlDeviceGetClockInfo);
+STUB_CHECK(nvmlDeviceGetFanSpeed, gr_pfn_nvmlDeviceGetUint);
+STUB_CHECK(nvmlDeviceGetPcieReplayCounter, gr_pfn_nvmlDeviceGetUint);
+STUB_CHECK(nvmlDeviceGetPcieThroughput, gr_pfn_nvmlDeviceGetPcieThroughput);
+STUB_CHECK(nvmlDeviceGetCurrentClocksEventReasons, gr_pfn_nvmlDeviceGetClocksEventReasons);
+STUB_CHECK(nvmlDeviceGetTotalEccErrors, gr_pfn_nvmlDeviceGetTotalEccErrors);
+STUB_CHECK(nvmlDeviceGetRemappedRows, gr_pfn_nvmlDeviceGetRemappedRows);
+STUB_CHECK(nvmlDeviceGetNvLinkErrorCounter, gr_pfn_nvmlDeviceGetNvLinkErrorCounter);
+STUB_CHECK(nvmlDeviceGetFieldValues, gr_pfn_nvmlDeviceGetFieldValues);
+STUB_CHECK(nvmlEventSetCreate, gr_pfn_nvmlEventSetCreate);
+STUB_CHECK(nvmlDeviceRegisterEvents, gr_pfn_nvmlDeviceRegisterEvents);
+STUB_CHECK(nvmlEventSetWait_v2, gr_pfn_nvmlEventSetWait);
+STUB_CHECK(nvmlEventSetFree, gr_pfn_nvmlEventSetFree);
 
 static struct nvmlDevice_st devices[STUB_MAX_GPUS] = {{0}, {1}, {2}, {3}, {4}, {5}, {6}, {7}};
-static atomic_int init_count; /* nvmlInit_v2 calls not yet matched by nvmlShutdown */
+/* The only mutable state; gpurig calls from several threads at once (one
+ * per GPU), so all of it is atomic. devices[] is never written. */
+static atomic_int init_count;        /* nvmlInit_v2 calls not yet matched by nvmlShutdown */
+static atomic_uint replay_calls;     /* nvmlDeviceGetPcieReplayCounter calls for STUB_REPLAY_GPU */
+static atomic_uint event_wait_calls; /* nvmlEventSetWait_v2 calls (with valid arguments) */
 
 /* ------------------------------------------------------------ helpers */
 
@@ -130,6 +166,29 @@ static gr_nvml_return check_device(gr_nvml_device d, const void *out, int may_be
   if (may_be_lost && *index == STUB_LOST_GPU && stub_scenario_is("vanish"))
     return NVML_GPU_IS_LOST;
   return NVML_OK;
+}
+
+/* "busy": the default machine under load (every other scenario's GPUs idle). */
+static int busy_machine(void)
+{
+  return stub_scenario_is("busy");
+}
+
+/* "hang": block the caller GPURIG_STUB_HANG_S seconds (default 30). */
+static void hang(void)
+{
+  const char *e = getenv("GPURIG_STUB_HANG_S");
+  char *end;
+  long sec = STUB_HANG_DEFAULT_S;
+  if (e && *e) {
+    errno = 0;
+    long v = strtol(e, &end, 10);
+    if (errno == 0 && *end == '\0' && v >= 0 && v <= 86400)
+      sec = v;
+  }
+  struct timespec ts = {.tv_sec = sec, .tv_nsec = 0};
+  while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+    ;
 }
 
 #define CHECK_DEVICE(d, out, lost)                                                                                     \
@@ -426,8 +485,9 @@ gr_nvml_return nvmlDeviceGetP2PStatus(gr_nvml_device device1, gr_nvml_device dev
 gr_nvml_return nvmlDeviceGetUtilizationRates(gr_nvml_device device, struct nvmlUtilization_st *util)
 {
   CHECK_DEVICE(device, util, 1);
-  util->gpu = 0;
-  util->memory = 0;
+  int busy = busy_machine();
+  util->gpu = busy ? 97 : 0;
+  util->memory = busy ? 60 : 0;
   return NVML_OK;
 }
 
@@ -446,7 +506,9 @@ gr_nvml_return nvmlDeviceGetCurrPcieLinkWidth(gr_nvml_device device, unsigned in
 gr_nvml_return nvmlDeviceGetPowerUsage(gr_nvml_device device, unsigned int *mw)
 {
   CHECK_DEVICE(device, mw, 1);
-  return put_uint(mw, 28500u + 1000u * (unsigned)idx);
+  if (idx == STUB_HANG_GPU && stub_scenario_is("hang"))
+    hang();
+  return put_uint(mw, busy_machine() ? 345000u : 28500u + 1000u * (unsigned)idx);
 }
 
 gr_nvml_return nvmlDeviceGetEnforcedPowerLimit(gr_nvml_device device, unsigned int *mw)
@@ -467,5 +529,195 @@ gr_nvml_return nvmlDeviceGetTemperature(gr_nvml_device device, unsigned int sens
   CHECK_DEVICE(device, temp, 1);
   if (sensor != GR_NVML_TEMPERATURE_GPU)
     return NVML_INVALID_ARGUMENT;
+  if (busy_machine())
+    return put_uint(temp, idx == STUB_HOT_GPU ? 88u : 78u);
   return put_uint(temp, 35u + (unsigned)idx);
+}
+
+/* ---------------------------------------------- the sampler's reads */
+
+gr_nvml_return nvmlDeviceGetClockInfo(gr_nvml_device device, unsigned int type, unsigned int *mhz)
+{
+  CHECK_DEVICE(device, mhz, 1);
+  const struct stub_machine *m = stub_machine();
+  int busy = busy_machine();
+  if (type == 0 || type == GR_NVML_CLOCK_SM) /* graphics and SM run together */
+    return put_uint(mhz, busy ? 1695u : m->sm_mhz);
+  if (type == GR_NVML_CLOCK_MEM)
+    return put_uint(mhz, busy ? 9751u : m->mem_mhz);
+  return NVML_INVALID_ARGUMENT;
+}
+
+gr_nvml_return nvmlDeviceGetFanSpeed(gr_nvml_device device, unsigned int *pct)
+{
+  CHECK_DEVICE(device, pct, 1);
+  if (!stub_machine()->fan)
+    return NVML_NOT_SUPPORTED; /* SXM: no fan on the board */
+  return put_uint(pct, busy_machine() ? 75u : 30u + (unsigned)idx);
+}
+
+gr_nvml_return nvmlDeviceGetPcieReplayCounter(gr_nvml_device device, unsigned int *count)
+{
+  CHECK_DEVICE(device, count, 1);
+  if (idx == STUB_REPLAY_GPU && stub_default_machine())
+    return put_uint(count, STUB_REPLAY_START + atomic_fetch_add(&replay_calls, 1u));
+  return put_uint(count, 0);
+}
+
+gr_nvml_return nvmlDeviceGetPcieThroughput(gr_nvml_device device, unsigned int counter, unsigned int *kbs)
+{
+  CHECK_DEVICE(device, kbs, 1);
+  int busy = busy_machine();
+  if (counter == GR_NVML_PCIE_UTIL_TX_BYTES)
+    return put_uint(kbs, busy ? 1200000u : 0);
+  if (counter == GR_NVML_PCIE_UTIL_RX_BYTES)
+    return put_uint(kbs, busy ? 12000000u : 0);
+  return NVML_INVALID_ARGUMENT;
+}
+
+/* nvmlClocksEventReason* bits: 0x1 GPU idle, 0x4 SW power cap, 0x40 HW thermal slowdown */
+gr_nvml_return nvmlDeviceGetCurrentClocksEventReasons(gr_nvml_device device, unsigned long long *reasons)
+{
+  CHECK_DEVICE(device, reasons, 1);
+  if (busy_machine())
+    *reasons = idx == STUB_HOT_GPU ? 0x44ull : 0x4ull;
+  else
+    *reasons = 0x1ull;
+  return NVML_OK;
+}
+
+gr_nvml_return nvmlDeviceGetTotalEccErrors(gr_nvml_device device, unsigned int error_type, unsigned int counter_type,
+                                           unsigned long long *count)
+{
+  CHECK_DEVICE(device, count, 1);
+  if (!stub_machine()->ecc)
+    return NVML_NOT_SUPPORTED; /* GeForce */
+  if (error_type > GR_NVML_MEMORY_ERROR_TYPE_UNCORRECTED || counter_type > 1) /* volatile 0, aggregate 1 */
+    return NVML_INVALID_ARGUMENT;
+  *count = 0;
+  return NVML_OK;
+}
+
+gr_nvml_return nvmlDeviceGetRemappedRows(gr_nvml_device device, unsigned int *corr, unsigned int *unc,
+                                         unsigned int *pending, unsigned int *failed)
+{
+  CHECK_DEVICE(device, corr && unc && pending && failed ? corr : NULL, 1);
+  if (!stub_machine()->remap)
+    return NVML_NOT_SUPPORTED; /* GeForce, and before Ampere */
+  *corr = *unc = *pending = *failed = 0;
+  return NVML_OK;
+}
+
+gr_nvml_return nvmlDeviceGetNvLinkErrorCounter(gr_nvml_device device, unsigned int link, unsigned int counter,
+                                               unsigned long long *count)
+{
+  CHECK_DEVICE(device, count, 1);
+  gr_nvml_return r = check_link(idx, link); /* the same answers as nvmlDeviceGetNvLinkState */
+  if (r != NVML_OK)
+    return r;
+  if (counter > GR_NVML_NVLINK_ERROR_DL_CRC_DATA)
+    return NVML_INVALID_ARGUMENT;
+  int crc = stub_machine()->wiring == STUB_NVL_SWITCH && idx == STUB_CRC_GPU && link == 0 &&
+            counter == GR_NVML_NVLINK_ERROR_DL_CRC_FLIT;
+  *count = crc ? STUB_CRC_COUNT : 0;
+  return NVML_OK;
+}
+
+/* Only NVML_FI_DEV_MEMORY_TEMP is known; every other field answers
+ * NOT_SUPPORTED in its own nvmlReturn, and the call itself succeeds. */
+gr_nvml_return nvmlDeviceGetFieldValues(gr_nvml_device device, int count, struct nvmlFieldValue_st *values)
+{
+  CHECK_DEVICE(device, values, 1);
+  if (count <= 0)
+    return NVML_INVALID_ARGUMENT;
+  struct timespec now;
+  clock_gettime(CLOCK_REALTIME, &now);
+  unsigned mem_temp = stub_machine()->mem_temp_c;
+  for (int i = 0; i < count; i++) {
+    struct nvmlFieldValue_st *v = &values[i];
+    v->timestamp = (long long)now.tv_sec * 1000000 + now.tv_nsec / 1000;
+    v->latencyUsec = 0;
+    memset(&v->value, 0, sizeof(v->value));
+    if (v->fieldId == GR_NVML_FI_DEV_MEMORY_TEMP && mem_temp) {
+      v->valueType = GR_NVML_VALUE_TYPE_UNSIGNED_INT;
+      v->value.uiVal = mem_temp;
+      v->nvmlReturn = NVML_OK;
+    } else {
+      v->nvmlReturn = NVML_NOT_SUPPORTED;
+    }
+  }
+  return NVML_OK;
+}
+
+/* ------------------------------------------------------------- events */
+
+/* An event set: which event types each GPU registered. Atomic, so that
+ * registering from several threads needs no lock. */
+#define STUB_EVENT_SET_MAGIC 0x45564e54u /* "EVNT" */
+struct nvmlEventSet_st {
+  unsigned magic; /* STUB_EVENT_SET_MAGIC while alive */
+  atomic_ullong types[STUB_MAX_GPUS];
+};
+
+static int valid_set(gr_nvml_event_set set)
+{
+  return set && set->magic == STUB_EVENT_SET_MAGIC;
+}
+
+gr_nvml_return nvmlEventSetCreate(gr_nvml_event_set *set)
+{
+  if (!initialized())
+    return NVML_UNINITIALIZED;
+  if (!set)
+    return NVML_INVALID_ARGUMENT;
+  struct nvmlEventSet_st *s = calloc(1, sizeof(*s));
+  if (!s)
+    return 999; /* NVML_ERROR_UNKNOWN */
+  s->magic = STUB_EVENT_SET_MAGIC;
+  for (int i = 0; i < STUB_MAX_GPUS; i++)
+    atomic_init(&s->types[i], 0);
+  *set = s;
+  return NVML_OK;
+}
+
+gr_nvml_return nvmlDeviceRegisterEvents(gr_nvml_device device, unsigned long long types, gr_nvml_event_set set)
+{
+  CHECK_DEVICE(device, set, 1);
+  if (!valid_set(set))
+    return NVML_INVALID_ARGUMENT;
+  atomic_fetch_or(&set->types[idx], types); /* any types are accepted; only Xid (0x8) ever comes */
+  return NVML_OK;
+}
+
+/* Never sleeps, whatever timeoutms says: TIMEOUT at once, except under
+ * "xid", where the STUB_XID_CALL-th call of the process delivers Xid 79 on
+ * GPU2 (if the set has GPU2 registered for Xid events). */
+gr_nvml_return nvmlEventSetWait_v2(gr_nvml_event_set set, struct nvmlEventData_st *data, unsigned int timeoutms)
+{
+  (void)timeoutms;
+  if (!initialized())
+    return NVML_UNINITIALIZED;
+  if (!valid_set(set) || !data)
+    return NVML_INVALID_ARGUMENT;
+  unsigned call = atomic_fetch_add(&event_wait_calls, 1u) + 1;
+  if (call != STUB_XID_CALL || !stub_scenario_is("xid") || !stub_gpu(STUB_XID_GPU) ||
+      !(atomic_load(&set->types[STUB_XID_GPU]) & GR_NVML_EVENT_XID))
+    return NVML_TIMEOUT;
+  memset(data, 0, sizeof(*data));
+  data->device = &devices[STUB_XID_GPU];
+  data->eventType = GR_NVML_EVENT_XID;
+  data->eventData = STUB_XID_CODE;
+  data->gpuInstanceId = 0xFFFFFFFFu;
+  data->computeInstanceId = 0xFFFFFFFFu;
+  return NVML_OK;
+}
+
+/* Frees even after nvmlShutdown, so that no order of calls leaks a set. */
+gr_nvml_return nvmlEventSetFree(gr_nvml_event_set set)
+{
+  if (!valid_set(set))
+    return NVML_INVALID_ARGUMENT;
+  set->magic = 0;
+  free(set);
+  return NVML_OK;
 }

@@ -94,7 +94,7 @@ static void test_gpu_values(void **state)
   assert_int_equal(gr_sample_read(&m, &g, &s, &err), 0);
   assert_int_equal(s.ngpu, 4);
   for (unsigned i = 0; i < 4; i++)
-    assert_true(s.gpu_ok[i]);
+    assert_int_equal(s.gpu_read[i], GR_READ_FRESH);
   assert_true(s.gpu[0].power_w.ok);
   assert_float_equal(s.gpu[0].power_w.v, 28.5, 1e-9);
   assert_true(s.gpu[1].link_width.ok);
@@ -103,10 +103,10 @@ static void test_gpu_values(void **state)
 
   setenv("GPURIG_STUB_SCENARIO", "vanish", 1);
   assert_int_equal(gr_sample_read(&m, &g, &s, &err), 0);
-  assert_false(s.gpu_ok[2]);
+  assert_int_equal(s.gpu_read[2], GR_READ_LOST);
   assert_false(s.gpu[2].power_w.ok); /* unknown, never a stale or zero value */
-  assert_non_null(s.gpu_error[2]);
-  assert_true(s.gpu_ok[0]);
+  assert_true(s.gpu_error[2][0] != 0);
+  assert_int_equal(s.gpu_read[0], GR_READ_FRESH);
   gr_sample_free(&s);
   unsetenv("GPURIG_STUB_SCENARIO");
   gr_gpus_close(&g);

@@ -18,6 +18,7 @@ typedef unsigned int gr_nvml_return;       /* nvmlReturn_t */
 typedef struct nvmlDevice_st *gr_nvml_device;
 typedef unsigned int gr_nvml_enable_state; /* nvmlEnableState_t: 0 disabled, 1 enabled */
 typedef unsigned int gr_nvml_nvlink_device_type; /* nvmlIntNvLinkDeviceType_t */
+typedef struct nvmlEventSet_st *gr_nvml_event_set;
 
 enum {
   GR_NVML_SUCCESS = 0,
@@ -25,6 +26,7 @@ enum {
   GR_NVML_ERROR_NO_PERMISSION = 4,
   GR_NVML_ERROR_NOT_FOUND = 6,
   GR_NVML_ERROR_DRIVER_NOT_LOADED = 9,
+  GR_NVML_ERROR_TIMEOUT = 10,
   GR_NVML_ERROR_FUNCTION_NOT_FOUND = 13,
   GR_NVML_ERROR_GPU_IS_LOST = 15,
   GR_NVML_TEMPERATURE_GPU = 0,
@@ -51,6 +53,25 @@ enum {
   GR_NVML_NVLINK_VERSION_4_0 = 6,
   GR_NVML_NVLINK_VERSION_5_0 = 7,
   GR_NVML_NVLINK_VERSION_6_0 = 8,
+  GR_NVML_CLOCK_SM = 1,
+  GR_NVML_CLOCK_MEM = 2,
+  GR_NVML_PCIE_UTIL_TX_BYTES = 0,
+  GR_NVML_PCIE_UTIL_RX_BYTES = 1,
+  GR_NVML_MEMORY_ERROR_TYPE_CORRECTED = 0,
+  GR_NVML_MEMORY_ERROR_TYPE_UNCORRECTED = 1,
+  GR_NVML_VOLATILE_ECC = 0,
+  GR_NVML_NVLINK_ERROR_DL_REPLAY = 0,
+  GR_NVML_NVLINK_ERROR_DL_RECOVERY = 1,
+  GR_NVML_NVLINK_ERROR_DL_CRC_FLIT = 2,
+  GR_NVML_NVLINK_ERROR_DL_CRC_DATA = 3,
+  GR_NVML_EVENT_XID = 0x8,             /* nvmlEventTypeXidCriticalError */
+  GR_NVML_FI_DEV_MEMORY_TEMP = 82,      /* NVML_FI_DEV_MEMORY_TEMP: HBM/GDDR temperature, C */
+  GR_NVML_VALUE_TYPE_DOUBLE = 0,        /* nvmlValueType_t */
+  GR_NVML_VALUE_TYPE_UNSIGNED_INT = 1,
+  GR_NVML_VALUE_TYPE_UNSIGNED_LONG = 2,
+  GR_NVML_VALUE_TYPE_UNSIGNED_LONG_LONG = 3,
+  GR_NVML_VALUE_TYPE_SIGNED_LONG_LONG = 4,
+  GR_NVML_VALUE_TYPE_SIGNED_INT = 5,
   GR_NVML_BUFFER = 96, /* names, UUIDs, driver versions all fit (NVML_DEVICE_NAME_V2_BUFFER_SIZE) */
 };
 
@@ -67,11 +88,32 @@ enum {
 #define GR_NVML_MEMORY_MEMBERS unsigned long long total, free, used;
 #define GR_NVML_BAR1_MEMBERS unsigned long long bar1Total, bar1Free, bar1Used;
 #define GR_NVML_UTILIZATION_MEMBERS unsigned int gpu, memory;
+#define GR_NVML_VALUE_MEMBERS                                                                                          \
+  double dVal;                                                                                                         \
+  int siVal;                                                                                                           \
+  unsigned int uiVal;                                                                                                  \
+  unsigned long ulVal;                                                                                                 \
+  unsigned long long ullVal;                                                                                           \
+  signed long long sllVal;                                                                                             \
+  unsigned short usVal;
+#define GR_NVML_FIELD_VALUE_MEMBERS                                                                                    \
+  unsigned int fieldId, scopeId;                                                                                       \
+  long long timestamp, latencyUsec;                                                                                    \
+  unsigned int valueType;  /* nvmlValueType_t */                                                                       \
+  gr_nvml_return nvmlReturn;                                                                                           \
+  union nvmlValue_st value;
+#define GR_NVML_EVENT_DATA_MEMBERS                                                                                     \
+  gr_nvml_device device;                                                                                               \
+  unsigned long long eventType, eventData; /* eventData: the Xid */                                                    \
+  unsigned int gpuInstanceId, computeInstanceId;
 
 struct nvmlPciInfo_st;
 struct nvmlMemory_st;
 struct nvmlBAR1Memory_st;
 struct nvmlUtilization_st;
+union nvmlValue_st;
+struct nvmlFieldValue_st;
+struct nvmlEventData_st;
 #ifndef GR_NV_API_NVIDIA_STRUCTS
 struct nvmlPciInfo_st {
   GR_NVML_PCI_INFO_MEMBERS
@@ -84,6 +126,15 @@ struct nvmlBAR1Memory_st {
 };
 struct nvmlUtilization_st {
   GR_NVML_UTILIZATION_MEMBERS
+};
+union nvmlValue_st {
+  GR_NVML_VALUE_MEMBERS
+};
+struct nvmlFieldValue_st {
+  GR_NVML_FIELD_VALUE_MEMBERS
+};
+struct nvmlEventData_st {
+  GR_NVML_EVENT_DATA_MEMBERS
 };
 #endif
 
@@ -116,6 +167,29 @@ typedef gr_nvml_return (*gr_pfn_nvmlDeviceGetNvLinkRemotePciInfo)(gr_nvml_device
 typedef gr_nvml_return (*gr_pfn_nvmlDeviceGetNvLinkRemoteDeviceType)(gr_nvml_device, unsigned int,
                                                                      gr_nvml_nvlink_device_type *);
 typedef gr_nvml_return (*gr_pfn_nvmlDeviceGetP2PStatus)(gr_nvml_device, gr_nvml_device, unsigned int, unsigned int *);
+
+/* The sampler's reads (gpurig watch/export). Clocks: nvmlClockType_t
+ * (SM 1, memory 2), MHz. PCIe throughput: nvmlPcieUtilCounter_t (TX 0,
+ * RX 1), KB/s over the driver's 20 ms window. ECC totals:
+ * nvmlMemoryErrorType_t (corrected 0, uncorrected 1) x nvmlEccCounterType_t
+ * (volatile 0). Clock-event (throttle) reasons: a bit set, the same bits
+ * under both names (nvmlClocksEventReason* since 12.2, ...Throttle... before). */
+typedef gr_nvml_return (*gr_pfn_nvmlDeviceGetClockInfo)(gr_nvml_device, unsigned int, unsigned int *);
+typedef gr_nvml_return (*gr_pfn_nvmlDeviceGetPcieThroughput)(gr_nvml_device, unsigned int, unsigned int *);
+typedef gr_nvml_return (*gr_pfn_nvmlDeviceGetClocksEventReasons)(gr_nvml_device, unsigned long long *);
+typedef gr_nvml_return (*gr_pfn_nvmlDeviceGetTotalEccErrors)(gr_nvml_device, unsigned int, unsigned int,
+                                                            unsigned long long *);
+typedef gr_nvml_return (*gr_pfn_nvmlDeviceGetRemappedRows)(gr_nvml_device, unsigned int *, unsigned int *,
+                                                          unsigned int *, unsigned int *);
+typedef gr_nvml_return (*gr_pfn_nvmlDeviceGetNvLinkErrorCounter)(gr_nvml_device, unsigned int, unsigned int,
+                                                                unsigned long long *);
+typedef gr_nvml_return (*gr_pfn_nvmlDeviceGetFieldValues)(gr_nvml_device, int, struct nvmlFieldValue_st *);
+/* Xid events: an event set, registered per GPU for XidCriticalError (0x8),
+ * waited on with a timeout (NVML_ERROR_TIMEOUT when nothing came). */
+typedef gr_nvml_return (*gr_pfn_nvmlEventSetCreate)(gr_nvml_event_set *);
+typedef gr_nvml_return (*gr_pfn_nvmlDeviceRegisterEvents)(gr_nvml_device, unsigned long long, gr_nvml_event_set);
+typedef gr_nvml_return (*gr_pfn_nvmlEventSetWait)(gr_nvml_event_set, struct nvmlEventData_st *, unsigned int);
+typedef gr_nvml_return (*gr_pfn_nvmlEventSetFree)(gr_nvml_event_set);
 
 /* ---------------------------------------------------------- CUDA driver */
 typedef unsigned int gr_cu_result;                 /* CUresult */

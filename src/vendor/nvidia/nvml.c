@@ -11,10 +11,15 @@
 
 #define NVML_SONAME "libnvidia-ml.so.1"
 
+/* Why the last call failed, per thread: the sampler reads each GPU from its
+ * own thread (gpu.h). */
+static _Thread_local char tl_err[256];
+
 struct nvml {
   void *lib;
   bool started;
-  char err[256];
+  gr_nvml_event_set events; /* Xid events, subscribed on the first nvml_events call */
+  bool events_tried, events_ok;
   unsigned count;
   gr_nvml_device *dev;
   char (*busid)[32]; /* each GPU's normalized bus id ("" unknown): tells a GPU from an NVSwitch at a link's far end */
@@ -42,6 +47,18 @@ struct nvml {
   gr_pfn_nvmlDeviceGetNvLinkRemotePciInfo DeviceGetNvLinkRemotePciInfo;
   gr_pfn_nvmlDeviceGetNvLinkRemoteDeviceType DeviceGetNvLinkRemoteDeviceType;
   gr_pfn_nvmlDeviceGetP2PStatus DeviceGetP2PStatus;
+  gr_pfn_nvmlDeviceGetClockInfo DeviceGetClockInfo;
+  gr_pfn_nvmlDeviceGetUint FanSpeed, PcieReplayCounter;
+  gr_pfn_nvmlDeviceGetPcieThroughput DeviceGetPcieThroughput;
+  gr_pfn_nvmlDeviceGetClocksEventReasons DeviceGetClocksEventReasons;
+  gr_pfn_nvmlDeviceGetTotalEccErrors DeviceGetTotalEccErrors;
+  gr_pfn_nvmlDeviceGetRemappedRows DeviceGetRemappedRows;
+  gr_pfn_nvmlDeviceGetNvLinkErrorCounter DeviceGetNvLinkErrorCounter;
+  gr_pfn_nvmlDeviceGetFieldValues DeviceGetFieldValues;
+  gr_pfn_nvmlEventSetCreate EventSetCreate;
+  gr_pfn_nvmlDeviceRegisterEvents DeviceRegisterEvents;
+  gr_pfn_nvmlEventSetWait EventSetWait;
+  gr_pfn_nvmlEventSetFree EventSetFree;
 };
 
 #define SYM(field, req, ...) {(void **)&n->field, {__VA_ARGS__}, req}
@@ -82,6 +99,22 @@ static int bind_symbols(struct nvml *n, char *why, size_t cap)
       /* NVML 11.4 and later; older drivers: decided from the far end's bus id */
       SYM(DeviceGetNvLinkRemoteDeviceType, false, "nvmlDeviceGetNvLinkRemoteDeviceType"),
       SYM(DeviceGetP2PStatus, false, "nvmlDeviceGetP2PStatus"),
+      SYM(DeviceGetClockInfo, false, "nvmlDeviceGetClockInfo"),
+      SYM(FanSpeed, false, "nvmlDeviceGetFanSpeed"),
+      SYM(PcieReplayCounter, false, "nvmlDeviceGetPcieReplayCounter"),
+      SYM(DeviceGetPcieThroughput, false, "nvmlDeviceGetPcieThroughput"),
+      /* renamed in NVML 12.2; the old name is deprecated in 13 */
+      SYM(DeviceGetClocksEventReasons, false, "nvmlDeviceGetCurrentClocksEventReasons",
+          "nvmlDeviceGetCurrentClocksThrottleReasons"),
+      SYM(DeviceGetTotalEccErrors, false, "nvmlDeviceGetTotalEccErrors"),
+      SYM(DeviceGetRemappedRows, false, "nvmlDeviceGetRemappedRows"),
+      SYM(DeviceGetNvLinkErrorCounter, false, "nvmlDeviceGetNvLinkErrorCounter"),
+      SYM(DeviceGetFieldValues, false, "nvmlDeviceGetFieldValues"),
+      SYM(EventSetCreate, false, "nvmlEventSetCreate"),
+      SYM(DeviceRegisterEvents, false, "nvmlDeviceRegisterEvents"),
+      /* _v2: the older call's data struct lacks the MIG instance ids */
+      SYM(EventSetWait, false, "nvmlEventSetWait_v2"),
+      SYM(EventSetFree, false, "nvmlEventSetFree"),
   };
   return gr_dl_bind(n->lib, NVML_SONAME, syms, sizeof(syms) / sizeof(syms[0]), why, cap);
 }
@@ -97,6 +130,8 @@ static void nvml_shutdown(void *state)
   struct nvml *n = state;
   if (!n)
     return;
+  if (n->events && n->EventSetFree)
+    n->EventSetFree(n->events);
   if (n->started)
     n->Shutdown();
   gr_dl_close(n->lib);
@@ -134,7 +169,8 @@ fail:
 
 static const char *nvml_last_error(void *state)
 {
-  return ((struct nvml *)state)->err;
+  (void)state;
+  return tl_err;
 }
 
 static int nvml_enumerate(void *state, unsigned *count)
@@ -142,7 +178,7 @@ static int nvml_enumerate(void *state, unsigned *count)
   struct nvml *n = state;
   gr_nvml_return r = n->DeviceGetCount(&n->count);
   if (r != GR_NVML_SUCCESS) {
-    snprintf(n->err, sizeof(n->err), "nvmlDeviceGetCount: %s", errstr(n, r));
+    snprintf(tl_err, sizeof(tl_err), "nvmlDeviceGetCount: %s", errstr(n, r));
     return -1;
   }
   free(n->dev);
@@ -152,7 +188,7 @@ static int nvml_enumerate(void *state, unsigned *count)
   for (unsigned i = 0; i < n->count; i++) {
     r = n->DeviceGetHandleByIndex(i, &n->dev[i]);
     if (r != GR_NVML_SUCCESS) {
-      snprintf(n->err, sizeof(n->err), "GPU%u: nvmlDeviceGetHandleByIndex: %s", i, errstr(n, r));
+      snprintf(tl_err, sizeof(tl_err), "GPU%u: nvmlDeviceGetHandleByIndex: %s", i, errstr(n, r));
       return -1;
     }
     struct nvmlPciInfo_st pci;
@@ -191,7 +227,7 @@ static void set(struct gr_metric *m, double v)
 static int device_of(struct nvml *n, unsigned gpu, gr_nvml_device *d)
 {
   if (gpu >= n->count) {
-    snprintf(n->err, sizeof(n->err), "GPU%u: no such GPU (%u found)", gpu, n->count);
+    snprintf(tl_err, sizeof(tl_err), "GPU%u: no such GPU (%u found)", gpu, n->count);
     return -1;
   }
   *d = n->dev[gpu];
@@ -235,7 +271,7 @@ static int nvml_static_info(void *state, unsigned gpu, struct gr_gpu_static *s)
   memset(&pci, 0, sizeof(pci));
   gr_nvml_return r = n->DeviceGetPciInfo(d, &pci);
   if (r != GR_NVML_SUCCESS) {
-    snprintf(n->err, sizeof(n->err), "GPU%u: nvmlDeviceGetPciInfo: %s", gpu, errstr(n, r));
+    snprintf(tl_err, sizeof(tl_err), "GPU%u: nvmlDeviceGetPciInfo: %s", gpu, errstr(n, r));
     return -1;
   }
   pci.busId[sizeof(pci.busId) - 1] = '\0';
@@ -270,6 +306,11 @@ static int nvml_static_info(void *state, unsigned gpu, struct gr_gpu_static *s)
   return 0;
 }
 
+static void read_clocks_and_throttle(struct nvml *n, gr_nvml_device d, struct gr_gpu_dynamic *dy);
+static void read_pcie(struct nvml *n, gr_nvml_device d, struct gr_gpu_dynamic *dy);
+static void read_memory_errors(struct nvml *n, gr_nvml_device d, struct gr_gpu_dynamic *dy);
+static void read_nvlink_errors(struct nvml *n, gr_nvml_device d, struct gr_gpu_dynamic *dy);
+
 static int nvml_dynamic_info(void *state, unsigned gpu, struct gr_gpu_dynamic *dy)
 {
   struct nvml *n = state;
@@ -281,7 +322,7 @@ static int nvml_dynamic_info(void *state, unsigned gpu, struct gr_gpu_dynamic *d
    * GPU shows here first. */
   gr_nvml_return r = get_uint(n->PowerUsage, d, 0.001, &dy->power_w);
   if (r == GR_NVML_ERROR_GPU_IS_LOST) {
-    snprintf(n->err, sizeof(n->err), "GPU%u: %s", gpu, errstr(n, r));
+    snprintf(tl_err, sizeof(tl_err), "GPU%u: %s", gpu, errstr(n, r));
     return -1;
   }
   get_uint(n->CurrLinkGen, d, 1, &dy->link_gen);
@@ -301,6 +342,128 @@ static int nvml_dynamic_info(void *state, unsigned gpu, struct gr_gpu_dynamic *d
   gr_nvml_enable_state pm;
   if (n->DeviceGetPersistenceMode && n->DeviceGetPersistenceMode(d, &pm) == GR_NVML_SUCCESS)
     set(&dy->persistence, pm ? 1 : 0);
+  if (n->DeviceGetMemoryInfo && dy->mem_used_gib.ok)
+    set(&dy->mem_free_gib, (double)mem.free / (1024.0 * 1024 * 1024));
+  read_clocks_and_throttle(n, d, dy);
+  read_pcie(n, d, dy);
+  read_memory_errors(n, d, dy);
+  read_nvlink_errors(n, d, dy);
+  return 0;
+}
+
+/* Clocks, fan, memory temperature and why the clocks are held down. */
+static void read_clocks_and_throttle(struct nvml *n, gr_nvml_device d, struct gr_gpu_dynamic *dy)
+{
+  unsigned v;
+  if (n->DeviceGetClockInfo && n->DeviceGetClockInfo(d, GR_NVML_CLOCK_SM, &v) == GR_NVML_SUCCESS)
+    set(&dy->sm_clock_mhz, v);
+  if (n->DeviceGetClockInfo && n->DeviceGetClockInfo(d, GR_NVML_CLOCK_MEM, &v) == GR_NVML_SUCCESS)
+    set(&dy->mem_clock_mhz, v);
+  get_uint(n->FanSpeed, d, 1, &dy->fan_pct);
+  unsigned long long reasons;
+  if (n->DeviceGetClocksEventReasons && n->DeviceGetClocksEventReasons(d, &reasons) == GR_NVML_SUCCESS)
+    set(&dy->throttle, (double)(reasons & ((1u << GR_THR_NBITS) - 1))); /* NVML's bits are gpurig's */
+  struct nvmlFieldValue_st fv;
+  memset(&fv, 0, sizeof(fv));
+  fv.fieldId = GR_NVML_FI_DEV_MEMORY_TEMP;
+  if (n->DeviceGetFieldValues && n->DeviceGetFieldValues(d, 1, &fv) == GR_NVML_SUCCESS &&
+      fv.nvmlReturn == GR_NVML_SUCCESS) {
+    double t = fv.valueType == GR_NVML_VALUE_TYPE_DOUBLE ? fv.value.dVal
+               : fv.valueType == GR_NVML_VALUE_TYPE_UNSIGNED_LONG_LONG ? (double)fv.value.ullVal
+               : fv.valueType == GR_NVML_VALUE_TYPE_SIGNED_LONG_LONG ? (double)fv.value.sllVal
+               : fv.valueType == GR_NVML_VALUE_TYPE_SIGNED_INT ? (double)fv.value.siVal
+                                                                 : (double)fv.value.uiVal;
+    if (t > 0 && t < 200) /* drivers answer 0 for "no sensor" on some boards */
+      set(&dy->mem_temp_c, t);
+  }
+}
+
+/* PCIe traffic (KB/s over the driver's 20 ms window) and replays. */
+static void read_pcie(struct nvml *n, gr_nvml_device d, struct gr_gpu_dynamic *dy)
+{
+  unsigned kbs;
+  if (n->DeviceGetPcieThroughput && n->DeviceGetPcieThroughput(d, GR_NVML_PCIE_UTIL_TX_BYTES, &kbs) == GR_NVML_SUCCESS)
+    set(&dy->pcie_tx_gbps, kbs * 1024.0 / 1e9);
+  if (n->DeviceGetPcieThroughput && n->DeviceGetPcieThroughput(d, GR_NVML_PCIE_UTIL_RX_BYTES, &kbs) == GR_NVML_SUCCESS)
+    set(&dy->pcie_rx_gbps, kbs * 1024.0 / 1e9);
+  get_uint(n->PcieReplayCounter, d, 1, &dy->pcie_replay);
+}
+
+/* ECC totals since the driver loaded and row remapping; GeForce answers
+ * NOT_SUPPORTED to both, which leaves them invalid. */
+static void read_memory_errors(struct nvml *n, gr_nvml_device d, struct gr_gpu_dynamic *dy)
+{
+  unsigned long long c;
+  if (n->DeviceGetTotalEccErrors &&
+      n->DeviceGetTotalEccErrors(d, GR_NVML_MEMORY_ERROR_TYPE_CORRECTED, GR_NVML_VOLATILE_ECC, &c) == GR_NVML_SUCCESS)
+    set(&dy->ecc_corrected, (double)c);
+  if (n->DeviceGetTotalEccErrors &&
+      n->DeviceGetTotalEccErrors(d, GR_NVML_MEMORY_ERROR_TYPE_UNCORRECTED, GR_NVML_VOLATILE_ECC, &c) == GR_NVML_SUCCESS)
+    set(&dy->ecc_uncorrected, (double)c);
+  unsigned corr, unc, pending, failed;
+  if (n->DeviceGetRemappedRows && n->DeviceGetRemappedRows(d, &corr, &unc, &pending, &failed) == GR_NVML_SUCCESS) {
+    set(&dy->remap_corr, corr);
+    set(&dy->remap_unc, unc);
+    set(&dy->remap_pending, pending ? 1 : 0);
+    set(&dy->remap_failed, failed ? 1 : 0);
+  }
+}
+
+/* NVLink error counters summed over the links that are up; nothing on a GPU
+ * without NVLink (every link answers NOT_SUPPORTED). */
+static void read_nvlink_errors(struct nvml *n, gr_nvml_device d, struct gr_gpu_dynamic *dy)
+{
+  if (!n->DeviceGetNvLinkErrorCounter || !n->DeviceGetNvLinkState)
+    return;
+  for (unsigned l = 0; l < GR_NVML_NVLINK_MAX_LINKS; l++) {
+    gr_nvml_enable_state up;
+    gr_nvml_return r = n->DeviceGetNvLinkState(d, l, &up);
+    if (r != GR_NVML_SUCCESS)
+      break; /* past the GPU's last link, or no NVLink */
+    if (!up)
+      continue;
+    static const unsigned counter[] = {GR_NVML_NVLINK_ERROR_DL_CRC_FLIT, GR_NVML_NVLINK_ERROR_DL_CRC_DATA,
+                                       GR_NVML_NVLINK_ERROR_DL_REPLAY, GR_NVML_NVLINK_ERROR_DL_RECOVERY};
+    struct gr_metric *into[] = {&dy->nvlink_crc, &dy->nvlink_crc, &dy->nvlink_replay, &dy->nvlink_recovery};
+    for (unsigned k = 0; k < 4; k++) {
+      unsigned long long c;
+      if (n->DeviceGetNvLinkErrorCounter(d, l, counter[k], &c) == GR_NVML_SUCCESS)
+        set(into[k], (into[k]->ok ? into[k]->v : 0) + (double)c);
+    }
+  }
+}
+
+/* Xid events: one event set for every GPU, made on the first call. */
+static int nvml_events(void *state, unsigned timeout_ms, struct gr_gpu_event *out, unsigned cap, unsigned *nout)
+{
+  struct nvml *n = state;
+  *nout = 0;
+  if (!n->events_tried) {
+    n->events_tried = true;
+    if (n->EventSetCreate && n->DeviceRegisterEvents && n->EventSetWait &&
+        n->EventSetCreate(&n->events) == GR_NVML_SUCCESS) {
+      for (unsigned i = 0; i < n->count; i++) /* a GPU that cannot report stays silent; others still do */
+        if (n->DeviceRegisterEvents(n->dev[i], GR_NVML_EVENT_XID, n->events) == GR_NVML_SUCCESS)
+          n->events_ok = true;
+    }
+  }
+  if (!n->events_ok) {
+    snprintf(tl_err, sizeof(tl_err), "the driver reports no Xid events here");
+    return -1;
+  }
+  while (*nout < cap) {
+    struct nvmlEventData_st e;
+    memset(&e, 0, sizeof(e));
+    gr_nvml_return r = n->EventSetWait(n->events, &e, *nout == 0 ? timeout_ms : 0);
+    if (r != GR_NVML_SUCCESS)
+      break; /* TIMEOUT: nothing more now */
+    for (unsigned i = 0; i < n->count; i++)
+      if (n->dev[i] == e.device && (e.eventType & GR_NVML_EVENT_XID)) {
+        out[*nout].gpu = i;
+        out[*nout].code = (int)e.eventData;
+        (*nout)++;
+      }
+  }
   return 0;
 }
 
@@ -401,7 +564,7 @@ static int nvml_nvlinks(void *state, unsigned gpu, struct gr_gpu_nvlink *out, un
     gr_nvml_enable_state st = 0;
     gr_nvml_return r = n->DeviceGetNvLinkState(d, l, &st);
     if (r == GR_NVML_ERROR_GPU_IS_LOST) {
-      snprintf(n->err, sizeof(n->err), "GPU%u: nvmlDeviceGetNvLinkState: %s", gpu, errstr(n, r));
+      snprintf(tl_err, sizeof(tl_err), "GPU%u: nvmlDeviceGetNvLinkState: %s", gpu, errstr(n, r));
       return -1;
     }
     if (r != GR_NVML_SUCCESS)
@@ -447,4 +610,5 @@ const struct gr_gpu_backend gr_gpu_backend_nvml = {
     .p2p_status = nvml_p2p_status,
     .nvlinks = nvml_nvlinks,
     .versions = nvml_versions,
+    .events = nvml_events,
 };

@@ -1,0 +1,231 @@
+/* gpurig export: the sampler's newest sample as Prometheus metrics, served
+ * over HTTP at /metrics (libmicrohttpd) and/or written for node_exporter's
+ * textfile collector. A scrape renders what the sampler last read: it never
+ * waits on hardware. */
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <microhttpd.h>
+
+#include "base/file.h"
+#include "cli/cli.h"
+#include "doctor/doctor.h"
+#include "print/monitor.h"
+
+enum { DOCTOR_EVERY_S = 300 };
+
+static void export_usage(void)
+{
+  printf("usage: gpurig export [--listen ADDR:PORT] [--textfile DIR] [--interval SECONDS] [--count N | --once]\n"
+         "                     [--root DIR] [--kmsg FILE]\n"
+         "\n"
+         "Samples the GPUs and their PCIe links (as gpurig watch) and serves the newest sample as\n"
+         "Prometheus metrics at http://ADDR:PORT/metrics: dcgm-exporter's names and labels for what\n"
+         "gpurig reads (DCGM_FI_DEV_GPU_TEMP, _POWER_USAGE, _FB_USED, _SM_CLOCK, _PCIE_REPLAY_COUNTER,\n"
+         "_XID_ERRORS, ...), so existing Grafana dashboards work on GeForce rigs, and gpurig's own:\n"
+         "gpurig_pcie_aer_errors_total{link,end,slot,severity}, gpurig_pcie_link_gen/_width (now and\n"
+         "_max), gpurig_gpu_throttle{reason}, gpurig_gpu_up (0 when a GPU is lost: the series stays),\n"
+         "gpurig_finding{id,severity} (gpurig doctor, every 5 minutes), gpurig_sample_age_seconds.\n"
+         "docs/monitor.md has the table, a systemd unit and a Slurm note.\n"
+         "\n"
+         "  --listen ADDR:PORT  where to serve (default 127.0.0.1:9400, dcgm-exporter's port); it binds\n"
+         "                      all interfaces only when asked (0.0.0.0:9400); \"none\" serves nothing\n"
+         "  --textfile DIR      also write DIR/gpurig.prom after each sample (temporary file, rename)\n"
+         "  --interval S        seconds between samples, 0.1 to 3600; default 1\n"
+         "  --count N           stop after N samples; --once: one sample (with --textfile, for cron)\n"
+         "  --root DIR          a gathered tree whose counter files may change between samples\n"
+         "  --kmsg FILE         follow this kernel log for Xids when the driver gives no events\n"
+         "\n"
+         "It reads only; it needs no root (root adds the AER counters some kernels restrict).\n"
+         "Exit status: 0 stopped cleanly (SIGINT, SIGTERM or --count), 2 bad input or the address\n"
+         "cannot be bound, 3 nothing to watch.\n");
+}
+
+struct exporter {
+  struct cli_monitor mon;
+  struct gr_doctor_report doc; /* guarded by the sampler's lock */
+  bool have_doc;
+  char host[256];
+};
+
+/* --listen: "ADDR:PORT", "[V6ADDR]:PORT" or ":PORT" (loopback). */
+static int parse_listen(const char *text, struct sockaddr_storage *sa, socklen_t *len)
+{
+  char addr[128];
+  const char *colon = strrchr(text, ':');
+  char *end = NULL;
+  long port = colon ? strtol(colon + 1, &end, 10) : -1;
+  if (!colon || !end || *end || port < 1 || port > 65535 || (size_t)(colon - text) >= sizeof(addr))
+    return -1;
+  memcpy(addr, text, (size_t)(colon - text));
+  addr[colon - text] = '\0';
+  memset(sa, 0, sizeof(*sa));
+  struct sockaddr_in *v4 = (struct sockaddr_in *)sa;
+  struct sockaddr_in6 *v6 = (struct sockaddr_in6 *)sa;
+  size_t n = strlen(addr);
+  if (n >= 2 && addr[0] == '[' && addr[n - 1] == ']') {
+    addr[n - 1] = '\0';
+    v6->sin6_family = AF_INET6;
+    v6->sin6_port = htons((uint16_t)port);
+    *len = sizeof(*v6);
+    return inet_pton(AF_INET6, addr + 1, &v6->sin6_addr) == 1 ? 0 : -1;
+  }
+  v4->sin_family = AF_INET;
+  v4->sin_port = htons((uint16_t)port);
+  *len = sizeof(*v4);
+  return inet_pton(AF_INET, n ? addr : "127.0.0.1", &v4->sin_addr) == 1 ? 0 : -1;
+}
+
+static char *render(struct exporter *x)
+{
+  gr_sampler_lock(x->mon.s);
+  char *text = gr_prom_render(x->mon.s, x->have_doc ? &x->doc.findings : NULL, x->host, gr_clock_s(CLOCK_MONOTONIC));
+  gr_sampler_unlock(x->mon.s);
+  return text;
+}
+
+static enum MHD_Result answer(void *cls, struct MHD_Connection *c, const char *url, const char *method,
+                              const char *version, const char *upload, size_t *upload_size, void **con_cls)
+{
+  struct exporter *x = cls;
+  (void)version, (void)upload, (void)upload_size, (void)con_cls;
+  unsigned status = MHD_HTTP_OK;
+  const char *type = "text/plain; version=0.0.4; charset=utf-8";
+  char *body;
+  if (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0) {
+    status = MHD_HTTP_METHOD_NOT_ALLOWED;
+    body = xstrdup("only GET\n");
+  } else if (strcmp(url, "/metrics") == 0) {
+    body = render(x);
+  } else if (strcmp(url, "/") == 0) {
+    type = "text/html; charset=utf-8";
+    body = xstrdup("<html><head><title>gpurig export</title></head><body><h1>gpurig export</h1>"
+                   "<p><a href=\"/metrics\">Metrics</a></p></body></html>\n");
+  } else {
+    status = MHD_HTTP_NOT_FOUND;
+    body = xstrdup("not found: gpurig export serves /metrics\n");
+  }
+  struct MHD_Response *r = MHD_create_response_from_buffer(strlen(body), body, MHD_RESPMEM_MUST_FREE);
+  MHD_add_response_header(r, "Content-Type", type);
+  enum MHD_Result ok = MHD_queue_response(c, status, r);
+  MHD_destroy_response(r);
+  return ok;
+}
+
+static struct MHD_Daemon *serve(struct exporter *x, const char *listen, struct gr_err *err)
+{
+  struct sockaddr_storage sa;
+  socklen_t len;
+  if (parse_listen(listen, &sa, &len) != 0) {
+    gr_fail(err, GR_EXIT_FAIL, "--listen %s: not ADDR:PORT (127.0.0.1:9400, [::1]:9400, 0.0.0.0:9400)", listen);
+    return NULL;
+  }
+  unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | (sa.ss_family == AF_INET6 ? MHD_USE_IPv6 : 0);
+  struct MHD_Daemon *d = MHD_start_daemon(flags, 0, NULL, NULL, answer, x, MHD_OPTION_SOCK_ADDR, &sa,
+                                          MHD_OPTION_CONNECTION_TIMEOUT, 10u, MHD_OPTION_END);
+  if (!d)
+    gr_fail(err, GR_EXIT_FAIL, "--listen %s: cannot listen there (in use, or not this machine's address)", listen);
+  return d;
+}
+
+static int write_textfile(struct exporter *x, const char *dir, struct gr_err *err)
+{
+  char path[4096];
+  if (snprintf(path, sizeof(path), "%s/gpurig.prom", dir) >= (int)sizeof(path))
+    return gr_fail(err, GR_EXIT_FAIL, "--textfile %s: path too long", dir);
+  char *text = render(x);
+  int rc = gr_file_write(path, text, strlen(text), err);
+  free(text);
+  return rc;
+}
+
+/* Doctor's findings for gpurig_finding, again every few minutes. */
+static void refresh_findings(struct exporter *x, double *last)
+{
+  double now = gr_clock_s(CLOCK_MONOTONIC);
+  if (x->have_doc && now - *last < DOCTOR_EVERY_S)
+    return;
+  *last = now;
+  struct gr_doctor_opts o = {.expect_gpus = -1, .kmsg_path = NULL, .xid_window_h = -1};
+  struct gr_doctor_report rep;
+  gr_doctor_run(&x->mon.m, &o, &rep);
+  gr_sampler_lock(x->mon.s);
+  if (x->have_doc)
+    gr_doctor_report_free(&x->doc);
+  x->doc = rep;
+  x->have_doc = true;
+  gr_sampler_unlock(x->mon.s);
+}
+
+static int run(struct exporter *x, const struct gr_opts *o, long count, double interval, bool sleep_first)
+{
+  struct gr_err err = {0};
+  static double doctor_at;
+  double next = gr_clock_s(CLOCK_MONOTONIC);
+  for (long n = 0; count <= 0 || n < count; n++) {
+    if ((n > 0 || sleep_first) && !cli_sleep_until(&next, interval))
+      break;
+    if (gr_sampler_step(x->mon.s, &err) != 0)
+      return gr_report_error(&err);
+    refresh_findings(x, &doctor_at);
+    if (o->textfile && write_textfile(x, o->textfile, &err) != 0)
+      return gr_report_error(&err);
+  }
+  return GR_EXIT_OK;
+}
+
+int cmd_export(int argc, char **argv)
+{
+  struct gr_opts o;
+  struct exporter x;
+  struct gr_err err = {0};
+  double interval = 1.0;
+  long count = 0;
+  memset(&x, 0, sizeof(x));
+  if (gr_parse_opts(argc, argv, GR_OPT_SOURCE | GR_OPT_MONITOR, &o) != 0)
+    return GR_EXIT_FAIL;
+  if (o.help) {
+    export_usage();
+    return GR_EXIT_OK;
+  }
+  if (cli_parse_interval("export", o.interval, &interval) != 0)
+    return GR_EXIT_FAIL;
+  if (o.count && (!parse_long(o.count, 10, &count) || count < 1 || count > 100000000)) {
+    fprintf(stderr, "gpurig export: --count %s: not a number of samples from 1\n", o.count);
+    return GR_EXIT_FAIL;
+  }
+  if (o.once)
+    count = 1;
+  const char *listen = o.listen ? o.listen : "127.0.0.1:9400";
+  bool serving = strcmp(listen, "none") != 0;
+  if (!serving && !o.textfile) {
+    fprintf(stderr, "gpurig export: --listen none leaves nothing to do without --textfile DIR\n");
+    return GR_EXIT_FAIL;
+  }
+  if (gethostname(x.host, sizeof(x.host) - 1) != 0)
+    snprintf(x.host, sizeof(x.host), "unknown");
+  if (cli_monitor_open("export", &o, 120, &x.mon, &err) != 0)
+    return gr_report_error(&err);
+  cli_catch_stop();
+  /* the first sample before the port opens: a scrape always has one */
+  int rc = run(&x, &o, 1, interval, false);
+  struct MHD_Daemon *d = NULL;
+  if (rc == GR_EXIT_OK && serving && !(d = serve(&x, listen, &err)))
+    rc = gr_report_error(&err);
+  if (rc == GR_EXIT_OK && serving)
+    fprintf(stderr, "gpurig export: serving http://%s/metrics\n", listen);
+  if (rc == GR_EXIT_OK && count != 1)
+    rc = run(&x, &o, count > 0 ? count - 1 : 0, interval, true);
+  if (d)
+    MHD_stop_daemon(d);
+  if (x.have_doc)
+    gr_doctor_report_free(&x.doc);
+  cli_monitor_close(&x.mon);
+  return rc;
+}

@@ -1,0 +1,252 @@
+/* gpurig watch: the sampler on a terminal (a full-screen view), or as lines
+ * and JSON lines for logs and pipes. Also the opening and closing of a
+ * sampler that gpurig export shares (cli.h). */
+#include <errno.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+#include "print/monitor.h"
+#include "print/tui.h"
+
+static void watch_usage(void)
+{
+  printf("usage: gpurig watch [--once | --count N] [--interval SECONDS] [--json] [--root DIR] [--kmsg FILE]\n"
+         "\n"
+         "Samples every GPU and every PCIe link on a GPU's path to its root port, again and again:\n"
+         "utilisation, memory, power and limit, GPU and memory temperature, fan, SM and memory clocks,\n"
+         "why the clocks are held down (throttle reasons in words), PCIe rx/tx GB/s, the link's\n"
+         "generation and width now and at most, PCIe replays, ECC and row remapping, NVLink errors,\n"
+         "and each link's AER error counts at both ends, with the physical slot where the board names\n"
+         "it. Errors, a link changing width, a GPU lost or not answering and Xids become events.\n"
+         "A GPU whose driver call hangs is shown STALE after 0.5 s; the others go on.\n"
+         "\n"
+         "On a terminal: a full-screen view (q quits, s sorts by index/utilisation/temperature/\n"
+         "power, p pauses), with a sparkline of each GPU's utilisation and the events as they come.\n"
+         "\n"
+         "  --once            one sample as plain lines (a line per GPU, per link with AER errors, per event)\n"
+         "  --count N         N samples as lines (like nvidia-smi dmon), then exit\n"
+         "  --interval S      seconds between samples, 0.1 to 3600 (\"500ms\", \"2s\"); default 1\n"
+         "  --json            JSON lines, one object per sample (docs/monitor.md)\n"
+         "  --root DIR        a gathered tree whose counter files may change between samples\n"
+         "  --kmsg FILE       follow this kernel log for Xids when the driver gives no events\n"
+         "\n"
+         "Without a terminal (a pipe, a log), watch prints lines until interrupted.\n"
+         "GPURIG_DRIVER_DIR=DIR loads the driver libraries from DIR (the tests use stand-ins).\n"
+         "Exit status: 0 ok, 1 a warning event (AER errors, a stale GPU, a downtrained link),\n"
+         "2 a failure (a lost GPU, a fatal AER error, an Xid that needs a reset) or bad input,\n"
+         "3 nothing to watch.\n");
+}
+
+static volatile sig_atomic_t stop_requested;
+
+static void on_stop(int sig)
+{
+  (void)sig;
+  stop_requested = 1;
+}
+
+void cli_catch_stop(void)
+{
+  struct sigaction sa;
+  memset(&sa, 0, sizeof(sa));
+  sa.sa_handler = on_stop; /* no SA_RESTART: a sleep or a wait ends at once */
+  sigaction(SIGINT, &sa, NULL);
+  sigaction(SIGTERM, &sa, NULL);
+  sigaction(SIGHUP, &sa, NULL);
+}
+
+bool cli_stop_requested(void)
+{
+  return stop_requested != 0;
+}
+
+int cli_parse_interval(const char *cmd, const char *text, double *out)
+{
+  char *end = NULL;
+  errno = 0;
+  double v = text ? strtod(text, &end) : 1.0;
+  if (text && (errno || end == text))
+    goto bad;
+  if (text && strcmp(end, "ms") == 0)
+    v /= 1000.0;
+  else if (text && *end && strcmp(end, "s") != 0)
+    goto bad;
+  if (!isfinite(v) || v < 0.1 - 1e-9 || v > 3600)
+    goto bad;
+  *out = v;
+  return 0;
+bad:
+  fprintf(stderr, "gpurig %s: --interval %s: not a time from 0.1 to 3600 seconds (\"1\", \"0.5\", \"500ms\")\n", cmd,
+          text);
+  return -1;
+}
+
+int cli_monitor_open(const char *cmd, const struct gr_opts *o, unsigned history, struct cli_monitor *mon,
+                     struct gr_err *err)
+{
+  memset(mon, 0, sizeof(*mon));
+  if (gr_gpus_open(&mon->g, err) == 0) {
+    mon->have_gpus = true;
+  } else {
+    /* the PCIe links can still be watched: say what is missing, go on */
+    fprintf(stderr, "gpurig %s: warning: no GPU values: %s\n", cmd, err->msg);
+    memset(err, 0, sizeof(*err));
+  }
+  struct gr_source src = cli_source(o);
+  bool have_topo = false;
+  if (cli_open_for_gpus(&src, &mon->m, &have_topo, err) != 0)
+    goto fail;
+  mon->have_machine = true;
+  if (!mon->m.has_fs && !mon->have_gpus) {
+    gr_fail(err, GR_EXIT_CANNOT_RUN, "nothing to watch: no GPU driver and no /sys files (%s)",
+            o->input || o->rig ? "a description has no counters" : "the PCI tree could not be read");
+    goto fail;
+  }
+  struct gr_sampler_opts so = {.history = history, .gpu_timeout_s = 0.5, .kmsg = o->kmsg};
+  if (gr_sampler_open(&mon->m, mon->have_gpus ? &mon->g : NULL, &so, &mon->s, err) != 0)
+    goto fail;
+  return 0;
+fail:
+  cli_monitor_close(mon);
+  return -1;
+}
+
+void cli_monitor_close(struct cli_monitor *mon)
+{
+  bool clean = gr_sampler_close(mon->s);
+  if (!clean)
+    fprintf(stderr, "gpurig: a GPU's driver call still had not returned; its reader thread is left to exit\n");
+  if (mon->have_gpus && clean)
+    gr_gpus_close(&mon->g); /* never under a thread still inside the driver */
+  if (mon->have_machine)
+    gr_machine_close(&mon->m);
+  memset(mon, 0, sizeof(*mon));
+}
+
+/* Sleeps until the next tick of a fixed schedule (a slow sample does not
+ * shift the ones after it); false when a stop was asked for. */
+bool cli_sleep_until(double *next_mono, double interval_s)
+{
+  *next_mono += interval_s;
+  double now = gr_clock_s(CLOCK_MONOTONIC);
+  if (*next_mono < now)
+    *next_mono = now; /* fell behind: start again from now */
+  while (!stop_requested) {
+    double left = *next_mono - gr_clock_s(CLOCK_MONOTONIC);
+    if (left <= 0)
+      return true;
+    struct timespec ts = {(time_t)left, (long)((left - (double)(time_t)left) * 1e9)};
+    nanosleep(&ts, NULL);
+  }
+  return false;
+}
+
+/* The worst severity among the events found so far, as an exit status. */
+static int events_exit(const struct gr_sampler *s)
+{
+  enum gr_sev worst = GR_SEV_OK;
+  for (unsigned long k = 0; k < gr_sampler_nevents(s); k++) {
+    const struct gr_mon_event *e = gr_sampler_event(s, k);
+    if (e && (e->sev == GR_SEV_FAIL || (e->sev == GR_SEV_WARN && worst != GR_SEV_FAIL)))
+      worst = e->sev;
+  }
+  return worst == GR_SEV_FAIL ? GR_EXIT_FAIL : worst == GR_SEV_WARN ? GR_EXIT_WARN : GR_EXIT_OK;
+}
+
+static int watch_lines(const struct gr_opts *o, struct cli_monitor *mon, long count, double interval)
+{
+  struct gr_err err = {0};
+  unsigned long since = 0;
+  double next = gr_clock_s(CLOCK_MONOTONIC);
+  for (long n = 0; count <= 0 || n < count; n++) {
+    if (n > 0 && !cli_sleep_until(&next, interval))
+      break;
+    if (gr_sampler_step(mon->s, &err) != 0)
+      return gr_report_error(&err);
+    if (o->json)
+      cli_print_json(gr_sample_to_json(mon->s, since));
+    else
+      gr_print_sample_text(stdout, mon->s, since, n == 0);
+    since = gr_sampler_nevents(mon->s);
+    if (fflush(stdout) != 0)
+      break; /* the reader went away; main reports the write error */
+  }
+  return events_exit(mon->s);
+}
+
+static int watch_screen(struct cli_monitor *mon, double interval)
+{
+  struct gr_err err = {0};
+  struct gr_tui_view v = {.interval_s = interval};
+  struct gr_tui *t = gr_tui_open();
+  if (!t) {
+    fprintf(stderr, "gpurig watch: this terminal cannot be driven (TERM=%s); use --once, --count or --json\n",
+            getenv("TERM") ? getenv("TERM") : "");
+    return GR_EXIT_CANNOT_RUN;
+  }
+  int rc = GR_EXIT_OK;
+  double next = gr_clock_s(CLOCK_MONOTONIC);
+  bool due = true;
+  while (!stop_requested) {
+    if (due && !v.paused && gr_sampler_step(mon->s, &err) != 0) {
+      rc = -1;
+      break;
+    }
+    gr_tui_draw(t, mon->s, &v);
+    double left = next + interval - gr_clock_s(CLOCK_MONOTONIC);
+    int k = gr_tui_key(t, left > 0 ? (int)(left * 1000) : 0);
+    due = k < 0;
+    if (due)
+      next = gr_clock_s(CLOCK_MONOTONIC);
+    if (k == 'q' || k == 'Q')
+      break;
+    if (k == 's' || k == 'S')
+      v.sort = (enum gr_tui_sort)((v.sort + 1) % GR_SORT_COUNT);
+    if (k == 'p' || k == 'P')
+      v.paused = !v.paused;
+  }
+  gr_tui_close(t);
+  if (rc < 0)
+    return gr_report_error(&err);
+  return events_exit(mon->s);
+}
+
+int cmd_watch(int argc, char **argv)
+{
+  struct gr_opts o;
+  struct cli_monitor mon;
+  struct gr_err err = {0};
+  double interval = 1.0;
+  long count = 0;
+  if (gr_parse_opts(argc, argv, GR_OPT_SOURCE | GR_OPT_JSON | GR_OPT_MONITOR, &o) != 0)
+    return GR_EXIT_FAIL;
+  if (o.help) {
+    watch_usage();
+    return GR_EXIT_OK;
+  }
+  if (o.listen || o.textfile) {
+    fprintf(stderr, "gpurig watch: --%s belongs to gpurig export\n", o.listen ? "listen" : "textfile");
+    return GR_EXIT_FAIL;
+  }
+  if (cli_parse_interval("watch", o.interval, &interval) != 0)
+    return GR_EXIT_FAIL;
+  if (o.count && (!parse_long(o.count, 10, &count) || count < 1 || count > 100000000)) {
+    fprintf(stderr, "gpurig watch: --count %s: not a number of samples from 1\n", o.count);
+    return GR_EXIT_FAIL;
+  }
+  if (o.once)
+    count = 1;
+  bool screen = !o.once && !o.count && !o.json && isatty(STDOUT_FILENO) && isatty(STDIN_FILENO);
+  if (cli_monitor_open("watch", &o, screen ? 1200 : 64, &mon, &err) != 0)
+    return gr_report_error(&err);
+  cli_catch_stop();
+  int rc = screen ? watch_screen(&mon, interval) : watch_lines(&o, &mon, count, interval);
+  cli_monitor_close(&mon);
+  return rc;
+}

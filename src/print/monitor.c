@@ -1,0 +1,491 @@
+/* Samples as text lines, JSON lines and Prometheus metrics; see monitor.h. */
+#include "print/monitor.h"
+
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "print/common.h"
+
+const char *gr_throttle_text(struct gr_metric bits, char *buf, size_t cap)
+{
+  if (!bits.ok)
+    return "?";
+  unsigned b = (unsigned)bits.v;
+  size_t used = 0;
+  buf[0] = '\0';
+  for (unsigned i = 0; i < GR_THR_NBITS; i++)
+    if (b & (1u << i)) {
+      int n = snprintf(buf + used, cap - used, "%s%s", used ? "," : "", gr_throttle_word(i));
+      if (n < 0 || (size_t)n >= cap - used)
+        break;
+      used += (size_t)n;
+    }
+  return used ? buf : "-";
+}
+
+static const char *num(struct gr_metric m, const char *fmt, char *buf, size_t cap)
+{
+  if (!m.ok)
+    return "-";
+  snprintf(buf, cap, fmt, m.v);
+  return buf;
+}
+
+static const char *state_word(enum gr_gpu_read r)
+{
+  return r == GR_READ_FRESH ? "ok" : r == GR_READ_STALE ? "STALE" : "LOST";
+}
+
+static void time_text(double real_s, char *buf, size_t cap)
+{
+  time_t t = (time_t)real_s;
+  struct tm tm;
+  localtime_r(&t, &tm);
+  strftime(buf, cap, "%H:%M:%S", &tm);
+}
+
+static void print_gpu_line(FILE *out, const struct gr_sampler *s, const struct gr_sample *x, unsigned i, const char *ts)
+{
+  const struct gr_gpu_dynamic *d = &x->gpu[i];
+  const struct gr_gpu_static *st = gr_sampler_gpu_static(s, i);
+  char b[18][24], thr[160];
+  fprintf(out, "%s  %-20s %-5s util %s%%  mem %s/%s GiB  power %s/%s W  temp %s C  mem %s C  fan %s%%  "
+               "sm %s MHz  mem %s MHz  pcie rx %s tx %s GB/s  link Gen%s/%s x%s/%s  replay %s  throttle %s",
+          ts, gr_sampler_gpu_name(s, i), state_word(x->gpu_read[i]), num(d->util_gpu_pct, "%.0f", b[0], 24),
+          num(d->mem_used_gib, "%.1f", b[1], 24), num(st->mem_gib, "%.1f", b[2], 24), num(d->power_w, "%.1f", b[3], 24),
+          num(d->power_limit_w, "%.0f", b[4], 24), num(d->temp_c, "%.0f", b[5], 24),
+          num(d->mem_temp_c, "%.0f", b[6], 24), num(d->fan_pct, "%.0f", b[7], 24),
+          num(d->sm_clock_mhz, "%.0f", b[8], 24), num(d->mem_clock_mhz, "%.0f", b[9], 24),
+          num(d->pcie_rx_gbps, "%.2f", b[10], 24), num(d->pcie_tx_gbps, "%.2f", b[11], 24),
+          num(d->link_gen, "%.0f", b[12], 24), num(st->max_link_gen, "%.0f", b[13], 24),
+          num(d->link_width, "%.0f", b[14], 24), num(st->max_link_width, "%.0f", b[15], 24),
+          num(d->pcie_replay, "%.0f", b[16], 24), gr_throttle_text(d->throttle, thr, sizeof(thr)));
+  if (x->gpu_read[i] != GR_READ_FRESH)
+    fprintf(out, "  (%s)", x->gpu_error[i]);
+  fputc('\n', out);
+}
+
+static const char *const sev_key[] = {"correctable", "nonfatal", "fatal"};
+
+/* A link's line when either end has counted errors. */
+static void print_link_line(FILE *out, const struct gr_sampler *s, size_t i, const char *ts)
+{
+  const struct gr_mon_link *l = gr_sampler_link(s, i);
+  char parts[2][256];
+  bool any = false;
+  for (int end = 0; end < 2; end++) {
+    size_t used = 0;
+    parts[end][0] = '\0';
+    for (int k = 0; k < 3; k++) {
+      struct gr_aer_window w = gr_sampler_link_aer(s, i, end, k);
+      if (!w.last.valid || w.last.value == 0)
+        continue;
+      any = true;
+      int n = snprintf(parts[end] + used, sizeof(parts[end]) - used, "%s%llu %s (%llu in the last minute, %llu since start)",
+                       used ? ", " : "", (unsigned long long)w.last.value, sev_key[k],
+                       (unsigned long long)w.minute.value, (unsigned long long)w.since.value);
+      if (n > 0 && (size_t)n < sizeof(parts[end]) - used)
+        used += (size_t)n;
+    }
+  }
+  if (!any)
+    return;
+  fprintf(out, "%s  link %s <-> %s%s%s:", ts, l->dev_name, l->port_name, l->slot[0] ? ", slot " : "", l->slot);
+  if (parts[0][0])
+    fprintf(out, "  AER at %s: %s", l->dev_name, parts[0]);
+  if (parts[1][0])
+    fprintf(out, "  AER at %s: %s", l->port_name, parts[1]);
+  fputc('\n', out);
+}
+
+void gr_print_sample_text(FILE *out, const struct gr_sampler *s, unsigned long since, bool header)
+{
+  const struct gr_sample *x = gr_sampler_sample(s, 0);
+  char ts[32];
+  if (!x)
+    return;
+  time_text(x->real_s, ts, sizeof(ts));
+  if (header)
+    fprintf(out, "# gpurig watch: %u GPU(s), %zu PCIe link(s) watched, Xids from %s\n", gr_sampler_ngpu(s),
+            gr_sampler_nlinks(s), gr_sampler_xid_source(s));
+  for (unsigned i = 0; i < x->ngpu; i++)
+    print_gpu_line(out, s, x, i, ts);
+  for (size_t i = 0; i < gr_sampler_nlinks(s); i++)
+    print_link_line(out, s, i, ts);
+  for (unsigned long k = since; k < gr_sampler_nevents(s); k++) {
+    const struct gr_mon_event *e = gr_sampler_event(s, k);
+    if (e)
+      fprintf(out, "%s  event %s: %s\n", ts, gr_sev_name(e->sev), e->text);
+  }
+}
+
+/* ------------------------------------------------------------ JSON */
+
+static void put_metric(json_t *o, const char *key, struct gr_metric m, int decimals)
+{
+  json_object_set_new(o, key, m.ok ? gr_json_rounded(m.v, decimals) : json_null());
+}
+
+static json_t *gpu_json(const struct gr_sampler *s, const struct gr_sample *x, unsigned i)
+{
+  const struct gr_gpu_dynamic *d = &x->gpu[i];
+  const struct gr_gpu_static *st = gr_sampler_gpu_static(s, i);
+  json_t *o = json_object();
+  json_object_set_new(o, "index", json_integer(i));
+  json_object_set_new(o, "bus_id", gr_json_text(st->busid));
+  json_object_set_new(o, "name", gr_json_text(st->name));
+  json_object_set_new(o, "state", json_string(x->gpu_read[i] == GR_READ_FRESH ? "ok"
+                                              : x->gpu_read[i] == GR_READ_STALE ? "stale" : "lost"));
+  if (x->gpu_read[i] != GR_READ_FRESH) {
+    json_object_set_new(o, "error", gr_json_text(x->gpu_error[i]));
+    json_object_set_new(o, "age_s", gr_json_rounded(x->gpu_age_s[i], 3));
+  }
+  put_metric(o, "util_pct", d->util_gpu_pct, 0);
+  put_metric(o, "mem_util_pct", d->util_mem_pct, 0);
+  put_metric(o, "mem_used_gib", d->mem_used_gib, 3);
+  put_metric(o, "mem_free_gib", d->mem_free_gib, 3);
+  put_metric(o, "mem_gib", st->mem_gib, 3);
+  put_metric(o, "power_w", d->power_w, 1);
+  put_metric(o, "power_limit_w", d->power_limit_w, 1);
+  put_metric(o, "temp_c", d->temp_c, 0);
+  put_metric(o, "mem_temp_c", d->mem_temp_c, 0);
+  put_metric(o, "fan_pct", d->fan_pct, 0);
+  put_metric(o, "sm_clock_mhz", d->sm_clock_mhz, 0);
+  put_metric(o, "mem_clock_mhz", d->mem_clock_mhz, 0);
+  put_metric(o, "pcie_rx_gbps", d->pcie_rx_gbps, 3);
+  put_metric(o, "pcie_tx_gbps", d->pcie_tx_gbps, 3);
+  put_metric(o, "link_gen", d->link_gen, 0);
+  put_metric(o, "link_gen_max", st->max_link_gen, 0);
+  put_metric(o, "link_width", d->link_width, 0);
+  put_metric(o, "link_width_max", st->max_link_width, 0);
+  put_metric(o, "pcie_replay_total", d->pcie_replay, 0);
+  put_metric(o, "ecc_corrected_total", d->ecc_corrected, 0);
+  put_metric(o, "ecc_uncorrected_total", d->ecc_uncorrected, 0);
+  put_metric(o, "remapped_rows_correctable", d->remap_corr, 0);
+  put_metric(o, "remapped_rows_uncorrectable", d->remap_unc, 0);
+  put_metric(o, "nvlink_crc_errors_total", d->nvlink_crc, 0);
+  put_metric(o, "nvlink_replay_errors_total", d->nvlink_replay, 0);
+  put_metric(o, "nvlink_recovery_errors_total", d->nvlink_recovery, 0);
+  json_t *thr = json_array();
+  for (unsigned b = 0; d->throttle.ok && b < GR_THR_NBITS; b++)
+    if ((unsigned)d->throttle.v & (1u << b))
+      json_array_append_new(thr, json_string(gr_throttle_word(b)));
+  json_object_set_new(o, "throttle", d->throttle.ok ? thr : (json_decref(thr), json_null()));
+  return o;
+}
+
+static json_t *count_json(struct gr_count c)
+{
+  return c.valid ? json_integer((json_int_t)c.value) : json_null();
+}
+
+static json_t *link_json(const struct gr_sampler *s, const struct gr_sample *x, size_t i)
+{
+  const struct gr_mon_link *l = gr_sampler_link(s, i);
+  const struct gr_topo *t = &gr_sampler_machine(s)->topo;
+  json_t *o = json_object();
+  json_object_set_new(o, "device", gr_json_text(l->dev_name));
+  json_object_set_new(o, "port", gr_json_text(l->port_name));
+  json_object_set_new(o, "slot", l->slot[0] ? gr_json_text(l->slot) : json_null());
+  int gen = x->pci ? x->pci[l->dev].cur_gen : 0, width = x->pci ? x->pci[l->dev].cur_width : 0;
+  json_object_set_new(o, "gen", gen ? json_integer(gen) : json_null());
+  json_object_set_new(o, "width", width ? json_integer(width) : json_null());
+  json_object_set_new(o, "gen_max", t->pci[l->dev].link.max_gen ? json_integer(t->pci[l->dev].link.max_gen) : json_null());
+  json_object_set_new(o, "width_max",
+                      t->pci[l->dev].link.max_width ? json_integer(t->pci[l->dev].link.max_width) : json_null());
+  for (int end = 0; end < 2; end++) {
+    json_t *e = json_object();
+    for (int k = 0; k < 3; k++) {
+      struct gr_aer_window w = gr_sampler_link_aer(s, i, end, k);
+      json_t *c = json_object();
+      json_object_set_new(c, "total", count_json(w.last));
+      json_object_set_new(c, "last_minute", count_json(w.minute));
+      json_object_set_new(c, "since_start", count_json(w.since));
+      json_object_set_new(e, sev_key[k], c);
+    }
+    json_object_set_new(o, end == 0 ? "aer_device" : "aer_port", e);
+  }
+  return o;
+}
+
+json_t *gr_sample_to_json(const struct gr_sampler *s, unsigned long since)
+{
+  const struct gr_sample *x = gr_sampler_sample(s, 0);
+  json_t *o = json_object();
+  if (!x)
+    return o;
+  json_object_set_new(o, "time_s", gr_json_rounded(x->real_s, 3));
+  json_object_set_new(o, "sample", json_integer((json_int_t)gr_sampler_steps(s)));
+  json_t *gpus = json_array(), *links = json_array(), *events = json_array();
+  for (unsigned i = 0; i < x->ngpu; i++)
+    json_array_append_new(gpus, gpu_json(s, x, i));
+  for (size_t i = 0; i < gr_sampler_nlinks(s); i++)
+    json_array_append_new(links, link_json(s, x, i));
+  for (unsigned long k = since; k < gr_sampler_nevents(s); k++) {
+    const struct gr_mon_event *e = gr_sampler_event(s, k);
+    if (!e)
+      continue;
+    json_t *je = json_object();
+    json_object_set_new(je, "severity", json_string(gr_sev_name(e->sev)));
+    json_object_set_new(je, "gpu", e->gpu >= 0 ? json_integer(e->gpu) : json_null());
+    json_object_set_new(je, "xid", e->kind == GR_EV_XID ? json_integer(e->code) : json_null());
+    json_object_set_new(je, "text", gr_json_text(e->text));
+    json_array_append_new(events, je);
+  }
+  json_object_set_new(o, "gpus", gpus);
+  json_object_set_new(o, "links", links);
+  json_object_set_new(o, "events", events);
+  json_object_set_new(o, "xid_source", gr_json_text(gr_sampler_xid_source(s)));
+  return o;
+}
+
+/* ------------------------------------------------------------ Prometheus */
+
+/* A label value with \, " and newline escaped, as the exposition format asks. */
+static void label(FILE *f, const char *key, const char *v, bool comma)
+{
+  fprintf(f, "%s%s=\"", comma ? "," : "", key);
+  for (const char *p = v ? v : ""; *p; p++) {
+    if (*p == '\\' || *p == '"')
+      fprintf(f, "\\%c", *p);
+    else if (*p == '\n')
+      fputs("\\n", f);
+    else
+      fputc(*p, f);
+  }
+  fputc('"', f);
+}
+
+struct prom {
+  FILE *f;
+  const struct gr_sampler *s;
+  const struct gr_sample *x;
+  const char *host;
+};
+
+/* A GPU's labels: dcgm-exporter's names on its series (dashboards select
+ * by them), the same values under snake_case names on gpurig's own. */
+static void gpu_labels(const struct prom *p, unsigned i, bool dcgm)
+{
+  const struct gr_gpu_static *st = gr_sampler_gpu_static(p->s, i);
+  char gpu[16], dev[32];
+  snprintf(gpu, sizeof(gpu), "%u", i);
+  snprintf(dev, sizeof(dev), "nvidia%u", i);
+  fputc('{', p->f);
+  label(p->f, "gpu", gpu, false);
+  label(p->f, dcgm ? "UUID" : "uuid", st->uuid, true);
+  label(p->f, "pci_bus_id", st->busid, true);
+  label(p->f, "device", dev, true);
+  label(p->f, dcgm ? "modelName" : "model_name", st->name, true);
+  label(p->f, dcgm ? "Hostname" : "hostname", p->host, true);
+}
+
+/* One series per GPU whose value is known and fresh or stale (a lost GPU's
+ * series are left out; gpurig_gpu_up says why). */
+static void gpu_series(const struct prom *p, const char *name, const char *type, const char *help, size_t off,
+                       double scale)
+{
+  fprintf(p->f, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+  for (unsigned i = 0; i < p->x->ngpu; i++) {
+    const struct gr_metric *m = (const struct gr_metric *)((const char *)&p->x->gpu[i] + off);
+    if (!m->ok || p->x->gpu_read[i] == GR_READ_LOST)
+      continue;
+    fputs(name, p->f);
+    gpu_labels(p, i, strncmp(name, "DCGM_", 5) == 0);
+    fprintf(p->f, "} %.17g\n", m->v * scale);
+  }
+}
+
+#define GPU_FIELD(f) offsetof(struct gr_gpu_dynamic, f)
+
+static void dcgm_series(const struct prom *p)
+{
+  gpu_series(p, "DCGM_FI_DEV_GPU_TEMP", "gauge", "GPU temperature (in C).", GPU_FIELD(temp_c), 1);
+  gpu_series(p, "DCGM_FI_DEV_MEMORY_TEMP", "gauge", "Memory temperature (in C).", GPU_FIELD(mem_temp_c), 1);
+  gpu_series(p, "DCGM_FI_DEV_POWER_USAGE", "gauge", "Power draw (in W).", GPU_FIELD(power_w), 1);
+  gpu_series(p, "DCGM_FI_DEV_POWER_MGMT_LIMIT", "gauge", "Power limit (in W).", GPU_FIELD(power_limit_w), 1);
+  gpu_series(p, "DCGM_FI_DEV_GPU_UTIL", "gauge", "GPU utilization (in %).", GPU_FIELD(util_gpu_pct), 1);
+  gpu_series(p, "DCGM_FI_DEV_MEM_COPY_UTIL", "gauge", "Memory utilization (in %).", GPU_FIELD(util_mem_pct), 1);
+  gpu_series(p, "DCGM_FI_DEV_FB_USED", "gauge", "Framebuffer memory used (in MiB).", GPU_FIELD(mem_used_gib), 1024);
+  gpu_series(p, "DCGM_FI_DEV_FB_FREE", "gauge", "Framebuffer memory free (in MiB).", GPU_FIELD(mem_free_gib), 1024);
+  gpu_series(p, "DCGM_FI_DEV_SM_CLOCK", "gauge", "SM clock frequency (in MHz).", GPU_FIELD(sm_clock_mhz), 1);
+  gpu_series(p, "DCGM_FI_DEV_MEM_CLOCK", "gauge", "Memory clock frequency (in MHz).", GPU_FIELD(mem_clock_mhz), 1);
+  gpu_series(p, "DCGM_FI_DEV_FAN_SPEED", "gauge", "Fan speed (in %).", GPU_FIELD(fan_pct), 1);
+  gpu_series(p, "DCGM_FI_DEV_PCIE_REPLAY_COUNTER", "counter", "Total number of PCIe retries.", GPU_FIELD(pcie_replay), 1);
+  gpu_series(p, "DCGM_FI_DEV_CLOCK_THROTTLE_REASONS", "gauge", "Throttling reasons bit set (NVML clock-event reasons).",
+             GPU_FIELD(throttle), 1);
+  gpu_series(p, "DCGM_FI_DEV_ECC_SBE_VOL_TOTAL", "counter", "Total number of single-bit volatile ECC errors.",
+             GPU_FIELD(ecc_corrected), 1);
+  gpu_series(p, "DCGM_FI_DEV_ECC_DBE_VOL_TOTAL", "counter", "Total number of double-bit volatile ECC errors.",
+             GPU_FIELD(ecc_uncorrected), 1);
+  gpu_series(p, "DCGM_FI_DEV_CORRECTABLE_REMAPPED_ROWS", "counter", "Number of remapped rows for correctable errors.",
+             GPU_FIELD(remap_corr), 1);
+  gpu_series(p, "DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS", "counter",
+             "Number of remapped rows for uncorrectable errors.", GPU_FIELD(remap_unc), 1);
+  gpu_series(p, "DCGM_FI_DEV_ROW_REMAP_FAILURE", "gauge", "Whether remapping of rows has failed.",
+             GPU_FIELD(remap_failed), 1);
+  gpu_series(p, "DCGM_FI_DEV_NVLINK_CRC_FLIT_ERROR_COUNT_TOTAL", "counter",
+             "Total number of NVLink flow-control CRC errors.", GPU_FIELD(nvlink_crc), 1);
+  gpu_series(p, "DCGM_FI_DEV_NVLINK_REPLAY_ERROR_COUNT_TOTAL", "counter", "Total number of NVLink retries.",
+             GPU_FIELD(nvlink_replay), 1);
+  gpu_series(p, "DCGM_FI_DEV_NVLINK_RECOVERY_ERROR_COUNT_TOTAL", "counter", "Total number of NVLink recovery errors.",
+             GPU_FIELD(nvlink_recovery), 1);
+}
+
+/* dcgm-exporter's XID gauge: the last Xid each GPU reported, 0 none. */
+static void xid_series(const struct prom *p)
+{
+  fputs("# HELP DCGM_FI_DEV_XID_ERRORS Value of the last XID error encountered.\n"
+        "# TYPE DCGM_FI_DEV_XID_ERRORS gauge\n", p->f);
+  for (unsigned i = 0; i < p->x->ngpu; i++) {
+    int last = 0;
+    for (unsigned long k = gr_sampler_nevents(p->s); k-- > 0;) {
+      const struct gr_mon_event *e = gr_sampler_event(p->s, k);
+      if (!e)
+        break;
+      if (e->kind == GR_EV_XID && e->gpu == (int)i) {
+        last = e->code;
+        break;
+      }
+    }
+    fputs("DCGM_FI_DEV_XID_ERRORS", p->f);
+    gpu_labels(p, i, true);
+    fprintf(p->f, "} %d\n", last);
+  }
+}
+
+static void link_labels(const struct prom *p, const struct gr_mon_link *l)
+{
+  char name[160];
+  snprintf(name, sizeof(name), "%s <-> %s", l->dev_name, l->port_name);
+  fputc('{', p->f);
+  label(p->f, "link", name, false);
+  label(p->f, "slot", l->slot, true);
+  label(p->f, "hostname", p->host, true);
+}
+
+static void link_series(const struct prom *p)
+{
+  const struct gr_topo *t = &gr_sampler_machine(p->s)->topo;
+  fputs("# HELP gpurig_pcie_aer_errors_total AER errors counted by one end of a PCIe link on a GPU's path (since boot).\n"
+        "# TYPE gpurig_pcie_aer_errors_total counter\n", p->f);
+  for (size_t i = 0; i < gr_sampler_nlinks(p->s); i++)
+    for (int end = 0; end < 2; end++)
+      for (int k = 0; k < 3; k++) {
+        struct gr_aer_window w = gr_sampler_link_aer(p->s, i, end, k);
+        if (!w.last.valid)
+          continue;
+        const struct gr_mon_link *l = gr_sampler_link(p->s, i);
+        fputs("gpurig_pcie_aer_errors_total", p->f);
+        link_labels(p, l);
+        label(p->f, "end", end == 0 ? l->dev_name : l->port_name, true);
+        label(p->f, "severity", sev_key[k], true);
+        fprintf(p->f, "} %llu\n", (unsigned long long)w.last.value);
+      }
+  static const char *const names[] = {"gpurig_pcie_link_gen", "gpurig_pcie_link_gen_max", "gpurig_pcie_link_width",
+                                      "gpurig_pcie_link_width_max"};
+  static const char *const helps[] = {"PCIe generation the link runs at now (an idle GPU lowers it).",
+                                      "PCIe generation both ends of the link support.",
+                                      "PCIe lanes the link runs at now (a drop is downtraining).",
+                                      "PCIe lanes both ends of the link support."};
+  for (int k = 0; k < 4; k++) {
+    fprintf(p->f, "# HELP %s %s\n# TYPE %s gauge\n", names[k], helps[k], names[k]);
+    for (size_t i = 0; i < gr_sampler_nlinks(p->s); i++) {
+      const struct gr_mon_link *l = gr_sampler_link(p->s, i);
+      const struct gr_link *lk = &t->pci[l->dev].link;
+      int gen_max = lk->port_max_gen && lk->port_max_gen < lk->max_gen ? lk->port_max_gen : lk->max_gen;
+      int width_max = lk->port_max_width && lk->port_max_width < lk->max_width ? lk->port_max_width : lk->max_width;
+      int v = k == 0 ? (p->x->pci ? p->x->pci[l->dev].cur_gen : 0) : k == 1 ? gen_max
+              : k == 2 ? (p->x->pci ? p->x->pci[l->dev].cur_width : 0) : width_max;
+      if (v <= 0)
+        continue;
+      fputs(names[k], p->f);
+      link_labels(p, l);
+      fprintf(p->f, "} %d\n", v);
+    }
+  }
+}
+
+static void gpurig_gpu_series(const struct prom *p, double now_s)
+{
+  fputs("# HELP gpurig_gpu_up 1 when the GPU answered the last sample, 0 when it is lost or did not answer in time.\n"
+        "# TYPE gpurig_gpu_up gauge\n", p->f);
+  for (unsigned i = 0; i < p->x->ngpu; i++) {
+    fputs("gpurig_gpu_up", p->f);
+    gpu_labels(p, i, false);
+    fprintf(p->f, "} %d\n", p->x->gpu_read[i] == GR_READ_FRESH ? 1 : 0);
+  }
+  fputs("# HELP gpurig_gpu_throttle 1 for each reason the GPU's clocks are held down now.\n"
+        "# TYPE gpurig_gpu_throttle gauge\n", p->f);
+  for (unsigned i = 0; i < p->x->ngpu; i++) {
+    struct gr_metric t = p->x->gpu[i].throttle;
+    for (unsigned b = 0; t.ok && p->x->gpu_read[i] != GR_READ_LOST && b < GR_THR_NBITS; b++) {
+      fputs("gpurig_gpu_throttle", p->f);
+      gpu_labels(p, i, false);
+      label(p->f, "reason", gr_throttle_word(b), true);
+      fprintf(p->f, "} %d\n", ((unsigned)t.v >> b) & 1u);
+    }
+  }
+  gpu_series(p, "gpurig_gpu_pcie_rx_bytes_per_second", "gauge", "PCIe bytes per second into the GPU.",
+             GPU_FIELD(pcie_rx_gbps), 1e9);
+  gpu_series(p, "gpurig_gpu_pcie_tx_bytes_per_second", "gauge", "PCIe bytes per second out of the GPU.",
+             GPU_FIELD(pcie_tx_gbps), 1e9);
+  fputs("# HELP gpurig_sample_age_seconds Age of the sample this scrape shows.\n"
+        "# TYPE gpurig_sample_age_seconds gauge\n", p->f);
+  fprintf(p->f, "gpurig_sample_age_seconds %.3f\n", now_s - p->x->mono_s);
+  fputs("# HELP gpurig_samples_total Samples taken since gpurig export started.\n"
+        "# TYPE gpurig_samples_total counter\n", p->f);
+  fprintf(p->f, "gpurig_samples_total %lu\n", gr_sampler_steps(p->s));
+}
+
+/* One series per (id, severity, subject): a check may say two things of
+ * one device, and a repeated series would make the scrape invalid. */
+static bool seen_before(const struct gr_findings *f, size_t i)
+{
+  const struct gr_finding *x = &f->v[i];
+  for (size_t k = 0; k < i; k++) {
+    const struct gr_finding *y = &f->v[k];
+    if (y->sev == x->sev && strcmp(y->id, x->id) == 0 &&
+        strcmp(y->subject ? y->subject : "", x->subject ? x->subject : "") == 0)
+      return true;
+  }
+  return false;
+}
+
+static void finding_series(const struct prom *p, const struct gr_findings *f)
+{
+  fputs("# HELP gpurig_finding A finding of gpurig doctor on this machine (1 while it holds).\n"
+        "# TYPE gpurig_finding gauge\n", p->f);
+  for (size_t i = 0; f && i < f->n; i++) {
+    const struct gr_finding *x = &f->v[i];
+    if (x->sev == GR_SEV_OK || x->sev == GR_SEV_SKIPPED || seen_before(f, i))
+      continue;
+    fputs("gpurig_finding{", p->f);
+    label(p->f, "id", x->id, false);
+    label(p->f, "severity", gr_sev_name(x->sev), true);
+    label(p->f, "subject", x->subject ? x->subject : "machine", true);
+    label(p->f, "hostname", p->host, true);
+    fputs("} 1\n", p->f);
+  }
+}
+
+char *gr_prom_render(const struct gr_sampler *s, const struct gr_findings *f, const char *hostname, double now_s)
+{
+  char *buf = NULL;
+  size_t len = 0;
+  FILE *mf = open_memstream(&buf, &len);
+  if (!mf)
+    return xstrdup("");
+  struct prom p = {.f = mf, .s = s, .x = gr_sampler_sample(s, 0), .host = hostname};
+  if (p.x) {
+    dcgm_series(&p);
+    xid_series(&p);
+    gpurig_gpu_series(&p, now_s);
+    link_series(&p);
+  }
+  finding_series(&p, f);
+  fclose(mf);
+  return buf;
+}

@@ -1,0 +1,35 @@
+/* Printers of the sampler's samples (monitor/sampler.h): plain lines for
+ * logs and pipes (`gpurig watch --once`, `--count N`), JSON lines (`--json`)
+ * and the Prometheus text exposition (`gpurig export`).
+ *
+ * Each reads the sampler's newest sample, its links and the events from
+ * event index `since`; the caller holds gr_sampler_lock when another thread
+ * steps the sampler. Ownership: gr_prom_render returns a string the caller
+ * frees; JSON values returned are the caller's (json_decref). */
+#ifndef GPURIG_PRINT_MONITOR_H
+#define GPURIG_PRINT_MONITOR_H
+
+#include <stdio.h>
+
+#include <jansson.h>
+
+#include "model/finding.h"
+#include "monitor/sampler.h"
+
+/* The throttle reasons of a bit set in words, "-" when none, "?" unknown. */
+const char *gr_throttle_text(struct gr_metric bits, char *buf, size_t cap);
+
+/* One sample as text: a header line with the time (when header), one line
+ * per GPU, one per link that has counted AER errors, one per event from
+ * index since. */
+void gr_print_sample_text(FILE *out, const struct gr_sampler *s, unsigned long since, bool header);
+/* One sample as one JSON object (a JSON line). */
+json_t *gr_sample_to_json(const struct gr_sampler *s, unsigned long since);
+
+/* The Prometheus text exposition of the newest sample: dcgm-exporter's
+ * series for what gpurig has, and gpurig's own (docs/monitor.md), with
+ * doctor's findings f (may be NULL) and the host's name. now_s is the
+ * scrape's CLOCK_MONOTONIC time, for the sample's age. */
+char *gr_prom_render(const struct gr_sampler *s, const struct gr_findings *f, const char *hostname, double now_s);
+
+#endif

@@ -1,0 +1,95 @@
+#!/usr/bin/env bash
+# A real Prometheus server scrapes `gpurig export` (stand-in NVIDIA libraries,
+# a copy of tests/data/trees/epyc-riser whose root port 0000:00:03.1 counts
+# correctable AER errors while the test runs). The test checks the scrape with
+# promtool, then asks Prometheus's HTTP API for the series and the value the
+# fixture set, then makes GPU2 fall off the bus and asks for gpurig_gpu_up 0.
+# Loopback only, bounded in time, and it stops what it started.
+# usage: prometheus.sh GPURIG   (env: GPURIG_TEST_DATA, GPURIG_TEST_STUB)
+set -euo pipefail
+gpurig=$1
+for tool in prometheus promtool curl jq; do
+  command -v "$tool" >/dev/null || { echo "prometheus.sh: $tool is not installed (setup.sh installs it)" >&2; exit 1; }
+done
+work=$(mktemp -d)
+pids=()
+cleanup() {
+  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+  for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
+  rm -rf "$work"
+}
+trap cleanup EXIT
+fail() { echo "prometheus.sh: FAIL: $*" >&2; for f in "$work"/*.log; do echo "--- $f" >&2; tail -20 "$f" >&2; done; exit 1; }
+
+free_port() { # a port nobody listens on, from a range away from the usual ones
+  local p
+  for _ in $(seq 50); do
+    p=$((20000 + RANDOM % 20000))
+    (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null || { echo "$p"; return; }
+  done
+  fail "no free port"
+}
+until_ok() { # seconds, command...: retries the command every 0.2 s
+  local end=$((SECONDS + $1)); shift
+  until "$@"; do [ $SECONDS -lt $end ] || return 1; sleep 0.2; done
+}
+
+cp -a "$GPURIG_TEST_DATA/trees/epyc-riser" "$work/tree"
+aer=$work/tree/sys/devices/pci0000:00/0000:00:03.1/aer_dev_correctable
+echo vanilla > "$work/scenario"
+gp=$(free_port)
+GPURIG_DRIVER_DIR=$GPURIG_TEST_STUB GPURIG_STUB_SCENARIO_FILE=$work/scenario \
+  "$gpurig" export --listen "127.0.0.1:$gp" --root "$work/tree" --interval 0.2 >"$work/export.log" 2>&1 &
+pids+=($!)
+until_ok 15 curl -sf -o "$work/scrape.txt" "http://127.0.0.1:$gp/metrics" || fail "gpurig export did not answer"
+
+# promtool: the only complaints allowed are about dcgm-exporter's own names and labels
+# (camelCase modelName/UUID/Hostname, a counter named _COUNTER), kept so dashboards work
+promtool check metrics <"$work/scrape.txt" >"$work/promtool.log" 2>&1 || true
+if grep -v '^DCGM_' "$work/promtool.log" | grep -q .; then fail "promtool: $(grep -v '^DCGM_' "$work/promtool.log")"; fi
+grep -q 'text format parsing error' "$work/promtool.log" && fail "promtool cannot parse the scrape"
+echo "promtool check metrics: $(wc -l <"$work/scrape.txt") lines; complaints only on dcgm-exporter's names: $(wc -l <"$work/promtool.log")"
+
+pp=$(free_port)
+cat >"$work/prometheus.yml" <<EOF
+global:
+  scrape_interval: 1s
+  scrape_timeout: 1s
+scrape_configs:
+  - job_name: gpurig
+    static_configs:
+      - targets: ['127.0.0.1:$gp']
+EOF
+prometheus --config.file="$work/prometheus.yml" --storage.tsdb.path="$work/data" \
+  --web.listen-address="127.0.0.1:$pp" --log.level=warn >"$work/prometheus.log" 2>&1 &
+pids+=($!)
+
+# the root port's correctable count climbs to 42 and stays there
+for n in 10 20 30 42; do
+  printf 'RxErr %d\nBadTLP 0\nTOTAL_ERR_COR %d\n' "$n" "$n" >"$aer.new" && mv "$aer.new" "$aer"
+  sleep 0.3
+done
+
+query() { # PromQL -> the API's JSON result array
+  curl -sf "http://127.0.0.1:$pp/api/v1/query" --data-urlencode "query=$1" | jq -c '.data.result'
+}
+aer_is_42() {
+  local r
+  r=$(query 'gpurig_pcie_aer_errors_total{severity="correctable",end="root port 0000:00:03.1"}') || return 1
+  [ "$(jq -r '.[0].value[1] // empty' <<<"$r")" = 42 ] || return 1
+  echo "$r" >"$work/aer.json"
+}
+until_ok 30 aer_is_42 || fail "Prometheus never held gpurig_pcie_aer_errors_total = 42 ($(query 'gpurig_pcie_aer_errors_total'))"
+jq -e '.[0].metric | .slot == "5" and .link == "GPU1 0000:02:00.0 <-> root port 0000:00:03.1" and .job == "gpurig"' \
+  "$work/aer.json" >/dev/null || fail "labels: $(cat "$work/aer.json")"
+echo "Prometheus: $(jq -c '.[0] | {metric: (.metric | {link: .link, "end": .["end"], slot: .slot, severity: .severity}), value: .value[1]}' "$work/aer.json")"
+
+# GPU2 falls off the bus: its series stays, at 0
+echo vanish >"$work/scenario"
+gpu2_down() { [ "$(query 'gpurig_gpu_up{gpu="2"}' | jq -r '.[0].value[1] // empty')" = 0 ]; }
+until_ok 20 gpu2_down || fail "gpurig_gpu_up{gpu=\"2\"} never went to 0 ($(query 'gpurig_gpu_up'))"
+up=$(query 'gpurig_gpu_up' | jq -r 'map(.metric.gpu + "=" + .value[1]) | sort | join(" ")')
+echo "Prometheus: gpurig_gpu_up $up"
+[ "$up" = "0=1 1=1 2=0 3=1" ] || fail "gpurig_gpu_up: $up"
+kill -0 "${pids[0]}" || fail "gpurig export died"
+echo "prometheus.sh: ok"
