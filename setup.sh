@@ -11,8 +11,11 @@ cd "$(dirname "$0")"
 # libhwloc-plugins is only recommended by libhwloc15, so --no-install-recommends leaves it out;
 # users' machines have it (hwloc's tools then parse XML with libxml2). gpurig works either way
 # (its tests check the wording of both XML parsers).
+# libncurses-dev (gpurig watch's view) and libmicrohttpd-dev (gpurig export) are build needs;
+# prometheus (server and promtool), tmux and curl run the monitor tests (tests/monitor).
 PACKAGES=(cmake make gcc pkg-config libhwloc-dev libhwloc-plugins hwloc-nox libjansson-dev
-          libcmocka-dev bzip2 pci.ids clang libclang-rt-14-dev valgrind jq)
+          libcmocka-dev bzip2 pci.ids clang libclang-rt-14-dev valgrind jq
+          libncurses-dev libmicrohttpd-dev prometheus tmux curl)
 FUZZ_SECONDS=${GPURIG_FUZZ_SECONDS:-20}
 JOBS=$(nproc 2>/dev/null || echo 2)
 
@@ -28,7 +31,13 @@ install_missing() {
   fi
   echo "setup.sh: installing ${missing[*]}" >&2
   apt-get update -qq
+  # packages with a service (prometheus) must not start it here: the tests start their own on
+  # loopback and stop it (policy-rc.d is Debian's switch for that, removed again after)
+  local policy=/usr/sbin/policy-rc.d made_policy=0
+  if [ ! -e "$policy" ]; then printf '#!/bin/sh\nexit 101\n' >"$policy" && chmod 755 "$policy" && made_policy=1; fi
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
+  [ $made_policy = 1 ] && rm -f "$policy"
+  return 0
 }
 
 build() { # dir, extra cmake args...
@@ -65,7 +74,12 @@ run_tests() {
               "plan --model $d/configs/deepseek-v3.json --job infer --gpu B200 --gpus 8 --tp 8" \
               "gpus" "STUB=vanish gpus --root $d/trees/epyc-riser" \
               "STUB=vanish bench --quick --size 4M --root $d/trees/epyc-riser" \
-              "STUB=corrupt bench --quick --size 4M --no-sm --root $d/trees/epyc-riser"; do
+              "STUB=corrupt bench --quick --size 4M --no-sm --root $d/trees/epyc-riser" \
+              "STUB=4gpu watch --count 3 --interval 0.1 --root $d/trees/epyc-riser" \
+              "STUB=vanish watch --json --count 2 --interval 0.1 --root $d/trees/epyc-riser" \
+              "STUB=xid watch --count 4 --interval 0.1 --root $d/trees/epyc-riser" \
+              "STUB=a100-nvswitch watch --once --root $d/trees/hgx-a100" \
+              "STUB=vanish export --count 2 --interval 0.1 --listen none --textfile /tmp --root $d/trees/epyc-riser"; do
     # STUB=SCENARIO: run against the stand-in driver libraries (tests/stub)
     local envs=()
     case "$args" in STUB=*)
@@ -84,7 +98,7 @@ run_tests() {
   echo "== libFuzzer targets, ${FUZZ_SECONDS}s each"
   build build-fuzz -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=Debug -DGPURIG_FUZZ=ON -DGPURIG_SANITIZE=ON \
         -DGPURIG_TESTS=OFF
-  for f in xml table sysfs rig dmi kmsg expect config nccl_topo; do
+  for f in xml table sysfs rig dmi kmsg expect config nccl_topo args; do
     local work
     work=$(mktemp -d)
     # a fixed seed keeps CI reproducible; set GPURIG_FUZZ_SEED=0 for a random one

@@ -1,10 +1,14 @@
 #include "base/util.h"
 
+#include <arpa/inet.h>
 #include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <math.h>
+#include <netinet/in.h>
 #include <string.h>
+#include <sys/socket.h>
 
 int gr_fail(struct gr_err *err, int code, const char *fmt, ...)
 {
@@ -227,4 +231,51 @@ void str_copy(char *dst, size_t cap, const char *src)
   size_t n = strnlen(src, cap - 1);
   memcpy(dst, src, n);
   dst[n] = '\0';
+}
+
+bool gr_parse_seconds(const char *s, double min, double max, double *out)
+{
+  char *end = NULL;
+  errno = 0;
+  double v = strtod(s, &end);
+  if (errno || end == s || isspace((unsigned char)*s))
+    return false;
+  if (strcmp(end, "ms") == 0)
+    v /= 1000.0;
+  else if (*end && strcmp(end, "s") != 0)
+    return false;
+  if (!isfinite(v) || v < min - 1e-9 || v > max)
+    return false;
+  *out = v;
+  return true;
+}
+
+bool gr_parse_listen(const char *s, struct sockaddr_storage *sa, unsigned *len)
+{
+  char addr[128];
+  const char *colon = strrchr(s, ':');
+  char *end = NULL;
+  if (!colon || !isdigit((unsigned char)colon[1]) || (size_t)(colon - s) >= sizeof(addr))
+    return false;
+  errno = 0;
+  long port = strtol(colon + 1, &end, 10);
+  if (errno || *end || port < 1 || port > 65535)
+    return false;
+  memcpy(addr, s, (size_t)(colon - s));
+  addr[colon - s] = '\0';
+  memset(sa, 0, sizeof(*sa));
+  size_t n = strlen(addr);
+  if (n >= 2 && addr[0] == '[' && addr[n - 1] == ']') {
+    struct sockaddr_in6 *v6 = (struct sockaddr_in6 *)sa;
+    addr[n - 1] = '\0';
+    v6->sin6_family = AF_INET6;
+    v6->sin6_port = htons((uint16_t)port);
+    *len = sizeof(*v6);
+    return inet_pton(AF_INET6, addr + 1, &v6->sin6_addr) == 1;
+  }
+  struct sockaddr_in *v4 = (struct sockaddr_in *)sa;
+  v4->sin_family = AF_INET;
+  v4->sin_port = htons((uint16_t)port);
+  *len = sizeof(*v4);
+  return inet_pton(AF_INET, n ? addr : "127.0.0.1", &v4->sin_addr) == 1;
 }

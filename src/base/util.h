@@ -63,6 +63,13 @@ bool parse_ulong(const char *s, int base, unsigned long *out);
 /* Sizes: "64K", "512M", "1G", "4096" (K/M/G are powers of 1024; KiB/MiB/GiB
  * too). false for anything else, 0, or more than 1 TiB. */
 bool gr_parse_size(const char *s, size_t *out);
+/* A time in seconds from min to max: "1", "0.5", "2s", "500ms". */
+bool gr_parse_seconds(const char *s, double min, double max, double *out);
+/* A listening address: "ADDR:PORT" (IPv4), "[ADDR]:PORT" (IPv6) or ":PORT"
+ * (loopback, 127.0.0.1); port 1 to 65535. sa is a struct sockaddr_storage,
+ * *len its used length. */
+struct sockaddr_storage;
+bool gr_parse_listen(const char *s, struct sockaddr_storage *sa, unsigned *len);
 
 /* A byte count in words, in the largest binary unit that holds it whole
  * ("256 MiB", "4 KiB", "4080 B"); from 1 MiB up, when it is not whole, one

@@ -40,7 +40,7 @@ static void export_usage(void)
          "  --interval S        seconds between samples, 0.1 to 3600; default 1\n"
          "  --count N           stop after N samples; --once: one sample (with --textfile, for cron)\n"
          "  --root DIR          a gathered tree whose counter files may change between samples\n"
-         "  --kmsg FILE         follow this kernel log for Xids when the driver gives no events\n"
+         "  --kmsg FILE         follow this kernel log for Xids (instead of the driver's events)\n"
          "\n"
          "It reads only; it needs no root (root adds the AER counters some kernels restrict).\n"
          "Exit status: 0 stopped cleanly (SIGINT, SIGTERM or --count), 2 bad input or the address\n"
@@ -53,34 +53,6 @@ struct exporter {
   bool have_doc;
   char host[256];
 };
-
-/* --listen: "ADDR:PORT", "[V6ADDR]:PORT" or ":PORT" (loopback). */
-static int parse_listen(const char *text, struct sockaddr_storage *sa, socklen_t *len)
-{
-  char addr[128];
-  const char *colon = strrchr(text, ':');
-  char *end = NULL;
-  long port = colon ? strtol(colon + 1, &end, 10) : -1;
-  if (!colon || !end || *end || port < 1 || port > 65535 || (size_t)(colon - text) >= sizeof(addr))
-    return -1;
-  memcpy(addr, text, (size_t)(colon - text));
-  addr[colon - text] = '\0';
-  memset(sa, 0, sizeof(*sa));
-  struct sockaddr_in *v4 = (struct sockaddr_in *)sa;
-  struct sockaddr_in6 *v6 = (struct sockaddr_in6 *)sa;
-  size_t n = strlen(addr);
-  if (n >= 2 && addr[0] == '[' && addr[n - 1] == ']') {
-    addr[n - 1] = '\0';
-    v6->sin6_family = AF_INET6;
-    v6->sin6_port = htons((uint16_t)port);
-    *len = sizeof(*v6);
-    return inet_pton(AF_INET6, addr + 1, &v6->sin6_addr) == 1 ? 0 : -1;
-  }
-  v4->sin_family = AF_INET;
-  v4->sin_port = htons((uint16_t)port);
-  *len = sizeof(*v4);
-  return inet_pton(AF_INET, n ? addr : "127.0.0.1", &v4->sin_addr) == 1 ? 0 : -1;
-}
 
 static char *render(struct exporter *x)
 {
@@ -121,8 +93,8 @@ static enum MHD_Result answer(void *cls, struct MHD_Connection *c, const char *u
 static struct MHD_Daemon *serve(struct exporter *x, const char *listen, struct gr_err *err)
 {
   struct sockaddr_storage sa;
-  socklen_t len;
-  if (parse_listen(listen, &sa, &len) != 0) {
+  unsigned len;
+  if (!gr_parse_listen(listen, &sa, &len)) {
     gr_fail(err, GR_EXIT_FAIL, "--listen %s: not ADDR:PORT (127.0.0.1:9400, [::1]:9400, 0.0.0.0:9400)", listen);
     return NULL;
   }
@@ -206,6 +178,13 @@ int cmd_export(int argc, char **argv)
   bool serving = strcmp(listen, "none") != 0;
   if (!serving && !o.textfile) {
     fprintf(stderr, "gpurig export: --listen none leaves nothing to do without --textfile DIR\n");
+    return GR_EXIT_FAIL;
+  }
+  struct sockaddr_storage sa;
+  unsigned salen;
+  if (serving && !gr_parse_listen(listen, &sa, &salen)) {
+    fprintf(stderr, "gpurig export: --listen %s: not ADDR:PORT (127.0.0.1:9400, [::1]:9400, 0.0.0.0:9400) or none\n",
+            listen);
     return GR_EXIT_FAIL;
   }
   if (gethostname(x.host, sizeof(x.host) - 1) != 0)

@@ -2,7 +2,6 @@
  * and JSON lines for logs and pipes. Also the opening and closing of a
  * sampler that gpurig export shares (cli.h). */
 #include <errno.h>
-#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,7 +33,7 @@ static void watch_usage(void)
          "  --interval S      seconds between samples, 0.1 to 3600 (\"500ms\", \"2s\"); default 1\n"
          "  --json            JSON lines, one object per sample (docs/monitor.md)\n"
          "  --root DIR        a gathered tree whose counter files may change between samples\n"
-         "  --kmsg FILE       follow this kernel log for Xids when the driver gives no events\n"
+         "  --kmsg FILE       follow this kernel log for Xids (instead of the driver's events)\n"
          "\n"
          "Without a terminal (a pipe, a log), watch prints lines until interrupted.\n"
          "GPURIG_DRIVER_DIR=DIR loads the driver libraries from DIR (the tests use stand-ins).\n"
@@ -68,20 +67,9 @@ bool cli_stop_requested(void)
 
 int cli_parse_interval(const char *cmd, const char *text, double *out)
 {
-  char *end = NULL;
-  errno = 0;
-  double v = text ? strtod(text, &end) : 1.0;
-  if (text && (errno || end == text))
-    goto bad;
-  if (text && strcmp(end, "ms") == 0)
-    v /= 1000.0;
-  else if (text && *end && strcmp(end, "s") != 0)
-    goto bad;
-  if (!isfinite(v) || v < 0.1 - 1e-9 || v > 3600)
-    goto bad;
-  *out = v;
-  return 0;
-bad:
+  *out = 1.0;
+  if (!text || gr_parse_seconds(text, 0.1, 3600, out))
+    return 0;
   fprintf(stderr, "gpurig %s: --interval %s: not a time from 0.1 to 3600 seconds (\"1\", \"0.5\", \"500ms\")\n", cmd,
           text);
   return -1;
@@ -169,8 +157,12 @@ static int watch_lines(const struct gr_opts *o, struct cli_monitor *mon, long co
       break;
     if (gr_sampler_step(mon->s, &err) != 0)
       return gr_report_error(&err);
-    if (o->json)
-      cli_print_json(gr_sample_to_json(mon->s, since));
+    if (o->json) { /* one compact object per line: JSON lines */
+      json_t *j = gr_sample_to_json(mon->s, since);
+      json_dumpf(j, stdout, JSON_COMPACT | JSON_REAL_PRECISION(10));
+      fputc('\n', stdout);
+      json_decref(j);
+    }
     else
       gr_print_sample_text(stdout, mon->s, since, n == 0);
     since = gr_sampler_nevents(mon->s);

@@ -471,17 +471,17 @@ static void xid_events(struct gr_sampler *s)
   read_kmsg(s);
 }
 
-/* Where Xids come from: the driver's events when it has them, else the
- * kernel log (a file named, the tree's dev/kmsg, or /dev/kmsg), read from
- * its end: only what happens while gpurig watches. */
-static void open_xid_source(struct gr_sampler *s, const char *kmsg)
+/* Where Xids come from: a kernel log the user named, else the driver's
+ * events when it has them, else the kernel log (the tree's dev/kmsg, or
+ * /dev/kmsg), read from its end: only what happens while gpurig watches. */
+static int open_xid_source(struct gr_sampler *s, const char *kmsg, struct gr_err *err)
 {
   unsigned n = 0;
   s->kmsg.fd = -1;
-  if (s->ngpu && s->g->be->events && s->g->be->events(s->g->state, 0, s->gev, 0, &n) == 0) {
+  if (!kmsg && s->ngpu && s->g->be->events && s->g->be->events(s->g->state, 0, s->gev, 0, &n) == 0) {
     s->driver_events = true;
     snprintf(s->xid_source, sizeof(s->xid_source), "driver events (%s)", s->g->be->library);
-    return;
+    return 0;
   }
   const char *what = kmsg ? kmsg : "/dev/kmsg";
   if (kmsg)
@@ -497,10 +497,18 @@ static void open_xid_source(struct gr_sampler *s, const char *kmsg)
     errno = EINVAL;
   }
   if (s->kmsg.fd < 0) {
-    snprintf(s->xid_source, sizeof(s->xid_source), "none (%s: %s)", what,
-             errno == EACCES || errno == EPERM ? "not readable, root or kernel.dmesg_restrict=0 would add it"
-                                               : strerror(errno));
-    return;
+    int e = errno;
+    bool in_tree = !kmsg && s->m->has_fs && !gr_fs_is_live(&s->m->fs);
+    char *why = xasprintf("none (%s%s: %s)", in_tree ? s->m->fs.root : "", what,
+                          e == EACCES || e == EPERM ? "not readable, root or kernel.dmesg_restrict=0 would add it"
+                          : e == EINVAL            ? "not a regular file or the kernel log device"
+                                                   : strerror(e));
+    str_copy(s->xid_source, sizeof(s->xid_source), why);
+    free(why);
+    /* a log the user named must be readable; the default one may be missing */
+    return kmsg ? gr_fail(err, GR_EXIT_FAIL, "--kmsg %s: %s", kmsg,
+                          e == EINVAL ? "not a regular file or the kernel log device" : strerror(e))
+                : 0;
   }
   s->kmsg.records = S_ISCHR(st.st_mode);
   lseek(s->kmsg.fd, 0, SEEK_END); /* /dev/kmsg: past the records already there */
@@ -508,6 +516,7 @@ static void open_xid_source(struct gr_sampler *s, const char *kmsg)
   char *where = xasprintf("kernel log %s%s", s->m->has_fs && !kmsg ? s->m->fs.root : "", what);
   str_copy(s->xid_source, sizeof(s->xid_source), where);
   free(where);
+  return 0;
 }
 
 /* ------------------------------------------------------------ open, step, close */
@@ -551,8 +560,7 @@ int gr_sampler_open(const struct gr_machine *m, const struct gr_gpus *g, const s
   gr_sample_alloc(&s->first, npci, s->ngpu);
   gr_sample_alloc(&s->scratch, npci, s->ngpu);
   s->ev = xcalloc(EVENT_RING, sizeof(*s->ev));
-  open_xid_source(s, o->kmsg);
-  if (s->ngpu && crew_start(s, err) != 0) {
+  if (open_xid_source(s, o->kmsg, err) != 0 || (s->ngpu && crew_start(s, err) != 0)) {
     gr_sampler_close(s);
     return -1;
   }

@@ -31,8 +31,8 @@
 struct gr_sampler_opts {
   unsigned history;     /* samples kept, at least 3 (e.g. 10 minutes at 1 s: 600) */
   double gpu_timeout_s; /* a GPU that has not answered by then is stale in this sample */
-  const char *kmsg;     /* the kernel log to follow for Xids when the driver gives no events:
-                           NULL: /dev/kmsg under the machine's root (live), else this file */
+  const char *kmsg;     /* a kernel log to follow for Xids instead of the driver's events; NULL:
+                           the driver's events, else /dev/kmsg under the machine's root */
 };
 
 /* One PCIe link on a GPU's path to its root port: a device (the lower end)

@@ -188,12 +188,12 @@ _Static_assert((long)(GR_NVML_PCIE_UTIL_RX_BYTES) == (long)(NVML_PCIE_UTIL_RX_BY
 _Static_assert((long)(GR_NVML_MEMORY_ERROR_TYPE_CORRECTED) == (long)(NVML_MEMORY_ERROR_TYPE_CORRECTED), "corrected");
 _Static_assert((long)(GR_NVML_MEMORY_ERROR_TYPE_UNCORRECTED) == (long)(NVML_MEMORY_ERROR_TYPE_UNCORRECTED), "uncorr");
 _Static_assert((long)(GR_NVML_VOLATILE_ECC) == (long)(NVML_VOLATILE_ECC), "volatile ecc");
-_Static_assert((long)(GR_NVML_NVLINK_ERROR_DL_REPLAY) == (long)(NVML_NVLINK_ERROR_DL_REPLAY), "nvlink replay");
-_Static_assert((long)(GR_NVML_NVLINK_ERROR_DL_RECOVERY) == (long)(NVML_NVLINK_ERROR_DL_RECOVERY), "nvlink recovery");
-_Static_assert((long)(GR_NVML_NVLINK_ERROR_DL_CRC_FLIT) == (long)(NVML_NVLINK_ERROR_DL_CRC_FLIT), "nvlink crc flit");
-_Static_assert((long)(GR_NVML_NVLINK_ERROR_DL_CRC_DATA) == (long)(NVML_NVLINK_ERROR_DL_CRC_DATA), "nvlink crc data");
 _Static_assert((long)(GR_NVML_EVENT_XID) == (long)(nvmlEventTypeXidCriticalError), "xid event");
 _Static_assert((long)(GR_NVML_FI_DEV_MEMORY_TEMP) == (long)(NVML_FI_DEV_MEMORY_TEMP), "memory temp field");
+_Static_assert((long)(GR_NVML_FI_DEV_NVLINK_CRC_FLIT_TOTAL) == (long)(NVML_FI_DEV_NVLINK_CRC_FLIT_ERROR_COUNT_TOTAL), "crc flit total");
+_Static_assert((long)(GR_NVML_FI_DEV_NVLINK_CRC_DATA_TOTAL) == (long)(NVML_FI_DEV_NVLINK_CRC_DATA_ERROR_COUNT_TOTAL), "crc data total");
+_Static_assert((long)(GR_NVML_FI_DEV_NVLINK_REPLAY_TOTAL) == (long)(NVML_FI_DEV_NVLINK_REPLAY_ERROR_COUNT_TOTAL), "replay total");
+_Static_assert((long)(GR_NVML_FI_DEV_NVLINK_RECOVERY_TOTAL) == (long)(NVML_FI_DEV_NVLINK_RECOVERY_ERROR_COUNT_TOTAL), "recovery total");
 _Static_assert((long)(GR_NVML_VALUE_TYPE_DOUBLE) == (long)(NVML_VALUE_TYPE_DOUBLE), "double");
 _Static_assert((long)(GR_NVML_VALUE_TYPE_UNSIGNED_INT) == (long)(NVML_VALUE_TYPE_UNSIGNED_INT), "unsigned int");
 _Static_assert((long)(GR_NVML_VALUE_TYPE_UNSIGNED_LONG) == (long)(NVML_VALUE_TYPE_UNSIGNED_LONG), "unsigned long");
@@ -254,7 +254,6 @@ void gr_abi_nvml(void)
 #endif
   gr_pfn_nvmlDeviceGetTotalEccErrors m37 = nvmlDeviceGetTotalEccErrors;
   gr_pfn_nvmlDeviceGetRemappedRows m38 = nvmlDeviceGetRemappedRows;
-  gr_pfn_nvmlDeviceGetNvLinkErrorCounter m39 = nvmlDeviceGetNvLinkErrorCounter;
   gr_pfn_nvmlDeviceGetFieldValues m40 = nvmlDeviceGetFieldValues;
   gr_pfn_nvmlEventSetCreate m41 = nvmlEventSetCreate;
   gr_pfn_nvmlDeviceRegisterEvents m42 = nvmlDeviceRegisterEvents;

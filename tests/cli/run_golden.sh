@@ -31,7 +31,7 @@ while IFS='|' read -r name rc dir args; do
   # no real driver unless the case names one: goldens must not depend on the machine
   (cd "$wd" && eval "GPURIG_DRIVER_DIR=/nonexistent/gpurig-tests $envs \"\$gpurig\" $rest" >"$tmp/out" 2>"$tmp/err"; echo $? >"$tmp/rc")
   # timings differ from run to run; everything else must not
-  sed -i -E 's/measured in [0-9.]+ s/measured in N s/; s/"wall_s": [0-9.e+-]+/"wall_s": N/; s#'"$GPURIG_TEST_STUB"'#STUB#g' \
+  sed -i -E 's/^[0-9]{2}:[0-9]{2}:[0-9]{2}  /HH:MM:SS  /; s/"time_s":[0-9.]+/"time_s":N/; s/measured in [0-9.]+ s/measured in N s/; s/"wall_s": [0-9.e+-]+/"wall_s": N/; s#'"$GPURIG_TEST_STUB"'#STUB#g' \
       "$tmp/out" "$tmp/err"
   got=$(cat "$tmp/rc")
   { echo "\$ gpurig $args" | sed "s#$GPURIG_TEST_STUB#STUB#g"; cat "$tmp/out"; echo "--- stderr"; cat "$tmp/err"; echo "--- exit $got"; } >"$tmp/all"

@@ -74,8 +74,6 @@ gr_nvml_return nvmlDeviceGetTotalEccErrors(gr_nvml_device device, unsigned int e
                                            unsigned long long *count);
 gr_nvml_return nvmlDeviceGetRemappedRows(gr_nvml_device device, unsigned int *corr, unsigned int *unc,
                                          unsigned int *pending, unsigned int *failed);
-gr_nvml_return nvmlDeviceGetNvLinkErrorCounter(gr_nvml_device device, unsigned int link, unsigned int counter,
-                                               unsigned long long *count);
 gr_nvml_return nvmlDeviceGetFieldValues(gr_nvml_device device, int count, struct nvmlFieldValue_st *values);
 gr_nvml_return nvmlEventSetCreate(gr_nvml_event_set *set);
 gr_nvml_return nvmlDeviceRegisterEvents(gr_nvml_device device, unsigned long long types, gr_nvml_event_set set);
@@ -122,7 +120,6 @@ STUB_CHECK(nvmlDeviceGetPcieThroughput, gr_pfn_nvmlDeviceGetPcieThroughput);
 STUB_CHECK(nvmlDeviceGetCurrentClocksEventReasons, gr_pfn_nvmlDeviceGetClocksEventReasons);
 STUB_CHECK(nvmlDeviceGetTotalEccErrors, gr_pfn_nvmlDeviceGetTotalEccErrors);
 STUB_CHECK(nvmlDeviceGetRemappedRows, gr_pfn_nvmlDeviceGetRemappedRows);
-STUB_CHECK(nvmlDeviceGetNvLinkErrorCounter, gr_pfn_nvmlDeviceGetNvLinkErrorCounter);
 STUB_CHECK(nvmlDeviceGetFieldValues, gr_pfn_nvmlDeviceGetFieldValues);
 STUB_CHECK(nvmlEventSetCreate, gr_pfn_nvmlEventSetCreate);
 STUB_CHECK(nvmlDeviceRegisterEvents, gr_pfn_nvmlDeviceRegisterEvents);
@@ -608,22 +605,13 @@ gr_nvml_return nvmlDeviceGetRemappedRows(gr_nvml_device device, unsigned int *co
   return NVML_OK;
 }
 
-gr_nvml_return nvmlDeviceGetNvLinkErrorCounter(gr_nvml_device device, unsigned int link, unsigned int counter,
-                                               unsigned long long *count)
+static int nvlink_total_field(unsigned id)
 {
-  CHECK_DEVICE(device, count, 1);
-  gr_nvml_return r = check_link(idx, link); /* the same answers as nvmlDeviceGetNvLinkState */
-  if (r != NVML_OK)
-    return r;
-  if (counter > GR_NVML_NVLINK_ERROR_DL_CRC_DATA)
-    return NVML_INVALID_ARGUMENT;
-  int crc = stub_machine()->wiring == STUB_NVL_SWITCH && idx == STUB_CRC_GPU && link == 0 &&
-            counter == GR_NVML_NVLINK_ERROR_DL_CRC_FLIT;
-  *count = crc ? STUB_CRC_COUNT : 0;
-  return NVML_OK;
+  return id == GR_NVML_FI_DEV_NVLINK_CRC_FLIT_TOTAL || id == GR_NVML_FI_DEV_NVLINK_CRC_DATA_TOTAL ||
+         id == GR_NVML_FI_DEV_NVLINK_REPLAY_TOTAL || id == GR_NVML_FI_DEV_NVLINK_RECOVERY_TOTAL;
 }
 
-/* Only NVML_FI_DEV_MEMORY_TEMP is known; every other field answers
+/* Only NVML_FI_DEV_MEMORY_TEMP and the NVLink error totals are known; every other field answers
  * NOT_SUPPORTED in its own nvmlReturn, and the call itself succeeds. */
 gr_nvml_return nvmlDeviceGetFieldValues(gr_nvml_device device, int count, struct nvmlFieldValue_st *values)
 {
@@ -641,6 +629,14 @@ gr_nvml_return nvmlDeviceGetFieldValues(gr_nvml_device device, int count, struct
     if (v->fieldId == GR_NVML_FI_DEV_MEMORY_TEMP && mem_temp) {
       v->valueType = GR_NVML_VALUE_TYPE_UNSIGNED_INT;
       v->value.uiVal = mem_temp;
+      v->nvmlReturn = NVML_OK;
+    } else if (nvlink_total_field(v->fieldId) && stub_machine()->wiring != STUB_NVL_NONE) {
+      /* the totals over all links: CRC flit errors on one GPU of the A100 machines */
+      v->valueType = GR_NVML_VALUE_TYPE_UNSIGNED_LONG_LONG;
+      v->value.ullVal = stub_machine()->wiring == STUB_NVL_SWITCH && idx == STUB_CRC_GPU &&
+                                v->fieldId == GR_NVML_FI_DEV_NVLINK_CRC_FLIT_TOTAL
+                            ? STUB_CRC_COUNT
+                            : 0;
       v->nvmlReturn = NVML_OK;
     } else {
       v->nvmlReturn = NVML_NOT_SUPPORTED;

@@ -60,10 +60,10 @@ enum {
   GR_NVML_MEMORY_ERROR_TYPE_CORRECTED = 0,
   GR_NVML_MEMORY_ERROR_TYPE_UNCORRECTED = 1,
   GR_NVML_VOLATILE_ECC = 0,
-  GR_NVML_NVLINK_ERROR_DL_REPLAY = 0,
-  GR_NVML_NVLINK_ERROR_DL_RECOVERY = 1,
-  GR_NVML_NVLINK_ERROR_DL_CRC_FLIT = 2,
-  GR_NVML_NVLINK_ERROR_DL_CRC_DATA = 3,
+  GR_NVML_FI_DEV_NVLINK_CRC_FLIT_TOTAL = 38,  /* NVML_FI_DEV_NVLINK_*_COUNT_TOTAL: over all links */
+  GR_NVML_FI_DEV_NVLINK_CRC_DATA_TOTAL = 45,
+  GR_NVML_FI_DEV_NVLINK_REPLAY_TOTAL = 52,
+  GR_NVML_FI_DEV_NVLINK_RECOVERY_TOTAL = 59,
   GR_NVML_EVENT_XID = 0x8,             /* nvmlEventTypeXidCriticalError */
   GR_NVML_FI_DEV_MEMORY_TEMP = 82,      /* NVML_FI_DEV_MEMORY_TEMP: HBM/GDDR temperature, C */
   GR_NVML_VALUE_TYPE_DOUBLE = 0,        /* nvmlValueType_t */
@@ -181,8 +181,6 @@ typedef gr_nvml_return (*gr_pfn_nvmlDeviceGetTotalEccErrors)(gr_nvml_device, uns
                                                             unsigned long long *);
 typedef gr_nvml_return (*gr_pfn_nvmlDeviceGetRemappedRows)(gr_nvml_device, unsigned int *, unsigned int *,
                                                           unsigned int *, unsigned int *);
-typedef gr_nvml_return (*gr_pfn_nvmlDeviceGetNvLinkErrorCounter)(gr_nvml_device, unsigned int, unsigned int,
-                                                                unsigned long long *);
 typedef gr_nvml_return (*gr_pfn_nvmlDeviceGetFieldValues)(gr_nvml_device, int, struct nvmlFieldValue_st *);
 /* Xid events: an event set, registered per GPU for XidCriticalError (0x8),
  * waited on with a timeout (NVML_ERROR_TIMEOUT when nothing came). */

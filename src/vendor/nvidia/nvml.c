@@ -53,7 +53,6 @@ struct nvml {
   gr_pfn_nvmlDeviceGetClocksEventReasons DeviceGetClocksEventReasons;
   gr_pfn_nvmlDeviceGetTotalEccErrors DeviceGetTotalEccErrors;
   gr_pfn_nvmlDeviceGetRemappedRows DeviceGetRemappedRows;
-  gr_pfn_nvmlDeviceGetNvLinkErrorCounter DeviceGetNvLinkErrorCounter;
   gr_pfn_nvmlDeviceGetFieldValues DeviceGetFieldValues;
   gr_pfn_nvmlEventSetCreate EventSetCreate;
   gr_pfn_nvmlDeviceRegisterEvents DeviceRegisterEvents;
@@ -108,7 +107,6 @@ static int bind_symbols(struct nvml *n, char *why, size_t cap)
           "nvmlDeviceGetCurrentClocksThrottleReasons"),
       SYM(DeviceGetTotalEccErrors, false, "nvmlDeviceGetTotalEccErrors"),
       SYM(DeviceGetRemappedRows, false, "nvmlDeviceGetRemappedRows"),
-      SYM(DeviceGetNvLinkErrorCounter, false, "nvmlDeviceGetNvLinkErrorCounter"),
       SYM(DeviceGetFieldValues, false, "nvmlDeviceGetFieldValues"),
       SYM(EventSetCreate, false, "nvmlEventSetCreate"),
       SYM(DeviceRegisterEvents, false, "nvmlDeviceRegisterEvents"),
@@ -308,8 +306,8 @@ static int nvml_static_info(void *state, unsigned gpu, struct gr_gpu_static *s)
 
 static void read_clocks_and_throttle(struct nvml *n, gr_nvml_device d, struct gr_gpu_dynamic *dy);
 static void read_pcie(struct nvml *n, gr_nvml_device d, struct gr_gpu_dynamic *dy);
+static void read_fields(struct nvml *n, gr_nvml_device d, struct gr_gpu_dynamic *dy);
 static void read_memory_errors(struct nvml *n, gr_nvml_device d, struct gr_gpu_dynamic *dy);
-static void read_nvlink_errors(struct nvml *n, gr_nvml_device d, struct gr_gpu_dynamic *dy);
 
 static int nvml_dynamic_info(void *state, unsigned gpu, struct gr_gpu_dynamic *dy)
 {
@@ -347,7 +345,6 @@ static int nvml_dynamic_info(void *state, unsigned gpu, struct gr_gpu_dynamic *d
   read_clocks_and_throttle(n, d, dy);
   read_pcie(n, d, dy);
   read_memory_errors(n, d, dy);
-  read_nvlink_errors(n, d, dy);
   return 0;
 }
 
@@ -363,19 +360,43 @@ static void read_clocks_and_throttle(struct nvml *n, gr_nvml_device d, struct gr
   unsigned long long reasons;
   if (n->DeviceGetClocksEventReasons && n->DeviceGetClocksEventReasons(d, &reasons) == GR_NVML_SUCCESS)
     set(&dy->throttle, (double)(reasons & ((1u << GR_THR_NBITS) - 1))); /* NVML's bits are gpurig's */
-  struct nvmlFieldValue_st fv;
-  memset(&fv, 0, sizeof(fv));
-  fv.fieldId = GR_NVML_FI_DEV_MEMORY_TEMP;
-  if (n->DeviceGetFieldValues && n->DeviceGetFieldValues(d, 1, &fv) == GR_NVML_SUCCESS &&
-      fv.nvmlReturn == GR_NVML_SUCCESS) {
-    double t = fv.valueType == GR_NVML_VALUE_TYPE_DOUBLE ? fv.value.dVal
-               : fv.valueType == GR_NVML_VALUE_TYPE_UNSIGNED_LONG_LONG ? (double)fv.value.ullVal
-               : fv.valueType == GR_NVML_VALUE_TYPE_SIGNED_LONG_LONG ? (double)fv.value.sllVal
-               : fv.valueType == GR_NVML_VALUE_TYPE_SIGNED_INT ? (double)fv.value.siVal
-                                                                 : (double)fv.value.uiVal;
-    if (t > 0 && t < 200) /* drivers answer 0 for "no sensor" on some boards */
-      set(&dy->mem_temp_c, t);
+  read_fields(n, d, dy);
+}
+
+static double field_value(const struct nvmlFieldValue_st *fv)
+{
+  switch (fv->valueType) {
+  case GR_NVML_VALUE_TYPE_DOUBLE: return fv->value.dVal;
+  case GR_NVML_VALUE_TYPE_UNSIGNED_LONG: return (double)fv->value.ulVal;
+  case GR_NVML_VALUE_TYPE_UNSIGNED_LONG_LONG: return (double)fv->value.ullVal;
+  case GR_NVML_VALUE_TYPE_SIGNED_LONG_LONG: return (double)fv->value.sllVal;
+  case GR_NVML_VALUE_TYPE_SIGNED_INT: return fv->value.siVal;
+  default: return fv->value.uiVal;
   }
+}
+
+/* One field-value call for what NVML has no single call for: the memory
+ * temperature and the NVLink error totals over all links (the way
+ * dcgm-exporter reads them; a GPU without NVLink answers NOT_SUPPORTED). */
+static void read_fields(struct nvml *n, gr_nvml_device d, struct gr_gpu_dynamic *dy)
+{
+  static const unsigned ids[] = {GR_NVML_FI_DEV_MEMORY_TEMP, GR_NVML_FI_DEV_NVLINK_CRC_FLIT_TOTAL,
+                                 GR_NVML_FI_DEV_NVLINK_CRC_DATA_TOTAL, GR_NVML_FI_DEV_NVLINK_REPLAY_TOTAL,
+                                 GR_NVML_FI_DEV_NVLINK_RECOVERY_TOTAL};
+  enum { NFIELDS = sizeof(ids) / sizeof(ids[0]) };
+  struct nvmlFieldValue_st fv[NFIELDS];
+  memset(fv, 0, sizeof(fv));
+  for (unsigned i = 0; i < NFIELDS; i++)
+    fv[i].fieldId = ids[i];
+  if (!n->DeviceGetFieldValues || n->DeviceGetFieldValues(d, NFIELDS, fv) != GR_NVML_SUCCESS)
+    return;
+  double t = field_value(&fv[0]);
+  if (fv[0].nvmlReturn == GR_NVML_SUCCESS && t > 0 && t < 200) /* some boards answer 0 for "no sensor" */
+    set(&dy->mem_temp_c, t);
+  struct gr_metric *into[NFIELDS] = {NULL, &dy->nvlink_crc, &dy->nvlink_crc, &dy->nvlink_replay, &dy->nvlink_recovery};
+  for (unsigned i = 1; i < NFIELDS; i++)
+    if (fv[i].nvmlReturn == GR_NVML_SUCCESS)
+      set(into[i], (into[i]->ok ? into[i]->v : 0) + field_value(&fv[i]));
 }
 
 /* PCIe traffic (KB/s over the driver's 20 ms window) and replays. */
@@ -406,30 +427,6 @@ static void read_memory_errors(struct nvml *n, gr_nvml_device d, struct gr_gpu_d
     set(&dy->remap_unc, unc);
     set(&dy->remap_pending, pending ? 1 : 0);
     set(&dy->remap_failed, failed ? 1 : 0);
-  }
-}
-
-/* NVLink error counters summed over the links that are up; nothing on a GPU
- * without NVLink (every link answers NOT_SUPPORTED). */
-static void read_nvlink_errors(struct nvml *n, gr_nvml_device d, struct gr_gpu_dynamic *dy)
-{
-  if (!n->DeviceGetNvLinkErrorCounter || !n->DeviceGetNvLinkState)
-    return;
-  for (unsigned l = 0; l < GR_NVML_NVLINK_MAX_LINKS; l++) {
-    gr_nvml_enable_state up;
-    gr_nvml_return r = n->DeviceGetNvLinkState(d, l, &up);
-    if (r != GR_NVML_SUCCESS)
-      break; /* past the GPU's last link, or no NVLink */
-    if (!up)
-      continue;
-    static const unsigned counter[] = {GR_NVML_NVLINK_ERROR_DL_CRC_FLIT, GR_NVML_NVLINK_ERROR_DL_CRC_DATA,
-                                       GR_NVML_NVLINK_ERROR_DL_REPLAY, GR_NVML_NVLINK_ERROR_DL_RECOVERY};
-    struct gr_metric *into[] = {&dy->nvlink_crc, &dy->nvlink_crc, &dy->nvlink_replay, &dy->nvlink_recovery};
-    for (unsigned k = 0; k < 4; k++) {
-      unsigned long long c;
-      if (n->DeviceGetNvLinkErrorCounter(d, l, counter[k], &c) == GR_NVML_SUCCESS)
-        set(into[k], (into[k]->ok ? into[k]->v : 0) + (double)c);
-    }
   }
 }
 

@@ -1,0 +1,115 @@
+#!/usr/bin/env bash
+# gpurig watch and export from the command line, on copies of
+# tests/data/trees/epyc-riser with the stand-in NVIDIA libraries: the lines
+# and JSON lines, a root port whose correctable count climbs (named by link,
+# both ends and slot), a GPU that vanishes or hangs, and bad input (one
+# line, exit 2, nothing left behind).
+# usage: watch.sh GPURIG   (env: GPURIG_TEST_DATA, GPURIG_TEST_STUB)
+set -euo pipefail
+gpurig=$1
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+export GPURIG_DRIVER_DIR=$GPURIG_TEST_STUB
+unset GPURIG_STUB_SCENARIO GPURIG_STUB_SCENARIO_FILE
+fails=0
+fail() { echo "watch.sh: FAIL: $*" >&2; fails=$((fails + 1)); }
+expect_rc() { # want, name, command...
+  local want=$1 name=$2 rc=0
+  shift 2
+  "$@" >"$work/out" 2>"$work/err" || rc=$?
+  [ "$rc" = "$want" ] || fail "$name: exit $rc, expected $want: $(head -c 400 "$work/err")"
+}
+has() { grep -qF -- "$1" "$work/out" || fail "$2: no line with '$1' in: $(head -c 600 "$work/out")"; }
+err_has() { grep -qF -- "$1" "$work/err" || fail "$2: stderr lacks '$1': $(head -c 400 "$work/err")"; }
+
+tree=$work/tree
+cp -a "$GPURIG_TEST_DATA/trees/epyc-riser" "$tree"
+aer=$tree/sys/devices/pci0000:00/0000:00:03.1/aer_dev_correctable
+
+# --once: a line per GPU, the link whose root port counted errors, named
+printf 'RxErr 19\nBadTLP 0\nTOTAL_ERR_COR 19\n' >"$aer"
+expect_rc 0 once "$gpurig" watch --once --root "$tree"
+[ "$(grep -cE '^[0-9:]+  GPU[0-3] 0000:' "$work/out")" = 4 ] || fail "once: not 4 GPU lines"
+has "link GPU1 0000:02:00.0 <-> root port 0000:00:03.1, slot 5:  AER at root port 0000:00:03.1: 19 correctable" once
+has "link Gen1/4 x8/16  replay 3" once
+echo "once: $(grep -F 'link GPU1' "$work/out")"
+
+# --count: the count climbs between samples: an event on that link, exit 1 (warning)
+printf 'RxErr 7\nBadTLP 0\nTOTAL_ERR_COR 7\n' >"$aer"
+( sleep 0.5; printf 'RxErr 19\nBadTLP 0\nTOTAL_ERR_COR 19\n' >"$aer.new"; mv "$aer.new" "$aer" ) &
+expect_rc 1 climb "$gpurig" watch --count 4 --interval 0.4 --root "$tree"
+wait
+has "event warn: 12 correctable AER errors at root port 0000:00:03.1, on the link GPU1 0000:02:00.0 <-> root port 0000:00:03.1, slot 5" climb
+has "19 correctable (12 in the last minute, 12 since start)" climb
+[ "$(grep -c '^# gpurig watch' "$work/out")" = 1 ] || fail "climb: the header is not printed once"
+echo "climb: $(grep -F 'event warn: 12' "$work/out")"
+
+# --json: one object per line, units in the keys, unknown values null
+expect_rc 1 json "$gpurig" watch --json --count 2 --interval 0.1 --root "$tree"
+[ "$(wc -l <"$work/out")" = 2 ] || fail "json: not 2 lines"
+jq -e -s 'length == 2 and (.[1].gpus | length == 4) and .[1].gpus[1].pcie_replay_total >= 4
+          and .[0].gpus[0].ecc_corrected_total == null and .[0].gpus[0].mem_temp_c == null
+          and (.[0].links[] | select(.device == "GPU1 0000:02:00.0") | .slot == "5" and .aer_port.correctable.total == 19)
+          and (.[1].events | map(.text) | any(test("PCIe replay")))' "$work/out" >/dev/null ||
+  fail "json: $(head -c 600 "$work/out")"
+
+# a GPU that vanishes: LOST, a failure event, exit 2
+GPURIG_STUB_SCENARIO=vanish expect_rc 2 vanish "$gpurig" watch --once --root "$tree"
+has "GPU2 0000:41:00.0    LOST" vanish
+has "event fail: GPU2 0000:41:00.0 is lost" vanish
+
+# a GPU whose driver call hangs: STALE after 0.5 s, the others on time
+GPURIG_STUB_SCENARIO=hang GPURIG_STUB_HANG_S=3 expect_rc 1 hang timeout 20 "$gpurig" watch --count 2 --interval 0.2 --root "$tree"
+has "GPU1 0000:02:00.0    STALE" hang
+has "GPU0 0000:01:00.0    ok" hang
+
+# no GPU driver: the links alone, a warning
+GPURIG_DRIVER_DIR=$work/none expect_rc 0 nodriver "$gpurig" watch --once --root "$tree"
+err_has "warning: no GPU values" nodriver
+has "link GPU1 0000:02:00.0 <-> root port 0000:00:03.1, slot 5" nodriver
+
+# Xids from a kernel log that grows while watching
+: >"$work/kmsg"
+( sleep 0.5; echo '[ 99.1] NVRM: Xid (PCI:0000:41:00): 79, pid=1, GPU has fallen off the bus.' >>"$work/kmsg" ) &
+GPURIG_DRIVER_DIR=$work/none expect_rc 2 kmsg "$gpurig" watch --count 4 --interval 0.3 --root "$tree" --kmsg "$work/kmsg"
+wait
+has "event fail: GPU at 0000:41:00: Xid 79 (GPU has fallen off the bus)" kmsg
+
+# bad input: one line, exit 2
+for args in "--interval 0" "--interval 0.05" "--interval abc" "--interval 1h" "--count 0" "--count x" "--listen 1.2.3.4:9" \
+            "--kmsg $work/missing"; do
+  # shellcheck disable=SC2086
+  expect_rc 2 "watch $args" "$gpurig" watch --once --root "$tree" $args
+  [ "$(wc -l <"$work/err")" -le 2 ] || fail "watch $args: more than one error line"
+done
+mkfifo "$work/fifo"
+expect_rc 2 "watch --kmsg FIFO" timeout 10 "$gpurig" watch --once --root "$tree" --kmsg "$work/fifo"
+for args in "--listen nowhere" "--listen 127.0.0.1:0" "--listen 127.0.0.1:70000" "--listen none" "--interval 0"; do
+  # shellcheck disable=SC2086
+  expect_rc 2 "export $args" timeout 10 "$gpurig" export --count 1 --root "$tree" $args
+done
+
+# export --textfile: written by rename, never through a link or onto a FIFO
+mkdir "$work/tf"
+expect_rc 0 textfile "$gpurig" export --once --listen none --textfile "$work/tf" --root "$tree"
+grep -q '^gpurig_pcie_aer_errors_total{link="GPU1 0000:02:00.0 <-> root port 0000:00:03.1",slot="5"' "$work/tf/gpurig.prom" ||
+  fail "textfile: no AER series"
+[ "$(ls -A "$work/tf")" = gpurig.prom ] || fail "textfile: left $(ls -A "$work/tf")"
+echo precious >"$work/precious"
+ln -sf "$work/precious" "$work/tf/gpurig.prom"
+expect_rc 2 "textfile onto a link" "$gpurig" export --once --listen none --textfile "$work/tf" --root "$tree"
+[ "$(cat "$work/precious")" = precious ] || fail "textfile: wrote through a symlink"
+rm "$work/tf/gpurig.prom" && mkfifo "$work/tf/gpurig.prom"
+expect_rc 2 "textfile onto a FIFO" timeout 10 "$gpurig" export --once --listen none --textfile "$work/tf" --root "$tree"
+[ "$(ls -A "$work/tf")" = gpurig.prom ] || fail "textfile: left $(ls -A "$work/tf")"
+
+# a port already taken: one line, exit 2
+exec 3< <(timeout 8 "$gpurig" export --listen 127.0.0.1:19473 --root "$tree" --interval 0.5 2>&1)
+sleep 1
+expect_rc 2 "port in use" timeout 10 "$gpurig" export --count 1 --listen 127.0.0.1:19473 --root "$tree"
+err_has "cannot listen there" "port in use"
+pkill -f -- "--listen 127.0.0.1:19473 --root $tree --interval 0.5" || true
+exec 3<&-
+
+[ "$fails" = 0 ] || { echo "watch.sh: $fails failure(s)" >&2; exit 1; }
+echo "watch.sh: ok"
