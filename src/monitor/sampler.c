@@ -80,7 +80,24 @@ struct gr_sampler {
   bool driver_events;
   struct kmsg_tail kmsg;
   char xid_source[160];
+  /* A counter that keeps rising is one event a minute, not one a sample:
+   * when its last event was, and the count then. */
+  struct quiet { double mono; double value; } *replay_quiet, *aer_quiet; /* ngpu; nlinks x 2 ends x 3 */
 };
+
+enum { QUIET_S = 60 };
+
+/* Whether a rise of a counter to now_value deserves an event now; *from is
+ * the count the event's delta starts at. */
+static bool loud(struct quiet *q, double mono, double prev_value, double now_value, double *from)
+{
+  if (q->mono > 0 && mono - q->mono < QUIET_S)
+    return false;
+  *from = q->mono > 0 && q->value <= now_value ? q->value : prev_value;
+  q->mono = mono;
+  q->value = now_value;
+  return true;
+}
 
 /* ------------------------------------------------------------ the links */
 
@@ -336,12 +353,15 @@ static void link_events(struct gr_sampler *s, const struct gr_sample *prev, cons
       int node = end == 0 ? l->dev : l->port;
       for (int k = 0; k < 3; k++) {
         const struct gr_count *a = aer_of(&prev->pci[node], k), *b = aer_of(&cur->pci[node], k);
-        if (!a->valid || !b->valid || b->value <= a->value)
+        double from;
+        if (!a->valid || !b->valid || b->value <= a->value ||
+            !loud(&s->aer_quiet[(i * 2 + (size_t)end) * 3 + (size_t)k], cur->mono_s, (double)a->value,
+                  (double)b->value, &from))
           continue;
+        unsigned long long n = b->value - (unsigned long long)from;
         add_event(s, GR_EV_AER, k == 0 ? GR_SEV_WARN : GR_SEV_FAIL, -1, (int)i,
-                  "%llu %s AER error%s at %s, on the link %s <-> %s%s", (unsigned long long)(b->value - a->value),
-                  sev_word[k], b->value - a->value == 1 ? "" : "s", end == 0 ? l->dev_name : l->port_name,
-                  l->dev_name, l->port_name, slot);
+                  "%llu %s AER error%s at %s, on the link %s <-> %s%s", n, sev_word[k], n == 1 ? "" : "s",
+                  end == 0 ? l->dev_name : l->port_name, l->dev_name, l->port_name, slot);
       }
     }
     int w0 = prev->pci[l->dev].cur_width, w1 = cur->pci[l->dev].cur_width;
@@ -376,10 +396,12 @@ static void gpu_events(struct gr_sampler *s, const struct gr_sample *prev, const
     if (!prev || now != GR_READ_FRESH || was != GR_READ_FRESH)
       continue;
     const struct gr_gpu_dynamic *a = &prev->gpu[i], *b = &cur->gpu[i];
-    if (rose(a->pcie_replay, b->pcie_replay))
+    double from;
+    if (rose(a->pcie_replay, b->pcie_replay) &&
+        loud(&s->replay_quiet[i], cur->mono_s, a->pcie_replay.v, b->pcie_replay.v, &from))
       add_event(s, GR_EV_REPLAY, GR_SEV_WARN, (int)i, gr_sampler_gpu_link(s, i),
-                "%s: %.0f PCIe replay%s (the link retried packets)", name, b->pcie_replay.v - a->pcie_replay.v,
-                b->pcie_replay.v - a->pcie_replay.v == 1 ? "" : "s");
+                "%s: %.0f PCIe replay%s (the link retried packets; the next report in a minute at most)", name,
+                b->pcie_replay.v - from, b->pcie_replay.v - from == 1 ? "" : "s");
     if (rose(a->ecc_uncorrected, b->ecc_uncorrected) || rose(a->remap_failed, b->remap_failed))
       add_event(s, GR_EV_ECC, GR_SEV_FAIL, (int)i, -1, "%s: uncorrectable memory errors (ECC %.0f, row remap %s)",
                 name, b->ecc_uncorrected.ok ? b->ecc_uncorrected.v : 0, b->remap_failed.v > 0 ? "failed" : "ok");
@@ -560,6 +582,8 @@ int gr_sampler_open(const struct gr_machine *m, const struct gr_gpus *g, const s
   gr_sample_alloc(&s->first, npci, s->ngpu);
   gr_sample_alloc(&s->scratch, npci, s->ngpu);
   s->ev = xcalloc(EVENT_RING, sizeof(*s->ev));
+  s->replay_quiet = xcalloc(s->ngpu + 1, sizeof(*s->replay_quiet));
+  s->aer_quiet = xcalloc(s->nlinks * 6 + 1, sizeof(*s->aer_quiet));
   if (open_xid_source(s, o->kmsg, err) != 0 || (s->ngpu && crew_start(s, err) != 0)) {
     gr_sampler_close(s);
     return -1;
@@ -613,6 +637,8 @@ bool gr_sampler_close(struct gr_sampler *s)
     close(s->kmsg.fd);
   free(s->kmsg.buf);
   free(s->ev);
+  free(s->replay_quiet);
+  free(s->aer_quiet);
   free(s->gpu_topo);
   free(s->gpu_link);
   free(s->gpu_name);

@@ -2,6 +2,7 @@
 #include "print/tui.h"
 
 #include <curses.h>
+#include <stddef.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -154,8 +155,8 @@ static int draw_gpus(const struct gr_sampler *s, const struct gr_sample *x, cons
   sort_ctx = (struct sort_ctx){x, v->sort};
   qsort(order, x->ngpu, sizeof(order[0]), cmp_gpu);
   attron(A_BOLD);
-  mvprintw(row++, 0, "%-4s %-13s %-5s %4s %11s %11s %4s %4s %5s %5s %11s %-9s %s", "GPU", "bus id", "state", "util",
-           "mem GiB", "power W", "temp", "mem", "sm", "memclk", "pcie rx/tx", "link", "throttle");
+  mvprintw(row++, 0, "%-4s %-13s %-5s %4s %11s %11s %4s %4s %5s %5s %11s %-12s %-12s %s", "GPU", "bus id", "state",
+           "util", "mem GiB", "power W", "temp", "mem", "sm", "memclk", "pcie rx/tx", "link", "replays", "throttle");
   attroff(A_BOLD);
   for (unsigned k = 0; k < x->ngpu && row < LINES - 6; k++) {
     unsigned i = order[k];
@@ -182,10 +183,16 @@ static int draw_gpus(const struct gr_sampler *s, const struct gr_sample *x, cons
     bool bad = x->gpu_read[i] != GR_READ_FRESH;
     if (bad)
       attron(A_REVERSE);
-    mvprintw(row++, 0, "%-4u %-13.13s %-5s %4s %5s/%-5s %5s/%-5s %4s %4s %5s %5s %5s/%-5s %-9s %s", i,
+    char rep[32];
+    struct gr_metric per_s = gr_sampler_gpu_rate(s, i, offsetof(struct gr_gpu_dynamic, pcie_replay), 1);
+    if (d->pcie_replay.ok && per_s.ok)
+      snprintf(rep, sizeof(rep), "%.0f +%.0f/min", d->pcie_replay.v, per_s.v * 60);
+    else
+      metric(rep, sizeof(rep), d->pcie_replay, "%.0f");
+    mvprintw(row++, 0, "%-4u %-13.13s %-5s %4s %5s/%-5s %5s/%-5s %4s %4s %5s %5s %5s/%-5s %-12s %-12s %s", i,
              st->busid[0] ? st->busid : "?", x->gpu_read[i] == GR_READ_FRESH ? "ok"
                                               : x->gpu_read[i] == GR_READ_STALE ? "STALE" : "LOST",
-             util, mu, mt, pw, pl, tc, mtc, sm, mc, rx, tx, link, gr_throttle_text(d->throttle, thr, sizeof(thr)));
+             util, mu, mt, pw, pl, tc, mtc, sm, mc, rx, tx, link, rep, gr_throttle_text(d->throttle, thr, sizeof(thr)));
     if (bad)
       attroff(A_REVERSE);
   }

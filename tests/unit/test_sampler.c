@@ -159,6 +159,11 @@ static void test_ring_wraps(void **state)
   struct gr_metric r = gr_sampler_gpu_rate(f.s, 1, offsetof(struct gr_gpu_dynamic, pcie_replay), 1);
   assert_true(r.ok && r.v > 0);
   assert_true(has_event(f.s, GR_EV_REPLAY, "GPU1 0000:02:00.0"));
+  /* a counter that keeps rising is one event a minute, not one a sample */
+  unsigned replay_events = 0;
+  for (unsigned long k = 0; k < gr_sampler_nevents(f.s); k++)
+    replay_events += gr_sampler_event(f.s, k)->kind == GR_EV_REPLAY;
+  assert_int_equal(replay_events, 1);
   /* not supported on a GeForce card: invalid, never 0 */
   assert_false(x->gpu[0].ecc_corrected.ok);
   assert_false(x->gpu[0].mem_temp_c.ok);
