@@ -103,13 +103,23 @@ rm "$work/tf/gpurig.prom" && mkfifo "$work/tf/gpurig.prom"
 expect_rc 2 "textfile onto a FIFO" timeout 10 "$gpurig" export --once --listen none --textfile "$work/tf" --root "$tree"
 [ "$(ls -A "$work/tf")" = gpurig.prom ] || fail "textfile: left $(ls -A "$work/tf")"
 
-# a port already taken: one line, exit 2
-exec 3< <(timeout 8 "$gpurig" export --listen 127.0.0.1:19473 --root "$tree" --interval 0.5 2>&1)
-sleep 1
-expect_rc 2 "port in use" timeout 10 "$gpurig" export --count 1 --listen 127.0.0.1:19473 --root "$tree"
+# the HTTP side: /metrics, /, 404, 405; a port already taken: one line, exit 2
+port=19473
+for _ in $(seq 50); do (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null || break; port=$((20000 + RANDOM % 20000)); done
+timeout 15 "$gpurig" export --listen "127.0.0.1:$port" --root "$tree" --interval 0.5 >/dev/null 2>&1 &
+exporter=$!
+for _ in $(seq 50); do curl -sf -o /dev/null "http://127.0.0.1:$port/metrics" && break; sleep 0.2; done
+code() { curl -s -o /dev/null -w '%{http_code}' "$@"; }
+[ "$(code "http://127.0.0.1:$port/metrics")" = 200 ] || fail "http: /metrics"
+[ "$(code "http://127.0.0.1:$port/")" = 200 ] || fail "http: /"
+[ "$(code "http://127.0.0.1:$port/nothing")" = 404 ] || fail "http: not 404"
+[ "$(code -X POST "http://127.0.0.1:$port/metrics")" = 405 ] || fail "http: POST not 405"
+curl -s "http://127.0.0.1:$port/metrics" | grep -q '^gpurig_sample_age_seconds 0\.[0-9]*$' || fail "http: sample age"
+expect_rc 2 "port in use" timeout 10 "$gpurig" export --count 1 --listen "127.0.0.1:$port" --root "$tree"
 err_has "cannot listen there" "port in use"
-pkill -f -- "--listen 127.0.0.1:19473 --root $tree --interval 0.5" || true
-exec 3<&-
+kill "$exporter" 2>/dev/null || true
+wait "$exporter" 2>/dev/null || true
+echo "http: /metrics 200, / 200, /nothing 404, POST 405; a second exporter on the port: one line, exit 2"
 
 [ "$fails" = 0 ] || { echo "watch.sh: $fails failure(s)" >&2; exit 1; }
 echo "watch.sh: ok"
