@@ -93,6 +93,11 @@ run_tests() {
     set -e
     if [ $r -eq 99 ]; then echo "valgrind: errors in gpurig $args"; cat /tmp/gpurig-valgrind.log; rc=1; fi
   done
+  # the exporter under valgrind while a real Prometheus scrapes it and a GPU vanishes
+  if ! GPURIG_MONITOR_VALGRIND=1 GPURIG_TEST_DATA=$PWD/tests/data GPURIG_TEST_STUB=$PWD/build/tests/stub \
+       bash tests/monitor/prometheus.sh build/gpurig >/tmp/gpurig-valgrind.log 2>&1; then
+    echo "valgrind: errors in gpurig export"; cat /tmp/gpurig-valgrind.log; rc=1
+  fi
   [ $rc -eq 0 ] && echo "valgrind: clean"
 
   echo "== libFuzzer targets, ${FUZZ_SECONDS}s each"

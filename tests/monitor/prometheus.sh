@@ -5,6 +5,8 @@
 # promtool, then asks Prometheus's HTTP API for the series and the value the
 # fixture set, then makes GPU2 fall off the bus and asks for gpurig_gpu_up 0.
 # Loopback only, bounded in time, and it stops what it started.
+# With GPURIG_MONITOR_VALGRIND=1 the exporter runs under valgrind (setup.sh's
+# valgrind stage): no error, no definite leak, through the GPU vanishing.
 # usage: prometheus.sh GPURIG   (env: GPURIG_TEST_DATA, GPURIG_TEST_STUB)
 set -euo pipefail
 gpurig=$1
@@ -38,10 +40,16 @@ cp -a "$GPURIG_TEST_DATA/trees/epyc-riser" "$work/tree"
 aer=$work/tree/sys/devices/pci0000:00/0000:00:03.1/aer_dev_correctable
 echo vanilla > "$work/scenario"
 gp=$(free_port)
+under=()
+wait_s=15
+if [ "${GPURIG_MONITOR_VALGRIND:-}" = 1 ]; then
+  under=(valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite --log-file="$work/valgrind.txt")
+  wait_s=60
+fi
 GPURIG_DRIVER_DIR=$GPURIG_TEST_STUB GPURIG_STUB_SCENARIO_FILE=$work/scenario \
-  "$gpurig" export --listen "127.0.0.1:$gp" --root "$work/tree" --interval 0.2 >"$work/export.log" 2>&1 &
+  "${under[@]}" "$gpurig" export --listen "127.0.0.1:$gp" --root "$work/tree" --interval 0.2 >"$work/export.log" 2>&1 &
 pids+=($!)
-until_ok 15 curl -sf -o "$work/scrape.txt" "http://127.0.0.1:$gp/metrics" || fail "gpurig export did not answer"
+until_ok "$wait_s" curl -sf -o "$work/scrape.txt" "http://127.0.0.1:$gp/metrics" || fail "gpurig export did not answer"
 
 # promtool: the only complaints allowed are about dcgm-exporter's own names and labels
 # (camelCase modelName/UUID/Hostname, a counter named _COUNTER), kept so dashboards work
@@ -92,4 +100,14 @@ up=$(query 'gpurig_gpu_up' | jq -r 'map(.metric.gpu + "=" + .value[1]) | sort | 
 echo "Prometheus: gpurig_gpu_up $up"
 [ "$up" = "0=1 1=1 2=0 3=1" ] || fail "gpurig_gpu_up: $up"
 kill -0 "${pids[0]}" || fail "gpurig export died"
+# SIGTERM: it stops cleanly (exit 0; under valgrind, nothing reported)
+kill -TERM "${pids[0]}"
+rc=0
+wait "${pids[0]}" || rc=$?
+pids=("${pids[@]:1}")
+[ "$rc" = 0 ] || fail "gpurig export ended with $rc after SIGTERM$([ -s "$work/valgrind.txt" ] && cat "$work/valgrind.txt")"
+if [ ${#under[@]} -gt 0 ]; then
+  grep -q '^==' "$work/valgrind.txt" && fail "valgrind: $(cat "$work/valgrind.txt")"
+  echo "valgrind: the exporter, through the scrapes and GPU2 vanishing: clean"
+fi
 echo "prometheus.sh: ok"
