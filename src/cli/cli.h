@@ -108,6 +108,8 @@ struct cli_monitor {
 int cli_monitor_open(const char *cmd, const struct gr_opts *o, unsigned history, struct cli_monitor *mon,
                      struct gr_err *err);
 void cli_monitor_close(struct cli_monitor *mon);
+/* --count N (1 up), --once (1), else 0 (no end); -1 after one error line. */
+int cli_parse_count(const char *cmd, const struct gr_opts *o, long *count);
 /* --interval: 0.1 to 3600 s, default 1 (text NULL); -1 after one error line. */
 int cli_parse_interval(const char *cmd, const char *text, double *out);
 /* SIGINT, SIGTERM and SIGHUP end a command's loop (cli_stop_requested). */

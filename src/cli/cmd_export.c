@@ -168,12 +168,8 @@ int cmd_export(int argc, char **argv)
   }
   if (cli_parse_interval("export", o.interval, &interval) != 0)
     return GR_EXIT_FAIL;
-  if (o.count && (!parse_long(o.count, 10, &count) || count < 1 || count > 100000000)) {
-    fprintf(stderr, "gpurig export: --count %s: not a number of samples from 1\n", o.count);
+  if (cli_parse_count("export", &o, &count) != 0)
     return GR_EXIT_FAIL;
-  }
-  if (o.once)
-    count = 1;
   const char *listen = o.listen ? o.listen : "127.0.0.1:9400";
   bool serving = strcmp(listen, "none") != 0;
   if (!serving && !o.textfile) {

@@ -75,6 +75,17 @@ int cli_parse_interval(const char *cmd, const char *text, double *out)
   return -1;
 }
 
+int cli_parse_count(const char *cmd, const struct gr_opts *o, long *count)
+{
+  *count = o->once ? 1 : 0;
+  if (!o->count)
+    return 0;
+  if (parse_long(o->count, 10, count) && *count >= 1 && *count <= 100000000)
+    return 0;
+  fprintf(stderr, "gpurig %s: --count %s: not a number of samples from 1\n", cmd, o->count);
+  return -1;
+}
+
 int cli_monitor_open(const char *cmd, const struct gr_opts *o, unsigned history, struct cli_monitor *mon,
                      struct gr_err *err)
 {
@@ -228,12 +239,8 @@ int cmd_watch(int argc, char **argv)
   }
   if (cli_parse_interval("watch", o.interval, &interval) != 0)
     return GR_EXIT_FAIL;
-  if (o.count && (!parse_long(o.count, 10, &count) || count < 1 || count > 100000000)) {
-    fprintf(stderr, "gpurig watch: --count %s: not a number of samples from 1\n", o.count);
+  if (cli_parse_count("watch", &o, &count) != 0)
     return GR_EXIT_FAIL;
-  }
-  if (o.once)
-    count = 1;
   bool screen = !o.once && !o.count && !o.json && isatty(STDOUT_FILENO) && isatty(STDIN_FILENO);
   if (cli_monitor_open("watch", &o, screen ? 1200 : 64, &mon, &err) != 0)
     return gr_report_error(&err);

@@ -300,38 +300,50 @@ static void gpu_series(const struct prom *p, const char *name, const char *type,
 
 #define GPU_FIELD(f) offsetof(struct gr_gpu_dynamic, f)
 
+/* dcgm-exporter's series for what gpurig reads: its names, types and help
+ * texts, so that dashboards built on it keep working. */
+static const struct dcgm_row {
+  const char *name, *type, *help;
+  size_t field;
+  double scale;
+} dcgm_rows[] = {
+    {"DCGM_FI_DEV_GPU_TEMP", "gauge", "GPU temperature (in C).", GPU_FIELD(temp_c), 1},
+    {"DCGM_FI_DEV_MEMORY_TEMP", "gauge", "Memory temperature (in C).", GPU_FIELD(mem_temp_c), 1},
+    {"DCGM_FI_DEV_POWER_USAGE", "gauge", "Power draw (in W).", GPU_FIELD(power_w), 1},
+    {"DCGM_FI_DEV_POWER_MGMT_LIMIT", "gauge", "Power limit (in W).", GPU_FIELD(power_limit_w), 1},
+    {"DCGM_FI_DEV_GPU_UTIL", "gauge", "GPU utilization (in %).", GPU_FIELD(util_gpu_pct), 1},
+    {"DCGM_FI_DEV_MEM_COPY_UTIL", "gauge", "Memory utilization (in %).", GPU_FIELD(util_mem_pct), 1},
+    {"DCGM_FI_DEV_FB_USED", "gauge", "Framebuffer memory used (in MiB).", GPU_FIELD(mem_used_gib), 1024},
+    {"DCGM_FI_DEV_FB_FREE", "gauge", "Framebuffer memory free (in MiB).", GPU_FIELD(mem_free_gib), 1024},
+    {"DCGM_FI_DEV_SM_CLOCK", "gauge", "SM clock frequency (in MHz).", GPU_FIELD(sm_clock_mhz), 1},
+    {"DCGM_FI_DEV_MEM_CLOCK", "gauge", "Memory clock frequency (in MHz).", GPU_FIELD(mem_clock_mhz), 1},
+    {"DCGM_FI_DEV_FAN_SPEED", "gauge", "Fan speed (in %).", GPU_FIELD(fan_pct), 1},
+    {"DCGM_FI_DEV_PCIE_REPLAY_COUNTER", "counter", "Total number of PCIe retries.", GPU_FIELD(pcie_replay), 1},
+    {"DCGM_FI_DEV_CLOCK_THROTTLE_REASONS", "gauge", "Throttling reasons bit set (NVML clock-event reasons).",
+     GPU_FIELD(throttle), 1},
+    {"DCGM_FI_DEV_ECC_SBE_VOL_TOTAL", "counter", "Total number of single-bit volatile ECC errors.",
+     GPU_FIELD(ecc_corrected), 1},
+    {"DCGM_FI_DEV_ECC_DBE_VOL_TOTAL", "counter", "Total number of double-bit volatile ECC errors.",
+     GPU_FIELD(ecc_uncorrected), 1},
+    {"DCGM_FI_DEV_CORRECTABLE_REMAPPED_ROWS", "counter", "Number of remapped rows for correctable errors.",
+     GPU_FIELD(remap_corr), 1},
+    {"DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS", "counter", "Number of remapped rows for uncorrectable errors.",
+     GPU_FIELD(remap_unc), 1},
+    {"DCGM_FI_DEV_ROW_REMAP_FAILURE", "gauge", "Whether remapping of rows has failed.", GPU_FIELD(remap_failed), 1},
+    {"DCGM_FI_DEV_NVLINK_CRC_FLIT_ERROR_COUNT_TOTAL", "counter", "Total number of NVLink flow-control CRC errors.",
+     GPU_FIELD(nvlink_crc), 1},
+    {"DCGM_FI_DEV_NVLINK_REPLAY_ERROR_COUNT_TOTAL", "counter", "Total number of NVLink retries.",
+     GPU_FIELD(nvlink_replay), 1},
+    {"DCGM_FI_DEV_NVLINK_RECOVERY_ERROR_COUNT_TOTAL", "counter", "Total number of NVLink recovery errors.",
+     GPU_FIELD(nvlink_recovery), 1},
+};
+
 static void dcgm_series(const struct prom *p)
 {
-  gpu_series(p, "DCGM_FI_DEV_GPU_TEMP", "gauge", "GPU temperature (in C).", GPU_FIELD(temp_c), 1);
-  gpu_series(p, "DCGM_FI_DEV_MEMORY_TEMP", "gauge", "Memory temperature (in C).", GPU_FIELD(mem_temp_c), 1);
-  gpu_series(p, "DCGM_FI_DEV_POWER_USAGE", "gauge", "Power draw (in W).", GPU_FIELD(power_w), 1);
-  gpu_series(p, "DCGM_FI_DEV_POWER_MGMT_LIMIT", "gauge", "Power limit (in W).", GPU_FIELD(power_limit_w), 1);
-  gpu_series(p, "DCGM_FI_DEV_GPU_UTIL", "gauge", "GPU utilization (in %).", GPU_FIELD(util_gpu_pct), 1);
-  gpu_series(p, "DCGM_FI_DEV_MEM_COPY_UTIL", "gauge", "Memory utilization (in %).", GPU_FIELD(util_mem_pct), 1);
-  gpu_series(p, "DCGM_FI_DEV_FB_USED", "gauge", "Framebuffer memory used (in MiB).", GPU_FIELD(mem_used_gib), 1024);
-  gpu_series(p, "DCGM_FI_DEV_FB_FREE", "gauge", "Framebuffer memory free (in MiB).", GPU_FIELD(mem_free_gib), 1024);
-  gpu_series(p, "DCGM_FI_DEV_SM_CLOCK", "gauge", "SM clock frequency (in MHz).", GPU_FIELD(sm_clock_mhz), 1);
-  gpu_series(p, "DCGM_FI_DEV_MEM_CLOCK", "gauge", "Memory clock frequency (in MHz).", GPU_FIELD(mem_clock_mhz), 1);
-  gpu_series(p, "DCGM_FI_DEV_FAN_SPEED", "gauge", "Fan speed (in %).", GPU_FIELD(fan_pct), 1);
-  gpu_series(p, "DCGM_FI_DEV_PCIE_REPLAY_COUNTER", "counter", "Total number of PCIe retries.", GPU_FIELD(pcie_replay), 1);
-  gpu_series(p, "DCGM_FI_DEV_CLOCK_THROTTLE_REASONS", "gauge", "Throttling reasons bit set (NVML clock-event reasons).",
-             GPU_FIELD(throttle), 1);
-  gpu_series(p, "DCGM_FI_DEV_ECC_SBE_VOL_TOTAL", "counter", "Total number of single-bit volatile ECC errors.",
-             GPU_FIELD(ecc_corrected), 1);
-  gpu_series(p, "DCGM_FI_DEV_ECC_DBE_VOL_TOTAL", "counter", "Total number of double-bit volatile ECC errors.",
-             GPU_FIELD(ecc_uncorrected), 1);
-  gpu_series(p, "DCGM_FI_DEV_CORRECTABLE_REMAPPED_ROWS", "counter", "Number of remapped rows for correctable errors.",
-             GPU_FIELD(remap_corr), 1);
-  gpu_series(p, "DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS", "counter",
-             "Number of remapped rows for uncorrectable errors.", GPU_FIELD(remap_unc), 1);
-  gpu_series(p, "DCGM_FI_DEV_ROW_REMAP_FAILURE", "gauge", "Whether remapping of rows has failed.",
-             GPU_FIELD(remap_failed), 1);
-  gpu_series(p, "DCGM_FI_DEV_NVLINK_CRC_FLIT_ERROR_COUNT_TOTAL", "counter",
-             "Total number of NVLink flow-control CRC errors.", GPU_FIELD(nvlink_crc), 1);
-  gpu_series(p, "DCGM_FI_DEV_NVLINK_REPLAY_ERROR_COUNT_TOTAL", "counter", "Total number of NVLink retries.",
-             GPU_FIELD(nvlink_replay), 1);
-  gpu_series(p, "DCGM_FI_DEV_NVLINK_RECOVERY_ERROR_COUNT_TOTAL", "counter", "Total number of NVLink recovery errors.",
-             GPU_FIELD(nvlink_recovery), 1);
+  for (size_t i = 0; i < sizeof(dcgm_rows) / sizeof(dcgm_rows[0]); i++) {
+    const struct dcgm_row *r = &dcgm_rows[i];
+    gpu_series(p, r->name, r->type, r->help, r->field, r->scale);
+  }
 }
 
 /* dcgm-exporter's XID gauge: the last Xid each GPU reported, 0 none. */
