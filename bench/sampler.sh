@@ -2,7 +2,7 @@
 # What one sample of gpurig's sampler costs (gpurig watch and export repeat
 # it): CPU time per sample and heap allocations per sample, at 8 GPUs (the
 # stand-in NVIDIA libraries' DGX A100 with the fixture tree hgx-a100: 8 GPUs,
-# 24 watched PCIe links) and at 4 GPUs (epyc-riser). The difference between a
+# 20 watched PCIe links) and at 4 GPUs (epyc-riser). The difference between a
 # long and a short run takes gpurig's start-up out. On a machine with NVIDIA
 # GPUs, pass --real to sample the real driver and time nvidia-smi's
 # `--query-gpu` loop beside it (the anchor tool), as a ratio.

@@ -105,8 +105,9 @@ struct cli_monitor {
 };
 /* Opens all three; without a GPU driver a warning and the links alone.
  * 0, or -1 with err (nothing left open). */
-int cli_monitor_open(const char *cmd, const struct gr_opts *o, unsigned history, struct cli_monitor *mon,
-                     struct gr_err *err);
+/* The ring holds history samples, and at least the last minute at interval. */
+int cli_monitor_open(const char *cmd, const struct gr_opts *o, double interval, unsigned history,
+                     struct cli_monitor *mon, struct gr_err *err);
 void cli_monitor_close(struct cli_monitor *mon);
 /* --count N (1 up), --once (1), else 0 (no end); -1 after one error line. */
 int cli_parse_count(const char *cmd, const struct gr_opts *o, long *count);

@@ -34,8 +34,9 @@ static void export_usage(void)
          "gpurig_finding{id,severity} (gpurig doctor, every 5 minutes), gpurig_sample_age_seconds.\n"
          "docs/monitor.md has the table, a systemd unit and a Slurm note.\n"
          "\n"
-         "  --listen ADDR:PORT  where to serve (default 127.0.0.1:9400, dcgm-exporter's port); it binds\n"
-         "                      all interfaces only when asked (0.0.0.0:9400); \"none\" serves nothing\n"
+         "  --listen ADDR:PORT  where to serve (default 127.0.0.1:9400, dcgm-exporter's port; \":9400\" is\n"
+         "                      127.0.0.1 too, \"[::1]:9400\" IPv6); it binds all interfaces only when\n"
+         "                      asked (0.0.0.0:9400); \"none\" serves nothing (with --textfile)\n"
          "  --textfile DIR      also write DIR/gpurig.prom after each sample (temporary file, rename)\n"
          "  --interval S        seconds between samples, 0.1 to 3600; default 1\n"
          "  --count N           stop after N samples; --once: one sample (with --textfile, for cron)\n"
@@ -43,8 +44,8 @@ static void export_usage(void)
          "  --kmsg FILE         follow this kernel log for Xids (instead of the driver's events)\n"
          "\n"
          "It reads only; it needs no root (root adds the AER counters some kernels restrict).\n"
-         "Exit status: 0 stopped cleanly (SIGINT, SIGTERM or --count), 2 bad input or the address\n"
-         "cannot be bound, 3 nothing to watch.\n");
+         "Exit status: 0 stopped cleanly (SIGINT, SIGTERM or --count), 2 bad input, the address\n"
+         "cannot be bound or the textfile cannot be written, 3 nothing to watch.\n");
 }
 
 struct exporter {
@@ -185,7 +186,7 @@ int cmd_export(int argc, char **argv)
   }
   if (gethostname(x.host, sizeof(x.host) - 1) != 0)
     snprintf(x.host, sizeof(x.host), "unknown");
-  if (cli_monitor_open("export", &o, 120, &x.mon, &err) != 0)
+  if (cli_monitor_open("export", &o, interval, 120, &x.mon, &err) != 0)
     return gr_report_error(&err);
   cli_catch_stop();
   /* the first sample before the port opens: a scrape always has one */

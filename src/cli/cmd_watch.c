@@ -37,7 +37,8 @@ static void watch_usage(void)
          "\n"
          "Without a terminal (a pipe, a log), watch prints lines until interrupted.\n"
          "GPURIG_DRIVER_DIR=DIR loads the driver libraries from DIR (the tests use stand-ins).\n"
-         "Exit status: 0 ok, 1 a warning event (AER errors, a stale GPU, a downtrained link),\n"
+         "Exit status: 0 ok, 1 a warning event (AER errors, a stale GPU, a link that changed to a\n"
+         "narrower width while watched, PCIe replays),\n"
          "2 a failure (a lost GPU, a fatal AER error, an Xid that needs a reset) or bad input,\n"
          "3 nothing to watch.\n");
 }
@@ -78,6 +79,10 @@ int cli_parse_interval(const char *cmd, const char *text, double *out)
 int cli_parse_count(const char *cmd, const struct gr_opts *o, long *count)
 {
   *count = o->once ? 1 : 0;
+  if (o->once && o->count) {
+    fprintf(stderr, "gpurig %s: --once and --count %s: give one of them\n", cmd, o->count);
+    return -1;
+  }
   if (!o->count)
     return 0;
   if (parse_long(o->count, 10, count) && *count >= 1 && *count <= 100000000)
@@ -86,10 +91,17 @@ int cli_parse_count(const char *cmd, const struct gr_opts *o, long *count)
   return -1;
 }
 
-int cli_monitor_open(const char *cmd, const struct gr_opts *o, unsigned history, struct cli_monitor *mon,
-                     struct gr_err *err)
+int cli_monitor_open(const char *cmd, const struct gr_opts *o, double interval, unsigned history,
+                     struct cli_monitor *mon, struct gr_err *err)
 {
   memset(mon, 0, sizeof(*mon));
+  if (o->input)
+    return gr_fail(err, GR_EXIT_FAIL, "--input %s: a description has no counters; %s samples this machine or a "
+                   "gathered tree (--root DIR)", o->input, cmd);
+  /* the ring holds at least the last minute: "in the last minute" means that */
+  unsigned minute = (unsigned)(60.0 / interval) + 2;
+  if (history < minute)
+    history = minute;
   if (gr_gpus_open(&mon->g, err) == 0) {
     mon->have_gpus = true;
   } else {
@@ -103,8 +115,7 @@ int cli_monitor_open(const char *cmd, const struct gr_opts *o, unsigned history,
     goto fail;
   mon->have_machine = true;
   if (!mon->m.has_fs && !mon->have_gpus) {
-    gr_fail(err, GR_EXIT_CANNOT_RUN, "nothing to watch: no GPU driver and no /sys files (%s)",
-            o->input || o->rig ? "a description has no counters" : "the PCI tree could not be read");
+    gr_fail(err, GR_EXIT_CANNOT_RUN, "nothing to watch: no GPU driver, and the PCI tree could not be read");
     goto fail;
   }
   struct gr_sampler_opts so = {.history = history, .gpu_timeout_s = 0.5, .kmsg = o->kmsg};
@@ -149,12 +160,7 @@ bool cli_sleep_until(double *next_mono, double interval_s)
 /* The worst severity among the events found so far, as an exit status. */
 static int events_exit(const struct gr_sampler *s)
 {
-  enum gr_sev worst = GR_SEV_OK;
-  for (unsigned long k = 0; k < gr_sampler_nevents(s); k++) {
-    const struct gr_mon_event *e = gr_sampler_event(s, k);
-    if (e && (e->sev == GR_SEV_FAIL || (e->sev == GR_SEV_WARN && worst != GR_SEV_FAIL)))
-      worst = e->sev;
-  }
+  enum gr_sev worst = gr_sampler_worst(s);
   return worst == GR_SEV_FAIL ? GR_EXIT_FAIL : worst == GR_SEV_WARN ? GR_EXIT_WARN : GR_EXIT_OK;
 }
 
@@ -170,7 +176,7 @@ static int watch_lines(const struct gr_opts *o, struct cli_monitor *mon, long co
       return gr_report_error(&err);
     if (o->json) { /* one compact object per line: JSON lines */
       json_t *j = gr_sample_to_json(mon->s, since);
-      json_dumpf(j, stdout, JSON_COMPACT | JSON_REAL_PRECISION(10));
+      json_dumpf(j, stdout, JSON_COMPACT | JSON_PRESERVE_ORDER);
       fputc('\n', stdout);
       json_decref(j);
     }
@@ -242,7 +248,7 @@ int cmd_watch(int argc, char **argv)
   if (cli_parse_count("watch", &o, &count) != 0)
     return GR_EXIT_FAIL;
   bool screen = !o.once && !o.count && !o.json && isatty(STDOUT_FILENO) && isatty(STDIN_FILENO);
-  if (cli_monitor_open("watch", &o, screen ? 1200 : 64, &mon, &err) != 0)
+  if (cli_monitor_open("watch", &o, interval, screen ? 1200 : 64, &mon, &err) != 0)
     return gr_report_error(&err);
   cli_catch_stop();
   int rc = screen ? watch_screen(&mon, interval) : watch_lines(&o, &mon, count, interval);

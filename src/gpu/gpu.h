@@ -110,7 +110,8 @@ struct gr_gpu_dynamic {
   struct gr_metric pcie_replay;    /* PCIe replays: the GPU's link retrying bad packets */
   struct gr_metric ecc_corrected, ecc_uncorrected; /* volatile ECC totals */
   struct gr_metric remap_corr, remap_unc, remap_pending, remap_failed; /* row remapping (A100 and later) */
-  struct gr_metric nvlink_crc, nvlink_replay, nvlink_recovery; /* summed over the GPU's NVLinks */
+  struct gr_metric nvlink_crc, nvlink_crc_data, nvlink_replay, nvlink_recovery; /* totals over the GPU's NVLinks:
+                                                                  flow-control (flit) CRC, data CRC, replays, recoveries */
 };
 
 /* An event a GPU driver reports as it happens (NVIDIA's Xid). */

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -62,6 +63,7 @@ struct gr_sampler {
   const struct gr_gpus *g;
   pthread_mutex_t lock;
   double timeout_s;
+  double quiet_s;            /* a rising counter's events: one per this many seconds */
   bool *watch_node;          /* npci: the nodes whose files are read */
   struct gr_mon_link *links;
   size_t nlinks;
@@ -82,18 +84,27 @@ struct gr_sampler {
   char xid_source[160];
   /* A counter that keeps rising is one event a minute, not one a sample:
    * when its last event was, and the count then. */
-  struct quiet { double mono; double value; } *replay_quiet, *aer_quiet; /* ngpu; nlinks x 2 ends x 3 */
+  struct quiet { bool seen; double mono, value; } *replay_quiet, *aer_quiet; /* ngpu; nlinks x 2 ends x 3 */
+  enum gr_sev worst;         /* of every event so far */
+  int *last_xid;             /* ngpu: the last Xid each GPU reported, 0 none */
 };
 
-enum { QUIET_S = 60 };
 
-/* Whether a rise of a counter to now_value deserves an event now; *from is
- * the count the event's delta starts at. */
-static bool loud(struct quiet *q, double mono, double prev_value, double now_value, double *from)
+/* Whether a counter's count now deserves an event: it rose past what the
+ * last event reported (or the first sample) and no event for it came in
+ * the last minute. A rise inside the quiet minute is reported when the
+ * minute is over, whether or not it rose again. *from is where the event's
+ * count starts. A counter that went down was reset: it starts again. */
+static bool loud(struct quiet *q, double quiet_s, double mono, double now_value, double *from)
 {
-  if (q->mono > 0 && mono - q->mono < QUIET_S)
+  if (!q->seen || now_value < q->value) {
+    q->seen = true;
+    q->value = now_value;
     return false;
-  *from = q->mono > 0 && q->value <= now_value ? q->value : prev_value;
+  }
+  if (now_value <= q->value || (q->mono > 0 && mono - q->mono < quiet_s))
+    return false;
+  *from = q->value;
   q->mono = mono;
   q->value = now_value;
   return true;
@@ -327,6 +338,9 @@ static struct gr_mon_event *add_event(struct gr_sampler *s, enum gr_mon_event_ki
   e->mono_s = s->ring[s->head].mono_s;
   e->kind = kind;
   e->sev = sev;
+  if (sev == GR_SEV_FAIL || (sev == GR_SEV_WARN && s->worst != GR_SEV_FAIL) ||
+      (sev == GR_SEV_INFO && s->worst == GR_SEV_OK))
+    s->worst = sev;
   e->gpu = gpu;
   e->link = link;
   va_list ap;
@@ -352,11 +366,10 @@ static void link_events(struct gr_sampler *s, const struct gr_sample *prev, cons
     for (int end = 0; end < 2; end++) {
       int node = end == 0 ? l->dev : l->port;
       for (int k = 0; k < 3; k++) {
-        const struct gr_count *a = aer_of(&prev->pci[node], k), *b = aer_of(&cur->pci[node], k);
+        const struct gr_count *b = aer_of(&cur->pci[node], k);
         double from;
-        if (!a->valid || !b->valid || b->value <= a->value ||
-            !loud(&s->aer_quiet[(i * 2 + (size_t)end) * 3 + (size_t)k], cur->mono_s, (double)a->value,
-                  (double)b->value, &from))
+        if (!b->valid || !loud(&s->aer_quiet[(i * 2 + (size_t)end) * 3 + (size_t)k], s->quiet_s, cur->mono_s,
+                               (double)b->value, &from))
           continue;
         unsigned long long n = b->value - (unsigned long long)from;
         add_event(s, GR_EV_AER, k == 0 ? GR_SEV_WARN : GR_SEV_FAIL, -1, (int)i,
@@ -364,9 +377,10 @@ static void link_events(struct gr_sampler *s, const struct gr_sample *prev, cons
                   end == 0 ? l->dev_name : l->port_name, l->dev_name, l->port_name, slot);
       }
     }
-    int w0 = prev->pci[l->dev].cur_width, w1 = cur->pci[l->dev].cur_width;
+    int w0 = prev ? prev->pci[l->dev].cur_width : 0, w1 = cur->pci[l->dev].cur_width;
     if (w0 > 0 && w1 > 0 && w0 != w1) {
-      int max = s->m->topo.pci[l->dev].link.max_width;
+      int max_gen, max;
+      gr_mon_link_max(s, i, &max_gen, &max);
       struct gr_mon_event *e =
           add_event(s, GR_EV_WIDTH, w1 < max ? GR_SEV_WARN : GR_SEV_INFO, -1, (int)i,
                     "the link %s <-> %s%s changed width: x%d -> x%d (x%d at most)", l->dev_name, l->port_name, slot,
@@ -393,23 +407,24 @@ static void gpu_events(struct gr_sampler *s, const struct gr_sample *prev, const
       add_event(s, GR_EV_GPU_STALE, GR_SEV_WARN, (int)i, -1, "%s did not answer: %s", name, cur->gpu_error[i]);
     else if (now != was && now == GR_READ_FRESH)
       add_event(s, GR_EV_GPU_BACK, GR_SEV_INFO, (int)i, -1, "%s answers again", name);
-    if (!prev || now != GR_READ_FRESH || was != GR_READ_FRESH)
-      continue;
-    const struct gr_gpu_dynamic *a = &prev->gpu[i], *b = &cur->gpu[i];
+    const struct gr_gpu_dynamic *b = &cur->gpu[i];
     double from;
-    if (rose(a->pcie_replay, b->pcie_replay) &&
-        loud(&s->replay_quiet[i], cur->mono_s, a->pcie_replay.v, b->pcie_replay.v, &from))
+    if (now == GR_READ_FRESH && b->pcie_replay.ok && loud(&s->replay_quiet[i], s->quiet_s, cur->mono_s, b->pcie_replay.v, &from))
       add_event(s, GR_EV_REPLAY, GR_SEV_WARN, (int)i, gr_sampler_gpu_link(s, i),
                 "%s: %.0f PCIe replay%s (the link retried packets; the next report in a minute at most)", name,
                 b->pcie_replay.v - from, b->pcie_replay.v - from == 1 ? "" : "s");
+    if (!prev || now != GR_READ_FRESH || was != GR_READ_FRESH)
+      continue;
+    const struct gr_gpu_dynamic *a = &prev->gpu[i];
     if (rose(a->ecc_uncorrected, b->ecc_uncorrected) || rose(a->remap_failed, b->remap_failed))
       add_event(s, GR_EV_ECC, GR_SEV_FAIL, (int)i, -1, "%s: uncorrectable memory errors (ECC %.0f, row remap %s)",
                 name, b->ecc_uncorrected.ok ? b->ecc_uncorrected.v : 0, b->remap_failed.v > 0 ? "failed" : "ok");
-    if (rose(a->nvlink_crc, b->nvlink_crc) || rose(a->nvlink_replay, b->nvlink_replay) ||
-        rose(a->nvlink_recovery, b->nvlink_recovery))
-      add_event(s, GR_EV_NVLINK, GR_SEV_WARN, (int)i, -1, "%s: NVLink errors rose (CRC %.0f, replay %.0f, recovery %.0f)",
-                name, b->nvlink_crc.ok ? b->nvlink_crc.v : 0, b->nvlink_replay.ok ? b->nvlink_replay.v : 0,
-                b->nvlink_recovery.ok ? b->nvlink_recovery.v : 0);
+    if (rose(a->nvlink_crc, b->nvlink_crc) || rose(a->nvlink_crc_data, b->nvlink_crc_data) ||
+        rose(a->nvlink_replay, b->nvlink_replay) || rose(a->nvlink_recovery, b->nvlink_recovery))
+      add_event(s, GR_EV_NVLINK, GR_SEV_WARN, (int)i, -1,
+                "%s: NVLink errors rose (CRC flit %.0f, CRC data %.0f, replay %.0f, recovery %.0f in all)", name,
+                b->nvlink_crc.ok ? b->nvlink_crc.v : 0, b->nvlink_crc_data.ok ? b->nvlink_crc_data.v : 0,
+                b->nvlink_replay.ok ? b->nvlink_replay.v : 0, b->nvlink_recovery.ok ? b->nvlink_recovery.v : 0);
   }
 }
 
@@ -421,6 +436,8 @@ static void xid_event(struct gr_sampler *s, int gpu, const char *who, int xid)
   struct gr_mon_event *e = add_event(s, GR_EV_XID, sev, gpu, gpu >= 0 ? gr_sampler_gpu_link(s, (unsigned)gpu) : -1,
                                      "%s: Xid %d (%s)", who, xid, meaning);
   e->code = xid;
+  if (gpu >= 0)
+    s->last_xid[gpu] = xid;
 }
 
 /* The backend GPU at a kernel log's (domain, bus, dev), -1 none. */
@@ -513,7 +530,9 @@ static int open_xid_source(struct gr_sampler *s, const char *kmsg, struct gr_err
   else if (s->m->has_fs)
     s->kmsg.fd = gr_fs_open(&s->m->fs, "/dev/kmsg", O_RDONLY | O_NONBLOCK);
   struct stat st;
-  if (s->kmsg.fd >= 0 && (fstat(s->kmsg.fd, &st) != 0 || !(S_ISREG(st.st_mode) || S_ISCHR(st.st_mode)))) {
+  /* a regular file, or the kernel's log device itself (char 1:11), nothing else */
+  if (s->kmsg.fd >= 0 && (fstat(s->kmsg.fd, &st) != 0 ||
+                          !(S_ISREG(st.st_mode) || (S_ISCHR(st.st_mode) && st.st_rdev == makedev(1, 11))))) {
     close(s->kmsg.fd);
     s->kmsg.fd = -1;
     errno = EINVAL;
@@ -571,6 +590,7 @@ int gr_sampler_open(const struct gr_machine *m, const struct gr_gpus *g, const s
   s->g = g;
   s->ngpu = g && g->be ? g->count : 0;
   s->timeout_s = o->gpu_timeout_s > 0 ? o->gpu_timeout_s : 0.5;
+  s->quiet_s = o->quiet_s > 0 ? o->quiet_s : 60;
   s->cap = o->history < 3 ? 3 : o->history;
   pthread_mutex_init(&s->lock, NULL);
   find_links(s);
@@ -583,6 +603,7 @@ int gr_sampler_open(const struct gr_machine *m, const struct gr_gpus *g, const s
   gr_sample_alloc(&s->scratch, npci, s->ngpu);
   s->ev = xcalloc(EVENT_RING, sizeof(*s->ev));
   s->replay_quiet = xcalloc(s->ngpu + 1, sizeof(*s->replay_quiet));
+  s->last_xid = xcalloc(s->ngpu + 1, sizeof(*s->last_xid));
   s->aer_quiet = xcalloc(s->nlinks * 6 + 1, sizeof(*s->aer_quiet));
   if (open_xid_source(s, o->kmsg, err) != 0 || (s->ngpu && crew_start(s, err) != 0)) {
     gr_sampler_close(s);
@@ -614,7 +635,7 @@ int gr_sampler_step(struct gr_sampler *s, struct gr_err *err)
   if (!s->steps)
     gr_sample_copy(&s->first, x);
   s->steps++;
-  if (prev)
+  if (s->ring[s->head].pci)
     link_events(s, prev, &s->ring[s->head]);
   gpu_events(s, prev, &s->ring[s->head]);
   if (s->ngpu || s->kmsg.fd >= 0)
@@ -638,6 +659,7 @@ bool gr_sampler_close(struct gr_sampler *s)
   free(s->kmsg.buf);
   free(s->ev);
   free(s->replay_quiet);
+  free(s->last_xid);
   free(s->aer_quiet);
   free(s->gpu_topo);
   free(s->gpu_link);
@@ -783,4 +805,22 @@ struct gr_metric gr_sampler_gpu_rate(const struct gr_sampler *s, unsigned gpu, s
     r.ok = true;
   }
   return r;
+}
+
+enum gr_sev gr_sampler_worst(const struct gr_sampler *s)
+{
+  return s->worst;
+}
+
+int gr_sampler_last_xid(const struct gr_sampler *s, unsigned gpu)
+{
+  return gpu < s->ngpu ? s->last_xid[gpu] : 0;
+}
+
+void gr_mon_link_max(const struct gr_sampler *s, size_t i, int *gen, int *width)
+{
+  const struct gr_link *lk = &s->m->topo.pci[s->links[i].dev].link;
+  /* a link trains to the lower of its two ends */
+  *gen = lk->port_max_gen && lk->port_max_gen < lk->max_gen ? lk->port_max_gen : lk->max_gen;
+  *width = lk->port_max_width && lk->port_max_width < lk->max_width ? lk->port_max_width : lk->max_width;
 }

@@ -31,6 +31,7 @@
 struct gr_sampler_opts {
   unsigned history;     /* samples kept, at least 3 (e.g. 10 minutes at 1 s: 600) */
   double gpu_timeout_s; /* a GPU that has not answered by then is stale in this sample */
+  double quiet_s;       /* a counter that keeps rising makes one event per this many seconds (0: 60) */
   const char *kmsg;     /* a kernel log to follow for Xids instead of the driver's events; NULL:
                            the driver's events, else /dev/kmsg under the machine's root */
 };
@@ -120,6 +121,14 @@ int gr_sampler_gpu_link(const struct gr_sampler *s, unsigned i);
  * older than the newest 256 are gone (NULL). */
 unsigned long gr_sampler_nevents(const struct gr_sampler *s);
 const struct gr_mon_event *gr_sampler_event(const struct gr_sampler *s, unsigned long k);
+/* The worst severity of every event found so far (GR_SEV_OK: none), and
+ * the last Xid backend GPU i reported (0 none): neither forgets what the
+ * event ring dropped. */
+enum gr_sev gr_sampler_worst(const struct gr_sampler *s);
+int gr_sampler_last_xid(const struct gr_sampler *s, unsigned gpu);
+/* The generation and width link i can train to: the lower of its two ends'
+ * maxima (0 unknown). */
+void gr_mon_link_max(const struct gr_sampler *s, size_t i, int *gen, int *width);
 /* Where Xids come from: "driver events", "kernel log /dev/kmsg", "none (...)". */
 const char *gr_sampler_xid_source(const struct gr_sampler *s);
 

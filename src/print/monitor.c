@@ -2,6 +2,7 @@
 #include "print/monitor.h"
 
 #include <stddef.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -11,7 +12,7 @@
 const char *gr_throttle_text(struct gr_metric bits, char *buf, size_t cap)
 {
   if (!bits.ok)
-    return "?";
+    return "-";
   unsigned b = (unsigned)bits.v;
   size_t used = 0;
   buf[0] = '\0';
@@ -22,7 +23,7 @@ const char *gr_throttle_text(struct gr_metric bits, char *buf, size_t cap)
         break;
       used += (size_t)n;
     }
-  return used ? buf : "-";
+  return used ? buf : "none";
 }
 
 static const char *num(struct gr_metric m, const char *fmt, char *buf, size_t cap)
@@ -123,9 +124,12 @@ void gr_print_sample_text(FILE *out, const struct gr_sampler *s, unsigned long s
 
 /* ------------------------------------------------------------ JSON */
 
+/* A value under its key, null when unknown; whole numbers (counts, MHz,
+ * link widths: decimals 0) as JSON integers. */
 static void put_metric(json_t *o, const char *key, struct gr_metric m, int decimals)
 {
-  json_object_set_new(o, key, m.ok ? gr_json_rounded(m.v, decimals) : json_null());
+  json_t *v = !m.ok ? json_null() : decimals == 0 ? json_integer((json_int_t)llround(m.v)) : gr_json_rounded(m.v, decimals);
+  json_object_set_new(o, key, v);
 }
 
 static json_t *gpu_json(const struct gr_sampler *s, const struct gr_sample *x, unsigned i)
@@ -165,7 +169,10 @@ static json_t *gpu_json(const struct gr_sampler *s, const struct gr_sample *x, u
   put_metric(o, "ecc_uncorrected_total", d->ecc_uncorrected, 0);
   put_metric(o, "remapped_rows_correctable", d->remap_corr, 0);
   put_metric(o, "remapped_rows_uncorrectable", d->remap_unc, 0);
-  put_metric(o, "nvlink_crc_errors_total", d->nvlink_crc, 0);
+  put_metric(o, "remap_pending", d->remap_pending, 0);
+  put_metric(o, "remap_failed", d->remap_failed, 0);
+  put_metric(o, "nvlink_crc_flit_errors_total", d->nvlink_crc, 0);
+  put_metric(o, "nvlink_crc_data_errors_total", d->nvlink_crc_data, 0);
   put_metric(o, "nvlink_replay_errors_total", d->nvlink_replay, 0);
   put_metric(o, "nvlink_recovery_errors_total", d->nvlink_recovery, 0);
   json_t *thr = json_array();
@@ -184,7 +191,6 @@ static json_t *count_json(struct gr_count c)
 static json_t *link_json(const struct gr_sampler *s, const struct gr_sample *x, size_t i)
 {
   const struct gr_mon_link *l = gr_sampler_link(s, i);
-  const struct gr_topo *t = &gr_sampler_machine(s)->topo;
   json_t *o = json_object();
   json_object_set_new(o, "device", gr_json_text(l->dev_name));
   json_object_set_new(o, "port", gr_json_text(l->port_name));
@@ -192,9 +198,10 @@ static json_t *link_json(const struct gr_sampler *s, const struct gr_sample *x, 
   int gen = x->pci ? x->pci[l->dev].cur_gen : 0, width = x->pci ? x->pci[l->dev].cur_width : 0;
   json_object_set_new(o, "gen", gen ? json_integer(gen) : json_null());
   json_object_set_new(o, "width", width ? json_integer(width) : json_null());
-  json_object_set_new(o, "gen_max", t->pci[l->dev].link.max_gen ? json_integer(t->pci[l->dev].link.max_gen) : json_null());
-  json_object_set_new(o, "width_max",
-                      t->pci[l->dev].link.max_width ? json_integer(t->pci[l->dev].link.max_width) : json_null());
+  int gen_max, width_max;
+  gr_mon_link_max(s, i, &gen_max, &width_max);
+  json_object_set_new(o, "gen_max", gen_max ? json_integer(gen_max) : json_null());
+  json_object_set_new(o, "width_max", width_max ? json_integer(width_max) : json_null());
   for (int end = 0; end < 2; end++) {
     json_t *e = json_object();
     for (int k = 0; k < 3; k++) {
@@ -216,7 +223,7 @@ json_t *gr_sample_to_json(const struct gr_sampler *s, unsigned long since)
   json_t *o = json_object();
   if (!x)
     return o;
-  json_object_set_new(o, "time_s", gr_json_rounded(x->real_s, 3));
+  json_object_set_new(o, "time_s", json_real(round(x->real_s * 1000) / 1000));
   json_object_set_new(o, "sample", json_integer((json_int_t)gr_sampler_steps(s)));
   json_t *gpus = json_array(), *links = json_array(), *events = json_array();
   for (unsigned i = 0; i < x->ngpu; i++)
@@ -276,7 +283,9 @@ static void gpu_labels(const struct prom *p, unsigned i, bool dcgm)
   fputc('{', p->f);
   label(p->f, "gpu", gpu, false);
   label(p->f, dcgm ? "UUID" : "uuid", st->uuid, true);
-  label(p->f, "pci_bus_id", st->busid, true);
+  char nvml_bus[40];
+  snprintf(nvml_bus, sizeof(nvml_bus), "%s%s", dcgm && st->busid[0] ? "0000" : "", st->busid);
+  label(p->f, "pci_bus_id", nvml_bus, true); /* dcgm-exporter writes NVML's "00000000:01:00.0" */
   label(p->f, "device", dev, true);
   label(p->f, dcgm ? "modelName" : "model_name", st->name, true);
   label(p->f, dcgm ? "Hostname" : "hostname", p->host, true);
@@ -332,6 +341,8 @@ static const struct dcgm_row {
     {"DCGM_FI_DEV_ROW_REMAP_FAILURE", "gauge", "Whether remapping of rows has failed.", GPU_FIELD(remap_failed), 1},
     {"DCGM_FI_DEV_NVLINK_CRC_FLIT_ERROR_COUNT_TOTAL", "counter", "Total number of NVLink flow-control CRC errors.",
      GPU_FIELD(nvlink_crc), 1},
+    {"DCGM_FI_DEV_NVLINK_CRC_DATA_ERROR_COUNT_TOTAL", "counter", "Total number of NVLink data CRC errors.",
+     GPU_FIELD(nvlink_crc_data), 1},
     {"DCGM_FI_DEV_NVLINK_REPLAY_ERROR_COUNT_TOTAL", "counter", "Total number of NVLink retries.",
      GPU_FIELD(nvlink_replay), 1},
     {"DCGM_FI_DEV_NVLINK_RECOVERY_ERROR_COUNT_TOTAL", "counter", "Total number of NVLink recovery errors.",
@@ -352,16 +363,7 @@ static void xid_series(const struct prom *p)
   fputs("# HELP DCGM_FI_DEV_XID_ERRORS Value of the last XID error encountered.\n"
         "# TYPE DCGM_FI_DEV_XID_ERRORS gauge\n", p->f);
   for (unsigned i = 0; i < p->x->ngpu; i++) {
-    int last = 0;
-    for (unsigned long k = gr_sampler_nevents(p->s); k-- > 0;) {
-      const struct gr_mon_event *e = gr_sampler_event(p->s, k);
-      if (!e)
-        break;
-      if (e->kind == GR_EV_XID && e->gpu == (int)i) {
-        last = e->code;
-        break;
-      }
-    }
+    int last = gr_sampler_last_xid(p->s, i);
     fputs("DCGM_FI_DEV_XID_ERRORS", p->f);
     gpu_labels(p, i, true);
     fprintf(p->f, "} %d\n", last);
@@ -380,7 +382,6 @@ static void link_labels(const struct prom *p, const struct gr_mon_link *l)
 
 static void link_series(const struct prom *p)
 {
-  const struct gr_topo *t = &gr_sampler_machine(p->s)->topo;
   fputs("# HELP gpurig_pcie_aer_errors_total AER errors counted by one end of a PCIe link on a GPU's path (since boot).\n"
         "# TYPE gpurig_pcie_aer_errors_total counter\n", p->f);
   for (size_t i = 0; i < gr_sampler_nlinks(p->s); i++)
@@ -406,9 +407,8 @@ static void link_series(const struct prom *p)
     fprintf(p->f, "# HELP %s %s\n# TYPE %s gauge\n", names[k], helps[k], names[k]);
     for (size_t i = 0; i < gr_sampler_nlinks(p->s); i++) {
       const struct gr_mon_link *l = gr_sampler_link(p->s, i);
-      const struct gr_link *lk = &t->pci[l->dev].link;
-      int gen_max = lk->port_max_gen && lk->port_max_gen < lk->max_gen ? lk->port_max_gen : lk->max_gen;
-      int width_max = lk->port_max_width && lk->port_max_width < lk->max_width ? lk->port_max_width : lk->max_width;
+      int gen_max, width_max;
+      gr_mon_link_max(p->s, i, &gen_max, &width_max);
       int v = k == 0 ? (p->x->pci ? p->x->pci[l->dev].cur_gen : 0) : k == 1 ? gen_max
               : k == 2 ? (p->x->pci ? p->x->pci[l->dev].cur_width : 0) : width_max;
       if (v <= 0)

@@ -16,7 +16,8 @@
 #include "model/finding.h"
 #include "monitor/sampler.h"
 
-/* The throttle reasons of a bit set in words, "-" when none, "?" unknown. */
+/* The throttle reasons of a bit set in words, "none" when none, "-" unknown
+ * (as every unknown value in text). */
 const char *gr_throttle_text(struct gr_metric bits, char *buf, size_t cap);
 
 /* One sample as text: a header line with the time (when header), one line

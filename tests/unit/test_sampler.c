@@ -29,6 +29,8 @@ static int setup(void **state)
   return tu_setup_data(state);
 }
 
+static double quiet_s; /* 0: the sampler's default */
+
 static void open_fixture(struct fixture *f, bool gpus, const char *scenario, const char *kmsg, double timeout_s)
 {
   struct gr_err err = {0};
@@ -46,7 +48,7 @@ static void open_fixture(struct fixture *f, bool gpus, const char *scenario, con
       fail_msg("%s", err.msg);
     f->have_gpus = true;
   }
-  struct gr_sampler_opts o = {.history = 8, .gpu_timeout_s = timeout_s, .kmsg = kmsg};
+  struct gr_sampler_opts o = {.history = 8, .gpu_timeout_s = timeout_s, .kmsg = kmsg, .quiet_s = quiet_s};
   assert_int_equal(gr_sampler_open(&f->m, gpus ? &f->g : NULL, &o, &f->s, &err), 0);
 }
 
@@ -137,6 +139,39 @@ static void test_aer_climbs(void **state)
   close_fixture(&f);
 }
 
+static unsigned count_events(const struct gr_sampler *s, enum gr_mon_event_kind kind)
+{
+  unsigned n = 0;
+  for (unsigned long k = 0; k < gr_sampler_nevents(s); k++)
+    n += gr_sampler_event(s, k)->kind == kind;
+  return n;
+}
+
+/* A count that rises again inside the quiet time is no new event then, but
+ * is reported once the quiet time is over, even if it rose no more. */
+static void test_quiet_rise_reported_later(void **state)
+{
+  struct fixture f;
+  struct gr_err err = {0};
+  (void)state;
+  quiet_s = 0.3;
+  open_fixture(&f, false, NULL, NULL, 0.5);
+  assert_int_equal(gr_sampler_step(f.s, &err), 0);
+  tu_tree_write_attr(f.root, "0000:00:03.1", "aer_dev_correctable", "TOTAL_ERR_COR 19\n");
+  assert_int_equal(gr_sampler_step(f.s, &err), 0);
+  assert_int_equal(count_events(f.s, GR_EV_AER), 1);
+  tu_tree_write_attr(f.root, "0000:00:03.1", "aer_dev_correctable", "TOTAL_ERR_COR 25\n");
+  assert_int_equal(gr_sampler_step(f.s, &err), 0);
+  assert_int_equal(count_events(f.s, GR_EV_AER), 1); /* quiet */
+  usleep(400 * 1000);
+  assert_int_equal(gr_sampler_step(f.s, &err), 0); /* no new rise, but the quiet time is over */
+  assert_int_equal(count_events(f.s, GR_EV_AER), 2);
+  assert_true(has_event(f.s, GR_EV_AER, "6 correctable AER errors at root port 0000:00:03.1"));
+  assert_int_equal(gr_sampler_worst(f.s), GR_SEV_WARN);
+  quiet_s = 0;
+  close_fixture(&f);
+}
+
 /* More steps than the ring holds: the ring keeps the newest, the first
  * sample stays the baseline. */
 static void test_ring_wraps(void **state)
@@ -160,10 +195,7 @@ static void test_ring_wraps(void **state)
   assert_true(r.ok && r.v > 0);
   assert_true(has_event(f.s, GR_EV_REPLAY, "GPU1 0000:02:00.0"));
   /* a counter that keeps rising is one event a minute, not one a sample */
-  unsigned replay_events = 0;
-  for (unsigned long k = 0; k < gr_sampler_nevents(f.s); k++)
-    replay_events += gr_sampler_event(f.s, k)->kind == GR_EV_REPLAY;
-  assert_int_equal(replay_events, 1);
+  assert_int_equal(count_events(f.s, GR_EV_REPLAY), 1);
   /* not supported on a GeForce card: invalid, never 0 */
   assert_false(x->gpu[0].ecc_corrected.ok);
   assert_false(x->gpu[0].mem_temp_c.ok);
@@ -227,6 +259,9 @@ static void test_xids(void **state)
     assert_int_equal(gr_sampler_step(f.s, &err), 0);
   assert_true(has_event(f.s, GR_EV_XID, "GPU2 0000:41:00.0: Xid 79 (GPU has fallen off the bus)"));
   assert_non_null(strstr(gr_sampler_xid_source(f.s), "driver events"));
+  assert_int_equal(gr_sampler_last_xid(f.s, 2), 79);
+  assert_int_equal(gr_sampler_last_xid(f.s, 0), 0);
+  assert_int_equal(gr_sampler_worst(f.s), GR_SEV_FAIL);
   close_fixture(&f);
 
   char log[] = "/tmp/gpurig-kmsg-XXXXXX";
@@ -252,7 +287,7 @@ int main(void)
       cmocka_unit_test(test_xids),
       cmocka_unit_test(test_links_and_slots),   cmocka_unit_test(test_aer_climbs),
       cmocka_unit_test(test_ring_wraps),        cmocka_unit_test(test_hung_gpu_is_stale),
-      cmocka_unit_test(test_gpu_vanishes),
+      cmocka_unit_test(test_gpu_vanishes),      cmocka_unit_test(test_quiet_rise_reported_later),
   };
   return cmocka_run_group_tests(tests, setup, NULL);
 }

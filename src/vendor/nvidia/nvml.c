@@ -393,10 +393,11 @@ static void read_fields(struct nvml *n, gr_nvml_device d, struct gr_gpu_dynamic 
   double t = field_value(&fv[0]);
   if (fv[0].nvmlReturn == GR_NVML_SUCCESS && t > 0 && t < 200) /* some boards answer 0 for "no sensor" */
     set(&dy->mem_temp_c, t);
-  struct gr_metric *into[NFIELDS] = {NULL, &dy->nvlink_crc, &dy->nvlink_crc, &dy->nvlink_replay, &dy->nvlink_recovery};
+  struct gr_metric *into[NFIELDS] = {NULL, &dy->nvlink_crc, &dy->nvlink_crc_data, &dy->nvlink_replay,
+                                     &dy->nvlink_recovery};
   for (unsigned i = 1; i < NFIELDS; i++)
     if (fv[i].nvmlReturn == GR_NVML_SUCCESS)
-      set(into[i], (into[i]->ok ? into[i]->v : 0) + field_value(&fv[i]));
+      set(into[i], field_value(&fv[i]));
 }
 
 /* PCIe traffic (KB/s over the driver's 20 ms window) and replays. */
