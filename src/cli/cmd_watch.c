@@ -176,7 +176,7 @@ static int watch_lines(const struct gr_opts *o, struct cli_monitor *mon, long co
       return gr_report_error(&err);
     if (o->json) { /* one compact object per line: JSON lines */
       json_t *j = gr_sample_to_json(mon->s, since);
-      json_dumpf(j, stdout, JSON_COMPACT | JSON_PRESERVE_ORDER);
+      json_dumpf(j, stdout, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(15)); /* ms in time_s, no binary noise */
       fputc('\n', stdout);
       json_decref(j);
     }
