@@ -96,16 +96,11 @@ DIR *gr_fs_opendir(const struct gr_fs *fs, const char *abspath)
   return opendir(path);
 }
 
-/* Reads up to cap-1 bytes; *more tells whether the file goes on. */
-static ssize_t read_prefix(const struct gr_fs *fs, const char *abspath, char *buf, size_t cap, bool *more)
+/* Reads up to cap-1 bytes from fd and closes it; *more tells whether the
+ * file goes on. */
+static ssize_t read_fd_prefix(int fd, char *buf, size_t cap, bool *more)
 {
   ssize_t total = 0;
-  if (cap == 0)
-    return -EINVAL;
-  buf[0] = '\0';
-  int fd = gr_fs_open(fs, abspath, O_RDONLY);
-  if (fd < 0)
-    return fd;
   while ((size_t)total < cap - 1) {
     ssize_t r = read(fd, buf + total, cap - 1 - (size_t)total);
     if (r < 0 && errno == EINTR)
@@ -132,15 +127,27 @@ out:
   return total;
 }
 
+/* Reads up to cap-1 bytes; *more tells whether the file goes on. */
+static ssize_t read_prefix(const struct gr_fs *fs, const char *abspath, char *buf, size_t cap, bool *more)
+{
+  if (cap == 0)
+    return -EINVAL;
+  buf[0] = '\0';
+  int fd = gr_fs_open(fs, abspath, O_RDONLY);
+  if (fd < 0)
+    return fd;
+  return read_fd_prefix(fd, buf, cap, more);
+}
+
 ssize_t gr_fs_read(const struct gr_fs *fs, const char *abspath, char *buf, size_t cap)
 {
   return read_prefix(fs, abspath, buf, cap, NULL);
 }
 
-int gr_fs_read_str(const struct gr_fs *fs, const char *abspath, char *buf, size_t cap)
+/* A sysfs value read into buf (r bytes, *more if the file went on): text
+ * without a trailing newline, or why not. */
+static int finish_str(char *buf, ssize_t r, bool more)
 {
-  bool more = false;
-  ssize_t r = read_prefix(fs, abspath, buf, cap, &more);
   if (r < 0)
     return (int)r;
   /* sysfs text never contains NUL; a NUL means a binary or corrupted file */
@@ -150,6 +157,39 @@ int gr_fs_read_str(const struct gr_fs *fs, const char *abspath, char *buf, size_
     return -GR_ETOOBIG;
   str_rtrim(buf);
   return 0;
+}
+
+int gr_fs_read_str(const struct gr_fs *fs, const char *abspath, char *buf, size_t cap)
+{
+  bool more = false;
+  return finish_str(buf, read_prefix(fs, abspath, buf, cap, &more), more);
+}
+
+int gr_fs_open_dir(const struct gr_fs *fs, const char *abspath)
+{
+  char path[8192];
+  if (!gr_fs_path(fs, abspath, path, sizeof(path)))
+    return -ENAMETOOLONG;
+  int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  return fd < 0 ? -errno : fd;
+}
+
+int gr_fs_read_str_at(int dirfd, const char *name, char *buf, size_t cap)
+{
+  struct stat st;
+  bool more = false;
+  if (cap == 0)
+    return -EINVAL;
+  buf[0] = '\0';
+  /* O_NOFOLLOW: a link planted in the directory after it was opened is not followed */
+  int fd = openat(dirfd, name, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC | O_NOFOLLOW);
+  if (fd < 0)
+    return errno == ELOOP ? -GR_ENOTREG : -errno;
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    close(fd);
+    return -GR_ENOTREG;
+  }
+  return finish_str(buf, read_fd_prefix(fd, buf, cap, &more), more);
 }
 
 /* readlink of a path under the root, NUL-terminated; 0 or -errno */

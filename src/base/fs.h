@@ -49,6 +49,13 @@ ssize_t gr_fs_read(const struct gr_fs *fs, const char *abspath, char *buf, size_
 /* Reads a small text attribute whole and trims trailing whitespace; 0, or
  * -errno, -GR_EBINARY (a NUL byte), -GR_ETOOBIG (cap-1 bytes or more). */
 int gr_fs_read_str(const struct gr_fs *fs, const char *abspath, char *buf, size_t cap);
+/* A directory under the root opened once (a file descriptor the caller
+ * closes), for repeated reads of the files in it with gr_fs_read_str_at:
+ * a sampler walks the path once, not at every read. -errno on failure. */
+int gr_fs_open_dir(const struct gr_fs *fs, const char *abspath);
+/* As gr_fs_read_str, for the file name in the directory dirfd: regular
+ * files only, never blocking, and a symbolic link is not followed. */
+int gr_fs_read_str_at(int dirfd, const char *name, char *buf, size_t cap);
 
 /* Reads a symlink's last path component (e.g. a driver name); 0 or -errno. */
 int gr_fs_link_basename(const struct gr_fs *fs, const char *abspath, char *buf, size_t cap);

@@ -64,6 +64,7 @@ struct devdir {
   struct gr_topo *t;
   struct gr_pci *p;
   char dir[128]; /* /sys/bus/pci/devices/<bdf> */
+  int dirfd;     /* that directory opened (a re-read with gr_dyn_dirs), else -1 */
 };
 
 /* A malformed attribute: one loader warning, and the first per device kept
@@ -81,6 +82,8 @@ static void note_problem(struct devdir *d, char **slot, const char *attr, const 
 
 static int read_attr(struct devdir *d, const char *attr, char *buf, size_t cap)
 {
+  if (d->dirfd >= 0)
+    return gr_fs_read_str_at(d->dirfd, attr, buf, cap);
   char path[256];
   snprintf(path, sizeof(path), "%s/%s", d->dir, attr);
   return gr_fs_read_str(d->fs, path, buf, cap);
@@ -275,7 +278,7 @@ int gr_sysfs_overlay(const struct gr_fs *fs, struct gr_topo *t, struct gr_err *e
     struct gr_pci *p = &t->pci[i];
     if (p->role == GR_ROLE_HOSTBRIDGE)
       continue;
-    struct devdir d = {.fs = fs, .t = t, .p = p};
+    struct devdir d = {.fs = fs, .t = t, .p = p, .dirfd = -1};
     gr_pci_sysfs_path(p, NULL, d.dir, sizeof(d.dir));
     overlay_device(&d, p);
     read_rdma_name(&d, p);
@@ -286,8 +289,8 @@ int gr_sysfs_overlay(const struct gr_fs *fs, struct gr_topo *t, struct gr_err *e
   return 0;
 }
 
-int gr_load_dynamic(const struct gr_fs *fs, const struct gr_topo *t, const bool *only, struct gr_pci_dynamic *out,
-                    struct gr_err *err)
+int gr_load_dynamic(const struct gr_fs *fs, const struct gr_topo *t, const bool *only, const int *dirfd,
+                    struct gr_pci_dynamic *out, struct gr_err *err)
 {
   char path[8192];
   struct stat st; /* stat, not opendir: a sampler's step allocates nothing */
@@ -295,7 +298,7 @@ int gr_load_dynamic(const struct gr_fs *fs, const struct gr_topo *t, const bool 
     return gr_fail(err, gr_fs_is_live(fs) ? GR_EXIT_CANNOT_RUN : GR_EXIT_FAIL,
                    "%s%s: %s (no PCI devices to re-read)", fs->root, PCI_DEVICES, strerror(errno ? errno : ENOTDIR));
   for (size_t i = 0; i < t->npci; i++) {
-    struct devdir d = {.fs = fs}; /* no t, no p: a re-read reports nothing */
+    struct devdir d = {.fs = fs, .dirfd = dirfd ? dirfd[i] : -1}; /* no t, no p: a re-read reports nothing */
     memset(&out[i], 0, sizeof(out[i]));
     if (t->pci[i].role == GR_ROLE_HOSTBRIDGE || (only && !only[i]))
       continue;
@@ -304,6 +307,19 @@ int gr_load_dynamic(const struct gr_fs *fs, const struct gr_topo *t, const bool 
     read_aer_totals(&d, &out[i]);
   }
   return 0;
+}
+
+void gr_load_dynamic_dirs(const struct gr_fs *fs, const struct gr_topo *t, const bool *only, int *dirfd)
+{
+  for (size_t i = 0; i < t->npci; i++) {
+    char dir[128];
+    dirfd[i] = -1;
+    if (t->pci[i].role == GR_ROLE_HOSTBRIDGE || (only && !only[i]))
+      continue;
+    gr_pci_sysfs_path(&t->pci[i], NULL, dir, sizeof(dir));
+    int fd = gr_fs_open_dir(fs, dir);
+    dirfd[i] = fd >= 0 ? fd : -1; /* a device without a directory is read by path, and found missing */
+  }
 }
 
 /* A gathered tree must at least have PCI devices with their identity files;

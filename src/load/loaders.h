@@ -25,9 +25,15 @@ int gr_load_live(const struct gr_fs *fs, struct gr_topo *t, struct gr_err *err);
  * A malformed value stays unknown. Returns 0, or -1 with err when the tree
  * has no /sys/bus/pci/devices any more. Thread-safe (reads only). only,
  * when non-NULL, names the nodes to read (npci flags; the others are left
- * unknown): a sampler reads the links it watches. It allocates nothing. */
-int gr_load_dynamic(const struct gr_fs *fs, const struct gr_topo *t, const bool *only, struct gr_pci_dynamic *out,
-                    struct gr_err *err);
+ * unknown): a sampler reads the links it watches. dirfd, when non-NULL,
+ * holds the directories gr_load_dynamic_dirs opened. It allocates nothing. */
+int gr_load_dynamic(const struct gr_fs *fs, const struct gr_topo *t, const bool *only, const int *dirfd,
+                    struct gr_pci_dynamic *out, struct gr_err *err);
+/* Opens each node's sysfs directory once (npci descriptors into dirfd, -1
+ * where there is none or only says no), for gr_load_dynamic to read its
+ * files there without walking the path at every sample. The caller closes
+ * the descriptors that are not -1. */
+void gr_load_dynamic_dirs(const struct gr_fs *fs, const struct gr_topo *t, const bool *only, int *dirfd);
 
 /* An hwloc XML file (what `lstopo FILE.xml` writes), including the
  * NVLinkBandwidth matrix and gpurig snapshot attributes when present. */

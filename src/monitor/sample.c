@@ -59,7 +59,7 @@ int gr_sample_read(const struct gr_machine *m, const struct gr_gpus *g, struct g
   gr_sample_alloc(s, m->has_fs ? m->topo.npci : 0, g && g->be ? g->count : 0);
   s->mono_s = gr_clock_s(CLOCK_MONOTONIC);
   s->real_s = gr_clock_s(CLOCK_REALTIME);
-  if (m->has_fs && gr_load_dynamic(&m->fs, &m->topo, NULL, s->pci, err) != 0) {
+  if (m->has_fs && gr_load_dynamic(&m->fs, &m->topo, NULL, NULL, s->pci, err) != 0) {
     gr_sample_free(s);
     return -1;
   }

@@ -65,6 +65,7 @@ struct gr_sampler {
   double timeout_s;
   double quiet_s;            /* a rising counter's events: one per this many seconds */
   bool *watch_node;          /* npci: the nodes whose files are read */
+  int *node_dir;             /* npci: their sysfs directories, opened once (-1 none) */
   struct gr_mon_link *links;
   size_t nlinks;
   int *gpu_topo;             /* backend GPU -> topology GPU, -1 */
@@ -595,6 +596,11 @@ int gr_sampler_open(const struct gr_machine *m, const struct gr_gpus *g, const s
   pthread_mutex_init(&s->lock, NULL);
   find_links(s);
   join_gpus(s);
+  s->node_dir = xcalloc(m->topo.npci + 1, sizeof(*s->node_dir));
+  for (size_t i = 0; i < m->topo.npci; i++)
+    s->node_dir[i] = -1;
+  if (m->has_fs)
+    gr_load_dynamic_dirs(&m->fs, &m->topo, s->watch_node, s->node_dir);
   size_t npci = m->has_fs ? m->topo.npci : 0;
   s->ring = xcalloc(s->cap, sizeof(*s->ring));
   for (unsigned i = 0; i < s->cap; i++)
@@ -618,7 +624,7 @@ int gr_sampler_step(struct gr_sampler *s, struct gr_err *err)
   struct gr_sample *x = &s->scratch;
   x->mono_s = gr_clock_s(CLOCK_MONOTONIC);
   x->real_s = gr_clock_s(CLOCK_REALTIME);
-  if (s->m->has_fs && gr_load_dynamic(&s->m->fs, &s->m->topo, s->watch_node, x->pci, err) != 0)
+  if (s->m->has_fs && gr_load_dynamic(&s->m->fs, &s->m->topo, s->watch_node, s->node_dir, x->pci, err) != 0)
     return -1;
   if (s->ngpu)
     read_gpus(s);
@@ -667,6 +673,10 @@ bool gr_sampler_close(struct gr_sampler *s)
   free(s->gpu_static);
   free(s->links);
   free(s->watch_node);
+  for (size_t i = 0; s->node_dir && i < s->m->topo.npci; i++)
+    if (s->node_dir[i] >= 0)
+      close(s->node_dir[i]);
+  free(s->node_dir);
   pthread_mutex_destroy(&s->lock);
   free(s);
   return clean;

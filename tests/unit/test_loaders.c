@@ -439,7 +439,7 @@ static void dynamic_reread(void **state)
   assert_string_equal(gr_pci_busid(&t.pci[g1], bus, sizeof(bus)), "0000:02:00.0");
   assert_string_equal(gr_pci_busid(&t.pci[g2], bus, sizeof(bus)), "0000:41:00.0");
   struct gr_pci_dynamic *dy = xcalloc(t.npci, sizeof(*dy));
-  assert_int_equal(gr_load_dynamic(&fs, &t, NULL, dy, &err), 0);
+  assert_int_equal(gr_load_dynamic(&fs, &t, NULL, NULL, dy, &err), 0);
   /* the same values as the load read */
   for (size_t i = 0; i < t.npci; i++) {
     assert_int_equal(dy[i].cur_gen, t.pci[i].link.cur_gen);
@@ -461,7 +461,7 @@ static void dynamic_reread(void **state)
   tu_tree_write_attr(dir, "0000:41:00.0", "current_link_width", "sixteen\n"); /* malformed: unknown, no warning */
   size_t warnings = t.nwarnings;
   memset(dy, 0xff, t.npci * sizeof(*dy)); /* every field is written */
-  assert_int_equal(gr_load_dynamic(&fs, &t, NULL, dy, &err), 0);
+  assert_int_equal(gr_load_dynamic(&fs, &t, NULL, NULL, dy, &err), 0);
   assert_int_equal(dy[g1].cur_width, 16);
   assert_int_equal(dy[g1].cur_gen, 1);
   assert_true(dy[g1].aer.correctable.valid);
@@ -485,7 +485,7 @@ static void dynamic_reread(void **state)
   /* the devices directory gone: an error, not a topology of unknowns */
   char *devices = xasprintf("%s/sys/bus/pci/devices", dir), *moved = xasprintf("%s.gone", devices);
   assert_int_equal(rename(devices, moved), 0);
-  assert_int_equal(gr_load_dynamic(&fs, &t, NULL, dy, &err), -1);
+  assert_int_equal(gr_load_dynamic(&fs, &t, NULL, NULL, dy, &err), -1);
   assert_int_equal(err.code, GR_EXIT_FAIL);
   assert_non_null(strstr(err.msg, "/sys/bus/pci/devices: No such file or directory"));
   free(devices);
