@@ -356,6 +356,34 @@ static const struct gr_count *aer_of(const struct gr_pci_dynamic *d, int sev)
   return sev == 0 ? &d->aer.correctable : sev == 1 ? &d->aer.nonfatal : &d->aer.fatal;
 }
 
+/* Whether the GPU below link i is busy in sample x (half its time or more):
+ * a busy GPU's link should run at its top speed, an idle one lowers it. */
+static bool busy_below(const struct gr_sampler *s, size_t i, const struct gr_sample *x)
+{
+  for (unsigned g = 0; g < s->ngpu; g++)
+    if (s->gpu_topo[g] == s->links[i].gpu)
+      return x->gpu_read[g] == GR_READ_FRESH && x->gpu[g].util_gpu_pct.ok && x->gpu[g].util_gpu_pct.v >= 50;
+  return false;
+}
+
+/* A link's generation changes at idle by design (ASPM, the GPU's power
+ * states); it is an event when it changes while the GPU below is busy:
+ * below its top speed under load is downtraining. */
+static void gen_event(struct gr_sampler *s, size_t i, const struct gr_sample *prev, const struct gr_sample *cur,
+                      const char *slot)
+{
+  const struct gr_mon_link *l = &s->links[i];
+  int g0 = prev ? prev->pci[l->dev].cur_gen : 0, g1 = cur->pci[l->dev].cur_gen, max_gen, max_width;
+  if (g0 <= 0 || g1 <= 0 || g0 == g1 || !busy_below(s, i, cur))
+    return;
+  gr_mon_link_max(s, i, &max_gen, &max_width);
+  struct gr_mon_event *e =
+      add_event(s, GR_EV_WIDTH, g1 < max_gen ? GR_SEV_WARN : GR_SEV_INFO, -1, (int)i,
+                "the link %s <-> %s%s changed speed under load: Gen%d -> Gen%d (Gen%d at most)", l->dev_name,
+                l->port_name, slot, g0, g1, max_gen);
+  e->code = g1;
+}
+
 static void link_events(struct gr_sampler *s, const struct gr_sample *prev, const struct gr_sample *cur)
 {
   static const char *const sev_word[] = {"correctable", "non-fatal", "fatal"};
@@ -388,6 +416,7 @@ static void link_events(struct gr_sampler *s, const struct gr_sample *prev, cons
                     w0, w1, max);
       e->code = w1;
     }
+    gen_event(s, i, prev, cur, slot);
   }
 }
 

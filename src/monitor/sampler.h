@@ -48,7 +48,7 @@ struct gr_mon_link {
 
 enum gr_mon_event_kind {
   GR_EV_AER,        /* AER errors counted at an end of a link */
-  GR_EV_WIDTH,      /* a link's width changed */
+  GR_EV_WIDTH,      /* a link's width changed, or its speed while the GPU below is busy */
   GR_EV_GPU_LOST,   /* a GPU answered that it is gone */
   GR_EV_GPU_STALE,  /* a GPU did not answer in time */
   GR_EV_GPU_BACK,   /* a lost or stale GPU answers again */

@@ -172,6 +172,31 @@ static void test_quiet_rise_reported_later(void **state)
   close_fixture(&f);
 }
 
+/* Under load (the stand-in's "busy": 97 %) a link that drops from Gen4 to
+ * Gen3 is downtraining; at idle the same drop is no event. */
+static void test_speed_drop_under_load(void **state)
+{
+  struct fixture f;
+  struct gr_err err = {0};
+  (void)state;
+  open_fixture(&f, true, "busy", NULL, 0.5);
+  tu_tree_write_attr(f.root, "0000:41:00.0", "current_link_speed", "16.0 GT/s PCIe\n");
+  assert_int_equal(gr_sampler_step(f.s, &err), 0);
+  tu_tree_write_attr(f.root, "0000:41:00.0", "current_link_speed", "8.0 GT/s PCIe\n");
+  assert_int_equal(gr_sampler_step(f.s, &err), 0);
+  assert_true(has_event(f.s, GR_EV_WIDTH, "GPU2 0000:41:00.0 <-> root port 0000:40:01.1, slot 3 changed speed under "
+                                          "load: Gen4 -> Gen3 (Gen4 at most)"));
+  close_fixture(&f);
+
+  open_fixture(&f, true, NULL, NULL, 0.5); /* idle: 0 % */
+  tu_tree_write_attr(f.root, "0000:41:00.0", "current_link_speed", "16.0 GT/s PCIe\n");
+  assert_int_equal(gr_sampler_step(f.s, &err), 0);
+  tu_tree_write_attr(f.root, "0000:41:00.0", "current_link_speed", "2.5 GT/s PCIe\n");
+  assert_int_equal(gr_sampler_step(f.s, &err), 0);
+  assert_int_equal(count_events(f.s, GR_EV_WIDTH), 0);
+  close_fixture(&f);
+}
+
 /* More steps than the ring holds: the ring keeps the newest, the first
  * sample stays the baseline. */
 static void test_ring_wraps(void **state)
@@ -288,6 +313,7 @@ int main(void)
       cmocka_unit_test(test_links_and_slots),   cmocka_unit_test(test_aer_climbs),
       cmocka_unit_test(test_ring_wraps),        cmocka_unit_test(test_hung_gpu_is_stale),
       cmocka_unit_test(test_gpu_vanishes),      cmocka_unit_test(test_quiet_rise_reported_later),
+      cmocka_unit_test(test_speed_drop_under_load),
   };
   return cmocka_run_group_tests(tests, setup, NULL);
 }
