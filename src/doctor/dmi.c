@@ -1,4 +1,4 @@
-/* SMBIOS structure table walker and type-17 decoder, written from the SMBIOS
+/* SMBIOS structure table walker and type-17 / type-9 decoders, written from the SMBIOS
  * specification's description of the structure layout. Every read is checked
  * against the structure's formatted length first, then against the buffer:
  * firmware tables are often shorter than the spec version they claim. */
@@ -9,6 +9,7 @@
 
 enum {
   DMI_HEADER_LEN = 4,
+  DMI_TYPE_SLOT = 9,
   DMI_TYPE_MEM_ARRAY = 16,
   DMI_TYPE_MEM_DEVICE = 17,
   DMI_TYPE_END = 127,
@@ -255,4 +256,84 @@ const char *gr_dmi_mem_type_name(unsigned t)
   case 0x24: return "HBM3";
   default: return NULL;
   }
+}
+
+/* ---- type 9, System Slots ---- */
+
+/* Segment group, bus and device/function at 0x0D..0x10 (SMBIOS 2.6 and
+ * later); each not-applicable value, or a structure too short to have the
+ * fields at all, gives -1. */
+static void decode_slot_address(const struct dmi_struct *s, struct gr_dmi_slot *sl)
+{
+  sl->segment = sl->bus = sl->dev = sl->func = -1;
+  if (!has_field(s, 0x0D, 4))
+    return;
+  unsigned seg = get_word(s->fmt + 0x0D), bus = s->fmt[0x0F], devfn = s->fmt[0x10];
+  if (seg != 0xFFFF)
+    sl->segment = (int)seg;
+  if (bus != 0xFF)
+    sl->bus = (int)bus;
+  if (devfn != 0xFF) {
+    sl->dev = (int)(devfn >> 3);
+    sl->func = (int)(devfn & 0x07);
+  }
+}
+
+static void add_slot(struct gr_dmi_slots *out, size_t *cap, const struct dmi_struct *s)
+{
+  grow_array((void **)&out->v, sizeof(*out->v), cap, out->n);
+  struct gr_dmi_slot *sl = &out->v[out->n];
+  memset(sl, 0, sizeof(*sl));
+  if (has_field(s, 0x04, 1))
+    copy_string(s, s->fmt[0x04], sl->designation, sizeof(sl->designation));
+  if (has_field(s, 0x05, 1))
+    sl->type = s->fmt[0x05];
+  if (has_field(s, 0x06, 1))
+    sl->data_width = s->fmt[0x06];
+  if (has_field(s, 0x07, 1))
+    sl->current_usage = s->fmt[0x07];
+  decode_slot_address(s, sl);
+  out->n++;
+}
+
+int gr_dmi_parse_slots(const char *name, const unsigned char *buf, size_t len, struct gr_dmi_slots *out,
+                       struct gr_err *err)
+{
+  struct dmi_struct s = {0};
+  size_t pos = 0, cap = 0;
+  int r;
+  memset(out, 0, sizeof(*out));
+  if (len == 0)
+    return gr_fail(err, GR_EXIT_FAIL, "%s: empty table", name);
+  while ((r = next_struct(name, buf, len, &pos, &s, err)) == 1) {
+    if (s.type == DMI_TYPE_SLOT)
+      add_slot(out, &cap, &s);
+    else if (s.type == DMI_TYPE_END)
+      break; /* whatever follows is padding, not structures */
+  }
+  if (r < 0) {
+    gr_dmi_slots_free(out);
+    return -1;
+  }
+  return 0;
+}
+
+void gr_dmi_slots_free(struct gr_dmi_slots *s)
+{
+  if (!s)
+    return;
+  free(s->v);
+  memset(s, 0, sizeof(*s));
+}
+
+const char *gr_dmi_slot_of(const struct gr_dmi_slots *s, int segment, int bus, int dev)
+{
+  if (!s || segment < 0 || bus < 0 || dev < 0)
+    return NULL;
+  for (size_t i = 0; i < s->n; i++) {
+    const struct gr_dmi_slot *sl = &s->v[i];
+    if (sl->segment == segment && sl->bus == bus && sl->dev == dev)
+      return sl->designation;
+  }
+  return NULL;
 }

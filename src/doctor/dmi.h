@@ -1,12 +1,13 @@
-/* SMBIOS memory devices, read from the raw structure table that Linux exposes
- * as /sys/firmware/dmi/tables/DMI (the table alone, no entry point). Only the
- * two structure types that describe installed memory are decoded: type 16
- * (Physical Memory Array) and type 17 (Memory Device).
+/* SMBIOS memory devices and system slots, read from the raw structure table
+ * that Linux exposes as /sys/firmware/dmi/tables/DMI (the table alone, no
+ * entry point). Only the structure types that describe installed memory,
+ * type 16 (Physical Memory Array) and type 17 (Memory Device), and the
+ * expansion slots, type 9 (System Slots), are decoded.
  *
- * Ownership: the parser copies everything it keeps (strings included) into
- * struct gr_dmi_memory; nothing points into the input buffer, which the
- * caller may free right after the call. The caller owns *out and frees it
- * with gr_dmi_memory_free. */
+ * Ownership: the parsers copy everything they keep (strings included) into
+ * struct gr_dmi_memory / struct gr_dmi_slots; nothing points into the input
+ * buffer, which the caller may free right after the call. The caller owns
+ * *out and frees it with gr_dmi_memory_free / gr_dmi_slots_free. */
 #ifndef GPURIG_DMI_H
 #define GPURIG_DMI_H
 
@@ -50,5 +51,40 @@ void gr_dmi_memory_free(struct gr_dmi_memory *m);
 /* "DDR4", "DDR5", "DDR3", ... or NULL for values with no DRAM generation
  * name (0, "Other", "Unknown", unassigned). Returns a static string. */
 const char *gr_dmi_mem_type_name(unsigned t);
+
+/* One type-9 structure (DMTF DSP0134 7.10). As for type 17, a field that lies
+ * beyond the structure's formatted length counts as unknown. */
+struct gr_dmi_slot {
+  char designation[64];   /* string at 0x04, e.g. "SLOT5", "PCIE3"; "" if none; non-printable bytes -> '?' */
+  int segment, bus, dev, func; /* PCI address of the slot as the firmware gives it: segment group (WORD at
+                                * 0x0D), bus (0x0F), device (bits 7:3 of 0x10) and function (bits 2:0);
+                                * all -1 when the structure is shorter than 0x11 bytes (SMBIOS < 2.6).
+                                * Each is -1 on its own when its field holds the "not applicable" value:
+                                * segment 0xFFFF, bus 0xFF, device/function byte 0xFF (dev and func) */
+  unsigned type;          /* slot type byte at 0x05 (0xA5.. PCI Express variants), 0 if absent */
+  unsigned data_width;    /* slot data bus width byte at 0x06, 0 if absent */
+  unsigned current_usage; /* 0x07: 1 other, 2 unknown, 3 available, 4 in use, 5 unavailable; 0 if absent */
+};
+
+struct gr_dmi_slots {
+  struct gr_dmi_slot *v;  /* every type-9 structure, in table order; owned */
+  size_t n;
+};
+
+/* Parses the raw table for type-9 structures, with the same walk and the same
+ * failure rules as gr_dmi_parse_memory: returns 0, or -1 with err->msg =
+ * "NAME: offset N: problem" or "NAME: empty table" and err->code
+ * GR_EXIT_FAIL, leaving *out empty. Never reads outside buf, which the
+ * caller may free right after the call. The caller frees *out with
+ * gr_dmi_slots_free (also safe on an emptied or zeroed *out). */
+int gr_dmi_parse_slots(const char *name, const unsigned char *buf, size_t len, struct gr_dmi_slots *out,
+                       struct gr_err *err);
+void gr_dmi_slots_free(struct gr_dmi_slots *s);
+
+/* The designation of the first slot (table order) whose segment, bus and
+ * device equal the arguments (the function is not compared: a multi-function
+ * device sits in one slot), or NULL if none, if s is NULL, or if any argument
+ * is negative. The result points into s and lives until gr_dmi_slots_free. */
+const char *gr_dmi_slot_of(const struct gr_dmi_slots *s, int segment, int bus, int dev);
 
 #endif

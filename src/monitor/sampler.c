@@ -16,6 +16,8 @@
 #include <unistd.h>
 
 #include "base/fs.h"
+#include "base/file.h"
+#include "doctor/dmi.h"
 #include "doctor/doctor.h"
 #include "doctor/kmsg.h"
 #include "load/loaders.h"
@@ -137,6 +139,37 @@ static void slot_of(const struct gr_fs *fs, const struct gr_pci *p, char *out, s
   closedir(d);
 }
 
+/* The board's slot names from SMBIOS (type 9, System Slots), read once:
+ * /sys/firmware/dmi/tables/DMI is readable by root only, so without root
+ * only the kernel's /sys/bus/pci/slots names are known. */
+static void smbios_slots(const struct gr_fs *fs, struct gr_dmi_slots *out)
+{
+  char path[8192];
+  struct gr_file f;
+  struct gr_err err = {0};
+  memset(out, 0, sizeof(*out));
+  if (!gr_fs_path(fs, "/sys/firmware/dmi/tables/DMI", path, sizeof(path)) ||
+      access(path, R_OK) != 0 || gr_file_read(path, 16u << 20, 0, &f, &err) != 0)
+    return;
+  if (gr_dmi_parse_slots(path, (const unsigned char *)f.data, f.len, out, &err) != 0)
+    memset(out, 0, sizeof(*out)); /* a broken table names no slot; doctor reports it */
+  gr_file_free(&f);
+}
+
+/* The slot a link's lower end sits in: the kernel's name, else the SMBIOS
+ * designation of the device in the slot, or of the port above it (boards
+ * differ in which of the two their type-9 records name). */
+static void slot_name(const struct gr_sampler *s, const struct gr_dmi_slots *dmi, struct gr_mon_link *l)
+{
+  const struct gr_pci *dev = &s->m->topo.pci[l->dev], *port = &s->m->topo.pci[l->port];
+  slot_of(&s->m->fs, dev, l->slot, sizeof(l->slot));
+  const char *d = l->slot[0] ? NULL : gr_dmi_slot_of(dmi, (int)dev->domain, (int)dev->bus, (int)dev->dev);
+  if (!d && !l->slot[0] && port->role == GR_ROLE_ROOTPORT)
+    d = gr_dmi_slot_of(dmi, (int)port->domain, (int)port->bus, (int)port->dev);
+  if (d)
+    str_copy(l->slot, sizeof(l->slot), d);
+}
+
 static int link_of_dev(const struct gr_sampler *s, int dev)
 {
   for (size_t i = 0; i < s->nlinks; i++)
@@ -149,8 +182,11 @@ static int link_of_dev(const struct gr_sampler *s, int dev)
 static void find_links(struct gr_sampler *s)
 {
   const struct gr_topo *t = &s->m->topo;
+  struct gr_dmi_slots dmi = {0};
   s->watch_node = xcalloc(t->npci + 1, sizeof(*s->watch_node));
   s->links = xcalloc(t->npci + 1, sizeof(*s->links));
+  if (s->m->has_fs)
+    smbios_slots(&s->m->fs, &dmi);
   for (size_t k = 0; k < t->ngpus; k++) {
     int dev = t->gpus[k];
     while (dev >= 0 && t->pci[dev].parent >= 0 && t->pci[t->pci[dev].parent].role != GR_ROLE_HOSTBRIDGE) {
@@ -163,12 +199,13 @@ static void find_links(struct gr_sampler *s)
         gr_pci_subject(t, dev, l->dev_name, sizeof(l->dev_name));
         gr_pci_subject(t, port, l->port_name, sizeof(l->port_name));
         if (s->m->has_fs)
-          slot_of(&s->m->fs, &t->pci[dev], l->slot, sizeof(l->slot));
+          slot_name(s, &dmi, l);
         s->watch_node[dev] = s->watch_node[port] = true;
       }
       dev = port;
     }
   }
+  gr_dmi_slots_free(&dmi);
 }
 
 /* ------------------------------------------------------------ the GPUs */

@@ -1,4 +1,4 @@
-/* The two health-input parsers: SMBIOS memory devices (tables built here,
+/* The two health-input parsers: SMBIOS memory devices and system slots (tables built here,
  * byte by byte, so each case shows the layout it exercises) and NVIDIA Xid
  * events from kernel logs (inline text and tests/data/kmsg). */
 #include <math.h>
@@ -314,6 +314,259 @@ static void dmi_type_names(void **state)
   assert_null(gr_dmi_mem_type_name(1000));
 }
 
+/* ---- DMI system slot (type 9) tests ---- */
+
+/* A type-9 structure's fields; flen cuts it short like an older firmware. */
+struct tb_slot {
+  unsigned flen, desig, type, width, usage, seg, bus, devfn;
+};
+
+static size_t tb_slot(struct tb *t, unsigned handle, const struct tb_slot *d, const char *strs, size_t slen)
+{
+  unsigned char f[0x13] = {0};
+  f[0x04] = (unsigned char)d->desig;
+  f[0x05] = (unsigned char)d->type;
+  f[0x06] = (unsigned char)d->width;
+  f[0x07] = (unsigned char)d->usage;
+  f[0x08] = 0x03; /* slot length: long */
+  put16(f + 0x09, handle & 0xFF); /* slot ID */
+  f[0x0B] = 0x04; /* characteristics 1: 3.3 V */
+  f[0x0C] = 0x01; /* characteristics 2: PME */
+  put16(f + 0x0D, d->seg);
+  f[0x0F] = (unsigned char)d->bus;
+  f[0x10] = (unsigned char)d->devfn;
+  return tb_add(t, 9, handle, f, d->flen, strs, slen);
+}
+
+struct slot_offsets {
+  size_t slot5, slot7, old, na, dimm, end;
+};
+
+/* Two GPU slots with bus addresses (SMBIOS 2.6 length), a 2.1-length slot,
+ * a slot whose address is "not applicable", a memory device between them and
+ * the end marker. */
+static void slot_table(struct tb *t, struct slot_offsets *o)
+{
+  memset(t, 0, sizeof(*t));
+  /* 0xB6: PCI Express Gen 3 x16; width 0x0D: 16x */
+  const struct tb_slot slot5 = {.flen = 0x11, .desig = 1, .type = 0xB6, .width = 0x0D, .usage = 4,
+                                .seg = 0, .bus = 0x02, .devfn = 0x00};
+  const struct tb_slot slot7 = {.flen = 0x11, .desig = 1, .type = 0xB6, .width = 0x0D, .usage = 3,
+                                .seg = 0, .bus = 0x42, .devfn = (3 << 3) | 1};
+  /* 0xA5: PCI Express, width 0x0B: 8x; the address fields are cut off */
+  const struct tb_slot old = {.flen = 0x0D, .desig = 2, .type = 0xA5, .width = 0x0B, .usage = 4,
+                              .seg = 0, .bus = 0x02, .devfn = 0x00};
+  /* 0x06: PCI, width 0x05: 32 bit, usage 2: unknown */
+  const struct tb_slot na = {.flen = 0x13, .desig = 1, .type = 0x06, .width = 0x05, .usage = 2,
+                             .seg = 0xFFFF, .bus = 0xFF, .devfn = 0xFF};
+  const struct tb_dev ddr4 = {.flen = 0x28, .size = 16384, .loc = 1, .type = 0x1A, .speed = 3200};
+  o->slot5 = tb_slot(t, 0x0900, &slot5, S("SLOT5\0"));
+  o->dimm = tb_dimm(t, 0x1100, &ddr4, S("DIMM_A1\0"));
+  o->slot7 = tb_slot(t, 0x0901, &slot7, S("SLOT7\0"));
+  o->old = tb_slot(t, 0x0902, &old, S("unused\0OLD1\0"));
+  o->na = tb_slot(t, 0x0903, &na, S("PCI\x01" "1\0"));
+  o->end = tb_end(t);
+}
+
+static void parse_slots_ok(const struct tb *t, size_t len, struct gr_dmi_slots *s)
+{
+  struct gr_err err = {0};
+  if (gr_dmi_parse_slots("t.bin", t->b, len, s, &err) != 0)
+    fail_msg("unexpected error: %s", err.msg);
+}
+
+/* Parses for slots and expects an error whose message contains want. */
+static void expect_slots_error(const unsigned char *buf, size_t len, const char *want)
+{
+  struct gr_dmi_slots s;
+  struct gr_err err = {0};
+  assert_int_equal(gr_dmi_parse_slots("t.bin", buf, len, &s, &err), -1);
+  if (!strstr(err.msg, want))
+    fail_msg("error \"%s\" does not contain \"%s\"", err.msg, want);
+  assert_int_equal(err.code, GR_EXIT_FAIL);
+  assert_null(s.v);
+  assert_int_equal(s.n, 0);
+}
+
+static void dmi_slots_fields(void **state)
+{
+  struct tb t;
+  struct slot_offsets o;
+  struct gr_dmi_slots s;
+  (void)state;
+  slot_table(&t, &o);
+  parse_slots_ok(&t, t.n, &s);
+  assert_int_equal(s.n, 4); /* the memory device and the end marker are not slots */
+  const struct gr_dmi_slot *v = s.v;
+
+  assert_string_equal(v[0].designation, "SLOT5");
+  assert_int_equal(v[0].segment, 0);
+  assert_int_equal(v[0].bus, 0x02);
+  assert_int_equal(v[0].dev, 0);
+  assert_int_equal(v[0].func, 0);
+  assert_int_equal(v[0].type, 0xB6);
+  assert_int_equal(v[0].data_width, 0x0D);
+  assert_int_equal(v[0].current_usage, 4);
+
+  assert_string_equal(v[1].designation, "SLOT7");
+  assert_int_equal(v[1].segment, 0);
+  assert_int_equal(v[1].bus, 0x42);
+  assert_int_equal(v[1].dev, 3);
+  assert_int_equal(v[1].func, 1);
+  assert_int_equal(v[1].type, 0xB6);
+  assert_int_equal(v[1].data_width, 0x0D);
+  assert_int_equal(v[1].current_usage, 3);
+
+  /* SMBIOS 2.1 length: no address, although the bytes after the formatted
+   * area (the string set, "un...") would give segment 0x6E75 */
+  assert_string_equal(v[2].designation, "OLD1"); /* string 2 */
+  assert_int_equal(v[2].segment, -1);
+  assert_int_equal(v[2].bus, -1);
+  assert_int_equal(v[2].dev, -1);
+  assert_int_equal(v[2].func, -1);
+  assert_int_equal(v[2].type, 0xA5);
+  assert_int_equal(v[2].data_width, 0x0B);
+  assert_int_equal(v[2].current_usage, 4);
+
+  /* 0xFFFF / 0xFF: not applicable; a control byte in the designation */
+  assert_string_equal(v[3].designation, "PCI?1");
+  assert_int_equal(v[3].segment, -1);
+  assert_int_equal(v[3].bus, -1);
+  assert_int_equal(v[3].dev, -1);
+  assert_int_equal(v[3].func, -1);
+  assert_int_equal(v[3].type, 0x06);
+  assert_int_equal(v[3].data_width, 0x05);
+  assert_int_equal(v[3].current_usage, 2);
+
+  /* the memory parser still sees its device in the same table */
+  struct gr_dmi_memory m;
+  parse_ok(&t, t.n, &m);
+  assert_int_equal(m.ndimms, 1);
+  assert_string_equal(m.dimms[0].locator, "DIMM_A1");
+  gr_dmi_memory_free(&m);
+
+  gr_dmi_slots_free(&s);
+  assert_null(s.v);
+  assert_int_equal(s.n, 0);
+  gr_dmi_slots_free(&s); /* twice is fine */
+  gr_dmi_slots_free(NULL);
+}
+
+static void dmi_slot_of(void **state)
+{
+  struct tb t;
+  struct slot_offsets o;
+  struct gr_dmi_slots s;
+  (void)state;
+  slot_table(&t, &o);
+  parse_slots_ok(&t, t.n, &s);
+  const char *d = gr_dmi_slot_of(&s, 0, 0x02, 0);
+  assert_non_null(d);
+  assert_string_equal(d, "SLOT5");
+  assert_ptr_equal(d, s.v[0].designation); /* a pointer into s */
+  assert_string_equal(gr_dmi_slot_of(&s, 0, 0x42, 3), "SLOT7"); /* any function of device 3 */
+  assert_null(gr_dmi_slot_of(&s, 0, 0x42, 0));
+  assert_null(gr_dmi_slot_of(&s, 1, 0x42, 3)); /* other segment */
+  assert_null(gr_dmi_slot_of(&s, 0, 0x03, 0));
+  /* the unknown and not-applicable addresses (-1) match nothing */
+  assert_null(gr_dmi_slot_of(&s, -1, -1, -1));
+  assert_null(gr_dmi_slot_of(&s, 0xFFFF, 0xFF, 31));
+  assert_null(gr_dmi_slot_of(NULL, 0, 0x02, 0));
+  gr_dmi_slots_free(&s);
+  assert_null(gr_dmi_slot_of(&s, 0, 0x02, 0));
+
+  /* two slots claiming one device: the first in table order wins */
+  struct tb t2 = {0};
+  const struct tb_slot a = {.flen = 0x11, .desig = 1, .usage = 4, .seg = 2, .bus = 0x81, .devfn = 0x08};
+  tb_slot(&t2, 1, &a, S("FIRST\0"));
+  tb_slot(&t2, 2, &a, S("SECOND\0"));
+  parse_slots_ok(&t2, t2.n, &s);
+  assert_int_equal(s.n, 2);
+  assert_int_equal(s.v[1].segment, 2);
+  assert_int_equal(s.v[1].dev, 1);
+  assert_string_equal(gr_dmi_slot_of(&s, 2, 0x81, 1), "FIRST");
+  gr_dmi_slots_free(&s);
+
+  /* a table with no slots at all */
+  struct server_offsets so;
+  server_table(&t2, &so);
+  parse_slots_ok(&t2, t2.n, &s);
+  assert_int_equal(s.n, 0);
+  assert_null(gr_dmi_slot_of(&s, 0, 0x02, 0));
+  gr_dmi_slots_free(&s);
+}
+
+static void dmi_slots_short(void **state)
+{
+  struct tb t = {0};
+  struct gr_dmi_slots s;
+  (void)state;
+  /* 0x10: segment and bus present, device/function cut off: still no address */
+  const struct tb_slot cut = {.flen = 0x10, .desig = 1, .type = 0xA5, .seg = 0, .bus = 0x02};
+  /* the header and the designation number only */
+  const struct tb_slot tiny = {.flen = 0x05, .desig = 1, .type = 0xA5, .width = 0x0D, .usage = 4};
+  const struct tb_slot nostr = {.flen = 0x11, .desig = 3, .seg = 0, .bus = 1, .devfn = 0};
+  tb_slot(&t, 1, &cut, S("CUT\0"));
+  tb_slot(&t, 2, &tiny, S("TINY\0"));
+  tb_slot(&t, 3, &nostr, S("only one\0")); /* string 3 of 1 */
+  parse_slots_ok(&t, t.n, &s);
+  assert_int_equal(s.n, 3);
+  assert_string_equal(s.v[0].designation, "CUT");
+  assert_int_equal(s.v[0].segment, -1);
+  assert_int_equal(s.v[0].bus, -1);
+  assert_int_equal(s.v[0].dev, -1);
+  assert_int_equal(s.v[0].func, -1);
+  assert_int_equal(s.v[0].type, 0xA5);
+  assert_string_equal(s.v[1].designation, "TINY");
+  assert_int_equal(s.v[1].type, 0);
+  assert_int_equal(s.v[1].data_width, 0);
+  assert_int_equal(s.v[1].current_usage, 0);
+  assert_int_equal(s.v[1].bus, -1);
+  assert_string_equal(s.v[2].designation, "");
+  assert_int_equal(s.v[2].bus, 1);
+  gr_dmi_slots_free(&s);
+}
+
+static void dmi_slots_broken(void **state)
+{
+  struct tb t;
+  struct slot_offsets o;
+  char want[96];
+  (void)state;
+  slot_table(&t, &o);
+  expect_slots_error(t.b, 0, "t.bin: empty table");
+  /* cut inside SLOT7's formatted area */
+  snprintf(want, sizeof(want), "t.bin: offset %zu: truncated structure (type 9, formatted length 17", o.slot7);
+  expect_slots_error(t.b, o.slot7 + 0x0F, want);
+  /* cut inside its string set, and just before the set's final NUL */
+  snprintf(want, sizeof(want), "t.bin: offset %zu: string set not terminated (type 9)", o.slot7);
+  expect_slots_error(t.b, o.slot7 + 0x11 + 3, want);
+  expect_slots_error(t.b, o.old - 1, want);
+  /* a string set that never ends: the final NUL pair overwritten */
+  t.b[o.old - 1] = 'X';
+  t.b[o.old - 2] = 'X';
+  expect_slots_error(t.b, o.old, want);
+  slot_table(&t, &o);
+  /* cut inside the next header */
+  snprintf(want, sizeof(want), "t.bin: offset %zu: truncated structure header", o.old);
+  expect_slots_error(t.b, o.old + 2, want);
+  /* formatted length below the header's own size */
+  t.b[o.old + 1] = 2;
+  snprintf(want, sizeof(want), "t.bin: offset %zu: formatted length 2 < 4 (type 9)", o.old);
+  expect_slots_error(t.b, t.n, want);
+  /* without type 127, ending on a structure boundary, is fine; after it the
+   * rest is padding */
+  struct gr_dmi_slots s;
+  slot_table(&t, &o);
+  parse_slots_ok(&t, o.end, &s);
+  assert_int_equal(s.n, 4);
+  gr_dmi_slots_free(&s);
+  memset(t.b + t.n, 0xAB, 5);
+  parse_slots_ok(&t, t.n + 5, &s);
+  assert_int_equal(s.n, 4);
+  gr_dmi_slots_free(&s);
+}
+
 /* ---- kernel log tests ---- */
 
 static void parse_text(const char *text, struct gr_xid_log *l)
@@ -592,6 +845,10 @@ int main(void)
       cmocka_unit_test(dmi_strings),
       cmocka_unit_test(dmi_broken_tables),
       cmocka_unit_test(dmi_type_names),
+      cmocka_unit_test(dmi_slots_fields),
+      cmocka_unit_test(dmi_slot_of),
+      cmocka_unit_test(dmi_slots_short),
+      cmocka_unit_test(dmi_slots_broken),
       cmocka_unit_test(kmsg_three_formats),
       cmocka_unit_test(kmsg_not_events),
       cmocka_unit_test(kmsg_binary_lines),

@@ -104,6 +104,39 @@ static void test_links_and_slots(void **state)
   close_fixture(&f);
 }
 
+/* Without the kernel's slot names, SMBIOS type 9 names the slot (what root
+ * reads in /sys/firmware/dmi/tables/DMI): a record for the device in the
+ * slot (bus 02) and one for a root port (00:01.1, as some boards write). */
+static void test_smbios_slots(void **state)
+{
+  struct fixture f;
+  (void)state;
+  char *root = tu_tree_copy("epyc-riser");
+  char path[1024];
+  snprintf(path, sizeof(path), "rm -rf '%s/sys/bus/pci/slots' && mkdir -p '%s/sys/firmware/dmi/tables'", root, root);
+  assert_int_equal(system(path), 0);
+  static const unsigned char table[] = {
+      9, 0x11, 0x00, 0x01, 1, 0xA5, 0x0D, 4, 0, 1, 0, 0, 0, 0x00, 0x00, 0x02, 0x00, 'P', 'C', 'I', 'E', '5', 0, 0,
+      9, 0x11, 0x01, 0x01, 1, 0xA5, 0x0D, 4, 0, 2, 0, 0, 0, 0x00, 0x00, 0x00, 0x01 << 3 | 1, 'P', 'C', 'I', 'E', '1', 0, 0,
+      127, 4, 0xff, 0xfe, 0, 0};
+  snprintf(path, sizeof(path), "%s/sys/firmware/dmi/tables/DMI", root);
+  FILE *fp = fopen(path, "wb");
+  assert_non_null(fp);
+  assert_int_equal(fwrite(table, 1, sizeof(table), fp), sizeof(table));
+  fclose(fp);
+  struct gr_err err = {0};
+  struct gr_source src = {.kind = GR_SRC_ROOT, .path = root};
+  memset(&f, 0, sizeof(f));
+  f.root = root;
+  assert_int_equal(gr_machine_open(&src, 0, &f.m, &err), 0);
+  struct gr_sampler_opts o = {.history = 4};
+  assert_int_equal(gr_sampler_open(&f.m, NULL, &o, &f.s, &err), 0);
+  assert_string_equal(gr_sampler_link(f.s, (size_t)link_named(f.s, "GPU1 0000:02:00.0"))->slot, "PCIE5");
+  assert_string_equal(gr_sampler_link(f.s, (size_t)link_named(f.s, "GPU0 0000:01:00.0"))->slot, "PCIE1");
+  assert_string_equal(gr_sampler_link(f.s, (size_t)link_named(f.s, "GPU2 0000:41:00.0"))->slot, "");
+  close_fixture(&f);
+}
+
 /* The root port's correctable count climbs: the delta goes to its link's
  * port end, per step, per minute and since start; a width change is an event. */
 static void test_aer_climbs(void **state)
@@ -310,7 +343,8 @@ int main(void)
   const struct CMUnitTest tests[] = {
       /* first: the stand-in counts its event waits per process */
       cmocka_unit_test(test_xids),
-      cmocka_unit_test(test_links_and_slots),   cmocka_unit_test(test_aer_climbs),
+      cmocka_unit_test(test_links_and_slots),   cmocka_unit_test(test_smbios_slots),
+      cmocka_unit_test(test_aer_climbs),
       cmocka_unit_test(test_ring_wraps),        cmocka_unit_test(test_hung_gpu_is_stale),
       cmocka_unit_test(test_gpu_vanishes),      cmocka_unit_test(test_quiet_rise_reported_later),
       cmocka_unit_test(test_speed_drop_under_load),
