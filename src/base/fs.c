@@ -162,7 +162,8 @@ static int finish_str(char *buf, ssize_t r, bool more)
 int gr_fs_read_str(const struct gr_fs *fs, const char *abspath, char *buf, size_t cap)
 {
   bool more = false;
-  return finish_str(buf, read_prefix(fs, abspath, buf, cap, &more), more);
+  ssize_t r = read_prefix(fs, abspath, buf, cap, &more); /* before finish_str reads more */
+  return finish_str(buf, r, more);
 }
 
 int gr_fs_open_dir(const struct gr_fs *fs, const char *abspath)
@@ -189,7 +190,8 @@ int gr_fs_read_str_at(int dirfd, const char *name, char *buf, size_t cap)
     close(fd);
     return -GR_ENOTREG;
   }
-  return finish_str(buf, read_fd_prefix(fd, buf, cap, &more), more);
+  ssize_t r = read_fd_prefix(fd, buf, cap, &more);
+  return finish_str(buf, r, more);
 }
 
 /* readlink of a path under the root, NUL-terminated; 0 or -errno */
