@@ -113,9 +113,9 @@ void cli_monitor_close(struct cli_monitor *mon);
 int cli_parse_count(const char *cmd, const struct gr_opts *o, long *count);
 /* --interval: 0.1 to 3600 s, default 1 (text NULL); -1 after one error line. */
 int cli_parse_interval(const char *cmd, const char *text, double *out);
-/* SIGINT, SIGTERM and SIGHUP end a command's loop (cli_stop_requested). */
+/* SIGINT, SIGTERM and SIGHUP end a command's loop (cli_sleep_until and the
+ * view's loop see the flag). */
 void cli_catch_stop(void);
-bool cli_stop_requested(void);
 /* Sleeps to the next tick of a fixed schedule; false when asked to stop. */
 bool cli_sleep_until(double *next_mono, double interval_s);
 

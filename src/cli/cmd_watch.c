@@ -62,11 +62,6 @@ void cli_catch_stop(void)
   sigaction(SIGHUP, &sa, NULL);
 }
 
-bool cli_stop_requested(void)
-{
-  return stop_requested != 0;
-}
-
 int cli_parse_interval(const char *cmd, const char *text, double *out)
 {
   *out = 1.0;

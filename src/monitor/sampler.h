@@ -43,7 +43,6 @@ struct gr_mon_link {
   int gpu;         /* the topology GPU below it (the first, for a switch uplink), -1 none */
   char slot[32];   /* the physical slot the lower end sits in ("SLOT5", from /sys/bus/pci/slots), "" unknown */
   char dev_name[64], port_name[64]; /* "GPU1 0000:02:00.0", "root port 0000:00:03.1" */
-  bool under_gpu_only; /* the link leads to GPUs only (a switch uplink shared with NICs is still watched) */
 };
 
 enum gr_mon_event_kind {
@@ -105,8 +104,6 @@ const struct gr_mon_link *gr_sampler_link(const struct gr_sampler *s, size_t i);
 /* AER counts of one end (0 the device, 1 the port) of link i, severity
  * sev: 0 correctable, 1 non-fatal, 2 fatal. */
 struct gr_aer_window gr_sampler_link_aer(const struct gr_sampler *s, size_t i, int end, int sev);
-/* The machine's topology GPU for backend GPU i (joined by bus id), -1 none. */
-int gr_sampler_topo_gpu(const struct gr_sampler *s, unsigned i);
 /* What does not change of backend GPU i (its name, bus id, memory, link
  * maxima), read at open; all invalid for a GPU lost before. */
 const struct gr_gpu_static *gr_sampler_gpu_static(const struct gr_sampler *s, unsigned i);
