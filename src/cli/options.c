@@ -88,6 +88,10 @@ int gr_parse_opts(int argc, char **argv, unsigned accepted, struct gr_opts *o)
       {"rent", required_argument, NULL, 274},   {"cpu", required_argument, NULL, 275},
       {"checkpointing", no_argument, NULL, 276}, {"rank0-load", no_argument, NULL, 277},
       {"nccl-version", required_argument, NULL, 278}, {"engine", required_argument, NULL, 279},
+      {"optimizer", required_argument, NULL, 280}, {"resolution", required_argument, NULL, 281},
+      {"dataset-images", required_argument, NULL, 282}, {"workers", required_argument, NULL, 283},
+      {"cache-latents", no_argument, NULL, 284}, {"cache-text-embeddings", no_argument, NULL, 285},
+      {"full-bf16", no_argument, NULL, 286},
       {NULL, 0, NULL, 0},
   };
   memset(o, 0, sizeof(*o));
@@ -144,6 +148,13 @@ int gr_parse_opts(int argc, char **argv, unsigned accepted, struct gr_opts *o)
     case 276: o->checkpointing = true; need = GR_OPT_PLAN; break;
     case 277: o->rank0_load = true; need = GR_OPT_PLAN; break;
     case 279: o->engine = optarg; need = GR_OPT_PLAN; break;
+    case 280: o->optimizer = optarg; need = GR_OPT_PLAN; break;
+    case 281: o->resolution = optarg; need = GR_OPT_PLAN; break;
+    case 282: o->dataset_images = optarg; need = GR_OPT_PLAN; break;
+    case 283: o->workers = optarg; need = GR_OPT_PLAN; break;
+    case 284: o->cache_latents = true; need = GR_OPT_PLAN; break;
+    case 285: o->cache_text = true; need = GR_OPT_PLAN; break;
+    case 286: o->full_bf16 = true; need = GR_OPT_PLAN; break;
     case 278:
       if (parse_nccl_version(argv[0], optarg, &o->nccl) != 0)
         return -1;
@@ -197,7 +208,9 @@ struct gr_plan_args cli_plan_args(const struct gr_opts *o)
       .ctx = o->ctx, .batch = o->batch, .gpus = o->gpus, .zero = o->zero, .offload = o->offload, .tp = o->tp,
       .pp = o->pp, .lora_rank = o->lora_rank, .lora_targets = o->lora_targets, .state_bytes = o->state_bytes,
       .price = o->price, .kwh = o->kwh, .rent = o->rent, .cpu = o->cpu, .estimator = o->estimator, .engine = o->engine, .gpu = o->gpu,
-      .checkpointing = o->checkpointing, .rank0_load = o->rank0_load};
+      .checkpointing = o->checkpointing, .rank0_load = o->rank0_load, .optimizer = o->optimizer,
+      .resolution = o->resolution, .dataset_images = o->dataset_images, .workers = o->workers,
+      .cache_latents = o->cache_latents, .cache_text = o->cache_text, .full_bf16 = o->full_bf16};
 }
 
 int cli_open(const struct gr_source *src, unsigned flags, struct gr_machine *m, struct gr_err *err)
