@@ -494,7 +494,7 @@ static void gpu_frozen(const struct gr_plan_req *r, const struct gr_diffusion *d
   }
   if (!r->cache_latents)
     gpu(o, "VAE", (double)o->vae_params * gr_diffusion_const("vae_bytes_per_param"),
-        "frozen, fp32 (SDXL's VAE overflows in fp16); --cache-latents frees it");
+        "frozen, fp32 (SDXL's overflows in fp16); --cache-latents frees it");
 }
 
 static void gpu_memory(const struct gr_plan_req *r, const struct gr_diffusion *d, struct gr_plan *o)
@@ -684,7 +684,7 @@ static char *note(struct gr_plan *o)
   return o->notes[o->nnotes++]; /* notes() writes 4 at most into a fresh plan's 8 */
 }
 
-static void notes(const struct gr_plan_req *r, struct gr_plan *o)
+static void notes(const struct gr_plan_req *r, const struct gr_diffusion *d, struct gr_plan *o)
 {
   double lo = gr_diffusion_const("reported_host_low_gb"), hi = gr_diffusion_const("reported_host_high_gb");
   double gb = o->host_need_gib * GIB / 1e9;
@@ -692,9 +692,17 @@ static void notes(const struct gr_plan_req *r, struct gr_plan *o)
            "stated conditions to hold a figure to, so it prints none (docs/plan.md).");
   snprintf(note(o), sizeof(o->notes[0]), "Trained: the UNet only (text encoders frozen), DDP (every GPU holds the "
            "whole model), PyTorch SDPA attention (no attention matrix kept).");
-  snprintf(note(o), sizeof(o->notes[0]), "Host RAM: modelled %.0f GB, %.0f-%.0f%% of the %.0f-%.0f GB seed 004 "
-           "reports for an SDXL fine-tune on 4x RTX 3090; the rest is leaks, fragmentation and swap, which gpurig "
-           "does not model.", gb, gb / hi * 100, gb / lo * 100, lo, hi);
+  if (strcmp(d->name, "sdxl-base-1.0") != 0) /* the published host figure is for an SDXL fine-tune */
+    snprintf(note(o), sizeof(o->notes[0]), "Host RAM: modelled %.0f GB; not modelled: leaks, allocator "
+             "fragmentation, swap, the page cache.", gb);
+  else if (gb < lo)
+    snprintf(note(o), sizeof(o->notes[0]), "Host RAM: modelled %.0f GB, %.0f-%.0f%% of the %.0f-%.0f GB seed 004 "
+             "reports for an SDXL fine-tune on 4x RTX 3090; the rest is leaks, fragmentation and swap, which gpurig "
+             "does not model.", gb, gb / hi * 100, gb / lo * 100, lo, hi);
+  else
+    snprintf(note(o), sizeof(o->notes[0]), "Host RAM: modelled %.0f GB, at least the %.0f-%.0f GB seed 004 reports "
+             "for an SDXL fine-tune on 4x RTX 3090; leaks, fragmentation and swap come on top and gpurig does not "
+             "model them.", gb, lo, hi);
   if (r->dataset_images == 0 && (r->cache_latents || r->cache_text))
     snprintf(note(o), sizeof(o->notes[0]), "The caches in host RAM are counted only with --dataset-images N.");
 }
@@ -704,5 +712,5 @@ void gr_diffusion_plan(const struct gr_plan_req *r, const struct gr_diffusion *d
 {
   plan_base(r, d, hw, o);
   verdict(r, d, hw, o);
-  notes(r, o);
+  notes(r, d, o);
 }
