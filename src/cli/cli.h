@@ -50,6 +50,8 @@ struct gr_opts {
   const char *model, *params, *job, *quant, *kv_quant, *engine, *ctx, *batch, *gpus, *zero, *offload, *tp, *pp;
   const char *estimator, *lora_rank, *lora_targets, *state_bytes, *price, *kwh, *rent, *cpu;
   bool checkpointing, rank0_load;
+  const char *optimizer, *resolution, *dataset_images, *workers; /* diffusion models */
+  bool cache_latents, cache_text, full_bf16;
   const char *positional; /* first non-option argument, if accepted */
   char **args;            /* all positional arguments (GR_OPT_MANY) */
   int nargs;

@@ -91,6 +91,10 @@ int gr_parse_opts(int argc, char **argv, unsigned accepted, struct gr_opts *o)
       {"once", no_argument, NULL, 280},         {"count", required_argument, NULL, 281},
       {"interval", required_argument, NULL, 282}, {"listen", required_argument, NULL, 283},
       {"textfile", required_argument, NULL, 284},
+      {"optimizer", required_argument, NULL, 286}, {"resolution", required_argument, NULL, 287},
+      {"dataset-images", required_argument, NULL, 288}, {"workers", required_argument, NULL, 289},
+      {"cache-latents", no_argument, NULL, 290}, {"cache-text-embeddings", no_argument, NULL, 291},
+      {"full-bf16", no_argument, NULL, 292},
       {NULL, 0, NULL, 0},
   };
   memset(o, 0, sizeof(*o));
@@ -152,6 +156,13 @@ int gr_parse_opts(int argc, char **argv, unsigned accepted, struct gr_opts *o)
     case 282: o->interval = optarg; need = GR_OPT_MONITOR; break;
     case 283: o->listen = optarg; need = GR_OPT_MONITOR; break;
     case 284: o->textfile = optarg; need = GR_OPT_MONITOR; break;
+    case 286: o->optimizer = optarg; need = GR_OPT_PLAN; break;
+    case 287: o->resolution = optarg; need = GR_OPT_PLAN; break;
+    case 288: o->dataset_images = optarg; need = GR_OPT_PLAN; break;
+    case 289: o->workers = optarg; need = GR_OPT_PLAN; break;
+    case 290: o->cache_latents = true; need = GR_OPT_PLAN; break;
+    case 291: o->cache_text = true; need = GR_OPT_PLAN; break;
+    case 292: o->full_bf16 = true; need = GR_OPT_PLAN; break;
     case 278:
       if (parse_nccl_version(argv[0], optarg, &o->nccl) != 0)
         return -1;
@@ -205,7 +216,9 @@ struct gr_plan_args cli_plan_args(const struct gr_opts *o)
       .ctx = o->ctx, .batch = o->batch, .gpus = o->gpus, .zero = o->zero, .offload = o->offload, .tp = o->tp,
       .pp = o->pp, .lora_rank = o->lora_rank, .lora_targets = o->lora_targets, .state_bytes = o->state_bytes,
       .price = o->price, .kwh = o->kwh, .rent = o->rent, .cpu = o->cpu, .estimator = o->estimator, .engine = o->engine, .gpu = o->gpu,
-      .checkpointing = o->checkpointing, .rank0_load = o->rank0_load};
+      .checkpointing = o->checkpointing, .rank0_load = o->rank0_load, .optimizer = o->optimizer,
+      .resolution = o->resolution, .dataset_images = o->dataset_images, .workers = o->workers,
+      .cache_latents = o->cache_latents, .cache_text = o->cache_text, .full_bf16 = o->full_bf16};
 }
 
 int cli_open(const struct gr_source *src, unsigned flags, struct gr_machine *m, struct gr_err *err)

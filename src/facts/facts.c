@@ -27,6 +27,10 @@ static const char *const health_keys[] = {
     "aer_ber", "host_ram_per_vram", "xid_window_h", "gen1_idle_gen", "bench_host_min", "bench_p2p_min",
     "bench_staged_min", "bench_nvlink_min", "bench_local_min", "bench_bidir_share", "bench_allreduce_min",
     "bench_floor_min_mib", NULL};
+static const char *const diffusion_memory_keys[] = {
+    "load_bytes_per_param", "vae_bytes_per_param", "frozen_bytes_per_param", "latent_cache_bytes", "text_cache_bytes",
+    "cache_copies_per_rank", "worker_base_gib", "worker_cache_share", "reported_host_low_gb", "reported_host_high_gb",
+    "adam8bit_state_bytes", NULL};
 
 /* The tables read row by row, with the columns their readers need. */
 struct rows_schema {
@@ -48,6 +52,7 @@ static const struct rows_schema row_tables[] = {
     {"pci-devices.tsv", offsetof(struct gr_facts, pci_devices), {"vendor", "device", "class", "kind", "name", "source"}},
     {"nccl-p2p.tsv", offsetof(struct gr_facts, nccl_p2p), {"since", "until", "cpu", "gpus", "level", "source"}},
     {"engines.tsv", offsetof(struct gr_facts, engines), {"name", "aliases", "formats", "kv_quants", "jobs", "swa", "min_cc", "source"}},
+    {"diffusion.tsv", offsetof(struct gr_facts, diffusion), {"name", "aliases", "part", "class", "config", "source"}},
 };
 
 static int need_columns(const struct gr_table *t, const char *const *cols, struct gr_err *err)
@@ -315,7 +320,8 @@ static int load_tables(struct gr_facts *f, struct gr_err *err)
       gr_catalog_parse(&f->raw_gpus, &f->gpus, &f->ngpus, err) != 0 ||
       load_kv(f, "calibration.tsv", &f->raw_calibration, calibration_keys, &f->calibration, err) != 0 ||
       load_kv(f, "planner.tsv", &f->raw_planner, planner_keys, &f->planner, err) != 0 ||
-      load_kv(f, "health.tsv", &f->raw_health, health_keys, &f->health, err) != 0)
+      load_kv(f, "health.tsv", &f->raw_health, health_keys, &f->health, err) != 0 ||
+      load_kv(f, "diffusion-memory.tsv", &f->raw_diffusion_memory, diffusion_memory_keys, &f->diffusion_memory, err) != 0)
     return -1;
   for (size_t i = 0; i < sizeof(row_tables) / sizeof(row_tables[0]); i++) {
     struct gr_table *t = (struct gr_table *)((char *)f + row_tables[i].offset);
@@ -336,12 +342,14 @@ static void free_facts(struct gr_facts *f)
   free(f->calibration.rows);
   free(f->planner.rows);
   free(f->health.rows);
+  free(f->diffusion_memory.rows);
   free(f->gpus);
   gr_table_free(&f->raw_gpus);
   gr_table_free(&f->raw_pcie);
   gr_table_free(&f->raw_calibration);
   gr_table_free(&f->raw_planner);
   gr_table_free(&f->raw_health);
+  gr_table_free(&f->raw_diffusion_memory);
   gr_pciids_unmap(f->pciids, f->pciids_len);
   free(f);
 }
@@ -401,4 +409,9 @@ double gr_planner_const(const char *key)
 double gr_health(const char *key)
 {
   return gr_kv(&gr_facts()->health, key);
+}
+
+double gr_diffusion_const(const char *key)
+{
+  return gr_kv(&gr_facts()->diffusion_memory, key);
 }

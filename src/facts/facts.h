@@ -79,6 +79,8 @@ struct gr_facts {
   struct gr_table models;                      /* models.tsv (plan) */
   struct gr_table quant;                       /* quant.tsv (plan) */
   struct gr_table engines;                     /* engines.tsv (plan) */
+  struct gr_table diffusion;                   /* diffusion.tsv (plan/diffusion.c) */
+  struct gr_kv_table diffusion_memory;         /* diffusion-memory.tsv: the diffusion planner's constants */
   struct gr_table pci_devices;                 /* pci-devices.tsv (model), parsed into pci_rules */
   struct gr_pci_rule *pci_rules;
   size_t npci_rules;
@@ -89,7 +91,7 @@ struct gr_facts {
   const char *pciids;
   size_t pciids_len;
   /* backing store of the key/value tables and the catalog */
-  struct gr_table raw_gpus, raw_pcie, raw_calibration, raw_planner, raw_health;
+  struct gr_table raw_gpus, raw_pcie, raw_calibration, raw_planner, raw_health, raw_diffusion_memory;
 };
 
 /* Loads every data file and maps pci.ids. Returns 0, or -1 with err
@@ -127,5 +129,6 @@ const struct gr_nccl_rule *gr_nccl_p2p_rule(const struct gr_nccl_version *v, con
 double gr_calibration(const char *key);
 double gr_planner_const(const char *key);
 double gr_health(const char *key);
+double gr_diffusion_const(const char *key);
 
 #endif

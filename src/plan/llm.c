@@ -11,6 +11,7 @@
 #include <jansson.h>
 
 #include "facts/facts.h"
+#include "plan/diffusion.h"
 
 /* Architectures whose layers are Llama-shaped (RMSNorm, gated MLP, q/k/v/o
  * projections): the count below is exact for them. */
@@ -246,9 +247,27 @@ static int builtin_row(size_t r, struct gr_model *m, struct gr_err *err)
   return 0;
 }
 
+/* A diffusion pipeline of data/diffusion.tsv: 1 found, 0 not one, -1 err. */
+static int diffusion_builtin(const char *name, struct gr_model *m, struct gr_err *err)
+{
+  struct gr_diffusion d;
+  int rc = gr_diffusion_builtin(name, &d, err);
+  if (rc <= 0)
+    return rc;
+  m->kind = GR_MODEL_DIFFUSION;
+  m->diffusion = xmalloc(sizeof(d));
+  *m->diffusion = d;
+  m->name = xstrdup(d.name);
+  m->source = xstrdup(d.source);
+  return 1;
+}
+
 int gr_model_builtin(const char *name, struct gr_model *m, struct gr_err *err)
 {
   memset(m, 0, sizeof(*m));
+  int dm = diffusion_builtin(name, m, err);
+  if (dm != 0)
+    return dm < 0 ? -1 : 0;
   for (size_t r = 0; r < builtins()->nrows; r++)
     if (strcasecmp(gr_table_cell(builtins(), r, 0), name) == 0) {
       if (builtin_row(r, m, err) != 0) {
@@ -257,14 +276,14 @@ int gr_model_builtin(const char *name, struct gr_model *m, struct gr_err *err)
       }
       return 0;
     }
-  /* diffusion models are asked for by name (seed 004 trains SDXL): say that
-   * the planner does not model them rather than that the name is unknown */
+  /* other diffusion models are asked for by name: say which ones gpurig
+   * plans rather than that the name is unknown */
   static const char *const diffusion[] = {"sd", "stable-diffusion", "flux", "unet"};
+  char names[1024];
+  gr_diffusion_names(names, sizeof(names));
   for (size_t i = 0; i < sizeof(diffusion) / sizeof(diffusion[0]); i++)
     if (strncasecmp(name, diffusion[i], strlen(diffusion[i])) == 0)
-      return gr_fail(err, GR_EXIT_FAIL, "%s: diffusion models (SDXL, SD 1.5, Flux) are not planned yet: gpurig plans "
-                     "decoder language models; --params N gives model states and weights only", name);
-  char names[1024];
+      return gr_fail(err, GR_EXIT_FAIL, "%s: not a diffusion model gpurig plans (built-in: %s)", name, names);
   gr_model_builtin_names(names, sizeof(names));
   return gr_fail(err, GR_EXIT_FAIL, "unknown model '%s' (built-in: %s; or give a config.json path)", name, names);
 }
@@ -275,6 +294,11 @@ void gr_model_builtin_names(char *buf, size_t cap)
   buf[0] = '\0';
   for (size_t r = 0; r < builtins()->nrows && off < cap; r++)
     off += (size_t)snprintf(buf + off, cap - off, "%s%s", r ? ", " : "", gr_table_cell(builtins(), r, 0));
+  if (off + 2 < cap) { /* then the diffusion pipelines */
+    buf[off++] = ',';
+    buf[off++] = ' ';
+    gr_diffusion_names(buf + off, cap - off);
+  }
 }
 
 /* ---- --params ---- */
@@ -322,5 +346,6 @@ void gr_model_free(struct gr_model *m)
   free(m->source);
   free(m->model_type);
   free(m->quant_hint);
+  free(m->diffusion);
   memset(m, 0, sizeof(*m));
 }

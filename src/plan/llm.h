@@ -13,7 +13,12 @@
 
 #include "base/util.h"
 
+struct gr_diffusion; /* plan/diffusion.h */
+enum gr_model_kind { GR_MODEL_LLM, GR_MODEL_DIFFUSION };
+
 struct gr_model {
+  enum gr_model_kind kind;  /* diffusion: `diffusion` holds the pipeline, the fields below stay empty */
+  struct gr_diffusion *diffusion; /* owned; NULL for a language model */
   char *name;            /* "llama-2-7b", the config path, or "7B parameters" */
   char *source;          /* where the shape comes from */
   char *model_type;      /* "llama", "mixtral", ...; NULL for --params */
@@ -82,8 +87,9 @@ long gr_model_windowed_layers(const struct gr_model *m, enum gr_swa swa);
 /* KV cache bytes for a context of ctx tokens, all layers, one sequence. */
 double gr_model_kv_bytes(const struct gr_model *m, double elem_bytes, long ctx, enum gr_swa swa);
 
-/* Built-in models (data/models.tsv), by name, case-insensitively. Returns -1
- * with the known names in err when absent. */
+/* Built-in models (data/models.tsv, and the diffusion pipelines of
+ * data/diffusion.tsv by name or alias), by name, case-insensitively.
+ * Returns -1 with the known names in err when absent. */
 int gr_model_builtin(const char *name, struct gr_model *m, struct gr_err *err);
 /* Writes the built-in names, comma-separated, into buf. */
 void gr_model_builtin_names(char *buf, size_t cap);

@@ -8,6 +8,7 @@
 #include "analysis/analysis.h"
 #include "facts/facts.h"
 #include "facts/pcilink.h"
+#include "plan/diffusion.h"
 #include "plan/engine.h"
 
 #define GIB 1073741824.0
@@ -45,6 +46,21 @@ uint64_t gr_lora_trainable(const struct gr_model *m, long rank, unsigned targets
 
 /* ---- checks ---- */
 
+/* A diffusion job: training on GPUs with data parallelism only (what
+ * diffusers' and kohya's scripts run). */
+static int check_diffusion(const struct gr_plan_req *r, const struct gr_model *m, struct gr_err *err)
+{
+  if (r->job != GR_JOB_FULL && r->job != GR_JOB_LORA)
+    return gr_fail(err, GR_EXIT_FAIL, "--job %s: gpurig plans training of %s (--job full or lora); its %s is not "
+                   "modelled", gr_job_name(r->job), m->name, r->job == GR_JOB_INFER ? "inference" : "QLoRA");
+  if (r->gpus < 1)
+    return gr_fail(err, GR_EXIT_FAIL, "--gpus %d: training needs at least one GPU", r->gpus);
+  if (r->tp > 1 || r->pp > 1 || r->zero > 0 || r->offload != GR_OFFLOAD_NONE)
+    return gr_fail(err, GR_EXIT_FAIL, "%s trains with data parallelism (every GPU holds the whole model): --tp, --pp, "
+                   "--zero and --offload are not modelled for diffusion models", m->name);
+  return 0;
+}
+
 int gr_plan_check(const struct gr_plan_req *r, const struct gr_model *m, const struct gr_plan_hw *hw,
                   struct gr_err *err)
 {
@@ -59,6 +75,8 @@ int gr_plan_check(const struct gr_plan_req *r, const struct gr_model *m, const s
     return gr_fail(err, GR_EXIT_FAIL, "no GPU to plan for: give --gpu MODEL or --rig RIG");
   if (r->gpus > hw->ngpus)
     return gr_fail(err, GR_EXIT_FAIL, "--gpus %d: the machine has %d GPUs", r->gpus, hw->ngpus);
+  if (m->kind == GR_MODEL_DIFFUSION)
+    return check_diffusion(r, m, err);
   if (r->gpus > 0 && r->tp * r->pp > r->gpus)
     return gr_fail(err, GR_EXIT_FAIL, "--tp %d x --pp %d needs %d GPUs; %d are planned (--gpus)", r->tp, r->pp,
                    r->tp * r->pp, r->gpus);
@@ -855,6 +873,11 @@ static void plan_verdict(const struct gr_plan_req *r, const struct gr_model *m, 
 void gr_plan_run(const struct gr_plan_req *r, const struct gr_model *m, const struct gr_plan_hw *hw,
                  struct gr_plan *o)
 {
+  if (m->kind == GR_MODEL_DIFFUSION) { /* its own memory model, no speed (plan/diffusion.h) */
+    gr_diffusion_plan(r, m->diffusion, hw, o);
+    plan_cost(r, hw, o);
+    return;
+  }
   plan_base(r, m, hw, o);
   if (r->job == GR_JOB_INFER) {
     speed_decode(r, m, hw, o);

@@ -50,6 +50,14 @@ struct gr_plan_req {
   double price;               /* --price, overrides the rig's; 0 none */
   double kwh_price;           /* $ per kWh */
   double rent;                /* --rent $ per GPU-hour, 0 none */
+  /* diffusion models (plan/diffusion.h) */
+  long resolution;            /* --resolution: pixels per side, 0 the model's native */
+  bool adam8bit;              /* --optimizer adam8bit (bitsandbytes), else AdamW */
+  bool full_bf16;             /* --full-bf16: weights, grads and Adam states in bf16, no fp32 master */
+  bool cache_latents;         /* --cache-latents: the VAE leaves the GPU, latents live in host RAM */
+  bool cache_text;            /* --cache-text-embeddings: the text encoders leave the GPU */
+  long dataset_images;        /* --dataset-images: images whose caches live in host RAM */
+  long workers;               /* --workers: data-loader worker processes per rank */
 };
 
 /* The machine as the planner needs it, filled from a topology and its
@@ -114,6 +122,9 @@ struct gr_plan {
   char currency[8];
   char notes[8][256];
   size_t nnotes;
+  /* diffusion models: the parts' parameters and the resolution planned (0 for a language model) */
+  uint64_t unet_params, text_params, vae_params;
+  long resolution;
 };
 
 /* Constants: gr_planner_const (facts/facts.h, data/planner.tsv). */

@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 
 #include "facts/facts.h"
+#include "plan/diffusion.h"
 #include "plan/engine.h"
 
 static int opt_long(const char *name, const char *s, long min, long max, long *out, struct gr_err *err)
@@ -30,7 +31,8 @@ bool gr_plan_args_given(const struct gr_plan_args *a)
 {
   return a->model || a->params || a->quant || a->kv_quant || a->ctx || a->batch || a->gpus || a->zero || a->offload ||
          a->tp || a->pp || a->lora_rank || a->lora_targets || a->state_bytes || a->price || a->kwh || a->rent ||
-         a->cpu || a->estimator || a->engine || a->checkpointing || a->rank0_load;
+         a->cpu || a->estimator || a->engine || a->checkpointing || a->rank0_load || a->optimizer || a->resolution ||
+         a->dataset_images || a->workers || a->cache_latents || a->cache_text || a->full_bf16;
 }
 
 static int parse_job(const char *s, enum gr_job *j, struct gr_err *err)
@@ -234,6 +236,42 @@ static int check_default_split(const struct gr_plan_args *a, const struct gr_mod
                  "stages; give --tp or fewer --gpus", gpus, r->tp, m->name, m->layers, r->pp);
 }
 
+/* The options of a diffusion job, and none of a language model's; m NULL:
+ * a language model (or --params). */
+static int parse_diffusion(const struct gr_plan_args *a, const struct gr_model *m, struct gr_plan_req *r,
+                           struct gr_err *err)
+{
+  const char *dm_only = a->optimizer ? "--optimizer" : a->resolution ? "--resolution" : a->dataset_images ? "--dataset-images"
+                        : a->workers ? "--workers" : a->cache_latents ? "--cache-latents" : a->cache_text ? "--cache-text-embeddings"
+                        : a->full_bf16 ? "--full-bf16" : NULL;
+  if (!m || m->kind != GR_MODEL_DIFFUSION)
+    return dm_only ? gr_fail(err, GR_EXIT_FAIL, "%s applies to diffusion models (--model sdxl, sd15)", dm_only) : 0;
+  const char *llm_only = a->quant ? "--quant" : a->kv_quant ? "--kv-quant" : a->ctx ? "--ctx" : a->engine ? "--engine"
+                         : a->lora_targets ? "--lora-targets" : a->state_bytes ? "--state-bytes" : a->cpu ? "--cpu"
+                         : a->estimator ? "--estimator" : NULL;
+  if (llm_only)
+    return gr_fail(err, GR_EXIT_FAIL, "%s applies to language models; %s trains in bf16 mixed precision (--full-bf16 "
+                   "for pure bf16) at --resolution, with LoRA on the UNet's attention", llm_only, m->name);
+  if (a->optimizer && strcmp(a->optimizer, "adamw") != 0 && strcmp(a->optimizer, "adam8bit") != 0)
+    return gr_fail(err, GR_EXIT_FAIL, "--optimizer %s: adamw or adam8bit (bitsandbytes AdamW8bit)", a->optimizer);
+  r->adam8bit = a->optimizer && strcmp(a->optimizer, "adam8bit") == 0;
+  r->full_bf16 = a->full_bf16;
+  r->cache_latents = a->cache_latents;
+  r->cache_text = a->cache_text;
+  long step = gr_diffusion_px_step(m->diffusion);
+  if (a->resolution && (opt_long("--resolution", a->resolution, step, 8192, &r->resolution, err) != 0))
+    return -1;
+  if (r->resolution % step != 0)
+    return gr_fail(err, GR_EXIT_FAIL, "--resolution %ld: %s needs a multiple of %ld (the VAE's 8 x the UNet's "
+                   "downsamplings)", r->resolution, m->name, step);
+  if ((a->dataset_images && opt_long("--dataset-images", a->dataset_images, 0, 1000000000L, &r->dataset_images, err) != 0) ||
+      (a->workers && opt_long("--workers", a->workers, 0, 256, &r->workers, err) != 0))
+    return -1;
+  if (!a->lora_rank)
+    r->lora_rank = 4; /* diffusers' train_text_to_image_lora_sdxl.py --rank default */
+  return 0;
+}
+
 int gr_plan_request(const struct gr_plan_args *a, int machine_gpus, struct gr_plan_req *r, struct gr_model *m,
                     struct gr_err *err)
 {
@@ -244,7 +282,8 @@ int gr_plan_request(const struct gr_plan_args *a, int machine_gpus, struct gr_pl
   r->rank0_load = a->rank0_load;
   r->checkpointing = a->checkpointing;
   if (parse_counts(a, machine_gpus, r, err) != 0 || check_default_split(a, m, r, err) != 0 ||
-      parse_formats(a, m, r, err) != 0 || parse_engine(a, r, err) != 0 || parse_money(a, r, err) != 0) {
+      parse_formats(a, m, r, err) != 0 || parse_engine(a, r, err) != 0 || parse_money(a, r, err) != 0 ||
+      parse_diffusion(a, m, r, err) != 0) {
     gr_model_free(m);
     return -1;
   }
@@ -283,12 +322,14 @@ int gr_plan_hw_from(const struct gr_plan_args *a, const struct gr_machine *m, st
 static int check_model_args(const struct gr_plan_args *a, struct gr_err *err)
 {
   struct gr_model m;
+  struct gr_plan_req r = {.lora_rank = 8};
   if (a->model && !a->params && is_config_path(a->model))
-    return 0;
+    return parse_diffusion(a, NULL, &r, err);
   if (load_model(a, &m, err) != 0)
     return -1;
+  int rc = parse_diffusion(a, &m, &r, err);
   gr_model_free(&m);
-  return 0;
+  return rc;
 }
 
 /* Options that contradict each other or the machine they would run on. */
@@ -412,14 +453,30 @@ static int shop_plan(const struct gr_plan_args *a, const struct gr_gpu_model *g,
   return gr_plan_job(&b, &hw, NULL, pl, err);
 }
 
+/* Plan before buying models language models' parallelism: a diffusion
+ * pipeline needs a machine to plan on. */
+static int shop_refuses(const struct gr_plan_args *a, struct gr_err *err)
+{
+  struct gr_model m;
+  struct gr_err ignored = {0};
+  if (!a->model || a->params || is_config_path(a->model) || gr_model_builtin(a->model, &m, &ignored) != 0)
+    return 0;
+  bool dm = m.kind == GR_MODEL_DIFFUSION;
+  gr_model_free(&m);
+  return dm ? gr_fail(err, GR_EXIT_FAIL, "%s: no GPU here and none named; give --gpu MODEL (and --gpus N) or --rig "
+                      "RIG to plan a diffusion model on", a->model) : 0;
+}
+
 int gr_plan_shop(const struct gr_plan_args *a, struct gr_shop *s, struct gr_err *err)
 {
   static const int counts[GR_SHOP_COUNTS] = {1, 2, 4, 8};
   const struct gr_facts *f = gr_facts();
   struct gr_gpu_model big = f->gpus[0];
+  memset(s, 0, sizeof(*s));
+  if (shop_refuses(a, err) != 0)
+    return -1;
   struct gr_planned *pl = xcalloc(1, sizeof(*pl));
   int rc = -1;
-  memset(s, 0, sizeof(*s));
   big.model = "a GPU of unbounded memory";
   big.mem_gib = 1e12;
   memcpy(s->counts, counts, sizeof(counts));

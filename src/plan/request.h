@@ -24,6 +24,9 @@ struct gr_plan_args {
   const char *lora_rank, *lora_targets, *state_bytes, *price, *kwh, *rent, *cpu, *estimator, *engine;
   const char *gpu;      /* --gpu MODEL: a generic board of that GPU when no rig is named */
   bool checkpointing, rank0_load;
+  /* diffusion models only */
+  const char *optimizer, *resolution, *dataset_images, *workers;
+  bool cache_latents, cache_text, full_bf16;
 };
 
 /* True when any option that only a plan reads was given (compare needs --job then). */

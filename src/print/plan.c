@@ -81,12 +81,70 @@ static void print_memory(FILE *out, const struct gr_plan_req *r, const struct gr
             r->state_bytes, (double)p->params.total, p->model_states_gb, p->model_states_gb * 1e9 / 1073741824.0);
 }
 
+/* ---- diffusion models: images, resolution and steps, no context or tokens ---- */
+
+static void print_diffusion_cost(FILE *out, const struct gr_plan_req *r, const struct gr_plan *p)
+{
+  fprintf(out, "\nCost:\n");
+  if (p->price > 0)
+    fprintf(out, "  price %.0f %s (%.1f %s per GiB of VRAM)\n", p->price, p->currency, p->price_per_vram_gib,
+            p->currency);
+  else
+    fprintf(out, "  price not known (--price)\n");
+  fprintf(out, "  power about %.0f W under load: %.1f kWh/day = %.2f %s/day at %.2f/kWh\n", p->power_w,
+          p->energy_kwh_day, p->energy_cost_day, p->currency, r->kwh_price);
+  if (p->rent_year > 0)
+    fprintf(out, "  renting %d GPUs at %.2f/GPU-hour: %.0f %s per year\n", r->gpus, r->rent, p->rent_year, p->currency);
+}
+
+static void print_diffusion(FILE *out, const struct gr_planned *pl)
+{
+  const struct gr_plan_req *r = &pl->req;
+  const struct gr_plan_hw *hw = &pl->hw;
+  const struct gr_plan *p = &pl->plan;
+  char a[32], b[32], c[32], d[32];
+  fprintf(out, "Plan: %s, %s, %ldx%ld px, batch %ld per GPU, %d x %s\n", pl->model.name,
+          r->job == GR_JOB_FULL ? "full fine-tune of the UNet" : "LoRA on the UNet", p->resolution, p->resolution,
+          r->batch, r->gpus, hw->gpu->model);
+  fprintf(out, "Machine: %s\n", hw->name);
+  fprintf(out, "Model: %s parameters: UNet %s, text encoders %s, VAE %s\n", grouped(p->params.total, a, sizeof(a)),
+          grouped(p->unet_params, b, sizeof(b)), grouped(p->text_params, c, sizeof(c)),
+          grouped(p->vae_params, d, sizeof(d)));
+  fprintf(out, "  from %s\n", pl->model.source);
+  if (r->job == GR_JOB_LORA)
+    fprintf(out, "Trainable: %s LoRA parameters (rank %ld on the attention projections)\n",
+            grouped(p->trainable, a, sizeof(a)), r->lora_rank);
+  fprintf(out, "Training: %s, %s, checkpointing %s; latents %s, text embeddings %s\n",
+          r->adam8bit ? "8-bit AdamW" : "AdamW", r->job == GR_JOB_LORA ? "bf16 base" : r->full_bf16 ? "pure bf16" : "fp32 master weights",
+          r->checkpointing ? "on" : "off", r->cache_latents ? "cached" : "encoded on the GPU",
+          r->cache_text ? "cached" : "encoded on the GPU");
+  char title[64];
+  snprintf(title, sizeof(title), r->gpus > 1 ? "Per GPU (each of %d)" : "Per GPU", r->gpus);
+  fprintf(out, "\n%-28s %8s\n", title, "GiB");
+  print_items(out, p->gpu, p->ngpu_items);
+  fprintf(out, "  %-26s %9.2f  of %.0f GiB on each %s\n", "total", p->gpu_need_gib, p->gpu_have_gib, hw->gpu->model);
+  fprintf(out, "\n%-28s %8s\n", "Host RAM", "GiB");
+  print_items(out, p->host, p->nhost_items);
+  fprintf(out, "  %-26s %9.2f  the larger of loading and training%s\n", "peak", p->host_need_gib,
+          hw->host_ram_gib > 0 ? "" : " (the machine's RAM is not known)");
+  fprintf(out, "\nVerdict: %s\n", p->verdict);
+  fprintf(out, "  largest batch per GPU that fits: %ld (at %ldx%ld px)\n", p->max_batch, p->resolution, p->resolution);
+  fprintf(out, "\nSpeed: not estimated (no published step time to hold it to; see the notes)\n");
+  print_diffusion_cost(out, r, p);
+  for (size_t i = 0; i < p->nnotes; i++)
+    fprintf(out, "%s%s\n", i ? "" : "\nNotes:\n", p->notes[i]);
+}
+
 void gr_print_plan(FILE *out, const struct gr_planned *pl)
 {
   const struct gr_plan_req *r = &pl->req;
   const struct gr_model *m = &pl->model;
   const struct gr_plan_hw *hw = &pl->hw;
   const struct gr_plan *p = &pl->plan;
+  if (m->kind == GR_MODEL_DIFFUSION) {
+    print_diffusion(out, pl);
+    return;
+  }
   fprintf(out, "Plan: %s, %s", m->name, gr_job_name(r->job));
   if (r->job != GR_JOB_FULL)
     fprintf(out, ", %s", r->quant.name);
@@ -196,12 +254,84 @@ static json_t *model_json(const struct gr_model *m, const struct gr_plan *p)
   return o;
 }
 
+static json_t *diffusion_cost_json(const struct gr_plan *p)
+{
+  json_t *cost = json_object();
+  json_object_set_new(cost, "price", p->price > 0 ? json_real(p->price) : json_null());
+  json_object_set_new(cost, "currency", json_string(p->currency));
+  json_object_set_new(cost, "price_per_vram_gib", gr_json_positive(p->price_per_vram_gib, 2));
+  json_object_set_new(cost, "power_w", gr_json_rounded(p->power_w, 0));
+  json_object_set_new(cost, "energy_kwh_per_day", gr_json_rounded(p->energy_kwh_day, 2));
+  json_object_set_new(cost, "energy_cost_per_day", gr_json_rounded(p->energy_cost_day, 2));
+  json_object_set_new(cost, "rent_per_year", gr_json_positive(p->rent_year, 0));
+  return cost;
+}
+
+/* A diffusion plan: the parts' counts, images and pixels, no context and no tokens. */
+static json_t *diffusion_json(const struct gr_planned *pl)
+{
+  const struct gr_plan_req *r = &pl->req;
+  const struct gr_plan_hw *hw = &pl->hw;
+  const struct gr_plan *p = &pl->plan;
+  json_t *root = json_object(), *model = json_object(), *req = json_object(), *mem = json_object();
+  json_t *host = json_object(), *verdict = json_object(), *speed = json_object(), *notes = json_array();
+  json_object_set_new(model, "name", gr_json_text(pl->model.name));
+  json_object_set_new(model, "kind", json_string("diffusion"));
+  json_object_set_new(model, "source", gr_json_text(pl->model.source));
+  json_object_set_new(model, "params_total", json_integer((json_int_t)p->params.total));
+  json_object_set_new(model, "unet_params", json_integer((json_int_t)p->unet_params));
+  json_object_set_new(model, "text_encoder_params", json_integer((json_int_t)p->text_params));
+  json_object_set_new(model, "vae_params", json_integer((json_int_t)p->vae_params));
+  json_object_set_new(root, "model", model);
+  json_object_set_new(req, "job", json_string(gr_job_name(r->job)));
+  json_object_set_new(req, "resolution_px", json_integer(p->resolution));
+  json_object_set_new(req, "batch_images", json_integer(r->batch));
+  json_object_set_new(req, "gpus", json_integer(r->gpus));
+  json_object_set_new(req, "gpu_model", json_string(hw->gpu->model));
+  json_object_set_new(req, "optimizer", json_string(r->adam8bit ? "adam8bit" : "adamw"));
+  json_object_set_new(req, "full_bf16", json_boolean(r->full_bf16));
+  json_object_set_new(req, "checkpointing", json_boolean(r->checkpointing));
+  json_object_set_new(req, "cache_latents", json_boolean(r->cache_latents));
+  json_object_set_new(req, "cache_text_embeddings", json_boolean(r->cache_text));
+  json_object_set_new(req, "lora_rank", r->job == GR_JOB_LORA ? json_integer(r->lora_rank) : json_null());
+  json_object_set_new(req, "dataset_images", json_integer(r->dataset_images));
+  json_object_set_new(req, "workers", json_integer(r->workers));
+  json_object_set_new(req, "machine", gr_json_text(hw->name));
+  json_object_set_new(root, "request", req);
+  json_object_set_new(root, "trainable_params", json_integer((json_int_t)p->trainable));
+  json_object_set_new(mem, "items", items_json(p->gpu, p->ngpu_items));
+  json_object_set_new(mem, "total_gib", gr_json_rounded(p->gpu_need_gib, 3));
+  json_object_set_new(mem, "capacity_gib", json_real(p->gpu_have_gib));
+  json_object_set_new(root, "per_gpu", mem);
+  json_object_set_new(host, "items", items_json(p->host, p->nhost_items));
+  json_object_set_new(host, "peak_gib", gr_json_rounded(p->host_need_gib, 3));
+  json_object_set_new(host, "ram_gib", gr_json_positive(hw->host_ram_gib, 1));
+  json_object_set_new(root, "host", host);
+  json_object_set_new(verdict, "fit", json_string(gr_fit_name(p->fit)));
+  json_object_set_new(verdict, "text", json_string(p->verdict));
+  json_object_set_new(verdict, "fix", p->fix[0] ? json_string(p->fix) : json_null());
+  json_object_set_new(verdict, "fix_per_gpu_gib", p->fix[0] ? json_real(round(p->fix_need_gib * 1000) / 1000) : json_null());
+  json_object_set_new(verdict, "max_batch_images", json_integer(p->max_batch));
+  json_object_set_new(root, "verdict", verdict);
+  json_object_set_new(speed, "step_s", json_null());
+  json_object_set_new(speed, "images_per_s", json_null());
+  json_object_set_new(speed, "basis", json_string("not estimated: no published step time with stated conditions"));
+  json_object_set_new(root, "speed", speed);
+  json_object_set_new(root, "cost", diffusion_cost_json(p));
+  for (size_t i = 0; i < p->nnotes; i++)
+    json_array_append_new(notes, gr_json_text(p->notes[i]));
+  json_object_set_new(root, "notes", notes);
+  return root;
+}
+
 json_t *gr_plan_to_json(const struct gr_planned *pl)
 {
   const struct gr_plan_req *r = &pl->req;
   const struct gr_model *m = &pl->model;
   const struct gr_plan_hw *hw = &pl->hw;
   const struct gr_plan *p = &pl->plan;
+  if (m->kind == GR_MODEL_DIFFUSION)
+    return diffusion_json(pl);
   json_t *root = json_object(), *req = json_object(), *mem = json_object(), *host = json_object();
   json_t *verdict = json_object(), *speed = json_object(), *cost = json_object();
   json_object_set_new(root, "model", model_json(m, p));
