@@ -12,10 +12,11 @@ cd "$(dirname "$0")"
 # users' machines have it (hwloc's tools then parse XML with libxml2). gpurig works either way
 # (its tests check the wording of both XML parsers).
 # libncurses-dev (gpurig watch's view) and libmicrohttpd-dev (gpurig export) are build needs;
-# prometheus (server and promtool), tmux and curl run the monitor tests (tests/monitor).
+# prometheus (server and promtool), tmux, curl, rsvg-convert and xmllint run the monitor tests
+# (tests/monitor).
 PACKAGES=(cmake make gcc pkg-config libhwloc-dev libhwloc-plugins hwloc-nox libjansson-dev
           libcmocka-dev bzip2 pci.ids clang libclang-rt-14-dev valgrind jq
-          libncurses-dev libmicrohttpd-dev prometheus tmux curl)
+          libncurses-dev libmicrohttpd-dev prometheus tmux curl librsvg2-bin libxml2-utils)
 FUZZ_SECONDS=${GPURIG_FUZZ_SECONDS:-20}
 JOBS=$(nproc 2>/dev/null || echo 2)
 

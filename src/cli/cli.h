@@ -46,6 +46,7 @@ struct gr_opts {
   const char *interval;    /* --interval SECONDS (0.1 .. 3600; "500ms", "2s") */
   const char *listen;      /* --listen ADDR:PORT */
   const char *textfile;    /* --textfile DIR */
+  const char *svg;         /* --svg FILE (watch) */
   /* plan (and compare --job): kept as text, turned into a request by plan/request.c */
   const char *model, *params, *job, *quant, *kv_quant, *engine, *ctx, *batch, *gpus, *zero, *offload, *tp, *pp;
   const char *estimator, *lora_rank, *lora_targets, *state_bytes, *price, *kwh, *rent, *cpu;

@@ -169,6 +169,10 @@ int cmd_export(int argc, char **argv)
   }
   if (cli_parse_interval("export", o.interval, &interval) != 0)
     return GR_EXIT_FAIL;
+  if (o.svg) {
+    fprintf(stderr, "gpurig export: --svg belongs to gpurig watch\n");
+    return GR_EXIT_FAIL;
+  }
   if (cli_parse_count("export", &o, &count) != 0)
     return GR_EXIT_FAIL;
   const char *listen = o.listen ? o.listen : "127.0.0.1:9400";

@@ -6,16 +6,20 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "base/file.h"
 #include "print/monitor.h"
+#include "print/svg.h"
 #include "print/tui.h"
 
 static void watch_usage(void)
 {
   printf("usage: gpurig watch [--once | --count N] [--interval SECONDS] [--json] [--root DIR] [--kmsg FILE]\n"
+         "                    [--svg FILE]\n"
          "\n"
          "Samples every GPU and every PCIe link on a GPU's path to its root port, again and again:\n"
          "utilisation, memory, power and limit, GPU and memory temperature, fan, SM and memory clocks,\n"
@@ -35,6 +39,8 @@ static void watch_usage(void)
          "  --json            JSON lines, one object per sample (docs/monitor.md)\n"
          "  --root DIR        a gathered tree whose counter files may change between samples\n"
          "  --kmsg FILE       follow this kernel log for Xids (instead of the driver's events)\n"
+         "  --svg FILE        at the end, draw the samples held as an SVG chart: per GPU temperature, power\n"
+         "                    and SM clock over time, every event marked and listed\n"
          "\n"
          "Without a terminal (a pipe, a log), watch prints lines until interrupted.\n"
          "GPURIG_DRIVER_DIR=DIR loads the driver libraries from DIR (the tests use stand-ins).\n"
@@ -222,6 +228,35 @@ static int watch_screen(struct cli_monitor *mon, double interval)
   return events_exit(mon->s);
 }
 
+/* --svg FILE: refused before any sampling when it could not be written at
+ * the end (a directory that is not there, a link or a FIFO in its place). */
+static int svg_target_ok(const char *path)
+{
+  struct stat st;
+  char *dir = xstrdup(path), *slash = strrchr(dir, '/');
+  const char *parent = slash ? (slash == dir ? "/" : (*slash = '\0', dir)) : ".";
+  int rc = 0;
+  if (stat(parent, &st) != 0 || !S_ISDIR(st.st_mode)) {
+    fprintf(stderr, "gpurig watch: --svg %s: %s: no such directory\n", path, parent);
+    rc = -1;
+  } else if (lstat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+    fprintf(stderr, "gpurig watch: --svg %s: %s; gpurig writes only a new file or over a regular file\n", path,
+            gr_file_kind(st.st_mode));
+    rc = -1;
+  }
+  free(dir);
+  return rc;
+}
+
+static int write_svg(const char *path, const struct gr_sampler *s)
+{
+  struct gr_err err = {0};
+  char *svg = gr_svg_timeline(s, "gpurig watch");
+  int rc = gr_file_write(path, svg, strlen(svg), &err);
+  free(svg);
+  return rc == 0 ? 0 : gr_report_error(&err);
+}
+
 int cmd_watch(int argc, char **argv)
 {
   struct gr_opts o;
@@ -239,7 +274,7 @@ int cmd_watch(int argc, char **argv)
     fprintf(stderr, "gpurig watch: --%s belongs to gpurig export\n", o.listen ? "listen" : "textfile");
     return GR_EXIT_FAIL;
   }
-  if (cli_parse_interval("watch", o.interval, &interval) != 0)
+  if (cli_parse_interval("watch", o.interval, &interval) != 0 || (o.svg && svg_target_ok(o.svg) != 0))
     return GR_EXIT_FAIL;
   if (cli_parse_count("watch", &o, &count) != 0)
     return GR_EXIT_FAIL;
@@ -248,6 +283,11 @@ int cmd_watch(int argc, char **argv)
     return gr_report_error(&err);
   cli_catch_stop();
   int rc = screen ? watch_screen(&mon, interval) : watch_lines(&o, &mon, count, interval);
+  if (o.svg && gr_sampler_count(mon.s) > 0) {
+    int w = write_svg(o.svg, mon.s);
+    if (w != 0)
+      rc = w;
+  }
   cli_monitor_close(&mon);
   return rc;
 }

@@ -23,6 +23,7 @@ static int refuse_empty(const char *cmd, int c)
       {'g', "option '--rig' needs a rig file or a name from data/rigs/, not an empty value"},
       {'k', "option '--kmsg' needs a kernel log file (an empty value would mean /dev/kmsg; omit --kmsg for that)"},
       {'e', "option '--expect' needs a manifest file, not an empty value"},
+      {293, "option '--svg' needs a file to write, not an empty value"},
       {256, "option '--model' needs a model name or a config.json, not an empty value"},
   };
   for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++)
@@ -94,7 +95,7 @@ int gr_parse_opts(int argc, char **argv, unsigned accepted, struct gr_opts *o)
       {"optimizer", required_argument, NULL, 286}, {"resolution", required_argument, NULL, 287},
       {"dataset-images", required_argument, NULL, 288}, {"workers", required_argument, NULL, 289},
       {"cache-latents", no_argument, NULL, 290}, {"cache-text-embeddings", no_argument, NULL, 291},
-      {"full-bf16", no_argument, NULL, 292},
+      {"full-bf16", no_argument, NULL, 292},    {"svg", required_argument, NULL, 293},
       {NULL, 0, NULL, 0},
   };
   memset(o, 0, sizeof(*o));
@@ -163,6 +164,7 @@ int gr_parse_opts(int argc, char **argv, unsigned accepted, struct gr_opts *o)
     case 290: o->cache_latents = true; need = GR_OPT_PLAN; break;
     case 291: o->cache_text = true; need = GR_OPT_PLAN; break;
     case 292: o->full_bf16 = true; need = GR_OPT_PLAN; break;
+    case 293: o->svg = optarg; need = GR_OPT_MONITOR; break;
     case 278:
       if (parse_nccl_version(argv[0], optarg, &o->nccl) != 0)
         return -1;

@@ -1,0 +1,15 @@
+/* The sampler's history as an SVG chart (`gpurig watch --svg FILE`, and
+ * burn-in's chart): per GPU, temperature, power and SM clock over the
+ * samples held, each on its own scale, with every event as a dashed
+ * vertical line (its text as the tooltip) and listed below. A value the GPU
+ * does not report, or a GPU lost, is a gap, never a drop to 0.
+ *
+ * Ownership: gr_svg_timeline returns a string the caller frees. */
+#ifndef GPURIG_PRINT_SVG_H
+#define GPURIG_PRINT_SVG_H
+
+#include "monitor/sampler.h"
+
+char *gr_svg_timeline(const struct gr_sampler *s, const char *title);
+
+#endif
