@@ -52,6 +52,7 @@ struct exporter {
   struct cli_monitor mon;
   struct gr_doctor_report doc; /* guarded by the sampler's lock */
   bool have_doc;
+  double doctor_at; /* CLOCK_MONOTONIC of the last doctor run */
   char host[256];
 };
 
@@ -119,12 +120,12 @@ static int write_textfile(struct exporter *x, const char *dir, struct gr_err *er
 }
 
 /* Doctor's findings for gpurig_finding, again every few minutes. */
-static void refresh_findings(struct exporter *x, double *last)
+static void refresh_findings(struct exporter *x)
 {
   double now = gr_clock_s(CLOCK_MONOTONIC);
-  if (x->have_doc && now - *last < DOCTOR_EVERY_S)
+  if (x->have_doc && now - x->doctor_at < DOCTOR_EVERY_S)
     return;
-  *last = now;
+  x->doctor_at = now;
   struct gr_doctor_opts o = {.expect_gpus = -1, .kmsg_path = NULL, .xid_window_h = -1};
   struct gr_doctor_report rep;
   gr_doctor_run(&x->mon.m, &o, &rep);
@@ -139,14 +140,13 @@ static void refresh_findings(struct exporter *x, double *last)
 static int run(struct exporter *x, const struct gr_opts *o, long count, double interval, bool sleep_first)
 {
   struct gr_err err = {0};
-  static double doctor_at;
   double next = gr_clock_s(CLOCK_MONOTONIC);
   for (long n = 0; count <= 0 || n < count; n++) {
     if ((n > 0 || sleep_first) && !cli_sleep_until(&next, interval))
       break;
     if (gr_sampler_step(x->mon.s, &err) != 0)
       return gr_report_error(&err);
-    refresh_findings(x, &doctor_at);
+    refresh_findings(x);
     if (o->textfile && write_textfile(x, o->textfile, &err) != 0)
       return gr_report_error(&err);
   }
