@@ -13,6 +13,7 @@
 
 #define GR_BENCH_HOST (-1) /* an endpoint that is pinned host memory */
 #define GR_BENCH_MAX_SAMPLES 16
+#define GR_BENCH_GANG_MAX 16 /* copies one copy_many call runs at once */
 
 enum gr_bench_kind {
   GR_BK_H2D,         /* host -> GPU */
@@ -67,6 +68,11 @@ struct gr_bench_backend {
   bool (*can_peer)(void *state, int a, int b);
   size_t (*free_bytes)(void *state, int dev);  /* 0 unknown */
   int (*copy)(void *state, const struct gr_copy_spec *spec, struct gr_copy_sample *out);
+  /* Optional: n timed runs at once (burn-in's load: every GPU's host link,
+   * or disjoint GPU pairs, busy together), each started at the same moment
+   * and each verified as copy does. No GPU may appear in two specs (-1 with
+   * last_error); at most GR_BENCH_GANG_MAX. out[i] is specs[i]'s sample. */
+  int (*copy_many)(void *state, const struct gr_copy_spec *specs, int n, struct gr_copy_sample *out);
   bool (*device_lost)(void *state, int dev);
   /* All-reduce over every GPU; allreduce_open returns -1 with why when the
    * collective library is absent or fails to start. */

@@ -699,6 +699,66 @@ static int cuda_copy(void *state, const struct gr_copy_spec *s, struct gr_copy_s
   return rc;
 }
 
+/* Whether any GPU is named by two of the specs (their streams, events and
+ * buffers would be shared). */
+static bool gang_overlaps(const struct gr_copy_spec *specs, int n)
+{
+  for (int i = 0; i < n; i++)
+    for (int j = 0; j < i; j++) {
+      int a[2] = {specs[i].src, specs[i].dst}, b[2] = {specs[j].src, specs[j].dst};
+      for (int x = 0; x < 2; x++)
+        for (int y = 0; y < 2; y++)
+          if (a[x] != GR_BENCH_HOST && a[x] == b[y])
+            return true;
+    }
+  return false;
+}
+
+/* The legs of every spec queued behind the spinners, released together,
+ * then timed and verified: the copies run at the same time. */
+static int gang_run(struct cuda *c, const struct gr_copy_spec *specs, int n, struct leg (*legs)[2],
+                    const int *nlegs, struct gr_copy_sample *out)
+{
+  int rc = 0;
+  __atomic_store_n(c->flag, 0, __ATOMIC_SEQ_CST);
+  for (int i = 0; i < n && rc == 0; i++)
+    for (int j = 0; j < nlegs[i] && rc == 0; j++)
+      rc = queue_leg(c, &legs[i][j], j, &specs[i], j > 0 ? c->d[legs[i][0].exec].ev[0] : NULL);
+  release_spinners(c); /* always: a queued spin kernel must never be left waiting */
+  for (int i = 0; i < n && rc == 0; i++)
+    for (int j = 0; j < nlegs[i] && rc == 0; j++)
+      rc = leg_elapsed(c, &legs[i][j], j, &out[i].seconds[j]);
+  for (int i = 0; i < n && rc == 0; i++)
+    for (int j = 0; j < nlegs[i] && rc == 0; j++)
+      rc = verify_leg(c, &legs[i][j], j, specs[i].bytes, &out[i]);
+  return rc;
+}
+
+static int cuda_copy_many(void *state, const struct gr_copy_spec *specs, int n, struct gr_copy_sample *out)
+{
+  struct cuda *c = state;
+  struct leg legs[GR_BENCH_GANG_MAX][2];
+  int nlegs[GR_BENCH_GANG_MAX] = {0}, rc = 0;
+  c->err[0] = '\0';
+  if (n < 1 || n > GR_BENCH_GANG_MAX || gang_overlaps(specs, n)) {
+    snprintf(c->err, sizeof(c->err), "copies at once: 1 to %d, each GPU in one of them", GR_BENCH_GANG_MAX);
+    return -1;
+  }
+  for (int i = 0; i < n && rc == 0; i++) {
+    memset(&out[i], 0, sizeof(out[i]));
+    rc = prepare_legs(c, &specs[i], legs[i], &nlegs[i]);
+    if (rc == 0)
+      out[i].via_host = legs[i][0].peer && !c->d[legs[i][0].from].peer_on[legs[i][0].to];
+  }
+  if (rc == 0)
+    rc = gang_run(c, specs, n, legs, nlegs, out);
+  for (int i = 0; rc != 0 && i < n; i++) {
+    probe_lost(c, specs[i].src);
+    probe_lost(c, specs[i].dst);
+  }
+  return rc;
+}
+
 /* ------------------------------------------------------------ all-reduce */
 
 #define NSYM(field, ...) {(void **)&c->nc.field, {__VA_ARGS__}, true}
@@ -870,6 +930,7 @@ static const char *cuda_collective_name(void *state)
 }
 
 const struct gr_bench_backend gr_bench_cuda = {
+    .copy_many = cuda_copy_many,
     .name = "cuda",
     .init = cuda_init,
     .shutdown = cuda_shutdown,
