@@ -286,11 +286,7 @@ void check_pcie_link_gen(struct gr_doctor_ctx *c)
  * the allowance grows with lanes x rate x time. */
 static double aer_allowance(const struct gr_doctor_ctx *c, int gen, int width)
 {
-  const struct gr_pcie_gen *pg = gr_pcie_gen(gen);
-  if (!pg || width <= 0 || c->uptime_s < 0)
-    return -1;
-  double per_min = gr_health("aer_ber") * pg->gts * 1e9 * 60.0 * width;
-  return ceil(per_min * c->uptime_s / 60.0);
+  return c->uptime_s < 0 ? -1 : gr_pcie_error_allowance(gen, width, c->uptime_s);
 }
 
 /* The link a device's AER counters describe, and the other end of it:

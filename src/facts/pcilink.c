@@ -128,3 +128,11 @@ const char *gr_pcie_label(int gen, int width, char *buf, int cap)
   snprintf(buf, (size_t)cap, "%s %s", g, w);
   return buf;
 }
+
+double gr_pcie_error_allowance(int gen, int width, double seconds)
+{
+  const struct gr_pcie_gen *pg = gr_pcie_gen(gen);
+  if (!pg || width <= 0 || seconds < 0)
+    return -1;
+  return ceil(gr_health("aer_ber") * pg->gts * 1e9 * width * seconds);
+}

@@ -24,6 +24,10 @@ int gr_pcie_gens_parse(const struct gr_table *t, struct gr_pcie_gen *gens, size_
 /* Generation entry for a gen number or a rate; NULL when unknown. */
 const struct gr_pcie_gen *gr_pcie_gen(int gen);
 const struct gr_pcie_gen *gr_pcie_gen_by_gts(double gts);
+/* DCGM's rule (data/health.tsv aer_ber): the errors a healthy link of this
+ * generation and width may count in seconds, one bit error in 1e12 bits;
+ * -1 when the generation or width is unknown. */
+double gr_pcie_error_allowance(int gen, int width, double seconds);
 
 enum gr_speed_parse { GR_SPEED_OK, GR_SPEED_UNKNOWN, GR_SPEED_INVALID };
 /* Parses a sysfs link speed ("8 GT/s", "16.0 GT/s PCIe", "Unknown speed").
