@@ -46,7 +46,9 @@ struct gr_opts {
   const char *interval;    /* --interval SECONDS (0.1 .. 3600; "500ms", "2s") */
   const char *listen;      /* --listen ADDR:PORT */
   const char *textfile;    /* --textfile DIR */
-  const char *svg;         /* --svg FILE (watch) */
+  const char *svg;         /* --svg FILE (watch, burn) */
+  /* burn */
+  const char *load, *pattern, *duration; /* --load LIST, --pattern NAME, --duration SECONDS */
   /* plan (and compare --job): kept as text, turned into a request by plan/request.c */
   const char *model, *params, *job, *quant, *kv_quant, *engine, *ctx, *batch, *gpus, *zero, *offload, *tp, *pp;
   const char *estimator, *lora_rank, *lora_targets, *state_bytes, *price, *kwh, *rent, *cpu;
@@ -74,6 +76,7 @@ enum gr_opt_set {
   GR_OPT_GPU_RIG = 1 << 12, /* --gpu, only together with --rig (topo, report) */
   GR_OPT_NCCL = 1 << 13,    /* --nccl-version X.Y[.Z] (topo, report, compare, plan) */
   GR_OPT_MONITOR = 1 << 14, /* --once --count --interval --kmsg (watch); --listen --textfile (export) */
+  GR_OPT_BURN = 1 << 15,    /* --load --pattern --duration, and --gpus LIST --quick --size --interval --svg (burn) */
 };
 
 /* Parses argv (argv[0] is the subcommand). Options and positional arguments
@@ -137,5 +140,6 @@ int cmd_bench(int argc, char **argv);
 int cmd_plan(int argc, char **argv);
 int cmd_watch(int argc, char **argv);
 int cmd_export(int argc, char **argv);
+int cmd_burn(int argc, char **argv);
 
 #endif

@@ -24,6 +24,7 @@ static const struct command commands[] = {
     {"plan", cmd_plan, "will a model and job fit on a machine, how fast, at what cost (before buying)"},
     {"watch", cmd_watch, "sample GPUs and their PCIe links over time: a live view, lines or JSON lines"},
     {"export", cmd_export, "serve the samples as Prometheus metrics (dcgm-exporter's names and gpurig's own)"},
+    {"burn", cmd_burn, "burn-in: load the GPUs and the bus as training does, watch every link, a verdict per GPU and slot"},
     {"bench", cmd_bench, "measure host<->GPU, GPU<->GPU and all-reduce bandwidth against what the wiring promises"},
 };
 

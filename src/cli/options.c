@@ -96,6 +96,8 @@ int gr_parse_opts(int argc, char **argv, unsigned accepted, struct gr_opts *o)
       {"dataset-images", required_argument, NULL, 288}, {"workers", required_argument, NULL, 289},
       {"cache-latents", no_argument, NULL, 290}, {"cache-text-embeddings", no_argument, NULL, 291},
       {"full-bf16", no_argument, NULL, 292},    {"svg", required_argument, NULL, 293},
+      {"load", required_argument, NULL, 294},   {"pattern", required_argument, NULL, 295},
+      {"duration", required_argument, NULL, 296},
       {NULL, 0, NULL, 0},
   };
   memset(o, 0, sizeof(*o));
@@ -124,8 +126,8 @@ int gr_parse_opts(int argc, char **argv, unsigned accepted, struct gr_opts *o)
     case 'w': o->xid_window = optarg; need = GR_OPT_DOCTOR; break;
     case 'L': o->loaded = true; need = GR_OPT_DOCTOR; break;
     case 'n': o->nhc = true; need = GR_OPT_DOCTOR; break;
-    case 'Q': o->quick = true; need = GR_OPT_BENCH; break;
-    case 'S': o->size = optarg; need = GR_OPT_BENCH; break;
+    case 'Q': o->quick = true; need = GR_OPT_BENCH | GR_OPT_BURN; break;
+    case 'S': o->size = optarg; need = GR_OPT_BENCH | GR_OPT_BURN; break;
     case 'A': o->allreduce_max = optarg; need = GR_OPT_BENCH; break;
     case 'P': o->no_progress = true; need = GR_OPT_BENCH; break;
     case 'M': o->no_sm = true; need = GR_OPT_BENCH; break;
@@ -136,7 +138,7 @@ int gr_parse_opts(int argc, char **argv, unsigned accepted, struct gr_opts *o)
     case 260: o->kv_quant = optarg; need = GR_OPT_PLAN; break;
     case 261: o->ctx = optarg; need = GR_OPT_PLAN; break;
     case 262: o->batch = optarg; need = GR_OPT_PLAN; break;
-    case 263: o->gpus = optarg; need = GR_OPT_PLAN; break;
+    case 263: o->gpus = optarg; need = GR_OPT_PLAN | GR_OPT_BURN; break;
     case 264: o->zero = optarg; need = GR_OPT_PLAN; break;
     case 265: o->offload = optarg; need = GR_OPT_PLAN; break;
     case 266: o->tp = optarg; need = GR_OPT_PLAN; break;
@@ -154,7 +156,7 @@ int gr_parse_opts(int argc, char **argv, unsigned accepted, struct gr_opts *o)
     case 279: o->engine = optarg; need = GR_OPT_PLAN; break;
     case 280: o->once = true; need = GR_OPT_MONITOR; break;
     case 281: o->count = optarg; need = GR_OPT_MONITOR; break;
-    case 282: o->interval = optarg; need = GR_OPT_MONITOR; break;
+    case 282: o->interval = optarg; need = GR_OPT_MONITOR | GR_OPT_BURN; break;
     case 283: o->listen = optarg; need = GR_OPT_MONITOR; break;
     case 284: o->textfile = optarg; need = GR_OPT_MONITOR; break;
     case 286: o->optimizer = optarg; need = GR_OPT_PLAN; break;
@@ -164,7 +166,10 @@ int gr_parse_opts(int argc, char **argv, unsigned accepted, struct gr_opts *o)
     case 290: o->cache_latents = true; need = GR_OPT_PLAN; break;
     case 291: o->cache_text = true; need = GR_OPT_PLAN; break;
     case 292: o->full_bf16 = true; need = GR_OPT_PLAN; break;
-    case 293: o->svg = optarg; need = GR_OPT_MONITOR; break;
+    case 293: o->svg = optarg; need = GR_OPT_MONITOR | GR_OPT_BURN; break;
+    case 294: o->load = optarg; need = GR_OPT_BURN; break;
+    case 295: o->pattern = optarg; need = GR_OPT_BURN; break;
+    case 296: o->duration = optarg; need = GR_OPT_BURN; break;
     case 278:
       if (parse_nccl_version(argv[0], optarg, &o->nccl) != 0)
         return -1;

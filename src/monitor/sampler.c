@@ -792,6 +792,11 @@ const struct gr_mon_link *gr_sampler_link(const struct gr_sampler *s, size_t i)
   return i < s->nlinks ? &s->links[i] : NULL;
 }
 
+int gr_sampler_topo_gpu(const struct gr_sampler *s, unsigned i)
+{
+  return i < s->ngpu ? s->gpu_topo[i] : -1;
+}
+
 const struct gr_gpu_static *gr_sampler_gpu_static(const struct gr_sampler *s, unsigned i)
 {
   return i < s->ngpu ? &s->gpu_static[i] : NULL;

@@ -104,6 +104,8 @@ const struct gr_mon_link *gr_sampler_link(const struct gr_sampler *s, size_t i);
 /* AER counts of one end (0 the device, 1 the port) of link i, severity
  * sev: 0 correctable, 1 non-fatal, 2 fatal. */
 struct gr_aer_window gr_sampler_link_aer(const struct gr_sampler *s, size_t i, int end, int sev);
+/* The machine's topology GPU for backend GPU i (joined by bus id), -1 none. */
+int gr_sampler_topo_gpu(const struct gr_sampler *s, unsigned i);
 /* What does not change of backend GPU i (its name, bus id, memory, link
  * maxima), read at open; all invalid for a GPU lost before. */
 const struct gr_gpu_static *gr_sampler_gpu_static(const struct gr_sampler *s, unsigned i);

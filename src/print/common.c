@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "base/util.h"
+#include "model/finding.h"
 
 json_t *gr_json_text(const char *s)
 {
@@ -56,4 +57,27 @@ void gr_print_warnings(FILE *err, const struct gr_topo *t)
 {
   for (size_t i = 0; i < t->nwarnings; i++)
     fprintf(err, "gpurig: warning: %s\n", t->warnings[i]);
+}
+
+json_t *gr_finding_to_json(const struct gr_finding *r)
+{
+  json_t *o = json_object(), *ev = json_array();
+  json_object_set_new(o, "id", json_string(r->id));
+  json_object_set_new(o, "title", json_string(r->title));
+  json_object_set_new(o, "severity", json_string(gr_sev_name(r->sev)));
+  json_object_set_new(o, "subject", gr_json_text(r->subject));
+  json_object_set_new(o, "pci_bus_id", gr_json_text(r->pci_bus_id));
+  json_object_set_new(o, "message", gr_json_text(r->text));
+  for (size_t e = 0; e < r->nev; e++) {
+    json_t *x = json_object();
+    json_object_set_new(x, "file", gr_json_text(r->ev[e].file));
+    json_object_set_new(x, "value", gr_json_text(r->ev[e].value));
+    json_array_append_new(ev, x);
+  }
+  json_object_set_new(o, "evidence", ev);
+  json_object_set_new(o, "fix", gr_json_text(r->fix));
+  json_object_set_new(o, "cost", gr_json_text(r->cost));
+  json_object_set_new(o, "reference", gr_json_text(r->reference));
+  json_object_set_new(o, "needs_root", json_boolean(r->needs_root));
+  return o;
 }

@@ -21,6 +21,10 @@ json_t *gr_json_positive(double v, int decimals);
 json_t *gr_json_text(const char *s);
 /* Writes j indented, keys in insertion order, with a trailing newline. */
 void gr_json_print(FILE *out, json_t *j);
+/* One finding as doctor's JSON prints it (id, severity, subject, message,
+ * evidence, fix, ...); the caller owns the value. */
+struct gr_finding;
+json_t *gr_finding_to_json(const struct gr_finding *f);
 
 /* "Machine: PRODUCT (HOST)  [SOURCE]" without a newline. */
 void gr_print_machine_line(FILE *out, const struct gr_topo *t);

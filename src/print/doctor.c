@@ -59,29 +59,6 @@ void gr_print_doctor_nhc(FILE *out, const struct gr_doctor_report *r)
   }
 }
 
-static json_t *result_json(const struct gr_finding *r)
-{
-  json_t *o = json_object(), *ev = json_array();
-  json_object_set_new(o, "id", json_string(r->id));
-  json_object_set_new(o, "title", json_string(r->title));
-  json_object_set_new(o, "severity", json_string(gr_sev_name(r->sev)));
-  json_object_set_new(o, "subject", gr_json_text(r->subject));
-  json_object_set_new(o, "pci_bus_id", gr_json_text(r->pci_bus_id));
-  json_object_set_new(o, "message", gr_json_text(r->text));
-  for (size_t e = 0; e < r->nev; e++) {
-    json_t *x = json_object();
-    json_object_set_new(x, "file", gr_json_text(r->ev[e].file));
-    json_object_set_new(x, "value", gr_json_text(r->ev[e].value));
-    json_array_append_new(ev, x);
-  }
-  json_object_set_new(o, "evidence", ev);
-  json_object_set_new(o, "fix", gr_json_text(r->fix));
-  json_object_set_new(o, "cost", gr_json_text(r->cost));
-  json_object_set_new(o, "reference", gr_json_text(r->reference));
-  json_object_set_new(o, "needs_root", json_boolean(r->needs_root));
-  return o;
-}
-
 json_t *gr_doctor_to_json(const struct gr_topo *t, const struct gr_doctor_report *r)
 {
   json_t *o = json_object(), *res = json_array(), *counts = json_object();
@@ -91,7 +68,7 @@ json_t *gr_doctor_to_json(const struct gr_topo *t, const struct gr_doctor_report
   json_object_set_new(o, "gpus", json_integer((json_int_t)t->ngpus));
   json_object_set_new(o, "is_root", json_boolean(r->is_root));
   for (size_t i = 0; i < r->findings.n; i++)
-    json_array_append_new(res, result_json(&r->findings.v[i]));
+    json_array_append_new(res, gr_finding_to_json(&r->findings.v[i]));
   json_object_set_new(o, "results", res);
   for (int k = 0; k < GR_SEV_COUNT; k++)
     json_object_set_new(counts, gr_sev_name(shown_order[k]), json_integer((json_int_t)r->findings.count[shown_order[k]]));

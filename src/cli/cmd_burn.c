@@ -1,0 +1,215 @@
+/* gpurig burn: burn-in under the loads that break home-built rigs, watched
+ * by the sampler, a verdict per GPU and per link. */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "base/file.h"
+#include "cli/cli.h"
+#include "gpu/bench.h"
+#include "monitor/burn.h"
+#include "print/burn.h"
+#include "print/svg.h"
+
+static void burn_usage(void)
+{
+  printf("usage: gpurig burn [--load pcie,p2p,allreduce] [--pattern all|staggered|per-gpu] [--gpus LIST]\n"
+         "                   [--duration SECONDS | --quick] [--size SIZE] [--interval SECONDS] [--json] [--svg FILE]\n"
+         "                   [--root DIR]\n"
+         "\n"
+         "Loads the GPUs and the bus the way training does while the sampler (gpurig watch) reads every\n"
+         "GPU and every PCIe link on their paths, then gives each GPU and each link a verdict (pass,\n"
+         "warn, fail) with the reason and the place: the slot, the riser, the root port.\n"
+         "\n"
+         "Loads (default: all the machine supports):\n"
+         "  pcie       host<->GPU copies in both directions at once on every GPU (ZeRO-3's gathers and\n"
+         "             offloads), every copy verified\n"
+         "  p2p        peer copies both ways between pairs of GPUs that can do P2P, verified\n"
+         "  allreduce  an NCCL all-reduce loop timed one iteration at a time: an iteration over 10x the\n"
+         "             median is a stall, reported with what the sampler saw then\n"
+         "The math units are not loaded yet (no GEMM load): gpu-burn does that, gpurig does the bus.\n"
+         "\n"
+         "Patterns: all (default); staggered: one more GPU every duration/N seconds, to find the step\n"
+         "at which errors, throttling or a lost GPU begin (the power-supply question); per-gpu: one\n"
+         "GPU at a time. --gpus 0,2,3 loads a subset (the all-reduce needs every GPU).\n"
+         "\n"
+         "  --duration S   how long, default 600 (10 minutes); --quick: 60\n"
+         "  --size SIZE    bytes per copy, default 64M (the stand-in tests use less)\n"
+         "  --interval S   the sampler's interval, default 1\n"
+         "  --json         the report as JSON (docs/burn.md)\n"
+         "  --svg FILE     a chart of temperature, power and SM clock per GPU over the run, events marked\n"
+         "  --root DIR     watch a gathered tree's counters (tests: the stand-in libraries rewrite them)\n"
+         "\n"
+         "It never changes a clock, a power limit or a mode. SIGINT stops it with the verdicts so far.\n"
+         "Verdict rules: docs/burn.md (AER and PCIe replays against DCGM's error rate, Xid classes,\n"
+         "throttle reasons, lost GPUs, data checks, stalls).\n"
+         "Exit status: 0 every GPU and link passed, 1 warnings, 2 a failure or bad input, 3 nothing to\n"
+         "load (no GPU driver or compute runtime).\n");
+}
+
+static volatile sig_atomic_t interrupted;
+
+static void on_int(int sig)
+{
+  (void)sig;
+  interrupted = 1;
+}
+
+static bool stop_asked(void)
+{
+  return interrupted != 0;
+}
+
+/* One line on a terminal's stderr, rewritten after each sample. */
+static void progress(void *ctx, const struct gr_sampler *s, double elapsed, double duration)
+{
+  (void)ctx;
+  const struct gr_sample *x = gr_sampler_sample(s, 0);
+  fprintf(stderr, "\rburn %4.0f/%.0f s ", elapsed, duration);
+  for (unsigned i = 0; x && i < x->ngpu; i++) {
+    const struct gr_gpu_dynamic *d = &x->gpu[i];
+    if (x->gpu_read[i] == GR_READ_LOST)
+      fprintf(stderr, " GPU%u LOST", i);
+    else
+      fprintf(stderr, " GPU%u %.0fC %.0fW", i, d->temp_c.ok ? d->temp_c.v : 0, d->power_w.ok ? d->power_w.v : 0);
+  }
+  fprintf(stderr, "  events %lu ", gr_sampler_nevents(s));
+}
+
+static int parse_loads(const char *text, unsigned *loads)
+{
+  *loads = 0;
+  if (!text) {
+    *loads = GR_LOAD_PCIE | GR_LOAD_P2P | GR_LOAD_ALLREDUCE;
+    return 0;
+  }
+  char *copy = xstrdup(text), *save = NULL;
+  int rc = 0;
+  for (char *w = strtok_r(copy, ",", &save); w && rc == 0; w = strtok_r(NULL, ",", &save)) {
+    if (strcmp(w, "pcie") == 0)
+      *loads |= GR_LOAD_PCIE;
+    else if (strcmp(w, "p2p") == 0)
+      *loads |= GR_LOAD_P2P;
+    else if (strcmp(w, "allreduce") == 0)
+      *loads |= GR_LOAD_ALLREDUCE;
+    else if (strcmp(w, "gemm") == 0) {
+      fprintf(stderr, "gpurig burn: --load gemm: the GEMM load is not built yet (pcie, p2p, allreduce are)\n");
+      rc = -1;
+    } else {
+      fprintf(stderr, "gpurig burn: --load %s: '%s' is not a load (pcie, p2p, allreduce)\n", text, w);
+      rc = -1;
+    }
+  }
+  free(copy);
+  return rc == 0 && *loads == 0 ? (fprintf(stderr, "gpurig burn: --load %s: no load named\n", text), -1) : rc;
+}
+
+/* --gpus 0,2,3: a bit per GPU index. */
+static int parse_gpus(const char *text, unsigned long long *mask)
+{
+  *mask = 0;
+  if (!text)
+    return 0;
+  char *copy = xstrdup(text), *save = NULL;
+  int rc = 0;
+  for (char *w = strtok_r(copy, ",", &save); w && rc == 0; w = strtok_r(NULL, ",", &save)) {
+    long i;
+    if (parse_long(w, 10, &i) && i >= 0 && i < 64)
+      *mask |= 1ull << i;
+    else
+      rc = -1;
+  }
+  free(copy);
+  if (rc != 0 || !*mask)
+    fprintf(stderr, "gpurig burn: --gpus %s: not a list of GPU indices (0,2,3)\n", text);
+  return rc != 0 || !*mask ? -1 : 0;
+}
+
+static int parse_burn(const struct gr_opts *o, struct gr_burn_opts *b)
+{
+  memset(b, 0, sizeof(*b));
+  b->duration_s = o->quick ? 60 : 600;
+  b->stall_factor = 10;
+  b->copy_bytes = (size_t)64 << 20;
+  b->ar_bytes = (size_t)64 << 20;
+  if (parse_loads(o->load, &b->loads) != 0 || parse_gpus(o->gpus, &b->gpus) != 0 ||
+      cli_parse_interval("burn", o->interval, &b->interval_s) != 0)
+    return -1;
+  if (o->pattern && !(strcmp(o->pattern, "all") == 0 || strcmp(o->pattern, "staggered") == 0 ||
+                      strcmp(o->pattern, "per-gpu") == 0)) {
+    fprintf(stderr, "gpurig burn: --pattern %s: all, staggered or per-gpu\n", o->pattern);
+    return -1;
+  }
+  b->pattern = !o->pattern || strcmp(o->pattern, "all") == 0 ? GR_PAT_ALL
+               : strcmp(o->pattern, "staggered") == 0        ? GR_PAT_STAGGERED
+                                                             : GR_PAT_PER_GPU;
+  if (o->duration && !gr_parse_seconds(o->duration, 1, 7 * 24 * 3600, &b->duration_s)) {
+    fprintf(stderr, "gpurig burn: --duration %s: not a time from 1 s to a week (\"600\", \"90s\")\n", o->duration);
+    return -1;
+  }
+  size_t bytes;
+  if (o->size && (!gr_parse_size(o->size, &bytes) || bytes < 4096 || bytes > ((size_t)1 << 30) || bytes % 4)) {
+    fprintf(stderr, "gpurig burn: --size %s: a size from 4K to 1G, a multiple of 4 bytes\n", o->size);
+    return -1;
+  }
+  if (o->size)
+    b->copy_bytes = b->ar_bytes = bytes;
+  b->stop = stop_asked;
+  if (isatty(STDERR_FILENO))
+    b->progress = progress;
+  return 0;
+}
+
+static int report(const struct gr_opts *o, struct cli_monitor *mon, const struct gr_burn_opts *b,
+                  const struct gr_burn_report *r)
+{
+  struct gr_err err = {0};
+  if (b->progress)
+    fputc('\n', stderr);
+  if (o->json)
+    cli_print_json(gr_burn_to_json(mon->s, b, r));
+  else
+    gr_print_burn(stdout, mon->s, b, r);
+  if (o->svg) {
+    char *svg = gr_svg_timeline(mon->s, "gpurig burn");
+    int w = gr_file_write(o->svg, svg, strlen(svg), &err);
+    free(svg);
+    if (w != 0)
+      return gr_report_error(&err);
+  }
+  return gr_findings_exit(&r->verdicts);
+}
+
+int cmd_burn(int argc, char **argv)
+{
+  struct gr_opts o;
+  struct gr_burn_opts b;
+  struct cli_monitor mon;
+  struct gr_err err = {0};
+  const struct gr_bench_backend *be;
+  void *st;
+  if (gr_parse_opts(argc, argv, GR_OPT_SOURCE | GR_OPT_JSON | GR_OPT_BURN, &o) != 0)
+    return GR_EXIT_FAIL;
+  if (o.help) {
+    burn_usage();
+    return GR_EXIT_OK;
+  }
+  if (parse_burn(&o, &b) != 0)
+    return GR_EXIT_FAIL;
+  if (gr_bench_open(&be, &st, &err) != 0)
+    return gr_report_error(&err);
+  if (cli_monitor_open("burn", &o, b.interval_s, 64, &mon, &err) != 0) {
+    be->shutdown(st);
+    return gr_report_error(&err);
+  }
+  signal(SIGINT, on_int);
+  struct gr_burn_report r;
+  int rc = gr_burn_run(be, st, mon.s, &b, &r, &err);
+  rc = rc == 0 ? report(&o, &mon, &b, &r) : gr_report_error(&err);
+  gr_burn_report_free(&r);
+  cli_monitor_close(&mon);
+  be->shutdown(st);
+  return rc;
+}

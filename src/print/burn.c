@@ -1,0 +1,132 @@
+/* gpurig burn's report; see burn.h. */
+#include "print/burn.h"
+
+#include <string.h>
+
+#include "print/common.h"
+#include "print/monitor.h"
+
+const char *gr_burn_loads_text(unsigned loads, char *buf, size_t cap)
+{
+  static const char *const names[] = {"pcie", "p2p", "allreduce"};
+  size_t used = 0;
+  buf[0] = '\0';
+  for (unsigned b = 0; b < 3; b++)
+    if (loads & (1u << b)) {
+      int n = snprintf(buf + used, cap - used, "%s%s", used ? "," : "", names[b]);
+      if (n > 0 && (size_t)n < cap - used)
+        used += (size_t)n;
+    }
+  return used ? buf : "none";
+}
+
+const char *gr_burn_pattern_name(enum gr_burn_pattern p)
+{
+  return p == GR_PAT_STAGGERED ? "staggered" : p == GR_PAT_PER_GPU ? "per-gpu" : "all";
+}
+
+static double rate(double bytes, double secs)
+{
+  return secs > 0 ? bytes / secs / 1e9 : 0;
+}
+
+static void gpu_line(FILE *out, const struct gr_sampler *s, const struct gr_burn_report *r, unsigned i)
+{
+  const struct gr_burn_gpu *g = &r->gpu[i];
+  char thr[64] = "-";
+  size_t used = 0;
+  for (unsigned b = 2; b < GR_THR_NBITS; b++)
+    if (g->throttle_s[b] > 0) {
+      int n = snprintf(thr + used, sizeof(thr) - used, "%s%s %.0fs", used ? "," : "", gr_throttle_word(b),
+                       g->throttle_s[b]);
+      if (n > 0 && (size_t)n < sizeof(thr) - used)
+        used += (size_t)n;
+    }
+  fprintf(out, "  %-20s %6.1f %8.1f %6.0f C %6.0f W %6.0f MHz  %-8.0f %s%s\n", gr_sampler_gpu_name(s, i),
+          rate(g->host_bytes, g->host_seconds), rate(g->p2p_bytes, g->p2p_seconds), g->temp_max.ok ? g->temp_max.v : 0,
+          g->power_max.ok ? g->power_max.v : 0, g->sm_clock_min.ok ? g->sm_clock_min.v : 0,
+          g->replay_ok ? g->replay_end - g->replay_start : 0, thr, g->lost ? "  LOST" : "");
+}
+
+void gr_print_burn(FILE *out, const struct gr_sampler *s, const struct gr_burn_opts *o, const struct gr_burn_report *r)
+{
+  char loads[64];
+  fprintf(out, "gpurig burn: loads %s, pattern %s, %.0f s%s (ran %.1f s)\n",
+          gr_burn_loads_text(r->loads_run, loads, sizeof(loads)), gr_burn_pattern_name(o->pattern), o->duration_s,
+          r->interrupted ? ", interrupted" : "", r->run_s);
+  if (r->note[0])
+    fprintf(out, "  %s\n", r->note);
+  fprintf(out, "\n  %-20s %6s %8s %8s %8s %10s  %-8s %s\n", "GPU", "host", "p2p", "hottest", "max", "lowest SM",
+          "replays", "slowed by");
+  fprintf(out, "  %-20s %6s %8s %8s %8s %10s\n", "", "GB/s", "GB/s", "", "power", "clock");
+  for (unsigned i = 0; i < r->ngpu; i++)
+    if (r->gpu[i].selected)
+      gpu_line(out, s, r, i);
+  if (r->nar)
+    fprintf(out, "\n  all-reduce: %zu iterations, p50 %.3f ms, p99 %.3f ms, max %.3f ms, %zu stall%s\n", r->nar,
+            r->ar_p50 * 1e3, r->ar_p99 * 1e3, r->ar_max * 1e3, r->nstall, r->nstall == 1 ? "" : "s");
+  else if (r->ar_note[0])
+    fprintf(out, "\n  all-reduce: %s\n", r->ar_note);
+  fputs("\nVerdicts:\n", out);
+  for (size_t k = 0; k < r->verdicts.n; k++) {
+    const struct gr_finding *f = &r->verdicts.v[k];
+    fprintf(out, "  %-4s  %s\n", f->sev == GR_SEV_OK ? "pass" : gr_sev_name(f->sev), f->text);
+  }
+}
+
+json_t *gr_burn_to_json(const struct gr_sampler *s, const struct gr_burn_opts *o, const struct gr_burn_report *r)
+{
+  char loads[64];
+  json_t *j = json_object(), *gpus = json_array(), *v = json_array(), *ar = json_object(), *stalls = json_array();
+  json_object_set_new(j, "loads", json_string(gr_burn_loads_text(r->loads_run, loads, sizeof(loads))));
+  json_object_set_new(j, "pattern", json_string(gr_burn_pattern_name(o->pattern)));
+  json_object_set_new(j, "duration_s", gr_json_rounded(o->duration_s, 1));
+  json_object_set_new(j, "ran_s", gr_json_rounded(r->run_s, 2));
+  json_object_set_new(j, "interrupted", json_boolean(r->interrupted));
+  for (unsigned i = 0; i < r->ngpu; i++) {
+    const struct gr_burn_gpu *g = &r->gpu[i];
+    if (!g->selected)
+      continue;
+    json_t *x = json_object(), *thr = json_object();
+    json_object_set_new(x, "index", json_integer(i));
+    json_object_set_new(x, "bus_id", gr_json_text(gr_sampler_gpu_static(s, i)->busid));
+    json_object_set_new(x, "lost", json_boolean(g->lost));
+    json_object_set_new(x, "lost_at_s", g->lost ? gr_json_rounded(g->lost_s, 1) : json_null());
+    json_object_set_new(x, "host_gbps", g->host_seconds > 0 ? gr_json_rounded(rate(g->host_bytes, g->host_seconds), 2)
+                                                            : json_null());
+    json_object_set_new(x, "p2p_gbps", g->p2p_seconds > 0 ? gr_json_rounded(rate(g->p2p_bytes, g->p2p_seconds), 2)
+                                                          : json_null());
+    json_object_set_new(x, "corrupt_copies", json_integer(g->corrupt));
+    json_object_set_new(x, "temp_max_c", g->temp_max.ok ? gr_json_rounded(g->temp_max.v, 0) : json_null());
+    json_object_set_new(x, "power_max_w", g->power_max.ok ? gr_json_rounded(g->power_max.v, 1) : json_null());
+    json_object_set_new(x, "sm_clock_min_mhz", g->sm_clock_min.ok ? gr_json_rounded(g->sm_clock_min.v, 0) : json_null());
+    json_object_set_new(x, "pcie_replays", g->replay_ok ? json_integer((json_int_t)(g->replay_end - g->replay_start))
+                                                        : json_null());
+    for (unsigned b = 0; b < GR_THR_NBITS; b++)
+      if (g->throttle_s[b] > 0)
+        json_object_set_new(thr, gr_throttle_word(b), gr_json_rounded(g->throttle_s[b], 1));
+    json_object_set_new(x, "throttle_s", thr);
+    json_array_append_new(gpus, x);
+  }
+  json_object_set_new(j, "gpus", gpus);
+  json_object_set_new(ar, "iterations", json_integer((json_int_t)r->nar));
+  json_object_set_new(ar, "p50_ms", r->nar ? gr_json_rounded(r->ar_p50 * 1e3, 4) : json_null());
+  json_object_set_new(ar, "p99_ms", r->nar ? gr_json_rounded(r->ar_p99 * 1e3, 4) : json_null());
+  json_object_set_new(ar, "max_ms", r->nar ? gr_json_rounded(r->ar_max * 1e3, 4) : json_null());
+  for (size_t k = 0; k < r->nstall; k++) {
+    json_t *x = json_object();
+    json_object_set_new(x, "at_s", gr_json_rounded(r->stall[k].at_s, 2));
+    json_object_set_new(x, "ms", gr_json_rounded(r->stall[k].seconds * 1e3, 4));
+    json_object_set_new(x, "median_ms", gr_json_rounded(r->stall[k].median_s * 1e3, 4));
+    json_object_set_new(x, "seen", gr_json_text(r->stall[k].seen));
+    json_array_append_new(stalls, x);
+  }
+  json_object_set_new(ar, "stalls", stalls);
+  json_object_set_new(ar, "note", r->ar_note[0] ? gr_json_text(r->ar_note) : json_null());
+  json_object_set_new(j, "allreduce", ar);
+  for (size_t k = 0; k < r->verdicts.n; k++)
+    json_array_append_new(v, gr_finding_to_json(&r->verdicts.v[k]));
+  json_object_set_new(j, "verdicts", v);
+  json_object_set_new(j, "exit", json_integer(gr_findings_exit(&r->verdicts)));
+  return j;
+}
