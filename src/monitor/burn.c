@@ -451,7 +451,7 @@ static void gpu_verdict(struct run *x, unsigned i)
   enum gr_sev worst = GR_SEV_OK;
   if (g->lost) {
     verdict(x->r, GR_SEV_FAIL, "burn.gpu-lost", name,
-            "%s fell off the bus at +%.0f s under load (the others went on): check the riser or cable, the slot and "
+            "%s fell off the bus at +%.1f s under load (the others went on): check the riser or cable, the slot and "
             "the GPU's power cables; if it recurs at full load only, the power supply", name, g->lost_s);
     worst = GR_SEV_FAIL;
   }
@@ -526,6 +526,29 @@ static void allreduce_verdict(struct run *x)
   }
 }
 
+/* Staggered: how many GPUs were loaded when the first warning or failure
+ * came (the power-supply question: errors that start at the Nth GPU). */
+static void staggered_step(struct run *x)
+{
+  if (x->o->pattern != GR_PAT_STAGGERED)
+    return;
+  for (unsigned long k = 0; k < gr_sampler_nevents(x->s); k++) {
+    const struct gr_mon_event *e = gr_sampler_event(x->s, k);
+    if (!e || e->sev < GR_SEV_WARN || e->mono_s < x->t0)
+      continue;
+    double at = e->mono_s - x->t0;
+    unsigned loaded = 0;
+    for (unsigned i = 0; i < x->r->ngpu; i++)
+      loaded += x->r->gpu[i].joined_s >= 0 && x->r->gpu[i].joined_s <= at;
+    verdict(x->r, GR_SEV_INFO, "burn.staggered", NULL,
+            "staggered: the first problem came with %u of %u GPUs loaded (+%.0f s): %s%s", loaded, x->nsel, at,
+            e->text, loaded > 1 ? "; a problem that starts only with several GPUs loaded points at the power "
+                                  "supply or its cabling" : "");
+    return;
+  }
+  verdict(x->r, GR_SEV_INFO, "burn.staggered", NULL, "staggered: no problem up to all %u GPUs loaded", x->nsel);
+}
+
 int gr_burn_run(const struct gr_bench_backend *be, void *state, struct gr_sampler *s, const struct gr_burn_opts *o,
                 struct gr_burn_report *r, struct gr_err *err)
 {
@@ -542,6 +565,7 @@ int gr_burn_run(const struct gr_bench_backend *be, void *state, struct gr_sample
         gpu_verdict(&x, i);
     link_verdicts(&x);
     allreduce_verdict(&x);
+    staggered_step(&x);
     gr_findings_sort(&r->verdicts);
   }
   free(x.order);

@@ -51,7 +51,20 @@ enum {
   STUB_XID_CODE = 79,    /* "GPU has fallen off the bus" */
   STUB_CRC_GPU = 3,      /* A100 machines: link 0 of this GPU counts CRC flit errors */
   STUB_CRC_COUNT = 2,
+  /* the burn-* scenarios (gpurig burn): the default machine, with one fault or load pattern each */
+  STUB_AER_GPU = 1,              /* "burn-aer": copies to and from it raise its root port's AER counter */
+  STUB_AER_EVERY = 4,            /* ... on every 4th host<->GPU1 copy of the process */
+  STUB_AER_START = 7,            /* the tree's TOTAL_ERR_COR before the first rewrite */
+  STUB_AER_MAX_REWRITES = 200,   /* stops at 7 + 200 */
+  STUB_BURN_REPLAY_GPU = 2,      /* "burn-replay": its replay counter grows by 40 per call, from 0 */
+  STUB_BURN_REPLAY_STEP = 40,
+  STUB_XID79_POWER_CALLS = 3,    /* "burn-xid79": GPU2 is lost after this many of its power reads */
+  STUB_STALL_CALL = 400,          /* "burn-stall": the all-reduce holding this ncclAllReduce call ... */
+  STUB_STALL_FACTOR = 50,        /* ... takes 50 x as long */
 };
+
+/* "burn-aer": the root port above GPU1 in tests/data/trees/epyc-riser, relative to GPURIG_STUB_TREE */
+#define STUB_AER_FILE "sys/devices/pci0000:00/0000:00:03.1/aer_dev_correctable"
 
 /* GPURIG_STUB_SCENARIO, normalised: an unset, empty or unknown value reads
  * as the default "4gpu" (silently: the stubs never print). */
@@ -60,7 +73,9 @@ static inline const char *stub_scenario(void)
   static const char *const known[] = {"4gpu",     "nogpu",       "initfail",      "vanish",
                                       "copyerr",  "corrupt",     "ncclfail",      "v100-hcm",
                                       "3090-bridge", "a100-nvswitch", "a100-nvswitch-old",
-                                      "busy",     "hang",        "xid"};
+                                      "busy",     "hang",        "xid",
+                                      "burn-aer", "burn-replay", "burn-xid79",    "burn-throttle",
+                                      "burn-stall", "healthy"};
   const char *s = getenv("GPURIG_STUB_SCENARIO");
   /* GPURIG_STUB_SCENARIO_FILE: the scenario is the file's first word, read
    * on every call, so a test can change it while gpurig runs (a GPU that

@@ -7,10 +7,15 @@
  * clock that its operations advance by a duration simulated from the rates
  * in stub.h. Events read and order those clocks. One mutex serialises all
  * calls; the current context is per thread, as in CUDA. */
+#include <fcntl.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "vendor/nvidia/nv_api.h"
 #include "stub.h"
@@ -165,6 +170,8 @@ static struct CUevent_st *events;
 static struct CUmod_st *modules;
 static int vanish_calls; /* memcpy/memset/launch calls that involved GPU2 */
 static int vanish_lost;  /* GPU2 has gone */
+static atomic_uint aer_copies;  /* "burn-aer": host<->GPU1 cuMemcpyAsync calls that copied */
+static atomic_uint aer_rewrites; /* "burn-aer": rewrites of the AER file so far */
 
 #define DEVBIT(d) ((d) >= 0 ? 1u << (d) : 0u)
 
@@ -190,10 +197,18 @@ static struct CUctx_st *ctx_of(gr_cu_context c)
   return NULL;
 }
 
-/* GPU dev is gone under "vanish": every call touching it answers 999. */
+/* Whether GPU2 falls off the bus after STUB_VANISH_CALL calls: "vanish",
+ * and "burn-xid79" (whose NVML side differs, see stub_nvml.c). */
+static int vanish_scenario(void)
+{
+  const char *sc = stub_scenario();
+  return strcmp(sc, "vanish") == 0 || strcmp(sc, "burn-xid79") == 0;
+}
+
+/* GPU dev is gone under vanish_scenario(): every call touching it answers 999. */
 static int is_lost(int dev)
 {
-  return dev == STUB_LOST_GPU && vanish_lost && stub_scenario_is("vanish");
+  return dev == STUB_LOST_GPU && vanish_lost && vanish_scenario();
 }
 
 static int any_lost(unsigned devmask)
@@ -205,7 +220,7 @@ static int any_lost(unsigned devmask)
  * STUB_VANISH_CALL-th such call is the one that loses it. 999 when lost. */
 static gr_cu_result vanish_work(unsigned devmask)
 {
-  if (!(devmask & DEVBIT(STUB_LOST_GPU)) || !stub_scenario_is("vanish"))
+  if (!(devmask & DEVBIT(STUB_LOST_GPU)) || !vanish_scenario())
     return CU_OK;
   if (vanish_lost)
     return CU_UNKNOWN;
@@ -355,6 +370,47 @@ static gr_cu_result do_copy(uintptr_t dst, struct place d, uintptr_t src, struct
     ((unsigned char *)dst)[4097] ^= 1u;
   stream->clock += (double)bytes / (copy_rate(s.dev, d.dev) * factor * 1e9) + latency;
   return CU_OK;
+}
+
+/* "burn-aer": writes "RxErr N / BadTLP 0 / TOTAL_ERR_COR N" to
+ * $GPURIG_STUB_TREE/STUB_AER_FILE through a temporary file in the same
+ * directory and rename(), so a reader sees the old or the new text, never
+ * a part. Failures are ignored (the stubs never print). */
+static void write_aer(unsigned n)
+{
+  const char *tree = getenv("GPURIG_STUB_TREE");
+  if (!tree || !*tree)
+    return;
+  char path[4096], tmp[4096 + 16], text[96];
+  if (snprintf(path, sizeof(path), "%s/%s", tree, STUB_AER_FILE) >= (int)sizeof(path))
+    return;
+  snprintf(tmp, sizeof(tmp), "%s.XXXXXX", path);
+  int len = snprintf(text, sizeof(text), "RxErr %u\nBadTLP 0\nTOTAL_ERR_COR %u\n", n, n);
+  int fd = mkstemp(tmp);
+  if (fd < 0)
+    return;
+  int ok = fchmod(fd, 0644) == 0 && write(fd, text, (size_t)len) == len;
+  ok = close(fd) == 0 && ok;
+  if (!ok || rename(tmp, path) != 0)
+    unlink(tmp);
+}
+
+/* "burn-aer": counts a cuMemcpyAsync between host memory and GPU1's (either
+ * way) and rewrites the AER file on every STUB_AER_EVERY-th, at most
+ * STUB_AER_MAX_REWRITES times. Runs under the lock, so the rewrites land in
+ * order. */
+static void aer_copy(struct place d, struct place s)
+{
+  if (!((d.dev == STUB_AER_GPU && s.dev < 0) || (s.dev == STUB_AER_GPU && d.dev < 0)) ||
+      !stub_scenario_is("burn-aer") || !stub_default_machine())
+    return;
+  if ((atomic_fetch_add(&aer_copies, 1u) + 1) % STUB_AER_EVERY != 0)
+    return;
+  unsigned done = atomic_load(&aer_rewrites);
+  while (done < STUB_AER_MAX_REWRITES && !atomic_compare_exchange_weak(&aer_rewrites, &done, done + 1))
+    ;
+  if (done < STUB_AER_MAX_REWRITES)
+    write_aer(STUB_AER_START + done + 1);
 }
 
 /* Frees what a primary context owned when its last reference goes, as the
@@ -728,6 +784,8 @@ gr_cu_result cuMemcpyAsync(gr_cu_deviceptr dst, gr_cu_deviceptr src, size_t byte
   if ((r_ = vanish_work(DEVBIT(s->dev) | DEVBIT(d.dev) | DEVBIT(from.dev))) != CU_OK)
     goto out_;
   r_ = do_copy(dst, d, src, from, bytes, s, 1.0, STUB_COPY_LATENCY);
+  if (r_ == CU_OK)
+    aer_copy(d, from);
   LEAVE;
 }
 

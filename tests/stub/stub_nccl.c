@@ -43,6 +43,7 @@ struct queued {
   struct CUstream_st *stream;
   pthread_t owner;
   int done;
+  int stall; /* "burn-stall": the STUB_STALL_CALL-th call of the process */
 };
 
 /* Exported functions (prototypes for -Wmissing-prototypes). */
@@ -70,6 +71,7 @@ static STUB_TLS int group_depth;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER; /* guards the queue */
 static int nqueued;
 static struct queued queue[NCCL_MAX_QUEUED];
+static atomic_uint allreduce_calls; /* accepted ncclAllReduce calls of the process */
 
 gr_nccl_result ncclGetVersion(int *version)
 {
@@ -166,12 +168,15 @@ static gr_nccl_result run_allreduce(const struct queued *ops, const int *idx, in
     free(sum);
   }
   double end = 0;
+  int stall = 0;
   for (int r = 0; r < n; r++) {
     struct CUstream_st *s = ops[idx[r]].stream;
     if (!stub_stream_is_default(s) && s->clock > end)
       end = s->clock;
+    stall |= ops[idx[r]].stall;
   }
-  end += NCCL_BASE_LATENCY + 2.0 * (n - 1) / n * (double)count * sizeof(float) / (NCCL_BUS_GBS * 1e9);
+  double took = NCCL_BASE_LATENCY + 2.0 * (n - 1) / n * (double)count * sizeof(float) / (NCCL_BUS_GBS * 1e9);
+  end += stall ? STUB_STALL_FACTOR * took : took; /* the stalled one: 49 x its time again */
   for (int r = 0; r < n; r++) {
     struct CUstream_st *s = ops[idx[r]].stream;
     if (!stub_stream_is_default(s))
@@ -237,6 +242,15 @@ gr_nccl_result ncclGroupEnd(void)
   return r;
 }
 
+/* Counts an accepted ncclAllReduce call (run, or queued in a group); whether
+ * it is the STUB_STALL_CALL-th of the process under "burn-stall", which
+ * makes the all-reduce holding it stall. */
+static int stall_call(void)
+{
+  unsigned call = atomic_fetch_add(&allreduce_calls, 1u) + 1;
+  return call == STUB_STALL_CALL && stub_scenario_is("burn-stall");
+}
+
 gr_nccl_result ncclAllReduce(const void *sendbuff, void *recvbuff, size_t count, unsigned int datatype,
                              unsigned int op, gr_nccl_comm comm, gr_cu_stream stream)
 {
@@ -246,20 +260,23 @@ gr_nccl_result ncclAllReduce(const void *sendbuff, void *recvbuff, size_t count,
     return NCCL_INVALID_ARGUMENT;
   if (!stub_stream_is_default(stream) && (stream->magic != STUB_STREAM_MAGIC || stream->dev != comm->dev))
     return NCCL_INVALID_ARGUMENT; /* not a live stream of the communicator's GPU */
-  struct queued q = {sendbuff, recvbuff, count, comm, stream, pthread_self(), 0};
+  struct queued q = {sendbuff, recvbuff, count, comm, stream, pthread_self(), 0, 0};
   gr_nccl_result r = NCCL_OK;
   if (group_depth == 0) {
     int only = 0;
     if (comm->nranks > 1)
       return NCCL_INVALID_USAGE; /* would wait for the other ranks forever */
+    q.stall = stall_call();
     pthread_mutex_lock(&lock);
     r = run_allreduce(&q, &only, 1);
     pthread_mutex_unlock(&lock);
     return r;
   }
   pthread_mutex_lock(&lock);
-  if (nqueued < NCCL_MAX_QUEUED)
+  if (nqueued < NCCL_MAX_QUEUED) {
+    q.stall = stall_call();
     queue[nqueued++] = q;
+  }
   else
     r = NCCL_INVALID_USAGE;
   pthread_mutex_unlock(&lock);

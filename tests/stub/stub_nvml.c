@@ -132,6 +132,9 @@ static struct nvmlDevice_st devices[STUB_MAX_GPUS] = {{0}, {1}, {2}, {3}, {4}, {
 static atomic_int init_count;        /* nvmlInit_v2 calls not yet matched by nvmlShutdown */
 static atomic_uint replay_calls;     /* nvmlDeviceGetPcieReplayCounter calls for STUB_REPLAY_GPU */
 static atomic_uint event_wait_calls; /* nvmlEventSetWait_v2 calls (with valid arguments) */
+static atomic_uint burn_replay_calls; /* "burn-replay": nvmlDeviceGetPcieReplayCounter calls for GPU2 */
+static atomic_uint xid79_power_calls; /* "burn-xid79": nvmlDeviceGetPowerUsage calls for GPU2, up to the lost one */
+static atomic_int xid79_delivered;    /* "burn-xid79": the Xid 79 event has been handed out */
 
 /* ------------------------------------------------------------ helpers */
 
@@ -150,8 +153,32 @@ static int index_of(gr_nvml_device d)
   return -1;
 }
 
+/* Adds 1 to *n unless it has reached cap; the value before the call. */
+static unsigned count_capped(atomic_uint *n, unsigned cap)
+{
+  unsigned v = atomic_load(n);
+  while (v < cap && !atomic_compare_exchange_weak(n, &v, v + 1))
+    ;
+  return v;
+}
+
+/* Whether GPU idx answers GPU_IS_LOST: GPU2 under "vanish" from the start;
+ * under "burn-xid79" from its (STUB_XID79_POWER_CALLS + 1)-th power reading
+ * on, the first one lost (gpurig's sampler reads the power first, so its
+ * first STUB_XID79_POWER_CALLS samples of GPU2 are whole and every later one
+ * is lost). */
+static int gpu_lost(int idx)
+{
+  if (idx != STUB_LOST_GPU)
+    return 0;
+  const char *sc = stub_scenario();
+  if (strcmp(sc, "vanish") == 0)
+    return 1;
+  return strcmp(sc, "burn-xid79") == 0 && atomic_load(&xid79_power_calls) > STUB_XID79_POWER_CALLS;
+}
+
 /* Common start of every per-device query: UNINITIALIZED, INVALID_ARGUMENT
- * (bad handle or NULL out pointer), GPU_IS_LOST (GPU2 under "vanish";
+ * (bad handle or NULL out pointer), GPU_IS_LOST (gpu_lost();
  * may_be_lost false for the queries that still answer), else success. */
 static gr_nvml_return check_device(gr_nvml_device d, const void *out, int may_be_lost, int *index)
 {
@@ -160,15 +187,23 @@ static gr_nvml_return check_device(gr_nvml_device d, const void *out, int may_be
   *index = index_of(d);
   if (*index < 0 || !out)
     return NVML_INVALID_ARGUMENT;
-  if (may_be_lost && *index == STUB_LOST_GPU && stub_scenario_is("vanish"))
+  if (may_be_lost && gpu_lost(*index))
     return NVML_GPU_IS_LOST;
   return NVML_OK;
 }
 
-/* "busy": the default machine under load (every other scenario's GPUs idle). */
+/* "busy" and "burn-throttle": the default machine under load (every other
+ * scenario's GPUs idle). "burn-throttle" changes a few of the busy values:
+ * see throttled(). */
 static int busy_machine(void)
 {
-  return stub_scenario_is("busy");
+  const char *sc = stub_scenario();
+  return strcmp(sc, "busy") == 0 || strcmp(sc, "burn-throttle") == 0;
+}
+
+static int throttled(void)
+{
+  return stub_scenario_is("burn-throttle");
 }
 
 /* "hang": block the caller GPURIG_STUB_HANG_S seconds (default 30). */
@@ -502,10 +537,19 @@ gr_nvml_return nvmlDeviceGetCurrPcieLinkWidth(gr_nvml_device device, unsigned in
 
 gr_nvml_return nvmlDeviceGetPowerUsage(gr_nvml_device device, unsigned int *mw)
 {
-  CHECK_DEVICE(device, mw, 1);
+  CHECK_DEVICE(device, mw, 0);
+  if (idx == STUB_LOST_GPU && stub_scenario_is("burn-xid79")) {
+    /* GPU2's first STUB_XID79_POWER_CALLS reads answer; the next one loses it */
+    if (count_capped(&xid79_power_calls, STUB_XID79_POWER_CALLS + 1) >= STUB_XID79_POWER_CALLS)
+      return NVML_GPU_IS_LOST;
+  } else if (gpu_lost(idx)) {
+    return NVML_GPU_IS_LOST;
+  }
   if (idx == STUB_HANG_GPU && stub_scenario_is("hang"))
     hang();
-  return put_uint(mw, busy_machine() ? 345000u : 28500u + 1000u * (unsigned)idx);
+  if (busy_machine())
+    return put_uint(mw, throttled() ? 340000u : 345000u);
+  return put_uint(mw, 28500u + 1000u * (unsigned)idx);
 }
 
 gr_nvml_return nvmlDeviceGetEnforcedPowerLimit(gr_nvml_device device, unsigned int *mw)
@@ -526,6 +570,8 @@ gr_nvml_return nvmlDeviceGetTemperature(gr_nvml_device device, unsigned int sens
   CHECK_DEVICE(device, temp, 1);
   if (sensor != GR_NVML_TEMPERATURE_GPU)
     return NVML_INVALID_ARGUMENT;
+  if (throttled())
+    return put_uint(temp, idx == STUB_HOT_GPU ? 92u : 76u);
   if (busy_machine())
     return put_uint(temp, idx == STUB_HOT_GPU ? 88u : 78u);
   return put_uint(temp, 35u + (unsigned)idx);
@@ -539,7 +585,7 @@ gr_nvml_return nvmlDeviceGetClockInfo(gr_nvml_device device, unsigned int type, 
   const struct stub_machine *m = stub_machine();
   int busy = busy_machine();
   if (type == 0 || type == GR_NVML_CLOCK_SM) /* graphics and SM run together */
-    return put_uint(mhz, busy ? 1695u : m->sm_mhz);
+    return put_uint(mhz, !busy ? m->sm_mhz : throttled() && idx == STUB_HOT_GPU ? 1200u : 1695u);
   if (type == GR_NVML_CLOCK_MEM)
     return put_uint(mhz, busy ? 9751u : m->mem_mhz);
   return NVML_INVALID_ARGUMENT;
@@ -556,8 +602,13 @@ gr_nvml_return nvmlDeviceGetFanSpeed(gr_nvml_device device, unsigned int *pct)
 gr_nvml_return nvmlDeviceGetPcieReplayCounter(gr_nvml_device device, unsigned int *count)
 {
   CHECK_DEVICE(device, count, 1);
+  /* "healthy" and the burn-in scenarios: the riser's replays stay where they
+   * were, so that each burn-in scenario shows its own fault alone */
+  int quiet = stub_scenario_is("healthy") || strncmp(stub_scenario(), "burn-", 5) == 0;
   if (idx == STUB_REPLAY_GPU && stub_default_machine())
-    return put_uint(count, STUB_REPLAY_START + atomic_fetch_add(&replay_calls, 1u));
+    return put_uint(count, STUB_REPLAY_START + (quiet ? 0 : atomic_fetch_add(&replay_calls, 1u)));
+  if (idx == STUB_BURN_REPLAY_GPU && stub_scenario_is("burn-replay"))
+    return put_uint(count, STUB_BURN_REPLAY_STEP * atomic_fetch_add(&burn_replay_calls, 1u));
   return put_uint(count, 0);
 }
 
@@ -576,7 +627,9 @@ gr_nvml_return nvmlDeviceGetPcieThroughput(gr_nvml_device device, unsigned int c
 gr_nvml_return nvmlDeviceGetCurrentClocksEventReasons(gr_nvml_device device, unsigned long long *reasons)
 {
   CHECK_DEVICE(device, reasons, 1);
-  if (busy_machine())
+  if (throttled())
+    *reasons = idx == STUB_HOT_GPU ? 0x40ull : 0x4ull;
+  else if (busy_machine())
     *reasons = idx == STUB_HOT_GPU ? 0x44ull : 0x4ull;
   else
     *reasons = 0x1ull;
@@ -685,9 +738,16 @@ gr_nvml_return nvmlDeviceRegisterEvents(gr_nvml_device device, unsigned long lon
   return NVML_OK;
 }
 
+/* Whether the set has GPU2 registered for Xid events. */
+static int xid_registered(gr_nvml_event_set set)
+{
+  return stub_gpu(STUB_XID_GPU) && (atomic_load(&set->types[STUB_XID_GPU]) & GR_NVML_EVENT_XID);
+}
+
 /* Never sleeps, whatever timeoutms says: TIMEOUT at once, except under
  * "xid", where the STUB_XID_CALL-th call of the process delivers Xid 79 on
- * GPU2 (if the set has GPU2 registered for Xid events). */
+ * GPU2, and under "burn-xid79", where the first call after GPU2 is lost
+ * does, once (both only if the set has GPU2 registered for Xid events). */
 gr_nvml_return nvmlEventSetWait_v2(gr_nvml_event_set set, struct nvmlEventData_st *data, unsigned int timeoutms)
 {
   (void)timeoutms;
@@ -696,8 +756,14 @@ gr_nvml_return nvmlEventSetWait_v2(gr_nvml_event_set set, struct nvmlEventData_s
   if (!valid_set(set) || !data)
     return NVML_INVALID_ARGUMENT;
   unsigned call = atomic_fetch_add(&event_wait_calls, 1u) + 1;
-  if (call != STUB_XID_CALL || !stub_scenario_is("xid") || !stub_gpu(STUB_XID_GPU) ||
-      !(atomic_load(&set->types[STUB_XID_GPU]) & GR_NVML_EVENT_XID))
+  int deliver;
+  if (stub_scenario_is("burn-xid79")) {
+    int no = 0;
+    deliver = gpu_lost(STUB_XID_GPU) && xid_registered(set) && atomic_compare_exchange_strong(&xid79_delivered, &no, 1);
+  } else {
+    deliver = call == STUB_XID_CALL && stub_scenario_is("xid") && xid_registered(set);
+  }
+  if (!deliver)
     return NVML_TIMEOUT;
   memset(data, 0, sizeof(*data));
   data->device = &devices[STUB_XID_GPU];

@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# gpurig burn on copies of tests/data/trees/epyc-riser with the stand-in
+# NVIDIA libraries: a healthy run passes (exit 0, JSON), each burn-in
+# scenario gets its exact verdict and exit status, the chart is drawn, SIGINT
+# gives a partial verdict, bad input is one line and exit 2.
+# usage: burn.sh GPURIG   (env: GPURIG_TEST_DATA, GPURIG_TEST_STUB)
+set -euo pipefail
+gpurig=$1
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+export GPURIG_DRIVER_DIR=$GPURIG_TEST_STUB
+unset GPURIG_STUB_SCENARIO GPURIG_STUB_SCENARIO_FILE
+fails=0
+fail() { echo "burn.sh: FAIL: $*" >&2; fails=$((fails + 1)); }
+run() { # want-exit, scenario, args...: runs burn on a fresh copy of the tree
+  local want=$1 sc=$2 rc=0
+  shift 2
+  rm -rf "$work/t" && cp -a "$GPURIG_TEST_DATA/trees/epyc-riser" "$work/t"
+  GPURIG_STUB_SCENARIO=$sc GPURIG_STUB_TREE=$work/t "$gpurig" burn --duration 3 --size 1M --interval 0.25 \
+    --root "$work/t" "$@" >"$work/out" 2>"$work/err" || rc=$?
+  [ "$rc" = "$want" ] || fail "$sc $*: exit $rc, expected $want: $(head -c 300 "$work/err")"
+}
+has() { grep -qE -- "$1" "$work/out" || fail "$2: no line matching '$1' in: $(grep -E '^  (fail|warn|info)' "$work/out" | head -5)"; }
+verdicts() { grep -cE '^  (fail|warn) ' "$work/out" || true; }
+
+# a healthy rig: every verdict passes, exit 0, JSON
+run 0 healthy --json
+jq -e '.exit == 0 and (.verdicts | all(.severity == "ok")) and (.gpus | length == 4)
+       and (.gpus | all(.host_gbps > 10 and .corrupt_copies == 0 and .lost == false))
+       and .allreduce.iterations > 8 and (.allreduce.stalls | length == 0)' "$work/out" >/dev/null ||
+  fail "healthy: $(head -c 400 "$work/out")"
+echo "healthy: exit 0, $(jq '.verdicts | length' "$work/out") verdicts all pass, all-reduce $(jq '.allreduce.iterations' "$work/out") iterations"
+
+run 2 burn-aer
+has '^  fail  slot 5, GPU1 0000:02:00.0: [0-9]+ correctable AER errors in 3 s under load, at root port 0000:00:03.1; a healthy Gen4 x16 link allows 1 in this time' burn-aer
+[ "$(verdicts)" = 1 ] || fail "burn-aer: $(verdicts) problems, expected 1"
+echo "burn-aer: $(grep -m1 '^  fail' "$work/out" | cut -c1-160)..."
+
+run 2 burn-replay
+has '^  fail  GPU2 0000:41:00.0: [0-9]+ PCIe replays in 3 s under load' burn-replay
+[ "$(verdicts)" = 1 ] || fail "burn-replay: $(verdicts) problems, expected 1"
+
+run 2 burn-xid79
+has '^  fail  GPU2 0000:41:00.0 fell off the bus at \+[0-9.]+ s under load \(the others went on\)' burn-xid79
+has '^  fail  GPU2 0000:41:00.0: Xid 79 \(GPU has fallen off the bus\) under load' burn-xid79
+has '^  pass  GPU0 0000:01:00.0 passed' burn-xid79
+has 'GPU2 0000:41:00.0 .* LOST$' burn-xid79
+
+run 1 burn-throttle
+has '^  warn  GPU3 0000:44:00.0 slowed under load: thermal \(hw\) for [0-9]+ s of 3 \(hottest 92 C\)' burn-throttle
+[ "$(verdicts)" = 1 ] || fail "burn-throttle: $(verdicts) problems, expected 1"
+
+run 1 burn-stall
+has '^  warn  all-reduce stalled at \+[0-9.]+ s: [0-9.]+ ms, [0-9]+x the median' burn-stall
+[ "$(verdicts)" = 1 ] || fail "burn-stall: $(verdicts) problems, expected 1"
+echo "burn-stall: $(grep -m1 '^  warn' "$work/out")"
+
+# staggered: the step at which the first problem came; the chart
+run 2 burn-replay --pattern staggered --svg "$work/burn.svg"
+has '^  info  staggered: the first problem came with [1-4] of 4 GPUs loaded' staggered
+xmllint --noout "$work/burn.svg" || fail "svg: not well-formed"
+if command -v rsvg-convert >/dev/null; then rsvg-convert -o "$work/burn.png" "$work/burn.svg" || fail "svg: not drawn"; fi
+
+# SIGINT: a partial verdict
+rm -rf "$work/t" && cp -a "$GPURIG_TEST_DATA/trees/epyc-riser" "$work/t"
+GPURIG_STUB_SCENARIO=healthy "$gpurig" burn --duration 60 --size 1M --json --root "$work/t" >"$work/out" 2>/dev/null &
+pid=$!
+sleep 1.5
+kill -INT "$pid"
+rc=0
+wait "$pid" || rc=$?
+[ "$rc" = 0 ] || fail "sigint: exit $rc"
+jq -e '.interrupted == true and .ran_s < 10' "$work/out" >/dev/null || fail "sigint: $(head -c 200 "$work/out")"
+
+# bad input: one line, exit 2
+for args in "--load gemm" "--load bus" "--load ," "--pattern pairs" "--gpus x" "--gpus 99" "--duration 0" "--size 3" \
+            "--interval 0"; do
+  rc=0
+  # shellcheck disable=SC2086
+  "$gpurig" burn --root "$GPURIG_TEST_DATA/trees/epyc-riser" $args >"$work/out" 2>"$work/err" || rc=$?
+  [ "$rc" = 2 ] && [ "$(wc -l <"$work/err")" = 1 ] || fail "burn $args: exit $rc, $(cat "$work/err")"
+done
+
+[ "$fails" = 0 ] || { echo "burn.sh: $fails failure(s)" >&2; exit 1; }
+echo "burn.sh: ok"
