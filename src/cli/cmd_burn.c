@@ -11,12 +11,14 @@
 #include "gpu/bench.h"
 #include "monitor/burn.h"
 #include "print/burn.h"
+#include "print/monitor.h"
 #include "print/svg.h"
 
 static void burn_usage(void)
 {
   printf("usage: gpurig burn [--load pcie,p2p,allreduce] [--pattern all|staggered|per-gpu] [--gpus LIST]\n"
          "                   [--duration SECONDS | --quick] [--size SIZE] [--interval SECONDS] [--json] [--svg FILE]\n"
+         "                   [--log FILE.jsonl]\n"
          "                   [--root DIR]\n"
          "\n"
          "Loads the GPUs and the bus the way training does while the sampler (gpurig watch) reads every\n"
@@ -40,6 +42,7 @@ static void burn_usage(void)
          "  --interval S   the sampler's interval, default 1\n"
          "  --json         the report as JSON (docs/burn.md)\n"
          "  --svg FILE     a chart of temperature, power and SM clock per GPU over the run, events marked\n"
+         "  --log FILE     the run's timeline: every sample as a JSON line (as gpurig watch --json)\n"
          "  --root DIR     watch a gathered tree's counters (tests: the stand-in libraries rewrite them)\n"
          "\n"
          "It never changes a clock, a power limit or a mode. SIGINT stops it with the verdicts so far.\n"
@@ -133,7 +136,6 @@ static int parse_burn(const struct gr_opts *o, struct gr_burn_opts *b)
   b->duration_s = o->quick ? 60 : 600;
   b->stall_factor = 10;
   b->copy_bytes = (size_t)64 << 20;
-  b->ar_bytes = (size_t)64 << 20;
   if (parse_loads(o->load, &b->loads) != 0 || parse_gpus(o->gpus, &b->gpus) != 0 ||
       cli_parse_interval("burn", o->interval, &b->interval_s) != 0)
     return -1;
@@ -155,11 +157,34 @@ static int parse_burn(const struct gr_opts *o, struct gr_burn_opts *b)
     return -1;
   }
   if (o->size)
-    b->copy_bytes = b->ar_bytes = bytes;
+    b->copy_bytes = bytes;
   b->stop = stop_asked;
   if (isatty(STDERR_FILENO))
     b->progress = progress;
   return 0;
+}
+
+/* --log FILE.jsonl: every sample of the run as JSON lines (as watch --json
+ * prints them), oldest first, with the events each found. */
+static int write_log(const char *path, const struct gr_sampler *s)
+{
+  struct gr_err err = {0};
+  char *buf = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&buf, &len);
+  if (!f)
+    return gr_report_error(&(struct gr_err){.code = GR_EXIT_FAIL, .msg = "out of memory"});
+  unsigned long since = 0;
+  for (unsigned ago = gr_sampler_count(s); ago-- > 0;) {
+    json_t *j = gr_sample_at_to_json(s, ago, &since);
+    json_dumpf(j, f, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(15));
+    fputc('\n', f);
+    json_decref(j);
+  }
+  fclose(f);
+  int rc = gr_file_write(path, buf, len, &err);
+  free(buf);
+  return rc == 0 ? 0 : gr_report_error(&err);
 }
 
 static int report(const struct gr_opts *o, struct cli_monitor *mon, const struct gr_burn_opts *b,
@@ -172,6 +197,8 @@ static int report(const struct gr_opts *o, struct cli_monitor *mon, const struct
     cli_print_json(gr_burn_to_json(mon->s, b, r));
   else
     gr_print_burn(stdout, mon->s, b, r);
+  if (o->log && write_log(o->log, mon->s) != 0)
+    return GR_EXIT_FAIL;
   if (o->svg) {
     char *svg = gr_svg_timeline(mon->s, "gpurig burn");
     int w = gr_file_write(o->svg, svg, strlen(svg), &err);
@@ -200,7 +227,9 @@ int cmd_burn(int argc, char **argv)
     return GR_EXIT_FAIL;
   if (gr_bench_open(&be, &st, &err) != 0)
     return gr_report_error(&err);
-  if (cli_monitor_open("burn", &o, b.interval_s, 64, &mon, &err) != 0) {
+  /* the ring holds the whole run: the chart and the log cover all of it */
+  double held = b.duration_s / b.interval_s + 8;
+  if (cli_monitor_open("burn", &o, b.interval_s, held > 200000 ? 200000 : (unsigned)held, &mon, &err) != 0) {
     be->shutdown(st);
     return gr_report_error(&err);
   }

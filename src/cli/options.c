@@ -24,6 +24,7 @@ static int refuse_empty(const char *cmd, int c)
       {'k', "option '--kmsg' needs a kernel log file (an empty value would mean /dev/kmsg; omit --kmsg for that)"},
       {'e', "option '--expect' needs a manifest file, not an empty value"},
       {293, "option '--svg' needs a file to write, not an empty value"},
+      {297, "option '--log' needs a file to write, not an empty value"},
       {256, "option '--model' needs a model name or a config.json, not an empty value"},
   };
   for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++)
@@ -97,7 +98,7 @@ int gr_parse_opts(int argc, char **argv, unsigned accepted, struct gr_opts *o)
       {"cache-latents", no_argument, NULL, 290}, {"cache-text-embeddings", no_argument, NULL, 291},
       {"full-bf16", no_argument, NULL, 292},    {"svg", required_argument, NULL, 293},
       {"load", required_argument, NULL, 294},   {"pattern", required_argument, NULL, 295},
-      {"duration", required_argument, NULL, 296},
+      {"duration", required_argument, NULL, 296}, {"log", required_argument, NULL, 297},
       {NULL, 0, NULL, 0},
   };
   memset(o, 0, sizeof(*o));
@@ -170,6 +171,7 @@ int gr_parse_opts(int argc, char **argv, unsigned accepted, struct gr_opts *o)
     case 294: o->load = optarg; need = GR_OPT_BURN; break;
     case 295: o->pattern = optarg; need = GR_OPT_BURN; break;
     case 296: o->duration = optarg; need = GR_OPT_BURN; break;
+    case 297: o->log = optarg; need = GR_OPT_BURN; break;
     case 278:
       if (parse_nccl_version(argv[0], optarg, &o->nccl) != 0)
         return -1;

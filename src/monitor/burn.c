@@ -25,7 +25,29 @@ struct run {
   bool ar_ready;
   size_t ar_cap;
   double last_sample;    /* CLOCK_MONOTONIC of the last step */
+  size_t copy_bytes;     /* per copy, within the memory bound */
 };
+
+enum { MEM_SHARE_PCT = 10 }; /* a load takes at most this share of a GPU's free memory */
+
+/* The copies' size within the bound: each GPU holds a source and a
+ * destination of copy_bytes (and the all-reduce two more), so the size is cut
+ * to keep them under MEM_SHARE_PCT of the free memory the driver reports. */
+static void bound_memory(struct run *x)
+{
+  x->copy_bytes = x->o->copy_bytes;
+  for (unsigned k = 0; k < x->nsel; k++) {
+    const struct gr_burn_gpu *g = &x->r->gpu[x->order[k]];
+    size_t free_b = x->be->free_bytes(x->st, g->cuda);
+    size_t cap = free_b / 100 * MEM_SHARE_PCT / 4;
+    cap -= cap % 4096;
+    if (free_b && cap >= 4096 && cap < x->copy_bytes) {
+      x->copy_bytes = cap;
+      snprintf(x->r->note, sizeof(x->r->note), "copies of %zu KiB: %d%% of the free memory of %s (%zu MiB) bounds "
+               "the load's buffers", cap >> 10, MEM_SHARE_PCT, gr_sampler_gpu_name(x->s, x->order[k]), free_b >> 20);
+    }
+  }
+}
 
 static double now_s(void)
 {
@@ -129,7 +151,7 @@ static void round_pcie(struct run *x, double t)
     if (g->joined_s < 0)
       g->joined_s = t;
     sp[n] = (struct gr_copy_spec){.kind = GR_BK_HOST_BIDIR, .engine = GR_ENGINE_CE, .src = GR_BENCH_HOST,
-                                  .dst = g->cuda, .bytes = x->o->copy_bytes, .loops = 4, .reverse = true,
+                                  .dst = g->cuda, .bytes = x->copy_bytes, .loops = 4, .reverse = true,
                                   .seed = (unsigned)(t * 1000) + i};
     who[n++] = i;
   }
@@ -169,7 +191,7 @@ static void round_p2p(struct run *x, double t)
       continue;
     }
     sp[n] = (struct gr_copy_spec){.kind = GR_BK_P2P_BIDIR, .engine = GR_ENGINE_CE, .src = a->cuda, .dst = g->cuda,
-                                  .bytes = x->o->copy_bytes, .loops = 4, .reverse = true, .seed = (unsigned)t + i};
+                                  .bytes = x->copy_bytes, .loops = 4, .reverse = true, .seed = (unsigned)t + i};
     peer[n] = i;
     who[n++] = last;
   }
@@ -225,7 +247,7 @@ static void round_allreduce(struct run *x, double t)
   struct gr_burn_report *r = x->r;
   for (int k = 0; k < AR_PER_ROUND; k++) {
     struct gr_ar_sample a;
-    if (x->be->allreduce(x->st, x->o->ar_bytes, 0, 1, &a) != 0) {
+    if (x->be->allreduce(x->st, x->copy_bytes, 0, 1, &a) != 0) {
       char *note = xasprintf("the all-reduce failed at +%.0f s: %s", t, x->be->last_error(x->st));
       str_copy(r->ar_note, sizeof(r->ar_note), note);
       free(note);
@@ -312,7 +334,7 @@ static void open_allreduce(struct run *x)
     return;
   }
   char why[256];
-  if (!x->be->allreduce_open || x->be->allreduce_open(x->st, x->o->ar_bytes, why, sizeof(why)) != 0) {
+  if (!x->be->allreduce_open || x->be->allreduce_open(x->st, x->copy_bytes, why, sizeof(why)) != 0) {
     char *note = xasprintf("no all-reduce: %s", x->be->allreduce_open ? why : "no collective library");
     str_copy(r->ar_note, sizeof(r->ar_note), note);
     free(note);
@@ -557,8 +579,10 @@ int gr_burn_run(const struct gr_bench_backend *be, void *state, struct gr_sample
   int rc = select_gpus(&x, err);
   if (rc == 0 && !be->copy_many && (o->loads & (GR_LOAD_PCIE | GR_LOAD_P2P)))
     rc = gr_fail(err, GR_EXIT_CANNOT_RUN, "the %s backend cannot run copies at once", be->name);
-  if (rc == 0)
+  if (rc == 0) {
+    bound_memory(&x);
     rc = run_loads(&x, err);
+  }
   if (rc == 0) {
     for (unsigned i = 0; i < r->ngpu; i++)
       if (r->gpu[i].selected)

@@ -36,8 +36,7 @@ struct gr_burn_opts {
   double duration_s;
   double interval_s;         /* the sampler's */
   double stall_factor;       /* an all-reduce iteration over this x the median is a stall */
-  size_t copy_bytes;         /* per copy */
-  size_t ar_bytes;           /* per all-reduce */
+  size_t copy_bytes;         /* per copy and per all-reduce (cut to 10 % of a GPU's free memory over 4 buffers) */
   /* Called after every sample (progress on a terminal); may be NULL. */
   void (*progress)(void *ctx, const struct gr_sampler *s, double elapsed_s, double duration_s);
   void *progress_ctx;

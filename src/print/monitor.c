@@ -219,21 +219,29 @@ static json_t *link_json(const struct gr_sampler *s, const struct gr_sample *x, 
 
 json_t *gr_sample_to_json(const struct gr_sampler *s, unsigned long since)
 {
-  const struct gr_sample *x = gr_sampler_sample(s, 0);
+  return gr_sample_at_to_json(s, 0, &since);
+}
+
+json_t *gr_sample_at_to_json(const struct gr_sampler *s, unsigned ago, unsigned long *since)
+{
+  const struct gr_sample *x = gr_sampler_sample(s, ago);
   json_t *o = json_object();
   if (!x)
     return o;
   json_object_set_new(o, "time_s", json_real(round(x->real_s * 1000) / 1000));
-  json_object_set_new(o, "sample", json_integer((json_int_t)gr_sampler_steps(s)));
+  json_object_set_new(o, "sample", json_integer((json_int_t)(gr_sampler_steps(s) - ago)));
   json_t *gpus = json_array(), *links = json_array(), *events = json_array();
   for (unsigned i = 0; i < x->ngpu; i++)
     json_array_append_new(gpus, gpu_json(s, x, i));
-  for (size_t i = 0; i < gr_sampler_nlinks(s); i++)
+  for (size_t i = 0; i < gr_sampler_nlinks(s) && ago == 0; i++) /* a link's windows are the newest sample's */
     json_array_append_new(links, link_json(s, x, i));
-  for (unsigned long k = since; k < gr_sampler_nevents(s); k++) {
+  unsigned long k = *since;
+  for (; k < gr_sampler_nevents(s); k++) {
     const struct gr_mon_event *e = gr_sampler_event(s, k);
     if (!e)
       continue;
+    if (e->mono_s > x->mono_s + 1e-9)
+      break; /* later than this sample: the next line's */
     json_t *je = json_object();
     json_object_set_new(je, "severity", json_string(gr_sev_name(e->sev)));
     json_object_set_new(je, "gpu", e->gpu >= 0 ? json_integer(e->gpu) : json_null());
@@ -241,6 +249,7 @@ json_t *gr_sample_to_json(const struct gr_sampler *s, unsigned long since)
     json_object_set_new(je, "text", gr_json_text(e->text));
     json_array_append_new(events, je);
   }
+  *since = k;
   json_object_set_new(o, "gpus", gpus);
   json_object_set_new(o, "links", links);
   json_object_set_new(o, "events", events);

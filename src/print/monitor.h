@@ -26,6 +26,9 @@ const char *gr_throttle_text(struct gr_metric bits, char *buf, size_t cap);
 void gr_print_sample_text(FILE *out, const struct gr_sampler *s, unsigned long since, bool header);
 /* One sample as one JSON object (a JSON line). */
 json_t *gr_sample_to_json(const struct gr_sampler *s, unsigned long since);
+/* The sample ago steps back as one JSON object, with the events from index
+ * *since up to its time (moved past them); links only for the newest. */
+json_t *gr_sample_at_to_json(const struct gr_sampler *s, unsigned ago, unsigned long *since);
 
 /* The Prometheus text exposition of the newest sample: dcgm-exporter's
  * series for what gpurig has, and gpurig's own (docs/monitor.md), with

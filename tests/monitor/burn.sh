@@ -55,8 +55,11 @@ has '^  warn  all-reduce stalled at \+[0-9.]+ s: [0-9.]+ ms, [0-9]+x the median'
 [ "$(verdicts)" = 1 ] || fail "burn-stall: $(verdicts) problems, expected 1"
 echo "burn-stall: $(grep -m1 '^  warn' "$work/out")"
 
-# staggered: the step at which the first problem came; the chart
-run 2 burn-replay --pattern staggered --svg "$work/burn.svg"
+# staggered: the step at which the first problem came; the chart and the timeline
+run 2 burn-replay --pattern staggered --svg "$work/burn.svg" --log "$work/burn.jsonl"
+jq -e -s 'length >= 10 and all(.gpus | length == 4) and (map(.events[].text) | any(test("PCIe replays")))' \
+  "$work/burn.jsonl" >/dev/null || fail "log: $(head -c 300 "$work/burn.jsonl")"
+echo "log: $(wc -l <"$work/burn.jsonl") samples as JSON lines"
 has '^  info  staggered: the first problem came with [1-4] of 4 GPUs loaded' staggered
 xmllint --noout "$work/burn.svg" || fail "svg: not well-formed"
 if command -v rsvg-convert >/dev/null; then rsvg-convert -o "$work/burn.png" "$work/burn.svg" || fail "svg: not drawn"; fi
