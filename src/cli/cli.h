@@ -50,6 +50,7 @@ struct gr_opts {
   /* burn */
   const char *load, *pattern, *duration; /* --load LIST, --pattern NAME, --duration SECONDS */
   const char *log;         /* --log FILE.jsonl (burn) */
+  bool force;              /* --force: load GPUs other processes use (burn) */
   /* plan (and compare --job): kept as text, turned into a request by plan/request.c */
   const char *model, *params, *job, *quant, *kv_quant, *engine, *ctx, *batch, *gpus, *zero, *offload, *tp, *pp;
   const char *estimator, *lora_rank, *lora_targets, *state_bytes, *price, *kwh, *rent, *cpu;

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "base/file.h"
+#include "base/fs.h"
 #include "cli/cli.h"
 #include "gpu/bench.h"
 #include "monitor/burn.h"
@@ -18,7 +19,7 @@ static void burn_usage(void)
 {
   printf("usage: gpurig burn [--load pcie,p2p,allreduce] [--pattern all|staggered|per-gpu] [--gpus LIST]\n"
          "                   [--duration SECONDS | --quick] [--size SIZE] [--interval SECONDS] [--json] [--svg FILE]\n"
-         "                   [--log FILE.jsonl]\n"
+         "                   [--log FILE.jsonl] [--force]\n"
          "                   [--root DIR]\n"
          "\n"
          "Loads the GPUs and the bus the way training does while the sampler (gpurig watch) reads every\n"
@@ -44,6 +45,8 @@ static void burn_usage(void)
          "  --svg FILE     a chart of temperature, power and SM clock per GPU over the run, events marked\n"
          "  --log FILE     the run's timeline: every sample as a JSON line (as gpurig watch --json)\n"
          "  --root DIR     watch a gathered tree's counters (tests: the stand-in libraries rewrite them)\n"
+         "\n"
+         "  --force        load GPUs that other processes compute on (refused by default, naming them)\n"
          "\n"
          "It never changes a clock, a power limit or a mode. SIGINT stops it with the verdicts so far.\n"
          "Verdict rules: docs/burn.md (AER and PCIe replays against DCGM's error rate, Xid classes,\n"
@@ -209,6 +212,39 @@ static int report(const struct gr_opts *o, struct cli_monitor *mon, const struct
   return gr_findings_exit(&r->verdicts);
 }
 
+/* A GPU another process computes on is not loaded unless --force: its job
+ * would slow down or fail, and the burn's figures would be wrong. Returns
+ * how many selected GPUs are in use (named on stderr), -1 when the driver
+ * cannot tell (said, not refused). */
+static int gpus_in_use(const struct cli_monitor *mon, const struct gr_burn_opts *b)
+{
+  const struct gr_gpu_backend *be = mon->g.be;
+  int busy = 0;
+  if (!mon->have_gpus || !be->processes)
+    return -1;
+  for (unsigned i = 0; i < mon->g.count; i++) {
+    struct gr_gpu_process p[8];
+    unsigned n = 0;
+    if ((b->gpus && (i >= 64 || !((b->gpus >> i) & 1))) || be->processes(mon->g.state, i, p, 8, &n) != 0)
+      continue;
+    for (unsigned k = 0; k < n; k++) {
+      if (p[k].pid == (unsigned)getpid())
+        continue;
+      char path[64], comm[64] = "";
+      snprintf(path, sizeof(path), "/proc/%u/comm", p[k].pid);
+      if (!mon->m.has_fs || gr_fs_read_str(&mon->m.fs, path, comm, sizeof(comm)) != 0)
+        comm[0] = '\0'; /* gone, or another machine's tree */
+      fprintf(stderr, "gpurig burn: GPU%u %s is in use: %s%spid %u", i, gr_sampler_gpu_static(mon->s, i)->busid, comm,
+              comm[0] ? " " : "", p[k].pid);
+      if (p[k].mem_gib.ok)
+        fprintf(stderr, ", %.1f GiB", p[k].mem_gib.v);
+      fputc('\n', stderr);
+      busy++;
+    }
+  }
+  return busy;
+}
+
 int cmd_burn(int argc, char **argv)
 {
   struct gr_opts o;
@@ -225,12 +261,19 @@ int cmd_burn(int argc, char **argv)
   }
   if (parse_burn(&o, &b) != 0)
     return GR_EXIT_FAIL;
-  if (gr_bench_open(&be, &st, &err) != 0)
-    return gr_report_error(&err);
   /* the ring holds the whole run: the chart and the log cover all of it */
   double held = b.duration_s / b.interval_s + 8;
-  if (cli_monitor_open("burn", &o, b.interval_s, held > 200000 ? 200000 : (unsigned)held, &mon, &err) != 0) {
-    be->shutdown(st);
+  if (cli_monitor_open("burn", &o, b.interval_s, held > 200000 ? 200000 : (unsigned)held, &mon, &err) != 0)
+    return gr_report_error(&err);
+  /* before gpurig's own compute contexts exist */
+  if (!o.force && gpus_in_use(&mon, &b) > 0) {
+    fprintf(stderr, "gpurig burn: not loading GPUs other processes use: stop them, choose others with --gpus, "
+                    "or give --force\n");
+    cli_monitor_close(&mon);
+    return GR_EXIT_FAIL;
+  }
+  if (gr_bench_open(&be, &st, &err) != 0) {
+    cli_monitor_close(&mon);
     return gr_report_error(&err);
   }
   signal(SIGINT, on_int);

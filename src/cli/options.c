@@ -99,6 +99,7 @@ int gr_parse_opts(int argc, char **argv, unsigned accepted, struct gr_opts *o)
       {"full-bf16", no_argument, NULL, 292},    {"svg", required_argument, NULL, 293},
       {"load", required_argument, NULL, 294},   {"pattern", required_argument, NULL, 295},
       {"duration", required_argument, NULL, 296}, {"log", required_argument, NULL, 297},
+      {"force", no_argument, NULL, 298},
       {NULL, 0, NULL, 0},
   };
   memset(o, 0, sizeof(*o));
@@ -172,6 +173,7 @@ int gr_parse_opts(int argc, char **argv, unsigned accepted, struct gr_opts *o)
     case 295: o->pattern = optarg; need = GR_OPT_BURN; break;
     case 296: o->duration = optarg; need = GR_OPT_BURN; break;
     case 297: o->log = optarg; need = GR_OPT_BURN; break;
+    case 298: o->force = true; need = GR_OPT_BURN; break;
     case 278:
       if (parse_nccl_version(argv[0], optarg, &o->nccl) != 0)
         return -1;

@@ -114,6 +114,12 @@ struct gr_gpu_dynamic {
                                                                   flow-control (flit) CRC, data CRC, replays, recoveries */
 };
 
+/* A process using a GPU for compute. */
+struct gr_gpu_process {
+  unsigned pid;
+  struct gr_metric mem_gib; /* its GPU memory, GiB (2^30) */
+};
+
 /* An event a GPU driver reports as it happens (NVIDIA's Xid). */
 struct gr_gpu_event {
   unsigned gpu;   /* the backend's index */
@@ -150,6 +156,9 @@ struct gr_gpu_backend {
    * subscribes every GPU. -1 when the driver cannot report events (the
    * sampler then reads the kernel log). */
   int (*events)(void *state, unsigned timeout_ms, struct gr_gpu_event *out, unsigned cap, unsigned *n);
+  /* Optional: the compute processes on GPU gpu, at most cap in *n (more are
+   * not listed); -1 when the driver cannot tell. */
+  int (*processes)(void *state, unsigned gpu, struct gr_gpu_process *out, unsigned cap, unsigned *n);
 };
 
 struct gr_bench_backend;

@@ -124,6 +124,7 @@ union gr_abi_value { GR_NVML_VALUE_MEMBERS };
 struct gr_abi_field_value { GR_NVML_FIELD_VALUE_MEMBERS };
 #undef nvmlValue_st
 struct gr_abi_event_data { GR_NVML_EVENT_DATA_MEMBERS };
+struct gr_abi_process { GR_NVML_PROCESS_INFO_MEMBERS };
 #define GR_ABI_SAME(ours, theirs, m) \
   _Static_assert(offsetof(ours, m) == offsetof(theirs, m) && sizeof(((ours *)0)->m) == sizeof(((theirs *)0)->m), #m)
 _Static_assert(sizeof(struct gr_abi_pci) == sizeof(nvmlPciInfo_t), "nvmlPciInfo_t");
@@ -167,6 +168,11 @@ GR_ABI_SAME(struct gr_abi_event_data, nvmlEventData_t, eventType);
 GR_ABI_SAME(struct gr_abi_event_data, nvmlEventData_t, eventData);
 GR_ABI_SAME(struct gr_abi_event_data, nvmlEventData_t, gpuInstanceId);
 GR_ABI_SAME(struct gr_abi_event_data, nvmlEventData_t, computeInstanceId);
+_Static_assert(sizeof(struct gr_abi_process) == sizeof(nvmlProcessInfo_v2_t), "nvmlProcessInfo_v2_t");
+GR_ABI_SAME(struct gr_abi_process, nvmlProcessInfo_v2_t, pid);
+GR_ABI_SAME(struct gr_abi_process, nvmlProcessInfo_v2_t, usedGpuMemory);
+GR_ABI_SAME(struct gr_abi_process, nvmlProcessInfo_v2_t, gpuInstanceId);
+GR_ABI_SAME(struct gr_abi_process, nvmlProcessInfo_v2_t, computeInstanceId);
 _Static_assert((long)(GR_NVML_ERROR_NOT_SUPPORTED) == (long)(NVML_ERROR_NOT_SUPPORTED), "not supported");
 _Static_assert((long)(GR_NVML_ERROR_DRIVER_NOT_LOADED) == (long)(NVML_ERROR_DRIVER_NOT_LOADED), "driver not loaded");
 _Static_assert((long)(GR_NVML_ERROR_GPU_IS_LOST) == (long)(NVML_ERROR_GPU_IS_LOST), "gpu lost");
@@ -254,6 +260,7 @@ void gr_abi_nvml(void)
 #endif
   gr_pfn_nvmlDeviceGetTotalEccErrors m37 = nvmlDeviceGetTotalEccErrors;
   gr_pfn_nvmlDeviceGetRemappedRows m38 = nvmlDeviceGetRemappedRows;
+  gr_pfn_nvmlDeviceGetComputeRunningProcesses m39 = nvmlDeviceGetComputeRunningProcesses_v3;
   gr_pfn_nvmlDeviceGetFieldValues m40 = nvmlDeviceGetFieldValues;
   gr_pfn_nvmlEventSetCreate m41 = nvmlEventSetCreate;
   gr_pfn_nvmlDeviceRegisterEvents m42 = nvmlDeviceRegisterEvents;

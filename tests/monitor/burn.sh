@@ -75,6 +75,18 @@ wait "$pid" || rc=$?
 [ "$rc" = 0 ] || fail "sigint: exit $rc"
 jq -e '.interrupted == true and .ran_s < 10' "$work/out" >/dev/null || fail "sigint: $(head -c 200 "$work/out")"
 
+# a GPU another process computes on: refused, named; a subset without it runs; --force loads it
+rc=0
+GPURIG_STUB_SCENARIO=in-use "$gpurig" burn --duration 2 --size 1M --root "$GPURIG_TEST_DATA/trees/epyc-riser" \
+  >"$work/out" 2>"$work/err" || rc=$?
+[ "$rc" = 2 ] && grep -q 'GPU0 0000:01:00.0 is in use: pid 4242, 20.0 GiB' "$work/err" && grep -q -- '--force' "$work/err" ||
+  fail "in-use: exit $rc, $(cat "$work/err")"
+refused=$(head -1 "$work/err")
+run 0 in-use --gpus 2,3 --load pcie,p2p
+run 0 in-use --force --load pcie
+grep -q 'GPU0 0000:01:00.0 passed' "$work/out" || fail "in-use --force: GPU0 not loaded"
+echo "in-use: refused ($refused), --gpus 2,3 passes, --force loads GPU0"
+
 # bad input: one line, exit 2
 for args in "--load gemm" "--load bus" "--load ," "--pattern pairs" "--gpus x" "--gpus 99" "--duration 0" "--size 3" \
             "--interval 0"; do

@@ -75,6 +75,8 @@ gr_nvml_return nvmlDeviceGetTotalEccErrors(gr_nvml_device device, unsigned int e
 gr_nvml_return nvmlDeviceGetRemappedRows(gr_nvml_device device, unsigned int *corr, unsigned int *unc,
                                          unsigned int *pending, unsigned int *failed);
 gr_nvml_return nvmlDeviceGetFieldValues(gr_nvml_device device, int count, struct nvmlFieldValue_st *values);
+gr_nvml_return nvmlDeviceGetComputeRunningProcesses_v3(gr_nvml_device device, unsigned int *count,
+                                                       struct nvmlProcessInfo_v2_st *infos);
 gr_nvml_return nvmlEventSetCreate(gr_nvml_event_set *set);
 gr_nvml_return nvmlDeviceRegisterEvents(gr_nvml_device device, unsigned long long types, gr_nvml_event_set set);
 gr_nvml_return nvmlEventSetWait_v2(gr_nvml_event_set set, struct nvmlEventData_st *data, unsigned int timeoutms);
@@ -115,6 +117,7 @@ STUB_CHECK(nvmlDeviceGetNvLinkRemotePciInfo_v2, gr_pfn_nvmlDeviceGetNvLinkRemote
 STUB_CHECK(nvmlDeviceGetNvLinkRemoteDeviceType, gr_pfn_nvmlDeviceGetNvLinkRemoteDeviceType);
 STUB_CHECK(nvmlDeviceGetClockInfo, gr_pfn_nvmlDeviceGetClockInfo);
 STUB_CHECK(nvmlDeviceGetFanSpeed, gr_pfn_nvmlDeviceGetUint);
+STUB_CHECK(nvmlDeviceGetComputeRunningProcesses_v3, gr_pfn_nvmlDeviceGetComputeRunningProcesses);
 STUB_CHECK(nvmlDeviceGetPcieReplayCounter, gr_pfn_nvmlDeviceGetUint);
 STUB_CHECK(nvmlDeviceGetPcieThroughput, gr_pfn_nvmlDeviceGetPcieThroughput);
 STUB_CHECK(nvmlDeviceGetCurrentClocksEventReasons, gr_pfn_nvmlDeviceGetClocksEventReasons);
@@ -591,6 +594,26 @@ gr_nvml_return nvmlDeviceGetClockInfo(gr_nvml_device device, unsigned int type, 
   return NVML_INVALID_ARGUMENT;
 }
 
+/* No process uses a GPU, except under "in-use": GPU0 runs pid 4242 with
+ * 20 GiB (gpurig burn must refuse it). */
+gr_nvml_return nvmlDeviceGetComputeRunningProcesses_v3(gr_nvml_device device, unsigned int *count,
+                                                       struct nvmlProcessInfo_v2_st *infos)
+{
+  CHECK_DEVICE(device, count, 1);
+  unsigned n = stub_scenario_is("in-use") && idx == 0 ? 1 : 0;
+  if (*count < n) {
+    *count = n;
+    return 7; /* NVML_ERROR_INSUFFICIENT_SIZE */
+  }
+  *count = n;
+  if (n) {
+    infos[0].pid = 4242;
+    infos[0].usedGpuMemory = 20ull << 30;
+    infos[0].gpuInstanceId = infos[0].computeInstanceId = 0xFFFFFFFFu;
+  }
+  return NVML_OK;
+}
+
 gr_nvml_return nvmlDeviceGetFanSpeed(gr_nvml_device device, unsigned int *pct)
 {
   CHECK_DEVICE(device, pct, 1);
@@ -604,7 +627,7 @@ gr_nvml_return nvmlDeviceGetPcieReplayCounter(gr_nvml_device device, unsigned in
   CHECK_DEVICE(device, count, 1);
   /* "healthy" and the burn-in scenarios: the riser's replays stay where they
    * were, so that each burn-in scenario shows its own fault alone */
-  int quiet = stub_scenario_is("healthy") || strncmp(stub_scenario(), "burn-", 5) == 0;
+  int quiet = stub_scenario_is("healthy") || stub_scenario_is("in-use") || strncmp(stub_scenario(), "burn-", 5) == 0;
   if (idx == STUB_REPLAY_GPU && stub_default_machine())
     return put_uint(count, STUB_REPLAY_START + (quiet ? 0 : atomic_fetch_add(&replay_calls, 1u)));
   if (idx == STUB_BURN_REPLAY_GPU && stub_scenario_is("burn-replay"))

@@ -24,6 +24,7 @@ enum {
   GR_NVML_SUCCESS = 0,
   GR_NVML_ERROR_NOT_SUPPORTED = 3,
   GR_NVML_ERROR_NO_PERMISSION = 4,
+  GR_NVML_ERROR_INSUFFICIENT_SIZE = 7,
   GR_NVML_ERROR_NOT_FOUND = 6,
   GR_NVML_ERROR_DRIVER_NOT_LOADED = 9,
   GR_NVML_ERROR_TIMEOUT = 10,
@@ -102,6 +103,10 @@ enum {
   unsigned int valueType;  /* nvmlValueType_t */                                                                       \
   gr_nvml_return nvmlReturn;                                                                                           \
   union nvmlValue_st value;
+#define GR_NVML_PROCESS_INFO_MEMBERS /* nvmlProcessInfo_v2_t: _v2 (NVML 11) and _v3 (12 on) fill it */         \
+  unsigned int pid;                                                                                                    \
+  unsigned long long usedGpuMemory;                                                                                    \
+  unsigned int gpuInstanceId, computeInstanceId;
 #define GR_NVML_EVENT_DATA_MEMBERS                                                                                     \
   gr_nvml_device device;                                                                                               \
   unsigned long long eventType, eventData; /* eventData: the Xid */                                                    \
@@ -114,6 +119,7 @@ struct nvmlUtilization_st;
 union nvmlValue_st;
 struct nvmlFieldValue_st;
 struct nvmlEventData_st;
+struct nvmlProcessInfo_v2_st;
 #ifndef GR_NV_API_NVIDIA_STRUCTS
 struct nvmlPciInfo_st {
   GR_NVML_PCI_INFO_MEMBERS
@@ -135,6 +141,9 @@ struct nvmlFieldValue_st {
 };
 struct nvmlEventData_st {
   GR_NVML_EVENT_DATA_MEMBERS
+};
+struct nvmlProcessInfo_v2_st {
+  GR_NVML_PROCESS_INFO_MEMBERS
 };
 #endif
 
@@ -188,6 +197,10 @@ typedef gr_nvml_return (*gr_pfn_nvmlEventSetCreate)(gr_nvml_event_set *);
 typedef gr_nvml_return (*gr_pfn_nvmlDeviceRegisterEvents)(gr_nvml_device, unsigned long long, gr_nvml_event_set);
 typedef gr_nvml_return (*gr_pfn_nvmlEventSetWait)(gr_nvml_event_set, struct nvmlEventData_st *, unsigned int);
 typedef gr_nvml_return (*gr_pfn_nvmlEventSetFree)(gr_nvml_event_set);
+/* The compute processes on a GPU (burn refuses a GPU in use): count in/out;
+ * NVML_ERROR_INSUFFICIENT_SIZE (7) when more than the array holds. */
+typedef gr_nvml_return (*gr_pfn_nvmlDeviceGetComputeRunningProcesses)(gr_nvml_device, unsigned int *,
+                                                                     struct nvmlProcessInfo_v2_st *);
 
 /* ---------------------------------------------------------- CUDA driver */
 typedef unsigned int gr_cu_result;                 /* CUresult */

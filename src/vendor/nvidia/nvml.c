@@ -58,6 +58,7 @@ struct nvml {
   gr_pfn_nvmlDeviceRegisterEvents DeviceRegisterEvents;
   gr_pfn_nvmlEventSetWait EventSetWait;
   gr_pfn_nvmlEventSetFree EventSetFree;
+  gr_pfn_nvmlDeviceGetComputeRunningProcesses DeviceGetComputeRunningProcesses;
 };
 
 #define SYM(field, req, ...) {(void **)&n->field, {__VA_ARGS__}, req}
@@ -113,6 +114,9 @@ static int bind_symbols(struct nvml *n, char *why, size_t cap)
       /* _v2: the older call's data struct lacks the MIG instance ids */
       SYM(EventSetWait, false, "nvmlEventSetWait_v2"),
       SYM(EventSetFree, false, "nvmlEventSetFree"),
+      /* _v3 and _v2 fill the same nvmlProcessInfo_v2_t; the unversioned call a shorter one */
+      SYM(DeviceGetComputeRunningProcesses, false, "nvmlDeviceGetComputeRunningProcesses_v3",
+          "nvmlDeviceGetComputeRunningProcesses_v2"),
   };
   return gr_dl_bind(n->lib, NVML_SONAME, syms, sizeof(syms) / sizeof(syms[0]), why, cap);
 }
@@ -465,6 +469,35 @@ static int nvml_events(void *state, unsigned timeout_ms, struct gr_gpu_event *ou
   return 0;
 }
 
+static int nvml_processes(void *state, unsigned gpu, struct gr_gpu_process *out, unsigned cap, unsigned *nout)
+{
+  struct nvml *n = state;
+  gr_nvml_device d;
+  struct nvmlProcessInfo_v2_st info[64];
+  unsigned count = sizeof(info) / sizeof(info[0]);
+  *nout = 0;
+  if (device_of(n, gpu, &d) != 0)
+    return -1;
+  if (!n->DeviceGetComputeRunningProcesses) {
+    snprintf(tl_err, sizeof(tl_err), "the driver cannot list a GPU's processes");
+    return -1;
+  }
+  gr_nvml_return r = n->DeviceGetComputeRunningProcesses(d, &count, info);
+  if (r == GR_NVML_ERROR_INSUFFICIENT_SIZE)
+    count = sizeof(info) / sizeof(info[0]); /* more than 64: the first ones are enough to refuse */
+  else if (r != GR_NVML_SUCCESS) {
+    snprintf(tl_err, sizeof(tl_err), "GPU%u: nvmlDeviceGetComputeRunningProcesses: %s", gpu, errstr(n, r));
+    return -1;
+  }
+  for (unsigned i = 0; i < count && *nout < cap; i++) {
+    out[*nout].pid = info[i].pid;
+    out[*nout].mem_gib.ok = info[i].usedGpuMemory != ~0ull; /* NVML_VALUE_NOT_AVAILABLE */
+    out[*nout].mem_gib.v = (double)info[i].usedGpuMemory / (1024.0 * 1024 * 1024);
+    (*nout)++;
+  }
+  return 0;
+}
+
 static int nvml_p2p_status(void *state, unsigned a, unsigned b, enum gr_p2p_cap cap, enum gr_p2p_status *out)
 {
   struct nvml *n = state;
@@ -609,4 +642,5 @@ const struct gr_gpu_backend gr_gpu_backend_nvml = {
     .nvlinks = nvml_nvlinks,
     .versions = nvml_versions,
     .events = nvml_events,
+    .processes = nvml_processes,
 };
