@@ -203,7 +203,16 @@ static int report(const struct gr_opts *o, struct cli_monitor *mon, const struct
   if (o->log && write_log(o->log, mon->s) != 0)
     return GR_EXIT_FAIL;
   if (o->svg) {
-    char *svg = gr_svg_timeline(mon->s, "gpurig burn");
+    struct gr_svg_mark *marks = xcalloc(r->nstall + 1, sizeof(*marks));
+    char (*texts)[96] = xcalloc(r->nstall + 1, sizeof(*texts));
+    for (size_t k = 0; k < r->nstall; k++) {
+      snprintf(texts[k], sizeof(texts[k]), "all-reduce stall: %.3f ms, %.0fx the median", r->stall[k].seconds * 1e3,
+               r->stall[k].seconds / r->stall[k].median_s);
+      marks[k] = (struct gr_svg_mark){r->stall[k].mono, texts[k]};
+    }
+    char *svg = gr_svg_timeline(mon->s, "gpurig burn", marks, r->nstall);
+    free(marks);
+    free(texts);
     int w = gr_file_write(o->svg, svg, strlen(svg), &err);
     free(svg);
     if (w != 0)

@@ -251,7 +251,7 @@ static int svg_target_ok(const char *path)
 static int write_svg(const char *path, const struct gr_sampler *s)
 {
   struct gr_err err = {0};
-  char *svg = gr_svg_timeline(s, "gpurig watch");
+  char *svg = gr_svg_timeline(s, "gpurig watch", NULL, 0);
   int rc = gr_file_write(path, svg, strlen(svg), &err);
   free(svg);
   return rc == 0 ? 0 : gr_report_error(&err);

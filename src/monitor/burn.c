@@ -266,7 +266,8 @@ static void round_allreduce(struct run *x, double t)
       if (a.seconds > x->o->stall_factor * med) {
         r->stall = xrealloc(r->stall, (r->nstall + 1) * sizeof(*r->stall));
         struct gr_burn_stall *st = &r->stall[r->nstall++];
-        st->at_s = now_s() - x->t0;
+        st->mono = now_s();
+        st->at_s = st->mono - x->t0;
         st->seconds = a.seconds;
         st->median_s = med;
         seen_near(x->s, now_s(), st->seen, sizeof(st->seen));

@@ -63,6 +63,7 @@ struct gr_burn_gpu {
 
 struct gr_burn_stall {
   double at_s, seconds, median_s;
+  double mono;               /* CLOCK_MONOTONIC when it ended, for charts */
   char seen[224];            /* what the sampler reported nearest to it, "" nothing */
 };
 

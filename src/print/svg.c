@@ -130,7 +130,35 @@ static int event_list(FILE *f, const struct gr_sampler *s, const struct frame *f
   return y;
 }
 
-char *gr_svg_timeline(const struct gr_sampler *s, const char *title)
+/* The caller's marks: solid purple lines with their text as the tooltip,
+ * lettered (a, b, ...) and listed after the events. */
+static void marks_draw(FILE *f, const struct frame *fr, const struct gr_svg_mark *m, size_t n, int y0, int y1)
+{
+  for (size_t k = 0; k < n; k++) {
+    if (m[k].mono < fr->t0 || m[k].mono > fr->t1 + 1)
+      continue;
+    double x = x_of(fr, m[k].mono);
+    fprintf(f, "<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" stroke=\"#9467bd\" stroke-width=\"1.5\"><title>", x,
+            y0, x, y1);
+    xml_text(f, m[k].text);
+    fprintf(f, "</title></line>\n<text x=\"%.1f\" y=\"%d\" font-size=\"9\" fill=\"#9467bd\" text-anchor=\"middle\">%c"
+               "</text>\n", x, y0 - 4, (char)('a' + k % 26));
+  }
+}
+
+static int marks_list(FILE *f, const struct frame *fr, const struct gr_svg_mark *m, size_t n, int y)
+{
+  for (size_t k = 0; k < n; k++) {
+    fprintf(f, "<text x=\"%d\" y=\"%d\" font-size=\"11\" fill=\"#9467bd\">%c  +%.1f s  ", LEFT, y,
+            (char)('a' + k % 26), m[k].mono - fr->t0);
+    xml_text(f, m[k].text);
+    fputs("</text>\n", f);
+    y += 15;
+  }
+  return y;
+}
+
+char *gr_svg_timeline(const struct gr_sampler *s, const char *title, const struct gr_svg_mark *marks, size_t nmarks)
 {
   char *buf = NULL;
   size_t len = 0;
@@ -144,7 +172,7 @@ char *gr_svg_timeline(const struct gr_sampler *s, const char *title)
   fr.t0 = n ? gr_sampler_sample(s, n - 1)->mono_s : 0;
   unsigned long nev = gr_sampler_nevents(s);
   int charts_h = (int)ngpu * (NSERIES * (PANEL_H + 6) + GAP);
-  int h = TOP + charts_h + 40 + (int)(nev < 256 ? nev : 256) * 15 + 20;
+  int h = TOP + charts_h + 40 + (int)((nev < 256 ? nev : 256) + nmarks) * 15 + 20;
   fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
              "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" "
              "font-family=\"sans-serif\">\n<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n",
@@ -152,8 +180,8 @@ char *gr_svg_timeline(const struct gr_sampler *s, const char *title)
   fputs("<text x=\"10\" y=\"22\" font-size=\"16\" font-weight=\"bold\">", f);
   xml_text(f, title);
   fprintf(f, "</text>\n<text x=\"10\" y=\"40\" font-size=\"11\" fill=\"#444\">%u samples over %.1f s; dashed lines "
-             "are events (red fail, orange warn, grey info), numbered as listed below</text>\n",
-          n, fr.t1 - fr.t0);
+             "are events (red fail, orange warn, grey info), numbered as listed below%s</text>\n",
+          n, fr.t1 - fr.t0, nmarks ? "; solid purple lines, lettered, are all-reduce stalls" : "");
   int y = TOP;
   for (unsigned g = 0; g < ngpu && newest; g++) {
     fputs("<text x=\"10\" y=\"", f);
@@ -170,10 +198,12 @@ char *gr_svg_timeline(const struct gr_sampler *s, const char *title)
     y += GAP - 10;
   }
   events(f, s, &fr, TOP - 10, y);
+  marks_draw(f, &fr, marks, nmarks, TOP - 10, y);
   fprintf(f, "<text x=\"%d\" y=\"%d\" font-size=\"10\" fill=\"#666\">0 s</text>\n", LEFT, y + 4);
   fprintf(f, "<text x=\"%d\" y=\"%d\" font-size=\"10\" fill=\"#666\" text-anchor=\"end\">%.1f s</text>\n", W - RIGHT,
           y + 4, fr.t1 - fr.t0);
   y = event_list(f, s, &fr, y + 30);
+  y = marks_list(f, &fr, marks, nmarks, y);
   fputs("</svg>\n", f);
   fclose(f);
   return buf;

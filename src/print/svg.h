@@ -10,6 +10,13 @@
 
 #include "monitor/sampler.h"
 
-char *gr_svg_timeline(const struct gr_sampler *s, const char *title);
+/* A mark of the caller's (burn's all-reduce stalls): a solid purple line at
+ * CLOCK_MONOTONIC mono with its text, listed with the events. */
+struct gr_svg_mark {
+  double mono;
+  const char *text;
+};
+
+char *gr_svg_timeline(const struct gr_sampler *s, const char *title, const struct gr_svg_mark *marks, size_t nmarks);
 
 #endif
