@@ -50,7 +50,8 @@ run 1 burn-throttle
 has '^  warn  GPU3 0000:44:00.0 slowed under load: thermal \(hw\) for [0-9]+ s of 3 \(hottest 92 C\)' burn-throttle
 [ "$(verdicts)" = 1 ] || fail "burn-throttle: $(verdicts) problems, expected 1"
 
-run 1 burn-stall
+run 1 burn-stall --svg "$work/stall.svg"
+grep -q 'all-reduce stall: [0-9.]* ms' "$work/stall.svg" || fail "burn-stall: the stall is not marked on the chart"
 has '^  warn  all-reduce stalled at \+[0-9.]+ s: [0-9.]+ ms, [0-9]+x the median' burn-stall
 [ "$(verdicts)" = 1 ] || fail "burn-stall: $(verdicts) problems, expected 1"
 echo "burn-stall: $(grep -m1 '^  warn' "$work/out")"
