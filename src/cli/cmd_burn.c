@@ -17,7 +17,7 @@
 
 static void burn_usage(void)
 {
-  printf("usage: gpurig burn [--load pcie,p2p,allreduce] [--pattern all|staggered|per-gpu] [--gpus LIST]\n"
+  printf("usage: gpurig burn [--load gemm,pcie,p2p,allreduce] [--pattern all|staggered|per-gpu|pairs] [--gpus LIST]\n"
          "                   [--duration SECONDS | --quick] [--size SIZE] [--interval SECONDS] [--json] [--svg FILE]\n"
          "                   [--log FILE.jsonl] [--force]\n"
          "                   [--root DIR]\n"
@@ -27,16 +27,19 @@ static void burn_usage(void)
          "warn, fail) with the reason and the place: the slot, the riser, the root port.\n"
          "\n"
          "Loads (default: all the machine supports):\n"
+         "  gemm       matrix products on every GPU at once (cuBLAS, fp16 in, fp32 accumulate), n = 4096 or\n"
+         "             less to fit, each product's first column checked exactly against the host's\n"
          "  pcie       host<->GPU copies in both directions at once on every GPU (ZeRO-3's gathers and\n"
          "             offloads), every copy verified\n"
          "  p2p        peer copies both ways between pairs of GPUs that can do P2P, verified\n"
          "  allreduce  an NCCL all-reduce loop timed one iteration at a time: an iteration over 10x the\n"
          "             median is a stall, reported with what the sampler saw then\n"
-         "The math units are not loaded yet (no GEMM load): gpu-burn does that, gpurig does the bus.\n"
+
          "\n"
          "Patterns: all (default); staggered: one more GPU every duration/N seconds, to find the step\n"
          "at which errors, throttling or a lost GPU begin (the power-supply question); per-gpu: one\n"
-         "GPU at a time. --gpus 0,2,3 loads a subset (the all-reduce needs every GPU).\n"
+         "GPU at a time; pairs: every pair of GPUs in turn. --gpus 0,2,3 loads a subset (the\n"
+         "all-reduce needs every GPU).\n"
          "\n"
          "  --duration S   how long, default 600 (10 minutes); --quick: 60\n"
          "  --size SIZE    bytes per copy, default 64M (the stand-in tests use less)\n"
@@ -71,7 +74,7 @@ static bool stop_asked(void)
 /* One line on a terminal's stderr, rewritten after each sample. */
 static void progress(void *ctx, const struct gr_sampler *s, double elapsed, double duration)
 {
-  (void)ctx;
+  const struct gr_burn_report *r = ctx; /* per-GPU TFLOPS ("T") of the last round */
   const struct gr_sample *x = gr_sampler_sample(s, 0);
   fprintf(stderr, "\rburn %4.0f/%.0f s ", elapsed, duration);
   for (unsigned i = 0; x && i < x->ngpu; i++) {
@@ -79,7 +82,8 @@ static void progress(void *ctx, const struct gr_sampler *s, double elapsed, doub
     if (x->gpu_read[i] == GR_READ_LOST)
       fprintf(stderr, " GPU%u LOST", i);
     else
-      fprintf(stderr, " GPU%u %.0fC %.0fW", i, d->temp_c.ok ? d->temp_c.v : 0, d->power_w.ok ? d->power_w.v : 0);
+      fprintf(stderr, " GPU%u %.0fT %.0fC %.0fW", i, r && i < r->ngpu ? r->gpu[i].tflops_last : 0,
+              d->temp_c.ok ? d->temp_c.v : 0, d->power_w.ok ? d->power_w.v : 0);
   }
   fprintf(stderr, "  events %lu ", gr_sampler_nevents(s));
 }
@@ -88,7 +92,7 @@ static int parse_loads(const char *text, unsigned *loads)
 {
   *loads = 0;
   if (!text) {
-    *loads = GR_LOAD_PCIE | GR_LOAD_P2P | GR_LOAD_ALLREDUCE;
+    *loads = GR_LOAD_GEMM | GR_LOAD_PCIE | GR_LOAD_P2P | GR_LOAD_ALLREDUCE;
     return 0;
   }
   char *copy = xstrdup(text), *save = NULL;
@@ -100,11 +104,10 @@ static int parse_loads(const char *text, unsigned *loads)
       *loads |= GR_LOAD_P2P;
     else if (strcmp(w, "allreduce") == 0)
       *loads |= GR_LOAD_ALLREDUCE;
-    else if (strcmp(w, "gemm") == 0) {
-      fprintf(stderr, "gpurig burn: --load gemm: the GEMM load is not built yet (pcie, p2p, allreduce are)\n");
-      rc = -1;
-    } else {
-      fprintf(stderr, "gpurig burn: --load %s: '%s' is not a load (pcie, p2p, allreduce)\n", text, w);
+    else if (strcmp(w, "gemm") == 0)
+      *loads |= GR_LOAD_GEMM;
+    else {
+      fprintf(stderr, "gpurig burn: --load %s: '%s' is not a load (gemm, pcie, p2p, allreduce)\n", text, w);
       rc = -1;
     }
   }
@@ -142,14 +145,18 @@ static int parse_burn(const struct gr_opts *o, struct gr_burn_opts *b)
   if (parse_loads(o->load, &b->loads) != 0 || parse_gpus(o->gpus, &b->gpus) != 0 ||
       cli_parse_interval("burn", o->interval, &b->interval_s) != 0)
     return -1;
-  if (o->pattern && !(strcmp(o->pattern, "all") == 0 || strcmp(o->pattern, "staggered") == 0 ||
-                      strcmp(o->pattern, "per-gpu") == 0)) {
-    fprintf(stderr, "gpurig burn: --pattern %s: all, staggered or per-gpu\n", o->pattern);
+  static const char *const patterns[] = {"all", "staggered", "per-gpu", "pairs"};
+  b->pattern = GR_PAT_ALL;
+  bool known = !o->pattern;
+  for (int k = 0; o->pattern && k < 4; k++)
+    if (strcmp(o->pattern, patterns[k]) == 0) {
+      b->pattern = (enum gr_burn_pattern)k;
+      known = true;
+    }
+  if (!known) {
+    fprintf(stderr, "gpurig burn: --pattern %s: all, staggered, per-gpu or pairs\n", o->pattern);
     return -1;
   }
-  b->pattern = !o->pattern || strcmp(o->pattern, "all") == 0 ? GR_PAT_ALL
-               : strcmp(o->pattern, "staggered") == 0        ? GR_PAT_STAGGERED
-                                                             : GR_PAT_PER_GPU;
   if (o->duration && !gr_parse_seconds(o->duration, 1, 7 * 24 * 3600, &b->duration_s)) {
     fprintf(stderr, "gpurig burn: --duration %s: not a time from 1 s to a week (\"600\", \"90s\")\n", o->duration);
     return -1;
@@ -287,6 +294,7 @@ int cmd_burn(int argc, char **argv)
   }
   signal(SIGINT, on_int);
   struct gr_burn_report r;
+  b.progress_ctx = &r;
   int rc = gr_burn_run(be, st, mon.s, &b, &r, &err);
   rc = rc == 0 ? report(&o, &mon, &b, &r) : gr_report_error(&err);
   gr_burn_report_free(&r);

@@ -48,6 +48,13 @@ struct gr_copy_sample {
   unsigned char expected, got;
 };
 
+/* One GPU's matrix products in one gemm call. */
+struct gr_gemm_sample {
+  double seconds;      /* for all the products asked */
+  bool wrong;          /* a checked element of the product is not what it must be */
+  char what[96];       /* which one: "C[7][0] = 12, must be 11" */
+};
+
 struct gr_ar_sample {
   double seconds;      /* per all-reduce, slowest GPU */
   long wrong;          /* result elements not equal to the expected sum */
@@ -79,6 +86,13 @@ struct gr_bench_backend {
   int (*allreduce_open)(void *state, size_t max_bytes, char *why, size_t cap);
   int (*allreduce)(void *state, size_t bytes, int warmup, int iters, struct gr_ar_sample *out);
   const char *(*collective_name)(void *state); /* "NCCL 2.21.5" */
+  /* Optional: n x n matrix products (fp16 in, fp32 accumulate and out) on
+   * several GPUs at once, iters each, then the first column of every
+   * product checked against the host's (the inputs are -1, 0 and 1, so the
+   * product is exact). gemm_open loads the BLAS library and sizes the
+   * buffers (-1 with why when it is absent). */
+  int (*gemm_open)(void *state, int n, char *why, size_t cap);
+  int (*gemm)(void *state, const int *devs, int ndev, int iters, struct gr_gemm_sample *out);
   /* The collective library's name and how to get it, for findings when it
    * is absent or cannot start. */
   const char *collective;          /* "NCCL" */

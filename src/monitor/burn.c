@@ -89,10 +89,27 @@ static int select_gpus(struct run *x, struct gr_err *err)
 
 /* Which selected GPUs run at elapsed time t: all; one more each step
  * (staggered); one at a time (per-gpu). */
+/* Pairs: the p-th pair (a < b) in the order (0,1), (0,2), ... (1,2), ... */
+static bool in_pair(unsigned nsel, unsigned p, unsigned k)
+{
+  for (unsigned a = 0; a + 1 < nsel; a++)
+    for (unsigned b = a + 1; b < nsel; b++)
+      if (p-- == 0)
+        return k == a || k == b;
+  return false;
+}
+
 static bool active(const struct run *x, unsigned k, double t)
 {
   double step = x->o->duration_s / x->nsel;
+  unsigned npairs = x->nsel * (x->nsel - 1) / 2;
   switch (x->o->pattern) {
+  case GR_PAT_PAIRS: {
+    if (npairs == 0)
+      return true; /* one GPU: itself */
+    unsigned p = (unsigned)(t / (x->o->duration_s / npairs));
+    return in_pair(x->nsel, p < npairs ? p : npairs - 1, k);
+  }
   case GR_PAT_STAGGERED: return t >= step * k;
   case GR_PAT_PER_GPU: return (unsigned)(t / step) == k || (k == x->nsel - 1 && t >= step * k);
   default: return true;
@@ -276,6 +293,69 @@ static void round_allreduce(struct run *x, double t)
   }
 }
 
+/* Matrix products on every active GPU at once, each checked. */
+static void round_gemm(struct run *x, double t)
+{
+  int devs[64];
+  unsigned who[64], n = 0;
+  struct gr_gemm_sample out[64];
+  for (unsigned k = 0; k < x->nsel && n < 64; k++) {
+    unsigned i = x->order[k];
+    struct gr_burn_gpu *g = &x->r->gpu[i];
+    if (g->lost || !active(x, k, t))
+      continue;
+    if (g->joined_s < 0)
+      g->joined_s = t;
+    devs[n] = g->cuda;
+    who[n++] = i;
+  }
+  if (n == 0)
+    return;
+  const int iters = 2;
+  if (x->be->gemm(x->st, devs, (int)n, iters, out) != 0) {
+    find_lost(x, who, n);
+    return;
+  }
+  double flops = 2.0 * iters * pow((double)x->r->gemm_n, 3);
+  for (unsigned k = 0; k < n; k++) {
+    struct gr_burn_gpu *g = &x->r->gpu[who[k]];
+    g->gemm_flops += flops;
+    g->gemm_seconds += out[k].seconds;
+    g->tflops_last = out[k].seconds > 0 ? flops / out[k].seconds / 1e12 : 0;
+    if (out[k].wrong && g->gemm_wrong++ == 0)
+      str_copy(g->gemm_wrong_text, sizeof(g->gemm_wrong_text), out[k].what);
+  }
+}
+
+/* The GEMM size: 4096 (fp16 in, fp32 out: 8 n^2 bytes a GPU), cut to keep
+ * the matrices under the memory share of the GPU with the least free. */
+static void open_gemm(struct run *x)
+{
+  struct gr_burn_report *r = x->r;
+  if (!(x->o->loads & GR_LOAD_GEMM))
+    return;
+  if (!x->be->gemm_open || !x->be->gemm) {
+    snprintf(r->gemm_note, sizeof(r->gemm_note), "no GEMM load: the %s backend has none", x->be->name);
+    return;
+  }
+  int n = 4096;
+  for (unsigned k = 0; k < x->nsel; k++) {
+    size_t free_b = x->be->free_bytes(x->st, x->r->gpu[x->order[k]].cuda);
+    int fit = free_b ? (int)sqrt((double)free_b / 100 * MEM_SHARE_PCT / 8) / 64 * 64 : n;
+    if (fit < n)
+      n = fit;
+  }
+  char why[256];
+  if (n < 64 || x->be->gemm_open(x->st, n, why, sizeof(why)) != 0) {
+    char *note = xasprintf("no GEMM load: %s", n < 64 ? "too little free GPU memory" : why);
+    str_copy(r->gemm_note, sizeof(r->gemm_note), note);
+    free(note);
+    return;
+  }
+  r->gemm_n = n;
+  r->loads_run |= GR_LOAD_GEMM;
+}
+
 /* ------------------------------------------------------------ watching */
 
 static void fold_sample(struct run *x, double dt)
@@ -356,6 +436,7 @@ static int run_loads(struct run *x, struct gr_err *err)
   if (o->loads & GR_LOAD_P2P)
     x->r->loads_run |= GR_LOAD_P2P;
   open_allreduce(x);
+  open_gemm(x);
   for (;;) {
     double t = now_s() - x->t0;
     if (t >= o->duration_s)
@@ -364,6 +445,8 @@ static int run_loads(struct run *x, struct gr_err *err)
       x->r->interrupted = true;
       break;
     }
+    if (x->r->gemm_n)
+      round_gemm(x, t);
     if (o->loads & GR_LOAD_PCIE)
       round_pcie(x, t);
     if (o->loads & GR_LOAD_P2P)
@@ -478,6 +561,12 @@ static void gpu_verdict(struct run *x, unsigned i)
             "the GPU's power cables; if it recurs at full load only, the power supply", name, g->lost_s);
     worst = GR_SEV_FAIL;
   }
+  if (g->gemm_wrong) {
+    verdict(x->r, GR_SEV_FAIL, "burn.gemm", name, "%s: %ld matrix product%s came out wrong (%s): this GPU computes "
+            "wrong results under load; check its cooling and power, then replace it", name, g->gemm_wrong,
+            g->gemm_wrong == 1 ? "" : "s", g->gemm_wrong_text);
+    worst = GR_SEV_FAIL;
+  }
   if (g->corrupt) {
     verdict(x->r, GR_SEV_FAIL, "burn.corrupt", name, "%s: %ld cop%s arrived wrong (%s): data through this GPU's "
             "link cannot be trusted", name, g->corrupt, g->corrupt == 1 ? "y" : "ies", g->corrupt_text);
@@ -512,8 +601,12 @@ static void gpu_verdict(struct run *x, unsigned i)
   }
   if (worst == GR_SEV_OK) {
     double host = g->host_seconds > 0 ? g->host_bytes / g->host_seconds / 1e9 : 0;
-    verdict(x->r, GR_SEV_OK, "burn.gpu", name, "%s passed: %.1f GB/s host<->GPU under load, hottest %.0f C, up to "
-            "%.0f W, no error", name, host, g->temp_max.ok ? g->temp_max.v : 0, g->power_max.ok ? g->power_max.v : 0);
+    char tf[48] = "";
+    if (g->gemm_seconds > 0)
+      snprintf(tf, sizeof(tf), "%.1f TFLOPS fp16, ", g->gemm_flops / g->gemm_seconds / 1e12);
+    verdict(x->r, GR_SEV_OK, "burn.gpu", name, "%s passed: %s%.1f GB/s host<->GPU under load, hottest %.0f C, up to "
+            "%.0f W, no error", name, tf, host, g->temp_max.ok ? g->temp_max.v : 0,
+            g->power_max.ok ? g->power_max.v : 0);
   }
 }
 

@@ -2,13 +2,14 @@
  * GPU and PCIe link with the sampler meanwhile, and give each GPU and each
  * link a verdict with its reason and its physical place.
  *
- * Loads (the measurement backend, gpu/bench_backend.h): host<->GPU copies
+ * Loads (the measurement backend, gpu/bench_backend.h): matrix products on
+ * every GPU at once (fp16 in, fp32 out, each checked), host<->GPU copies
  * in both directions on every GPU at once (ZeRO-3's gathers and offloads),
  * peer copies between disjoint pairs where P2P works, and an all-reduce
  * loop timed one iteration at a time (an iteration over stall_factor x the
  * median is a stall). Every copy is verified. Patterns: all GPUs, one more
  * GPU each step (staggered: the power-supply question), one GPU at a time,
- * or a subset.
+ * every pair of GPUs in turn, or a subset.
  *
  * Verdicts are findings (model/finding.h): pass (ok), warn, fail, one per
  * GPU, per link and for the all-reduce, with the rules of docs/burn.md.
@@ -26,8 +27,8 @@
 #include "model/finding.h"
 #include "monitor/sampler.h"
 
-enum gr_burn_load { GR_LOAD_PCIE = 1 << 0, GR_LOAD_P2P = 1 << 1, GR_LOAD_ALLREDUCE = 1 << 2 };
-enum gr_burn_pattern { GR_PAT_ALL, GR_PAT_STAGGERED, GR_PAT_PER_GPU };
+enum gr_burn_load { GR_LOAD_PCIE = 1 << 0, GR_LOAD_P2P = 1 << 1, GR_LOAD_ALLREDUCE = 1 << 2, GR_LOAD_GEMM = 1 << 3 };
+enum gr_burn_pattern { GR_PAT_ALL, GR_PAT_STAGGERED, GR_PAT_PER_GPU, GR_PAT_PAIRS };
 
 struct gr_burn_opts {
   unsigned loads;            /* enum gr_burn_load bits */
@@ -53,6 +54,10 @@ struct gr_burn_gpu {
   double lost_s;             /* when it stopped answering, -1 never */
   double host_bytes, host_seconds; /* host<->GPU copies: bytes moved and time, both directions */
   double p2p_bytes, p2p_seconds;
+  double gemm_flops, gemm_seconds; /* matrix products: floating-point operations done and their time */
+  double tflops_last;        /* the last round's rate, for the progress line */
+  long gemm_wrong;           /* products that came out wrong */
+  char gemm_wrong_text[96];
   long corrupt;              /* copies whose data arrived wrong */
   char corrupt_text[160];
   double throttle_s[GR_THR_NBITS]; /* seconds with each reason while loaded */
@@ -79,6 +84,8 @@ struct gr_burn_report {
   struct gr_burn_stall *stall;
   size_t nstall;
   char ar_note[256];         /* why the all-reduce did not run, "" it did */
+  char gemm_note[256];       /* why the GEMM load did not run, "" it did */
+  int gemm_n;                /* its matrices' size (n x n), 0 not run */
   char note[512];            /* loads left out, "" none */
   struct gr_findings verdicts;
 };

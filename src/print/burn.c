@@ -8,10 +8,10 @@
 
 const char *gr_burn_loads_text(unsigned loads, char *buf, size_t cap)
 {
-  static const char *const names[] = {"pcie", "p2p", "allreduce"};
+  static const char *const names[] = {"pcie", "p2p", "allreduce", "gemm"};
   size_t used = 0;
   buf[0] = '\0';
-  for (unsigned b = 0; b < 3; b++)
+  for (unsigned b = 0; b < 4; b++)
     if (loads & (1u << b)) {
       int n = snprintf(buf + used, cap - used, "%s%s", used ? "," : "", names[b]);
       if (n > 0 && (size_t)n < cap - used)
@@ -22,7 +22,7 @@ const char *gr_burn_loads_text(unsigned loads, char *buf, size_t cap)
 
 const char *gr_burn_pattern_name(enum gr_burn_pattern p)
 {
-  return p == GR_PAT_STAGGERED ? "staggered" : p == GR_PAT_PER_GPU ? "per-gpu" : "all";
+  return p == GR_PAT_STAGGERED ? "staggered" : p == GR_PAT_PER_GPU ? "per-gpu" : p == GR_PAT_PAIRS ? "pairs" : "all";
 }
 
 static double rate(double bytes, double secs)
@@ -42,8 +42,8 @@ static void gpu_line(FILE *out, const struct gr_sampler *s, const struct gr_burn
       if (n > 0 && (size_t)n < sizeof(thr) - used)
         used += (size_t)n;
     }
-  fprintf(out, "  %-20s %6.1f %8.1f %6.0f C %6.0f W %6.0f MHz  %-8.0f %s%s\n", gr_sampler_gpu_name(s, i),
-          rate(g->host_bytes, g->host_seconds), rate(g->p2p_bytes, g->p2p_seconds), g->temp_max.ok ? g->temp_max.v : 0,
+  fprintf(out, "  %-20s %7.1f %6.1f %8.1f %6.0f C %6.0f W %6.0f MHz  %-8.0f %s%s\n", gr_sampler_gpu_name(s, i),
+          g->gemm_seconds > 0 ? g->gemm_flops / g->gemm_seconds / 1e12 : 0, rate(g->host_bytes, g->host_seconds), rate(g->p2p_bytes, g->p2p_seconds), g->temp_max.ok ? g->temp_max.v : 0,
           g->power_max.ok ? g->power_max.v : 0, g->sm_clock_min.ok ? g->sm_clock_min.v : 0,
           g->replay_ok ? g->replay_end - g->replay_start : 0, thr, g->lost ? "  LOST" : "");
 }
@@ -56,12 +56,17 @@ void gr_print_burn(FILE *out, const struct gr_sampler *s, const struct gr_burn_o
           r->interrupted ? ", interrupted" : "", r->run_s);
   if (r->note[0])
     fprintf(out, "  %s\n", r->note);
-  fprintf(out, "\n  %-20s %6s %8s %8s %8s %10s  %-8s %s\n", "GPU", "host", "p2p", "hottest", "max", "lowest SM",
-          "replays", "slowed by");
-  fprintf(out, "  %-20s %6s %8s %8s %8s %10s\n", "", "GB/s", "GB/s", "", "power", "clock");
+  fprintf(out, "\n  %-20s %7s %6s %8s %8s %8s %10s  %-8s %s\n", "GPU", "GEMM", "host", "p2p", "hottest", "max",
+          "lowest SM", "replays", "slowed by");
+  fprintf(out, "  %-20s %7s %6s %8s %8s %8s %10s\n", "", "TFLOPS", "GB/s", "GB/s", "", "power", "clock");
   for (unsigned i = 0; i < r->ngpu; i++)
     if (r->gpu[i].selected)
       gpu_line(out, s, r, i);
+  if (r->gemm_n)
+    fprintf(out, "\n  GEMM: %d x %d fp16 products, fp32 accumulate, every product's first column checked\n", r->gemm_n,
+            r->gemm_n);
+  else if (r->gemm_note[0])
+    fprintf(out, "\n  GEMM: %s\n", r->gemm_note);
   if (r->nar)
     fprintf(out, "\n  all-reduce: %zu iterations, p50 %.3f ms, p99 %.3f ms, max %.3f ms, %zu stall%s\n", r->nar,
             r->ar_p50 * 1e3, r->ar_p99 * 1e3, r->ar_max * 1e3, r->nstall, r->nstall == 1 ? "" : "s");
@@ -97,6 +102,9 @@ json_t *gr_burn_to_json(const struct gr_sampler *s, const struct gr_burn_opts *o
     json_object_set_new(x, "p2p_gbps", g->p2p_seconds > 0 ? gr_json_rounded(rate(g->p2p_bytes, g->p2p_seconds), 2)
                                                           : json_null());
     json_object_set_new(x, "corrupt_copies", json_integer(g->corrupt));
+    json_object_set_new(x, "gemm_tflops", g->gemm_seconds > 0 ? gr_json_rounded(g->gemm_flops / g->gemm_seconds / 1e12, 2)
+                                                             : json_null());
+    json_object_set_new(x, "gemm_wrong", json_integer(g->gemm_wrong));
     json_object_set_new(x, "temp_max_c", g->temp_max.ok ? gr_json_rounded(g->temp_max.v, 0) : json_null());
     json_object_set_new(x, "power_max_w", g->power_max.ok ? gr_json_rounded(g->power_max.v, 1) : json_null());
     json_object_set_new(x, "sm_clock_min_mhz", g->sm_clock_min.ok ? gr_json_rounded(g->sm_clock_min.v, 0) : json_null());
@@ -124,6 +132,8 @@ json_t *gr_burn_to_json(const struct gr_sampler *s, const struct gr_burn_opts *o
   json_object_set_new(ar, "stalls", stalls);
   json_object_set_new(ar, "note", r->ar_note[0] ? gr_json_text(r->ar_note) : json_null());
   json_object_set_new(j, "allreduce", ar);
+  json_object_set_new(j, "gemm_n", r->gemm_n ? json_integer(r->gemm_n) : json_null());
+  json_object_set_new(j, "gemm_note", r->gemm_note[0] ? gr_json_text(r->gemm_note) : json_null());
   for (size_t k = 0; k < r->verdicts.n; k++)
     json_array_append_new(v, gr_finding_to_json(&r->verdicts.v[k]));
   json_object_set_new(j, "verdicts", v);

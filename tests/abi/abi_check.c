@@ -86,6 +86,28 @@ void gr_abi_cuda(void)
 }
 #endif
 
+#if __has_include(<cublas_v2.h>)
+#include <cublas_v2.h>
+
+_Static_assert((long)(GR_CUBLAS_STATUS_SUCCESS) == (long)(CUBLAS_STATUS_SUCCESS), "CUBLAS_STATUS_SUCCESS");
+_Static_assert((long)(GR_CUBLAS_OP_N) == (long)(CUBLAS_OP_N), "CUBLAS_OP_N");
+_Static_assert((long)(GR_CUDA_R_16F) == (long)(CUDA_R_16F), "CUDA_R_16F");
+_Static_assert((long)(GR_CUDA_R_32F) == (long)(CUDA_R_32F), "CUDA_R_32F");
+_Static_assert((long)(GR_CUBLAS_COMPUTE_32F) == (long)(CUBLAS_COMPUTE_32F), "CUBLAS_COMPUTE_32F");
+_Static_assert((long)(GR_CUBLAS_GEMM_DEFAULT) == (long)(CUBLAS_GEMM_DEFAULT), "CUBLAS_GEMM_DEFAULT");
+
+void gr_abi_cublas(void);
+void gr_abi_cublas(void)
+{
+  gr_pfn_cublasCreate b1 = cublasCreate_v2;
+  gr_pfn_cublasDestroy b2 = cublasDestroy_v2;
+  gr_pfn_cublasSetStream b3 = cublasSetStream_v2;
+  gr_pfn_cublasGemmEx b4 = cublasGemmEx;
+  void *all[] = {b1, b2, b3, b4};
+  (void)all;
+}
+#endif
+
 #if __has_include(<nccl.h>)
 #include <nccl.h>
 

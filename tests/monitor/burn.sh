@@ -27,9 +27,15 @@ verdicts() { grep -cE '^  (fail|warn) ' "$work/out" || true; }
 run 0 healthy --json
 jq -e '.exit == 0 and (.verdicts | all(.severity == "ok")) and (.gpus | length == 4)
        and (.gpus | all(.host_gbps > 10 and .corrupt_copies == 0 and .lost == false))
+       and (.gpus | all(.gemm_tflops > 30 and .gemm_tflops < 35.6 and .gemm_wrong == 0)) and .gemm_n >= 64
        and .allreduce.iterations > 8 and (.allreduce.stalls | length == 0)' "$work/out" >/dev/null ||
   fail "healthy: $(head -c 400 "$work/out")"
-echo "healthy: exit 0, $(jq '.verdicts | length' "$work/out") verdicts all pass, all-reduce $(jq '.allreduce.iterations' "$work/out") iterations"
+echo "healthy: exit 0, $(jq '.verdicts | length' "$work/out") verdicts all pass, GEMM $(jq '.gpus[0].gemm_tflops' "$work/out") TFLOPS (the stand-in's 35.6 less its 5 us a call) on $(jq '.gemm_n' "$work/out")^2, all-reduce $(jq '.allreduce.iterations' "$work/out") iterations"
+
+run 2 burn-gemm-wrong
+has '^  fail  GPU2 0000:41:00.0: [0-9]+ matrix products? came out wrong \(C\[7\]\[0\] = [0-9-]+, must be [0-9-]+\)' burn-gemm-wrong
+[ "$(verdicts)" = 1 ] || fail "burn-gemm-wrong: $(verdicts) problems, expected 1"
+echo "burn-gemm-wrong: $(grep -m1 '^  fail' "$work/out" | cut -c1-120)..."
 
 run 2 burn-aer
 has '^  fail  slot 5, GPU1 0000:02:00.0: [0-9]+ correctable AER errors in 3 s under load, at root port 0000:00:03.1; a healthy Gen4 x16 link allows 1 in this time' burn-aer
@@ -50,7 +56,7 @@ run 1 burn-throttle
 has '^  warn  GPU3 0000:44:00.0 slowed under load: thermal \(hw\) for [0-9]+ s of 3 \(hottest 92 C\)' burn-throttle
 [ "$(verdicts)" = 1 ] || fail "burn-throttle: $(verdicts) problems, expected 1"
 
-run 1 burn-stall --svg "$work/stall.svg"
+run 1 burn-stall --load allreduce,pcie --svg "$work/stall.svg"
 grep -q 'all-reduce stall: [0-9.]* ms' "$work/stall.svg" || fail "burn-stall: the stall is not marked on the chart"
 has '^  warn  all-reduce stalled at \+[0-9.]+ s: [0-9.]+ ms, [0-9]+x the median' burn-stall
 [ "$(verdicts)" = 1 ] || fail "burn-stall: $(verdicts) problems, expected 1"
@@ -64,6 +70,10 @@ echo "log: $(wc -l <"$work/burn.jsonl") samples as JSON lines"
 has '^  info  staggered: the first problem came with [1-4] of 4 GPUs loaded' staggered
 xmllint --noout "$work/burn.svg" || fail "svg: not well-formed"
 if command -v rsvg-convert >/dev/null; then rsvg-convert -o "$work/burn.png" "$work/burn.svg" || fail "svg: not drawn"; fi
+
+# pairs: every pair in turn loads both of its GPUs
+run 0 healthy --pattern pairs --load pcie,p2p --duration 3
+grep -q 'pattern pairs' "$work/out" && [ "$(grep -c '^  pass  GPU[0-3] .* passed' "$work/out")" = 4 ] || fail "pairs: $(head -3 "$work/out")"
 
 # SIGINT: a partial verdict
 rm -rf "$work/t" && cp -a "$GPURIG_TEST_DATA/trees/epyc-riser" "$work/t"
@@ -89,7 +99,7 @@ grep -q 'GPU0 0000:01:00.0 passed' "$work/out" || fail "in-use --force: GPU0 not
 echo "in-use: refused ($refused), --gpus 2,3 passes, --force loads GPU0"
 
 # bad input: one line, exit 2
-for args in "--load gemm" "--load bus" "--load ," "--pattern pairs" "--gpus x" "--gpus 99" "--duration 0" "--size 3" \
+for args in "--load gpu" "--load bus" "--load ," "--pattern triples" "--gpus x" "--gpus 99" "--duration 0" "--size 3" \
             "--interval 0"; do
   rc=0
   # shellcheck disable=SC2086

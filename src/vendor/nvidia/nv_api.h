@@ -266,6 +266,31 @@ typedef gr_cu_result (*gr_pfn_cuModuleGetFunction)(gr_cu_function *, gr_cu_modul
 typedef gr_cu_result (*gr_pfn_cuLaunchKernel)(gr_cu_function, unsigned int, unsigned int, unsigned int, unsigned int,
                                               unsigned int, unsigned int, unsigned int, gr_cu_stream, void **, void **);
 
+/* --------------------------------------------------------------- cuBLAS */
+/* burn-in's GEMM load: a handle per GPU (made with that GPU's context
+ * current), bound to a stream, and cublasGemmEx. The enums are C enums:
+ * cublasStatus_t, cublasOperation_t, cudaDataType and cublasComputeType_t
+ * have no negative values (unsigned int), cublasGemmAlgo_t has
+ * CUBLAS_GEMM_DEFAULT = -1 (int). */
+typedef struct cublasContext *gr_cublas_handle;
+typedef unsigned int gr_cublas_status;
+enum {
+  GR_CUBLAS_STATUS_SUCCESS = 0,
+  GR_CUBLAS_OP_N = 0,
+  GR_CUDA_R_32F = 0,
+  GR_CUDA_R_16F = 2,
+  GR_CUBLAS_COMPUTE_32F = 68,
+  GR_CUBLAS_GEMM_DEFAULT = -1,
+};
+typedef gr_cublas_status (*gr_pfn_cublasCreate)(gr_cublas_handle *);
+typedef gr_cublas_status (*gr_pfn_cublasDestroy)(gr_cublas_handle);
+typedef gr_cublas_status (*gr_pfn_cublasSetStream)(gr_cublas_handle, gr_cu_stream);
+typedef gr_cublas_status (*gr_pfn_cublasGemmEx)(gr_cublas_handle, unsigned int transa, unsigned int transb, int m,
+                                                int n, int k, const void *alpha, const void *A, unsigned int Atype,
+                                                int lda, const void *B, unsigned int Btype, int ldb, const void *beta,
+                                                void *C, unsigned int Ctype, int ldc, unsigned int computeType,
+                                                int algo);
+
 /* ----------------------------------------------------------------- NCCL */
 typedef unsigned int gr_nccl_result;  /* ncclResult_t */
 typedef struct ncclComm *gr_nccl_comm;
