@@ -82,6 +82,7 @@ run_tests() {
               "STUB=a100-nvswitch watch --once --root $d/trees/hgx-a100" \
               "STUB=healthy burn --duration 2 --size 1M --json --root $d/trees/epyc-riser" \
               "STUB=burn-xid79 burn --duration 2 --size 1M --interval 0.5 --root $d/trees/epyc-riser" \
+              "STUB=burn-gemm-wrong burn --duration 2 --size 1M --pattern pairs --root $d/trees/epyc-riser" \
               "STUB=vanish export --count 2 --interval 0.1 --listen none --textfile build --root $d/trees/epyc-riser"; do
     # STUB=SCENARIO: run against the stand-in driver libraries (tests/stub)
     local envs=()
