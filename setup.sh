@@ -16,7 +16,7 @@ cd "$(dirname "$0")"
 # (tests/monitor).
 PACKAGES=(cmake make gcc pkg-config libhwloc-dev libhwloc-plugins hwloc-nox libjansson-dev
           libcmocka-dev bzip2 pci.ids clang libclang-rt-14-dev valgrind jq
-          libncurses-dev libmicrohttpd-dev prometheus tmux curl librsvg2-bin libxml2-utils)
+          libncurses-dev libmicrohttpd-dev prometheus tmux curl librsvg2-bin libxml2-utils groff-base)
 FUZZ_SECONDS=${GPURIG_FUZZ_SECONDS:-20}
 JOBS=$(nproc 2>/dev/null || echo 2)
 
