@@ -15,7 +15,7 @@ _gpurig() {
   cmd=${COMP_WORDS[1]:-}
   if [ "$COMP_CWORD" -eq 1 ]; then
     local cmds
-    cmds=$(gpurig --help 2>/dev/null | awk '/^Commands:/ {on = 1; next} on && /^  [a-z]/ {print $1} on && /^$/ {exit}')
+    cmds=$(gpurig --help 2>/dev/null | awk '/^Commands:/ {on = 1; next} on && /^$/ {on = 0} on && /^  [a-z]/ {print $1}')
     mapfile -t COMPREPLY < <(compgen -W "$cmds --help --version" -- "$cur")
     return
   fi

@@ -15,7 +15,7 @@ out=${3:-}
 roff() { sed -e 's/\\/\\e/g' -e "s/^\\([.']\\)/\\\\\\&\\1/"; }
 
 top=$("$gpurig" --help)
-commands=$(awk '/^Commands:/ {on = 1; next} on && /^  [a-z]/ {print $1} on && /^$/ {exit}' <<<"$top")
+commands=$(awk '/^Commands:/ {on = 1; next} on && /^$/ {on = 0} on && /^  [a-z]/ {print $1}' <<<"$top")
 
 cat <<HEAD
 .TH GPURIG 1 "$(date -u +%Y-%m -d "@${SOURCE_DATE_EPOCH:-$(date +%s)}")" "gpurig ${version}" "User Commands"
@@ -33,7 +33,8 @@ echo ".SH COMMANDS"
 for c in $commands; do
   echo ".SS gpurig $c"
   echo ".nf"
-  "$gpurig" "$c" --help | roff
+  help=$("$gpurig" "$c" --help) # whole, then formatted
+  roff <<<"$help"
   echo ".fi"
 done
 cat <<'TAIL'

@@ -8,10 +8,14 @@ page=$2
 fails=0
 [ -s "$page" ] || { echo "man: $page is missing or empty" >&2; exit 1; }
 grep -q '^\.TH GPURIG 1 ' "$page" || { echo "man: no .TH line" >&2; fails=1; }
-for c in $("$gpurig" --help | awk '/^Commands:/ {on = 1; next} on && /^  [a-z]/ {print $1} on && /^$/ {exit}'); do
+# whole outputs first: a reader that stops early (head, awk's exit) would
+# break the writer's pipe, and pipefail would call that a failure
+top=$("$gpurig" --help)
+for c in $(awk '/^Commands:/ {on = 1; next} on && /^$/ {on = 0} on && /^  [a-z]/ {print $1}' <<<"$top"); do
   grep -qx ".SS gpurig $c" "$page" || { echo "man: no section for gpurig $c" >&2; fails=1; }
   # the section holds the command's --help, line for line (bar roff's escapes)
-  first=$("$gpurig" "$c" --help | head -1)
+  help=$("$gpurig" "$c" --help)
+  first=${help%%$'\n'*}
   grep -qF -- "$first" "$page" || { echo "man: gpurig $c's --help is not in its section" >&2; fails=1; }
 done
 if command -v groff >/dev/null; then

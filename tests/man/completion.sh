@@ -15,7 +15,7 @@ try() { # want, words...
   COMP_CWORD=$((${#COMP_WORDS[@]} - 1))
   COMPREPLY=()
   _gpurig
-  printf '%s\n' "${COMPREPLY[@]}" | grep -qx -- "$want" || { echo "completion: '$*' does not offer $want: ${COMPREPLY[*]}" >&2; fails=1; }
+  printf '%s\n' "${COMPREPLY[@]}" | grep -x -- "$want" >/dev/null || { echo "completion: '$*' does not offer $want: ${COMPREPLY[*]}" >&2; fails=1; }
 }
 try watch gpurig wa
 try burn gpurig bu
