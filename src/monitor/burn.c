@@ -135,6 +135,23 @@ static void find_lost(struct run *x, const unsigned *gpus, unsigned n)
       mark_lost(x, gpus[k]);
 }
 
+/* The selected GPUs loaded at elapsed time t (not lost, active in the
+ * pattern), at most cap, into who; each is marked joined. */
+static unsigned active_gpus(struct run *x, double t, unsigned *who, unsigned cap)
+{
+  unsigned n = 0;
+  for (unsigned k = 0; k < x->nsel && n < cap; k++) {
+    unsigned i = x->order[k];
+    struct gr_burn_gpu *g = &x->r->gpu[i];
+    if (g->lost || !active(x, k, t))
+      continue;
+    if (g->joined_s < 0)
+      g->joined_s = t;
+    who[n++] = i;
+  }
+  return n;
+}
+
 static void account(struct run *x, unsigned i, const struct gr_copy_spec *sp, const struct gr_copy_sample *out,
                     bool host)
 {
@@ -159,19 +176,11 @@ static void round_pcie(struct run *x, double t)
 {
   struct gr_copy_spec sp[GR_BENCH_GANG_MAX];
   struct gr_copy_sample out[GR_BENCH_GANG_MAX];
-  unsigned who[GR_BENCH_GANG_MAX], n = 0;
-  for (unsigned k = 0; k < x->nsel && n < GR_BENCH_GANG_MAX; k++) {
-    unsigned i = x->order[k];
-    struct gr_burn_gpu *g = &x->r->gpu[i];
-    if (g->lost || !active(x, k, t))
-      continue;
-    if (g->joined_s < 0)
-      g->joined_s = t;
-    sp[n] = (struct gr_copy_spec){.kind = GR_BK_HOST_BIDIR, .engine = GR_ENGINE_CE, .src = GR_BENCH_HOST,
-                                  .dst = g->cuda, .bytes = x->copy_bytes, .loops = 4, .reverse = true,
-                                  .seed = (unsigned)(t * 1000) + i};
-    who[n++] = i;
-  }
+  unsigned who[GR_BENCH_GANG_MAX], n = active_gpus(x, t, who, GR_BENCH_GANG_MAX);
+  for (unsigned k = 0; k < n; k++)
+    sp[k] = (struct gr_copy_spec){.kind = GR_BK_HOST_BIDIR, .engine = GR_ENGINE_CE, .src = GR_BENCH_HOST,
+                                  .dst = x->r->gpu[who[k]].cuda, .bytes = x->copy_bytes, .loops = 4, .reverse = true,
+                                  .seed = (unsigned)(t * 1000) + who[k]};
   if (n == 0)
     return;
   if (x->be->copy_many(x->st, sp, (int)n, out) != 0) {
@@ -215,9 +224,7 @@ static void round_p2p(struct run *x, double t)
   if (n == 0)
     return;
   if (x->be->copy_many(x->st, sp, (int)n, out) != 0) {
-    for (unsigned k = 0; k < x->nsel; k++)
-      if (x->be->device_lost(x->st, x->r->gpu[x->order[k]].cuda))
-        mark_lost(x, x->order[k]);
+    find_lost(x, x->order, x->nsel);
     return;
   }
   for (unsigned k = 0; k < n; k++) { /* both ends of a pair carried the copies */
@@ -269,9 +276,7 @@ static void round_allreduce(struct run *x, double t)
       str_copy(r->ar_note, sizeof(r->ar_note), note);
       free(note);
       x->ar_ready = false;
-      for (unsigned i = 0; i < x->nsel; i++)
-        if (x->be->device_lost(x->st, r->gpu[x->order[i]].cuda))
-          mark_lost(x, x->order[i]);
+      find_lost(x, x->order, x->nsel);
       return;
     }
     if (r->nar == x->ar_cap)
@@ -297,18 +302,10 @@ static void round_allreduce(struct run *x, double t)
 static void round_gemm(struct run *x, double t)
 {
   int devs[64];
-  unsigned who[64], n = 0;
+  unsigned who[64], n = active_gpus(x, t, who, 64);
   struct gr_gemm_sample out[64];
-  for (unsigned k = 0; k < x->nsel && n < 64; k++) {
-    unsigned i = x->order[k];
-    struct gr_burn_gpu *g = &x->r->gpu[i];
-    if (g->lost || !active(x, k, t))
-      continue;
-    if (g->joined_s < 0)
-      g->joined_s = t;
-    devs[n] = g->cuda;
-    who[n++] = i;
-  }
+  for (unsigned k = 0; k < n; k++)
+    devs[k] = x->r->gpu[who[k]].cuda;
   if (n == 0)
     return;
   const int iters = 2;
