@@ -7,6 +7,8 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <stdlib.h>
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 static size_t put_escape(char *dst, const char *fmt, unsigned v)
@@ -141,4 +143,37 @@ int gr_term_filter_stdio(void)
   stdout = out;
   stderr = err;
   return 0;
+}
+
+int gr_term_width(int fd)
+{
+  int width = 100;
+  const char *env = getenv("COLUMNS");
+  struct winsize ws;
+  char *end;
+  long v = env ? strtol(env, &end, 10) : 0;
+  if (env && *env && !*end && v > 0)
+    width = (int)(v > 10000 ? 10000 : v);
+  else if (isatty(fd) && ioctl(fd, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0)
+    width = ws.ws_col;
+  return width < 40 ? 40 : width > 10000 ? 10000 : width;
+}
+
+int gr_term_color_ok(int fd)
+{
+  const char *no_color = getenv("NO_COLOR"), *term = getenv("TERM");
+  if (no_color && *no_color) /* no-color.org: set and not empty */
+    return 0;
+  if (term && strcmp(term, "dumb") == 0)
+    return 0;
+  return isatty(fd);
+}
+
+void gr_term_raw(FILE *f, const char *seq)
+{
+  int fd = f == stdout ? STDOUT_FILENO : f == stderr ? STDERR_FILENO : -1;
+  if (fd < 0)
+    return;
+  fflush(f);
+  (void)write_all(fd, seq, strlen(seq)); /* a lost colour is not worth an error */
 }

@@ -11,6 +11,7 @@
 #define GPURIG_TERM_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 /* Puts the filter in front of stdout and stderr (and first holds a closed
  * fd 0, 1 or 2 with /dev/null opened read-only, so that no file opened later
@@ -30,5 +31,21 @@ void gr_term_status_line(const char *text);
  * input byte takes at most 6). *c1_lead carries a 0xC2 byte held back at the
  * end of one call for the next. Returns the bytes written to dst. */
 size_t gr_term_escape(const char *src, size_t n, char *dst, size_t cap, int *c1_lead);
+
+/* The width text output wraps to: $COLUMNS when set to a number, else the
+ * terminal's width when fd is a terminal, else 100 (a pipe or a file: the
+ * width a reader's terminal most likely has). Clamped to 40..10000
+ * (COLUMNS=10000 keeps every sentence on one line for scripts that grep). */
+int gr_term_width(int fd);
+
+/* Whether output on fd may carry colour: only a terminal (not a pipe or a
+ * file), never with NO_COLOR set to anything (no-color.org) or TERM=dumb. */
+int gr_term_color_ok(int fd);
+
+/* gpurig's own escape sequence (colour), which the filter above would make
+ * visible: f is flushed, then seq goes straight to its descriptor. Only for
+ * the filtered stdout and stderr; any other stream gets nothing. seq must be
+ * a constant of gpurig's, never text from an input. */
+void gr_term_raw(FILE *f, const char *seq);
 
 #endif

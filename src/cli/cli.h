@@ -22,6 +22,7 @@ struct gr_opts {
   const char *rig;     /* --rig FILE|NAME: a rig file (data/rigs/NAME.rig) */
   const char *gpu;     /* --gpu MODEL: put this GPU model in every slot of a rig */
   bool json;           /* --json */
+  bool verbose;        /* --verbose, -v: whole sentences, every finding and detail */
   bool all;            /* --all: every PCI device in the tree */
   bool pcie_only;      /* --pcie-only: ignore NVLink */
   struct gr_nccl_version nccl; /* --nccl-version X.Y[.Z]: NCCL whose defaults to assume; major 0: not given */
@@ -78,6 +79,7 @@ enum gr_opt_set {
   GR_OPT_GPU_RIG = 1 << 12, /* --gpu, only together with --rig (topo, report) */
   GR_OPT_NCCL = 1 << 13,    /* --nccl-version X.Y[.Z] (topo, report, compare, plan) */
   GR_OPT_MONITOR = 1 << 14, /* --once --count --interval --kmsg (watch); --listen --textfile (export) */
+  GR_OPT_VERBOSE = 1 << 16, /* --verbose, -v (report, topo, doctor, compare) */
   GR_OPT_BURN = 1 << 15,    /* --load --pattern --duration, and --gpus LIST --quick --size --interval --svg (burn) */
 };
 
@@ -130,6 +132,13 @@ bool cli_sleep_until(double *next_mono, double interval_s);
 /* Prints err as "gpurig: MESSAGE" and returns its exit code. */
 int gr_report_error(const struct gr_err *err);
 /* Writes a JSON value to stdout and drops it. */
+/* Text for standard output through the wrapping stream (print/text.h):
+ * lines wrapped to the terminal, colour only on one. Returns the stream to
+ * print to (stdout itself if the wrapper could not be made) and fills *st;
+ * cli_text_end flushes it into stdout. */
+struct gr_text_style;
+FILE *cli_text_begin(bool verbose, struct gr_text_style *st);
+void cli_text_end(FILE *out);
 void cli_print_json(json_t *j);
 
 int cmd_topo(int argc, char **argv);

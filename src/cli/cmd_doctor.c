@@ -6,6 +6,7 @@
 #include "cli/cli.h"
 #include "doctor/doctor.h"
 #include "doctor/expect.h"
+#include "print/text.h"
 #include "print/doctor.h"
 
 static void doctor_usage(void)
@@ -76,8 +77,12 @@ static void print_report(const struct gr_opts *o, const struct gr_topo *t, const
     cli_print_json(gr_doctor_to_json(t, r));
   else if (o->nhc)
     gr_print_doctor_nhc(stdout, r);
-  else
-    gr_print_doctor(stdout, t, r);
+  else {
+    struct gr_text_style st;
+    FILE *out = cli_text_begin(o->verbose, &st);
+    gr_print_doctor(out, t, r, &st);
+    cli_text_end(out);
+  }
 }
 
 int cmd_doctor(int argc, char **argv)
@@ -89,7 +94,7 @@ int cmd_doctor(int argc, char **argv)
   struct gr_expect e = {0};
   struct gr_err err = {0};
   int rc;
-  if (gr_parse_opts(argc, argv, GR_OPT_SOURCE | GR_OPT_RIG | GR_OPT_JSON | GR_OPT_DOCTOR | GR_OPT_LIST, &o) != 0)
+  if (gr_parse_opts(argc, argv, GR_OPT_SOURCE | GR_OPT_RIG | GR_OPT_JSON | GR_OPT_DOCTOR | GR_OPT_LIST | GR_OPT_VERBOSE, &o) != 0)
     return GR_EXIT_FAIL;
   if (o.help || o.list) {
     o.help ? doctor_usage() : gr_print_doctor_checks(stdout);

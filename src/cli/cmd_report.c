@@ -3,6 +3,7 @@
 #include "cli/cli.h"
 #include "facts/data.h"
 #include "print/machine.h"
+#include "print/text.h"
 
 static void report_usage(void)
 {
@@ -37,6 +38,15 @@ static int open_example(const struct gr_machine *m, struct gr_machine *ex, bool 
   return 0;
 }
 
+/* One machine as text: the one-screen overview, or everything with --verbose. */
+static void print_machine(FILE *out, const struct gr_machine *m, const struct gr_text_style *st)
+{
+  if (st->verbose)
+    gr_print_report_text(out, m, st);
+  else
+    gr_print_report_brief(out, m, st);
+}
+
 static void print_report(const struct gr_opts *o, const struct gr_machine *m, const struct gr_machine *ex)
 {
   if (o->json) {
@@ -46,17 +56,16 @@ static void print_report(const struct gr_opts *o, const struct gr_machine *m, co
     cli_print_json(root);
     return;
   }
+  struct gr_text_style st;
+  FILE *out = cli_text_begin(o->verbose, &st);
   if (ex)
-    printf("No GPU found on this machine: gpurig describes it below, then shows a bundled example.\n\n");
-  gr_print_report_text(stdout, m);
+    fprintf(out, "No GPU found on this machine: gpurig describes it below, then shows a bundled example.\n\n");
+  print_machine(out, m, &st);
   if (ex) {
-    printf("\n========================================================================\n"
-           "EXAMPLE, NOT THIS MACHINE: a real NVIDIA DGX-2H topology (hwloc test suite,\n"
-           "%s/%s). Run gpurig on a GPU machine to see its own.\n"
-           "========================================================================\n",
-           gr_data_dir(), GR_EXAMPLE_XML);
-    gr_print_report_text(stdout, ex);
+    fprintf(out, "\n==== EXAMPLE, NOT THIS MACHINE: a real NVIDIA DGX-2H from hwloc's test suite ====\n");
+    print_machine(out, ex, &st);
   }
+  cli_text_end(out);
 }
 
 int cmd_report(int argc, char **argv)
@@ -66,7 +75,7 @@ int cmd_report(int argc, char **argv)
   struct gr_err err = {0};
   bool have_example = false;
   int rc;
-  if (gr_parse_opts(argc, argv, GR_OPT_SOURCE | GR_OPT_RIG | GR_OPT_GPU_RIG | GR_OPT_JSON | GR_OPT_NCCL, &o) != 0)
+  if (gr_parse_opts(argc, argv, GR_OPT_SOURCE | GR_OPT_RIG | GR_OPT_GPU_RIG | GR_OPT_JSON | GR_OPT_NCCL | GR_OPT_VERBOSE, &o) != 0)
     return GR_EXIT_FAIL;
   if (o.help) {
     report_usage();

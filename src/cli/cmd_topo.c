@@ -1,6 +1,7 @@
 #include <stdio.h>
 
 #include "cli/cli.h"
+#include "print/text.h"
 #include "print/machine.h"
 #include "print/topo.h"
 
@@ -36,7 +37,7 @@ int cmd_topo(int argc, char **argv)
   struct gr_opts o;
   struct gr_machine m;
   struct gr_err err = {0};
-  if (gr_parse_opts(argc, argv, GR_OPT_SOURCE | GR_OPT_RIG | GR_OPT_GPU_RIG | GR_OPT_JSON | GR_OPT_ALL | GR_OPT_PCIE_ONLY | GR_OPT_NCCL,
+  if (gr_parse_opts(argc, argv, GR_OPT_SOURCE | GR_OPT_RIG | GR_OPT_GPU_RIG | GR_OPT_JSON | GR_OPT_ALL | GR_OPT_PCIE_ONLY | GR_OPT_NCCL | GR_OPT_VERBOSE,
                     &o) != 0)
     return GR_EXIT_FAIL;
   if (o.help) {
@@ -50,7 +51,12 @@ int cmd_topo(int argc, char **argv)
   if (o.json)
     cli_print_json(gr_machine_to_json(&m));
   else
-    gr_print_topo_text(stdout, &m, o.all ? GR_PRINT_ALL_DEVICES : 0);
+  {
+    struct gr_text_style st;
+    FILE *out = cli_text_begin(o.verbose, &st);
+    gr_print_topo_text(out, &m, o.all ? GR_PRINT_ALL_DEVICES : 0, &st);
+    cli_text_end(out);
+  }
   int rc = gr_findings_exit(&m.analysis.findings);
   gr_machine_close(&m);
   return rc;

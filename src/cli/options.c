@@ -6,6 +6,7 @@
 #include <jansson.h>
 
 #include "cli/cli.h"
+#include "print/text.h"
 #include "gpu/gpu.h"
 #include "print/common.h"
 
@@ -99,7 +100,7 @@ int gr_parse_opts(int argc, char **argv, unsigned accepted, struct gr_opts *o)
       {"full-bf16", no_argument, NULL, 292},    {"svg", required_argument, NULL, 293},
       {"load", required_argument, NULL, 294},   {"pattern", required_argument, NULL, 295},
       {"duration", required_argument, NULL, 296}, {"log", required_argument, NULL, 297},
-      {"force", no_argument, NULL, 298},
+      {"force", no_argument, NULL, 298},        {"verbose", no_argument, NULL, 'v'},
       {NULL, 0, NULL, 0},
   };
   memset(o, 0, sizeof(*o));
@@ -109,7 +110,7 @@ int gr_parse_opts(int argc, char **argv, unsigned accepted, struct gr_opts *o)
     /* No leading '+': options may follow the positional arguments (`compare
      * wopr --json`), as with most GNU tools; `--` ends the options. */
     int li = -1;
-    int c = getopt_long(argc, argv, "hj", longopts, &li);
+    int c = getopt_long(argc, argv, "hjv", longopts, &li);
     if (c == -1)
       break;
     unsigned need = 0;
@@ -120,6 +121,7 @@ int gr_parse_opts(int argc, char **argv, unsigned accepted, struct gr_opts *o)
     case 'G': o->gpu = optarg; need = GR_OPT_GPU | GR_OPT_GPU_RIG; break;
     case 'l': o->list = true; need = GR_OPT_LIST; break;
     case 'j': o->json = true; need = GR_OPT_JSON; break;
+    case 'v': o->verbose = true; need = GR_OPT_VERBOSE; break;
     case 'a': o->all = true; need = GR_OPT_ALL; break;
     case 'p': o->pcie_only = true; need = GR_OPT_PCIE_ONLY; break;
     case 'E': o->expect_gpus = optarg; need = GR_OPT_DOCTOR; break;
@@ -260,6 +262,19 @@ int gr_report_error(const struct gr_err *err)
 {
   fprintf(stderr, "gpurig: %s\n", err->msg);
   return err->code ? err->code : GR_EXIT_FAIL;
+}
+
+FILE *cli_text_begin(bool verbose, struct gr_text_style *st)
+{
+  *st = gr_text_style_stdout(verbose);
+  FILE *wrapped = gr_text_open(stdout, st);
+  return wrapped ? wrapped : stdout;
+}
+
+void cli_text_end(FILE *out)
+{
+  if (out != stdout)
+    gr_text_close(out); /* a write error of stdout shows at exit */
 }
 
 void cli_print_json(json_t *j)

@@ -48,9 +48,9 @@ void gr_print_machine_line(FILE *out, const struct gr_topo *t)
   if (t->hostname)
     fprintf(out, " (%s)", t->hostname);
   if (t->source_path)
-    fprintf(out, "  [%s %s]", gr_topo_input_name(t), t->source_path);
+    fprintf(out, " [%s %s]", gr_topo_input_name(t), t->source_path);
   else
-    fprintf(out, "  [%s]", gr_topo_input_name(t));
+    fprintf(out, " [%s]", gr_topo_input_name(t));
 }
 
 void gr_print_warnings(FILE *err, const struct gr_topo *t)

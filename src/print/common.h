@@ -26,7 +26,7 @@ void gr_json_print(FILE *out, json_t *j);
 struct gr_finding;
 json_t *gr_finding_to_json(const struct gr_finding *f);
 
-/* "Machine: PRODUCT (HOST)  [SOURCE]" without a newline. */
+/* "Machine: PRODUCT (HOST) [SOURCE]" without a newline. */
 void gr_print_machine_line(FILE *out, const struct gr_topo *t);
 /* The loader's warnings, one "gpurig: warning: ..." line each. */
 void gr_print_warnings(FILE *err, const struct gr_topo *t);

@@ -4,6 +4,7 @@
 
 #include "print/common.h"
 #include "print/doctor.h"
+#include "print/text.h"
 
 /* A report shows the worst first: fail, warn, error, info, skipped, ok. */
 static const enum gr_sev shown_order[GR_SEV_COUNT] = {GR_SEV_FAIL, GR_SEV_WARN, GR_SEV_ERROR,
@@ -12,40 +13,71 @@ static const char *const group_title[GR_SEV_COUNT] = {
     [GR_SEV_FAIL] = "Failures", [GR_SEV_WARN] = "Warnings", [GR_SEV_ERROR] = "Could not check (errors)",
     [GR_SEV_INFO] = "Information", [GR_SEV_SKIPPED] = "Skipped", [GR_SEV_OK] = "OK"};
 
+/* Every detail of one finding (--verbose), in lines the wrapping stream can
+ * wrap: one space between a label and its text. */
 static void print_result(FILE *out, const struct gr_finding *r)
 {
   bool brief = r->sev == GR_SEV_OK || r->sev == GR_SEV_SKIPPED;
-  fprintf(out, "  %-8s %-19s %s%s%s\n", gr_sev_name(r->sev), r->id, r->subject ? r->subject : "",
+  fprintf(out, "  %-8s %s %s%s%s\n", gr_sev_name(r->sev), r->id, r->subject ? r->subject : "",
           r->subject ? ": " : "", r->text);
   if (brief)
     return;
   for (size_t e = 0; e < r->nev; e++)
-    fprintf(out, "           %s %s: %s\n", e ? "        " : "evidence", r->ev[e].file, r->ev[e].value);
+    fprintf(out, "           evidence: %s: %s\n", r->ev[e].file, r->ev[e].value);
   if (r->fix)
-    fprintf(out, "           fix      %s\n", r->fix);
+    fprintf(out, "           fix: %s\n", r->fix);
   if (r->cost)
-    fprintf(out, "           cost     %s\n", r->cost);
+    fprintf(out, "           cost: %s\n", r->cost);
   if (r->reference)
-    fprintf(out, "           see      %s\n", r->reference);
+    fprintf(out, "           see: %s\n", r->reference);
 }
 
-void gr_print_doctor(FILE *out, const struct gr_topo *t, const struct gr_doctor_report *r)
+/* One group of findings that say the same thing: "warn  pcie.slot-gen  GPU0-9: each ...", its
+ * point unless verbose, and the fix (every detail with --verbose). */
+static void print_group(FILE *out, const struct gr_finding_group *g, const struct gr_finding *r,
+                        const struct gr_text_style *st)
+{
+  char who[160], point[1024];
+  if (g->who[0])
+    snprintf(who, sizeof(who), "%s: ", g->who);
+  else if (g->n > 1)
+    snprintf(who, sizeof(who), "%zux, like %s: ", g->n, r->subject ? r->subject : "this");
+  else
+    snprintf(who, sizeof(who), "%s%s", r->subject ? r->subject : "", r->subject ? ": " : "");
+  size_t used = 11 + strlen(r->id) + gr_text_columns(who);
+  /* two lines: the first after the id and subject, one more under the text */
+  size_t room = (size_t)st->width > used + 20 ? (size_t)st->width * 2 - used - 11 : 40;
+  fprintf(out, "  %-8s %s %s%s\n", gr_sev_name(r->sev), r->id, who,
+          st->verbose ? g->text : gr_text_point(g->text, room, point, sizeof(point)));
+  if (r->fix) /* the fix whole: its action is often its second sentence */
+    fprintf(out, "           fix: %s\n", r->fix);
+}
+
+void gr_print_doctor(FILE *out, const struct gr_topo *t, const struct gr_doctor_report *r, const struct gr_text_style *st)
 {
   gr_print_machine_line(out, t);
   fprintf(out, "\n%zu GPU%s, %zu socket%s. gpurig doctor read only; it changed nothing.\n", t->ngpus,
           t->ngpus == 1 ? "" : "s", t->npackages, t->npackages == 1 ? "" : "s");
   const size_t *count = r->findings.count;
+  struct gr_finding_group *g;
+  size_t ng = gr_finding_groups(&r->findings, &g);
   for (int k = 0; k < GR_SEV_COUNT; k++) {
     enum gr_sev s = shown_order[k];
-    if (!count[s])
+    bool brief = s == GR_SEV_OK || s == GR_SEV_SKIPPED;
+    if (!count[s] || (brief && !st->verbose))
       continue;
     fprintf(out, "\n%s (%zu)\n", group_title[s], count[s]);
-    for (size_t i = 0; i < r->findings.n; i++)
+    for (size_t i = 0; i < r->findings.n && st->verbose; i++)
       if (r->findings.v[i].sev == s)
         print_result(out, &r->findings.v[i]);
+    for (size_t i = 0; i < ng && !st->verbose; i++)
+      if (r->findings.v[g[i].first].sev == s)
+        print_group(out, &g[i], &r->findings.v[g[i].first], st);
   }
-  fprintf(out, "\nSummary: %zu fail, %zu warn, %zu error, %zu info, %zu skipped, %zu ok.\n", count[GR_SEV_FAIL],
-          count[GR_SEV_WARN], count[GR_SEV_ERROR], count[GR_SEV_INFO], count[GR_SEV_SKIPPED], count[GR_SEV_OK]);
+  gr_finding_groups_free(g, ng);
+  fprintf(out, "\nSummary: %zu fail, %zu warn, %zu error, %zu info, %zu skipped, %zu ok.%s\n", count[GR_SEV_FAIL],
+          count[GR_SEV_WARN], count[GR_SEV_ERROR], count[GR_SEV_INFO], count[GR_SEV_SKIPPED], count[GR_SEV_OK],
+          st->verbose ? "" : " More: --verbose.");
   if (r->root_would_add)
     fprintf(out, "Run as root to add: %s.\n", r->root_would_add);
 }

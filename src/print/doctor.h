@@ -10,7 +10,11 @@
 
 #include "doctor/doctor.h"
 
-void gr_print_doctor(FILE *out, const struct gr_topo *t, const struct gr_doctor_report *r);
+struct gr_text_style;
+/* Findings that say the same of several devices once, each cut to its point
+ * with its fix; st->verbose: each whole with evidence, cost and source, and
+ * the checks skipped or passed. */
+void gr_print_doctor(FILE *out, const struct gr_topo *t, const struct gr_doctor_report *r, const struct gr_text_style *st);
 void gr_print_doctor_nhc(FILE *out, const struct gr_doctor_report *r);
 json_t *gr_doctor_to_json(const struct gr_topo *t, const struct gr_doctor_report *r);
 /* --list: the registry, one check per line. */

@@ -2,10 +2,17 @@
  * sections; see machine.h. */
 #include "print/machine.h"
 
+#include <stdlib.h>
+#include <string.h>
+
+#include "model/names.h"
+#include "base/util.h"
+#include "print/common.h"
 #include "print/predict.h"
+#include "print/text.h"
 #include "print/topo.h"
 
-void gr_print_topo_text(FILE *out, const struct gr_machine *m, unsigned flags)
+void gr_print_topo_text(FILE *out, const struct gr_machine *m, unsigned flags, const struct gr_text_style *st)
 {
   const struct gr_topo *t = &m->topo;
   const struct gr_analysis *a = &m->analysis;
@@ -16,11 +23,11 @@ void gr_print_topo_text(FILE *out, const struct gr_machine *m, unsigned flags)
   gr_print_bandwidth(out, t, a);
   gr_print_hives(out, t, a);
   if (m->predicted)
-    gr_print_prediction(out, t, &m->prediction);
-  gr_print_findings(out, t, a);
+    gr_print_prediction(out, t, &m->prediction, st);
+  gr_print_findings(out, t, a, st);
 }
 
-void gr_print_report_text(FILE *out, const struct gr_machine *m)
+void gr_print_report_text(FILE *out, const struct gr_machine *m, const struct gr_text_style *st)
 {
   const struct gr_topo *t = &m->topo;
   const struct gr_analysis *a = &m->analysis;
@@ -29,8 +36,238 @@ void gr_print_report_text(FILE *out, const struct gr_machine *m)
   gr_print_matrix(out, t, a);
   gr_print_hives(out, t, a);
   if (m->predicted)
-    gr_print_prediction(out, t, &m->prediction);
-  gr_print_findings(out, t, a);
+    gr_print_prediction(out, t, &m->prediction, st);
+  gr_print_findings(out, t, a, st);
+}
+
+/* ---- the one-screen report ---- */
+
+/* A CPU's model name without its trademarks, "CPU" and clock:
+ * "Intel(R) Xeon(R) Platinum 8174 CPU @ 3.10GHz" -> "Intel Xeon Platinum 8174". */
+static const char *cpu_short(const char *model, char *buf, size_t cap)
+{
+  static const char *const noise[] = {"(R)", "(r)", "(TM)", "(tm)", " CPU", " Processor"};
+  snprintf(buf, cap, "%s", model);
+  char *at = strstr(buf, " @ ");
+  if (at)
+    *at = '\0';
+  for (size_t i = 0; i < sizeof(noise) / sizeof(noise[0]); i++)
+    for (char *p; (p = strstr(buf, noise[i])) != NULL;)
+      memmove(p, p + strlen(noise[i]), strlen(p + strlen(noise[i])) + 1);
+  return buf;
+}
+
+/* "2 sockets (2x Intel Xeon Platinum 8174), 16 GPUs, 8 RDMA NICs, 2 NVMe drives, 1 P2P hive";
+ * counts of none are left out, but for GPUs. */
+static void brief_summary(FILE *out, const struct gr_topo *t, const struct gr_analysis *a)
+{
+  size_t nvme = 0;
+  char cpu_buf[128];
+  for (size_t i = 0; i < t->npci; i++)
+    nvme += t->pci[i].kind == GR_KIND_NVME;
+  fprintf(out, "%zu socket%s", t->npackages, t->npackages == 1 ? "" : "s");
+  const char *cpu = t->npackages ? t->packages[0].cpu_model : NULL;
+  for (size_t i = 1; cpu && i < t->npackages; i++)
+    if (!t->packages[i].cpu_model || strcmp(t->packages[i].cpu_model, cpu) != 0)
+      cpu = NULL;
+  if (cpu && t->npackages > 1)
+    fprintf(out, " (%zux %s)", t->npackages, cpu_short(cpu, cpu_buf, sizeof(cpu_buf)));
+  else if (cpu)
+    fprintf(out, " (%s)", cpu_short(cpu, cpu_buf, sizeof(cpu_buf)));
+  fprintf(out, ", %zu GPU%s", t->ngpus, t->ngpus == 1 ? "" : "s");
+  if (t->nnics)
+    fprintf(out, ", %zu RDMA NIC%s", t->nnics, t->nnics == 1 ? "" : "s");
+  if (nvme)
+    fprintf(out, ", %zu NVMe drive%s", nvme, nvme == 1 ? "" : "s");
+  if (t->ngpus > 1)
+    fprintf(out, ", %zu P2P hive%s", a->nhives, a->nhives == 1 ? "" : "s");
+  fputc('\n', out);
+}
+
+/* GPUs of one model on links alike, one line: "GPU0-9  RTX 3090  Gen3 x16, 15.8 GB/s  NUMA 0,1". */
+static void brief_gpu_group(FILE *out, const struct gr_topo *t, const bool *in, struct gr_names *names, size_t first)
+{
+  char list[256], link[64], numa[64] = "";
+  size_t off = 0;
+  bool seen[64] = {false}, unknown = false;
+  for (size_t g = 0; g < t->ngpus; g++) {
+    int n = t->pci[t->gpus[g]].numa;
+    if (!in[g])
+      continue;
+    if (n < 0 || n >= 64)
+      unknown = true;
+    else if (!seen[n] && off < sizeof(numa))
+      off += (size_t)snprintf(numa + off, sizeof(numa) - off, "%s%d", off ? "," : "", n), seen[n] = true;
+  }
+  const struct gr_pci *p = &t->pci[t->gpus[first]];
+  gr_link_text(p, link, sizeof(link));
+  fprintf(out, "  %-9s %-28s %-24s NUMA %s\n", gr_gpu_ranges(in, t->ngpus, list, sizeof(list)),
+          gr_pci_display_name(t, t->gpus[first], names), link[0] ? link : "link not recorded",
+          off ? numa : unknown ? "?" : "-");
+}
+
+/* At most max_lines groups; the rest are counted. Returns lines printed. */
+static size_t brief_gpus(FILE *out, const struct gr_topo *t, size_t max_lines)
+{
+  struct gr_names names = {0};
+  bool *done = xcalloc(t->ngpus + 1, sizeof(bool)), *in = xcalloc(t->ngpus + 1, sizeof(bool));
+  size_t lines = 0, rest = 0;
+  char a_link[64], b_link[64];
+  for (size_t g = 0; g < t->ngpus; g++) {
+    if (done[g])
+      continue;
+    memset(in, 0, t->ngpus * sizeof(bool));
+    const char *name = gr_pci_display_name(t, t->gpus[g], &names);
+    gr_link_text(&t->pci[t->gpus[g]], a_link, sizeof(a_link));
+    size_t n = 0;
+    for (size_t k = g; k < t->ngpus; k++) {
+      gr_link_text(&t->pci[t->gpus[k]], b_link, sizeof(b_link));
+      if (!done[k] && strcmp(gr_pci_display_name(t, t->gpus[k], &names), name) == 0 && strcmp(a_link, b_link) == 0)
+        in[k] = done[k] = true, n++;
+    }
+    if (lines < max_lines) {
+      brief_gpu_group(out, t, in, &names, g);
+      lines++;
+    } else {
+      rest += n;
+    }
+  }
+  if (rest)
+    fprintf(out, "  +%zu more GPU%s on other links (gpurig report --verbose)\n", rest, rest == 1 ? "" : "s"), lines++;
+  free(done);
+  free(in);
+  gr_names_free(&names);
+  return lines;
+}
+
+/* "P2P hives: GPU0-4 (PCIe switch), GPU5-9 (PCIe switch)" or "none: every GPU alone". */
+static void brief_hives(FILE *out, const struct gr_topo *t, const struct gr_analysis *a, const struct gr_text_style *st)
+{
+  if (t->ngpus < 2)
+    return;
+  if (a->nhives == t->ngpus) {
+    fprintf(out, "P2P hives: none (no two GPUs reach each other without crossing the CPU)\n");
+    return;
+  }
+  char line[1024], list[256];
+  size_t off = (size_t)snprintf(line, sizeof(line), "P2P hives:");
+  bool *in = xcalloc(t->ngpus + 1, sizeof(bool));
+  for (size_t h = 0; h < a->nhives && off < sizeof(line); h++) {
+    enum gr_level worst = GR_LVL_X;
+    size_t size = 0;
+    for (size_t g = 0; g < t->ngpus; g++) {
+      in[g] = a->hive[g] == (int)h;
+      size += in[g];
+      for (size_t k = 0; in[g] && k < t->ngpus; k++)
+        if (a->hive[k] == (int)h && a->gpu_gpu[g * a->ngpus + k].level > worst)
+          worst = a->gpu_gpu[g * a->ngpus + k].level;
+    }
+    off += (size_t)snprintf(line + off, sizeof(line) - off, "%s %s (%s)", h ? "," : "",
+                            gr_gpu_ranges(in, t->ngpus, list, sizeof(list)),
+                            size < 2 ? "alone" : worst == GR_LVL_NV ? "NVLink" : "PCIe switch");
+  }
+  free(in);
+  char cut[1024];
+  fprintf(out, "%s\n", st->verbose ? line : gr_text_point(line, (size_t)st->width, cut, sizeof(cut)));
+}
+
+/* The all-reduce predicted beside what bounds it. */
+static void brief_allreduce(FILE *out, const struct gr_prediction *p, const struct gr_text_style *st)
+{
+  char dflt[160], line[768], cut[768];
+  if (p->ngpus < 2)
+    return;
+  if (p->a->nvlink_unrecorded) {
+    fprintf(out, "All-reduce: not predicted: NVLink is not recorded in this input (gpurig topo says why)\n");
+    return;
+  }
+  if (p->nccl_default.busbw_gbps <= 0) {
+    fprintf(out, "All-reduce: not known (this input records no link rates)\n");
+    return;
+  }
+  snprintf(line, sizeof(line), "All-reduce: %.1f GB/s predicted (nccl-tests busbw), bounded by %s; %s",
+           p->nccl_default.busbw_gbps, p->nccl_default.bottleneck, gr_nccl_defaults_text(p->a, dflt, sizeof(dflt)));
+  fprintf(out, "%s\n", st->verbose ? line : gr_text_point(line, (size_t)st->width * 2 - 8, cut, sizeof(cut)));
+  if (p->best_needs_p2p_level)
+    fprintf(out, "  with NCCL_P2P_LEVEL=%s: %.1f GB/s\n", p->best_p2p_level, p->best.busbw_gbps);
+}
+
+/* "training x16: ", "TP-4: ", "16 jobs: " */
+static void verdict_head(const struct gr_verdict *v, char *buf, size_t cap)
+{
+  if (strncmp(v->workload, "tensor", 6) == 0)
+    snprintf(buf, cap, "TP-%d: ", v->gpus);
+  else if (strncmp(v->workload, "independent", 11) == 0)
+    snprintf(buf, cap, "%d independent job%s: ", v->gpus, v->gpus == 1 ? "" : "s");
+  else
+    snprintf(buf, cap, "%s on %d GPU%s: ", v->workload, v->gpus, v->gpus == 1 ? "" : "s");
+}
+
+/* The reasons without a lead-in the brief head already says ("Best group of
+ * 4: ", "Each GPU runs its own job; "). */
+static const char *reasons_point(const char *reasons)
+{
+  static const char *const lead[] = {"Each GPU runs its own job; ", "Each GPU runs its own job. "};
+  const char *colon = strchr(reasons, ':');
+  if (strncmp(reasons, "Best group of ", 14) == 0 && colon && colon[1] == ' ')
+    return colon + 2;
+  for (size_t i = 0; i < sizeof(lead) / sizeof(lead[0]); i++)
+    if (strncmp(reasons, lead[i], strlen(lead[i])) == 0)
+      return reasons + strlen(lead[i]);
+  return reasons;
+}
+
+/* One line per verdict: "  good  TP-4: <its point>". */
+static void brief_verdicts(FILE *out, const struct gr_prediction *p, const struct gr_text_style *st)
+{
+  char head[128], cut[768];
+  if (!p->nverdicts || !p->ngpus)
+    return;
+  fprintf(out, "Verdicts:\n");
+  for (size_t i = 0; i < p->nverdicts; i++) {
+    const struct gr_verdict *v = &p->verdicts[i];
+    verdict_head(v, head, sizeof(head));
+    size_t used = 8 + gr_text_columns(head);
+    size_t room = (size_t)st->width > used + 20 ? (size_t)st->width - used : 20;
+    fprintf(out, "  %-4s  %s%s\n", gr_rating_name(v->rating), head,
+            st->verbose ? v->reasons : gr_text_point(reasons_point(v->reasons), room, cut, sizeof(cut)));
+  }
+}
+
+static void brief_findings(FILE *out, const struct gr_analysis *a, const struct gr_text_style *st)
+{
+  const size_t *c = a->findings.count;
+  fprintf(out, "Findings:");
+  if (!a->findings.n)
+    fprintf(out, " none");
+  static const enum gr_sev order[] = {GR_SEV_FAIL, GR_SEV_WARN, GR_SEV_ERROR, GR_SEV_INFO};
+  for (size_t k = 0, shown = 0; k < sizeof(order) / sizeof(order[0]); k++)
+    if (c[order[k]])
+      fprintf(out, "%s %zu %s", shown++ ? "," : "", c[order[k]], gr_sev_name(order[k]));
+  fputc('\n', out);
+  gr_print_finding_groups(out, &a->findings, st, 6, GR_SEV_INFO, "gpurig report --verbose");
+}
+
+void gr_print_report_brief(FILE *out, const struct gr_machine *m, const struct gr_text_style *st)
+{
+  const struct gr_topo *t = &m->topo;
+  const struct gr_analysis *a = &m->analysis;
+  gr_print_machine_line(out, t);
+  fputc('\n', out);
+  brief_summary(out, t, a);
+  if (t->ngpus) {
+    fprintf(out, "\nGPUs:\n");
+    brief_gpus(out, t, 4);
+  }
+  if (t->ngpus > 1)
+    fputc('\n', out);
+  brief_hives(out, t, a, st);
+  if (m->predicted) {
+    brief_allreduce(out, &m->prediction, st);
+    brief_verdicts(out, &m->prediction, st);
+  }
+  fputc('\n', out);
+  brief_findings(out, a, st);
 }
 
 /* Whose defaults NCCL's view follows, beside the level in "machine". */

@@ -10,11 +10,18 @@
 
 #include "analysis/machine.h"
 
+struct gr_text_style;
 /* Every section: summary, tree (flags: print/topo.h), matrices, hives,
+ * prediction, findings (grouped and cut to their point unless st->verbose). */
+void gr_print_topo_text(FILE *out, const struct gr_machine *m, unsigned flags, const struct gr_text_style *st);
+/* The whole overview (report --verbose): summary, GPU table, matrix, hives,
  * prediction, findings. */
-void gr_print_topo_text(FILE *out, const struct gr_machine *m, unsigned flags);
-/* The overview: summary, GPU table, matrix, hives, prediction, findings. */
-void gr_print_report_text(FILE *out, const struct gr_machine *m);
+void gr_print_report_text(FILE *out, const struct gr_machine *m, const struct gr_text_style *st);
+/* The one-screen overview `gpurig report` prints by default: the machine in
+ * one line, the GPUs grouped, the wiring, the hives, the all-reduce against
+ * what bounds it, one line per verdict and the top findings grouped; with
+ * st->verbose the sentences whole. Fits 40 lines of 100 columns. */
+void gr_print_report_brief(FILE *out, const struct gr_machine *m, const struct gr_text_style *st);
 /* The topology and analysis, with "prediction" when the machine has one. */
 json_t *gr_machine_to_json(const struct gr_machine *m);
 

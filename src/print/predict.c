@@ -5,9 +5,10 @@
 
 #include "print/common.h"
 #include "print/predict.h"
+#include "print/text.h"
 #include "base/util.h"
 
-void gr_print_prediction(FILE *out, const struct gr_topo *t, const struct gr_prediction *p)
+void gr_print_prediction(FILE *out, const struct gr_topo *t, const struct gr_prediction *p, const struct gr_text_style *st)
 {
   size_t n = p->ngpus;
   if (!n)
@@ -73,13 +74,19 @@ void gr_print_prediction(FILE *out, const struct gr_topo *t, const struct gr_pre
               p->a->nhives, p->a->nhives == 1 ? "" : "s", t->npackages > 1 ? ", without crossing a socket," : "",
               p->ndomains, p->ndomains == 1 ? "" : "s", p->largest_p2p_domain, n);
   }
+  char cut[1024];
+  size_t room = (size_t)st->width > 40 ? (size_t)st->width - 4 : 36;
   for (size_t i = 0; i < p->nnotes; i++)
-    fprintf(out, "  - %s\n", p->notes[i]);
+    fprintf(out, "  - %s\n", st->verbose ? p->notes[i] : gr_text_point(p->notes[i], room * 2, cut, sizeof(cut)));
   fprintf(out, "\nVerdicts:%s\n", p->nverdicts ? "" : " none (see the note above)");
   for (size_t i = 0; i < p->nverdicts; i++) {
     const struct gr_verdict *v = &p->verdicts[i];
-    fprintf(out, "  %-4s  %s across %d GPU%s: %s\n", gr_rating_name(v->rating), v->workload, v->gpus,
-            v->gpus == 1 ? "" : "s", v->reasons);
+    char head[96];
+    snprintf(head, sizeof(head), "%s across %d GPU%s: ", v->workload, v->gpus, v->gpus == 1 ? "" : "s");
+    size_t used = 8 + gr_text_columns(head);
+    room = (size_t)st->width > used + 20 ? ((size_t)st->width - used) * 2 : 40;
+    fprintf(out, "  %-4s  %s%s\n", gr_rating_name(v->rating), head,
+            st->verbose ? v->reasons : gr_text_point(v->reasons, room, cut, sizeof(cut)));
   }
   (void)t;
 }

@@ -9,7 +9,9 @@
 
 #include "analysis/predict.h"
 
-void gr_print_prediction(FILE *out, const struct gr_topo *t, const struct gr_prediction *p);
+struct gr_text_style;
+/* Verdicts and placement notes cut to their point unless st->verbose. */
+void gr_print_prediction(FILE *out, const struct gr_topo *t, const struct gr_prediction *p, const struct gr_text_style *st);
 json_t *gr_prediction_to_json(const struct gr_topo *t, const struct gr_prediction *p);
 
 #endif

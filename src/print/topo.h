@@ -13,6 +13,10 @@ enum gr_print_flags {
   GR_PRINT_ALL_DEVICES = 1 << 0, /* tree: show every PCI device, not only GPU/NIC/NVMe paths */
 };
 
+/* "Gen4 x16, 31.5 GB/s" (cur/max where they differ: "Gen1/Gen4 x16") for the
+ * link above p, in buf; "" when unknown. */
+const char *gr_link_text(const struct gr_pci *p, char *buf, size_t cap);
+
 void gr_print_summary(FILE *out, const struct gr_topo *t, const struct gr_analysis *a);
 void gr_print_tree(FILE *out, const struct gr_topo *t, unsigned flags);
 void gr_print_gpu_table(FILE *out, const struct gr_topo *t, const struct gr_analysis *a);
@@ -20,7 +24,10 @@ void gr_print_matrix(FILE *out, const struct gr_topo *t, const struct gr_analysi
 void gr_print_nccl(FILE *out, const struct gr_topo *t, const struct gr_analysis *a);
 void gr_print_bandwidth(FILE *out, const struct gr_topo *t, const struct gr_analysis *a);
 void gr_print_hives(FILE *out, const struct gr_topo *t, const struct gr_analysis *a);
-void gr_print_findings(FILE *out, const struct gr_topo *t, const struct gr_analysis *a);
+struct gr_text_style;
+/* The analysis's findings: grouped and cut to their point, or (st->verbose)
+ * each whole with its id. */
+void gr_print_findings(FILE *out, const struct gr_topo *t, const struct gr_analysis *a, const struct gr_text_style *st);
 
 json_t *gr_topo_to_json(const struct gr_topo *t, const struct gr_analysis *a);
 

@@ -5,11 +5,12 @@
 #include "model/names.h"
 #include "facts/pcilink.h"
 #include "print/common.h"
+#include "print/text.h"
 #include "print/topo.h"
 #include "base/util.h"
 
 /* "Gen4 x16, 31.5 GB/s" with cur/max where they differ; "" when unknown. */
-static const char *link_text(const struct gr_pci *p, char *buf, size_t cap)
+const char *gr_link_text(const struct gr_pci *p, char *buf, size_t cap)
 {
   const struct gr_link *l = &p->link;
   int eg, ew;
@@ -128,7 +129,7 @@ static void print_node_line(struct tree_ctx *c, int idx, int depth)
     snprintf(ids, sizeof(ids), "[%04x]", p->vendor);
   else
     ids[0] = '\0'; /* a described device (rig file) has no ids */
-  link_text(p, link, sizeof(link));
+  gr_link_text(p, link, sizeof(link));
   fprintf(c->out, "%*s", depth * 2, "");
   if (p->role == GR_ROLE_SWITCH_UP) {
     size_t ports = 0;
@@ -269,7 +270,7 @@ void gr_print_gpu_table(FILE *out, const struct gr_topo *t, const struct gr_anal
     char numa[16];
     snprintf(numa, sizeof(numa), "%d", p->numa);
     fprintf(out, "  GPU%-2zu %-13s %-32.32s %-26s %-5s %d\n", g, gr_pci_busid(p, bus, sizeof(bus)),
-            gr_pci_display_name(t, t->gpus[g], &names), link_text(p, link, sizeof(link)), p->numa >= 0 ? numa : "?",
+            gr_pci_display_name(t, t->gpus[g], &names), gr_link_text(p, link, sizeof(link)), p->numa >= 0 ? numa : "?",
             a->hive[g]);
   }
   gr_names_free(&names);
@@ -296,27 +297,6 @@ static struct gr_path smi_path(const struct gr_topo *t, const struct gr_analysis
   if (c < ng)
     return a->gpu_nic[c * a->nnics + (r - ng)];
   return gr_path_between(a, t->nics[r - ng], t->nics[c - ng]);
-}
-
-/* "GPU0-3,6" for GPU indices (ascending, taken from a flag per GPU). */
-static const char *gpu_ranges(const bool *in, size_t n, char *buf, size_t cap)
-{
-  size_t off = (size_t)snprintf(buf, cap, "GPU");
-  bool first = true;
-  for (size_t g = 0; g < n && off < cap; g++) {
-    if (!in[g])
-      continue;
-    size_t end = g;
-    while (end + 1 < n && in[end + 1])
-      end++;
-    if (end > g)
-      off += (size_t)snprintf(buf + off, cap - off, "%s%zu-%zu", first ? "" : ",", g, end);
-    else
-      off += (size_t)snprintf(buf + off, cap - off, "%s%zu", first ? "" : ",", g);
-    first = false;
-    g = end;
-  }
-  return buf;
 }
 
 /* The tab-separated rows nvidia-smi topo -m prints (r535 and later): a tab
@@ -372,7 +352,7 @@ static void print_legend(FILE *out, const struct gr_topo *t, const struct gr_ana
   char list[256];
   if (any)
     fprintf(out, "  (gpurig: the NV# cells between %s are inferred, not recorded: see \"NVSwitch fabric\" below)\n",
-            gpu_ranges(inferred, t->ngpus, list, sizeof(list)));
+            gr_gpu_ranges(inferred, t->ngpus, list, sizeof(list)));
   free(inferred);
 }
 
@@ -444,7 +424,7 @@ static void print_fabric(FILE *out, const struct gr_topo *t, const struct gr_fab
       snprintf(links, sizeof(links), "%d NVLink%d link%s", lead->links, f->nvlink_gen, lead->links == 1 ? "" : "s");
     else
       snprintf(links, sizeof(links), "%d NVLink%s", lead->links, lead->links == 1 ? "" : "s");
-    fprintf(out, "%s %s, %s%s, %s GB/s per direction", groups++ ? ";" : "", gpu_ranges(in, t->ngpus, list, sizeof(list)),
+    fprintf(out, "%s %s, %s%s, %s GB/s per direction", groups++ ? ";" : "", gr_gpu_ranges(in, t->ngpus, list, sizeof(list)),
             links, count > 1 ? " each" : "", gbps_text(lead->gbps, gb, sizeof(gb)));
   }
   fputc('\n', out);
@@ -566,7 +546,7 @@ static void print_bottlenecks(FILE *out, const struct gr_topo *t, const struct g
       snprintf(name, sizeof(name), "the uplink of switch %s", gr_pci_busid(p, link, sizeof(link)));
     else
       snprintf(name, sizeof(name), "%s's link", gr_pci_label(t, (int)i, link, sizeof(link)));
-    fprintf(out, "  %s, %s (NCCL %.1f): %zu pair%s (%s%s)\n", name, link_text(p, link, sizeof(link)), nccl, pairs,
+    fprintf(out, "  %s, %s (NCCL %.1f): %zu pair%s (%s%s)\n", name, gr_link_text(p, link, sizeof(link)), nccl, pairs,
             pairs == 1 ? "" : "s", list, pairs > 6 ? ", ..." : "");
   }
 }
@@ -610,12 +590,16 @@ void gr_print_hives(FILE *out, const struct gr_topo *t, const struct gr_analysis
   }
 }
 
-void gr_print_findings(FILE *out, const struct gr_topo *t, const struct gr_analysis *a)
+void gr_print_findings(FILE *out, const struct gr_topo *t, const struct gr_analysis *a, const struct gr_text_style *st)
 {
   (void)t;
   fprintf(out, "\nFindings:\n");
   if (!a->findings.n)
     fprintf(out, "  none\n");
+  if (!st->verbose) {
+    gr_print_finding_groups(out, &a->findings, st, 0, GR_SEV_OK, NULL);
+    return;
+  }
   for (size_t i = 0; i < a->findings.n; i++)
     fprintf(out, "  %-4s  %s\n        [%s]\n", gr_sev_name(a->findings.v[i].sev), a->findings.v[i].text,
             a->findings.v[i].id);

@@ -42,7 +42,7 @@ refused() {
 one() {
   local name=$1 rc rcj
   shift
-  timeout 60 "$G" report "$@" >"$work/text" 2>"$work/err"
+  COLUMNS=10000 timeout 60 "$G" report --verbose "$@" >"$work/text" 2>"$work/err"
   rc=$?
   timeout 60 "$G" report --json "$@" >"$work/json" 2>/dev/null
   rcj=$?

@@ -18,7 +18,7 @@ bad=0
 report() {
   local name=$1
   shift
-  "$G" report "$@" >"$tmp/$name.txt" 2>/dev/null
+  COLUMNS=10000 "$G" report --verbose "$@" >"$tmp/$name.txt" 2>/dev/null
   "$G" report --json "$@" >"$tmp/$name.json" 2>/dev/null
 }
 

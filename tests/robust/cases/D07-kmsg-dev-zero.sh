@@ -5,5 +5,5 @@ expect_stderr=''
 expect_stderr_lines=0
 expect_new_files=''
 time_limit=5
-run() { "$G" doctor --root "$D/trees/doctor-healthy" --kmsg /dev/zero; }
+run() { COLUMNS=10000 "$G" doctor --verbose --root "$D/trees/doctor-healthy" --kmsg /dev/zero; }
 check() { grep -Eq '^  error +xid.errors +/dev/zero: a character device, not a regular file.*no Xid was checked' "$1"; }

@@ -6,5 +6,5 @@ expect_stderr_lines=0
 expect_new_files=''
 time_limit=5
 setup() { mkfifo k.fifo; }
-run() { "$G" doctor --root "$D/trees/doctor-healthy" --kmsg k.fifo; }
+run() { COLUMNS=10000 "$G" doctor --verbose --root "$D/trees/doctor-healthy" --kmsg k.fifo; }
 check() { grep -Eq '^  error +xid.errors +k.fifo: a FIFO \(named pipe\), not a regular file.*no Xid was checked' "$1"; }

@@ -6,7 +6,7 @@ expect_stderr_lines=0
 expect_new_files=''
 time_limit=10
 setup() { xid_log 300000 > x.log; }
-run() { "$G" doctor --root "$D/trees/doctor-healthy" --kmsg x.log --xid-window 0; }
+run() { COLUMNS=10000 "$G" doctor --verbose --root "$D/trees/doctor-healthy" --kmsg x.log --xid-window 0; }
 check() {
   [ "$(wc -c < "$1")" -lt 1000000 ] &&
     [ "$(grep -Ec '^  warn +xid.errors +(GPU|PCI)' "$1")" -eq 20 ] &&

@@ -1,0 +1,109 @@
+/* print/text.h: sentences cut to their point, findings grouped, lines
+ * wrapped to a width. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "testutil.h"
+#include "model/finding.h"
+#include "print/text.h"
+
+static void a_point_is_the_first_sentence(void **state)
+{
+  char buf[256];
+  (void)state;
+  assert_string_equal(gr_text_point("NCCL 2.23 does it. Then more.", 80, buf, sizeof(buf)), "NCCL 2.23 does it.");
+  assert_string_equal(gr_text_point("Use e.g. PHB here. Then more.", 80, buf, sizeof(buf)), "Use e.g. PHB here.");
+}
+
+static void a_long_point_loses_parentheses_then_clauses(void **state)
+{
+  char buf[256];
+  (void)state;
+  /* the first clause of a parenthesis stays while that is enough */
+  assert_string_equal(gr_text_point("Bounded by NVLink (150 GB/s per direction; NCCL runs one ring per link).", 50,
+                                    buf, sizeof(buf)),
+                      "Bounded by NVLink (150 GB/s per direction).");
+  assert_string_equal(gr_text_point("Bounded by NVLink (150 GB/s per direction; NCCL runs one ring).", 30, buf,
+                                    sizeof(buf)),
+                      "Bounded by NVLink.");
+  gr_text_point("GPU0 is slow, because its riser trains x8, which halves its link, and more words here.", 40, buf,
+                sizeof(buf));
+  assert_true(gr_text_columns(buf) <= 40);
+  assert_string_equal(buf, "GPU0 is slow, because its riser..."); /* a clause too early to end on: the last word */
+}
+
+static void gpu_lists_and_rings_shorten(void **state)
+{
+  char buf[256];
+  (void)state;
+  assert_string_equal(gr_text_point("GPU0 GPU1 GPU2 GPU3 GPU5 cannot do P2P.", 80, buf, sizeof(buf)),
+                      "GPU0-3 GPU5 cannot do P2P.");
+  assert_string_equal(gr_text_point("Ring GPU0>GPU1>GPU2>GPU3>GPU4>GPU5 over PCIe, slow.", 40, buf, sizeof(buf)),
+                      "Ring GPU0>GPU1>...>GPU5 over PCIe, slow.");
+}
+
+static void findings_that_say_the_same_are_one_group(void **state)
+{
+  struct gr_findings fs = {0};
+  struct gr_finding_group *g;
+  (void)state;
+  for (int i = 0; i < 10; i++)
+    gr_finding_add(&fs, GR_SEV_INFO, "pcie.slot-gen", "GPU%d is a Gen4 device on a Gen3 port (0000:%02x:00.0).", i,
+                   i + 3);
+  gr_finding_add(&fs, GR_SEV_WARN, "pcie.aer", "GPU3 has errors.");
+  gr_finding_add(&fs, GR_SEV_INFO, "topo.hives", "GPU0 and GPU1 form a hive.");
+  size_t n = gr_finding_groups(&fs, &g);
+  assert_int_equal(n, 3);
+  assert_string_equal(fs.v[g[0].first].id, "pcie.aer"); /* the worst first */
+  assert_int_equal(g[1].n, 10);
+  assert_string_equal(g[1].who, "GPU0-9");
+  assert_string_equal(g[1].text, "each is a Gen4 device on a Gen3 port (0000:03:00.0).");
+  assert_int_equal(g[2].n, 1);
+  assert_string_equal(g[2].who, "");
+  gr_finding_groups_free(g, n);
+  gr_findings_free(&fs);
+}
+
+/* What the wrapping stream makes of text, at a width. */
+static char *wrapped(const char *text, int width)
+{
+  char *buf = NULL;
+  size_t len = 0;
+  FILE *mem = open_memstream(&buf, &len);
+  struct gr_text_style st = {.width = width};
+  FILE *w = gr_text_open(mem, &st);
+  fputs(text, w);
+  assert_int_equal(gr_text_close(w), 0);
+  fclose(mem);
+  return buf;
+}
+
+static void long_lines_wrap_under_their_text_and_tables_stay(void **state)
+{
+  (void)state;
+  char *s = wrapped("  warn  one two three four five six seven\n", 30);
+  assert_string_equal(s, "  warn  one two three four\n        five six seven\n");
+  free(s);
+  s = wrapped("GPU0    X       N 144.0 N 144.0 N 144.0\n", 20); /* a table row stays whole */
+  assert_string_equal(s, "GPU0    X       N 144.0 N 144.0 N 144.0\n");
+  free(s);
+  s = wrapped("  NODE = Connection traversing PCIe as well\n", 30); /* a legend hangs under its meaning */
+  assert_string_equal(s, "  NODE = Connection traversing\n         PCIe as well\n");
+  free(s);
+  s = wrapped("no newline at the end", 40);
+  assert_string_equal(s, "no newline at the end");
+  free(s);
+}
+
+int main(void)
+{
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(a_point_is_the_first_sentence),
+      cmocka_unit_test(a_long_point_loses_parentheses_then_clauses),
+      cmocka_unit_test(gpu_lists_and_rings_shorten),
+      cmocka_unit_test(findings_that_say_the_same_are_one_group),
+      cmocka_unit_test(long_lines_wrap_under_their_text_and_tables_stay),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
