@@ -12,7 +12,7 @@
 static void doctor_usage(void)
 {
   printf("usage: gpurig doctor [--root DIR | --input FILE.xml | --rig RIG] [--expect-gpus N] [--expect FILE]\n"
-         "                     [--kmsg FILE] [--xid-window HOURS] [--loaded] [--json | --nhc] [--list]\n"
+         "                     [--kmsg FILE] [--xid-window HOURS] [--loaded] [--json | --nhc] [--list] [--verbose]\n"
          "\n"
          "Checks whether this machine is set up right for multi-GPU work: GPU count, PCIe link\n"
          "width and generation on every link from a GPU to its root complex, AER error counters,\n"
@@ -34,6 +34,9 @@ static void doctor_usage(void)
          "  --loaded            the GPUs are busy now: a link below its generation is a finding\n"
          "                      even at 2.5 GT/s (idle GPUs drop to it)\n"
          "  --json              print the report as JSON (docs/json.md)\n"
+         "  -v, --verbose       every finding whole with its evidence, cost and source, and the checks\n"
+         "                      skipped or passed (by default: one line per finding, those that say\n"
+         "                      the same of several GPUs once, with the fix)\n"
          "  --nhc               print nothing on success, one `ERROR: gpurig: ID: message` line\n"
          "                      per failure (Slurm HealthCheckProgram, NHC)\n"
          "  --list              list the checks and exit\n"

@@ -8,17 +8,20 @@
 static void report_usage(void)
 {
   printf("usage: gpurig report [--root DIR | --input FILE.xml | --rig RIG [--gpu MODEL]] [--json]\n"
-         "                     [--nccl-version X.Y[.Z]]\n"
+         "                     [--nccl-version X.Y[.Z]] [--verbose]\n"
          "\n"
-         "An overview of the machine: GPUs and their links, the GPU matrix, P2P hives and\n"
-         "findings. This is what a bare `gpurig` runs. On a machine without GPUs it says so,\n"
-         "then shows a bundled real topology (an NVIDIA DGX-2H from hwloc's test suite),\n"
-         "labelled as an example.\n"
+         "An overview of the machine on one screen (40 lines of 100 columns): the machine, its\n"
+         "GPUs grouped, the wiring, the P2P hives, the predicted all-reduce against what bounds\n"
+         "it, one line per verdict and the top findings. Lines wrap to the terminal; colour only\n"
+         "on a terminal and never with NO_COLOR set. This is what a bare `gpurig` runs. On a\n"
+         "machine without GPUs it says so, then shows a bundled real topology (an NVIDIA DGX-2H\n"
+         "from hwloc's test suite), labelled as an example.\n"
          "\n"
          "  --root DIR        replay a gathered tree instead of this machine\n"
          "  --input FILE.xml  read an hwloc XML or NCCL topology file (- reads standard input)\n"
          "  --rig RIG         a machine described in a rig file (docs/rig-format.md)\n"
          "  --gpu MODEL       with --rig: put this catalog GPU in every GPU slot\n"
+         "  -v, --verbose     everything: the GPU table, the matrices, every verdict and finding whole\n"
          "  --json            {\"machine_report\": {...}, \"example\": {...} or null} (docs/json.md)\n"
          "  --nccl-version V  the NCCL whose P2P defaults the predictions and advice follow (2.21,\n"
          "                    2.21.5; default: the newest in data/nccl-p2p.tsv, stated as assumed)\n"
@@ -59,7 +62,7 @@ static void print_report(const struct gr_opts *o, const struct gr_machine *m, co
   struct gr_text_style st;
   FILE *out = cli_text_begin(o->verbose, &st);
   if (ex)
-    fprintf(out, "No GPU found on this machine: gpurig describes it below, then shows a bundled example.\n\n");
+    fprintf(out, "No GPU found on this machine: gpurig describes it below, then shows a bundled example.\n");
   print_machine(out, m, &st);
   if (ex) {
     fprintf(out, "\n==== EXAMPLE, NOT THIS MACHINE: a real NVIDIA DGX-2H from hwloc's test suite ====\n");

@@ -8,7 +8,7 @@
 static void topo_usage(void)
 {
   printf("usage: gpurig topo [--root DIR | --input FILE.xml | --rig RIG [--gpu MODEL]] [--json] [--all] [--pcie-only]\n"
-         "                   [--nccl-version X.Y[.Z]]\n"
+         "                   [--nccl-version X.Y[.Z]] [--verbose]\n"
          "\n"
          "Shows how GPUs, CPUs, PCIe switches, NICs and NVMe drives are wired: the PCIe tree\n"
          "with each link's generation, width and bandwidth, the GPU matrix with nvidia-smi's\n"
@@ -23,6 +23,8 @@ static void topo_usage(void)
          "                    name from data/rigs/ (gpurig compare --list shows them)\n"
          "  --gpu MODEL       with --rig: put this catalog GPU in every GPU slot\n"
          "  --json            print the same content as JSON (docs/json.md)\n"
+         "  -v, --verbose     every finding and verdict whole (by default findings that say the same\n"
+         "                    of several GPUs are one line, and long sentences are cut to their point)\n"
          "  --all             show every PCI device in the tree, not only GPU/NIC/NVMe paths\n"
          "  --pcie-only       ignore NVLink: show the PCIe levels under it\n"
          "  --nccl-version V  the NCCL whose P2P defaults NCCL's view, the predictions and the advice\n"

@@ -266,6 +266,9 @@ void gr_print_report_brief(FILE *out, const struct gr_machine *m, const struct g
     brief_allreduce(out, &m->prediction, st);
     brief_verdicts(out, &m->prediction, st);
   }
+  const size_t *c = a->findings.count;
+  if (!t->ngpus && !c[GR_SEV_FAIL] && !c[GR_SEV_WARN] && !c[GR_SEV_ERROR])
+    return; /* no GPU, nothing wrong: the summary line said it all */
   fputc('\n', out);
   brief_findings(out, a, st);
 }
