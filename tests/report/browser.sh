@@ -7,7 +7,10 @@
 #               violation, a blocked image, a script error are all messages;
 #               the page has no script, so every message is a fault)
 #   network     it asks for nothing over the network (Chromium's net log:
-#               every URL request the page made; file: and data: never reach it)
+#               every URL request the page made, navigations away included,
+#               which no CSP can forbid; file: and data: never reach it). Both
+#               runs give the page 5 s of virtual time, so a timer such as a
+#               meta refresh fires before the browser stops
 #   screenshot  a PNG of the rendered page, WIDTHxHEIGHT, kept as an artifact
 #   measure     a test copy of the page (its CSP opened to inline script, in the
 #               copy only) runs measure.js, which writes its findings as JSON
@@ -49,8 +52,8 @@ if [ -z "$browser" ]; then
   if [ -x /usr/lib/chromium/chromium ]; then browser=/usr/lib/chromium/chromium
   else browser=$(command -v chromium || true); fi
 fi
-[ -n "$browser" ] && [ -x "$browser" ] || cannot_run "chromium is not installed (setup.sh installs it)"
-[ -f "$page" ] && [ -r "$page" ] || cannot_run "no page $page"
+if [ -z "$browser" ] || [ ! -x "$browser" ]; then cannot_run "chromium is not installed (setup.sh installs it)"; fi
+if [ ! -f "$page" ] || [ ! -r "$page" ]; then cannot_run "no page $page"; fi
 
 if [[ $expected_arg =~ ^[0-9]+$ ]]; then
   expected=()
@@ -64,6 +67,7 @@ expected_json=$(printf '%s\n' "${expected[@]}" | jq -R . | jq -sc "$JQ_VSORT"' m
 
 work=$(mktemp -d)
 leftover_pids=()
+# shellcheck disable=SC2317 # run by the trap
 cleanup() { rm -rf "$work"; }
 trap cleanup EXIT
 started=$SECONDS
@@ -79,7 +83,7 @@ file_url() { # absolute path -> file:// URL (the characters a URL path cannot ho
 }
 
 browse() { # name, browser arguments...: one bounded run with a throwaway profile
-  local name=$1 profile rc=0 pids
+  local name=$1 profile rc=0 pids=()
   shift
   profile=$(mktemp -d "$work/profile-$name.XXXXXX")
   timeout -k 5 "$limit_s" "$browser" --headless --no-sandbox --disable-gpu \
@@ -91,11 +95,11 @@ browse() { # name, browser arguments...: one bounded run with a throwaway profil
     --enable-logging=stderr --v=0 "$@" >"$work/$name.out" 2>"$work/$name.err" </dev/null || rc=$?
   # timeout signals the whole process group; anything still running under
   # this profile escaped it, is ours, and is ended by its id
-  pids=$(pgrep -f -- "--user-data-dir=$profile" || true)
-  if [ -n "$pids" ]; then
-    leftover_pids+=($pids)
-    echo "browser.sh: chromium ($name) left processes behind, ended: $(echo $pids)" >&2
-    kill -KILL $pids 2>/dev/null || true
+  mapfile -t pids < <(pgrep -f -- "--user-data-dir=$profile" || true)
+  if [ ${#pids[@]} -gt 0 ]; then
+    leftover_pids+=("${pids[@]}")
+    echo "browser.sh: chromium ($name) left processes behind, ended: ${pids[*]}" >&2
+    kill -KILL "${pids[@]}" 2>/dev/null || true
   fi
   if [ $rc != 0 ]; then
     if [ $rc = 124 ] || [ $rc = 137 ]; then echo "browser.sh: chromium ($name) ran past ${limit_s} s" >&2; fi
@@ -124,7 +128,7 @@ fi
 
 mkdir -p "$(dirname "$png")"
 rm -f "$png"
-browse page --log-net-log="$work/net.json" --screenshot="$png" "$(file_url "$page_abs")" ||
+browse page --virtual-time-budget=5000 --log-net-log="$work/net.json" --screenshot="$png" "$(file_url "$page_abs")" ||
   cannot_run "the browser did not load the page"
 
 console=$(grep -E ':CONSOLE[:(]' "$work/page.err" | sed -E 's/^\[[^]]*:CONSOLE[^]]*\] //' || true)
@@ -212,12 +216,12 @@ fi
 measured=0; [ "$(q '.unmeasured // false')" = false ] && [ "$labels" -ge 1 ] || measured=1
 overlaps=$(q '.overlaps // [] | length')
 ok=$measured; [ "$overlaps" = 0 ] || ok=1
-check overlap $ok "$overlaps pair(s) of $labels labels overlap$( [ "$overlaps" = 0 ] ||
+check overlap $ok "$( [ "$measured" = 0 ] || echo "nothing measured; ")$overlaps pair(s) of $labels labels overlap$( [ "$overlaps" = 0 ] ||
   q '": " + (.overlaps[:5] | map("\"\(.a)\" and \"\(.b)\" by \(.x_px)x\(.y_px) px") | join(", "))')"
 
 clipped=$(q '.clipped // [] | length')
 ok=$measured; [ "$clipped" = 0 ] || ok=1
-check clip $ok "$clipped label(s) outside their diagram$( [ "$clipped" = 0 ] ||
+check clip $ok "$( [ "$measured" = 0 ] || echo "nothing measured; ")$clipped label(s) outside their diagram$( [ "$clipped" = 0 ] ||
   q '": " + (.clipped[:5] | map("\"\(.text)\" at \(.box) in \(.frame)") | join(", "))')"
 
 if [ ${#leftover_pids[@]} = 0 ]; then

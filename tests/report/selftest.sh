@@ -20,6 +20,7 @@ cases=(
   "network 4 csp,network"
   "console-error 4 console"
   "script 4 console,csp"
+  "refresh 4 clip,diagram,gpus,measure,network,overlap"
 )
 bad=0 n=0
 for c in "${cases[@]}"; do
@@ -35,7 +36,7 @@ for c in "${cases[@]}"; do
     echo "ok   $page ($gpus): exit $rc, failed: ${failed:-none}"
   else
     echo "FAIL $page ($gpus): exit $rc (want $want_rc), failed: ${failed:-none} (want $want), $ran of $CHECKS checks ran"
-    sed 's/^/    /' <<<"$log"
+    printf '    %s\n' "${log//$'\n'/$'\n'    }"
     bad=$((bad + 1))
   fi
 done
