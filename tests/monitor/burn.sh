@@ -38,12 +38,12 @@ has '^  fail  GPU2 0000:41:00.0: [0-9]+ matrix products? came out wrong \(C\[7\]
 echo "burn-gemm-wrong: $(grep -m1 '^  fail' "$work/out" | cut -c1-120)..."
 
 run 2 burn-aer
-has '^  fail  slot 5, GPU1 0000:02:00.0: [0-9]+ correctable AER errors in 3 s under load, at root port 0000:00:03.1; a healthy Gen4 x16 link allows 1 in this time' burn-aer
+has '^  fail  slot 5, GPU1 0000:02:00.0: [0-9]+ correctable AER errors in [34] s under load, at root port 0000:00:03.1; a healthy Gen4 x16 link allows [0-9]+ in this time' burn-aer
 [ "$(verdicts)" = 1 ] || fail "burn-aer: $(verdicts) problems, expected 1"
 echo "burn-aer: $(grep -m1 '^  fail' "$work/out" | cut -c1-160)..."
 
 run 2 burn-replay
-has '^  fail  GPU2 0000:41:00.0: [0-9]+ PCIe replays in 3 s under load' burn-replay
+has '^  fail  GPU2 0000:41:00.0: [0-9]+ PCIe replays in [34] s under load' burn-replay
 [ "$(verdicts)" = 1 ] || fail "burn-replay: $(verdicts) problems, expected 1"
 
 run 2 burn-xid79
