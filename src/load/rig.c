@@ -1427,6 +1427,12 @@ out:
 /* Real rigs are a few KB; the parser is linear, so the cap only bounds memory. */
 #define RIG_MAX_BYTES (64u << 20)
 
+static bool str_ends_with(const char *s, const char *suffix)
+{
+  size_t n = strlen(s), m = strlen(suffix);
+  return n > m && strcmp(s + n - m, suffix) == 0;
+}
+
 /* A name that is not a bundled rig as typed: the one that differs only in
  * case, spaces, hyphens and underscores (WOPR is wopr) into name, 0; else
  * -1 with err naming the closest one. */
@@ -1447,9 +1453,12 @@ static int find_bundled(const char *option, const char *typed, char *name, size_
     }
     gr_suggest_offer(&s, names[i]);
   }
+  bool dot_rig = str_ends_with(typed, ".rig");
   if (rc != 0)
-    gr_fail(err, GR_EXIT_FAIL, "%s%s%s: no rig of that name%s", option ? option : "", option ? " " : "", typed,
+    gr_fail(err, GR_EXIT_FAIL, "%s%s%s: %s%s", option ? option : "", option ? " " : "", typed,
+            dot_rig ? "no such file, and no rig of that name" : "no rig of that name",
             gr_suggest_best(&s) ? gr_suggest_text(&s, hint, sizeof(hint))
+            : dot_rig           ? " (gpurig compare --list shows them)"
                                 : " (gpurig compare --list shows them; a file needs a / or .rig)");
   for (size_t i = 0; i < n; i++)
     free(names[i]);
@@ -1465,7 +1474,7 @@ static int locate_rig(const char *option, const char *path_or_name, char *path, 
                       struct gr_err *err)
 {
   size_t len = strlen(path_or_name);
-  bool dot_rig = len > 4 && strcmp(path_or_name + len - 4, ".rig") == 0;
+  bool dot_rig = str_ends_with(path_or_name, ".rig");
   if (strchr(path_or_name, '/') || gr_file_is_stdin(path_or_name) || (dot_rig && access(path_or_name, F_OK) == 0) ||
       (strstr(path_or_name, ".rig") && !dot_rig)) {
     snprintf(path, cap, "%s", path_or_name);
