@@ -13,10 +13,10 @@ cd "$(dirname "$0")"
 # (its tests check the wording of both XML parsers).
 # libncurses-dev (gpurig watch's view) and libmicrohttpd-dev (gpurig export) are build needs;
 # prometheus (server and promtool), tmux, curl, rsvg-convert and xmllint run the monitor tests
-# (tests/monitor).
+# (tests/monitor); zsh runs the zsh completion's test (tests/man/completion.sh).
 PACKAGES=(cmake make gcc pkg-config libhwloc-dev libhwloc-plugins hwloc-nox libjansson-dev
           libcmocka-dev bzip2 pci.ids clang libclang-rt-14-dev valgrind jq
-          libncurses-dev libmicrohttpd-dev prometheus tmux curl librsvg2-bin libxml2-utils groff-base)
+          libncurses-dev libmicrohttpd-dev prometheus tmux curl librsvg2-bin libxml2-utils groff-base zsh)
 FUZZ_SECONDS=${GPURIG_FUZZ_SECONDS:-20}
 JOBS=$(nproc 2>/dev/null || echo 2)
 

@@ -5,6 +5,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "base/util.h"
+
 /* Lower case without ' ', '-', '_'; false when s is longer than the cap. */
 static bool loose(const char *s, char out[GR_SUGGEST_MAX + 1], size_t *n)
 {
@@ -63,7 +65,7 @@ bool gr_name_loose_eq(const char *a, const char *b)
 void gr_suggest_init(struct gr_suggest *s, const char *word)
 {
   s->word = word;
-  s->best = NULL;
+  s->best[0] = '\0';
   s->dist = SIZE_MAX;
 }
 
@@ -88,20 +90,20 @@ void gr_suggest_offer(struct gr_suggest *s, const char *candidate)
   size_t d = gr_edit_distance(s->word, candidate);
   if (d > limit && begins(s->word, candidate))
     d = limit; /* a prefix counts as close: as close as the farthest near miss */
-  if (d <= limit && d < s->dist) {
-    s->best = candidate;
+  if (d <= limit && d < s->dist && strlen(candidate) < sizeof(s->best)) {
+    str_copy(s->best, sizeof(s->best), candidate);
     s->dist = d;
   }
 }
 
 const char *gr_suggest_best(const struct gr_suggest *s)
 {
-  return s->best;
+  return s->best[0] ? s->best : NULL;
 }
 
 const char *gr_suggest_text(const struct gr_suggest *s, char *buf, size_t cap)
 {
-  if (s->best)
+  if (s->best[0])
     snprintf(buf, cap, "; did you mean '%s'?", s->best);
   else if (cap)
     buf[0] = '\0';

@@ -25,15 +25,16 @@ bool gr_name_loose_eq(const char *a, const char *b);
  *   struct gr_suggest s; gr_suggest_init(&s, word);
  *   for (...) gr_suggest_offer(&s, name);
  *   const char *m = gr_suggest_best(&s);   // NULL: nothing close enough
- * The best is the candidate string offered (not copied: it must outlive s). */
+ * The best is copied into s (a candidate need not outlive the offer). */
 struct gr_suggest {
-  const char *word;
-  const char *best;
+  const char *word;    /* not copied: it must outlive s */
+  char best[128];      /* "" none yet */
   size_t dist;
 };
 void gr_suggest_init(struct gr_suggest *s, const char *word);
 void gr_suggest_offer(struct gr_suggest *s, const char *candidate);
-/* Close enough: a distance of at most a third of the word's length (at
+/* The best candidate, or NULL when none is close enough (valid while s is).
+ * Close enough: a distance of at most a third of the word's length (at
  * least 1), or the word (3 characters or more) begins the candidate. The
  * first of equally close candidates wins. */
 const char *gr_suggest_best(const struct gr_suggest *s);

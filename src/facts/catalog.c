@@ -127,7 +127,10 @@ const char *gr_catalog_closest(const char *model)
   gr_suggest_init(&s, model);
   for (size_t i = 0; i < f->ngpus; i++)
     gr_suggest_offer(&s, f->gpus[i].model);
-  return gr_suggest_best(&s);
+  for (size_t i = 0; gr_suggest_best(&s) && i < f->ngpus; i++) /* the catalog's string, not s's copy */
+    if (strcmp(f->gpus[i].model, gr_suggest_best(&s)) == 0)
+      return f->gpus[i].model;
+  return NULL;
 }
 
 const struct gr_gpu_model *gr_catalog_find_pci(unsigned vendor, unsigned device)

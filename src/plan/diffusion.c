@@ -204,8 +204,13 @@ int gr_diffusion_builtin(const char *name, struct gr_diffusion *d, struct gr_err
 void gr_diffusion_each(void (*fn)(void *ctx, const char *name), void *ctx)
 {
   for (size_t r = 0; r < rows()->nrows; r++)
-    if (r == 0 || strcmp(cell(r, "name"), cell(r - 1, "name")) != 0)
+    if (r == 0 || strcmp(cell(r, "name"), cell(r - 1, "name")) != 0) {
       fn(ctx, cell(r, "name"));
+      char buf[256];
+      snprintf(buf, sizeof(buf), "%s", cell(r, "aliases"));
+      for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save))
+        fn(ctx, tok);
+    }
 }
 
 void gr_diffusion_names(char *buf, size_t cap)

@@ -95,7 +95,7 @@ int gr_model_builtin(const char *name, struct gr_model *m, struct gr_err *err);
 /* Writes the built-in names, comma-separated, into buf. */
 void gr_model_builtin_names(char *buf, size_t cap);
 /* Calls fn with each built-in name, the LLMs then the diffusion pipelines
- * (the strings live as long as the facts). */
+ * with their aliases (the strings live only for the call). */
 void gr_model_each_builtin(void (*fn)(void *ctx, const char *name), void *ctx);
 
 /* Parses a Hugging Face config.json held in text (len bytes) read from `name`.
