@@ -578,6 +578,9 @@ static int stmt_gpu(struct parser *p)
     return perr(p, p->ntok > i ? p->tok[i].col : p->tok[0].col,
                 "expected: gpu [COUNT] \"MODEL\" PARENT [slot genN xN] [p2p on|off] [direct]");
   const struct gr_gpu_model *m = gr_catalog_find(p->tok[i].text);
+  const char *close = m ? NULL : gr_catalog_closest(p->tok[i].text);
+  if (!m && close)
+    return perr(p, p->tok[i].col, "unknown GPU model \"%s\"; did you mean \"%s\"?", p->tok[i].text, close);
   if (!m)
     return perr(p, p->tok[i].col, "unknown GPU model \"%s\" (models are listed in data/gpus.tsv, e.g. \"RTX 3090\")",
                 p->tok[i].text);
