@@ -13,14 +13,14 @@ cd "$(dirname "$0")"
 # (its tests check the wording of both XML parsers).
 # libncurses-dev (gpurig watch's view) and libmicrohttpd-dev (gpurig export) are build needs;
 # prometheus (server and promtool), tmux, curl, rsvg-convert and xmllint run the monitor tests
-# (tests/monitor). chromium (run headless) opens the HTML report in tests/report; without
+# (tests/monitor); zsh runs the zsh completion's test (tests/man/completion.sh). chromium (run headless) opens the HTML report in tests/report; without
 # Recommends (fonts-liberation) its only font is whichever fontconfig-config's alternatives
 # pull in, so fonts-dejavu-core is named: the label boxes the test measures are DejaVu's on
 # every machine. procps's pgrep finds any browser process a run left behind.
 PACKAGES=(cmake make gcc pkg-config libhwloc-dev libhwloc-plugins hwloc-nox libjansson-dev
           libcmocka-dev bzip2 pci.ids clang libclang-rt-14-dev valgrind jq
           libncurses-dev libmicrohttpd-dev prometheus tmux curl librsvg2-bin libxml2-utils groff-base
-          chromium fonts-dejavu-core procps)
+          chromium fonts-dejavu-core procps zsh)
 FUZZ_SECONDS=${GPURIG_FUZZ_SECONDS:-20}
 JOBS=$(nproc 2>/dev/null || echo 2)
 

@@ -8,6 +8,18 @@
 #include "facts/data.h"
 #include "load/rig.h"
 
+/* "rigs/wopr.rig", "./my/wopr-p2p.rig" -> "wopr", "wopr-p2p": what tells two
+ * rigs apart where their titles may be equal. */
+static void short_name(const char *file, char *out, size_t cap)
+{
+  const char *base = file ? strrchr(file, '/') : NULL;
+  base = base ? base + 1 : file ? file : "-";
+  size_t n = strlen(base);
+  if (n > 4 && strcmp(base + n - 4, ".rig") == 0)
+    n -= 4;
+  str_copy(out, n + 1 < cap ? n + 1 : cap, base);
+}
+
 static int judge(const char *rig, const char *gpu, const struct gr_nccl_version *nccl, unsigned flags,
                  struct gr_judged *j, struct gr_err *err)
 {
@@ -22,6 +34,12 @@ static int judge(const char *rig, const char *gpu, const struct gr_nccl_version 
     const struct gr_gpu_model *m = gr_pci_catalog(&t->pci[t->gpus[g]]);
     j->vram_gib += m ? m->mem_gib : 0;
   }
+  short_name(t->rig->file, j->name, sizeof(j->name));
+  for (size_t k = 0; k < t->npackages; k++)
+    j->ram_gib += (double)t->packages[k].mem_bytes / (double)(1ULL << 30);
+  for (size_t k = 0; k < t->npackages; k++)
+    if (t->packages[k].mem_bytes == 0)
+      j->ram_gib = 0; /* a part of the RAM is not the RAM */
   return 0;
 }
 

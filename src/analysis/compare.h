@@ -14,7 +14,9 @@
 
 struct gr_judged {
   struct gr_machine m;
+  char name[48];      /* the rig file's name without .rig ("sys-4028gr-tr-x10drg"), cut to fit */
   double vram_gib;    /* catalog memory of every GPU together */
+  double ram_gib;     /* host RAM the rig states (cpu ... ram), 0 unless every socket states it */
   int rank;           /* training rank, 1 = best; equal machines share a rank */
 };
 

@@ -54,7 +54,7 @@ static int parse_copy_size(const char *s, size_t *bytes)
   else if (*bytes % GR_BENCH_COPY_ALIGN != 0)
     why = "copies are whole 16-byte words (the SM copy kernel's unit); give a multiple of 16 bytes";
   if (why)
-    fprintf(stderr, "gpurig bench: --size '%s': %s\n", s, why);
+    fprintf(stderr, "gpurig: bench: --size '%s': %s\n", s, why);
   return why ? -1 : 0;
 }
 
@@ -66,7 +66,7 @@ static int parse_allreduce_max(const char *s, size_t *bytes)
   else if (*bytes < GR_BENCH_AR_MIN_BYTES)
     why = "below 64 KiB, the smallest all-reduce sweep gpurig runs; give 64K or more";
   if (why)
-    fprintf(stderr, "gpurig bench: --allreduce-max '%s': %s\n", s, why);
+    fprintf(stderr, "gpurig: bench: --allreduce-max '%s': %s\n", s, why);
   return why ? -1 : 0;
 }
 

@@ -107,12 +107,12 @@ static int parse_loads(const char *text, unsigned *loads)
     else if (strcmp(w, "gemm") == 0)
       *loads |= GR_LOAD_GEMM;
     else {
-      fprintf(stderr, "gpurig burn: --load %s: '%s' is not a load (gemm, pcie, p2p, allreduce)\n", text, w);
+      fprintf(stderr, "gpurig: burn: --load %s: '%s' is not a load (gemm, pcie, p2p, allreduce)\n", text, w);
       rc = -1;
     }
   }
   free(copy);
-  return rc == 0 && *loads == 0 ? (fprintf(stderr, "gpurig burn: --load %s: no load named\n", text), -1) : rc;
+  return rc == 0 && *loads == 0 ? (fprintf(stderr, "gpurig: burn: --load %s: no load named\n", text), -1) : rc;
 }
 
 /* --gpus 0,2,3: a bit per GPU index. */
@@ -132,7 +132,7 @@ static int parse_gpus(const char *text, unsigned long long *mask)
   }
   free(copy);
   if (rc != 0 || !*mask)
-    fprintf(stderr, "gpurig burn: --gpus %s: not a list of GPU indices (0,2,3)\n", text);
+    fprintf(stderr, "gpurig: burn: --gpus %s: not a list of GPU indices (0,2,3)\n", text);
   return rc != 0 || !*mask ? -1 : 0;
 }
 
@@ -154,16 +154,16 @@ static int parse_burn(const struct gr_opts *o, struct gr_burn_opts *b)
       known = true;
     }
   if (!known) {
-    fprintf(stderr, "gpurig burn: --pattern %s: all, staggered, per-gpu or pairs\n", o->pattern);
+    fprintf(stderr, "gpurig: burn: --pattern %s: all, staggered, per-gpu or pairs\n", o->pattern);
     return -1;
   }
   if (o->duration && !gr_parse_seconds(o->duration, 1, 7 * 24 * 3600, &b->duration_s)) {
-    fprintf(stderr, "gpurig burn: --duration %s: not a time from 1 s to a week (\"600\", \"90s\")\n", o->duration);
+    fprintf(stderr, "gpurig: burn: --duration %s: not a time from 1 s to a week (\"600\", \"90s\")\n", o->duration);
     return -1;
   }
   size_t bytes;
   if (o->size && (!gr_parse_size(o->size, &bytes) || bytes < 4096 || bytes > ((size_t)1 << 30) || bytes % 4)) {
-    fprintf(stderr, "gpurig burn: --size %s: a size from 4K to 1G, a multiple of 4 bytes\n", o->size);
+    fprintf(stderr, "gpurig: burn: --size %s: a size from 4K to 1G, a multiple of 4 bytes\n", o->size);
     return -1;
   }
   if (o->size)
@@ -250,7 +250,7 @@ static int gpus_in_use(const struct cli_monitor *mon, const struct gr_burn_opts 
       snprintf(path, sizeof(path), "/proc/%u/comm", p[k].pid);
       if (!mon->m.has_fs || gr_fs_read_str(&mon->m.fs, path, comm, sizeof(comm)) != 0)
         comm[0] = '\0'; /* gone, or another machine's tree */
-      fprintf(stderr, "gpurig burn: GPU%u %s is in use: %s%spid %u", i, gr_sampler_gpu_static(mon->s, i)->busid, comm,
+      fprintf(stderr, "gpurig: burn: GPU%u %s is in use: %s%spid %u", i, gr_sampler_gpu_static(mon->s, i)->busid, comm,
               comm[0] ? " " : "", p[k].pid);
       if (p[k].mem_gib.ok)
         fprintf(stderr, ", %.1f GiB", p[k].mem_gib.v);
@@ -283,7 +283,7 @@ int cmd_burn(int argc, char **argv)
     return gr_report_error(&err);
   /* before gpurig's own compute contexts exist */
   if (!o.force && gpus_in_use(&mon, &b) > 0) {
-    fprintf(stderr, "gpurig burn: not loading GPUs other processes use: stop them, choose others with --gpus, "
+    fprintf(stderr, "gpurig: burn: not loading GPUs other processes use: stop them, choose others with --gpus, "
                     "or give --force\n");
     cli_monitor_close(&mon);
     return GR_EXIT_FAIL;

@@ -34,7 +34,8 @@ static void compare_usage(void)
          "crossing a socket (the seed authors' criterion: hives under switches, one root\n"
          "complex), then the predicted all-reduce bandwidth (docs/predict.md).\n"
          "Exit status: 0 ok; with --job 1 when the job is tight on a rig and 4 when it does not fit\n"
-         "on one; 2 bad input (a rig file's error names FILE:LINE:COL).\n");
+         "on one; 2 bad input (a rig file's error names FILE:LINE:COL); 3 gpurig's data directory\n"
+         "could not be read.\n");
 }
 
 static int list_rigs(void)
@@ -95,15 +96,15 @@ int cmd_compare(int argc, char **argv)
   struct gr_plan_args args = cli_plan_args(&o);
   args.gpu = NULL; /* compare's --gpu fills the rigs' slots, never a generic board */
   if (!o.job && gr_plan_args_given(&args)) {
-    fprintf(stderr, "gpurig compare: plan options need --job (gpurig plan --help)\n");
+    fprintf(stderr, "gpurig: compare: plan options need --job (gpurig plan --help)\n");
     return GR_EXIT_FAIL;
   }
   if (o.nargs < 1) {
-    fprintf(stderr, "gpurig compare: name at least one rig (gpurig compare --list shows them)\n");
+    fprintf(stderr, "gpurig: compare: name at least one rig (gpurig compare --list shows them)\n");
     return GR_EXIT_FAIL;
   }
   if (o.estimator) {
-    fprintf(stderr, "gpurig compare: --estimator applies to gpurig plan only\n");
+    fprintf(stderr, "gpurig: compare: --estimator applies to gpurig plan only\n");
     return GR_EXIT_FAIL;
   }
   /* the plan's arguments, --cpu included, are judged before any rig is read */

@@ -170,7 +170,7 @@ int cmd_export(int argc, char **argv)
   if (cli_parse_interval("export", o.interval, &interval) != 0)
     return GR_EXIT_FAIL;
   if (o.svg) {
-    fprintf(stderr, "gpurig export: --svg belongs to gpurig watch\n");
+    fprintf(stderr, "gpurig: export: --svg belongs to gpurig watch\n");
     return GR_EXIT_FAIL;
   }
   if (cli_parse_count("export", &o, &count) != 0)
@@ -178,13 +178,13 @@ int cmd_export(int argc, char **argv)
   const char *listen = o.listen ? o.listen : "127.0.0.1:9400";
   bool serving = strcmp(listen, "none") != 0;
   if (!serving && !o.textfile) {
-    fprintf(stderr, "gpurig export: --listen none leaves nothing to do without --textfile DIR\n");
+    fprintf(stderr, "gpurig: export: --listen none leaves nothing to do without --textfile DIR\n");
     return GR_EXIT_FAIL;
   }
   struct sockaddr_storage sa;
   unsigned salen;
   if (serving && !gr_parse_listen(listen, &sa, &salen)) {
-    fprintf(stderr, "gpurig export: --listen %s: not ADDR:PORT (127.0.0.1:9400, [::1]:9400, 0.0.0.0:9400) or none\n",
+    fprintf(stderr, "gpurig: export: --listen %s: not ADDR:PORT (127.0.0.1:9400, [::1]:9400, 0.0.0.0:9400) or none\n",
             listen);
     return GR_EXIT_FAIL;
   }
@@ -199,7 +199,7 @@ int cmd_export(int argc, char **argv)
   if (rc == GR_EXIT_OK && serving && !(d = serve(&x, listen, &err)))
     rc = gr_report_error(&err);
   if (rc == GR_EXIT_OK && serving)
-    fprintf(stderr, "gpurig export: serving http://%s/metrics\n", listen);
+    fprintf(stderr, "gpurig: export: serving http://%s/metrics\n", listen);
   if (rc == GR_EXIT_OK && count != 1)
     rc = run(&x, &o, count > 0 ? count - 1 : 0, interval, true);
   if (d)

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "facts/facts.h"
 #include "plan/request.h"
 #include "print/common.h"
 #include "print/plan.h"
@@ -71,6 +72,8 @@ static void plan_usage(void)
          "  --nccl-version V   the NCCL whose P2P defaults the all-reduce figures follow (2.21,\n"
          "                     2.21.5; default: the newest in data/nccl-p2p.tsv)\n"
          "  --json             the same as JSON (docs/json.md)\n"
+         "  --list             the built-in models and the catalog's GPUs (data/gpus.tsv), one a line:\n"
+         "                     \"model NAME\" or \"gpu NAME\" (a GPU's name may have spaces)\n"
          "\n"
          "Diffusion models (--model sdxl or sd15: UNet, CLIP text encoders and VAE counted from their\n"
          "configs; the UNet trains with DDP, every GPU holding the whole model; no speed is printed):\n"
@@ -146,6 +149,22 @@ static int print_plan(const struct gr_opts *o, const struct gr_planned *pl)
   return pl->plan.fit == GR_FIT_NO ? GR_EXIT_NOFIT : rc;
 }
 
+static void list_one_model(void *out, const char *name)
+{
+  fprintf(out, "model %s\n", name);
+}
+
+/* --list: what --model and --gpu take, for people and for completion
+ * (contrib/gpurig.bash, contrib/_gpurig). */
+static int list_names(void)
+{
+  const struct gr_facts *f = gr_facts();
+  gr_model_each_builtin(list_one_model, stdout);
+  for (size_t i = 0; i < f->ngpus; i++)
+    printf("gpu %s\n", f->gpus[i].model);
+  return GR_EXIT_OK;
+}
+
 int cmd_plan(int argc, char **argv)
 {
   struct gr_opts o;
@@ -155,7 +174,8 @@ int cmd_plan(int argc, char **argv)
   struct gr_planned *pl = xcalloc(1, sizeof(*pl));
   bool cpu_only;
   int rc;
-  if (gr_parse_opts(argc, argv, GR_OPT_PLAN | GR_OPT_JSON | GR_OPT_RIG | GR_OPT_GPU | GR_OPT_SOURCE | GR_OPT_NCCL, &o) != 0) {
+  if (gr_parse_opts(argc, argv, GR_OPT_PLAN | GR_OPT_JSON | GR_OPT_RIG | GR_OPT_GPU | GR_OPT_SOURCE | GR_OPT_NCCL | GR_OPT_LIST,
+                    &o) != 0) {
     free(pl);
     return GR_EXIT_FAIL;
   }
@@ -163,6 +183,10 @@ int cmd_plan(int argc, char **argv)
     plan_usage();
     free(pl);
     return GR_EXIT_OK;
+  }
+  if (o.list) {
+    free(pl);
+    return list_names();
   }
   struct gr_plan_args args = cli_plan_args(&o);
   struct gr_source src = cli_source(&o);

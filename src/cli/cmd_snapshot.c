@@ -15,7 +15,11 @@ static void snapshot_usage(void)
          "and in `lstopo --input FILE.xml`: share it to show your rig or reproduce a bug.\n"
          "The file is written whole or not at all: to a new temporary file beside it, renamed over it;\n"
          "a target that exists must be a regular file (not a device, FIFO or symlink). FILE.xml\n"
-         "may be - (or /dev/stdout) for standard output.\n");
+         "may be - (or /dev/stdout) for standard output. --input and --rig do not apply: a\n"
+         "snapshot records a machine, and those are already descriptions of one.\n"
+         "\n"
+         "Exit status: 0 written, 2 bad input or the file could not be written (or a --root tree\n"
+         "is not a gathered Linux tree), 3 this machine could not be read or exported.\n");
 }
 
 int cmd_snapshot(int argc, char **argv)
@@ -23,18 +27,22 @@ int cmd_snapshot(int argc, char **argv)
   struct gr_opts o;
   struct gr_fs fs;
   struct gr_err err = {0};
-  if (gr_parse_opts(argc, argv, GR_OPT_SOURCE | GR_OPT_POSITIONAL, &o) != 0)
+  if (gr_parse_opts(argc, argv, GR_OPT_SOURCE | GR_OPT_RIG | GR_OPT_POSITIONAL, &o) != 0)
     return GR_EXIT_FAIL;
   if (o.help) {
     snapshot_usage();
     return GR_EXIT_OK;
   }
-  if (o.input) {
-    fprintf(stderr, "gpurig snapshot: --input does not apply: a snapshot records a live machine or --root tree\n");
+  /* accepted by the parser only to be refused here, in words that say why */
+  if (o.input || o.rig) {
+    fprintf(stderr, "gpurig: snapshot: %s does not apply: snapshot records this machine or a --root tree; %s\n",
+            o.input ? "--input" : "--rig",
+            o.input ? "an XML file is already a snapshot (gpurig topo --input reads it)"
+                    : "a rig is already a description (gpurig topo --rig shows it)");
     return GR_EXIT_FAIL;
   }
   if (!o.positional) {
-    fprintf(stderr, "gpurig snapshot: missing output file (usage: gpurig snapshot FILE.xml)\n");
+    fprintf(stderr, "gpurig: snapshot: missing output file (usage: gpurig snapshot FILE.xml)\n");
     return GR_EXIT_FAIL;
   }
   struct gr_source src = cli_source(&o);

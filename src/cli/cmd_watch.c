@@ -73,7 +73,7 @@ int cli_parse_interval(const char *cmd, const char *text, double *out)
   *out = 1.0;
   if (!text || gr_parse_seconds(text, 0.1, 3600, out))
     return 0;
-  fprintf(stderr, "gpurig %s: --interval %s: not a time from 0.1 to 3600 seconds (\"1\", \"0.5\", \"500ms\")\n", cmd,
+  fprintf(stderr, "gpurig: %s: --interval %s: not a time from 0.1 to 3600 seconds (\"1\", \"0.5\", \"500ms\")\n", cmd,
           text);
   return -1;
 }
@@ -82,14 +82,14 @@ int cli_parse_count(const char *cmd, const struct gr_opts *o, long *count)
 {
   *count = o->once ? 1 : 0;
   if (o->once && o->count) {
-    fprintf(stderr, "gpurig %s: --once and --count %s: give one of them\n", cmd, o->count);
+    fprintf(stderr, "gpurig: %s: --once and --count %s: give one of them\n", cmd, o->count);
     return -1;
   }
   if (!o->count)
     return 0;
   if (parse_long(o->count, 10, count) && *count >= 1 && *count <= 100000000)
     return 0;
-  fprintf(stderr, "gpurig %s: --count %s: not a number of samples from 1\n", cmd, o->count);
+  fprintf(stderr, "gpurig: %s: --count %s: not a number of samples from 1\n", cmd, o->count);
   return -1;
 }
 
@@ -108,7 +108,7 @@ int cli_monitor_open(const char *cmd, const struct gr_opts *o, double interval, 
     mon->have_gpus = true;
   } else {
     /* the PCIe links can still be watched: say what is missing, go on */
-    fprintf(stderr, "gpurig %s: warning: no GPU values: %s\n", cmd, err->msg);
+    fprintf(stderr, "gpurig: %s: warning: no GPU values: %s\n", cmd, err->msg);
     memset(err, 0, sizeof(*err));
   }
   struct gr_source src = cli_source(o);
@@ -197,7 +197,7 @@ static int watch_screen(struct cli_monitor *mon, double interval)
   struct gr_tui_view v = {.interval_s = interval};
   struct gr_tui *t = gr_tui_open();
   if (!t) {
-    fprintf(stderr, "gpurig watch: this terminal cannot be driven (TERM=%s); use --once, --count or --json\n",
+    fprintf(stderr, "gpurig: watch: this terminal cannot be driven (TERM=%s); use --once, --count or --json\n",
             getenv("TERM") ? getenv("TERM") : "");
     return GR_EXIT_CANNOT_RUN;
   }
@@ -237,10 +237,10 @@ static int svg_target_ok(const char *path)
   const char *parent = slash ? (slash == dir ? "/" : (*slash = '\0', dir)) : ".";
   int rc = 0;
   if (stat(parent, &st) != 0 || !S_ISDIR(st.st_mode)) {
-    fprintf(stderr, "gpurig watch: --svg %s: %s: no such directory\n", path, parent);
+    fprintf(stderr, "gpurig: watch: --svg %s: %s: no such directory\n", path, parent);
     rc = -1;
   } else if (lstat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
-    fprintf(stderr, "gpurig watch: --svg %s: %s; gpurig writes only a new file or over a regular file\n", path,
+    fprintf(stderr, "gpurig: watch: --svg %s: %s; gpurig writes only a new file or over a regular file\n", path,
             gr_file_kind(st.st_mode));
     rc = -1;
   }
@@ -271,7 +271,7 @@ int cmd_watch(int argc, char **argv)
     return GR_EXIT_OK;
   }
   if (o.listen || o.textfile) {
-    fprintf(stderr, "gpurig watch: --%s belongs to gpurig export\n", o.listen ? "listen" : "textfile");
+    fprintf(stderr, "gpurig: watch: --%s belongs to gpurig export\n", o.listen ? "listen" : "textfile");
     return GR_EXIT_FAIL;
   }
   if (cli_parse_interval("watch", o.interval, &interval) != 0 || (o.svg && svg_target_ok(o.svg) != 0))

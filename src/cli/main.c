@@ -4,6 +4,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/suggest.h"
 #include "base/term.h"
 #include "cli/cli.h"
 #include "facts/facts.h"
@@ -96,7 +97,14 @@ int main(int argc, char **argv)
       return rc;
     }
   }
-  fprintf(stderr, "gpurig: '%s' is not a gpurig command\n\n", name);
-  usage(stderr);
+  /* one line, with the closest command: `gpurig topoo` meant topo */
+  struct gr_suggest s;
+  gr_suggest_init(&s, name);
+  for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+    gr_suggest_offer(&s, commands[i].name);
+  if (gr_suggest_best(&s))
+    fprintf(stderr, "gpurig: '%s' is not a gpurig command; did you mean '%s'?\n", name, gr_suggest_best(&s));
+  else
+    fprintf(stderr, "gpurig: '%s' is not a gpurig command (gpurig --help lists them)\n", name);
   return GR_EXIT_FAIL;
 }

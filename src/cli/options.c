@@ -5,6 +5,7 @@
 
 #include <jansson.h>
 
+#include "base/suggest.h"
 #include "cli/cli.h"
 #include "print/text.h"
 #include "gpu/gpu.h"
@@ -30,7 +31,7 @@ static int refuse_empty(const char *cmd, int c)
   };
   for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++)
     if (paths[i].c == c) {
-      fprintf(stderr, "gpurig %s: %s\n", cmd, paths[i].line);
+      fprintf(stderr, "gpurig: %s: %s\n", cmd, paths[i].line);
       return -1;
     }
   return 0; /* other values are checked, empty or not, by their own parsers */
@@ -42,7 +43,7 @@ static int check_gpu_has_rig(const char *cmd, unsigned accepted, const struct gr
 {
   if (!o->gpu || o->rig || (accepted & GR_OPT_GPU))
     return 0;
-  fprintf(stderr, "gpurig %s: --gpu MODEL fills the GPU slots of a --rig; without one there is nothing to apply it "
+  fprintf(stderr, "gpurig: %s: --gpu MODEL fills the GPU slots of a --rig; without one there is nothing to apply it "
                   "to (give --rig RIG, or drop --gpu)\n", cmd);
   return -1;
 }
@@ -54,15 +55,115 @@ static int parse_nccl_version(const char *cmd, const char *text, struct gr_nccl_
   struct gr_nccl_version oldest = gr_nccl_oldest();
   char buf[32];
   if (!gr_nccl_version_parse(text, v)) {
-    fprintf(stderr, "gpurig %s: --nccl-version %s: expected a version like 2.21 or 2.21.5\n", cmd, text);
+    fprintf(stderr, "gpurig: %s: --nccl-version %s: expected a version like 2.21 or 2.21.5\n", cmd, text);
     return -1;
   }
   if (!gr_nccl_p2p_rule(v, "*", 2)) {
-    fprintf(stderr, "gpurig %s: --nccl-version %s: gpurig knows NCCL's P2P defaults from %s on (data/nccl-p2p.tsv)\n",
+    fprintf(stderr, "gpurig: %s: --nccl-version %s: gpurig knows NCCL's P2P defaults from %s on (data/nccl-p2p.tsv)\n",
             cmd, text, gr_nccl_version_text(&oldest, buf, sizeof(buf)));
     return -1;
   }
   return 0;
+}
+
+/* Which commands take an option (its getopt value): the sets of enum
+ * gr_opt_set whose commands accept it. 0 for --help (every command). */
+static unsigned option_set(int c)
+{
+  static const struct {
+    int c;
+    unsigned set;
+  } sets[] = {
+      {'r', GR_OPT_SOURCE},
+      {'i', GR_OPT_SOURCE},
+      {'g', GR_OPT_RIG},
+      {'G', GR_OPT_GPU | GR_OPT_GPU_RIG},
+      {'l', GR_OPT_LIST},
+      {'j', GR_OPT_JSON},
+      {'v', GR_OPT_VERBOSE},
+      {'a', GR_OPT_ALL},
+      {'p', GR_OPT_PCIE_ONLY},
+      {'E', GR_OPT_DOCTOR},
+      {'e', GR_OPT_DOCTOR},
+      {'k', GR_OPT_DOCTOR | GR_OPT_MONITOR},
+      {'w', GR_OPT_DOCTOR},
+      {'L', GR_OPT_DOCTOR},
+      {'n', GR_OPT_DOCTOR},
+      {'Q', GR_OPT_BENCH | GR_OPT_BURN},
+      {'S', GR_OPT_BENCH | GR_OPT_BURN},
+      {'A', GR_OPT_BENCH},
+      {'P', GR_OPT_BENCH},
+      {'M', GR_OPT_BENCH},
+      {256, GR_OPT_PLAN},
+      {257, GR_OPT_PLAN},
+      {258, GR_OPT_PLAN},
+      {259, GR_OPT_PLAN},
+      {260, GR_OPT_PLAN},
+      {261, GR_OPT_PLAN},
+      {262, GR_OPT_PLAN},
+      {263, GR_OPT_PLAN | GR_OPT_BURN},
+      {264, GR_OPT_PLAN},
+      {265, GR_OPT_PLAN},
+      {266, GR_OPT_PLAN},
+      {267, GR_OPT_PLAN},
+      {268, GR_OPT_PLAN},
+      {269, GR_OPT_PLAN},
+      {270, GR_OPT_PLAN},
+      {271, GR_OPT_PLAN},
+      {272, GR_OPT_PLAN},
+      {273, GR_OPT_PLAN},
+      {274, GR_OPT_PLAN},
+      {275, GR_OPT_PLAN},
+      {276, GR_OPT_PLAN},
+      {277, GR_OPT_PLAN},
+      {279, GR_OPT_PLAN},
+      {280, GR_OPT_MONITOR},
+      {281, GR_OPT_MONITOR},
+      {282, GR_OPT_MONITOR | GR_OPT_BURN},
+      {283, GR_OPT_MONITOR},
+      {284, GR_OPT_MONITOR},
+      {286, GR_OPT_PLAN},
+      {287, GR_OPT_PLAN},
+      {288, GR_OPT_PLAN},
+      {289, GR_OPT_PLAN},
+      {290, GR_OPT_PLAN},
+      {291, GR_OPT_PLAN},
+      {292, GR_OPT_PLAN},
+      {293, GR_OPT_MONITOR | GR_OPT_BURN},
+      {294, GR_OPT_BURN},
+      {295, GR_OPT_BURN},
+      {296, GR_OPT_BURN},
+      {297, GR_OPT_BURN},
+      {298, GR_OPT_BURN},
+      {278, GR_OPT_NCCL},
+  };
+  for (size_t i = 0; i < sizeof(sets) / sizeof(sets[0]); i++)
+    if (sets[i].c == c)
+      return sets[i].set;
+  return 0;
+}
+
+/* An option getopt refused: a known one without its value, or an unknown
+ * one, with the closest option this command takes ("--jsno": "--json"). */
+static int bad_option(const char *cmd, const char *given, unsigned accepted, const struct option *longopts)
+{
+  size_t len = strcspn(given, "=");
+  struct gr_suggest s;
+  gr_suggest_init(&s, given + (str_starts_with(given, "--") ? 2 : 0));
+  for (const struct option *l = longopts; l->name; l++) {
+    if (str_starts_with(given, "--") && strlen(l->name) == len - 2 && strncmp(given + 2, l->name, len - 2) == 0) {
+      fprintf(stderr, "gpurig: %s: option '--%s' needs a value (see gpurig %s --help)\n", cmd, l->name, cmd);
+      return -1;
+    }
+    unsigned set = option_set(l->val);
+    if (!set || (accepted & set))
+      gr_suggest_offer(&s, l->name);
+  }
+  if (gr_suggest_best(&s))
+    fprintf(stderr, "gpurig: %s: unknown option '%s'; did you mean '--%s'?\n", cmd, given, gr_suggest_best(&s));
+  else
+    fprintf(stderr, "gpurig: %s: unknown option '%s' (see gpurig %s --help)\n", cmd, given, cmd);
+  return -1;
 }
 
 int gr_parse_opts(int argc, char **argv, unsigned accepted, struct gr_opts *o)
@@ -113,82 +214,79 @@ int gr_parse_opts(int argc, char **argv, unsigned accepted, struct gr_opts *o)
     int c = getopt_long(argc, argv, "hjv", longopts, &li);
     if (c == -1)
       break;
-    unsigned need = 0;
     switch (c) {
-    case 'r': o->root = optarg; need = GR_OPT_SOURCE; break;
-    case 'i': o->input = optarg; need = GR_OPT_SOURCE; break;
-    case 'g': o->rig = optarg; need = GR_OPT_RIG; break;
-    case 'G': o->gpu = optarg; need = GR_OPT_GPU | GR_OPT_GPU_RIG; break;
-    case 'l': o->list = true; need = GR_OPT_LIST; break;
-    case 'j': o->json = true; need = GR_OPT_JSON; break;
-    case 'v': o->verbose = true; need = GR_OPT_VERBOSE; break;
-    case 'a': o->all = true; need = GR_OPT_ALL; break;
-    case 'p': o->pcie_only = true; need = GR_OPT_PCIE_ONLY; break;
-    case 'E': o->expect_gpus = optarg; need = GR_OPT_DOCTOR; break;
-    case 'e': o->expect = optarg; need = GR_OPT_DOCTOR; break;
-    case 'k': o->kmsg = optarg; need = GR_OPT_DOCTOR | GR_OPT_MONITOR; break;
-    case 'w': o->xid_window = optarg; need = GR_OPT_DOCTOR; break;
-    case 'L': o->loaded = true; need = GR_OPT_DOCTOR; break;
-    case 'n': o->nhc = true; need = GR_OPT_DOCTOR; break;
-    case 'Q': o->quick = true; need = GR_OPT_BENCH | GR_OPT_BURN; break;
-    case 'S': o->size = optarg; need = GR_OPT_BENCH | GR_OPT_BURN; break;
-    case 'A': o->allreduce_max = optarg; need = GR_OPT_BENCH; break;
-    case 'P': o->no_progress = true; need = GR_OPT_BENCH; break;
-    case 'M': o->no_sm = true; need = GR_OPT_BENCH; break;
-    case 256: o->model = optarg; need = GR_OPT_PLAN; break;
-    case 257: o->params = optarg; need = GR_OPT_PLAN; break;
-    case 258: o->job = optarg; need = GR_OPT_PLAN; break;
-    case 259: o->quant = optarg; need = GR_OPT_PLAN; break;
-    case 260: o->kv_quant = optarg; need = GR_OPT_PLAN; break;
-    case 261: o->ctx = optarg; need = GR_OPT_PLAN; break;
-    case 262: o->batch = optarg; need = GR_OPT_PLAN; break;
-    case 263: o->gpus = optarg; need = GR_OPT_PLAN | GR_OPT_BURN; break;
-    case 264: o->zero = optarg; need = GR_OPT_PLAN; break;
-    case 265: o->offload = optarg; need = GR_OPT_PLAN; break;
-    case 266: o->tp = optarg; need = GR_OPT_PLAN; break;
-    case 267: o->pp = optarg; need = GR_OPT_PLAN; break;
-    case 268: o->estimator = optarg; need = GR_OPT_PLAN; break;
-    case 269: o->lora_rank = optarg; need = GR_OPT_PLAN; break;
-    case 270: o->lora_targets = optarg; need = GR_OPT_PLAN; break;
-    case 271: o->state_bytes = optarg; need = GR_OPT_PLAN; break;
-    case 272: o->price = optarg; need = GR_OPT_PLAN; break;
-    case 273: o->kwh = optarg; need = GR_OPT_PLAN; break;
-    case 274: o->rent = optarg; need = GR_OPT_PLAN; break;
-    case 275: o->cpu = optarg; need = GR_OPT_PLAN; break;
-    case 276: o->checkpointing = true; need = GR_OPT_PLAN; break;
-    case 277: o->rank0_load = true; need = GR_OPT_PLAN; break;
-    case 279: o->engine = optarg; need = GR_OPT_PLAN; break;
-    case 280: o->once = true; need = GR_OPT_MONITOR; break;
-    case 281: o->count = optarg; need = GR_OPT_MONITOR; break;
-    case 282: o->interval = optarg; need = GR_OPT_MONITOR | GR_OPT_BURN; break;
-    case 283: o->listen = optarg; need = GR_OPT_MONITOR; break;
-    case 284: o->textfile = optarg; need = GR_OPT_MONITOR; break;
-    case 286: o->optimizer = optarg; need = GR_OPT_PLAN; break;
-    case 287: o->resolution = optarg; need = GR_OPT_PLAN; break;
-    case 288: o->dataset_images = optarg; need = GR_OPT_PLAN; break;
-    case 289: o->workers = optarg; need = GR_OPT_PLAN; break;
-    case 290: o->cache_latents = true; need = GR_OPT_PLAN; break;
-    case 291: o->cache_text = true; need = GR_OPT_PLAN; break;
-    case 292: o->full_bf16 = true; need = GR_OPT_PLAN; break;
-    case 293: o->svg = optarg; need = GR_OPT_MONITOR | GR_OPT_BURN; break;
-    case 294: o->load = optarg; need = GR_OPT_BURN; break;
-    case 295: o->pattern = optarg; need = GR_OPT_BURN; break;
-    case 296: o->duration = optarg; need = GR_OPT_BURN; break;
-    case 297: o->log = optarg; need = GR_OPT_BURN; break;
-    case 298: o->force = true; need = GR_OPT_BURN; break;
+    case 'r': o->root = optarg; break;
+    case 'i': o->input = optarg; break;
+    case 'g': o->rig = optarg; break;
+    case 'G': o->gpu = optarg; break;
+    case 'l': o->list = true; break;
+    case 'j': o->json = true; break;
+    case 'v': o->verbose = true; break;
+    case 'a': o->all = true; break;
+    case 'p': o->pcie_only = true; break;
+    case 'E': o->expect_gpus = optarg; break;
+    case 'e': o->expect = optarg; break;
+    case 'k': o->kmsg = optarg; break;
+    case 'w': o->xid_window = optarg; break;
+    case 'L': o->loaded = true; break;
+    case 'n': o->nhc = true; break;
+    case 'Q': o->quick = true; break;
+    case 'S': o->size = optarg; break;
+    case 'A': o->allreduce_max = optarg; break;
+    case 'P': o->no_progress = true; break;
+    case 'M': o->no_sm = true; break;
+    case 256: o->model = optarg; break;
+    case 257: o->params = optarg; break;
+    case 258: o->job = optarg; break;
+    case 259: o->quant = optarg; break;
+    case 260: o->kv_quant = optarg; break;
+    case 261: o->ctx = optarg; break;
+    case 262: o->batch = optarg; break;
+    case 263: o->gpus = optarg; break;
+    case 264: o->zero = optarg; break;
+    case 265: o->offload = optarg; break;
+    case 266: o->tp = optarg; break;
+    case 267: o->pp = optarg; break;
+    case 268: o->estimator = optarg; break;
+    case 269: o->lora_rank = optarg; break;
+    case 270: o->lora_targets = optarg; break;
+    case 271: o->state_bytes = optarg; break;
+    case 272: o->price = optarg; break;
+    case 273: o->kwh = optarg; break;
+    case 274: o->rent = optarg; break;
+    case 275: o->cpu = optarg; break;
+    case 276: o->checkpointing = true; break;
+    case 277: o->rank0_load = true; break;
+    case 279: o->engine = optarg; break;
+    case 280: o->once = true; break;
+    case 281: o->count = optarg; break;
+    case 282: o->interval = optarg; break;
+    case 283: o->listen = optarg; break;
+    case 284: o->textfile = optarg; break;
+    case 286: o->optimizer = optarg; break;
+    case 287: o->resolution = optarg; break;
+    case 288: o->dataset_images = optarg; break;
+    case 289: o->workers = optarg; break;
+    case 290: o->cache_latents = true; break;
+    case 291: o->cache_text = true; break;
+    case 292: o->full_bf16 = true; break;
+    case 293: o->svg = optarg; break;
+    case 294: o->load = optarg; break;
+    case 295: o->pattern = optarg; break;
+    case 296: o->duration = optarg; break;
+    case 297: o->log = optarg; break;
+    case 298: o->force = true; break;
     case 278:
       if (parse_nccl_version(argv[0], optarg, &o->nccl) != 0)
         return -1;
-      need = GR_OPT_NCCL;
       break;
     case 'h': o->help = true; return 0;
     default:
-      fprintf(stderr, "gpurig %s: unknown or incomplete option '%s' (see gpurig %s --help)\n", argv[0],
-              argv[optind - 1], argv[0]);
-      return -1;
+      return bad_option(argv[0], argv[optind - 1], accepted, longopts);
     }
+    unsigned need = option_set(c);
     if (!(accepted & need)) { /* named as given: argv[optind - 1] may be the option's value */
-      fprintf(stderr, "gpurig %s: option '%s%s' does not apply here (see gpurig %s --help)\n", argv[0],
+      fprintf(stderr, "gpurig: %s: option '%s%s' does not apply here (see gpurig %s --help)\n", argv[0],
               li >= 0 ? "--" : "", li >= 0 ? longopts[li].name : argv[optind - 1], argv[0]);
       return -1;
     }
@@ -200,13 +298,13 @@ int gr_parse_opts(int argc, char **argv, unsigned accepted, struct gr_opts *o)
     o->nargs = argc - optind;
   } else if (optind < argc) {
     if (!(accepted & GR_OPT_POSITIONAL) || optind + 1 < argc) {
-      fprintf(stderr, "gpurig %s: unexpected argument '%s'\n", argv[0], argv[optind + ((accepted & GR_OPT_POSITIONAL) ? 1 : 0)]);
+      fprintf(stderr, "gpurig: %s: unexpected argument '%s'\n", argv[0], argv[optind + ((accepted & GR_OPT_POSITIONAL) ? 1 : 0)]);
       return -1;
     }
     o->positional = argv[optind];
   }
   if (!!o->root + !!o->input + !!o->rig > 1) {
-    fprintf(stderr, "gpurig %s: --root, --input and --rig select different inputs; give one\n", argv[0]);
+    fprintf(stderr, "gpurig: %s: --root, --input and --rig select different inputs; give one\n", argv[0]);
     return -1;
   }
   return check_gpu_has_rig(argv[0], accepted, o);

@@ -5,6 +5,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "base/suggest.h"
 #include "facts/facts.h"
 
 static bool one_of(const char *v, const char *const *words)
@@ -113,6 +114,22 @@ const struct gr_gpu_model *gr_catalog_find(const char *model)
   for (size_t i = 0; model && i < f->ngpus; i++)
     if (strcasecmp(f->gpus[i].model, model) == 0)
       return &f->gpus[i];
+  for (size_t i = 0; model && i < f->ngpus; i++) /* then RTX3090, rtx-3090 */
+    if (gr_name_loose_eq(f->gpus[i].model, model))
+      return &f->gpus[i];
+  return NULL;
+}
+
+const char *gr_catalog_closest(const char *model)
+{
+  const struct gr_facts *f = gr_facts();
+  struct gr_suggest s;
+  gr_suggest_init(&s, model);
+  for (size_t i = 0; i < f->ngpus; i++)
+    gr_suggest_offer(&s, f->gpus[i].model);
+  for (size_t i = 0; gr_suggest_best(&s) && i < f->ngpus; i++) /* the catalog's string, not s's copy */
+    if (strcmp(f->gpus[i].model, gr_suggest_best(&s)) == 0)
+      return f->gpus[i].model;
   return NULL;
 }
 

@@ -37,9 +37,13 @@ struct gr_table;
  * caller frees it; its strings point into table). The facts loader calls it
  * once (facts/facts.h). -1 with err naming the line of a bad row. */
 int gr_catalog_parse(const struct gr_table *table, struct gr_gpu_model **out, size_t *n, struct gr_err *err);
-/* Looks a model up by name, case-insensitively; NULL if absent or NULL. The entry
- * lives as long as the facts. */
+/* Looks a model up by name, case-insensitively, then ignoring spaces, hyphens
+ * and underscores too ("RTX3090" is "RTX 3090"); NULL if absent or NULL. The
+ * entry lives as long as the facts. */
 const struct gr_gpu_model *gr_catalog_find(const char *model);
+/* The catalog name closest to one that is not in it ("RTX 309": "RTX 3090"),
+ * or NULL when none is close (base/suggest.h). Lives as long as the facts. */
+const char *gr_catalog_closest(const char *model);
 /* The entry whose pci_ids list vendor:device, or NULL. */
 const struct gr_gpu_model *gr_catalog_find_pci(unsigned vendor, unsigned device);
 

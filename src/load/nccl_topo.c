@@ -926,7 +926,7 @@ static void build_net(struct build *b, const struct elem *e)
 static int build_system(struct build *b, const struct elem *e)
 {
   char buf[NT_MAX_VALUE + 1];
-  long version;
+  long version = 0; /* set by required_int; gcc -O3 cannot see that (-Wmaybe-uninitialized) */
   if (required_int(b, e, "version", 0, 1000000, &version) != 0)
     return -1;
   if (version != 1)

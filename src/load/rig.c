@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "base/file.h"
+#include "base/suggest.h"
 #include "facts/catalog.h"
 #include "facts/data.h"
 #include "facts/pcilink.h"
@@ -577,6 +578,9 @@ static int stmt_gpu(struct parser *p)
     return perr(p, p->ntok > i ? p->tok[i].col : p->tok[0].col,
                 "expected: gpu [COUNT] \"MODEL\" PARENT [slot genN xN] [p2p on|off] [direct]");
   const struct gr_gpu_model *m = gr_catalog_find(p->tok[i].text);
+  const char *close = m ? NULL : gr_catalog_closest(p->tok[i].text);
+  if (!m && close)
+    return perr(p, p->tok[i].col, "unknown GPU model \"%s\"; did you mean \"%s\"?", p->tok[i].text, close);
   if (!m)
     return perr(p, p->tok[i].col, "unknown GPU model \"%s\" (models are listed in data/gpus.tsv, e.g. \"RTX 3090\")",
                 p->tok[i].text);
@@ -1426,36 +1430,92 @@ out:
 /* Real rigs are a few KB; the parser is linear, so the cap only bounds memory. */
 #define RIG_MAX_BYTES (64u << 20)
 
-int gr_load_rig(const char *path_or_name, struct gr_topo *t, struct gr_err *err)
+static bool str_ends_with(const char *s, const char *suffix)
+{
+  size_t n = strlen(s), m = strlen(suffix);
+  return n > m && strcmp(s + n - m, suffix) == 0;
+}
+
+/* A name that is not a bundled rig as typed: the one that differs only in
+ * case, spaces, hyphens and underscores (WOPR is wopr) into name, 0; else
+ * -1 with err naming the closest one. */
+static int find_bundled(const char *option, const char *typed, char *name, size_t cap, struct gr_err *err)
+{
+  char **names = NULL;
+  size_t n = 0;
+  struct gr_suggest s;
+  char hint[GR_SUGGEST_MAX + 32];
+  int rc = -1;
+  gr_suggest_init(&s, name);
+  if (gr_data_list("rigs", ".rig", &names, &n, err) != 0)
+    return -1;
+  for (size_t i = 0; i < n && rc != 0; i++) {
+    if (gr_name_loose_eq(name, names[i])) {
+      str_copy(name, cap, names[i]);
+      rc = 0;
+    }
+    gr_suggest_offer(&s, names[i]);
+  }
+  bool dot_rig = str_ends_with(typed, ".rig");
+  if (rc != 0)
+    gr_fail(err, GR_EXIT_FAIL, "%s%s%s: %s%s", option ? option : "", option ? " " : "", typed,
+            dot_rig ? "no such file, and no rig of that name" : "no rig of that name",
+            gr_suggest_best(&s) ? gr_suggest_text(&s, hint, sizeof(hint))
+            : dot_rig           ? " (gpurig compare --list shows them)"
+                                : " (gpurig compare --list shows them; a file needs a / or .rig)");
+  for (size_t i = 0; i < n; i++)
+    free(names[i]);
+  free(names);
+  return rc;
+}
+
+/* Where a rig the user named is: a path (with a '/', standard input, or a
+ * FILE.rig that exists here) into path and shown as given; else a bundled
+ * rig's name (a trailing .rig dropped, case ignored), shown as rigs/NAME.rig
+ * wherever the data directory is. */
+static int locate_rig(const char *option, const char *path_or_name, char *path, char *shown, size_t cap,
+                      struct gr_err *err)
+{
+  size_t len = strlen(path_or_name);
+  bool dot_rig = str_ends_with(path_or_name, ".rig");
+  if (strchr(path_or_name, '/') || gr_file_is_stdin(path_or_name) || (dot_rig && access(path_or_name, F_OK) == 0) ||
+      (strstr(path_or_name, ".rig") && !dot_rig)) {
+    snprintf(path, cap, "%s", path_or_name);
+    snprintf(shown, cap, "%s", path_or_name);
+    return 0;
+  }
+  char name[256];
+  if (len - (dot_rig ? 4 : 0) >= sizeof(name) || !gr_data_path("rigs/", path, cap) || strlen(path) + len + 5 >= cap)
+    return gr_fail(err, GR_EXIT_FAIL, "%s: name too long", path_or_name);
+  str_copy(name, len - (dot_rig ? 4 : 0) + 1, path_or_name);
+  size_t dir = strlen(path);
+  snprintf(path + dir, cap - dir, "%s.rig", name);
+  if (access(path, F_OK) != 0) {
+    if (find_bundled(option, path_or_name, name, sizeof(name), err) != 0)
+      return -1;
+    snprintf(path + dir, cap - dir, "%s.rig", name);
+  }
+  snprintf(shown, cap, "rigs/%s.rig", name);
+  return 0;
+}
+
+int gr_load_rig_as(const char *option, const char *path_or_name, struct gr_topo *t, struct gr_err *err)
 {
   char path[PATH_MAX], shown[PATH_MAX];
   struct gr_file file = {0};
   int rc = -1;
-  bool by_name = !strchr(path_or_name, '/') && !strstr(path_or_name, ".rig") && !gr_file_is_stdin(path_or_name);
   gr_topo_init(t);
-  /* a bundled rig is shown as rigs/NAME.rig, wherever the data directory is */
-  if (by_name && (!gr_data_path("rigs/", path, sizeof(path)) ||
-                  strlen(path) + strlen(path_or_name) + 5 >= sizeof(path) || strlen(path_or_name) > 200))
-    return gr_fail(err, GR_EXIT_FAIL, "%s: name too long", path_or_name);
-  if (by_name) {
-    snprintf(path + strlen(path), sizeof(path) - strlen(path), "%s.rig", path_or_name);
-    snprintf(shown, sizeof(shown), "rigs/%s.rig", path_or_name);
-  } else {
-    snprintf(path, sizeof(path), "%s", path_or_name);
-    snprintf(shown, sizeof(shown), "%s", path_or_name);
-  }
-  if (by_name && access(path, F_OK) != 0) {
-    gr_fail(err, GR_EXIT_FAIL, "%s: no rig of that name in gpurig's data directory (gpurig compare --list shows them)",
-            path_or_name);
-    goto out;
-  }
-  if (gr_file_read(path, RIG_MAX_BYTES, GR_FILE_STDIN, &file, err) == 0)
+  if (locate_rig(option, path_or_name, path, shown, sizeof(path), err) == 0 &&
+      gr_file_read(path, RIG_MAX_BYTES, GR_FILE_STDIN, &file, err) == 0)
     rc = gr_rig_parse(file.from_stdin ? "standard input" : shown, file.data, file.len, t, err);
-out:
   gr_file_free(&file);
   return rc;
 }
 
+int gr_load_rig(const char *path_or_name, struct gr_topo *t, struct gr_err *err)
+{
+  return gr_load_rig_as(NULL, path_or_name, t, err);
+}
 
 /* After --gpu: every NVLink counted at the new model's rate, every fabric
  * member given all its links (an NVSwitch board takes them all); direct links
@@ -1489,11 +1549,21 @@ static void relink(struct gr_topo *t, const struct gr_gpu_model *m)
   free(used);
 }
 
+/* --gpu MODEL that is not in the catalog, with the closest that is. */
+static int unknown_gpu(const char *model, struct gr_err *err)
+{
+  const char *close = model ? gr_catalog_closest(model) : NULL;
+  if (close)
+    return gr_fail(err, GR_EXIT_FAIL, "--gpu %s: not in the GPU catalog; did you mean '%s'?", model, close);
+  return gr_fail(err, GR_EXIT_FAIL, "--gpu %s: not in the GPU catalog (gpurig plan --list names them)",
+                 model ? model : "(none)");
+}
+
 int gr_rig_replace_gpus(struct gr_topo *t, const char *model, struct gr_err *err)
 {
   const struct gr_gpu_model *m = gr_catalog_find(model);
   if (!m)
-    return gr_fail(err, GR_EXIT_FAIL, "unknown GPU model \"%s\" (models are listed in data/gpus.tsv)", model);
+    return unknown_gpu(model, err);
   for (size_t g = 0; g < t->ngpus; g++) {
     struct gr_pci *p = &t->pci[t->gpus[g]];
     free(p->model);
@@ -1547,7 +1617,7 @@ int gr_rig_generic(const char *model, int n, struct gr_topo *t, struct gr_err *e
   const struct gr_gpu_model *g = model ? gr_catalog_find(model) : NULL;
   gr_topo_init(t);
   if (!g)
-    return gr_fail(err, GR_EXIT_FAIL, "--gpu %s: not in the GPU catalog (data/gpus.tsv)", model ? model : "(none)");
+    return unknown_gpu(model, err);
   if (n < 1 || n > 64)
     return gr_fail(err, GR_EXIT_FAIL, "%d GPUs: a generic board holds 1 to 64", n);
   size_t cap = 2048 + 96 * (size_t)n, off = 0;

@@ -13,8 +13,16 @@
  * The caller frees *t. */
 int gr_rig_parse(const char *name, const char *text, size_t len, struct gr_topo *t, struct gr_err *err);
 
-/* Loads a rig by path, or by name from data/rigs/ ("wopr" -> data/rigs/wopr.rig). */
+/* Loads a rig by path, or by name from data/rigs/ ("wopr" -> data/rigs/wopr.rig).
+ * A path has a '/', is "-" (standard input), or is a FILE.rig that exists;
+ * any other word is a name: "wopr.rig" is wopr, and a name that differs from
+ * a bundled one only in case, spaces, hyphens or underscores ("WOPR") is that
+ * one. A name that is none: -1 with "NAME: no rig of that name; did you mean
+ * 'CLOSEST'?" in err. */
 int gr_load_rig(const char *path_or_name, struct gr_topo *t, struct gr_err *err);
+/* The same, with the option that named the rig ("--rig") before the name in
+ * that error; option NULL: none. */
+int gr_load_rig_as(const char *option, const char *path_or_name, struct gr_topo *t, struct gr_err *err);
 
 /* Options that change a rig after loading (compare --gpu): replaces every
  * GPU's model with `model` (its PCIe generation and P2P default from the

@@ -22,6 +22,7 @@ struct gr_source gr_source_from(const char *root, const char *input, const char 
     s.kind = GR_SRC_RIG;
     s.path = rig;
     s.gpu_model = gpu;
+    s.option = "--rig";
   } else if (root) {
     s.kind = GR_SRC_ROOT;
     s.path = root;
@@ -44,7 +45,7 @@ int gr_source_fs(const struct gr_source *src, struct gr_fs *fs, struct gr_err *e
 
 static int load_rig(const struct gr_source *src, struct gr_topo *t, struct gr_err *err)
 {
-  if (gr_load_rig(src->path, t, err) != 0)
+  if (gr_load_rig_as(src->option, src->path, t, err) != 0)
     return -1;
   if (src->gpu_model && gr_rig_replace_gpus(t, src->gpu_model, err) != 0) {
     gr_topo_free(t);

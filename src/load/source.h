@@ -32,6 +32,7 @@ struct gr_source {
   const char *path;      /* ROOT, XML, RIG; NULL for LIVE and GENERIC */
   const char *gpu_model; /* RIG: put this catalog GPU in every GPU slot (NULL: as described); GENERIC: the GPU */
   int gpus;              /* GENERIC: how many */
+  const char *option;    /* RIG: the option that named path ("--rig"), said in its not-found error; NULL none */
   bool pcie_only;        /* forget NVLink: show the PCIe paths under it */
   gr_nvlink_reader nvlink_reader; /* LIVE, ROOT: the driver's NVLink; NULL none */
   struct gr_nccl_version nccl; /* the NCCL whose defaults the analysis follows (--nccl-version); the

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "base/suggest.h"
 #include "facts/facts.h"
 
 #define GIB 1073741824.0
@@ -27,12 +28,12 @@ static const char *cell(size_t r, const char *col)
 /* Whether `name` is row r's name or one of its aliases. */
 static bool row_named(size_t r, const char *name)
 {
-  if (strcasecmp(cell(r, "name"), name) == 0)
+  if (gr_name_loose_eq(cell(r, "name"), name))
     return true;
   char buf[256];
   snprintf(buf, sizeof(buf), "%s", cell(r, "aliases"));
   for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save))
-    if (strcasecmp(tok, name) == 0)
+    if (gr_name_loose_eq(tok, name))
       return true;
   return false;
 }
@@ -198,6 +199,18 @@ int gr_diffusion_builtin(const char *name, struct gr_diffusion *d, struct gr_err
   if (!unet || !vae || d->ntext == 0)
     return gr_fail(err, GR_EXIT_CANNOT_RUN, "%s: %s needs a unet, a vae and a text_encoder row", rows()->name, canon);
   return 1;
+}
+
+void gr_diffusion_each(void (*fn)(void *ctx, const char *name), void *ctx)
+{
+  for (size_t r = 0; r < rows()->nrows; r++)
+    if (r == 0 || strcmp(cell(r, "name"), cell(r - 1, "name")) != 0) {
+      fn(ctx, cell(r, "name"));
+      char buf[256];
+      snprintf(buf, sizeof(buf), "%s", cell(r, "aliases"));
+      for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save))
+        fn(ctx, tok);
+    }
 }
 
 void gr_diffusion_names(char *buf, size_t cap)

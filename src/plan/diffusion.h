@@ -61,6 +61,9 @@ struct gr_diffusion {
 int gr_diffusion_builtin(const char *name, struct gr_diffusion *d, struct gr_err *err);
 /* The built-in names, comma-separated, into buf. */
 void gr_diffusion_names(char *buf, size_t cap);
+/* Calls fn with each built-in name and then its aliases (the strings live
+ * only for the call: fn copies what it keeps). */
+void gr_diffusion_each(void (*fn)(void *ctx, const char *name), void *ctx);
 
 /* Exact parameter counts of each part, as torch counts them (every weight
  * and bias once). */

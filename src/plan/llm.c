@@ -10,6 +10,7 @@
 
 #include <jansson.h>
 
+#include "base/suggest.h"
 #include "facts/facts.h"
 #include "plan/diffusion.h"
 
@@ -262,6 +263,18 @@ static int diffusion_builtin(const char *name, struct gr_model *m, struct gr_err
   return 1;
 }
 
+void gr_model_each_builtin(void (*fn)(void *ctx, const char *name), void *ctx)
+{
+  for (size_t r = 0; r < builtins()->nrows; r++)
+    fn(ctx, gr_table_cell(builtins(), r, 0));
+  gr_diffusion_each(fn, ctx);
+}
+
+static void offer(void *suggest, const char *name)
+{
+  gr_suggest_offer(suggest, name);
+}
+
 int gr_model_builtin(const char *name, struct gr_model *m, struct gr_err *err)
 {
   memset(m, 0, sizeof(*m));
@@ -269,7 +282,7 @@ int gr_model_builtin(const char *name, struct gr_model *m, struct gr_err *err)
   if (dm != 0)
     return dm < 0 ? -1 : 0;
   for (size_t r = 0; r < builtins()->nrows; r++)
-    if (strcasecmp(gr_table_cell(builtins(), r, 0), name) == 0) {
+    if (gr_name_loose_eq(gr_table_cell(builtins(), r, 0), name)) { /* llama_2_7b, Llama-2-7B */
       if (builtin_row(r, m, err) != 0) {
         gr_model_free(m);
         return -1;
@@ -284,8 +297,15 @@ int gr_model_builtin(const char *name, struct gr_model *m, struct gr_err *err)
   for (size_t i = 0; i < sizeof(diffusion) / sizeof(diffusion[0]); i++)
     if (strncasecmp(name, diffusion[i], strlen(diffusion[i])) == 0)
       return gr_fail(err, GR_EXIT_FAIL, "%s: not a diffusion model gpurig plans (built-in: %s)", name, names);
+  struct gr_suggest s;
+  gr_suggest_init(&s, name);
+  gr_model_each_builtin(offer, &s);
+  if (gr_suggest_best(&s))
+    return gr_fail(err, GR_EXIT_FAIL, "--model %s: not a built-in model; did you mean '%s'? (or give a config.json path)",
+                   name, gr_suggest_best(&s));
   gr_model_builtin_names(names, sizeof(names));
-  return gr_fail(err, GR_EXIT_FAIL, "unknown model '%s' (built-in: %s; or give a config.json path)", name, names);
+  return gr_fail(err, GR_EXIT_FAIL, "--model %s: not a built-in model (built-in: %s; or give a config.json path)", name,
+                 names);
 }
 
 void gr_model_builtin_names(char *buf, size_t cap)

@@ -88,11 +88,15 @@ long gr_model_windowed_layers(const struct gr_model *m, enum gr_swa swa);
 double gr_model_kv_bytes(const struct gr_model *m, double elem_bytes, long ctx, enum gr_swa swa);
 
 /* Built-in models (data/models.tsv, and the diffusion pipelines of
- * data/diffusion.tsv by name or alias), by name, case-insensitively.
- * Returns -1 with the known names in err when absent. */
+ * data/diffusion.tsv by name or alias), by name, ignoring case, spaces,
+ * hyphens and underscores (llama_2_7b). Returns -1 when absent, with the
+ * closest name in err ("did you mean"), or the known names when none is close. */
 int gr_model_builtin(const char *name, struct gr_model *m, struct gr_err *err);
 /* Writes the built-in names, comma-separated, into buf. */
 void gr_model_builtin_names(char *buf, size_t cap);
+/* Calls fn with each built-in name, the LLMs then the diffusion pipelines
+ * with their aliases (the strings live only for the call). */
+void gr_model_each_builtin(void (*fn)(void *ctx, const char *name), void *ctx);
 
 /* Parses a Hugging Face config.json held in text (len bytes) read from `name`.
  * Errors are one line, "NAME:LINE: key \"K\": problem" (GR_EXIT_FAIL). */

@@ -13,11 +13,19 @@ static const char *rig_name(const struct gr_judged *j)
   return j->m.topo.rig->name;
 }
 
-static void plan_row(FILE *out, const struct gr_judged *j, const struct gr_planned *pl)
+/* The name column: as wide as the longest name shown (at least "rig"). */
+static int name_width(const struct gr_judged *js, size_t n)
+{
+  size_t w = 3;
+  for (size_t i = 0; i < n; i++)
+    w = strlen(js[i].name) > w ? strlen(js[i].name) : w;
+  return (int)w;
+}
+
+static void plan_row(FILE *out, int w, const struct gr_judged *j, const struct gr_planned *pl)
 {
   const struct gr_plan *p = &pl->plan;
-  char name[64], tps[32], step[16], need[24];
-  snprintf(name, sizeof(name), "%.34s", rig_name(j));
+  char tps[32], step[16], need[24];
   snprintf(need, sizeof(need), "%.1f/%.0f", p->gpu_need_gib, p->gpu_have_gib);
   if (p->decode_tps.ok)
     snprintf(tps, sizeof(tps), "%.1f (%.0f-%.0f)", p->decode_tps.mid, p->decode_tps.low, p->decode_tps.high);
@@ -29,22 +37,23 @@ static void plan_row(FILE *out, const struct gr_judged *j, const struct gr_plann
     snprintf(step, sizeof(step), "%.2f", p->step_s.mid);
   else
     snprintf(step, sizeof(step), "-");
-  fprintf(out, "%-34s %4d %12s %-13s %18s %10s %8.2f %s\n", name, pl->req.gpus, need, gr_fit_name(p->fit), tps, step,
-          p->energy_cost_day, p->currency);
+  fprintf(out, "%-*s %4d %12s %-13s %18s %10s %8.2f %s\n", w, j->name, pl->req.gpus, need, gr_fit_name(p->fit), tps,
+          step, p->energy_cost_day, p->currency);
 }
 
 void gr_print_compare_plans(FILE *out, const struct gr_judged *js, const struct gr_planned *plans, size_t n,
                             const char *what, const char *job)
 {
   const struct gr_judged **order = gr_compare_order(js, n);
+  int w = name_width(js, n);
   fprintf(out, "\nPlan: %s, --job %s (gpurig plan gives the breakdown)\n", what, job);
-  fprintf(out, "%-34s %4s %12s %-13s %18s %10s %12s\n", "rig", "GPUs", "GiB per GPU", "fits", "tokens/s", "step s",
+  fprintf(out, "%-*s %4s %12s %-13s %18s %10s %12s\n", w, "rig", "GPUs", "GiB per GPU", "fits", "tokens/s", "step s",
           "energy/day");
   for (size_t i = 0; i < n; i++)
-    plan_row(out, order[i], &plans[order[i] - js]);
+    plan_row(out, w, order[i], &plans[order[i] - js]);
   for (size_t i = 0; i < n; i++)
     if (plans[order[i] - js].plan.fit == GR_FIT_NO)
-      fprintf(out, "  %s: %s\n", rig_name(order[i]), plans[order[i] - js].plan.verdict);
+      fprintf(out, "  %s: %s\n", order[i]->name, plans[order[i] - js].plan.verdict);
   free(order);
 }
 
@@ -54,29 +63,33 @@ static void rate_cell(char *buf, size_t cap, const struct gr_judged *j, const ch
   snprintf(buf, cap, "%s", v ? gr_rating_name(v->rating) : "-");
 }
 
-static void table_row(FILE *out, const struct gr_judged *j)
+/* One row: the columns of gr_print_compare's header, 100 columns at most
+ * with the bundled rigs' names (titles go in the list below the table). */
+static void table_row(FILE *out, int w, const struct gr_judged *j)
 {
   const struct gr_prediction *p = &j->m.prediction;
   const struct gr_topo *t = &j->m.topo;
-  char name[64], cell[4][16], bw[32], price[32], group[16];
-  snprintf(name, sizeof(name), "%.34s", rig_name(j));
+  char cell[4][16], bw[32], ram[16], price[32], per_gib[16], group[16];
   if (p->best_needs_p2p_level)
-    snprintf(bw, sizeof(bw), "%.1f (%.1f*)", p->nccl_default.busbw_gbps, p->best.busbw_gbps);
+    snprintf(bw, sizeof(bw), "%.1f/%.1f*", p->nccl_default.busbw_gbps, p->best.busbw_gbps);
   else
     snprintf(bw, sizeof(bw), "%.1f", p->best.busbw_gbps);
   rate_cell(cell[0], sizeof(cell[0]), j, "tensor-parallel inference", 2);
   rate_cell(cell[1], sizeof(cell[1]), j, "tensor-parallel inference", 4);
   rate_cell(cell[2], sizeof(cell[2]), j, "tensor-parallel inference", 8);
   rate_cell(cell[3], sizeof(cell[3]), j, "training", -1);
-  double per_gib = gr_compare_price_per_gib(j);
-  if (per_gib > 0)
-    snprintf(price, sizeof(price), "%.0f %s", per_gib, t->rig->currency);
+  snprintf(ram, sizeof(ram), j->ram_gib > 0 ? "%.0f" : "-", j->ram_gib);
+  double per = gr_compare_price_per_gib(j);
+  snprintf(per_gib, sizeof(per_gib), per > 0 ? "%.0f" : "-", per);
+  if (t->rig->price > 0)
+    snprintf(price, sizeof(price), "%.0f %s", t->rig->price, t->rig->currency ? t->rig->currency : "");
   else
     snprintf(price, sizeof(price), "-");
   snprintf(group, sizeof(group), "%d/%zu", p->largest_p2p_domain, t->ngpus);
   const struct gr_verdict *jobs = gr_compare_verdict(j, "independent jobs", -1);
-  fprintf(out, "%-4d %-34s %4zu %9.0f %15s %9s %-6s %-6s %-6s %-6s %-6s %s\n", j->rank, name, t->ngpus, j->vram_gib, bw,
-          group, cell[3], cell[0], cell[1], cell[2], jobs ? gr_rating_name(jobs->rating) : "-", price);
+  fprintf(out, "%-2d %-*s %4zu %4.0f %4s %10s %5s %-5s %-4s %-4s %-4s %-4s %9s %5s\n", j->rank, w, j->name, t->ngpus,
+          j->vram_gib, ram, bw, group, cell[3], cell[0], cell[1], cell[2], jobs ? gr_rating_name(jobs->rating) : "-",
+          price, per_gib);
 }
 
 static void reasons(FILE *out, const struct gr_judged **order, size_t n)
@@ -84,7 +97,7 @@ static void reasons(FILE *out, const struct gr_judged **order, size_t n)
   fprintf(out, "\nWhy, for data-parallel training (rank 1 = best):\n");
   for (size_t i = 0; i < n; i++) {
     const struct gr_verdict *v = gr_compare_verdict(order[i], "training", -1);
-    fprintf(out, "%d. %s (%s): %s\n", order[i]->rank, rig_name(order[i]), v ? gr_rating_name(v->rating) : "-",
+    fprintf(out, "%d. %s (%s): %s\n", order[i]->rank, order[i]->name, v ? gr_rating_name(v->rating) : "-",
             v ? v->reasons : "");
   }
   fprintf(out, "\nTensor-parallel inference:\n");
@@ -92,7 +105,7 @@ static void reasons(FILE *out, const struct gr_judged **order, size_t n)
     const struct gr_prediction *p = &order[i]->m.prediction;
     for (size_t k = 0; k < p->nverdicts; k++)
       if (strcmp(p->verdicts[k].workload, "tensor-parallel inference") == 0)
-        fprintf(out, "  %s, %d GPUs (%s): %s\n", rig_name(order[i]), p->verdicts[k].gpus,
+        fprintf(out, "  %s, %d GPUs (%s): %s\n", order[i]->name, p->verdicts[k].gpus,
                 gr_rating_name(p->verdicts[k].rating), p->verdicts[k].reasons);
   }
 }
@@ -100,19 +113,27 @@ static void reasons(FILE *out, const struct gr_judged **order, size_t n)
 void gr_print_compare(FILE *out, const struct gr_judged *js, size_t n)
 {
   const struct gr_judged **order = gr_compare_order(js, n);
-  fprintf(out, "%-4s %-34s %4s %9s %15s %9s %-6s %-6s %-6s %-6s %-6s %s\n", "rank", "rig", "GPUs", "VRAM GiB",
-          "allreduce GB/s", "P2P group", "train", "TP-2", "TP-4", "TP-8", "jobs", "price/GiB VRAM");
+  int w = name_width(js, n);
+  /* two header lines: the units under the names keep the columns narrow */
+  fprintf(out, "%-2s %-*s %4s %4s %4s %10s %5s %-5s %-4s %-4s %-4s %-4s %9s %5s\n", "#", w, "rig", "GPUs", "VRAM",
+          "RAM", "allreduce", "P2P", "train", "TP-2", "TP-4", "TP-8", "jobs", "price", "/GiB");
+  fprintf(out, "%-2s %-*s %4s %4s %4s %10s %5s %-5s %-4s %-4s %-4s %-4s %9s %5s\n", "", w, "", "", "GiB", "GiB",
+          "GB/s", "group", "", "", "", "", "", "", "VRAM");
   bool star = false;
   for (size_t i = 0; i < n; i++) {
-    table_row(out, order[i]);
+    table_row(out, w, order[i]);
     star |= order[i]->m.prediction.best_needs_p2p_level;
   }
   if (star)
-    fprintf(out, "* with NCCL_P2P_LEVEL raised as the rig's reasons say (NCCL's default keeps these paths off P2P)\n");
+    fprintf(out, "A/B*: A with NCCL's defaults, B with NCCL_P2P_LEVEL raised as the rig's reasons say (NCCL's\n"
+                 "default keeps these paths off P2P)\n");
   if (n) {
     char dflt[160];
     fprintf(out, "Figures and verdicts follow %s.\n", gr_nccl_defaults_text(&js[0].m.analysis, dflt, sizeof(dflt)));
   }
+  fprintf(out, "\nRigs (# = training rank, 1 = best; RAM as the rig states it; price of the rig as described):\n");
+  for (size_t i = 0; i < n; i++)
+    fprintf(out, "  %-*s %s\n", w, order[i]->name, rig_name(order[i]));
   reasons(out, order, n);
   free(order);
 }
@@ -123,10 +144,12 @@ static json_t *rig_json(const struct gr_judged *j)
   const struct gr_topo *t = &j->m.topo;
   json_t *o = json_object();
   json_object_set_new(o, "name", json_string(t->rig->name));
+  json_object_set_new(o, "short_name", json_string(j->name));
   json_object_set_new(o, "file", json_string(t->rig->file));
   json_object_set_new(o, "gpus", json_integer((json_int_t)t->ngpus));
   json_object_set_new(o, "gpu_model", t->ngpus ? json_string(t->pci[t->gpus[0]].model) : json_null());
   json_object_set_new(o, "vram_gib", json_real(j->vram_gib));
+  json_object_set_new(o, "host_ram_gib", gr_json_positive(j->ram_gib, 0));
   json_object_set_new(o, "allreduce_busbw_gbps", gr_json_rounded(p->best.busbw_gbps, 2));
   json_object_set_new(o, "allreduce_busbw_nccl_default_gbps", gr_json_rounded(p->nccl_default.busbw_gbps, 2));
   char env[64];

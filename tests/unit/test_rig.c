@@ -38,6 +38,7 @@ static void bad_rigs_name_file_line_col(void **state)
 {
   (void)state;
   expect_error(HEAD "gpu \"RTX 9999\" rc0\n", "bad.rig:4:5:", "unknown GPU model \"RTX 9999\"");
+  expect_error(HEAD "gpu \"RTX 309\" rc0\n", "bad.rig:4:5:", "unknown GPU model \"RTX 309\"; did you mean \"RTX 3090\"?");
   expect_error(HEAD "gpu \"RTX 3090\" rc9\n", "bad.rig:4:16:", "undefined parent 'rc9'");
   expect_error(HEAD "switch a b\nswitch b a\ngpu \"RTX 3090\" a\n", "bad.rig:4:10:", "cycle");
   expect_error(HEAD "switch rc0 rc0\n", "bad.rig:4:8:", "duplicate name 'rc0' (first defined at line 3, column 13)");
