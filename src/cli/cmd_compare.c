@@ -7,6 +7,7 @@
 #include "cli/cli.h"
 #include "plan/request.h"
 #include "print/compare.h"
+#include "print/text.h"
 
 static void compare_usage(void)
 {
@@ -72,9 +73,12 @@ static void print_comparison(const struct gr_opts *o, const struct gr_judged *js
     cli_print_json(gr_compare_to_json(js, plans, n));
     return;
   }
-  gr_print_compare(stdout, js, n);
+  struct gr_text_style st;
+  FILE *out = cli_text_begin(o->verbose, &st);
+  gr_print_compare(out, js, n, &st);
   if (plans)
-    gr_print_compare_plans(stdout, js, plans, n, o->model ? o->model : o->params, o->job);
+    gr_print_compare_plans(out, js, plans, n, o->model ? o->model : o->params, o->job);
+  cli_text_end(out);
 }
 
 int cmd_compare(int argc, char **argv)
@@ -85,7 +89,7 @@ int cmd_compare(int argc, char **argv)
   struct gr_planned *plans = NULL;
   struct gr_findings fs = {0};
   int rc = GR_EXIT_OK;
-  if (gr_parse_opts(argc, argv, GR_OPT_JSON | GR_OPT_GPU | GR_OPT_MANY | GR_OPT_LIST | GR_OPT_PLAN | GR_OPT_NCCL, &o) != 0)
+  if (gr_parse_opts(argc, argv, GR_OPT_JSON | GR_OPT_GPU | GR_OPT_MANY | GR_OPT_LIST | GR_OPT_PLAN | GR_OPT_NCCL | GR_OPT_VERBOSE, &o) != 0)
     return GR_EXIT_FAIL;
   if (o.help) {
     compare_usage();

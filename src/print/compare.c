@@ -1,5 +1,6 @@
 /* `gpurig compare` printers; see compare.h. */
 #include "print/compare.h"
+#include "print/text.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -92,25 +93,41 @@ static void table_row(FILE *out, int w, const struct gr_judged *j)
           price, per_gib);
 }
 
-static void reasons(FILE *out, const struct gr_judged **order, size_t n)
+/* A verdict's reasons: whole with --verbose, else what the table does not
+ * already say, in two lines after head. */
+static const char *reason_text(const struct gr_verdict *v, const char *head, const struct gr_text_style *st,
+                               char *buf, size_t cap)
 {
+  if (st->verbose)
+    return v->reasons;
+  size_t used = gr_text_columns(head);
+  size_t room = (size_t)st->width > used + 20 ? (size_t)st->width * 2 - used - 4 : 40;
+  return gr_text_fit(gr_verdict_point(v->reasons), room, buf, cap);
+}
+
+static void reasons(FILE *out, const struct gr_judged **order, size_t n, const struct gr_text_style *st)
+{
+  char head[160], cut[1024];
   fprintf(out, "\nWhy, for data-parallel training (rank 1 = best):\n");
   for (size_t i = 0; i < n; i++) {
     const struct gr_verdict *v = gr_compare_verdict(order[i], "training", -1);
-    fprintf(out, "%d. %s (%s): %s\n", order[i]->rank, order[i]->name, v ? gr_rating_name(v->rating) : "-",
-            v ? v->reasons : "");
+    snprintf(head, sizeof(head), "%d. %s (%s): ", order[i]->rank, order[i]->name, v ? gr_rating_name(v->rating) : "-");
+    fprintf(out, "%s%s\n", head, v ? reason_text(v, head, st, cut, sizeof(cut)) : "");
   }
   fprintf(out, "\nTensor-parallel inference:\n");
   for (size_t i = 0; i < n; i++) {
     const struct gr_prediction *p = &order[i]->m.prediction;
-    for (size_t k = 0; k < p->nverdicts; k++)
-      if (strcmp(p->verdicts[k].workload, "tensor-parallel inference") == 0)
-        fprintf(out, "  %s, %d GPUs (%s): %s\n", order[i]->name, p->verdicts[k].gpus,
-                gr_rating_name(p->verdicts[k].rating), p->verdicts[k].reasons);
+    for (size_t k = 0; k < p->nverdicts; k++) {
+      const struct gr_verdict *v = &p->verdicts[k];
+      if (strcmp(v->workload, "tensor-parallel inference") != 0)
+        continue;
+      snprintf(head, sizeof(head), "  %s, TP-%d (%s): ", order[i]->name, v->gpus, gr_rating_name(v->rating));
+      fprintf(out, "%s%s\n", head, reason_text(v, head, st, cut, sizeof(cut)));
+    }
   }
 }
 
-void gr_print_compare(FILE *out, const struct gr_judged *js, size_t n)
+void gr_print_compare(FILE *out, const struct gr_judged *js, size_t n, const struct gr_text_style *st)
 {
   const struct gr_judged **order = gr_compare_order(js, n);
   int w = name_width(js, n);
@@ -134,7 +151,7 @@ void gr_print_compare(FILE *out, const struct gr_judged *js, size_t n)
   fprintf(out, "\nRigs (# = training rank, 1 = best; RAM as the rig states it; price of the rig as described):\n");
   for (size_t i = 0; i < n; i++)
     fprintf(out, "  %-*s %s\n", w, order[i]->name, rig_name(order[i]));
-  reasons(out, order, n);
+  reasons(out, order, n, st);
   free(order);
 }
 

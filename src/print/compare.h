@@ -13,7 +13,9 @@
 #include "plan/request.h"
 
 /* The table in training-rank order and the reasons. */
-void gr_print_compare(FILE *out, const struct gr_judged *js, size_t n);
+struct gr_text_style;
+/* The reasons cut to what the table does not say unless st->verbose. */
+void gr_print_compare(FILE *out, const struct gr_judged *js, size_t n, const struct gr_text_style *st);
 /* --job: one row per rig (plans[i] planned on js[i]). */
 void gr_print_compare_plans(FILE *out, const struct gr_judged *js, const struct gr_planned *plans, size_t n,
                             const char *what, const char *job);

@@ -203,20 +203,6 @@ static void verdict_head(const struct gr_verdict *v, char *buf, size_t cap)
     snprintf(buf, cap, "%s on %d GPU%s: ", v->workload, v->gpus, v->gpus == 1 ? "" : "s");
 }
 
-/* The reasons without a lead-in the brief head already says ("Best group of
- * 4: ", "Each GPU runs its own job; "). */
-static const char *reasons_point(const char *reasons)
-{
-  static const char *const lead[] = {"Each GPU runs its own job; ", "Each GPU runs its own job. "};
-  const char *colon = strchr(reasons, ':');
-  if (strncmp(reasons, "Best group of ", 14) == 0 && colon && colon[1] == ' ')
-    return colon + 2;
-  for (size_t i = 0; i < sizeof(lead) / sizeof(lead[0]); i++)
-    if (strncmp(reasons, lead[i], strlen(lead[i])) == 0)
-      return reasons + strlen(lead[i]);
-  return reasons;
-}
-
 /* One line per verdict: "  good  TP-4: <its point>". */
 static void brief_verdicts(FILE *out, const struct gr_prediction *p, const struct gr_text_style *st)
 {
@@ -230,7 +216,7 @@ static void brief_verdicts(FILE *out, const struct gr_prediction *p, const struc
     size_t used = 8 + gr_text_columns(head);
     size_t room = (size_t)st->width > used + 20 ? (size_t)st->width - used : 20;
     fprintf(out, "  %-4s  %s%s\n", gr_rating_name(v->rating), head,
-            st->verbose ? v->reasons : gr_text_point(reasons_point(v->reasons), room, cut, sizeof(cut)));
+            st->verbose ? v->reasons : gr_text_point(gr_verdict_point(v->reasons), room, cut, sizeof(cut)));
   }
 }
 

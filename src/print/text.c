@@ -234,8 +234,9 @@ static void drop_parentheses(char *s)
   s[o] = '\0';
 }
 
-/* Cuts s to at most max columns (max >= 8) after the last clause that
- * fits (", " "; " ": " " - "), else the last word, and ends it "...". */
+/* Cuts s to at most max columns (max >= 8) after the last whole sentence
+ * that fits, else after the last clause (", " "; " ": ") or word, ending
+ * it "...". */
 static void cut_clause(char *s, size_t max)
 {
   if (gr_text_columns(s) <= max)
@@ -245,12 +246,18 @@ static void cut_clause(char *s, size_t max)
     col += ((unsigned char)s[limit] & 0xc0) != 0x80;
   while (limit > 0 && ((unsigned char)s[limit] & 0xc0) == 0x80)
     limit--; /* never inside a character */
-  size_t best = 0, word = 0;
+  size_t best = 0, word = 0, sentence = 0;
   for (size_t i = 1; i + 1 < limit; i++) {
     if (s[i] == ' ' && strchr(",;:", s[i - 1]) && i - 1 > max / 3)
       best = i - 1;
+    if (s[i] == ' ' && s[i - 1] == '.' && i > max / 3)
+      sentence = i;
     if (s[i] == ' ')
       word = i;
+  }
+  if (sentence) { /* whole sentences that fit need no "..." */
+    s[sentence] = '\0';
+    return;
   }
   size_t end = best ? best : word ? word : limit;
   strcpy(s + end, "...");
@@ -367,6 +374,30 @@ static const char *fit(const char *s, size_t n, size_t max, char *buf, size_t ca
   if (cap > 4)
     cut_clause(buf, max < cap - 4 ? max : cap - 4);
   return buf;
+}
+
+const char *gr_verdict_point(const char *reasons)
+{
+  static const char *const headline[] = {"Predicted all-reduce bus bandwidth", "With NCCL_P2P_LEVEL="};
+  static const char *const lead[] = {"Each GPU runs its own job; ", "Each GPU runs its own job. "};
+  const char *s = reasons;
+  for (bool again = true; again;) {
+    again = false;
+    for (size_t i = 0; i < sizeof(headline) / sizeof(headline[0]); i++) {
+      size_t end = first_sentence(s);
+      if (strncmp(s, headline[i], strlen(headline[i])) == 0 && s[end] == ' ' && s[end + 1]) {
+        s += end + 1;
+        again = true;
+      }
+    }
+  }
+  const char *colon = strchr(s, ':');
+  if (strncmp(s, "Best group of ", 14) == 0 && colon && colon[1] == ' ')
+    return colon + 2;
+  for (size_t i = 0; i < sizeof(lead) / sizeof(lead[0]); i++)
+    if (strncmp(s, lead[i], strlen(lead[i])) == 0)
+      return s + strlen(lead[i]);
+  return s;
 }
 
 /* ---- GPU ranges ---- */

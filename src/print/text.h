@@ -44,6 +44,13 @@ const char *gr_text_point(const char *s, size_t max, char *buf, size_t cap);
  * sentence): GPU lists shortened, then parentheses, then cut. */
 const char *gr_text_fit(const char *s, size_t max, char *buf, size_t cap);
 
+/* A verdict's reasons without what a brief line already shows beside them:
+ * the lead-ins "Best group of 4: " and "Each GPU runs its own job; ", and
+ * leading sentences that repeat the headline all-reduce ("Predicted
+ * all-reduce bus bandwidth ...", "With NCCL_P2P_LEVEL=..."). A pointer into
+ * reasons; reasons itself when nothing would remain. */
+const char *gr_verdict_point(const char *reasons);
+
 /* Display columns of UTF-8 text (one per character). */
 size_t gr_text_columns(const char *s);
 
