@@ -363,22 +363,38 @@ static char *link_text(const struct gr_pci *p)
   return xasprintf("%s%s%s", gen, gen[0] && width[0] ? " " : "", width);
 }
 
+/* One line per fabric, its members grouped by their links: "GPU0 GPU1 ...:
+ * 6 links each, 150 GB/s per direction". */
 static void fabric_para(struct rd_doc *d, const struct gr_topo *t, const struct gr_fabric *f)
 {
-  char links[1024] = "";
+  char text[2048] = "";
   size_t off = 0;
-  for (size_t k = 0; k < f->nmembers && off < sizeof(links); k++) {
-    char label[32];
-    off += (size_t)snprintf(links + off, sizeof(links) - off, "%s%s %d (%.0f GB/s)", k ? ", " : "",
-                            gr_pci_label(t, f->members[k].gpu, label, sizeof(label)), f->members[k].links,
-                            f->members[k].gbps);
+  bool *done = xcalloc(f->nmembers + 1, sizeof(bool));
+  for (size_t m = 0; m < f->nmembers; m++) {
+    const struct gr_fabric_member *lead = &f->members[m];
+    size_t count = 0;
+    for (size_t k = m; k < f->nmembers && off < sizeof(text); k++) {
+      const struct gr_fabric_member *x = &f->members[k];
+      char label[32];
+      if (done[k] || x->links != lead->links || fabs(x->gbps - lead->gbps) > 1e-9)
+        continue;
+      done[k] = true;
+      off += (size_t)snprintf(text + off, sizeof(text) - off, "%s%s", count++ ? " " : m ? "; " : "",
+                              gr_pci_label(t, x->gpu, label, sizeof(label)));
+    }
+    if (count && off < sizeof(text))
+      off += (size_t)snprintf(text + off, sizeof(text) - off, ": %d link%s%s, %.0f GB/s per direction", lead->links,
+                              lead->links == 1 ? "" : "s", count > 1 ? " each" : "", lead->gbps);
   }
-  char sw[48] = "";
+  free(done);
+  char sw[48] = "", gen[32] = "";
   if (f->nswitches > 0)
     snprintf(sw, sizeof(sw), ", %d NVSwitch%s", f->nswitches, f->nswitches == 1 ? "" : "es");
-  para(d, "NVSwitch fabric (%s%s%s%s%s), NVLink%s per GPU: %s.", f->from == GR_FABRIC_INFERRED ? "inferred" : "from ",
-       f->from == GR_FABRIC_INFERRED ? "" : gr_fabric_from_name(f->from), sw, f->why ? ": " : "", f->why ? f->why : "",
-       f->nvlink_gen > 0 ? "" : "s", links);
+  if (f->nvlink_gen > 0)
+    snprintf(gen, sizeof(gen), ", NVLink%d", f->nvlink_gen);
+  para(d, "NVSwitch fabric (%s%s%s%s%s%s): %s.", f->from == GR_FABRIC_INFERRED ? "inferred" : "from ",
+       f->from == GR_FABRIC_INFERRED ? "" : gr_fabric_from_name(f->from), sw, gen, f->why ? ": " : "",
+       f->why ? f->why : "", text);
 }
 
 static void gpus(struct rd_doc *d, const struct gr_machine *m)
@@ -497,7 +513,7 @@ static void copy_matrix(struct rd_doc *d, const struct gr_prediction *p)
         cell(tb, NULL, "%c ?", xfer_letter(pp->best));
     }
   }
-  note(d, "N NVLink, P PCIe peer-to-peer, H staged through host memory; darker is faster (the scale's top: %.1f GB/s).",
+  note(d, "N NVLink, P PCIe peer-to-peer, H staged through host memory; the page colours faster pairs darker (the scale's top: %.1f GB/s).",
        hi);
 }
 
@@ -773,6 +789,7 @@ static void finding_row(struct rd_table *tb, const struct gr_finding *f)
 static void findings_table(struct rd_doc *d, const struct gr_findings *fs)
 {
   struct rd_table *tb = table(d, NULL, fs->n, 6, "severity", "check", "finding", "fix", "cost", "evidence");
+  tb->drop_empty = true;
   for (size_t k = 0; k < sizeof(shown_order) / sizeof(shown_order[0]); k++)
     for (size_t i = 0; i < fs->n; i++)
       if (fs->v[i].sev == shown_order[k])
@@ -808,6 +825,7 @@ static void json_findings(struct rd_doc *d, const json_t *list)
   size_t n = json_array_size(list), i;
   const json_t *v;
   struct rd_table *tb = table(d, NULL, n, 4, "severity", "check", "finding", "fix");
+  tb->drop_empty = true;
   for (size_t k = 0; k < sizeof(shown_order) / sizeof(shown_order[0]); k++)
     json_array_foreach(list, i, v)
     {
@@ -1153,7 +1171,7 @@ static void burn_gpus(struct rd_doc *d, const json_t *burn)
     cell_num(tb, NULL, jnum(g, "power_max_w"), 0);
     cell_num(tb, NULL, jnum(g, "sm_clock_min_mhz"), 0);
     cell_num(tb, jnum(g, "pcie_replays") > 0 ? "sev-warn" : NULL, jnum(g, "pcie_replays"), 0);
-    cell_str(tb, th[0] ? "sev-warn" : NULL, th);
+    cell_str(tb, th[0] ? "sev-warn" : NULL, th[0] ? th : "no");
     free(th);
     p->row_label[i] = xasprintf("GPU%ld", jidx(g, "index"));
     p->row_cls[i] = cls;
@@ -1267,6 +1285,32 @@ void rd_free(struct rd_doc *d)
   }
   free(d->v);
   memset(d, 0, sizeof(*d));
+}
+
+bool rd_column_shown(const struct rd_table *t, size_t c)
+{
+  if (!t->drop_empty)
+    return true;
+  for (size_t r = 0; r < t->nrows; r++)
+    if (t->cells[r * t->ncols + c].text && t->cells[r * t->ncols + c].text[0])
+      return true;
+  return false;
+}
+
+size_t rd_utf8_len(const unsigned char *s)
+{
+  if (s[0] < 0x80)
+    return 1;
+  size_t n = s[0] >= 0xc2 && s[0] <= 0xdf ? 2 : s[0] >= 0xe0 && s[0] <= 0xef ? 3 : s[0] >= 0xf0 && s[0] <= 0xf4 ? 4 : 0;
+  for (size_t i = 1; i < n; i++)
+    if ((s[i] & 0xc0) != 0x80)
+      return 0;
+  if ((n == 3 && s[0] == 0xe0 && s[1] < 0xa0) || (n == 3 && s[0] == 0xed && s[1] >= 0xa0) ||
+      (n == 4 && s[0] == 0xf0 && s[1] < 0x90) || (n == 4 && s[0] == 0xf4 && s[1] >= 0x90))
+    return 0; /* overlong, a surrogate, or past U+10FFFF */
+  if (n == 2 && s[0] == 0xc2 && s[1] < 0xa0)
+    return 0; /* a C1 control */
+  return n;
 }
 
 /* ---- input checks ---- */

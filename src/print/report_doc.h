@@ -27,6 +27,7 @@ struct rd_table {
   struct rd_cell *cells; /* nrows x ncols */
   char **row_gpu;        /* per row, "GPU3" for the data-gpu attribute, or NULL; the whole array may be NULL */
   bool matrix;           /* a GPU x GPU heat map: small cells, the first column a header */
+  bool drop_empty;       /* leave out the columns whose every cell is empty (a findings list without fixes) */
   size_t filled;         /* cells added so far */
 };
 
@@ -77,6 +78,12 @@ struct rd_doc {
 
 void rd_build(const struct gr_report_doc *doc, struct rd_doc *out);
 void rd_free(struct rd_doc *d);
+
+/* Whether column c of t is shown (drop_empty). */
+bool rd_column_shown(const struct rd_table *t, size_t c);
+/* The length of the valid UTF-8 sequence at s (1 to 4), 0 for a byte that
+ * does not start one, or a C1 control (not text in HTML or Markdown). */
+size_t rd_utf8_len(const unsigned char *s);
 
 /* The number of heat classes h0 .. h(RD_HEAT-1). */
 #define RD_HEAT 8

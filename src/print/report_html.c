@@ -15,30 +15,13 @@
 
 /* ---- escaping ---- */
 
-/* The length of the valid UTF-8 sequence at s (1 to 4), 0 if invalid. */
-static size_t utf8_len(const unsigned char *s)
-{
-  if (s[0] < 0x80)
-    return 1;
-  size_t n = s[0] >= 0xc2 && s[0] <= 0xdf ? 2 : s[0] >= 0xe0 && s[0] <= 0xef ? 3 : s[0] >= 0xf0 && s[0] <= 0xf4 ? 4 : 0;
-  for (size_t i = 1; i < n; i++)
-    if ((s[i] & 0xc0) != 0x80)
-      return 0;
-  if ((n == 3 && s[0] == 0xe0 && s[1] < 0xa0) || (n == 3 && s[0] == 0xed && s[1] >= 0xa0) ||
-      (n == 4 && s[0] == 0xf0 && s[1] < 0x90) || (n == 4 && s[0] == 0xf4 && s[1] >= 0x90))
-    return 0; /* overlong, a surrogate, or past U+10FFFF */
-  if (n == 2 && s[0] == 0xc2 && s[1] < 0xa0)
-    return 0; /* a C1 control: not a character in HTML */
-  return n;
-}
-
 /* Text for an element or a quoted attribute: markup characters as
  * references, controls as spaces, bytes that are not UTF-8 as U+FFFD. */
 static void esc(FILE *f, const char *s)
 {
   const unsigned char *p = (const unsigned char *)(s ? s : "");
   while (*p) {
-    size_t n = utf8_len(p);
+    size_t n = rd_utf8_len(p);
     if (!n) {
       fputs("\xef\xbf\xbd", f);
       p++;
@@ -73,7 +56,8 @@ static const char css[] =
     ".scroll{overflow-x:auto;max-width:100%;margin:6px 0 10px}\n"
     "table{border-collapse:collapse;font-size:13px}th,td{border:1px solid #d9dde3;padding:3px 7px;"
     "text-align:left;vertical-align:top}thead th{background:#f1f3f6;font-weight:600}\n"
-    "caption{caption-side:top;text-align:left;font-weight:600;padding:2px 0 4px}\n"
+    "caption{caption-side:top;text-align:left;font-weight:600;padding:2px 0 4px;white-space:nowrap;"
+    "font:600 13px system-ui,sans-serif}\n"
     "table.matrix{font:11px/1.2 ui-monospace,SFMono-Regular,Menlo,Consolas,monospace}\n"
     "table.matrix td,table.matrix th{padding:2px 4px;text-align:center;white-space:nowrap;min-width:2.6em}\n"
     "table.matrix tbody th{background:#f1f3f6}\n"
@@ -145,7 +129,8 @@ static void html_table(FILE *f, const struct rd_block *b)
   }
   fputs("\n<thead><tr>", f);
   for (size_t c = 0; c < t->ncols; c++)
-    td(f, "th", &t->head[c], t->matrix && c ? " scope=\"col\"" : NULL);
+    if (rd_column_shown(t, c))
+      td(f, "th", &t->head[c], t->matrix && c ? " scope=\"col\"" : NULL);
   fputs("</tr></thead>\n<tbody>\n", f);
   for (size_t r = 0; r < t->nrows; r++) {
     fputs("<tr", f);
@@ -156,7 +141,8 @@ static void html_table(FILE *f, const struct rd_block *b)
     }
     fputc('>', f);
     for (size_t c = 0; c < t->ncols; c++)
-      td(f, t->matrix && c == 0 ? "th" : "td", &t->cells[r * t->ncols + c], t->matrix && c == 0 ? " scope=\"row\"" : NULL);
+      if (rd_column_shown(t, c))
+        td(f, t->matrix && c == 0 ? "th" : "td", &t->cells[r * t->ncols + c], t->matrix && c == 0 ? " scope=\"row\"" : NULL);
     fputs("</tr>\n", f);
   }
   fputs("</tbody></table></div>\n", f);
@@ -253,19 +239,27 @@ static void html_bars(FILE *f, const struct rd_block *b)
 {
   double hi = bar_hi(b);
   int h = BAR_TOP + (int)b->nbars * BAR_ROW + 36;
-  bool any_value = false, any_pred = false;
+  bool any_value = false, any_pred = false, any_warn = false;
+  const char *value_cls = "val";
   for (size_t i = 0; i < b->nbars; i++) {
     any_value |= isfinite(b->bars[i].value);
     any_pred |= isfinite(b->bars[i].predicted);
+    any_warn |= b->bars[i].cls && strcmp(b->bars[i].cls, "sev-warn") == 0;
+    value_cls = b->bars[i].cls && strcmp(b->bars[i].cls, "sev-ok") == 0 ? "sev-ok" : value_cls;
   }
   svg_open(f, BAR_W, h, b->text);
   svg_title(f, 0, 16, b->text);
   /* the legend: only the marks this chart has */
   int x = 0;
   if (any_value) {
-    fprintf(f, "<rect class=\"val\" x=\"%d\" y=\"27\" width=\"18\" height=\"8\"/><text x=\"%d\" y=\"35\">measured"
-               "</text>", x, x + 24);
+    fprintf(f, "<rect class=\"%s\" x=\"%d\" y=\"27\" width=\"18\" height=\"8\"/><text x=\"%d\" y=\"35\">measured"
+               "</text>", value_cls, x, x + 24);
     x += 100;
+  }
+  if (any_warn) {
+    fprintf(f, "<rect class=\"sev-warn\" x=\"%d\" y=\"27\" width=\"18\" height=\"8\"/><text x=\"%d\" y=\"35\">"
+               "under its floor</text>", x, x + 24);
+    x += 130;
   }
   if (any_pred) {
     fprintf(f, "<line class=\"tick\" x1=\"%d\" y1=\"24\" x2=\"%d\" y2=\"38\"/><text x=\"%d\" y=\"35\">predicted</text>",

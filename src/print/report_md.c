@@ -15,13 +15,21 @@
  * table cell. */
 static void md(FILE *f, const char *s)
 {
-  for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
-    if (strchr("\\`*_[]<>|~&#!", *p) && *p)
+  const unsigned char *p = (const unsigned char *)(s ? s : "");
+  while (*p) {
+    size_t n = rd_utf8_len(p);
+    if (!n) {
+      fputs("\xef\xbf\xbd", f); /* not UTF-8: U+FFFD */
+      p++;
+      continue;
+    }
+    if (strchr("\\`*_[]<>|~&#!", *p))
       fputc('\\', f);
     if (*p < 0x20 || *p == 0x7f)
       fputc(' ', f);
     else
-      fputc(*p, f);
+      fwrite(p, 1, n, f);
+    p += n;
   }
 }
 
@@ -53,15 +61,20 @@ static void md_table(FILE *f, const struct rd_block *b)
     md(f, b->text);
     fputs("**\n\n", f);
   }
+  size_t shown = 0;
   md_row_start(f);
   for (size_t c = 0; c < t->ncols; c++)
-    md_cell(f, t->head[c].text);
+    if (rd_column_shown(t, c)) {
+      md_cell(f, t->head[c].text);
+      shown++;
+    }
   fputc('\n', f);
-  md_rule(f, t->ncols);
+  md_rule(f, shown);
   for (size_t r = 0; r < t->nrows; r++) {
     md_row_start(f);
     for (size_t c = 0; c < t->ncols; c++)
-      md_cell(f, t->cells[r * t->ncols + c].text);
+      if (rd_column_shown(t, c))
+        md_cell(f, t->cells[r * t->ncols + c].text);
     fputc('\n', f);
   }
   fputc('\n', f);
