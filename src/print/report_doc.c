@@ -635,6 +635,7 @@ static void allreduce_prediction(struct rd_doc *d, const struct gr_report_doc *d
                               "bounded by");
   struct rd_bar *b = bars(d, "All-reduce: predicted (tick) and measured (bar, from --bench) against the ring's slowest "
                              "link (grey)", "GB/s", rows);
+  d->v[d->n - 1].md_skip = true; /* the table holds the prediction and the limit, bench's section the plateau */
   for (size_t k = 0; k < rows; k++) {
     const struct gr_ring *r = k ? &p->best : &p->nccl_default;
     double lim, nccl;
@@ -707,6 +708,7 @@ static void copy_prediction(struct rd_doc *d, const struct gr_prediction *p)
   struct rd_table *tb = table(d, NULL, ng, 7, "pairs", "path", "how", "predicted, GB/s", "link limit, GB/s",
                               "NCCL's figure, GB/s", "predicted / limit");
   struct rd_bar *b = bars(d, "Copies, one way: predicted (tick) against the path's link limit (grey)", "GB/s", ng);
+  d->v[d->n - 1].md_skip = true;
   for (size_t k = 0; k < ng; k++) {
     cell(tb, NULL, "%s%s (%zu pair%s)", g[k].pairs, g[k].count > 4 ? ", ..." : "", g[k].count, plural(g[k].count));
     cell_str(tb, NULL, g[k].path);
@@ -718,7 +720,7 @@ static void copy_prediction(struct rd_doc *d, const struct gr_prediction *p)
       cell(tb, NULL, "%.0f%%", g[k].gbps / g[k].limit * 100);
     else
       cell_str(tb, NULL, "");
-    b[k].label = xasprintf("%s %s, %zu pair%s", g[k].path, g[k].best == GR_XFER_HOST ? "via host" : "", g[k].count,
+    b[k].label = xasprintf("%s%s, %zu pair%s", g[k].path, g[k].best == GR_XFER_HOST ? " via host" : "", g[k].count,
                            plural(g[k].count));
     b[k].predicted = g[k].gbps > 0 ? g[k].gbps : NAN;
     b[k].limit = g[k].limit > 0 ? g[k].limit : NAN;
@@ -736,8 +738,11 @@ static void predictions(struct rd_doc *d, const struct gr_report_doc *doc)
   heading(d, 2, "predictions", "Predictions beside the link limits");
   allreduce_prediction(d, doc);
   copy_prediction(d, &m->prediction);
-  for (size_t i = 0; i < m->prediction.nnotes; i++)
-    para(d, "%s", m->prediction.notes[i]);
+  if (m->prediction.nnotes) {
+    struct rd_table *tb = table(d, "Placement", m->prediction.nnotes, 1, "NICs and NVMe drives beside the GPUs");
+    for (size_t i = 0; i < m->prediction.nnotes; i++)
+      cell_str(tb, NULL, m->prediction.notes[i]);
+  }
 }
 
 static void verdicts(struct rd_doc *d, const struct gr_machine *m)

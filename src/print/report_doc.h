@@ -68,6 +68,7 @@ struct rd_block {
   struct rd_bar *bars; size_t nbars;
   struct rd_line *line;
   struct rd_panels *panels;
+  bool md_skip;     /* a chart whose figures the table before it holds: Markdown leaves it out */
 };
 
 struct rd_doc {

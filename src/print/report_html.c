@@ -185,7 +185,7 @@ static void x_grid(FILE *f, int x0, int w, int y0, int y1, double hi, const char
   fputs("</text>\n", f);
 }
 
-enum { BAR_W = 900, BAR_LABEL = 250, BAR_PLOT = 520, BAR_ROW = 18, BAR_TOP = 46 };
+enum { BAR_W = 940, BAR_LABEL = 240, BAR_PLOT = 520, BAR_ROW = 18, BAR_TOP = 46 };
 
 static double bar_hi(const struct rd_block *b)
 {

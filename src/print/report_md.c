@@ -121,6 +121,8 @@ static void md_bars(FILE *f, const struct rd_block *b)
 
 static void md_block(FILE *f, const struct rd_doc *d, const struct rd_block *b, const char *svg_name)
 {
+  if (b->md_skip)
+    return;
   switch (b->kind) {
   case RD_HEADING:
     fprintf(f, "%.*s ", b->level < 1 ? 1 : b->level > 6 ? 6 : b->level, "######");
