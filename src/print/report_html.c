@@ -275,7 +275,7 @@ static void html_bars(FILE *f, const struct rd_block *b)
   fputs("</svg>\n", f);
 }
 
-enum { LN_W = 900, LN_H = 320, LN_L = 60, LN_R = 130, LN_T = 34, LN_B = 46 };
+enum { LN_W = 900, LN_H = 330, LN_L = 60, LN_R = 130, LN_T = 46, LN_B = 46 };
 
 static void html_line(FILE *f, const struct rd_block *b)
 {
@@ -297,7 +297,7 @@ static void html_line(FILE *f, const struct rd_block *b)
     fprintf(f, "<line class=\"grid\" x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\"/><text x=\"%d\" y=\"%.1f\" "
                "text-anchor=\"end\">%g</text>\n", LN_L, y, LN_L + pw, y, LN_L - 6, y + 4, v);
   }
-  fprintf(f, "<text x=\"%d\" y=\"%d\" text-anchor=\"end\">", LN_L - 6, LN_T - 8);
+  fprintf(f, "<text x=\"%d\" y=\"%d\">", LN_L, LN_T - 12);
   esc(f, b->unit);
   fprintf(f, " busbw</text>\n<line class=\"axis\" x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\"/>\n", LN_L, LN_T + ph,
           LN_L + pw, LN_T + ph);
