@@ -150,11 +150,14 @@ static void html_table(FILE *f, const struct rd_block *b)
 
 /* ---- charts ---- */
 
-/* A step of 1, 2 or 5 times a power of ten giving about 5 ticks up to hi. */
+/* A step of 1, 2 or 5 times a power of ten giving about 5 ticks up to hi;
+ * 0 where there is none (hi so small that the power of ten underflows):
+ * the caller then draws no grid rather than looping on a step of 0. */
 static double nice_step(double hi)
 {
   double raw = hi / 5, p = pow(10, floor(log10(raw))), m = raw / p;
-  return (m < 1.5 ? 1 : m < 3.5 ? 2 : m < 7.5 ? 5 : 10) * p;
+  double step = (m < 1.5 ? 1 : m < 3.5 ? 2 : m < 7.5 ? 5 : 10) * p;
+  return isfinite(step) && step > 0 && hi / step < 20 ? step : 0;
 }
 
 static void svg_open(FILE *f, int w, int h, const char *title)
@@ -175,7 +178,7 @@ static void svg_title(FILE *f, int x, int y, const char *text)
 static void x_grid(FILE *f, int x0, int w, int y0, int y1, double hi, const char *unit)
 {
   double step = nice_step(hi);
-  for (double v = 0; v <= hi * 1.0001; v += step) {
+  for (double v = 0; step > 0 && v <= hi * 1.0001; v += step) {
     double x = x0 + v / hi * w;
     fprintf(f, "<line class=\"grid\" x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\"/>", x, y0, x, y1);
     fprintf(f, "<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">%g</text>\n", x, y1 + 13, v);
@@ -196,7 +199,7 @@ static double bar_hi(const struct rd_block *b)
                     isfinite(r->limit) ? r->limit : 0);
     hi = m > hi ? m : hi;
   }
-  return hi > 0 ? hi * 1.05 : 1;
+  return hi > 1e-9 ? hi * 1.05 : 1; /* a scale of 1e-320 would make the pixels per unit infinite */
 }
 
 static void bar_row(FILE *f, const struct rd_bar *r, int y, double hi, const char *unit)
@@ -218,13 +221,13 @@ static void bar_row(FILE *f, const struct rd_bar *r, int y, double hi, const cha
   fputs("</text>", f);
   if (isfinite(r->limit))
     fprintf(f, "<rect class=\"limit\" x=\"%d\" y=\"%d\" width=\"%.1f\" height=\"14\"/>", BAR_LABEL, y + 1,
-            r->limit * sx);
+            fmax(r->limit, 0) * sx);
   if (isfinite(r->value))
     fprintf(f, "<rect class=\"%s\" x=\"%d\" y=\"%d\" width=\"%.1f\" height=\"8\"/>", r->cls ? r->cls : "val",
-            BAR_LABEL, y + 4, r->value * sx);
+            BAR_LABEL, y + 4, fmax(r->value, 0) * sx);
   if (isfinite(r->predicted))
-    fprintf(f, "<line class=\"tick\" x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\"/>", BAR_LABEL + r->predicted * sx,
-            y, BAR_LABEL + r->predicted * sx, y + 16);
+    fprintf(f, "<line class=\"tick\" x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\"/>",
+            BAR_LABEL + fmax(r->predicted, 0) * sx, y, BAR_LABEL + fmax(r->predicted, 0) * sx, y + 16);
   double shown = isfinite(r->value) ? r->value : r->predicted;
   if (isfinite(shown)) {
     fprintf(f, "<text x=\"%d\" y=\"%d\">%.1f", BAR_LABEL + BAR_PLOT + 8, y + 12, shown);
@@ -286,13 +289,13 @@ static void html_line(FILE *f, const struct rd_block *b)
     xmax = fmax(xmax, l->x[i]);
     hi = fmax(hi, l->y[i]);
   }
-  hi = hi > 0 ? hi * 1.1 : 1;
+  hi = hi > 1e-9 ? hi * 1.1 : 1;
   double lx0 = log2(xmin), span = log2(xmax) - lx0 > 0 ? log2(xmax) - lx0 : 1;
   int pw = LN_W - LN_L - LN_R, ph = LN_H - LN_T - LN_B;
   svg_open(f, LN_W, LN_H, b->text);
   svg_title(f, 0, 16, b->text);
   double step = nice_step(hi);
-  for (double v = 0; v <= hi * 1.0001; v += step) {
+  for (double v = 0; step > 0 && v <= hi * 1.0001; v += step) {
     double y = LN_T + ph - v / hi * ph;
     fprintf(f, "<line class=\"grid\" x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\"/><text x=\"%d\" y=\"%.1f\" "
                "text-anchor=\"end\">%g</text>\n", LN_L, y, LN_L + pw, y, LN_L - 6, y + 4, v);
@@ -341,7 +344,7 @@ static void html_panels(FILE *f, const struct rd_block *b)
     double hi = 0;
     for (size_t r = 0; r < p->nrows; r++)
       hi = isfinite(p->v[r * p->npanels + k]) ? fmax(hi, p->v[r * p->npanels + k]) : hi;
-    hi = hi > 0 ? hi : 1;
+    hi = hi > 1e-9 ? hi : 1;
     fprintf(f, "<text x=\"%d\" y=\"36\" style=\"font-weight:600\">", x0 + PN_LABEL);
     esc(f, p->panel_title[k]);
     fputs("</text>\n", f);

@@ -112,6 +112,9 @@ bad swapped '^gpurig report: --bench .*/burn.json: is gpurig burn --json output,
 bad swapped-burn '^gpurig report: --burn .*/bench.json: is gpurig bench --json output, not burn' --burn "$work/bench.json"
 bad directory '^gpurig report: --bench .*: .*directory' --bench "$work"
 bad fifo '^gpurig report: --bench .*/fifo: .*FIFO' --bench "$work/fifo"
+bad zero '^gpurig report: --bench /dev/zero: .*character device' --bench /dev/zero
+printf '%.0s[' $(seq 1 5000) >"$work/deep.json"
+bad deep '^gpurig report: --bench .*/deep.json: not JSON \(line 1: .*(depth|nest)' --bench "$work/deep.json"
 bad empty "^gpurig report: option '--bench' needs a file" --bench ''
 report 2 --bench "$work/bench.json" --rig wopr
 grep -q 'give one of those' "$work/err" || fail "--bench without --html: $(cat "$work/err")"
