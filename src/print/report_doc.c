@@ -783,7 +783,7 @@ static void finding_row(struct rd_table *tb, const struct gr_finding *f)
 {
   char *ev = evidence_text(f->ev, f->nev);
   cell_str(tb, sev_cls(f->sev), gr_sev_name(f->sev));
-  cell_str(tb, NULL, f->id);
+  cell_str(tb, "id", f->id);
   cell(tb, NULL, "%s%s%s", f->subject ? f->subject : "", f->subject ? ": " : "", f->text ? f->text : "");
   cell_str(tb, NULL, f->fix);
   cell_str(tb, NULL, f->cost);
@@ -839,7 +839,7 @@ static void json_findings(struct rd_doc *d, const json_t *list)
         continue;
       const char *text = jstr(v, "text") ? jstr(v, "text") : jstr(v, "message");
       cell_str(tb, sev_cls(s), gr_sev_name(s));
-      cell_str(tb, NULL, jstr(v, "id"));
+      cell_str(tb, "id", jstr(v, "id"));
       cell_str(tb, NULL, text);
       cell_str(tb, NULL, jstr(v, "fix"));
     }

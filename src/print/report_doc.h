@@ -15,7 +15,8 @@
 #include "print/report_html.h"
 
 /* A table cell: its text and how the page colours it. cls is a static CSS
- * class ("lv-nv", "sev-warn", "h7" for a heat bucket), NULL for none. */
+ * class ("lv-nv", "sev-warn", "h7" for a heat bucket; "id" a check's id, kept on
+ * one line), NULL for none. */
 struct rd_cell {
   char *text;
   const char *cls;

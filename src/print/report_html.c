@@ -56,6 +56,7 @@ static const char css[] =
     ".scroll{overflow-x:auto;max-width:100%;margin:6px 0 10px}\n"
     "table{border-collapse:collapse;font-size:13px}th,td{border:1px solid #d9dde3;padding:3px 7px;"
     "text-align:left;vertical-align:top}thead th{background:#f1f3f6;font-weight:600}\n"
+    "table:not(.matrix) td{overflow-wrap:anywhere;min-width:3em}td.id{white-space:nowrap;overflow-wrap:normal}\n"
     "caption{caption-side:top;text-align:left;font-weight:600;padding:2px 0 4px;white-space:nowrap;"
     "font:600 13px system-ui,sans-serif}\n"
     "table.matrix{font:11px/1.2 ui-monospace,SFMono-Regular,Menlo,Consolas,monospace}\n"
