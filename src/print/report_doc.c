@@ -541,9 +541,11 @@ static void nccl_matrix(struct rd_doc *d, const struct gr_topo *t, const struct 
 static void matrices(struct rd_doc *d, const struct gr_machine *m)
 {
   const struct gr_topo *t = &m->topo;
-  if (!t->ngpus)
-    return;
   heading(d, 2, "matrices", "Matrices");
+  if (!t->ngpus) {
+    para(d, "No GPU in this input.");
+    return;
+  }
   level_matrix(d, t, &m->analysis);
   if (t->ngpus < 2)
     return;
@@ -558,9 +560,11 @@ static void hives(struct rd_doc *d, const struct gr_machine *m)
 {
   const struct gr_topo *t = &m->topo;
   const struct gr_analysis *a = &m->analysis;
-  if (!t->ngpus)
-    return;
   heading(d, 2, "hives", "P2P hives");
+  if (!t->ngpus) {
+    para(d, "No GPU in this input.");
+    return;
+  }
   struct rd_table *tb = table(d, NULL, a->nhives, 3, "hive", "GPUs", "joined by");
   for (size_t h = 0; h < a->nhives; h++) {
     char list[1024] = "";
@@ -733,9 +737,11 @@ static void copy_prediction(struct rd_doc *d, const struct gr_prediction *p)
 static void predictions(struct rd_doc *d, const struct gr_report_doc *doc)
 {
   const struct gr_machine *m = doc->m;
-  if (!m->predicted || m->prediction.ngpus < 2)
-    return;
   heading(d, 2, "predictions", "Predictions beside the link limits");
+  if (!m->predicted || m->prediction.ngpus < 2) {
+    para(d, "Fewer than two GPUs: no GPU-to-GPU copy or all-reduce to predict.");
+    return;
+  }
   allreduce_prediction(d, doc);
   copy_prediction(d, &m->prediction);
   if (m->prediction.nnotes) {

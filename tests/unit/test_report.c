@@ -154,8 +154,8 @@ static void test_doctor(void **state)
   gr_doctor_run(&m, &o, &r);
   struct gr_report_doc doc = {.m = &m, .doctor = &r};
   char *html = render(&doc, true, NULL);
-  assert_non_null(strstr(html, "<td class=\"sev-fail\">fail</td><td>gpu.count</td>"));
-  assert_non_null(strstr(html, "<td class=\"sev-info\">info</td><td>driver.p2p</td>"));
+  assert_non_null(strstr(html, "<td class=\"sev-fail\">fail</td><td class=\"id\">gpu.count</td>"));
+  assert_non_null(strstr(html, "<td class=\"sev-info\">info</td><td class=\"id\">driver.p2p</td>"));
   assert_non_null(strstr(html, "P2P-enabled open kernel modules")); /* its fix */
   free(html);
   gr_doctor_report_free(&r);
