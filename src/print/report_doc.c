@@ -327,7 +327,7 @@ static void summary(struct rd_doc *d, const struct gr_report_doc *doc)
     cell_str(t, NULL, c);
     free(c);
   }
-  cell_str(t, NULL, "the exit status of `gpurig report`");
+  cell_str(t, NULL, "exit status of gpurig report");
   cell(t, NULL, "%d", (int)gr_findings_exit(tf));
   cell_str(t, NULL, "from the topology findings (0 ok, 1 a warning)");
 }
