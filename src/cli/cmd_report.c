@@ -88,6 +88,8 @@ static int files_conflict(const struct gr_opts *o)
     why = "--json and --html/--markdown exclude each other (both are reports)";
   else if (o->html && o->markdown && gr_file_is_stdout(o->html) && gr_file_is_stdout(o->markdown))
     why = "--html and --markdown cannot both go to standard output";
+  else if (o->html && o->markdown && strcmp(o->html, o->markdown) == 0)
+    why = "--html and --markdown name the same file";
   if (why)
     fprintf(stderr, "gpurig report: %s\n", why);
   return why ? -1 : 0;

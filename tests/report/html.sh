@@ -121,6 +121,7 @@ grep -q 'give one of those' "$work/err" || fail "--bench without --html: $(cat "
 report 2 --json --html "$work/x.html" --rig wopr
 grep -q 'exclude each other' "$work/err" || fail "--json with --html: $(cat "$work/err")"
 report 2 --html - --markdown - --rig wopr
+report 2 --html "$work/same" --markdown "$work/same" --rig wopr
 ln -s "$work/elsewhere" "$work/link.html"
 report 2 --html "$work/link.html" --rig wopr
 [ ! -e "$work/elsewhere" ] || fail "the writer followed a symbolic link"
