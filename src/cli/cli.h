@@ -52,6 +52,9 @@ struct gr_opts {
   const char *load, *pattern, *duration; /* --load LIST, --pattern NAME, --duration SECONDS */
   const char *log;         /* --log FILE.jsonl (burn) */
   bool force;              /* --force: load GPUs other processes use (burn) */
+  /* report */
+  const char *html, *markdown;       /* --html FILE, --markdown FILE ("-": standard output) */
+  const char *bench_json, *burn_json; /* --bench FILE, --burn FILE: saved `bench --json`, `burn --json` */
   /* plan (and compare --job): kept as text, turned into a request by plan/request.c */
   const char *model, *params, *job, *quant, *kv_quant, *engine, *ctx, *batch, *gpus, *zero, *offload, *tp, *pp;
   const char *estimator, *lora_rank, *lora_targets, *state_bytes, *price, *kwh, *rent, *cpu;
@@ -81,6 +84,7 @@ enum gr_opt_set {
   GR_OPT_MONITOR = 1 << 14, /* --once --count --interval --kmsg (watch); --listen --textfile (export) */
   GR_OPT_VERBOSE = 1 << 16, /* --verbose, -v (report, topo, doctor, compare) */
   GR_OPT_BURN = 1 << 15,    /* --load --pattern --duration, and --gpus LIST --quick --size --interval --svg (burn) */
+  GR_OPT_REPORT = 1 << 17,  /* --html --markdown --bench --burn (report) */
 };
 
 /* Parses argv (argv[0] is the subcommand). Options and positional arguments

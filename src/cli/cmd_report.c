@@ -1,14 +1,20 @@
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
+#include "base/file.h"
 #include "cli/cli.h"
+#include "doctor/doctor.h"
 #include "facts/data.h"
 #include "print/machine.h"
 #include "print/text.h"
+#include "print/report_html.h"
 
 static void report_usage(void)
 {
   printf("usage: gpurig report [--root DIR | --input FILE.xml | --rig RIG [--gpu MODEL]] [--json]\n"
          "                     [--nccl-version X.Y[.Z]] [--verbose]\n"
+         "       gpurig report [SOURCE] [--html FILE] [--markdown FILE] [--bench FILE] [--burn FILE]\n"
          "\n"
          "An overview of the machine on one screen (40 lines of 100 columns): the machine, its\n"
          "GPUs grouped, the wiring, the P2P hives, the predicted all-reduce against what bounds\n"
@@ -25,8 +31,18 @@ static void report_usage(void)
          "  --json            {\"machine_report\": {...}, \"example\": {...} or null} (docs/json.md)\n"
          "  --nccl-version V  the NCCL whose P2P defaults the predictions and advice follow (2.21,\n"
          "                    2.21.5; default: the newest in data/nccl-p2p.tsv, stated as assumed)\n"
+         "  --html FILE       write the report as one self-contained HTML page (no scripts, nothing\n"
+         "                    fetched): summary, diagram, GPUs, heat maps, hives, predictions beside\n"
+         "                    the link limits, verdicts, the topology's and doctor's findings with\n"
+         "                    their fixes, and the --bench and --burn results as charts; - writes\n"
+         "                    it to standard output. Nothing else is printed (docs/report.md)\n"
+         "  --markdown FILE   the same as GitHub-flavoured Markdown tables (for an issue or a forum)\n"
+         "  --bench FILE      add the results `gpurig bench --json` saved in FILE\n"
+         "  --burn FILE       add the results `gpurig burn --json` saved in FILE\n"
          "\n"
-         "Exit status: 0 ok, 1 a finding is a warning, 2 bad input, 3 could not run.\n");
+         "Exit status: 0 ok, 1 a finding is a warning, 2 bad input (also an unreadable or wrong\n"
+         "--bench or --burn file), 3 could not run. With --html or --markdown the status is still\n"
+         "that of the topology's findings; doctor's, bench's and burn's are in the page.\n");
 }
 
 /* No GPU on this machine: a bundled real one stands in, labelled as an example. */
@@ -71,6 +87,134 @@ static void print_report(const struct gr_opts *o, const struct gr_machine *m, co
   cli_text_end(out);
 }
 
+/* ---- --html and --markdown ---- */
+
+enum { REPORT_JSON_MAX = 64 << 20 }; /* a bench of 64 GPUs writes a few MiB */
+
+static int files_conflict(const struct gr_opts *o)
+{
+  const char *why = NULL;
+  if (!o->html && !o->markdown)
+    why = "--bench and --burn add results to the --html or --markdown report: give one of those";
+  else if (o->json)
+    why = "--json and --html/--markdown exclude each other (both are reports)";
+  else if (o->html && o->markdown && gr_file_is_stdout(o->html) && gr_file_is_stdout(o->markdown))
+    why = "--html and --markdown cannot both go to standard output";
+  else if (o->html && o->markdown && strcmp(o->html, o->markdown) == 0)
+    why = "--html and --markdown name the same file";
+  if (why)
+    fprintf(stderr, "gpurig: report: %s\n", why);
+  return why ? -1 : 0;
+}
+
+/* A saved --json output of bench or burn: read, parsed, its shape checked.
+ * 0 (also when path is NULL: *out NULL), or -1 after one line naming the
+ * file and what is wrong with it. */
+static int load_json(const char *opt, const char *path, bool (*shape_ok)(const json_t *, const char **), json_t **out)
+{
+  struct gr_file f = {0};
+  struct gr_err err = {0};
+  json_error_t je;
+  const char *why = NULL;
+  *out = NULL;
+  if (!path)
+    return 0;
+  if (gr_file_read(path, REPORT_JSON_MAX, 0, &f, &err) != 0) {
+    fprintf(stderr, "gpurig: %s %s\n", opt, err.msg);
+    return -1;
+  }
+  *out = json_loadb(f.data, f.len, JSON_REJECT_DUPLICATES, &je);
+  gr_file_free(&f);
+  if (!*out) {
+    fprintf(stderr, "gpurig: %s %s: not JSON (line %d: %s)\n", opt, path, je.line, je.text);
+    return -1;
+  }
+  if (!shape_ok(*out, &why)) {
+    fprintf(stderr, "gpurig: %s %s: %s\n", opt, path, why);
+    json_decref(*out);
+    *out = NULL;
+    return -1;
+  }
+  return 0;
+}
+
+/* Runs a printer into memory and writes its bytes through the one writer. */
+static int write_report(const char *path, const struct gr_report_doc *doc, const char *svg_name, bool html)
+{
+  char *buf = NULL;
+  size_t len = 0;
+  struct gr_err err = {0};
+  FILE *f = open_memstream(&buf, &len);
+  if (!f) {
+    fprintf(stderr, "gpurig: %s: out of memory\n", path);
+    return GR_EXIT_CANNOT_RUN;
+  }
+  int printed = html ? gr_print_report_html(f, doc) : gr_print_report_markdown(f, doc, svg_name);
+  int closed = fclose(f);
+  int rc = printed == 0 && closed == 0 ? gr_file_write(path, buf, len, &err) : gr_fail(&err, GR_EXIT_CANNOT_RUN,
+                                                                                 "%s: the report could not be made", path);
+  free(buf);
+  return rc == 0 ? 0 : gr_report_error(&err);
+}
+
+/* --markdown FILE.md: the diagram goes beside it, FILE-wiring.svg, linked
+ * by its name alone; none for standard output. */
+static int write_markdown(const char *path, const struct gr_report_doc *doc)
+{
+  char *svg_path = NULL;
+  const char *svg_name = NULL;
+  struct gr_err err = {0};
+  if (doc->diagram_svg && !gr_file_is_stdout(path)) {
+    size_t n = strlen(path);
+    if (n > 3 && strcmp(path + n - 3, ".md") == 0)
+      n -= 3;
+    svg_path = xasprintf("%.*s-wiring.svg", (int)n, path);
+    svg_name = strrchr(svg_path, '/') ? strrchr(svg_path, '/') + 1 : svg_path;
+  }
+  int rc = write_report(path, doc, svg_name, false);
+  if (rc == 0 && svg_path && gr_file_write(svg_path, doc->diagram_svg, strlen(doc->diagram_svg), &err) != 0)
+    rc = gr_report_error(&err);
+  free(svg_path);
+  return rc;
+}
+
+/* The files of --html and --markdown: the machine with its predictions,
+ * doctor's findings on it (the same checks `gpurig doctor` runs, with its
+ * defaults) and the saved results. Nothing goes to standard output but a
+ * report written to "-". */
+static int report_files(const struct gr_opts *o)
+{
+  struct gr_machine m = {0};
+  struct gr_doctor_report dr = {0};
+  struct gr_err err = {0};
+  json_t *bench = NULL, *burn = NULL;
+  int rc = GR_EXIT_FAIL;
+  if (files_conflict(o) != 0 || load_json("--bench", o->bench_json, gr_report_bench_ok, &bench) != 0 ||
+      load_json("--burn", o->burn_json, gr_report_burn_ok, &burn) != 0)
+    goto out;
+  struct gr_source src = cli_source(o);
+  src.nccl = o->nccl;
+  if (cli_open(&src, GR_MACHINE_PREDICT, &m, &err) != 0) {
+    rc = gr_report_error(&err);
+    goto out;
+  }
+  struct gr_doctor_opts dopt = {.expect_gpus = -1, .xid_window_h = -1};
+  gr_doctor_run(&m, &dopt, &dr);
+  struct gr_report_doc doc = {.m = &m, .diagram_svg = NULL, .doctor = &dr, .bench = bench, .burn = burn,
+                              .bench_name = o->bench_json, .burn_name = o->burn_json};
+  rc = o->html ? write_report(o->html, &doc, NULL, true) : 0;
+  if (rc == 0 && o->markdown)
+    rc = write_markdown(o->markdown, &doc);
+  if (rc == 0)
+    rc = gr_findings_exit(&m.analysis.findings);
+out:
+  gr_doctor_report_free(&dr);
+  gr_machine_close(&m);
+  json_decref(bench);
+  json_decref(burn);
+  return rc;
+}
+
 int cmd_report(int argc, char **argv)
 {
   struct gr_opts o;
@@ -78,12 +222,16 @@ int cmd_report(int argc, char **argv)
   struct gr_err err = {0};
   bool have_example = false;
   int rc;
-  if (gr_parse_opts(argc, argv, GR_OPT_SOURCE | GR_OPT_RIG | GR_OPT_GPU_RIG | GR_OPT_JSON | GR_OPT_NCCL | GR_OPT_VERBOSE, &o) != 0)
+  if (gr_parse_opts(argc, argv, GR_OPT_SOURCE | GR_OPT_RIG | GR_OPT_GPU_RIG | GR_OPT_JSON | GR_OPT_NCCL | GR_OPT_VERBOSE |
+                                     GR_OPT_REPORT,
+                    &o) != 0)
     return GR_EXIT_FAIL;
   if (o.help) {
     report_usage();
     return GR_EXIT_OK;
   }
+  if (o.html || o.markdown || o.bench_json || o.burn_json)
+    return report_files(&o);
   struct gr_source src = cli_source(&o);
   src.nccl = o.nccl;
   if (cli_open(&src, GR_MACHINE_PREDICT, &m, &err) != 0)

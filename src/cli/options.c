@@ -27,6 +27,10 @@ static int refuse_empty(const char *cmd, int c)
       {'e', "option '--expect' needs a manifest file, not an empty value"},
       {293, "option '--svg' needs a file to write, not an empty value"},
       {297, "option '--log' needs a file to write, not an empty value"},
+      {299, "option '--html' needs a file to write (- for standard output), not an empty value"},
+      {300, "option '--markdown' needs a file to write (- for standard output), not an empty value"},
+      {301, "option '--bench' needs a file of gpurig bench --json output, not an empty value"},
+      {302, "option '--burn' needs a file of gpurig burn --json output, not an empty value"},
       {256, "option '--model' needs a model name or a config.json, not an empty value"},
   };
   for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++)
@@ -81,6 +85,10 @@ static unsigned option_set(int c)
       {'l', GR_OPT_LIST},
       {'j', GR_OPT_JSON},
       {'v', GR_OPT_VERBOSE},
+      {299, GR_OPT_REPORT},
+      {300, GR_OPT_REPORT},
+      {301, GR_OPT_REPORT},
+      {302, GR_OPT_REPORT},
       {'a', GR_OPT_ALL},
       {'p', GR_OPT_PCIE_ONLY},
       {'E', GR_OPT_DOCTOR},
@@ -202,6 +210,8 @@ int gr_parse_opts(int argc, char **argv, unsigned accepted, struct gr_opts *o)
       {"load", required_argument, NULL, 294},   {"pattern", required_argument, NULL, 295},
       {"duration", required_argument, NULL, 296}, {"log", required_argument, NULL, 297},
       {"force", no_argument, NULL, 298},        {"verbose", no_argument, NULL, 'v'},
+      {"html", required_argument, NULL, 299},   {"markdown", required_argument, NULL, 300},
+      {"bench", required_argument, NULL, 301},  {"burn", required_argument, NULL, 302},
       {NULL, 0, NULL, 0},
   };
   memset(o, 0, sizeof(*o));
@@ -276,6 +286,10 @@ int gr_parse_opts(int argc, char **argv, unsigned accepted, struct gr_opts *o)
     case 296: o->duration = optarg; break;
     case 297: o->log = optarg; break;
     case 298: o->force = true; break;
+    case 299: o->html = optarg; break;
+    case 300: o->markdown = optarg; break;
+    case 301: o->bench_json = optarg; break;
+    case 302: o->burn_json = optarg; break;
     case 278:
       if (parse_nccl_version(argv[0], optarg, &o->nccl) != 0)
         return -1;

@@ -22,6 +22,7 @@ try watch gpurig wa
 try burn gpurig bu
 try --pattern gpurig burn --pat
 try --textfile gpurig export --text
+try --markdown gpurig report --mark
 try pairs gpurig burn --pattern pa
 try tyan-s8030 gpurig compare ty
 try wopr gpurig topo --rig wo
