@@ -18,7 +18,7 @@ bool gr_file_is_stdin(const char *path)
          strcmp(path, "/proc/self/fd/0") == 0;
 }
 
-static bool is_stdout_name(const char *path)
+bool gr_file_is_stdout(const char *path)
 {
   return strcmp(path, "-") == 0 || strcmp(path, "/dev/stdout") == 0 || strcmp(path, "/dev/fd/1") == 0 ||
          strcmp(path, "/proc/self/fd/1") == 0;
@@ -332,7 +332,7 @@ int gr_out_open(const char *path, struct gr_out *w, struct gr_err *err)
   if (!path || !*path)
     return gr_fail(err, GR_EXIT_FAIL, "an empty output file name (give - for standard output)");
   w->path = xstrdup(path);
-  if (is_stdout_name(path)) {
+  if (gr_file_is_stdout(path)) {
     fflush(stdout);
     w->fd = STDOUT_FILENO;
     return 0;

@@ -24,6 +24,7 @@ static int refuse_empty(const char *cmd, int c)
       {'k', "option '--kmsg' needs a kernel log file (an empty value would mean /dev/kmsg; omit --kmsg for that)"},
       {'e', "option '--expect' needs a manifest file, not an empty value"},
       {293, "option '--svg' needs a file to write, not an empty value"},
+      {299, "option '--dot' needs a file to write, not an empty value"},
       {297, "option '--log' needs a file to write, not an empty value"},
       {256, "option '--model' needs a model name or a config.json, not an empty value"},
   };
@@ -99,7 +100,7 @@ int gr_parse_opts(int argc, char **argv, unsigned accepted, struct gr_opts *o)
       {"full-bf16", no_argument, NULL, 292},    {"svg", required_argument, NULL, 293},
       {"load", required_argument, NULL, 294},   {"pattern", required_argument, NULL, 295},
       {"duration", required_argument, NULL, 296}, {"log", required_argument, NULL, 297},
-      {"force", no_argument, NULL, 298},
+      {"force", no_argument, NULL, 298},      {"dot", required_argument, NULL, 299},
       {NULL, 0, NULL, 0},
   };
   memset(o, 0, sizeof(*o));
@@ -168,12 +169,13 @@ int gr_parse_opts(int argc, char **argv, unsigned accepted, struct gr_opts *o)
     case 290: o->cache_latents = true; need = GR_OPT_PLAN; break;
     case 291: o->cache_text = true; need = GR_OPT_PLAN; break;
     case 292: o->full_bf16 = true; need = GR_OPT_PLAN; break;
-    case 293: o->svg = optarg; need = GR_OPT_MONITOR | GR_OPT_BURN; break;
+    case 293: o->svg = optarg; need = GR_OPT_MONITOR | GR_OPT_BURN | GR_OPT_DIAGRAM; break;
     case 294: o->load = optarg; need = GR_OPT_BURN; break;
     case 295: o->pattern = optarg; need = GR_OPT_BURN; break;
     case 296: o->duration = optarg; need = GR_OPT_BURN; break;
     case 297: o->log = optarg; need = GR_OPT_BURN; break;
     case 298: o->force = true; need = GR_OPT_BURN; break;
+    case 299: o->dot = optarg; need = GR_OPT_DIAGRAM; break;
     case 278:
       if (parse_nccl_version(argv[0], optarg, &o->nccl) != 0)
         return -1;
