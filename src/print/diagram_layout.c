@@ -468,7 +468,8 @@ static double draw_legend(struct lay *L, double y, double width)
     for (size_t g = 0; g < a->ngpus; g++)
       if (hive_size(d, a->hive[g]) < 2)
         v[nv++] = (int)g;
-    snprintf(text, sizeof(text), "no P2P peer (copies via the CPU): %s", dg_ranges("GPU", v, nv, list, sizeof(list)));
+    snprintf(text, sizeof(text), "in no hive (reach the others through the CPU): %s",
+             dg_ranges("GPU", v, nv, list, sizeof(list)));
     free(v);
     legend_item(L, &f, -1, DG_LINE_PCIE, "#ffffff", text);
   }

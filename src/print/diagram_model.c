@@ -123,18 +123,19 @@ static void mark_bottlenecks(struct build *b)
 {
   const struct gr_analysis *a = &b->d->m->analysis;
   size_t n = a->ngpus;
-  double best = 0;
+  double best = 0, best_nccl = 0;
   b->bottleneck = xcalloc(b->t->npci + 1, sizeof(bool));
-  for (size_t i = 0; i < n * n; i++)
+  for (size_t i = 0; i < n * n; i++) {
     best = fmax(best, a->gpu_gpu[i].bw_gbps);
+    best_nccl = fmax(best_nccl, a->gpu_gpu[i].nccl_bw_gbps);
+  }
   for (size_t x = 0; x < n; x++)
     for (size_t y = x + 1; y < n; y++) {
       const struct gr_path *p = &a->gpu_gpu[x * n + y];
-      if (!(p->bw_gbps < best - 1e-9))
-        continue;
-      if (p->via == GR_VIA_SOCKET)
+      /* the theoretical figures leave the socket link out; NCCL's count it */
+      if (p->via == GR_VIA_SOCKET && p->nccl_bw_gbps < best_nccl - 1e-9)
         b->d->socket_bad = true;
-      else if (p->bottleneck >= 0 && (size_t)p->bottleneck < b->t->npci)
+      else if (p->bw_gbps < best - 1e-9 && p->bottleneck >= 0 && (size_t)p->bottleneck < b->t->npci)
         b->bottleneck[p->bottleneck] = true;
     }
 }
@@ -464,9 +465,7 @@ static char *cpu_name(const char *model)
 {
   static const char *drop[] = {"(R)", "(r)", "(TM)", "(tm)", " CPU", " Processor"};
   char *s = xstrdup(model);
-  char *at = strchr(s, '@');
-  if (at)
-    *at = '\0';
+  s[strcspn(s, "@,")] = '\0';
   for (size_t k = 0; k < sizeof(drop) / sizeof(drop[0]); k++)
     for (char *p; (p = strstr(s, drop[k]));)
       memmove(p, p + strlen(drop[k]), strlen(p + strlen(drop[k])) + 1);

@@ -17,13 +17,14 @@
 #include "print/diagram_internal.h"
 #include "base/util.h"
 
-enum { MAX_LINES = 10, CPU_COLS = 20 };
+enum { MAX_LINES = 10, MODEL_COLS = 24 };
 
 /* What one root complex line says, and its shape without the numbers that
  * differ between like root complexes (bus, GPU and NIC indices). */
 struct rc_line {
   int cpu;         /* model node of its socket */
   char *text;      /* from "RC" on */
+  char *compact;   /* the same with less detail, for a narrow screen */
   char *shape;
   int *gpus, *nics;
   size_t ngpus, nnics;
@@ -39,7 +40,7 @@ struct text_ctx {
 static char *link_short(const struct dg_node *n)
 {
   if (!n->nedge || strcmp(n->edge[0], "link rate unknown") == 0)
-    return xstrdup("link ?");
+    return xstrdup("");
   const char *dot = strstr(n->edge[0], " · ");
   return str_starts_with(n->edge[0], "Gen") && dot ? xstrndup(n->edge[0], (size_t)(dot - n->edge[0]))
                                                   : xstrdup(n->edge[0]);
@@ -101,15 +102,17 @@ static void sort_ints(int *v, size_t n)
     }
 }
 
-/* "GPU0-3 Gen3 x16, NIC0-1, 4 NICs, 2 NVMe, 6 NVSwitch" into buf. */
-static void devices_text(const struct below *b, char *buf, size_t cap)
+/* "GPU0-3 Gen3 x16, NIC0-1, 4 NICs, 2 NVMe, 6 NVSwitch" into buf;
+ * compact: without the GPUs' link. */
+static void devices_text(const struct below *b, bool compact, char *buf, size_t cap)
 {
   char list[160];
   size_t off = 0;
   buf[0] = '\0';
+  const char *link = b->gpu_link && !compact ? b->gpu_link : "";
   if (b->ngpus)
     off += (size_t)snprintf(buf + off, cap - off, "%s%s%s", dg_ranges("GPU", b->gpus, b->ngpus, list, sizeof(list)),
-                            b->gpu_link && b->gpu_link[0] ? " " : "", b->gpu_link ? b->gpu_link : "");
+                            link[0] ? " " : "", link);
   if (b->nnics && off < cap)
     off += (size_t)snprintf(buf + off, cap - off, "%s%s", off ? ", " : "", dg_ranges("NIC", b->nics, b->nnics, list, sizeof(list)));
   if (b->other_nics && off < cap)
@@ -120,17 +123,20 @@ static void devices_text(const struct below *b, char *buf, size_t cap)
     snprintf(buf + off, cap - off, "%s%zu NVSwitch", off ? ", " : "", b->nvswitch);
 }
 
-/* "PEX9797 x16 up (5.0:1)", then "2 switches" per further level. */
-static void switches_text(const struct below *b, char *buf, size_t cap)
+/* "PEX9797 x16 up (5.0:1)", then "2 switches" per further level; compact:
+ * the name alone. */
+static void switches_text(const struct below *b, bool compact, char *buf, size_t cap)
 {
   size_t off = 0;
   buf[0] = '\0';
   if (!b->top_switch)
     return;
   const struct dg_node *s = b->top_switch;
-  off += (size_t)snprintf(buf, cap, "%s%s", s->nlines ? s->line[0] : "switch", b->switches[0] > 1 ? " ×" : "");
   if (b->switches[0] > 1)
-    off += (size_t)snprintf(buf + off, cap - off, "%d", b->switches[0]);
+    off += (size_t)snprintf(buf, cap, "%d× ", b->switches[0]);
+  off += (size_t)snprintf(buf + off, cap - off, "%s", s->nlines ? s->line[0] : "switch");
+  if (compact)
+    return;
   if (s->up_width > 0 && off < cap)
     off += (size_t)snprintf(buf + off, cap - off, " x%d up", s->up_width);
   if (s->oversub > 1.0 + 1e-9 && off < cap)
@@ -148,11 +154,14 @@ static void add_rc(struct text_ctx *c, size_t rc)
   sort_ints(b.gpus, b.ngpus);
   sort_ints(b.nics, b.nnics);
   char sw[160], dev[320];
-  switches_text(&b, sw, sizeof(sw));
-  devices_text(&b, dev, sizeof(dev));
   struct rc_line *l = &c->rc[c->nrc++];
+  for (int compact = 1; compact >= 0; compact--) {
+    switches_text(&b, compact, sw, sizeof(sw));
+    devices_text(&b, compact, dev, sizeof(dev));
+    *(compact ? &l->compact : &l->text) =
+        xasprintf("%s%s%s ── %s", n->line[0], sw[0] ? " ── " : "", sw, dev[0] ? dev : "other devices");
+  }
   l->cpu = n->parent;
-  l->text = xasprintf("%s%s%s ── %s", n->line[0], sw[0] ? " ── " : "", sw, dev[0] ? dev : "other devices");
   l->shape = xasprintf("%s|%zu %s|%zu|%zu|%zu|%zu", sw, b.ngpus, b.gpu_link ? b.gpu_link : "", b.nnics, b.other_nics,
                        b.nvme, b.nvswitch);
   l->gpus = b.gpus;
@@ -176,7 +185,14 @@ static void print_socket(FILE *out, const struct text_ctx *c, size_t cpu, bool f
 {
   const struct dg_model *d = c->d;
   char head[64], pad[64], list[200], more[256];
-  char *model = d->nodes[cpu].nlines > 1 ? dg_cut(d->nodes[cpu].line[1], CPU_COLS - 6) : xstrdup("");
+  /* the CPU's model gets what the widest of its lines leaves, up to MODEL_COLS */
+  size_t widest = 0;
+  for (size_t r = 0; r < c->nrc; r++)
+    if (c->rc[r].cpu == (int)cpu && dg_cols(c->rc[r].text) > widest)
+      widest = dg_cols(c->rc[r].text);
+  long room = (long)width - (long)widest - (long)dg_cols(d->nodes[cpu].line[0]) - 5;
+  room = room > MODEL_COLS ? MODEL_COLS : room;
+  char *model = d->nodes[cpu].nlines > 1 && room >= 8 && !d->nodes[cpu].unplaced ? dg_cut(d->nodes[cpu].line[1], (size_t)room) : xstrdup("");
   snprintf(head, sizeof(head), "%s%s%s", d->nodes[cpu].line[0], model[0] ? " " : "", model);
   free(model);
   size_t hw = dg_cols(head);
@@ -201,6 +217,10 @@ static void print_socket(FILE *out, const struct text_ctx *c, size_t cpu, bool f
     bool last = k + 1 == nl || (int)rows + 1 == budget;
     const char *joint = nl == 1 && run[k] == 1 ? " ── " : k == 0 ? " ┬─ " : last && run[k] == 1 ? " └─ " : " ├─ ";
     char *line = xasprintf("%s%s%s", k == 0 ? head : pad, joint, c->rc[first[k]].text);
+    if (dg_cols(line) > (size_t)width) {
+      free(line);
+      line = xasprintf("%s%s%s", k == 0 ? head : pad, joint, c->rc[first[k]].compact);
+    }
     emit(out, line, width, lines);
     free(line);
     rows++;
@@ -299,8 +319,10 @@ static void hives_line(FILE *out, const struct dg_model *d, int width, int *line
     fprintf(f, "%s%s (%s)", shaded++ ? " | " : "", dg_hive_gpus(d, (int)h, list, sizeof(list)), dg_hive_kind(d, (int)h));
   }
   sort_ints(lone, nlone);
-  if (nlone)
-    fprintf(f, "%sno P2P peer: %s", shaded ? "; " : "", dg_ranges("GPU", lone, nlone, list, sizeof(list)));
+  if (nlone && shaded)
+    fprintf(f, "; alone: %s", dg_ranges("GPU", lone, nlone, list, sizeof(list)));
+  else if (nlone)
+    fprintf(f, "none (%s reach each other through the CPU)", dg_ranges("GPU", lone, nlone, list, sizeof(list)));
   fclose(f);
   char *line = xasprintf("P2P hive%s: %s", shaded == 1 ? "" : "s", buf);
   emit(out, line, width, lines);
@@ -329,7 +351,7 @@ void gr_diagram_text(FILE *out, const struct gr_machine *m, int width)
   for (size_t i = 0; i < d.n; i++) {
     if (d.nodes[i].kind != DG_CPU)
       continue;
-    if (seen++ && d.socket_label) {
+    if (seen++ && d.socket_label && !d.nodes[i].unplaced) {
       char *line = xasprintf("  ║ %s", d.socket_label);
       emit(out, line, width, &lines);
       free(line);
@@ -342,6 +364,7 @@ void gr_diagram_text(FILE *out, const struct gr_machine *m, int width)
   hives_line(out, &d, width, &lines);
   for (size_t r = 0; r < c.nrc; r++) {
     free(c.rc[r].text);
+    free(c.rc[r].compact);
     free(c.rc[r].shape);
     free(c.rc[r].gpus);
     free(c.rc[r].nics);
