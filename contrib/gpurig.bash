@@ -23,7 +23,7 @@ _gpurig() {
     --rig)
       mapfile -t COMPREPLY < <(compgen -W "$(gpurig compare --list 2>/dev/null | awk 'NF {print $1}')" -- "$cur")
       return ;;
-    --root|--input|--kmsg|--expect|--svg|--log|--textfile)
+    --root|--input|--kmsg|--expect|--svg|--dot|--log|--textfile)
       mapfile -t COMPREPLY < <(compgen -f -- "$cur")
       return ;;
     --model)

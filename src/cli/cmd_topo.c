@@ -57,9 +57,9 @@ int cmd_topo(int argc, char **argv)
   struct gr_opts o;
   struct gr_machine m;
   struct gr_err err = {0};
-  if (gr_parse_opts(argc, argv, GR_OPT_SOURCE | GR_OPT_RIG | GR_OPT_GPU_RIG | GR_OPT_JSON | GR_OPT_ALL | GR_OPT_PCIE_ONLY | GR_OPT_NCCL |
-                                       GR_OPT_DIAGRAM,
-                    &o) != 0)
+  unsigned accepted = GR_OPT_SOURCE | GR_OPT_RIG | GR_OPT_GPU_RIG | GR_OPT_JSON | GR_OPT_ALL | GR_OPT_PCIE_ONLY |
+                      GR_OPT_NCCL | GR_OPT_DIAGRAM;
+  if (gr_parse_opts(argc, argv, accepted, &o) != 0)
     return GR_EXIT_FAIL;
   if (o.help) {
     topo_usage();
@@ -76,11 +76,10 @@ int cmd_topo(int argc, char **argv)
   if (cli_open(&src, GR_MACHINE_PREDICT, &m, &err) != 0)
     return gr_report_error(&err);
   int rc = gr_findings_exit(&m.analysis.findings);
-  if (o.svg && write_diagram(o.svg, gr_diagram_svg(&m)) != 0)
-    rc = GR_EXIT_FAIL;
-  if (o.dot && write_diagram(o.dot, gr_diagram_dot(&m)) != 0)
-    rc = GR_EXIT_FAIL;
-  if (svg_out || dot_out)
+  if ((o.svg && write_diagram(o.svg, gr_diagram_svg(&m)) != 0) ||
+      (o.dot && write_diagram(o.dot, gr_diagram_dot(&m)) != 0))
+    rc = GR_EXIT_FAIL; /* the error said it; no report after it */
+  else if (svg_out || dot_out)
     ; /* the diagram is this run's standard output */
   else if (o.json)
     cli_print_json(gr_machine_to_json(&m));

@@ -24,6 +24,7 @@ try --textfile gpurig export --text
 try pairs gpurig burn --pattern pa
 try tyan-s8030 gpurig compare ty
 try wopr gpurig topo --rig wo
+try --dot gpurig topo --do
 try llama-3-8b gpurig plan --model llama-3-
 try sdxl gpurig plan --model sd
 [ $fails = 0 ] && echo "completion: commands, options, rigs, models, patterns offered"
