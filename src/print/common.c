@@ -45,30 +45,39 @@ static size_t xml_utf8_len(const unsigned char *s)
   return n;
 }
 
-void gr_xml_text(FILE *out, const char *s)
+char *gr_text_clean(const char *s)
 {
   const unsigned char *p = (const unsigned char *)s;
+  char *out = xmalloc(strlen(s) + 1), *o = out;
   while (*p) {
-    size_t n = 1;
+    size_t n = *p >= 0x80 ? xml_utf8_len(p) : 1;
+    if (*p >= 0x80 && n) {
+      memcpy(o, p, n);
+      o += n;
+    } else if (*p >= 0x80) {
+      *o++ = '?';
+    } else if (*p >= 0x20 && *p != 0x7f) {
+      *o++ = (char)*p;
+    }
+    p += n ? n : 1;
+  }
+  *o = '\0';
+  return out;
+}
+
+void gr_xml_text(FILE *out, const char *s)
+{
+  char *clean = gr_text_clean(s);
+  for (const char *p = clean; *p; p++) {
     switch (*p) {
     case '&': fputs("&amp;", out); break;
     case '<': fputs("&lt;", out); break;
     case '>': fputs("&gt;", out); break;
     case '"': fputs("&quot;", out); break;
-    default:
-      if (*p >= 0x80) {
-        n = xml_utf8_len(p);
-        if (n)
-          fwrite(p, 1, n, out);
-        else
-          fputc('?', out);
-        n = n ? n : 1;
-      } else if (*p >= 0x20 && *p != 0x7f) {
-        fputc(*p, out);
-      }
+    default: fputc(*p, out);
     }
-    p += n;
   }
+  free(clean);
 }
 
 json_t *gr_json_rounded(double v, int decimals)

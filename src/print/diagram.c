@@ -101,54 +101,48 @@ static void svg_write(FILE *f, const struct dg_model *d, const struct dg_scene *
   fputs("</svg>\n", f);
 }
 
-char *gr_diagram_svg(const struct gr_machine *m)
+/* The machine's model written by one of the writers below into a string. */
+static char *render(const struct gr_machine *m, void (*write)(FILE *f, const struct dg_model *d))
 {
   struct dg_model d;
-  struct dg_scene s;
   char *buf = NULL;
   size_t len = 0;
   FILE *f = open_memstream(&buf, &len);
   if (!f)
     return xstrdup("");
   dg_model_build(m, &d);
-  dg_layout(&d, &s);
-  svg_write(f, &d, &s);
+  write(f, &d);
   fclose(f);
-  dg_scene_free(&s);
   dg_model_free(&d);
   return buf;
 }
 
+static void svg_of(FILE *f, const struct dg_model *d)
+{
+  struct dg_scene s;
+  dg_layout(d, &s);
+  svg_write(f, d, &s);
+  dg_scene_free(&s);
+}
+
+char *gr_diagram_svg(const struct gr_machine *m)
+{
+  return render(m, svg_of);
+}
+
 /* ---- DOT ---- */
 
-/* A DOT string's inside: quotes and backslashes escaped, control
- * characters dropped, bytes outside ASCII kept only as well-formed UTF-8
- * (the XML rule serves: Graphviz reads UTF-8). */
+/* A DOT string's inside: the text cleaned (print/common.h), quotes and
+ * backslashes escaped. */
 static void dot_text(FILE *f, const char *s)
 {
-  char *buf = NULL;
-  size_t len = 0;
-  FILE *x = open_memstream(&buf, &len);
-  if (!x)
-    return;
-  gr_xml_text(x, s);
-  fclose(x);
-  /* undo the XML entities: DOT wants the characters */
-  static const struct {
-    const char *ent;
-    char c;
-  } ents[] = {{"&amp;", '&'}, {"&lt;", '<'}, {"&gt;", '>'}, {"&quot;", '"'}};
-  for (const char *p = buf; *p;) {
-    size_t e = 0;
-    while (e < 4 && !str_starts_with(p, ents[e].ent))
-      e++;
-    char c = e < 4 ? ents[e].c : *p;
-    p += e < 4 ? strlen(ents[e].ent) : 1;
-    if (c == '"' || c == '\\')
+  char *clean = gr_text_clean(s);
+  for (const char *p = clean; *p; p++) {
+    if (*p == '"' || *p == '\\')
       fputc('\\', f);
-    fputc(c, f);
+    fputc(*p, f);
   }
-  free(buf);
+  free(clean);
 }
 
 static void dot_lines(FILE *f, char *const *line, size_t n)
@@ -236,25 +230,20 @@ static void dot_hives(FILE *f, const struct dg_model *d)
   }
 }
 
-char *gr_diagram_dot(const struct gr_machine *m)
+static void dot_of(FILE *f, const struct dg_model *d)
 {
-  struct dg_model d;
-  char *buf = NULL;
-  size_t len = 0;
-  FILE *f = open_memstream(&buf, &len);
-  if (!f)
-    return xstrdup("");
-  dg_model_build(m, &d);
   fputs("digraph gpurig {\n  graph [rankdir=TB, fontname=\"DejaVu Sans Mono\", labelloc=t, label=\"", f);
-  dot_text(f, d.title);
+  dot_text(f, d->title);
   fputs("\"];\n  node [shape=box, style=\"rounded,filled\", fontname=\"DejaVu Sans Mono\", fontsize=10];\n"
         "  edge [fontname=\"DejaVu Sans Mono\", fontsize=9, arrowhead=none];\n",
         f);
-  dot_nodes(f, &d);
-  dot_overlay(f, &d);
-  dot_hives(f, &d);
+  dot_nodes(f, d);
+  dot_overlay(f, d);
+  dot_hives(f, d);
   fputs("}\n", f);
-  fclose(f);
-  dg_model_free(&d);
-  return buf;
+}
+
+char *gr_diagram_dot(const struct gr_machine *m)
+{
+  return render(m, dot_of);
 }

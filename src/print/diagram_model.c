@@ -297,9 +297,12 @@ static void switch_lines(struct build *b, struct dg_node *n, int idx)
   const struct gr_topo *t = b->t;
   const struct gr_pci *p = &t->pci[idx];
   const char *name = gr_pci_display_name(t, idx, &b->names);
-  if (strcmp(name, "PCIe switch") == 0) {
+  bool generic = strcmp(name, "PCIe switch") == 0;
+  if (generic) {
     const char *vn = gr_pci_vendor_name(p, &b->names);
     add_line(n, vn ? xasprintf("%.*s switch", (int)strcspn(vn, " ,."), vn) : xstrdup("PCIe switch"));
+    if (p->vendor || p->device) /* the chip known by its ids alone: they tell it apart */
+      add_line(n, xasprintf("%04x:%04x", p->vendor, p->device));
   } else {
     char *s = short_name(name);
     add_line(n, xasprintf("%s", s));
