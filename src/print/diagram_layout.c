@@ -474,7 +474,7 @@ static double draw_legend(struct lay *L, double y, double width)
     legend_item(L, &f, -1, DG_LINE_PCIE, "#ffffff", text);
   }
   if (bad)
-    legend_item(L, &f, -1, DG_LINE_BAD, NULL, "bottleneck: holds GPU pairs below the best, or runs below both ends");
+    legend_item(L, &f, -1, DG_LINE_BAD, NULL, "bottleneck: holds GPU pairs below the best pair, bounds the all-reduce, or runs below both ends");
   if (d->nlinks)
     legend_item(L, &f, -1, DG_LINE_NVLINK, NULL, "NVLink: NV<links> · GB/s per direction");
   if (f.x > f.x0)

@@ -117,8 +117,9 @@ static void mark_shown(struct build *b)
   free(cap);
 }
 
-/* The links print_bottlenecks names: each pair below the best pair, by the
- * link the analysis found narrowest on its path. */
+/* The links print_bottlenecks names (each pair below the best pair, by the
+ * link the analysis found narrowest on its path), and the one that bounds
+ * the predicted all-reduce. */
 static void mark_bottlenecks(struct build *b)
 {
   const struct gr_analysis *a = &b->d->m->analysis;
@@ -138,6 +139,13 @@ static void mark_bottlenecks(struct build *b)
       else if (p->bw_gbps < best - 1e-9 && p->bottleneck >= 0 && (size_t)p->bottleneck < b->t->npci)
         b->bottleneck[p->bottleneck] = true;
     }
+  /* and what bounds the predicted all-reduce (its note names it) */
+  const struct gr_ring *r = &b->d->m->prediction.nccl_default;
+  if (b->d->m->predicted && r->bottleneck[0]) {
+    b->d->socket_bad |= r->bottleneck_socket;
+    if (r->bottleneck_node >= 0 && (size_t)r->bottleneck_node < b->t->npci)
+      b->bottleneck[r->bottleneck_node] = true;
+  }
 }
 
 static int add_node(struct dg_model *d, enum dg_kind kind, int parent)
