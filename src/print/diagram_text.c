@@ -179,12 +179,31 @@ static void emit(FILE *out, const char *line, int width, int *lines)
   (*lines)++;
 }
 
+/* ": GPU4-15", the GPUs of root complex lines from .. to-1 that take
+ * marks; "" when they have none. */
+static const char *gpus_of(const struct text_ctx *c, const bool *take, size_t from, size_t to, char *buf, size_t cap)
+{
+  size_t n = 0;
+  for (size_t r = from; r < to; r++)
+    n += take[r] ? c->rc[r].ngpus : 0;
+  int *g = xcalloc(n + 1, sizeof(int));
+  n = 0;
+  for (size_t r = from; r < to; r++)
+    for (size_t q = 0; take[r] && q < c->rc[r].ngpus; q++)
+      g[n++] = c->rc[r].gpus[q];
+  sort_ints(g, n);
+  char list[200];
+  snprintf(buf, cap, "%s%s", n ? ": " : "", dg_ranges("GPU", g, n, list, sizeof(list)));
+  free(g);
+  return buf;
+}
+
 /* The lines under one CPU: its root complexes, like ones folded when
  * fold is set, at most budget lines. */
 static void print_socket(FILE *out, const struct text_ctx *c, size_t cpu, bool fold, int budget, int width, int *lines)
 {
   const struct dg_model *d = c->d;
-  char head[64], pad[64], list[200], more[256];
+  char head[64], pad[64], list[224], more[320];
   /* the CPU's model gets what the widest of its lines leaves, up to MODEL_COLS */
   size_t widest = 0;
   for (size_t r = 0; r < c->nrc; r++)
@@ -212,10 +231,19 @@ static void print_socket(FILE *out, const struct text_ctx *c, size_t cpu, bool f
   }
   if (nl == 0)
     fprintf(out, "%s ── no GPUs, NICs or NVMe\n", head), (*lines)++;
-  size_t shown = 0, rows = 0;
-  for (size_t k = 0; k < nl && (int)rows < budget; k++) {
-    bool last = k + 1 == nl || (int)rows + 1 == budget;
-    const char *joint = nl == 1 && run[k] == 1 ? " ── " : k == 0 ? " ┬─ " : last && run[k] == 1 ? " └─ " : " ├─ ";
+  /* rows the runs need; past the budget the last row counts the rest */
+  size_t need = 0, total = 0;
+  for (size_t k = 0; k < nl; k++) {
+    need += 1 + (run[k] > 1);
+    total += run[k];
+  }
+  bool cut = need > (size_t)(budget > 0 ? budget : 0);
+  int limit = cut ? budget - 1 : budget, rows = 0;
+  bool *told = xcalloc(c->nrc + 1, sizeof(bool));
+  size_t shown = 0;
+  for (size_t k = 0; k < nl && rows < limit; k++) {
+    bool folded = fold && run[k] > 1 && rows + 1 < limit, last = !cut && k + 1 == nl;
+    const char *joint = nl == 1 && run[k] == 1 && !cut ? " ── " : k == 0 ? " ┬─ " : last && !folded ? " └─ " : " ├─ ";
     char *line = xasprintf("%s%s%s", k == 0 ? head : pad, joint, c->rc[first[k]].text);
     if (dg_cols(line) > (size_t)width) {
       free(line);
@@ -224,28 +252,26 @@ static void print_socket(FILE *out, const struct text_ctx *c, size_t cpu, bool f
     emit(out, line, width, lines);
     free(line);
     rows++;
-    shown += run[k];
-    if (run[k] > 1 && (int)rows < budget) {
-      int *g = xcalloc(d->n + 1, sizeof(int));
-      size_t ng = 0;
-      for (size_t r = first[k] + 1; r < first[k] + run[k]; r++)
-        for (size_t q = 0; q < c->rc[r].ngpus; q++)
-          g[ng++] = c->rc[r].gpus[q];
-      sort_ints(g, ng);
-      snprintf(more, sizeof(more), "%s%s+%zu more like this%s%s", pad, last ? " └─ " : " ├─ ", run[k] - 1,
-               ng ? ": " : "", ng ? dg_ranges("GPU", g, ng, list, sizeof(list)) : "");
-      free(g);
-      emit(out, more, width, lines);
-      rows++;
-    }
+    told[first[k]] = true;
+    shown++;
+    if (!folded)
+      continue;
+    for (size_t r = first[k] + 1; r < first[k] + run[k]; r++)
+      told[r] = true;
+    snprintf(more, sizeof(more), "%s%s+%zu more like this%s", pad, last ? " └─ " : " ├─ ", run[k] - 1,
+             gpus_of(c, told, first[k] + 1, first[k] + run[k], list, sizeof(list)));
+    emit(out, more, width, lines);
+    rows++;
+    shown += run[k] - 1;
   }
-  size_t total = 0;
-  for (size_t k = 0; k < nl; k++)
-    total += run[k];
   if (shown < total) {
-    snprintf(more, sizeof(more), "%s └─ +%zu more root complex%s", pad, total - shown, total - shown == 1 ? "" : "es");
+    for (size_t r = 0; r < c->nrc; r++)
+      told[r] = c->rc[r].cpu == (int)cpu && !told[r];
+    snprintf(more, sizeof(more), "%s └─ +%zu more root complex%s%s", rows ? pad : head, total - shown,
+             total - shown == 1 ? "" : "es", gpus_of(c, told, 0, c->nrc, list, sizeof(list)));
     emit(out, more, width, lines);
   }
+  free(told);
   free(first);
   free(run);
 }

@@ -288,13 +288,67 @@ static void test_text_rig(void **state)
   gr_machine_close(&m);
 }
 
+static char *text_of(const char *rig)
+{
+  char *path = write_rig(rig);
+  struct gr_source src = gr_source_from(NULL, NULL, path, NULL, false);
+  struct gr_machine m;
+  assert_int_equal(open_source(&src, &m), 0);
+  char *text = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&text, &len);
+  gr_diagram_text(f, &m, 100);
+  fclose(f);
+  if (getenv("GPURIG_DIAGRAM_SHOW"))
+    print_message("%s\n", text);
+  check_machine(path, &m);
+  gr_machine_close(&m);
+  remove(path);
+  free(path);
+  return text;
+}
+
+/* Twelve root complexes do not fit in ten lines: like ones of a socket
+ * fold into one line and a "+N more like this" naming their GPUs; unlike
+ * ones past the socket's share are counted. */
+static void test_text_folds(void **state)
+{
+  (void)state;
+  char *rig = xstrdup("rig \"folds\"\ncpu cpu0 \"EPYC 7763\"\ncpu cpu1 \"EPYC 7763\"\nintersocket xgmi 32\n");
+  for (int c = 0; c < 2; c++)
+    for (int r = 0; r < 6; r++) {
+      char *more = xasprintf("%srootcomplex rc%d%d cpu%d gen4\ngpu \"RTX 4090\" rc%d%d\n", rig, c, r, c, c, r);
+      free(rig);
+      rig = more;
+    }
+  char *text = text_of(rig);
+  assert_non_null(strstr(text, "CPU0 EPYC 7763 ┬─ RC 0000:01 ── GPU0 Gen4 x16\n"));
+  assert_non_null(strstr(text, "               └─ +5 more like this: GPU1-5\n"));
+  assert_non_null(strstr(text, "  ║ Infinity Fabric · 32 GB/s (NCCL)\n"));
+  assert_non_null(strstr(text, "               └─ +5 more like this: GPU7-11\n"));
+  free(text);
+  free(rig);
+  /* every root complex unlike the one before: cut at the socket's share */
+  rig = xstrdup("rig \"unlike\"\ncpu cpu0 \"EPYC 7763\"\n");
+  for (int r = 0; r < 12; r++) {
+    char *more = xasprintf("%srootcomplex rc%d cpu0 gen4\ngpu %d \"RTX 4090\" rc%d\n", rig, r, 1 + r % 2, r);
+    free(rig);
+    rig = more;
+  }
+  text = text_of(rig);
+  assert_non_null(strstr(text, "               ├─ RC 0000:1c ── GPU10-11 Gen4 x16\n"
+                               "               └─ +4 more root complexes: GPU12-17\n"));
+  free(text);
+  free(rig);
+}
+
 int main(void)
 {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_captures),       cmocka_unit_test(test_gathered_tree),
       cmocka_unit_test(test_every_rig),      cmocka_unit_test(test_many_gpus),
       cmocka_unit_test(test_checker_fails),  cmocka_unit_test(test_bottleneck_and_escape),
-      cmocka_unit_test(test_text_rig),
+      cmocka_unit_test(test_text_rig),       cmocka_unit_test(test_text_folds),
   };
   return cmocka_run_group_tests(tests, tu_setup_data, NULL);
 }
