@@ -266,46 +266,44 @@ static void test_bottleneck_and_escape(void **state)
   free(path);
 }
 
+/* The text diagram at width 100 of a rig (a name or a path), after every
+ * check on its drawing. */
+static char *text_of_rig(const char *rig)
+{
+  struct gr_source src = gr_source_from(NULL, NULL, rig, NULL, false);
+  struct gr_machine m;
+  assert_int_equal(open_source(&src, &m), 0);
+  check_machine(rig, &m);
+  char *text = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&text, &len);
+  gr_diagram_text(f, &m, 100);
+  fclose(f);
+  gr_machine_close(&m);
+  return text;
+}
+
+static char *text_of(const char *rig_text)
+{
+  char *path = write_rig(rig_text);
+  char *text = text_of_rig(path);
+  remove(path);
+  free(path);
+  return text;
+}
+
 /* The text diagram of the SYS-4029GP rig: the socket's two root
  * complexes, each switch with its GPUs, the UPI between the sockets, the
  * hives. */
 static void test_text_rig(void **state)
 {
   (void)state;
-  struct gr_source src = gr_source_from(NULL, NULL, "sys-4029gp-trt2", NULL, false);
-  struct gr_machine m;
-  assert_int_equal(open_source(&src, &m), 0);
-  char *text = NULL;
-  size_t len = 0;
-  FILE *f = open_memstream(&text, &len);
-  gr_diagram_text(f, &m, 100);
-  fclose(f);
+  char *text = text_of_rig("sys-4029gp-trt2");
   assert_non_null(strstr(text, "CPU0 Xeon Platinum 8160 ┬─ RC 0000:01 ── PEX9797 x16 up (5.0:1) ── GPU0-4 Gen3 x16\n"));
   assert_non_null(strstr(text, "└─ RC 0000:02 ── PEX9797 x16 up (5.0:1) ── GPU5-9 Gen3 x16\n"));
   assert_non_null(strstr(text, "  ║ UPI · 10 GB/s (NCCL)\n"));
   assert_non_null(strstr(text, "P2P hives: GPU0-4 (PCIe switch) | GPU5-9 (PCIe switch)\n"));
   free(text);
-  gr_machine_close(&m);
-}
-
-static char *text_of(const char *rig)
-{
-  char *path = write_rig(rig);
-  struct gr_source src = gr_source_from(NULL, NULL, path, NULL, false);
-  struct gr_machine m;
-  assert_int_equal(open_source(&src, &m), 0);
-  char *text = NULL;
-  size_t len = 0;
-  FILE *f = open_memstream(&text, &len);
-  gr_diagram_text(f, &m, 100);
-  fclose(f);
-  if (getenv("GPURIG_DIAGRAM_SHOW"))
-    print_message("%s\n", text);
-  check_machine(path, &m);
-  gr_machine_close(&m);
-  remove(path);
-  free(path);
-  return text;
 }
 
 /* Twelve root complexes do not fit in ten lines: like ones of a socket
