@@ -125,29 +125,42 @@ static void test_gathered_tree(void **state)
   free(root);
 }
 
-static void test_every_rig(void **state)
+/* Every file of a folder whose name ends in ext, as --rig or --input;
+ * returns how many. */
+static size_t check_folder(const char *dir, const char *ext, bool rig)
 {
-  (void)state;
-  char *dir = xasprintf("%s/rigs", getenv("GPURIG_DATA"));
   DIR *dp = opendir(dir);
   assert_non_null(dp);
-  size_t rigs = 0;
+  size_t done = 0;
   for (struct dirent *e; (e = readdir(dp));) {
     size_t n = strlen(e->d_name);
-    if (n < 5 || strcmp(e->d_name + n - 4, ".rig") != 0)
+    if (n <= strlen(ext) || strcmp(e->d_name + n - strlen(ext), ext) != 0 || strstr(e->d_name, "_bad-"))
       continue;
     char *path = xasprintf("%s/%s", dir, e->d_name);
-    struct gr_source src = gr_source_from(NULL, NULL, path, NULL, false);
+    struct gr_source src = gr_source_from(NULL, rig ? NULL : path, rig ? path : NULL, NULL, false);
     struct gr_machine m;
     assert_int_equal(open_source(&src, &m), 0);
     check_machine(path, &m);
     gr_machine_close(&m);
     free(path);
-    rigs++;
+    done++;
   }
   closedir(dp);
-  free(dir);
-  assert_true(rigs >= 10);
+  return done;
+}
+
+static void test_every_rig(void **state)
+{
+  (void)state;
+  char *bundled = xasprintf("%s/rigs", getenv("GPURIG_DATA"));
+  char *tests = xasprintf("%s/rigs", getenv("GPURIG_TEST_DATA"));
+  char *nccl = xasprintf("%s/nccl-topo", getenv("GPURIG_TEST_DATA"));
+  assert_true(check_folder(bundled, ".rig", true) >= 10);
+  assert_true(check_folder(tests, ".rig", true) >= 8);
+  assert_true(check_folder(nccl, ".xml", false) >= 6);
+  free(bundled);
+  free(tests);
+  free(nccl);
 }
 
 /* Sixty GPUs on one board: one wide row, still nothing overlapping. */
