@@ -207,11 +207,16 @@ static void chain_add(struct build *b, struct chain *c, int idx)
 }
 
 /* "Gen4 x16 · 31.5 GB/s", "31.5 GB/s" (a rate without gen and width, as
- * hwloc XML records it), "link rate unknown"; the second line says where it
+ * hwloc XML records it), "on the root bus" (no link of its own), "link rate
+ * unknown"; the second line says where it
  * runs short and which bridges it passes. */
-static void edge_label(const struct build *b, const struct chain *c, struct dg_node *n)
+static void edge_label(const struct build *b, const struct chain *c, struct dg_node *n, int idx)
 {
   char first[96] = "link rate unknown", second[96] = "";
+  int up = b->t->pci[idx].parent;
+  /* a device straight on the root bus (a cloud VM's) has no PCIe link of its own */
+  if (c->narrowest < 0 && up >= 0 && b->t->pci[up].role == GR_ROLE_HOSTBRIDGE)
+    snprintf(first, sizeof(first), "on the root bus");
   if (c->narrowest >= 0) {
     const struct gr_pci *p = &b->t->pci[c->narrowest];
     int gen, width;
@@ -395,7 +400,7 @@ static void add_drawn(struct build *b, int idx, int parent, struct chain c)
   int ni = add_node(b->d, kind_of(p), parent);
   struct dg_node *n = &b->d->nodes[ni];
   chain_add(b, &c, idx);
-  edge_label(b, &c, n);
+  edge_label(b, &c, n, idx);
   add_member(n, idx);
   if (n->kind == DG_SWITCH) {
     switch_lines(b, n, idx);

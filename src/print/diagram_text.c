@@ -39,7 +39,7 @@ struct text_ctx {
 /* A link label's short form: "Gen3 x16", "31.5 GB/s", "?". */
 static char *link_short(const struct dg_node *n)
 {
-  if (!n->nedge || strcmp(n->edge[0], "link rate unknown") == 0)
+  if (!n->nedge || strcmp(n->edge[0], "link rate unknown") == 0 || strcmp(n->edge[0], "on the root bus") == 0)
     return xstrdup("");
   const char *dot = strstr(n->edge[0], " · ");
   return str_starts_with(n->edge[0], "Gen") && dot ? xstrndup(n->edge[0], (size_t)(dot - n->edge[0]))
