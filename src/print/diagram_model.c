@@ -139,13 +139,22 @@ static void mark_bottlenecks(struct build *b)
       else if (p->bw_gbps < best - 1e-9 && p->bottleneck >= 0 && (size_t)p->bottleneck < b->t->npci)
         b->bottleneck[p->bottleneck] = true;
     }
-  /* and what bounds the predicted all-reduce (its note names it) */
+  /* and what bounds the predicted all-reduce (its note names it): a switch
+   * uplink or the socket link, shared by several hops, or a GPU's link that
+   * is slower than another GPU's; not one of many equal GPU links, which
+   * would single out a GPU that is no different */
   const struct gr_ring *r = &b->d->m->prediction.nccl_default;
-  if (b->d->m->predicted && r->bottleneck[0]) {
-    b->d->socket_bad |= r->bottleneck_socket;
-    if (r->bottleneck_node >= 0 && (size_t)r->bottleneck_node < b->t->npci)
-      b->bottleneck[r->bottleneck_node] = true;
-  }
+  if (!b->d->m->predicted || !r->bottleneck[0])
+    return;
+  b->d->socket_bad |= r->bottleneck_socket;
+  if (r->bottleneck_node < 0 || (size_t)r->bottleneck_node >= b->t->npci)
+    return;
+  const struct gr_pci *p = &b->t->pci[r->bottleneck_node];
+  double fastest = 0;
+  for (size_t g = 0; g < b->t->ngpus; g++)
+    fastest = fmax(fastest, gr_link_bw_gbps(&b->t->pci[b->t->gpus[g]]));
+  if (p->role == GR_ROLE_SWITCH_UP || gr_link_bw_gbps(p) < fastest - 1e-9)
+    b->bottleneck[r->bottleneck_node] = true;
 }
 
 static int add_node(struct dg_model *d, enum dg_kind kind, int parent)
