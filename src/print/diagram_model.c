@@ -117,6 +117,22 @@ static void mark_shown(struct build *b)
   free(cap);
 }
 
+/* Every link on the path between pci nodes x and y that runs at the path's
+ * bottleneck rate: the analysis names one of them, but a pair held by two
+ * equal links (each GPU's own) is held by both, and marking one would make
+ * the GPUs look different. */
+static void mark_narrowest(struct build *b, int x, int y, double gbps)
+{
+  const struct gr_topo *t = b->t;
+  int top = gr_topo_common_ancestor(t, x, y);
+  for (int end = 0; end < 2; end++)
+    for (int k = end ? y : x, steps = 0; k >= 0 && k != top && steps <= (int)t->npci; steps++) {
+      if (t->pci[k].has_link && fabs(gr_link_bw_gbps(&t->pci[k]) - gbps) < 1e-9)
+        b->bottleneck[k] = true;
+      k = t->pci[k].parent;
+    }
+}
+
 /* The links print_bottlenecks names (each pair below the best pair, by the
  * link the analysis found narrowest on its path), and the one that bounds
  * the predicted all-reduce. */
@@ -137,7 +153,7 @@ static void mark_bottlenecks(struct build *b)
       if (p->via == GR_VIA_SOCKET && p->nccl_bw_gbps < best_nccl - 1e-9)
         b->d->socket_bad = true;
       else if (p->bw_gbps < best - 1e-9 && p->bottleneck >= 0 && (size_t)p->bottleneck < b->t->npci)
-        b->bottleneck[p->bottleneck] = true;
+        mark_narrowest(b, b->t->gpus[x], b->t->gpus[y], p->bw_gbps);
     }
   /* and what bounds the predicted all-reduce (its note names it): a switch
    * uplink or the socket link, shared by several hops, or a GPU's link that
@@ -466,7 +482,10 @@ static void add_root_complex(struct build *b, int hb, int cpu)
   const struct gr_pci *p = &b->t->pci[hb];
   int ni = add_node(b->d, DG_RC, cpu);
   add_member(&b->d->nodes[ni], hb);
-  add_line(&b->d->nodes[ni], xasprintf("RC %04x:%02x", p->domain, p->bus));
+  if (p->domain <= 0xffff) /* an NCCL topology file may leave the domain out */
+    add_line(&b->d->nodes[ni], xasprintf("RC %04x:%02x", p->domain, p->bus));
+  else
+    add_line(&b->d->nodes[ni], xasprintf("RC ?:%02x", p->bus));
   if (p->numa >= 0)
     add_line(&b->d->nodes[ni], xasprintf("NUMA %d", p->numa));
   add_children(b, hb, ni, (struct chain){.narrowest = -1});
