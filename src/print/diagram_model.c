@@ -272,13 +272,22 @@ static void edge_label(const struct build *b, const struct chain *c, struct dg_n
   n->edge_bad = c->bad;
 }
 
-/* A device's name without its vendor's ornaments: up to the first comma or
- * bracket, "NVIDIA " dropped, at most 24 columns. */
+/* A device's name without its vendor's ornaments: pci.ids' marketing name
+ * in brackets where it has one ("GA102 [GeForce RTX 3090]", "MT27700 Family
+ * [ConnectX-4]"), else up to the first comma or parenthesis; "NVIDIA "
+ * dropped, at most 24 columns. */
 static char *short_name(const char *name)
 {
+  const char *open = strchr(name, '['), *close = open ? strchr(open, ']') : NULL;
+  if (open && close && close > open + 1) {
+    char *inner = xstrndup(open + 1, (size_t)(close - open - 1));
+    char *cut = short_name(inner);
+    free(inner);
+    return cut;
+  }
   if (str_starts_with(name, "NVIDIA "))
     name += 7;
-  size_t n = strcspn(name, ",([");
+  size_t n = strcspn(name, ",(");
   while (n > 0 && name[n - 1] == ' ')
     n--;
   char *part = xstrndup(name, n ? n : strlen(name));
