@@ -3,7 +3,8 @@
 # bundled example, every rig in data/rigs, the captures in tests/data and a
 # gathered tree, and a rig whose names carry markup, quotes, control
 # characters and bytes that are not UTF-8. xmllint (libxml2-utils, installed
-# by setup.sh) judges; without it the test is skipped (exit 77).
+# by setup.sh) judges; without it the test is skipped (exit 77). Where
+# Graphviz is installed, dot also reads each --dot output without an error.
 # usage: xmllint.sh GPURIG TREES   (env: GPURIG_DATA, GPURIG_TEST_DATA)
 set -u
 gpurig=$1
@@ -23,6 +24,11 @@ check() { # name, gpurig topo arguments...
   if ! xmllint --noout "$tmp/$name.svg" 2>"$tmp/$name.lint"; then
     echo "FAIL: $name: $(head -3 "$tmp/$name.lint")"
     fails=$((fails + 1))
+  fi
+  if command -v dot >/dev/null; then
+    "$gpurig" topo "$@" --dot "$tmp/$name.dot" >/dev/null 2>&1
+    dot -Tsvg "$tmp/$name.dot" -o "$tmp/$name.dot.svg" 2>"$tmp/$name.doterr" ||
+      { echo "FAIL: $name: dot refuses the DOT: $(head -3 "$tmp/$name.doterr")"; fails=$((fails + 1)); }
   fi
   # the root element and no scripts or external references (diagram.h)
   local svg
@@ -46,5 +52,5 @@ check tree-sys4029 --root "$trees/32intel64-2p8co2t+8ve"
 printf 'rig "A <b>&amp; \x27q\x27 \xff\xfe \xc3\x28 \x01 ]]> -->"\ncpu cpu0 "EPYC <7763> & \xe9" vendor amd\nrootcomplex rc0 cpu0 gen4\nswitch sw0 rc0 model "PEX<&>\xff" lanes 96 gen4 uplink gen4 x16\ngpu 2 "RTX 4090" sw0\nnic ib0 "Connect<X> & \xff" sw0 gen4 x16\n' >"$tmp/hostile.rig"
 check hostile --rig "$tmp/hostile.rig"
 grep -q '&lt;b&gt;&amp;amp;' "$tmp/hostile.svg" || { echo "FAIL: hostile: the rig's name is not escaped"; fails=$((fails + 1)); }
-[ $fails = 0 ] && echo "xmllint: $n diagrams well-formed"
+[ $fails = 0 ] && echo "xmllint: $n diagrams well-formed$(command -v dot >/dev/null && echo ", dot reads each DOT")"
 exit $((fails > 0))
