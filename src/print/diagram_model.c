@@ -391,6 +391,17 @@ static void gpu_lines(struct build *b, struct dg_node *n, int idx)
   add_line(n, xasprintf("GPU%d", p->gpu_index));
   add_line(n, short_name(gr_pci_display_name(b->t, idx, &b->names)));
   add_line(n, xstrdup(gr_pci_busid(p, bus, sizeof(bus))));
+  /* NVLink to a CPU (POWER9, Grace): a line in the box, since a line up to
+   * the socket would cross the tree */
+  for (size_t k = 0; k < b->t->nnvlinks; k++) {
+    const struct gr_nvlink *l = &b->t->nvlinks[k];
+    if (l->a != idx || l->b >= 0 || l->peer_package < 0)
+      continue;
+    char *bw = gbps_text(l->bw_gbps);
+    add_line(n, l->bw_gbps > 0 ? xasprintf("NV%d to CPU%d · %s GB/s", l->count, l->peer_package, bw)
+                               : xasprintf("NV%d to CPU%d", l->count, l->peer_package));
+    free(bw);
+  }
 }
 
 /* The text of a box of endpoints other than GPUs, once its members are in. */
