@@ -40,7 +40,7 @@ _gpurig() {
     --rig)
       mapfile -t COMPREPLY < <(compgen -W "$(gpurig compare --list 2>/dev/null | awk 'NF {print $1}')" -- "$cur")
       return ;;
-    --root|--input|--kmsg|--expect|--svg|--log|--textfile|--html|--markdown|--bench|--burn)
+    --root|--input|--kmsg|--expect|--svg|--dot|--log|--textfile|--html|--markdown|--bench|--burn)
       mapfile -t COMPREPLY < <(compgen -f -- "$cur")
       return ;;
     --model) # a built-in model, or a config.json

@@ -557,6 +557,8 @@ static void describe_ring(struct ctx *c, struct gr_ring *r, size_t k, int mode)
   int wr = 0;
   r->busbw_gbps = ring_busbw(c, r->order, k, mode, &wh, &wr);
   r->bottleneck[0] = '\0';
+  r->bottleneck_node = -1;
+  r->bottleneck_socket = false;
   if (!wh && r->busbw_gbps > 0) {
     double ring = nvlink_ring_bound(c, r->order, k), nvls = nvls_bound(c, r->order, k);
     r->ring_busbw_gbps = ring;
@@ -585,6 +587,7 @@ static void describe_ring(struct ctx *c, struct gr_ring *r, size_t k, int mode)
   if (res < (int)(2 * t->npci)) {
     const struct gr_pci *p = &t->pci[res / 2];
     char label[32];
+    r->bottleneck_node = res / 2;
     if (p->role == GR_ROLE_SWITCH_UP)
       snprintf(label, sizeof(label), "switch %s uplink", gr_pci_busid(p, bus, sizeof(bus)));
     else
@@ -600,6 +603,7 @@ static void describe_ring(struct ctx *c, struct gr_ring *r, size_t k, int mode)
              sharing == 1 ? "" : "s", res % 2 ? "downward" : "upward",
              wh->x == GR_XFER_HOST ? "staged through host memory" : "peer-to-peer");
   } else if (res < (int)(2 * t->npci + 2)) {
+    r->bottleneck_socket = true;
     snprintf(r->bottleneck, sizeof(r->bottleneck), "the inter-socket link (%.1f GB/s per direction) carrying %d ring hop%s",
              c->socket_gbps, sharing, sharing == 1 ? "" : "s");
   } else if (res >= (int)(2 * t->npci + 2 + 2 * c->n)) {

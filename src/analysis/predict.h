@@ -32,6 +32,9 @@ struct gr_ring {
   int *order;            /* GPU indices in ring order (ngpus of them) */
   size_t nhops_p2p, nhops_host, nhops_nvlink;
   char bottleneck[192];  /* what bounds it, in words */
+  int bottleneck_node;   /* when that is a PCIe link: the pci index below it, else -1 (valid where
+                            bottleneck is not empty) */
+  bool bottleneck_socket; /* when it is the inter-socket link */
   double ring_busbw_gbps; /* all-NVLink sets: the rings alone; 0 otherwise */
   double nvls_busbw_gbps; /* all on one NVLink SHARP fabric with NCCL 2.17+: NVLS; 0 otherwise. The larger
                              of the two is busbw_gbps: NCCL picks NVLS for large all-reduces where it runs */

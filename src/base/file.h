@@ -50,6 +50,10 @@ bool gr_file_is_stdin(const char *path);
  * writer below writes to standard output. */
 bool gr_file_is_stdout(const char *path);
 
+/* "-", /dev/stdout and the other names of file descriptor 1: where a
+ * write goes to standard output. */
+bool gr_file_is_stdout(const char *path);
+
 /* What kind of file st_mode is, in words ("a FIFO (named pipe)"). */
 const char *gr_file_kind(mode_t mode);
 

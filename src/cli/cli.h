@@ -47,7 +47,8 @@ struct gr_opts {
   const char *interval;    /* --interval SECONDS (0.1 .. 3600; "500ms", "2s") */
   const char *listen;      /* --listen ADDR:PORT */
   const char *textfile;    /* --textfile DIR */
-  const char *svg;         /* --svg FILE (watch, burn) */
+  const char *svg;         /* --svg FILE (watch, burn; topo: the block diagram) */
+  const char *dot;         /* --dot FILE (topo: the block diagram as Graphviz DOT) */
   /* burn */
   const char *load, *pattern, *duration; /* --load LIST, --pattern NAME, --duration SECONDS */
   const char *log;         /* --log FILE.jsonl (burn) */
@@ -85,6 +86,7 @@ enum gr_opt_set {
   GR_OPT_VERBOSE = 1 << 16, /* --verbose, -v (report, topo, doctor, compare) */
   GR_OPT_BURN = 1 << 15,    /* --load --pattern --duration, and --gpus LIST --quick --size --interval --svg (burn) */
   GR_OPT_REPORT = 1 << 17,  /* --html --markdown --bench --burn (report) */
+  GR_OPT_DIAGRAM = 1 << 18, /* --svg --dot: the block diagram (topo) */
 };
 
 /* Parses argv (argv[0] is the subcommand). Options and positional arguments

@@ -8,6 +8,7 @@
 #include "facts/data.h"
 #include "print/machine.h"
 #include "print/text.h"
+#include "print/diagram.h"
 #include "print/report_html.h"
 
 static void report_usage(void)
@@ -188,6 +189,7 @@ static int report_files(const struct gr_opts *o)
   struct gr_doctor_report dr = {0};
   struct gr_err err = {0};
   json_t *bench = NULL, *burn = NULL;
+  char *diagram = NULL;
   int rc = GR_EXIT_FAIL;
   if (files_conflict(o) != 0 || load_json("--bench", o->bench_json, gr_report_bench_ok, &bench) != 0 ||
       load_json("--burn", o->burn_json, gr_report_burn_ok, &burn) != 0)
@@ -200,7 +202,8 @@ static int report_files(const struct gr_opts *o)
   }
   struct gr_doctor_opts dopt = {.expect_gpus = -1, .xid_window_h = -1};
   gr_doctor_run(&m, &dopt, &dr);
-  struct gr_report_doc doc = {.m = &m, .diagram_svg = NULL, .doctor = &dr, .bench = bench, .burn = burn,
+  diagram = gr_diagram_svg(&m);
+  struct gr_report_doc doc = {.m = &m, .diagram_svg = diagram, .doctor = &dr, .bench = bench, .burn = burn,
                               .bench_name = o->bench_json, .burn_name = o->burn_json};
   rc = o->html ? write_report(o->html, &doc, NULL, true) : 0;
   if (rc == 0 && o->markdown)
@@ -208,6 +211,7 @@ static int report_files(const struct gr_opts *o)
   if (rc == 0)
     rc = gr_findings_exit(&m.analysis.findings);
 out:
+  free(diagram);
   gr_doctor_report_free(&dr);
   gr_machine_close(&m);
   json_decref(bench);

@@ -1,14 +1,18 @@
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
+#include "base/file.h"
 #include "cli/cli.h"
 #include "print/text.h"
+#include "print/diagram.h"
 #include "print/machine.h"
 #include "print/topo.h"
 
 static void topo_usage(void)
 {
   printf("usage: gpurig topo [--root DIR | --input FILE.xml | --rig RIG [--gpu MODEL]] [--json] [--all] [--pcie-only]\n"
-         "                   [--nccl-version X.Y[.Z]] [--verbose]\n"
+         "                   [--nccl-version X.Y[.Z]] [--svg FILE] [--dot FILE] [--verbose]\n"
          "\n"
          "Shows how GPUs, CPUs, PCIe switches, NICs and NVMe drives are wired: the PCIe tree\n"
          "with each link's generation, width and bandwidth, the GPU matrix with nvidia-smi's\n"
@@ -30,8 +34,25 @@ static void topo_usage(void)
          "  --nccl-version V  the NCCL whose P2P defaults NCCL's view, the predictions and the advice\n"
          "                    follow (2.21, 2.21.5; default: the newest in data/nccl-p2p.tsv, stated\n"
          "                    as assumed; PyTorch 2.6 bundles 2.21.5, 2.7 and later 2.23 or newer)\n"
+         "  --svg FILE        also write the block diagram as SVG: sockets and their link, root complexes,\n"
+         "                    PCIe switches, GPUs, NICs, NVMe, NVLink and NVSwitch fabrics, each link's\n"
+         "                    generation, width and GB/s, bottlenecks in red, P2P hives shaded; - writes\n"
+         "                    it to standard output instead of the text\n"
+         "  --dot FILE        the same diagram as Graphviz DOT (dot -Tpng FILE); - as with --svg\n"
          "\n"
          "Exit status: 0 ok, 1 a finding is a warning, 2 bad input, 3 could not run.\n");
+}
+
+/* Writes and frees a diagram; 0, or -1 after the error line. */
+static int write_diagram(const char *path, char *text)
+{
+  struct gr_err err = {0};
+  fflush(stdout);
+  int rc = gr_file_write(path, text, strlen(text), &err);
+  free(text);
+  if (rc != 0)
+    gr_report_error(&err);
+  return rc;
 }
 
 int cmd_topo(int argc, char **argv)
@@ -39,27 +60,38 @@ int cmd_topo(int argc, char **argv)
   struct gr_opts o;
   struct gr_machine m;
   struct gr_err err = {0};
-  if (gr_parse_opts(argc, argv, GR_OPT_SOURCE | GR_OPT_RIG | GR_OPT_GPU_RIG | GR_OPT_JSON | GR_OPT_ALL | GR_OPT_PCIE_ONLY | GR_OPT_NCCL | GR_OPT_VERBOSE,
-                    &o) != 0)
+  unsigned accepted = GR_OPT_SOURCE | GR_OPT_RIG | GR_OPT_GPU_RIG | GR_OPT_JSON | GR_OPT_ALL | GR_OPT_PCIE_ONLY |
+                      GR_OPT_NCCL | GR_OPT_DIAGRAM | GR_OPT_VERBOSE;
+  if (gr_parse_opts(argc, argv, accepted, &o) != 0)
     return GR_EXIT_FAIL;
   if (o.help) {
     topo_usage();
     return GR_EXIT_OK;
   }
+  bool svg_out = o.svg && gr_file_is_stdout(o.svg);
+  bool dot_out = o.dot && gr_file_is_stdout(o.dot);
+  if (svg_out && dot_out) {
+    fprintf(stderr, "gpurig: topo: --svg and --dot cannot both go to standard output; name a file for one\n");
+    return GR_EXIT_FAIL;
+  }
   struct gr_source src = cli_source(&o);
   src.nccl = o.nccl;
   if (cli_open(&src, GR_MACHINE_PREDICT, &m, &err) != 0)
     return gr_report_error(&err);
-  if (o.json)
+  int rc = gr_findings_exit(&m.analysis.findings);
+  if ((o.svg && write_diagram(o.svg, gr_diagram_svg(&m)) != 0) ||
+      (o.dot && write_diagram(o.dot, gr_diagram_dot(&m)) != 0))
+    rc = GR_EXIT_FAIL; /* the error said it; no report after it */
+  else if (svg_out || dot_out)
+    ; /* the diagram is this run's standard output */
+  else if (o.json)
     cli_print_json(gr_machine_to_json(&m));
-  else
-  {
+  else {
     struct gr_text_style st;
     FILE *out = cli_text_begin(o.verbose, &st);
     gr_print_topo_text(out, &m, o.all ? GR_PRINT_ALL_DEVICES : 0, &st);
     cli_text_end(out);
   }
-  int rc = gr_findings_exit(&m.analysis.findings);
   gr_machine_close(&m);
   return rc;
 }

@@ -26,6 +26,7 @@ static int refuse_empty(const char *cmd, int c)
       {'k', "option '--kmsg' needs a kernel log file (an empty value would mean /dev/kmsg; omit --kmsg for that)"},
       {'e', "option '--expect' needs a manifest file, not an empty value"},
       {293, "option '--svg' needs a file to write, not an empty value"},
+      {303, "option '--dot' needs a file to write, not an empty value"},
       {297, "option '--log' needs a file to write, not an empty value"},
       {299, "option '--html' needs a file to write (- for standard output), not an empty value"},
       {300, "option '--markdown' needs a file to write (- for standard output), not an empty value"},
@@ -137,7 +138,8 @@ static unsigned option_set(int c)
       {290, GR_OPT_PLAN},
       {291, GR_OPT_PLAN},
       {292, GR_OPT_PLAN},
-      {293, GR_OPT_MONITOR | GR_OPT_BURN},
+      {293, GR_OPT_MONITOR | GR_OPT_BURN | GR_OPT_DIAGRAM},
+      {303, GR_OPT_DIAGRAM},
       {294, GR_OPT_BURN},
       {295, GR_OPT_BURN},
       {296, GR_OPT_BURN},
@@ -212,6 +214,7 @@ int gr_parse_opts(int argc, char **argv, unsigned accepted, struct gr_opts *o)
       {"force", no_argument, NULL, 298},        {"verbose", no_argument, NULL, 'v'},
       {"html", required_argument, NULL, 299},   {"markdown", required_argument, NULL, 300},
       {"bench", required_argument, NULL, 301},  {"burn", required_argument, NULL, 302},
+      {"dot", required_argument, NULL, 303},
       {NULL, 0, NULL, 0},
   };
   memset(o, 0, sizeof(*o));
@@ -290,6 +293,7 @@ int gr_parse_opts(int argc, char **argv, unsigned accepted, struct gr_opts *o)
     case 300: o->markdown = optarg; break;
     case 301: o->bench_json = optarg; break;
     case 302: o->burn_json = optarg; break;
+    case 303: o->dot = optarg; break;
     case 278:
       if (parse_nccl_version(argv[0], optarg, &o->nccl) != 0)
         return -1;

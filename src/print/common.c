@@ -2,6 +2,7 @@
 #include "print/common.h"
 
 #include <math.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -23,6 +24,60 @@ json_t *gr_json_text(const char *s)
   j = json_string(copy);
   free(copy);
   return j;
+}
+
+/* Length of the well-formed UTF-8 sequence at s that is an XML character
+ * (no surrogates, U+FFFE, U+FFFF, nor overlong forms), 0 if there is none. */
+static size_t xml_utf8_len(const unsigned char *s)
+{
+  size_t n = s[0] >= 0xf0 && s[0] <= 0xf4 ? 4 : s[0] >= 0xe0 ? 3 : s[0] >= 0xc2 && s[0] < 0xe0 ? 2 : 0;
+  if (n == 0 || s[0] > 0xf4)
+    return 0;
+  unsigned long cp = s[0] & (0x7f >> n);
+  for (size_t k = 1; k < n; k++) {
+    if ((s[k] & 0xc0) != 0x80)
+      return 0;
+    cp = cp << 6 | (s[k] & 0x3f);
+  }
+  bool overlong = (n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000);
+  if (overlong || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff) || cp == 0xfffe || cp == 0xffff)
+    return 0;
+  return n;
+}
+
+char *gr_text_clean(const char *s)
+{
+  const unsigned char *p = (const unsigned char *)s;
+  char *out = xmalloc(strlen(s) + 1), *o = out;
+  while (*p) {
+    size_t n = *p >= 0x80 ? xml_utf8_len(p) : 1;
+    if (*p >= 0x80 && n) {
+      memcpy(o, p, n);
+      o += n;
+    } else if (*p >= 0x80) {
+      *o++ = '?';
+    } else if (*p >= 0x20 && *p != 0x7f) {
+      *o++ = (char)*p;
+    }
+    p += n ? n : 1;
+  }
+  *o = '\0';
+  return out;
+}
+
+void gr_xml_text(FILE *out, const char *s)
+{
+  char *clean = gr_text_clean(s);
+  for (const char *p = clean; *p; p++) {
+    switch (*p) {
+    case '&': fputs("&amp;", out); break;
+    case '<': fputs("&lt;", out); break;
+    case '>': fputs("&gt;", out); break;
+    case '"': fputs("&quot;", out); break;
+    default: fputc(*p, out);
+    }
+  }
+  free(clean);
 }
 
 json_t *gr_json_rounded(double v, int decimals)

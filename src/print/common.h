@@ -26,6 +26,15 @@ void gr_json_print(FILE *out, json_t *j);
 struct gr_finding;
 json_t *gr_finding_to_json(const struct gr_finding *f);
 
+/* A copy of s (the caller frees it) fit for XML and Graphviz: control
+ * characters dropped, and bytes that are not well-formed UTF-8 (or not XML
+ * characters) written as '?', so that any input name keeps a document
+ * well-formed. */
+char *gr_text_clean(const char *s);
+/* Text for an XML (SVG) text node or attribute value: cleaned as above,
+ * &, <, > and " escaped. */
+void gr_xml_text(FILE *out, const char *s);
+
 /* "Machine: PRODUCT (HOST) [SOURCE]" without a newline. */
 void gr_print_machine_line(FILE *out, const struct gr_topo *t);
 /* The loader's warnings, one "gpurig: warning: ..." line each. */

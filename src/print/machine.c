@@ -8,6 +8,7 @@
 #include "model/names.h"
 #include "base/util.h"
 #include "print/common.h"
+#include "print/diagram.h"
 #include "print/predict.h"
 #include "print/text.h"
 #include "print/topo.h"
@@ -140,37 +141,6 @@ static size_t brief_gpus(FILE *out, const struct gr_topo *t, size_t max_lines)
   return lines;
 }
 
-/* "P2P hives: GPU0-4 (PCIe switch), GPU5-9 (PCIe switch)" or "none: every GPU alone". */
-static void brief_hives(FILE *out, const struct gr_topo *t, const struct gr_analysis *a, const struct gr_text_style *st)
-{
-  if (t->ngpus < 2)
-    return;
-  if (a->nhives == t->ngpus) {
-    fprintf(out, "P2P hives: none (no two GPUs reach each other without crossing the CPU)\n");
-    return;
-  }
-  char line[1024], list[256];
-  size_t off = (size_t)snprintf(line, sizeof(line), "P2P hives:");
-  bool *in = xcalloc(t->ngpus + 1, sizeof(bool));
-  for (size_t h = 0; h < a->nhives && off < sizeof(line); h++) {
-    enum gr_level worst = GR_LVL_X;
-    size_t size = 0;
-    for (size_t g = 0; g < t->ngpus; g++) {
-      in[g] = a->hive[g] == (int)h;
-      size += in[g];
-      for (size_t k = 0; in[g] && k < t->ngpus; k++)
-        if (a->hive[k] == (int)h && a->gpu_gpu[g * a->ngpus + k].level > worst)
-          worst = a->gpu_gpu[g * a->ngpus + k].level;
-    }
-    off += (size_t)snprintf(line + off, sizeof(line) - off, "%s %s (%s)", h ? "," : "",
-                            gr_gpu_ranges(in, t->ngpus, list, sizeof(list)),
-                            size < 2 ? "alone" : worst == GR_LVL_NV ? "NVLink" : "PCIe switch");
-  }
-  free(in);
-  char cut[1024];
-  fprintf(out, "%s\n", st->verbose ? line : gr_text_point(line, (size_t)st->width, cut, sizeof(cut)));
-}
-
 /* The all-reduce predicted beside what bounds it. */
 static void brief_allreduce(FILE *out, const struct gr_prediction *p, const struct gr_text_style *st)
 {
@@ -245,9 +215,11 @@ void gr_print_report_brief(FILE *out, const struct gr_machine *m, const struct g
     fprintf(out, "\nGPUs:\n");
     brief_gpus(out, t, 4);
   }
-  if (t->ngpus > 1)
+  if (t->ngpus > 1 || t->nnics) { /* the wiring, and the hives under it */
+    fprintf(out, "\nWiring:\n");
+    gr_diagram_text(out, m, st->width);
     fputc('\n', out);
-  brief_hives(out, t, a, st);
+  }
   if (m->predicted) {
     brief_allreduce(out, &m->prediction, st);
     brief_verdicts(out, &m->prediction, st);

@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "print/common.h"
+
 enum { W = 960, LEFT = 100, RIGHT = 20, PANEL_H = 80, GAP = 26, TOP = 74 };
 
 /* What one panel draws: a GPU value over time, with its own scale. */
@@ -22,22 +24,6 @@ static const struct series gpu_series[] = {
     {"SM clock", "MHz", offsetof(struct gr_gpu_dynamic, sm_clock_mhz), "#2ca02c"},
 };
 enum { NSERIES = sizeof(gpu_series) / sizeof(gpu_series[0]) };
-
-/* Text for an SVG text node or attribute: &, <, > and " escaped. */
-static void xml_text(FILE *f, const char *s)
-{
-  for (; *s; s++) {
-    switch (*s) {
-    case '&': fputs("&amp;", f); break;
-    case '<': fputs("&lt;", f); break;
-    case '>': fputs("&gt;", f); break;
-    case '"': fputs("&quot;", f); break;
-    default:
-      if ((unsigned char)*s >= 0x20)
-        fputc(*s, f);
-    }
-  }
-}
 
 static const struct gr_metric *metric_of(const struct gr_sample *x, unsigned gpu, size_t field)
 {
@@ -108,7 +94,7 @@ static void events(FILE *f, const struct gr_sampler *s, const struct frame *fr, 
     double x = x_of(fr, e->mono_s);
     fprintf(f, "<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" stroke=\"%s\" stroke-dasharray=\"3,2\"><title>",
             x, y0, x, y1, sev_color(e->sev));
-    xml_text(f, e->text);
+    gr_xml_text(f, e->text);
     fprintf(f, "</title></line>\n<text x=\"%.1f\" y=\"%d\" font-size=\"9\" fill=\"%s\" text-anchor=\"middle\">%lu</text>\n",
             x, y0 - 14, sev_color(e->sev), ++shown);
   }
@@ -123,7 +109,7 @@ static int event_list(FILE *f, const struct gr_sampler *s, const struct frame *f
       continue;
     fprintf(f, "<text x=\"%d\" y=\"%d\" font-size=\"11\" fill=\"%s\">%lu  +%.1f s  %s: ", LEFT, y, sev_color(e->sev),
             ++shown, e->mono_s - fr->t0, gr_sev_name(e->sev));
-    xml_text(f, e->text);
+    gr_xml_text(f, e->text);
     fputs("</text>\n", f);
     y += 15;
   }
@@ -140,7 +126,7 @@ static void marks_draw(FILE *f, const struct frame *fr, const struct gr_svg_mark
     double x = x_of(fr, m[k].mono);
     fprintf(f, "<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" stroke=\"#9467bd\" stroke-width=\"1.5\"><title>", x,
             y0, x, y1);
-    xml_text(f, m[k].text);
+    gr_xml_text(f, m[k].text);
     fprintf(f, "</title></line>\n<text x=\"%.1f\" y=\"%d\" font-size=\"9\" fill=\"#9467bd\" text-anchor=\"middle\">%c"
                "</text>\n", x, y0 - 4, (char)('a' + k % 26));
   }
@@ -151,7 +137,7 @@ static int marks_list(FILE *f, const struct frame *fr, const struct gr_svg_mark 
   for (size_t k = 0; k < n; k++) {
     fprintf(f, "<text x=\"%d\" y=\"%d\" font-size=\"11\" fill=\"#9467bd\">%c  +%.1f s  ", LEFT, y,
             (char)('a' + k % 26), m[k].mono - fr->t0);
-    xml_text(f, m[k].text);
+    gr_xml_text(f, m[k].text);
     fputs("</text>\n", f);
     y += 15;
   }
@@ -178,7 +164,7 @@ char *gr_svg_timeline(const struct gr_sampler *s, const char *title, const struc
              "font-family=\"sans-serif\">\n<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n",
           W, h, W, h);
   fputs("<text x=\"10\" y=\"22\" font-size=\"16\" font-weight=\"bold\">", f);
-  xml_text(f, title);
+  gr_xml_text(f, title);
   fprintf(f, "</text>\n<text x=\"10\" y=\"40\" font-size=\"11\" fill=\"#444\">%u samples over %.1f s; dashed lines "
              "are events (red fail, orange warn, grey info), numbered as listed below%s</text>\n",
           n, fr.t1 - fr.t0, nmarks ? "; solid purple lines, lettered, are all-reduce stalls" : "");
@@ -186,9 +172,9 @@ char *gr_svg_timeline(const struct gr_sampler *s, const char *title, const struc
   for (unsigned g = 0; g < ngpu && newest; g++) {
     fputs("<text x=\"10\" y=\"", f);
     fprintf(f, "%d\" font-size=\"12\" font-weight=\"bold\">", y + 4);
-    xml_text(f, gr_sampler_gpu_name(s, g));
+    gr_xml_text(f, gr_sampler_gpu_name(s, g));
     fputs(" ", f);
-    xml_text(f, gr_sampler_gpu_static(s, g)->name);
+    gr_xml_text(f, gr_sampler_gpu_static(s, g)->name);
     fputs("</text>\n", f);
     y += 10;
     for (unsigned k = 0; k < NSERIES; k++) {

@@ -26,6 +26,7 @@ try --markdown gpurig report --mark
 try pairs gpurig burn --pattern pa
 try tyan-s8030 gpurig compare ty
 try wopr gpurig topo --rig wo
+try --dot gpurig topo --do
 try llama-3-8b gpurig plan --model llama-3-
 try sdxl gpurig plan --model sd
 # a GPU's name has a space: escaped, or whole inside the quote the word opened

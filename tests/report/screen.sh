@@ -20,7 +20,7 @@ fits() {
   (cd "$D" && env -u COLUMNS timeout 60 "$G" "$@" >"$tmp/out" 2>"$tmp/err")
   local rc=$? lines cols
   lines=$(wc -l <"$tmp/out")
-  cols=$(awk '{ n = length($0); if (n > m) m = n } END { print m + 0 }' "$tmp/out")
+  cols=$(LC_ALL=C.UTF-8 wc -L <"$tmp/out") # characters (the wiring's box-drawing ones are 3 bytes)
   echo "$name: $lines lines, widest $cols columns (exit $rc)"
   [ "$rc" -le 1 ] && [ "$lines" -le 40 ] && [ "$cols" -le 100 ]
   check "$name" $? "$lines lines, $cols columns, exit $rc: $(head -c 300 "$tmp/err")"
