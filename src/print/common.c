@@ -108,6 +108,17 @@ void gr_print_machine_line(FILE *out, const struct gr_topo *t)
     fprintf(out, " [%s]", gr_topo_input_name(t));
 }
 
+const char *gr_nic_legend_name(const struct gr_pci *p, char *buf, size_t cap)
+{
+  if (p->rdma_name)
+    snprintf(buf, cap, "%s", p->rdma_name);
+  else if (p->osdevs && p->osdevs[0])
+    snprintf(buf, cap, "%.*s", (int)strcspn(p->osdevs, " "), p->osdevs);
+  else
+    gr_pci_busid(p, buf, cap);
+  return buf;
+}
+
 void gr_print_warnings(FILE *err, const struct gr_topo *t)
 {
   for (size_t i = 0; i < t->nwarnings; i++)

@@ -37,6 +37,10 @@ void gr_xml_text(FILE *out, const char *s);
 
 /* "Machine: PRODUCT (HOST) [SOURCE]" without a newline. */
 void gr_print_machine_line(FILE *out, const struct gr_topo *t);
+/* What a NIC is called in a legend: its RDMA device as nvidia-smi and
+ * NCCL_IB_HCA name it; where none is known its first OS device (the
+ * netdev), else its bus id. Written into buf. */
+const char *gr_nic_legend_name(const struct gr_pci *p, char *buf, size_t cap);
 /* The loader's warnings, one "gpurig: warning: ..." line each. */
 void gr_print_warnings(FILE *err, const struct gr_topo *t);
 

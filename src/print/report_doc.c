@@ -438,17 +438,6 @@ static void gpus(struct rd_doc *d, const struct gr_machine *m)
 
 /* ---- matrices ---- */
 
-static const char *nic_name(const struct gr_pci *p, char *buf, size_t cap)
-{
-  if (p->rdma_name)
-    snprintf(buf, cap, "%s", p->rdma_name);
-  else if (p->osdevs && p->osdevs[0])
-    snprintf(buf, cap, "%.*s", (int)strcspn(p->osdevs, " "), p->osdevs);
-  else
-    gr_pci_busid(p, buf, cap);
-  return buf;
-}
-
 /* A GPU x GPU (and NIC) table: a header cell per column, "GPUr" first. */
 static struct rd_table *matrix(struct rd_doc *d, const char *title, size_t ngpus, size_t nnics)
 {
@@ -483,7 +472,7 @@ static void level_matrix(struct rd_doc *d, const struct gr_topo *t, const struct
     size_t off = 0;
     for (size_t n = 0; n < t->nnics && off < sizeof(list); n++)
       off += (size_t)snprintf(list + off, sizeof(list) - off, "%sNIC%zu: %s", n ? ", " : "", n,
-                              nic_name(&t->pci[t->nics[n]], name, sizeof(name)));
+                              gr_nic_legend_name(&t->pci[t->nics[n]], name, sizeof(name)));
     note(d, "NICs: %s.", list);
   }
 }

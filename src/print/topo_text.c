@@ -356,20 +356,6 @@ static void print_legend(FILE *out, const struct gr_topo *t, const struct gr_ana
   free(inferred);
 }
 
-/* What a NIC is called in the legend: its RDMA device as nvidia-smi and
- * NCCL_IB_HCA name it; where none is known its first OS device (the netdev),
- * else its bus id. */
-static const char *nic_legend_name(const struct gr_pci *p, char *buf, size_t cap)
-{
-  if (p->rdma_name)
-    snprintf(buf, cap, "%s", p->rdma_name);
-  else if (p->osdevs && p->osdevs[0])
-    snprintf(buf, cap, "%.*s", (int)strcspn(p->osdevs, " "), p->osdevs);
-  else
-    gr_pci_busid(p, buf, cap);
-  return buf;
-}
-
 static const char *gbps_text(double v, char *buf, size_t cap)
 {
   snprintf(buf, cap, fabs(v - round(v)) < 0.05 ? "%.0f" : "%.1f", v);
@@ -443,7 +429,7 @@ void gr_print_matrix(FILE *out, const struct gr_topo *t, const struct gr_analysi
     char name[128];
     fprintf(out, "\nNIC Legend:\n\n");
     for (size_t n = 0; n < t->nnics; n++)
-      fprintf(out, "  NIC%zu: %s\n", n, nic_legend_name(&t->pci[t->nics[n]], name, sizeof(name)));
+      fprintf(out, "  NIC%zu: %s\n", n, gr_nic_legend_name(&t->pci[t->nics[n]], name, sizeof(name)));
   }
   for (size_t i = 0; i < t->nfabrics; i++)
     if (t->fabrics[i].nmembers)

@@ -62,9 +62,10 @@ has '^  warn  all-reduce stalled at \+[0-9.]+ s: [0-9.]+ ms, [0-9]+x the median'
 [ "$(verdicts)" = 1 ] || fail "burn-stall: $(verdicts) problems, expected 1"
 echo "burn-stall: $(grep -m1 '^  warn' "$work/out")"
 
-# staggered: the step at which the first problem came; the chart and the timeline
+# staggered: the step at which the first problem came; the chart and the timeline (3 s at 0.25 s
+# is 12 samples; a loaded machine may take fewer, so 6 is asked)
 run 2 burn-replay --pattern staggered --svg "$work/burn.svg" --log "$work/burn.jsonl"
-jq -e -s 'length >= 10 and all(.gpus | length == 4) and (map(.events[].text) | any(test("PCIe replays")))' \
+jq -e -s 'length >= 6 and all(.gpus | length == 4) and (map(.events[].text) | any(test("PCIe replays")))' \
   "$work/burn.jsonl" >/dev/null || fail "log: $(head -c 300 "$work/burn.jsonl")"
 echo "log: $(wc -l <"$work/burn.jsonl") samples as JSON lines"
 has '^  info  staggered: the first problem came with [1-4] of 4 GPUs loaded' staggered

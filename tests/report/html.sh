@@ -25,7 +25,11 @@ check_page() { # file, gpus, what
   errs=$(xmllint --html --noout "$f" 2>&1 | grep 'parser error' | grep -vE "Tag ($svg_tags) invalid" || true)
   [ -z "$errs" ] || fail "$what: xmllint --html: $(echo "$errs" | head -3)"
   xmllint --noout "$f" 2>"$work/xml.err" || fail "$what: not well-formed: $(head -3 "$work/xml.err")"
-  [ "$(grep -o 'data-gpu="GPU[0-9]*"' "$f" | wc -l)" = "$n" ] || fail "$what: $(grep -o 'data-gpu="GPU[0-9]*"' "$f" | wc -l) GPU rows, expected $n"
+  # each GPU once in the GPU table and, where the page has the diagram, once as its node there
+  rows=$(grep -o '<tr data-gpu="GPU[0-9]*"' "$f" | wc -l)
+  nodes=$(grep -o '<g class="node gpu[^"]*" data-gpu="GPU[0-9]*"' "$f" | wc -l)
+  [ "$rows" = "$n" ] || fail "$what: $rows GPU rows, expected $n"
+  [ "$nodes" = "$n" ] || fail "$what: $nodes GPU nodes in the diagram, expected $n"
   for ((g = 0; g < n; g++)); do
     [ "$(grep -c "<tr data-gpu=\"GPU$g\">" "$f")" = 1 ] || fail "$what: GPU$g's row is not there once"
   done
