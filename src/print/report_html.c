@@ -70,14 +70,14 @@ static const char css[] =
     "td.h7{background:#1f5aa6;color:#fff}\n"
     "td.sev-ok{background:#dcf3dc}td.sev-info{background:#e3ecf8}td.sev-warn{background:#ffe4b5}"
     "td.sev-fail{background:#f8c9c6}td.sev-skipped{background:#eeeff1;color:#666}td.sev-error{background:#efd3f2}\n"
-    "svg{max-width:100%;height:auto;font-family:system-ui,sans-serif;display:block;margin:6px 0 12px}\n"
-    "svg text{font-size:11px;fill:#333}svg .axis{stroke:#bbb;stroke-width:1}svg .grid{stroke:#eee;stroke-width:1}\n"
-    "svg .limit{fill:#e2e5ea}svg .tick{stroke:#111;stroke-width:2}svg .val{fill:#4a7fc1}"
-    "svg .sev-ok{fill:#4f9d5d}svg .sev-warn{fill:#e99a2c}svg .sev-fail{fill:#d0463f}svg .sev-info{fill:#5b8def}"
-    "svg .sev-error{fill:#a05fb0}svg .sev-skipped{fill:#aaa}\n"
-    "svg .line{fill:none;stroke:#1f5aa6;stroke-width:2}svg .dot{fill:#1f5aa6}"
-    "svg .ref{stroke:#d0463f;stroke-width:1.5;stroke-dasharray:6 4}\n"
-    ".diagram{overflow-x:auto}\n"
+    "svg.chart{max-width:100%;height:auto;font-family:system-ui,sans-serif;display:block;margin:6px 0 12px}\n"
+    "svg.chart text{font-size:11px;fill:#333}svg.chart .axis{stroke:#bbb;stroke-width:1}svg.chart .grid{stroke:#eee;stroke-width:1}\n"
+    "svg.chart .limit{fill:#e2e5ea}svg.chart .tick{stroke:#111;stroke-width:2}svg.chart .val{fill:#4a7fc1}"
+    "svg.chart .sev-ok{fill:#4f9d5d}svg.chart .sev-warn{fill:#e99a2c}svg.chart .sev-fail{fill:#d0463f}svg.chart .sev-info{fill:#5b8def}"
+    "svg.chart .sev-error{fill:#a05fb0}svg.chart .sev-skipped{fill:#aaa}\n"
+    "svg.chart .line{fill:none;stroke:#1f5aa6;stroke-width:2}svg.chart .dot{fill:#1f5aa6}"
+    "svg.chart .ref{stroke:#d0463f;stroke-width:1.5;stroke-dasharray:6 4}\n"
+    ".diagram{overflow-x:auto}.diagram svg{display:block;margin:6px 0 12px}\n"
     "@media print{body{max-width:none;padding:0}.scroll,.diagram{overflow:visible}.toc{display:none}"
     "h2{break-after:avoid}table,svg{break-inside:avoid}}\n";
 
@@ -163,7 +163,7 @@ static double nice_step(double hi)
 
 static void svg_open(FILE *f, int w, int h, const char *title)
 {
-  fprintf(f, "<svg width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" role=\"img\" aria-label=\"", w, h, w, h);
+  fprintf(f, "<svg class=\"chart\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" role=\"img\" aria-label=\"", w, h, w, h);
   esc(f, title);
   fputs("\">\n", f);
 }
