@@ -185,6 +185,8 @@ static void brief_verdicts(FILE *out, const struct gr_prediction *p, const struc
     verdict_head(v, head, sizeof(head));
     size_t used = 8 + gr_text_columns(head);
     size_t room = (size_t)st->width > used + 20 ? (size_t)st->width - used : 20;
+    if (strcmp(v->workload, "training") == 0) /* its why (P2P, host hops) takes two lines; the rest one */
+      room += (size_t)st->width > 28 ? (size_t)st->width - 8 : 20;
     fprintf(out, "  %-4s  %s%s\n", gr_rating_name(v->rating), head,
             st->verbose ? v->reasons : gr_text_point(gr_verdict_point(v->reasons), room, cut, sizeof(cut)));
   }
