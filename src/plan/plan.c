@@ -521,6 +521,12 @@ static void speed_prefill(const struct gr_plan_req *r, const struct gr_plan_hw *
     return;
   double v = ops * 1e12 * r->tp / (2.0 * (double)o->params.active), spread = gr_planner_const("prefill_spread");
   o->prefill_tps = (struct gr_range){v * (1 - spread), v, v * (1 + spread), true};
+  if (o->pipe_prefill_s > 0) { /* --nodes: the prompt's activations also cross the node boundaries */
+    double tokens = (double)r->ctx * (double)r->batch;
+    double *x[3] = {&o->prefill_tps.low, &o->prefill_tps.mid, &o->prefill_tps.high};
+    for (int i = 0; i < 3; i++)
+      *x[i] = tokens / (tokens / *x[i] + o->pipe_prefill_s);
+  }
 }
 
 /* Per-step time of a training job: compute at a stated MFU plus the
