@@ -93,11 +93,10 @@ static void device_rate(const struct gr_topo *t, size_t n, bool want_rdma, struc
   o->port_gbps += ports;
   if (slot > 0 && slot < ports) {
     char bus[32];
+    int gen, width;
+    gr_link_effective(&d->link, &gen, &width);
     snprintf(o->nic_bound, sizeof(o->nic_bound), "%s's PCIe link (Gen%d x%d, %.1f GB/s) is narrower than its %.1f GB/s "
-             "of ports", d->osdevs ? d->osdevs : gr_pci_busid(d, bus, sizeof(bus)), d->link.max_gen,
-             d->link.port_max_width && d->link.port_max_width < d->link.max_width ? d->link.port_max_width
-                                                                                   : d->link.max_width,
-             slot, ports);
+             "of ports", d->osdevs ? d->osdevs : gr_pci_busid(d, bus, sizeof(bus)), gen, width, slot, ports);
     ports = slot;
   }
   o->nic_gbps += ports;
