@@ -23,6 +23,10 @@ int gr_machine_open(const struct gr_source *src, unsigned flags, struct gr_machi
   if (flags & (GR_MACHINE_PREDICT | GR_MACHINE_GROUPS)) { /* the groups are part of the predictions */
     gr_predict(&m->topo, &m->analysis, &m->prediction);
     m->predicted = true;
+    if (m->topo.cluster) {
+      gr_cluster_predict(&m->topo, &m->analysis, &m->prediction, m->topo.cluster, 0, &m->cluster);
+      m->clustered = true;
+    }
   }
   if (flags & GR_MACHINE_GROUPS)
     gr_predict_groups(&m->prediction, NULL, 0);

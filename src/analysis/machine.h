@@ -13,6 +13,7 @@
 #include <stdbool.h>
 
 #include "analysis/analysis.h"
+#include "analysis/cluster.h"
 #include "analysis/predict.h"
 #include "base/fs.h"
 #include "load/source.h"
@@ -32,6 +33,8 @@ struct gr_machine {
   struct gr_analysis analysis;
   struct gr_prediction prediction; /* zeroed unless GR_MACHINE_PREDICT */
   bool predicted;
+  struct gr_cluster_prediction cluster; /* with GR_MACHINE_PREDICT on a topology with a cluster (topo.cluster) */
+  bool clustered;
 };
 
 /* Loads, analyses and (with GR_MACHINE_PREDICT) predicts. Returns 0, or -1

@@ -57,7 +57,7 @@ struct gr_opts {
   const char *html, *markdown;       /* --html FILE, --markdown FILE ("-": standard output) */
   const char *bench_json, *burn_json; /* --bench FILE, --burn FILE: saved `bench --json`, `burn --json` */
   /* plan (and compare --job): kept as text, turned into a request by plan/request.c */
-  const char *model, *params, *job, *quant, *kv_quant, *engine, *ctx, *batch, *gpus, *zero, *offload, *tp, *pp;
+  const char *model, *params, *job, *quant, *kv_quant, *engine, *ctx, *batch, *gpus, *zero, *offload, *tp, *pp, *nodes;
   const char *estimator, *lora_rank, *lora_targets, *state_bytes, *price, *kwh, *rent, *cpu;
   bool checkpointing, rank0_load;
   const char *optimizer, *resolution, *dataset_images, *workers; /* diffusion models */

@@ -104,6 +104,7 @@ static unsigned option_set(int c)
       {'P', GR_OPT_BENCH},
       {'M', GR_OPT_BENCH},
       {256, GR_OPT_PLAN},
+      {310, GR_OPT_PLAN},
       {257, GR_OPT_PLAN},
       {258, GR_OPT_PLAN},
       {259, GR_OPT_PLAN},
@@ -215,6 +216,7 @@ int gr_parse_opts(int argc, char **argv, unsigned accepted, struct gr_opts *o)
       {"html", required_argument, NULL, 299},   {"markdown", required_argument, NULL, 300},
       {"bench", required_argument, NULL, 301},  {"burn", required_argument, NULL, 302},
       {"dot", required_argument, NULL, 303},
+      {"nodes", required_argument, NULL, 310},
       {NULL, 0, NULL, 0},
   };
   memset(o, 0, sizeof(*o));
@@ -294,6 +296,7 @@ int gr_parse_opts(int argc, char **argv, unsigned accepted, struct gr_opts *o)
     case 301: o->bench_json = optarg; break;
     case 302: o->burn_json = optarg; break;
     case 303: o->dot = optarg; break;
+    case 310: o->nodes = optarg; break;
     case 278:
       if (parse_nccl_version(argv[0], optarg, &o->nccl) != 0)
         return -1;
@@ -343,7 +346,7 @@ struct gr_plan_args cli_plan_args(const struct gr_opts *o)
   return (struct gr_plan_args){
       .model = o->model, .params = o->params, .job = o->job, .quant = o->quant, .kv_quant = o->kv_quant,
       .ctx = o->ctx, .batch = o->batch, .gpus = o->gpus, .zero = o->zero, .offload = o->offload, .tp = o->tp,
-      .pp = o->pp, .lora_rank = o->lora_rank, .lora_targets = o->lora_targets, .state_bytes = o->state_bytes,
+      .pp = o->pp, .nodes = o->nodes, .lora_rank = o->lora_rank, .lora_targets = o->lora_targets, .state_bytes = o->state_bytes,
       .price = o->price, .kwh = o->kwh, .rent = o->rent, .cpu = o->cpu, .estimator = o->estimator, .engine = o->engine, .gpu = o->gpu,
       .checkpointing = o->checkpointing, .rank0_load = o->rank0_load, .optimizer = o->optimizer,
       .resolution = o->resolution, .dataset_images = o->dataset_images, .workers = o->workers,

@@ -13,7 +13,7 @@ static struct gr_facts *loaded;
 /* The keys gpurig asks of each key/value table: a data file without one of
  * them is refused at load, not discovered later as a silent 0. */
 static const char *const calibration_keys[] = {
-    "ring_p2p_eff", "ring_host_eff", "ring_nvlink_eff", "copy_p2p_eff", "copy_host_eff",
+    "ring_p2p_eff", "ring_host_eff", "net_ring_eff", "ring_nvlink_eff", "copy_p2p_eff", "copy_host_eff",
     "h2d_eff_gen3", "h2d_eff_gen4", "h2d_eff_gen5", "copy_nvlink_eff", "nccl_nvlink_sm60", "nccl_nvlink_sm70",
     "nccl_nvlink_sm80", "nccl_nvlink_sm86", "nccl_nvlink_sm90", "nccl_nvlink_sm100", "nvlink1_link_gbps", "nvlink2_link_gbps", "nvlink3_link_gbps",
     "nvlink4_link_gbps", "nvlink5_link_gbps", "nvls_busbw_eff", NULL};
@@ -53,6 +53,8 @@ static const struct rows_schema row_tables[] = {
     {"nccl-p2p.tsv", offsetof(struct gr_facts, nccl_p2p), {"since", "until", "cpu", "gpus", "level", "source"}},
     {"engines.tsv", offsetof(struct gr_facts, engines), {"name", "aliases", "formats", "kv_quants", "jobs", "swa", "min_cc", "source"}},
     {"diffusion.tsv", offsetof(struct gr_facts, diffusion), {"name", "aliases", "part", "class", "config", "source"}},
+    {"nics.tsv", offsetof(struct gr_facts, nics),
+     {"name", "aliases", "kind", "port_gbit", "ports", "pcie_gen", "pcie_width", "rdma", "gdr", "source"}},
 };
 
 static int need_columns(const struct gr_table *t, const char *const *cols, struct gr_err *err)

@@ -80,6 +80,7 @@ struct gr_facts {
   struct gr_table quant;                       /* quant.tsv (plan) */
   struct gr_table engines;                     /* engines.tsv (plan) */
   struct gr_table diffusion;                   /* diffusion.tsv (plan/diffusion.c) */
+  struct gr_table nics;                        /* nics.tsv, the NIC catalog (analysis/cluster.c) */
   struct gr_kv_table diffusion_memory;         /* diffusion-memory.tsv: the diffusion planner's constants */
   struct gr_table pci_devices;                 /* pci-devices.tsv (model), parsed into pci_rules */
   struct gr_pci_rule *pci_rules;

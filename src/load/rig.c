@@ -58,6 +58,8 @@ struct elem {
   int p2p;                /* gpu: -1 default, 0 off, 1 on */
   int rdma;               /* nic */
   int functions;          /* nic: PCI functions (ports), 1 by default */
+  double port_gbit;       /* nic: `speed GBIT`, the port's line rate, 0 not said */
+  bool storage;           /* nic: `storage`, not one NCCL uses */
   bool direct;            /* on its root complex's bus, no port above it */
   int direct_col;         /* where `direct` was written */
   int vendor_amd;         /* cpu */
@@ -405,6 +407,12 @@ static int kind_option(struct parser *p, struct elem *e, int i)
     return want_onoff(p, &p->tok[i + 1], &e->p2p) != 0 ? -1 : 2;
   if (strcmp(k, "rdma") == 0 && has_next && e->kind == K_NIC)
     return want_onoff(p, &p->tok[i + 1], &e->rdma) != 0 ? -1 : 2;
+  if (strcmp(k, "speed") == 0 && has_next && e->kind == K_NIC) {
+    if (want_count(p, &p->tok[i + 1], 1, 3200, &v) != 0)
+      return -1;
+    e->port_gbit = (double)v;
+    return 2;
+  }
   if ((strcmp(k, "ports") == 0 || strcmp(k, "functions") == 0) && has_next && e->kind == K_NIC) {
     if (want_count(p, &p->tok[i + 1], 1, RIG_MAX_FUNCTIONS, &v) != 0)
       return -1;
@@ -443,12 +451,14 @@ static int device_options(struct parser *p, struct elem *e, int from)
       if (want_count(p, &p->tok[++i], 1, 256, &v) != 0)
         return -1;
       e->lanes = (int)v;
+    } else if (!t->quoted && strcmp(k, "storage") == 0 && e->kind == K_NIC) {
+      e->storage = true;
     } else if (!t->quoted && strcmp(k, "direct") == 0) {
       e->direct = true;
       e->direct_col = t->col;
     } else {
       return perr(p, t->col, "unexpected \"%s\" (expected genN, xN, slot, riser, uplink, model, lanes, direct%s)", k,
-                  e->kind == K_GPU ? ", p2p" : e->kind == K_NIC ? ", rdma, ports" : "");
+                  e->kind == K_GPU ? ", p2p" : e->kind == K_NIC ? ", rdma, ports, speed, storage" : "");
     }
   }
   return 0;
@@ -606,7 +616,7 @@ static int stmt_nic(struct parser *p)
 {
   if (p->ntok < 4 || !p->tok[2].quoted)
     return perr(p, p->tok[0].col,
-                "expected: nic NAME \"MODEL\" PARENT [genN] [xN] [rdma on|off] [ports N] [direct]");
+                "expected: nic NAME \"MODEL\" PARENT [genN] [xN] [rdma on|off] [ports N] [speed GBIT] [storage] [direct]");
   if (check_new_name(p, &p->tok[1]) != 0)
     return -1;
   struct elem *e = new_elem(p, K_NIC, p->tok[1].text, p->tok[1].col, has_word(p, 4, "direct"),
@@ -816,6 +826,92 @@ static int stmt_meta(struct parser *p, const char *kw)
   return 0;
 }
 
+/* ---- the cluster: nodes, fabric, peermem, gdr-level ---- */
+
+static struct gr_cluster *cluster_of(struct parser *p)
+{
+  if (!p->t->cluster) {
+    p->t->cluster = xcalloc(1, sizeof(*p->t->cluster));
+    *p->t->cluster = (struct gr_cluster){.nodes = 1, .fabric = GR_NET_SWITCH, .oversubscription = 1,
+                                         .peermem = 1, .gdr_level = -1};
+  }
+  return p->t->cluster;
+}
+
+/* "2:1" (down:up, each 1 .. 64, down >= up) into the ratio. */
+static int want_ratio(struct parser *p, const struct token *t, double *ratio)
+{
+  long down, up;
+  char *colon = t->quoted ? NULL : strchr(t->text, ':');
+  if (colon) {
+    *colon = 0;
+    bool ok = parse_long(t->text, 10, &down) && parse_long(colon + 1, 10, &up);
+    *colon = ':';
+    if (ok && down >= 1 && down <= 64 && up >= 1 && up <= 64 && down >= up) {
+      *ratio = (double)down / (double)up;
+      return 0;
+    }
+  }
+  return perr(p, t->col, "expected an oversubscription DOWN:UP such as 2:1 (each 1 to 64, DOWN >= UP), got \"%s\"",
+              t->text);
+}
+
+static int stmt_fabric(struct parser *p, struct gr_cluster *c)
+{
+  const char *k = p->ntok >= 2 && !p->tok[1].quoted ? p->tok[1].text : "";
+  if (strcmp(k, "switch") == 0 && p->ntok == 2) {
+    c->fabric = GR_NET_SWITCH;
+    c->oversubscription = 1;
+    return 0;
+  }
+  if (strcmp(k, "fat-tree") == 0 && p->ntok == 2) {
+    c->fabric = GR_NET_FAT_TREE;
+    c->oversubscription = 1;
+    return 0;
+  }
+  if (strcmp(k, "fat-tree") == 0 && p->ntok == 4 && strcmp(p->tok[2].text, "oversubscription") == 0) {
+    c->fabric = GR_NET_FAT_TREE;
+    return want_ratio(p, &p->tok[3], &c->oversubscription);
+  }
+  return perr(p, p->ntok >= 2 ? p->tok[1].col : p->tok[0].col,
+              "expected: fabric switch | fabric fat-tree [oversubscription DOWN:UP]");
+}
+
+static int want_level(struct parser *p, const struct token *t, int *level)
+{
+  static const char *names[] = {"PIX", "PXB", "PHB", "SYS"};
+  static const int levels[] = {2, 3, 4, 6}; /* analysis.h's GR_LVL_PIX, _PXB, _PHB, _SYS */
+  for (int i = 0; i < 4; i++)
+    if (!t->quoted && strcasecmp(t->text, names[i]) == 0) {
+      *level = levels[i];
+      return 0;
+    }
+  return perr(p, t->col, "expected a GPUDirect RDMA level PIX, PXB, PHB or SYS (NCCL_NET_GDR_LEVEL), got \"%s\"",
+              t->text);
+}
+
+static int stmt_cluster(struct parser *p, const char *kw)
+{
+  struct gr_cluster *c = cluster_of(p);
+  long n;
+  if (strcmp(kw, "nodes") == 0) {
+    if (p->ntok != 2)
+      return perr(p, p->tok[0].col, "expected: nodes N (machines like this one, joined by their NICs)");
+    if (want_count(p, &p->tok[1], 1, 4096, &n) != 0)
+      return -1;
+    c->nodes = (int)n;
+    return 0;
+  }
+  if (strcmp(kw, "fabric") == 0)
+    return stmt_fabric(p, c);
+  if (p->ntok != 2)
+    return perr(p, p->tok[0].col, strcmp(kw, "peermem") == 0 ? "expected: peermem yes|no"
+                                                              : "expected: gdr-level PIX|PXB|PHB|SYS");
+  if (strcmp(kw, "peermem") == 0)
+    return want_onoff(p, &p->tok[1], &c->peermem);
+  return want_level(p, &p->tok[1], &c->gdr_level);
+}
+
 
 static int parse_statement(struct parser *p)
 {
@@ -826,6 +922,7 @@ static int parse_statement(struct parser *p)
                {"gpu", stmt_gpu},   {"nic", stmt_nic},                 {"nvme", stmt_nvme},
                {"nvlink", stmt_nvlink}, {"nvswitch", stmt_nvswitch}};
   static const char *meta[] = {"rig", "source", "price", "intersocket", "p2p"};
+  static const char *net[] = {"nodes", "fabric", "peermem", "gdr-level"};
   const struct token *k = &p->tok[0];
   if (k->quoted)
     return perr(p, k->col, "expected a keyword, got a string");
@@ -834,12 +931,15 @@ static int parse_statement(struct parser *p)
   for (size_t i = 0; i < sizeof(meta) / sizeof(meta[0]); i++)
     if (strcmp(k->text, meta[i]) == 0)
       return stmt_meta(p, k->text);
+  for (size_t i = 0; i < sizeof(net) / sizeof(net[0]); i++)
+    if (strcmp(k->text, net[i]) == 0)
+      return stmt_cluster(p, k->text);
   for (size_t i = 0; i < sizeof(stmts) / sizeof(stmts[0]); i++)
     if (strcmp(k->text, stmts[i].kw) == 0)
       return stmts[i].fn(p);
   return perr(p, k->col,
               "unknown statement \"%s\" (expected rig, source, price, cpu, intersocket, rootcomplex, switch, gpu, "
-              "nic, nvme, nvlink, nvswitch or p2p)", k->text);
+              "nic, nvme, nvlink, nvswitch, p2p, nodes, fabric, peermem or gdr-level)", k->text);
 }
 
 /* ---- resolution ---- */
@@ -1084,6 +1184,8 @@ static int build_endpoint(struct parser *p, struct elem *e)
     apply_link(d, e->gen ? e->gen : pg, e->width ? e->width : e->kind == K_NVME ? 4 : 16, pg, pw);
     d->model = e->model ? xstrdup(e->model) : xstrdup("NVMe drive");
     d->osdevs = f ? xasprintf("%s.%d", e->name, f) : xstrdup(e->name);
+    d->port_gbit = e->port_gbit;
+    d->storage_nic = e->storage;
     if (f == 0)
       e->pci_index = n;
   }

@@ -44,6 +44,7 @@ void gr_topo_free(struct gr_topo *t)
     free(t->warnings[i]);
   free(t->warnings);
   free(t->socket_link);
+  free(t->cluster);
   if (t->rig) {
     free(t->rig->name);
     free(t->rig->file);

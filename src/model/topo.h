@@ -88,6 +88,10 @@ struct gr_pci {
   int gpu_index, nic_index;         /* position among GPUs / NICs, -1 otherwise */
   int p2p;                          /* the driver lets this GPU do PCIe P2P: 1 yes, 0 no, -1 unknown */
   int lanes;                        /* switch upstream ports: the chip's lanes, 0 unknown */
+  bool storage_nic;                 /* NICs: for storage or in-band traffic, left out of NCCL_IB_HCA (a rig's
+                                       `storage`): the inter-node predictions do not count it */
+  double port_gbit;                 /* NICs: the port's line rate in Gb/s as the input states it (a rig's
+                                       `speed`), 0 unknown (the NIC catalog may know the model's) */
   /* The first malformed file met while reading this device's link or AER
    * attributes ("<path>: problem"), NULL if none: the values stay unknown and
    * doctor reports the check as an error naming the file. */
@@ -177,6 +181,26 @@ struct gr_topo {
 
   /* Set by the rig loader only (a machine described, not measured). */
   struct gr_rig_meta *rig;
+  /* Several such machines joined by a network (a rig's `nodes`, `fabric`, `peermem`, `gdr-level`);
+   * NULL: one machine, nothing said about a network. Owned by the topology. */
+  struct gr_cluster *cluster;
+};
+
+/* How the nodes' NICs are joined. */
+enum gr_net_fabric {
+  GR_NET_SWITCH,   /* one non-blocking switch (or a full-bisection fabric) */
+  GR_NET_FAT_TREE, /* a fat tree whose leaves are oversubscribed by `oversubscription` */
+};
+
+/* A cluster of identical nodes, each the machine the topology describes.
+ * Every NIC of the topology is a NIC of every node. */
+struct gr_cluster {
+  int nodes;                 /* >= 1 */
+  enum gr_net_fabric fabric;
+  double oversubscription;   /* down:up bandwidth of a leaf switch, 1 for non-blocking */
+  int peermem;               /* nvidia_peermem (or dma-buf) loaded: 1 yes, 0 no */
+  int gdr_level;             /* NCCL_NET_GDR_LEVEL as an analysis level number (GR_LVL_PIX ..
+                                GR_LVL_SYS of analysis.h), -1: NCCL's default (PXB) */
 };
 
 /* What a rig file adds beyond wiring. Owned by the topology. */

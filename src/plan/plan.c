@@ -73,6 +73,12 @@ int gr_plan_check(const struct gr_plan_req *r, const struct gr_model *m, const s
                    "and speed are unknown: give --gpu MODEL", hw->ngpus, hw->ngpus == 1 ? " is" : "s are");
   if (r->gpus > 0 && !hw->gpu)
     return gr_fail(err, GR_EXIT_FAIL, "no GPU to plan for: give --gpu MODEL or --rig RIG");
+  if (hw->nodes > 1 && r->tp > hw->gpus_per_node)
+    return gr_fail(err, GR_EXIT_FAIL, "--tp %d: a node has %d GPUs, and tensor parallel stays inside a node (its "
+                   "all-reduces per layer would cross the network)", r->tp, hw->gpus_per_node);
+  if (hw->nodes > 1 && r->pp % hw->nodes != 0)
+    return gr_fail(err, GR_EXIT_FAIL, "--pp %d over %d nodes: every node holds the same number of pipeline stages "
+                   "(--pp a multiple of --nodes)", r->pp, hw->nodes);
   if (r->gpus > hw->ngpus)
     return gr_fail(err, GR_EXIT_FAIL, "--gpus %d: the machine has %d GPUs", r->gpus, hw->ngpus);
   if (m->kind == GR_MODEL_DIFFUSION)
@@ -236,7 +242,8 @@ static double kv_elem_bytes(const struct gr_plan_req *r)
   return r->kv_quant.bits / 8.0;
 }
 
-static void memory_infer(const struct gr_plan_req *r, const struct gr_model *m, struct gr_plan *o)
+static void memory_infer(const struct gr_plan_req *r, const struct gr_model *m, const struct gr_plan_hw *hw,
+                         struct gr_plan *o)
 {
   int tp = r->gpus > 0 ? r->tp : 1, pp = r->gpus > 0 ? r->pp : 1;
   char note[160];
@@ -265,8 +272,11 @@ static void memory_infer(const struct gr_plan_req *r, const struct gr_model *m, 
   }
   if (r->gpus > 0)
     gpu_item(o, "CUDA context", gr_planner_const("cuda_context_gib") * GIB, "per GPU (data/planner.tsv)");
-  host_item(o, "checkpoint while loading", o->weights.total, "read once; the page cache can drop it after loading");
-  o->host_need_gib = o->weights.total / GIB;
+  double nodes = hw->nodes > 1 ? hw->nodes : 1; /* each node loads its own stages' layers */
+  host_item(o, "checkpoint while loading", o->weights.total / nodes,
+            nodes > 1 ? "per node: its pipeline stages' share, read once" : "read once; the page cache can drop it after loading");
+  o->host_need_gib = o->weights.total / nodes / GIB;
+  o->host_node_gib = nodes > 1 ? o->host_need_gib : 0;
   if (r->gpus == 0) {
     o->host_need_gib = o->gpu_need_gib; /* the "GPU" items are in host memory */
     o->nhost_items = 0;
@@ -363,7 +373,7 @@ static void plan_memory(const struct gr_plan_req *r, const struct gr_model *m, c
 {
   o->dp = r->gpus > 0 ? r->gpus / (r->tp * r->pp) : 1;
   if (r->job == GR_JOB_INFER)
-    memory_infer(r, m, o);
+    memory_infer(r, m, hw, o);
   else
     memory_train(r, m, o);
   o->gpu_have_gib = hw->gpu && r->gpus > 0 ? hw->gpu->mem_gib : 0;
@@ -412,7 +422,23 @@ static double decode_step_s(const struct gr_plan_req *r, const struct gr_model *
   double split = r->pp > 1 ? gr_planner_const("layer_split_eff") : 1.0;
   /* the fixed cost of a step (launches, sampling) dominates small models on fast GPUs */
   return bytes / r->tp / (eff * hw->gpu->mem_bw_gbps * 1e9) / split + gr_planner_const("decode_fixed_us") * 1e-6 +
-         o->tp_comm_s;
+         o->tp_comm_s + o->pipe_comm_s;
+}
+
+/* --nodes: pipeline stages on different nodes hand one token's hidden state
+ * (fp16) across each node boundary per step, over the node's NICs. Bandwidth
+ * only: no network latency is in the data. */
+static void pipe_comm(const struct gr_plan_req *r, const struct gr_model *m, const struct gr_plan_hw *hw,
+                      struct gr_plan *o)
+{
+  if (hw->nodes <= 1 || !m->shape_known)
+    return;
+  o->act_bytes = (double)m->hidden * 2.0;
+  if (hw->node_nic_gbps <= 0)
+    return;
+  double boundaries = hw->nodes - 1, rate = hw->node_nic_gbps * 1e9;
+  o->pipe_comm_s = boundaries * (double)r->batch * o->act_bytes / rate;
+  o->pipe_prefill_s = boundaries * (double)r->batch * (double)r->ctx * o->act_bytes / rate;
 }
 
 /* Two all-reduces of the hidden state per layer per step under TP. */
@@ -447,6 +473,7 @@ static void speed_decode(const struct gr_plan_req *r, const struct gr_model *m, 
     e[2] = gr_planner_const("decode_eff_quant_high");
   }
   tp_comm(r, m, hw, o);
+  pipe_comm(r, m, hw, o);
   double b = (double)r->batch, *out[3] = {&o->decode_tps.low, &o->decode_tps.mid, &o->decode_tps.high};
   double *full[3] = {&o->decode_full_tps.low, &o->decode_full_tps.mid, &o->decode_full_tps.high};
   for (int i = 0; i < 3; i++) {
@@ -471,9 +498,12 @@ static void speed_decode(const struct gr_plan_req *r, const struct gr_model *m, 
                   "; layer split over %d GPUs reads them one after another (x%.2f)", r->pp,
                   gr_planner_const("layer_split_eff"));
   if (r->tp > 1 && n > 0 && (size_t)n < sizeof(o->speed_basis))
-    snprintf(o->speed_basis + n, sizeof(o->speed_basis) - (size_t)n,
+    n += snprintf(o->speed_basis + n, sizeof(o->speed_basis) - (size_t)n,
              "; tensor parallel over %d GPUs divides the bytes and adds 2 all-reduces per layer (%.2f ms/step%s)",
              r->tp, o->tp_comm_s * 1e3, o->allreduce_gbps > 0 ? "" : ", latency only: no bus bandwidth predicted");
+  if (hw->nodes > 1 && n > 0 && (size_t)n < sizeof(o->speed_basis))
+    snprintf(o->speed_basis + n, sizeof(o->speed_basis) - (size_t)n,
+             "; %d node boundaries add %.1f us/step of activations over the NICs", hw->nodes - 1, o->pipe_comm_s * 1e6);
 }
 
 /* Prompt processing is compute-bound: llama.cpp multiplies block-quantized
@@ -491,6 +521,12 @@ static void speed_prefill(const struct gr_plan_req *r, const struct gr_plan_hw *
     return;
   double v = ops * 1e12 * r->tp / (2.0 * (double)o->params.active), spread = gr_planner_const("prefill_spread");
   o->prefill_tps = (struct gr_range){v * (1 - spread), v, v * (1 + spread), true};
+  if (o->pipe_prefill_s > 0) { /* --nodes: the prompt's activations also cross the node boundaries */
+    double tokens = (double)r->ctx * (double)r->batch;
+    double *x[3] = {&o->prefill_tps.low, &o->prefill_tps.mid, &o->prefill_tps.high};
+    for (int i = 0; i < 3; i++)
+      *x[i] = tokens / (tokens / *x[i] + o->pipe_prefill_s);
+  }
 }
 
 /* Per-step time of a training job: compute at a stated MFU plus the

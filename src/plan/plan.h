@@ -77,6 +77,12 @@ struct gr_plan_hw {
   double price;                   /* the rig's, 0 unknown */
   char currency[8];
   char name[160];
+  /* --nodes N: N machines like this one (host_ram_gib, busbw_gbps and the rest stay per node) */
+  int nodes;                      /* 0 or 1: one machine */
+  int gpus_per_node;
+  double node_nic_gbps;           /* a node's NICs together, per direction (analysis/cluster.h), 0 unknown */
+  double net_busbw_gbps;          /* the all-reduce over every node, 0 unknown */
+  char nic_desc[128];             /* "2 x ConnectX-4 100Gb (100 Gb/s)" */
 };
 
 enum gr_fit { GR_FIT_HEADROOM, GR_FIT_TIGHT, GR_FIT_NO };
@@ -111,6 +117,10 @@ struct gr_plan {
   struct gr_range decode_tps;   /* tokens/s, all sequences of the batch together, short context */
   struct gr_range decode_full_tps; /* the same with the cache full (ctx tokens per sequence) */
   double tp_comm_s;             /* tensor-parallel all-reduce time per decode step */
+  double pipe_comm_s;           /* --nodes: the activations crossing from node to node per decode step */
+  double pipe_prefill_s;        /* --nodes: the same for a prompt of ctx tokens (every sequence of the batch) */
+  double act_bytes;             /* --nodes: bytes crossing one node boundary per token (hidden x 2) */
+  double host_node_gib;         /* --nodes: host RAM one node needs (its stages' checkpoint share) */
   struct gr_range prefill_tps;
   struct gr_range step_s;       /* training step */
   struct gr_range train_tps;    /* training tokens/s */

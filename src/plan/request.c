@@ -351,15 +351,63 @@ static int check_combination(const struct gr_plan_args *a, const struct gr_sourc
   return 0;
 }
 
+/* --nodes: 1 to 4096 machines like the one given, for inference on all of their GPUs. */
+static int check_nodes(const struct gr_plan_args *a, const struct gr_plan_req *r, long *nodes, struct gr_err *err)
+{
+  *nodes = 1;
+  if (!a->nodes)
+    return 0;
+  if (opt_long("--nodes", a->nodes, 1, 4096, nodes, err) != 0)
+    return -1;
+  if (*nodes > 1 && r->job != GR_JOB_INFER)
+    return gr_fail(err, GR_EXIT_FAIL, "--nodes %ld plans inference with pipeline stages over the nodes; for "
+                   "training across nodes see the cluster verdicts of gpurig topo --rig (docs/cluster.md)", *nodes);
+  if (*nodes > 1 && (a->gpus || a->cpu))
+    return gr_fail(err, GR_EXIT_FAIL, "--nodes %ld uses every GPU of every node: drop --%s", *nodes,
+                   a->gpus ? "gpus" : "cpu");
+  return 0;
+}
+
 int gr_plan_args_check(const struct gr_plan_args *a, const struct gr_source *given, struct gr_err *err)
 {
   struct gr_plan_req r = {0};
   struct gr_plan_hw hw = {0};
+  long nodes;
   if (parse_job(a->job, &r.job, err) != 0 || check_model_args(a, err) != 0 || parse_counts(a, 1, &r, err) != 0 ||
       parse_formats(a, NULL, &r, err) != 0 || parse_engine(a, &r, err) != 0 || parse_money(a, &r, err) != 0 ||
-      (a->cpu && parse_cpu(a->cpu, &hw, err) != 0))
+      (a->cpu && parse_cpu(a->cpu, &hw, err) != 0) || check_nodes(a, &r, &nodes, err) != 0)
     return -1;
   return check_combination(a, given, &r, err);
+}
+
+/* --nodes N: the machine becomes N like it, joined by its NICs (its rig's
+ * cluster statements, else one switch and NCCL's defaults). The bus
+ * bandwidths stay the node's: tensor parallel stays inside it. */
+static void hw_nodes(const struct gr_plan_args *a, const struct gr_machine *m, struct gr_plan_hw *hw)
+{
+  long nodes = 1;
+  if (!a->nodes || !parse_long(a->nodes, 10, &nodes) || nodes < 2)
+    return;
+  struct gr_cluster_prediction c;
+  gr_cluster_predict(&m->topo, &m->analysis, &m->prediction, m->topo.cluster, (int)nodes, &c);
+  hw->nodes = (int)nodes;
+  hw->gpus_per_node = hw->ngpus;
+  hw->ngpus *= (int)nodes;
+  hw->node_nic_gbps = c.nic_gbps;
+  /* a rig's price is its own nodes' (one, unless it says `nodes`): scaled to the nodes planned */
+  int described = m->topo.cluster ? m->topo.cluster->nodes : 1;
+  hw->price *= (double)nodes / described;
+  if (nodes != described) {
+    char name[sizeof(hw->name)];
+    snprintf(name, sizeof(name), "%s", hw->name);
+    snprintf(hw->name, sizeof(hw->name), "%ld nodes of %.140s", nodes, name);
+  }
+  hw->net_busbw_gbps = c.busbw_gbps;
+  if (c.nics)
+    snprintf(hw->nic_desc, sizeof(hw->nic_desc), "%zu x %.80s%s", c.nics, c.nic_model,
+             c.nic_gbps > 0 ? "" : " (port rate unknown)");
+  else
+    snprintf(hw->nic_desc, sizeof(hw->nic_desc), "no NIC");
 }
 
 int gr_plan_machine_open(const struct gr_plan_args *a, const struct gr_source *given, struct gr_machine *m,
@@ -388,7 +436,10 @@ int gr_plan_machine_open(const struct gr_plan_args *a, const struct gr_source *g
     return -1;
   size_t sizes[2] = {(size_t)r.tp, (size_t)(r.gpus / (r.tp * r.pp > 0 ? r.tp * r.pp : 1))};
   gr_predict_groups(&m->prediction, sizes, 2);
-  return gr_plan_hw_from(a, m, hw, err);
+  if (gr_plan_hw_from(a, m, hw, err) != 0)
+    return -1;
+  hw_nodes(a, m, hw);
+  return 0;
 }
 
 int gr_plan_job(const struct gr_plan_args *a, const struct gr_plan_hw *hw, const char *label, struct gr_planned *pl,

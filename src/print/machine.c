@@ -7,6 +7,7 @@
 
 #include "model/names.h"
 #include "base/util.h"
+#include "print/cluster.h"
 #include "print/common.h"
 #include "print/diagram.h"
 #include "print/predict.h"
@@ -25,6 +26,8 @@ void gr_print_topo_text(FILE *out, const struct gr_machine *m, unsigned flags, c
   gr_print_hives(out, t, a);
   if (m->predicted)
     gr_print_prediction(out, t, &m->prediction, st);
+  if (m->clustered)
+    gr_print_cluster(out, &m->cluster);
   gr_print_findings(out, t, a, st);
 }
 
@@ -38,6 +41,8 @@ void gr_print_report_text(FILE *out, const struct gr_machine *m, const struct gr
   gr_print_hives(out, t, a);
   if (m->predicted)
     gr_print_prediction(out, t, &m->prediction, st);
+  if (m->clustered)
+    gr_print_cluster(out, &m->cluster);
   gr_print_findings(out, t, a, st);
 }
 
@@ -224,6 +229,8 @@ void gr_print_report_brief(FILE *out, const struct gr_machine *m, const struct g
   }
   if (m->predicted) {
     brief_allreduce(out, &m->prediction, st);
+    if (m->clustered)
+      gr_print_cluster_brief(out, &m->cluster);
     brief_verdicts(out, &m->prediction, st);
   }
   const size_t *c = a->findings.count;
@@ -251,5 +258,7 @@ json_t *gr_machine_to_json(const struct gr_machine *m)
   nccl_json(j, &m->analysis);
   if (m->predicted)
     json_object_set_new(j, "prediction", gr_prediction_to_json(&m->topo, &m->prediction));
+  if (m->clustered)
+    json_object_set_new(j, "cluster", gr_cluster_to_json(&m->cluster));
   return j;
 }

@@ -135,6 +135,31 @@ static void print_diffusion(FILE *out, const struct gr_planned *pl)
     fprintf(out, "%s%s\n", i ? "" : "\nNotes:\n", p->notes[i]);
 }
 
+/* --nodes: the pipeline over the nodes, what crosses the network, and each node's host RAM. */
+static void print_cluster(FILE *out, const struct gr_plan_req *r, const struct gr_plan_hw *hw, const struct gr_plan *p)
+{
+  if (hw->nodes <= 1)
+    return;
+  fprintf(out, "\nAcross %d nodes (%d GPUs each, %s):\n", hw->nodes, hw->gpus_per_node, hw->nic_desc);
+  fprintf(out, "  layout: tensor parallel %d inside a node, %d pipeline stage%s per node\n", r->tp, r->pp / hw->nodes,
+          r->pp / hw->nodes == 1 ? "" : "s");
+  if (hw->node_nic_gbps > 0)
+    fprintf(out, "  network: %.1f GB/s per node and direction; %.0f KiB of activations per token cross each of %d node "
+            "boundar%s: %.1f us per decode step, %.1f ms per %ld-token prompt\n", hw->node_nic_gbps,
+            p->act_bytes / 1024, hw->nodes - 1, hw->nodes == 2 ? "y" : "ies", p->pipe_comm_s * 1e6,
+            p->pipe_prefill_s * 1e3, r->ctx);
+  else
+    fprintf(out, "  network: the NICs' rate is unknown (a rig's nic ... speed GBIT): no transfer time counted\n");
+  if (hw->net_busbw_gbps > 0)
+    fprintf(out, "  all-reduce over every node: %.1f GB/s busbw (the node alone: %.1f GB/s)\n", hw->net_busbw_gbps,
+            hw->busbw_gbps[hw->gpus_per_node < 65 ? hw->gpus_per_node : 64]);
+  if (hw->host_ram_gib > 0)
+    fprintf(out, "  host RAM per node: %.1f of %.0f GiB (%s)\n", p->host_node_gib, hw->host_ram_gib,
+            p->host_node_gib > hw->host_ram_gib ? "short" : "fits");
+  else
+    fprintf(out, "  host RAM per node: %.1f GiB (the machine's RAM is not stated)\n", p->host_node_gib);
+}
+
 void gr_print_plan(FILE *out, const struct gr_planned *pl)
 {
   const struct gr_plan_req *r = &pl->req;
@@ -197,6 +222,7 @@ void gr_print_plan(FILE *out, const struct gr_planned *pl)
   if (p->allreduce_raised_gbps > 0 && p->allreduce_raised_level && r->gpus > 1)
     fprintf(out, "  the all-reduce runs at %.1f GB/s with NCCL's defaults; with NCCL_P2P_LEVEL=%s it would reach %.1f GB/s (gpurig topo explains)\n",
             p->allreduce_gbps, p->allreduce_raised_level, p->allreduce_raised_gbps);
+  print_cluster(out, r, hw, p);
   fprintf(out, "\nCost:\n");
   if (p->price > 0)
     fprintf(out, "  price %.0f %s (%.1f %s per GiB of VRAM)\n", p->price, p->currency, p->price_per_vram_gib,
@@ -324,6 +350,20 @@ static json_t *diffusion_json(const struct gr_planned *pl)
   return root;
 }
 
+/* --nodes: the "cluster" object (docs/json.md). */
+static json_t *cluster_json(const struct gr_plan_req *r, const struct gr_plan_hw *hw, const struct gr_plan *p)
+{
+  bool rate = hw->node_nic_gbps > 0;
+  return json_pack("{s:i, s:i, s:s, s:i, s:i, s:o, s:o, s:f, s:o, s:o, s:f, s:o}", "nodes", hw->nodes, "gpus_per_node",
+                   hw->gpus_per_node, "nics", hw->nic_desc, "tp", r->tp, "stages_per_node", r->pp / hw->nodes,
+                   "nic_gbps", rate ? json_real(hw->node_nic_gbps) : json_null(), "busbw_gbps",
+                   hw->net_busbw_gbps > 0 ? json_real(hw->net_busbw_gbps) : json_null(), "activation_bytes_per_token",
+                   p->act_bytes, "pipeline_us_per_step", rate ? json_real(p->pipe_comm_s * 1e6) : json_null(),
+                   "pipeline_ms_per_prompt", rate ? json_real(p->pipe_prefill_s * 1e3) : json_null(),
+                   "host_need_gib_per_node", p->host_node_gib, "host_ram_gib_per_node",
+                   hw->host_ram_gib > 0 ? json_real(hw->host_ram_gib) : json_null());
+}
+
 json_t *gr_plan_to_json(const struct gr_planned *pl)
 {
   const struct gr_plan_req *r = &pl->req;
@@ -375,6 +415,8 @@ json_t *gr_plan_to_json(const struct gr_planned *pl)
   json_object_set_new(speed, "prefill_tokens_per_s", range_json(&p->prefill_tps));
   json_object_set_new(speed, "step_s", range_json(&p->step_s));
   json_object_set_new(speed, "train_tokens_per_s", range_json(&p->train_tps));
+  if (hw->nodes > 1)
+    json_object_set_new(root, "cluster", cluster_json(r, hw, p));
   json_object_set_new(speed, "allreduce_busbw_gbps", gr_json_positive(p->allreduce_gbps, 2));
   json_object_set_new(speed, "allreduce_busbw_raised_gbps", gr_json_positive(p->allreduce_raised_gbps, 2));
   json_object_set_new(speed, "allreduce_raised_nccl_p2p_level",

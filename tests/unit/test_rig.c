@@ -8,6 +8,7 @@
 #include "testutil.h"
 #include "facts/catalog.h"
 #include "facts/data.h"
+#include "analysis/cluster.h"
 #include "analysis/machine.h"
 #include "analysis/predict.h"
 #include "load/rig.h"
@@ -725,6 +726,93 @@ static void seed_ram_and_prices(void **state)
   }
 }
 
+/* A cluster's statements, their errors, and what the inter-node prediction
+ * makes of them: NCCL's GPUDirect RDMA rule, the NIC's slot, the fabric. */
+static void cluster_of_text(const char *text, struct gr_cluster_prediction *c)
+{
+  struct gr_topo t;
+  struct gr_analysis a;
+  struct gr_prediction p;
+  struct gr_err err = {0};
+  if (gr_rig_parse("c.rig", text, strlen(text), &t, &err) != 0)
+    fail_msg("%s", err.msg);
+  gr_analyze(&t, &a);
+  gr_predict(&t, &a, &p);
+  gr_cluster_predict(&t, &a, &p, t.cluster, 0, c);
+  gr_prediction_free(&p);
+  gr_analysis_free(&a);
+  gr_topo_free(&t);
+}
+
+#define NODE HEAD "gpu 2 \"A100 SXM4 40GB\" sw0\nswitch sw0 rc0 gen4\nnvswitch gpu0-gpu1\n"
+
+static void cluster_statements(void **state)
+{
+  (void)state;
+  struct gr_cluster_prediction c;
+  /* a 200 Gb/s NIC below the GPUs' switch: PIX, GDR on, the ring at the NIC rate */
+  cluster_of_text(NODE "nic ib0 \"ConnectX-6 VPI HDR\" sw0 gen4 x16\nnodes 4\n", &c);
+  assert_int_equal(c.nodes, 4);
+  assert_true(c.gdr && c.gdr_read);
+  assert_true(fabs(c.nic_gbps - 25.0) < 1e-9);
+  assert_true(c.busbw_gbps > 20 && c.busbw_gbps < 25);
+  /* the same NIC on the root complex: PHB, farther than NCCL's default PXB */
+  cluster_of_text(NODE "nic ib0 \"ConnectX-6 VPI HDR\" rc0 gen4 x16\nnodes 4\n", &c);
+  assert_false(c.gdr);
+  assert_non_null(strstr(c.gdr_why, "farther than PXB"));
+  cluster_of_text(NODE "nic ib0 \"ConnectX-6 VPI HDR\" rc0 gen4 x16\nnodes 4\ngdr-level PHB\n", &c);
+  assert_true(c.gdr);
+  cluster_of_text(NODE "nic ib0 \"ConnectX-6 VPI HDR\" sw0 gen4 x16\nnodes 4\npeermem no\n", &c);
+  assert_false(c.gdr);
+  assert_non_null(strstr(c.gdr_why, "nvidia_peermem"));
+  /* a 100 Gb/s NIC in a Gen3 x8 slot: the slot (7.9 GB/s) bounds it, not the port (12.5) */
+  cluster_of_text(NODE "nic ib0 \"ConnectX-4 100Gb\" sw0 slot gen3 x8\nnodes 2\n", &c);
+  assert_true(c.nic_gbps < 8 && c.port_gbps > 12);
+  assert_non_null(strstr(c.nic_bound, "narrower"));
+  /* a 2:1 fat tree halves the network's share; `speed` gives an uncatalogued NIC its rate */
+  cluster_of_text(NODE "nic ib0 \"Some NIC\" sw0 gen4 x16 speed 200\nnodes 4\nfabric fat-tree oversubscription 2:1\n",
+                  &c);
+  assert_true(fabs(c.inter_busbw_gbps - 25.0 * gr_calibration("net_ring_eff") / 2) < 1e-9);
+  cluster_of_text(NODE "nic ib0 \"Some NIC\" sw0 gen4 x16\nnodes 4\n", &c);
+  assert_true(c.busbw_gbps == 0 && c.nic_gbps == 0);
+  /* GeForce: no GPUDirect RDMA on stock drivers, wherever the NIC sits */
+  cluster_of_text(HEAD "switch sw0 rc0 gen4\ngpu 2 \"RTX 4090\" sw0\nnic ib0 \"ConnectX-6\" sw0 gen4 x16\nnodes 2\n", &c);
+  assert_false(c.gdr);
+  assert_non_null(strstr(c.gdr_why, "GeForce"));
+  /* storage NICs do not count */
+  cluster_of_text(NODE "nic ib0 \"ConnectX-6\" sw0 gen4 x16\nnic st0 \"ConnectX-6\" rc0 gen4 x16 storage\nnodes 2\n", &c);
+  assert_int_equal(c.nics, 1);
+  expect_error(HEAD "nodes 0\n", "bad.rig:4:7:", "expected a whole number from 1 to 4096");
+  expect_error(HEAD "nodes\n", "bad.rig:4:1:", "expected: nodes N");
+  expect_error(HEAD "fabric ring\n", "bad.rig:4:8:", "expected: fabric switch | fabric fat-tree");
+  expect_error(HEAD "fabric fat-tree oversubscription 1:2\n", "bad.rig:4:34:", "expected an oversubscription");
+  expect_error(HEAD "fabric fat-tree oversubscription x\n", "bad.rig:4:34:", "expected an oversubscription");
+  expect_error(HEAD "peermem maybe\n", "bad.rig:4:9:", "expected on or off");
+  expect_error(HEAD "gdr-level NV\n", "bad.rig:4:11:", "expected a GPUDirect RDMA level");
+  expect_error(HEAD "nic ib0 \"CX6\" rc0 speed 0\n", "bad.rig:4:25:", "expected a whole number from 1 to 3200");
+  expect_error(HEAD "gpu \"RTX 3090\" rc0 storage\n", "bad.rig:4:20:", "unexpected \"storage\"");
+}
+
+/* The bundled cluster rigs of seed 003: 100 Gb/s NICs against 40 Gb/s. */
+static void seed003_clusters(void **state)
+{
+  (void)state;
+  struct gr_source s100 = {.kind = GR_SRC_RIG, .path = "t181-g20-cluster-100g"};
+  struct gr_source s40 = {.kind = GR_SRC_RIG, .path = "t181-g20-cluster-40g"};
+  struct gr_machine m100, m40;
+  struct gr_err err = {0};
+  assert_int_equal(gr_machine_open(&s100, GR_MACHINE_PREDICT, &m100, &err), 0);
+  assert_int_equal(gr_machine_open(&s40, GR_MACHINE_PREDICT, &m40, &err), 0);
+  assert_true(m100.clustered && m40.clustered);
+  assert_int_equal(m100.cluster.nodes, 2);
+  assert_true(fabs(m100.cluster.nic_gbps - 25.0) < 1e-9); /* 2x 100 Gb/s */
+  assert_true(fabs(m40.cluster.nic_gbps - 10.0) < 1e-9);  /* 2x 40 Gb/s */
+  assert_true(m100.cluster.busbw_gbps > 2 * m40.cluster.busbw_gbps);
+  assert_false(m100.cluster.gdr); /* GPUs and NICs on their own root ports: PHB */
+  gr_machine_close(&m100);
+  gr_machine_close(&m40);
+}
+
 int main(void)
 {
   const struct CMUnitTest tests[] = {
@@ -748,6 +836,8 @@ int main(void)
       cmocka_unit_test(replaced_gpus_keep_links_consistent),
       cmocka_unit_test(p4d_rig_matches_its_capture),
       cmocka_unit_test(seed_ram_and_prices),
+      cmocka_unit_test(cluster_statements),
+      cmocka_unit_test(seed003_clusters),
   };
   return cmocka_run_group_tests(tests, setup, NULL);
 }
