@@ -103,6 +103,8 @@ static unsigned option_set(int c)
       {'A', GR_OPT_BENCH},
       {'P', GR_OPT_BENCH},
       {'M', GR_OPT_BENCH},
+      {304, GR_OPT_BENCH},
+      {305, GR_OPT_BENCH},
       {256, GR_OPT_PLAN},
       {257, GR_OPT_PLAN},
       {258, GR_OPT_PLAN},
@@ -215,6 +217,7 @@ int gr_parse_opts(int argc, char **argv, unsigned accepted, struct gr_opts *o)
       {"html", required_argument, NULL, 299},   {"markdown", required_argument, NULL, 300},
       {"bench", required_argument, NULL, 301},  {"burn", required_argument, NULL, 302},
       {"dot", required_argument, NULL, 303},
+      {"mpi", no_argument, NULL, 304},          {"per", required_argument, NULL, 305},
       {NULL, 0, NULL, 0},
   };
   memset(o, 0, sizeof(*o));
@@ -292,6 +295,8 @@ int gr_parse_opts(int argc, char **argv, unsigned accepted, struct gr_opts *o)
     case 299: o->html = optarg; break;
     case 300: o->markdown = optarg; break;
     case 301: o->bench_json = optarg; break;
+    case 304: o->mpi = true; break;
+    case 305: o->per = optarg; break;
     case 302: o->burn_json = optarg; break;
     case 303: o->dot = optarg; break;
     case 278:
