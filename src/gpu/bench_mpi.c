@@ -50,6 +50,13 @@ static void node_nics(struct gr_mpi_rank *r, const struct gr_machine *m)
       near |= a->gpu_nic[i * a->nnics + j].level <= GR_LVL_PXB;
     r->nics_near += near;
   }
+  r->gpus = (int)a->ngpus;
+  for (size_t i = 0; i < a->ngpus && a->gpu_nic; i++) {
+    bool near = false;
+    for (size_t j = 0; j < t->nnics; j++)
+      near |= t->pci[t->nics[j]].rdma && a->gpu_nic[i * a->nnics + j].level <= GR_LVL_PXB;
+    r->gpus_near += near;
+  }
 }
 
 void gr_mpi_rank_fill(struct gr_mpi_rank *r, const struct gr_machine *m, bool have_topo,
@@ -122,7 +129,7 @@ int gr_mpi_report_exit(const struct gr_mpi_report *rep)
       return GR_EXIT_FAIL;
     if (r->cur_width > 0 && r->width > 0 && r->cur_width < r->width)
       rc = GR_EXIT_WARN;
-    if (r->node_checked && r->nics_rdma > 0 && (r->peermem == 0 || r->nics_near == 0))
+    if (r->node_checked && r->nics_rdma > 0 && (r->peermem == 0 || r->gpus_near < r->gpus))
       rc = GR_EXIT_WARN;
   }
   return rc;

@@ -29,6 +29,7 @@ struct gr_mpi_rank {
   bool node_checked;
   int peermem;                  /* /sys/module/nvidia_peermem: 1 loaded, 0 not, -1 not this machine */
   int nics, nics_rdma, nics_near; /* NICs; able to do RDMA; of those, within PIX/PXB of a GPU */
+  int gpus, gpus_near;          /* the topology's GPUs; of those, with an RDMA NIC within PIX/PXB */
   int nics_known;               /* 1: the topology was read, else the NIC counts are unknown */
 };
 

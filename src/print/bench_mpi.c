@@ -47,9 +47,10 @@ static void print_node(FILE *f, const struct gr_mpi_report *rep, const struct gr
   if (n->nics_rdma > 0 && n->peermem == 0)
     fprintf(f, "  %-20s warning: an RDMA NIC but nvidia_peermem is not loaded: NCCL stages through host memory "
                "(modprobe nvidia_peermem)\n", "");
-  if (n->nics_rdma > 0 && n->nics_near == 0)
-    fprintf(f, "  %-20s warning: no RDMA NIC shares a PCIe switch with a GPU: no GPUDirect RDMA by NCCL's "
-               "default NCCL_NET_GDR_LEVEL\n", "");
+  if (n->nics_rdma > 0 && n->gpus_near < n->gpus)
+    fprintf(f, "  %-20s warning: %d of %d GPUs have no RDMA NIC within PIX/PXB (under the same PCIe switch): "
+               "NCCL's default NCCL_NET_GDR_LEVEL gives them no GPUDirect RDMA\n", "", n->gpus - n->gpus_near,
+            n->gpus);
 }
 
 void gr_print_bench_mpi(FILE *f, const struct gr_mpi_report *rep)
@@ -118,8 +119,9 @@ static json_t *rank_json(const struct gr_mpi_rank *r)
   if (r->node_checked) {
     json_object_set_new(j, "nvidia_peermem", r->peermem < 0 ? json_null() : json_boolean(r->peermem));
     if (r->nics_known)
-      json_object_set_new(j, "nics", json_pack("{s:i, s:i, s:i}", "count", r->nics, "rdma", r->nics_rdma,
-                                               "rdma_near_gpu", r->nics_near));
+      json_object_set_new(j, "nics", json_pack("{s:i, s:i, s:i, s:i, s:i}", "count", r->nics, "rdma", r->nics_rdma,
+                                               "rdma_near_gpu", r->nics_near, "gpus", r->gpus,
+                                               "gpus_with_rdma_near", r->gpus_near));
   }
   return j;
 }

@@ -184,8 +184,11 @@ gr_nccl_result ncclCommInitRank(gr_nccl_comm *comm, int nranks, gr_nccl_unique_i
 {
   struct stat st;
   const char *dir = id.internal + strlen(NET_ID_PREFIX);
-  if (stub_scenario_is("ncclfail"))
+  if (stub_scenario_is("ncclfail")) {
+    if (rank == 0 && strncmp(id.internal, NET_ID_PREFIX, strlen(NET_ID_PREFIX)) == 0)
+      rmdir(dir); /* empty yet: no rank will destroy a communicator */
     return NCCL_SYSTEM_ERROR;
+  }
   if (!comm || nranks < 1 || rank < 0 || rank >= nranks || id.internal[sizeof(id.internal) - 1] != '\0' ||
       strncmp(id.internal, NET_ID_PREFIX, strlen(NET_ID_PREFIX)) != 0 || strlen(dir) >= sizeof((*comm)->dir))
     return NCCL_INVALID_ARGUMENT;
