@@ -131,7 +131,7 @@ json_t *gr_bench_mpi_to_json(const struct gr_mpi_report *rep)
   json_t *rows = json_array(), *ranks = json_array();
   for (int k = 0; k < rep->nrows; k++) {
     const struct gr_mpi_row *w = &rep->rows[k];
-    json_array_append_new(rows, json_pack("{s:I, s:f, s:f, s:f, s:f, s:I}", "bytes", (json_int_t)w->bytes,
+    json_array_append_new(rows, json_pack("{s:I, s:f, s:f, s:f, s:f, s:I}", "size_bytes", (json_int_t)w->bytes,
                                           "time_avg_us", w->avg_us, "time_max_us", w->max_us, "algbw_gbps",
                                           w->algbw_gbps, "busbw_gbps", w->busbw_gbps, "wrong", (json_int_t)w->wrong));
   }

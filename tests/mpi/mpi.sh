@@ -77,10 +77,10 @@ d = json.load(open(sys.argv[1]))
 host = sys.argv[2]
 assert d["mpi_ranks"] == 2 and d["nccl_ranks"] == 2 and d["per"] == "gpu", d
 rows = d["allreduce"]
-assert [r["bytes"] for r in rows] == [65536 << (2 * k) for k in range(6)], rows
+assert [r["size_bytes"] for r in rows] == [65536 << (2 * k) for k in range(6)], rows
 for r in rows:
     assert r["wrong"] == 0 and r["busbw_gbps"] > 0, r
-    assert abs(r["algbw_gbps"] / (r["bytes"] / r["time_avg_us"] / 1e3) - 1) < 1e-6, r
+    assert abs(r["algbw_gbps"] / (r["size_bytes"] / r["time_avg_us"] / 1e3) - 1) < 1e-6, r
     assert abs(r["busbw_gbps"] / r["algbw_gbps"] - 1) < 1e-6, r
     assert r["time_max_us"] >= r["time_avg_us"] - 1e-9, r
 assert [r["rank"] for r in d["ranks"]] == [0, 1], d["ranks"]
