@@ -136,6 +136,11 @@ int cmd_bench(int argc, char **argv)
     fprintf(stderr, "gpurig: bench: --per belongs to --mpi (one rank per GPU or per node)\n");
     return GR_EXIT_FAIL;
   }
+  if (o.mpi && (o.size || o.no_sm)) { /* copies are not measured across nodes */
+    fprintf(stderr, "gpurig: bench: --mpi measures the all-reduce only; %s belongs to the copy tests\n",
+            o.size ? "--size" : "--no-sm");
+    return GR_EXIT_FAIL;
+  }
   if (o.mpi)
     return cmd_bench_mpi(&o, &cfg);
   struct gr_source src = cli_source(&o);
