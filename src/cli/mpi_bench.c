@@ -139,6 +139,7 @@ static void sweep(struct mpi_run *r, size_t max)
   int n = gr_mpi_sizes(max, r->cfg->quick, sizes);
   for (int k = 0; k < n; k++) {
     struct gr_ar_sample s = {0};
+    MPI_Barrier(MPI_COMM_WORLD); /* all ranks start each size together, so no rank times another's lateness */
     int bad = r->be->allreduce(r->st, sizes[k], r->cfg->quick ? 1 : 2, gr_mpi_iters(sizes[k], r->cfg->quick), &s);
     double t = bad ? 0 : s.seconds, sum = 0, worst = 0;
     long wrong = 0;
