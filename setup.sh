@@ -20,7 +20,10 @@ cd "$(dirname "$0")"
 PACKAGES=(cmake make gcc pkg-config libhwloc-dev libhwloc-plugins hwloc-nox libjansson-dev
           libcmocka-dev bzip2 pci.ids clang libclang-rt-14-dev valgrind jq
           libncurses-dev libmicrohttpd-dev prometheus tmux curl librsvg2-bin libxml2-utils groff-base
-          chromium fonts-dejavu-core procps zsh)
+          chromium fonts-dejavu-core procps zsh
+          # Open MPI: gpurig-mpi (bench --mpi) and its test, mpirun with two ranks on loopback
+          # (tests/mpi/mpi.sh; as root it sets OMPI_ALLOW_RUN_AS_ROOT*)
+          libopenmpi-dev openmpi-bin)
 FUZZ_SECONDS=${GPURIG_FUZZ_SECONDS:-20}
 JOBS=$(nproc 2>/dev/null || echo 2)
 

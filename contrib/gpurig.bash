@@ -61,6 +61,9 @@ _gpurig() {
     --job)
       mapfile -t COMPREPLY < <(compgen -W "infer lora qlora full" -- "$cur")
       return ;;
+    --per)
+      mapfile -t COMPREPLY < <(compgen -W "gpu node" -- "$cur")
+      return ;;
   esac
   if [[ $cur == -* ]]; then
     mapfile -t COMPREPLY < <(compgen -W "$(_gpurig_words "$cmd")" -- "$cur")

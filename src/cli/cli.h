@@ -41,6 +41,8 @@ struct gr_opts {
   const char *allreduce_max; /* --allreduce-max SIZE */
   bool no_progress;        /* --no-progress */
   bool no_sm;              /* --no-sm */
+  bool mpi;                /* --mpi: across ranks launched by mpirun (gpurig-mpi) */
+  const char *per;         /* --per node|gpu (with --mpi) */
   /* watch, export */
   bool once;               /* --once */
   const char *count;       /* --count N */
@@ -78,7 +80,7 @@ enum gr_opt_set {
   GR_OPT_MANY = 1 << 7,     /* any number of positional arguments */
   GR_OPT_LIST = 1 << 8,     /* --list */
   GR_OPT_DOCTOR = 1 << 9,   /* --expect-gpus --expect --kmsg --xid-window --loaded --nhc */
-  GR_OPT_BENCH = 1 << 10,   /* --quick --size --allreduce-max --no-progress --no-sm */
+  GR_OPT_BENCH = 1 << 10,   /* --quick --size --allreduce-max --no-progress --no-sm --mpi --per */
   GR_OPT_PLAN = 1 << 11,    /* --model --params --job --quant ... (gpurig plan --help) */
   GR_OPT_GPU_RIG = 1 << 12, /* --gpu, only together with --rig (topo, report) */
   GR_OPT_NCCL = 1 << 13,    /* --nccl-version X.Y[.Z] (topo, report, compare, plan) */
@@ -154,6 +156,10 @@ int cmd_compare(int argc, char **argv);
 int cmd_doctor(int argc, char **argv);
 int cmd_gpus(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
+/* bench --mpi: in gpurig-mpi (cli/mpi_bench.c) the all-reduce across the
+ * ranks mpirun started; in gpurig, one line saying how to get it. */
+struct gr_bench_config;
+int cmd_bench_mpi(const struct gr_opts *o, const struct gr_bench_config *cfg);
 int cmd_plan(int argc, char **argv);
 int cmd_watch(int argc, char **argv);
 int cmd_export(int argc, char **argv);

@@ -13,6 +13,7 @@ static void bench_usage(void)
 {
   printf("usage: gpurig bench [--quick] [--json] [--size SIZE] [--allreduce-max SIZE] [--no-sm]\n"
          "                    [--no-progress] [--root DIR | --input FILE.xml]\n"
+         "       mpirun [-np N] gpurig-mpi bench --mpi [--per gpu|node] [--quick] [--json] [--allreduce-max SIZE]\n"
          "\n"
          "Measures what the wiring promises, with nvbandwidth's method: pinned host memory on\n"
          "each GPU's NUMA node, a spin kernel that holds each stream until its copies are queued,\n"
@@ -35,6 +36,12 @@ static void bench_usage(void)
          "  --json               print the results as JSON (docs/json.md)\n"
          "  --root DIR           take the topology from a gathered tree instead of this machine\n"
          "  --input FILE.xml     take the topology from an hwloc XML or NCCL topology file\n"
+         "  --mpi                across machines, in gpurig-mpi started by mpirun (or srun): rank 0 makes\n"
+         "                       NCCL's unique id and sends it over MPI, the ranks all-reduce from 4 KiB\n"
+         "                       (64 KiB with --quick, up to 64 MiB) with nccl-tests' busbw, each node's\n"
+         "                       local rank 0 checks its NICs' placement, nvidia_peermem and GPU links,\n"
+         "                       and rank 0 prints one report naming the slowest node and link\n"
+         "  --per gpu|node       with --mpi: one rank per GPU (default) or one per node using all its GPUs\n"
          "\n"
          "Needs libcuda.so.1 (and libnccl.so.2 for the all-reduce), loaded at run time;\n"
          "GPURIG_DRIVER_DIR=DIR loads them from DIR. Never changes a GPU setting; needs no root.\n"
@@ -90,6 +97,20 @@ static void print_report(const struct gr_opts *o, const struct gr_bench_report *
     gr_print_bench(stdout, rep);
 }
 
+#ifndef GPURIG_MPI
+/* This binary has no MPI: gpurig-mpi is built beside it when libopenmpi-dev
+ * is there at build time. */
+int cmd_bench_mpi(const struct gr_opts *o, const struct gr_bench_config *cfg)
+{
+  (void)o;
+  (void)cfg;
+  fprintf(stderr, "gpurig: bench --mpi: this gpurig was built without MPI; install libopenmpi-dev "
+                  "(apt-get install libopenmpi-dev openmpi-bin), rebuild, and run "
+                  "`mpirun -np N gpurig-mpi bench --mpi`\n");
+  return GR_EXIT_CANNOT_RUN;
+}
+#endif
+
 int cmd_bench(int argc, char **argv)
 {
   struct gr_opts o;
@@ -111,6 +132,17 @@ int cmd_bench(int argc, char **argv)
   }
   if (bench_config(&o, &cfg) != 0)
     return GR_EXIT_FAIL;
+  if (o.per && !o.mpi) {
+    fprintf(stderr, "gpurig: bench: --per belongs to --mpi (one rank per GPU or per node)\n");
+    return GR_EXIT_FAIL;
+  }
+  if (o.mpi && (o.size || o.no_sm)) { /* copies are not measured across nodes */
+    fprintf(stderr, "gpurig: bench: --mpi measures the all-reduce only; %s belongs to the copy tests\n",
+            o.size ? "--size" : "--no-sm");
+    return GR_EXIT_FAIL;
+  }
+  if (o.mpi)
+    return cmd_bench_mpi(&o, &cfg);
   struct gr_source src = cli_source(&o);
   if (cli_open_for_gpus(&src, &m, &have_topo, &err) != 0)
     return gr_report_error(&err);

@@ -103,6 +103,8 @@ static unsigned option_set(int c)
       {'A', GR_OPT_BENCH},
       {'P', GR_OPT_BENCH},
       {'M', GR_OPT_BENCH},
+      {304, GR_OPT_BENCH},
+      {305, GR_OPT_BENCH},
       {256, GR_OPT_PLAN},
       {310, GR_OPT_PLAN},
       {257, GR_OPT_PLAN},
@@ -217,6 +219,7 @@ int gr_parse_opts(int argc, char **argv, unsigned accepted, struct gr_opts *o)
       {"bench", required_argument, NULL, 301},  {"burn", required_argument, NULL, 302},
       {"dot", required_argument, NULL, 303},
       {"nodes", required_argument, NULL, 310},
+      {"mpi", no_argument, NULL, 304},          {"per", required_argument, NULL, 305},
       {NULL, 0, NULL, 0},
   };
   memset(o, 0, sizeof(*o));
@@ -294,6 +297,8 @@ int gr_parse_opts(int argc, char **argv, unsigned accepted, struct gr_opts *o)
     case 299: o->html = optarg; break;
     case 300: o->markdown = optarg; break;
     case 301: o->bench_json = optarg; break;
+    case 304: o->mpi = true; break;
+    case 305: o->per = optarg; break;
     case 302: o->burn_json = optarg; break;
     case 303: o->dot = optarg; break;
     case 310: o->nodes = optarg; break;

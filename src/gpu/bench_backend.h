@@ -13,7 +13,8 @@
 
 #define GR_BENCH_HOST (-1) /* an endpoint that is pinned host memory */
 #define GR_BENCH_MAX_SAMPLES 16
-#define GR_BENCH_GANG_MAX 16 /* copies one copy_many call runs at once */
+#define GR_BENCH_GANG_MAX 16
+#define GR_BENCH_UNIQUE_ID_BYTES 128 /* a collective's rendezvous id (NCCL's ncclUniqueId) */ /* copies one copy_many call runs at once */
 
 enum gr_bench_kind {
   GR_BK_H2D,         /* host -> GPU */
@@ -86,6 +87,16 @@ struct gr_bench_backend {
   int (*allreduce_open)(void *state, size_t max_bytes, char *why, size_t cap);
   int (*allreduce)(void *state, size_t bytes, int warmup, int iters, struct gr_ar_sample *out);
   const char *(*collective_name)(void *state); /* "NCCL 2.21.5" */
+  /* Optional, for an all-reduce across processes (gpurig-mpi bench --mpi):
+   * unique_id makes the collective's rendezvous id (GR_BENCH_UNIQUE_ID_BYTES,
+   * on one rank, which sends it to the others); allreduce_open_ranks joins
+   * this process's GPUs devs[0..ndev-1] to a communicator of nranks ranks as
+   * ranks first_rank.. first_rank+ndev-1. Rank r's buffer holds r + 1, so the
+   * sum allreduce checks is nranks(nranks+1)/2; allreduce then runs over these
+   * GPUs and times the slowest of them. Both load the library themselves. */
+  int (*unique_id)(void *state, void *id, char *why, size_t cap);
+  int (*allreduce_open_ranks)(void *state, size_t max_bytes, const void *id, int nranks, int first_rank,
+                              const int *devs, int ndev, char *why, size_t cap);
   /* Optional: n x n matrix products (fp16 in, fp32 accumulate and out) on
    * several GPUs at once, iters each, then the first column of every
    * product checked against the host's (the inputs are -1, 0 and 1, so the

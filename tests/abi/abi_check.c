@@ -114,6 +114,9 @@ void gr_abi_cublas(void)
 _Static_assert((long)(GR_NCCL_SUCCESS) == (long)(ncclSuccess), "ncclSuccess");
 _Static_assert((long)(GR_NCCL_FLOAT32) == (long)(ncclFloat32), "ncclFloat32");
 _Static_assert((long)(GR_NCCL_SUM) == (long)(ncclSum), "ncclSum");
+/* gr_nccl_unique_id is passed by value to ncclCommInitRank: same size */
+_Static_assert(sizeof(gr_nccl_unique_id) == sizeof(ncclUniqueId), "ncclUniqueId");
+_Static_assert(GR_NCCL_UNIQUE_ID_BYTES == NCCL_UNIQUE_ID_BYTES, "NCCL_UNIQUE_ID_BYTES");
 
 void gr_abi_nccl(void);
 void gr_abi_nccl(void)

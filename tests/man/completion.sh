@@ -24,6 +24,8 @@ try --pattern gpurig burn --pat
 try --textfile gpurig export --text
 try --markdown gpurig report --mark
 try pairs gpurig burn --pattern pa
+try --mpi gpurig bench --mp
+try node gpurig bench --mpi --per no
 try tyan-s8030 gpurig compare ty
 try wopr gpurig topo --rig wo
 try --dot gpurig topo --do

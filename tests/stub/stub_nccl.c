@@ -7,12 +7,28 @@
  * thread); the outermost ncclGroupEnd runs that thread's: the data is summed
  * on the calling thread and the streams' virtual clocks (struct CUstream_st
  * of stub.h, made by the CUDA stub) move to the common end time. This
- * library never calls the CUDA stub. */
+ * library never calls the CUDA stub.
+ *
+ * Across processes (ncclGetUniqueId + ncclCommInitRank, as gpurig-mpi bench
+ * --mpi uses): the unique id names a fresh directory under $TMPDIR (or /tmp);
+ * the k-th all-reduce of rank r writes its send buffer, count and stream
+ * clock to a file there (written whole, then renamed into place), reads
+ * every rank's file of that call (waiting up to NET_WAIT_S, else a system
+ * error), sums in rank order and moves its stream to the latest clock plus
+ * the time the ring takes at NCCL_NET_GBS. A rank deletes its file of call k
+ * once every rank has written call k + 1 (so all have read k); rank 0's
+ * ncclCommDestroy waits for every rank's "fin" file and removes the
+ * directory. Nothing leaves the machine. */
+#include <dirent.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "vendor/nvidia/nv_api.h"
 #include "stub.h"
@@ -29,10 +45,23 @@ enum {
 
 #define NCCL_BASE_LATENCY 10e-6 /* seconds per all-reduce */
 #define NCCL_BUS_GBS 18.0       /* ring bus bandwidth, GB/s */
+#define NCCL_NET_GBS 11.0       /* across processes: a 100 Gb/s NIC's bus bandwidth, GB/s */
+#define NET_WAIT_S 60           /* a rank waits this long for the others' files */
+#define NET_ID_PREFIX "gpurig-stub-nccl:"
+#define NET_MAGIC 0x6e63636cu
 
 struct ncclComm {
-  int rank, nranks, dev;
+  int rank, nranks, dev;      /* dev -1: set by the first stream given (ncclCommInitRank) */
   unsigned long long clique; /* shared by the comms of one ncclCommInitAll */
+  char dir[96];               /* across processes: the rendezvous directory, "" otherwise */
+  unsigned long seq;          /* across processes: all-reduces called so far */
+};
+
+struct net_header {
+  unsigned magic;
+  int rank;
+  size_t count;
+  double clock;
 };
 
 struct queued {
@@ -50,6 +79,8 @@ struct queued {
 gr_nccl_result ncclGetVersion(int *version);
 const char *ncclGetErrorString(gr_nccl_result result);
 gr_nccl_result ncclCommInitAll(gr_nccl_comm *comms, int ndev, const int *devlist);
+gr_nccl_result ncclGetUniqueId(gr_nccl_unique_id *id);
+gr_nccl_result ncclCommInitRank(gr_nccl_comm *comm, int nranks, gr_nccl_unique_id id, int rank);
 gr_nccl_result ncclCommDestroy(gr_nccl_comm comm);
 gr_nccl_result ncclGroupStart(void);
 gr_nccl_result ncclGroupEnd(void);
@@ -61,6 +92,8 @@ gr_nccl_result ncclAllReduce(const void *sendbuff, void *recvbuff, size_t count,
 STUB_CHECK(ncclGetVersion, gr_pfn_ncclGetVersion);
 STUB_CHECK(ncclGetErrorString, gr_pfn_ncclGetErrorString);
 STUB_CHECK(ncclCommInitAll, gr_pfn_ncclCommInitAll);
+STUB_CHECK(ncclGetUniqueId, gr_pfn_ncclGetUniqueId);
+STUB_CHECK(ncclCommInitRank, gr_pfn_ncclCommInitRank);
 STUB_CHECK(ncclCommDestroy, gr_pfn_ncclCommDestroy);
 STUB_CHECK(ncclGroupStart, gr_pfn_ncclGroupStart);
 STUB_CHECK(ncclGroupEnd, gr_pfn_ncclGroupEnd);
@@ -125,14 +158,227 @@ gr_nccl_result ncclCommInitAll(gr_nccl_comm *comms, int ndev, const int *devlist
       }
       return NCCL_SYSTEM_ERROR;
     }
-    *c = (struct ncclComm){i, ndev, devlist ? devlist[i] : i, clique};
+    *c = (struct ncclComm){.rank = i, .nranks = ndev, .dev = devlist ? devlist[i] : i, .clique = clique};
     comms[i] = c;
   }
   return NCCL_OK;
 }
 
+/* ------------------------------------------------ across processes */
+
+gr_nccl_result ncclGetUniqueId(gr_nccl_unique_id *id)
+{
+  const char *tmp = getenv("TMPDIR");
+  char dir[96];
+  if (!id)
+    return NCCL_INVALID_ARGUMENT;
+  if (snprintf(dir, sizeof(dir), "%s/gpurig-nccl-XXXXXX", tmp && *tmp ? tmp : "/tmp") >= (int)sizeof(dir) ||
+      !mkdtemp(dir))
+    return NCCL_SYSTEM_ERROR;
+  memset(id, 0, sizeof(*id));
+  snprintf(id->internal, sizeof(id->internal), "%s%s", NET_ID_PREFIX, dir);
+  return NCCL_OK;
+}
+
+gr_nccl_result ncclCommInitRank(gr_nccl_comm *comm, int nranks, gr_nccl_unique_id id, int rank)
+{
+  struct stat st;
+  const char *dir = id.internal + strlen(NET_ID_PREFIX);
+  if (stub_scenario_is("ncclfail")) {
+    if (rank == 0 && strncmp(id.internal, NET_ID_PREFIX, strlen(NET_ID_PREFIX)) == 0)
+      rmdir(dir); /* empty yet: no rank will destroy a communicator */
+    return NCCL_SYSTEM_ERROR;
+  }
+  if (!comm || nranks < 1 || rank < 0 || rank >= nranks || id.internal[sizeof(id.internal) - 1] != '\0' ||
+      strncmp(id.internal, NET_ID_PREFIX, strlen(NET_ID_PREFIX)) != 0 || strlen(dir) >= sizeof((*comm)->dir))
+    return NCCL_INVALID_ARGUMENT;
+  if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
+    return NCCL_SYSTEM_ERROR; /* another machine's id: this stand-in meets on one machine only */
+  struct ncclComm *c = calloc(1, sizeof(*c));
+  if (!c)
+    return NCCL_SYSTEM_ERROR;
+  c->rank = rank;
+  c->nranks = nranks;
+  c->dev = -1;
+  c->clique = atomic_fetch_add(&next_clique, 1);
+  snprintf(c->dir, sizeof(c->dir), "%s", dir);
+  *comm = c;
+  return NCCL_OK;
+}
+
+static void net_path(const struct ncclComm *c, unsigned long seq, int rank, char *buf, size_t cap)
+{
+  snprintf(buf, cap, "%s/s%lu.r%d", c->dir, seq, rank);
+}
+
+static int write_all(int fd, const void *p, size_t n)
+{
+  const char *b = p;
+  while (n > 0) {
+    ssize_t w = write(fd, b, n);
+    if (w <= 0)
+      return -1;
+    b += w;
+    n -= (size_t)w;
+  }
+  return 0;
+}
+
+static int read_all(int fd, void *p, size_t n)
+{
+  char *b = p;
+  while (n > 0) {
+    ssize_t r = read(fd, b, n);
+    if (r <= 0)
+      return -1;
+    b += r;
+    n -= (size_t)r;
+  }
+  return 0;
+}
+
+/* Publishes op's send buffer as the comm's next call. */
+static gr_nccl_result net_publish(const struct queued *op)
+{
+  char path[160], tmp[176];
+  double clock = stub_stream_is_default(op->stream) ? 0 : op->stream->clock;
+  struct net_header h = {NET_MAGIC, op->comm->rank, op->count, clock};
+  net_path(op->comm, op->comm->seq, op->comm->rank, path, sizeof(path));
+  snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+  int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  if (fd < 0)
+    return NCCL_SYSTEM_ERROR;
+  int bad = write_all(fd, &h, sizeof(h)) != 0 || write_all(fd, op->send, op->count * sizeof(float)) != 0;
+  bad |= close(fd) != 0;
+  if (bad || rename(tmp, path) != 0) {
+    unlink(tmp);
+    return NCCL_SYSTEM_ERROR;
+  }
+  return NCCL_OK;
+}
+
+static double now_s(void)
+{
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* Opens rank r's file of call seq, waiting for it up to the deadline. */
+static int net_open(const struct ncclComm *c, unsigned long seq, int r, double deadline)
+{
+  char path[160];
+  net_path(c, seq, r, path, sizeof(path));
+  for (;;) {
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd >= 0 || now_s() > deadline)
+      return fd;
+    struct timespec nap = {0, 200000}; /* 0.2 ms */
+    nanosleep(&nap, NULL);
+  }
+}
+
+/* Adds rank r's buffer of this call into sum (count floats; the first
+ * rank's is copied). The latest clock goes to *clock. */
+static gr_nccl_result net_add(const struct queued *op, int r, float *sum, float *chunk, double *clock, double deadline)
+{
+  struct net_header h;
+  int fd = net_open(op->comm, op->comm->seq, r, deadline);
+  gr_nccl_result rc = NCCL_OK;
+  if (fd < 0)
+    return NCCL_SYSTEM_ERROR; /* that rank never came */
+  if (read_all(fd, &h, sizeof(h)) != 0 || h.magic != NET_MAGIC || h.rank != r)
+    rc = NCCL_SYSTEM_ERROR;
+  else if (h.count != op->count)
+    rc = NCCL_INVALID_USAGE; /* ranks disagree on the size */
+  for (size_t done = 0; rc == NCCL_OK && done < op->count;) {
+    size_t n = op->count - done < 65536 ? op->count - done : 65536;
+    if (read_all(fd, chunk, n * sizeof(float)) != 0)
+      rc = NCCL_SYSTEM_ERROR;
+    for (size_t i = 0; rc == NCCL_OK && i < n; i++)
+      sum[done + i] = r == 0 ? chunk[i] : sum[done + i] + chunk[i];
+    done += n;
+  }
+  close(fd);
+  if (h.clock > *clock)
+    *clock = h.clock;
+  return rc;
+}
+
+/* Reads every rank's file of op's call, sums, and ends the call. */
+static gr_nccl_result net_collect(const struct queued *op)
+{
+  struct ncclComm *c = op->comm;
+  int n = c->nranks;
+  double clock = 0, deadline = now_s() + NET_WAIT_S;
+  float *sum = malloc(op->count ? op->count * sizeof(float) : 1), *chunk = malloc(65536 * sizeof(float));
+  gr_nccl_result rc = sum && chunk ? NCCL_OK : NCCL_SYSTEM_ERROR;
+  for (int r = 0; r < n && rc == NCCL_OK; r++)
+    rc = net_add(op, r, sum, chunk, &clock, deadline);
+  if (rc == NCCL_OK) {
+    char old[160];
+    memcpy(op->recv, sum, op->count * sizeof(float));
+    if (op->count && c->rank == 1 && stub_scenario_is("net-corrupt"))
+      ((float *)op->recv)[op->count - 1] += 1.0f; /* rank 1's last word of every result is off by one */
+    double took = NCCL_BASE_LATENCY + 2.0 * (n - 1) / n * (double)op->count * sizeof(float) / (NCCL_NET_GBS * 1e9);
+    if (!stub_stream_is_default(op->stream))
+      op->stream->clock = clock + took;
+    if (c->seq > 0) { /* every rank has written this call: all have read the one before */
+      net_path(c, c->seq - 1, c->rank, old, sizeof(old));
+      unlink(old);
+    }
+    c->seq++;
+  }
+  free(sum);
+  free(chunk);
+  return rc;
+}
+
+/* The calls of one process on cross-process comms: all published first, so
+ * that a process holding several ranks does not wait for itself. */
+static gr_nccl_result net_run(const struct queued *ops, int n)
+{
+  gr_nccl_result rc = NCCL_OK;
+  for (int i = 0; i < n && rc == NCCL_OK; i++)
+    rc = net_publish(&ops[i]);
+  for (int i = 0; i < n && rc == NCCL_OK; i++)
+    rc = net_collect(&ops[i]);
+  return rc;
+}
+
+/* Rank 0 removes the directory once every rank has said it is done. */
+static void net_destroy(const struct ncclComm *c)
+{
+  char path[96 + 264];
+  snprintf(path, sizeof(path), "%s/fin.r%d", c->dir, c->rank);
+  int fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+  if (fd >= 0)
+    close(fd);
+  if (c->rank != 0)
+    return;
+  double deadline = now_s() + 10;
+  for (int r = 0; r < c->nranks; r++) {
+    snprintf(path, sizeof(path), "%s/fin.r%d", c->dir, r);
+    while (access(path, F_OK) != 0 && now_s() < deadline) {
+      struct timespec nap = {0, 1000000};
+      nanosleep(&nap, NULL);
+    }
+  }
+  DIR *d = opendir(c->dir);
+  for (struct dirent *e = d ? readdir(d) : NULL; e; e = readdir(d))
+    if (e->d_name[0] != '.') {
+      snprintf(path, sizeof(path), "%s/%s", c->dir, e->d_name);
+      unlink(path);
+    }
+  if (d)
+    closedir(d);
+  rmdir(c->dir);
+}
+
 gr_nccl_result ncclCommDestroy(gr_nccl_comm comm)
 {
+  if (comm && comm->dir[0])
+    net_destroy(comm);
   free(comm);
   return NCCL_OK;
 }
@@ -231,15 +477,19 @@ gr_nccl_result ncclGroupEnd(void)
   if (--group_depth > 0)
     return NCCL_OK;
   pthread_mutex_lock(&lock);
+  struct queued net[NCCL_MAX_QUEUED];
+  int nnet = 0;
   for (int i = 0; i < nqueued; i++)
-    if (pthread_equal(queue[i].owner, pthread_self()))
-      mine[nmine++] = queue[i];
-    else
+    if (!pthread_equal(queue[i].owner, pthread_self()))
       queue[kept++] = queue[i];
+    else if (queue[i].comm->dir[0])
+      net[nnet++] = queue[i];
+    else
+      mine[nmine++] = queue[i];
   nqueued = kept;
   gr_nccl_result r = run_ops(mine, nmine);
   pthread_mutex_unlock(&lock);
-  return r;
+  return r == NCCL_OK ? net_run(net, nnet) : r;
 }
 
 /* Counts an accepted ncclAllReduce call (run, or queued in a group); whether
@@ -258,10 +508,14 @@ gr_nccl_result ncclAllReduce(const void *sendbuff, void *recvbuff, size_t count,
     return NCCL_INVALID_ARGUMENT;
   if (count && (!sendbuff || !recvbuff))
     return NCCL_INVALID_ARGUMENT;
+  if (!stub_stream_is_default(stream) && comm->dev < 0 && stream->magic == STUB_STREAM_MAGIC)
+    comm->dev = stream->dev; /* ncclCommInitRank's GPU: the current one, which this stub cannot ask */
   if (!stub_stream_is_default(stream) && (stream->magic != STUB_STREAM_MAGIC || stream->dev != comm->dev))
     return NCCL_INVALID_ARGUMENT; /* not a live stream of the communicator's GPU */
   struct queued q = {sendbuff, recvbuff, count, comm, stream, pthread_self(), 0, 0};
   gr_nccl_result r = NCCL_OK;
+  if (group_depth == 0 && comm->dir[0])
+    return net_run(&q, 1);
   if (group_depth == 0) {
     int only = 0;
     if (comm->nranks > 1)

@@ -11,6 +11,7 @@
 #include "testutil.h"
 
 #include "gpu/bench.h"
+#include "gpu/bench_mpi.h"
 #include "facts/catalog.h"
 #include "load/loaders.h"
 
@@ -454,6 +455,61 @@ static void test_small_copy_text(void **state)
   free(w);
 }
 
+/* bench --mpi's report over ranks on two hosts: the slowest node is the
+ * host whose rank took longest (named by its local rank 0), the slowest
+ * link the lowest GB/s; the exit status follows the warnings and failures. */
+static void test_mpi_report(void **state)
+{
+  (void)state;
+  struct gr_mpi_rank ranks[3] = {
+      {.host = "a", .rank = 0, .local_rank = 0, .ndev = 1, .link_gbps = 31.5, .gen = 4, .width = 16,
+       .cur_width = 16, .largest_us = 900, .node_checked = true, .peermem = 1, .nics_known = 1},
+      {.host = "b", .rank = 1, .local_rank = 0, .ndev = 1, .link_gbps = 31.5, .gen = 4, .width = 16,
+       .cur_width = 16, .largest_us = 1000, .node_checked = true, .peermem = 1, .nics_known = 1},
+      {.host = "b", .rank = 2, .local_rank = 1, .ndev = 1, .link_gbps = 15.75, .gen = 4, .width = 16,
+       .cur_width = 8, .largest_us = 1200},
+  };
+  struct gr_mpi_report rep = {.nranks = 3, .nccl_ranks = 3, .ranks = ranks, .nrows = 1};
+  rep.rows[0] = (struct gr_mpi_row){.bytes = 1 << 20, .avg_us = 1033, .max_us = 1200};
+  gr_mpi_report_finish(&rep);
+  assert_int_equal(rep.nnodes, 2);
+  assert_int_equal(rep.slowest_node, 1); /* host b, through its rank 2 */
+  assert_int_equal(rep.slowest_link, 2);
+  assert_int_equal(gr_mpi_report_exit(&rep), GR_EXIT_WARN); /* rank 2 trains at x8 of x16 */
+  ranks[2].cur_width = 16;
+  assert_int_equal(gr_mpi_report_exit(&rep), GR_EXIT_OK);
+  ranks[0].nics_rdma = ranks[0].nics = 1; /* an RDMA NIC but no GPU near it */
+  ranks[0].gpus = 1;
+  assert_int_equal(gr_mpi_report_exit(&rep), GR_EXIT_WARN);
+  ranks[0].gpus_near = 1;
+  ranks[0].peermem = 0; /* near, but no nvidia_peermem */
+  assert_int_equal(gr_mpi_report_exit(&rep), GR_EXIT_WARN);
+  ranks[0].peermem = 1;
+  rep.rows[0].wrong = 3;
+  assert_int_equal(gr_mpi_report_exit(&rep), GR_EXIT_FAIL);
+  rep.nrows = 0; /* nothing measured: no slowest node */
+  gr_mpi_report_finish(&rep);
+  assert_int_equal(rep.slowest_node, -1);
+}
+
+static void test_mpi_sizes(void **state)
+{
+  (void)state;
+  size_t sz[GR_MPI_MAX_SIZES];
+  int n = gr_mpi_sizes((size_t)64 << 20, true, sz);
+  assert_int_equal(n, 6);
+  assert_int_equal(sz[0], 64 << 10);
+  assert_int_equal(sz[5], 64 << 20);
+  n = gr_mpi_sizes((size_t)1 << 30, false, sz); /* 4 KiB .. 1 GiB by twos */
+  assert_int_equal(n, 19);
+  assert_int_equal(sz[18], 1 << 30);
+  n = gr_mpi_sizes((size_t)96 << 10, true, sz); /* the largest always runs */
+  assert_int_equal(n, 2);
+  assert_int_equal(sz[1], 96 << 10);
+  assert_int_equal(gr_mpi_iters(64 << 10, true), 10);
+  assert_int_equal(gr_mpi_iters(1 << 30, false), 5);
+}
+
 int main(void)
 {
   const struct CMUnitTest tests[] = {
@@ -462,6 +518,7 @@ int main(void)
       cmocka_unit_test(test_limits_and_floor), cmocka_unit_test(test_corruption), cmocka_unit_test(test_copy_error),
       cmocka_unit_test(test_gpu_lost),   cmocka_unit_test(test_no_nccl),    cmocka_unit_test(test_size_text),
       cmocka_unit_test(test_allreduce_caps), cmocka_unit_test(test_small_copy_text),
+      cmocka_unit_test(test_mpi_report), cmocka_unit_test(test_mpi_sizes),
   };
   return cmocka_run_group_tests(tests, setup, NULL);
 }

@@ -72,6 +72,8 @@ struct nccl_fns {
   gr_pfn_ncclGroupStart GroupStart;
   gr_pfn_ncclGroupEnd GroupEnd;
   gr_pfn_ncclAllReduce AllReduce;
+  gr_pfn_ncclGetUniqueId GetUniqueId;
+  gr_pfn_ncclCommInitRank CommInitRank;
 };
 
 /* Pinned host memory placed on one NUMA node. */
@@ -111,7 +113,9 @@ struct cuda {
   gr_cu_deviceptr flag_dptr;
   uint32_t *check;          /* host scratch to read device buffers back */
   size_t check_bytes;
-  struct ncclComm **comms;
+  struct ncclComm **comms;  /* one per all-reduce GPU, ar_dev[k]'s */
+  int ar_ndev, *ar_dev;     /* the GPUs in the all-reduce: all, or this rank's (bench --mpi) */
+  int ar_first, ar_nranks;  /* ar_dev[k] is rank ar_first + k of ar_nranks */
   char nccl_name[48];
   void *blas_lib;
   gr_pfn_cublasCreate BlasCreate;
@@ -383,10 +387,11 @@ static void cuda_shutdown(void *state)
   if (!c)
     return;
   if (c->comms && c->nc.CommDestroy)
-    for (int i = 0; i < c->n; i++)
-      if (c->comms[i])
-        c->nc.CommDestroy(c->comms[i]);
+    for (int k = 0; k < c->ar_ndev; k++)
+      if (c->comms[k])
+        c->nc.CommDestroy(c->comms[k]);
   free(c->comms);
+  free(c->ar_dev);
   for (int i = 0; c->d && i < c->n; i++)
     dev_close(c, i);
   if (c->flag)
@@ -929,9 +934,12 @@ static int nccl_load(struct cuda *c, char *why, size_t cap)
       NSYM(GetVersion, "ncclGetVersion"),     NSYM(GetErrorString, "ncclGetErrorString"),
       NSYM(CommInitAll, "ncclCommInitAll"),   NSYM(CommDestroy, "ncclCommDestroy"),
       NSYM(GroupStart, "ncclGroupStart"),     NSYM(GroupEnd, "ncclGroupEnd"),
-      NSYM(AllReduce, "ncclAllReduce"),
+      NSYM(AllReduce, "ncclAllReduce"),       NSYM(GetUniqueId, "ncclGetUniqueId"),
+      NSYM(CommInitRank, "ncclCommInitRank"),
   };
   int v = 0;
+  if (c->nccl_lib)
+    return 0; /* unique_id loaded it already */
   c->nccl_lib = gr_dl_open(NCCL_SONAME, why, cap);
   if (!c->nccl_lib || gr_dl_bind(c->nccl_lib, NCCL_SONAME, syms, sizeof(syms) / sizeof(syms[0]), why, cap) != 0)
     return -1;
@@ -953,12 +961,15 @@ static int nccl_fail(struct cuda *c, gr_nccl_result r, const char *what, char *w
   return -1;
 }
 
+/* Rank r's send buffer holds r + 1 (every word), so every result word must
+ * be 1 + 2 + ... + nranks. */
 static int ar_buffers(struct cuda *c, size_t bytes)
 {
   int rc = 0;
-  for (int i = 0; i < c->n; i++) {
+  for (int k = 0; k < c->ar_ndev; k++) {
+    int i = c->ar_dev[k];
     struct cudev *d = &c->d[i];
-    float one = (float)(i + 1);
+    float one = (float)(c->ar_first + k + 1);
     uint32_t bits;
     memcpy(&bits, &one, sizeof(bits));
     if (use(c, i) != 0)
@@ -973,18 +984,33 @@ out:
   return rc;
 }
 
-static int cuda_allreduce_open(void *state, size_t max_bytes, char *why, size_t cap)
+/* The all-reduce's GPUs and ranks, checked: each a GPU of this process, none twice. */
+static int ar_set_devs(struct cuda *c, const int *devs, int ndev, int first, int nranks, char *why, size_t cap)
 {
-  struct cuda *c = state;
-  gr_nccl_result r;
-  if (nccl_load(c, why, cap) != 0)
+  if (ndev < 1 || first < 0 || nranks < first + ndev) {
+    snprintf(why, cap, "ranks %d..%d do not fit in %d ranks", first, first + ndev - 1, nranks);
     return -1;
-  c->comms = xcalloc((size_t)c->n, sizeof(*c->comms));
-  r = c->nc.CommInitAll(c->comms, c->n, NULL);
-  if (r != GR_NCCL_SUCCESS) {
-    memset(c->comms, 0, (size_t)c->n * sizeof(*c->comms));
-    return nccl_fail(c, r, "ncclCommInitAll", why, cap);
   }
+  for (int k = 0; k < ndev; k++) {
+    bool twice = false;
+    for (int j = 0; j < k; j++)
+      twice |= devs[j] == devs[k];
+    if (devs[k] < 0 || devs[k] >= c->n || twice) {
+      snprintf(why, cap, "GPU%d is not a GPU of this process (it sees %d) or is named twice", devs[k], c->n);
+      return -1;
+    }
+  }
+  c->ar_dev = xcalloc((size_t)ndev, sizeof(int));
+  memcpy(c->ar_dev, devs, (size_t)ndev * sizeof(int));
+  c->ar_ndev = ndev;
+  c->ar_first = first;
+  c->ar_nranks = nranks;
+  c->comms = xcalloc((size_t)ndev, sizeof(*c->comms));
+  return 0;
+}
+
+static int ar_finish_open(struct cuda *c, size_t max_bytes, char *why, size_t cap)
+{
   c->err[0] = '\0';
   if (ar_buffers(c, max_bytes) != 0) {
     snprintf(why, cap, "%s", c->err);
@@ -993,36 +1019,103 @@ static int cuda_allreduce_open(void *state, size_t max_bytes, char *why, size_t 
   return 0;
 }
 
+static int cuda_allreduce_open(void *state, size_t max_bytes, char *why, size_t cap)
+{
+  struct cuda *c = state;
+  gr_nccl_result r;
+  int *all = xcalloc((size_t)c->n, sizeof(int));
+  for (int i = 0; i < c->n; i++)
+    all[i] = i;
+  int rc = nccl_load(c, why, cap) != 0 || ar_set_devs(c, all, c->n, 0, c->n, why, cap) != 0 ? -1 : 0;
+  free(all);
+  if (rc != 0)
+    return -1;
+  r = c->nc.CommInitAll(c->comms, c->n, NULL);
+  if (r != GR_NCCL_SUCCESS) {
+    memset(c->comms, 0, (size_t)c->n * sizeof(*c->comms));
+    return nccl_fail(c, r, "ncclCommInitAll", why, cap);
+  }
+  return ar_finish_open(c, max_bytes, why, cap);
+}
+
+static int cuda_unique_id(void *state, void *id, char *why, size_t cap)
+{
+  struct cuda *c = state;
+  gr_nccl_unique_id u;
+  _Static_assert(sizeof(u) == GR_BENCH_UNIQUE_ID_BYTES, "ncclUniqueId size");
+  if (nccl_load(c, why, cap) != 0)
+    return -1;
+  gr_nccl_result r = c->nc.GetUniqueId(&u);
+  if (r != GR_NCCL_SUCCESS)
+    return nccl_fail(c, r, "ncclGetUniqueId", why, cap);
+  memcpy(id, &u, sizeof(u));
+  return 0;
+}
+
+/* Several GPUs of one process join inside one group, as NCCL requires
+ * (each ncclCommInitRank would otherwise wait for the others). */
+static int cuda_allreduce_open_ranks(void *state, size_t max_bytes, const void *id, int nranks, int first_rank,
+                                     const int *devs, int ndev, char *why, size_t cap)
+{
+  struct cuda *c = state;
+  gr_nccl_unique_id u;
+  gr_nccl_result r = GR_NCCL_SUCCESS;
+  if (nccl_load(c, why, cap) != 0 || ar_set_devs(c, devs, ndev, first_rank, nranks, why, cap) != 0)
+    return -1;
+  memcpy(&u, id, sizeof(u));
+  if (ndev > 1)
+    r = c->nc.GroupStart();
+  for (int k = 0; k < ndev && r == GR_NCCL_SUCCESS; k++) {
+    if (use(c, devs[k]) != 0) {
+      snprintf(why, cap, "%s", c->err);
+      return -1;
+    }
+    r = c->nc.CommInitRank(&c->comms[k], nranks, u, first_rank + k);
+  }
+  gr_nccl_result r2 = ndev > 1 ? c->nc.GroupEnd() : GR_NCCL_SUCCESS;
+  if (r != GR_NCCL_SUCCESS || r2 != GR_NCCL_SUCCESS) {
+    for (int k = 0; k < ndev; k++)
+      if (c->comms[k])
+        c->nc.CommDestroy(c->comms[k]);
+    memset(c->comms, 0, (size_t)ndev * sizeof(*c->comms));
+    return nccl_fail(c, r != GR_NCCL_SUCCESS ? r : r2, "ncclCommInitRank", why, cap);
+  }
+  return ar_finish_open(c, max_bytes, why, cap);
+}
+
 static int ar_launch(struct cuda *c, size_t count)
 {
   gr_nccl_result r = c->nc.GroupStart();
   if (r != GR_NCCL_SUCCESS)
     return nccl_fail(c, r, "ncclGroupStart", NULL, 0);
-  for (int i = 0; i < c->n && r == GR_NCCL_SUCCESS; i++)
-    r = c->nc.AllReduce((const void *)(uintptr_t)c->d[i].ar_send, (void *)(uintptr_t)c->d[i].ar_recv, count,
-                        GR_NCCL_FLOAT32, GR_NCCL_SUM, c->comms[i], c->d[i].s[0]);
+  for (int k = 0; k < c->ar_ndev && r == GR_NCCL_SUCCESS; k++) {
+    const struct cudev *d = &c->d[c->ar_dev[k]];
+    r = c->nc.AllReduce((const void *)(uintptr_t)d->ar_send, (void *)(uintptr_t)d->ar_recv, count, GR_NCCL_FLOAT32,
+                        GR_NCCL_SUM, c->comms[k], d->s[0]);
+  }
   gr_nccl_result r2 = c->nc.GroupEnd();
   if (r != GR_NCCL_SUCCESS)
     return nccl_fail(c, r, "ncclAllReduce", NULL, 0);
   return r2 == GR_NCCL_SUCCESS ? 0 : nccl_fail(c, r2, "ncclGroupEnd", NULL, 0);
 }
 
-/* Counts result words that are not the sum 1 + 2 + ... + n, in a window at
- * each end of every GPU's result (a whole 1 GiB read-back per size would
- * take longer than the all-reduce). */
+/* Counts result words that are not the sum 1 + 2 + ... + nranks, in a
+ * window at each end of every GPU's result (a whole 1 GiB read-back per
+ * size would take longer than the all-reduce). */
 static int ar_verify(struct cuda *c, size_t bytes, long *wrong)
 {
   size_t win = bytes < VERIFY_WINDOW ? bytes : VERIFY_WINDOW;
-  float want = (float)c->n * (float)(c->n + 1) / 2.0f;
+  float want = (float)c->ar_nranks * (float)(c->ar_nranks + 1) / 2.0f;
   int rc = 0;
   ensure_check(c, win);
   *wrong = 0;
-  for (int i = 0; i < c->n; i++) {
+  for (int k = 0; k < c->ar_ndev; k++) {
+    int i = c->ar_dev[k];
     size_t offs[2] = {0, bytes - win};
-    for (int k = 0; k < (bytes > win ? 2 : 1); k++) {
+    for (int h = 0; h < (bytes > win ? 2 : 1); h++) {
       if (use(c, i) != 0)
         return -1;
-      CU(c->f.MemcpyAsync((gr_cu_deviceptr)(uintptr_t)c->check, c->d[i].ar_recv + offs[k], win, c->d[i].s[0]),
+      CU(c->f.MemcpyAsync((gr_cu_deviceptr)(uintptr_t)c->check, c->d[i].ar_recv + offs[h], win, c->d[i].s[0]),
          "cuMemcpyAsync", i);
       CU(c->f.StreamSynchronize(c->d[i].s[0]), "cuStreamSynchronize", i);
       const float *v = (const float *)c->check;
@@ -1038,7 +1131,8 @@ out:
 static int ar_record(struct cuda *c, int ev)
 {
   int rc = 0;
-  for (int i = 0; i < c->n && rc == 0; i++) {
+  for (int k = 0; k < c->ar_ndev && rc == 0; k++) {
+    int i = c->ar_dev[k];
     if ((rc = use(c, i)) != 0)
       break;
     CU(c->f.EventRecord(c->d[i].ev[ev], c->d[i].s[0]), "cuEventRecord", i);
@@ -1054,7 +1148,8 @@ static int cuda_allreduce(void *state, size_t bytes, int warmup, int iters, stru
   int rc = 0;
   c->err[0] = '\0';
   memset(out, 0, sizeof(*out));
-  for (int i = 0; i < c->n; i++) {
+  for (int k = 0; k < c->ar_ndev; k++) {
+    int i = c->ar_dev[k];
     if ((rc = use(c, i)) != 0)
       goto out;
     CU(c->f.MemsetD32Async(c->d[i].ar_recv, 0, count, c->d[i].s[0]), "cuMemsetD32Async", i);
@@ -1067,7 +1162,8 @@ static int cuda_allreduce(void *state, size_t bytes, int warmup, int iters, stru
     rc = ar_launch(c, count);
   if (rc != 0 || (rc = ar_record(c, 1)) != 0)
     goto out;
-  for (int i = 0; i < c->n; i++) {
+  for (int k = 0; k < c->ar_ndev; k++) {
+    int i = c->ar_dev[k];
     float ms = 0;
     if ((rc = use(c, i)) != 0)
       goto out;
@@ -1107,6 +1203,8 @@ const struct gr_bench_backend gr_bench_cuda = {
     .allreduce_open = cuda_allreduce_open,
     .allreduce = cuda_allreduce,
     .collective_name = cuda_collective_name,
+    .unique_id = cuda_unique_id,
+    .allreduce_open_ranks = cuda_allreduce_open_ranks,
     .collective = "NCCL",
     .collective_install = "Install NCCL (Debian/Ubuntu: libnccl2 from NVIDIA's CUDA repository) to measure it.",
     .collective_debug = "NCCL_DEBUG=INFO",

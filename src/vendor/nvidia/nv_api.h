@@ -305,6 +305,14 @@ typedef gr_nccl_result (*gr_pfn_ncclCommInitAll)(gr_nccl_comm *, int, const int 
 typedef gr_nccl_result (*gr_pfn_ncclCommDestroy)(gr_nccl_comm);
 typedef gr_nccl_result (*gr_pfn_ncclGroupStart)(void);
 typedef gr_nccl_result (*gr_pfn_ncclGroupEnd)(void);
+/* ncclUniqueId: 128 opaque bytes that rank 0 makes and every rank passes to
+ * ncclCommInitRank (gpurig-mpi sends them with MPI_Bcast). */
+#define GR_NCCL_UNIQUE_ID_BYTES 128
+typedef struct {
+  char internal[GR_NCCL_UNIQUE_ID_BYTES];
+} gr_nccl_unique_id;
+typedef gr_nccl_result (*gr_pfn_ncclGetUniqueId)(gr_nccl_unique_id *);
+typedef gr_nccl_result (*gr_pfn_ncclCommInitRank)(gr_nccl_comm *, int, gr_nccl_unique_id, int);
 typedef gr_nccl_result (*gr_pfn_ncclAllReduce)(const void *, void *, size_t, unsigned int, unsigned int, gr_nccl_comm,
                                                gr_cu_stream);
 

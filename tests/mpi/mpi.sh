@@ -1,0 +1,149 @@
+#!/bin/bash
+# gpurig-mpi bench --mpi under a real mpirun (Open MPI), with the stand-in
+# driver libraries (tests/stub, whose NCCL meets across processes through a
+# temporary directory): two ranks on this machine, loopback only, each run
+# bounded by timeout. Checks the all-reduce rows (busbw per size, correct
+# sums), the gathered per-node and per-rank lines, the slowest node and link,
+# --per node, a corrupting transport, a failing NCCL, the node checks under a
+# --root tree, and that no process and no rendezvous directory is left.
+# usage: mpi.sh GPURIG-MPI   (env: GPURIG_TEST_STUB, GPURIG_TEST_DATA, GPURIG_DATA)
+set -u
+BIN=${1:?usage: mpi.sh GPURIG-MPI}
+fails=0
+fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+
+if ! command -v mpirun >/dev/null; then
+  echo "FAIL: mpirun not found: Open MPI is not installed (apt-get install openmpi-bin libopenmpi-dev)"
+  exit 1
+fi
+WORK=$(mktemp -d)
+trap 'rm -rf "$WORK"' EXIT
+# the stand-in NCCL's rendezvous directories go here, to be counted after
+export TMPDIR=$WORK/tmp
+mkdir -p "$TMPDIR"
+export GPURIG_DRIVER_DIR=$GPURIG_TEST_STUB
+# root in CI's containers; loopback only, shared memory between the ranks
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+export OMPI_MCA_btl=self,vader OMPI_MCA_oob_tcp_if_include=lo OMPI_MCA_btl_tcp_if_include=lo
+# containers often forbid the cross-memory attach vader would use for large messages
+export OMPI_MCA_btl_vader_single_copy_mechanism=none
+# Under ASan (setup.sh's sanitizer leg) leak checking stays off for these runs: Open MPI leaves
+# thousands of its own allocations at MPI_Finalize, from plugins it has unloaded by then (so no
+# suppression can name them). Memory errors are still caught; gpurig's own leaks are checked by
+# every other test of the same core library.
+export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
+HOST=$(hostname)
+
+# run NP ARGS...: stdout to $WORK/out, stderr to $WORK/err, exit status in $rc
+run() {
+  local np=$1
+  shift
+  timeout -k 5 90 mpirun --oversubscribe -np "$np" "$BIN" bench --mpi "$@" >"$WORK/out" 2>"$WORK/err"
+  rc=$?
+  if [ "$rc" = 124 ] || [ "$rc" = 137 ]; then
+    fail "mpirun -np $np $* ran past 90 s"
+  fi
+}
+
+# 1. two ranks, one GPU each (the default machine: GPU1, rank 1's, trains at x8 of x16)
+run 2 --quick
+out=$(cat "$WORK/out")
+[ "$rc" = 1 ] || fail "-np 2 --quick: exit $rc, want 1 (GPU1's link below its width); stderr: $(head -c 600 "$WORK/err")"
+grep -q "2 MPI ranks on 1 node, one rank per GPU, 2 NCCL 2.21.5 ranks" <<<"$out" || fail "-np 2: no header line"
+rows=$(awk '/^ +[0-9]+ [KMG]iB +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9]+$/' <<<"$out")
+want="64 KiB 256 KiB 1 MiB 4 MiB 16 MiB 64 MiB"
+got=$(awk '{print $1, $2}' <<<"$rows" | tr '\n' ' ' | sed 's/ $//')
+[ "$got" = "$want" ] || fail "-np 2: sizes '$got', want '$want'"
+# two ranks: busbw = algbw x 2(n-1)/n = algbw; no wrong value anywhere
+awk '$7 != 0 { print "wrong values at " $1 " " $2; bad = 1 }
+     $6 != $5 { print "busbw " $6 " != algbw " $5 " at " $1 " " $2; bad = 1 }
+     END { exit bad }' <<<"$rows" || fail "-np 2: rows: $rows"
+# the stand-in's ring runs at 11 GB/s plus 10 us per call: 64 MiB near 11, 64 KiB far below
+last=$(tail -n 1 <<<"$rows" | awk '{print $6}')
+first=$(head -n 1 <<<"$rows" | awk '{print $6}')
+awk -v l="$last" -v f="$first" 'BEGIN { exit !(l > 10 && l < 11.01 && f < l / 2) }' \
+  || fail "-np 2: busbw $first GB/s at 64 KiB and $last GB/s at 64 MiB, want under half and 10..11"
+grep -Eq "^  $HOST +2 ranks  largest all-reduce [0-9]+ us  nvidia_peermem (not loaded|loaded)" <<<"$out" \
+  || fail "-np 2: no node line for $HOST"
+grep -q "rank 0 on $HOST (local 0, NCCL rank 0): GPU 0000:01:00.0 Gen4 x16" <<<"$out" || fail "-np 2: rank 0's line"
+grep -q "rank 1 on $HOST (local 1, NCCL rank 1): GPU 0000:02:00.0 Gen4 x8 (trained below its x16)" <<<"$out" \
+  || fail "-np 2: rank 1's line"
+grep -q "warning: its GPU's PCIe link trained at x8 of x16" <<<"$out" || fail "-np 2: no link warning"
+grep -Eq "^slowest node: $HOST \([0-9]+ us for the largest all-reduce\)" <<<"$out" || fail "-np 2: slowest node"
+grep -q "^slowest link: $HOST, GPU 0000:02:00.0 Gen4 x8 (trained below its x16) (15.8 GB/s per direction)" <<<"$out" \
+  || fail "-np 2: slowest link"
+[ "$fails" = 0 ] || { echo "--- output"; echo "$out"; }
+
+# 2. the same as JSON: one document from rank 0 only
+run 2 --quick --json
+python3 - "$WORK/out" "$HOST" <<'PY' || fail "-np 2 --json"
+import json, sys
+d = json.load(open(sys.argv[1]))
+host = sys.argv[2]
+assert d["mpi_ranks"] == 2 and d["nccl_ranks"] == 2 and d["per"] == "gpu", d
+rows = d["allreduce"]
+assert [r["size_bytes"] for r in rows] == [65536 << (2 * k) for k in range(6)], rows
+for r in rows:
+    assert r["wrong"] == 0 and r["busbw_gbps"] > 0, r
+    assert abs(r["algbw_gbps"] / (r["size_bytes"] / r["time_avg_us"] / 1e3) - 1) < 1e-6, r
+    assert abs(r["busbw_gbps"] / r["algbw_gbps"] - 1) < 1e-6, r
+    assert r["time_max_us"] >= r["time_avg_us"] - 1e-9, r
+assert [r["rank"] for r in d["ranks"]] == [0, 1], d["ranks"]
+assert d["ranks"][1]["gpu"] == "0000:02:00.0" and d["ranks"][1]["link_cur_width"] == 8, d["ranks"][1]
+assert "nvidia_peermem" in d["ranks"][0] and "nvidia_peermem" not in d["ranks"][1], d["ranks"]
+assert d["slowest_node"] == host and d["slowest_link_rank"] == 1, d
+PY
+
+# 3. one rank per node: one process with all four GPUs as NCCL ranks 0-3
+#    (sum 1+2+3+4 checked by gpurig), busbw = algbw x 1.5
+run 1 --quick --per node --json
+python3 - "$WORK/out" <<'PY' || fail "-np 1 --per node"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["nccl_ranks"] == 4 and d["per"] == "node" and d["ranks"][0]["gpus"] == 4, d
+assert len(d["allreduce"]) == 6
+for r in d["allreduce"]:
+    assert r["wrong"] == 0 and abs(r["busbw_gbps"] / r["algbw_gbps"] - 1.5) < 1e-6, r
+PY
+# --per node with two ranks on one node is refused by both, and says how
+run 2 --quick --per node
+[ "$rc" = 2 ] || fail "-np 2 --per node: exit $rc, want 2"
+grep -q "error: --per node wants one rank per node, this node has 2" "$WORK/out" || fail "-np 2 --per node: no reason"
+
+# 4. a transport that corrupts: every size has wrong values, exit 2
+GPURIG_STUB_SCENARIO=net-corrupt run 2 --quick
+[ "$rc" = 2 ] || fail "net-corrupt: exit $rc, want 2"
+n=$(grep -c "FAIL: the all-reduce of .* gave [1-9][0-9]* wrong values" "$WORK/out")
+[ "$n" = 6 ] || fail "net-corrupt: $n FAIL lines, want 6: $(cat "$WORK/out")"
+
+# 5. NCCL that cannot start: every rank says why, nothing measured
+GPURIG_STUB_SCENARIO=ncclfail run 2 --quick
+[ "$rc" = 2 ] || fail "ncclfail: exit $rc, want 2"
+n=$(grep -c "error: ncclCommInitRank: NCCL error 2" "$WORK/out")
+[ "$n" = 2 ] || fail "ncclfail: $n rank errors, want 2"
+grep -q "slowest node" "$WORK/out" && fail "ncclfail: a slowest node named with nothing measured"
+
+# 6. the node checks read the --root tree: RDMA NICs and nvidia_peermem there
+cp -a "$GPURIG_TEST_DATA/trees/nic-rdma" "$WORK/tree"
+mkdir -p "$WORK/tree/sys/module/nvidia_peermem"
+run 2 --quick --root "$WORK/tree"
+grep -q "largest all-reduce [0-9]* us  nvidia_peermem loaded" "$WORK/out" || fail "--root: peermem not seen"
+grep -q "NICs 3 (3 RDMA, 1 of them within PIX/PXB of a GPU)" "$WORK/out" || fail "--root: NIC line"
+grep -q "warning: 1 of 2 GPUs have no RDMA NIC within PIX/PXB" "$WORK/out" || fail "--root: GDR warning"
+rmdir "$WORK/tree/sys/module/nvidia_peermem"
+run 2 --quick --root "$WORK/tree"
+grep -q "nvidia_peermem not loaded" "$WORK/out" || fail "--root: peermem absent not seen"
+grep -q "warning: an RDMA NIC but nvidia_peermem is not loaded" "$WORK/out" || fail "--root: no peermem warning"
+
+# 7. nothing left behind: no rank, no rendezvous directory
+sleep 0.5
+left=$(pgrep -f -- "$BIN bench --mpi" || true)
+[ -z "$left" ] || fail "processes left: $left"
+dirs=$(ls -A "$TMPDIR" | grep gpurig-nccl || true)
+[ -z "$dirs" ] || fail "rendezvous directories left: $dirs"
+
+if [ "$fails" -gt 0 ]; then
+  echo "mpi: $fails failure(s)"
+  exit 1
+fi
+echo "mpi: ok"
