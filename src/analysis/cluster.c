@@ -128,7 +128,9 @@ static void node_nics(const struct gr_topo *t, struct gr_cluster_prediction *o)
 /* ---- GPUDirect RDMA, as NCCL's ncclTopoCheckGdr decides it ---- */
 
 /* GeForce and TITAN cards: NVIDIA's stock driver offers no GPUDirect RDMA on
- * them (docs.nvidia.com/cuda/gpudirect-rdma: "Tesla and Quadro GPUs"). */
+ * them. NVIDIA's GPUDirect RDMA User Manual lists only Tesla and Quadro
+ * GPUs under its system requirements:
+ * https://docs.nvidia.com/networking/display/GPUDirectRDMAv18/System+Requirements+and+Recommendations */
 static bool gpu_gdr_capable(const struct gr_pci *d)
 {
   const struct gr_gpu_model *gm = gr_pci_catalog(d);
