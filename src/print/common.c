@@ -108,6 +108,27 @@ void gr_print_machine_line(FILE *out, const struct gr_topo *t)
     fprintf(out, " [%s]", gr_topo_input_name(t));
 }
 
+char *gr_cpu_short_name(const char *model)
+{
+  static const char *const drop[] = {"(R)", "(r)", "(TM)", "(tm)", " CPU", " Processor"};
+  char *s = xstrdup(model);
+  s[strcspn(s, "@,")] = '\0';
+  for (size_t k = 0; k < sizeof(drop) / sizeof(drop[0]); k++)
+    for (char *p; (p = strstr(s, drop[k])) != NULL;)
+      memmove(p, p + strlen(drop[k]), strlen(p + strlen(drop[k])) + 1);
+  const char *start = s;
+  if (str_starts_with(start, "Intel ") && start[6])
+    start += 6;
+  else if (str_starts_with(start, "AMD ") && start[4])
+    start += 4;
+  while (*start == ' ')
+    start++;
+  char *name = xstrdup(*start ? start : model);
+  str_rtrim(name);
+  free(s);
+  return name;
+}
+
 const char *gr_nic_legend_name(const struct gr_pci *p, char *buf, size_t cap)
 {
   if (p->rdma_name)

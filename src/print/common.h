@@ -37,6 +37,10 @@ void gr_xml_text(FILE *out, const char *s);
 
 /* "Machine: PRODUCT (HOST) [SOURCE]" without a newline. */
 void gr_print_machine_line(FILE *out, const struct gr_topo *t);
+/* A CPU's model as a short label: "Intel(R) Xeon(R) Platinum 8175M CPU @
+ * 2.50GHz" -> "Xeon Platinum 8175M" (trademarks, "CPU", the clock and the
+ * vendor's name dropped). The caller frees it. */
+char *gr_cpu_short_name(const char *model);
 /* What a NIC is called in a legend: its RDMA device as nvidia-smi and
  * NCCL_IB_HCA name it; where none is known its first OS device (the
  * netdev), else its bus id. Written into buf. */

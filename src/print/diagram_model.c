@@ -10,6 +10,7 @@
 
 #include "model/names.h"
 #include "facts/pcilink.h"
+#include "print/common.h"
 #include "print/diagram_internal.h"
 #include "base/util.h"
 
@@ -522,29 +523,12 @@ static bool package_known(const struct gr_topo *t, int os_index)
   return false;
 }
 
-/* A CPU's model as a diagram names it: "Intel(R) Xeon(R) Platinum 8175M CPU
- * @ 2.50GHz" becomes "Xeon Platinum 8175M" (trademarks, "CPU", the clock
- * and the vendor's name dropped), at most 30 columns. */
+/* A CPU's model as a diagram names it: gr_cpu_short_name, at most 30 columns. */
 static char *cpu_name(const char *model)
 {
-  static const char *drop[] = {"(R)", "(r)", "(TM)", "(tm)", " CPU", " Processor"};
-  char *s = xstrdup(model);
-  s[strcspn(s, "@,")] = '\0';
-  for (size_t k = 0; k < sizeof(drop) / sizeof(drop[0]); k++)
-    for (char *p; (p = strstr(s, drop[k]));)
-      memmove(p, p + strlen(drop[k]), strlen(p + strlen(drop[k])) + 1);
-  const char *start = s;
-  if (str_starts_with(start, "Intel ") && start[6])
-    start += 6;
-  else if (str_starts_with(start, "AMD ") && start[4])
-    start += 4;
-  while (*start == ' ')
-    start++;
-  char *trimmed = xstrdup(*start ? start : model);
-  str_rtrim(trimmed);
-  char *cut = dg_cut(trimmed, 30);
-  free(trimmed);
-  free(s);
+  char *name = gr_cpu_short_name(model);
+  char *cut = dg_cut(name, 30);
+  free(name);
   return cut;
 }
 

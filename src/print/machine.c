@@ -48,27 +48,11 @@ void gr_print_report_text(FILE *out, const struct gr_machine *m, const struct gr
 
 /* ---- the one-screen report ---- */
 
-/* A CPU's model name without its trademarks, "CPU" and clock:
- * "Intel(R) Xeon(R) Platinum 8174 CPU @ 3.10GHz" -> "Intel Xeon Platinum 8174". */
-static const char *cpu_short(const char *model, char *buf, size_t cap)
-{
-  static const char *const noise[] = {"(R)", "(r)", "(TM)", "(tm)", " CPU", " Processor"};
-  snprintf(buf, cap, "%s", model);
-  char *at = strstr(buf, " @ ");
-  if (at)
-    *at = '\0';
-  for (size_t i = 0; i < sizeof(noise) / sizeof(noise[0]); i++)
-    for (char *p; (p = strstr(buf, noise[i])) != NULL;)
-      memmove(p, p + strlen(noise[i]), strlen(p + strlen(noise[i])) + 1);
-  return buf;
-}
-
-/* "2 sockets (2x Intel Xeon Platinum 8174), 16 GPUs, 8 RDMA NICs, 2 NVMe drives, 1 P2P hive";
+/* "2 sockets (2x Xeon Platinum 8174), 16 GPUs, 8 RDMA NICs, 2 NVMe drives, 1 P2P hive";
  * counts of none are left out, but for GPUs. */
 static void brief_summary(FILE *out, const struct gr_topo *t, const struct gr_analysis *a)
 {
   size_t nvme = 0;
-  char cpu_buf[128];
   for (size_t i = 0; i < t->npci; i++)
     nvme += t->pci[i].kind == GR_KIND_NVME;
   fprintf(out, "%zu socket%s", t->npackages, t->npackages == 1 ? "" : "s");
@@ -76,10 +60,12 @@ static void brief_summary(FILE *out, const struct gr_topo *t, const struct gr_an
   for (size_t i = 1; cpu && i < t->npackages; i++)
     if (!t->packages[i].cpu_model || strcmp(t->packages[i].cpu_model, cpu) != 0)
       cpu = NULL;
-  if (cpu && t->npackages > 1)
-    fprintf(out, " (%zux %s)", t->npackages, cpu_short(cpu, cpu_buf, sizeof(cpu_buf)));
-  else if (cpu)
-    fprintf(out, " (%s)", cpu_short(cpu, cpu_buf, sizeof(cpu_buf)));
+  char *name = cpu ? gr_cpu_short_name(cpu) : NULL;
+  if (name && t->npackages > 1)
+    fprintf(out, " (%zux %s)", t->npackages, name);
+  else if (name)
+    fprintf(out, " (%s)", name);
+  free(name);
   fprintf(out, ", %zu GPU%s", t->ngpus, t->ngpus == 1 ? "" : "s");
   if (t->nnics)
     fprintf(out, ", %zu RDMA NIC%s", t->nnics, t->nnics == 1 ? "" : "s");
