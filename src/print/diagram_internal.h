@@ -76,8 +76,6 @@ void dg_model_free(struct dg_model *d);
 const char *dg_hive_gpus(const struct dg_model *d, int hive, char *buf, size_t cap);
 /* What joins a hive's GPUs: "NVLink", "PCIe switch" or "PCIe switches" (static). */
 const char *dg_hive_kind(const struct dg_model *d, int hive);
-/* Sorted indices as ranges after a prefix: "GPU0-3,6"; "" for none. */
-const char *dg_ranges(const char *prefix, const int *v, size_t n, char *buf, size_t cap);
 
 /* Display columns of UTF-8 text (code points; gpurig's labels have no wide
  * characters), and a copy cut to at most cols columns, ending in "…" when cut. */

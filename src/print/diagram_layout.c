@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "print/diagram_internal.h"
+#include "print/text.h"
 #include "base/util.h"
 
 enum {
@@ -469,7 +470,7 @@ static double draw_legend(struct lay *L, double y, double width)
       if (hive_size(d, a->hive[g]) < 2)
         v[nv++] = (int)g;
     snprintf(text, sizeof(text), "in no hive (reach the others through the CPU): %s",
-             dg_ranges("GPU", v, nv, list, sizeof(list)));
+             gr_index_ranges("GPU", v, nv, list, sizeof(list)));
     free(v);
     legend_item(L, &f, -1, DG_LINE_PCIE, "#ffffff", text);
   }

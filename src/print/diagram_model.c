@@ -12,6 +12,7 @@
 #include "facts/pcilink.h"
 #include "print/common.h"
 #include "print/diagram_internal.h"
+#include "print/text.h"
 #include "base/util.h"
 
 size_t dg_cols(const char *s)
@@ -34,24 +35,6 @@ char *dg_cut(const char *s, size_t cols)
   return xasprintf("%.*s…", (int)i, s);
 }
 
-const char *dg_ranges(const char *prefix, const int *v, size_t n, char *buf, size_t cap)
-{
-  size_t off = 0;
-  buf[0] = '\0';
-  for (size_t i = 0; i < n && off < cap; i++) {
-    size_t end = i;
-    while (end + 1 < n && v[end + 1] == v[end] + 1)
-      end++;
-    const char *sep = i ? "," : prefix;
-    if (end > i)
-      off += (size_t)snprintf(buf + off, cap - off, "%s%d-%d", sep, v[i], v[end]);
-    else
-      off += (size_t)snprintf(buf + off, cap - off, "%s%d", sep, v[i]);
-    i = end;
-  }
-  return buf;
-}
-
 const char *dg_hive_gpus(const struct dg_model *d, int hive, char *buf, size_t cap)
 {
   const struct gr_analysis *a = &d->m->analysis;
@@ -60,7 +43,7 @@ const char *dg_hive_gpus(const struct dg_model *d, int hive, char *buf, size_t c
   for (size_t g = 0; g < a->ngpus; g++)
     if (a->hive[g] == hive)
       v[n++] = (int)g;
-  dg_ranges("GPU", v, n, buf, cap);
+  gr_index_ranges("GPU", v, n, buf, cap);
   free(v);
   return buf;
 }
@@ -420,7 +403,7 @@ static void endpoint_lines(struct build *b, struct dg_node *n)
       if (t->pci[n->members[k]].nic_index >= 0)
         v[nv++] = t->pci[n->members[k]].nic_index;
     if (nv == n->nmembers)
-      dg_ranges("NIC", v, nv, title, sizeof(title));
+      gr_index_ranges("NIC", v, nv, title, sizeof(title));
     else
       snprintf(title, sizeof(title), "NIC");
     free(v);
@@ -654,11 +637,11 @@ static void add_fabric(struct build *b, const struct gr_fabric *f)
     char *bw = gbps_text(f->members[m].gbps);
     size_t toff = strlen(text);
     snprintf(text + toff, sizeof(text) - toff, "%s%s, %d NVLink%.0d%s, %s GB/s", toff ? "; " : "",
-             dg_ranges("GPU", v, nv, list, sizeof(list)), f->members[m].links, f->nvlink_gen,
+             gr_index_ranges("GPU", v, nv, list, sizeof(list)), f->members[m].links, f->nvlink_gen,
              nv > 1 ? " each" : "", bw);
     size_t off = strlen(groups);
     snprintf(groups + off, sizeof(groups) - off, "%s%s: %d link%s · %s GB/s", off ? "; " : "",
-             dg_ranges("GPU", v, nv, list, sizeof(list)), f->members[m].links, f->members[m].links == 1 ? "" : "s",
+             gr_index_ranges("GPU", v, nv, list, sizeof(list)), f->members[m].links, f->members[m].links == 1 ? "" : "s",
              bw);
     free(bw);
   }

@@ -15,6 +15,7 @@
 
 #include "print/diagram.h"
 #include "print/diagram_internal.h"
+#include "print/text.h"
 #include "base/util.h"
 
 enum { MAX_LINES = 10, MODEL_COLS = 24 };
@@ -111,10 +112,10 @@ static void devices_text(const struct below *b, bool compact, char *buf, size_t 
   buf[0] = '\0';
   const char *link = b->gpu_link && !compact ? b->gpu_link : "";
   if (b->ngpus)
-    off += (size_t)snprintf(buf + off, cap - off, "%s%s%s", dg_ranges("GPU", b->gpus, b->ngpus, list, sizeof(list)),
+    off += (size_t)snprintf(buf + off, cap - off, "%s%s%s", gr_index_ranges("GPU", b->gpus, b->ngpus, list, sizeof(list)),
                             link[0] ? " " : "", link);
   if (b->nnics && off < cap)
-    off += (size_t)snprintf(buf + off, cap - off, "%s%s", off ? ", " : "", dg_ranges("NIC", b->nics, b->nnics, list, sizeof(list)));
+    off += (size_t)snprintf(buf + off, cap - off, "%s%s", off ? ", " : "", gr_index_ranges("NIC", b->nics, b->nnics, list, sizeof(list)));
   if (b->other_nics && off < cap)
     off += (size_t)snprintf(buf + off, cap - off, "%s%zu NIC%s", off ? ", " : "", b->other_nics, b->other_nics == 1 ? "" : "s");
   if (b->nvme && off < cap)
@@ -193,7 +194,7 @@ static const char *gpus_of(const struct text_ctx *c, const bool *take, size_t fr
       g[n++] = c->rc[r].gpus[q];
   sort_ints(g, n);
   char list[200];
-  snprintf(buf, cap, "%s%s", n ? ": " : "", dg_ranges("GPU", g, n, list, sizeof(list)));
+  snprintf(buf, cap, "%s%s", n ? ": " : "", gr_index_ranges("GPU", g, n, list, sizeof(list)));
   free(g);
   return buf;
 }
@@ -313,7 +314,7 @@ static void nvlink_line(FILE *out, const struct dg_model *d, int width, int *lin
   }
   sort_ints(g, ng);
   char list[200];
-  char *line = xasprintf("NVLink: %s, %zu pair%s%s%s", dg_ranges("GPU", g, ng, list, sizeof(list)), d->nlinks,
+  char *line = xasprintf("NVLink: %s, %zu pair%s%s%s", gr_index_ranges("GPU", g, ng, list, sizeof(list)), d->nlinks,
                          d->nlinks == 1 ? "" : "s", same ? ", " : "", same ? d->links[0].label : "");
   emit(out, line, width, lines);
   free(line);
@@ -346,9 +347,9 @@ static void hives_line(FILE *out, const struct dg_model *d, int width, int *line
   }
   sort_ints(lone, nlone);
   if (nlone && shaded)
-    fprintf(f, "; alone: %s", dg_ranges("GPU", lone, nlone, list, sizeof(list)));
+    fprintf(f, "; alone: %s", gr_index_ranges("GPU", lone, nlone, list, sizeof(list)));
   else if (nlone)
-    fprintf(f, "none (%s reach each other through the CPU)", dg_ranges("GPU", lone, nlone, list, sizeof(list)));
+    fprintf(f, "none (%s reach each other through the CPU)", gr_index_ranges("GPU", lone, nlone, list, sizeof(list)));
   fclose(f);
   char *line = xasprintf("P2P hive%s: %s", shaded == 1 ? "" : "s", buf);
   emit(out, line, width, lines);

@@ -402,23 +402,36 @@ const char *gr_verdict_point(const char *reasons)
 
 /* ---- GPU ranges ---- */
 
+const char *gr_index_ranges(const char *prefix, const int *v, size_t n, char *buf, size_t cap)
+{
+  size_t off = 0;
+  buf[0] = '\0';
+  for (size_t i = 0; i < n && off < cap; i++) {
+    size_t end = i;
+    while (end + 1 < n && v[end + 1] == v[end] + 1)
+      end++;
+    const char *sep = i ? "," : prefix;
+    if (end > i)
+      off += (size_t)snprintf(buf + off, cap - off, "%s%d-%d", sep, v[i], v[end]);
+    else
+      off += (size_t)snprintf(buf + off, cap - off, "%s%d", sep, v[i]);
+    i = end;
+  }
+  return buf;
+}
+
 const char *gr_gpu_ranges(const bool *in, size_t n, char *buf, size_t cap)
 {
-  size_t off = (size_t)snprintf(buf, cap, "GPU");
-  bool first = true;
-  for (size_t g = 0; g < n && off < cap; g++) {
-    if (!in[g])
-      continue;
-    size_t end = g;
-    while (end + 1 < n && in[end + 1])
-      end++;
-    if (end > g)
-      off += (size_t)snprintf(buf + off, cap - off, "%s%zu-%zu", first ? "" : ",", g, end);
-    else
-      off += (size_t)snprintf(buf + off, cap - off, "%s%zu", first ? "" : ",", g);
-    first = false;
-    g = end;
-  }
+  int *v = xcalloc(n + 1, sizeof(int));
+  size_t k = 0;
+  for (size_t g = 0; g < n; g++)
+    if (in[g])
+      v[k++] = (int)g;
+  if (k)
+    gr_index_ranges("GPU", v, k, buf, cap);
+  else
+    snprintf(buf, cap, "GPU");
+  free(v);
   return buf;
 }
 

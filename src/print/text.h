@@ -54,7 +54,9 @@ const char *gr_verdict_point(const char *reasons);
 /* Display columns of UTF-8 text (one per character). */
 size_t gr_text_columns(const char *s);
 
-/* "GPU0-3,6" for GPU indices marked in in[0..n). */
+/* "GPU0-3,6" for the ascending indices v[0..n) after prefix ("GPU", "NIC"). */
+const char *gr_index_ranges(const char *prefix, const int *v, size_t n, char *buf, size_t cap);
+/* The same for the GPUs marked in in[0..n). */
 const char *gr_gpu_ranges(const bool *in, size_t n, char *buf, size_t cap);
 
 /* Findings that say the same thing (the same check, severity and sentence
