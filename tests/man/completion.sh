@@ -42,7 +42,7 @@ command -v zsh >/dev/null || { echo "completion: zsh is not installed (setup.sh 
 ztry() { # want, words after gpurig (the last is being typed)
   local want=$1 got
   shift
-  got=$(zsh "$here/completion_zsh.zsh" "$here/../../contrib/_gpurig" "$@" 2>&1)
+  got=$(timeout 30 zsh "$here/completion_zsh.zsh" "$here/../../contrib/_gpurig" "$@" 2>&1)
   grep -Fx -- "$want" >/dev/null <<<"$got" || { echo "zsh completion: 'gpurig $*' does not offer $want: $got" >&2; fails=1; }
 }
 ztry topo to
@@ -58,9 +58,9 @@ ztry 'V100 PCIe 32GB' compare --gpu V100
 ztry --json compare --js
 ztry 'FILES -/' topo --root ''
 # and what it must not offer: another command's option, a GPU for --model
-zgot=$(zsh "$here/completion_zsh.zsh" "$here/../../contrib/_gpurig" topo --mod 2>&1)
+zgot=$(timeout 30 zsh "$here/completion_zsh.zsh" "$here/../../contrib/_gpurig" topo --mod 2>&1)
 grep -x -- --model >/dev/null <<<"$zgot" && { echo "zsh completion: topo offers plan's --model" >&2; fails=1; }
-zgot=$(zsh "$here/completion_zsh.zsh" "$here/../../contrib/_gpurig" plan --model R 2>&1)
+zgot=$(timeout 30 zsh "$here/completion_zsh.zsh" "$here/../../contrib/_gpurig" plan --model R 2>&1)
 grep -x -- 'RTX 3090' >/dev/null <<<"$zgot" && { echo "zsh completion: --model offers a GPU" >&2; fails=1; }
 [ $fails = 0 ] && echo "completion: bash and zsh offer commands, options, rigs, models, GPUs, patterns"
 exit $fails
