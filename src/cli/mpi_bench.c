@@ -140,7 +140,9 @@ static void sweep(struct mpi_run *r, size_t max)
   for (int k = 0; k < n; k++) {
     struct gr_ar_sample s = {0};
     MPI_Barrier(MPI_COMM_WORLD); /* all ranks start each size together, so no rank times another's lateness */
-    int bad = r->be->allreduce(r->st, sizes[k], r->cfg->quick ? 1 : 2, gr_mpi_iters(sizes[k], r->cfg->quick), &s);
+    struct gr_ar_spec spec = {.bytes = sizes[k], .warmup = r->cfg->quick ? 1 : 2,
+                              .iters = gr_mpi_iters(sizes[k], r->cfg->quick)};
+    int bad = r->be->allreduce(r->st, &spec, &s);
     double t = bad ? 0 : s.seconds, sum = 0, worst = 0;
     long wrong = 0;
     if (bad)

@@ -121,9 +121,12 @@ void gr_bench_plateau(struct gr_bench_report *rep, double tolerance)
 
 /* ---------------------------------------------------------------- names */
 
-static const char *const kind_names[] = {"h2d", "d2h", "host_bidir", "local", "p2p", "p2p_bidir", "latency"};
+static const char *const kind_names[] = {"h2d",      "d2h",     "host_bidir", "local",   "p2p", "p2p_bidir",
+                                         "latency",  "p2p_read", "p2p_bidir_read", "h2d_all", "d2h_all", "chase"};
 static const char *const kind_titles[] = {"host -> GPU", "GPU -> host", "host <-> GPU at once", "within GPU",
-                                          "GPU -> GPU", "GPU <-> GPU at once", "small-copy latency"};
+                                          "GPU -> GPU", "GPU <-> GPU at once", "small-copy latency",
+                                          "GPU -> GPU (read)", "GPU <-> GPU at once (read)", "host -> all GPUs at once",
+                                          "all GPUs -> host at once", "pointer-chase latency"};
 
 const char *gr_bench_kind_name(enum gr_bench_kind k)
 {
@@ -593,7 +596,8 @@ static void ar_sweep(struct run *r, int n, size_t max)
     char what[48];
     snprintf(what, sizeof(what), "all-reduce %zu bytes", bytes);
     progress(r, what);
-    if (r->be->allreduce(r->st, bytes, r->cfg->quick ? 1 : 2, ar_iters(r, bytes), &s) != 0) {
+    struct gr_ar_spec spec = {.bytes = bytes, .warmup = r->cfg->quick ? 1 : 2, .iters = ar_iters(r, bytes)};
+    if (r->be->allreduce(r->st, &spec, &s) != 0) {
       ar_note(rep, "the all-reduce failed at %zu bytes: %s", bytes, r->be->last_error(r->st));
       for (int g = 0; g < n; g++)
         if (!rep->gpus[g].lost && r->be->device_lost(r->st, g))

@@ -24,6 +24,11 @@ enum gr_bench_kind {
   GR_BK_P2P,         /* GPU -> GPU */
   GR_BK_P2P_BIDIR,   /* GPU -> GPU while the reverse copy runs */
   GR_BK_LATENCY,     /* small copies, microseconds per copy */
+  GR_BK_P2P_READ,    /* GPU -> GPU issued by the destination (pull), nvbandwidth's _read_ tests */
+  GR_BK_P2P_BIDIR_READ, /* both pulls at once */
+  GR_BK_H2D_ALL,     /* host -> every GPU at once (copy_many); the figure is the sum */
+  GR_BK_D2H_ALL,     /* every GPU -> host at once; the sum */
+  GR_BK_CHASE,       /* pointer-chase latency (nvbandwidth's _latency_sm): ns per dependent load */
   GR_BK_COUNT
 };
 enum gr_engine { GR_ENGINE_CE, GR_ENGINE_SM };
@@ -36,6 +41,8 @@ struct gr_copy_spec {
   size_t bytes;     /* per copy */
   int loops;        /* copies per timed run */
   bool reverse;     /* also copy dst -> src at the same time (bidirectional) */
+  bool read;        /* GPU -> GPU: issued by the destination GPU (pull), not the source (push) */
+  int warmup;       /* untimed copies queued after the spin kernel, before the start event */
   unsigned seed;    /* pattern seed, different for each run */
 };
 
@@ -47,6 +54,9 @@ struct gr_copy_sample {
   int corrupt_dir;     /* 0 src->dst, 1 dst->src */
   size_t bad_offset;   /* first wrong byte */
   unsigned char expected, got;
+  long mismatches;     /* 32-bit words wrong in the destination(s), from the on-GPU compare; 0 when none */
+  bool spin_timeout;   /* the spin kernel gave up before the host released it: the copies were not all
+                          queued when the clock started, so this run's figure is not trustworthy */
 };
 
 /* One GPU's matrix products in one gemm call. */
@@ -56,9 +66,26 @@ struct gr_gemm_sample {
   char what[96];       /* which one: "C[7][0] = 12, must be 11" */
 };
 
+/* One all-reduce measurement asked of the backend (nccl-tests' method). */
+struct gr_ar_spec {
+  size_t bytes;        /* per GPU */
+  int warmup;          /* untimed all-reduces first */
+  int iters;           /* timed all-reduces (nccl-tests -n) */
+  bool in_place;       /* send buffer = receive buffer */
+  double *iter_seconds;/* NULL, or iters entries: each iteration's own time (soak mode) */
+};
+
 struct gr_ar_sample {
-  double seconds;      /* per all-reduce, slowest GPU */
+  double seconds;      /* per all-reduce, slowest GPU's events */
+  double host_seconds; /* per all-reduce, host clock from a synchronised start to every stream done,
+                          averaged over this process's ranks (nccl-tests' timing); 0 unknown */
   long wrong;          /* result elements not equal to the expected sum */
+};
+
+/* A measured pointer-chase (GR_BK_CHASE). */
+struct gr_chase_sample {
+  double ns_per_load;  /* one dependent 8-byte load, in ns */
+  bool spin_timeout;
 };
 
 /* A measurement backend. Calls return 0, or -1 with last_error saying why;
@@ -85,8 +112,16 @@ struct gr_bench_backend {
   /* All-reduce over every GPU; allreduce_open returns -1 with why when the
    * collective library is absent or fails to start. */
   int (*allreduce_open)(void *state, size_t max_bytes, char *why, size_t cap);
-  int (*allreduce)(void *state, size_t bytes, int warmup, int iters, struct gr_ar_sample *out);
+  int (*allreduce)(void *state, const struct gr_ar_spec *spec, struct gr_ar_sample *out);
   const char *(*collective_name)(void *state); /* "NCCL 2.21.5" */
+  /* Optional: how the collective library connects each pair or ring after
+   * allreduce_open, one per line ("0 -> 1 P2P/IPC", "ring 0: 0 -> 1 -> 0 via SHM"),
+   * as far as the library reveals it; 0 with buf filled, -1 when unknown. */
+  int (*transports)(void *state, char *buf, size_t cap);
+  /* Optional: pointer-chase latency: GPU exec follows a chain of dependent
+   * loads through `bytes` of the memory of `target` (a GPU, or GR_BENCH_HOST
+   * for pinned host memory on exec's NUMA node). */
+  int (*chase)(void *state, int exec, int target, size_t bytes, struct gr_chase_sample *out);
   /* Optional, for an all-reduce across processes (gpurig-mpi bench --mpi):
    * unique_id makes the collective's rendezvous id (GR_BENCH_UNIQUE_ID_BYTES,
    * on one rank, which sends it to the others); allreduce_open_ranks joins

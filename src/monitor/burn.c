@@ -271,7 +271,8 @@ static void round_allreduce(struct run *x, double t)
   struct gr_burn_report *r = x->r;
   for (int k = 0; k < AR_PER_ROUND; k++) {
     struct gr_ar_sample a;
-    if (x->be->allreduce(x->st, x->copy_bytes, 0, 1, &a) != 0) {
+    struct gr_ar_spec spec = {.bytes = x->copy_bytes, .warmup = 0, .iters = 1};
+    if (x->be->allreduce(x->st, &spec, &a) != 0) {
       char *note = xasprintf("the all-reduce failed at +%.0f s: %s", t, x->be->last_error(x->st));
       str_copy(r->ar_note, sizeof(r->ar_note), note);
       free(note);

@@ -103,10 +103,10 @@ static int f_ar_open(void *st, size_t max, char *why, size_t cap)
   return 0;
 }
 
-static int f_ar(void *st, size_t bytes, int warmup, int iters, struct gr_ar_sample *out)
+static int f_ar(void *st, const struct gr_ar_spec *spec, struct gr_ar_sample *out)
 {
   struct fake *f = st;
-  (void)warmup, (void)iters;
+  size_t bytes = spec->bytes;
   /* a latency term makes small sizes slow, as on real links */
   out->seconds = 20e-6 + gr_allreduce_busbw_factor(NG) * (double)bytes / (f->ar_busbw * 1e9);
   out->wrong = 0;

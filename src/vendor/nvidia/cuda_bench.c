@@ -1141,10 +1141,11 @@ out:
   return rc;
 }
 
-static int cuda_allreduce(void *state, size_t bytes, int warmup, int iters, struct gr_ar_sample *out)
+static int cuda_allreduce(void *state, const struct gr_ar_spec *spec, struct gr_ar_sample *out)
 {
   struct cuda *c = state;
-  size_t count = bytes / 4;
+  size_t bytes = spec->bytes, count = bytes / 4;
+  int warmup = spec->warmup, iters = spec->iters;
   int rc = 0;
   c->err[0] = '\0';
   memset(out, 0, sizeof(*out));
