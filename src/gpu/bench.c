@@ -317,6 +317,8 @@ static void set_limits(struct run *r, struct gr_bench_result *res)
     break;
   case GR_BK_P2P:
   case GR_BK_P2P_BIDIR:
+  case GR_BK_P2P_READ:
+  case GR_BK_P2P_BIDIR_READ:
     limits_pair(r, res);
     break;
   default:
@@ -326,7 +328,7 @@ static void set_limits(struct run *r, struct gr_bench_result *res)
    * only where the link is half-duplex; PCIe is full duplex, so the floor
    * applies per direction but at a lower fraction (host memory and the root
    * complex are shared) */
-  if (res->kind == GR_BK_HOST_BIDIR || res->kind == GR_BK_P2P_BIDIR)
+  if (res->kind == GR_BK_HOST_BIDIR || res->kind == GR_BK_P2P_BIDIR || res->kind == GR_BK_P2P_BIDIR_READ)
     res->floor_gbps *= gr_health("bench_bidir_share");
 }
 
@@ -483,7 +485,8 @@ static void run_copy(struct run *r, enum gr_bench_kind k, enum gr_engine e, int 
                             .dst = dst,
                             .bytes = bytes,
                             .loops = loops,
-                            .reverse = k == GR_BK_HOST_BIDIR || k == GR_BK_P2P_BIDIR};
+                            .reverse = k == GR_BK_HOST_BIDIR || k == GR_BK_P2P_BIDIR || k == GR_BK_P2P_BIDIR_READ,
+                            .read = k == GR_BK_P2P_READ || k == GR_BK_P2P_BIDIR_READ};
   if (k == GR_BK_HOST_BIDIR) { /* host -> GPU measured, GPU -> host alongside */
     sp.src = GR_BENCH_HOST;
     sp.dst = dst;
@@ -495,9 +498,9 @@ static void run_copy(struct run *r, enum gr_bench_kind k, enum gr_engine e, int 
 static void plan_count(struct run *r, int n)
 {
   size_t per_gpu = 4 + (r->cfg->sm ? 3 : 0) + 2; /* h2d d2h bidir local [sm x3] latency x2 */
-  size_t per_pair = 2 + (r->cfg->sm ? 1 : 0);    /* ordered pairs: p2p, latency [sm] */
+  size_t per_pair = 3 + (r->cfg->sm ? 2 : 0);    /* ordered pairs: write, read, latency [sm write, read] */
   size_t pairs = (size_t)n * (size_t)(n - 1);
-  r->total = (size_t)n * per_gpu + pairs * per_pair + pairs / 2; /* bidir once per pair */
+  r->total = (size_t)n * per_gpu + pairs * per_pair + pairs; /* bidir write and read once per pair */
 }
 
 static void host_tests(struct run *r, int n, size_t bytes)
@@ -516,21 +519,29 @@ static void host_tests(struct run *r, int n, size_t bytes)
   }
 }
 
+/* Every ordered pair written (pushed: the source issues the copy) and read
+ * (pulled: the destination issues it), as nvbandwidth's _write_ and _read_
+ * tests: peer reads and posted writes run at different rates on some root
+ * complexes and switches. */
 static void pair_tests(struct run *r, int n, size_t bytes)
 {
   const struct gr_bench_config *c = r->cfg;
-  for (int a = 0; a < n; a++)
-    for (int b = 0; b < n; b++)
-      if (a != b)
-        run_copy(r, GR_BK_P2P, GR_ENGINE_CE, a, b, bytes, c->loops);
-  for (int a = 0; a < n; a++)
-    for (int b = a + 1; b < n; b++)
-      run_copy(r, GR_BK_P2P_BIDIR, GR_ENGINE_CE, a, b, bytes, c->loops);
-  if (c->sm)
+  static const enum gr_bench_kind one_way[2] = {GR_BK_P2P, GR_BK_P2P_READ};
+  static const enum gr_bench_kind both_ways[2] = {GR_BK_P2P_BIDIR, GR_BK_P2P_BIDIR_READ};
+  for (int k = 0; k < 2; k++)
     for (int a = 0; a < n; a++)
       for (int b = 0; b < n; b++)
         if (a != b)
-          run_copy(r, GR_BK_P2P, GR_ENGINE_SM, a, b, bytes, c->loops);
+          run_copy(r, one_way[k], GR_ENGINE_CE, a, b, bytes, c->loops);
+  for (int k = 0; k < 2; k++)
+    for (int a = 0; a < n; a++)
+      for (int b = a + 1; b < n; b++)
+        run_copy(r, both_ways[k], GR_ENGINE_CE, a, b, bytes, c->loops);
+  for (int k = 0; c->sm && k < 2; k++)
+    for (int a = 0; a < n; a++)
+      for (int b = 0; b < n; b++)
+        if (a != b)
+          run_copy(r, one_way[k], GR_ENGINE_SM, a, b, bytes, c->loops);
 }
 
 static void latency_tests(struct run *r, int n)
@@ -681,6 +692,20 @@ static void allreduce_tests(struct run *r, int n)
 
 /* ------------------------------------------------------- threshold checks */
 
+/* A read (pull) clearly slower than the same pair written (push). */
+static bool pull_below_push(const struct run *r, const struct gr_bench_result *res)
+{
+  enum gr_bench_kind push = res->kind == GR_BK_P2P_READ ? GR_BK_P2P : res->kind == GR_BK_P2P_BIDIR_READ ? GR_BK_P2P_BIDIR
+                                                                                                        : GR_BK_COUNT;
+  for (size_t i = 0; push != GR_BK_COUNT && i < r->rep->nresults; i++) {
+    const struct gr_bench_result *w = &r->rep->results[i];
+    if (w->kind == push && w->engine == res->engine && w->src == res->src && w->dst == res->dst &&
+        w->status == GR_BS_OK)
+      return res->median < w->median * 0.9;
+  }
+  return false;
+}
+
 static void below_floor(struct run *r, const struct gr_bench_result *res)
 {
   char a[64], b[64], lab[256];
@@ -688,11 +713,14 @@ static void below_floor(struct run *r, const struct gr_bench_result *res)
   if (res->kind == GR_BK_LOCAL) {
     id = "bench.local-bw";
     snprintf(lab, sizeof(lab), "%s %s", gpu_label(r->rep, res->src, a, sizeof(a)), gr_bench_kind_title(res->kind));
-  } else if (res->kind == GR_BK_P2P || res->kind == GR_BK_P2P_BIDIR) {
+  } else if (res->kind == GR_BK_P2P || res->kind == GR_BK_P2P_BIDIR || res->kind == GR_BK_P2P_READ ||
+             res->kind == GR_BK_P2P_BIDIR_READ) {
+    bool pull = res->kind == GR_BK_P2P_READ || res->kind == GR_BK_P2P_BIDIR_READ;
     id = "bench.p2p-bw";
-    snprintf(lab, sizeof(lab), "%s -> %s (%s%s)", gpu_label(r->rep, res->src, a, sizeof(a)),
+    snprintf(lab, sizeof(lab), "%s -> %s (%s%s%s)", gpu_label(r->rep, res->src, a, sizeof(a)),
              gpu_label(r->rep, res->dst, b, sizeof(b)), res->via_host ? "through host memory" : "direct P2P",
-             res->kind == GR_BK_P2P_BIDIR ? ", both directions at once" : "");
+             pull ? ", pulled by the destination" : "",
+             res->kind == GR_BK_P2P_BIDIR || res->kind == GR_BK_P2P_BIDIR_READ ? ", both directions at once" : "");
   } else {
     int g = res->kind == GR_BK_D2H ? res->src : res->dst;
     snprintf(lab, sizeof(lab), "%s %s", gpu_label(r->rep, g, a, sizeof(a)), gr_bench_kind_title(res->kind));
@@ -706,6 +734,10 @@ static void below_floor(struct run *r, const struct gr_bench_result *res)
           strstr(res->link, "capable of") ? " The link trains below what both ends support: `gpurig doctor` "
                                            "names the cause (riser, slot, BIOS setting)."
           : res->kind == GR_BK_LOCAL ? " Memory clocks held low (power cap, thermal) or a failing GPU show this way."
+          : pull_below_push(r, res) ? " The same pair written (pushed by the source) is faster: peer reads are slower "
+                                      "than posted writes on this path (some AMD root complexes and PCIe switches do "
+                                      "this). Code that reads peer memory (NCCL_P2P_READ_ENABLE=1, kernels loading "
+                                      "a peer's buffers) gets the read rate."
                                      : " With the link at full width and speed, look at host memory placement "
                                        "(NUMA), the IOMMU mode and power-saving states (`gpurig doctor`).");
 }
@@ -739,7 +771,8 @@ static void check_results(struct run *r)
   if (staged)
     finding(rep, GR_SEV_INFO, "bench.no-peer",
             "%zu of %zu GPU pairs have no peer access from the driver: their copies went through host memory "
-            "(marked h). NCCL does the same for them.",
+            "(marked h), written and read alike. NCCL does the same for them (its SHM transport). nvbandwidth "
+            "waives such pairs, so these figures have no nvbandwidth counterpart: compare them only with each other.",
             staged, pairs);
   const struct gr_prediction *p = r->links->p;
   rep->ar_predicted_gbps = p && p->ngpus == rep->ngpus ? p->nccl_default.busbw_gbps : 0;

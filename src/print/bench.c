@@ -30,7 +30,9 @@ static void print_header(FILE *out, const struct gr_bench_report *rep)
               rep->gpus[g].busid);
 }
 
-static void result_cells(FILE *out, const struct gr_bench_result *r)
+/* The figure against its limits; beside: NULL, or a column printed right
+ * after the median (the pairs' read figure). */
+static void result_cells(FILE *out, const struct gr_bench_result *r, const char *beside)
 {
   char m[16], l[16], n[16], p[16], f[16], pct[16];
   if (r->status != GR_BS_OK) {
@@ -38,7 +40,10 @@ static void result_cells(FILE *out, const struct gr_bench_result *r)
     return;
   }
   snprintf(pct, sizeof(pct), r->limit_gbps > 0 ? "%.0f%%" : "-", r->median / (r->limit_gbps > 0 ? r->limit_gbps : 1) * 100);
-  fprintf(out, "%7s %6.1f%% %7s %6s %9s %6s %8s  %s\n", fig(r->median, "%.1f", m, sizeof(m)), r->spread_pct,
+  fprintf(out, "%7s ", fig(r->median, "%.1f", m, sizeof(m)));
+  if (beside)
+    fprintf(out, "%7s ", beside);
+  fprintf(out, "%6.1f%% %7s %6s %9s %6s %8s  %s\n", r->spread_pct,
           fig(r->limit_gbps, "%.1f", l, sizeof(l)), fig(r->nccl_gbps, "%.1f", n, sizeof(n)),
           fig(r->predicted_gbps, "%.1f", p, sizeof(p)), fig(r->floor_gbps, "%.1f", f, sizeof(f)), pct, r->link);
 }
@@ -54,7 +59,7 @@ static void print_host(FILE *out, const struct gr_bench_report *rep)
       continue;
     int g = r->kind == GR_BK_D2H || r->kind == GR_BK_LOCAL ? r->src : r->dst;
     fprintf(out, "GPU%-2d %-22s %-3s ", g, gr_bench_kind_title(r->kind), gr_engine_name(r->engine));
-    result_cells(out, r);
+    result_cells(out, r, NULL);
     if (r->kind == GR_BK_HOST_BIDIR && r->status == GR_BS_OK)
       fprintf(out, "%-5s %-22s %-3s %7.1f   (the other direction, at the same time)\n", "", "  GPU -> host", "",
               r->reverse_median);
@@ -106,14 +111,16 @@ static void print_matrix(FILE *out, const struct gr_bench_report *rep, enum gr_b
       }
       /* bidirectional runs are stored once per pair (low -> high) with the
        * reverse direction alongside */
-      const struct gr_bench_result *r = k == GR_BK_P2P_BIDIR ? find(rep, k, e, a < b ? a : b, a < b ? b : a)
-                                                              : find(rep, k, e, a, b);
-      cell(out, r, !r ? 0 : k == GR_BK_P2P_BIDIR && a > b ? r->reverse_median : r->median);
+      bool bidir = k == GR_BK_P2P_BIDIR || k == GR_BK_P2P_BIDIR_READ;
+      const struct gr_bench_result *r = bidir ? find(rep, k, e, a < b ? a : b, a < b ? b : a) : find(rep, k, e, a, b);
+      cell(out, r, !r ? 0 : bidir && a > b ? r->reverse_median : r->median);
     }
     fputc('\n', out);
   }
 }
 
+/* Each pair's write (push) figure against its path, with its read (pull)
+ * figure beside it where it was measured. */
 static void print_pairs(FILE *out, const struct gr_bench_report *rep)
 {
   bool any = false;
@@ -122,13 +129,22 @@ static void print_pairs(FILE *out, const struct gr_bench_report *rep)
     if (r->kind != GR_BK_P2P || r->engine != GR_ENGINE_CE)
       continue;
     if (!any)
-      fprintf(out, "\nGPU -> GPU against the path, copy engine, GB/s\n%-12s %-5s %7s %7s %7s %6s %9s %6s %8s  %s\n",
-              "pair", "via", "median", "spread", "limit", "NCCL", "predicted", "floor", "of limit", "limit from");
+      fprintf(out,
+              "\nGPU -> GPU against the path, copy engine, GB/s (write = pushed by the source, read = pulled by the "
+              "destination)\n%-12s %-5s %7s %7s %7s %7s %6s %9s %6s %8s  %s\n",
+              "pair", "via", "write", "read", "spread", "limit", "NCCL", "predicted", "floor", "of limit", "limit from");
     any = true;
-    char pr[24];
+    char pr[24], rd[16];
+    const struct gr_bench_result *pull = find(rep, GR_BK_P2P_READ, GR_ENGINE_CE, r->src, r->dst);
     snprintf(pr, sizeof(pr), "GPU%d->GPU%d", r->src, r->dst);
+    if (!pull)
+      snprintf(rd, sizeof(rd), "-");
+    else if (pull->status != GR_BS_OK)
+      snprintf(rd, sizeof(rd), "%s", gr_bench_status_name(pull->status));
+    else
+      snprintf(rd, sizeof(rd), "%.1f", pull->median);
     fprintf(out, "%-12s %-5s ", pr, r->status != GR_BS_OK ? "" : r->via_host ? "host" : "p2p");
-    result_cells(out, r);
+    result_cells(out, r, rd);
   }
 }
 
@@ -205,10 +221,17 @@ void gr_print_bench(FILE *out, const struct gr_bench_report *rep)
   print_header(out, rep);
   print_host(out, rep);
   print_matrix(out, rep, GR_BK_P2P, GR_ENGINE_CE,
-               "GPU -> GPU, copy engine, GB/s (row = source; p = direct P2P, h = through host memory)");
+               "GPU -> GPU write (push: the source issues it), copy engine, GB/s (row = source; p = direct P2P, h = "
+               "through host memory)");
+  print_matrix(out, rep, GR_BK_P2P_READ, GR_ENGINE_CE,
+               "GPU -> GPU read (pull: the destination issues it), copy engine, GB/s (row = source)");
   print_matrix(out, rep, GR_BK_P2P_BIDIR, GR_ENGINE_CE,
-               "GPU <-> GPU, both directions at once, copy engine, GB/s per direction (row = source)");
-  print_matrix(out, rep, GR_BK_P2P, GR_ENGINE_SM, "GPU -> GPU, SM copy kernel, GB/s (row = source)");
+               "GPU <-> GPU write, both directions at once, copy engine, GB/s per direction (row = source)");
+  print_matrix(out, rep, GR_BK_P2P_BIDIR_READ, GR_ENGINE_CE,
+               "GPU <-> GPU read, both directions at once, copy engine, GB/s per direction (row = source)");
+  print_matrix(out, rep, GR_BK_P2P, GR_ENGINE_SM, "GPU -> GPU write (push), SM copy kernel, GB/s (row = source)");
+  print_matrix(out, rep, GR_BK_P2P_READ, GR_ENGINE_SM,
+               "GPU -> GPU read (pull: the kernel runs on the destination), SM copy kernel, GB/s (row = source)");
   print_pairs(out, rep);
   print_latency(out, rep);
   print_allreduce(out, rep);
@@ -246,7 +269,7 @@ static json_t *result_json(const struct gr_bench_result *r)
   json_object_set_new(o, lat ? "min_us" : "min_gbps", r->nsamples ? json_real(r->min) : json_null());
   json_object_set_new(o, lat ? "max_us" : "max_gbps", r->nsamples ? json_real(r->max) : json_null());
   json_object_set_new(o, "spread_pct", r->nsamples ? json_real(r->spread_pct) : json_null());
-  if (r->kind == GR_BK_HOST_BIDIR || r->kind == GR_BK_P2P_BIDIR)
+  if (r->kind == GR_BK_HOST_BIDIR || r->kind == GR_BK_P2P_BIDIR || r->kind == GR_BK_P2P_BIDIR_READ)
     json_object_set_new(o, "reverse_median_gbps", jpos(r->reverse_median));
   if (!lat) {
     json_object_set_new(o, "limit_gbps", jpos(r->limit_gbps));
