@@ -67,6 +67,55 @@ static void print_host(FILE *out, const struct gr_bench_report *rep)
 }
 
 static const struct gr_bench_result *find(const struct gr_bench_report *rep, enum gr_bench_kind k, enum gr_engine e,
+                                          int src, int dst);
+
+/* Host <-> every GPU at once: the common window's aggregate against what
+ * the GPUs reach alone and the limit the topology gives all at once, then
+ * each GPU's own figure in the same runs. */
+static void print_aggregates(FILE *out, const struct gr_bench_report *rep)
+{
+  char a[16], b[16], l[16], p[16], f[16], pct[16], al[16];
+  for (int k = GR_BK_H2D_ALL; k <= GR_BK_D2H_ALL; k++) {
+    bool in = k == GR_BK_H2D_ALL;
+    const struct gr_bench_result *sum = find(rep, (enum gr_bench_kind)k, GR_ENGINE_CE, in ? GR_BENCH_HOST : GR_BENCH_ALL,
+                                             in ? GR_BENCH_ALL : GR_BENCH_HOST);
+    if (!sum)
+      continue;
+    if (k == GR_BK_H2D_ALL)
+      fprintf(out, "\nHost <-> all GPUs at once, copy engine, GB/s (at once = total bytes / the longest GPU's time; sum "
+                   "= each GPU's rate over its own time, added; alone = GPUs x the slowest GPU alone)\n"
+                   "%-26s %7s %7s %7s %8s %7s %9s %6s %8s  %s\n",
+              "test", "at once", "sum", "alone", "of alone", "limit", "predicted", "floor", "of limit", "limit from");
+    fprintf(out, "%-26s ", gr_bench_kind_title(sum->kind));
+    if (sum->status != GR_BS_OK) {
+      fprintf(out, " %-7s %s\n", gr_bench_status_name(sum->status), sum->note ? sum->note : "");
+      continue;
+    }
+    snprintf(pct, sizeof(pct), sum->limit_gbps > 0 ? "%.0f%%" : "-",
+             sum->median / (sum->limit_gbps > 0 ? sum->limit_gbps : 1) * 100);
+    snprintf(al, sizeof(al), sum->alone_gbps > 0 ? "%.0f%%" : "-",
+             sum->median / (sum->alone_gbps > 0 ? sum->alone_gbps : 1) * 100);
+    fprintf(out, "%7.1f %7s %7s %8s %7s %9s %6s %8s  %s\n", sum->median, fig(sum->sum_rates_gbps, "%.1f", a, sizeof(a)),
+            fig(sum->alone_gbps, "%.1f", b, sizeof(b)), al, fig(sum->limit_gbps, "%.1f", l, sizeof(l)),
+            fig(sum->predicted_gbps, "%.1f", p, sizeof(p)), fig(sum->floor_gbps, "%.1f", f, sizeof(f)), pct, sum->link);
+    if (sum->shared[0])
+      fprintf(out, "%-26s (%s)\n", "", sum->shared);
+    for (size_t i = 0; i < rep->nresults; i++) {
+      const struct gr_bench_result *one = &rep->results[i];
+      int g = in ? one->dst : one->src;
+      if (one->kind != sum->kind || g < 0)
+        continue;
+      fprintf(out, "  GPU%-21d ", g);
+      if (one->status == GR_BS_OK)
+        fprintf(out, "%7.1f   (its own rate at the same time; its limit alone %s)\n", one->median,
+                fig(one->limit_gbps, "%.1f", l, sizeof(l)));
+      else
+        fprintf(out, " %-7s %s\n", gr_bench_status_name(one->status), one->note ? one->note : "");
+    }
+  }
+}
+
+static const struct gr_bench_result *find(const struct gr_bench_report *rep, enum gr_bench_kind k, enum gr_engine e,
                                           int src, int dst)
 {
   for (size_t i = 0; i < rep->nresults; i++) {
@@ -220,6 +269,7 @@ void gr_print_bench(FILE *out, const struct gr_bench_report *rep)
 {
   print_header(out, rep);
   print_host(out, rep);
+  print_aggregates(out, rep);
   print_matrix(out, rep, GR_BK_P2P, GR_ENGINE_CE,
                "GPU -> GPU write (push: the source issues it), copy engine, GB/s (row = source; p = direct P2P, h = "
                "through host memory)");
@@ -247,7 +297,7 @@ static json_t *jpos(double v)
 
 static json_t *endpoint_json(int e)
 {
-  return e == GR_BENCH_HOST ? json_null() : json_integer(e);
+  return e == GR_BENCH_HOST ? json_null() : e == GR_BENCH_ALL ? json_string("all") : json_integer(e);
 }
 
 static json_t *result_json(const struct gr_bench_result *r)
@@ -271,6 +321,13 @@ static json_t *result_json(const struct gr_bench_result *r)
   json_object_set_new(o, "spread_pct", r->nsamples ? json_real(r->spread_pct) : json_null());
   if (r->kind == GR_BK_HOST_BIDIR || r->kind == GR_BK_P2P_BIDIR || r->kind == GR_BK_P2P_BIDIR_READ)
     json_object_set_new(o, "reverse_median_gbps", jpos(r->reverse_median));
+  if (r->at_once > 0) { /* an aggregate's summary row */
+    json_object_set_new(o, "gpus_at_once", json_integer(r->at_once));
+    json_object_set_new(o, "sum_of_rates_gbps", jpos(r->sum_rates_gbps));
+    json_object_set_new(o, "alone_gbps", jpos(r->alone_gbps));
+    json_object_set_new(o, "own_limits_sum_gbps", jpos(r->own_limits_gbps));
+    json_object_set_new(o, "shared_link", gr_json_text(r->shared[0] ? r->shared : NULL));
+  }
   if (!lat) {
     json_object_set_new(o, "limit_gbps", jpos(r->limit_gbps));
     json_object_set_new(o, "nccl_gbps", jpos(r->nccl_gbps));
