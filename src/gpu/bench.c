@@ -666,23 +666,26 @@ static const char *jobs_rating(const struct run *r)
 /* The finding that says whether the GPUs' host links stay independent when
  * all are busy: info when the aggregate reaches the floor of the limit the
  * topology gives, warn when it is far below it. */
-static void aggregate_finding(struct run *r, const struct gr_bench_result *sum)
+static void aggregate_finding(struct run *r, const struct gr_bench_result *sum, const int *members, int m)
 {
   char verdict[96] = "", why[400];
-  const char *rating = jobs_rating(r);
+  bool in_topo = true; /* else the limits come from what each GPU reports, and no verdict speaks for them */
+  for (int k = 0; k < m; k++)
+    in_topo &= topo_node(r, members[k]) >= 0;
+  const char *rating = in_topo ? jobs_rating(r) : NULL, *who = in_topo ? "the topology allows" : "their links allow";
   bool in = sum->kind == GR_BK_H2D_ALL, floors = (double)r->rep->cfg.bytes >= gr_health("bench_floor_min_mib") * MIB;
   double of_alone = sum->alone_gbps > 0 ? sum->median / sum->alone_gbps : 0;
   bool low = floors && sum->floor_gbps > 0 && sum->median < sum->floor_gbps;
   if (rating)
     snprintf(verdict, sizeof(verdict), "the topology's \"independent jobs\" verdict (%s)", rating);
   else
-    snprintf(verdict, sizeof(verdict), "independent jobs");
+    snprintf(verdict, sizeof(verdict), "their independence (no topology verdict covers these GPUs)");
   if (low)
     snprintf(why, sizeof(why),
-             "That is under the %.1f GB/s floor of the %.1f GB/s the topology allows all at once (%s): something the "
+             "That is under the %.1f GB/s floor of the %.1f GB/s %s all at once (%s): something the "
              "topology does not show is shared or slow (the root complex, host memory bandwidth and NUMA placement, "
              "the IOMMU), and %s does not hold in measurement.",
-             sum->floor_gbps, sum->limit_gbps, sum->link, verdict);
+             sum->floor_gbps, sum->limit_gbps, who, sum->link, verdict);
   else if (of_alone >= 0.9 || of_alone == 0)
     snprintf(why, sizeof(why), "Loading every GPU's host link at once costs little: %s holds in measurement.", verdict);
   else if (sum->shared[0])
@@ -698,8 +701,8 @@ static void aggregate_finding(struct run *r, const struct gr_bench_result *sum)
              of_alone * 100, verdict);
   char lim[200] = "";
   if (sum->limit_gbps > 0)
-    snprintf(lim, sizeof(lim), " and %.0f%% of the %.1f GB/s the topology allows all at once (%s; their own links add "
-             "up to %.1f GB/s)", sum->median / sum->limit_gbps * 100, sum->limit_gbps, sum->link, sum->own_limits_gbps);
+    snprintf(lim, sizeof(lim), " and %.0f%% of the %.1f GB/s %s all at once (%s; their own links add up to %.1f GB/s)",
+             sum->median / sum->limit_gbps * 100, sum->limit_gbps, who, sum->link, sum->own_limits_gbps);
   finding(r->rep, low ? GR_SEV_WARN : GR_SEV_INFO, "bench.host-aggregate",
           "%s%d GPUs%s at once: %.1f GB/s (total bytes / the longest GPU's time), %.0f%% of the %d x %.1f GB/s they "
           "reach alone (the slowest GPU alone: every GPU copies the same bytes)%s. %s",
@@ -794,7 +797,7 @@ static void aggregate_run(struct run *r, enum gr_bench_kind k, int n, size_t byt
   sum->sum_rates_gbps = sum->nsamples ? sum->sum_rates_gbps / sum->nsamples : 0;
   gr_bench_stats(sum->samples, sum->nsamples, &sum->median, &sum->min, &sum->max, &sum->spread_pct);
   limits_aggregate(r, sum, members, m);
-  aggregate_finding(r, sum);
+  aggregate_finding(r, sum, members, m);
 }
 
 static void aggregate_tests(struct run *r, int n, size_t bytes)
