@@ -56,6 +56,18 @@ void gr_bench_config_defaults(struct gr_bench_config *c, bool quick)
   c->progress = true;
 }
 
+void gr_bench_config_like_nvbandwidth(struct gr_bench_config *c)
+{
+  /* nvbandwidth v0.8 common.h: defaultBufferSize 512 MiB, defaultLoopCount
+   * 16, defaultAverageLoopCount 3; it takes the median */
+  c->quick = false;
+  c->bytes = 512 * MIB;
+  c->loops = 16;
+  c->samples = 3;
+  c->sm = true;
+  c->like_nvbandwidth = true;
+}
+
 /* ------------------------------------------------------------ statistics */
 
 static int cmp_double(const void *a, const void *b)

@@ -42,8 +42,13 @@ struct gr_bench_config {
   size_t ar_max_bytes;   /* largest all-reduce */
   bool sm;               /* also the SM copy kernel */
   bool progress;         /* progress bar on stderr */
+  bool like_nvbandwidth; /* --like nvbandwidth: its sizes and repetitions, and its test names printed */
 };
 void gr_bench_config_defaults(struct gr_bench_config *c, bool quick);
+/* nvbandwidth's sizes and repetitions on top of the defaults: 512 MiB copies
+ * (capped by free memory as the default is), 16 per run, the median of 3
+ * runs, SM copies too; sets like_nvbandwidth. */
+void gr_bench_config_like_nvbandwidth(struct gr_bench_config *c);
 
 enum gr_bench_status { GR_BS_OK, GR_BS_SKIPPED, GR_BS_ERROR, GR_BS_CORRUPT, GR_BS_LOST };
 

@@ -16,18 +16,81 @@ static const char *fig(double v, const char *fmt, char *buf, size_t cap)
   return buf;
 }
 
+/* The nvbandwidth v0.8 testcase (`nvbandwidth -t NAME`) that measures what
+ * a row does; reverse: the other direction of a bidirectional row. NULL
+ * where nvbandwidth has none (its latency tests time pointer chases, not
+ * 16-byte copies; it has no SM copy within one GPU). */
+static const char *nvbandwidth_test(enum gr_bench_kind k, enum gr_engine e, bool reverse)
+{
+  static const struct {
+    enum gr_bench_kind kind;
+    const char *ce, *sm;
+  } names[] = {
+      {GR_BK_H2D, "host_to_device_memcpy_ce", "host_to_device_memcpy_sm"},
+      {GR_BK_D2H, "device_to_host_memcpy_ce", "device_to_host_memcpy_sm"},
+      {GR_BK_HOST_BIDIR, "host_to_device_bidirectional_memcpy_ce", "host_to_device_bidirectional_memcpy_sm"},
+      {GR_BK_LOCAL, "device_local_copy", NULL},
+      {GR_BK_P2P, "device_to_device_memcpy_write_ce", "device_to_device_memcpy_write_sm"},
+      {GR_BK_P2P_READ, "device_to_device_memcpy_read_ce", "device_to_device_memcpy_read_sm"},
+      {GR_BK_P2P_BIDIR, "device_to_device_bidirectional_memcpy_write_ce",
+       "device_to_device_bidirectional_memcpy_write_sm"},
+      {GR_BK_P2P_BIDIR_READ, "device_to_device_bidirectional_memcpy_read_ce",
+       "device_to_device_bidirectional_memcpy_read_sm"},
+      {GR_BK_H2D_ALL, "host_to_all_memcpy_ce", "host_to_all_memcpy_sm"},
+      {GR_BK_D2H_ALL, "all_to_host_memcpy_ce", "all_to_host_memcpy_sm"},
+  };
+  if (k == GR_BK_HOST_BIDIR && reverse) /* the GPU -> host side of the same run */
+    return e == GR_ENGINE_CE ? "device_to_host_bidirectional_memcpy_ce" : "device_to_host_bidirectional_memcpy_sm";
+  for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+    if (names[i].kind == k)
+      return e == GR_ENGINE_CE ? names[i].ce : names[i].sm;
+  return NULL;
+}
+
+static const struct gr_bench_result *find(const struct gr_bench_report *rep, enum gr_bench_kind k, enum gr_engine e,
+                                          int src, int dst);
+
+/* --like nvbandwidth: which of its testcases each kind of row matches, in
+ * the order the rows come, so the two outputs can be held side by side. */
+static void print_nvbandwidth_names(FILE *out, const struct gr_bench_report *rep)
+{
+  bool seen[GR_BK_COUNT][2] = {{false}};
+  fprintf(out, "nvbandwidth testcases beside these rows (`nvbandwidth -t NAME`; its matrices are GB/s too; pairs "
+               "through host memory (h) have none, nvbandwidth waives them):\n");
+  for (size_t i = 0; i < rep->nresults; i++) {
+    const struct gr_bench_result *r = &rep->results[i];
+    const char *name = nvbandwidth_test(r->kind, r->engine, false);
+    if (!name || seen[r->kind][r->engine])
+      continue;
+    seen[r->kind][r->engine] = true;
+    char what[48];
+    snprintf(what, sizeof(what), "%s%s, %s", gr_bench_kind_title(r->kind),
+             r->kind == GR_BK_P2P || r->kind == GR_BK_P2P_BIDIR ? " (write)" : "", r->engine == GR_ENGINE_SM ? "SM" : "CE");
+    fprintf(out, "  %-38s %s", what, name);
+    if (r->kind == GR_BK_HOST_BIDIR)
+      fprintf(out, " (its other direction: %s)", nvbandwidth_test(r->kind, r->engine, true));
+    fputc('\n', out);
+  }
+}
+
 static void print_header(FILE *out, const struct gr_bench_report *rep)
 {
   char sz[32];
   const struct gr_bench_config *c = &rep->cfg;
   fprintf(out, "gpurig bench%s: %zu GPU%s; copies of %s, %d per run, median of %d runs after %d warm-up; "
                "data checked after every run\n",
-          c->quick ? " --quick" : "", rep->ngpus, rep->ngpus == 1 ? "" : "s", gr_size_text(c->bytes, sz, sizeof(sz)),
+          c->quick ? " --quick" : c->like_nvbandwidth ? " --like nvbandwidth" : "", rep->ngpus, rep->ngpus == 1 ? "" : "s", gr_size_text(c->bytes, sz, sizeof(sz)),
           c->loops, c->samples, c->warmup);
   for (size_t g = 0; g < rep->ngpus; g++)
     if (rep->gpus[g].topo_gpu < 0)
       fprintf(out, "note: GPU%zu (%s) is not in the topology: its limits come from what it reports\n", g,
               rep->gpus[g].busid);
+  if (c->like_nvbandwidth) {
+    if (c->bytes < (size_t)512 << 20)
+      fprintf(out, "note: nvbandwidth copies 512 MiB; %s here, capped by free GPU memory (or --size)\n",
+              gr_size_text(c->bytes, sz, sizeof(sz)));
+    print_nvbandwidth_names(out, rep);
+  }
 }
 
 /* The figure against its limits; beside: NULL, or a column printed right
@@ -310,6 +373,10 @@ static json_t *result_json(const struct gr_bench_result *r)
   json_object_set_new(o, "dst_gpu", endpoint_json(r->dst));
   json_object_set_new(o, "status", json_string(gr_bench_status_name(r->status)));
   json_object_set_new(o, "note", gr_json_text(r->note));
+  const char *nvb = nvbandwidth_test(r->kind, r->engine, false);
+  json_object_set_new(o, "nvbandwidth_test", nvb ? json_string(nvb) : json_null());
+  if (r->kind == GR_BK_HOST_BIDIR && nvb)
+    json_object_set_new(o, "nvbandwidth_test_reverse", json_string(nvbandwidth_test(r->kind, r->engine, true)));
   bool pair = r->src >= 0 && r->dst >= 0 && r->src != r->dst;
   json_object_set_new(o, "via", pair ? json_string(r->via_host ? "host" : "p2p") : json_null());
   for (int i = 0; i < r->nsamples; i++)
@@ -371,6 +438,7 @@ json_t *gr_bench_to_json(const struct gr_bench_report *rep)
   json_object_set_new(cfg, "runs", json_integer(rep->cfg.samples));
   json_object_set_new(cfg, "warmup_runs", json_integer(rep->cfg.warmup));
   json_object_set_new(cfg, "sm_copies", json_boolean(rep->cfg.sm));
+  json_object_set_new(cfg, "like", rep->cfg.like_nvbandwidth ? json_string("nvbandwidth") : json_null());
   json_object_set_new(o, "config", cfg);
   json_object_set_new(o, "backend", json_string(rep->backend));
   for (size_t g = 0; g < rep->ngpus; g++) {
