@@ -732,9 +732,10 @@ static int aggregate_sample(struct run *r, size_t first, const struct gr_copy_sp
   if (r->be->copy_many(r->st, specs, m, out) != 0) {
     sum->status = GR_BS_ERROR;
     sum->note = xstrdup(r->be->last_error(r->st));
-    for (int k = 0; k < m; k++) {
+    for (int k = 0; k < m; k++) { /* the summary row carries the error; a GPU that went is named once */
       struct gr_bench_result *one = &r->rep->results[first + 1 + (size_t)k];
-      one->status = GR_BS_ERROR;
+      one->status = GR_BS_SKIPPED;
+      one->note = xstrdup(sum->note);
       mark_lost(r, one);
     }
     return -1;

@@ -618,6 +618,21 @@ static void test_aggregates(void **state)
   assert_int_equal(fw->sev, GR_SEV_WARN);
   assert_non_null(strstr(fw->text, "host -> 4 GPUs at once: 20.0 GB/s"));
   world_free(w);
+
+  /* a copy that fails at once: the summary row carries the error, once */
+  memset(w, 0, sizeof(*w));
+  fake_default(&w->f);
+  w->gang = true;
+  w->f.error_src = GR_BENCH_HOST;
+  w->f.error_dst = 2;
+  world_run(w, true);
+  sum = result(&w->rep, GR_BK_H2D_ALL, GR_BENCH_HOST, GR_BENCH_ALL);
+  assert_int_equal(sum->status, GR_BS_ERROR);
+  assert_int_equal(result(&w->rep, GR_BK_H2D_ALL, GR_BENCH_HOST, 2)->status, GR_BS_SKIPPED);
+  assert_non_null(finding_with(&w->rep, "bench.copy-error", "host -> all GPUs (host -> all GPUs at once, ce)"));
+  assert_null(finding_with(&w->rep, "bench.host-aggregate", "host -> 4 GPUs"));
+  assert_non_null(finding_with(&w->rep, "bench.host-aggregate", "4 GPUs -> host")); /* the other way runs */
+  world_free(w);
   free(w);
 }
 
