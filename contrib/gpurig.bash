@@ -64,6 +64,9 @@ _gpurig() {
     --per)
       mapfile -t COMPREPLY < <(compgen -W "gpu node" -- "$cur")
       return ;;
+    --like)
+      mapfile -t COMPREPLY < <(compgen -W "nvbandwidth" -- "$cur")
+      return ;;
   esac
   if [[ $cur == -* ]]; then
     mapfile -t COMPREPLY < <(compgen -W "$(_gpurig_words "$cmd")" -- "$cur")

@@ -41,6 +41,7 @@ struct gr_opts {
   const char *allreduce_max; /* --allreduce-max SIZE */
   bool no_progress;        /* --no-progress */
   bool no_sm;              /* --no-sm */
+  const char *like;        /* --like nvbandwidth: its sizes, repetitions and test names */
   bool mpi;                /* --mpi: across ranks launched by mpirun (gpurig-mpi) */
   const char *per;         /* --per node|gpu (with --mpi) */
   /* watch, export */

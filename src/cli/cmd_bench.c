@@ -11,16 +11,18 @@
 
 static void bench_usage(void)
 {
-  printf("usage: gpurig bench [--quick] [--json] [--size SIZE] [--allreduce-max SIZE] [--no-sm]\n"
-         "                    [--no-progress] [--root DIR | --input FILE.xml]\n"
+  printf("usage: gpurig bench [--quick | --like nvbandwidth] [--json] [--size SIZE] [--allreduce-max SIZE]\n"
+         "                    [--no-sm] [--no-progress] [--root DIR | --input FILE.xml]\n"
          "       mpirun [-np N] gpurig-mpi bench --mpi [--per gpu|node] [--quick] [--json] [--allreduce-max SIZE]\n"
          "\n"
          "Measures what the wiring promises, with nvbandwidth's method: pinned host memory on\n"
          "each GPU's NUMA node, a spin kernel that holds each stream until its copies are queued,\n"
          "CUDA events, a warm-up run, the median and spread of several runs, and the data checked\n"
-         "after every run. Tests: host -> GPU, GPU -> host, both at once, within each GPU; every\n"
-         "GPU pair one way and both ways, by direct P2P where the driver allows it and through host\n"
-         "memory where not (labelled, never skipped); copy-engine and SM-kernel copies; 16-byte\n"
+         "after every run. Tests: host -> GPU, GPU -> host, both at once, within each GPU; host ->\n"
+         "all GPUs and all GPUs -> host at once, held against what the GPUs share on their way to\n"
+         "the host; every GPU pair written (pushed by the source) and read (pulled by the\n"
+         "destination), one way and both ways, by direct P2P where the driver allows it and through\n"
+         "host memory where not (labelled, never skipped); copy-engine and SM-kernel copies; 16-byte\n"
          "copy latency; and an NCCL all-reduce over all GPUs from 4 KiB to 1 GiB with algbw, busbw\n"
          "and the plateau. Each figure is printed beside its link's theoretical limit, NCCL's\n"
          "figure for that link and the topology's prediction; a figure under its floor (a fraction\n"
@@ -29,6 +31,10 @@ static void bench_usage(void)
          "  --quick              a run under 10 s: 32 MiB copies, 3 runs, copy engine only\n"
          "  --size SIZE          copy size (default 256 MiB, 32 MiB with --quick; K, M, G = 2^10..2^30):\n"
          "                       4K or more, a multiple of 16 bytes\n"
+         "  --like nvbandwidth   nvbandwidth's sizes and repetitions (512 MiB copies, capped by free\n"
+         "                       memory as the default is, 16 per run, median of 3 runs, SM copies\n"
+         "                       too), and each row names the nvbandwidth testcase it matches\n"
+         "                       (host_to_device_memcpy_ce, device_to_device_memcpy_read_ce, ...)\n"
          "  --allreduce-max SIZE largest all-reduce, 64K or more (default 1 GiB; rounded down to a\n"
          "                       power of two and capped by free GPU memory, with a note saying which)\n"
          "  --no-sm              skip the SM copy kernel tests\n"
@@ -77,9 +83,30 @@ static int parse_allreduce_max(const char *s, size_t *bytes)
   return why ? -1 : 0;
 }
 
+/* --like TOOL: only nvbandwidth's method is known; --quick picks other
+ * sizes, so the two are refused together. */
+static int parse_like(const struct gr_opts *o, struct gr_bench_config *cfg)
+{
+  if (!o->like)
+    return 0;
+  if (strcmp(o->like, "nvbandwidth") != 0) {
+    fprintf(stderr, "gpurig: bench: --like '%s': the one tool gpurig can imitate is nvbandwidth\n", o->like);
+    return -1;
+  }
+  if (o->quick) {
+    fprintf(stderr, "gpurig: bench: --like nvbandwidth runs nvbandwidth's sizes and repetitions; --quick runs "
+                    "smaller ones: give one of the two\n");
+    return -1;
+  }
+  gr_bench_config_like_nvbandwidth(cfg);
+  return 0;
+}
+
 static int bench_config(const struct gr_opts *o, struct gr_bench_config *cfg)
 {
   gr_bench_config_defaults(cfg, o->quick);
+  if (parse_like(o, cfg) != 0)
+    return -1;
   if ((o->size && parse_copy_size(o->size, &cfg->bytes) != 0) ||
       (o->allreduce_max && parse_allreduce_max(o->allreduce_max, &cfg->ar_max_bytes) != 0))
     return -1;
@@ -136,9 +163,9 @@ int cmd_bench(int argc, char **argv)
     fprintf(stderr, "gpurig: bench: --per belongs to --mpi (one rank per GPU or per node)\n");
     return GR_EXIT_FAIL;
   }
-  if (o.mpi && (o.size || o.no_sm)) { /* copies are not measured across nodes */
+  if (o.mpi && (o.size || o.no_sm || o.like)) { /* copies are not measured across nodes */
     fprintf(stderr, "gpurig: bench: --mpi measures the all-reduce only; %s belongs to the copy tests\n",
-            o.size ? "--size" : "--no-sm");
+            o.size ? "--size" : o.no_sm ? "--no-sm" : "--like");
     return GR_EXIT_FAIL;
   }
   if (o.mpi)

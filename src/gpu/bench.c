@@ -56,6 +56,18 @@ void gr_bench_config_defaults(struct gr_bench_config *c, bool quick)
   c->progress = true;
 }
 
+void gr_bench_config_like_nvbandwidth(struct gr_bench_config *c)
+{
+  /* nvbandwidth v0.8 common.h: defaultBufferSize 512 MiB, defaultLoopCount
+   * 16, defaultAverageLoopCount 3; it takes the median */
+  c->quick = false;
+  c->bytes = 512 * MIB;
+  c->loops = 16;
+  c->samples = 3;
+  c->sm = true;
+  c->like_nvbandwidth = true;
+}
+
 /* ------------------------------------------------------------ statistics */
 
 static int cmp_double(const void *a, const void *b)
@@ -153,6 +165,8 @@ const char *gr_bench_endpoint(int e, char *buf, size_t cap)
 {
   if (e == GR_BENCH_HOST)
     snprintf(buf, cap, "host");
+  else if (e == GR_BENCH_ALL)
+    snprintf(buf, cap, "all GPUs");
   else
     snprintf(buf, cap, "GPU%d", e);
   return buf;
@@ -317,6 +331,8 @@ static void set_limits(struct run *r, struct gr_bench_result *res)
     break;
   case GR_BK_P2P:
   case GR_BK_P2P_BIDIR:
+  case GR_BK_P2P_READ:
+  case GR_BK_P2P_BIDIR_READ:
     limits_pair(r, res);
     break;
   default:
@@ -326,7 +342,7 @@ static void set_limits(struct run *r, struct gr_bench_result *res)
    * only where the link is half-duplex; PCIe is full duplex, so the floor
    * applies per direction but at a lower fraction (host memory and the root
    * complex are shared) */
-  if (res->kind == GR_BK_HOST_BIDIR || res->kind == GR_BK_P2P_BIDIR)
+  if (res->kind == GR_BK_HOST_BIDIR || res->kind == GR_BK_P2P_BIDIR || res->kind == GR_BK_P2P_BIDIR_READ)
     res->floor_gbps *= gr_health("bench_bidir_share");
 }
 
@@ -483,7 +499,8 @@ static void run_copy(struct run *r, enum gr_bench_kind k, enum gr_engine e, int 
                             .dst = dst,
                             .bytes = bytes,
                             .loops = loops,
-                            .reverse = k == GR_BK_HOST_BIDIR || k == GR_BK_P2P_BIDIR};
+                            .reverse = k == GR_BK_HOST_BIDIR || k == GR_BK_P2P_BIDIR || k == GR_BK_P2P_BIDIR_READ,
+                            .read = k == GR_BK_P2P_READ || k == GR_BK_P2P_BIDIR_READ};
   if (k == GR_BK_HOST_BIDIR) { /* host -> GPU measured, GPU -> host alongside */
     sp.src = GR_BENCH_HOST;
     sp.dst = dst;
@@ -495,9 +512,10 @@ static void run_copy(struct run *r, enum gr_bench_kind k, enum gr_engine e, int 
 static void plan_count(struct run *r, int n)
 {
   size_t per_gpu = 4 + (r->cfg->sm ? 3 : 0) + 2; /* h2d d2h bidir local [sm x3] latency x2 */
-  size_t per_pair = 2 + (r->cfg->sm ? 1 : 0);    /* ordered pairs: p2p, latency [sm] */
+  size_t per_pair = 3 + (r->cfg->sm ? 2 : 0);    /* ordered pairs: write, read, latency [sm write, read] */
   size_t pairs = (size_t)n * (size_t)(n - 1);
-  r->total = (size_t)n * per_gpu + pairs * per_pair + pairs / 2; /* bidir once per pair */
+  r->total = (size_t)n * per_gpu + pairs * per_pair + pairs; /* bidir write and read once per pair */
+  r->total += n > 1 ? 2 : 0;                                   /* host -> all GPUs, all GPUs -> host */
 }
 
 static void host_tests(struct run *r, int n, size_t bytes)
@@ -516,21 +534,289 @@ static void host_tests(struct run *r, int n, size_t bytes)
   }
 }
 
+/* Every ordered pair written (pushed: the source issues the copy) and read
+ * (pulled: the destination issues it), as nvbandwidth's _write_ and _read_
+ * tests: peer reads and posted writes run at different rates on some root
+ * complexes and switches. */
 static void pair_tests(struct run *r, int n, size_t bytes)
 {
   const struct gr_bench_config *c = r->cfg;
-  for (int a = 0; a < n; a++)
-    for (int b = 0; b < n; b++)
-      if (a != b)
-        run_copy(r, GR_BK_P2P, GR_ENGINE_CE, a, b, bytes, c->loops);
-  for (int a = 0; a < n; a++)
-    for (int b = a + 1; b < n; b++)
-      run_copy(r, GR_BK_P2P_BIDIR, GR_ENGINE_CE, a, b, bytes, c->loops);
-  if (c->sm)
+  static const enum gr_bench_kind one_way[2] = {GR_BK_P2P, GR_BK_P2P_READ};
+  static const enum gr_bench_kind both_ways[2] = {GR_BK_P2P_BIDIR, GR_BK_P2P_BIDIR_READ};
+  for (int k = 0; k < 2; k++)
     for (int a = 0; a < n; a++)
       for (int b = 0; b < n; b++)
         if (a != b)
-          run_copy(r, GR_BK_P2P, GR_ENGINE_SM, a, b, bytes, c->loops);
+          run_copy(r, one_way[k], GR_ENGINE_CE, a, b, bytes, c->loops);
+  for (int k = 0; k < 2; k++)
+    for (int a = 0; a < n; a++)
+      for (int b = a + 1; b < n; b++)
+        run_copy(r, both_ways[k], GR_ENGINE_CE, a, b, bytes, c->loops);
+  for (int k = 0; c->sm && k < 2; k++)
+    for (int a = 0; a < n; a++)
+      for (int b = 0; b < n; b++)
+        if (a != b)
+          run_copy(r, one_way[k], GR_ENGINE_SM, a, b, bytes, c->loops);
+}
+
+/* ------------------------------------------------------ aggregate tests */
+
+/* The share of its way to host memory that GPU g gets when every member
+ * copies at once: its own link, or a link above it split evenly among the
+ * members below it (a switch uplink, a root port's link), whichever is
+ * less; *via is the pci index of the shared link that sets it, -1 none. */
+static double share_of(const struct run *r, int g, const int *members, int m, int *via)
+{
+  struct gr_host_link own;
+  host_link_of(r, g, &own);
+  double share = own.bw_gbps;
+  const struct gr_topo *t = r->links->t;
+  *via = -1;
+  int node = topo_node(r, g);
+  for (int x = node >= 0 ? t->pci[node].parent : -1; x >= 0 && share > 0; x = t->pci[x].parent) {
+    const struct gr_pci *p = &t->pci[x];
+    double bw = p->has_link ? gr_link_bw_gbps(p) : 0;
+    int below = 0;
+    for (int k = 0; k < m && bw > 0; k++)
+      for (int y = topo_node(r, members[k]); y >= 0; y = t->pci[y].parent)
+        if (y == x) {
+          below++;
+          break;
+        }
+    if (below > 1 && bw / below < share) {
+      share = bw / below;
+      *via = x;
+    }
+  }
+  return share;
+}
+
+/* "the switch uplink 0000:01:00.0 (Gen4 x16, 31.5 GB/s) that 2 GPUs share" */
+static void describe_shared(const struct run *r, int x, const int *members, int m, char *buf, size_t cap)
+{
+  const struct gr_topo *t = r->links->t;
+  const struct gr_pci *p = &t->pci[x];
+  char bus[32], lab[24];
+  int below = 0, gen, width;
+  for (int k = 0; k < m; k++)
+    for (int y = topo_node(r, members[k]); y >= 0; y = t->pci[y].parent)
+      if (y == x) {
+        below++;
+        break;
+      }
+  gr_pci_busid(p, bus, sizeof(bus));
+  gr_link_effective(&p->link, &gen, &width);
+  gr_pcie_label(gen, width, lab, sizeof(lab));
+  snprintf(buf, cap, "the %s %s (%s, %.1f GB/s) that %d GPUs share",
+           p->role == GR_ROLE_SWITCH_UP ? "switch uplink" : "link above", bus, lab, gr_link_bw_gbps(p), below);
+}
+
+/* The aggregate's limits: GPUs x the smallest share one of them gets (every
+ * GPU copies the same bytes, so the slowest sets the common window), the
+ * sum of their own links, and what they measured alone. */
+static void limits_aggregate(struct run *r, struct gr_bench_result *sum, const int *members, int m)
+{
+  enum gr_bench_kind alone = sum->kind == GR_BK_H2D_ALL ? GR_BK_H2D : GR_BK_D2H;
+  double least = 0, slowest = 0, shares[GR_BENCH_GANG_MAX];
+  int via = -1, gen = 0, vias[GR_BENCH_GANG_MAX], nlike = 0;
+  bool known = true;
+  for (int k = 0; k < m; k++) {
+    struct gr_host_link own;
+    int g = members[k], v;
+    host_link_of(r, g, &own);
+    double share = share_of(r, g, members, m, &v);
+    shares[k] = share;
+    vias[k] = v;
+    known &= share > 0;
+    if (share > 0 && (least == 0 || share < least)) {
+      least = share;
+      via = v;
+      gen = own.gen;
+    }
+    sum->own_limits_gbps += own.bw_gbps;
+    for (size_t i = 0; i < r->rep->nresults; i++) {
+      const struct gr_bench_result *a = &r->rep->results[i];
+      int ag = alone == GR_BK_H2D ? a->dst : a->src;
+      if (a->kind == alone && a->engine == GR_ENGINE_CE && ag == g && a->status == GR_BS_OK &&
+          (slowest == 0 || a->median < slowest))
+        slowest = a->median;
+    }
+  }
+  sum->alone_gbps = slowest * m;
+  if (!known)
+    return;
+  sum->limit_gbps = least * m;
+  sum->predicted_gbps = sum->limit_gbps * h2d_eff(gen);
+  sum->floor_gbps = sum->limit_gbps * gr_health("bench_host_min");
+  for (int k = 0; k < m; k++) { /* the other shared links that set the same share */
+    bool seen = vias[k] < 0 || vias[k] == via || shares[k] > least * 1.0001;
+    for (int j = 0; j < k && !seen; j++)
+      seen = vias[j] == vias[k];
+    nlike += !seen;
+  }
+  if (via >= 0) {
+    describe_shared(r, via, members, m, sum->shared, sizeof(sum->shared));
+    size_t len = strlen(sum->shared);
+    if (nlike > 0)
+      snprintf(sum->shared + len, sizeof(sum->shared) - len, ", and %d more like it", nlike);
+    snprintf(sum->link, sizeof(sum->link), "%d x %.1f: shared uplinks", m, least);
+  } else {
+    snprintf(sum->link, sizeof(sum->link), "%d x %.1f: each GPU's own link", m, least);
+  }
+}
+
+/* Whether the topology's "independent jobs" verdict rated the machine, and how. */
+static const char *jobs_rating(const struct run *r)
+{
+  const struct gr_prediction *p = r->links->p;
+  for (size_t i = 0; p && i < p->nverdicts; i++)
+    if (strcmp(p->verdicts[i].workload, "independent jobs") == 0)
+      return gr_rating_name(p->verdicts[i].rating);
+  return NULL;
+}
+
+/* The finding that says whether the GPUs' host links stay independent when
+ * all are busy: info when the aggregate reaches the floor of the limit the
+ * topology gives, warn when it is far below it. */
+static void aggregate_finding(struct run *r, const struct gr_bench_result *sum, const int *members, int m)
+{
+  char verdict[96] = "", why[400];
+  bool in_topo = true; /* else the limits come from what each GPU reports, and no verdict speaks for them */
+  for (int k = 0; k < m; k++)
+    in_topo &= topo_node(r, members[k]) >= 0;
+  const char *rating = in_topo ? jobs_rating(r) : NULL, *who = in_topo ? "the topology allows" : "their links allow";
+  bool in = sum->kind == GR_BK_H2D_ALL, floors = (double)r->rep->cfg.bytes >= gr_health("bench_floor_min_mib") * MIB;
+  double of_alone = sum->alone_gbps > 0 ? sum->median / sum->alone_gbps : 0;
+  bool low = floors && sum->floor_gbps > 0 && sum->median < sum->floor_gbps;
+  if (rating)
+    snprintf(verdict, sizeof(verdict), "the topology's \"independent jobs\" verdict (%s)", rating);
+  else
+    snprintf(verdict, sizeof(verdict), "their independence (no topology verdict covers these GPUs)");
+  if (low)
+    snprintf(why, sizeof(why),
+             "That is under the %.1f GB/s floor of the %.1f GB/s %s all at once (%s): something the "
+             "topology does not show is shared or slow (the root complex, host memory bandwidth and NUMA placement, "
+             "the IOMMU), and %s does not hold in measurement.",
+             sum->floor_gbps, sum->limit_gbps, who, sum->link, verdict);
+  else if (of_alone >= 0.9 || of_alone == 0)
+    snprintf(why, sizeof(why), "Loading every GPU's host link at once costs little: %s holds in measurement.", verdict);
+  else if (sum->shared[0])
+    snprintf(why, sizeof(why),
+             "The shortfall is %s: each GPU gets about %.0f%% of its own rate when all are busy, as the topology "
+             "predicts, so %s holds in measurement with that share.",
+             sum->shared, of_alone * 100, verdict);
+  else
+    snprintf(why, sizeof(why),
+             "The topology shows no shared link on the way to host memory, so something it does not show is shared "
+             "(the root complex, the CPU's I/O die, host memory bandwidth, the IOMMU): each GPU gets about %.0f%% of "
+             "its own rate when all are busy, and %s is optimistic here.",
+             of_alone * 100, verdict);
+  char lim[200] = "";
+  if (sum->limit_gbps > 0)
+    snprintf(lim, sizeof(lim), " and %.0f%% of the %.1f GB/s %s all at once (%s; their own links add up to %.1f GB/s)",
+             sum->median / sum->limit_gbps * 100, sum->limit_gbps, who, sum->link, sum->own_limits_gbps);
+  finding(r->rep, low ? GR_SEV_WARN : GR_SEV_INFO, "bench.host-aggregate",
+          "%s%d GPUs%s at once: %.1f GB/s (total bytes / the longest GPU's time), %.0f%% of the %d x %.1f GB/s they "
+          "reach alone (the slowest GPU alone: every GPU copies the same bytes)%s. %s",
+          in ? "host -> " : "", sum->at_once, in ? "" : " -> host", sum->median, of_alone * 100, sum->at_once,
+          sum->at_once ? sum->alone_gbps / sum->at_once : 0, lim, why);
+}
+
+/* One timed run of every member at once: the common window's aggregate and
+ * each GPU's own figure. -1 when the run failed or the data was wrong (the
+ * rows say so). */
+static int aggregate_sample(struct run *r, size_t first, const struct gr_copy_spec *specs, int m, bool keep)
+{
+  struct gr_copy_sample out[GR_BENCH_GANG_MAX];
+  struct gr_bench_result *sum = &r->rep->results[first];
+  if (r->be->copy_many(r->st, specs, m, out) != 0) {
+    sum->status = GR_BS_ERROR;
+    sum->note = xstrdup(r->be->last_error(r->st));
+    for (int k = 0; k < m; k++) { /* the summary row carries the error; a GPU that went is named once */
+      struct gr_bench_result *one = &r->rep->results[first + 1 + (size_t)k];
+      one->status = GR_BS_SKIPPED;
+      one->note = xstrdup(sum->note);
+      mark_lost(r, one);
+    }
+    return -1;
+  }
+  double longest = 0, rates = 0;
+  int bad = 0;
+  for (int k = 0; k < m; k++) {
+    struct gr_bench_result *one = &r->rep->results[first + 1 + (size_t)k];
+    if (out[k].corrupt) {
+      report_corrupt(r, one, &out[k]);
+      bad++;
+      continue;
+    }
+    double v = sample_value(&specs[k], &out[k], 0);
+    longest = out[k].seconds[0] > longest ? out[k].seconds[0] : longest;
+    rates += v;
+    if (keep)
+      one->samples[one->nsamples++] = v;
+  }
+  if (bad) {
+    sum->status = GR_BS_CORRUPT;
+    sum->note = xstrdup("the data check failed on a GPU (its row says where)");
+    return -1;
+  }
+  if (keep && longest > 0) {
+    sum->samples[sum->nsamples] = (double)specs[0].bytes * specs[0].loops * m / longest / 1e9;
+    sum->sum_rates_gbps += rates; /* averaged below */
+    sum->nsamples++;
+  }
+  return 0;
+}
+
+/* Host -> every GPU (or every GPU -> host) at once with the backend's
+ * copy_many, as nvbandwidth's host_to_all / all_to_host tests. */
+static void aggregate_run(struct run *r, enum gr_bench_kind k, int n, size_t bytes)
+{
+  bool in = k == GR_BK_H2D_ALL;
+  int members[GR_BENCH_GANG_MAX], m = 0;
+  struct gr_copy_spec specs[GR_BENCH_GANG_MAX];
+  size_t first = r->rep->nresults;
+  struct gr_bench_result *sum = add_result(r->rep, k, GR_ENGINE_CE, in ? GR_BENCH_HOST : GR_BENCH_ALL,
+                                           in ? GR_BENCH_ALL : GR_BENCH_HOST);
+  progress(r, gr_bench_kind_title(k));
+  r->done++;
+  for (int g = 0; g < n && m < GR_BENCH_GANG_MAX; g++)
+    if (!r->rep->gpus[g].lost)
+      members[m++] = g;
+  sum->at_once = m;
+  if (!r->be->copy_many || m < 2) {
+    sum->status = GR_BS_SKIPPED;
+    sum->note = xstrdup(m < 2 ? "needs two GPUs or more that still answer" : "the backend cannot run copies at once");
+    return;
+  }
+  for (int i = 0; i < m; i++) {
+    add_result(r->rep, k, GR_ENGINE_CE, in ? GR_BENCH_HOST : members[i], in ? members[i] : GR_BENCH_HOST);
+    specs[i] = (struct gr_copy_spec){.kind = k, .engine = GR_ENGINE_CE, .src = in ? GR_BENCH_HOST : members[i],
+                                     .dst = in ? members[i] : GR_BENCH_HOST, .bytes = bytes, .loops = r->cfg->loops};
+  }
+  for (int i = -r->cfg->warmup; i < r->cfg->samples && i < GR_BENCH_MAX_SAMPLES; i++) {
+    for (int j = 0; j < m; j++)
+      specs[j].seed = (unsigned)(first * 131 + (size_t)j * 17 + (size_t)(i + 8));
+    if (aggregate_sample(r, first, specs, m, i >= 0) != 0)
+      return;
+  }
+  for (int i = 0; i < m; i++) {
+    struct gr_bench_result *one = &r->rep->results[first + 1 + (size_t)i];
+    gr_bench_stats(one->samples, one->nsamples, &one->median, &one->min, &one->max, &one->spread_pct);
+    limits_host(r, one, members[i]);
+    one->floor_gbps = 0; /* a share of a busy machine, held against nothing alone */
+  }
+  sum = &r->rep->results[first];
+  sum->sum_rates_gbps = sum->nsamples ? sum->sum_rates_gbps / sum->nsamples : 0;
+  gr_bench_stats(sum->samples, sum->nsamples, &sum->median, &sum->min, &sum->max, &sum->spread_pct);
+  limits_aggregate(r, sum, members, m);
+  aggregate_finding(r, sum, members, m);
+}
+
+static void aggregate_tests(struct run *r, int n, size_t bytes)
+{
+  aggregate_run(r, GR_BK_H2D_ALL, n, bytes);
+  aggregate_run(r, GR_BK_D2H_ALL, n, bytes);
 }
 
 static void latency_tests(struct run *r, int n)
@@ -681,6 +967,20 @@ static void allreduce_tests(struct run *r, int n)
 
 /* ------------------------------------------------------- threshold checks */
 
+/* A read (pull) clearly slower than the same pair written (push). */
+static bool pull_below_push(const struct run *r, const struct gr_bench_result *res)
+{
+  enum gr_bench_kind push = res->kind == GR_BK_P2P_READ ? GR_BK_P2P : res->kind == GR_BK_P2P_BIDIR_READ ? GR_BK_P2P_BIDIR
+                                                                                                        : GR_BK_COUNT;
+  for (size_t i = 0; push != GR_BK_COUNT && i < r->rep->nresults; i++) {
+    const struct gr_bench_result *w = &r->rep->results[i];
+    if (w->kind == push && w->engine == res->engine && w->src == res->src && w->dst == res->dst &&
+        w->status == GR_BS_OK)
+      return res->median < w->median * 0.9;
+  }
+  return false;
+}
+
 static void below_floor(struct run *r, const struct gr_bench_result *res)
 {
   char a[64], b[64], lab[256];
@@ -688,11 +988,14 @@ static void below_floor(struct run *r, const struct gr_bench_result *res)
   if (res->kind == GR_BK_LOCAL) {
     id = "bench.local-bw";
     snprintf(lab, sizeof(lab), "%s %s", gpu_label(r->rep, res->src, a, sizeof(a)), gr_bench_kind_title(res->kind));
-  } else if (res->kind == GR_BK_P2P || res->kind == GR_BK_P2P_BIDIR) {
+  } else if (res->kind == GR_BK_P2P || res->kind == GR_BK_P2P_BIDIR || res->kind == GR_BK_P2P_READ ||
+             res->kind == GR_BK_P2P_BIDIR_READ) {
+    bool pull = res->kind == GR_BK_P2P_READ || res->kind == GR_BK_P2P_BIDIR_READ;
     id = "bench.p2p-bw";
-    snprintf(lab, sizeof(lab), "%s -> %s (%s%s)", gpu_label(r->rep, res->src, a, sizeof(a)),
+    snprintf(lab, sizeof(lab), "%s -> %s (%s%s%s)", gpu_label(r->rep, res->src, a, sizeof(a)),
              gpu_label(r->rep, res->dst, b, sizeof(b)), res->via_host ? "through host memory" : "direct P2P",
-             res->kind == GR_BK_P2P_BIDIR ? ", both directions at once" : "");
+             pull ? ", pulled by the destination" : "",
+             res->kind == GR_BK_P2P_BIDIR || res->kind == GR_BK_P2P_BIDIR_READ ? ", both directions at once" : "");
   } else {
     int g = res->kind == GR_BK_D2H ? res->src : res->dst;
     snprintf(lab, sizeof(lab), "%s %s", gpu_label(r->rep, g, a, sizeof(a)), gr_bench_kind_title(res->kind));
@@ -706,6 +1009,10 @@ static void below_floor(struct run *r, const struct gr_bench_result *res)
           strstr(res->link, "capable of") ? " The link trains below what both ends support: `gpurig doctor` "
                                            "names the cause (riser, slot, BIOS setting)."
           : res->kind == GR_BK_LOCAL ? " Memory clocks held low (power cap, thermal) or a failing GPU show this way."
+          : pull_below_push(r, res) ? " The same pair written (pushed by the source) is faster: peer reads are slower "
+                                      "than posted writes on this path (some AMD root complexes and PCIe switches do "
+                                      "this). Code that reads peer memory (NCCL_P2P_READ_ENABLE=1, kernels loading "
+                                      "a peer's buffers) gets the read rate."
                                      : " With the link at full width and speed, look at host memory placement "
                                        "(NUMA), the IOMMU mode and power-saving states (`gpurig doctor`).");
 }
@@ -728,7 +1035,8 @@ static void check_results(struct run *r)
               gr_bench_endpoint(res->src, a, sizeof(a)), gr_bench_endpoint(res->dst, b, sizeof(b)),
               gr_bench_kind_title(res->kind), gr_engine_name(res->engine), res->note ? res->note : "");
     }
-    if (res->status == GR_BS_OK && res->floor_gbps > 0 && res->median < res->floor_gbps && floors)
+    bool aggregate = res->kind == GR_BK_H2D_ALL || res->kind == GR_BK_D2H_ALL; /* their own finding */
+    if (res->status == GR_BS_OK && res->floor_gbps > 0 && res->median < res->floor_gbps && floors && !aggregate)
       below_floor(r, res);
   }
   if (!floors)
@@ -739,7 +1047,8 @@ static void check_results(struct run *r)
   if (staged)
     finding(rep, GR_SEV_INFO, "bench.no-peer",
             "%zu of %zu GPU pairs have no peer access from the driver: their copies went through host memory "
-            "(marked h). NCCL does the same for them.",
+            "(marked h), written and read alike. NCCL does the same for them (its SHM transport). nvbandwidth "
+            "waives such pairs, so these figures have no nvbandwidth counterpart: compare them only with each other.",
             staged, pairs);
   const struct gr_prediction *p = r->links->p;
   rep->ar_predicted_gbps = p && p->ngpus == rep->ngpus ? p->nccl_default.busbw_gbps : 0;
@@ -803,8 +1112,10 @@ int gr_bench_run(const struct gr_bench_backend *be, void *state, const struct gr
   plan_count(&r, n);
   r.t0 = now_s();
   host_tests(&r, n, rep->cfg.bytes);
-  if (n > 1)
+  if (n > 1) {
+    aggregate_tests(&r, n, rep->cfg.bytes);
     pair_tests(&r, n, rep->cfg.bytes);
+  }
   latency_tests(&r, n);
   allreduce_tests(&r, n);
   progress_end(&r);

@@ -30,6 +30,8 @@
  * latency test measures anyway). */
 #define GR_BENCH_COPY_ALIGN 16
 #define GR_BENCH_COPY_MIN_BYTES ((size_t)4 << 10)
+/* An endpoint of an aggregate's summary row: every GPU measured at once. */
+#define GR_BENCH_ALL (-2)
 
 struct gr_bench_config {
   bool quick;            /* --quick: under 10 s */
@@ -40,8 +42,13 @@ struct gr_bench_config {
   size_t ar_max_bytes;   /* largest all-reduce */
   bool sm;               /* also the SM copy kernel */
   bool progress;         /* progress bar on stderr */
+  bool like_nvbandwidth; /* --like nvbandwidth: its sizes and repetitions, and its test names printed */
 };
 void gr_bench_config_defaults(struct gr_bench_config *c, bool quick);
+/* nvbandwidth's sizes and repetitions on top of the defaults: 512 MiB copies
+ * (capped by free memory as the default is), 16 per run, the median of 3
+ * runs, SM copies too; sets like_nvbandwidth. */
+void gr_bench_config_like_nvbandwidth(struct gr_bench_config *c);
 
 enum gr_bench_status { GR_BS_OK, GR_BS_SKIPPED, GR_BS_ERROR, GR_BS_CORRUPT, GR_BS_LOST };
 
@@ -61,6 +68,16 @@ struct gr_bench_result {
   double predicted_gbps;   /* the topology model's prediction, 0 none */
   double floor_gbps;       /* below this it is a finding, 0 no rule */
   char link[64];           /* the limit in words: "Gen4 x16", "Gen4 x8 (link runs below its Gen4 x16)" */
+  /* Aggregates (GR_BK_H2D_ALL, GR_BK_D2H_ALL): the summary row has src or dst
+   * GR_BENCH_ALL, median = total bytes / the longest GPU's time (the common
+   * window), limit_gbps = GPUs x the smallest share the topology gives one
+   * GPU when all are busy; each GPU's own row (src or dst that GPU) keeps
+   * its figure in the same runs. */
+  int at_once;             /* GPUs measured at once (summary row) */
+  double sum_rates_gbps;   /* the sum of each GPU's own rate, each over its own time (nvbandwidth's SUM line) */
+  double alone_gbps;       /* GPUs x the slowest GPU's figure measured alone: what independent links give */
+  double own_limits_gbps;  /* the sum of each GPU's own host-link limit */
+  char shared[160];        /* the shared link that binds, in words; empty when none does */
 };
 
 struct gr_ar_row {

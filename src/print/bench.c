@@ -16,21 +16,86 @@ static const char *fig(double v, const char *fmt, char *buf, size_t cap)
   return buf;
 }
 
+/* The nvbandwidth v0.8 testcase (`nvbandwidth -t NAME`) that measures what
+ * a row does; reverse: the other direction of a bidirectional row. NULL
+ * where nvbandwidth has none (its latency tests time pointer chases, not
+ * 16-byte copies; it has no SM copy within one GPU). */
+static const char *nvbandwidth_test(enum gr_bench_kind k, enum gr_engine e, bool reverse)
+{
+  static const struct {
+    enum gr_bench_kind kind;
+    const char *ce, *sm;
+  } names[] = {
+      {GR_BK_H2D, "host_to_device_memcpy_ce", "host_to_device_memcpy_sm"},
+      {GR_BK_D2H, "device_to_host_memcpy_ce", "device_to_host_memcpy_sm"},
+      {GR_BK_HOST_BIDIR, "host_to_device_bidirectional_memcpy_ce", "host_to_device_bidirectional_memcpy_sm"},
+      {GR_BK_LOCAL, "device_local_copy", NULL},
+      {GR_BK_P2P, "device_to_device_memcpy_write_ce", "device_to_device_memcpy_write_sm"},
+      {GR_BK_P2P_READ, "device_to_device_memcpy_read_ce", "device_to_device_memcpy_read_sm"},
+      {GR_BK_P2P_BIDIR, "device_to_device_bidirectional_memcpy_write_ce",
+       "device_to_device_bidirectional_memcpy_write_sm"},
+      {GR_BK_P2P_BIDIR_READ, "device_to_device_bidirectional_memcpy_read_ce",
+       "device_to_device_bidirectional_memcpy_read_sm"},
+      {GR_BK_H2D_ALL, "host_to_all_memcpy_ce", "host_to_all_memcpy_sm"},
+      {GR_BK_D2H_ALL, "all_to_host_memcpy_ce", "all_to_host_memcpy_sm"},
+  };
+  if (k == GR_BK_HOST_BIDIR && reverse) /* the GPU -> host side of the same run */
+    return e == GR_ENGINE_CE ? "device_to_host_bidirectional_memcpy_ce" : "device_to_host_bidirectional_memcpy_sm";
+  for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+    if (names[i].kind == k)
+      return e == GR_ENGINE_CE ? names[i].ce : names[i].sm;
+  return NULL;
+}
+
+static const struct gr_bench_result *find(const struct gr_bench_report *rep, enum gr_bench_kind k, enum gr_engine e,
+                                          int src, int dst);
+
+/* --like nvbandwidth: which of its testcases each kind of row matches, in
+ * the order the rows come, so the two outputs can be held side by side. */
+static void print_nvbandwidth_names(FILE *out, const struct gr_bench_report *rep)
+{
+  bool seen[GR_BK_COUNT][2] = {{false}};
+  fprintf(out, "nvbandwidth testcases beside these rows (`nvbandwidth -t NAME`; its matrices are GB/s too; pairs "
+               "through host memory (h) have none, nvbandwidth waives them):\n");
+  for (size_t i = 0; i < rep->nresults; i++) {
+    const struct gr_bench_result *r = &rep->results[i];
+    const char *name = nvbandwidth_test(r->kind, r->engine, false);
+    if (!name || seen[r->kind][r->engine])
+      continue;
+    seen[r->kind][r->engine] = true;
+    char what[48];
+    snprintf(what, sizeof(what), "%s%s, %s", gr_bench_kind_title(r->kind),
+             r->kind == GR_BK_P2P || r->kind == GR_BK_P2P_BIDIR ? " (write)" : "", r->engine == GR_ENGINE_SM ? "SM" : "CE");
+    fprintf(out, "  %-38s %s", what, name);
+    if (r->kind == GR_BK_HOST_BIDIR)
+      fprintf(out, " (its other direction: %s)", nvbandwidth_test(r->kind, r->engine, true));
+    fputc('\n', out);
+  }
+}
+
 static void print_header(FILE *out, const struct gr_bench_report *rep)
 {
   char sz[32];
   const struct gr_bench_config *c = &rep->cfg;
   fprintf(out, "gpurig bench%s: %zu GPU%s; copies of %s, %d per run, median of %d runs after %d warm-up; "
                "data checked after every run\n",
-          c->quick ? " --quick" : "", rep->ngpus, rep->ngpus == 1 ? "" : "s", gr_size_text(c->bytes, sz, sizeof(sz)),
+          c->quick ? " --quick" : c->like_nvbandwidth ? " --like nvbandwidth" : "", rep->ngpus, rep->ngpus == 1 ? "" : "s", gr_size_text(c->bytes, sz, sizeof(sz)),
           c->loops, c->samples, c->warmup);
   for (size_t g = 0; g < rep->ngpus; g++)
     if (rep->gpus[g].topo_gpu < 0)
       fprintf(out, "note: GPU%zu (%s) is not in the topology: its limits come from what it reports\n", g,
               rep->gpus[g].busid);
+  if (c->like_nvbandwidth) {
+    if (c->bytes < (size_t)512 << 20)
+      fprintf(out, "note: nvbandwidth copies 512 MiB; %s here, capped by free GPU memory (or --size)\n",
+              gr_size_text(c->bytes, sz, sizeof(sz)));
+    print_nvbandwidth_names(out, rep);
+  }
 }
 
-static void result_cells(FILE *out, const struct gr_bench_result *r)
+/* The figure against its limits; beside: NULL, or a column printed right
+ * after the median (the pairs' read figure). */
+static void result_cells(FILE *out, const struct gr_bench_result *r, const char *beside)
 {
   char m[16], l[16], n[16], p[16], f[16], pct[16];
   if (r->status != GR_BS_OK) {
@@ -38,7 +103,10 @@ static void result_cells(FILE *out, const struct gr_bench_result *r)
     return;
   }
   snprintf(pct, sizeof(pct), r->limit_gbps > 0 ? "%.0f%%" : "-", r->median / (r->limit_gbps > 0 ? r->limit_gbps : 1) * 100);
-  fprintf(out, "%7s %6.1f%% %7s %6s %9s %6s %8s  %s\n", fig(r->median, "%.1f", m, sizeof(m)), r->spread_pct,
+  fprintf(out, "%7s ", fig(r->median, "%.1f", m, sizeof(m)));
+  if (beside)
+    fprintf(out, "%7s ", beside);
+  fprintf(out, "%6.1f%% %7s %6s %9s %6s %8s  %s\n", r->spread_pct,
           fig(r->limit_gbps, "%.1f", l, sizeof(l)), fig(r->nccl_gbps, "%.1f", n, sizeof(n)),
           fig(r->predicted_gbps, "%.1f", p, sizeof(p)), fig(r->floor_gbps, "%.1f", f, sizeof(f)), pct, r->link);
 }
@@ -54,10 +122,59 @@ static void print_host(FILE *out, const struct gr_bench_report *rep)
       continue;
     int g = r->kind == GR_BK_D2H || r->kind == GR_BK_LOCAL ? r->src : r->dst;
     fprintf(out, "GPU%-2d %-22s %-3s ", g, gr_bench_kind_title(r->kind), gr_engine_name(r->engine));
-    result_cells(out, r);
+    result_cells(out, r, NULL);
     if (r->kind == GR_BK_HOST_BIDIR && r->status == GR_BS_OK)
       fprintf(out, "%-5s %-22s %-3s %7.1f   (the other direction, at the same time)\n", "", "  GPU -> host", "",
               r->reverse_median);
+  }
+}
+
+static const struct gr_bench_result *find(const struct gr_bench_report *rep, enum gr_bench_kind k, enum gr_engine e,
+                                          int src, int dst);
+
+/* Host <-> every GPU at once: the common window's aggregate against what
+ * the GPUs reach alone and the limit the topology gives all at once, then
+ * each GPU's own figure in the same runs. */
+static void print_aggregates(FILE *out, const struct gr_bench_report *rep)
+{
+  char a[16], b[16], l[16], p[16], f[16], pct[16], al[16];
+  for (int k = GR_BK_H2D_ALL; k <= GR_BK_D2H_ALL; k++) {
+    bool in = k == GR_BK_H2D_ALL;
+    const struct gr_bench_result *sum = find(rep, (enum gr_bench_kind)k, GR_ENGINE_CE, in ? GR_BENCH_HOST : GR_BENCH_ALL,
+                                             in ? GR_BENCH_ALL : GR_BENCH_HOST);
+    if (!sum)
+      continue;
+    if (k == GR_BK_H2D_ALL)
+      fprintf(out, "\nHost <-> all GPUs at once, copy engine, GB/s (at once = total bytes / the longest GPU's time; sum "
+                   "= each GPU's rate over its own time, added; alone = GPUs x the slowest GPU alone)\n"
+                   "%-26s %7s %7s %7s %8s %7s %9s %6s %8s  %s\n",
+              "test", "at once", "sum", "alone", "of alone", "limit", "predicted", "floor", "of limit", "limit from");
+    fprintf(out, "%-26s ", gr_bench_kind_title(sum->kind));
+    if (sum->status != GR_BS_OK) {
+      fprintf(out, " %-7s %s\n", gr_bench_status_name(sum->status), sum->note ? sum->note : "");
+      continue;
+    }
+    snprintf(pct, sizeof(pct), sum->limit_gbps > 0 ? "%.0f%%" : "-",
+             sum->median / (sum->limit_gbps > 0 ? sum->limit_gbps : 1) * 100);
+    snprintf(al, sizeof(al), sum->alone_gbps > 0 ? "%.0f%%" : "-",
+             sum->median / (sum->alone_gbps > 0 ? sum->alone_gbps : 1) * 100);
+    fprintf(out, "%7.1f %7s %7s %8s %7s %9s %6s %8s  %s\n", sum->median, fig(sum->sum_rates_gbps, "%.1f", a, sizeof(a)),
+            fig(sum->alone_gbps, "%.1f", b, sizeof(b)), al, fig(sum->limit_gbps, "%.1f", l, sizeof(l)),
+            fig(sum->predicted_gbps, "%.1f", p, sizeof(p)), fig(sum->floor_gbps, "%.1f", f, sizeof(f)), pct, sum->link);
+    if (sum->shared[0])
+      fprintf(out, "%-26s (%s)\n", "", sum->shared);
+    for (size_t i = 0; i < rep->nresults; i++) {
+      const struct gr_bench_result *one = &rep->results[i];
+      int g = in ? one->dst : one->src;
+      if (one->kind != sum->kind || g < 0)
+        continue;
+      fprintf(out, "  GPU%-21d ", g);
+      if (one->status == GR_BS_OK)
+        fprintf(out, "%7.1f   (its own rate at the same time; its limit alone %s)\n", one->median,
+                fig(one->limit_gbps, "%.1f", l, sizeof(l)));
+      else
+        fprintf(out, " %-7s %s\n", gr_bench_status_name(one->status), one->note ? one->note : "");
+    }
   }
 }
 
@@ -106,14 +223,16 @@ static void print_matrix(FILE *out, const struct gr_bench_report *rep, enum gr_b
       }
       /* bidirectional runs are stored once per pair (low -> high) with the
        * reverse direction alongside */
-      const struct gr_bench_result *r = k == GR_BK_P2P_BIDIR ? find(rep, k, e, a < b ? a : b, a < b ? b : a)
-                                                              : find(rep, k, e, a, b);
-      cell(out, r, !r ? 0 : k == GR_BK_P2P_BIDIR && a > b ? r->reverse_median : r->median);
+      bool bidir = k == GR_BK_P2P_BIDIR || k == GR_BK_P2P_BIDIR_READ;
+      const struct gr_bench_result *r = bidir ? find(rep, k, e, a < b ? a : b, a < b ? b : a) : find(rep, k, e, a, b);
+      cell(out, r, !r ? 0 : bidir && a > b ? r->reverse_median : r->median);
     }
     fputc('\n', out);
   }
 }
 
+/* Each pair's write (push) figure against its path, with its read (pull)
+ * figure beside it where it was measured. */
 static void print_pairs(FILE *out, const struct gr_bench_report *rep)
 {
   bool any = false;
@@ -122,13 +241,22 @@ static void print_pairs(FILE *out, const struct gr_bench_report *rep)
     if (r->kind != GR_BK_P2P || r->engine != GR_ENGINE_CE)
       continue;
     if (!any)
-      fprintf(out, "\nGPU -> GPU against the path, copy engine, GB/s\n%-12s %-5s %7s %7s %7s %6s %9s %6s %8s  %s\n",
-              "pair", "via", "median", "spread", "limit", "NCCL", "predicted", "floor", "of limit", "limit from");
+      fprintf(out,
+              "\nGPU -> GPU against the path, copy engine, GB/s (write = pushed by the source, read = pulled by the "
+              "destination)\n%-12s %-5s %7s %7s %7s %7s %6s %9s %6s %8s  %s\n",
+              "pair", "via", "write", "read", "spread", "limit", "NCCL", "predicted", "floor", "of limit", "limit from");
     any = true;
-    char pr[24];
+    char pr[24], rd[16];
+    const struct gr_bench_result *pull = find(rep, GR_BK_P2P_READ, GR_ENGINE_CE, r->src, r->dst);
     snprintf(pr, sizeof(pr), "GPU%d->GPU%d", r->src, r->dst);
+    if (!pull)
+      snprintf(rd, sizeof(rd), "-");
+    else if (pull->status != GR_BS_OK)
+      snprintf(rd, sizeof(rd), "%s", gr_bench_status_name(pull->status));
+    else
+      snprintf(rd, sizeof(rd), "%.1f", pull->median);
     fprintf(out, "%-12s %-5s ", pr, r->status != GR_BS_OK ? "" : r->via_host ? "host" : "p2p");
-    result_cells(out, r);
+    result_cells(out, r, rd);
   }
 }
 
@@ -204,11 +332,19 @@ void gr_print_bench(FILE *out, const struct gr_bench_report *rep)
 {
   print_header(out, rep);
   print_host(out, rep);
+  print_aggregates(out, rep);
   print_matrix(out, rep, GR_BK_P2P, GR_ENGINE_CE,
-               "GPU -> GPU, copy engine, GB/s (row = source; p = direct P2P, h = through host memory)");
+               "GPU -> GPU write (push: the source issues it), copy engine, GB/s (row = source; p = direct P2P, h = "
+               "through host memory)");
+  print_matrix(out, rep, GR_BK_P2P_READ, GR_ENGINE_CE,
+               "GPU -> GPU read (pull: the destination issues it), copy engine, GB/s (row = source)");
   print_matrix(out, rep, GR_BK_P2P_BIDIR, GR_ENGINE_CE,
-               "GPU <-> GPU, both directions at once, copy engine, GB/s per direction (row = source)");
-  print_matrix(out, rep, GR_BK_P2P, GR_ENGINE_SM, "GPU -> GPU, SM copy kernel, GB/s (row = source)");
+               "GPU <-> GPU write, both directions at once, copy engine, GB/s per direction (row = source)");
+  print_matrix(out, rep, GR_BK_P2P_BIDIR_READ, GR_ENGINE_CE,
+               "GPU <-> GPU read, both directions at once, copy engine, GB/s per direction (row = source)");
+  print_matrix(out, rep, GR_BK_P2P, GR_ENGINE_SM, "GPU -> GPU write (push), SM copy kernel, GB/s (row = source)");
+  print_matrix(out, rep, GR_BK_P2P_READ, GR_ENGINE_SM,
+               "GPU -> GPU read (pull: the kernel runs on the destination), SM copy kernel, GB/s (row = source)");
   print_pairs(out, rep);
   print_latency(out, rep);
   print_allreduce(out, rep);
@@ -224,7 +360,7 @@ static json_t *jpos(double v)
 
 static json_t *endpoint_json(int e)
 {
-  return e == GR_BENCH_HOST ? json_null() : json_integer(e);
+  return e == GR_BENCH_HOST ? json_null() : e == GR_BENCH_ALL ? json_string("all") : json_integer(e);
 }
 
 static json_t *result_json(const struct gr_bench_result *r)
@@ -237,6 +373,10 @@ static json_t *result_json(const struct gr_bench_result *r)
   json_object_set_new(o, "dst_gpu", endpoint_json(r->dst));
   json_object_set_new(o, "status", json_string(gr_bench_status_name(r->status)));
   json_object_set_new(o, "note", gr_json_text(r->note));
+  const char *nvb = nvbandwidth_test(r->kind, r->engine, false);
+  json_object_set_new(o, "nvbandwidth_test", nvb ? json_string(nvb) : json_null());
+  if (r->kind == GR_BK_HOST_BIDIR && nvb)
+    json_object_set_new(o, "nvbandwidth_test_reverse", json_string(nvbandwidth_test(r->kind, r->engine, true)));
   bool pair = r->src >= 0 && r->dst >= 0 && r->src != r->dst;
   json_object_set_new(o, "via", pair ? json_string(r->via_host ? "host" : "p2p") : json_null());
   for (int i = 0; i < r->nsamples; i++)
@@ -246,8 +386,15 @@ static json_t *result_json(const struct gr_bench_result *r)
   json_object_set_new(o, lat ? "min_us" : "min_gbps", r->nsamples ? json_real(r->min) : json_null());
   json_object_set_new(o, lat ? "max_us" : "max_gbps", r->nsamples ? json_real(r->max) : json_null());
   json_object_set_new(o, "spread_pct", r->nsamples ? json_real(r->spread_pct) : json_null());
-  if (r->kind == GR_BK_HOST_BIDIR || r->kind == GR_BK_P2P_BIDIR)
+  if (r->kind == GR_BK_HOST_BIDIR || r->kind == GR_BK_P2P_BIDIR || r->kind == GR_BK_P2P_BIDIR_READ)
     json_object_set_new(o, "reverse_median_gbps", jpos(r->reverse_median));
+  if (r->at_once > 0) { /* an aggregate's summary row */
+    json_object_set_new(o, "gpus_at_once", json_integer(r->at_once));
+    json_object_set_new(o, "sum_of_rates_gbps", jpos(r->sum_rates_gbps));
+    json_object_set_new(o, "alone_gbps", jpos(r->alone_gbps));
+    json_object_set_new(o, "own_limits_sum_gbps", jpos(r->own_limits_gbps));
+    json_object_set_new(o, "shared_link", gr_json_text(r->shared[0] ? r->shared : NULL));
+  }
   if (!lat) {
     json_object_set_new(o, "limit_gbps", jpos(r->limit_gbps));
     json_object_set_new(o, "nccl_gbps", jpos(r->nccl_gbps));
@@ -291,6 +438,7 @@ json_t *gr_bench_to_json(const struct gr_bench_report *rep)
   json_object_set_new(cfg, "runs", json_integer(rep->cfg.samples));
   json_object_set_new(cfg, "warmup_runs", json_integer(rep->cfg.warmup));
   json_object_set_new(cfg, "sm_copies", json_boolean(rep->cfg.sm));
+  json_object_set_new(cfg, "like", rep->cfg.like_nvbandwidth ? json_string("nvbandwidth") : json_null());
   json_object_set_new(o, "config", cfg);
   json_object_set_new(o, "backend", json_string(rep->backend));
   for (size_t g = 0; g < rep->ngpus; g++) {

@@ -26,6 +26,8 @@ try --markdown gpurig report --mark
 try pairs gpurig burn --pattern pa
 try --mpi gpurig bench --mp
 try node gpurig bench --mpi --per no
+try --like gpurig bench --li
+try nvbandwidth gpurig bench --like nv
 try tyan-s8030 gpurig compare ty
 try wopr gpurig topo --rig wo
 try --dot gpurig topo --do
@@ -49,6 +51,7 @@ ztry topo to
 ztry --help --
 ztry --pattern burn --pat
 ztry pairs burn --pattern pa
+ztry nvbandwidth bench --like nv
 ztry wopr topo --rig wo
 ztry tyan-s8030 compare ty
 ztry llama-3-8b plan --model llama-3-

@@ -75,7 +75,8 @@ static inline const char *stub_scenario(void)
                                       "3090-bridge", "a100-nvswitch", "a100-nvswitch-old",
                                       "busy",     "hang",        "xid",
                                       "burn-aer", "burn-replay", "burn-xid79",    "burn-throttle",
-                                      "burn-stall", "healthy", "in-use", "burn-gemm-wrong", "net-corrupt"};
+                                      "burn-stall", "healthy", "in-use", "burn-gemm-wrong", "net-corrupt",
+                                      "amd-pull", "a100-uplink"};
   const char *s = getenv("GPURIG_STUB_SCENARIO");
   /* GPURIG_STUB_SCENARIO_FILE: the scenario is the file's first word, read
    * on every call, so a test can change it while gpurig runs (a GPU that
@@ -205,6 +206,8 @@ static inline const struct stub_machine *stub_machine(void)
   for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
     if (sc == names[i] || strcmp(sc, names[i]) == 0)
       return &machines[i + 1];
+  if (strcmp(sc, "a100-uplink") == 0) /* a100-nvswitch whose switch uplinks are shared (stub_cuda.c) */
+    return &machines[4];
   return &machines[0];
 }
 

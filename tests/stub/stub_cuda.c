@@ -50,6 +50,7 @@ struct CUevent_st {
   int recorded;
   double time; /* the recording stream's clock at the record */
   struct CUevent_st *next;
+  const struct CUstream_st *stream; /* the stream of the last record (compared, never followed: "a100-uplink") */
 };
 
 enum func_kind { FUNC_SPIN, FUNC_COPY };
@@ -357,6 +358,137 @@ static double copy_rate(int src, int dst)
   return peer[src][dst] || peer[dst][src] ? STUB_RATE_PEER : STUB_RATE_STAGED;
 }
 
+/* ---------------------------------------- "amd-pull" and "a100-uplink" */
+
+/* "amd-pull": a copy between two GPUs with peer access that the destination
+ * issues (a peer read: cuMemcpyPeerAsync on the destination's stream, or
+ * gr_copy running there) runs at this fraction of the rate a push gets, as
+ * on AMD root complexes where non-posted peer reads are slower than posted
+ * writes. */
+#define STUB_PULL_FACTOR 0.6
+static double pull_factor(const struct CUstream_st *stream, struct place s, struct place d)
+{
+  if (s.dev < 0 || d.dev < 0 || s.dev == d.dev || stream->dev != d.dev || !stub_scenario_is("amd-pull"))
+    return 1.0;
+  return peer[s.dev][d.dev] || peer[d.dev][s.dev] ? STUB_PULL_FACTOR : 1.0;
+}
+
+/* "a100-uplink": GPUs 2k and 2k+1 sit below one PCIe switch whose uplink
+ * carries STUB_UPLINK_GBS per direction. Host<->GPU copies queued on
+ * several streams between a gr_spin launch and the next time a timing is
+ * read run at the same time on the real machine; here each (stream,
+ * direction) books its bytes and its own duration, and a timing read
+ * shares each uplink among its bookings fairly (max-min, as PCIe arbitration
+ * roughly does): a stream's elapsed time grows by its finish time under
+ * sharing over its own. */
+#define STUB_UPLINK_GBS 26.0
+#define STUB_UPLINK_MAX 64
+struct uplink_use {
+  const struct CUstream_st *stream;
+  int dir, link; /* dir 0 host -> GPU, 1 GPU -> host; link: the switch */
+  double bytes, own_s;
+};
+static struct uplink_use uplink_uses[STUB_UPLINK_MAX];
+static int uplink_nuses;
+static int uplink_closed; /* a timing was read: the next gr_spin starts a new set of concurrent copies */
+
+static void uplink_note(const struct CUstream_st *stream, struct place d, struct place s, size_t bytes, double own_s)
+{
+  if ((d.dev >= 0) == (s.dev >= 0) || !stub_scenario_is("a100-uplink"))
+    return;
+  int gpu = d.dev >= 0 ? d.dev : s.dev, dir = d.dev >= 0 ? 0 : 1;
+  for (int i = 0; i < uplink_nuses; i++)
+    if (uplink_uses[i].stream == stream && uplink_uses[i].dir == dir) {
+      uplink_uses[i].bytes += (double)bytes;
+      uplink_uses[i].own_s += own_s;
+      return;
+    }
+  if (uplink_nuses < STUB_UPLINK_MAX)
+    uplink_uses[uplink_nuses++] = (struct uplink_use){stream, dir, gpu / 2, (double)bytes, own_s};
+}
+
+static void uplink_spin(void)
+{
+  if (uplink_closed)
+    uplink_nuses = 0;
+  uplink_closed = 0;
+}
+
+/* Max-min fair rates of the live bookings n[0..k-1] (bytes/s) into x. */
+static void uplink_shares(const double *own_rate, const int *live, int k, double *x)
+{
+  int done[STUB_UPLINK_MAX] = {0}, left = 0;
+  double cap = STUB_UPLINK_GBS * 1e9;
+  for (int i = 0; i < k; i++)
+    left += live[i];
+  while (left > 0) {
+    int lo = -1;
+    for (int i = 0; i < k; i++)
+      if (live[i] && !done[i] && (lo < 0 || own_rate[i] < own_rate[lo]))
+        lo = i;
+    if (own_rate[lo] * left <= cap) { /* the slowest wants less than its share: it gets its own rate */
+      x[lo] = own_rate[lo];
+      cap -= own_rate[lo];
+      done[lo] = 1;
+      left--;
+      continue;
+    }
+    for (int i = 0; i < k; i++)
+      if (live[i] && !done[i])
+        x[i] = cap / left;
+    break;
+  }
+}
+
+/* When booking u finishes with its uplink shared, in seconds from the start. */
+static double uplink_finish(int u)
+{
+  double rem[STUB_UPLINK_MAX], rate[STUB_UPLINK_MAX], x[STUB_UPLINK_MAX], t = 0;
+  int live[STUB_UPLINK_MAX], k = 0, me = 0;
+  for (int i = 0; i < uplink_nuses; i++) {
+    const struct uplink_use *b = &uplink_uses[i];
+    if (b->link != uplink_uses[u].link || b->dir != uplink_uses[u].dir || b->own_s <= 0)
+      continue;
+    me = i == u ? k : me;
+    rem[k] = b->bytes;
+    rate[k] = b->bytes / b->own_s;
+    live[k++] = 1;
+  }
+  for (int round = 0; round <= k; round++) {
+    uplink_shares(rate, live, k, x);
+    double dt = -1;
+    for (int i = 0; i < k; i++)
+      if (live[i] && (dt < 0 || rem[i] / x[i] < dt))
+        dt = rem[i] / x[i];
+    t += dt;
+    for (int i = 0; i < k; i++) {
+      if (!live[i])
+        continue;
+      rem[i] -= x[i] * dt;
+      if (rem[i] <= 1e-6 * uplink_uses[u].bytes) {
+        live[i] = 0;
+        if (i == me)
+          return t;
+      }
+    }
+  }
+  return t;
+}
+
+/* How much longer the stream's copies took with its uplink shared (1: no
+ * sharing, or not "a100-uplink"). */
+static double uplink_slowdown(const struct CUstream_st *stream)
+{
+  double f = 1.0;
+  uplink_closed = 1;
+  for (int i = 0; i < uplink_nuses; i++)
+    if (uplink_uses[i].stream == stream && uplink_uses[i].own_s > 0) {
+      double g = uplink_finish(i) / uplink_uses[i].own_s;
+      f = g > f ? g : f;
+    }
+  return f;
+}
+
 /* The data movement shared by memcpy, peer memcpy and gr_copy, with the
  * scenario rules; the caller has checked the places and counted the call. */
 static gr_cu_result do_copy(uintptr_t dst, struct place d, uintptr_t src, struct place s, size_t bytes,
@@ -368,7 +500,9 @@ static gr_cu_result do_copy(uintptr_t dst, struct place d, uintptr_t src, struct
     memmove((void *)dst, (const void *)src, bytes);
   if (s.dev == 1 && d.dev == 3 && bytes > 4097 && stub_scenario_is("corrupt"))
     ((unsigned char *)dst)[4097] ^= 1u;
-  stream->clock += (double)bytes / (copy_rate(s.dev, d.dev) * factor * 1e9) + latency;
+  double own = (double)bytes / (copy_rate(s.dev, d.dev) * factor * pull_factor(stream, s, d) * 1e9);
+  uplink_note(stream, d, s, bytes, own);
+  stream->clock += own + latency;
   return CU_OK;
 }
 
@@ -882,6 +1016,7 @@ gr_cu_result cuStreamSynchronize(gr_cu_stream stream)
     goto out_;
   if (is_lost(s->dev))
     FAIL(CU_UNKNOWN);
+  uplink_closed = 1;
   LEAVE;
 }
 
@@ -956,6 +1091,7 @@ gr_cu_result cuEventRecord(gr_cu_event event, gr_cu_stream stream)
     FAIL(CU_UNKNOWN);
   e->recorded = 1;
   e->time = s->clock;
+  e->stream = s;
   LEAVE;
 }
 
@@ -967,6 +1103,7 @@ gr_cu_result cuEventSynchronize(gr_cu_event event)
     FAIL(CU_INVALID_HANDLE);
   if (is_lost(e->dev))
     FAIL(CU_UNKNOWN);
+  uplink_closed = 1;
   LEAVE;
 }
 
@@ -982,7 +1119,7 @@ gr_cu_result cuEventElapsedTime(float *ms, gr_cu_event start, gr_cu_event end)
     FAIL(CU_UNKNOWN);
   if (!a->recorded || !b->recorded || ((a->flags | b->flags) & EVENT_DISABLE_TIMING))
     FAIL(CU_INVALID_HANDLE);
-  *ms = (float)((b->time - a->time) * 1000.0);
+  *ms = (float)((b->time - a->time) * 1000.0 * (a->stream == b->stream ? uplink_slowdown(b->stream) : 1.0));
   LEAVE;
 }
 
@@ -1084,6 +1221,7 @@ gr_cu_result cuLaunchKernel(gr_cu_function f, unsigned int gx, unsigned int gy, 
       goto out_;
     if (!kernel_can_touch(s->dev, flag))
       FAIL(CU_ILLEGAL_ADDRESS);
+    uplink_spin();
   } else {
     /* gr_copy(dst, src, n): n 16-byte units */
     unsigned long long dst = param_u64(params, 0), src = param_u64(params, 1), n = param_u64(params, 2);

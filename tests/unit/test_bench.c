@@ -28,6 +28,9 @@ struct fake {
   bool lost[NG];
   bool no_nccl;
   char err[128];
+  double pull_factor;   /* GPU -> GPU copies issued by the destination (spec.read) run at this x the rate; 0: 1 */
+  int reads;            /* copies asked with spec.read */
+  double host_ceiling;  /* copy_many: host copies at once share this many GB/s per direction; 0: none */
 };
 
 static const char *const busids[NG] = {"0000:01:00.0", "0000:02:00.0", "0000:41:00.0", "0000:44:00.0"};
@@ -80,9 +83,11 @@ static int f_copy(void *st, const struct gr_copy_spec *s, struct gr_copy_sample 
     return -1;
   }
   out->via_host = s->src >= 0 && s->dst >= 0 && s->src != s->dst && !f->can_peer[s->src][s->dst];
-  out->seconds[0] = (double)s->bytes * s->loops / (rate(f, s->src, s->dst) * 1e9) + 2e-6 * s->loops;
+  double pull = s->read && f->pull_factor > 0 ? f->pull_factor : 1.0;
+  f->reads += s->read;
+  out->seconds[0] = (double)s->bytes * s->loops / (rate(f, s->src, s->dst) * pull * 1e9) + 2e-6 * s->loops;
   if (s->reverse)
-    out->seconds[1] = (double)s->bytes * s->loops / (rate(f, s->dst, s->src) * 1e9) + 2e-6 * s->loops;
+    out->seconds[1] = (double)s->bytes * s->loops / (rate(f, s->dst, s->src) * pull * 1e9) + 2e-6 * s->loops;
   if (s->src == f->corrupt_src && s->dst == f->corrupt_dst && s->bytes > 4097) {
     out->corrupt = true;
     out->bad_offset = 4097;
@@ -115,11 +120,37 @@ static int f_ar(void *st, const struct gr_ar_spec *spec, struct gr_ar_sample *ou
 
 static const char *f_name(void *st) { (void)st; return "NCCL 9.9.9"; }
 
+/* Copies at once: each as f_copy alone, then, with host_ceiling, every
+ * one stretched so that together they move no more than the ceiling (a
+ * root complex the topology does not show). */
+static int f_copy_many(void *st, const struct gr_copy_spec *specs, int n, struct gr_copy_sample *out)
+{
+  struct fake *f = st;
+  double bytes = 0, longest = 0;
+  for (int i = 0; i < n; i++) {
+    if (f_copy(st, &specs[i], &out[i]) != 0)
+      return -1;
+    bytes += (double)specs[i].bytes * specs[i].loops;
+    longest = out[i].seconds[0] > longest ? out[i].seconds[0] : longest;
+  }
+  double least = f->host_ceiling > 0 ? bytes / (f->host_ceiling * 1e9) : 0;
+  for (int i = 0; i < n && least > longest; i++)
+    out[i].seconds[0] = least;
+  return 0;
+}
+
 static const struct gr_bench_backend fake_backend = {
     .name = "fake", .init = f_init, .shutdown = f_shutdown, .last_error = f_last_error,
     .device_count = f_count, .device_busid = f_busid, .set_numa = f_set_numa, .can_peer = f_can_peer,
     .free_bytes = f_free, .copy = f_copy, .device_lost = f_lost, .allreduce_open = f_ar_open,
     .allreduce = f_ar, .collective_name = f_name,
+};
+/* the same with copies at once (the aggregate tests) */
+static const struct gr_bench_backend fake_gang_backend = {
+    .name = "fake", .init = f_init, .shutdown = f_shutdown, .last_error = f_last_error,
+    .device_count = f_count, .device_busid = f_busid, .set_numa = f_set_numa, .can_peer = f_can_peer,
+    .free_bytes = f_free, .copy = f_copy, .copy_many = f_copy_many, .device_lost = f_lost,
+    .allreduce_open = f_ar_open, .allreduce = f_ar, .collective_name = f_name,
 };
 
 /* Like the stand-in library's default: GPU1's link trains at x8. */
@@ -150,6 +181,7 @@ struct world {
   struct gr_bench_report rep;
   struct fake f;
   size_t bytes, ar_max; /* the copy size and --allreduce-max; 0: 4 MiB and 16 MiB */
+  bool gang;            /* the backend runs copies at once (copy_many) */
 };
 
 static void world_run(struct world *w, bool with_topology)
@@ -171,7 +203,7 @@ static void world_run(struct world *w, bool with_topology)
   w->cfg.bytes = w->bytes ? w->bytes : (size_t)4 << 20;
   w->cfg.progress = false;
   w->cfg.ar_max_bytes = w->ar_max ? w->ar_max : (size_t)16 << 20;
-  if (gr_bench_run(&fake_backend, &w->f, &w->cfg, &w->links, &w->rep, &err) != 0)
+  if (gr_bench_run(w->gang ? &fake_gang_backend : &fake_backend, &w->f, &w->cfg, &w->links, &w->rep, &err) != 0)
     fail_msg("%s", err.msg);
 }
 
@@ -510,6 +542,114 @@ static void test_mpi_sizes(void **state)
   assert_int_equal(gr_mpi_iters(1 << 30, false), 5);
 }
 
+/* Reads (pulls) are issued with spec.read, held against the pair's path as
+ * writes are, and a read under its floor where the write is faster says
+ * that peer reads are slower on this path. */
+static void test_read_variants(void **state)
+{
+  struct world *w = calloc(1, sizeof(*w));
+  (void)state;
+  fake_default(&w->f);
+  w->f.pull_factor = 0.5;
+  world_run(w, true);
+  assert_true(w->f.reads > 0);
+  const struct gr_bench_result *wr = result(&w->rep, GR_BK_P2P, 2, 3), *rd = result(&w->rep, GR_BK_P2P_READ, 2, 3);
+  const struct gr_bench_result *bi = result(&w->rep, GR_BK_P2P_BIDIR_READ, 2, 3);
+  assert_non_null(wr);
+  assert_non_null(rd);
+  assert_non_null(bi);
+  assert_float_equal(rd->median, wr->median / 2, 0.3);
+  assert_float_equal(rd->limit_gbps, wr->limit_gbps, 1e-9);
+  assert_true(bi->reverse_median > 0);
+  assert_non_null(finding_with(&w->rep, "bench.p2p-bw", "GPU2 0000:41:00.0 -> GPU3 0000:44:00.0 (direct P2P, pulled"));
+  assert_non_null(finding_with(&w->rep, "bench.p2p-bw", "peer reads are slower than posted writes"));
+  assert_null(finding_with(&w->rep, "bench.p2p-bw", "GPU2 0000:41:00.0 -> GPU3 0000:44:00.0 (direct P2P),"));
+  assert_non_null(finding_with(&w->rep, "bench.no-peer", "no nvbandwidth counterpart"));
+  world_free(w);
+  free(w);
+}
+
+/* Host <-> all GPUs at once: skipped without copy_many; with it, the
+ * aggregate over the common window, each GPU's own row, the limit from
+ * each GPU's own link (epyc-riser shares no uplink among the GPUs), and a
+ * warning when something the topology does not show caps them together. */
+static void test_aggregates(void **state)
+{
+  struct world *w = calloc(1, sizeof(*w));
+  (void)state;
+  fake_default(&w->f);
+  world_run(w, true);
+  const struct gr_bench_result *sum = result(&w->rep, GR_BK_H2D_ALL, GR_BENCH_HOST, GR_BENCH_ALL);
+  assert_non_null(sum);
+  assert_int_equal(sum->status, GR_BS_SKIPPED);
+  assert_null(finding_with(&w->rep, "bench.host-aggregate", NULL));
+  world_free(w);
+
+  memset(w, 0, sizeof(*w));
+  fake_default(&w->f);
+  w->gang = true;
+  world_run(w, true);
+  sum = result(&w->rep, GR_BK_H2D_ALL, GR_BENCH_HOST, GR_BENCH_ALL);
+  assert_non_null(sum);
+  assert_int_equal(sum->status, GR_BS_OK);
+  assert_int_equal(sum->at_once, NG);
+  /* GPU1 (12 GB/s) sets the common window: 4 x about 12, not the 84 of the sum of rates */
+  assert_float_equal(sum->median, 4 * 12.0, 1.5);
+  assert_true(sum->sum_rates_gbps > 80);
+  assert_float_equal(sum->limit_gbps, 4 * 15.75, 0.1); /* 4 x GPU1's x8 link: no shared uplink */
+  assert_float_equal(sum->own_limits_gbps, 3 * 31.5 + 15.75, 0.2);
+  assert_string_equal(sum->shared, "");
+  const struct gr_bench_result *one = result(&w->rep, GR_BK_H2D_ALL, GR_BENCH_HOST, 2);
+  assert_non_null(one);
+  assert_float_equal(one->median, 24, 0.5);
+  assert_non_null(finding_with(&w->rep, "bench.host-aggregate", "holds in measurement"));
+  assert_non_null(result(&w->rep, GR_BK_D2H_ALL, GR_BENCH_ALL, GR_BENCH_HOST));
+  world_free(w);
+
+  memset(w, 0, sizeof(*w));
+  fake_default(&w->f);
+  w->gang = true;
+  w->f.host_ceiling = 20;
+  world_run(w, true);
+  sum = result(&w->rep, GR_BK_H2D_ALL, GR_BENCH_HOST, GR_BENCH_ALL);
+  assert_float_equal(sum->median, 20, 0.5);
+  const struct gr_finding *fw = finding_with(&w->rep, "bench.host-aggregate", "does not hold in measurement");
+  assert_non_null(fw);
+  assert_int_equal(fw->sev, GR_SEV_WARN);
+  assert_non_null(strstr(fw->text, "host -> 4 GPUs at once: 20.0 GB/s"));
+  world_free(w);
+
+  /* a copy that fails at once: the summary row carries the error, once */
+  memset(w, 0, sizeof(*w));
+  fake_default(&w->f);
+  w->gang = true;
+  w->f.error_src = GR_BENCH_HOST;
+  w->f.error_dst = 2;
+  world_run(w, true);
+  sum = result(&w->rep, GR_BK_H2D_ALL, GR_BENCH_HOST, GR_BENCH_ALL);
+  assert_int_equal(sum->status, GR_BS_ERROR);
+  assert_int_equal(result(&w->rep, GR_BK_H2D_ALL, GR_BENCH_HOST, 2)->status, GR_BS_SKIPPED);
+  assert_non_null(finding_with(&w->rep, "bench.copy-error", "host -> all GPUs (host -> all GPUs at once, ce)"));
+  assert_null(finding_with(&w->rep, "bench.host-aggregate", "host -> 4 GPUs"));
+  assert_non_null(finding_with(&w->rep, "bench.host-aggregate", "4 GPUs -> host")); /* the other way runs */
+  world_free(w);
+  free(w);
+}
+
+/* --like nvbandwidth: its sizes and repetitions on top of the defaults. */
+static void test_like_nvbandwidth(void **state)
+{
+  struct gr_bench_config c;
+  (void)state;
+  gr_bench_config_defaults(&c, false);
+  gr_bench_config_like_nvbandwidth(&c);
+  assert_int_equal(c.bytes, (size_t)512 << 20);
+  assert_int_equal(c.loops, 16);
+  assert_int_equal(c.samples, 3);
+  assert_true(c.sm);
+  assert_true(c.like_nvbandwidth);
+}
+
 int main(void)
 {
   const struct CMUnitTest tests[] = {
@@ -519,6 +659,7 @@ int main(void)
       cmocka_unit_test(test_gpu_lost),   cmocka_unit_test(test_no_nccl),    cmocka_unit_test(test_size_text),
       cmocka_unit_test(test_allreduce_caps), cmocka_unit_test(test_small_copy_text),
       cmocka_unit_test(test_mpi_report), cmocka_unit_test(test_mpi_sizes),
+      cmocka_unit_test(test_read_variants), cmocka_unit_test(test_aggregates), cmocka_unit_test(test_like_nvbandwidth),
   };
   return cmocka_run_group_tests(tests, setup, NULL);
 }

@@ -523,14 +523,18 @@ static int enable_peer(struct cuda *c, int a, int b)
 }
 
 /* Source and destination of one direction. Host endpoints use the pinned
- * buffers of the GPU at the other end (on that GPU's NUMA node). */
-static void plan_leg(struct cuda *c, int from, int to, enum gr_engine eng, struct leg *l)
+ * buffers of the GPU at the other end (on that GPU's NUMA node). A copy
+ * between two GPUs is issued by the source (push, a posted write) unless
+ * read: then the destination issues it and pulls (nvbandwidth's _read_
+ * tests: cuMemcpyPeerAsync on the destination's stream, or the SM kernel
+ * on the destination loading the peer's memory). */
+static void plan_leg(struct cuda *c, int from, int to, enum gr_engine eng, bool read, struct leg *l)
 {
   int gpu_of_host = from == GR_BENCH_HOST ? to : from;
   memset(l, 0, sizeof(*l));
   l->from = from;
   l->to = to;
-  l->exec = from == GR_BENCH_HOST ? to : from;
+  l->exec = from == GR_BENCH_HOST || (read && to != GR_BENCH_HOST) ? to : from;
   if (from == GR_BENCH_HOST) {
     struct host_buf *h = &c->d[gpu_of_host].host[0];
     l->src = eng == GR_ENGINE_SM ? h->dptr : (gr_cu_deviceptr)(uintptr_t)h->p;
@@ -669,9 +673,9 @@ static int prepare_legs(struct cuda *c, const struct gr_copy_spec *s, struct leg
     if (gpus[k] != GR_BENCH_HOST && ensure_buffers(c, gpus[k], s->bytes) != 0)
       return -1;
   *nlegs = s->reverse ? 2 : 1;
-  plan_leg(c, s->src, s->dst, s->engine, &legs[0]);
+  plan_leg(c, s->src, s->dst, s->engine, s->read, &legs[0]);
   if (s->reverse)
-    plan_leg(c, s->dst, s->src, s->engine, &legs[1]);
+    plan_leg(c, s->dst, s->src, s->engine, s->read, &legs[1]);
   for (int i = 0; i < *nlegs; i++) {
     bool direct = legs[i].peer && cuda_can_peer(c, legs[i].from, legs[i].to);
     if (direct && (enable_peer(c, legs[i].from, legs[i].to) != 0 || enable_peer(c, legs[i].to, legs[i].from) != 0))
