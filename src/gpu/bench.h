@@ -53,7 +53,7 @@ struct gr_bench_result {
   char *note;              /* why skipped, the error, or the corruption; NULL if none */
   bool via_host;
   int nsamples;
-  double samples[GR_BENCH_MAX_SAMPLES]; /* GB/s, or microseconds for latency */
+  double samples[GR_BENCH_MAX_SAMPLES]; /* GB/s, microseconds for latency, ns per load for chase */
   double median, min, max, spread_pct;  /* spread = (max - min) / median */
   double reverse_median;   /* bidirectional: the other direction, GB/s */
   double limit_gbps;       /* theoretical per direction of the narrowest link, 0 unknown */
@@ -61,6 +61,7 @@ struct gr_bench_result {
   double predicted_gbps;   /* the topology model's prediction, 0 none */
   double floor_gbps;       /* below this it is a finding, 0 no rule */
   char link[64];           /* the limit in words: "Gen4 x16", "Gen4 x8 (link runs below its Gen4 x16)" */
+  long mismatched_words;   /* GR_BS_CORRUPT: 32-bit words wrong in the destination(s) of the failed run */
 };
 
 struct gr_ar_row {
