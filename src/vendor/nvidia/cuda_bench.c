@@ -327,6 +327,8 @@ static int ensure_buffers(struct cuda *c, int dev, size_t bytes)
   if (use(c, dev) != 0)
     return -1;
   dev_free_buffers(c, d);
+  if (!d->scratch) /* here, not at open: an all-reduce-only run (bench --mpi) keeps all its memory */
+    CU(c->f.MemAlloc(&d->scratch, 32), "cuMemAlloc", dev);
   for (int i = 0; i < 2; i++) {
     CU(c->f.MemAlloc(&d->buf[i], bytes), "cuMemAlloc", dev);
     if (host_alloc(c, &d->host[i], bytes, d->numa, dev) != 0) {
@@ -375,7 +377,6 @@ static int dev_open(struct cuda *c, int i)
   CU(c->f.ModuleGetFunction(&d->copyk, d->mod, "gr_copy"), "cuModuleGetFunction gr_copy", i);
   CU(c->f.ModuleGetFunction(&d->comparek, d->mod, "gr_compare"), "cuModuleGetFunction gr_compare", i);
   CU(c->f.ModuleGetFunction(&d->chasek, d->mod, "gr_chase"), "cuModuleGetFunction gr_chase", i);
-  CU(c->f.MemAlloc(&d->scratch, 32), "cuMemAlloc", i);
 out:
   return rc;
 }
