@@ -430,14 +430,14 @@ static double sample_value(const struct gr_copy_spec *sp, const struct gr_copy_s
  * were queued: its figure is dropped, and said. */
 static void report_spin_timeout(struct run *r, struct gr_bench_result *res, int dropped, int runs)
 {
-  char a[16], b[16];
+  char a[64], b[64];
   finding(r->rep, GR_SEV_WARN, "bench.spin-timeout",
-          "%s -> %s (%s, %s): in %d of %d runs the spin kernel holding the GPU's stream gave up (after 10 s) "
+          "%s -> %s (%s, %s copy): in %d of %d runs the spin kernel holding the GPU's stream gave up (after 10 s) "
           "before gpurig released it, so the copies were not all queued when the clock started: a slow or stalled "
           "host thread or driver queue. %s Run the bench again on an idle machine; if it recurs, look for CPU "
           "starvation (other load, a cgroup CPU limit) or a driver stall (dmesg, `gpurig doctor`).",
-          gr_bench_endpoint(res->src, a, sizeof(a)), gr_bench_endpoint(res->dst, b, sizeof(b)),
-          gr_bench_kind_title(res->kind), gr_engine_name(res->engine), dropped, runs,
+          gpu_label(r->rep, res->src, a, sizeof(a)), gpu_label(r->rep, res->dst, b, sizeof(b)),
+          gr_bench_kind_title(res->kind), res->engine == GR_ENGINE_SM ? "SM" : "copy-engine", dropped, runs,
           res->nsamples ? "The figure is the median of the other runs." : "No run is left: the test has no figure.");
   if (!res->nsamples) {
     res->status = GR_BS_ERROR;
