@@ -22,6 +22,7 @@
 #define MIB ((size_t)1 << 20)
 #define LATENCY_BYTES 16
 #define LATENCY_LOOPS 100
+#define CHASE_MIN_BYTES (4 * MIB) /* a pointer chase spans at least this: 32768 lines, 6 runs of 5000 hops */
 #define WARMUP_COPIES 4 /* untimed copies before each run's start event (nvbandwidth's WARMUP_COUNT) */
 
 struct run {
@@ -623,12 +624,13 @@ static void latency_tests(struct run *r, int n)
     for (int b = 0; b < n; b++)
       if (a != b)
         run_copy(r, GR_BK_LATENCY, GR_ENGINE_CE, a, b, LATENCY_BYTES, LATENCY_LOOPS);
+  size_t chase_bytes = r->rep->cfg.bytes > CHASE_MIN_BYTES ? r->rep->cfg.bytes : CHASE_MIN_BYTES;
   for (int g = 0; g < n && r->be->chase; g++)
-    run_chase(r, GR_BENCH_HOST, g, r->rep->cfg.bytes);
+    run_chase(r, GR_BENCH_HOST, g, chase_bytes);
   for (int a = 0; a < n; a++)
     for (int b = 0; b < n; b++)
       if (chase_pair(r, a, b))
-        run_chase(r, a, b, r->rep->cfg.bytes);
+        run_chase(r, a, b, chase_bytes);
 }
 
 /* ------------------------------------------------------------ all-reduce */

@@ -25,8 +25,9 @@
 #define COMPARE_THREADS 256
 #define COMPARE_BLOCKS_PER_SM 4
 #define SPIN_SLOTS (2 * GR_BENCH_GANG_MAX) /* a timeout word per leg of a gang */
-#define CHASE_STEPS 10000ULL /* dependent loads per chase run: ~10 ms at 1 us each */
-#define CHASE_STRIDE_NODES 521 /* 4168 bytes between hops: past a 4 KiB page, not a power of two */
+#define CHASE_STEPS 5000ULL /* dependent loads per chase run: ~5 ms at 1 us each */
+#define CHASE_NODE_BYTES 128 /* one chain node per 128-byte L2 line: no two hops share a line */
+#define CHASE_STRIDE_NODES 33 /* 4224 bytes between hops: past a 4 KiB page, not a power of two */
 #define VERIFY_WINDOW ((size_t)16 << 20) /* all-reduce: bytes checked at each end */
 
 extern const char gr_bench_ptx[]; /* generated from bench_kernels.ptx */
@@ -904,13 +905,15 @@ static size_t gcd_size(size_t a, size_t b)
   return a;
 }
 
-/* The nodes of a chain over `bytes`: node i holds the address of node
- * (i + CHASE_STRIDE_NODES) mod n, a single cycle through every node when n
- * and the stride share no factor (n is lowered until they do not). Each hop
- * lands 4168 bytes on, in another page, where no prefetcher follows. */
+/* The nodes of a chain over `bytes`, one at the start of each 128-byte
+ * line: node i holds the address of node (i + CHASE_STRIDE_NODES) mod n, a
+ * single cycle through every line when n and the stride share no factor (n
+ * is lowered until they do not), so a line is read again only after all n.
+ * Each hop lands 4224 bytes on, in another 4 KiB page, where no prefetcher
+ * follows. */
 static size_t chain_length(size_t bytes)
 {
-  size_t n = bytes / 8;
+  size_t n = bytes / CHASE_NODE_BYTES;
   while (n > CHASE_STRIDE_NODES && gcd_size(n, CHASE_STRIDE_NODES) != 1)
     n--;
   return n > CHASE_STRIDE_NODES ? n : 0;
@@ -919,7 +922,7 @@ static size_t chain_length(size_t bytes)
 static void chain_fill(uint64_t *w, size_t n, gr_cu_deviceptr base)
 {
   for (size_t i = 0; i < n; i++)
-    w[i] = base + ((i + CHASE_STRIDE_NODES) % n) * 8;
+    w[i * (CHASE_NODE_BYTES / 8)] = base + ((i + CHASE_STRIDE_NODES) % n) * CHASE_NODE_BYTES;
 }
 
 /* Lays the chain out in GPU target's buf[1] (through its pinned staging
@@ -944,7 +947,8 @@ static int chain_ready(struct cuda *c, int exec, int target, size_t n, gr_cu_dev
     return -1;
   chain_fill(t->host[1].p, n, t->buf[1]);
   t->host[1].chain_nodes = 0; /* its own chain, if any, is overwritten */
-  CU(c->f.MemcpyAsync(t->buf[1], (gr_cu_deviceptr)(uintptr_t)t->host[1].p, n * 8, t->s[0]), "cuMemcpyAsync", target);
+  CU(c->f.MemcpyAsync(t->buf[1], (gr_cu_deviceptr)(uintptr_t)t->host[1].p, n * CHASE_NODE_BYTES, t->s[0]),
+     "cuMemcpyAsync", target);
   CU(c->f.StreamSynchronize(t->s[0]), "cuStreamSynchronize", target);
   t->chain_nodes = n;
 out:
@@ -959,7 +963,7 @@ static int chase_run(struct cuda *c, int exec, gr_cu_deviceptr base, size_t n, s
   struct cudev *x = &c->d[exec];
   unsigned long long steps = CHASE_STEPS;
   size_t at = (size_t)(c->chase_calls++ * CHASE_STEPS % n) * CHASE_STRIDE_NODES % n;
-  gr_cu_deviceptr start = base + at * 8, result = x->scratch + 16;
+  gr_cu_deviceptr start = base + at * CHASE_NODE_BYTES, result = x->scratch + 16;
   void *params[] = {&start, &steps, &result};
   int rc = 0;
   if (use(c, exec) != 0)
@@ -985,7 +989,8 @@ static int cuda_chase(void *state, int exec, int target, size_t bytes, struct gr
   c->err[0] = '\0';
   memset(out, 0, sizeof(*out));
   if (n == 0) {
-    snprintf(c->err, sizeof(c->err), "a pointer chase needs more than %d x 8 bytes", CHASE_STRIDE_NODES);
+    snprintf(c->err, sizeof(c->err), "a pointer chase needs more than %d x %d bytes", CHASE_STRIDE_NODES,
+             CHASE_NODE_BYTES);
     return -1;
   }
   if (target != GR_BENCH_HOST && target != exec && !cuda_can_peer(c, exec, target)) {
