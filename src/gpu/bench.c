@@ -22,6 +22,8 @@
 #define MIB ((size_t)1 << 20)
 #define LATENCY_BYTES 16
 #define LATENCY_LOOPS 100
+#define CHASE_MIN_BYTES (4 * MIB) /* a pointer chase spans at least this: 32768 lines, 6 runs of 5000 hops */
+#define WARMUP_COPIES 4 /* untimed copies before each run's start event (nvbandwidth's WARMUP_COUNT) */
 
 struct run {
   const struct gr_bench_backend *be;
@@ -415,9 +417,10 @@ static void report_corrupt(struct run *r, struct gr_bench_result *res, const str
 {
   char a[64], b[64], note[320];
   int from = s->corrupt_dir ? res->dst : res->src, to = s->corrupt_dir ? res->src : res->dst;
-  snprintf(note, sizeof(note), "byte %zu of the destination was 0x%02x instead of 0x%02x", s->bad_offset, s->got,
-           s->expected);
+  snprintf(note, sizeof(note), "byte %zu of the destination was 0x%02x instead of 0x%02x (%ld wrong 32-bit word%s)",
+           s->bad_offset, s->got, s->expected, s->mismatches, s->mismatches == 1 ? "" : "s");
   res->status = GR_BS_CORRUPT;
+  res->mismatched_words = s->mismatches;
   free(res->note);
   res->note = xstrdup(note);
   bool pair = res->src >= 0 && res->dst >= 0 && res->src != res->dst;
@@ -440,13 +443,36 @@ static double sample_value(const struct gr_copy_spec *sp, const struct gr_copy_s
   return (double)sp->bytes * sp->loops / t / 1e9;
 }
 
-/* Runs one test: warm-up, then samples; fills res. */
+/* A run whose spin kernel gave up started its clock before all its copies
+ * were queued: its figure is dropped, and said. */
+static void report_spin_timeout(struct run *r, struct gr_bench_result *res, int dropped, int runs)
+{
+  char a[64], b[64];
+  finding(r->rep, GR_SEV_WARN, "bench.spin-timeout",
+          "%s -> %s (%s, %s copy): in %d of %d runs the spin kernel holding the GPU's stream gave up (after 10 s) "
+          "before gpurig released it, so the copies were not all queued when the clock started: a slow or stalled "
+          "host thread or driver queue. %s Run the bench again on an idle machine; if it recurs, look for CPU "
+          "starvation (other load, a cgroup CPU limit) or a driver stall (dmesg, `gpurig doctor`).",
+          gpu_label(r->rep, res->src, a, sizeof(a)), gpu_label(r->rep, res->dst, b, sizeof(b)),
+          gr_bench_kind_title(res->kind), res->engine == GR_ENGINE_SM ? "SM" : "copy-engine", dropped, runs,
+          res->nsamples ? "The figure is the median of the other runs." : "No run is left: the test has no figure.");
+  if (!res->nsamples) {
+    res->status = GR_BS_ERROR;
+    free(res->note);
+    res->note = xstrdup("every run's spin kernel timed out before the copies were queued");
+  }
+}
+
+/* Runs one test: warm-up, then samples; fills res. Each run queues
+ * WARMUP_COPIES untimed copies before its start event, except the 16-byte
+ * latency test, whose first copy is what it times. */
 static void measure(struct run *r, struct gr_bench_result *res, const struct gr_copy_spec *base)
 {
   struct gr_copy_spec sp = *base;
   struct gr_copy_sample s;
   double rev[GR_BENCH_MAX_SAMPLES];
-  int nrev = 0;
+  int nrev = 0, dropped = 0, runs = 0;
+  sp.warmup = sp.kind == GR_BK_LATENCY ? 0 : WARMUP_COPIES;
   for (int i = -r->cfg->warmup; i < r->cfg->samples && i < GR_BENCH_MAX_SAMPLES; i++) {
     sp.seed = (unsigned)(r->rep->nresults * 131 + (size_t)(i + 8));
     if (r->be->copy(r->st, &sp, &s) != 0) {
@@ -462,6 +488,11 @@ static void measure(struct run *r, struct gr_bench_result *res, const struct gr_
     }
     if (i < 0)
       continue;
+    runs++;
+    if (s.spin_timeout) {
+      dropped++;
+      continue;
+    }
     res->samples[res->nsamples++] = sample_value(&sp, &s, 0);
     if (sp.reverse)
       rev[nrev++] = sample_value(&sp, &s, 1);
@@ -471,6 +502,8 @@ static void measure(struct run *r, struct gr_bench_result *res, const struct gr_
     double mn, mx, spr;
     gr_bench_stats(rev, nrev, &res->reverse_median, &mn, &mx, &spr);
   }
+  if (dropped)
+    report_spin_timeout(r, res, dropped, runs);
 }
 
 static void run_copy(struct run *r, enum gr_bench_kind k, enum gr_engine e, int src, int dst, size_t bytes,
@@ -509,6 +542,12 @@ static void run_copy(struct run *r, enum gr_bench_kind k, enum gr_engine e, int 
   set_limits(r, res);
 }
 
+/* Pairs whose pointer chase runs: peer access either way round. */
+static bool chase_pair(struct run *r, int mem, int exec)
+{
+  return mem != exec && r->be->chase && r->be->can_peer(r->st, exec, mem);
+}
+
 static void plan_count(struct run *r, int n)
 {
   size_t per_gpu = 4 + (r->cfg->sm ? 3 : 0) + 2; /* h2d d2h bidir local [sm x3] latency x2 */
@@ -516,6 +555,11 @@ static void plan_count(struct run *r, int n)
   size_t pairs = (size_t)n * (size_t)(n - 1);
   r->total = (size_t)n * per_gpu + pairs * per_pair + pairs; /* bidir write and read once per pair */
   r->total += n > 1 ? 2 : 0;                                   /* host -> all GPUs, all GPUs -> host */
+  for (int a = 0; a < n && r->be->chase; a++) { /* pointer chases: host -> each GPU, peer pairs */
+    r->total++;
+    for (int b = 0; b < n; b++)
+      r->total += chase_pair(r, a, b);
+  }
 }
 
 static void host_tests(struct run *r, int n, size_t bytes)
@@ -819,6 +863,43 @@ static void aggregate_tests(struct run *r, int n, size_t bytes)
   aggregate_run(r, GR_BK_D2H_ALL, n, bytes);
 }
 
+/* One pointer-chase test: GPU exec follows dependent loads through the
+ * memory of `mem` (a GPU, or pinned host memory); the result runs from the
+ * memory to the GPU reading it, ns per load. */
+static void run_chase(struct run *r, int mem, int exec, size_t bytes)
+{
+  char a[16], b[16], what[64];
+  struct gr_bench_result *res = add_result(r->rep, GR_BK_CHASE, GR_ENGINE_SM, mem, exec);
+  struct gr_chase_sample cs;
+  int dropped = 0, runs = 0;
+  snprintf(what, sizeof(what), "chase %s->%s", gr_bench_endpoint(mem, a, sizeof(a)), gr_bench_endpoint(exec, b, sizeof(b)));
+  progress(r, what);
+  r->done++;
+  if (involves_lost(r, mem, exec)) {
+    res->status = GR_BS_SKIPPED;
+    res->note = xstrdup("a GPU it needs stopped answering earlier");
+    return;
+  }
+  for (int i = -r->cfg->warmup; i < r->cfg->samples && i < GR_BENCH_MAX_SAMPLES; i++) {
+    if (r->be->chase(r->st, exec, mem, bytes, &cs) != 0) {
+      res->status = GR_BS_ERROR;
+      res->note = xstrdup(r->be->last_error(r->st));
+      mark_lost(r, res);
+      return;
+    }
+    if (i < 0)
+      continue;
+    runs++;
+    if (cs.spin_timeout)
+      dropped++;
+    else
+      res->samples[res->nsamples++] = cs.ns_per_load;
+  }
+  gr_bench_stats(res->samples, res->nsamples, &res->median, &res->min, &res->max, &res->spread_pct);
+  if (dropped)
+    report_spin_timeout(r, res, dropped, runs);
+}
+
 static void latency_tests(struct run *r, int n)
 {
   for (int g = 0; g < n; g++) {
@@ -829,6 +910,13 @@ static void latency_tests(struct run *r, int n)
     for (int b = 0; b < n; b++)
       if (a != b)
         run_copy(r, GR_BK_LATENCY, GR_ENGINE_CE, a, b, LATENCY_BYTES, LATENCY_LOOPS);
+  size_t chase_bytes = r->rep->cfg.bytes > CHASE_MIN_BYTES ? r->rep->cfg.bytes : CHASE_MIN_BYTES;
+  for (int g = 0; g < n && r->be->chase; g++)
+    run_chase(r, GR_BENCH_HOST, g, chase_bytes);
+  for (int a = 0; a < n; a++)
+    for (int b = 0; b < n; b++)
+      if (chase_pair(r, a, b))
+        run_chase(r, a, b, chase_bytes);
 }
 
 /* ------------------------------------------------------------ all-reduce */

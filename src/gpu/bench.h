@@ -60,7 +60,7 @@ struct gr_bench_result {
   char *note;              /* why skipped, the error, or the corruption; NULL if none */
   bool via_host;
   int nsamples;
-  double samples[GR_BENCH_MAX_SAMPLES]; /* GB/s, or microseconds for latency */
+  double samples[GR_BENCH_MAX_SAMPLES]; /* GB/s, microseconds for latency, ns per load for chase */
   double median, min, max, spread_pct;  /* spread = (max - min) / median */
   double reverse_median;   /* bidirectional: the other direction, GB/s */
   double limit_gbps;       /* theoretical per direction of the narrowest link, 0 unknown */
@@ -78,6 +78,7 @@ struct gr_bench_result {
   double alone_gbps;       /* GPUs x the slowest GPU's figure measured alone: what independent links give */
   double own_limits_gbps;  /* the sum of each GPU's own host-link limit */
   char shared[160];        /* the shared link that binds, in words; empty when none does */
+  long mismatched_words;   /* GR_BS_CORRUPT: 32-bit words wrong in the destination(s) of the failed run */
 };
 
 struct gr_ar_row {

@@ -260,11 +260,21 @@ static void print_pairs(FILE *out, const struct gr_bench_report *rep)
   }
 }
 
-static void print_latency(FILE *out, const struct gr_bench_report *rep)
+static bool any_result(const struct gr_bench_report *rep, enum gr_bench_kind k)
+{
+  for (size_t i = 0; i < rep->nresults; i++)
+    if (rep->results[i].kind == k)
+      return true;
+  return false;
+}
+
+/* A matrix over host and every GPU (row = from) of one latency kind. */
+static void latency_matrix(FILE *out, const struct gr_bench_report *rep, enum gr_bench_kind k, enum gr_engine e,
+                           const char *fmt)
 {
   int n = (int)rep->ngpus;
   char h[16];
-  fprintf(out, "\nLatency, microseconds per 16-byte copy (copy engine; median of runs of 100)\n%-6s", "from");
+  fprintf(out, "%-6s", "from");
   fprintf(out, " %9s", "host");
   for (int b = 0; b < n; b++) {
     snprintf(h, sizeof(h), "GPU%d", b);
@@ -274,18 +284,32 @@ static void print_latency(FILE *out, const struct gr_bench_report *rep)
   for (int a = -1; a < n; a++) {
     fprintf(out, "%-6s", gr_bench_endpoint(a, h, sizeof(h)));
     for (int b = -1; b < n; b++) {
-      const struct gr_bench_result *r = a == b ? NULL : find(rep, GR_BK_LATENCY, GR_ENGINE_CE, a, b);
+      const struct gr_bench_result *r = a == b ? NULL : find(rep, k, e, a, b);
       char v[24];
       if (!r)
         snprintf(v, sizeof(v), "-");
       else if (r->status != GR_BS_OK)
         snprintf(v, sizeof(v), "%s", gr_bench_status_name(r->status));
       else
-        snprintf(v, sizeof(v), "%.2f", r->median);
+        snprintf(v, sizeof(v), fmt, r->median);
       fprintf(out, " %9s", v);
     }
     fputc('\n', out);
   }
+}
+
+/* Two different quantities, side by side and each with its unit: the
+ * copy engine's time per 16-byte copy (issue and completion included, µs),
+ * and the SM's time per dependent load (ns), nvbandwidth's latency. */
+static void print_latency(FILE *out, const struct gr_bench_report *rep)
+{
+  fprintf(out, "\nLatency, microseconds per 16-byte copy (copy engine; median of runs of 100)\n");
+  latency_matrix(out, rep, GR_BK_LATENCY, GR_ENGINE_CE, "%.2f");
+  if (!any_result(rep, GR_BK_CHASE))
+    return;
+  fprintf(out, "\nLatency, nanoseconds per dependent 8-byte load (SM pointer chase, one thread, as nvbandwidth's "
+               "_latency_sm;\nrow = the memory read, column = the GPU reading it; - = no peer access)\n");
+  latency_matrix(out, rep, GR_BK_CHASE, GR_ENGINE_SM, "%.0f");
 }
 
 static void print_allreduce(FILE *out, const struct gr_bench_report *rep)
@@ -366,7 +390,14 @@ static json_t *endpoint_json(int e)
 static json_t *result_json(const struct gr_bench_result *r)
 {
   json_t *o = json_object(), *s = json_array();
-  bool lat = r->kind == GR_BK_LATENCY;
+  bool lat = r->kind == GR_BK_LATENCY, chase = r->kind == GR_BK_CHASE;
+  const char *unit[4] = {"samples_gbps", "median_gbps", "min_gbps", "max_gbps"};
+  if (lat || chase) {
+    unit[0] = lat ? "samples_us" : "samples_ns";
+    unit[1] = lat ? "median_us" : "latency_ns";
+    unit[2] = lat ? "min_us" : "min_ns";
+    unit[3] = lat ? "max_us" : "max_ns";
+  }
   json_object_set_new(o, "test", json_string(gr_bench_kind_name(r->kind)));
   json_object_set_new(o, "engine", json_string(gr_engine_name(r->engine)));
   json_object_set_new(o, "src_gpu", endpoint_json(r->src));
@@ -381,10 +412,10 @@ static json_t *result_json(const struct gr_bench_result *r)
   json_object_set_new(o, "via", pair ? json_string(r->via_host ? "host" : "p2p") : json_null());
   for (int i = 0; i < r->nsamples; i++)
     json_array_append_new(s, json_real(r->samples[i]));
-  json_object_set_new(o, lat ? "samples_us" : "samples_gbps", s);
-  json_object_set_new(o, lat ? "median_us" : "median_gbps", r->nsamples ? json_real(r->median) : json_null());
-  json_object_set_new(o, lat ? "min_us" : "min_gbps", r->nsamples ? json_real(r->min) : json_null());
-  json_object_set_new(o, lat ? "max_us" : "max_gbps", r->nsamples ? json_real(r->max) : json_null());
+  json_object_set_new(o, unit[0], s);
+  json_object_set_new(o, unit[1], r->nsamples ? json_real(r->median) : json_null());
+  json_object_set_new(o, unit[2], r->nsamples ? json_real(r->min) : json_null());
+  json_object_set_new(o, unit[3], r->nsamples ? json_real(r->max) : json_null());
   json_object_set_new(o, "spread_pct", r->nsamples ? json_real(r->spread_pct) : json_null());
   if (r->kind == GR_BK_HOST_BIDIR || r->kind == GR_BK_P2P_BIDIR || r->kind == GR_BK_P2P_BIDIR_READ)
     json_object_set_new(o, "reverse_median_gbps", jpos(r->reverse_median));
@@ -395,7 +426,9 @@ static json_t *result_json(const struct gr_bench_result *r)
     json_object_set_new(o, "own_limits_sum_gbps", jpos(r->own_limits_gbps));
     json_object_set_new(o, "shared_link", gr_json_text(r->shared[0] ? r->shared : NULL));
   }
-  if (!lat) {
+  if (r->status == GR_BS_CORRUPT)
+    json_object_set_new(o, "mismatched_words", json_integer(r->mismatched_words));
+  if (!lat && !chase) {
     json_object_set_new(o, "limit_gbps", jpos(r->limit_gbps));
     json_object_set_new(o, "nccl_gbps", jpos(r->nccl_gbps));
     json_object_set_new(o, "predicted_gbps", jpos(r->predicted_gbps));

@@ -76,7 +76,7 @@ static inline const char *stub_scenario(void)
                                       "busy",     "hang",        "xid",
                                       "burn-aer", "burn-replay", "burn-xid79",    "burn-throttle",
                                       "burn-stall", "healthy", "in-use", "burn-gemm-wrong", "net-corrupt",
-                                      "amd-pull", "a100-uplink"};
+                                      "amd-pull", "a100-uplink", "spin-timeout"};
   const char *s = getenv("GPURIG_STUB_SCENARIO");
   /* GPURIG_STUB_SCENARIO_FILE: the scenario is the file's first word, read
    * on every call, so a test can change it while gpurig runs (a GPU that
@@ -264,6 +264,11 @@ static inline int stub_nvlink_peer(int gpu, unsigned l, int *peer_gpu, unsigned 
 #define STUB_COPY_LATENCY 2e-6   /* seconds per copy or memset */
 #define STUB_KERNEL_FACTOR 0.9   /* gr_copy runs at 0.9 x the copy-engine rate */
 #define STUB_KERNEL_LATENCY 4e-6
+/* gr_chase: ns per dependent 8-byte load, by where the word is (plausible
+ * PCIe Gen4 and peer round trips, and a GDDR6X miss) */
+#define STUB_CHASE_HOST_NS 800.0
+#define STUB_CHASE_PEER_NS 1000.0
+#define STUB_CHASE_LOCAL_NS 500.0
 #define STUB_DEVICE_MEM (256ull * STUB_MIB) /* what cuMemAlloc may take per GPU */
 
 #endif

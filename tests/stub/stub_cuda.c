@@ -53,14 +53,14 @@ struct CUevent_st {
   const struct CUstream_st *stream; /* the stream of the last record (compared, never followed: "a100-uplink") */
 };
 
-enum func_kind { FUNC_SPIN, FUNC_COPY };
+enum func_kind { FUNC_SPIN, FUNC_COPY, FUNC_COMPARE, FUNC_CHASE };
 struct CUfunc_st {
   enum func_kind kind;
   struct CUmod_st *mod;
 };
 struct CUmod_st {
   int dev;
-  struct CUfunc_st spin, copy; /* the two kernels of src/vendor/nvidia/bench_kernels.ptx */
+  struct CUfunc_st spin, copy, compare, chase; /* the kernels of src/vendor/nvidia/bench_kernels.ptx */
   struct CUmod_st *next;
 };
 
@@ -173,6 +173,7 @@ static int vanish_calls; /* memcpy/memset/launch calls that involved GPU2 */
 static int vanish_lost;  /* GPU2 has gone */
 static atomic_uint aer_copies;  /* "burn-aer": host<->GPU1 cuMemcpyAsync calls that copied */
 static atomic_uint aer_rewrites; /* "burn-aer": rewrites of the AER file so far */
+static unsigned spin_gpu2;       /* "spin-timeout": gr_spin launches on GPU2's streams so far */
 
 #define DEVBIT(d) ((d) >= 0 ? 1u << (d) : 0u)
 
@@ -270,7 +271,7 @@ static struct CUmod_st *module_of(gr_cu_module m)
 static struct CUfunc_st *func_of(gr_cu_function f)
 {
   for (struct CUmod_st *p = modules; p; p = p->next)
-    if (f == &p->spin || f == &p->copy)
+    if (f == &p->spin || f == &p->copy || f == &p->compare || f == &p->chase)
       return f;
   return NULL;
 }
@@ -1135,7 +1136,8 @@ gr_cu_result cuModuleLoadData(gr_cu_module *module, const void *image)
     FAIL(CU_INVALID_VALUE);
   if (is_lost(c->dev))
     FAIL(CU_UNKNOWN);
-  if (!strstr(image, ".entry gr_spin") || !strstr(image, ".entry gr_copy"))
+  if (!strstr(image, ".entry gr_spin") || !strstr(image, ".entry gr_copy") || !strstr(image, ".entry gr_compare") ||
+      !strstr(image, ".entry gr_chase"))
     FAIL(CU_INVALID_IMAGE);
   struct CUmod_st *m = malloc(sizeof(*m));
   if (!m)
@@ -1143,6 +1145,8 @@ gr_cu_result cuModuleLoadData(gr_cu_module *module, const void *image)
   *m = (struct CUmod_st){.dev = c->dev, .next = modules};
   m->spin = (struct CUfunc_st){FUNC_SPIN, m};
   m->copy = (struct CUfunc_st){FUNC_COPY, m};
+  m->compare = (struct CUfunc_st){FUNC_COMPARE, m};
+  m->chase = (struct CUfunc_st){FUNC_CHASE, m};
   modules = m;
   *module = m;
   LEAVE;
@@ -1174,6 +1178,10 @@ gr_cu_result cuModuleGetFunction(gr_cu_function *func, gr_cu_module module, cons
     *func = &m->spin;
   else if (strcmp(name, "gr_copy") == 0)
     *func = &m->copy;
+  else if (strcmp(name, "gr_compare") == 0)
+    *func = &m->compare;
+  else if (strcmp(name, "gr_chase") == 0)
+    *func = &m->chase;
   else
     FAIL(CU_NOT_FOUND);
   LEAVE;
@@ -1186,11 +1194,131 @@ static unsigned long long param_u64(void **params, int i)
   return v;
 }
 
+static unsigned param_u32(void **params, int i)
+{
+  unsigned v;
+  memcpy(&v, params[i], sizeof(v));
+  return v;
+}
+
 /* Whether a kernel on GPU dev may touch memory at place p: its own memory,
  * a peer's after cuCtxEnablePeerAccess from dev's context, mapped host. */
 static int kernel_can_touch(int dev, struct place p)
 {
   return p.dev < 0 ? p.mapped : p.dev == dev || peer[dev][p.dev];
+}
+
+/* gr_spin(flag, timeout_ns, timed_out): the real kernel waits for the host
+ * to set *flag; here everything has already run, so it takes no time. Under
+ * "spin-timeout" the 2nd gr_spin on GPU2's streams gives up instead: it
+ * writes 1 to *timed_out, as the kernel does after timeout_ns. */
+static gr_cu_result run_spin(struct CUstream_st *s, void **params)
+{
+  struct place flag, out;
+  unsigned long long flag_addr = param_u64(params, 0), out_addr = param_u64(params, 2);
+  gr_cu_result r;
+  (void)param_u64(params, 1);
+  if (place_of(flag_addr, sizeof(int), &flag) != CU_OK || place_of(out_addr, sizeof(int), &out) != CU_OK)
+    return CU_INVALID_VALUE;
+  if ((r = vanish_work(DEVBIT(s->dev) | DEVBIT(flag.dev) | DEVBIT(out.dev))) != CU_OK)
+    return r;
+  if (!kernel_can_touch(s->dev, flag) || !kernel_can_touch(s->dev, out))
+    return CU_ILLEGAL_ADDRESS;
+  if (s->dev == 2 && stub_scenario_is("spin-timeout") && ++spin_gpu2 == 2)
+    *(int *)(uintptr_t)out_addr = 1;
+  uplink_spin();
+  return CU_OK;
+}
+
+/* gr_copy(dst, src, n, loops): n 16-byte units, loops times; the launch's
+ * latency is paid once. */
+static gr_cu_result run_copy(struct CUstream_st *s, void **params)
+{
+  unsigned long long dst = param_u64(params, 0), src = param_u64(params, 1), n = param_u64(params, 2);
+  unsigned long long loops = param_u64(params, 3);
+  struct place d, from;
+  gr_cu_result r = CU_OK;
+  if (n > SIZE_MAX / 16)
+    return CU_INVALID_VALUE;
+  if (place_of(dst, n * 16, &d) != CU_OK || place_of(src, n * 16, &from) != CU_OK)
+    return CU_INVALID_VALUE;
+  if ((r = vanish_work(DEVBIT(s->dev) | DEVBIT(d.dev) | DEVBIT(from.dev))) != CU_OK)
+    return r;
+  if (!kernel_can_touch(s->dev, d) || !kernel_can_touch(s->dev, from))
+    return CU_ILLEGAL_ADDRESS;
+  for (unsigned long long i = 0; i < loops && r == CU_OK; i++)
+    r = do_copy(dst, d, src, from, n * 16, s, STUB_KERNEL_FACTOR, i == 0 ? STUB_KERNEL_LATENCY : 0);
+  return r;
+}
+
+/* gr_compare(buf, nwords, tag, mismatches, first_bad): counts the words of
+ * buf that are not the pattern (the host's pattern_word in cuda_bench.c),
+ * adds the count to *mismatches (u32) and lowers *first_bad (u64) to the
+ * first wrong index; reads at the within-GPU rate. */
+static gr_cu_result run_compare(struct CUstream_st *s, void **params)
+{
+  unsigned long long buf = param_u64(params, 0), nwords = param_u64(params, 1);
+  unsigned tag = param_u32(params, 2);
+  unsigned long long cnt_addr = param_u64(params, 3), first_addr = param_u64(params, 4);
+  struct place b, cnt, first;
+  gr_cu_result r;
+  if (nwords > SIZE_MAX / 4 || cnt_addr % 4 || first_addr % 8)
+    return CU_INVALID_VALUE;
+  if (place_of(buf, nwords * 4, &b) != CU_OK || place_of(cnt_addr, 4, &cnt) != CU_OK ||
+      place_of(first_addr, 8, &first) != CU_OK)
+    return CU_INVALID_VALUE;
+  if ((r = vanish_work(DEVBIT(s->dev) | DEVBIT(b.dev) | DEVBIT(cnt.dev) | DEVBIT(first.dev))) != CU_OK)
+    return r;
+  if (!kernel_can_touch(s->dev, b) || !kernel_can_touch(s->dev, cnt) || !kernel_can_touch(s->dev, first))
+    return CU_ILLEGAL_ADDRESS;
+  const uint32_t *w = (const uint32_t *)(uintptr_t)buf;
+  uint32_t *count = (uint32_t *)(uintptr_t)cnt_addr;
+  uint64_t *low = (uint64_t *)(uintptr_t)first_addr;
+  uint32_t mix = 0x5a5a0000u | (tag & 0xffffu);
+  for (unsigned long long i = 0; i < nwords; i++)
+    if (w[i] != ((uint32_t)i * 2654435761u ^ mix)) {
+      (*count)++;
+      if (i < *low)
+        *low = i;
+    }
+  s->clock += (double)nwords * 4 / (STUB_RATE_D2D_SAME * 1e9) + STUB_KERNEL_LATENCY;
+  return CU_OK;
+}
+
+/* The time one dependent load of gr_chase takes on GPU dev, by where the
+ * word is: its own memory, a peer's, or mapped host memory. */
+static double chase_latency_ns(int dev, struct place p)
+{
+  return p.dev < 0 ? STUB_CHASE_HOST_NS : p.dev == dev ? STUB_CHASE_LOCAL_NS : STUB_CHASE_PEER_NS;
+}
+
+/* gr_chase(chain, steps, out): follows steps addresses, each load checked
+ * as a kernel's would be; out[0] = the summed latency in ns (the kernel's
+ * %globaltimer difference), out[1] = the last address. */
+static gr_cu_result run_chase(struct CUstream_st *s, void **params)
+{
+  unsigned long long p = param_u64(params, 0), steps = param_u64(params, 1), out_addr = param_u64(params, 2);
+  struct place at, out;
+  double ns = 0;
+  gr_cu_result r;
+  if (place_of(out_addr, 16, &out) != CU_OK || out_addr % 8)
+    return CU_INVALID_VALUE;
+  if ((r = vanish_work(DEVBIT(s->dev) | DEVBIT(out.dev))) != CU_OK)
+    return r;
+  if (!kernel_can_touch(s->dev, out))
+    return CU_ILLEGAL_ADDRESS;
+  for (unsigned long long i = 0; i < steps; i++) {
+    if (p % 8 || place_of(p, 8, &at) != CU_OK || !alloc_at(p) || !kernel_can_touch(s->dev, at))
+      return CU_ILLEGAL_ADDRESS;
+    if (any_lost(DEVBIT(at.dev)))
+      return CU_UNKNOWN;
+    ns += chase_latency_ns(s->dev, at);
+    memcpy(&p, (const void *)(uintptr_t)p, sizeof(p));
+  }
+  uint64_t res[2] = {(uint64_t)ns, p};
+  memcpy((void *)(uintptr_t)out_addr, res, sizeof(res));
+  s->clock += ns / 1e9 + STUB_KERNEL_LATENCY;
+  return CU_OK;
 }
 
 gr_cu_result cuLaunchKernel(gr_cu_function f, unsigned int gx, unsigned int gy, unsigned int gz, unsigned int bx,
@@ -1209,32 +1337,19 @@ gr_cu_result cuLaunchKernel(gr_cu_function f, unsigned int gx, unsigned int gy, 
     FAIL(CU_INVALID_HANDLE);
   if (!params || extra || !gx || !gy || !gz || !bx || !by || !bz || (unsigned long long)bx * by * bz > 1024)
     FAIL(CU_INVALID_VALUE);
-  if (fn->kind == FUNC_SPIN) {
-    /* gr_spin(flag, timeout_ns): the real kernel waits for the host to set
-     * *flag; here everything has already run, so it takes no time. */
-    struct place flag;
-    unsigned long long flag_addr = param_u64(params, 0);
-    (void)param_u64(params, 1);
-    if (place_of(flag_addr, sizeof(int), &flag) != CU_OK)
-      FAIL(CU_INVALID_VALUE);
-    if ((r_ = vanish_work(DEVBIT(s->dev) | DEVBIT(flag.dev))) != CU_OK)
-      goto out_;
-    if (!kernel_can_touch(s->dev, flag))
-      FAIL(CU_ILLEGAL_ADDRESS);
-    uplink_spin();
-  } else {
-    /* gr_copy(dst, src, n): n 16-byte units */
-    unsigned long long dst = param_u64(params, 0), src = param_u64(params, 1), n = param_u64(params, 2);
-    struct place d, from;
-    if (n > SIZE_MAX / 16)
-      FAIL(CU_INVALID_VALUE);
-    if (place_of(dst, n * 16, &d) != CU_OK || place_of(src, n * 16, &from) != CU_OK)
-      FAIL(CU_INVALID_VALUE);
-    if ((r_ = vanish_work(DEVBIT(s->dev) | DEVBIT(d.dev) | DEVBIT(from.dev))) != CU_OK)
-      goto out_;
-    if (!kernel_can_touch(s->dev, d) || !kernel_can_touch(s->dev, from))
-      FAIL(CU_ILLEGAL_ADDRESS);
-    r_ = do_copy(dst, d, src, from, n * 16, s, STUB_KERNEL_FACTOR, STUB_KERNEL_LATENCY);
+  switch (fn->kind) {
+  case FUNC_SPIN:
+    r_ = run_spin(s, params);
+    break;
+  case FUNC_COPY:
+    r_ = run_copy(s, params);
+    break;
+  case FUNC_COMPARE:
+    r_ = run_compare(s, params);
+    break;
+  case FUNC_CHASE:
+    r_ = run_chase(s, params);
+    break;
   }
   LEAVE;
 }

@@ -31,6 +31,10 @@ struct fake {
   double pull_factor;   /* GPU -> GPU copies issued by the destination (spec.read) run at this x the rate; 0: 1 */
   int reads;            /* copies asked with spec.read */
   double host_ceiling;  /* copy_many: host copies at once share this many GB/s per direction; 0: none */
+  int spin_src, spin_dst;         /* -2 none: this test's timed runs report a spin timeout */
+  int spin_every;                 /* every spin_every-th run of it does (1: all) */
+  int spin_runs;
+  int warmup_seen[GR_BK_COUNT];   /* the largest spec.warmup asked per kind, -1 never asked */
 };
 
 static const char *const busids[NG] = {"0000:01:00.0", "0000:02:00.0", "0000:41:00.0", "0000:44:00.0"};
@@ -88,6 +92,10 @@ static int f_copy(void *st, const struct gr_copy_spec *s, struct gr_copy_sample 
   out->seconds[0] = (double)s->bytes * s->loops / (rate(f, s->src, s->dst) * pull * 1e9) + 2e-6 * s->loops;
   if (s->reverse)
     out->seconds[1] = (double)s->bytes * s->loops / (rate(f, s->dst, s->src) * pull * 1e9) + 2e-6 * s->loops;
+  if (s->warmup > f->warmup_seen[s->kind])
+    f->warmup_seen[s->kind] = s->warmup;
+  if (s->src == f->spin_src && s->dst == f->spin_dst && s->kind == GR_BK_H2D)
+    out->spin_timeout = ++f->spin_runs % f->spin_every == 0;
   if (s->src == f->corrupt_src && s->dst == f->corrupt_dst && s->bytes > 4097) {
     out->corrupt = true;
     out->bad_offset = 4097;
@@ -170,6 +178,10 @@ static void fake_default(struct fake *f)
   f->can_peer[0][1] = f->can_peer[1][0] = f->can_peer[2][3] = f->can_peer[3][2] = true;
   f->corrupt_src = f->corrupt_dst = f->error_src = f->error_dst = -2;
   f->lose_gpu = -1;
+  f->spin_src = f->spin_dst = -2;
+  f->spin_every = 1;
+  for (int k = 0; k < GR_BK_COUNT; k++)
+    f->warmup_seen[k] = -1;
 }
 
 /* -------------------------------------------------------------- fixture */
@@ -364,6 +376,45 @@ static void test_corruption(void **state)
   assert_non_null(strstr(f->text, "through host memory"));
   assert_int_equal(result(&w->rep, GR_BK_P2P, 1, 3)->status, GR_BS_CORRUPT);
   assert_int_equal(gr_findings_exit(&w->rep.findings), GR_EXIT_FAIL);
+  world_free(w);
+  free(w);
+}
+
+/* A run whose spin kernel timed out is dropped with a warning; when every
+ * run of a test is, the test has no figure. Bandwidth runs get 4 warm-up
+ * copies, the 16-byte latency runs none. */
+static void test_spin_timeout(void **state)
+{
+  struct world *w = calloc(1, sizeof(*w));
+  (void)state;
+  fake_default(&w->f);
+  w->f.spin_src = GR_BENCH_HOST;
+  w->f.spin_dst = 2;
+  w->f.spin_every = 2; /* the warm-up run (1st) keeps; the 2nd, 4th... time out */
+  world_run(w, true);
+  const struct gr_bench_result *r = result(&w->rep, GR_BK_H2D, GR_BENCH_HOST, 2);
+  assert_int_equal(r->status, GR_BS_OK);
+  assert_int_equal(r->nsamples, w->rep.cfg.samples / 2); /* runs 2, 4, ... of 1 + samples are dropped */
+  const struct gr_finding *f = finding_with(&w->rep, "bench.spin-timeout", "host -> GPU2 0000:41:00.0");
+  assert_non_null(f);
+  assert_int_equal(f->sev, GR_SEV_WARN);
+  assert_non_null(strstr(f->text, "median of the other runs"));
+  assert_int_equal(w->f.warmup_seen[GR_BK_H2D], 4);
+  assert_int_equal(w->f.warmup_seen[GR_BK_P2P], 4);
+  assert_int_equal(w->f.warmup_seen[GR_BK_LATENCY], 0);
+  world_free(w);
+
+  fake_default(&w->f);
+  w->f.spin_src = GR_BENCH_HOST;
+  w->f.spin_dst = 2;
+  world_run(w, true);
+  r = result(&w->rep, GR_BK_H2D, GR_BENCH_HOST, 2);
+  assert_int_equal(r->status, GR_BS_ERROR);
+  assert_int_equal(r->nsamples, 0);
+  assert_non_null(strstr(r->note, "spin kernel timed out"));
+  f = finding_with(&w->rep, "bench.spin-timeout", "host -> GPU2 0000:41:00.0");
+  assert_non_null(f);
+  assert_non_null(strstr(f->text, "No run is left"));
   world_free(w);
   free(w);
 }
@@ -658,7 +709,7 @@ int main(void)
       cmocka_unit_test(test_limits_and_floor), cmocka_unit_test(test_corruption), cmocka_unit_test(test_copy_error),
       cmocka_unit_test(test_gpu_lost),   cmocka_unit_test(test_no_nccl),    cmocka_unit_test(test_size_text),
       cmocka_unit_test(test_allreduce_caps), cmocka_unit_test(test_small_copy_text),
-      cmocka_unit_test(test_mpi_report), cmocka_unit_test(test_mpi_sizes),
+      cmocka_unit_test(test_mpi_report), cmocka_unit_test(test_mpi_sizes), cmocka_unit_test(test_spin_timeout),
       cmocka_unit_test(test_read_variants), cmocka_unit_test(test_aggregates), cmocka_unit_test(test_like_nvbandwidth),
   };
   return cmocka_run_group_tests(tests, setup, NULL);

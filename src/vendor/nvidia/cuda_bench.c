@@ -1,26 +1,33 @@
 /* The NVIDIA measurement backend of gpurig bench: the CUDA driver API
  * (libcuda.so.1) for copies and NCCL (libnccl.so.2) for the all-reduce, both
- * opened at run time. Method as nvbandwidth: pinned host memory on the GPU's
- * NUMA node, a spin kernel holding each stream until all its copies are
- * queued, CUDA events around the copies, and the data checked after every
- * timed run. The kernels are PTX (bench_kernels.ptx) the driver compiles. */
-#include <errno.h>
+ * opened at run time. Method as nvbandwidth: pinned host memory allocated by
+ * the driver from a thread on the GPU's NUMA node, a spin kernel holding each
+ * stream until all its copies are queued, warm-up copies before the start
+ * event, CUDA events around the copies, an unrolled SM copy kernel looping
+ * inside one launch, the data checked on the GPU after every timed run, and
+ * pointer-chase latency. The kernels are PTX (bench_kernels.ptx) the driver
+ * compiles. */
+#include <sched.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <sys/syscall.h>
-#include <unistd.h>
 
 #include "vendor/nvidia/nvidia.h"
 #include "base/dl.h"
+#include "base/fs.h"
 #include "vendor/nvidia/nv_api.h"
 
 #define CUDA_SONAME "libcuda.so.1"
 #define NCCL_SONAME "libnccl.so.2"
 #define SPIN_TIMEOUT_NS 10000000000ULL /* a spin kernel gives up after 10 s */
-#define COPY_THREADS 512
+#define COPY_THREADS 512   /* per block, one block per SM (nvbandwidth's stridingMemcpyKernel) */
+#define COMPARE_THREADS 256
+#define COMPARE_BLOCKS_PER_SM 4
+#define SPIN_SLOTS (2 * GR_BENCH_GANG_MAX) /* a timeout word per leg of a gang */
+#define CHASE_STEPS 5000ULL /* dependent loads per chase run: ~5 ms at 1 us each */
+#define CHASE_NODE_BYTES 128 /* one chain node per 128-byte L2 line: no two hops share a line */
+#define CHASE_STRIDE_NODES 33 /* 4224 bytes between hops: past a 4 KiB page, not a power of two */
 #define VERIFY_WINDOW ((size_t)16 << 20) /* all-reduce: bytes checked at each end */
 
 extern const char gr_bench_ptx[]; /* generated from bench_kernels.ptx */
@@ -43,8 +50,6 @@ struct cu_fns {
   gr_pfn_cuMemFree MemFree;
   gr_pfn_cuMemHostAlloc MemHostAlloc;
   gr_pfn_cuMemFreeHost MemFreeHost;
-  gr_pfn_cuMemHostRegister MemHostRegister;
-  gr_pfn_cuMemHostUnregister MemHostUnregister;
   gr_pfn_cuMemHostGetDevicePointer MemHostGetDevicePointer;
   gr_pfn_cuMemcpyAsync MemcpyAsync;
   gr_pfn_cuMemcpyPeerAsync MemcpyPeerAsync;
@@ -81,6 +86,7 @@ struct host_buf {
   void *p;
   size_t bytes;
   gr_cu_deviceptr dptr; /* what a kernel uses to reach it */
+  size_t chain_nodes;   /* gr_chase's chain is laid out in it over this many 8-byte nodes; 0 none */
 };
 
 struct cudev {
@@ -90,10 +96,12 @@ struct cudev {
   gr_cu_stream s[2];
   gr_cu_event ev[4];        /* start/end of direction 0, start/end of direction 1 */
   gr_cu_module mod;
-  gr_cu_function spin, copyk;
+  gr_cu_function spin, copyk, comparek, chasek;
   int sms, numa;
   gr_cu_deviceptr buf[2];   /* copy source (pattern) and destination */
   size_t buf_bytes;
+  size_t chain_nodes;       /* gr_chase's chain is laid out in buf[1] over this many nodes; 0 none */
+  gr_cu_deviceptr scratch;  /* 32 bytes: gr_compare's count and first index, gr_chase's result */
   struct host_buf host[2];  /* the same on the host, on this GPU's NUMA node */
   bool *peer_on;            /* peer access to GPU j enabled from this context */
   gr_cu_deviceptr ar_send, ar_recv;
@@ -109,8 +117,10 @@ struct cuda {
   char err[512];
   int n;
   struct cudev *d;
-  int *flag;                /* the spin kernels' release flag, pinned and mapped */
+  int *flag;                /* the spin kernels' release flag, then a timeout word per leg; pinned, mapped */
   gr_cu_deviceptr flag_dptr;
+  uint64_t *res;            /* 4 words, pinned: what the compare and chase kernels send back */
+  unsigned long long chase_calls; /* where the next chase run starts along its chain */
   uint32_t *check;          /* host scratch to read device buffers back */
   size_t check_bytes;
   struct ncclComm **comms;  /* one per all-reduce GPU, ar_dev[k]'s */
@@ -150,8 +160,6 @@ static int bind_cuda(struct cuda *c, char *why, size_t cap)
       SYM(MemFree, true, "cuMemFree_v2"),
       SYM(MemHostAlloc, true, "cuMemHostAlloc"),
       SYM(MemFreeHost, true, "cuMemFreeHost"),
-      SYM(MemHostRegister, true, "cuMemHostRegister_v2", "cuMemHostRegister"),
-      SYM(MemHostUnregister, true, "cuMemHostUnregister"),
       SYM(MemHostGetDevicePointer, true, "cuMemHostGetDevicePointer_v2"),
       SYM(MemcpyAsync, true, "cuMemcpyAsync"),
       SYM(MemcpyPeerAsync, true, "cuMemcpyPeerAsync"),
@@ -211,40 +219,60 @@ static int use(struct cuda *c, int dev)
 
 /* ------------------------------------------------------------ host memory */
 
-/* Binds [p, p+len) to NUMA node `node` (MPOL_BIND) before first touch, so
- * the pages land there; no libnuma needed. Failure leaves default placement. */
-static void bind_to_node(void *p, size_t len, int node)
+/* The CPUs of NUMA node `node` from the live sysfs cpulist ("0-15,64-79");
+ * false when it cannot be read or names none. */
+static bool node_cpus(int node, cpu_set_t *set)
 {
-  unsigned long mask[16] = {0};
-  if (node < 0 || node >= (int)(sizeof(mask) * 8))
-    return;
-  mask[node / (8 * sizeof(long))] = 1UL << (node % (8 * sizeof(long)));
-  (void)syscall(SYS_mbind, p, len, 2 /* MPOL_BIND */, mask, sizeof(mask) * 8, 0);
+  struct gr_fs fs;
+  char path[96], list[4096];
+  snprintf(path, sizeof(path), "/sys/devices/system/node/node%d/cpulist", node);
+  if (node < 0 || gr_fs_init(&fs, NULL) != 0 || gr_fs_read_str(&fs, path, list, sizeof(list)) != 0)
+    return false;
+  CPU_ZERO(set);
+  for (char *p = list; *p;) {
+    char *end;
+    long lo = strtol(p, &end, 10), hi = lo;
+    if (end == p)
+      return false;
+    if (*end == '-')
+      hi = strtol(end + 1, &end, 10);
+    for (long cpu = lo; cpu >= 0 && cpu <= hi && cpu < CPU_SETSIZE; cpu++)
+      CPU_SET((int)cpu, set);
+    p = *end == ',' ? end + 1 : end;
+    if (*end && *end != ',')
+      return false;
+  }
+  return CPU_COUNT(set) > 0;
 }
 
 static void host_free(struct cuda *c, struct host_buf *h)
 {
   if (!h->p)
     return;
-  c->f.MemHostUnregister(h->p);
-  munmap(h->p, h->bytes);
+  c->f.MemFreeHost(h->p);
   memset(h, 0, sizeof(*h));
 }
 
+/* Pinned host memory as nvbandwidth makes it (perf review, item 5): the
+ * driver's own cuMemHostAlloc (PORTABLE | DEVICEMAP), called from a thread
+ * running on the CPUs of the GPU's NUMA node, so that the pages the driver
+ * pins land on that node, then first-touched there. Registering mmap'ed
+ * 4 KiB pages (cuMemHostRegister) gives another page layout, which with a
+ * translating IOMMU can read lower than driver-allocated memory. The
+ * thread's affinity is restored afterwards; without a node it is left. */
 static int host_alloc(struct cuda *c, struct host_buf *h, size_t bytes, int node, int dev)
 {
-  void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (p == MAP_FAILED) {
-    snprintf(c->err, sizeof(c->err), "cannot map %zu bytes of host memory: %s", bytes, strerror(errno));
-    return -1;
-  }
-  bind_to_node(p, bytes, node);
-  memset(p, 0, bytes); /* first touch places the pages */
-  gr_cu_result r = c->f.MemHostRegister(p, bytes, GR_CU_MEMHOSTREGISTER_PORTABLE | GR_CU_MEMHOSTREGISTER_DEVICEMAP);
-  if (r != GR_CUDA_SUCCESS) {
-    munmap(p, bytes);
-    return cu_fail(c, r, "cuMemHostRegister", dev);
-  }
+  cpu_set_t old, want;
+  bool moved = node_cpus(node, &want) && sched_getaffinity(0, sizeof(old), &old) == 0 &&
+               sched_setaffinity(0, sizeof(want), &want) == 0;
+  void *p = NULL;
+  gr_cu_result r = c->f.MemHostAlloc(&p, bytes, GR_CU_MEMHOSTALLOC_PORTABLE | GR_CU_MEMHOSTALLOC_DEVICEMAP);
+  if (r == GR_CUDA_SUCCESS)
+    memset(p, 0, bytes); /* first touch, on the node's CPUs */
+  if (moved)
+    (void)sched_setaffinity(0, sizeof(old), &old);
+  if (r != GR_CUDA_SUCCESS)
+    return cu_fail(c, r, "cuMemHostAlloc", dev);
   h->p = p;
   h->bytes = bytes;
   r = c->f.MemHostGetDevicePointer(&h->dptr, p, 0);
@@ -286,6 +314,7 @@ static void dev_free_buffers(struct cuda *c, struct cudev *d)
     host_free(c, &d->host[i]);
   }
   d->buf_bytes = 0;
+  d->chain_nodes = 0;
 }
 
 /* Gives GPU dev source and destination buffers of `bytes`, on the GPU and
@@ -299,6 +328,8 @@ static int ensure_buffers(struct cuda *c, int dev, size_t bytes)
   if (use(c, dev) != 0)
     return -1;
   dev_free_buffers(c, d);
+  if (!d->scratch) /* here, not at open: an all-reduce-only run (bench --mpi) keeps all its memory */
+    CU(c->f.MemAlloc(&d->scratch, 32), "cuMemAlloc", dev);
   for (int i = 0; i < 2; i++) {
     CU(c->f.MemAlloc(&d->buf[i], bytes), "cuMemAlloc", dev);
     if (host_alloc(c, &d->host[i], bytes, d->numa, dev) != 0) {
@@ -345,6 +376,8 @@ static int dev_open(struct cuda *c, int i)
   CU(c->f.ModuleLoadData(&d->mod, gr_bench_ptx), "cuModuleLoadData (the PTX kernels)", i);
   CU(c->f.ModuleGetFunction(&d->spin, d->mod, "gr_spin"), "cuModuleGetFunction gr_spin", i);
   CU(c->f.ModuleGetFunction(&d->copyk, d->mod, "gr_copy"), "cuModuleGetFunction gr_copy", i);
+  CU(c->f.ModuleGetFunction(&d->comparek, d->mod, "gr_compare"), "cuModuleGetFunction gr_compare", i);
+  CU(c->f.ModuleGetFunction(&d->chasek, d->mod, "gr_chase"), "cuModuleGetFunction gr_chase", i);
 out:
   return rc;
 }
@@ -354,6 +387,8 @@ static void dev_close(struct cuda *c, int i)
   struct cudev *d = &c->d[i];
   if (d->ctx_held && c->f.CtxSetCurrent(d->ctx) == GR_CUDA_SUCCESS) {
     dev_free_buffers(c, d);
+    if (d->scratch)
+      c->f.MemFree(d->scratch);
     if (d->ar_send)
       c->f.MemFree(d->ar_send);
     if (d->ar_recv)
@@ -396,6 +431,8 @@ static void cuda_shutdown(void *state)
     dev_close(c, i);
   if (c->flag)
     c->f.MemFreeHost(c->flag);
+  if (c->res)
+    c->f.MemFreeHost(c->res);
   free(c->d);
   free(c->check);
   free(c->gemm_expect);
@@ -419,9 +456,11 @@ static int open_devices(struct cuda *c, char *why, size_t cap)
     rc = dev_open(c, i);
   if (rc != 0 || (rc = use(c, 0)) != 0)
     goto out;
-  CU(c->f.MemHostAlloc((void **)&c->flag, sizeof(int), GR_CU_MEMHOSTALLOC_PORTABLE | GR_CU_MEMHOSTALLOC_DEVICEMAP),
+  CU(c->f.MemHostAlloc((void **)&c->flag, (1 + SPIN_SLOTS) * sizeof(int),
+                       GR_CU_MEMHOSTALLOC_PORTABLE | GR_CU_MEMHOSTALLOC_DEVICEMAP),
      "cuMemHostAlloc", 0);
   CU(c->f.MemHostGetDevicePointer(&c->flag_dptr, c->flag, 0), "cuMemHostGetDevicePointer", 0);
+  CU(c->f.MemHostAlloc((void **)&c->res, 4 * sizeof(uint64_t), GR_CU_MEMHOSTALLOC_PORTABLE), "cuMemHostAlloc", 0);
 out:
   if (rc != 0)
     snprintf(why, cap, "%s", c->err);
@@ -553,46 +592,71 @@ static void plan_leg(struct cuda *c, int from, int to, enum gr_engine eng, bool 
   l->peer = from != GR_BENCH_HOST && to != GR_BENCH_HOST && from != to;
 }
 
-static int issue_copy(struct cuda *c, const struct leg *l, const struct gr_copy_spec *s, gr_cu_stream st)
+/* Queues `count` copies of one direction on stream st: `count` copy-engine
+ * copies, or one launch of the SM kernel that copies `count` times inside it
+ * (no launch gap between copies, as nvbandwidth's loopCount). */
+static int issue_copies(struct cuda *c, const struct leg *l, const struct gr_copy_spec *s, gr_cu_stream st, int count)
 {
   struct cudev *x = &c->d[l->exec];
-  gr_cu_result r;
+  gr_cu_result r = GR_CUDA_SUCCESS;
+  if (count <= 0)
+    return 0;
   if (s->engine == GR_ENGINE_SM) {
     gr_cu_deviceptr dst = l->dst, src = l->src;
-    unsigned long long n16 = s->bytes / 16;
-    void *params[] = {&dst, &src, &n16};
-    unsigned grid = (unsigned)(x->sms > 0 ? x->sms : 1) * 2;
+    unsigned long long n16 = s->bytes / 16, loops = (unsigned long long)count;
+    void *params[] = {&dst, &src, &n16, &loops};
+    unsigned grid = (unsigned)(x->sms > 0 ? x->sms : 1); /* one block of COPY_THREADS per SM */
     r = c->f.LaunchKernel(x->copyk, grid, 1, 1, COPY_THREADS, 1, 1, 0, st, params, NULL);
     return r == GR_CUDA_SUCCESS ? 0 : cu_fail(c, r, "cuLaunchKernel gr_copy", l->exec);
   }
-  if (l->peer)
-    r = c->f.MemcpyPeerAsync(l->dst, c->d[l->to].ctx, l->src, c->d[l->from].ctx, s->bytes, st);
-  else
-    r = c->f.MemcpyAsync(l->dst, l->src, s->bytes, st);
+  for (int i = 0; i < count && r == GR_CUDA_SUCCESS; i++) {
+    if (l->peer)
+      r = c->f.MemcpyPeerAsync(l->dst, c->d[l->to].ctx, l->src, c->d[l->from].ctx, s->bytes, st);
+    else
+      r = c->f.MemcpyAsync(l->dst, l->src, s->bytes, st);
+  }
   return r == GR_CUDA_SUCCESS ? 0 : cu_fail(c, r, l->peer ? "cuMemcpyPeerAsync" : "cuMemcpyAsync", l->exec);
 }
 
-/* Queues one direction behind a spin kernel: spin, start event, copies, end event. */
-static int queue_leg(struct cuda *c, const struct leg *l, int dir, const struct gr_copy_spec *s, gr_cu_event align)
+/* Queues one direction behind a spin kernel: spin, the untimed warm-up
+ * copies (nvbandwidth's WARMUP_COUNT: the link, TLBs and engine are busy
+ * when the clock starts), start event, copies, end event. The spin kernel
+ * writes its timeout word, flag[1 + slot], if it gives up. */
+static int queue_leg(struct cuda *c, const struct leg *l, int dir, int slot, const struct gr_copy_spec *s,
+                     gr_cu_event align)
 {
   struct cudev *x = &c->d[l->exec];
   gr_cu_stream st = x->s[dir];
   unsigned long long timeout = SPIN_TIMEOUT_NS;
-  gr_cu_deviceptr flag = c->flag_dptr;
-  void *params[] = {&flag, &timeout};
+  gr_cu_deviceptr flag = c->flag_dptr, timed_out = c->flag_dptr + (gr_cu_deviceptr)(1 + slot) * sizeof(int);
+  void *params[] = {&flag, &timeout, &timed_out};
   int rc = 0;
   if (use(c, l->exec) != 0)
     return -1;
   CU(c->f.LaunchKernel(x->spin, 1, 1, 1, 1, 1, 1, 0, st, params, NULL), "cuLaunchKernel gr_spin", l->exec);
+  if (issue_copies(c, l, s, st, s->warmup) != 0)
+    return -1;
   if (align)
     CU(c->f.StreamWaitEvent(st, align, 0), "cuStreamWaitEvent", l->exec);
   CU(c->f.EventRecord(x->ev[dir * 2], st), "cuEventRecord", l->exec);
-  for (int i = 0; i < s->loops; i++)
-    if (issue_copy(c, l, s, st) != 0)
-      return -1;
+  if (issue_copies(c, l, s, st, s->loops) != 0)
+    return -1;
   CU(c->f.EventRecord(x->ev[dir * 2 + 1], st), "cuEventRecord", l->exec);
 out:
   return rc;
+}
+
+/* Clears the release flag and every timeout word before a run. */
+static void arm_spinners(struct cuda *c)
+{
+  for (int i = 1; i <= SPIN_SLOTS; i++)
+    __atomic_store_n(&c->flag[i], 0, __ATOMIC_SEQ_CST);
+  __atomic_store_n(c->flag, 0, __ATOMIC_SEQ_CST);
+}
+
+static bool spin_timed_out(struct cuda *c, int slot)
+{
+  return __atomic_load_n(&c->flag[1 + slot], __ATOMIC_SEQ_CST) != 0;
 }
 
 static void release_spinners(struct cuda *c)
@@ -614,14 +678,19 @@ out:
   return rc;
 }
 
-/* Clears a destination so that a copy that did not happen cannot pass. */
+/* Clears a destination so that a copy that did not happen cannot pass; a
+ * pointer chain laid out there is gone after it. */
 static int clear_dst(struct cuda *c, const struct leg *l, size_t bytes)
 {
   int rc = 0;
+  for (int g = 0; g < c->n; g++)
+    if (l->dst_host && l->dst_host == c->d[g].host[1].p)
+      c->d[g].host[1].chain_nodes = 0;
   if (l->dst_host) {
     memset(l->dst_host, 0, bytes);
     return 0;
   }
+  c->d[l->to].chain_nodes = 0;
   if (use(c, l->to) != 0)
     return -1;
   CU(c->f.MemsetD32Async(l->dst, 0, bytes / 4, c->d[l->to].s[0]), "cuMemsetD32Async", l->to);
@@ -630,40 +699,78 @@ out:
   return rc;
 }
 
-/* Compares a destination with its source's pattern; fills the sample on
- * the first wrong byte. */
-static int verify_leg(struct cuda *c, const struct leg *l, int dir, size_t bytes, struct gr_copy_sample *out)
+/* Runs gr_compare over a destination in GPU dev's memory: the count of
+ * wrong words, the first wrong index and the word there come back, not the
+ * buffer (perf review, item 14). */
+static int gpu_compare(struct cuda *c, int dev, gr_cu_deviceptr buf, size_t bytes, unsigned tag, long *count,
+                       size_t *first, uint32_t *word)
 {
-  const uint32_t *w = l->dst_host;
+  struct cudev *d = &c->d[dev];
+  gr_cu_stream st = d->s[0];
+  gr_cu_deviceptr cnt = d->scratch, first_bad = d->scratch + 8;
+  unsigned long long nwords = bytes / 4;
+  unsigned tag32 = tag;
+  void *params[] = {&buf, &nwords, &tag32, &cnt, &first_bad};
+  unsigned grid = (unsigned)(d->sms > 0 ? d->sms : 1) * COMPARE_BLOCKS_PER_SM;
+  gr_cu_deviceptr res = (gr_cu_deviceptr)(uintptr_t)c->res;
   int rc = 0;
-  if (!w) {
-    ensure_check(c, bytes);
-    if (use(c, l->to) != 0)
-      return -1;
-    CU(c->f.MemcpyAsync((gr_cu_deviceptr)(uintptr_t)c->check, l->dst, bytes, c->d[l->to].s[0]), "cuMemcpyAsync",
-       l->to);
-    CU(c->f.StreamSynchronize(c->d[l->to].s[0]), "cuStreamSynchronize", l->to);
-    w = c->check;
-  }
-  for (size_t i = 0; i < bytes / 4; i++) {
-    uint32_t want = pattern_word(l->src_tag, i);
-    if (w[i] == want)
-      continue;
-    const unsigned char *g = (const unsigned char *)&w[i], *e = (const unsigned char *)&want;
-    size_t b = 0;
-    while (b < 3 && g[b] == e[b])
-      b++;
-    if (!out->corrupt) {
-      out->corrupt = true;
-      out->corrupt_dir = dir;
-      out->bad_offset = i * 4 + b;
-      out->expected = e[b];
-      out->got = g[b];
-    }
-    break;
+  if (use(c, dev) != 0)
+    return -1;
+  CU(c->f.MemsetD32Async(cnt, 0, 2, st), "cuMemsetD32Async", dev);
+  CU(c->f.MemsetD32Async(first_bad, 0xffffffffu, 2, st), "cuMemsetD32Async", dev);
+  CU(c->f.LaunchKernel(d->comparek, grid, 1, 1, COMPARE_THREADS, 1, 1, 0, st, params, NULL),
+     "cuLaunchKernel gr_compare", dev);
+  CU(c->f.MemcpyAsync(res, d->scratch, 16, st), "cuMemcpyAsync", dev);
+  CU(c->f.StreamSynchronize(st), "cuStreamSynchronize", dev);
+  *count = (long)(uint32_t)c->res[0];
+  *first = (size_t)c->res[1];
+  if (*count > 0 && *first < nwords) {
+    CU(c->f.MemcpyAsync(res + 16, buf + *first * 4, 4, st), "cuMemcpyAsync", dev);
+    CU(c->f.StreamSynchronize(st), "cuStreamSynchronize", dev);
+    memcpy(word, &c->res[2], 4);
   }
 out:
   return rc;
+}
+
+/* A host destination is in host memory already: compared here. */
+static void host_compare(const uint32_t *w, size_t bytes, unsigned tag, long *count, size_t *first, uint32_t *word)
+{
+  *count = 0;
+  for (size_t i = 0; i < bytes / 4; i++)
+    if (w[i] != pattern_word(tag, i) && (*count)++ == 0) {
+      *first = i;
+      *word = w[i];
+    }
+}
+
+/* Compares a destination with its source's pattern: counts the wrong words
+ * and fills the sample on the first wrong byte. */
+static int verify_leg(struct cuda *c, const struct leg *l, int dir, size_t bytes, struct gr_copy_sample *out)
+{
+  long count = 0;
+  size_t i = 0;
+  uint32_t got = 0;
+  if (l->dst_host)
+    host_compare(l->dst_host, bytes, l->src_tag, &count, &i, &got);
+  else if (gpu_compare(c, l->to, l->dst, bytes, l->src_tag, &count, &i, &got) != 0)
+    return -1;
+  if (count == 0)
+    return 0;
+  out->mismatches += count;
+  if (!out->corrupt) {
+    uint32_t want = pattern_word(l->src_tag, i);
+    const unsigned char *g = (const unsigned char *)&got, *e = (const unsigned char *)&want;
+    size_t b = 0;
+    while (b < 3 && g[b] == e[b])
+      b++;
+    out->corrupt = true;
+    out->corrupt_dir = dir;
+    out->bad_offset = i * 4 + b;
+    out->expected = e[b];
+    out->got = g[b];
+  }
+  return 0;
 }
 
 static int prepare_legs(struct cuda *c, const struct gr_copy_spec *s, struct leg *legs, int *nlegs)
@@ -695,12 +802,14 @@ static int timed_run(struct cuda *c, const struct gr_copy_spec *s, struct leg *l
                      struct gr_copy_sample *out)
 {
   int rc = 0;
-  __atomic_store_n(c->flag, 0, __ATOMIC_SEQ_CST);
+  arm_spinners(c);
   for (int i = 0; i < nlegs && rc == 0; i++)
-    rc = queue_leg(c, &legs[i], i, s, i > 0 ? c->d[legs[0].exec].ev[0] : NULL);
+    rc = queue_leg(c, &legs[i], i, i, s, i > 0 ? c->d[legs[0].exec].ev[0] : NULL);
   release_spinners(c); /* always: a queued spin kernel must never be left waiting */
   for (int i = 0; i < nlegs && rc == 0; i++)
     rc = leg_elapsed(c, &legs[i], i, &out->seconds[i]);
+  for (int i = 0; i < nlegs && rc == 0; i++)
+    out->spin_timeout |= spin_timed_out(c, i);
   for (int i = 0; i < nlegs && rc == 0; i++)
     rc = verify_leg(c, &legs[i], i, s->bytes, out);
   return rc;
@@ -746,14 +855,17 @@ static int gang_run(struct cuda *c, const struct gr_copy_spec *specs, int n, str
                     const int *nlegs, struct gr_copy_sample *out)
 {
   int rc = 0;
-  __atomic_store_n(c->flag, 0, __ATOMIC_SEQ_CST);
+  arm_spinners(c);
   for (int i = 0; i < n && rc == 0; i++)
     for (int j = 0; j < nlegs[i] && rc == 0; j++)
-      rc = queue_leg(c, &legs[i][j], j, &specs[i], j > 0 ? c->d[legs[i][0].exec].ev[0] : NULL);
+      rc = queue_leg(c, &legs[i][j], j, i * 2 + j, &specs[i], j > 0 ? c->d[legs[i][0].exec].ev[0] : NULL);
   release_spinners(c); /* always: a queued spin kernel must never be left waiting */
   for (int i = 0; i < n && rc == 0; i++)
     for (int j = 0; j < nlegs[i] && rc == 0; j++)
       rc = leg_elapsed(c, &legs[i][j], j, &out[i].seconds[j]);
+  for (int i = 0; i < n && rc == 0; i++)
+    for (int j = 0; j < nlegs[i]; j++)
+      out[i].spin_timeout |= spin_timed_out(c, i * 2 + j);
   for (int i = 0; i < n && rc == 0; i++)
     for (int j = 0; j < nlegs[i] && rc == 0; j++)
       rc = verify_leg(c, &legs[i][j], j, specs[i].bytes, &out[i]);
@@ -781,6 +893,121 @@ static int cuda_copy_many(void *state, const struct gr_copy_spec *specs, int n, 
   for (int i = 0; rc != 0 && i < n; i++) {
     probe_lost(c, specs[i].src);
     probe_lost(c, specs[i].dst);
+  }
+  return rc;
+}
+
+/* ---------------------------------------------------------- pointer chase */
+
+static size_t gcd_size(size_t a, size_t b)
+{
+  while (b) {
+    size_t t = a % b;
+    a = b;
+    b = t;
+  }
+  return a;
+}
+
+/* The nodes of a chain over `bytes`, one at the start of each 128-byte
+ * line: node i holds the address of node (i + CHASE_STRIDE_NODES) mod n, a
+ * single cycle through every line when n and the stride share no factor (n
+ * is lowered until they do not), so a line is read again only after all n.
+ * Each hop lands 4224 bytes on, in another 4 KiB page, where no prefetcher
+ * follows. */
+static size_t chain_length(size_t bytes)
+{
+  size_t n = bytes / CHASE_NODE_BYTES;
+  while (n > CHASE_STRIDE_NODES && gcd_size(n, CHASE_STRIDE_NODES) != 1)
+    n--;
+  return n > CHASE_STRIDE_NODES ? n : 0;
+}
+
+static void chain_fill(uint64_t *w, size_t n, gr_cu_deviceptr base)
+{
+  for (size_t i = 0; i < n; i++)
+    w[i * (CHASE_NODE_BYTES / 8)] = base + ((i + CHASE_STRIDE_NODES) % n) * CHASE_NODE_BYTES;
+}
+
+/* Lays the chain out in GPU target's buf[1] (through its pinned staging
+ * buffer), or in exec's pinned host[1]; kept until a copy lands there. */
+static int chain_ready(struct cuda *c, int exec, int target, size_t n, gr_cu_deviceptr *base)
+{
+  int rc = 0;
+  if (target == GR_BENCH_HOST) {
+    struct host_buf *h = &c->d[exec].host[1];
+    *base = h->dptr;
+    if (h->chain_nodes != n) {
+      chain_fill(h->p, n, h->dptr);
+      h->chain_nodes = n;
+    }
+    return 0;
+  }
+  struct cudev *t = &c->d[target];
+  *base = t->buf[1];
+  if (t->chain_nodes == n)
+    return 0;
+  if (use(c, target) != 0)
+    return -1;
+  chain_fill(t->host[1].p, n, t->buf[1]);
+  t->host[1].chain_nodes = 0; /* its own chain, if any, is overwritten */
+  CU(c->f.MemcpyAsync(t->buf[1], (gr_cu_deviceptr)(uintptr_t)t->host[1].p, n * CHASE_NODE_BYTES, t->s[0]),
+     "cuMemcpyAsync", target);
+  CU(c->f.StreamSynchronize(t->s[0]), "cuStreamSynchronize", target);
+  t->chain_nodes = n;
+out:
+  return rc;
+}
+
+/* One run of gr_chase: GPU exec follows CHASE_STEPS dependent loads through
+ * the chain, starting where the run before it ended, so that no run reads
+ * the lines of the one before from a cache. */
+static int chase_run(struct cuda *c, int exec, gr_cu_deviceptr base, size_t n, struct gr_chase_sample *out)
+{
+  struct cudev *x = &c->d[exec];
+  unsigned long long steps = CHASE_STEPS;
+  size_t at = (size_t)(c->chase_calls++ * CHASE_STEPS % n) * CHASE_STRIDE_NODES % n;
+  gr_cu_deviceptr start = base + at * CHASE_NODE_BYTES, result = x->scratch + 16;
+  void *params[] = {&start, &steps, &result};
+  int rc = 0;
+  if (use(c, exec) != 0)
+    return -1;
+  CU(c->f.LaunchKernel(x->chasek, 1, 1, 1, 1, 1, 1, 0, x->s[0], params, NULL), "cuLaunchKernel gr_chase", exec);
+  CU(c->f.MemcpyAsync((gr_cu_deviceptr)(uintptr_t)c->res, result, 16, x->s[0]), "cuMemcpyAsync", exec);
+  CU(c->f.StreamSynchronize(x->s[0]), "cuStreamSynchronize", exec);
+  out->ns_per_load = (double)c->res[0] / (double)steps;
+  if (c->res[0] == 0) {
+    snprintf(c->err, sizeof(c->err), "gr_chase on GPU%d: the GPU's timer did not advance", exec);
+    rc = -1;
+  }
+out:
+  return rc;
+}
+
+static int cuda_chase(void *state, int exec, int target, size_t bytes, struct gr_chase_sample *out)
+{
+  struct cuda *c = state;
+  gr_cu_deviceptr base = 0;
+  size_t n = chain_length(bytes);
+  int rc = -1;
+  c->err[0] = '\0';
+  memset(out, 0, sizeof(*out));
+  if (n == 0) {
+    snprintf(c->err, sizeof(c->err), "a pointer chase needs more than %d x %d bytes", CHASE_STRIDE_NODES,
+             CHASE_NODE_BYTES);
+    return -1;
+  }
+  if (target != GR_BENCH_HOST && target != exec && !cuda_can_peer(c, exec, target)) {
+    snprintf(c->err, sizeof(c->err), "GPU%d has no peer access to GPU%d's memory", exec, target);
+    return -1;
+  }
+  if (ensure_buffers(c, exec, bytes) == 0 && (target == GR_BENCH_HOST || ensure_buffers(c, target, bytes) == 0) &&
+      (target == GR_BENCH_HOST || target == exec || enable_peer(c, exec, target) == 0) &&
+      chain_ready(c, exec, target, n, &base) == 0)
+    rc = chase_run(c, exec, base, n, out);
+  if (rc != 0) {
+    probe_lost(c, exec);
+    probe_lost(c, target);
   }
   return rc;
 }
@@ -1192,6 +1419,7 @@ static const char *cuda_collective_name(void *state)
 
 const struct gr_bench_backend gr_bench_cuda = {
     .copy_many = cuda_copy_many,
+    .chase = cuda_chase,
     .gemm_open = cuda_gemm_open,
     .gemm = cuda_gemm,
     .name = "cuda",
