@@ -108,8 +108,11 @@ static int f_ar(void *st, const struct gr_ar_spec *spec, struct gr_ar_sample *ou
   struct fake *f = st;
   size_t bytes = spec->bytes;
   /* a latency term makes small sizes slow, as on real links */
+  memset(out, 0, sizeof(*out));
   out->seconds = 20e-6 + gr_allreduce_busbw_factor(NG) * (double)bytes / (f->ar_busbw * 1e9);
-  out->wrong = 0;
+  out->host_seconds = out->seconds + 3e-6; /* host launch time on top */
+  for (int k = 0; spec->iter_seconds && k < spec->iters; k++)
+    spec->iter_seconds[k] = out->seconds;
   return 0;
 }
 
@@ -225,9 +228,9 @@ static void test_stats(void **state)
 
 static void test_plateau(void **state)
 {
-  struct gr_ar_row flat[] = {{1 << 20, 0, 0, 5, 0}, {4 << 20, 0, 0, 15, 0}, {16 << 20, 0, 0, 19.5, 0},
-                             {64 << 20, 0, 0, 20, 0}, {256 << 20, 0, 0, 19.8, 0}};
-  struct gr_ar_row rising[] = {{1 << 20, 0, 0, 5, 0}, {4 << 20, 0, 0, 10, 0}, {16 << 20, 0, 0, 16, 0}};
+  struct gr_ar_row flat[] = {{.bytes = 1 << 20, .busbw_gbps = 5}, {.bytes = 4 << 20, .busbw_gbps = 15}, {.bytes = 16 << 20, .busbw_gbps = 19.5},
+                             {.bytes = 64 << 20, .busbw_gbps = 20}, {.bytes = 256 << 20, .busbw_gbps = 19.8}};
+  struct gr_ar_row rising[] = {{.bytes = 1 << 20, .busbw_gbps = 5}, {.bytes = 4 << 20, .busbw_gbps = 10}, {.bytes = 16 << 20, .busbw_gbps = 16}};
   struct gr_bench_report r;
   (void)state;
   memset(&r, 0, sizeof(r));
@@ -243,6 +246,50 @@ static void test_plateau(void **state)
   gr_bench_plateau(&r, 0.05);
   assert_float_equal(r.ar_plateau_gbps, 16, 1e-9);
   assert_true(r.ar_rising);
+}
+
+/* The soak: nearest-rank percentiles, the slowest with index and time
+ * before them, and the stall rule (over 10x p50 and 50 us over it). */
+static void test_soak_stats(void **state)
+{
+  double t[200];
+  struct gr_ar_soak k;
+  (void)state;
+  for (int i = 0; i < 200; i++)
+    t[i] = 100e-6 + (i % 10) * 1e-6; /* 100..109 us */
+  t[48] = 5e-3;   /* 50x: a stall */
+  t[150] = 1.2e-3; /* 12x: a stall */
+  t[7] = 900e-6;  /* 9x: slow, not a stall */
+  double end = gr_ar_soak_stats(t, 200, 2.0, &k);
+  assert_int_equal(k.iters, 200);
+  assert_float_equal(k.p50_us, 105, 1e-6);   /* the 100th of 200 sorted (three of the 197 others left out) */
+  assert_float_equal(k.p99_us, 900, 1e-6);   /* the 198th: below the two stalls */
+  assert_float_equal(k.max_us, 5000, 1e-6);
+  assert_int_equal(k.stalls, 2);
+  assert_int_equal(k.nslow, GR_AR_SLOWEST);
+  assert_int_equal(k.slow[0].index, 48);
+  assert_int_equal(k.slow[1].index, 150);
+  assert_int_equal(k.slow[2].index, 7);
+  double before = 2.0;
+  for (int i = 0; i < 48; i++)
+    before += t[i];
+  assert_float_equal(k.slow[0].at_s, before, 1e-12);
+  assert_true(end > before + 5e-3);
+  /* tiny all-reduces: 10x a 2 us p50 is host noise, not a stall, under 50 us over it */
+  for (int i = 0; i < 20; i++)
+    t[i] = 2e-6;
+  t[3] = 40e-6;
+  gr_ar_soak_stats(t, 20, 0, &k);
+  assert_int_equal(k.stalls, 0);
+  t[3] = 60e-6;
+  gr_ar_soak_stats(t, 20, 0, &k);
+  assert_int_equal(k.stalls, 1);
+  assert_int_equal(k.slow[0].index, 3);
+  /* fewer iterations than kept, and none */
+  gr_ar_soak_stats(t, 2, 0, &k);
+  assert_int_equal(k.nslow, 2);
+  assert_int_equal(gr_ar_soak_stats(t, 0, 1.5, &k) == 1.5, 1);
+  assert_int_equal(k.nslow, 0);
 }
 
 static void test_parse_size(void **state)
@@ -514,7 +561,7 @@ int main(void)
 {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_no_topology_predicts), /* first: nothing predicted in this process yet */
-      cmocka_unit_test(test_stats),      cmocka_unit_test(test_plateau),    cmocka_unit_test(test_parse_size),
+      cmocka_unit_test(test_stats),      cmocka_unit_test(test_plateau), cmocka_unit_test(test_soak_stats),    cmocka_unit_test(test_parse_size),
       cmocka_unit_test(test_limits_and_floor), cmocka_unit_test(test_corruption), cmocka_unit_test(test_copy_error),
       cmocka_unit_test(test_gpu_lost),   cmocka_unit_test(test_no_nccl),    cmocka_unit_test(test_size_text),
       cmocka_unit_test(test_allreduce_caps), cmocka_unit_test(test_small_copy_text),
