@@ -105,6 +105,7 @@ static unsigned option_set(int c)
       {'M', GR_OPT_BENCH},
       {304, GR_OPT_BENCH},
       {305, GR_OPT_BENCH},
+      {321, GR_OPT_BENCH},
       {256, GR_OPT_PLAN},
       {310, GR_OPT_PLAN},
       {257, GR_OPT_PLAN},
@@ -220,6 +221,7 @@ int gr_parse_opts(int argc, char **argv, unsigned accepted, struct gr_opts *o)
       {"dot", required_argument, NULL, 303},
       {"nodes", required_argument, NULL, 310},
       {"mpi", no_argument, NULL, 304},          {"per", required_argument, NULL, 305},
+      {"allreduce-iters", required_argument, NULL, 321},
       {NULL, 0, NULL, 0},
   };
   memset(o, 0, sizeof(*o));
@@ -299,6 +301,7 @@ int gr_parse_opts(int argc, char **argv, unsigned accepted, struct gr_opts *o)
     case 301: o->bench_json = optarg; break;
     case 304: o->mpi = true; break;
     case 305: o->per = optarg; break;
+    case 321: o->allreduce_iters = optarg; break;
     case 302: o->burn_json = optarg; break;
     case 303: o->dot = optarg; break;
     case 310: o->nodes = optarg; break;

@@ -745,7 +745,7 @@ static void ar_stall_findings(struct run *r, int n)
     size_t off = 0;
     when[0] = '\0';
     for (int j = 0; j < k->nslow && j < k->stalls && off < sizeof(when); j++)
-      off += (size_t)snprintf(when + off, sizeof(when) - off, "%s%.1f us (%.0fx) at iteration %d, +%.3f s",
+      off += (size_t)snprintf(when + off, sizeof(when) - off, "%s%.1f us (%.0fx) at iteration %d, +%.4f s",
                               j ? "; " : "", k->slow[j].us, k->slow[j].us / k->p50_us, k->slow[j].index,
                               k->slow[j].at_s);
     finding(rep, GR_SEV_WARN, "bench.allreduce-stall",
@@ -753,7 +753,8 @@ static void ar_stall_findings(struct run *r, int n)
             "(+s: all-reduce time of the soak before it). Intermittent stalls with a steady p50 point at a link that "
             "retrains or replays (riser, slot, PCIe errors: `gpurig doctor` and `gpurig burn` show AER and replay "
             "counts), at ACS or the IOMMU sending peer traffic up to the root complex, or at CPU/host memory "
-            "latency on SHM paths. NCCL %s: %s. Try again with NCCL_P2P_DISABLE=1 (everything through host "
+            "latency on SHM paths. Every iteration crosses every connection of NCCL's ring, so one of these carried "
+            "it; NCCL %s: %s. Try again with NCCL_P2P_DISABLE=1 (everything through host "
             "memory): if the stalls go, the peer path is the cause; NCCL_DEBUG=INFO shows what NCCL picked.",
             gr_size_text(rep->ar[i].bytes, sz, sizeof(sz)), n, k->stalls, k->iters, GR_AR_STALL_FACTOR, k->p50_us,
             when, k->stalls > k->nslow ? " and more" : "", links[0] ? "connected" : "connections",

@@ -225,8 +225,8 @@ static void print_allreduce(FILE *out, const struct gr_bench_report *rep)
     fprintf(out, "%d to %d timed (fewer at larger sizes) after %d warm-up per size and placement", lo, hi,
             rep->ar[0].warmup);
   if (rep->nar > 0)
-    fprintf(out, "; time: the slowest GPU's CUDA events; host: nccl-tests' host clock, from every stream idle to "
-            "every stream done\n");
+    fprintf(out, "\ntime: the slowest GPU's CUDA events; host time: nccl-tests' host clock, from every stream idle "
+            "to every stream done\n");
   fprintf(out, "%10s %-38s   %-38s   %s\n", "", "out-of-place", "in-place", "host time us");
   fprintf(out, "%10s %9s %10s %10s %6s   %9s %10s %10s %6s   %9s %9s\n", "size", "time us", "algbw GB/s",
           "busbw GB/s", "wrong", "time us", "algbw GB/s", "busbw GB/s", "wrong", "out", "in");
