@@ -28,6 +28,8 @@ struct fake {
   bool lost[NG];
   bool no_nccl;
   char err[128];
+  int stall_iter;                 /* soak: iteration stall_iter - 1 of the first soaked size takes 50x; 0 none */
+  int soaks;                      /* soak calls so far */
 };
 
 static const char *const busids[NG] = {"0000:01:00.0", "0000:02:00.0", "0000:41:00.0", "0000:44:00.0"};
@@ -112,7 +114,8 @@ static int f_ar(void *st, const struct gr_ar_spec *spec, struct gr_ar_sample *ou
   out->seconds = 20e-6 + gr_allreduce_busbw_factor(NG) * (double)bytes / (f->ar_busbw * 1e9);
   out->host_seconds = out->seconds + 3e-6; /* host launch time on top */
   for (int k = 0; spec->iter_seconds && k < spec->iters; k++)
-    spec->iter_seconds[k] = out->seconds;
+    spec->iter_seconds[k] = out->seconds * (f->soaks == 0 && k == f->stall_iter - 1 ? 50 : 1);
+  f->soaks += spec->iter_seconds != NULL;
   return 0;
 }
 
@@ -153,6 +156,7 @@ struct world {
   struct gr_bench_report rep;
   struct fake f;
   size_t bytes, ar_max; /* the copy size and --allreduce-max; 0: 4 MiB and 16 MiB */
+  int ar_soak;          /* --allreduce-iters */
 };
 
 static void world_run(struct world *w, bool with_topology)
@@ -174,6 +178,7 @@ static void world_run(struct world *w, bool with_topology)
   w->cfg.bytes = w->bytes ? w->bytes : (size_t)4 << 20;
   w->cfg.progress = false;
   w->cfg.ar_max_bytes = w->ar_max ? w->ar_max : (size_t)16 << 20;
+  w->cfg.ar_soak = w->ar_soak;
   if (gr_bench_run(&fake_backend, &w->f, &w->cfg, &w->links, &w->rep, &err) != 0)
     fail_msg("%s", err.msg);
 }
@@ -491,6 +496,42 @@ static void test_allreduce_caps(void **state)
   free(w);
 }
 
+/* Both placements and the host clock reach the rows; a soak's stall is a
+ * warning naming the size, the iteration and how long. */
+static void test_allreduce_soak(void **state)
+{
+  (void)state;
+  struct world *w = calloc(1, sizeof(*w));
+  fake_default(&w->f);
+  w->ar_max = (size_t)1 << 20;
+  w->ar_soak = 100;
+  w->f.stall_iter = 38;
+  world_run(w, true);
+  const struct gr_ar_row *r = &w->rep.ar[0];
+  assert_int_equal(r->bytes, 64 << 10);
+  assert_float_equal(r->host_us, r->time_us + 3, 1e-6);
+  assert_float_equal(r->ip_time_us, r->time_us, 1e-9);
+  assert_float_equal(r->ip_busbw_gbps, r->busbw_gbps, 1e-9);
+  assert_non_null(r->soak);
+  assert_int_equal(r->soak->stalls, 1);
+  assert_int_equal(r->soak->slow[0].index, 37);
+  assert_float_equal(r->soak->slow[0].us, 50 * r->time_us, 1e-6);
+  assert_int_equal(w->rep.ar_stalls, 1);
+  assert_int_equal(w->rep.ar[1].soak->stalls, 0);
+  bool found = false;
+  for (size_t i = 0; i < w->rep.findings.n; i++)
+    if (strcmp(w->rep.findings.v[i].id, "bench.allreduce-stall") == 0) {
+      found = true;
+      assert_int_equal(w->rep.findings.v[i].sev, GR_SEV_WARN);
+      assert_non_null(strstr(w->rep.findings.v[i].text, "of 64 KiB over 4 GPUs stalled in 1 of 100 iterations"));
+      assert_non_null(strstr(w->rep.findings.v[i].text, "(50x) at iteration 37"));
+      assert_non_null(strstr(w->rep.findings.v[i].text, "NCCL connections: unknown"));
+    }
+  assert_true(found);
+  world_free(w);
+  free(w);
+}
+
 /* Small copies are named in the unit that holds them, never "0 KiB". */
 static void test_small_copy_text(void **state)
 {
@@ -564,7 +605,7 @@ int main(void)
       cmocka_unit_test(test_stats),      cmocka_unit_test(test_plateau), cmocka_unit_test(test_soak_stats),    cmocka_unit_test(test_parse_size),
       cmocka_unit_test(test_limits_and_floor), cmocka_unit_test(test_corruption), cmocka_unit_test(test_copy_error),
       cmocka_unit_test(test_gpu_lost),   cmocka_unit_test(test_no_nccl),    cmocka_unit_test(test_size_text),
-      cmocka_unit_test(test_allreduce_caps), cmocka_unit_test(test_small_copy_text),
+      cmocka_unit_test(test_allreduce_caps), cmocka_unit_test(test_allreduce_soak), cmocka_unit_test(test_small_copy_text),
       cmocka_unit_test(test_mpi_report), cmocka_unit_test(test_mpi_sizes),
   };
   return cmocka_run_group_tests(tests, setup, NULL);

@@ -126,6 +126,7 @@ struct cuda {
   float *gemm_expect;         /* the product's first column, computed on the host */
   char nccl_links[2048];      /* NCCL's connections, "0 -> 1 P2P/IPC" a line; or why they are unknown */
   bool nccl_links_known;
+  char nccl_log_dir[64];      /* NCCL's INFO log's private directory until the first all-reduce has run, else "" */
 };
 
 #define SYM(field, req, ...) {(void **)&c->f.field, {__VA_ARGS__}, req}
@@ -1125,23 +1126,39 @@ static void ar_links_read(struct cuda *c, const char *file)
     snprintf(c->nccl_links, sizeof(c->nccl_links), "too many connections in NCCL's log");
 }
 
-/* Puts the environment back as it was (NCCL read it at its start), reads the
- * log and removes it with its directory. */
-static void ar_log_end(struct cuda *c, const char *dir, bool ok)
+/* Reads the log and removes it with its directory. */
+static void ar_log_read(struct cuda *c)
 {
   char file[96];
-  snprintf(file, sizeof(file), "%s/nccl.log", dir);
+  if (!c->nccl_log_dir[0])
+    return;
+  snprintf(file, sizeof(file), "%s/nccl.log", c->nccl_log_dir);
+  ar_links_read(c, file);
+  unlink(file);
+  rmdir(c->nccl_log_dir);
+  c->nccl_log_dir[0] = '\0';
+}
+
+/* Puts the environment back as it was: NCCL read it, and opened its log,
+ * while the communicator started. The log is read after the first
+ * all-reduce, as NCCL 2.22 and later connect the GPUs at their first
+ * collective (NCCL_RUNTIME_CONNECT), not in ncclCommInitAll. */
+static void ar_log_end(struct cuda *c, const char *dir, bool ok)
+{
   unsetenv("NCCL_DEBUG");
   unsetenv("NCCL_DEBUG_FILE");
-  if (ok)
-    ar_links_read(c, file);
-  unlink(file);
-  rmdir(dir);
+  snprintf(c->nccl_log_dir, sizeof(c->nccl_log_dir), "%s", dir);
+  if (!ok) {
+    ar_log_read(c);
+    snprintf(c->nccl_links, sizeof(c->nccl_links), "NCCL did not start");
+  }
 }
 
 static int cuda_transports(void *state, char *buf, size_t cap)
 {
   struct cuda *c = state;
+  if (c->nccl_log_dir[0] && !c->nccl_links[0])
+    snprintf(c->nccl_links, sizeof(c->nccl_links), "asked before the first all-reduce");
   snprintf(buf, cap, "%s", c->nccl_links);
   return c->nccl_links_known ? 0 : -1;
 }
@@ -1167,7 +1184,11 @@ static int cuda_allreduce_open(void *state, size_t max_bytes, char *why, size_t 
     memset(c->comms, 0, (size_t)c->n * sizeof(*c->comms));
     return nccl_fail(c, r, "ncclCommInitAll", why, cap);
   }
-  return ar_finish_open(c, max_bytes, why, cap);
+  if (ar_finish_open(c, max_bytes, why, cap) != 0) {
+    ar_log_read(c); /* no all-reduce will run */
+    return -1;
+  }
+  return 0;
 }
 
 static int cuda_unique_id(void *state, void *id, char *why, size_t cap)
@@ -1393,6 +1414,7 @@ static int cuda_allreduce(void *state, const struct gr_ar_spec *spec, struct gr_
     rc = ar_sync(c);
   if (rc == 0)
     rc = ar_verify(c, spec->bytes, &out->wrong);
+  ar_log_read(c); /* the first all-reduce has connected every pair */
   if (rc != 0)
     for (int i = 0; i < c->n; i++)
       probe_lost(c, i);
