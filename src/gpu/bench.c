@@ -716,19 +716,14 @@ static void ar_sweep(struct run *r, int n, size_t max)
   }
 }
 
-/* "GPU0 -> GPU1 P2P/IPC, GPU1 -> GPU2 SHM/direct/direct" from the backend's lines. */
-static void ar_links_text(const char *lines, char *buf, size_t cap)
+/* "GPU0 -> GPU1 P2P/IPC, GPU1 -> GPU2 SHM/direct/direct" */
+static void ar_links_text(const struct gr_bench_report *rep, char *buf, size_t cap)
 {
   size_t off = 0;
   buf[0] = '\0';
-  for (const char *p = lines; *p && off < cap;) {
-    int a, b, used = 0;
-    size_t len = strcspn(p, "\n");
-    if (sscanf(p, "%d -> %d %n", &a, &b, &used) == 2 && used > 0 && (size_t)used < len)
-      off += (size_t)snprintf(buf + off, cap - off, "%sGPU%d -> GPU%d %.*s", off ? ", " : "", a, b,
-                              (int)(len - (size_t)used), p + used);
-    p += len + (p[len] == '\n');
-  }
+  for (size_t i = 0; i < rep->nar_links && off < cap; i++)
+    off += (size_t)snprintf(buf + off, cap - off, "%sGPU%d -> GPU%d %s", i ? ", " : "", rep->ar_links[i].from,
+                            rep->ar_links[i].to, rep->ar_links[i].via);
 }
 
 /* A stall finding per size: how many, how long, when, over which connections. */
@@ -736,8 +731,7 @@ static void ar_stall_findings(struct run *r, int n)
 {
   struct gr_bench_report *rep = r->rep;
   char links[1024] = "", sz[32], when[512];
-  if (rep->ar_links)
-    ar_links_text(rep->ar_links, links, sizeof(links));
+  ar_links_text(rep, links, sizeof(links));
   for (size_t i = 0; i < rep->nar; i++) {
     const struct gr_ar_soak *k = rep->ar[i].soak;
     if (!k || k->stalls == 0)
@@ -762,16 +756,32 @@ static void ar_stall_findings(struct run *r, int n)
   }
 }
 
-/* How the collective library connected the GPUs, as far as it says. */
+/* How the collective library connected the GPUs, as far as it says: the
+ * backend's "0 -> 1 P2P/IPC" lines. */
 static void ar_transports(struct run *r)
 {
+  struct gr_bench_report *rep = r->rep;
   char buf[2048] = "";
   if (!r->be->transports)
     return;
-  if (r->be->transports(r->st, buf, sizeof(buf)) == 0 && buf[0])
-    r->rep->ar_links = xstrdup(buf);
-  else
-    r->rep->ar_links_note = xstrdup(buf[0] ? buf : "the library did not say");
+  if (r->be->transports(r->st, buf, sizeof(buf)) != 0 || !buf[0]) {
+    rep->ar_links_note = xstrdup(buf[0] ? buf : "the library did not say");
+    return;
+  }
+  for (const char *p = buf; *p;) {
+    int a, b, used = 0;
+    size_t len = strcspn(p, "\n");
+    if (sscanf(p, "%d -> %d %n", &a, &b, &used) == 2 && used > 0 && (size_t)used < len) {
+      rep->ar_links = xrealloc(rep->ar_links, (rep->nar_links + 1) * sizeof(*rep->ar_links));
+      struct gr_ar_link *l = &rep->ar_links[rep->nar_links++];
+      l->from = a;
+      l->to = b;
+      snprintf(l->via, sizeof(l->via), "%.*s", (int)(len - (size_t)used), p + used);
+    }
+    p += len + (p[len] == '\n');
+  }
+  if (!rep->nar_links)
+    rep->ar_links_note = xstrdup("the library's answer named no connection");
 }
 
 /* The largest all-reduce: --allreduce-max, or a quarter of the least free

@@ -81,6 +81,12 @@ struct gr_ar_soak {
   int stalls;                    /* iterations over the stall rule */
 };
 
+/* One connection of the collective library (NCCL's channel lines). */
+struct gr_ar_link {
+  int from, to;        /* GPU indices (ranks of this process's communicator) */
+  char via[48];        /* in the library's words: "P2P/IPC", "SHM/direct/direct", "NET/IB/0" */
+};
+
 struct gr_ar_row {
   size_t bytes;
   double time_us, algbw_gbps, busbw_gbps; /* out of place, CUDA events (the slowest GPU's) */
@@ -116,7 +122,8 @@ struct gr_bench_report {
   double ar_predicted_gbps, ar_limit_gbps;
   struct gr_findings findings;  /* info, warn (under a floor), fail (corrupt data, a failed copy, a lost GPU) */
   double wall_seconds;
-  char *ar_links;            /* how NCCL connected the GPUs, "0 -> 1 P2P/IPC" a line; NULL unknown */
+  struct gr_ar_link *ar_links; /* how the collective library connected the GPUs; NULL unknown */
+  size_t nar_links;
   char *ar_links_note;       /* why they are unknown, NULL when known or not asked */
   int ar_stalls;             /* soak iterations over the stall rule, all sizes */
 };

@@ -168,15 +168,9 @@ static void print_ar_links(FILE *out, const struct gr_bench_report *rep)
       fprintf(out, "NCCL connections: unknown (%s)\n", rep->ar_links_note);
     return;
   }
-  fprintf(out, "NCCL connected (its INFO log, one line per pair and transport):");
-  for (const char *p = rep->ar_links; *p;) {
-    int a, b, used = 0;
-    size_t len = strcspn(p, "\n");
-    if (sscanf(p, "%d -> %d %n", &a, &b, &used) == 2 && used > 0 && (size_t)used < len)
-      fprintf(out, "\n  GPU%d -> GPU%d %.*s", a, b, (int)(len - (size_t)used), p + used);
-    p += len + (p[len] == '\n');
-  }
-  fprintf(out, "\n");
+  fprintf(out, "NCCL connected (its INFO log, one line per pair and transport):\n");
+  for (size_t i = 0; i < rep->nar_links; i++)
+    fprintf(out, "  GPU%d -> GPU%d %s\n", rep->ar_links[i].from, rep->ar_links[i].to, rep->ar_links[i].via);
 }
 
 static void print_ar_soak(FILE *out, const struct gr_bench_report *rep)
@@ -362,22 +356,15 @@ static json_t *ar_row_json(const struct gr_ar_row *r)
   return row;
 }
 
-static json_t *ar_links_json(const char *lines)
+static json_t *ar_links_json(const struct gr_bench_report *rep)
 {
   json_t *a = json_array();
-  for (const char *p = lines; *p;) {
-    int from, to, used = 0;
-    size_t len = strcspn(p, "\n");
-    if (sscanf(p, "%d -> %d %n", &from, &to, &used) == 2 && used > 0 && (size_t)used < len) {
-      json_t *x = json_object();
-      char via[128];
-      snprintf(via, sizeof(via), "%.*s", (int)(len - (size_t)used), p + used);
-      json_object_set_new(x, "from_gpu", json_integer(from));
-      json_object_set_new(x, "to_gpu", json_integer(to));
-      json_object_set_new(x, "via", json_string(via));
-      json_array_append_new(a, x);
-    }
-    p += len + (p[len] == '\n');
+  for (size_t i = 0; i < rep->nar_links; i++) {
+    json_t *x = json_object();
+    json_object_set_new(x, "from_gpu", json_integer(rep->ar_links[i].from));
+    json_object_set_new(x, "to_gpu", json_integer(rep->ar_links[i].to));
+    json_object_set_new(x, "via", json_string(rep->ar_links[i].via));
+    json_array_append_new(a, x);
   }
   return a;
 }
@@ -395,7 +382,7 @@ static json_t *allreduce_json(const struct gr_bench_report *rep)
   json_object_set_new(o, "plateau_to_bytes", rep->ar_plateau_gbps > 0 ? json_integer((json_int_t)rep->ar_plateau_to) : json_null());
   json_object_set_new(o, "still_rising", json_boolean(rep->ar_rising));
   json_object_set_new(o, "predicted_busbw_gbps", jpos(rep->ar_predicted_gbps));
-  json_object_set_new(o, "transports", rep->ar_links ? ar_links_json(rep->ar_links) : json_null());
+  json_object_set_new(o, "transports", rep->ar_links ? ar_links_json(rep) : json_null());
   json_object_set_new(o, "transports_note", gr_json_text(rep->ar_links_note));
   json_object_set_new(o, "stalls", json_integer(rep->ar_stalls));
   return o;
