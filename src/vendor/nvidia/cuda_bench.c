@@ -126,7 +126,7 @@ struct cuda {
   float *gemm_expect;         /* the product's first column, computed on the host */
   char nccl_links[2048];      /* NCCL's connections, "0 -> 1 P2P/IPC" a line; or why they are unknown */
   bool nccl_links_known;
-  char nccl_log_dir[64];      /* NCCL's INFO log's private directory until the first all-reduce has run, else "" */
+  char nccl_log_dir[256];     /* NCCL's INFO log's private directory until the first all-reduce has run, else "" */
 };
 
 #define SYM(field, req, ...) {(void **)&c->f.field, {__VA_ARGS__}, req}
@@ -1035,18 +1035,23 @@ static int ar_finish_open(struct cuda *c, size_t max_bytes, char *why, size_t ca
 static bool ar_log_start(struct cuda *c, char *dir, size_t cap)
 {
   const char *tmp = getenv("TMPDIR");
-  char file[96];
+  char file[300];
   c->nccl_links_known = false;
   if (getenv("NCCL_DEBUG") || getenv("NCCL_DEBUG_FILE")) {
     snprintf(c->nccl_links, sizeof(c->nccl_links), "NCCL_DEBUG or NCCL_DEBUG_FILE is set in the environment, so "
              "NCCL's log is yours: gpurig did not read it");
     return false;
   }
-  if ((size_t)snprintf(dir, cap, "%s/gpurig-nccl-log-XXXXXX", tmp && *tmp == '/' ? tmp : "/tmp") >= cap ||
-      !mkdtemp(dir) || (size_t)snprintf(file, sizeof(file), "%s/nccl.log", dir) >= sizeof(file)) {
-    snprintf(c->nccl_links, sizeof(c->nccl_links), "no private directory for NCCL's log: %s", strerror(errno));
+  if ((size_t)snprintf(dir, cap, "%s/gpurig-nccl-log-XXXXXX", tmp && *tmp == '/' ? tmp : "/tmp") >= cap) {
+    snprintf(c->nccl_links, sizeof(c->nccl_links), "TMPDIR is too long for NCCL's log's directory");
     return false;
   }
+  if (!mkdtemp(dir)) {
+    snprintf(c->nccl_links, sizeof(c->nccl_links), "no private directory for NCCL's log under %s: %s",
+             tmp && *tmp == '/' ? tmp : "/tmp", strerror(errno));
+    return false;
+  }
+  snprintf(file, sizeof(file), "%s/nccl.log", dir);
   setenv("NCCL_DEBUG", "INFO", 1);
   setenv("NCCL_DEBUG_FILE", file, 1);
   return true;
@@ -1068,11 +1073,14 @@ static int ar_link_cmp(const void *a, const void *b)
 }
 
 /* One log line: "... NCCL INFO Channel 00/0 : 0[0] -> 1[1] via P2P/IPC",
- * "Channel 01 : 1[2000] -> 2[3000] via SHM/direct/direct", or with
- * " [send]"/" [receive]" before "via" (NET). 0 when it is one. */
+ * "Channel 01 : 1[2000] -> 2[3000] via SHM/direct/direct", "Ring 00 : ..."
+ * (NCCL 2.6 and before), or with " [send]"/" [receive]" before "via" (NET).
+ * 0 when it is one. */
 static int ar_link_parse(const char *line, struct ar_link *l)
 {
   const char *p = strstr(line, " NCCL INFO Channel "), *via = strstr(line, " via ");
+  if (!p)
+    p = strstr(line, " NCCL INFO Ring ");
   int used = 0;
   if (!p || !via || !(p = strstr(p, " : ")) || p > via)
     return -1;
@@ -1129,7 +1137,7 @@ static void ar_links_read(struct cuda *c, const char *file)
 /* Reads the log and removes it with its directory. */
 static void ar_log_read(struct cuda *c)
 {
-  char file[96];
+  char file[300];
   if (!c->nccl_log_dir[0])
     return;
   snprintf(file, sizeof(file), "%s/nccl.log", c->nccl_log_dir);
@@ -1170,7 +1178,7 @@ static int cuda_allreduce_open(void *state, size_t max_bytes, char *why, size_t 
   int *all = xcalloc((size_t)c->n, sizeof(int));
   for (int i = 0; i < c->n; i++)
     all[i] = i;
-  char dir[64] = "";
+  char dir[sizeof(c->nccl_log_dir)] = "";
   /* before NCCL is loaded: it reads its environment once, at its start */
   bool logging = ar_log_start(c, dir, sizeof(dir));
   int rc = nccl_load(c, why, cap) != 0 || ar_set_devs(c, all, c->n, 0, c->n, why, cap) != 0 ? -1 : 0;
