@@ -10,6 +10,7 @@
 
 #include "testutil.h"
 
+#include "vendor/nvidia/nccl_log.h"
 #include "gpu/bench.h"
 #include "gpu/bench_mpi.h"
 #include "facts/catalog.h"
@@ -532,6 +533,46 @@ static void test_allreduce_soak(void **state)
   free(w);
 }
 
+/* NCCL's INFO log as NCCL 2.6, 2.18 and 2.21 write it: channel and ring
+ * lines, NET with both ends, noise, an overlong line; one line per
+ * connection and transport, sorted. */
+static void test_nccl_log(void **state)
+{
+  (void)state;
+  char big[600], out[512];
+  memset(big, 'x', sizeof(big) - 1);
+  big[sizeof(big) - 1] = '\0';
+  char *log = NULL;
+  size_t len = 0;
+  FILE *w = open_memstream(&log, &len);
+  fprintf(w, "h:1:1 [0] NCCL INFO Bootstrap : Using eth0:10.0.0.1<0>\n"
+             "h:1:1 [0] NCCL INFO Channel 00/02 :    0   1   2   3\n"
+             "h:1:1 [1] NCCL INFO Channel 00/0 : 1[1] -> 2[2] via SHM/direct/direct\n"
+             "h:1:1 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[1] via P2P/CUMEM/read\n"
+             "h:1:1 [0] NCCL INFO Channel 01/0 : 0[0] -> 1[1] via P2P/CUMEM/read\n"
+             "h:1:1 [0] NCCL INFO Channel 01 : 0[1000] -> 3[4000] via P2P/IPC\r\n"
+             "h:1:1 [3] NCCL INFO Channel 00/0 : 3[3] -> 0[0] [receive] via NET/IB/0/GDRDMA\n"
+             "h:1:1 [3] NCCL INFO Channel 00/0 : 3[3] -> 0[0] [send] via NET/IB/0/GDRDMA\n"
+             "h:1:1 [2] NCCL INFO Ring 00 : 2[2] -> 3[3] via P2P/direct pointer\n"
+             "%s NCCL INFO Channel 00/0 : 5[5] -> 6[6] via P2P/IPC\n" /* overlong: skipped whole */
+             "h:1:1 [0] NCCL INFO Channel 00/0 : 0[0] -> via P2P/IPC\n"
+             "h:1:1 [0] NCCL INFO Connected all rings\n", big);
+  fclose(w);
+  FILE *f = fmemopen(log, len, "r");
+  assert_int_equal(gr_nccl_log_links(f, out, sizeof(out)), 5);
+  fclose(f);
+  assert_string_equal(out, "0 -> 1 P2P/CUMEM/read\n0 -> 3 P2P/IPC\n1 -> 2 SHM/direct/direct\n"
+                           "2 -> 3 P2P/direct pointer\n3 -> 0 NET/IB/0/GDRDMA\n");
+  f = fmemopen(log, len, "r");
+  assert_int_equal(gr_nccl_log_links(f, out, 20), -1); /* does not fit */
+  assert_string_equal(out, "");
+  fclose(f);
+  f = fmemopen((char *)"nothing here\n", 13, "r");
+  assert_int_equal(gr_nccl_log_links(f, out, sizeof(out)), 0);
+  fclose(f);
+  free(log);
+}
+
 /* Small copies are named in the unit that holds them, never "0 KiB". */
 static void test_small_copy_text(void **state)
 {
@@ -605,7 +646,7 @@ int main(void)
       cmocka_unit_test(test_stats),      cmocka_unit_test(test_plateau), cmocka_unit_test(test_soak_stats),    cmocka_unit_test(test_parse_size),
       cmocka_unit_test(test_limits_and_floor), cmocka_unit_test(test_corruption), cmocka_unit_test(test_copy_error),
       cmocka_unit_test(test_gpu_lost),   cmocka_unit_test(test_no_nccl),    cmocka_unit_test(test_size_text),
-      cmocka_unit_test(test_allreduce_caps), cmocka_unit_test(test_allreduce_soak), cmocka_unit_test(test_small_copy_text),
+      cmocka_unit_test(test_allreduce_caps), cmocka_unit_test(test_allreduce_soak), cmocka_unit_test(test_nccl_log), cmocka_unit_test(test_small_copy_text),
       cmocka_unit_test(test_mpi_report), cmocka_unit_test(test_mpi_sizes),
   };
   return cmocka_run_group_tests(tests, setup, NULL);

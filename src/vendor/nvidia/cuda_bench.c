@@ -929,6 +929,7 @@ out:
 
 /* ------------------------------------------------------------ all-reduce */
 
+#include "vendor/nvidia/nccl_log.h"
 #include <time.h> /* the all-reduce's host clock (here, not at the top: this part of the file has its own owner) */
 
 #define NSYM(field, ...) {(void **)&c->nc.field, {__VA_ARGS__}, true}
@@ -1057,80 +1058,20 @@ static bool ar_log_start(struct cuda *c, char *dir, size_t cap)
   return true;
 }
 
-struct ar_link {
-  int from, to;
-  char via[48];
-};
-
-static int ar_link_cmp(const void *a, const void *b)
-{
-  const struct ar_link *x = a, *y = b;
-  if (x->from != y->from)
-    return x->from < y->from ? -1 : 1;
-  if (x->to != y->to)
-    return x->to < y->to ? -1 : 1;
-  return strcmp(x->via, y->via);
-}
-
-/* One log line: "... NCCL INFO Channel 00/0 : 0[0] -> 1[1] via P2P/IPC",
- * "Channel 01 : 1[2000] -> 2[3000] via SHM/direct/direct", "Ring 00 : ..."
- * (NCCL 2.6 and before), or with " [send]"/" [receive]" before "via" (NET).
- * 0 when it is one. */
-static int ar_link_parse(const char *line, struct ar_link *l)
-{
-  const char *p = strstr(line, " NCCL INFO Channel "), *via = strstr(line, " via ");
-  if (!p)
-    p = strstr(line, " NCCL INFO Ring ");
-  int used = 0;
-  if (!p || !via || !(p = strstr(p, " : ")) || p > via)
-    return -1;
-  if (sscanf(p + 3, "%d[%*[^]]] -> %d[%*[^]]]%n", &l->from, &l->to, &used) != 2 || used == 0 || l->from < 0 ||
-      l->to < 0)
-    return -1;
-  via += 5;
-  size_t n = strcspn(via, "\r\n");
-  while (n > 0 && via[n - 1] == ' ')
-    n--;
-  if (n == 0)
-    return -1;
-  snprintf(l->via, sizeof(l->via), "%.*s", (int)(n < sizeof(l->via) ? n : sizeof(l->via) - 1), via);
-  return 0;
-}
-
-/* Reads the log's channel lines into nccl_links, one per pair and
- * transport, sorted. */
+/* Reads the log's channel lines into nccl_links. */
 static void ar_links_read(struct cuda *c, const char *file)
 {
-  enum { MAX_LINKS = 128 };
-  struct ar_link links[MAX_LINKS], l;
-  int nl = 0;
-  char line[512];
   FILE *f = fopen(file, "r");
   if (!f) {
     snprintf(c->nccl_links, sizeof(c->nccl_links), "NCCL wrote no log");
     return;
   }
-  while (fgets(line, sizeof(line), f))
-    if (ar_link_parse(line, &l) == 0) {
-      bool seen = false;
-      for (int k = 0; k < nl && !seen; k++)
-        seen = ar_link_cmp(&links[k], &l) == 0;
-      if (!seen && nl < MAX_LINKS)
-        links[nl++] = l;
-    }
+  int n = gr_nccl_log_links(f, c->nccl_links, sizeof(c->nccl_links));
   fclose(f);
-  if (nl == 0) {
+  c->nccl_links_known = n > 0;
+  if (n == 0)
     snprintf(c->nccl_links, sizeof(c->nccl_links), "NCCL's log has no \"Channel ... via\" line");
-    return;
-  }
-  qsort(links, (size_t)nl, sizeof(links[0]), ar_link_cmp);
-  size_t off = 0;
-  c->nccl_links[0] = '\0';
-  for (int k = 0; k < nl && off < sizeof(c->nccl_links); k++)
-    off += (size_t)snprintf(c->nccl_links + off, sizeof(c->nccl_links) - off, "%d -> %d %s\n", links[k].from,
-                            links[k].to, links[k].via);
-  c->nccl_links_known = off < sizeof(c->nccl_links);
-  if (!c->nccl_links_known)
+  else if (n < 0)
     snprintf(c->nccl_links, sizeof(c->nccl_links), "too many connections in NCCL's log");
 }
 
