@@ -1089,9 +1089,9 @@ static void ar_log_read(struct cuda *c)
 }
 
 /* Puts the environment back as it was: NCCL read it, and opened its log,
- * while the communicator started. The log is read after the first
- * all-reduce, as NCCL 2.22 and later connect the GPUs at their first
- * collective (NCCL_RUNTIME_CONNECT), not in ncclCommInitAll. */
+ * while the communicator started. The log is read later, after the
+ * all-reduces: NCCL 2.22 and later connect the GPUs at the collectives
+ * that need them (NCCL_RUNTIME_CONNECT), not in ncclCommInitAll. */
 static void ar_log_end(struct cuda *c, const char *dir, bool ok)
 {
   unsetenv("NCCL_DEBUG");
@@ -1106,8 +1106,7 @@ static void ar_log_end(struct cuda *c, const char *dir, bool ok)
 static int cuda_transports(void *state, char *buf, size_t cap)
 {
   struct cuda *c = state;
-  if (c->nccl_log_dir[0] && !c->nccl_links[0])
-    snprintf(c->nccl_links, sizeof(c->nccl_links), "asked before the first all-reduce");
+  ar_log_read(c);
   snprintf(buf, cap, "%s", c->nccl_links);
   return c->nccl_links_known ? 0 : -1;
 }
@@ -1363,7 +1362,10 @@ static int cuda_allreduce(void *state, const struct gr_ar_spec *spec, struct gr_
     rc = ar_sync(c);
   if (rc == 0)
     rc = ar_verify(c, spec->bytes, &out->wrong);
-  ar_log_read(c); /* the first all-reduce has connected every pair */
+  /* NCCL 2.22+ connects at run time what each size needs: read the log at
+   * the largest size (the sweep's last, burn's only), or when asked */
+  if (spec->bytes == c->d[c->ar_dev[0]].ar_bytes)
+    ar_log_read(c);
   if (rc != 0)
     for (int i = 0; i < c->n; i++)
       probe_lost(c, i);
