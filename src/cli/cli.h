@@ -39,6 +39,7 @@ struct gr_opts {
   bool quick;              /* --quick */
   const char *size;        /* --size SIZE */
   const char *allreduce_max; /* --allreduce-max SIZE */
+  const char *allreduce_iters; /* --allreduce-iters N: the soak */
   bool no_progress;        /* --no-progress */
   bool no_sm;              /* --no-sm */
   const char *like;        /* --like nvbandwidth: its sizes, repetitions and test names */

@@ -12,7 +12,7 @@
 static void bench_usage(void)
 {
   printf("usage: gpurig bench [--quick | --like nvbandwidth] [--json] [--size SIZE] [--allreduce-max SIZE]\n"
-         "                    [--no-sm] [--no-progress] [--root DIR | --input FILE.xml]\n"
+         "                    [--allreduce-iters N] [--no-sm] [--no-progress] [--root DIR | --input FILE.xml]\n"
          "       mpirun [-np N] gpurig-mpi bench --mpi [--per gpu|node] [--quick] [--json] [--allreduce-max SIZE]\n"
          "\n"
          "Measures what the wiring promises, with nvbandwidth's method: pinned host memory on\n"
@@ -23,8 +23,11 @@ static void bench_usage(void)
          "the host; every GPU pair written (pushed by the source) and read (pulled by the\n"
          "destination), one way and both ways, by direct P2P where the driver allows it and through\n"
          "host memory where not (labelled, never skipped); copy-engine and SM-kernel copies; 16-byte\n"
-         "copy latency; and an NCCL all-reduce over all GPUs from 4 KiB to 1 GiB with algbw, busbw\n"
-         "and the plateau. Each figure is printed beside its link's theoretical limit, NCCL's\n"
+         "copy latency and the SM pointer chase (ns per dependent load, as nvbandwidth); and an NCCL\n"
+         "all-reduce over all GPUs from 4 KiB to 1 GiB, out of place and in place as nccl-tests (20\n"
+         "timed after 5 warm-up per size; --quick fewer), with algbw, busbw, nccl-tests' host-clock\n"
+         "time, the plateau and how NCCL connected each pair (from its INFO log, read from a private\n"
+         "temporary file). Each figure is printed beside its link's theoretical limit, NCCL's\n"
          "figure for that link and the topology's prediction; a figure under its floor (a fraction\n"
          "of the link's rate, data/health.tsv) is a finding naming the GPU and the link.\n"
          "\n"
@@ -37,6 +40,10 @@ static void bench_usage(void)
          "                       (host_to_device_memcpy_ce, device_to_device_memcpy_read_ce, ...)\n"
          "  --allreduce-max SIZE largest all-reduce, 64K or more (default 1 GiB; rounded down to a\n"
          "                       power of two and capped by free GPU memory, with a note saying which)\n"
+         "  --allreduce-iters N  soak: after each all-reduce size, N more (100 or more) each timed\n"
+         "                       alone; p50, p99, max and the 5 slowest per size, and a stall (over\n"
+         "                       10x the size's p50 and 50 us over it) is a warning; lower\n"
+         "                       --allreduce-max to soak fewer sizes\n"
          "  --no-sm              skip the SM copy kernel tests\n"
          "  --no-progress        no progress bar on stderr (it shows on a terminal after 1 s)\n"
          "  --json               print the results as JSON (docs/json.md)\n"
@@ -102,13 +109,28 @@ static int parse_like(const struct gr_opts *o, struct gr_bench_config *cfg)
   return 0;
 }
 
+/* --allreduce-iters: enough iterations for a p99 that is not just the max. */
+static int parse_allreduce_iters(const char *s, int *iters)
+{
+  char *end = NULL;
+  long v = strtol(s, &end, 10);
+  if (end == s || *end || v < 100 || v > 1000000) {
+    fprintf(stderr, "gpurig: bench: --allreduce-iters '%s': expected a whole number from 100 (a p99 needs 100 "
+            "iterations) to 1000000\n", s);
+    return -1;
+  }
+  *iters = (int)v;
+  return 0;
+}
+
 static int bench_config(const struct gr_opts *o, struct gr_bench_config *cfg)
 {
   gr_bench_config_defaults(cfg, o->quick);
   if (parse_like(o, cfg) != 0)
     return -1;
   if ((o->size && parse_copy_size(o->size, &cfg->bytes) != 0) ||
-      (o->allreduce_max && parse_allreduce_max(o->allreduce_max, &cfg->ar_max_bytes) != 0))
+      (o->allreduce_max && parse_allreduce_max(o->allreduce_max, &cfg->ar_max_bytes) != 0) ||
+      (o->allreduce_iters && parse_allreduce_iters(o->allreduce_iters, &cfg->ar_soak) != 0))
     return -1;
   if (o->no_sm)
     cfg->sm = false;
@@ -166,6 +188,11 @@ int cmd_bench(int argc, char **argv)
   if (o.mpi && (o.size || o.no_sm || o.like)) { /* copies are not measured across nodes */
     fprintf(stderr, "gpurig: bench: --mpi measures the all-reduce only; %s belongs to the copy tests\n",
             o.size ? "--size" : o.no_sm ? "--no-sm" : "--like");
+    return GR_EXIT_FAIL;
+  }
+  if (o.mpi && o.allreduce_iters) { /* left out across processes: each rank would need the soak's timing */
+    fprintf(stderr, "gpurig: bench: --allreduce-iters is not available with --mpi; run it on each node without "
+            "--mpi\n");
     return GR_EXIT_FAIL;
   }
   if (o.mpi)

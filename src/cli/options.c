@@ -106,6 +106,7 @@ static unsigned option_set(int c)
       {304, GR_OPT_BENCH},
       {305, GR_OPT_BENCH},
       {320, GR_OPT_BENCH},
+      {321, GR_OPT_BENCH},
       {256, GR_OPT_PLAN},
       {310, GR_OPT_PLAN},
       {257, GR_OPT_PLAN},
@@ -222,6 +223,7 @@ int gr_parse_opts(int argc, char **argv, unsigned accepted, struct gr_opts *o)
       {"nodes", required_argument, NULL, 310},
       {"mpi", no_argument, NULL, 304},          {"per", required_argument, NULL, 305},
       {"like", required_argument, NULL, 320},
+      {"allreduce-iters", required_argument, NULL, 321},
       {NULL, 0, NULL, 0},
   };
   memset(o, 0, sizeof(*o));
@@ -302,6 +304,7 @@ int gr_parse_opts(int argc, char **argv, unsigned accepted, struct gr_opts *o)
     case 304: o->mpi = true; break;
     case 305: o->per = optarg; break;
     case 320: o->like = optarg; break;
+    case 321: o->allreduce_iters = optarg; break;
     case 302: o->burn_json = optarg; break;
     case 303: o->dot = optarg; break;
     case 310: o->nodes = optarg; break;

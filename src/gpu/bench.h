@@ -43,6 +43,7 @@ struct gr_bench_config {
   bool sm;               /* also the SM copy kernel */
   bool progress;         /* progress bar on stderr */
   bool like_nvbandwidth; /* --like nvbandwidth: its sizes and repetitions, and its test names printed */
+  int ar_soak;           /* --allreduce-iters: all-reduces per size each timed alone (soak); 0 off */
 };
 void gr_bench_config_defaults(struct gr_bench_config *c, bool quick);
 /* nvbandwidth's sizes and repetitions on top of the defaults: 512 MiB copies
@@ -81,10 +82,38 @@ struct gr_bench_result {
   long mismatched_words;   /* GR_BS_CORRUPT: 32-bit words wrong in the destination(s) of the failed run */
 };
 
+/* The soak at one size (--allreduce-iters): every iteration timed alone. */
+#define GR_AR_SLOWEST 5         /* slowest iterations kept per size */
+#define GR_AR_STALL_FACTOR 10.0 /* a stall: over this many times the size's p50 ... */
+#define GR_AR_STALL_MIN_US 50.0 /* ... and at least this much over it (host noise at the smallest sizes) */
+struct gr_ar_slow {
+  int index;           /* iteration of this size, from 0 */
+  double us;           /* its time */
+  double at_s;         /* all-reduce time of the soak before it, seconds (host gaps not counted) */
+};
+struct gr_ar_soak {
+  int iters;
+  double p50_us, p99_us, max_us; /* nearest-rank percentiles */
+  int nslow;
+  struct gr_ar_slow slow[GR_AR_SLOWEST]; /* slowest first */
+  int stalls;                    /* iterations over the stall rule */
+};
+
+/* One connection of the collective library (NCCL's channel lines). */
+struct gr_ar_link {
+  int from, to;        /* GPU indices (ranks of this process's communicator) */
+  char via[48];        /* in the library's words: "P2P/IPC", "SHM/direct/direct", "NET/IB/0" */
+};
+
 struct gr_ar_row {
   size_t bytes;
-  double time_us, algbw_gbps, busbw_gbps;
+  double time_us, algbw_gbps, busbw_gbps; /* out of place, CUDA events (the slowest GPU's) */
   long wrong;
+  double host_us;      /* out of place, host clock as nccl-tests: synchronised start to every stream done */
+  double ip_time_us, ip_algbw_gbps, ip_busbw_gbps, ip_host_us; /* in place, the same */
+  long ip_wrong;
+  int iters, warmup;   /* timed and untimed all-reduces, per placement */
+  struct gr_ar_soak *soak; /* --allreduce-iters, else NULL; the report owns it */
 };
 
 /* One GPU as the benchmark saw it, joined to the topology. */
@@ -111,6 +140,10 @@ struct gr_bench_report {
   double ar_predicted_gbps, ar_limit_gbps;
   struct gr_findings findings;  /* info, warn (under a floor), fail (corrupt data, a failed copy, a lost GPU) */
   double wall_seconds;
+  struct gr_ar_link *ar_links; /* how the collective library connected the GPUs; NULL unknown */
+  size_t nar_links;
+  char *ar_links_note;       /* why they are unknown, NULL when known or not asked */
+  int ar_stalls;             /* soak iterations over the stall rule, all sizes */
 };
 
 /* Link and prediction facts the driver holds results against; filled from
@@ -159,6 +192,11 @@ double gr_allreduce_busbw_factor(int n);
 /* Finds the plateau of an all-reduce sweep: the largest sizes whose busbw is
  * within tolerance of the best; sets rep's plateau fields. */
 void gr_bench_plateau(struct gr_bench_report *rep, double tolerance);
+/* A soak's figures from n iterations' seconds (order as run): p50, p99,
+ * max, the GR_AR_SLOWEST slowest with their index and the time summed
+ * before them from start_s, and the stalls (over GR_AR_STALL_FACTOR x p50
+ * and GR_AR_STALL_MIN_US over it). Returns start_s plus all n. */
+double gr_ar_soak_stats(const double *seconds, int n, double start_s, struct gr_ar_soak *out);
 
 const char *gr_bench_kind_name(enum gr_bench_kind k);   /* "h2d", "p2p_bidir", ... */
 const char *gr_bench_kind_title(enum gr_bench_kind k);  /* "host -> GPU" */

@@ -117,7 +117,7 @@ struct gr_bench_backend {
   /* Optional: how the collective library connects each pair or ring after
    * allreduce_open, one per line ("0 -> 1 P2P/IPC", "ring 0: 0 -> 1 -> 0 via SHM"),
    * as far as the library reveals it; 0 with buf filled, -1 when unknown. */
-  int (*transports)(void *state, char *buf, size_t cap);
+  int (*transports)(void *state, char *buf, size_t cap); /* on -1, buf says why (or is empty) */
   /* Optional: pointer-chase latency: GPU exec follows a chain of dependent
    * loads through `bytes` of the memory of `target` (a GPU, or GR_BENCH_HOST
    * for pinned host memory on exec's NUMA node). */

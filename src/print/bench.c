@@ -312,6 +312,44 @@ static void print_latency(FILE *out, const struct gr_bench_report *rep)
   latency_matrix(out, rep, GR_BK_CHASE, GR_ENGINE_SM, "%.0f");
 }
 
+/* "GPU0 -> GPU1 P2P/IPC" per line of the report's connections. */
+static void print_ar_links(FILE *out, const struct gr_bench_report *rep)
+{
+  if (!rep->ar_links) {
+    if (rep->ar_links_note)
+      fprintf(out, "NCCL connections: unknown (%s)\n", rep->ar_links_note);
+    return;
+  }
+  fprintf(out, "NCCL connected (its INFO log, one line per pair and transport):\n");
+  for (size_t i = 0; i < rep->nar_links; i++)
+    fprintf(out, "  GPU%d -> GPU%d %s\n", rep->ar_links[i].from, rep->ar_links[i].to, rep->ar_links[i].via);
+}
+
+static void print_ar_soak(FILE *out, const struct gr_bench_report *rep)
+{
+  char sz[32];
+  int iters = 0;
+  for (size_t i = 0; i < rep->nar; i++)
+    if (rep->ar[i].soak)
+      iters = rep->ar[i].soak->iters;
+  if (!iters)
+    return;
+  fprintf(out, "Soak: %d all-reduces per size, each timed alone (out of place, CUDA events); a stall is over %.0fx its "
+          "size's p50 and %.0f us over it\n", iters, GR_AR_STALL_FACTOR, GR_AR_STALL_MIN_US);
+  fprintf(out, "%10s %10s %10s %10s %7s  %s\n", "size", "p50 us", "p99 us", "max us", "stalls",
+          "slowest: us #iteration +s (all-reduce time of the soak before it)");
+  for (size_t i = 0; i < rep->nar; i++) {
+    const struct gr_ar_soak *k = rep->ar[i].soak;
+    if (!k)
+      continue;
+    fprintf(out, "%10s %10.1f %10.1f %10.1f %7d ", gr_size_text(rep->ar[i].bytes, sz, sizeof(sz)), k->p50_us,
+            k->p99_us, k->max_us, k->stalls);
+    for (int j = 0; j < k->nslow; j++)
+      fprintf(out, "%s%.1f #%d +%.4f", j ? ", " : " ", k->slow[j].us, k->slow[j].index, k->slow[j].at_s);
+    fprintf(out, "\n");
+  }
+}
+
 static void print_allreduce(FILE *out, const struct gr_bench_report *rep)
 {
   char sz[32], a[32], b[32];
@@ -321,20 +359,40 @@ static void print_allreduce(FILE *out, const struct gr_bench_report *rep)
     fprintf(out, "  %s\n", rep->ar_note);
     return;
   }
-  fprintf(out, "%10s %12s %11s %11s %7s\n", "size", "time us", "algbw GB/s", "busbw GB/s", "wrong");
+  int lo = 0, hi = 0;
+  for (size_t i = 0; i < rep->nar; i++) {
+    lo = i == 0 || rep->ar[i].iters < lo ? rep->ar[i].iters : lo;
+    hi = rep->ar[i].iters > hi ? rep->ar[i].iters : hi;
+  }
+  if (rep->nar > 0 && lo == hi)
+    fprintf(out, "%d timed after %d warm-up per size and placement (nccl-tests -n %d -w %d)", hi, rep->ar[0].warmup,
+            hi, rep->ar[0].warmup);
+  else if (rep->nar > 0)
+    fprintf(out, "%d to %d timed (fewer at larger sizes) after %d warm-up per size and placement", lo, hi,
+            rep->ar[0].warmup);
+  if (rep->nar > 0)
+    fprintf(out, "\ntime: the slowest GPU's CUDA events; host time: nccl-tests' host clock, from every stream idle "
+            "to every stream done\n");
+  fprintf(out, "%10s %-38s   %-38s   %s\n", "", "out-of-place", "in-place", "host time us");
+  fprintf(out, "%10s %9s %10s %10s %6s   %9s %10s %10s %6s   %9s %9s\n", "size", "time us", "algbw GB/s",
+          "busbw GB/s", "wrong", "time us", "algbw GB/s", "busbw GB/s", "wrong", "out", "in");
   for (size_t i = 0; i < rep->nar; i++) {
     const struct gr_ar_row *r = &rep->ar[i];
-    fprintf(out, "%10s %12.1f %11.2f %11.2f %7ld\n", gr_size_text(r->bytes, sz, sizeof(sz)), r->time_us, r->algbw_gbps,
-            r->busbw_gbps, r->wrong);
+    fprintf(out, "%10s %9.1f %10.2f %10.2f %6ld   %9.1f %10.2f %10.2f %6ld   %9.1f %9.1f\n",
+            gr_size_text(r->bytes, sz, sizeof(sz)), r->time_us, r->algbw_gbps, r->busbw_gbps, r->wrong, r->ip_time_us,
+            r->ip_algbw_gbps, r->ip_busbw_gbps, r->ip_wrong, r->host_us, r->ip_host_us);
   }
   if (rep->ar_note)
     fprintf(out, "  (%s)\n", rep->ar_note);
   if (rep->ar_plateau_gbps > 0)
-    fprintf(out, "Plateau: busbw %.1f GB/s from %s to %s%s; the topology predicts %s GB/s with NCCL's defaults\n",
+    fprintf(out, "Plateau: busbw %.1f GB/s (out-of-place, events) from %s to %s%s; the topology predicts %s GB/s with "
+            "NCCL's defaults\n",
             rep->ar_plateau_gbps, gr_size_text(rep->ar_plateau_from, a, sizeof(a)),
             gr_size_text(rep->ar_plateau_to, b, sizeof(b)),
             rep->ar_rising ? " (still rising at the largest size: larger messages would give more)" : "",
             fig(rep->ar_predicted_gbps, "%.1f", sz, sizeof(sz)));
+  print_ar_links(out, rep);
+  print_ar_soak(out, rep);
 }
 
 static void print_findings(FILE *out, const struct gr_bench_report *rep)
@@ -438,27 +496,75 @@ static json_t *result_json(const struct gr_bench_result *r)
   return o;
 }
 
+static json_t *ar_soak_json(const struct gr_ar_soak *k)
+{
+  json_t *o = json_object(), *slow = json_array();
+  json_object_set_new(o, "iterations", json_integer(k->iters));
+  json_object_set_new(o, "p50_us", json_real(k->p50_us));
+  json_object_set_new(o, "p99_us", json_real(k->p99_us));
+  json_object_set_new(o, "max_us", json_real(k->max_us));
+  json_object_set_new(o, "stalls", json_integer(k->stalls));
+  for (int j = 0; j < k->nslow; j++) {
+    json_t *x = json_object();
+    json_object_set_new(x, "iteration", json_integer(k->slow[j].index));
+    json_object_set_new(x, "time_us", json_real(k->slow[j].us));
+    json_object_set_new(x, "at_s", json_real(k->slow[j].at_s));
+    json_array_append_new(slow, x);
+  }
+  json_object_set_new(o, "slowest", slow);
+  return o;
+}
+
+static json_t *ar_row_json(const struct gr_ar_row *r)
+{
+  json_t *row = json_object(), *ip = json_object();
+  json_object_set_new(row, "size_bytes", json_integer((json_int_t)r->bytes));
+  json_object_set_new(row, "time_us", json_real(r->time_us));
+  json_object_set_new(row, "algbw_gbps", json_real(r->algbw_gbps));
+  json_object_set_new(row, "busbw_gbps", json_real(r->busbw_gbps));
+  json_object_set_new(row, "wrong", json_integer(r->wrong));
+  json_object_set_new(row, "host_time_us", jpos(r->host_us));
+  json_object_set_new(ip, "time_us", json_real(r->ip_time_us));
+  json_object_set_new(ip, "algbw_gbps", json_real(r->ip_algbw_gbps));
+  json_object_set_new(ip, "busbw_gbps", json_real(r->ip_busbw_gbps));
+  json_object_set_new(ip, "wrong", json_integer(r->ip_wrong));
+  json_object_set_new(ip, "host_time_us", jpos(r->ip_host_us));
+  json_object_set_new(row, "in_place", ip);
+  json_object_set_new(row, "iterations", json_integer(r->iters));
+  json_object_set_new(row, "warmup_iterations", json_integer(r->warmup));
+  json_object_set_new(row, "soak", r->soak ? ar_soak_json(r->soak) : json_null());
+  return row;
+}
+
+static json_t *ar_links_json(const struct gr_bench_report *rep)
+{
+  json_t *a = json_array();
+  for (size_t i = 0; i < rep->nar_links; i++) {
+    json_t *x = json_object();
+    json_object_set_new(x, "from_gpu", json_integer(rep->ar_links[i].from));
+    json_object_set_new(x, "to_gpu", json_integer(rep->ar_links[i].to));
+    json_object_set_new(x, "via", json_string(rep->ar_links[i].via));
+    json_array_append_new(a, x);
+  }
+  return a;
+}
+
 static json_t *allreduce_json(const struct gr_bench_report *rep)
 {
   json_t *o = json_object(), *sizes = json_array();
   json_object_set_new(o, "library", gr_json_text(rep->collective[0] ? rep->collective : NULL));
   json_object_set_new(o, "note", gr_json_text(rep->ar_note));
-  for (size_t i = 0; i < rep->nar; i++) {
-    const struct gr_ar_row *r = &rep->ar[i];
-    json_t *row = json_object();
-    json_object_set_new(row, "size_bytes", json_integer((json_int_t)r->bytes));
-    json_object_set_new(row, "time_us", json_real(r->time_us));
-    json_object_set_new(row, "algbw_gbps", json_real(r->algbw_gbps));
-    json_object_set_new(row, "busbw_gbps", json_real(r->busbw_gbps));
-    json_object_set_new(row, "wrong", json_integer(r->wrong));
-    json_array_append_new(sizes, row);
-  }
+  for (size_t i = 0; i < rep->nar; i++)
+    json_array_append_new(sizes, ar_row_json(&rep->ar[i]));
   json_object_set_new(o, "sizes", sizes);
   json_object_set_new(o, "plateau_busbw_gbps", jpos(rep->ar_plateau_gbps));
   json_object_set_new(o, "plateau_from_bytes", rep->ar_plateau_gbps > 0 ? json_integer((json_int_t)rep->ar_plateau_from) : json_null());
   json_object_set_new(o, "plateau_to_bytes", rep->ar_plateau_gbps > 0 ? json_integer((json_int_t)rep->ar_plateau_to) : json_null());
   json_object_set_new(o, "still_rising", json_boolean(rep->ar_rising));
   json_object_set_new(o, "predicted_busbw_gbps", jpos(rep->ar_predicted_gbps));
+  json_object_set_new(o, "transports", rep->ar_links ? ar_links_json(rep) : json_null());
+  json_object_set_new(o, "transports_note", gr_json_text(rep->ar_links_note));
+  json_object_set_new(o, "stalls", json_integer(rep->ar_stalls));
   return o;
 }
 

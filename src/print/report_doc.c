@@ -981,6 +981,24 @@ static void latency_table(struct rd_doc *d, const json_t *results)
   }
 }
 
+/* "NCCL connected: GPU0 -> GPU1 P2P/IPC, ..." (bench JSON from before the
+ * connections were read has no "transports": nothing then). */
+static void bench_ar_links(struct rd_doc *d, const json_t *links)
+{
+  char text[1024] = "";
+  size_t off = 0, i;
+  const json_t *l;
+  json_array_foreach(links, i, l)
+  {
+    const char *via = jstr(l, "via");
+    double a = jnum(l, "from_gpu"), b = jnum(l, "to_gpu");
+    if (via && isfinite(a) && isfinite(b) && off < sizeof(text))
+      off += (size_t)snprintf(text + off, sizeof(text) - off, "%sGPU%.0f -> GPU%.0f %s", off ? ", " : "", a, b, via);
+  }
+  if (text[0])
+    para(d, "NCCL connected: %s.", text);
+}
+
 static void bench_allreduce(struct rd_doc *d, const json_t *ar)
 {
   const json_t *sizes = json_object_get(ar, "sizes"), *s;
@@ -1026,6 +1044,7 @@ static void bench_allreduce(struct rd_doc *d, const json_t *ar)
     cell_num(tb, NULL, bw, 2);
     cell_num(tb, jnum(s, "wrong") > 0 ? "sev-fail" : NULL, jnum(s, "wrong"), 0);
   }
+  bench_ar_links(d, json_object_get(ar, "transports"));
 }
 
 /* The bench's GPUs that are not the report's machine's, by bus id. */

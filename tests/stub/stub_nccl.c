@@ -24,8 +24,10 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -134,6 +136,44 @@ const char *ncclGetErrorString(gr_nccl_result result)
   }
 }
 
+/* NCCL_DEBUG=INFO with NCCL_DEBUG_FILE: the log real NCCL 2.2x writes at
+ * ncclCommInitAll, reduced to a few lines of noise and the ring's channel
+ * lines, two channels, rank r -> r + 1: "P2P/direct pointer" (one process)
+ * where the CUDA stand-in gives peer access, "SHM/direct/direct" where it
+ * does not. The file name is taken as is (real NCCL expands %h and %p). */
+static void debug_log(const struct ncclComm *const *comms, int ndev)
+{
+  const char *level = getenv("NCCL_DEBUG"), *file = getenv("NCCL_DEBUG_FILE");
+  if (!level || strcasecmp(level, "INFO") != 0 || !file || !*file)
+    return;
+  FILE *f = fopen(file, "w");
+  if (!f)
+    return;
+  int pid = (int)getpid();
+  fprintf(f, "stubhost:%d:%d [0] NCCL INFO Bootstrap : Using lo:127.0.0.1<0>\n", pid, pid);
+  fprintf(f, "stubhost:%d:%d [0] NCCL INFO NCCL version 2.21.5+cuda12.4\n", pid, pid);
+  for (int i = 0; i < ndev; i++)
+    fprintf(f, "stubhost:%d:%d [%d] NCCL INFO comm %p rank %d nRanks %d nNodes 1 localRanks %d localRank %d\n", pid,
+            pid, comms[i]->dev, (const void *)comms[i], i, ndev, ndev, i);
+  for (int ch = 0; ch < 2; ch++) {
+    fprintf(f, "stubhost:%d:%d [0] NCCL INFO Channel %02d/02 :", pid, pid, ch);
+    for (int i = 0; i < ndev; i++)
+      fprintf(f, " %d", i);
+    fprintf(f, "\n");
+  }
+  for (int ch = 0; ch < 2 && ndev > 1; ch++)
+    for (int i = 0; i < ndev; i++) {
+      int j = (i + 1) % ndev, a = comms[i]->dev, b = comms[j]->dev;
+      int peer = a != b && stub_same_bridge(a, b);
+      fprintf(f, "stubhost:%d:%d [%d] NCCL INFO Channel %02d/0 : %d[%d] -> %d[%d] via %s\n", pid, pid, a, ch, i, a, j,
+              b, peer ? "P2P/direct pointer" : "SHM/direct/direct");
+    }
+  fprintf(f, "stubhost:%d:%d [0] NCCL INFO Connected all rings\n", pid, pid);
+  fprintf(f, "stubhost:%d:%d [0] NCCL INFO ncclCommInitAll comm %p nranks %d - Init COMPLETE\n", pid, pid,
+          (const void *)comms[0], ndev);
+  fclose(f);
+}
+
 gr_nccl_result ncclCommInitAll(gr_nccl_comm *comms, int ndev, const int *devlist)
 {
   if (stub_scenario_is("ncclfail"))
@@ -161,6 +201,7 @@ gr_nccl_result ncclCommInitAll(gr_nccl_comm *comms, int ndev, const int *devlist
     *c = (struct ncclComm){.rank = i, .nranks = ndev, .dev = devlist ? devlist[i] : i, .clique = clique};
     comms[i] = c;
   }
+  debug_log((const struct ncclComm *const *)comms, ndev);
   return NCCL_OK;
 }
 

@@ -10,6 +10,7 @@
 
 #include "testutil.h"
 
+#include "vendor/nvidia/nccl_log.h"
 #include "gpu/bench.h"
 #include "gpu/bench_mpi.h"
 #include "facts/catalog.h"
@@ -35,6 +36,8 @@ struct fake {
   int spin_every;                 /* every spin_every-th run of it does (1: all) */
   int spin_runs;
   int warmup_seen[GR_BK_COUNT];   /* the largest spec.warmup asked per kind, -1 never asked */
+  int stall_iter;                 /* soak: iteration stall_iter - 1 of the first soaked size takes 50x; 0 none */
+  int soaks;                      /* soak calls so far */
 };
 
 static const char *const busids[NG] = {"0000:01:00.0", "0000:02:00.0", "0000:41:00.0", "0000:44:00.0"};
@@ -121,8 +124,12 @@ static int f_ar(void *st, const struct gr_ar_spec *spec, struct gr_ar_sample *ou
   struct fake *f = st;
   size_t bytes = spec->bytes;
   /* a latency term makes small sizes slow, as on real links */
+  memset(out, 0, sizeof(*out));
   out->seconds = 20e-6 + gr_allreduce_busbw_factor(NG) * (double)bytes / (f->ar_busbw * 1e9);
-  out->wrong = 0;
+  out->host_seconds = out->seconds + 3e-6; /* host launch time on top */
+  for (int k = 0; spec->iter_seconds && k < spec->iters; k++)
+    spec->iter_seconds[k] = out->seconds * (f->soaks == 0 && k == f->stall_iter - 1 ? 50 : 1);
+  f->soaks += spec->iter_seconds != NULL;
   return 0;
 }
 
@@ -194,6 +201,7 @@ struct world {
   struct fake f;
   size_t bytes, ar_max; /* the copy size and --allreduce-max; 0: 4 MiB and 16 MiB */
   bool gang;            /* the backend runs copies at once (copy_many) */
+  int ar_soak;          /* --allreduce-iters */
 };
 
 static void world_run(struct world *w, bool with_topology)
@@ -215,6 +223,7 @@ static void world_run(struct world *w, bool with_topology)
   w->cfg.bytes = w->bytes ? w->bytes : (size_t)4 << 20;
   w->cfg.progress = false;
   w->cfg.ar_max_bytes = w->ar_max ? w->ar_max : (size_t)16 << 20;
+  w->cfg.ar_soak = w->ar_soak;
   if (gr_bench_run(w->gang ? &fake_gang_backend : &fake_backend, &w->f, &w->cfg, &w->links, &w->rep, &err) != 0)
     fail_msg("%s", err.msg);
 }
@@ -269,9 +278,9 @@ static void test_stats(void **state)
 
 static void test_plateau(void **state)
 {
-  struct gr_ar_row flat[] = {{1 << 20, 0, 0, 5, 0}, {4 << 20, 0, 0, 15, 0}, {16 << 20, 0, 0, 19.5, 0},
-                             {64 << 20, 0, 0, 20, 0}, {256 << 20, 0, 0, 19.8, 0}};
-  struct gr_ar_row rising[] = {{1 << 20, 0, 0, 5, 0}, {4 << 20, 0, 0, 10, 0}, {16 << 20, 0, 0, 16, 0}};
+  struct gr_ar_row flat[] = {{.bytes = 1 << 20, .busbw_gbps = 5}, {.bytes = 4 << 20, .busbw_gbps = 15}, {.bytes = 16 << 20, .busbw_gbps = 19.5},
+                             {.bytes = 64 << 20, .busbw_gbps = 20}, {.bytes = 256 << 20, .busbw_gbps = 19.8}};
+  struct gr_ar_row rising[] = {{.bytes = 1 << 20, .busbw_gbps = 5}, {.bytes = 4 << 20, .busbw_gbps = 10}, {.bytes = 16 << 20, .busbw_gbps = 16}};
   struct gr_bench_report r;
   (void)state;
   memset(&r, 0, sizeof(r));
@@ -287,6 +296,50 @@ static void test_plateau(void **state)
   gr_bench_plateau(&r, 0.05);
   assert_float_equal(r.ar_plateau_gbps, 16, 1e-9);
   assert_true(r.ar_rising);
+}
+
+/* The soak: nearest-rank percentiles, the slowest with index and time
+ * before them, and the stall rule (over 10x p50 and 50 us over it). */
+static void test_soak_stats(void **state)
+{
+  double t[200];
+  struct gr_ar_soak k;
+  (void)state;
+  for (int i = 0; i < 200; i++)
+    t[i] = 100e-6 + (i % 10) * 1e-6; /* 100..109 us */
+  t[48] = 5e-3;   /* 50x: a stall */
+  t[150] = 1.2e-3; /* 12x: a stall */
+  t[7] = 900e-6;  /* 9x: slow, not a stall */
+  double end = gr_ar_soak_stats(t, 200, 2.0, &k);
+  assert_int_equal(k.iters, 200);
+  assert_float_equal(k.p50_us, 105, 1e-6);   /* the 100th of 200 sorted (three of the 197 others left out) */
+  assert_float_equal(k.p99_us, 900, 1e-6);   /* the 198th: below the two stalls */
+  assert_float_equal(k.max_us, 5000, 1e-6);
+  assert_int_equal(k.stalls, 2);
+  assert_int_equal(k.nslow, GR_AR_SLOWEST);
+  assert_int_equal(k.slow[0].index, 48);
+  assert_int_equal(k.slow[1].index, 150);
+  assert_int_equal(k.slow[2].index, 7);
+  double before = 2.0;
+  for (int i = 0; i < 48; i++)
+    before += t[i];
+  assert_float_equal(k.slow[0].at_s, before, 1e-12);
+  assert_true(end > before + 5e-3);
+  /* tiny all-reduces: 10x a 2 us p50 is host noise, not a stall, under 50 us over it */
+  for (int i = 0; i < 20; i++)
+    t[i] = 2e-6;
+  t[3] = 40e-6;
+  gr_ar_soak_stats(t, 20, 0, &k);
+  assert_int_equal(k.stalls, 0);
+  t[3] = 60e-6;
+  gr_ar_soak_stats(t, 20, 0, &k);
+  assert_int_equal(k.stalls, 1);
+  assert_int_equal(k.slow[0].index, 3);
+  /* fewer iterations than kept, and none */
+  gr_ar_soak_stats(t, 2, 0, &k);
+  assert_int_equal(k.nslow, 2);
+  assert_int_equal(gr_ar_soak_stats(t, 0, 1.5, &k) == 1.5, 1);
+  assert_int_equal(k.nslow, 0);
 }
 
 static void test_parse_size(void **state)
@@ -527,6 +580,82 @@ static void test_allreduce_caps(void **state)
   free(w);
 }
 
+/* Both placements and the host clock reach the rows; a soak's stall is a
+ * warning naming the size, the iteration and how long. */
+static void test_allreduce_soak(void **state)
+{
+  (void)state;
+  struct world *w = calloc(1, sizeof(*w));
+  fake_default(&w->f);
+  w->ar_max = (size_t)1 << 20;
+  w->ar_soak = 100;
+  w->f.stall_iter = 38;
+  world_run(w, true);
+  const struct gr_ar_row *r = &w->rep.ar[0];
+  assert_int_equal(r->bytes, 64 << 10);
+  assert_float_equal(r->host_us, r->time_us + 3, 1e-6);
+  assert_float_equal(r->ip_time_us, r->time_us, 1e-9);
+  assert_float_equal(r->ip_busbw_gbps, r->busbw_gbps, 1e-9);
+  assert_non_null(r->soak);
+  assert_int_equal(r->soak->stalls, 1);
+  assert_int_equal(r->soak->slow[0].index, 37);
+  assert_float_equal(r->soak->slow[0].us, 50 * r->time_us, 1e-6);
+  assert_int_equal(w->rep.ar_stalls, 1);
+  assert_int_equal(w->rep.ar[1].soak->stalls, 0);
+  bool found = false;
+  for (size_t i = 0; i < w->rep.findings.n; i++)
+    if (strcmp(w->rep.findings.v[i].id, "bench.allreduce-stall") == 0) {
+      found = true;
+      assert_int_equal(w->rep.findings.v[i].sev, GR_SEV_WARN);
+      assert_non_null(strstr(w->rep.findings.v[i].text, "of 64 KiB over 4 GPUs stalled in 1 of 100 iterations"));
+      assert_non_null(strstr(w->rep.findings.v[i].text, "(50x) at iteration 37"));
+      assert_non_null(strstr(w->rep.findings.v[i].text, "NCCL connections: unknown"));
+    }
+  assert_true(found);
+  world_free(w);
+  free(w);
+}
+
+/* NCCL's INFO log as NCCL 2.6, 2.18 and 2.21 write it: channel and ring
+ * lines, NET with both ends, noise, an overlong line; one line per
+ * connection and transport, sorted. */
+static void test_nccl_log(void **state)
+{
+  (void)state;
+  char big[600], out[512];
+  memset(big, 'x', sizeof(big) - 1);
+  big[sizeof(big) - 1] = '\0';
+  char *log = NULL;
+  size_t len = 0;
+  FILE *w = open_memstream(&log, &len);
+  fprintf(w, "h:1:1 [0] NCCL INFO Bootstrap : Using eth0:10.0.0.1<0>\n"
+             "h:1:1 [0] NCCL INFO Channel 00/02 :    0   1   2   3\n"
+             "h:1:1 [1] NCCL INFO Channel 00/0 : 1[1] -> 2[2] via SHM/direct/direct\n"
+             "h:1:1 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[1] via P2P/CUMEM/read\n"
+             "h:1:1 [0] NCCL INFO Channel 01/0 : 0[0] -> 1[1] via P2P/CUMEM/read\n"
+             "h:1:1 [0] NCCL INFO Channel 01 : 0[1000] -> 3[4000] via P2P/IPC\r\n"
+             "h:1:1 [3] NCCL INFO Channel 00/0 : 3[3] -> 0[0] [receive] via NET/IB/0/GDRDMA\n"
+             "h:1:1 [3] NCCL INFO Channel 00/0 : 3[3] -> 0[0] [send] via NET/IB/0/GDRDMA\n"
+             "h:1:1 [2] NCCL INFO Ring 00 : 2[2] -> 3[3] via P2P/direct pointer\n"
+             "%s NCCL INFO Channel 00/0 : 5[5] -> 6[6] via P2P/IPC\n" /* overlong: skipped whole */
+             "h:1:1 [0] NCCL INFO Channel 00/0 : 0[0] -> via P2P/IPC\n"
+             "h:1:1 [0] NCCL INFO Connected all rings\n", big);
+  fclose(w);
+  FILE *f = fmemopen(log, len, "r");
+  assert_int_equal(gr_nccl_log_links(f, out, sizeof(out)), 5);
+  fclose(f);
+  assert_string_equal(out, "0 -> 1 P2P/CUMEM/read\n0 -> 3 P2P/IPC\n1 -> 2 SHM/direct/direct\n"
+                           "2 -> 3 P2P/direct pointer\n3 -> 0 NET/IB/0/GDRDMA\n");
+  f = fmemopen(log, len, "r");
+  assert_int_equal(gr_nccl_log_links(f, out, 20), -1); /* does not fit */
+  assert_string_equal(out, "");
+  fclose(f);
+  f = fmemopen((char *)"nothing here\n", 13, "r");
+  assert_int_equal(gr_nccl_log_links(f, out, sizeof(out)), 0);
+  fclose(f);
+  free(log);
+}
+
 /* Small copies are named in the unit that holds them, never "0 KiB". */
 static void test_small_copy_text(void **state)
 {
@@ -705,12 +834,13 @@ int main(void)
 {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_no_topology_predicts), /* first: nothing predicted in this process yet */
-      cmocka_unit_test(test_stats),      cmocka_unit_test(test_plateau),    cmocka_unit_test(test_parse_size),
+      cmocka_unit_test(test_stats),      cmocka_unit_test(test_plateau), cmocka_unit_test(test_soak_stats),    cmocka_unit_test(test_parse_size),
       cmocka_unit_test(test_limits_and_floor), cmocka_unit_test(test_corruption), cmocka_unit_test(test_copy_error),
       cmocka_unit_test(test_gpu_lost),   cmocka_unit_test(test_no_nccl),    cmocka_unit_test(test_size_text),
-      cmocka_unit_test(test_allreduce_caps), cmocka_unit_test(test_small_copy_text),
-      cmocka_unit_test(test_mpi_report), cmocka_unit_test(test_mpi_sizes), cmocka_unit_test(test_spin_timeout),
-      cmocka_unit_test(test_read_variants), cmocka_unit_test(test_aggregates), cmocka_unit_test(test_like_nvbandwidth),
+      cmocka_unit_test(test_allreduce_caps), cmocka_unit_test(test_allreduce_soak), cmocka_unit_test(test_nccl_log),
+      cmocka_unit_test(test_small_copy_text), cmocka_unit_test(test_mpi_report), cmocka_unit_test(test_mpi_sizes),
+      cmocka_unit_test(test_spin_timeout), cmocka_unit_test(test_read_variants), cmocka_unit_test(test_aggregates),
+      cmocka_unit_test(test_like_nvbandwidth),
   };
   return cmocka_run_group_tests(tests, setup, NULL);
 }

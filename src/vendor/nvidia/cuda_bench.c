@@ -7,11 +7,14 @@
  * inside one launch, the data checked on the GPU after every timed run, and
  * pointer-chase latency. The kernels are PTX (bench_kernels.ptx) the driver
  * compiles. */
+#include <errno.h>
 #include <sched.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "vendor/nvidia/nvidia.h"
 #include "base/dl.h"
@@ -134,6 +137,9 @@ struct cuda {
   gr_pfn_cublasGemmEx GemmEx;
   int gemm_n;
   float *gemm_expect;         /* the product's first column, computed on the host */
+  char nccl_links[2048];      /* NCCL's connections, "0 -> 1 P2P/IPC" a line; or why they are unknown */
+  bool nccl_links_known;
+  char nccl_log_dir[256];     /* NCCL's INFO log's private directory until the first all-reduce has run, else "" */
 };
 
 #define SYM(field, req, ...) {(void **)&c->f.field, {__VA_ARGS__}, req}
@@ -1157,6 +1163,8 @@ out:
 
 /* ------------------------------------------------------------ all-reduce */
 
+#include "vendor/nvidia/nccl_log.h"
+
 #define NSYM(field, ...) {(void **)&c->nc.field, {__VA_ARGS__}, true}
 
 static int nccl_load(struct cuda *c, char *why, size_t cap)
@@ -1250,6 +1258,92 @@ static int ar_finish_open(struct cuda *c, size_t max_bytes, char *why, size_t ca
   return 0;
 }
 
+/* ---------------------------------------------------- NCCL's transports */
+
+/* How NCCL connects the GPUs is in its INFO log only ("Channel 00/0 : 0[0] ->
+ * 1[1] via P2P/IPC"). So, unless the user set NCCL_DEBUG or NCCL_DEBUG_FILE
+ * (theirs win, and then the transports are unknown), gpurig sets both in its
+ * own process's environment around the communicator's creation, with the
+ * file in a private directory (0700) it removes right after. That changes
+ * nothing on the system: only this process's environment, for one call. */
+static bool ar_log_start(struct cuda *c, char *dir, size_t cap)
+{
+  const char *tmp = getenv("TMPDIR");
+  char file[300];
+  c->nccl_links_known = false;
+  if (getenv("NCCL_DEBUG") || getenv("NCCL_DEBUG_FILE")) {
+    snprintf(c->nccl_links, sizeof(c->nccl_links), "NCCL_DEBUG or NCCL_DEBUG_FILE is set in the environment, so "
+             "NCCL's log is yours: gpurig did not read it");
+    return false;
+  }
+  if ((size_t)snprintf(dir, cap, "%s/gpurig-nccl-log-XXXXXX", tmp && *tmp == '/' ? tmp : "/tmp") >= cap) {
+    snprintf(c->nccl_links, sizeof(c->nccl_links), "TMPDIR is too long for NCCL's log's directory");
+    return false;
+  }
+  if (!mkdtemp(dir)) {
+    snprintf(c->nccl_links, sizeof(c->nccl_links), "no private directory for NCCL's log under %s: %s",
+             tmp && *tmp == '/' ? tmp : "/tmp", strerror(errno));
+    return false;
+  }
+  snprintf(file, sizeof(file), "%s/nccl.log", dir);
+  setenv("NCCL_DEBUG", "INFO", 1);
+  setenv("NCCL_DEBUG_FILE", file, 1);
+  return true;
+}
+
+/* Reads the log's channel lines into nccl_links. */
+static void ar_links_read(struct cuda *c, const char *file)
+{
+  FILE *f = fopen(file, "r");
+  if (!f) {
+    snprintf(c->nccl_links, sizeof(c->nccl_links), "NCCL wrote no log");
+    return;
+  }
+  int n = gr_nccl_log_links(f, c->nccl_links, sizeof(c->nccl_links));
+  fclose(f);
+  c->nccl_links_known = n > 0;
+  if (n == 0)
+    snprintf(c->nccl_links, sizeof(c->nccl_links), "NCCL's log has no \"Channel ... via\" line");
+  else if (n < 0)
+    snprintf(c->nccl_links, sizeof(c->nccl_links), "too many connections in NCCL's log");
+}
+
+/* Reads the log and removes it with its directory. */
+static void ar_log_read(struct cuda *c)
+{
+  char file[300];
+  if (!c->nccl_log_dir[0])
+    return;
+  snprintf(file, sizeof(file), "%s/nccl.log", c->nccl_log_dir);
+  ar_links_read(c, file);
+  unlink(file);
+  rmdir(c->nccl_log_dir);
+  c->nccl_log_dir[0] = '\0';
+}
+
+/* Puts the environment back as it was: NCCL read it, and opened its log,
+ * while the communicator started. The log is read later, after the
+ * all-reduces: NCCL 2.22 and later connect the GPUs at the collectives
+ * that need them (NCCL_RUNTIME_CONNECT), not in ncclCommInitAll. */
+static void ar_log_end(struct cuda *c, const char *dir, bool ok)
+{
+  unsetenv("NCCL_DEBUG");
+  unsetenv("NCCL_DEBUG_FILE");
+  snprintf(c->nccl_log_dir, sizeof(c->nccl_log_dir), "%s", dir);
+  if (!ok) {
+    ar_log_read(c);
+    snprintf(c->nccl_links, sizeof(c->nccl_links), "NCCL did not start");
+  }
+}
+
+static int cuda_transports(void *state, char *buf, size_t cap)
+{
+  struct cuda *c = state;
+  ar_log_read(c);
+  snprintf(buf, cap, "%s", c->nccl_links);
+  return c->nccl_links_known ? 0 : -1;
+}
+
 static int cuda_allreduce_open(void *state, size_t max_bytes, char *why, size_t cap)
 {
   struct cuda *c = state;
@@ -1257,16 +1351,25 @@ static int cuda_allreduce_open(void *state, size_t max_bytes, char *why, size_t 
   int *all = xcalloc((size_t)c->n, sizeof(int));
   for (int i = 0; i < c->n; i++)
     all[i] = i;
+  char dir[sizeof(c->nccl_log_dir)] = "";
+  /* before NCCL is loaded: it reads its environment once, at its start */
+  bool logging = ar_log_start(c, dir, sizeof(dir));
   int rc = nccl_load(c, why, cap) != 0 || ar_set_devs(c, all, c->n, 0, c->n, why, cap) != 0 ? -1 : 0;
   free(all);
+  r = rc == 0 ? c->nc.CommInitAll(c->comms, c->n, NULL) : GR_NCCL_SUCCESS;
+  if (logging)
+    ar_log_end(c, dir, rc == 0 && r == GR_NCCL_SUCCESS);
   if (rc != 0)
     return -1;
-  r = c->nc.CommInitAll(c->comms, c->n, NULL);
   if (r != GR_NCCL_SUCCESS) {
     memset(c->comms, 0, (size_t)c->n * sizeof(*c->comms));
     return nccl_fail(c, r, "ncclCommInitAll", why, cap);
   }
-  return ar_finish_open(c, max_bytes, why, cap);
+  if (ar_finish_open(c, max_bytes, why, cap) != 0) {
+    ar_log_read(c); /* no all-reduce will run */
+    return -1;
+  }
+  return 0;
 }
 
 static int cuda_unique_id(void *state, void *id, char *why, size_t cap)
@@ -1314,15 +1417,18 @@ static int cuda_allreduce_open_ranks(void *state, size_t max_bytes, const void *
   return ar_finish_open(c, max_bytes, why, cap);
 }
 
-static int ar_launch(struct cuda *c, size_t count)
+/* One all-reduce on every GPU of this process; in place, the receive
+ * buffer is also the send buffer (nccl-tests' in-place column). */
+static int ar_launch(struct cuda *c, size_t count, bool in_place)
 {
   gr_nccl_result r = c->nc.GroupStart();
   if (r != GR_NCCL_SUCCESS)
     return nccl_fail(c, r, "ncclGroupStart", NULL, 0);
   for (int k = 0; k < c->ar_ndev && r == GR_NCCL_SUCCESS; k++) {
     const struct cudev *d = &c->d[c->ar_dev[k]];
-    r = c->nc.AllReduce((const void *)(uintptr_t)d->ar_send, (void *)(uintptr_t)d->ar_recv, count, GR_NCCL_FLOAT32,
-                        GR_NCCL_SUM, c->comms[k], d->s[0]);
+    const void *send = (const void *)(uintptr_t)(in_place ? d->ar_recv : d->ar_send);
+    r = c->nc.AllReduce(send, (void *)(uintptr_t)d->ar_recv, count, GR_NCCL_FLOAT32, GR_NCCL_SUM, c->comms[k],
+                        d->s[0]);
   }
   gr_nccl_result r2 = c->nc.GroupEnd();
   if (r != GR_NCCL_SUCCESS)
@@ -1372,40 +1478,127 @@ out:
   return rc;
 }
 
-static int cuda_allreduce(void *state, const struct gr_ar_spec *spec, struct gr_ar_sample *out)
+/* Waits until every all-reduce stream is idle. */
+static int ar_sync(struct cuda *c)
 {
-  struct cuda *c = state;
-  size_t bytes = spec->bytes, count = bytes / 4;
-  int warmup = spec->warmup, iters = spec->iters;
   int rc = 0;
-  c->err[0] = '\0';
-  memset(out, 0, sizeof(*out));
-  for (int k = 0; k < c->ar_ndev; k++) {
+  for (int k = 0; k < c->ar_ndev && rc == 0; k++) {
     int i = c->ar_dev[k];
     if ((rc = use(c, i)) != 0)
-      goto out;
-    CU(c->f.MemsetD32Async(c->d[i].ar_recv, 0, count, c->d[i].s[0]), "cuMemsetD32Async", i);
+      break;
+    CU(c->f.StreamSynchronize(c->d[i].s[0]), "cuStreamSynchronize", i);
   }
-  for (int w = 0; w < warmup && rc == 0; w++)
-    rc = ar_launch(c, count);
-  if (rc != 0 || (rc = ar_record(c, 0)) != 0)
-    goto out;
-  for (int k = 0; k < iters && rc == 0; k++)
-    rc = ar_launch(c, count);
-  if (rc != 0 || (rc = ar_record(c, 1)) != 0)
-    goto out;
-  for (int k = 0; k < c->ar_ndev; k++) {
+out:
+  return rc;
+}
+
+/* The receive buffers: zeros (out of place, and in place while timed: a sum
+ * of zeros stays zero however many iterations run, where rank values would
+ * grow to infinity), or this rank's value r + 1 (the in-place check run). */
+static int ar_fill(struct cuda *c, size_t count, bool rank_values)
+{
+  int rc = 0;
+  for (int k = 0; k < c->ar_ndev && rc == 0; k++) {
+    int i = c->ar_dev[k];
+    float v = rank_values ? (float)(c->ar_first + k + 1) : 0.0f;
+    uint32_t bits;
+    memcpy(&bits, &v, sizeof(bits));
+    if ((rc = use(c, i)) != 0)
+      break;
+    CU(c->f.MemsetD32Async(c->d[i].ar_recv, bits, count, c->d[i].s[0]), "cuMemsetD32Async", i);
+  }
+out:
+  return rc;
+}
+
+/* The slowest GPU's time between its events 0 and 1 (after both are done). */
+static int ar_elapsed(struct cuda *c, double *seconds)
+{
+  int rc = 0;
+  *seconds = 0;
+  for (int k = 0; k < c->ar_ndev && rc == 0; k++) {
     int i = c->ar_dev[k];
     float ms = 0;
     if ((rc = use(c, i)) != 0)
-      goto out;
+      break;
     CU(c->f.EventSynchronize(c->d[i].ev[1]), "cuEventSynchronize", i);
     CU(c->f.EventElapsedTime(&ms, c->d[i].ev[0], c->d[i].ev[1]), "cuEventElapsedTime", i);
-    if (ms / 1000.0 / iters > out->seconds)
-      out->seconds = ms / 1000.0 / iters;
+    if (ms / 1000.0 > *seconds)
+      *seconds = ms / 1000.0;
   }
-  rc = ar_verify(c, bytes, &out->wrong);
 out:
+  return rc;
+}
+
+static double host_clock(void)
+{
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* The timed iterations, nccl-tests' way on the host clock: from a
+ * synchronised start (every stream idle) to every stream synchronised,
+ * averaged per iteration; and on each GPU's events. With iter_seconds each
+ * iteration is timed alone (events around it, waited for before the next
+ * starts), which is slower per iteration but shows a stall. */
+static int ar_timed(struct cuda *c, const struct gr_ar_spec *spec, size_t count, struct gr_ar_sample *out)
+{
+  double t0, total = 0, one = 0;
+  int rc = ar_sync(c);
+  if (rc != 0)
+    return rc;
+  t0 = host_clock();
+  if (!spec->iter_seconds) {
+    rc = ar_record(c, 0);
+    for (int k = 0; k < spec->iters && rc == 0; k++)
+      rc = ar_launch(c, count, spec->in_place);
+    if (rc == 0 && (rc = ar_record(c, 1)) == 0)
+      rc = ar_elapsed(c, &total);
+  }
+  for (int k = 0; spec->iter_seconds && k < spec->iters && rc == 0; k++) {
+    if ((rc = ar_record(c, 0)) != 0 || (rc = ar_launch(c, count, spec->in_place)) != 0 ||
+        (rc = ar_record(c, 1)) != 0 || (rc = ar_elapsed(c, &one)) != 0)
+      break;
+    spec->iter_seconds[k] = one;
+    total += one;
+  }
+  if (rc == 0 && (rc = ar_sync(c)) == 0) {
+    out->host_seconds = (host_clock() - t0) / spec->iters;
+    out->seconds = total / spec->iters;
+  }
+  return rc;
+}
+
+static int cuda_allreduce(void *state, const struct gr_ar_spec *spec, struct gr_ar_sample *out)
+{
+  struct cuda *c = state;
+  size_t count = spec->bytes / 4;
+  int rc = 0;
+  c->err[0] = '\0';
+  memset(out, 0, sizeof(*out));
+  if (c->ar_ndev < 1 || spec->iters < 1 || spec->warmup < 0 || spec->bytes < 4 ||
+      spec->bytes > c->d[c->ar_dev[0]].ar_bytes) {
+    snprintf(c->err, sizeof(c->err), "all-reduce of %zu bytes, %d iterations: outside what was opened", spec->bytes,
+             spec->iters);
+    return -1;
+  }
+  rc = ar_fill(c, count, false);
+  for (int w = 0; w < spec->warmup && rc == 0; w++)
+    rc = ar_launch(c, count, spec->in_place);
+  if (rc == 0)
+    rc = ar_timed(c, spec, count, out);
+  /* in place, the timed buffers summed zeros: one more run on the ranks'
+   * values, untimed, gives the result to check */
+  if (rc == 0 && spec->in_place && (rc = ar_fill(c, count, true)) == 0 &&
+      (rc = ar_launch(c, count, true)) == 0)
+    rc = ar_sync(c);
+  if (rc == 0)
+    rc = ar_verify(c, spec->bytes, &out->wrong);
+  /* NCCL 2.22+ connects at run time what each size needs: read the log at
+   * the largest size (the sweep's last, burn's only), or when asked */
+  if (spec->bytes == c->d[c->ar_dev[0]].ar_bytes)
+    ar_log_read(c);
   if (rc != 0)
     for (int i = 0; i < c->n; i++)
       probe_lost(c, i);
@@ -1436,6 +1629,7 @@ const struct gr_bench_backend gr_bench_cuda = {
     .allreduce_open = cuda_allreduce_open,
     .allreduce = cuda_allreduce,
     .collective_name = cuda_collective_name,
+    .transports = cuda_transports,
     .unique_id = cuda_unique_id,
     .allreduce_open_ranks = cuda_allreduce_open_ranks,
     .collective = "NCCL",
