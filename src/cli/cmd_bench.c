@@ -29,10 +29,12 @@ static void bench_usage(void)
          "time, the plateau and how NCCL connected each pair (from its INFO log, read from a private\n"
          "temporary file). Each figure is printed beside its link's theoretical limit, NCCL's\n"
          "figure for that link and the topology's prediction; a figure under its floor (a fraction\n"
-         "of the link's rate, data/health.tsv) is a finding naming the GPU and the link.\n"
+         "of the link's rate, data/health.tsv) is a finding naming the GPU and the link. Before the\n"
+         "first test it says on stderr how many tests it plans and how long they should take.\n"
          "\n"
-         "  --quick              a run under 10 s: 32 MiB copies, 3 runs, copy engine only\n"
-         "  --size SIZE          copy size (default 256 MiB, 32 MiB with --quick; K, M, G = 2^10..2^30):\n"
+         "  --quick              a run under 10 s: 16 MiB copies, 2 warm-up + 2 timed per run, 3 runs,\n"
+         "                       copy engine only, no pairs read both ways at once\n"
+         "  --size SIZE          copy size (default 256 MiB, 16 MiB with --quick; K, M, G = 2^10..2^30):\n"
          "                       4K or more, a multiple of 16 bytes\n"
          "  --like nvbandwidth   nvbandwidth's sizes and repetitions (512 MiB copies, capped by free\n"
          "                       memory as the default is, 16 per run, median of 3 runs, SM copies\n"
@@ -135,6 +137,7 @@ static int bench_config(const struct gr_opts *o, struct gr_bench_config *cfg)
   if (o->no_sm)
     cfg->sm = false;
   cfg->progress = !o->no_progress && isatty(2);
+  cfg->notice = stderr; /* the plan and its expected duration, before the first test */
   return 0;
 }
 

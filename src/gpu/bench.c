@@ -23,7 +23,16 @@
 #define LATENCY_BYTES 16
 #define LATENCY_LOOPS 100
 #define CHASE_MIN_BYTES (4 * MIB) /* a pointer chase spans at least this: 32768 lines, 6 runs of 5000 hops */
-#define WARMUP_COPIES 4 /* untimed copies before each run's start event (nvbandwidth's WARMUP_COUNT) */
+/* The planning pass's costs (plan_copy): a run's fixed cost beside its
+ * bytes (spin kernel, events, the compare kernel and its 20-byte read-back),
+ * a 16-byte copy's issue and completion, one pointer-chase load, one
+ * all-reduce's latency, and the rate assumed where nothing is known. */
+#define PLAN_RUN_S 300e-6
+#define PLAN_SMALL_COPY_S 10e-6
+#define PLAN_CHASE_RUN_S (5000 * 1e-6)
+#define PLAN_AR_LATENCY_S 30e-6
+#define PLAN_UNKNOWN_GBPS 10.0
+#define PLAN_CPU_CHECK_GBPS 8.0 /* the CPU compares a host destination (a GPU destination: the compare kernel) */
 
 struct run {
   const struct gr_bench_backend *be;
@@ -34,6 +43,8 @@ struct run {
   size_t done, total;        /* progress */
   double t0;
   bool bar_shown;
+  bool planning;             /* the planning pass: tests are counted and costed, none runs */
+  double expect_s;           /* what the planned tests should take */
 };
 
 static double now_s(void)
@@ -49,10 +60,15 @@ void gr_bench_config_defaults(struct gr_bench_config *c, bool quick)
   c->quick = quick;
   /* nvbandwidth: 512 MiB, 16 copies per sample, 3 samples; --quick trades
    * buffer size for time so a 8-GPU box finishes in seconds */
-  c->bytes = quick ? 32 * MIB : 256 * MIB;
+  c->bytes = quick ? 16 * MIB : 256 * MIB;
   c->loops = quick ? 2 : 8;
   c->samples = quick ? 3 : 5;
-  c->warmup = 1;
+  /* --quick: no discarded first run, 2 warm-up copies inside each run
+   * instead of 4, and no pairs read both ways at once: 192 MiB per test,
+   * so 8 GPUs on PCIe finish in seconds */
+  c->warmup = quick ? 0 : 1;
+  c->warmup_copies = quick ? 2 : 4;
+  c->bidir_read = !quick;
   c->ar_max_bytes = (size_t)1 << 30;
   c->sm = !quick;
   c->progress = true;
@@ -66,6 +82,9 @@ void gr_bench_config_like_nvbandwidth(struct gr_bench_config *c)
   c->bytes = 512 * MIB;
   c->loops = 16;
   c->samples = 3;
+  c->warmup = 1;
+  c->warmup_copies = 4; /* WARMUP_COUNT */
+  c->bidir_read = true;
   c->sm = true;
   c->like_nvbandwidth = true;
 }
@@ -463,8 +482,8 @@ static void report_spin_timeout(struct run *r, struct gr_bench_result *res, int 
   }
 }
 
-/* Runs one test: warm-up, then samples; fills res. Each run queues
- * WARMUP_COPIES untimed copies before its start event, except the 16-byte
+/* Runs one test: warm-up, then samples; fills res. Each run queues the
+ * config's warm-up copies before its start event, except the 16-byte
  * latency test, whose first copy is what it times. */
 static void measure(struct run *r, struct gr_bench_result *res, const struct gr_copy_spec *base)
 {
@@ -472,7 +491,7 @@ static void measure(struct run *r, struct gr_bench_result *res, const struct gr_
   struct gr_copy_sample s;
   double rev[GR_BENCH_MAX_SAMPLES];
   int nrev = 0, dropped = 0, runs = 0;
-  sp.warmup = sp.kind == GR_BK_LATENCY ? 0 : WARMUP_COPIES;
+  sp.warmup = sp.kind == GR_BK_LATENCY ? 0 : r->cfg->warmup_copies;
   for (int i = -r->cfg->warmup; i < r->cfg->samples && i < GR_BENCH_MAX_SAMPLES; i++) {
     sp.seed = (unsigned)(r->rep->nresults * 131 + (size_t)(i + 8));
     if (r->be->copy(r->st, &sp, &s) != 0) {
@@ -506,10 +525,41 @@ static void measure(struct run *r, struct gr_bench_result *res, const struct gr_
     report_spin_timeout(r, res, dropped, runs);
 }
 
+/* The rate a copy test should reach: the link's predicted rate, else its
+ * limit, else PLAN_UNKNOWN_GBPS. */
+static double plan_rate(struct run *r, enum gr_bench_kind k, enum gr_engine e, int src, int dst)
+{
+  struct gr_bench_result t = {.kind = k, .engine = e, .src = src, .dst = dst};
+  set_limits(r, &t);
+  return t.predicted_gbps > 0 ? t.predicted_gbps : t.limit_gbps > 0 ? t.limit_gbps : PLAN_UNKNOWN_GBPS;
+}
+
+/* The planning pass's part of a copy test: counted, and costed as its runs
+ * of warm-up and timed copies at the rate plan_rate gives (both directions
+ * of a bidirectional test at once, so one direction's time). */
+static void plan_copy(struct run *r, enum gr_bench_kind k, enum gr_engine e, int src, int dst, size_t bytes, int loops)
+{
+  const struct gr_bench_config *c = r->cfg;
+  int runs = c->warmup + c->samples;
+  r->total++;
+  if (k == GR_BK_LATENCY) {
+    r->expect_s += runs * (PLAN_RUN_S + loops * PLAN_SMALL_COPY_S);
+    return;
+  }
+  double per_run = (double)bytes * (loops + c->warmup_copies) / (plan_rate(r, k, e, src, dst) * 1e9);
+  if (dst == GR_BENCH_HOST || k == GR_BK_HOST_BIDIR)
+    per_run += (double)bytes / (PLAN_CPU_CHECK_GBPS * 1e9);
+  r->expect_s += runs * (PLAN_RUN_S + per_run);
+}
+
 static void run_copy(struct run *r, enum gr_bench_kind k, enum gr_engine e, int src, int dst, size_t bytes,
                      int loops)
 {
   char a[16], b[16], what[64];
+  if (r->planning) {
+    plan_copy(r, k, e, src, dst, bytes, loops);
+    return;
+  }
   struct gr_bench_result *res = add_result(r->rep, k, e, src, dst);
   snprintf(what, sizeof(what), "%s %s %s->%s", gr_bench_kind_name(k), gr_engine_name(e),
            gr_bench_endpoint(src, a, sizeof(a)), gr_bench_endpoint(dst, b, sizeof(b)));
@@ -548,20 +598,6 @@ static bool chase_pair(struct run *r, int mem, int exec)
   return mem != exec && r->be->chase && r->be->can_peer(r->st, exec, mem);
 }
 
-static void plan_count(struct run *r, int n)
-{
-  size_t per_gpu = 4 + (r->cfg->sm ? 3 : 0) + 2; /* h2d d2h bidir local [sm x3] latency x2 */
-  size_t per_pair = 3 + (r->cfg->sm ? 2 : 0);    /* ordered pairs: write, read, latency [sm write, read] */
-  size_t pairs = (size_t)n * (size_t)(n - 1);
-  r->total = (size_t)n * per_gpu + pairs * per_pair + pairs; /* bidir write and read once per pair */
-  r->total += n > 1 ? 2 : 0;                                   /* host -> all GPUs, all GPUs -> host */
-  for (int a = 0; a < n && r->be->chase; a++) { /* pointer chases: host -> each GPU, peer pairs */
-    r->total++;
-    for (int b = 0; b < n; b++)
-      r->total += chase_pair(r, a, b);
-  }
-}
-
 static void host_tests(struct run *r, int n, size_t bytes)
 {
   const struct gr_bench_config *c = r->cfg;
@@ -592,7 +628,7 @@ static void pair_tests(struct run *r, int n, size_t bytes)
       for (int b = 0; b < n; b++)
         if (a != b)
           run_copy(r, one_way[k], GR_ENGINE_CE, a, b, bytes, c->loops);
-  for (int k = 0; k < 2; k++)
+  for (int k = 0; k < (c->bidir_read ? 2 : 1); k++)
     for (int a = 0; a < n; a++)
       for (int b = a + 1; b < n; b++)
         run_copy(r, both_ways[k], GR_ENGINE_CE, a, b, bytes, c->loops);
@@ -820,6 +856,13 @@ static void aggregate_run(struct run *r, enum gr_bench_kind k, int n, size_t byt
   int members[GR_BENCH_GANG_MAX], m = 0;
   struct gr_copy_spec specs[GR_BENCH_GANG_MAX];
   size_t first = r->rep->nresults;
+  if (r->planning) { /* every GPU's copies at once: at worst one after another */
+    for (int g = 0; g < n && g < GR_BENCH_GANG_MAX; g++)
+      plan_copy(r, in ? GR_BK_H2D : GR_BK_D2H, GR_ENGINE_CE, in ? GR_BENCH_HOST : g, in ? g : GR_BENCH_HOST, bytes,
+                r->cfg->loops);
+    r->total -= (size_t)(n < GR_BENCH_GANG_MAX ? n : GR_BENCH_GANG_MAX) - 1; /* one test */
+    return;
+  }
   struct gr_bench_result *sum = add_result(r->rep, k, GR_ENGINE_CE, in ? GR_BENCH_HOST : GR_BENCH_ALL,
                                            in ? GR_BENCH_ALL : GR_BENCH_HOST);
   progress(r, gr_bench_kind_title(k));
@@ -836,7 +879,8 @@ static void aggregate_run(struct run *r, enum gr_bench_kind k, int n, size_t byt
   for (int i = 0; i < m; i++) {
     add_result(r->rep, k, GR_ENGINE_CE, in ? GR_BENCH_HOST : members[i], in ? members[i] : GR_BENCH_HOST);
     specs[i] = (struct gr_copy_spec){.kind = k, .engine = GR_ENGINE_CE, .src = in ? GR_BENCH_HOST : members[i],
-                                     .dst = in ? members[i] : GR_BENCH_HOST, .bytes = bytes, .loops = r->cfg->loops};
+                                     .dst = in ? members[i] : GR_BENCH_HOST, .bytes = bytes, .loops = r->cfg->loops,
+                                     .warmup = r->cfg->warmup_copies};
   }
   for (int i = -r->cfg->warmup; i < r->cfg->samples && i < GR_BENCH_MAX_SAMPLES; i++) {
     for (int j = 0; j < m; j++)
@@ -869,6 +913,11 @@ static void aggregate_tests(struct run *r, int n, size_t bytes)
 static void run_chase(struct run *r, int mem, int exec, size_t bytes)
 {
   char a[16], b[16], what[64];
+  if (r->planning) {
+    r->total++;
+    r->expect_s += (r->cfg->warmup + r->cfg->samples) * (PLAN_RUN_S + PLAN_CHASE_RUN_S);
+    return;
+  }
   struct gr_bench_result *res = add_result(r->rep, GR_BK_CHASE, GR_ENGINE_SM, mem, exec);
   struct gr_chase_sample cs;
   int dropped = 0, runs = 0;
@@ -1088,6 +1137,28 @@ static void ar_sweep(struct run *r, int n, size_t max)
     if (r->cfg->ar_soak > 0 && ar_soak(r, n, row, &soak_s) != 0)
       return;
   }
+}
+
+/* The planning pass's cost of the all-reduce sweep: each size out of place
+ * and in place (and the soak), at the busbw the topology predicts for
+ * NCCL's defaults, else PLAN_UNKNOWN_GBPS; the largest size as ar_largest
+ * will pick it, without its notes. */
+static double plan_allreduce(struct run *r, int n)
+{
+  const struct gr_prediction *p = r->links->p;
+  double busbw = p && p->ngpus == (size_t)n && p->nccl_default.busbw_gbps > 0 ? p->nccl_default.busbw_gbps
+                                                                            : PLAN_UNKNOWN_GBPS;
+  size_t fr = min_free(r, n), want = r->cfg->ar_max_bytes, step = r->cfg->quick ? 4 : 2;
+  size_t max = pow2_floor(fr > 0 && fr / 4 < want ? fr / 4 : want);
+  double f = gr_allreduce_busbw_factor(n), total = 0;
+  if (n < 2 || !r->be->allreduce_open || max < GR_BENCH_AR_MIN_BYTES)
+    return 0;
+  for (size_t bytes = r->cfg->quick ? 64 * 1024 : 4096; bytes <= max;
+       bytes = bytes < max && bytes * step > max ? max : bytes * step) {
+    double one = PLAN_AR_LATENCY_S + (double)bytes * f / (busbw * 1e9);
+    total += 2 * (ar_warmup(r) + ar_iters(r, bytes)) * one + r->cfg->ar_soak * (one + PLAN_AR_LATENCY_S);
+  }
+  return total;
 }
 
 /* "GPU0 -> GPU1 P2P/IPC, GPU1 -> GPU2 SHM/direct/direct" */
@@ -1348,6 +1419,39 @@ static size_t copy_bytes(struct run *r, int n)
   return bytes > 0 ? bytes : GR_BENCH_COPY_ALIGN;
 }
 
+/* Every copy, chase and aggregate test, in the order they run. */
+static void copy_tests(struct run *r, int n)
+{
+  host_tests(r, n, r->rep->cfg.bytes);
+  if (n > 1) {
+    aggregate_tests(r, n, r->rep->cfg.bytes);
+    pair_tests(r, n, r->rep->cfg.bytes);
+  }
+  latency_tests(r, n);
+}
+
+/* The planning pass: the same test functions with r->planning set count
+ * and cost every test, so the progress bar's total and the expected
+ * duration come from the run itself, not from a second list of tests. */
+static void plan_tests(struct run *r, int n)
+{
+  r->planning = true;
+  copy_tests(r, n);
+  r->expect_s += plan_allreduce(r, n);
+  r->planning = false;
+  r->rep->planned_tests = r->total;
+  r->rep->expected_seconds = r->expect_s;
+  if (!r->cfg->notice)
+    return;
+  char took[32];
+  if (r->expect_s < 120)
+    snprintf(took, sizeof(took), "%.0f s", r->expect_s < 1 ? 1 : r->expect_s);
+  else
+    snprintf(took, sizeof(took), "%.0f min", r->expect_s / 60);
+  fprintf(r->cfg->notice, "gpurig bench: %zu tests on %d GPU%s%s; expected to take about %s at the links' "
+          "predicted rates\n", r->total, n, n == 1 ? "" : "s", n > 1 ? " and an all-reduce sweep" : "", took);
+}
+
 int gr_bench_run(const struct gr_bench_backend *be, void *state, const struct gr_bench_config *cfg,
                  const struct gr_bench_links *links, struct gr_bench_report *rep, struct gr_err *err)
 {
@@ -1363,14 +1467,9 @@ int gr_bench_run(const struct gr_bench_backend *be, void *state, const struct gr
   }
   join_gpus(&r, n);
   rep->cfg.bytes = copy_bytes(&r, n);
-  plan_count(&r, n);
+  plan_tests(&r, n);
   r.t0 = now_s();
-  host_tests(&r, n, rep->cfg.bytes);
-  if (n > 1) {
-    aggregate_tests(&r, n, rep->cfg.bytes);
-    pair_tests(&r, n, rep->cfg.bytes);
-  }
-  latency_tests(&r, n);
+  copy_tests(&r, n);
   allreduce_tests(&r, n);
   progress_end(&r);
   check_results(&r);

@@ -13,6 +13,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 
 #include "analysis/analysis.h"
 #include "analysis/machine.h"
@@ -44,6 +45,9 @@ struct gr_bench_config {
   bool progress;         /* progress bar on stderr */
   bool like_nvbandwidth; /* --like nvbandwidth: its sizes and repetitions, and its test names printed */
   int ar_soak;           /* --allreduce-iters: all-reduces per size each timed alone (soak); 0 off */
+  int warmup_copies;     /* untimed copies queued before each run's start event (nvbandwidth's WARMUP_COUNT) */
+  bool bidir_read;       /* also the GPU pairs read both ways at once (not with --quick) */
+  FILE *notice;          /* where the plan (tests, expected duration) is said before the first test; NULL none */
 };
 void gr_bench_config_defaults(struct gr_bench_config *c, bool quick);
 /* nvbandwidth's sizes and repetitions on top of the defaults: 512 MiB copies
@@ -144,6 +148,9 @@ struct gr_bench_report {
   size_t nar_links;
   char *ar_links_note;       /* why they are unknown, NULL when known or not asked */
   int ar_stalls;             /* soak iterations over the stall rule, all sizes */
+  size_t planned_tests;      /* tests the run planned (copies, chases, aggregates) */
+  double expected_seconds;   /* what they and the all-reduce sweep should take on these links, from the
+                                predicted rates (the limit where none, 10 GB/s where nothing is known) */
 };
 
 /* Link and prediction facts the driver holds results against; filled from

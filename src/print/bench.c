@@ -77,10 +77,17 @@ static void print_header(FILE *out, const struct gr_bench_report *rep)
 {
   char sz[32];
   const struct gr_bench_config *c = &rep->cfg;
-  fprintf(out, "gpurig bench%s: %zu GPU%s; copies of %s, %d per run, median of %d runs after %d warm-up; "
+  char first[48] = "";
+  if (c->warmup > 0)
+    snprintf(first, sizeof(first), " after %d discarded", c->warmup);
+  fprintf(out, "gpurig bench%s: %zu GPU%s; copies of %s, %d per run after %d warm-up copies, median of %d runs%s; "
                "data checked after every run\n",
-          c->quick ? " --quick" : c->like_nvbandwidth ? " --like nvbandwidth" : "", rep->ngpus, rep->ngpus == 1 ? "" : "s", gr_size_text(c->bytes, sz, sizeof(sz)),
-          c->loops, c->samples, c->warmup);
+          c->quick ? " --quick" : c->like_nvbandwidth ? " --like nvbandwidth" : "", rep->ngpus,
+          rep->ngpus == 1 ? "" : "s", gr_size_text(c->bytes, sz, sizeof(sz)), c->loops, c->warmup_copies, c->samples,
+          first);
+  if (rep->expected_seconds > 0)
+    fprintf(out, "%zu tests planned, expected to take %.1f s at the links' predicted rates\n", rep->planned_tests,
+            rep->expected_seconds);
   for (size_t g = 0; g < rep->ngpus; g++)
     if (rep->gpus[g].topo_gpu < 0)
       fprintf(out, "note: GPU%zu (%s) is not in the topology: its limits come from what it reports\n", g,
@@ -576,6 +583,9 @@ json_t *gr_bench_to_json(const struct gr_bench_report *rep)
   json_object_set_new(cfg, "copies_per_run", json_integer(rep->cfg.loops));
   json_object_set_new(cfg, "runs", json_integer(rep->cfg.samples));
   json_object_set_new(cfg, "warmup_runs", json_integer(rep->cfg.warmup));
+  json_object_set_new(cfg, "warmup_copies", json_integer(rep->cfg.warmup_copies));
+  json_object_set_new(cfg, "planned_tests", json_integer((json_int_t)rep->planned_tests));
+  json_object_set_new(cfg, "expected_s", json_real(rep->expected_seconds));
   json_object_set_new(cfg, "sm_copies", json_boolean(rep->cfg.sm));
   json_object_set_new(cfg, "like", rep->cfg.like_nvbandwidth ? json_string("nvbandwidth") : json_null());
   json_object_set_new(o, "config", cfg);

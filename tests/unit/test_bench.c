@@ -202,6 +202,7 @@ struct world {
   size_t bytes, ar_max; /* the copy size and --allreduce-max; 0: 4 MiB and 16 MiB */
   bool gang;            /* the backend runs copies at once (copy_many) */
   int ar_soak;          /* --allreduce-iters */
+  bool full;            /* the default run's settings, not --quick's */
 };
 
 static void world_run(struct world *w, bool with_topology)
@@ -219,7 +220,7 @@ static void world_run(struct world *w, bool with_topology)
       fail_msg("%s", err.msg);
   }
   gr_bench_links_set(&w->links, with_topology ? &w->m : NULL, &facts);
-  gr_bench_config_defaults(&w->cfg, true);
+  gr_bench_config_defaults(&w->cfg, !w->full);
   w->cfg.bytes = w->bytes ? w->bytes : (size_t)4 << 20;
   w->cfg.progress = false;
   w->cfg.ar_max_bytes = w->ar_max ? w->ar_max : (size_t)16 << 20;
@@ -444,6 +445,7 @@ static void test_spin_timeout(void **state)
   w->f.spin_src = GR_BENCH_HOST;
   w->f.spin_dst = 2;
   w->f.spin_every = 2; /* the warm-up run (1st) keeps; the 2nd, 4th... time out */
+  w->full = true;
   world_run(w, true);
   const struct gr_bench_result *r = result(&w->rep, GR_BK_H2D, GR_BENCH_HOST, 2);
   assert_int_equal(r->status, GR_BS_OK);
@@ -722,6 +724,41 @@ static void test_mpi_sizes(void **state)
   assert_int_equal(gr_mpi_iters(1 << 30, false), 5);
 }
 
+/* The planning pass counts exactly the tests the run then makes (an
+ * aggregate is one test with a row per GPU), and --quick plans less time
+ * than the default run. */
+static size_t tests_made(const struct gr_bench_report *rep)
+{
+  size_t n = 0;
+  for (size_t i = 0; i < rep->nresults; i++) {
+    const struct gr_bench_result *r = &rep->results[i];
+    bool gpu_row = (r->kind == GR_BK_H2D_ALL || r->kind == GR_BK_D2H_ALL) && r->src != GR_BENCH_ALL &&
+                   r->dst != GR_BENCH_ALL;
+    n += !gpu_row;
+  }
+  return n;
+}
+
+static void test_plan(void **state)
+{
+  struct world *q = calloc(1, sizeof(*q)), *f = calloc(1, sizeof(*f));
+  (void)state;
+  fake_default(&q->f);
+  fake_default(&f->f);
+  f->full = true;
+  world_run(q, true);
+  world_run(f, true);
+  assert_int_equal(q->rep.planned_tests, tests_made(&q->rep));
+  assert_int_equal(f->rep.planned_tests, tests_made(&f->rep));
+  assert_true(f->rep.planned_tests > q->rep.planned_tests); /* SM copies and the bidirectional reads */
+  assert_true(q->rep.expected_seconds > 0);
+  assert_true(f->rep.expected_seconds > q->rep.expected_seconds);
+  world_free(q);
+  world_free(f);
+  free(q);
+  free(f);
+}
+
 /* Reads (pulls) are issued with spec.read, held against the pair's path as
  * writes are, and a read under its floor where the write is faster says
  * that peer reads are slower on this path. */
@@ -731,6 +768,7 @@ static void test_read_variants(void **state)
   (void)state;
   fake_default(&w->f);
   w->f.pull_factor = 0.5;
+  w->full = true; /* --quick leaves out the pairs read both ways at once */
   world_run(w, true);
   assert_true(w->f.reads > 0);
   const struct gr_bench_result *wr = result(&w->rep, GR_BK_P2P, 2, 3), *rd = result(&w->rep, GR_BK_P2P_READ, 2, 3);
@@ -840,7 +878,7 @@ int main(void)
       cmocka_unit_test(test_allreduce_caps), cmocka_unit_test(test_allreduce_soak), cmocka_unit_test(test_nccl_log),
       cmocka_unit_test(test_small_copy_text), cmocka_unit_test(test_mpi_report), cmocka_unit_test(test_mpi_sizes),
       cmocka_unit_test(test_spin_timeout), cmocka_unit_test(test_read_variants), cmocka_unit_test(test_aggregates),
-      cmocka_unit_test(test_like_nvbandwidth),
+      cmocka_unit_test(test_like_nvbandwidth), cmocka_unit_test(test_plan),
   };
   return cmocka_run_group_tests(tests, setup, NULL);
 }
