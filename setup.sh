@@ -88,6 +88,7 @@ run_tests() {
               "gpus" "STUB=vanish gpus --root $d/trees/epyc-riser" \
               "STUB=vanish bench --quick --size 4M --root $d/trees/epyc-riser" \
               "STUB=corrupt bench --quick --size 4M --no-sm --root $d/trees/epyc-riser" \
+              "STUB=burn-stall bench --quick --size 4M --no-sm --allreduce-max 256K --allreduce-iters 100 --root $d/trees/epyc-riser" \
               "STUB=4gpu watch --count 3 --interval 0.1 --svg build/watch.svg --root $d/trees/epyc-riser" \
               "STUB=vanish watch --json --count 2 --interval 0.1 --root $d/trees/epyc-riser" \
               "STUB=xid watch --count 4 --interval 0.1 --root $d/trees/epyc-riser" \
