@@ -760,7 +760,7 @@ static const char *jobs_rating(const struct run *r)
  * topology gives, warn when it is far below it. */
 static void aggregate_finding(struct run *r, const struct gr_bench_result *sum, const int *members, int m)
 {
-  char verdict[96] = "", why[400];
+  char verdict[96] = "", why[1024];
   bool in_topo = true; /* else the limits come from what each GPU reports, and no verdict speaks for them */
   for (int k = 0; k < m; k++)
     in_topo &= topo_node(r, members[k]) >= 0;
@@ -791,7 +791,7 @@ static void aggregate_finding(struct run *r, const struct gr_bench_result *sum, 
              "(the root complex, the CPU's I/O die, host memory bandwidth, the IOMMU): each GPU gets about %.0f%% of "
              "its own rate when all are busy, and %s is optimistic here.",
              of_alone * 100, verdict);
-  char lim[200] = "";
+  char lim[512] = "";
   if (sum->limit_gbps > 0)
     snprintf(lim, sizeof(lim), " and %.0f%% of the %.1f GB/s %s all at once (%s; their own links add up to %.1f GB/s)",
              sum->median / sum->limit_gbps * 100, sum->limit_gbps, who, sum->link, sum->own_limits_gbps);
