@@ -18,11 +18,10 @@ static const char *const calibration_keys[] = {
     "nccl_nvlink_sm80", "nccl_nvlink_sm86", "nccl_nvlink_sm90", "nccl_nvlink_sm100", "nvlink1_link_gbps", "nvlink2_link_gbps", "nvlink3_link_gbps",
     "nvlink4_link_gbps", "nvlink5_link_gbps", "nvls_busbw_eff", NULL};
 static const char *const planner_keys[] = {
-    "cuda_context_gib", "decode_eff_quant_low", "decode_eff_quant_mid", "decode_eff_quant_high", "decode_eff_float_low",
-    "decode_eff_float_mid", "decode_eff_float_high", "decode_fixed_us", "decode_eff_cpu_low",
-    "decode_eff_cpu_high", "layer_split_eff", "allreduce_latency_us", "prefill_mfu", "train_mfu_low",
-    "train_mfu_high", "allreduce_overlap", "inference_chunk_tokens", "zero3_live_gib", "zero_bucket_gib",
-    "kwh_price_usd", "gpu_power_share", "host_power_w", "vllm_gpu_memory_utilization", "prefill_eff_int8", "prefill_spread", NULL};
+    "cuda_context_gib", "decode_eff_cpu_low", "decode_eff_cpu_high", "allreduce_latency_us", "allreduce_overlap",
+    "inference_chunk_tokens", "zero3_live_gib", "zero_bucket_gib", "kwh_price_usd", "gpu_power_share", "host_power_w",
+    "vllm_gpu_memory_utilization", "decode_spread", "prefill_spread", "train_spread", "cpu_adam_bytes_per_param",
+    "cpu_adam_mem_eff", "offload_pcie_eff", "gpu_clock_ghz_default", NULL};
 static const char *const health_keys[] = {
     "aer_ber", "host_ram_per_vram", "xid_window_h", "gen1_idle_gen", "bench_host_min", "bench_p2p_min",
     "bench_staged_min", "bench_nvlink_min", "bench_local_min", "bench_bidir_share", "bench_allreduce_min",
@@ -52,6 +51,7 @@ static const struct rows_schema row_tables[] = {
     {"pci-devices.tsv", offsetof(struct gr_facts, pci_devices), {"vendor", "device", "class", "kind", "name", "source"}},
     {"nccl-p2p.tsv", offsetof(struct gr_facts, nccl_p2p), {"since", "until", "cpu", "gpus", "level", "source"}},
     {"engines.tsv", offsetof(struct gr_facts, engines), {"name", "aliases", "formats", "kv_quants", "jobs", "swa", "min_cc", "source"}},
+    {"engine-speed.tsv", offsetof(struct gr_facts, engine_speed), {"engine", "since", "arch", "key", "value", "prior", "fit", "source"}},
     {"diffusion.tsv", offsetof(struct gr_facts, diffusion), {"name", "aliases", "part", "class", "config", "source"}},
     {"nics.tsv", offsetof(struct gr_facts, nics),
      {"name", "aliases", "kind", "port_gbit", "ports", "pcie_gen", "pcie_width", "rdma", "gdr", "source"}},

@@ -79,6 +79,7 @@ struct gr_facts {
   struct gr_table models;                      /* models.tsv (plan) */
   struct gr_table quant;                       /* quant.tsv (plan) */
   struct gr_table engines;                     /* engines.tsv (plan) */
+  struct gr_table engine_speed;                /* engine-speed.tsv: the engines' speed profiles (plan/engine.c) */
   struct gr_table diffusion;                   /* diffusion.tsv (plan/diffusion.c) */
   struct gr_table nics;                        /* nics.tsv, the NIC catalog (analysis/cluster.c) */
   struct gr_kv_table diffusion_memory;         /* diffusion-memory.tsv: the diffusion planner's constants */

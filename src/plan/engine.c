@@ -1,7 +1,9 @@
 /* Engines and what they load; see engine.h. */
 #include "plan/engine.h"
 
+#include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
@@ -148,4 +150,89 @@ bool gr_engine_format_runs(const char *engine, const struct gr_quant *q, const s
     return false;
   }
   return true;
+}
+
+/* ---- versions and speed profiles ---- */
+
+/* "YYYY-MM" as year * 12 + month - 1; 0 when it is not one. */
+static int month_of(const char *s)
+{
+  int y, m, n = 0;
+  if (sscanf(s, "%4d-%2d%n", &y, &m, &n) != 2 || s[n] != '\0' || y < 2000 || y > 2100 || m < 1 || m > 12)
+    return 0;
+  return y * 12 + m - 1;
+}
+
+int gr_engine_parse_versioned(const char *s, const char **name, int *month, struct gr_err *err)
+{
+  const char *at = strchr(s, '@');
+  *month = 0;
+  if (!at)
+    return gr_engine_parse(s, name, err);
+  char base[64];
+  snprintf(base, sizeof(base), "%.*s", (int)(at - s < 63 ? at - s : 63), s);
+  if (gr_engine_parse(base, name, err) != 0)
+    return -1;
+  if (at[1] == 'b' && at[2] >= '0' && at[2] <= '9')
+    return gr_fail(err, GR_EXIT_FAIL, "--engine %s: gpurig keeps no table of build numbers; give the month of the "
+                   "build instead (%s@YYYY-MM, e.g. %s@2024-06)", s, *name, *name);
+  *month = month_of(at + 1);
+  if (*month == 0)
+    return gr_fail(err, GR_EXIT_FAIL, "--engine %s: expected NAME@YYYY-MM, the month of the build (e.g. %s@2024-06)",
+                   s, *name);
+  return 0;
+}
+
+static const struct gr_table *speeds(void)
+{
+  return &gr_facts()->engine_speed;
+}
+
+static const char *speed_cell(size_t r, const char *col)
+{
+  int c = gr_table_col(speeds(), col);
+  return c >= 0 ? gr_table_cell(speeds(), r, (size_t)c) : "";
+}
+
+/* The row that holds key for the build: the newest row at or before the
+ * month (any month when month is 0), a row of the arch before a row for
+ * every arch; -1 when none does. */
+static long speed_row(const char *engine, int month, const char *arch, const char *key)
+{
+  long best = -1;
+  int best_since = -1, best_arch = -1;
+  for (size_t r = 0; engine && r < speeds()->nrows; r++) {
+    if (strcmp(speed_cell(r, "engine"), engine) != 0 || strcmp(speed_cell(r, "key"), key) != 0)
+      continue;
+    const char *a = speed_cell(r, "arch");
+    int for_arch = strcmp(a, "-") != 0;
+    if (for_arch && (!arch || strcmp(a, arch) != 0))
+      continue;
+    int since = month_of(speed_cell(r, "since"));
+    if (month > 0 && since > month)
+      continue;
+    if (for_arch > best_arch || (for_arch == best_arch && since > best_since)) {
+      best = (long)r;
+      best_since = since;
+      best_arch = for_arch;
+    }
+  }
+  return best;
+}
+
+double gr_engine_speed(const char *engine, int month, const char *arch, const char *key)
+{
+  long r = speed_row(engine, month, arch, key);
+  return r >= 0 ? strtod(speed_cell((size_t)r, "value"), NULL) : NAN;
+}
+
+int gr_engine_profile_month(const char *engine, int month)
+{
+  int newest = 0;
+  for (size_t r = 0; engine && r < speeds()->nrows; r++) {
+    int since = month_of(speed_cell(r, "since"));
+    if (strcmp(speed_cell(r, "engine"), engine) == 0 && (month == 0 || since <= month) && since > newest)
+      newest = since;
+  }
+  return newest;
 }

@@ -21,6 +21,21 @@
  * canonical name in *name. -1 with "--engine X: expected ..." in err. */
 int gr_engine_parse(const char *s, const char **name, struct gr_err *err);
 
+/* "NAME" or "NAME@YYYY-MM": the engine and the month of its build as
+ * year * 12 + month - 1 in *month (0: no month given, the current release).
+ * -1 with the problem in err. */
+int gr_engine_parse_versioned(const char *s, const char **name, int *month, struct gr_err *err);
+
+/* A key of the engine's speed profile (data/engine-speed.tsv) for a build of
+ * month (0: the current release) on a GPU of architecture arch (NULL: any):
+ * the newest row at or before the month, a row of the arch before a row for
+ * every arch. NAN when the engine has no such row. */
+double gr_engine_speed(const char *engine, int month, const char *arch, const char *key);
+
+/* The month of the newest profile row the engine's build of month reads
+ * (year * 12 + month - 1), 0 when the engine has no profile. */
+int gr_engine_profile_month(const char *engine, int month);
+
 /* The engine a job in format q runs on when --engine is not given. */
 const char *gr_engine_default(bool training, const struct gr_quant *q, int gpus);
 

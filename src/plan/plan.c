@@ -10,6 +10,7 @@
 #include "facts/pcilink.h"
 #include "plan/diffusion.h"
 #include "plan/engine.h"
+#include "plan/speed.h"
 
 #define GIB 1073741824.0
 
@@ -226,6 +227,37 @@ static double weights_per_gpu(const struct gr_model *m, const struct gr_weight_b
   return (first > last ? first : last) / tp;
 }
 
+/* Layers llama.cpp puts on GPU k of n equal GPUs: it splits the layers and
+ * the output layer as n_layer + 1 slots in proportion to each GPU's free
+ * memory (equal here), layer i on the GPU whose share holds i / (n_layer + 1);
+ * the output layer is the last slot, on the last GPU (llama.cpp
+ * llama-model.cpp load_tensors: splits, act_gpu_layers, dev_output). */
+static long llamacpp_layers_on(long layers, int n, int k)
+{
+  long count = 0;
+  for (long i = 0; i < layers; i++) {
+    double at = (double)i / (double)(layers + 1);
+    int gpu = (int)floor(at * n + 1e-9);
+    count += (gpu < n ? gpu : n - 1) == k;
+  }
+  return count;
+}
+
+/* llama.cpp's busiest GPU under its layer split: its layers, and on the last
+ * GPU the output layer (the token embedding when tied: llama.cpp copies it
+ * there); the input embedding stays in host memory (dev_input is the CPU). */
+static double llamacpp_weights_busiest(const struct gr_model *m, const struct gr_weight_bytes *w, int pp)
+{
+  double layer = w->layers / (double)m->layers, most = 0;
+  for (int k = 0; k < pp; k++) {
+    double b = (double)llamacpp_layers_on(m->layers, pp, k) * layer;
+    if (k == pp - 1)
+      b += w->output > 0 ? w->output : w->embed;
+    most = fmax(most, b);
+  }
+  return most;
+}
+
 /* Activations kept for backward by one decoder layer for one micro-batch
  * (bf16, FlashAttention so no s^2 term, no dropout): the norm inputs are
  * replicated under TP, the rest splits (Korthikanti et al. 2022 adapted to
@@ -247,9 +279,14 @@ static void memory_infer(const struct gr_plan_req *r, const struct gr_model *m, 
 {
   int tp = r->gpus > 0 ? r->tp : 1, pp = r->gpus > 0 ? r->pp : 1;
   char note[160];
+  bool llamacpp_split = pp > 1 && tp == 1 && m->shape_known && gr_engine_is(r->engine, "llama.cpp");
   snprintf(note, sizeof(note), "%s%s", r->quant.name,
-           pp > 1 ? ", layer split: the busiest GPU" : tp > 1 ? ", split by tensor parallel" : "");
-  gpu_item(o, "weights", weights_per_gpu(m, &o->weights, tp, pp), note);
+           llamacpp_split ? ", layer split as llama.cpp assigns it: the busiest GPU"
+           : pp > 1       ? ", layer split: the busiest GPU"
+           : tp > 1       ? ", split by tensor parallel"
+                          : "");
+  gpu_item(o, "weights", llamacpp_split ? llamacpp_weights_busiest(m, &o->weights, pp) : weights_per_gpu(m, &o->weights, tp, pp),
+           note);
   double kv_tok = gr_model_kv_bytes_per_token(m, kv_elem_bytes(r));
   enum gr_swa swa = gr_engine_swa(r->engine);
   double kv_seq = gr_model_kv_bytes(m, kv_elem_bytes(r), r->ctx, swa);
@@ -297,7 +334,14 @@ static void memory_states(const struct gr_plan_req *r, struct gr_plan *o, double
     snprintf(note, sizeof(note), "2 B/param%s", r->zero >= 3 ? ", sharded (ZeRO-3)" : "");
     gpu_item(o, "fp16 params", 2 * shard / (r->zero >= 3 ? d : 1), note);
   }
-  if (r->offload != GR_OFFLOAD_NONE) {
+  if (r->offload == GR_OFFLOAD_PARAMS) {
+    /* ZeRO-3 with offloaded parameters streams each gradient partition to
+     * the host as backward produces it: a reduce bucket, not a shard */
+    gpu_item(o, "gradients", fmin(gr_planner_const("zero_bucket_gib") * GIB, 2 * shard / d),
+             "streamed to the host as produced: one reduce bucket (5e8 x 2 B)");
+    gpu_item(o, "optimizer states", 0, "offloaded to host");
+    *host += P * (12 + (r->state_bytes == 18 ? 4 : 0));
+  } else if (r->offload != GR_OFFLOAD_NONE) {
     snprintf(note, sizeof(note), "fp16 before the host copy%s", r->zero >= 2 ? ", sharded" : "");
     gpu_item(o, "gradients", 2 * shard / (r->zero >= 2 ? d : 1), note);
     gpu_item(o, "optimizer states", 0, "offloaded to host");
@@ -392,194 +436,6 @@ static enum gr_fit fit_of(const struct gr_plan *o, const struct gr_plan_req *r)
   if (o->gpu_need_gib <= 0.9 * o->gpu_have_gib)
     return GR_FIT_HEADROOM;
   return o->gpu_need_gib <= o->gpu_have_gib ? GR_FIT_TIGHT : GR_FIT_NO;
-}
-
-/* ---- speed ---- */
-
-/* Bytes one decode step reads: the weights once (more experts are touched
- * when a batch routes to different ones) and every sequence's KV cache. */
-static double decode_step_bytes(const struct gr_plan_req *r, const struct gr_model *m, const struct gr_plan *o,
-                                long ctx)
-{
-  double bytes = o->weights.per_token;
-  if (m->experts > 0 && r->batch > 1) {
-    double k = (double)m->experts_per_tok / (double)m->experts;
-    double touched = 1.0 - pow(1.0 - k, (double)r->batch); /* share of experts some sequence routes to */
-    bytes += o->weights.experts * (touched - k);
-  }
-  double kv = gr_model_kv_bytes(m, kv_elem_bytes(r), ctx, gr_engine_swa(r->engine));
-  return bytes + kv * (double)r->batch;
-}
-
-/* Seconds per decode step at efficiency eff (of memory bandwidth) when the
- * cache holds ctx tokens per sequence. */
-static double decode_step_s(const struct gr_plan_req *r, const struct gr_model *m, const struct gr_plan_hw *hw,
-                            const struct gr_plan *o, double eff, long ctx)
-{
-  double bytes = decode_step_bytes(r, m, o, ctx);
-  if (r->gpus == 0)
-    return bytes / (eff * hw->cpu_bw_gbps * 1e9);
-  double split = r->pp > 1 ? gr_planner_const("layer_split_eff") : 1.0;
-  /* the fixed cost of a step (launches, sampling) dominates small models on fast GPUs */
-  return bytes / r->tp / (eff * hw->gpu->mem_bw_gbps * 1e9) / split + gr_planner_const("decode_fixed_us") * 1e-6 +
-         o->tp_comm_s + o->pipe_comm_s;
-}
-
-/* --nodes: pipeline stages on different nodes hand one token's hidden state
- * (fp16) across each node boundary per step, over the node's NICs. Bandwidth
- * only: no network latency is in the data. */
-static void pipe_comm(const struct gr_plan_req *r, const struct gr_model *m, const struct gr_plan_hw *hw,
-                      struct gr_plan *o)
-{
-  if (hw->nodes <= 1 || !m->shape_known)
-    return;
-  o->act_bytes = (double)m->hidden * 2.0;
-  if (hw->node_nic_gbps <= 0)
-    return;
-  double boundaries = hw->nodes - 1, rate = hw->node_nic_gbps * 1e9;
-  o->pipe_comm_s = boundaries * (double)r->batch * o->act_bytes / rate;
-  o->pipe_prefill_s = boundaries * (double)r->batch * (double)r->ctx * o->act_bytes / rate;
-}
-
-/* Two all-reduces of the hidden state per layer per step under TP. */
-static void tp_comm(const struct gr_plan_req *r, const struct gr_model *m, const struct gr_plan_hw *hw,
-                    struct gr_plan *o)
-{
-  if (r->tp <= 1 || !m->shape_known)
-    return;
-  double busbw = hw->busbw_gbps[r->tp], msg = (double)r->batch * (double)m->hidden * 2.0;
-  double lat = gr_planner_const("allreduce_latency_us") * 1e-6;
-  o->tp_comm_s = 2.0 * (double)m->layers * (lat + (busbw > 0 ? msg * 2.0 * (r->tp - 1) / r->tp / (busbw * 1e9) : 0));
-  o->allreduce_gbps = busbw;
-  o->allreduce_raised_gbps = hw->busbw_raised_gbps[r->tp];
-  o->allreduce_raised_level = hw->p2p_level[r->tp];
-}
-
-static void speed_decode(const struct gr_plan_req *r, const struct gr_model *m, const struct gr_plan_hw *hw,
-                         struct gr_plan *o)
-{
-  double e[3];
-  if (r->gpus == 0) {
-    e[0] = gr_planner_const("decode_eff_cpu_low");
-    e[2] = gr_planner_const("decode_eff_cpu_high");
-    e[1] = (e[0] + e[2]) / 2;
-  } else if (r->quant.kind == GR_Q_FLOAT) { /* one plain read per weight */
-    e[0] = gr_planner_const("decode_eff_float_low");
-    e[1] = gr_planner_const("decode_eff_float_mid");
-    e[2] = gr_planner_const("decode_eff_float_high");
-  } else { /* block-quantized: the matrix-vector kernels dequantize as they read */
-    e[0] = gr_planner_const("decode_eff_quant_low");
-    e[1] = gr_planner_const("decode_eff_quant_mid");
-    e[2] = gr_planner_const("decode_eff_quant_high");
-  }
-  tp_comm(r, m, hw, o);
-  pipe_comm(r, m, hw, o);
-  double b = (double)r->batch, *out[3] = {&o->decode_tps.low, &o->decode_tps.mid, &o->decode_tps.high};
-  double *full[3] = {&o->decode_full_tps.low, &o->decode_full_tps.mid, &o->decode_full_tps.high};
-  for (int i = 0; i < 3; i++) {
-    *out[i] = b / decode_step_s(r, m, hw, o, e[i], 1);
-    *full[i] = b / decode_step_s(r, m, hw, o, e[i], r->ctx);
-  }
-  o->decode_tps.ok = true;
-  o->decode_full_tps.ok = m->shape_known;
-  double bytes = decode_step_bytes(r, m, o, 1);
-  int n;
-  if (r->gpus == 0)
-    n = snprintf(o->speed_basis, sizeof(o->speed_basis),
-                 "CPU decode: %.2f GB read per token over %.1f GB/s of host memory (%s) at %.0f-%.0f%% efficiency",
-                 bytes / 1e9, hw->cpu_bw_gbps, hw->cpu_desc, e[0] * 100, e[2] * 100);
-  else
-    n = snprintf(o->speed_basis, sizeof(o->speed_basis),
-                 "decode: %.2f GB of weights read per step, %s at %.0f GB/s, %.0f-%.0f%% efficiency (%s weights), "
-                 "plus %.0f us per step", bytes / 1e9, hw->gpu->model, hw->gpu->mem_bw_gbps, e[0] * 100, e[2] * 100,
-                 r->quant.kind == GR_Q_FLOAT ? "plain" : "block-quantized", gr_planner_const("decode_fixed_us"));
-  if (r->pp > 1 && n > 0 && (size_t)n < sizeof(o->speed_basis))
-    n += snprintf(o->speed_basis + n, sizeof(o->speed_basis) - (size_t)n,
-                  "; layer split over %d GPUs reads them one after another (x%.2f)", r->pp,
-                  gr_planner_const("layer_split_eff"));
-  if (r->tp > 1 && n > 0 && (size_t)n < sizeof(o->speed_basis))
-    n += snprintf(o->speed_basis + n, sizeof(o->speed_basis) - (size_t)n,
-             "; tensor parallel over %d GPUs divides the bytes and adds 2 all-reduces per layer (%.2f ms/step%s)",
-             r->tp, o->tp_comm_s * 1e3, o->allreduce_gbps > 0 ? "" : ", latency only: no bus bandwidth predicted");
-  if (hw->nodes > 1 && n > 0 && (size_t)n < sizeof(o->speed_basis))
-    snprintf(o->speed_basis + n, sizeof(o->speed_basis) - (size_t)n,
-             "; %d node boundaries add %.1f us/step of activations over the NICs", hw->nodes - 1, o->pipe_comm_s * 1e6);
-}
-
-/* Prompt processing is compute-bound: llama.cpp multiplies block-quantized
- * weights on the int8 path (MMQ on int8 tensor cores since PR #7676, dp4a
- * before Turing), everything else on fp16 tensor cores. */
-static void speed_prefill(const struct gr_plan_req *r, const struct gr_plan_hw *hw, struct gr_plan *o)
-{
-  if (r->gpus == 0)
-    return;
-  bool int8 = gr_engine_is(r->engine, "llama.cpp") && (r->quant.kind == GR_Q_GGUF || r->quant.kind == GR_Q_GGML) &&
-              hw->gpu->int8_tops > 0;
-  double ops = int8 ? gr_planner_const("prefill_eff_int8") * hw->gpu->int8_tops
-                    : gr_planner_const("prefill_mfu") * hw->gpu->fp16_fp32acc_tflops;
-  if (ops <= 0)
-    return;
-  double v = ops * 1e12 * r->tp / (2.0 * (double)o->params.active), spread = gr_planner_const("prefill_spread");
-  o->prefill_tps = (struct gr_range){v * (1 - spread), v, v * (1 + spread), true};
-  if (o->pipe_prefill_s > 0) { /* --nodes: the prompt's activations also cross the node boundaries */
-    double tokens = (double)r->ctx * (double)r->batch;
-    double *x[3] = {&o->prefill_tps.low, &o->prefill_tps.mid, &o->prefill_tps.high};
-    for (int i = 0; i < 3; i++)
-      *x[i] = tokens / (tokens / *x[i] + o->pipe_prefill_s);
-  }
-}
-
-/* Per-step time of a training job: compute at a stated MFU plus the
- * gradient all-reduce over the predicted bus bandwidth, part of it hidden
- * behind backward. */
-static void speed_train(const struct gr_plan_req *r, const struct gr_model *m, const struct gr_plan_hw *hw,
-                        struct gr_plan *o)
-{
-  double tokens = (double)r->batch * (double)r->ctx * o->dp;
-  double per = r->job == GR_JOB_FULL ? 6.0 : 4.0; /* adapters: no weight gradients for the frozen base */
-  per += r->checkpointing ? 2.0 : 0.0;            /* the forward again */
-  /* attention scores and values: 12 L h s FLOPs per token for forward and
-   * backward (Narayanan et al. 2021, the MFU convention of the PyTorch FSDP
-   * runs), scaled like the weights' FLOPs with checkpointing */
-  double attn = m->shape_known ? 12.0 * (double)m->layers * (double)m->hidden * (double)r->ctx * per / 6.0 : 0;
-  double flops = (per * (double)o->params.active + attn) * tokens;
-  double peak = r->gpus * hw->gpu->fp16_fp32acc_tflops * 1e12;
-  if (peak <= 0)
-    return;
-  double c_lo = flops / (peak * gr_planner_const("train_mfu_high")), c_hi = flops / (peak * gr_planner_const("train_mfu_low"));
-  double grads = r->job == GR_JOB_FULL ? 2.0 * (double)o->params.total / (r->tp * r->pp) : 4.0 * (double)o->trainable;
-  double factor = r->zero >= 3 ? 1.5 : 1.0, comm = 0, busbw = o->dp > 1 ? hw->busbw_gbps[o->dp < 65 ? o->dp : 64] : 0;
-  if (o->dp > 1 && busbw > 0)
-    comm = factor * grads * 2.0 * (o->dp - 1) / o->dp / (busbw * 1e9);
-  if (r->tp > 1 && m->shape_known && hw->busbw_gbps[r->tp] > 0) /* 4 activation all-reduces per layer */
-    comm += 4.0 * (double)m->layers * (double)r->batch * (double)r->ctx * (double)m->hidden * 2.0 * 2.0 * (r->tp - 1) /
-            r->tp / (hw->busbw_gbps[r->tp] * 1e9);
-  double offload = 0;
-  if (r->offload != GR_OFFLOAD_NONE && hw->host_link_gbps > 0) /* grads down, params up, every step */
-    offload = 4.0 * (double)o->params.total / (r->tp * r->pp) / o->dp / (hw->host_link_gbps * 0.8e9);
-  double ov = gr_planner_const("allreduce_overlap");
-  o->allreduce_gbps = busbw;
-  size_t k = o->dp > 1 ? (size_t)(o->dp < 65 ? o->dp : 64) : 0;
-  o->allreduce_raised_gbps = k ? hw->busbw_raised_gbps[k] : 0;
-  o->allreduce_raised_level = k ? hw->p2p_level[k] : NULL;
-  /* low: the faster MFU with the all-reduce hidden as far as compute allows;
-   * high: the slower MFU and none of it hidden; mid: between the MFUs with
-   * the stated share hidden, never below what cannot be hidden (the
-   * all-reduce itself) so that it stays inside the range */
-  double c_mid = (c_lo + c_hi) / 2;
-  o->step_s.low = fmax(c_lo, comm) + offload;
-  o->step_s.high = c_hi + comm + offload;
-  o->step_s.mid = fmin(fmax(c_mid + (1 - ov) * comm, fmax(c_mid, comm)), c_hi + comm) + offload;
-  o->step_s.ok = true;
-  o->train_tps = (struct gr_range){tokens / o->step_s.high, tokens / o->step_s.mid, tokens / o->step_s.low, true};
-  snprintf(o->speed_basis, sizeof(o->speed_basis),
-           "training step: %.3g FLOPs (%.0f x %.3g active params x %.0f tokens, attention included) on %d x %.0f TFLOPS at %.0f-%.0f%% MFU "
-           "= %.2f-%.2f s; gradient all-reduce %.2f GB x %.1f%s over %.1f GB/s = %.2f s (%.0f%% hidden behind backward "
-           "in the middle figure)%s",
-           flops, per, (double)o->params.active, tokens, r->gpus, hw->gpu->fp16_fp32acc_tflops,
-           gr_planner_const("train_mfu_low") * 100, gr_planner_const("train_mfu_high") * 100, c_lo, c_hi, grads / 1e9,
-           factor, r->zero >= 3 ? " (ZeRO-3 moves 1.5x DDP's data)" : "", busbw, comm, ov * 100,
-           offload > 0 ? "; offload moves grads and params over PCIe every step" : "");
 }
 
 /* ---- cost ---- */
@@ -885,15 +741,19 @@ static void plan_verdict(const struct gr_plan_req *r, const struct gr_model *m, 
   } else if (o->fit == GR_FIT_NO) {
     find_fix(r, m, hw, o, &fixed);
     o->fix_need_gib = o->fix[0] ? fixed : 0;
+    char host[160] = "";
+    if (o->host_short) /* both limits, so that a fix for one is not taken for the whole answer */
+      snprintf(host, sizeof(host), "; host RAM too: %.1f GiB needed, the machine has %.0f GiB", o->host_need_gib,
+               hw->host_ram_gib);
     if (o->fix[0])
       snprintf(o->verdict, sizeof(o->verdict),
-               "does not fit: %.1f GiB needed per GPU, %s has %.0f GiB; fits with %s (%.1f GiB per GPU)", need,
-               hw->gpu->model, have, o->fix, fixed);
+               "does not fit: %.1f GiB needed per GPU, %s has %.0f GiB%s; fits with %s (%.1f GiB per GPU)", need,
+               hw->gpu->model, have, host, o->fix, fixed);
     else
       snprintf(o->verdict, sizeof(o->verdict),
-               "does not fit: %.1f GiB needed per GPU, %s has %.0f GiB; no change gpurig tries (ZeRO, checkpointing, "
+               "does not fit: %.1f GiB needed per GPU, %s has %.0f GiB%s; no change gpurig tries (ZeRO, checkpointing, "
                "offload, a smaller format, batch 1) is enough: it takes more GPUs or GPUs with more memory", need,
-               hw->gpu->model, have);
+               hw->gpu->model, have, host);
   } else {
     snprintf(o->verdict, sizeof(o->verdict), "%s: %.1f GiB of %.0f GiB per GPU (%.0f%%)%s",
              o->fit == GR_FIT_HEADROOM ? "fits with headroom" : "fits, but tight", need, have, need / have * 100,
@@ -916,10 +776,10 @@ void gr_plan_run(const struct gr_plan_req *r, const struct gr_model *m, const st
   }
   plan_base(r, m, hw, o);
   if (r->job == GR_JOB_INFER) {
-    speed_decode(r, m, hw, o);
-    speed_prefill(r, hw, o);
+    gr_speed_decode(r, m, hw, o);
+    gr_speed_prefill(r, m, hw, o);
   } else {
-    speed_train(r, m, hw, o);
+    gr_speed_train(r, m, hw, o);
   }
   plan_cost(r, hw, o);
   plan_verdict(r, m, hw, o);

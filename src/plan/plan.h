@@ -36,6 +36,7 @@ struct gr_plan_req {
   struct gr_quant kv_quant;   /* KV cache elements (fp16 unless --kv-quant) */
   const char *engine;         /* canonical name from data/engines.tsv (plan/engine.h) */
   bool engine_given;          /* --engine was typed; else it follows the format */
+  int engine_month;           /* --engine NAME@YYYY-MM: the build's month (year * 12 + month - 1), 0 the current */
   long ctx;                   /* tokens per sequence */
   long batch;                 /* sequences per GPU (training: micro-batch per data-parallel rank) */
   int gpus;                   /* GPUs used; 0 = CPU-only inference */
@@ -127,7 +128,7 @@ struct gr_plan {
   double allreduce_gbps;        /* busbw used for the group: NCCL's defaults */
   double allreduce_raised_gbps; /* the group's busbw with NCCL_P2P_LEVEL raised, 0 where that buys nothing */
   const char *allreduce_raised_level; /* that NCCL_P2P_LEVEL ("PHB"), NULL where none */
-  char speed_basis[512];        /* how the speed was derived, in words */
+  char speed_basis[1024];        /* how the speed was derived, in words */
   double power_w, energy_kwh_day, energy_cost_day, price, price_per_vram_gib, rent_year, breakeven_days;
   char currency[8];
   char notes[8][256];

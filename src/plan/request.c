@@ -195,7 +195,7 @@ static int parse_engine(const struct gr_plan_args *a, struct gr_plan_req *r, str
   r->engine_given = a->engine != NULL;
   if (!a->engine)
     r->engine = gr_engine_default(training, &r->quant, r->gpus);
-  else if (gr_engine_parse(a->engine, &r->engine, err) != 0)
+  else if (gr_engine_parse_versioned(a->engine, &r->engine, &r->engine_month, err) != 0)
     return -1;
   if (training && !gr_engine_trains(r->engine))
     return gr_fail(err, GR_EXIT_FAIL, "--engine %s runs inference only; --job %s trains with transformers "

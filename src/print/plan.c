@@ -184,8 +184,10 @@ void gr_print_plan(FILE *out, const struct gr_planned *pl)
     fprintf(out, ", ZeRO-%d%s", r->zero,
             r->offload == GR_OFFLOAD_OPTIMIZER ? " + optimizer offload" : r->offload == GR_OFFLOAD_PARAMS ? " + param offload" : "");
   fprintf(out, "\nMachine: %s\n", hw->name);
-  if (r->engine_given)
-    fprintf(out, "Engine: %s\n", r->engine);
+  if (r->engine_given && r->engine_month > 0)
+    fprintf(out, "Engine: %s, a build of %04d-%02d\n", r->engine, r->engine_month / 12, r->engine_month % 12 + 1);
+  else if (r->engine_given)
+    fprintf(out, "Engine: %s (the current release; NAME@YYYY-MM plans an older build)\n", r->engine);
   else if (r->job != GR_JOB_INFER || r->gpus == 0)
     fprintf(out, "Engine: %s (the default for %s; --engine to change)\n", r->engine,
             r->job != GR_JOB_INFER ? "training" : "CPU inference");
@@ -380,6 +382,9 @@ json_t *gr_plan_to_json(const struct gr_planned *pl)
   json_object_set_new(req, "kv_quant", json_string(r->kv_quant.name));
   json_object_set_new(req, "engine", json_string(r->engine));
   json_object_set_new(req, "engine_given", json_boolean(r->engine_given));
+  char month[16];
+  snprintf(month, sizeof(month), "%04d-%02d", r->engine_month / 12, r->engine_month % 12 + 1);
+  json_object_set_new(req, "engine_build_month", r->engine_month > 0 ? json_string(month) : json_null());
   json_object_set_new(req, "ctx", json_integer(r->ctx));
   json_object_set_new(req, "batch", json_integer(r->batch));
   json_object_set_new(req, "gpus", json_integer(r->gpus));
