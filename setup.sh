@@ -21,6 +21,8 @@ PACKAGES=(cmake make gcc pkg-config libhwloc-dev libhwloc-plugins hwloc-nox libj
           libcmocka-dev bzip2 pci.ids clang libclang-rt-14-dev valgrind jq
           libncurses-dev libmicrohttpd-dev prometheus tmux curl librsvg2-bin libxml2-utils groff-base
           chromium fonts-dejavu-core procps zsh
+          # python3 runs the planner's fit and leave-one-source-out check (tests/measurements/fit.py)
+          python3
           # Open MPI: gpurig-mpi (bench --mpi) and its test, mpirun with two ranks on loopback
           # (tests/mpi/mpi.sh; as root it sets OMPI_ALLOW_RUN_AS_ROOT*)
           libopenmpi-dev openmpi-bin)

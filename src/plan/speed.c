@@ -27,9 +27,11 @@ static void basis(struct gr_plan *o, const char *fmt, ...)
  * are gpurig's own data: a missing key is a bug in data/engine-speed.tsv. */
 static double prof(const struct gr_plan_req *r, const struct gr_plan_hw *hw, const char *key)
 {
-  double v = gr_engine_speed(r->engine, r->engine_month, hw->gpu ? hw->gpu->arch : NULL, key);
+  /* a request built in code may name no engine: the one its format and job run on */
+  const char *engine = r->engine ? r->engine : gr_engine_default(r->job != GR_JOB_INFER, &r->quant, r->gpus);
+  double v = gr_engine_speed(engine, r->engine_month, hw->gpu ? hw->gpu->arch : NULL, key);
   if (isnan(v)) {
-    fprintf(stderr, "gpurig: internal error: data/engine-speed.tsv has no %s for %s\n", key, r->engine);
+    fprintf(stderr, "gpurig: internal error: data/engine-speed.tsv has no %s for %s\n", key, engine);
     abort();
   }
   return v;
@@ -43,12 +45,13 @@ double gr_speed_clock_ghz(const struct gr_gpu_model *gpu)
 /* "llama.cpp (2024-06 profile, the current release)" into buf. */
 static void engine_label(const struct gr_plan_req *r, char *buf, size_t cap)
 {
-  int since = gr_engine_profile_month(r->engine, r->engine_month);
+  const char *engine = r->engine ? r->engine : gr_engine_default(r->job != GR_JOB_INFER, &r->quant, r->gpus);
+  int since = gr_engine_profile_month(engine, r->engine_month);
   if (r->engine_month > 0)
-    snprintf(buf, cap, "%s@%04d-%02d (profile of %04d-%02d builds)", r->engine, r->engine_month / 12,
+    snprintf(buf, cap, "%s@%04d-%02d (profile of %04d-%02d builds)", engine, r->engine_month / 12,
              r->engine_month % 12 + 1, since / 12, since % 12 + 1);
   else
-    snprintf(buf, cap, "%s (current release: profile of %04d-%02d builds on)", r->engine, since / 12, since % 12 + 1);
+    snprintf(buf, cap, "%s (current release: profile of %04d-%02d builds on)", engine, since / 12, since % 12 + 1);
 }
 
 /* The model's decoder layers and hidden size; a --params model has no

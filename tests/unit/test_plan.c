@@ -16,6 +16,7 @@
 #include "analysis/machine.h"
 #include "load/rig.h"
 #include "plan/request.h"
+#include "plan/engine.h"
 
 static int setup(void **state)
 {
@@ -528,6 +529,98 @@ static void unplanned_checkpoint_needs_quant(void **state)
   unlink(path);
 }
 
+
+/* --engine NAME@YYYY-MM: the month of the build; build numbers are refused
+ * with the form to use, and a bad month names the expected form. */
+static void engine_versions(void **state)
+{
+  const char *name = NULL;
+  int month = -1;
+  struct gr_err err = {0};
+  (void)state;
+  assert_int_equal(gr_engine_parse_versioned("llama.cpp@2024-06", &name, &month, &err), 0);
+  assert_string_equal(name, "llama.cpp");
+  assert_int_equal(month, 2024 * 12 + 5);
+  assert_int_equal(gr_engine_parse_versioned("vLLM", &name, &month, &err), 0);
+  assert_string_equal(name, "vllm");
+  assert_int_equal(month, 0);
+  assert_int_equal(gr_engine_parse_versioned("llama.cpp@b3000", &name, &month, &err), -1);
+  assert_non_null(strstr(err.msg, "@YYYY-MM"));
+  assert_int_equal(gr_engine_parse_versioned("llama.cpp@2024-13", &name, &month, &err), -1);
+  assert_int_equal(gr_engine_parse_versioned("llama.cpp@", &name, &month, &err), -1);
+  assert_int_equal(gr_engine_parse_versioned("nosuch@2024-01", &name, &month, &err), -1);
+}
+
+/* A profile key holds from its month on; an architecture's row wins over
+ * the row for every GPU; the current release reads the newest rows. */
+static void engine_profiles_by_release(void **state)
+{
+  (void)state;
+  assert_true(gr_engine_speed("llama.cpp", 2024 * 12 + 0, NULL, "pp_int8") < 0.5);  /* before PR #7676 */
+  assert_true(gr_engine_speed("llama.cpp", 2024 * 12 + 6, NULL, "pp_int8") > 0.5);  /* after */
+  assert_true(gr_engine_speed("llama.cpp", 0, NULL, "pp_int8") > 0.5);
+  double any = gr_engine_speed("transformers", 0, "sm75", "train_mfu"), a100 = gr_engine_speed("transformers", 0, "sm80", "train_mfu");
+  assert_true(any > 0 && a100 > 0 && any != a100);
+  assert_true(isnan(gr_engine_speed("llama.cpp", 0, NULL, "no_such_key")));
+  assert_int_equal(gr_engine_profile_month("llama.cpp", 2024 * 12 + 0), 2023 * 12 + 5);
+}
+
+/* Issue 28's planner cases: offload's CPU Adam makes a step slower than
+ * checkpointing; FSDP QLoRA gathers the frozen base; llama.cpp's own layer
+ * assignment fits Llama-3-70B F16 on six RTX 3090; one more GPU of a layer
+ * split costs a hand-off. */
+static void planner_mechanisms(void **state)
+{
+  struct gr_model m;
+  struct gr_plan *p = calloc(1, sizeof(*p));
+  (void)state;
+  builtin("mistral-7b", &m);
+  struct gr_plan_req r = {.job = GR_JOB_FULL, .tp = 1, .pp = 1, .batch = 1, .ctx = 2048, .zero = 3, .state_bytes = 18,
+                          .engine = "transformers"};
+  quant("bf16", &r.quant);
+  quant("fp16", &r.kv_quant);
+  r.offload = GR_OFFLOAD_OPTIMIZER;
+  plan_on("wopr", true, 7, &r, &m, p);
+  double offload = p->step_s.mid;
+  assert_non_null(strstr(p->speed_basis, "CPU Adam"));
+  r.offload = GR_OFFLOAD_NONE;
+  r.checkpointing = true;
+  plan_on("wopr", true, 7, &r, &m, p);
+  assert_true(p->step_s.mid < offload);
+  gr_model_free(&m);
+
+  builtin("llama-2-70b", &m);
+  struct gr_plan_req q = {.job = GR_JOB_QLORA, .tp = 1, .pp = 1, .batch = 1, .ctx = 2048, .zero = 3,
+                          .checkpointing = true, .lora_rank = 16, .lora_targets = GR_LORA_ALL, .engine = "transformers"};
+  quant("nf4-dq", &q.quant);
+  quant("fp16", &q.kv_quant);
+  plan_on("tyan-s8030", true, 4, &q, &m, p);
+  assert_non_null(strstr(p->speed_basis, "all-gathers of the frozen sharded base"));
+  gr_model_free(&m);
+
+  builtin("llama-3-70b", &m);
+  struct gr_plan_req i = {.job = GR_JOB_INFER, .tp = 1, .pp = 6, .gpus = 6, .batch = 1, .ctx = 512, .engine = "llama.cpp"};
+  quant("fp16", &i.quant);
+  quant("fp16", &i.kv_quant);
+  struct gr_plan_hw hw = {.gpu = gr_catalog_find("RTX 3090"), .ngpus = 6};
+  assert_int_equal(gr_plan_check(&i, &m, &hw, NULL), 0);
+  gr_plan_run(&i, &m, &hw, p);
+  assert_true(p->fit != GR_FIT_NO);
+  gr_model_free(&m);
+
+  builtin("llama-3-8b", &m);
+  struct gr_plan_req d = {.job = GR_JOB_INFER, .tp = 1, .pp = 1, .batch = 1, .ctx = 512, .engine = "llama.cpp", .gpus = 1};
+  quant("q4_k_m", &d.quant);
+  quant("fp16", &d.kv_quant);
+  gr_plan_run(&d, &m, &hw, p);
+  double one = p->decode_tps.mid;
+  d.pp = d.gpus = 2;
+  gr_plan_run(&d, &m, &hw, p);
+  assert_true(p->decode_tps.mid < one && p->decode_tps.mid > 0.9 * one);
+  gr_model_free(&m);
+  free(p);
+}
+
 int main(void)
 {
   const struct CMUnitTest tests[] = {
@@ -538,7 +631,8 @@ int main(void)
       cmocka_unit_test(seed_a5000_two_instances), cmocka_unit_test(deepspeed_zero3_fits_as_planned),
       cmocka_unit_test(plan_machine_opens_its_group_sizes), cmocka_unit_test(quant_config_hints),
       cmocka_unit_test(plan_args_checked_first),  cmocka_unit_test(default_split_names_the_gpus),
-      cmocka_unit_test(unplanned_checkpoint_needs_quant), cmocka_unit_test(ranges_hold_their_middle),
+      cmocka_unit_test(unplanned_checkpoint_needs_quant), cmocka_unit_test(engine_versions),
+      cmocka_unit_test(engine_profiles_by_release), cmocka_unit_test(planner_mechanisms), cmocka_unit_test(ranges_hold_their_middle),
   };
   return cmocka_run_group_tests(tests, setup, NULL);
 }
