@@ -278,6 +278,44 @@ static void test_catalog_rows(void **state)
   assert_float_equal(gr_catalog_find("H200 SXM")->mem_bw_gbps, 4800, 1e-9);
 }
 
+/* The rows issue 28 added, by the names other data and code use, with the
+ * figures that set their links and memory; and every row's new columns. */
+static void test_catalog_added_rows(void **state)
+{
+  (void)state;
+  static const char *const names[] = {"RTX 2080 Ti", "RTX 3060 12GB", "RTX 3070", "RTX 3080", "RTX 3080 Ti",
+                                      "RTX 4060 Ti 16GB", "RTX 4070 Ti", "RTX 4080", "RTX 4000 Ada",
+                                      "RTX 5000 Ada", "T4", "A800 SXM4 80GB", "H20", "A100 SXM4 64GB", "MI100",
+                                      "MI210", "MI300X", "RX 7900 XT"};
+  for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+    const struct gr_gpu_model *m = gr_catalog_find(names[i]);
+    if (!m || strcmp(m->model, names[i]) != 0)
+      fail_msg("%s is not in the catalog under that name", names[i]);
+  }
+  const struct gr_gpu_model *t = gr_catalog_find("RTX 2080 Ti"); /* Turing's 2-link NVLink 2 bridge */
+  assert_int_equal(t->links, 2);
+  assert_float_equal(t->link_gbps, 50, 1e-9);
+  assert_string_equal(t->board, "bridge");
+  assert_int_equal(t->link_gen, 2);
+  assert_int_equal(t->p2p, GR_P2P_NO);
+  assert_ptr_equal(gr_catalog_find_pci(0x10de, 0x1e07), t);
+  const struct gr_gpu_model *x = gr_catalog_find("MI300X"); /* one xGMI link to each of 7 peers */
+  assert_string_equal(x->link, "xgmi");
+  assert_int_equal(x->links, 7);
+  assert_float_equal(x->link_gbps, 448, 1e-9);
+  assert_string_equal(x->form, "oam");
+  assert_string_equal(x->board, "mesh");
+  assert_true(gr_gpu_mem_is_hbm(x));
+  assert_int_equal(x->sm_count, 304);
+  assert_false(gr_gpu_mem_is_hbm(gr_catalog_find("RTX 4080")));
+  assert_true(gr_catalog_find("RTX 3080")->link_gbps == 0); /* no NVLink on the 3080, 3070, 4000 series */
+  assert_true(gr_catalog_find("H20")->boost_mhz == 0);      /* not published */
+  const struct gr_facts *f = gr_facts();
+  for (size_t i = 0; i < f->ngpus; i++)
+    if (!f->gpus[i].mem_type || !*f->gpus[i].mem_type)
+      fail_msg("%s has no mem_type", f->gpus[i].model);
+}
+
 int main(void)
 {
   const struct CMUnitTest tests[] = {
@@ -286,6 +324,7 @@ int main(void)
       cmocka_unit_test(test_analyses_independent),
       cmocka_unit_test(test_catalog_columns),
       cmocka_unit_test(test_catalog_rows),
+      cmocka_unit_test(test_catalog_added_rows),
   };
   return cmocka_run_group_tests(tests, setup, NULL);
 }
