@@ -1,7 +1,10 @@
-/* libFuzzer target: the data-file (TSV) parser. */
+/* libFuzzer target: the data-file (TSV) parser, and the GPU catalog's row
+ * parser on what it accepts (the columns of data/gpus.tsv are the richest:
+ * words, numbers, "-" and MAJOR.MINOR; corpus/table/gpus.tsv seeds them). */
 #include <stdint.h>
 #include <stdlib.h>
 
+#include "facts/catalog.h"
 #include "facts/data.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -14,6 +17,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     for (size_t r = 0; r < t.nrows; r++)
       for (size_t c = 0; c < t.ncols; c++)
         (void)gr_table_cell(&t, r, c);
+    struct gr_gpu_model *models;
+    size_t n;
+    if (gr_catalog_parse(&t, &models, &n, &err) == 0) {
+      for (size_t i = 0; i < n; i++)
+        (void)gr_gpu_mem_is_hbm(&models[i]);
+      free(models);
+    }
     gr_table_free(&t);
   }
   return 0;

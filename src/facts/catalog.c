@@ -16,20 +16,27 @@ static bool one_of(const char *v, const char *const *words)
   return false;
 }
 
-/* The columns that take words: form, board and link (its links and rate agreeing). */
+/* The columns that take words: form, board, link (its links and rate agreeing) and mem_type. */
 static int check_words(const struct gr_table *t, size_t r, const char *const *v, const struct gr_gpu_model *m,
                        struct gr_err *err)
 {
   static const char *const forms[] = {"pcie", "sxm2", "sxm3", "sxm4", "sxm5", "sxm6", "oam", NULL};
-  static const char *const boards[] = {"none", "bridge", "hcm", "nvswitch", NULL};
+  static const char *const boards[] = {"none", "bridge", "hcm", "mesh", "nvswitch", NULL};
   static const char *const links[] = {"none", "nvlink", "xgmi", NULL};
   if (!one_of(v[15], forms))
     return gr_fail(err, GR_EXIT_CANNOT_RUN, "%s:%zu: form must be pcie, sxm2 .. sxm6 or oam", t->name, t->lines[r]);
   if (!one_of(v[16], boards))
-    return gr_fail(err, GR_EXIT_CANNOT_RUN, "%s:%zu: board must be none, bridge, hcm or nvswitch", t->name,
+    return gr_fail(err, GR_EXIT_CANNOT_RUN, "%s:%zu: board must be none, bridge, hcm, mesh or nvswitch", t->name,
                    t->lines[r]);
   if (!one_of(v[9], links))
     return gr_fail(err, GR_EXIT_CANNOT_RUN, "%s:%zu: link must be none, nvlink or xgmi", t->name, t->lines[r]);
+  /* A closed list, so that a typo ("hmb3") is an error at start rather than a
+   * card whose memory no check recognises. */
+  static const char *const mems[] = {"gddr5", "gddr5x", "gddr6", "gddr6x", "gddr7", "hbm2", "hbm2e", "hbm3", "hbm3e",
+                                     NULL};
+  if (!one_of(v[20], mems))
+    return gr_fail(err, GR_EXIT_CANNOT_RUN, "%s:%zu: mem_type \"%s\" must be gddr5, gddr5x, gddr6, gddr6x, gddr7, "
+                   "hbm2, hbm2e, hbm3 or hbm3e", t->name, t->lines[r], v[20]);
   bool none = strcmp(v[9], "none") == 0;
   if (none != (m->links == 0) || none != (m->link_gbps == 0) || m->link_gbps < 0)
     return gr_fail(err, GR_EXIT_CANNOT_RUN, "%s:%zu: link %s with %d links of %g GB/s: a link needs links and a "
@@ -41,9 +48,10 @@ static int parse_row(const struct gr_table *t, size_t r, struct gr_gpu_model *m,
 {
   static const char *cols[] = {"model", "vendor", "arch", "mem_gib", "mem_bw_gbps", "fp16_tflops",
                                "fp16_fp32acc_tflops", "tdp_w", "pcie_gen", "link", "links", "link_gbps",
-                               "p2p", "pci_ids", "source", "form", "board", "link_gen", "cc", "int8_tops"};
-  const char *v[20];
-  for (size_t c = 0; c < 20; c++) {
+                               "p2p", "pci_ids", "source", "form", "board", "link_gen", "cc", "int8_tops",
+                               "mem_type", "boost_mhz", "sm_count"};
+  const char *v[23];
+  for (size_t c = 0; c < 23; c++) {
     int i = gr_table_col(t, cols[c]);
     if (i < 0)
       return gr_fail(err, GR_EXIT_CANNOT_RUN, "%s: missing column %s", t->name, cols[c]);
@@ -81,8 +89,19 @@ static int parse_row(const struct gr_table *t, size_t r, struct gr_gpu_model *m,
     m->int8_tops = strcmp(v[1], "nvidia") == 0 && m->cc_major * 10 + m->cc_minor >= 75 ? 2 * m->fp16_tflops : 0;
   else if ((m->int8_tops = strtod(v[19], &end)) <= 0 || *end)
     return gr_fail(err, GR_EXIT_CANNOT_RUN, "%s:%zu: int8_tops must be a number or -", t->name, t->lines[r]);
+  /* "-": the vendor publishes no figure (the H20's clock); 0 then, never a guess. */
+  m->boost_mhz = strcmp(v[21], "-") == 0 ? 0 : strtod(v[21], &end);
+  if (strcmp(v[21], "-") != 0 && (end == v[21] || *end || !(m->boost_mhz > 0 && m->boost_mhz < 100000))) /* NaN too */
+    return gr_fail(err, GR_EXIT_CANNOT_RUN, "%s:%zu: boost_mhz \"%s\" must be a number of MHz or -", t->name,
+                   t->lines[r], v[21]);
+  long sms = 0;
+  if (strcmp(v[22], "-") != 0 && (!parse_long(v[22], 10, &sms) || sms < 1 || sms > 100000))
+    return gr_fail(err, GR_EXIT_CANNOT_RUN, "%s:%zu: sm_count \"%s\" must be a whole number or -", t->name,
+                   t->lines[r], v[22]);
+  m->sm_count = (int)sms;
   if (check_words(t, r, v, m, err) != 0)
     return -1;
+  m->mem_type = v[20];
   m->form = v[15];
   m->board = v[16];
   m->model = v[0];
@@ -142,4 +161,9 @@ const struct gr_gpu_model *gr_catalog_find_pci(unsigned vendor, unsigned device)
     if (strstr(f->gpus[i].pci_ids, id))
       return &f->gpus[i];
   return NULL;
+}
+
+bool gr_gpu_mem_is_hbm(const struct gr_gpu_model *m)
+{
+  return m && m->mem_type && strncmp(m->mem_type, "hbm", 3) == 0;
 }

@@ -24,11 +24,14 @@ struct gr_gpu_model {
   double link_gbps;         /* all links, per direction */
   enum gr_p2p_default p2p;
   const char *form;         /* "pcie", "sxm4", "oam" */
-  const char *board;        /* "none", "bridge", "hcm", "nvswitch" (data/gpus.tsv) */
+  const char *board;        /* "none", "bridge", "hcm", "mesh", "nvswitch" (data/gpus.tsv) */
   int link_gen;             /* NVLink generation, 0 none */
   int cc_major, cc_minor;   /* CUDA compute capability, 0 unknown (AMD) */
   double int8_tops;         /* dense INT8 TOPS of its int8 path (tensor cores, else dp4a); 0 none known */
   const char *pci_ids;      /* "10de:2204 ..." */
+  const char *mem_type;     /* "gddr6x", "hbm3e": one of the words gpus.tsv's header lists */
+  double boost_mhz;         /* the boost clock the vendor's spec sheet states; 0 not published */
+  int sm_count;             /* streaming multiprocessors (NVIDIA) or compute units (AMD); 0 unknown */
   const char *source;
 };
 
@@ -46,5 +49,8 @@ const struct gr_gpu_model *gr_catalog_find(const char *model);
 const char *gr_catalog_closest(const char *model);
 /* The entry whose pci_ids list vendor:device, or NULL. */
 const struct gr_gpu_model *gr_catalog_find_pci(unsigned vendor, unsigned device);
+/* Whether the model's memory is stacked HBM (hbm2 .. hbm3e) rather than GDDR
+ * on the board: what tells a data-centre part's memory system from a card's. */
+bool gr_gpu_mem_is_hbm(const struct gr_gpu_model *m);
 
 #endif

@@ -1700,7 +1700,7 @@ static size_t generic_baseboard(const struct gr_gpu_model *g, int n, char *out, 
   if (strcmp(g->board, "nvswitch") == 0)
     return (size_t)snprintf(out, cap, "source \"an SXM GPU on its baseboard: every GPU on the NVSwitches\"\n"
                                       "nvswitch gpu0-gpu%d\n", n - 1);
-  if (strcmp(g->board, "hcm") != 0)
+  if (strcmp(g->board, "hcm") != 0) /* mesh too: MI300X's xGMI has no rig statement yet, so PCIe alone */
     return 0;
   if (n <= 4)
     return (size_t)snprintf(out, cap, "source \"an SXM2 GPU on a 4-GPU baseboard: each pair by 2 NVLinks\"\n"

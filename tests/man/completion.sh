@@ -37,6 +37,8 @@ try sdxl gpurig plan --model sd
 try 'RTX\ 3090' gpurig plan --gpu RTX
 try 'RTX\ 3090\ Ti' gpurig compare --gpu 'RTX\ 3090\ '
 try 'V100 PCIe 32GB' gpurig compare --gpu '"V100'
+try 'RTX\ 2080\ Ti' gpurig plan --gpu 'RTX\ 20'
+try 'MI300X' gpurig plan --gpu MI3
 try llama-2-7b gpurig plan --model llama-2
 
 # zsh: the same questions through contrib/_gpurig
@@ -58,6 +60,7 @@ ztry llama-3-8b plan --model llama-3-
 ztry sdxl-base-1.0 plan --model sd
 ztry 'RTX 3090' plan --gpu RTX
 ztry 'V100 PCIe 32GB' compare --gpu V100
+ztry 'RTX 4060 Ti 16GB' plan --gpu 'RTX 406'
 ztry --json compare --js
 ztry 'FILES -/' topo --root ''
 # and what it must not offer: another command's option, a GPU for --model

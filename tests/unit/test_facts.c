@@ -173,7 +173,8 @@ static int parse_catalog(const char *rows, struct gr_gpu_model **models, size_t 
                          struct gr_err *err)
 {
   char *text = xasprintf("model\tvendor\tarch\tmem_gib\tmem_bw_gbps\tfp16_tflops\tfp16_fp32acc_tflops\ttdp_w\t"
-                         "pcie_gen\tlink\tlinks\tlink_gbps\tp2p\tpci_ids\tform\tboard\tlink_gen\tcc\tint8_tops\tsource\n%s",
+                         "pcie_gen\tlink\tlinks\tlink_gbps\tp2p\tpci_ids\tform\tboard\tlink_gen\tcc\tint8_tops\t"
+                         "mem_type\tboost_mhz\tsm_count\tsource\n%s",
                          rows);
   int rc = gr_table_parse("gpus.tsv", text, strlen(text), t, err);
   free(text);
@@ -184,9 +185,9 @@ static int parse_catalog(const char *rows, struct gr_gpu_model **models, size_t 
 }
 
 #define ROW_H200 "H200 SXM\tnvidia\tsm90\t141\t4800\t989.4\t989.4\t700\t5\tnvlink\t18\t450\tyes\t10de:2335\t" \
-                 "sxm5\tnvswitch\t4\t9.0\t-\tdatasheet\n"
+                 "sxm5\tnvswitch\t4\t9.0\t-\thbm3e\t1980\t132\tdatasheet\n"
 #define ROW_7900 "RX 7900 XTX\tamd\tgfx1100\t24\t960\t122.8\t122.8\t355\t4\tnone\t0\t0\tdriver\t1002:744c\t" \
-                 "pcie\tnone\t0\t-\t-\tspec\n"
+                 "pcie\tnone\t0\t-\t-\tgddr6\t-\t-\tspec\n"
 
 /* form, board, link_gen and cc parse; a bad word in them fails with its line. */
 static void test_catalog_columns(void **state)
@@ -209,17 +210,33 @@ static void test_catalog_columns(void **state)
   assert_string_equal(m[1].board, "none");
   assert_true(m[0].int8_tops == 2 * 989.4); /* "-": twice the fp16 tensor rate from Turing on */
   assert_true(m[1].int8_tops == 0);         /* no int8 path known */
+  assert_string_equal(m[0].mem_type, "hbm3e");
+  assert_true(gr_gpu_mem_is_hbm(&m[0]));
+  assert_string_equal(m[1].mem_type, "gddr6");
+  assert_false(gr_gpu_mem_is_hbm(&m[1]));
+  assert_float_equal(m[0].boost_mhz, 1980, 1e-9);
+  assert_int_equal(m[0].sm_count, 132);
+  assert_true(m[1].boost_mhz == 0); /* "-": not published, never a guess */
+  assert_int_equal(m[1].sm_count, 0);
   free(m);
   gr_table_free(&t);
   static const struct {
     const char *from, *to, *msg;
   } bad[] = {
-      {"\tnvswitch\t", "\tswitchboard\t", "gpus.tsv:3: board must be none, bridge, hcm or nvswitch"},
+      {"\tnvswitch\t", "\tswitchboard\t", "gpus.tsv:3: board must be none, bridge, hcm, mesh or nvswitch"},
       {"\tsxm5\t", "\tsxm9\t", "gpus.tsv:3: form must be pcie, sxm2 .. sxm6 or oam"},
       {"\t4\t9.0\t", "\tfour\t9.0\t", "gpus.tsv:3: bad link_gen"},
       {"\t9.0\t", "\tnine\t", "gpus.tsv:3: cc must be MAJOR.MINOR or -"},
       {"\tnvlink\t18\t450\t", "\tnvlink\t0\t0\t", "gpus.tsv:3: link nvlink with 0 links"},
       {"\tnvlink\t", "\tinfiniband\t", "gpus.tsv:3: link must be none, nvlink or xgmi"},
+      {"\thbm3e\t", "\thbm4\t", "gpus.tsv:3: mem_type \"hbm4\" must be gddr5, gddr5x, gddr6, gddr6x, gddr7, hbm2, "
+                                  "hbm2e, hbm3 or hbm3e"},
+      {"\thbm3e\t", "\tHBM3e\t", "gpus.tsv:3: mem_type \"HBM3e\" must be"},
+      {"\t1980\t", "\t1.98GHz\t", "gpus.tsv:3: boost_mhz \"1.98GHz\" must be a number of MHz or -"},
+      {"\t1980\t", "\tfast\t", "gpus.tsv:3: boost_mhz \"fast\" must be a number of MHz or -"},
+      {"\t1980\t", "\t0\t", "gpus.tsv:3: boost_mhz \"0\" must be a number of MHz or -"},
+      {"\t1980\t", "\tnan\t", "gpus.tsv:3: boost_mhz \"nan\" must be a number of MHz or -"},
+      {"\t132\t", "\t132.5\t", "gpus.tsv:3: sm_count \"132.5\" must be a whole number or -"},
   };
   for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
     char row[512];
@@ -231,6 +248,8 @@ static void test_catalog_columns(void **state)
       fail_msg("no error for %s", bad[i].to);
     if (!str_starts_with(err.msg, bad[i].msg))
       fail_msg("'%s' is not '%s'", err.msg, bad[i].msg);
+    if (strchr(err.msg, '\n')) /* one line: the file, the line and the problem */
+      fail_msg("'%s' is more than one line", err.msg);
     gr_table_free(&t);
   }
 }
@@ -259,6 +278,44 @@ static void test_catalog_rows(void **state)
   assert_float_equal(gr_catalog_find("H200 SXM")->mem_bw_gbps, 4800, 1e-9);
 }
 
+/* The rows issue 28 added, by the names other data and code use, with the
+ * figures that set their links and memory; and every row's new columns. */
+static void test_catalog_added_rows(void **state)
+{
+  (void)state;
+  static const char *const names[] = {"RTX 2080 Ti", "RTX 3060 12GB", "RTX 3070", "RTX 3080", "RTX 3080 Ti",
+                                      "RTX 4060 Ti 16GB", "RTX 4070 Ti", "RTX 4080", "RTX 4000 Ada",
+                                      "RTX 5000 Ada", "T4", "A800 SXM4 80GB", "H20", "A100 SXM4 64GB", "MI100",
+                                      "MI210", "MI300X", "RX 7900 XT"};
+  for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+    const struct gr_gpu_model *m = gr_catalog_find(names[i]);
+    if (!m || strcmp(m->model, names[i]) != 0)
+      fail_msg("%s is not in the catalog under that name", names[i]);
+  }
+  const struct gr_gpu_model *t = gr_catalog_find("RTX 2080 Ti"); /* Turing's 2-link NVLink 2 bridge */
+  assert_int_equal(t->links, 2);
+  assert_float_equal(t->link_gbps, 50, 1e-9);
+  assert_string_equal(t->board, "bridge");
+  assert_int_equal(t->link_gen, 2);
+  assert_int_equal(t->p2p, GR_P2P_NO);
+  assert_ptr_equal(gr_catalog_find_pci(0x10de, 0x1e07), t);
+  const struct gr_gpu_model *x = gr_catalog_find("MI300X"); /* one xGMI link to each of 7 peers */
+  assert_string_equal(x->link, "xgmi");
+  assert_int_equal(x->links, 7);
+  assert_float_equal(x->link_gbps, 448, 1e-9);
+  assert_string_equal(x->form, "oam");
+  assert_string_equal(x->board, "mesh");
+  assert_true(gr_gpu_mem_is_hbm(x));
+  assert_int_equal(x->sm_count, 304);
+  assert_false(gr_gpu_mem_is_hbm(gr_catalog_find("RTX 4080")));
+  assert_true(gr_catalog_find("RTX 3080")->link_gbps == 0); /* no NVLink on the 3080, 3070, 4000 series */
+  assert_true(gr_catalog_find("H20")->boost_mhz == 0);      /* not published */
+  const struct gr_facts *f = gr_facts();
+  for (size_t i = 0; i < f->ngpus; i++)
+    if (!f->gpus[i].mem_type || !*f->gpus[i].mem_type)
+      fail_msg("%s has no mem_type", f->gpus[i].model);
+}
+
 int main(void)
 {
   const struct CMUnitTest tests[] = {
@@ -267,6 +324,7 @@ int main(void)
       cmocka_unit_test(test_analyses_independent),
       cmocka_unit_test(test_catalog_columns),
       cmocka_unit_test(test_catalog_rows),
+      cmocka_unit_test(test_catalog_added_rows),
   };
   return cmocka_run_group_tests(tests, setup, NULL);
 }
