@@ -47,11 +47,15 @@ static void engine_label(const struct gr_plan_req *r, char *buf, size_t cap)
 {
   const char *engine = r->engine ? r->engine : gr_engine_default(r->job != GR_JOB_INFER, &r->quant, r->gpus);
   int since = gr_engine_profile_month(engine, r->engine_month);
-  if (r->engine_month > 0)
-    snprintf(buf, cap, "%s@%04d-%02d (profile of %04d-%02d builds)", engine, r->engine_month / 12,
+  int newest = gr_engine_profile_month(engine, 0);
+  bool eras = newest > 0 && gr_engine_profile_month(engine, newest - 1) > 0; /* profiles differ by release */
+  if (!eras)
+    snprintf(buf, cap, "%s (one profile for every release)", engine);
+  else if (r->engine_month > 0)
+    snprintf(buf, cap, "%s@%04d-%02d (the profile of builds from %04d-%02d)", engine, r->engine_month / 12,
              r->engine_month % 12 + 1, since / 12, since % 12 + 1);
   else
-    snprintf(buf, cap, "%s (current release: profile of %04d-%02d builds on)", engine, since / 12, since % 12 + 1);
+    snprintf(buf, cap, "%s (current release: the profile of builds from %04d-%02d)", engine, since / 12, since % 12 + 1);
 }
 
 /* The model's decoder layers and hidden size; a --params model has no
