@@ -64,19 +64,69 @@ static int cmp_training(const void *x, const void *y)
   return 0;
 }
 
-const struct gr_judged **gr_compare_order(const struct gr_judged *js, size_t n)
+bool gr_compare_job_tied(const struct gr_judged *a, const struct gr_judged *b)
+{
+  if (a->job_fits != b->job_fits)
+    return false;
+  double hi = a->job_tps > b->job_tps ? a->job_tps : b->job_tps;
+  double lo = a->job_tps > b->job_tps ? b->job_tps : a->job_tps;
+  return hi <= 0 || (hi - lo) / hi < GR_COMPARE_TIE;
+}
+
+/* Job order: fit first, then speed; the training criterion orders rigs of
+ * equal speed, so that a tie lists the better wired rig first. */
+static int cmp_job(const void *x, const void *y)
+{
+  const struct gr_judged *a = *(const struct gr_judged *const *)x, *b = *(const struct gr_judged *const *)y;
+  if (a->job_fits != b->job_fits)
+    return a->job_fits ? -1 : 1;
+  if (a->job_tps != b->job_tps)
+    return a->job_tps > b->job_tps ? -1 : 1;
+  return cmp_training(x, y);
+}
+
+/* The order shown: by the ranks already given (job rank, then training). */
+static int cmp_shown(const void *x, const void *y)
+{
+  const struct gr_judged *a = *(const struct gr_judged *const *)x, *b = *(const struct gr_judged *const *)y;
+  if (a->job && b->job && a->job_rank != b->job_rank)
+    return a->job_rank < b->job_rank ? -1 : 1;
+  return a->job && b->job ? cmp_job(x, y) : cmp_training(x, y);
+}
+
+static const struct gr_judged **sorted(const struct gr_judged *js, size_t n, int (*cmp)(const void *, const void *))
 {
   const struct gr_judged **order = xcalloc(n + 1, sizeof(*order));
   for (size_t i = 0; i < n; i++)
     order[i] = &js[i];
   if (n > 1)
-    qsort(order, n, sizeof(*order), cmp_training);
+    qsort(order, n, sizeof(*order), cmp);
   return order;
+}
+
+const struct gr_judged **gr_compare_order(const struct gr_judged *js, size_t n)
+{
+  return sorted(js, n, cmp_shown);
+}
+
+const struct gr_judged **gr_compare_training_order(const struct gr_judged *js, size_t n)
+{
+  return sorted(js, n, cmp_training);
+}
+
+void gr_compare_rank_job(struct gr_judged *js, size_t n)
+{
+  const struct gr_judged **order = sorted(js, n, cmp_job);
+  for (size_t i = 0; i < n; i++) {
+    struct gr_judged *j = &js[order[i] - js];
+    j->job_rank = i > 0 && gr_compare_job_tied(order[i - 1], order[i]) ? order[i - 1]->job_rank : (int)i + 1;
+  }
+  free(order);
 }
 
 static void rank(struct gr_judged *js, size_t n)
 {
-  const struct gr_judged **order = gr_compare_order(js, n);
+  const struct gr_judged **order = gr_compare_training_order(js, n);
   for (size_t i = 0; i < n; i++) {
     struct gr_judged *j = &js[order[i] - js];
     j->rank = i > 0 && cmp_training(&order[i - 1], &order[i]) == 0 ? order[i - 1]->rank : (int)i + 1;

@@ -1,12 +1,13 @@
 /* `gpurig compare`: machines described in rig files judged side by side
  * before anyone buys them: VRAM, price per GiB, the P2P share and the
- * training rank.
+ * training rank, and with --job the rank by the job's predicted speed.
  *
  * Ownership: gr_compare_open fills an array of struct gr_judged the caller
  * frees with gr_compare_close; each holds its machine. */
 #ifndef GPURIG_COMPARE_H
 #define GPURIG_COMPARE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "analysis/machine.h"
@@ -18,7 +19,16 @@ struct gr_judged {
   double vram_gib;    /* catalog memory of every GPU together */
   double ram_gib;     /* host RAM the rig states (cpu ... ram), 0 unless every socket states it */
   int rank;           /* training rank, 1 = best; equal machines share a rank */
+  /* --job: the plan's outcome on this rig (the caller fills them; gr_compare_rank_job ranks by them) */
+  bool job;           /* a job was planned on it: job_rank orders the rigs, not rank */
+  bool job_fits;      /* fits, or fits but tight */
+  double job_tps;     /* its predicted tokens/s: decode (inference) or training, middle figure; 0 none */
+  int job_rank;       /* 1 = fastest; 0 without a job */
 };
+
+/* Two speeds closer than this share a job rank: the predictions carry
+ * ranges far wider than 1%, so a smaller gap would rank noise. */
+#define GR_COMPARE_TIE 0.01
 
 /* Opens each rig (with gpu_model in every slot when non-NULL), analyses it
  * with the defaults of NCCL version nccl (NULL or major 0: gpurig's
@@ -30,9 +40,20 @@ int gr_compare_open(char *const *rigs, size_t n, const char *gpu_model, const st
                     unsigned flags, struct gr_judged **out, struct gr_err *err);
 void gr_compare_close(struct gr_judged *j, size_t n);
 
-/* The machines in training-rank order (best first): an array of pointers
- * into js the caller frees with free(). */
+/* The machines in the order shown (best first): job rank when a job was
+ * planned (training rank between rigs that share it), else training rank.
+ * An array of pointers into js the caller frees with free(). */
 const struct gr_judged **gr_compare_order(const struct gr_judged *js, size_t n);
+/* The same in training-rank order, whether or not a job was planned. */
+const struct gr_judged **gr_compare_training_order(const struct gr_judged *js, size_t n);
+
+/* Sets job_rank from job_fits and job_tps (filled on every rig, job set):
+ * rigs where the job fits before those where it does not, each by speed,
+ * fastest first; speeds within GR_COMPARE_TIE of the rig before share its
+ * rank, and so do rigs with no speed (0) in the same fit class. */
+void gr_compare_rank_job(struct gr_judged *js, size_t n);
+/* True when a and b share a job rank. */
+bool gr_compare_job_tied(const struct gr_judged *a, const struct gr_judged *b);
 
 /* The verdict for a workload ("training", "tensor-parallel inference",
  * "independent jobs") over `gpus` GPUs (-1: any), or NULL. */

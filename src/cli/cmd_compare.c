@@ -22,18 +22,25 @@ static void compare_usage(void)
          "\n"
          "  RIG          a rig file, or a name from data/rigs/ (see --list)\n"
          "  --gpu MODEL  put this catalog GPU (data/gpus.tsv) in every GPU slot of every rig,\n"
-         "               to compare the platforms with the same cards\n"
+         "               to compare the platforms with the same cards (a rig's price was for its\n"
+         "               own cards: other cards show price and /GiB as -)\n"
          "  --json       {\"rigs\": [...]} (docs/json.md)\n"
          "  --nccl-version V  the NCCL whose P2P defaults the verdicts follow (2.21, 2.21.5; default:\n"
          "               the newest in data/nccl-p2p.tsv)\n"
          "  --list       the rigs in data/rigs/ with their titles\n"
          "  --job J      also plan this job on every rig (gpurig plan --help gives --model, --quant,\n"
          "               --ctx, --batch, --zero, ...; --gpus defaults to all of each rig): adds the\n"
-         "               columns fits, GiB per GPU, tokens/s or step time, price and energy per day\n"
+         "               columns fits, GiB per GPU, tokens/s or step time, price and energy per day,\n"
+         "               and ranks the rigs by the job's speed; --tp auto picks each rig's TP degree\n"
+         "               (of 1, 2, 4, 8 dividing the GPUs and the model's heads) with the fastest\n"
+         "               decode that fits, shown in a TP column\n"
          "\n"
-         "Training rank: first the share of GPUs that exchange gradients peer-to-peer without\n"
-         "crossing a socket (the seed authors' criterion: hives under switches, one root\n"
-         "complex), then the predicted all-reduce bandwidth (docs/predict.md).\n"
+         "Rank (#, 1 = best): without --job the training rank: first the share of GPUs that\n"
+         "exchange gradients peer-to-peer without crossing a socket (the seed authors' criterion:\n"
+         "hives under switches, one root complex), then the predicted all-reduce bandwidth\n"
+         "(docs/predict.md). With --job: the plan's decode tokens/s (infer) or training tokens/s,\n"
+         "middle figures; rigs where the job does not fit after those where it fits; speeds within\n"
+         "1%% share a rank, and the rigs that share one are named.\n"
          "Exit status: 0 ok; with --job 1 when the job is tight on a rig and 4 when it does not fit\n"
          "on one; 2 bad input (a rig file's error names FILE:LINE:COL); 3 gpurig's data directory\n"
          "could not be read.\n");
@@ -53,7 +60,7 @@ static int list_rigs(void)
 
 /* --job: the same request planned on every rig. A request a rig cannot run
  * (too few GPUs, say) is an error for the whole comparison. */
-static int plan_rigs(const struct gr_plan_args *a, const struct gr_judged *js, size_t n, struct gr_planned *plans,
+static int plan_rigs(const struct gr_plan_args *a, struct gr_judged *js, size_t n, struct gr_planned *plans,
                      struct gr_findings *fs, struct gr_err *err)
 {
   for (size_t i = 0; i < n; i++) {
@@ -63,6 +70,7 @@ static int plan_rigs(const struct gr_plan_args *a, const struct gr_judged *js, s
       return -1;
     gr_plan_findings(&plans[i], name, fs);
   }
+  gr_compare_rank_plans(js, plans, n); /* the job's speed ranks the rigs, not the wiring alone */
   return 0;
 }
 
@@ -75,7 +83,7 @@ static void print_comparison(const struct gr_opts *o, const struct gr_judged *js
   }
   struct gr_text_style st;
   FILE *out = cli_text_begin(o->verbose, &st);
-  gr_print_compare(out, js, n, &st);
+  gr_print_compare(out, js, plans, n, &st);
   if (plans)
     gr_print_compare_plans(out, js, plans, n, o->model ? o->model : o->params, o->job);
   cli_text_end(out);

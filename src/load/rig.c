@@ -1666,6 +1666,17 @@ int gr_rig_replace_gpus(struct gr_topo *t, const char *model, struct gr_err *err
   const struct gr_gpu_model *m = gr_catalog_find(model);
   if (!m)
     return unknown_gpu(model, err);
+  bool other = false;
+  for (size_t g = 0; g < t->ngpus; g++)
+    other |= gr_pci_catalog(&t->pci[t->gpus[g]]) != m;
+  /* the price a rig states bought its own cards (the T181-G20's 2000 USD came with
+   * 16 GB V100s): held against other cards' VRAM it gives a price per GiB nobody quoted */
+  if (other && t->rig && t->rig->price > 0) {
+    t->rig->own_price = t->rig->price;
+    t->rig->price = 0;
+    gr_topo_add_warning(t, "--gpu %s: the rig's price (%.0f %s) is for its own cards and is left out (plan --price "
+                        "gives one)", m->model, t->rig->own_price, t->rig->currency ? t->rig->currency : "");
+  }
   for (size_t g = 0; g < t->ngpus; g++) {
     struct gr_pci *p = &t->pci[t->gpus[g]];
     free(p->model);

@@ -30,7 +30,9 @@ int gr_load_rig_as(const char *option, const char *path_or_name, struct gr_topo 
  * NVLink drops every NVLink and fabric; otherwise each link is counted at
  * the new model's rate, every fabric member gets all its links, and direct
  * links it cannot carry (more than its catalog links on a GPU) are dropped
- * with a warning in t->warnings. Returns -1 if the model is unknown. */
+ * with a warning in t->warnings. When that changes any GPU's model, the
+ * rig's price stops describing the machine: it moves to t->rig->own_price
+ * and t->rig->price becomes 0 (unknown). Returns -1 if the model is unknown. */
 int gr_rig_replace_gpus(struct gr_topo *t, const char *model, struct gr_err *err);
 
 /* n GPUs of a catalog model on a generic single-socket board, one x16 root

@@ -208,7 +208,9 @@ struct gr_rig_meta {
   char *name;             /* the rig's title */
   char *file;             /* the file it came from */
   char *notes;            /* its `source` lines joined, may be NULL */
-  double price;           /* whole rig as described, 0 unknown */
+  double price;           /* whole rig as described, 0 unknown (or no longer the machine's: own_price) */
+  double own_price;       /* --gpu put other cards in its slots: the price the rig states, for its own
+                             cards, kept here and price set to 0, since it does not buy these; else 0 */
   char *currency;         /* "USD" ... , may be NULL */
 };
 

@@ -446,7 +446,10 @@ static void plan_cost(const struct gr_plan_req *r, const struct gr_plan_hw *hw, 
   snprintf(o->currency, sizeof(o->currency), "%s", hw->currency[0] ? hw->currency : "USD");
   if (hw->gpu && hw->ngpus > 0 && o->price > 0)
     o->price_per_vram_gib = o->price / (hw->ngpus * hw->gpu->mem_gib);
-  double gpus_w = hw->gpu ? hw->ngpus * hw->gpu->tdp_w * gr_planner_const("gpu_power_share") : 0;
+  /* the GPUs the job runs on (--gpus 2 of a 4-GPU rig draws two GPUs' power); the idle ones
+   * are left out with the rest of the idle draw, the host is counted whole */
+  int planned = r->gpus > 0 ? r->gpus : hw->ngpus;
+  double gpus_w = hw->gpu ? planned * hw->gpu->tdp_w * gr_planner_const("gpu_power_share") : 0;
   o->power_w = gpus_w + gr_planner_const("host_power_w");
   o->energy_kwh_day = o->power_w * 24 / 1000;
   o->energy_cost_day = o->energy_kwh_day * r->kwh_price;

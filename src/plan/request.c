@@ -97,7 +97,13 @@ static int load_model(const struct gr_plan_args *a, struct gr_model *m, struct g
   return gr_model_builtin(a->model, m, err);
 }
 
-/* GPUs, parallelism, batch and LoRA rank, with their defaults. */
+bool gr_plan_tp_auto(const struct gr_plan_args *a)
+{
+  return a->tp && strcmp(a->tp, "auto") == 0;
+}
+
+/* GPUs, parallelism, batch and LoRA rank, with their defaults. --tp auto
+ * leaves TP 1 here: gr_plan_job tries the degrees. */
 static int parse_counts(const struct gr_plan_args *a, int machine_gpus, struct gr_plan_req *r, struct gr_err *err)
 {
   long v;
@@ -108,9 +114,18 @@ static int parse_counts(const struct gr_plan_args *a, int machine_gpus, struct g
     r->gpus = (int)v;
   }
   r->tp = 1;
-  if (a->tp) {
-    if (opt_long("--tp", a->tp, 1, 64, &v, err) != 0)
-      return -1;
+  if (gr_plan_tp_auto(a)) {
+    /* it ranks by decode speed, which only inference has; with --pp the
+     * split would be fixed, leaving nothing to choose */
+    if (r->job != GR_JOB_INFER)
+      return gr_fail(err, GR_EXIT_FAIL, "--tp auto picks the degree with the fastest decode, for --job infer; "
+                     "give --tp N for --job %s", gr_job_name(r->job));
+    if (a->pp)
+      return gr_fail(err, GR_EXIT_FAIL, "--tp auto chooses TP and the layer split over the GPUs together: drop --pp %s",
+                     a->pp);
+  } else if (a->tp) {
+    if (!parse_long(a->tp, 10, &v) || v < 1 || v > 64)
+      return gr_fail(err, GR_EXIT_FAIL, "--tp %s: expected a whole number from 1 to 64, or auto", a->tp);
     r->tp = (int)v;
   }
   /* inference splits layers over every GPU by default, as llama.cpp and accelerate do */
@@ -434,16 +449,18 @@ int gr_plan_machine_open(const struct gr_plan_args *a, const struct gr_source *g
   struct gr_plan_req r = {0};
   if (parse_job(a->job, &r.job, err) != 0 || parse_counts(a, (int)m->topo.ngpus, &r, err) != 0)
     return -1;
-  size_t sizes[2] = {(size_t)r.tp, (size_t)(r.gpus / (r.tp * r.pp > 0 ? r.tp * r.pp : 1))};
-  gr_predict_groups(&m->prediction, sizes, 2);
+  size_t sizes[3] = {(size_t)r.tp, (size_t)(r.gpus / (r.tp * r.pp > 0 ? r.tp * r.pp : 1)), 0};
+  if (gr_plan_tp_auto(a)) /* every degree it may try; inference has one data-parallel rank */
+    memcpy(sizes, (size_t[3]){2, 4, 8}, sizeof(sizes));
+  gr_predict_groups(&m->prediction, sizes, 3);
   if (gr_plan_hw_from(a, m, hw, err) != 0)
     return -1;
   hw_nodes(a, m, hw);
   return 0;
 }
 
-int gr_plan_job(const struct gr_plan_args *a, const struct gr_plan_hw *hw, const char *label, struct gr_planned *pl,
-                struct gr_err *err)
+static int plan_one(const struct gr_plan_args *a, const struct gr_plan_hw *hw, const char *label,
+                    struct gr_planned *pl, struct gr_err *err)
 {
   memset(pl, 0, sizeof(*pl));
   pl->hw = *hw;
@@ -460,6 +477,90 @@ int gr_plan_job(const struct gr_plan_args *a, const struct gr_plan_hw *hw, const
   }
   gr_plan_run(&pl->req, &pl->model, &pl->hw, &pl->plan);
   return 0;
+}
+
+/* --tp auto: c is a better choice than b (which may be absent). */
+static bool better_tp(const struct gr_planned *c, const struct gr_planned *b, bool have)
+{
+  bool cf = c->plan.fit != GR_FIT_NO, bf = b->plan.fit != GR_FIT_NO;
+  double cs = c->plan.decode_tps.ok ? c->plan.decode_tps.mid : 0, bs = b->plan.decode_tps.ok ? b->plan.decode_tps.mid : 0;
+  if (!have || cf != bf)
+    return !have || cf;
+  /* equal speed keeps the smaller degree: fewer all-reduces per layer to go wrong */
+  return cf ? cs > bs : c->plan.gpu_need_gib < b->plan.gpu_need_gib;
+}
+
+/* --tp auto: every degree the GPUs and heads allow, the best kept in pl. */
+static int plan_tp_auto(const struct gr_plan_args *a, const struct gr_plan_hw *hw, const char *label,
+                        struct gr_planned *pl, struct gr_err *err)
+{
+  static const int degrees[4] = {1, 2, 4, 8};
+  struct gr_plan_args b = *a;
+  struct gr_model m;
+  struct gr_tp_try tried[4] = {{0}};
+  struct gr_err first = {0};
+  long gpus = hw->ngpus;
+  size_t ntried = 0;
+  bool have = false;
+  memset(pl, 0, sizeof(*pl));
+  if ((a->gpus && opt_long("--gpus", a->gpus, 0, 64, &gpus, err) != 0) || load_model(a, &m, err) != 0)
+    return -1;
+  long heads = m.shape_known ? m.heads : 0;
+  gr_model_free(&m);
+  struct gr_planned *c = xcalloc(1, sizeof(*c));
+  for (int i = 0; i < 4; i++) {
+    char tp[8];
+    struct gr_err e = {0};
+    if (gpus < degrees[i] || gpus % degrees[i] != 0 || (heads > 0 && heads % degrees[i] != 0))
+      continue;
+    snprintf(tp, sizeof(tp), "%d", degrees[i]);
+    b.tp = tp;
+    /* a degree the machine cannot run (more than a node's GPUs, more stages than layers) is skipped;
+     * bad input fails every degree, and the first one's error is reported */
+    if (plan_one(&b, hw, label, c, &e) != 0) {
+      if (!first.msg[0])
+        first = e;
+      continue;
+    }
+    tried[ntried++] = (struct gr_tp_try){degrees[i], c->plan.fit, c->plan.decode_tps.ok ? c->plan.decode_tps.mid : 0};
+    if (better_tp(c, pl, have)) {
+      if (have)
+        gr_planned_free(pl);
+      *pl = *c; /* pl takes over c's model */
+      have = true;
+    } else {
+      gr_planned_free(c);
+    }
+  }
+  free(c);
+  if (!have) {
+    if (first.msg[0])
+      *err = first;
+    else
+      gr_fail(err, GR_EXIT_FAIL, "--tp auto: none of TP 1, 2, 4, 8 divides both the %ld GPUs and the model's %ld "
+              "attention heads", gpus, heads);
+    return -1;
+  }
+  memcpy(pl->tp_tried, tried, sizeof(tried));
+  pl->ntp_tried = ntried;
+  return 0;
+}
+
+int gr_plan_job(const struct gr_plan_args *a, const struct gr_plan_hw *hw, const char *label, struct gr_planned *pl,
+                struct gr_err *err)
+{
+  return gr_plan_tp_auto(a) ? plan_tp_auto(a, hw, label, pl, err) : plan_one(a, hw, label, pl, err);
+}
+
+void gr_compare_rank_plans(struct gr_judged *js, const struct gr_planned *plans, size_t n)
+{
+  for (size_t i = 0; i < n; i++) {
+    const struct gr_plan *p = &plans[i].plan;
+    js[i].job = true;
+    js[i].job_fits = p->fit != GR_FIT_NO;
+    js[i].job_tps = p->decode_tps.ok ? p->decode_tps.mid : p->train_tps.ok ? p->train_tps.mid : 0;
+  }
+  gr_compare_rank_job(js, n);
 }
 
 void gr_planned_free(struct gr_planned *pl)

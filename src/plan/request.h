@@ -12,6 +12,7 @@
 
 #include <stdbool.h>
 
+#include "analysis/compare.h"
 #include "analysis/machine.h"
 #include "base/util.h"
 #include "model/finding.h"
@@ -58,6 +59,13 @@ int gr_plan_hw_from(const struct gr_plan_args *a, const struct gr_machine *m, st
 int gr_plan_request(const struct gr_plan_args *a, int gpus_in_machine, struct gr_plan_req *r, struct gr_model *m,
                     struct gr_err *err);
 
+/* --tp auto: one tensor-parallel degree planned. */
+struct gr_tp_try {
+  int tp;
+  enum gr_fit fit;
+  double decode_tps;          /* middle figure, 0 when the plan predicts none */
+};
+
 /* A whole planned job: the request, the model, the machine as the planner
  * saw it, and the plan. */
 struct gr_planned {
@@ -65,7 +73,16 @@ struct gr_planned {
   struct gr_model model;
   struct gr_plan_hw hw;
   struct gr_plan plan;
+  struct gr_tp_try tp_tried[4]; /* --tp auto: the degrees planned (1, 2, 4, 8 that the GPUs and heads allow) */
+  size_t ntp_tried;             /* 0 unless --tp auto; req.tp is the one chosen */
 };
+
+/* --tp auto was typed: gr_plan_job plans every tensor-parallel degree of 1,
+ * 2, 4 and 8 that divides the GPUs asked and the model's attention heads
+ * (a layer split over the rest of the GPUs) and keeps the fastest decode
+ * that fits; when none fits, the one that needs the least memory per GPU.
+ * Inference only (gr_plan_args_check refuses it for training and with --pp). */
+bool gr_plan_tp_auto(const struct gr_plan_args *a);
 
 /* Request, check and plan on hw. 0, or -1 with err (bad input, or a request
  * the machine cannot run: too few GPUs, a context longer than the model's;
@@ -73,6 +90,11 @@ struct gr_planned {
 int gr_plan_job(const struct gr_plan_args *a, const struct gr_plan_hw *hw, const char *label, struct gr_planned *pl,
                 struct gr_err *err);
 void gr_planned_free(struct gr_planned *pl);
+
+/* compare --job: each rig's plan (plans[i] on js[i]) as the rig's job fit
+ * and speed (decode tokens/s for inference, training tokens/s, the middle
+ * figures), then the job rank over them (gr_compare_rank_job). */
+void gr_compare_rank_plans(struct gr_judged *js, const struct gr_planned *plans, size_t n);
 
 /* The plan's verdict as a finding ("plan.fit"): fits ok, tight warn, does
  * not fit fail, with the change that makes it fit as the fix. */

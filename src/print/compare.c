@@ -23,7 +23,7 @@ static int name_width(const struct gr_judged *js, size_t n)
   return (int)w;
 }
 
-static void plan_row(FILE *out, int w, const struct gr_judged *j, const struct gr_planned *pl)
+static void plan_row(FILE *out, int w, const struct gr_judged *j, const struct gr_planned *pl, bool tp_col)
 {
   const struct gr_plan *p = &pl->plan;
   char tps[32], step[16], need[24];
@@ -38,8 +38,34 @@ static void plan_row(FILE *out, int w, const struct gr_judged *j, const struct g
     snprintf(step, sizeof(step), "%.2f", p->step_s.mid);
   else
     snprintf(step, sizeof(step), "-");
-  fprintf(out, "%-*s %4d %12s %-13s %18s %10s %8.2f %s\n", w, j->name, pl->req.gpus, need, gr_fit_name(p->fit), tps,
-          step, p->energy_cost_day, p->currency);
+  fprintf(out, "%-*s %4d ", w, j->name, pl->req.gpus);
+  if (tp_col)
+    fprintf(out, "%3d ", pl->req.tp);
+  fprintf(out, "%12s %-13s %18s %10s %8.2f %s\n", need, gr_fit_name(p->fit), tps, step, p->energy_cost_day,
+          p->currency);
+}
+
+/* The rigs that share a job rank, one line per shared rank: a tie is a
+ * finding of its own (the wiring that sets them apart does not show in this
+ * job's speed). */
+static void ties(FILE *out, const struct gr_judged **order, const struct gr_planned *plans, const struct gr_judged *js,
+                 size_t n, const char *unit)
+{
+  for (size_t i = 0; i < n;) {
+    size_t k = i + 1;
+    while (k < n && order[k]->job_rank == order[i]->job_rank)
+      k++;
+    if (k - i > 1) {
+      fprintf(out, "Rank %d shared by", order[i]->job_rank);
+      for (size_t x = i; x < k; x++)
+        fprintf(out, "%s %s", x == i ? "" : x + 1 == k ? " and" : ",", order[x]->name);
+      if (order[i]->job_tps > 0)
+        fprintf(out, ": %.4g %s (within 1%%)\n", order[i]->job_tps, unit);
+      else
+        fprintf(out, ": no speed predicted%s\n", plans[order[i] - js].plan.fit == GR_FIT_NO ? ", and it does not fit" : "");
+    }
+    i = k;
+  }
 }
 
 void gr_print_compare_plans(FILE *out, const struct gr_judged *js, const struct gr_planned *plans, size_t n,
@@ -47,14 +73,27 @@ void gr_print_compare_plans(FILE *out, const struct gr_judged *js, const struct 
 {
   const struct gr_judged **order = gr_compare_order(js, n);
   int w = name_width(js, n);
+  bool tp_col = n && plans[0].ntp_tried > 0;
   fprintf(out, "\nPlan: %s, --job %s (gpurig plan gives the breakdown)\n", what, job);
-  fprintf(out, "%-*s %4s %12s %-13s %18s %10s %12s\n", w, "rig", "GPUs", "GiB per GPU", "fits", "tokens/s", "step s",
-          "energy/day");
+  fprintf(out, "%-*s %4s ", w, "rig", "GPUs");
+  if (tp_col)
+    fprintf(out, "%3s ", "TP");
+  fprintf(out, "%12s %-13s %18s %10s %12s\n", "GiB per GPU", "fits", "tokens/s", "step s", "energy/day");
   for (size_t i = 0; i < n; i++)
-    plan_row(out, w, order[i], &plans[order[i] - js]);
+    plan_row(out, w, order[i], &plans[order[i] - js], tp_col);
+  if (tp_col)
+    fprintf(out, "TP: --tp auto's choice per rig, of 1, 2, 4, 8 dividing the GPUs and the model's heads: the\n"
+                 "fastest decode that fits (none fits: the least memory per GPU); the rest split layers\n");
   for (size_t i = 0; i < n; i++)
     if (plans[order[i] - js].plan.fit == GR_FIT_NO)
       fprintf(out, "  %s: %s\n", order[i]->name, plans[order[i] - js].plan.verdict);
+  ties(out, order, plans, js, n, n && plans[0].plan.train_tps.ok ? "training tokens/s" : "decode tokens/s");
+  for (size_t i = 0; i < n; i++) {
+    const struct gr_plan *p = &plans[order[i] - js].plan;
+    if (p->allreduce_raised_gbps > 0 && p->allreduce_raised_level && plans[order[i] - js].req.gpus > 1)
+      fprintf(out, "%s: ranked at NCCL's defaults (%.1f GB/s); NCCL_P2P_LEVEL=%s gives %.1f GB/s\n",
+              order[i]->name, p->allreduce_gbps, p->allreduce_raised_level, p->allreduce_raised_gbps);
+  }
   free(order);
 }
 
@@ -66,7 +105,7 @@ static void rate_cell(char *buf, size_t cap, const struct gr_judged *j, const ch
 
 /* One row: the columns of gr_print_compare's header, 100 columns at most
  * with the bundled rigs' names (titles go in the list below the table). */
-static void table_row(FILE *out, int w, const struct gr_judged *j)
+static void table_row(FILE *out, int w, const struct gr_judged *j, int rank)
 {
   const struct gr_prediction *p = &j->m.prediction;
   const struct gr_topo *t = &j->m.topo;
@@ -82,13 +121,13 @@ static void table_row(FILE *out, int w, const struct gr_judged *j)
   snprintf(ram, sizeof(ram), j->ram_gib > 0 ? "%.0f" : "-", j->ram_gib);
   double per = gr_compare_price_per_gib(j);
   snprintf(per_gib, sizeof(per_gib), per > 0 ? "%.0f" : "-", per);
-  if (t->rig->price > 0)
+  if (t->rig->price > 0) /* 0 also when --gpu replaced the cards the price bought (own_price) */
     snprintf(price, sizeof(price), "%.0f %s", t->rig->price, t->rig->currency ? t->rig->currency : "");
   else
     snprintf(price, sizeof(price), "-");
   snprintf(group, sizeof(group), "%d/%zu", p->largest_p2p_domain, t->ngpus);
   const struct gr_verdict *jobs = gr_compare_verdict(j, "independent jobs", -1);
-  fprintf(out, "%-2d %-*s %4zu %4.0f %4s %10s %5s %-5s %-4s %-4s %-4s %-4s %9s %5s\n", j->rank, w, j->name, t->ngpus,
+  fprintf(out, "%-2d %-*s %4zu %4.0f %4s %10s %5s %-5s %-4s %-4s %-4s %-4s %9s %5s\n", rank, w, j->name, t->ngpus,
           j->vram_gib, ram, bw, group, cell[3], cell[0], cell[1], cell[2], jobs ? gr_rating_name(jobs->rating) : "-",
           price, per_gib);
 }
@@ -108,7 +147,7 @@ static const char *reason_text(const struct gr_verdict *v, const char *head, con
 static void reasons(FILE *out, const struct gr_judged **order, size_t n, const struct gr_text_style *st)
 {
   char head[160], cut[1024];
-  fprintf(out, "\nWhy, for data-parallel training (rank 1 = best):\n");
+  fprintf(out, "\nWhy, for data-parallel training (training rank, 1 = best):\n");
   for (size_t i = 0; i < n; i++) {
     const struct gr_verdict *v = gr_compare_verdict(order[i], "training", -1);
     snprintf(head, sizeof(head), "%d. %s (%s): ", order[i]->rank, order[i]->name, v ? gr_rating_name(v->rating) : "-");
@@ -127,7 +166,26 @@ static void reasons(FILE *out, const struct gr_judged **order, size_t n, const s
   }
 }
 
-void gr_print_compare(FILE *out, const struct gr_judged *js, size_t n, const struct gr_text_style *st)
+/* What the # column ranks by, in one line. */
+static void rank_line(FILE *out, const struct gr_judged *js, const struct gr_planned *plans, size_t n)
+{
+  if (!plans || !n) {
+    fprintf(out, "#: training rank: share of GPUs in one P2P group, then all-reduce GB/s (--job: by speed)\n");
+    return;
+  }
+  bool speed = false;
+  for (size_t i = 0; i < n; i++)
+    speed |= js[i].job_tps > 0;
+  const struct gr_plan *p = &plans[0].plan;
+  if (!speed)
+    fprintf(out, "#: rank by whether the job fits (the plan predicts no speed for it)\n");
+  else
+    fprintf(out, "#: by the plan's %s tokens/s (middle figure); no fit ranks last; within 1%% is a tie\n",
+            p->train_tps.ok ? "training" : "decode");
+}
+
+void gr_print_compare(FILE *out, const struct gr_judged *js, const struct gr_planned *plans, size_t n,
+                      const struct gr_text_style *st)
 {
   const struct gr_judged **order = gr_compare_order(js, n);
   int w = name_width(js, n);
@@ -136,11 +194,15 @@ void gr_print_compare(FILE *out, const struct gr_judged *js, size_t n, const str
           "RAM", "allreduce", "P2P", "train", "TP-2", "TP-4", "TP-8", "jobs", "price", "/GiB");
   fprintf(out, "%-2s %-*s %4s %4s %4s %10s %5s %-5s %-4s %-4s %-4s %-4s %9s %5s\n", "", w, "", "", "GiB", "GiB",
           "GB/s", "group", "", "", "", "", "", "", "VRAM");
-  bool star = false;
+  bool star = false, replaced = false;
   for (size_t i = 0; i < n; i++) {
-    table_row(out, w, order[i]);
+    table_row(out, w, order[i], plans ? order[i]->job_rank : order[i]->rank);
     star |= order[i]->m.prediction.best_needs_p2p_level;
+    replaced |= order[i]->m.topo.rig->own_price > 0;
   }
+  rank_line(out, js, plans, n);
+  if (replaced)
+    fprintf(out, "price -: a rig's price is for the rig as described, with its own cards, which --gpu replaced\n");
   if (star)
     fprintf(out, "A/B*: A with NCCL's defaults, B with NCCL_P2P_LEVEL raised as the rig's reasons say (NCCL's\n"
                  "default keeps these paths off P2P)\n");
@@ -148,9 +210,12 @@ void gr_print_compare(FILE *out, const struct gr_judged *js, size_t n, const str
     char dflt[160];
     fprintf(out, "Figures and verdicts follow %s.\n", gr_nccl_defaults_text(&js[0].m.analysis, dflt, sizeof(dflt)));
   }
-  fprintf(out, "\nRigs (# = training rank, 1 = best; RAM as the rig states it; price of the rig as described):\n");
+  fprintf(out, "\nRigs (RAM as the rig states it; price of the rig as described):\n");
   for (size_t i = 0; i < n; i++)
     fprintf(out, "  %-*s %s\n", w, order[i]->name, rig_name(order[i]));
+  free(order);
+  /* the training verdicts keep their own rank, whatever orders the table */
+  order = gr_compare_training_order(js, n);
   reasons(out, order, n, st);
   free(order);
 }
@@ -177,7 +242,11 @@ static json_t *rig_json(const struct gr_judged *j)
   json_object_set_new(o, "nccl_version_assumed", json_boolean(j->m.analysis.nccl_assumed));
   json_object_set_new(o, "largest_p2p_group", json_integer(p->largest_p2p_domain));
   json_object_set_new(o, "training_rank", json_integer(j->rank));
+  if (j->job)
+    json_object_set_new(o, "job_rank", json_integer(j->job_rank));
   json_object_set_new(o, "price", t->rig->price > 0 ? json_real(t->rig->price) : json_null());
+  /* --gpu replaced the cards: price and price_per_vram_gib are null, the rig's own price kept apart */
+  json_object_set_new(o, "price_own_cards", gr_json_positive(t->rig->own_price, 2));
   json_object_set_new(o, "currency", t->rig->currency ? json_string(t->rig->currency) : json_null());
   json_object_set_new(o, "price_per_vram_gib", gr_json_positive(gr_compare_price_per_gib(j), 2));
   json_t *pred = gr_prediction_to_json(t, p);

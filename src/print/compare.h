@@ -12,11 +12,16 @@
 #include "analysis/compare.h"
 #include "plan/request.h"
 
-/* The table in training-rank order and the reasons. */
+/* The table in the order shown (gr_compare_order: by the job's speed with
+ * --job, else the training rank), a line that says what the rank is, and
+ * the reasons. plans: --job's plans (plans[i] on js[i]), or NULL. */
 struct gr_text_style;
 /* The reasons cut to what the table does not say unless st->verbose. */
-void gr_print_compare(FILE *out, const struct gr_judged *js, size_t n, const struct gr_text_style *st);
-/* --job: one row per rig (plans[i] planned on js[i]). */
+void gr_print_compare(FILE *out, const struct gr_judged *js, const struct gr_planned *plans, size_t n,
+                      const struct gr_text_style *st);
+/* --job: one row per rig (plans[i] planned on js[i]), in the order shown,
+ * then the rigs that share a rank and what a raised NCCL_P2P_LEVEL would
+ * change, which the rank leaves out. */
 void gr_print_compare_plans(FILE *out, const struct gr_judged *js, const struct gr_planned *plans, size_t n,
                             const char *what, const char *job);
 /* {"rigs": [...]}, each with its plan when plans is non-NULL. */

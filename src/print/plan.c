@@ -160,6 +160,22 @@ static void print_cluster(FILE *out, const struct gr_plan_req *r, const struct g
     fprintf(out, "  host RAM per node: %.1f GiB (the machine's RAM is not stated)\n", p->host_node_gib);
 }
 
+/* --tp auto: the degree chosen and what each one tried gave. */
+static void print_tp_auto(FILE *out, const struct gr_planned *pl)
+{
+  bool fits = false;
+  if (!pl->ntp_tried)
+    return;
+  for (size_t i = 0; i < pl->ntp_tried; i++)
+    fits |= pl->tp_tried[i].fit != GR_FIT_NO;
+  fprintf(out, "TP: --tp auto chose %d (%s); decode:", pl->req.tp,
+          fits ? "the fastest that fits" : "none fits: the least memory per GPU");
+  for (size_t i = 0; i < pl->ntp_tried; i++) /* "no fit" only where some fit: else it says nothing */
+    fprintf(out, "%s TP %d %.1f%s", i ? "," : "", pl->tp_tried[i].tp, pl->tp_tried[i].decode_tps,
+            fits && pl->tp_tried[i].fit == GR_FIT_NO ? " (no fit)" : "");
+  fprintf(out, " tokens/s\n");
+}
+
 void gr_print_plan(FILE *out, const struct gr_planned *pl)
 {
   const struct gr_plan_req *r = &pl->req;
@@ -184,6 +200,7 @@ void gr_print_plan(FILE *out, const struct gr_planned *pl)
     fprintf(out, ", ZeRO-%d%s", r->zero,
             r->offload == GR_OFFLOAD_OPTIMIZER ? " + optimizer offload" : r->offload == GR_OFFLOAD_PARAMS ? " + param offload" : "");
   fprintf(out, "\nMachine: %s\n", hw->name);
+  print_tp_auto(out, pl);
   if (r->engine_given && r->engine_month > 0)
     fprintf(out, "Engine: %s, a build of %04d-%02d\n", r->engine, r->engine_month / 12, r->engine_month % 12 + 1);
   else if (r->engine_given)
@@ -391,6 +408,14 @@ json_t *gr_plan_to_json(const struct gr_planned *pl)
   json_object_set_new(req, "gpu_model", hw->gpu && r->gpus ? json_string(hw->gpu->model) : json_null());
   json_object_set_new(req, "tp", json_integer(r->tp));
   json_object_set_new(req, "pp", json_integer(r->pp));
+  if (pl->ntp_tried) { /* --tp auto: every degree planned, the chosen one in tp */
+    json_t *tried = json_array();
+    for (size_t i = 0; i < pl->ntp_tried; i++)
+      json_array_append_new(tried, json_pack("{s:i, s:s, s:o}", "tp", pl->tp_tried[i].tp, "fit",
+                                             gr_fit_name(pl->tp_tried[i].fit), "decode_tokens_per_s",
+                                             gr_json_positive(pl->tp_tried[i].decode_tps, 1)));
+    json_object_set_new(req, "tp_auto", tried);
+  }
   json_object_set_new(req, "zero", json_integer(r->zero));
   json_object_set_new(req, "offload", json_string(r->offload == GR_OFFLOAD_OPTIMIZER ? "optimizer"
                                                   : r->offload == GR_OFFLOAD_PARAMS  ? "params" : "none"));

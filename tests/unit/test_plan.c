@@ -619,6 +619,83 @@ static void planner_mechanisms(void **state)
   assert_true(p->decode_tps.mid < one && p->decode_tps.mid > 0.9 * one);
   gr_model_free(&m);
   free(p);
+/* Opens rig with the arguments and plans them: 0, or -1 with err. */
+static int plan_on_rig(const struct gr_plan_args *a, const char *rig, struct gr_planned *pl, struct gr_err *err)
+{
+  struct gr_source src = {.kind = GR_SRC_RIG, .path = rig};
+  struct gr_machine m;
+  struct gr_plan_hw hw;
+  bool cpu_only;
+  int rc = gr_plan_machine_open(a, &src, &m, &cpu_only, &hw, err);
+  if (rc == 0)
+    rc = gr_plan_job(a, &hw, NULL, pl, err);
+  gr_machine_close(&m);
+  return rc;
+}
+
+/* --tp auto (ux-3 M7): each degree of 1, 2, 4, 8 that divides the GPUs and
+ * the heads is planned and the fastest decode that fits is kept, the same
+ * as the best --tp N typed by hand; training and --pp refuse it. */
+static void tp_auto_takes_the_fastest_fit(void **state)
+{
+  struct gr_plan_args a = {.model = "llama-2-70b", .job = "infer", .quant = "q4_k_m", .tp = "auto"};
+  struct gr_planned pl, by_hand;
+  struct gr_err err = {0};
+  (void)state;
+  if (plan_on_rig(&a, "gigabyte-t181-g20", &pl, &err) != 0)
+    fail_msg("%s", err.msg);
+  assert_int_equal(pl.ntp_tried, 3); /* 4 GPUs: 1, 2, 4 */
+  assert_int_equal(pl.req.tp, 4);    /* NVLink: TP 4 beats a layer split */
+  assert_int_equal(pl.req.pp, 1);
+  for (size_t i = 0; i < pl.ntp_tried; i++) {
+    struct gr_plan_args b = a;
+    char tp[8];
+    snprintf(tp, sizeof(tp), "%d", pl.tp_tried[i].tp);
+    b.tp = tp;
+    if (plan_on_rig(&b, "gigabyte-t181-g20", &by_hand, &err) != 0)
+      fail_msg("%s", err.msg);
+    assert_float_equal(pl.tp_tried[i].decode_tps, by_hand.plan.decode_tps.mid, 1e-9);
+    assert_true(pl.plan.decode_tps.mid >= by_hand.plan.decode_tps.mid);
+    gr_planned_free(&by_hand);
+  }
+  gr_planned_free(&pl);
+  /* 8 GPUs of 16 GiB: TP 8 is fastest on the X10DRG's one PCIe tree */
+  if (plan_on_rig(&a, "sys-4028gr-tr-x10drg", &pl, &err) != 0)
+    fail_msg("%s", err.msg);
+  assert_int_equal(pl.ntp_tried, 4);
+  assert_int_equal(pl.req.tp, 8);
+  gr_planned_free(&pl);
+  struct gr_plan_args full = {.model = "llama-2-7b", .job = "full", .tp = "auto"};
+  assert_int_equal(gr_plan_args_check(&full, NULL, &err), -1);
+  assert_non_null(strstr(err.msg, "--tp auto picks the degree with the fastest decode, for --job infer"));
+  struct gr_plan_args pp = a;
+  pp.pp = "2";
+  assert_int_equal(gr_plan_args_check(&pp, NULL, &err), -1);
+  assert_non_null(strstr(err.msg, "drop --pp 2"));
+  struct gr_plan_args bad = a;
+  bad.tp = "automatic";
+  assert_int_equal(gr_plan_args_check(&bad, NULL, &err), -1);
+  assert_non_null(strstr(err.msg, "or auto"));
+}
+
+/* Power counts the GPUs planned (ux-3 L4): --gpus 2 of the ESC4000's four
+ * A5000s draws two GPUs' share and the whole host. */
+static void power_counts_the_gpus_planned(void **state)
+{
+  struct gr_plan_args two = {.model = "llama-2-70b", .job = "infer", .quant = "q4_k_m", .gpus = "2", .tp = "2"};
+  struct gr_plan_args four = two;
+  struct gr_planned p2, p4;
+  struct gr_err err = {0};
+  (void)state;
+  four.gpus = "4";
+  if (plan_on_rig(&two, "asus-esc4000", &p2, &err) != 0 || plan_on_rig(&four, "asus-esc4000", &p4, &err) != 0)
+    fail_msg("%s", err.msg);
+  double one = p2.hw.gpu->tdp_w * gr_planner_const("gpu_power_share"), host = gr_planner_const("host_power_w");
+  assert_float_equal(p2.plan.power_w, 2 * one + host, 1e-9);
+  assert_float_equal(p4.plan.power_w, 4 * one + host, 1e-9);
+  assert_float_equal(p2.plan.energy_kwh_day, p2.plan.power_w * 24 / 1000, 1e-9);
+  gr_planned_free(&p2);
+  gr_planned_free(&p4);
 }
 
 int main(void)
@@ -632,7 +709,9 @@ int main(void)
       cmocka_unit_test(plan_machine_opens_its_group_sizes), cmocka_unit_test(quant_config_hints),
       cmocka_unit_test(plan_args_checked_first),  cmocka_unit_test(default_split_names_the_gpus),
       cmocka_unit_test(unplanned_checkpoint_needs_quant), cmocka_unit_test(engine_versions),
-      cmocka_unit_test(engine_profiles_by_release), cmocka_unit_test(planner_mechanisms), cmocka_unit_test(ranges_hold_their_middle),
+      cmocka_unit_test(engine_profiles_by_release), cmocka_unit_test(planner_mechanisms),
+      cmocka_unit_test(ranges_hold_their_middle), cmocka_unit_test(tp_auto_takes_the_fastest_fit),
+      cmocka_unit_test(power_counts_the_gpus_planned),
   };
   return cmocka_run_group_tests(tests, setup, NULL);
 }

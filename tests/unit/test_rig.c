@@ -9,6 +9,7 @@
 #include "facts/catalog.h"
 #include "facts/data.h"
 #include "analysis/cluster.h"
+#include "analysis/compare.h"
 #include "analysis/machine.h"
 #include "analysis/predict.h"
 #include "load/rig.h"
@@ -651,10 +652,11 @@ static void replaced_gpus_keep_links_consistent(void **state)
   assert_int_equal(gr_rig_replace_gpus(&t, "V100 SXM2 32GB", &err), 0);
   assert_int_equal(t.nnvlinks, 6);
   assert_float_equal(t.nvlinks[0].bw_gbps, 50, 1e-9);
+  assert_int_equal(t.nwarnings, 1); /* its price left out (replaced_gpus_drop_the_price) */
   assert_int_equal(gr_rig_replace_gpus(&t, "RTX 3090", &err), 0); /* 6 links per GPU, a 3090 has 4 */
   assert_int_equal(t.nnvlinks, 0);
-  assert_int_equal(t.nwarnings, 1);
-  assert_non_null(strstr(t.warnings[0], "direct NVLinks are dropped"));
+  assert_int_equal(t.nwarnings, 2);
+  assert_non_null(strstr(t.warnings[1], "direct NVLinks are dropped"));
   gr_topo_free(&t);
   parse_ok(HEAD "gpu 8 \"A100 SXM4 40GB\" rc0\nnvswitch 6 gpu0-gpu7\n", &t);
   assert_int_equal(gr_rig_replace_gpus(&t, "H100 SXM5", &err), 0);
@@ -695,6 +697,78 @@ static void p4d_rig_matches_its_capture(void **state)
   gr_machine_close(&xml);
   free(rp);
   free(xp);
+}
+
+/* compare --gpu "V100 SXM2 32GB" gigabyte-t181-g20 showed 16 USD/GiB: the
+ * 2000 USD bought 16 GB cards. Other cards drop the price (kept as
+ * own_price, with a warning); the rig's own cards keep it. */
+static void replaced_gpus_drop_the_price(void **state)
+{
+  struct gr_topo t;
+  struct gr_err err = {0};
+  (void)state;
+  assert_int_equal(gr_load_rig("gigabyte-t181-g20", &t, &err), 0);
+  assert_int_equal(gr_rig_replace_gpus(&t, "V100 SXM2 16GB", &err), 0); /* its own cards */
+  assert_float_equal(t.rig->price, 2000, 1e-9);
+  assert_float_equal(t.rig->own_price, 0, 1e-9);
+  assert_int_equal(t.nwarnings, 0);
+  assert_int_equal(gr_rig_replace_gpus(&t, "V100 SXM2 32GB", &err), 0);
+  assert_float_equal(t.rig->price, 0, 1e-9);
+  assert_float_equal(t.rig->own_price, 2000, 1e-9);
+  assert_int_equal(t.nwarnings, 1);
+  assert_non_null(strstr(t.warnings[0], "the rig's price (2000 USD) is for its own cards"));
+  gr_topo_free(&t);
+  /* compare reads the same: no price per GiB of VRAM for the new cards */
+  struct gr_judged *js;
+  char *rigs[] = {"gigabyte-t181-g20"};
+  assert_int_equal(gr_compare_open(rigs, 1, "V100 SXM2 32GB", NULL, 0, &js, &err), 0);
+  assert_float_equal(js[0].vram_gib, 128, 1e-9);
+  assert_float_equal(gr_compare_price_per_gib(&js[0]), 0, 1e-9);
+  gr_compare_close(js, 1);
+  assert_int_equal(gr_compare_open(rigs, 1, NULL, NULL, 0, &js, &err), 0);
+  assert_float_equal(gr_compare_price_per_gib(&js[0]), 2000.0 / 64, 1e-9);
+  gr_compare_close(js, 1);
+}
+
+/* compare --job ranks by the job's speed: rigs where it fits first, each
+ * class fastest first, speeds within 1% (and no speed at all) tied; the
+ * order shown follows, the training rank breaking ties. */
+static void job_rank_by_speed(void **state)
+{
+  (void)state;
+  struct gr_judged js[5];
+  memset(js, 0, sizeof(js));
+  static const struct {
+    bool fits;
+    double tps;
+    int training_rank, want;
+  } in[5] = {{true, 3489, 1, 1}, {true, 3489.0 * 0.995, 4, 1}, {true, 4000, 3, 0}, {false, 9000, 2, 4}, {false, 0, 5, 5}};
+  for (int i = 0; i < 5; i++) {
+    js[i].job = true;
+    js[i].job_fits = in[i].fits;
+    js[i].job_tps = in[i].tps;
+    js[i].rank = in[i].training_rank;
+    snprintf(js[i].name, sizeof(js[i].name), "rig%d", i);
+  }
+  gr_compare_rank_job(js, 5);
+  assert_int_equal(js[2].job_rank, 1); /* 4000: the fastest that fits */
+  assert_int_equal(js[0].job_rank, 2); /* 3489 and 3472: within 1%, one rank */
+  assert_int_equal(js[1].job_rank, 2);
+  assert_true(gr_compare_job_tied(&js[0], &js[1]));
+  assert_int_equal(js[3].job_rank, 4); /* does not fit: after every rig that fits, however fast */
+  assert_int_equal(js[4].job_rank, 5);
+  const struct gr_judged **order = gr_compare_order(js, 5);
+  assert_ptr_equal(order[0], &js[2]);
+  assert_ptr_equal(order[3], &js[3]);
+  free(order);
+  /* no speed predicted (a diffusion job): fit alone ranks */
+  for (int i = 0; i < 5; i++)
+    js[i].job_tps = 0;
+  gr_compare_rank_job(js, 5);
+  assert_int_equal(js[0].job_rank, 1);
+  assert_int_equal(js[2].job_rank, 1);
+  assert_int_equal(js[3].job_rank, 4);
+  assert_int_equal(js[4].job_rank, 4);
 }
 
 /* The seed rigs' RAM and prices, as their seeds state them (each quoted in a
@@ -834,6 +908,8 @@ int main(void)
       cmocka_unit_test(nvswitch_fabric),
       cmocka_unit_test(nvlink_counts_from_the_catalog),
       cmocka_unit_test(replaced_gpus_keep_links_consistent),
+      cmocka_unit_test(replaced_gpus_drop_the_price),
+      cmocka_unit_test(job_rank_by_speed),
       cmocka_unit_test(p4d_rig_matches_its_capture),
       cmocka_unit_test(seed_ram_and_prices),
       cmocka_unit_test(cluster_statements),
