@@ -619,6 +619,8 @@ static void planner_mechanisms(void **state)
   assert_true(p->decode_tps.mid < one && p->decode_tps.mid > 0.9 * one);
   gr_model_free(&m);
   free(p);
+}
+
 /* Opens rig with the arguments and plans them: 0, or -1 with err. */
 static int plan_on_rig(const struct gr_plan_args *a, const char *rig, struct gr_planned *pl, struct gr_err *err)
 {
