@@ -18,7 +18,7 @@ static const char *const calibration_keys[] = {
     "nccl_nvlink_sm80", "nccl_nvlink_sm86", "nccl_nvlink_sm90", "nccl_nvlink_sm100", "nvlink1_link_gbps", "nvlink2_link_gbps", "nvlink3_link_gbps",
     "nvlink4_link_gbps", "nvlink5_link_gbps", "nvls_busbw_eff", NULL};
 static const char *const planner_keys[] = {
-    "cuda_context_gib", "decode_eff_cpu_low", "decode_eff_cpu_high", "allreduce_latency_us", "allreduce_overlap",
+    "cuda_context_gib", "decode_eff_cpu_low", "decode_eff_cpu_high", "allreduce_latency_us", "allreduce_latency_nvlink_us", "allreduce_overlap",
     "inference_chunk_tokens", "zero3_live_gib", "zero_bucket_gib", "kwh_price_usd", "gpu_power_share", "host_power_w",
     "vllm_gpu_memory_utilization", "decode_spread", "prefill_spread", "train_spread", "cpu_adam_bytes_per_param",
     "cpu_adam_mem_eff", "offload_pcie_eff", "gpu_clock_ghz_default", NULL};

@@ -148,6 +148,18 @@ static void pipe_comm(const struct gr_plan_req *r, const struct gr_model *m, con
   o->pipe_prefill_s = boundaries * (double)r->batch * (double)r->ctx * o->act_bytes / rate;
 }
 
+/* Whether a tensor-parallel group of tp such GPUs all-reduces over NVLink:
+ * the GPU as sold joins every peer by NVLink (an NVSwitch baseboard, an
+ * SXM2 mesh), or a bridge joins the pair. A proxy from the catalog: the
+ * topology's group rates (hw->busbw_gbps) already carry the bandwidth. */
+static bool tp_over_nvlink(const struct gr_gpu_model *g, int tp)
+{
+  if (!g || !g->board || strcmp(g->link, "nvlink") != 0)
+    return false;
+  return strcmp(g->board, "nvswitch") == 0 || strcmp(g->board, "hcm") == 0 || strcmp(g->board, "mesh") == 0 ||
+         (strcmp(g->board, "bridge") == 0 && tp == 2);
+}
+
 /* Two all-reduces of the hidden state per layer per step under TP, each a
  * small message: latency plus bytes over the group's bus bandwidth. */
 static void tp_comm(const struct gr_plan_req *r, const struct gr_model *m, const struct gr_plan_hw *hw,
@@ -156,7 +168,8 @@ static void tp_comm(const struct gr_plan_req *r, const struct gr_model *m, const
   if (r->tp <= 1 || !m->shape_known)
     return;
   double busbw = hw->busbw_gbps[r->tp], msg = (double)r->batch * (double)m->hidden * 2.0;
-  double lat = gr_planner_const("allreduce_latency_us") * 1e-6;
+  double lat = (tp_over_nvlink(hw->gpu, r->tp) ? gr_planner_const("allreduce_latency_nvlink_us")
+                                               : gr_planner_const("allreduce_latency_us")) * 1e-6;
   o->tp_comm_s = 2.0 * (double)m->layers * (lat + (busbw > 0 ? msg * 2.0 * (r->tp - 1) / r->tp / (busbw * 1e9) : 0));
   o->allreduce_gbps = busbw;
   o->allreduce_raised_gbps = hw->busbw_raised_gbps[r->tp];
