@@ -1,5 +1,6 @@
 #include "analysis/analysis.h"
 
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -265,17 +266,16 @@ static void nvlink_counts(const struct gr_analysis *a, int *nvcount, double *nvb
 /* ---- PCIe paths ---- */
 
 /* Walks from x up to (not including) stop, keeping the narrowest known link. */
-static void narrowest_on_way_up(const struct gr_topo *t, int x, int stop, struct gr_path *p)
+static void narrowest_on_way_up(const struct gr_analysis *a, int x, int stop, struct gr_path *p)
 {
-  for (; x >= 0 && x != stop; x = t->pci[x].parent) {
-    const struct gr_pci *n = &t->pci[x];
-    double bw = gr_link_bw_gbps(n);
-    if (!n->has_link || bw <= 0)
+  for (; x >= 0 && x != stop; x = a->t->pci[x].parent) {
+    const struct gr_link_facts *f = &a->link[x];
+    if (!f->present || f->gbps <= 0)
       continue;
-    if (p->bottleneck < 0 || bw < p->bw_gbps) {
+    if (p->bottleneck < 0 || f->gbps < p->bw_gbps) {
       p->bottleneck = x;
-      p->bw_gbps = bw;
-      p->nccl_bw_gbps = gr_link_nccl_gbps(n);
+      p->bw_gbps = f->gbps;
+      p->nccl_bw_gbps = f->nccl_gbps;
     }
   }
 }
@@ -374,8 +374,8 @@ static struct gr_path path_between(const struct gr_analysis *a, int x, int y, co
   }
   p.nccl_p2p = p.p2p_capable && p.nccl <= a->nccl_p2p_level;
   /* different host bridges, or the host path: both ways up to the root complex */
-  narrowest_on_way_up(t, x, lca, &p);
-  narrowest_on_way_up(t, y, lca, &p);
+  narrowest_on_way_up(a, x, lca, &p);
+  narrowest_on_way_up(a, y, lca, &p);
   if (p.bottleneck >= 0)
     p.via = GR_VIA_PCIE;
   socket_bound(a, &p);
@@ -392,19 +392,102 @@ struct gr_path gr_path_between(const struct gr_analysis *a, int x, int y)
 
 /* ---- findings ---- */
 
-void gr_link_shortfall(const struct gr_link *l, struct gr_link_shortfall *s)
+static int min_known(int a, int b)
 {
-  memset(s, 0, sizeof(*s));
-  gr_link_effective(l, &s->can_gen, &s->can_width);
-  if (l->max_width > 0 && l->port_max_width > 0)
-    s->can_width = l->max_width < l->port_max_width ? l->max_width : l->port_max_width;
+  if (a <= 0)
+    return b > 0 ? b : 0;
+  if (b <= 0)
+    return a;
+  return a < b ? a : b;
+}
+
+static enum gr_link_unknown unknown_end(const struct gr_link *l)
+{
+  bool dev = l->max_gen <= 0 || l->max_width <= 0, port = l->port_max_gen <= 0 || l->port_max_width <= 0;
+  return dev && port ? GR_LINK_BOTH_UNKNOWN : dev ? GR_LINK_DEVICE_UNKNOWN : port ? GR_LINK_PORT_UNKNOWN
+                                                                                  : GR_LINK_ENDS_KNOWN;
+}
+
+void gr_link_facts(const struct gr_pci *p, struct gr_link_facts *f)
+{
+  const struct gr_link *l = &p->link;
+  *f = (struct gr_link_facts){.present = p->has_link, .cur_gen = l->cur_gen, .cur_width = l->cur_width,
+                              .max_gen = l->max_gen, .max_width = l->max_width, .port_gen = l->port_max_gen,
+                              .port_width = l->port_max_width, .unknown = unknown_end(l)};
+  /* the one rule for an unknown end: the known end's maximum bounds the link */
+  f->can_gen = min_known(l->max_gen, l->port_max_gen);
+  f->can_width = min_known(l->max_width, l->port_max_width);
+  f->gen = f->can_gen > 0 ? f->can_gen : (l->cur_gen > 0 ? l->cur_gen : 0);
+  f->width = min_known(f->can_width, l->cur_width);
+  bool rated = f->gen > 0 && f->width > 0;
+  if (f->present) {
+    f->gbps = rated ? gr_pcie_bw_gbps(f->gen, f->width) : l->recorded_gbps;
+    f->nccl_gbps = rated ? gr_pcie_nccl_gbps(f->gen, f->width) : gr_pcie_nccl_from_bw(l->recorded_gbps);
+  }
+  f->slot_width = l->max_width > 0 && l->port_max_width > 0 && l->port_max_width < l->max_width;
+  f->slot_gen = l->max_gen > 0 && l->port_max_gen > 0 && l->port_max_gen < l->max_gen;
+  f->width_short = l->cur_width > 0 && f->can_width > 0 && l->cur_width < f->can_width;
+  f->gen_short = l->cur_gen > 0 && f->can_gen > 0 && l->cur_gen < f->can_gen;
+  f->gen_idle = f->gen_short && l->cur_gen == (int)gr_health("gen1_idle_gen");
+}
+
+double gr_link_bw_gbps(const struct gr_pci *p)
+{
+  struct gr_link_facts f;
+  gr_link_facts(p, &f);
+  return f.gbps;
+}
+
+double gr_link_nccl_gbps(const struct gr_pci *p)
+{
+  struct gr_link_facts f;
+  gr_link_facts(p, &f);
+  return f.nccl_gbps;
+}
+
+/* The rate after a label: ", 31.5 GB/s", or the diagram's " · 31.5 GB/s"
+ * (whole figures without a decimal). */
+static void label_rate(const struct gr_link_facts *f, unsigned flags, char *buf, size_t cap)
+{
+  size_t off = strlen(buf);
+  const char *sep = !buf[0] ? "" : flags & GR_LABEL_DOT ? " · " : ", ";
+  if (!buf[0] && !(f->gbps > 0))
+    return;
+  if (flags & GR_LABEL_DOT)
+    snprintf(buf + off, cap - off, fabs(f->gbps - round(f->gbps)) < 0.05 ? "%s%.0f GB/s" : "%s%.1f GB/s", sep,
+             f->gbps);
   else
-    s->can_width = l->max_width;
-  s->slot_width = l->max_width > 0 && l->port_max_width > 0 && l->port_max_width < l->max_width;
-  s->slot_gen = l->max_gen > 0 && l->port_max_gen > 0 && l->port_max_gen < l->max_gen;
-  s->width_short = l->cur_width > 0 && s->can_width > 0 && l->cur_width < s->can_width;
-  s->gen_short = l->cur_gen > 0 && s->can_gen > 0 && l->cur_gen < s->can_gen;
-  s->gen_idle = s->gen_short && l->cur_gen == (int)gr_health("gen1_idle_gen");
+    snprintf(buf + off, cap - off, "%s%.1f GB/s", sep, f->gbps);
+}
+
+const char *gr_link_label(const struct gr_link_facts *f, unsigned flags, char *buf, size_t cap)
+{
+  char g[32] = "", w[48] = "";
+  bool plain = true; /* one generation and one width: the facts' "GenN xW" */
+  buf[0] = '\0';
+  if (!f->present)
+    return buf;
+  bool now = flags & GR_LABEL_NOW;
+  if (now && f->gen > 0 && f->cur_gen > 0 && f->cur_gen != f->gen) {
+    snprintf(g, sizeof(g), "Gen%d/Gen%d", f->cur_gen, f->gen);
+    plain = false;
+  } else if (f->gen > 0)
+    snprintf(g, sizeof(g), "Gen%d", f->gen);
+  if (now && f->cur_width > 0 && f->can_width > 0 && f->cur_width != f->can_width) {
+    snprintf(w, sizeof(w), "x%d/x%d", f->cur_width, f->can_width);
+    plain = false;
+  } else if ((flags & GR_LABEL_CAPABLE) && f->width > 0 && f->can_width > f->width) {
+    snprintf(w, sizeof(w), "x%d (capable of x%d)", f->width, f->can_width);
+    plain = false;
+  } else if (f->width > 0)
+    snprintf(w, sizeof(w), "x%d", f->width);
+  if (plain && g[0] && w[0])
+    gr_pcie_label(f->gen, f->width, buf, (int)cap);
+  else
+    snprintf(buf, cap, "%s%s%s", g, g[0] && w[0] ? " " : "", w);
+  if (flags & GR_LABEL_RATE)
+    label_rate(f, flags, buf, cap);
+  return buf;
 }
 
 /* One severity per link fact, for topo and doctor alike: a slot or port
@@ -412,19 +495,19 @@ void gr_link_shortfall(const struct gr_link *l, struct gr_link_shortfall *s)
  * narrower than both ends support is a set-up problem (warn); a link parked
  * at the idle generation is expected unless the GPUs are busy (info), and
  * one slower than both ends support otherwise is a set-up problem (warn). */
-enum gr_sev gr_link_width_sev(const struct gr_link_shortfall *s)
+enum gr_sev gr_link_width_sev(const struct gr_link_facts *s)
 {
   return s->width_short ? GR_SEV_WARN : s->slot_width ? GR_SEV_INFO : GR_SEV_OK;
 }
 
-enum gr_sev gr_link_gen_sev(const struct gr_link_shortfall *s, bool loaded)
+enum gr_sev gr_link_gen_sev(const struct gr_link_facts *s, bool loaded)
 {
   if (s->gen_short)
     return s->gen_idle && !loaded ? GR_SEV_INFO : GR_SEV_WARN;
   return s->slot_gen ? GR_SEV_INFO : GR_SEV_OK;
 }
 
-static void link_width_finding(struct gr_analysis *a, int i, const struct gr_link_shortfall *sf, const char *what,
+static void link_width_finding(struct gr_analysis *a, int i, const struct gr_link_facts *sf, const char *what,
                                const char *name)
 {
   const struct gr_link *l = &a->t->pci[i].link;
@@ -438,10 +521,10 @@ static void link_width_finding(struct gr_analysis *a, int i, const struct gr_lin
   else if (sf->width_short)
     add_finding(a, gr_link_width_sev(sf), "pcie.link-width", i,
                 "%s%s%s runs at x%d of x%d: %s of its bandwidth; reseat it or check the riser, slot and BIOS bifurcation setting.",
-                what, *what ? " " : "", name, l->cur_width, l->max_width, l->cur_width * 2 == l->max_width ? "half" : "part");
+                what, *what ? " " : "", name, l->cur_width, sf->can_width, l->cur_width * 2 == sf->can_width ? "half" : "part");
 }
 
-static void link_gen_finding(struct gr_analysis *a, int i, const struct gr_link_shortfall *sf, const char *what,
+static void link_gen_finding(struct gr_analysis *a, int i, const struct gr_link_facts *sf, const char *what,
                              const char *name)
 {
   const struct gr_pci *p = &a->t->pci[i];
@@ -471,16 +554,15 @@ static void link_findings(struct gr_analysis *a)
   char name[64];
   for (size_t i = 0; i < t->npci; i++) {
     const struct gr_pci *p = &t->pci[i];
-    struct gr_link_shortfall sf;
+    const struct gr_link_facts *sf = &a->link[i];
     bool carries_gpu_traffic = p->kind == GR_KIND_GPU || p->kind == GR_KIND_NVME || p->rdma ||
                                p->role == GR_ROLE_SWITCH_UP;
     if (!p->has_link || !carries_gpu_traffic)
       continue;
-    gr_link_shortfall(&p->link, &sf);
     gr_pci_label(t, (int)i, name, sizeof(name));
     const char *what = p->role == GR_ROLE_SWITCH_UP ? "The uplink of switch" : "";
-    link_width_finding(a, (int)i, &sf, what, name);
-    link_gen_finding(a, (int)i, &sf, what, name);
+    link_width_finding(a, (int)i, sf, what, name);
+    link_gen_finding(a, (int)i, sf, what, name);
   }
 }
 
@@ -805,6 +887,9 @@ void gr_analyze_with(const struct gr_topo *t, const struct gr_analysis_opts *o, 
   /* NCCL's default P2P level for a communicator of every GPU (data/nccl-p2p.tsv) */
   a->nccl_p2p_level = gr_nccl_p2p_level_for(a, t->ngpus, &a->nccl_rule);
   socket_link(a);
+  a->link = xcalloc(t->npci + 1, sizeof(*a->link));
+  for (size_t i = 0; i < t->npci; i++)
+    gr_link_facts(&t->pci[i], &a->link[i]);
   size_t n = a->ngpus;
   int *nvcount = xcalloc(n * n + 1, sizeof(int));
   double *nvbw = xcalloc(n * n + 1, sizeof(double));
@@ -859,6 +944,7 @@ void gr_analysis_free(struct gr_analysis *a)
   free(a->gpu_gpu);
   free(a->gpu_nic);
   free(a->hive);
+  free(a->link);
   memset(a, 0, sizeof(*a));
 }
 
@@ -904,23 +990,22 @@ void gr_host_link(const struct gr_topo *t, int node, struct gr_host_link *h)
   memset(h, 0, sizeof(*h));
   h->bottleneck = -1;
   for (int x = node; x >= 0; x = t->pci[x].parent) {
-    const struct gr_pci *p = &t->pci[x];
-    struct gr_link_shortfall sf;
-    double bw = gr_link_bw_gbps(p);
-    if (!p->has_link || bw <= 0)
+    struct gr_link_facts f;
+    gr_link_facts(&t->pci[x], &f);
+    if (!f.present || f.gbps <= 0)
       continue;
-    gr_link_shortfall(&p->link, &sf);
-    double can = sf.can_gen > 0 && sf.can_width > 0 ? gr_pcie_bw_gbps(sf.can_gen, sf.can_width) : bw;
-    if (h->bottleneck < 0 || bw < h->bw_gbps) {
+    double can = f.can_gen > 0 && f.can_width > 0 ? gr_pcie_bw_gbps(f.can_gen, f.can_width) : f.gbps;
+    if (h->bottleneck < 0 || f.gbps < h->bw_gbps) {
       h->bottleneck = x;
-      h->bw_gbps = bw;
-      h->nccl_gbps = gr_link_nccl_gbps(p);
-      gr_link_effective(&p->link, &h->gen, &h->width);
+      h->bw_gbps = f.gbps;
+      h->nccl_gbps = f.nccl_gbps;
+      h->gen = f.gen;
+      h->width = f.width;
     }
     if (h->can_gbps <= 0 || can < h->can_gbps) {
       h->can_gbps = can;
-      h->can_gen = sf.can_gen;
-      h->can_width = sf.can_width;
+      h->can_gen = f.can_gen;
+      h->can_width = f.can_width;
     }
   }
 }

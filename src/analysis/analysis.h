@@ -72,6 +72,7 @@ struct gr_analysis {
    * (the GPUs' link counts unknown): every GPU figure is PCIe only, so the
    * predictions withhold their verdicts and say so. */
   bool nvlink_unrecorded;
+  struct gr_link_facts *link; /* per pci node (t->npci): the link above it (gr_link_facts) */
   struct gr_findings findings; /* about the wiring: info and warn only (model/finding.h) */
 };
 
@@ -104,21 +105,62 @@ const char *gr_level_str(const struct gr_path *p, char *buf, size_t cap);
 const char *gr_nccl_level_str(enum gr_level l);
 const char *gr_level_name(enum gr_level l);
 
-/* How the link above a node falls short of what both ends support; shared by
- * the topology findings and doctor's link checks. */
-struct gr_link_shortfall {
-  int can_gen, can_width;  /* lower of both ends' maxima, 0 unknown */
+/* Which end of a PCIe link does not report its maxima. */
+enum gr_link_unknown {
+  GR_LINK_ENDS_KNOWN,     /* both ends report their maximum generation and width */
+  GR_LINK_DEVICE_UNKNOWN, /* the device's maxima are unknown: the port's bound the link */
+  GR_LINK_PORT_UNKNOWN,   /* the port's maxima are unknown: the device's bound the link */
+  GR_LINK_BOTH_UNKNOWN,   /* neither: only what it runs at now (or hwloc's recorded rate) */
+};
+
+/* The facts of the PCIe link above one node, computed once per node by the
+ * analysis (gr_analysis.link) with one rule for an unknown end: the known
+ * end's maximum bounds the link (per figure, generation and width apart).
+ * Every printer, the sampler, the predictions and doctor read these; 0 means
+ * unknown throughout. */
+struct gr_link_facts {
+  bool present;            /* the node has a link of its own to a port (gr_pci.has_link): only then
+                              are there rates and a label; the other figures are filled for every
+                              node that reports them (a switch's downstream ports report its
+                              internal link, which the sampler watches) */
+  int cur_gen, cur_width;  /* what it runs at now (the generation drops at idle) */
+  int max_gen, max_width;  /* the device's end */
+  int port_gen, port_width; /* the parent port's end */
+  int can_gen, can_width;  /* what both ends support: the lower of the two maxima, the known one's
+                              where one end is unknown */
+  int gen, width;          /* what it trains to: can_gen (cur_gen where no maximum is known), and
+                              can_width limited by the current width (width does not drop at idle) */
+  double gbps;             /* theoretical per direction at gen x width, else hwloc's recorded rate */
+  double nccl_gbps;        /* NCCL's figure for the same */
   bool width_short;        /* runs narrower than both ends support */
   bool gen_short;          /* runs slower than both ends support (GPUs do so at idle) */
   bool slot_width;         /* the port (slot, riser) is narrower than the device */
   bool slot_gen;           /* the port is an older generation than the device */
   bool gen_idle;           /* gen_short at the generation idle GPUs park at (data/health.tsv gen1_idle_gen) */
+  enum gr_link_unknown unknown;
 };
-void gr_link_shortfall(const struct gr_link *l, struct gr_link_shortfall *s);
+/* The one rule: fills *f for the link above p. The analysis stores it per node; callers without an analysis (a
+ * bench, a plan) call it directly. */
+void gr_link_facts(const struct gr_pci *p, struct gr_link_facts *f);
+/* f->gbps and f->nccl_gbps of gr_link_facts, for callers that want one figure. */
+double gr_link_bw_gbps(const struct gr_pci *p);
+double gr_link_nccl_gbps(const struct gr_pci *p);
+
+/* How gr_link_label words a link (flags, or'ed). */
+enum {
+  GR_LABEL_NOW = 1,     /* "Gen1/Gen4 x8/x16": what it runs at now beside what both ends support */
+  GR_LABEL_CAPABLE = 2, /* "Gen4 x8 (capable of x16)": a width below what both ends support said so */
+  GR_LABEL_RATE = 4,    /* ", 31.5 GB/s" after it, or the rate alone where gen and width are unknown */
+  GR_LABEL_DOT = 8,     /* " · 31.5 GB/s" (the diagram's edge label) instead of ", 31.5 GB/s" */
+};
+/* The one "GenN xW" label of a link: "Gen4 x16" as it trains; "" where
+ * nothing is known. Returns buf. */
+const char *gr_link_label(const struct gr_link_facts *f, unsigned flags, char *buf, size_t cap);
+
 /* The one severity of a link's width and generation facts, for every
  * command; loaded: the GPUs are known to be busy (doctor --loaded). */
-enum gr_sev gr_link_width_sev(const struct gr_link_shortfall *s);
-enum gr_sev gr_link_gen_sev(const struct gr_link_shortfall *s, bool loaded);
+enum gr_sev gr_link_width_sev(const struct gr_link_facts *s);
+enum gr_sev gr_link_gen_sev(const struct gr_link_facts *s, bool loaded);
 
 /* The link between a device and host memory: the narrowest link on its way
  * up to the host bridge, as it trains now and as both ends could run it. */

@@ -89,14 +89,15 @@ static void device_rate(const struct gr_topo *t, size_t n, bool want_rdma, struc
     if (nic_counts(t, k, want_rdma) && e->domain == d->domain && e->bus == d->bus && e->dev == d->dev)
       ports += port_gbit(e) / 8.0;
   }
-  double slot = gr_link_bw_gbps(d);
+  struct gr_link_facts f;
+  gr_link_facts(d, &f);
+  double slot = f.gbps;
   o->port_gbps += ports;
   if (slot > 0 && slot < ports) {
-    char bus[32];
-    int gen, width;
-    gr_link_effective(&d->link, &gen, &width);
-    snprintf(o->nic_bound, sizeof(o->nic_bound), "%s's PCIe link (Gen%d x%d, %.1f GB/s) is narrower than its %.1f GB/s "
-             "of ports", d->osdevs ? d->osdevs : gr_pci_busid(d, bus, sizeof(bus)), gen, width, slot, ports);
+    char bus[32], link[64];
+    snprintf(o->nic_bound, sizeof(o->nic_bound), "%s's PCIe link (%s) is narrower than its %.1f GB/s of ports",
+             d->osdevs ? d->osdevs : gr_pci_busid(d, bus, sizeof(bus)), gr_link_label(&f, GR_LABEL_RATE, link, sizeof(link)),
+             ports);
     ports = slot;
   }
   o->nic_gbps += ports;

@@ -84,8 +84,8 @@ static void hop_add(struct hop_build *h, int res, double cap, bool effective)
 static void add_links(const struct ctx *c, struct hop_build *h, int x, int stop, int dir)
 {
   for (; x >= 0 && x != stop; x = c->t->pci[x].parent)
-    if (c->t->pci[x].has_link)
-      hop_add(h, x * 2 + dir, gr_link_bw_gbps(&c->t->pci[x]), false);
+    if (c->a->link[x].present)
+      hop_add(h, x * 2 + dir, c->a->link[x].gbps, false);
 }
 
 /* Fills hop hd (its kind and efficiency) and h (its resource uses). */
@@ -592,13 +592,8 @@ static void describe_ring(struct ctx *c, struct gr_ring *r, size_t k, int mode)
       snprintf(label, sizeof(label), "switch %s uplink", gr_pci_busid(p, bus, sizeof(bus)));
     else
       snprintf(label, sizeof(label), "%s link", gr_pci_label(t, res / 2, bus, sizeof(bus)));
-    int g, w;
-    char rate[48];
-    gr_link_effective(&p->link, &g, &w);
-    if (g > 0 && w > 0)
-      snprintf(rate, sizeof(rate), "Gen%d x%d, %.1f GB/s", g, w, gr_link_bw_gbps(p));
-    else /* recorded by its rate only (hwloc XML without generation and width) */
-      snprintf(rate, sizeof(rate), "%.1f GB/s", gr_link_bw_gbps(p));
+    char rate[64];
+    gr_link_label(&c->a->link[res / 2], GR_LABEL_RATE, rate, sizeof(rate));
     snprintf(r->bottleneck, sizeof(r->bottleneck), "the %s (%s) carrying %d ring hop%s %s, %s", label, rate, sharing,
              sharing == 1 ? "" : "s", res % 2 ? "downward" : "upward",
              wh->x == GR_XFER_HOST ? "staged through host memory" : "peer-to-peer");
@@ -803,16 +798,12 @@ static void switch_budgets(struct gr_prediction *p)
     struct gr_switch_budget b = {.node = (int)i, .lanes = up->lanes};
     bool p2p = false; /* two GPUs below it can talk P2P */
     int first = -1;
-    int g, w;
-    gr_link_effective(&up->link, &g, &w);
-    b.up_lanes = w;
+    b.up_lanes = p->a->link[i].width;
     for (size_t k = 0; k < t->npci; k++) {
       const struct gr_pci *d = &t->pci[k];
       if (d->parent < 0 || t->pci[d->parent].parent != (int)i || t->pci[d->parent].role != GR_ROLE_SWITCH_DOWN)
         continue;
-      int dg, dw;
-      gr_link_effective(&d->link, &dg, &dw);
-      b.down_lanes += dw;
+      b.down_lanes += p->a->link[k].width;
       b.gpus += d->kind == GR_KIND_GPU;
       if (d->kind == GR_KIND_GPU && d->gpu_index >= 0) {
         if (first >= 0)
@@ -904,11 +895,11 @@ static void ring_text(const struct gr_ring *r, size_t k, char *buf, size_t cap)
     off += (size_t)snprintf(buf + off, cap - off, "%sGPU%d", i ? ">" : "", r->order[i]);
 }
 
-static double gpu_link_floor(const struct gr_topo *t)
+static double gpu_link_floor(const struct gr_analysis *a)
 {
   double m = INFINITY;
-  for (size_t g = 0; g < t->ngpus; g++) {
-    double v = gr_link_bw_gbps(&t->pci[t->gpus[g]]);
+  for (size_t g = 0; g < a->t->ngpus; g++) {
+    double v = a->link[a->t->gpus[g]].gbps;
     if (v > 0 && v < m)
       m = v;
   }
@@ -976,7 +967,7 @@ static void training_verdict(struct ctx *c, struct gr_prediction *p)
   if (crosses)
     snprintf(reasons + off, cap - off, " The ring crosses the link between %s twice.",
              c->t->npackages > 1 ? "sockets" : "NUMA nodes");
-  double floor = gpu_link_floor(c->t), ratio = floor > 0 ? d->busbw_gbps / floor : 0.5; /* unknown: no verdict from it */
+  double floor = gpu_link_floor(c->a), ratio = floor > 0 ? d->busbw_gbps / floor : 0.5; /* unknown: no verdict from it */
   enum gr_rating r;
   if (d->nhops_nvlink == n || ((size_t)p->largest_p2p_domain == n && ratio >= 0.6))
     r = GR_RATE_GOOD;
@@ -1152,14 +1143,12 @@ static void jobs_verdict(struct gr_prediction *p)
 {
   const struct gr_topo *t = p->t;
   char reasons[1024];
-  double floor = gpu_link_floor(t);
+  double floor = gpu_link_floor(p->a);
   int worst_share = 1;
   for (size_t i = 0; i < p->nswitches; i++)
     if (p->switches[i].gpus > worst_share)
       worst_share = p->switches[i].gpus;
-  int gen = 0, w = 0;
-  if (t->ngpus)
-    gr_link_effective(&t->pci[t->gpus[0]].link, &gen, &w);
+  int gen = t->ngpus ? p->a->link[t->gpus[0]].gen : 0;
   double eff = gen >= 5 ? gr_calibration("h2d_eff_gen5") : gen == 4 ? gr_calibration("h2d_eff_gen4")
                                                                       : gr_calibration("h2d_eff_gen3");
   size_t off = floor > 0 ? (size_t)snprintf(reasons, sizeof(reasons),

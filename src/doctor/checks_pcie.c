@@ -88,13 +88,11 @@ void check_gpu_count(struct gr_doctor_ctx *c)
   }
 }
 
-/* What a GPU's link can train to: the lower of both ends' maxima. */
-static void link_capability(const struct gr_pci *p, int *gen, int *width)
+/* What a link can train to: both ends' maxima, as the analysis found them. */
+static void link_capability(const struct gr_doctor_ctx *c, int node, int *gen, int *width)
 {
-  struct gr_link_shortfall sf;
-  gr_link_shortfall(&p->link, &sf);
-  *gen = sf.can_gen;
-  *width = sf.can_width;
+  *gen = c->a->link[node].can_gen;
+  *width = c->a->link[node].can_width;
 }
 
 static void link_against_expectation(struct gr_doctor_ctx *c, int node)
@@ -103,7 +101,7 @@ static void link_against_expectation(struct gr_doctor_ctx *c, int node)
   const struct gr_pci *p = &c->t->pci[node];
   int gen, width;
   char have[24], want[24];
-  link_capability(p, &gen, &width);
+  link_capability(c, node, &gen, &width);
   if (p->link.cur_width > 0 && p->link.cur_width < width)
     width = p->link.cur_width;
   if ((gen && gen < e->link_gen) || (width && width < e->link_width)) {
@@ -135,8 +133,8 @@ void check_gpu_link_uniform(struct gr_doctor_ctx *c)
         break;
       }
     int g1, w1, g2, w2;
-    link_capability(&t->pci[t->gpus[first]], &g1, &w1);
-    link_capability(p, &g2, &w2);
+    link_capability(c, t->gpus[first], &g1, &w1);
+    link_capability(c, t->gpus[g], &g2, &w2);
     if (first == g || (g1 == g2 && w1 == w2) || !g1 || !g2 || !w1 || !w2)
       continue;
     snprintf(list, sizeof(list), "GPU%zu can reach %s, GPU%zu of the same model %s", g,
@@ -166,7 +164,7 @@ void check_pcie_link_width(struct gr_doctor_ctx *c)
   char a[24], b[24];
   for (size_t i = 0; i < t->npci; i++) {
     const struct gr_pci *p = &t->pci[i];
-    struct gr_link_shortfall sf;
+    struct gr_link_facts sf;
     if (!on[i] || !p->has_link)
       continue;
     links++;
@@ -174,7 +172,7 @@ void check_pcie_link_width(struct gr_doctor_ctx *c)
       findings++;
       continue;
     }
-    gr_link_shortfall(&p->link, &sf);
+    sf = c->a->link[i];
     if (sf.width_short) {
       struct gr_finding *r = dr_add(
           c, gr_link_width_sev(&sf), (int)i,
@@ -205,7 +203,7 @@ void check_pcie_link_width(struct gr_doctor_ctx *c)
            links);
 }
 
-static void gen_finding(struct gr_doctor_ctx *c, int node, const struct gr_link_shortfall *sf)
+static void gen_finding(struct gr_doctor_ctx *c, int node, const struct gr_link_facts *sf)
 {
   const struct gr_pci *p = &c->t->pci[node];
   char want[24];
@@ -231,8 +229,8 @@ static void idle_note(struct gr_doctor_ctx *c, const int *nodes, size_t n)
       n, n == 1 ? " is" : "s are");
   for (size_t i = 0; i < n; i++) {
     const struct gr_pci *p = &c->t->pci[nodes[i]];
-    struct gr_link_shortfall sf;
-    gr_link_shortfall(&p->link, &sf);
+    struct gr_link_facts sf;
+    sf = c->a->link[nodes[i]];
     gr_finding_evidence(r, gr_pci_subject(c->t, nodes[i], who, sizeof(who)), "now %s, can train to %s",
                 gr_pcie_label(p->link.cur_gen, p->link.cur_width, a, sizeof(a)),
                 gr_pcie_label(sf.can_gen, sf.can_width, b, sizeof(b)));
@@ -249,11 +247,11 @@ void check_pcie_link_gen(struct gr_doctor_ctx *c)
   char b[24];
   for (size_t i = 0; i < t->npci; i++) {
     const struct gr_pci *p = &t->pci[i];
-    struct gr_link_shortfall sf;
+    struct gr_link_facts sf;
     if (!on[i] || !p->has_link || p->link_problem)
       continue; /* a malformed link is reported once, by pcie.link-width */
     links++;
-    gr_link_shortfall(&p->link, &sf);
+    sf = c->a->link[i];
     if (sf.gen_short && gr_link_gen_sev(&sf, c->o->loaded) == GR_SEV_INFO) {
       idle[nidle++] = (int)i;
     } else if (sf.gen_short) {
@@ -327,8 +325,9 @@ static void aer_one(struct gr_doctor_ctx *c, int node, size_t *with_counters)
     return;
   snprintf(other, sizeof(other), "%s", partner >= 0 ? gr_pci_subject(c->t, partner, path, sizeof(path)) : "its link partner");
   int gen = 0, width = 0;
+  char lab[32];
   if (link >= 0)
-    link_capability(&c->t->pci[link], &gen, &width);
+    link_capability(c, link, &gen, &width);
   double allow = aer_allowance(c, gen, width);
   struct gr_finding *r;
   if (bad)
@@ -340,12 +339,12 @@ static void aer_one(struct gr_doctor_ctx *c, int node, size_t *with_counters)
                (unsigned long long)cor, other);
   else if ((double)cor > allow)
     r = dr_add(c, GR_SEV_WARN, node,
-               "%llu correctable PCIe errors counted on the link to %s in %.1f h: above the %.0f a healthy Gen%d x%d link allows in that time (bit error rate 1e-12): a marginal link.",
-               (unsigned long long)cor, other, c->uptime_s / 3600.0, allow, gen, width);
+               "%llu correctable PCIe errors counted on the link to %s in %.1f h: above the %.0f a healthy %s link allows in that time (bit error rate 1e-12): a marginal link.",
+               (unsigned long long)cor, other, c->uptime_s / 3600.0, allow, gr_pcie_label(gen, width, lab, sizeof(lab)));
   else
     r = dr_add(c, GR_SEV_INFO, node,
-               "%llu correctable PCIe errors counted on the link to %s in %.1f h, within the %.0f a healthy Gen%d x%d link allows (bit error rate 1e-12).",
-               (unsigned long long)cor, other, c->uptime_s / 3600.0, allow, gen, width);
+               "%llu correctable PCIe errors counted on the link to %s in %.1f h, within the %.0f a healthy %s link allows (bit error rate 1e-12).",
+               (unsigned long long)cor, other, c->uptime_s / 3600.0, allow, gr_pcie_label(gen, width, lab, sizeof(lab)));
   if (p->aer.correctable.valid)
     gr_finding_evidence(r, gr_pci_sysfs_path(p, "aer_dev_correctable", path, sizeof(path)), "TOTAL_ERR_COR %llu",
                 (unsigned long long)cor);

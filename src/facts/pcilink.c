@@ -121,6 +121,10 @@ double gr_pcie_nccl_from_bw(double bw_gbps)
 const char *gr_pcie_label(int gen, int width, char *buf, int cap)
 {
   char g[16] = "Gen?", w[16] = "x?";
+  if (gen > 0 && width > 0) { /* the one "GenN xW" formatter */
+    snprintf(buf, (size_t)cap, "Gen%d x%d", gen, width);
+    return buf;
+  }
   if (gen > 0)
     snprintf(g, sizeof(g), "Gen%d", gen);
   if (width > 0)

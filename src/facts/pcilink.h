@@ -47,7 +47,8 @@ double gr_pcie_nccl_gbps(int gen, int width);
  * follows from the rate once the encoding family is identified. 0 if unknown. */
 double gr_pcie_nccl_from_bw(double bw_gbps);
 
-/* Appends e.g. "Gen4 x16" (or "Gen? x16") to buf. */
+/* Writes "Gen4 x16" (or "Gen? x16") into buf: the one "GenN xW" formatter;
+ * a link's label (analysis.h gr_link_label) is built on it. */
 const char *gr_pcie_label(int gen, int width, char *buf, int cap);
 
 #endif

@@ -677,7 +677,8 @@ static void describe_shared(const struct run *r, int x, const int *members, int 
   const struct gr_topo *t = r->links->t;
   const struct gr_pci *p = &t->pci[x];
   char bus[32], lab[24];
-  int below = 0, gen, width;
+  int below = 0;
+  struct gr_link_facts f;
   for (int k = 0; k < m; k++)
     for (int y = topo_node(r, members[k]); y >= 0; y = t->pci[y].parent)
       if (y == x) {
@@ -685,10 +686,10 @@ static void describe_shared(const struct run *r, int x, const int *members, int 
         break;
       }
   gr_pci_busid(p, bus, sizeof(bus));
-  gr_link_effective(&p->link, &gen, &width);
-  gr_pcie_label(gen, width, lab, sizeof(lab));
+  gr_link_facts(p, &f);
+  gr_pcie_label(f.gen, f.width, lab, sizeof(lab));
   snprintf(buf, cap, "the %s %s (%s, %.1f GB/s) that %d GPUs share",
-           p->role == GR_ROLE_SWITCH_UP ? "switch uplink" : "link above", bus, lab, gr_link_bw_gbps(p), below);
+           p->role == GR_ROLE_SWITCH_UP ? "switch uplink" : "link above", bus, lab, f.gbps, below);
 }
 
 /* The aggregate's limits: GPUs x the smallest share one of them gets (every

@@ -349,45 +349,6 @@ const char *gr_pci_label(const struct gr_topo *t, int idx, char *buf, size_t cap
   return buf;
 }
 
-static int min_known(int a, int b)
-{
-  if (a <= 0)
-    return b;
-  if (b <= 0)
-    return a;
-  return a < b ? a : b;
-}
-
-void gr_link_effective(const struct gr_link *l, int *gen, int *width)
-{
-  *gen = min_known(l->max_gen, l->port_max_gen);
-  if (*gen == 0)
-    *gen = l->cur_gen;
-  *width = min_known(min_known(l->max_width, l->port_max_width), l->cur_width);
-}
-
-double gr_link_bw_gbps(const struct gr_pci *p)
-{
-  int gen, width;
-  if (!p->has_link)
-    return 0;
-  gr_link_effective(&p->link, &gen, &width);
-  if (gen > 0 && width > 0)
-    return gr_pcie_bw_gbps(gen, width);
-  return p->link.recorded_gbps;
-}
-
-double gr_link_nccl_gbps(const struct gr_pci *p)
-{
-  int gen, width;
-  if (!p->has_link)
-    return 0;
-  gr_link_effective(&p->link, &gen, &width);
-  if (gen > 0 && width > 0)
-    return gr_pcie_nccl_gbps(gen, width);
-  return gr_pcie_nccl_from_bw(p->link.recorded_gbps);
-}
-
 int gr_topo_gpu_by_busid(const struct gr_topo *t, const char *busid)
 {
   char b[32];

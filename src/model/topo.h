@@ -292,13 +292,4 @@ int gr_topo_gpu_by_busid(const struct gr_topo *t, const char *busid);
 /* Short display names: "GPU3", "NIC0", else the bus id. */
 const char *gr_pci_label(const struct gr_topo *t, int idx, char *buf, size_t cap);
 
-/* Effective link: gen and width it trains to (lower of both maxima; the width
- * also limited by the current width, since width does not drop at idle).
- * Zero where unknown. */
-void gr_link_effective(const struct gr_link *l, int *gen, int *width);
-/* Theoretical per-direction GB/s of the link above a node (0 unknown). */
-double gr_link_bw_gbps(const struct gr_pci *p);
-/* NCCL's effective figure for the same link (0 unknown). */
-double gr_link_nccl_gbps(const struct gr_pci *p);
-
 #endif

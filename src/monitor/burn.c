@@ -506,10 +506,10 @@ static void link_verdicts(struct run *x)
           continue;
         bool over = k > 0 || (allowed >= 0 && (double)w.since.value > allowed);
         enum gr_sev sev = over ? GR_SEV_FAIL : GR_SEV_WARN;
-        char allow[160] = "";
+        char allow[160] = "", lab[32];
         if (k == 0 && allowed >= 0)
-          snprintf(allow, sizeof(allow), "; a healthy Gen%d x%d link allows %.0f in this time (DCGM's error-rate rule)",
-                   gen, width, allowed);
+          snprintf(allow, sizeof(allow), "; a healthy %s link allows %.0f in this time (DCGM's error-rate rule)",
+                   gr_pcie_label(gen, width, lab, sizeof(lab)), allowed);
         struct gr_finding *f = verdict(
             x->r, sev, "burn.link", subj, "%s%s: %llu %s AER error%s in %.0f s under load, at %s%s: %s", place,
             l->dev_name, (unsigned long long)w.since.value, sev_word[k], w.since.value == 1 ? "" : "s", x->r->run_s,

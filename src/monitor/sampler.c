@@ -895,8 +895,8 @@ int gr_sampler_last_xid(const struct gr_sampler *s, unsigned gpu)
 
 void gr_mon_link_max(const struct gr_sampler *s, size_t i, int *gen, int *width)
 {
-  const struct gr_link *lk = &s->m->topo.pci[s->links[i].dev].link;
-  /* a link trains to the lower of its two ends */
-  *gen = lk->port_max_gen && lk->port_max_gen < lk->max_gen ? lk->port_max_gen : lk->max_gen;
-  *width = lk->port_max_width && lk->port_max_width < lk->max_width ? lk->port_max_width : lk->max_width;
+  /* what both ends support, as the analysis found it (gr_link_facts) */
+  const struct gr_link_facts *f = &s->m->analysis.link[s->links[i].dev];
+  *gen = f->can_gen;
+  *width = f->can_width;
 }

@@ -3,18 +3,20 @@
 #include <string.h>
 
 #include "base/util.h"
+#include "facts/pcilink.h"
 #include "print/bench_mpi.h"
 
 /* "GPU 0000:41:00.0 Gen4 x8 (trained below its x16)" */
 static void link_text(const struct gr_mpi_rank *r, char *buf, size_t cap)
 {
   int w = r->cur_width > 0 ? r->cur_width : r->width;
+  char lab[32];
   if (r->gen <= 0 || w <= 0)
     snprintf(buf, cap, "GPU %s link unknown", r->gpu[0] ? r->gpu : "?");
   else if (r->cur_width > 0 && r->width > r->cur_width)
-    snprintf(buf, cap, "GPU %s Gen%d x%d (trained below its x%d)", r->gpu, r->gen, w, r->width);
+    snprintf(buf, cap, "GPU %s %s (trained below its x%d)", r->gpu, gr_pcie_label(r->gen, w, lab, sizeof(lab)), r->width);
   else
-    snprintf(buf, cap, "GPU %s Gen%d x%d", r->gpu, r->gen, w);
+    snprintf(buf, cap, "GPU %s %s", r->gpu, gr_pcie_label(r->gen, w, lab, sizeof(lab)));
 }
 
 static const char *peermem_text(int p)

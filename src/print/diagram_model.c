@@ -203,12 +203,11 @@ static void chain_add(struct build *b, struct chain *c, int idx)
   const struct gr_pci *p = &b->t->pci[idx];
   c->bridges += p->role == GR_ROLE_BRIDGE;
   c->bad |= b->bottleneck[idx];
-  if (!p->has_link)
+  const struct gr_link_facts *f = &b->d->m->analysis.link[idx];
+  if (!f->present)
     return;
-  struct gr_link_shortfall s;
-  gr_link_shortfall(&p->link, &s);
-  c->bad |= gr_link_width_sev(&s) >= GR_SEV_WARN || gr_link_gen_sev(&s, false) >= GR_SEV_WARN;
-  double bw = gr_link_bw_gbps(p);
+  c->bad |= gr_link_width_sev(f) >= GR_SEV_WARN || gr_link_gen_sev(f, false) >= GR_SEV_WARN;
+  double bw = f->gbps;
   if (c->narrowest < 0 || (bw > 0 && (c->gbps <= 0 || bw < c->gbps))) {
     c->narrowest = idx;
     c->gbps = bw;
@@ -227,23 +226,20 @@ static void edge_label(const struct build *b, const struct chain *c, struct dg_n
   if (c->narrowest < 0 && up >= 0 && b->t->pci[up].role == GR_ROLE_HOSTBRIDGE)
     snprintf(first, sizeof(first), "on the root bus");
   if (c->narrowest >= 0) {
-    const struct gr_pci *p = &b->t->pci[c->narrowest];
-    int gen, width;
-    gr_link_effective(&p->link, &gen, &width);
-    char *bw = gbps_text(c->gbps);
-    if (gen > 0 && width > 0)
-      snprintf(first, sizeof(first), "Gen%d x%d · %s GB/s", gen, width, bw);
-    else if (width > 0 && c->gbps <= 0)
-      snprintf(first, sizeof(first), "x%d · rate unknown", width);
-    else if (c->gbps > 0)
+    const struct gr_link_facts *f = &b->d->m->analysis.link[c->narrowest];
+    if (f->gen > 0 && f->width > 0)
+      gr_link_label(f, GR_LABEL_RATE | GR_LABEL_DOT, first, sizeof(first));
+    else if (f->width > 0 && c->gbps <= 0)
+      snprintf(first, sizeof(first), "x%d · rate unknown", f->width);
+    else if (c->gbps > 0) {
+      char *bw = gbps_text(c->gbps);
       snprintf(first, sizeof(first), "%s GB/s", bw);
-    free(bw);
-    struct gr_link_shortfall s;
-    gr_link_shortfall(&p->link, &s);
-    if (s.width_short && s.can_width > 0)
-      snprintf(second, sizeof(second), "runs x%d of x%d", p->link.cur_width, s.can_width);
-    else if (s.gen_short && !s.gen_idle && s.can_gen > 0)
-      snprintf(second, sizeof(second), "runs Gen%d of Gen%d", p->link.cur_gen, s.can_gen);
+      free(bw);
+    }
+    if (f->width_short && f->can_width > 0)
+      snprintf(second, sizeof(second), "runs x%d of x%d", f->cur_width, f->can_width);
+    else if (f->gen_short && !f->gen_idle && f->can_gen > 0)
+      snprintf(second, sizeof(second), "runs Gen%d of Gen%d", f->cur_gen, f->can_gen);
   }
   if (c->bridges > 0) {
     size_t off = strlen(second);
@@ -342,8 +338,7 @@ static void switch_lines(struct build *b, struct dg_node *n, int idx)
   size_t ports = 0;
   for (size_t k = 0; k < b->nchildren[idx]; k++)
     ports += t->pci[b->children[idx][k]].role == GR_ROLE_SWITCH_DOWN;
-  int gen, width;
-  gr_link_effective(&p->link, &gen, &width);
+  int width = b->d->m->analysis.link[idx].width;
   n->up_width = width;
   if (width > 0)
     add_line(n, xasprintf("%zu port%s · up x%d", ports, ports == 1 ? "" : "s", width));

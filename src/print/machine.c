@@ -19,7 +19,7 @@ void gr_print_topo_text(FILE *out, const struct gr_machine *m, unsigned flags, c
   const struct gr_topo *t = &m->topo;
   const struct gr_analysis *a = &m->analysis;
   gr_print_summary(out, t, a);
-  gr_print_tree(out, t, flags);
+  gr_print_tree(out, t, a, flags);
   gr_print_matrix(out, t, a);
   gr_print_nccl(out, t, a);
   gr_print_bandwidth(out, t, a);
@@ -77,8 +77,10 @@ static void brief_summary(FILE *out, const struct gr_topo *t, const struct gr_an
 }
 
 /* GPUs of one model on links alike, one line: "GPU0-9  RTX 3090  Gen3 x16, 15.8 GB/s  NUMA 0,1". */
-static void brief_gpu_group(FILE *out, const struct gr_topo *t, const bool *in, struct gr_names *names, size_t first)
+static void brief_gpu_group(FILE *out, const struct gr_analysis *a, const bool *in, struct gr_names *names,
+                            size_t first)
 {
+  const struct gr_topo *t = a->t;
   char list[256], link[64], numa[64] = "";
   size_t off = 0;
   bool seen[64] = {false}, unknown = false;
@@ -91,15 +93,14 @@ static void brief_gpu_group(FILE *out, const struct gr_topo *t, const bool *in, 
     else if (!seen[n] && off < sizeof(numa))
       off += (size_t)snprintf(numa + off, sizeof(numa) - off, "%s%d", off ? "," : "", n), seen[n] = true;
   }
-  const struct gr_pci *p = &t->pci[t->gpus[first]];
-  gr_link_text(p, link, sizeof(link));
+  gr_link_text(a, t->gpus[first], link, sizeof(link));
   fprintf(out, "  %-9s %-28s %-24s NUMA %s\n", gr_gpu_ranges(in, t->ngpus, list, sizeof(list)),
           gr_pci_display_name(t, t->gpus[first], names), link[0] ? link : "link not recorded",
           off ? numa : unknown ? "?" : "-");
 }
 
 /* At most max_lines groups; the rest are counted. Returns lines printed. */
-static size_t brief_gpus(FILE *out, const struct gr_topo *t, size_t max_lines)
+static size_t brief_gpus(FILE *out, const struct gr_topo *t, const struct gr_analysis *a, size_t max_lines)
 {
   struct gr_names names = {0};
   bool *done = xcalloc(t->ngpus + 1, sizeof(bool)), *in = xcalloc(t->ngpus + 1, sizeof(bool));
@@ -110,15 +111,15 @@ static size_t brief_gpus(FILE *out, const struct gr_topo *t, size_t max_lines)
       continue;
     memset(in, 0, t->ngpus * sizeof(bool));
     const char *name = gr_pci_display_name(t, t->gpus[g], &names);
-    gr_link_text(&t->pci[t->gpus[g]], a_link, sizeof(a_link));
+    gr_link_text(a, t->gpus[g], a_link, sizeof(a_link));
     size_t n = 0;
     for (size_t k = g; k < t->ngpus; k++) {
-      gr_link_text(&t->pci[t->gpus[k]], b_link, sizeof(b_link));
+      gr_link_text(a, t->gpus[k], b_link, sizeof(b_link));
       if (!done[k] && strcmp(gr_pci_display_name(t, t->gpus[k], &names), name) == 0 && strcmp(a_link, b_link) == 0)
         in[k] = done[k] = true, n++;
     }
     if (lines < max_lines) {
-      brief_gpu_group(out, t, in, &names, g);
+      brief_gpu_group(out, a, in, &names, g);
       lines++;
     } else {
       rest += n;
@@ -206,7 +207,7 @@ void gr_print_report_brief(FILE *out, const struct gr_machine *m, const struct g
   brief_summary(out, t, a);
   if (t->ngpus) {
     fprintf(out, "\nGPUs:\n");
-    brief_gpus(out, t, 4);
+    brief_gpus(out, t, a, 4);
   }
   if (t->ngpus > 1 || t->nnics) { /* the wiring, and the hives under it */
     fprintf(out, "\nWiring:\n");

@@ -343,25 +343,6 @@ static void diagram(struct rd_doc *d, const struct gr_report_doc *doc)
 
 /* ---- GPUs ---- */
 
-/* "Gen4 x16", "Gen4 x8 (capable of x16)"; "" unknown. */
-static char *link_text(const struct gr_pci *p)
-{
-  int g, w;
-  if (!p->has_link)
-    return xstrdup("");
-  gr_link_effective(&p->link, &g, &w);
-  const struct gr_link *l = &p->link;
-  int can_w = l->max_width && l->port_max_width ? (l->max_width < l->port_max_width ? l->max_width : l->port_max_width)
-                                                : l->max_width;
-  char gen[16] = "", width[48] = "";
-  if (g > 0)
-    snprintf(gen, sizeof(gen), "Gen%d", g);
-  if (w > 0 && can_w > w)
-    snprintf(width, sizeof(width), "x%d (capable of x%d)", w, can_w);
-  else if (w > 0)
-    snprintf(width, sizeof(width), "x%d", w);
-  return xasprintf("%s%s%s", gen, gen[0] && width[0] ? " " : "", width);
-}
 
 /* One line per fabric, its members grouped by their links: "GPU0 GPU1 ...:
  * 6 links each, 150 GB/s per direction". */
@@ -411,13 +392,15 @@ static void gpus(struct rd_doc *d, const struct gr_machine *m)
   for (size_t g = 0; g < t->ngpus; g++) {
     const struct gr_pci *p = &t->pci[t->gpus[g]];
     const struct gr_gpu_model *cat = gr_pci_catalog(p);
-    char bus[32], *link = link_text(p);
+    const struct gr_link_facts *lf = &m->analysis.link[t->gpus[g]];
+    char bus[32], link[96];
+    gr_link_label(lf, GR_LABEL_CAPABLE, link, sizeof(link));
     row_gpu(tb, g, g);
     cell(tb, NULL, "GPU%zu", g);
     cell_str(tb, NULL, gr_pci_display_name(t, t->gpus[g], &names));
     cell_str(tb, NULL, gr_pci_busid(p, bus, sizeof(bus)));
     cell_str(tb, NULL, link);
-    cell_num(tb, NULL, gr_link_bw_gbps(p) > 0 ? gr_link_bw_gbps(p) : NAN, 1);
+    cell_num(tb, NULL, lf->gbps > 0 ? lf->gbps : NAN, 1);
     if (cat && cat->mem_gib > 0)
       cell(tb, NULL, "%.0f GiB", cat->mem_gib);
     else
@@ -427,7 +410,6 @@ static void gpus(struct rd_doc *d, const struct gr_machine *m)
     else
       cell_str(tb, NULL, "?");
     cell(tb, NULL, "%d", m->analysis.hive[g]);
-    free(link);
   }
   note(d, "Memory is the catalog's (data/gpus.tsv) for the model; an empty cell: the catalog does not know it.");
   for (size_t i = 0; i < t->nfabrics; i++)

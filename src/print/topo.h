@@ -13,12 +13,13 @@ enum gr_print_flags {
   GR_PRINT_ALL_DEVICES = 1 << 0, /* tree: show every PCI device, not only GPU/NIC/NVMe paths */
 };
 
-/* "Gen4 x16, 31.5 GB/s" (cur/max where they differ: "Gen1/Gen4 x16") for the
- * link above p, in buf; "" when unknown. */
-const char *gr_link_text(const struct gr_pci *p, char *buf, size_t cap);
+/* "Gen4 x16, 31.5 GB/s" (now/both ends where they differ: "Gen1/Gen4 x16")
+ * for the link above pci node idx, from the analysis's facts (gr_link_label),
+ * in buf; "" when unknown. */
+const char *gr_link_text(const struct gr_analysis *a, int idx, char *buf, size_t cap);
 
 void gr_print_summary(FILE *out, const struct gr_topo *t, const struct gr_analysis *a);
-void gr_print_tree(FILE *out, const struct gr_topo *t, unsigned flags);
+void gr_print_tree(FILE *out, const struct gr_topo *t, const struct gr_analysis *a, unsigned flags);
 void gr_print_gpu_table(FILE *out, const struct gr_topo *t, const struct gr_analysis *a);
 void gr_print_matrix(FILE *out, const struct gr_topo *t, const struct gr_analysis *a);
 void gr_print_nccl(FILE *out, const struct gr_topo *t, const struct gr_analysis *a);

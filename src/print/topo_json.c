@@ -35,24 +35,36 @@ static json_t *hex_json(unsigned v, int digits)
   return json_string(buf);
 }
 
-static json_t *link_json(const struct gr_pci *p)
+static const char *const link_unknown_name[] = {
+    [GR_LINK_ENDS_KNOWN] = NULL, [GR_LINK_DEVICE_UNKNOWN] = "device",
+    [GR_LINK_PORT_UNKNOWN] = "port", [GR_LINK_BOTH_UNKNOWN] = "both"};
+
+/* The analysis's facts of the link above a node (gr_link_facts). */
+static json_t *link_json(const struct gr_link_facts *f)
 {
-  if (!p->has_link)
+  if (!f->present)
     return json_null();
-  const struct gr_link *l = &p->link;
-  int eg, ew;
-  gr_link_effective(l, &eg, &ew);
   json_t *o = json_object();
-  json_object_set_new(o, "cur_gen", int_or_null(l->cur_gen, 0));
-  json_object_set_new(o, "cur_width", int_or_null(l->cur_width, 0));
-  json_object_set_new(o, "max_gen", int_or_null(l->max_gen, 0));
-  json_object_set_new(o, "max_width", int_or_null(l->max_width, 0));
-  json_object_set_new(o, "port_max_gen", int_or_null(l->port_max_gen, 0));
-  json_object_set_new(o, "port_max_width", int_or_null(l->port_max_width, 0));
-  json_object_set_new(o, "gen", int_or_null(eg, 0));
-  json_object_set_new(o, "width", int_or_null(ew, 0));
-  json_object_set_new(o, "bw_gbps", gbps_or_null(gr_link_bw_gbps(p)));
-  json_object_set_new(o, "nccl_bw_gbps", gbps_or_null(gr_link_nccl_gbps(p)));
+  char label[96];
+  json_object_set_new(o, "cur_gen", int_or_null(f->cur_gen, 0));
+  json_object_set_new(o, "cur_width", int_or_null(f->cur_width, 0));
+  json_object_set_new(o, "max_gen", int_or_null(f->max_gen, 0));
+  json_object_set_new(o, "max_width", int_or_null(f->max_width, 0));
+  json_object_set_new(o, "port_max_gen", int_or_null(f->port_gen, 0));
+  json_object_set_new(o, "port_max_width", int_or_null(f->port_width, 0));
+  json_object_set_new(o, "can_gen", int_or_null(f->can_gen, 0));
+  json_object_set_new(o, "can_width", int_or_null(f->can_width, 0));
+  json_object_set_new(o, "gen", int_or_null(f->gen, 0));
+  json_object_set_new(o, "width", int_or_null(f->width, 0));
+  json_object_set_new(o, "bw_gbps", gbps_or_null(f->gbps));
+  json_object_set_new(o, "nccl_bw_gbps", gbps_or_null(f->nccl_gbps));
+  json_object_set_new(o, "width_short", json_boolean(f->width_short));
+  json_object_set_new(o, "gen_short", json_boolean(f->gen_short));
+  json_object_set_new(o, "slot_width", json_boolean(f->slot_width));
+  json_object_set_new(o, "slot_gen", json_boolean(f->slot_gen));
+  const char *unknown = link_unknown_name[f->unknown];
+  json_object_set_new(o, "unknown_end", unknown ? json_string(unknown) : json_null());
+  json_object_set_new(o, "label", json_string(gr_link_label(f, GR_LABEL_NOW, label, sizeof(label))));
   return o;
 }
 
@@ -62,8 +74,9 @@ static json_t *busid_json(const struct gr_topo *t, int idx)
   return idx >= 0 ? json_string(gr_pci_busid(&t->pci[idx], bus, sizeof(bus))) : json_null();
 }
 
-static json_t *pci_json(const struct gr_topo *t, int idx, struct gr_names *names)
+static json_t *pci_json(const struct gr_analysis *a, int idx, struct gr_names *names)
 {
+  const struct gr_topo *t = a->t;
   const struct gr_pci *p = &t->pci[idx];
   json_t *o = json_object();
   json_object_set_new(o, "pci_bus_id", busid_json(t, idx));
@@ -86,7 +99,7 @@ static json_t *pci_json(const struct gr_topo *t, int idx, struct gr_names *names
   json_object_set_new(o, "os_devices", gr_json_text(p->osdevs));
   json_object_set_new(o, "rdma_name", gr_json_text(p->rdma_name));
   json_object_set_new(o, "switch", busid_json(t, p->switch_up));
-  json_object_set_new(o, "link", link_json(p));
+  json_object_set_new(o, "link", link_json(&a->link[idx]));
   json_t *aer = json_object();
   json_object_set_new(aer, "correctable", count_json(&p->aer.correctable));
   json_object_set_new(aer, "nonfatal", count_json(&p->aer.nonfatal));
@@ -162,7 +175,7 @@ static json_t *gpus_json(const struct gr_topo *t, const struct gr_analysis *a)
     json_object_set_new(o, "gpu_numa_id", int_or_null(p->gpu_numa, -1));
     json_object_set_new(o, "cpu_affinity", gr_json_text(p->cpulist));
     json_object_set_new(o, "hive", json_integer(a->hive[g]));
-    json_object_set_new(o, "link", link_json(p));
+    json_object_set_new(o, "link", link_json(&a->link[t->gpus[g]]));
     json_array_append_new(arr, o);
   }
   gr_names_free(&names);
@@ -271,12 +284,13 @@ static void add_matrices(json_t *root, const struct gr_topo *t, const struct gr_
   json_object_set_new(root, "gpu_pairs", pairs);
 }
 
-static json_t *pci_array(const struct gr_topo *t)
+static json_t *pci_array(const struct gr_analysis *a)
 {
+  const struct gr_topo *t = a->t;
   struct gr_names names = {0};
   json_t *pci = json_array();
   for (size_t i = 0; i < t->npci; i++)
-    json_array_append_new(pci, pci_json(t, (int)i, &names));
+    json_array_append_new(pci, pci_json(a, (int)i, &names));
   gr_names_free(&names);
   return pci;
 }
@@ -332,7 +346,7 @@ json_t *gr_topo_to_json(const struct gr_topo *t, const struct gr_analysis *a)
   }
   json_object_set_new(root, "nvlinks", nv);
   json_object_set_new(root, "fabrics", fabrics_json(t));
-  json_object_set_new(root, "pci", pci_array(t));
+  json_object_set_new(root, "pci", pci_array(a));
   json_object_set_new(root, "findings", findings_json(t, a));
   json_t *w = json_array();
   for (size_t i = 0; i < t->nwarnings; i++)

@@ -9,36 +9,9 @@
 #include "print/topo.h"
 #include "base/util.h"
 
-/* "Gen4 x16, 31.5 GB/s" with cur/max where they differ; "" when unknown. */
-const char *gr_link_text(const struct gr_pci *p, char *buf, size_t cap)
+const char *gr_link_text(const struct gr_analysis *a, int idx, char *buf, size_t cap)
 {
-  const struct gr_link *l = &p->link;
-  int eg, ew;
-  buf[0] = '\0';
-  if (!p->has_link)
-    return buf;
-  gr_link_effective(l, &eg, &ew);
-  int maxw = l->max_width && l->port_max_width ? (l->max_width < l->port_max_width ? l->max_width : l->port_max_width)
-                                               : (l->max_width ? l->max_width : l->port_max_width);
-  char g[48], w[48];
-  if (eg > 0 && l->cur_gen > 0 && l->cur_gen != eg)
-    snprintf(g, sizeof(g), "Gen%d/Gen%d", l->cur_gen, eg);
-  else if (eg > 0)
-    snprintf(g, sizeof(g), "Gen%d", eg);
-  else
-    g[0] = '\0';
-  if (l->cur_width > 0 && maxw > 0 && l->cur_width != maxw)
-    snprintf(w, sizeof(w), "x%d/x%d", l->cur_width, maxw);
-  else if (ew > 0)
-    snprintf(w, sizeof(w), "x%d", ew);
-  else
-    w[0] = '\0';
-  double bw = gr_link_bw_gbps(p);
-  if (g[0] || w[0])
-    snprintf(buf, cap, "%s%s%s, %.1f GB/s", g, g[0] && w[0] ? " " : "", w, bw);
-  else if (bw > 0)
-    snprintf(buf, cap, "%.1f GB/s", bw);
-  return buf;
+  return gr_link_label(&a->link[idx], GR_LABEL_NOW | GR_LABEL_RATE, buf, cap);
 }
 
 /* ---- summary ---- */
@@ -80,6 +53,7 @@ void gr_print_summary(FILE *out, const struct gr_topo *t, const struct gr_analys
 struct tree_ctx {
   FILE *out;
   const struct gr_topo *t;
+  const struct gr_analysis *a;
   unsigned flags;
   bool *interesting; /* node or a descendant is worth showing */
   struct gr_names names;
@@ -129,7 +103,7 @@ static void print_node_line(struct tree_ctx *c, int idx, int depth)
     snprintf(ids, sizeof(ids), "[%04x]", p->vendor);
   else
     ids[0] = '\0'; /* a described device (rig file) has no ids */
-  gr_link_text(p, link, sizeof(link));
+  gr_link_text(c->a, idx, link, sizeof(link));
   fprintf(c->out, "%*s", depth * 2, "");
   if (p->role == GR_ROLE_SWITCH_UP) {
     size_t ports = 0;
@@ -228,9 +202,9 @@ static void print_hostbridges_of(struct tree_ctx *c, int package, int depth)
             quiet == 1 ? "" : "s");
 }
 
-void gr_print_tree(FILE *out, const struct gr_topo *t, unsigned flags)
+void gr_print_tree(FILE *out, const struct gr_topo *t, const struct gr_analysis *a, unsigned flags)
 {
-  struct tree_ctx c = {.out = out, .t = t, .flags = flags};
+  struct tree_ctx c = {.out = out, .t = t, .a = a, .flags = flags};
   mark_interesting(&c);
   fprintf(out, "\nPCIe tree (link: Gen and width it trains to, cur/max where they differ, GB/s per direction):\n");
   for (size_t s = 0; s < t->npackages; s++) {
@@ -270,7 +244,7 @@ void gr_print_gpu_table(FILE *out, const struct gr_topo *t, const struct gr_anal
     char numa[16];
     snprintf(numa, sizeof(numa), "%d", p->numa);
     fprintf(out, "  GPU%-2zu %-13s %-32.32s %-26s %-5s %d\n", g, gr_pci_busid(p, bus, sizeof(bus)),
-            gr_pci_display_name(t, t->gpus[g], &names), gr_link_text(p, link, sizeof(link)), p->numa >= 0 ? numa : "?",
+            gr_pci_display_name(t, t->gpus[g], &names), gr_link_text(a, t->gpus[g], link, sizeof(link)), p->numa >= 0 ? numa : "?",
             a->hive[g]);
   }
   gr_names_free(&names);
@@ -532,7 +506,7 @@ static void print_bottlenecks(FILE *out, const struct gr_topo *t, const struct g
       snprintf(name, sizeof(name), "the uplink of switch %s", gr_pci_busid(p, link, sizeof(link)));
     else
       snprintf(name, sizeof(name), "%s's link", gr_pci_label(t, (int)i, link, sizeof(link)));
-    fprintf(out, "  %s, %s (NCCL %.1f): %zu pair%s (%s%s)\n", name, gr_link_text(p, link, sizeof(link)), nccl, pairs,
+    fprintf(out, "  %s, %s (NCCL %.1f): %zu pair%s (%s%s)\n", name, gr_link_text(a, (int)i, link, sizeof(link)), nccl, pairs,
             pairs == 1 ? "" : "s", list, pairs > 6 ? ", ..." : "");
   }
 }

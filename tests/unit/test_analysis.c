@@ -251,6 +251,65 @@ static void link_findings_name_the_device(void **state)
   b_free(&b, &a);
 }
 
+/* One rule for an unknown end, whichever end it is: the known end's maximum
+ * bounds the link, for the analysis's facts, the label every printer shows,
+ * the rate and the findings alike. */
+static void link_with_an_unknown_end(void **state)
+{
+  struct builder b;
+  struct gr_analysis a;
+  char l[96];
+  (void)state;
+  b_init(&b, "GenuineIntel", 1);
+  int hb = b_hostbridge(&b, 0);
+  int rp0 = b_node(&b, hb, true, 0), g0 = b_node(&b, rp0, false, GPU);
+  int rp1 = b_node(&b, hb, true, 0), g1 = b_node(&b, rp1, false, GPU);
+  int rp2 = b_node(&b, hb, true, 0), g2 = b_node(&b, rp2, false, GPU);
+  /* GPU0: the device's maxima unreadable, the port's Gen4 x16; trained Gen4 x8 */
+  b.t.pci[g0].link = (struct gr_link){4, 8, 0, 0, 4, 16, 0};
+  /* GPU1: the port's maxima unknown (its parent reports none), the device's Gen4 x16; trained Gen4 x8 */
+  b.t.pci[rp1].link.max_gen = b.t.pci[rp1].link.max_width = 0;
+  b.t.pci[g1].link = (struct gr_link){4, 8, 4, 16, 0, 0, 0};
+  /* GPU2: neither end known: what it runs at now */
+  b.t.pci[rp2].link.max_gen = b.t.pci[rp2].link.max_width = 0;
+  b.t.pci[g2].link = (struct gr_link){3, 8, 0, 0, 0, 0, 0};
+  b_done(&b, &a);
+  const struct gr_link_facts *f0 = &a.link[g0], *f1 = &a.link[g1], *f2 = &a.link[g2];
+  assert_int_equal(f0->unknown, GR_LINK_DEVICE_UNKNOWN);
+  assert_int_equal(f1->unknown, GR_LINK_PORT_UNKNOWN);
+  assert_int_equal(f2->unknown, GR_LINK_BOTH_UNKNOWN);
+  for (int k = 0; k < 2; k++) { /* the same answer for either unknown end */
+    const struct gr_link_facts *f = k ? f1 : f0;
+    assert_true(f->present);
+    assert_int_equal(f->can_gen, 4);
+    assert_int_equal(f->can_width, 16);
+    assert_int_equal(f->gen, 4);
+    assert_int_equal(f->width, 8);
+    assert_true(f->width_short);
+    assert_false(f->slot_width || f->slot_gen || f->gen_short);
+    assert_true(fabs(f->gbps - gr_pcie_bw_gbps(4, 8)) < 1e-9);
+    assert_true(fabs(f->nccl_gbps - gr_pcie_nccl_gbps(4, 8)) < 1e-9);
+    assert_string_equal(gr_link_label(f, GR_LABEL_NOW, l, sizeof(l)), "Gen4 x8/x16");
+    assert_string_equal(gr_link_label(f, GR_LABEL_CAPABLE, l, sizeof(l)), "Gen4 x8 (capable of x16)");
+    assert_string_equal(gr_link_label(f, 0, l, sizeof(l)), "Gen4 x8");
+    const struct gr_finding *w = tu_find(&a, "pcie.link-width", k ? g1 : g0);
+    assert_non_null(w);
+    assert_non_null(strstr(w->text, "runs at x8 of x16"));
+  }
+  /* neither end: no maximum, so nothing runs short; the label is what it runs at */
+  assert_int_equal(f2->can_gen, 0);
+  assert_int_equal(f2->can_width, 0);
+  assert_int_equal(f2->gen, 3);
+  assert_int_equal(f2->width, 8);
+  assert_false(f2->width_short || f2->gen_short);
+  assert_string_equal(gr_link_label(f2, GR_LABEL_NOW | GR_LABEL_RATE, l, sizeof(l)), "Gen3 x8, 7.9 GB/s");
+  assert_null(tu_find(&a, "pcie.link-width", g2));
+  /* a node without a link of its own has no label and no rate */
+  assert_false(a.link[hb].present);
+  assert_string_equal(gr_link_label(&a.link[hb], GR_LABEL_RATE, l, sizeof(l)), "");
+  b_free(&b, &a);
+}
+
 static void unknown_numa_on_two_sockets(void **state)
 {
   struct builder b;
@@ -663,6 +722,7 @@ int main(void)
       cmocka_unit_test(amd_with_two_gpus_allows_sys_p2p),
       cmocka_unit_test(nvlink_direct_and_through_switches),
       cmocka_unit_test(link_findings_name_the_device),
+      cmocka_unit_test(link_with_an_unknown_end),
       cmocka_unit_test(unknown_numa_on_two_sockets),
       cmocka_unit_test(nic_placement),
       cmocka_unit_test(no_gpu),
