@@ -227,11 +227,11 @@ double gr_nccl_nvlink_gbps(const struct gr_topo *t, int x, int y, int links)
 
 /* ---- NVLink ---- */
 
-/* nvcount[g1*n+g2]: NVLinks joining two GPUs, direct or through an NVSwitch
- * fabric (model/topo.h: a pair through a fabric gets what the member with
- * fewer links into it has); nvinf marks pairs joined only by an inferred
- * fabric. */
-static void nvlink_counts(const struct gr_analysis *a, int *nvcount, double *nvbw, bool *nvinf)
+/* The NVLink pair matrix (gr_analysis.nv_*): direct links, and pairs
+ * through an NVSwitch fabric (model/topo.h: a pair through a fabric gets
+ * what the member with fewer links into it has); nv_inferred marks pairs
+ * joined only by an inferred fabric. */
+static void nvlink_direct(struct gr_analysis *a)
 {
   const struct gr_topo *t = a->t;
   size_t n = a->ngpus;
@@ -242,24 +242,43 @@ static void nvlink_counts(const struct gr_analysis *a, int *nvcount, double *nvb
     int ga = t->pci[l->a].gpu_index, gb = t->pci[l->b].gpu_index;
     if (ga < 0 || gb < 0)
       continue;
-    nvcount[ga * (int)n + gb] += l->count;
-    nvcount[gb * (int)n + ga] += l->count;
-    nvbw[ga * (int)n + gb] += l->bw_gbps;
-    nvbw[gb * (int)n + ga] += l->bw_gbps;
+    size_t ab = (size_t)ga * n + (size_t)gb, ba = (size_t)gb * n + (size_t)ga;
+    a->nv_links[ab] += l->count;
+    a->nv_links[ba] += l->count;
+    a->nv_direct_gbps[ab] += l->bw_gbps;
+    a->nv_direct_gbps[ba] += l->bw_gbps;
   }
+  memcpy(a->nv_gbps, a->nv_direct_gbps, n * n * sizeof(double));
+}
+
+static void nvlink_tables(struct gr_analysis *a)
+{
+  const struct gr_topo *t = a->t;
+  size_t n = a->ngpus;
+  a->nv_links = xcalloc(n * n + 1, sizeof(int));
+  a->nv_gbps = xcalloc(n * n + 1, sizeof(double));
+  a->nv_inferred = xcalloc(n * n + 1, sizeof(bool));
+  a->nv_direct_gbps = xcalloc(n * n + 1, sizeof(double));
+  a->nv_fabric_gbps = xcalloc(n + 1, sizeof(double));
+  nvlink_direct(a);
   for (size_t f = 0; f < t->nfabrics; f++) {
     const struct gr_fabric *fb = &t->fabrics[f];
-    for (size_t i = 0; i < fb->nmembers; i++)
+    for (size_t i = 0; i < fb->nmembers; i++) {
+      const struct gr_fabric_member *x = &fb->members[i];
+      int gx = t->pci[x->gpu].gpu_index;
+      if (gx >= 0)
+        a->nv_fabric_gbps[gx] += x->gbps;
       for (size_t j = 0; j < fb->nmembers; j++) {
-        const struct gr_fabric_member *x = &fb->members[i], *y = &fb->members[j];
-        int gx = t->pci[x->gpu].gpu_index, gy = t->pci[y->gpu].gpu_index;
+        const struct gr_fabric_member *y = &fb->members[j];
+        int gy = t->pci[y->gpu].gpu_index;
         if (i == j || gx < 0 || gy < 0)
           continue;
         size_t c = (size_t)gx * n + (size_t)gy;
-        nvinf[c] = nvcount[c] == 0 && fb->from == GR_FABRIC_INFERRED;
-        nvcount[c] += x->links < y->links ? x->links : y->links;
-        nvbw[c] += x->gbps < y->gbps ? x->gbps : y->gbps;
+        a->nv_inferred[c] = a->nv_links[c] == 0 && fb->from == GR_FABRIC_INFERRED;
+        a->nv_links[c] += x->links < y->links ? x->links : y->links;
+        a->nv_gbps[c] += x->gbps < y->gbps ? x->gbps : y->gbps;
       }
+    }
   }
 }
 
@@ -339,25 +358,25 @@ static void socket_bound(const struct gr_analysis *a, struct gr_path *p)
   }
 }
 
-static struct gr_path path_between(const struct gr_analysis *a, int x, int y, const int *nvcount,
-                                   const double *nvbw, const bool *nvinf)
+static struct gr_path path_between(const struct gr_analysis *a, int x, int y, bool nvlink)
 {
   const struct gr_topo *t = a->t;
-  struct gr_path p = {.bottleneck = -1};
+  struct gr_path p = {.bottleneck = -1, .top = -1};
   if (x == y) {
     p.level = p.nccl = GR_LVL_X;
     p.nccl_p2p = p.p2p_capable = true;
     return p;
   }
   int gx = t->pci[x].gpu_index, gy = t->pci[y].gpu_index;
-  if (nvcount && gx >= 0 && gy >= 0 && nvcount[gx * (int)a->ngpus + gy] > 0) {
+  size_t c = (size_t)gx * a->ngpus + (size_t)gy;
+  if (nvlink && gx >= 0 && gy >= 0 && a->nv_links[c] > 0) {
     p.level = p.nccl = GR_LVL_NV;
-    p.nvlinks = nvcount[gx * (int)a->ngpus + gy];
+    p.nvlinks = a->nv_links[c];
     p.nccl_p2p = p.p2p_capable = true;
     p.via = GR_VIA_NVLINK;
-    p.bw_gbps = nvbw[gx * (int)a->ngpus + gy];
+    p.bw_gbps = a->nv_gbps[c];
     p.nccl_bw_gbps = gr_nccl_nvlink_gbps(t, x, y, p.nvlinks);
-    p.nv_inferred = nvinf[gx * (int)a->ngpus + gy];
+    p.nv_inferred = a->nv_inferred[c];
     return p;
   }
   int lca;
@@ -373,6 +392,7 @@ static struct gr_path path_between(const struct gr_analysis *a, int x, int y, co
     lca = -1;
   }
   p.nccl_p2p = p.p2p_capable && p.nccl <= a->nccl_p2p_level;
+  p.top = lca;
   /* different host bridges, or the host path: both ways up to the root complex */
   narrowest_on_way_up(a, x, lca, &p);
   narrowest_on_way_up(a, y, lca, &p);
@@ -387,7 +407,7 @@ struct gr_path gr_path_between(const struct gr_analysis *a, int x, int y)
   int gx = a->t->pci[x].gpu_index, gy = a->t->pci[y].gpu_index;
   if (gx >= 0 && gy >= 0 && a->gpu_gpu)
     return a->gpu_gpu[gx * (int)a->ngpus + gy];
-  return path_between(a, x, y, NULL, NULL, NULL);
+  return path_between(a, x, y, false);
 }
 
 /* ---- findings ---- */
@@ -869,6 +889,145 @@ void gr_analyze(const struct gr_topo *t, struct gr_analysis *a)
   gr_analyze_with(t, NULL, a);
 }
 
+/* ---- hives and bottlenecks ---- */
+
+/* Hives: GPUs that talk P2P without crossing the CPU; a GPU that cannot do
+ * P2P is a hive of its own, whatever switch it shares. Each hive's kind is
+ * the worst of the pairs that join it (NVLink, one switch, several). */
+static void find_hives(struct gr_analysis *a)
+{
+  size_t n = a->ngpus;
+  int *uf = xmalloc((n + 1) * sizeof(int));
+  for (size_t i = 0; i < n; i++)
+    uf[i] = (int)i;
+  for (size_t i = 0; i < n; i++)
+    for (size_t j = i + 1; j < n; j++)
+      if (a->gpu_gpu[i * n + j].level <= GR_LVL_PXB && a->gpu_gpu[i * n + j].p2p_capable)
+        uf_union(uf, (int)i, (int)j);
+  a->hive = xcalloc(n + 1, sizeof(int));
+  int *hive_of_root = xmalloc((n + 1) * sizeof(int));
+  for (size_t i = 0; i < n; i++)
+    hive_of_root[i] = -1;
+  for (size_t i = 0; i < n; i++) {
+    int r = uf_find(uf, (int)i);
+    if (hive_of_root[r] < 0)
+      hive_of_root[r] = (int)a->nhives++;
+    a->hive[i] = hive_of_root[r];
+  }
+  free(hive_of_root);
+  free(uf);
+  a->hives = xcalloc(a->nhives + 1, sizeof(*a->hives));
+  enum gr_level *joined = xcalloc(a->nhives + 1, sizeof(*joined)); /* its worst joining pair */
+  for (size_t i = 0; i < n; i++) {
+    struct gr_hive *h = &a->hives[a->hive[i]];
+    h->ngpus++;
+    for (size_t j = 0; j < n; j++) {
+      const struct gr_path *p = &a->gpu_gpu[i * n + j];
+      if (a->hive[j] != a->hive[i])
+        continue;
+      if (p->level > h->worst)
+        h->worst = p->level;
+      if (p->level <= GR_LVL_PXB && p->p2p_capable && p->level > joined[a->hive[i]])
+        joined[a->hive[i]] = p->level;
+    }
+  }
+  for (size_t h = 0; h < a->nhives; h++)
+    a->hives[h].kind = a->hives[h].ngpus < 2 ? GR_HIVE_ALONE : joined[h] == GR_LVL_NV ? GR_HIVE_NVLINK
+                     : joined[h] == GR_LVL_PIX ? GR_HIVE_SWITCH : GR_HIVE_SWITCHES;
+  free(joined);
+}
+
+static void hold_pair(struct gr_analysis *a, int *entry, int node, size_t x, size_t y)
+{
+  if (entry[node] < 0) {
+    a->bottlenecks = xrealloc(a->bottlenecks, (a->nbottlenecks + 1) * sizeof(*a->bottlenecks));
+    a->bottlenecks[a->nbottlenecks] =
+        (struct gr_bottleneck){.node = node, .gbps = a->link[node].gbps, .nccl_gbps = a->link[node].nccl_gbps};
+    entry[node] = (int)a->nbottlenecks++;
+  }
+  struct gr_bottleneck *b = &a->bottlenecks[entry[node]];
+  b->pairs = xrealloc(b->pairs, (b->npairs + 1) * 2 * sizeof(int));
+  b->pairs[b->npairs * 2] = (int)x;
+  b->pairs[b->npairs * 2 + 1] = (int)y;
+  b->npairs++;
+}
+
+/* Each link on pair x, y's path (both ways up to where it turns) that runs
+ * at the pair's rate holds it. */
+static void hold_on_path(struct gr_analysis *a, int *entry, size_t x, size_t y, const struct gr_path *p)
+{
+  const struct gr_topo *t = a->t;
+  for (int end = 0; end < 2; end++)
+    for (int k = t->gpus[end ? y : x], steps = 0; k >= 0 && k != p->top && steps <= (int)t->npci; steps++) {
+      if (a->link[k].present && fabs(a->link[k].gbps - p->bw_gbps) < 1e-9)
+        hold_pair(a, entry, k, x, y);
+      k = t->pci[k].parent;
+    }
+}
+
+static int cmp_bottleneck(const void *x, const void *y)
+{
+  const struct gr_bottleneck *a = x, *b = y;
+  return (a->node > b->node) - (a->node < b->node);
+}
+
+/* The links (and the inter-socket link) that hold GPU pairs below what the
+ * best pairs reach, so every output names the same causes. */
+static void find_bottlenecks(struct gr_analysis *a)
+{
+  size_t n = a->ngpus;
+  double best_nccl = 0;
+  for (size_t i = 0; i < n * n; i++) {
+    a->best_pair_gbps = fmax(a->best_pair_gbps, a->gpu_gpu[i].bw_gbps);
+    best_nccl = fmax(best_nccl, a->gpu_gpu[i].nccl_bw_gbps);
+  }
+  int *entry = xmalloc((a->t->npci + 1) * sizeof(int));
+  for (size_t i = 0; i < a->t->npci; i++)
+    entry[i] = -1;
+  for (size_t x = 0; x < n; x++)
+    for (size_t y = x + 1; y < n; y++) {
+      const struct gr_path *p = &a->gpu_gpu[x * n + y];
+      /* the theoretical figures leave the socket link out; NCCL's count it */
+      if (p->via == GR_VIA_SOCKET && p->nccl_bw_gbps < best_nccl - 1e-9)
+        a->socket_bottleneck = true;
+      if (p->bw_gbps < a->best_pair_gbps - 1e-9 && p->bottleneck >= 0)
+        hold_on_path(a, entry, x, y, p);
+    }
+  free(entry);
+  if (a->nbottlenecks > 1)
+    qsort(a->bottlenecks, a->nbottlenecks, sizeof(*a->bottlenecks), cmp_bottleneck);
+}
+
+const struct gr_bottleneck *gr_bottleneck_of(const struct gr_analysis *a, int idx)
+{
+  for (size_t i = 0; i < a->nbottlenecks; i++)
+    if (a->bottlenecks[i].node == idx)
+      return &a->bottlenecks[i];
+  return NULL;
+}
+
+const char *gr_hive_kind_name(enum gr_hive_kind k)
+{
+  switch (k) {
+  case GR_HIVE_ALONE: return "alone";
+  case GR_HIVE_NVLINK: return "NVLink";
+  case GR_HIVE_SWITCH: return "PCIe switch";
+  case GR_HIVE_SWITCHES: return "PCIe switches";
+  }
+  return "?";
+}
+
+const char *gr_hive_kind_key(enum gr_hive_kind k)
+{
+  switch (k) {
+  case GR_HIVE_ALONE: return "alone";
+  case GR_HIVE_NVLINK: return "nvlink";
+  case GR_HIVE_SWITCH: return "pcie_switch";
+  case GR_HIVE_SWITCHES: return "pcie_switches";
+  }
+  return "?";
+}
+
 void gr_analyze_with(const struct gr_topo *t, const struct gr_analysis_opts *o, struct gr_analysis *a)
 {
   memset(a, 0, sizeof(*a));
@@ -891,42 +1050,17 @@ void gr_analyze_with(const struct gr_topo *t, const struct gr_analysis_opts *o, 
   for (size_t i = 0; i < t->npci; i++)
     gr_link_facts(&t->pci[i], &a->link[i]);
   size_t n = a->ngpus;
-  int *nvcount = xcalloc(n * n + 1, sizeof(int));
-  double *nvbw = xcalloc(n * n + 1, sizeof(double));
-  bool *nvinf = xcalloc(n * n + 1, sizeof(bool));
-  nvlink_counts(a, nvcount, nvbw, nvinf);
+  nvlink_tables(a);
   a->gpu_gpu = xcalloc(n * n + 1, sizeof(*a->gpu_gpu));
   a->gpu_nic = xcalloc(n * a->nnics + 1, sizeof(*a->gpu_nic));
   for (size_t i = 0; i < n; i++) {
     for (size_t j = 0; j < n; j++)
-      a->gpu_gpu[i * n + j] = path_between(a, t->gpus[i], t->gpus[j], nvcount, nvbw, nvinf);
+      a->gpu_gpu[i * n + j] = path_between(a, t->gpus[i], t->gpus[j], true);
     for (size_t k = 0; k < a->nnics; k++)
-      a->gpu_nic[i * a->nnics + k] = path_between(a, t->gpus[i], t->nics[k], NULL, NULL, NULL);
+      a->gpu_nic[i * a->nnics + k] = path_between(a, t->gpus[i], t->nics[k], false);
   }
-  free(nvcount);
-  free(nvbw);
-  free(nvinf);
-  /* hives: GPUs that talk P2P without crossing the CPU; a GPU that cannot
-   * do P2P is a hive of its own, whatever switch it shares */
-  int *uf = xmalloc((n + 1) * sizeof(int));
-  for (size_t i = 0; i < n; i++)
-    uf[i] = (int)i;
-  for (size_t i = 0; i < n; i++)
-    for (size_t j = i + 1; j < n; j++)
-      if (a->gpu_gpu[i * n + j].level <= GR_LVL_PXB && a->gpu_gpu[i * n + j].p2p_capable)
-        uf_union(uf, (int)i, (int)j);
-  a->hive = xcalloc(n + 1, sizeof(int));
-  int *hive_of_root = xmalloc((n + 1) * sizeof(int));
-  for (size_t i = 0; i < n; i++)
-    hive_of_root[i] = -1;
-  for (size_t i = 0; i < n; i++) {
-    int r = uf_find(uf, (int)i);
-    if (hive_of_root[r] < 0)
-      hive_of_root[r] = (int)a->nhives++;
-    a->hive[i] = hive_of_root[r];
-  }
-  free(hive_of_root);
-  free(uf);
+  find_hives(a);
+  find_bottlenecks(a);
   link_findings(a);
   locality_findings(a);
   hive_findings(a);
@@ -944,7 +1078,16 @@ void gr_analysis_free(struct gr_analysis *a)
   free(a->gpu_gpu);
   free(a->gpu_nic);
   free(a->hive);
+  free(a->hives);
   free(a->link);
+  free(a->nv_links);
+  free(a->nv_gbps);
+  free(a->nv_inferred);
+  free(a->nv_direct_gbps);
+  free(a->nv_fabric_gbps);
+  for (size_t i = 0; i < a->nbottlenecks; i++)
+    free(a->bottlenecks[i].pairs);
+  free(a->bottlenecks);
   memset(a, 0, sizeof(*a));
 }
 

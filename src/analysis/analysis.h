@@ -41,6 +41,9 @@ struct gr_path {
   bool nccl_p2p;          /* NCCL would use P2P on this path by default (whole-machine communicator) */
   enum gr_via via;
   int bottleneck;         /* pci index whose upstream link is narrowest (PCIe), else -1 */
+  int top;                /* where its PCIe way turns: the common ancestor, -1 when it climbs to the
+                             host bridges (different ones, or the host path); the links below it on
+                             both ways are the path's */
   double bw_gbps;         /* theoretical per direction at the bottleneck, 0 unknown */
   double nccl_bw_gbps;    /* NCCL's figure for the same, 0 unknown */
 };
@@ -49,6 +52,32 @@ struct gr_path {
 struct gr_analysis_opts {
   struct gr_nccl_version nccl; /* whose defaults NCCL's view follows; major 0: the newest release
                                   data/nccl-p2p.tsv was checked against (gr_nccl_newest) */
+};
+
+/* What joins a hive's GPUs: the worst of the pairs that join it (a V100
+ * hybrid cube mesh is joined by NVLink alone, though some of its pairs
+ * meet over PCIe). */
+enum gr_hive_kind {
+  GR_HIVE_ALONE,    /* one GPU */
+  GR_HIVE_NVLINK,   /* joined by NVLink */
+  GR_HIVE_SWITCH,   /* worst joining pair PIX: one PCIe switch */
+  GR_HIVE_SWITCHES, /* worst joining pair PXB: several PCIe switches */
+};
+
+struct gr_hive {
+  enum gr_hive_kind kind;
+  enum gr_level worst;      /* its worst pair's level (X for one GPU) */
+  size_t ngpus;
+};
+
+/* A PCIe link that holds GPU pairs below the best pair's bandwidth: it is on
+ * each pair's path and runs at the pair's rate (a pair held by two equal
+ * links, each GPU's own, is held by both). */
+struct gr_bottleneck {
+  int node;                 /* pci index below the link */
+  double gbps, nccl_gbps;   /* the link's (gr_link_facts) */
+  size_t npairs;
+  int *pairs;               /* 2 x npairs GPU indices, a < b, in matrix order */
 };
 
 struct gr_analysis {
@@ -73,6 +102,21 @@ struct gr_analysis {
    * predictions withhold their verdicts and say so. */
   bool nvlink_unrecorded;
   struct gr_link_facts *link; /* per pci node (t->npci): the link above it (gr_link_facts) */
+  struct gr_hive *hives;    /* nhives: what joins each */
+  /* NVLink between GPUs, ngpus x ngpus (per GPU for the fabric): the one
+   * NVLink pair matrix, which the levels and the predictions read */
+  int *nv_links;            /* NVLinks joining a pair, direct or through a fabric (the member with
+                               fewer links into it bounds it) */
+  double *nv_gbps;          /* their GB/s per direction, the same way */
+  bool *nv_inferred;        /* joined only through an inferred fabric */
+  double *nv_direct_gbps;   /* direct GPU-to-GPU links only */
+  double *nv_fabric_gbps;   /* per GPU: its links into NVSwitch fabrics, all together */
+  /* Bottlenecks: what holds GPU pairs below the best pair */
+  double best_pair_gbps;    /* the best pair's theoretical GB/s, 0 unknown */
+  struct gr_bottleneck *bottlenecks; /* in pci order */
+  size_t nbottlenecks;
+  bool socket_bottleneck;   /* the inter-socket link holds pairs below the best pair (NCCL's figures,
+                               which count it; the theoretical ones leave it out) */
   struct gr_findings findings; /* about the wiring: info and warn only (model/finding.h) */
 };
 
@@ -98,6 +142,13 @@ const char *gr_nccl_why(const struct gr_analysis *a, size_t ngpus, char *buf, si
 /* NCCL's bandwidth figure for NVLinks between GPUs x and y (pci indices):
  * links x its per-link figure for the lower compute capability; 0 unknown. */
 double gr_nccl_nvlink_gbps(const struct gr_topo *t, int x, int y, int links);
+
+/* "NVLink", "PCIe switch", "PCIe switches", "alone" (static). */
+const char *gr_hive_kind_name(enum gr_hive_kind k);
+/* The same for JSON: "nvlink", "pcie_switch", "pcie_switches", "alone". */
+const char *gr_hive_kind_key(enum gr_hive_kind k);
+/* The bottleneck entry of pci node idx, or NULL when its link holds no pair. */
+const struct gr_bottleneck *gr_bottleneck_of(const struct gr_analysis *a, int idx);
 
 /* Legend string for a path as nvidia-smi prints it ("X", "NV6", "PIX", ...). */
 const char *gr_level_str(const struct gr_path *p, char *buf, size_t cap);

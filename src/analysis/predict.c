@@ -57,8 +57,8 @@ struct ctx {
   double socket_gbps;
   enum gr_level level;   /* NCCL's default P2P level behind mode 0 (it depends on the communicator's size) */
   bool modes_differ;     /* some pair moves differently in mode 0 and mode 1 */
-  double *nv_direct;     /* [g][h]: direct NVLink GB/s between two GPUs */
-  double *nv_fabric;     /* [g]: GPU's NVLink GB/s into NVSwitches */
+  const double *nv_direct; /* [g][h]: direct NVLink GB/s between two GPUs (the analysis's) */
+  const double *nv_fabric; /* [g]: GPU's NVLink GB/s into NVSwitches (the analysis's) */
   int *nvls_fabric;      /* [g]: 1 + the NVLink-SHARP-capable fabric the GPU is on, 0 none */
   bool nvls_nccl;        /* the NCCL version has NVLS (2.17 and later) */
 };
@@ -147,22 +147,13 @@ static void hop_store(struct ctx *c, const struct hop_build *b, struct hop *h, s
 /* NCCL runs several rings at once over NVLink (one per link direction it can
  * pair up), so an all-NVLink ring is bounded by each GPU's NVLink bandwidth
  * towards the others in the set (direct links plus links into NVSwitches),
- * not by one pair's links. */
+ * not by one pair's links. The NVLink figures are the analysis's pair
+ * matrix; the NVLS fabrics are the predictions' own. */
 static void nvlink_tables(struct ctx *c)
 {
   const struct gr_topo *t = c->t;
-  c->nv_direct = xcalloc(c->n * c->n + 1, sizeof(double));
-  c->nv_fabric = xcalloc(c->n + 1, sizeof(double));
-  for (size_t e = 0; e < t->nnvlinks; e++) {
-    const struct gr_nvlink *l = &t->nvlinks[e];
-    if (l->b < 0)
-      continue;
-    int ga = t->pci[l->a].gpu_index, gb = t->pci[l->b].gpu_index;
-    if (ga >= 0 && gb >= 0) {
-      c->nv_direct[(size_t)ga * c->n + (size_t)gb] += l->bw_gbps;
-      c->nv_direct[(size_t)gb * c->n + (size_t)ga] += l->bw_gbps;
-    }
-  }
+  c->nv_direct = c->a->nv_direct_gbps;
+  c->nv_fabric = c->a->nv_fabric_gbps;
   c->nvls_fabric = xcalloc(c->n + 1, sizeof(int));
   struct gr_nccl_version nvls_since = {2, 17, 1};
   c->nvls_nccl = gr_nccl_version_cmp(&c->a->nccl_version, &nvls_since) >= 0;
@@ -171,7 +162,6 @@ static void nvlink_tables(struct ctx *c)
       const struct gr_fabric_member *m = &t->fabrics[f].members[i];
       if (t->pci[m->gpu].gpu_index < 0)
         continue;
-      c->nv_fabric[t->pci[m->gpu].gpu_index] += m->gbps;
       /* switch-side reduction came with the third-generation NVSwitch (NVLink 4) */
       if (t->fabrics[f].nvlink_gen >= 4)
         c->nvls_fabric[t->pci[m->gpu].gpu_index] = (int)f + 1;
@@ -197,8 +187,9 @@ static double nvls_bound(const struct ctx *c, const int *set, size_t k)
   return bound * gr_calibration("nvls_busbw_eff");
 }
 
-/* The ring over NVLink only (NCCL runs one ring per link it can pair up). */
-static double nvlink_ring_bound(const struct ctx *c, const int *set, size_t k)
+/* The least NVLink GB/s per direction any GPU of the set has to the others
+ * (direct links plus links into NVSwitches), 0 none. */
+static double nvlink_set_raw(const struct ctx *c, const int *set, size_t k)
 {
   double bound = INFINITY;
   for (size_t i = 0; i < k; i++) {
@@ -208,7 +199,13 @@ static double nvlink_ring_bound(const struct ctx *c, const int *set, size_t k)
     if (total < bound)
       bound = total;
   }
-  return isinf(bound) ? 0 : bound * gr_calibration("ring_nvlink_eff");
+  return isinf(bound) ? 0 : bound;
+}
+
+/* The ring over NVLink only (NCCL runs one ring per link it can pair up). */
+static double nvlink_ring_bound(const struct ctx *c, const int *set, size_t k)
+{
+  return nvlink_set_raw(c, set, k) * gr_calibration("ring_nvlink_eff");
 }
 
 /* An all-NVLink set's all-reduce with NCCL's choice: NVLS where it runs and
@@ -551,63 +548,112 @@ static double best_ring(struct ctx *c, const int *set, size_t k, int mode, int *
   return search_rings(c, set, k, mode, best);
 }
 
+/* Whether the link above pci node x stands out: a switch uplink, or slower
+ * than the fastest GPU's own link (not one of many equal GPU links). */
+static bool link_singled_out(const struct ctx *c, int x)
+{
+  double fastest = 0;
+  for (size_t g = 0; g < c->t->ngpus; g++)
+    fastest = fmax(fastest, c->a->link[c->t->gpus[g]].gbps);
+  return c->t->pci[x].role == GR_ROLE_SWITCH_UP || c->a->link[x].gbps < fastest - 1e-9;
+}
+
+/* Fills r->bound from the ring's bounding resource res of hop wh (NULL for
+ * an all-NVLink set). */
+static void ring_bound(const struct ctx *c, struct gr_ring *r, size_t k, int mode, const struct hop *wh, int wr)
+{
+  struct gr_ring_bound *b = &r->bound;
+  const struct gr_topo *t = c->t;
+  if (!wh) {
+    b->kind = r->nvls_busbw_gbps > r->ring_busbw_gbps ? GR_BOUND_NVLS : GR_BOUND_NVLINK_RINGS;
+    b->gbps = nvlink_set_raw(c, r->order, k);
+    return;
+  }
+  int res = wh->res[wr];
+  for (size_t i = 0; i < k; i++) { /* how many ring hops share the bounding resource */
+    const struct hop *h = &c->hops[(size_t)mode * c->n * c->n + (size_t)r->order[i] * c->n + (size_t)r->order[(i + 1) % k]];
+    for (int q = 0; q < h->nres; q++)
+      b->hops += h->res[q] == res;
+  }
+  if (res < (int)(2 * t->npci)) {
+    *b = (struct gr_ring_bound){GR_BOUND_LINK, res / 2, c->a->link[res / 2].gbps, b->hops, res % 2 != 0, wh->x,
+                                link_singled_out(c, res / 2)};
+  } else if (res < (int)(2 * t->npci + 2)) {
+    b->kind = GR_BOUND_SOCKET;
+    b->gbps = c->socket_gbps;
+  } else if (res >= (int)(2 * t->npci + 2 + 2 * c->n)) {
+    b->kind = GR_BOUND_HOST_MEM;
+    b->gbps = wh->cap[wr];
+    b->hops /= 2;
+  } else {
+    b->kind = GR_BOUND_NVLINK;
+    b->gbps = wh->cap[wr];
+  }
+}
+
 static void describe_ring(struct ctx *c, struct gr_ring *r, size_t k, int mode)
 {
   const struct hop *wh = NULL;
   int wr = 0;
   r->busbw_gbps = ring_busbw(c, r->order, k, mode, &wh, &wr);
-  r->bottleneck[0] = '\0';
-  r->bottleneck_node = -1;
-  r->bottleneck_socket = false;
+  r->bound = (struct gr_ring_bound){.kind = GR_BOUND_NONE, .node = -1};
   if (!wh && r->busbw_gbps > 0) {
-    double ring = nvlink_ring_bound(c, r->order, k), nvls = nvls_bound(c, r->order, k);
-    r->ring_busbw_gbps = ring;
-    r->nvls_busbw_gbps = nvls;
-    if (nvls > ring)
-      snprintf(r->bottleneck, sizeof(r->bottleneck),
-               "NVLink SHARP in the NVSwitches (NVLS, NCCL's default here; rings alone: %.1f GB/s), each GPU's "
-               "%.0f GB/s per direction into the fabric", ring, ring / gr_calibration("ring_nvlink_eff"));
-    else
-      snprintf(r->bottleneck, sizeof(r->bottleneck),
-               "each GPU's NVLink bandwidth to the others (%.0f GB/s per direction; NCCL runs one ring per link)",
-               ring / gr_calibration("ring_nvlink_eff"));
-    return;
+    r->ring_busbw_gbps = nvlink_ring_bound(c, r->order, k);
+    r->nvls_busbw_gbps = nvls_bound(c, r->order, k);
   }
-  if (!wh)
-    return;
-  /* how many ring hops share the bounding resource */
-  int res = wh->res[wr], sharing = 0;
-  for (size_t i = 0; i < k; i++) {
-    const struct hop *h = &c->hops[(size_t)mode * c->n * c->n + (size_t)r->order[i] * c->n + (size_t)r->order[(i + 1) % k]];
-    for (int q = 0; q < h->nres; q++)
-      sharing += h->res[q] == res;
+  if (wh || r->busbw_gbps > 0)
+    ring_bound(c, r, k, mode, wh, wr);
+}
+
+static const char *link_bound_text(const struct gr_prediction *p, const struct gr_ring_bound *b, char *buf,
+                                   size_t cap)
+{
+  const struct gr_pci *x = &p->t->pci[b->node];
+  char label[48], bus[32], rate[64];
+  if (x->role == GR_ROLE_SWITCH_UP)
+    snprintf(label, sizeof(label), "switch %s uplink", gr_pci_busid(x, bus, sizeof(bus)));
+  else
+    snprintf(label, sizeof(label), "%s link", gr_pci_label(p->t, b->node, bus, sizeof(bus)));
+  gr_link_label(&p->a->link[b->node], GR_LABEL_RATE, rate, sizeof(rate));
+  snprintf(buf, cap, "the %s (%s) carrying %d ring hop%s %s, %s", label, rate, b->hops, b->hops == 1 ? "" : "s",
+           b->down ? "downward" : "upward", b->xfer == GR_XFER_HOST ? "staged through host memory" : "peer-to-peer");
+  return buf;
+}
+
+const char *gr_ring_bound_text(const struct gr_prediction *p, const struct gr_ring *r, char *buf, size_t cap)
+{
+  const struct gr_ring_bound *b = &r->bound;
+  const char *s = b->hops == 1 ? "" : "s";
+  switch (b->kind) {
+  case GR_BOUND_NONE: snprintf(buf, cap, "%s", ""); break;
+  case GR_BOUND_LINK: return link_bound_text(p, b, buf, cap);
+  case GR_BOUND_SOCKET:
+    snprintf(buf, cap, "the inter-socket link (%.1f GB/s per direction) carrying %d ring hop%s", b->gbps, b->hops, s);
+    break;
+  case GR_BOUND_HOST_MEM:
+    snprintf(buf, cap, "host memory (%.1f GB/s theoretical) carrying %d host-staged hop%s, each written and read once",
+             b->gbps, b->hops, s);
+    break;
+  case GR_BOUND_NVLINK: snprintf(buf, cap, "NVLink (%.0f GB/s per direction)", b->gbps); break;
+  case GR_BOUND_NVLINK_RINGS:
+    snprintf(buf, cap, "each GPU's NVLink bandwidth to the others (%.0f GB/s per direction; NCCL runs one ring per link)",
+             b->gbps);
+    break;
+  case GR_BOUND_NVLS:
+    snprintf(buf, cap, "NVLink SHARP in the NVSwitches (NVLS, NCCL's default here; rings alone: %.1f GB/s), each GPU's "
+             "%.0f GB/s per direction into the fabric", r->ring_busbw_gbps, b->gbps);
+    break;
   }
-  const struct gr_topo *t = c->t;
-  char bus[32];
-  if (res < (int)(2 * t->npci)) {
-    const struct gr_pci *p = &t->pci[res / 2];
-    char label[32];
-    r->bottleneck_node = res / 2;
-    if (p->role == GR_ROLE_SWITCH_UP)
-      snprintf(label, sizeof(label), "switch %s uplink", gr_pci_busid(p, bus, sizeof(bus)));
-    else
-      snprintf(label, sizeof(label), "%s link", gr_pci_label(t, res / 2, bus, sizeof(bus)));
-    char rate[64];
-    gr_link_label(&c->a->link[res / 2], GR_LABEL_RATE, rate, sizeof(rate));
-    snprintf(r->bottleneck, sizeof(r->bottleneck), "the %s (%s) carrying %d ring hop%s %s, %s", label, rate, sharing,
-             sharing == 1 ? "" : "s", res % 2 ? "downward" : "upward",
-             wh->x == GR_XFER_HOST ? "staged through host memory" : "peer-to-peer");
-  } else if (res < (int)(2 * t->npci + 2)) {
-    r->bottleneck_socket = true;
-    snprintf(r->bottleneck, sizeof(r->bottleneck), "the inter-socket link (%.1f GB/s per direction) carrying %d ring hop%s",
-             c->socket_gbps, sharing, sharing == 1 ? "" : "s");
-  } else if (res >= (int)(2 * t->npci + 2 + 2 * c->n)) {
-    snprintf(r->bottleneck, sizeof(r->bottleneck),
-             "host memory (%.1f GB/s theoretical) carrying %d host-staged hop%s, each written and read once",
-             wh->cap[wr], sharing / 2, sharing / 2 == 1 ? "" : "s");
-  } else {
-    snprintf(r->bottleneck, sizeof(r->bottleneck), "NVLink (%.0f GB/s per direction)", wh->cap[wr]);
-  }
+  return buf;
+}
+
+const char *gr_bound_kind_key(enum gr_bound_kind k)
+{
+  static const char *const key[] = {[GR_BOUND_NONE] = NULL, [GR_BOUND_LINK] = "link",
+                                    [GR_BOUND_SOCKET] = "inter_socket", [GR_BOUND_HOST_MEM] = "host_memory",
+                                    [GR_BOUND_NVLINK] = "nvlink", [GR_BOUND_NVLINK_RINGS] = "nvlink_rings",
+                                    [GR_BOUND_NVLS] = "nvls"};
+  return key[k];
 }
 
 /* ---- entry ---- */
@@ -752,8 +798,6 @@ static void ctx_close(struct ctx *c)
   free(c->pool_res);
   free(c->pool_cap);
   free(c->pool_eff);
-  free(c->nv_direct);
-  free(c->nv_fabric);
   free(c->nvls_fabric);
 }
 
@@ -942,7 +986,7 @@ static void training_verdict(struct ctx *c, struct gr_prediction *p)
   }
   /* sized by two rings, which name every GPU: 2048 for the sentences */
   size_t ring_cap = ring_text_cap(n), cap = 2048 + 2 * ring_cap, off = 0;
-  char *ring = xmalloc(ring_cap), *reasons = xmalloc(cap);
+  char *ring = xmalloc(ring_cap), *reasons = xmalloc(cap), bound[256];
   const struct gr_ring *d = &p->nccl_default;
   ring_text(d, n, ring, ring_cap);
   if (d->busbw_gbps <= 0)
@@ -952,11 +996,12 @@ static void training_verdict(struct ctx *c, struct gr_prediction *p)
     off += (size_t)snprintf(reasons + off, cap - off,
                             "Predicted all-reduce bus bandwidth %.1f GB/s with NCCL's defaults (%s %s, bounded by %s).",
                             d->busbw_gbps, d->nvls_busbw_gbps > d->ring_busbw_gbps ? "GPUs" : "ring", ring,
-                            d->bottleneck);
+                            gr_ring_bound_text(p, d, bound, sizeof(bound)));
   if (p->best_needs_p2p_level && p->best.busbw_gbps > 0) {
     ring_text(&p->best, n, ring, ring_cap);
     off += (size_t)snprintf(reasons + off, cap - off, " With NCCL_P2P_LEVEL=%s: %.1f GB/s (ring %s, bounded by %s).",
-                            p->best_p2p_level, p->best.busbw_gbps, ring, p->best.bottleneck);
+                            p->best_p2p_level, p->best.busbw_gbps, ring,
+                            gr_ring_bound_text(p, &p->best, bound, sizeof(bound)));
   }
   off += p2p_reach_text(c, p, reasons + off, cap - off);
   off += (size_t)snprintf(reasons + off, cap - off, " %zu of %zu ring hops go through host memory with NCCL's defaults.",
@@ -1115,7 +1160,7 @@ static void tp_verdict(struct ctxs *cs, struct gr_prediction *p, size_t k)
   struct gr_ring r = {.order = dflt};
   describe_ring(c, &r, k, 0);
   count_hops(c, &r, k, 0);
-  char ring[256], how[96], bw[320], more[400], rule[200], reasons[1400];
+  char ring[256], how[96], bw[320], more[400], rule[200], reasons[1400], bound[256];
   ring_text(&r, k, ring, sizeof(ring));
   bool sys = false;
   for (size_t i = 0; i < k; i++)
@@ -1128,7 +1173,7 @@ static void tp_verdict(struct ctxs *cs, struct gr_prediction *p, size_t k)
   hops_text(&r, k, how, sizeof(how));
   if (r.busbw_gbps > 0)
     snprintf(bw, sizeof(bw), "all-reduce about %.1f GB/s with NCCL's defaults (bounded by %s)", r.busbw_gbps,
-             r.bottleneck);
+             gr_ring_bound_text(p, &r, bound, sizeof(bound)));
   else
     snprintf(bw, sizeof(bw), "all-reduce bandwidth not known (the input records no link rates)");
   tp_option_text(c, k, r.busbw_gbps, more, sizeof(more));

@@ -26,15 +26,36 @@ struct gr_pair_predict {
   double gbps;           /* predicted one-way copy rate with `best`, GB/s */
 };
 
+/* What bounds a ring all-reduce. */
+enum gr_bound_kind {
+  GR_BOUND_NONE,     /* nothing known (no rates, or fewer than 2 GPUs) */
+  GR_BOUND_LINK,     /* a PCIe link (node) */
+  GR_BOUND_SOCKET,   /* the inter-socket link */
+  GR_BOUND_HOST_MEM, /* host memory, for host-staged hops */
+  GR_BOUND_NVLINK,   /* one NVLink hop of a mixed ring */
+  GR_BOUND_NVLINK_RINGS, /* an all-NVLink set: each GPU's NVLink bandwidth to the others */
+  GR_BOUND_NVLS,     /* an all-NVLink set on an NVLink SHARP fabric, where NVLS is faster */
+};
+
+struct gr_ring_bound {
+  enum gr_bound_kind kind;
+  int node;          /* GR_BOUND_LINK: the pci index below the link; -1 otherwise */
+  double gbps;       /* the resource's raw GB/s per direction: the link's, NCCL's inter-socket
+                        figure, host memory's, the NVLink hop's, or (NVLink sets) the least any
+                        GPU of the set has to the others, before calibration */
+  int hops;          /* ring hops sharing it (host memory: host-staged hops, each written and read) */
+  bool down;         /* GR_BOUND_LINK: the hops cross it downward (else upward) */
+  enum gr_xfer xfer; /* GR_BOUND_LINK: peer-to-peer or staged through host memory */
+  bool singled_out;  /* GR_BOUND_LINK: a switch uplink, or a link slower than the fastest GPU's own:
+                        one link a picture can mark without singling out a GPU no different */
+};
+
 /* One ring all-reduce prediction. */
 struct gr_ring {
   double busbw_gbps;     /* nccl-tests' bus bandwidth, large messages */
   int *order;            /* GPU indices in ring order (ngpus of them) */
   size_t nhops_p2p, nhops_host, nhops_nvlink;
-  char bottleneck[192];  /* what bounds it, in words */
-  int bottleneck_node;   /* when that is a PCIe link: the pci index below it, else -1 (valid where
-                            bottleneck is not empty) */
-  bool bottleneck_socket; /* when it is the inter-socket link */
+  struct gr_ring_bound bound; /* what bounds it (gr_ring_bound_text words it) */
   double ring_busbw_gbps; /* all-NVLink sets: the rings alone; 0 otherwise */
   double nvls_busbw_gbps; /* all on one NVLink SHARP fabric with NCCL 2.17+: NVLS; 0 otherwise. The larger
                              of the two is busbw_gbps: NCCL picks NVLS for large all-reduces where it runs */
@@ -94,6 +115,12 @@ void gr_predict_groups(struct gr_prediction *p, const size_t *sizes, size_t nsiz
 void gr_prediction_free(struct gr_prediction *p);
 
 const char *gr_xfer_name(enum gr_xfer x);     /* "nvlink", "p2p", "host" */
+/* What bounds ring r of prediction p, in words ("the GPU3 link (Gen4 x8,
+ * 15.8 GB/s) carrying 2 ring hops upward, peer-to-peer"); "" for none.
+ * Returns buf. */
+const char *gr_ring_bound_text(const struct gr_prediction *p, const struct gr_ring *r, char *buf, size_t cap);
+/* "link", "inter_socket", "host_memory", "nvlink", "nvlink_rings", "nvls"; NULL for none. */
+const char *gr_bound_kind_key(enum gr_bound_kind k);
 const char *gr_rating_name(enum gr_rating r); /* "good", "fair", "poor" */
 
 #endif

@@ -1377,6 +1377,7 @@ static void check_results(struct run *r)
             "waives such pairs, so these figures have no nvbandwidth counterpart: compare them only with each other.",
             staged, pairs);
   const struct gr_prediction *p = r->links->p;
+  char bound[256];
   rep->ar_predicted_gbps = p && p->ngpus == rep->ngpus ? p->nccl_default.busbw_gbps : 0;
   if (rep->ar_plateau_gbps > 0 && rep->ar_predicted_gbps > 0 &&
       rep->ar_plateau_gbps < rep->ar_predicted_gbps * gr_health("bench_allreduce_min"))
@@ -1384,7 +1385,7 @@ static void check_results(struct run *r)
             "All-reduce bus bandwidth plateaus at %.1f GB/s, %.0f%% of the %.1f GB/s the topology predicts for "
             "NCCL's defaults (%s). Run with NCCL_DEBUG=INFO to see which transport NCCL picked.",
             rep->ar_plateau_gbps, rep->ar_plateau_gbps / rep->ar_predicted_gbps * 100, rep->ar_predicted_gbps,
-            p->nccl_default.bottleneck);
+            gr_ring_bound_text(p, &p->nccl_default, bound, sizeof(bound)));
 }
 
 /* ---------------------------------------------------------------- driver */

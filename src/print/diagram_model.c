@@ -50,13 +50,7 @@ const char *dg_hive_gpus(const struct dg_model *d, int hive, char *buf, size_t c
 
 const char *dg_hive_kind(const struct dg_model *d, int hive)
 {
-  const struct gr_analysis *a = &d->m->analysis;
-  enum gr_level worst = GR_LVL_X;
-  for (size_t x = 0; x < a->ngpus; x++)
-    for (size_t y = 0; y < a->ngpus; y++)
-      if (a->hive[x] == hive && a->hive[y] == hive && a->gpu_gpu[x * a->ngpus + y].level > worst)
-        worst = a->gpu_gpu[x * a->ngpus + y].level;
-  return worst == GR_LVL_NV ? "NVLink" : worst == GR_LVL_PIX ? "PCIe switch" : "PCIe switches";
+  return gr_hive_kind_name(d->m->analysis.hives[hive].kind);
 }
 
 /* ---- building ---- */
@@ -101,60 +95,22 @@ static void mark_shown(struct build *b)
   free(cap);
 }
 
-/* Every link on the path between pci nodes x and y that runs at the path's
- * bottleneck rate: the analysis names one of them, but a pair held by two
- * equal links (each GPU's own) is held by both, and marking one would make
- * the GPUs look different. */
-static void mark_narrowest(struct build *b, int x, int y, double gbps)
-{
-  const struct gr_topo *t = b->t;
-  int top = gr_topo_common_ancestor(t, x, y);
-  for (int end = 0; end < 2; end++)
-    for (int k = end ? y : x, steps = 0; k >= 0 && k != top && steps <= (int)t->npci; steps++) {
-      if (t->pci[k].has_link && fabs(gr_link_bw_gbps(&t->pci[k]) - gbps) < 1e-9)
-        b->bottleneck[k] = true;
-      k = t->pci[k].parent;
-    }
-}
-
-/* The links print_bottlenecks names (each pair below the best pair, by the
- * link the analysis found narrowest on its path), and the one that bounds
- * the predicted all-reduce. */
+/* The analysis's bottlenecks (each link that holds GPU pairs below the best
+ * pair, and the inter-socket link), and the link that bounds the predicted
+ * all-reduce where the prediction singles it out. */
 static void mark_bottlenecks(struct build *b)
 {
   const struct gr_analysis *a = &b->d->m->analysis;
-  size_t n = a->ngpus;
-  double best = 0, best_nccl = 0;
   b->bottleneck = xcalloc(b->t->npci + 1, sizeof(bool));
-  for (size_t i = 0; i < n * n; i++) {
-    best = fmax(best, a->gpu_gpu[i].bw_gbps);
-    best_nccl = fmax(best_nccl, a->gpu_gpu[i].nccl_bw_gbps);
-  }
-  for (size_t x = 0; x < n; x++)
-    for (size_t y = x + 1; y < n; y++) {
-      const struct gr_path *p = &a->gpu_gpu[x * n + y];
-      /* the theoretical figures leave the socket link out; NCCL's count it */
-      if (p->via == GR_VIA_SOCKET && p->nccl_bw_gbps < best_nccl - 1e-9)
-        b->d->socket_bad = true;
-      else if (p->bw_gbps < best - 1e-9 && p->bottleneck >= 0 && (size_t)p->bottleneck < b->t->npci)
-        mark_narrowest(b, b->t->gpus[x], b->t->gpus[y], p->bw_gbps);
-    }
-  /* and what bounds the predicted all-reduce (its note names it): a switch
-   * uplink or the socket link, shared by several hops, or a GPU's link that
-   * is slower than another GPU's; not one of many equal GPU links, which
-   * would single out a GPU that is no different */
+  for (size_t i = 0; i < a->nbottlenecks; i++)
+    b->bottleneck[a->bottlenecks[i].node] = true;
+  b->d->socket_bad = a->socket_bottleneck;
   const struct gr_ring *r = &b->d->m->prediction.nccl_default;
-  if (!b->d->m->predicted || !r->bottleneck[0])
+  if (!b->d->m->predicted)
     return;
-  b->d->socket_bad |= r->bottleneck_socket;
-  if (r->bottleneck_node < 0 || (size_t)r->bottleneck_node >= b->t->npci)
-    return;
-  const struct gr_pci *p = &b->t->pci[r->bottleneck_node];
-  double fastest = 0;
-  for (size_t g = 0; g < b->t->ngpus; g++)
-    fastest = fmax(fastest, gr_link_bw_gbps(&b->t->pci[b->t->gpus[g]]));
-  if (p->role == GR_ROLE_SWITCH_UP || gr_link_bw_gbps(p) < fastest - 1e-9)
-    b->bottleneck[r->bottleneck_node] = true;
+  b->d->socket_bad |= r->bound.kind == GR_BOUND_SOCKET;
+  if (r->bound.kind == GR_BOUND_LINK && r->bound.singled_out)
+    b->bottleneck[r->bound.node] = true;
 }
 
 static int add_node(struct dg_model *d, enum dg_kind kind, int parent)
@@ -670,9 +626,10 @@ static void add_notes(struct build *b)
   }
   if (m->predicted && t->ngpus > 1 && m->prediction.nccl_default.busbw_gbps > 0) {
     const struct gr_ring *r = &m->prediction.nccl_default;
-    d->ring_note = r->bottleneck[0]
+    char bound[256];
+    d->ring_note = r->bound.kind != GR_BOUND_NONE
                        ? xasprintf("All-reduce over all GPUs (NCCL defaults): %.1f GB/s bus bandwidth, bound by %s",
-                                   r->busbw_gbps, r->bottleneck)
+                                   r->busbw_gbps, gr_ring_bound_text(&m->prediction, r, bound, sizeof(bound)))
                        : xasprintf("All-reduce over all GPUs (NCCL defaults): %.1f GB/s bus bandwidth", r->busbw_gbps);
   }
 }

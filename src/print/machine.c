@@ -136,7 +136,7 @@ static size_t brief_gpus(FILE *out, const struct gr_topo *t, const struct gr_ana
 /* The all-reduce predicted beside what bounds it. */
 static void brief_allreduce(FILE *out, const struct gr_prediction *p, const struct gr_text_style *st)
 {
-  char dflt[160], line[768], cut[768];
+  char dflt[160], line[768], cut[768], bound[256];
   if (p->ngpus < 2)
     return;
   if (p->a->nvlink_unrecorded) {
@@ -148,7 +148,8 @@ static void brief_allreduce(FILE *out, const struct gr_prediction *p, const stru
     return;
   }
   snprintf(line, sizeof(line), "All-reduce: %.1f GB/s predicted (nccl-tests busbw), bounded by %s; %s",
-           p->nccl_default.busbw_gbps, p->nccl_default.bottleneck, gr_nccl_defaults_text(p->a, dflt, sizeof(dflt)));
+           p->nccl_default.busbw_gbps, gr_ring_bound_text(p, &p->nccl_default, bound, sizeof(bound)),
+           gr_nccl_defaults_text(p->a, dflt, sizeof(dflt)));
   fprintf(out, "%s\n", st->verbose ? line : gr_text_point(line, (size_t)st->width * 2 - 8, cut, sizeof(cut)));
   if (p->best_needs_p2p_level)
     fprintf(out, "  with NCCL_P2P_LEVEL=%s: %.1f GB/s\n", p->best_p2p_level, p->best.busbw_gbps);

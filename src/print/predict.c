@@ -36,17 +36,17 @@ void gr_print_prediction(FILE *out, const struct gr_topo *t, const struct gr_pre
       }
       fputc('\n', out);
     }
-    char dflt[160];
+    char dflt[160], bound[256];
     if (p->a->nvlink_unrecorded && p->nccl_default.busbw_gbps > 0) {
       fprintf(out, "All-reduce bus bandwidth: not predicted (NVLink not recorded, see below); over PCIe alone it would be %.1f GB/s with %s.\n",
               p->nccl_default.busbw_gbps, gr_nccl_defaults_text(p->a, dflt, sizeof(dflt)));
     } else if (p->nccl_default.busbw_gbps > 0) {
       fprintf(out, "All-reduce bus bandwidth (nccl-tests busbw, large messages): %.1f GB/s with %s.\n",
               p->nccl_default.busbw_gbps, gr_nccl_defaults_text(p->a, dflt, sizeof(dflt)));
-      fprintf(out, "  Bounded by %s.\n", p->nccl_default.bottleneck);
+      fprintf(out, "  Bounded by %s.\n", gr_ring_bound_text(p, &p->nccl_default, bound, sizeof(bound)));
       if (p->best_needs_p2p_level)
         fprintf(out, "  With NCCL_P2P_LEVEL=%s: %.1f GB/s, bounded by %s.\n", p->best_p2p_level, p->best.busbw_gbps,
-                p->best.bottleneck);
+                gr_ring_bound_text(p, &p->best, bound, sizeof(bound)));
     } else {
       fprintf(out, "All-reduce bus bandwidth: not known (this input records no link rates).\n");
     }
@@ -96,6 +96,25 @@ static json_t *num2(double v)
   return gr_json_positive(v, 2);
 }
 
+/* What bounds ring r as data (docs/json.md); null for nothing known. */
+static json_t *ring_bound_json(const struct gr_prediction *p, const struct gr_ring *r)
+{
+  const struct gr_ring_bound *b = &r->bound;
+  if (b->kind == GR_BOUND_NONE)
+    return json_null();
+  json_t *o = json_object();
+  char bus[32];
+  json_object_set_new(o, "kind", json_string(gr_bound_kind_key(b->kind)));
+  json_object_set_new(o, "pci_bus_id", b->kind == GR_BOUND_LINK ? json_string(gr_pci_busid(&p->t->pci[b->node], bus, sizeof(bus)))
+                                                                : json_null());
+  json_object_set_new(o, "gbps", num2(b->gbps));
+  json_object_set_new(o, "hops", b->kind == GR_BOUND_NVLINK_RINGS || b->kind == GR_BOUND_NVLS ? json_null()
+                                                                                                : json_integer(b->hops));
+  json_object_set_new(o, "direction", b->kind == GR_BOUND_LINK ? json_string(b->down ? "down" : "up") : json_null());
+  json_object_set_new(o, "xfer", b->kind == GR_BOUND_LINK ? json_string(gr_xfer_name(b->xfer)) : json_null());
+  return o;
+}
+
 json_t *gr_prediction_to_json(const struct gr_topo *t, const struct gr_prediction *p)
 {
   json_t *o = json_object();
@@ -127,7 +146,9 @@ json_t *gr_prediction_to_json(const struct gr_topo *t, const struct gr_predictio
     json_object_set_new(ro, "hops_nvlink", json_integer((json_int_t)r->nhops_nvlink));
     json_object_set_new(ro, "hops_p2p", json_integer((json_int_t)r->nhops_p2p));
     json_object_set_new(ro, "hops_host", json_integer((json_int_t)r->nhops_host));
-    json_object_set_new(ro, "bottleneck", json_string(r->bottleneck));
+    char bound[256];
+    json_object_set_new(ro, "bottleneck", json_string(gr_ring_bound_text(p, r, bound, sizeof(bound))));
+    json_object_set_new(ro, "bound", ring_bound_json(p, r));
     json_object_set_new(o, k ? "allreduce_best" : "allreduce_nccl_default", ro);
   }
   /* true: the all-reduce figures are PCIe only on a machine with unrecorded NVLink, and no verdicts are given */

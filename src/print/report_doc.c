@@ -299,7 +299,10 @@ static void summary(struct rd_doc *d, const struct gr_report_doc *doc)
       cell(t, NULL, "%.1f GB/s", p->nccl_default.busbw_gbps);
     else
       cell_str(t, NULL, "not predicted");
-    cell_str(t, NULL, p->ngpus > 1 && p->nccl_default.busbw_gbps > 0 ? p->nccl_default.bottleneck : "");
+    char bound[256] = "";
+    if (p->ngpus > 1 && p->nccl_default.busbw_gbps > 0)
+      gr_ring_bound_text(p, &p->nccl_default, bound, sizeof(bound));
+    cell_str(t, NULL, bound);
   }
   const struct gr_findings *tf = &m->analysis.findings;
   char *c = counts_text(tf->count);
@@ -592,14 +595,15 @@ static void allreduce_prediction(struct rd_doc *d, const struct gr_report_doc *d
 {
   const struct gr_prediction *p = &doc->m->prediction;
   const struct gr_analysis *a = &doc->m->analysis;
-  char dflt[160];
+  char dflt[160], bound[256];
   heading(d, 3, "allreduce-prediction", "All-reduce");
   if (a->nvlink_unrecorded)
     para(d, "All-reduce bus bandwidth: not predicted (this input shows NVSwitches but records no NVLink); over PCIe "
             "alone it would be %.1f GB/s.", p->nccl_default.busbw_gbps);
   else if (p->nccl_default.busbw_gbps > 0)
     para(d, "All-reduce bus bandwidth (nccl-tests busbw, large messages): %.1f GB/s with %s, bounded by %s.",
-         p->nccl_default.busbw_gbps, gr_nccl_defaults_text(a, dflt, sizeof(dflt)), p->nccl_default.bottleneck);
+         p->nccl_default.busbw_gbps, gr_nccl_defaults_text(a, dflt, sizeof(dflt)),
+         gr_ring_bound_text(p, &p->nccl_default, bound, sizeof(bound)));
   else {
     para(d, "All-reduce bus bandwidth: not known (this input records no link rates).");
     return;
@@ -624,7 +628,7 @@ static void allreduce_prediction(struct rd_doc *d, const struct gr_report_doc *d
     cell(tb, NULL, "%zu / %zu / %zu", r->nhops_nvlink, r->nhops_p2p, r->nhops_host);
     cell_num(tb, NULL, lim > 0 ? lim : NAN, 1);
     cell_num(tb, NULL, nccl > 0 ? nccl : NAN, 1);
-    cell_str(tb, NULL, r->bottleneck);
+    cell_str(tb, NULL, gr_ring_bound_text(p, r, bound, sizeof(bound)));
     b[k].label = k ? xasprintf("NCCL_P2P_LEVEL=%s", p->best_p2p_level ? p->best_p2p_level : "?")
                    : xstrdup("NCCL's defaults");
     b[k].predicted = r->busbw_gbps;

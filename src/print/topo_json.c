@@ -284,6 +284,52 @@ static void add_matrices(json_t *root, const struct gr_topo *t, const struct gr_
   json_object_set_new(root, "gpu_pairs", pairs);
 }
 
+/* The analysis's hives, each with its GPUs and what joins them. */
+static json_t *hives_json(const struct gr_analysis *a)
+{
+  json_t *hives = json_array();
+  for (size_t h = 0; h < a->nhives; h++) {
+    json_t *m = json_array();
+    for (size_t g = 0; g < a->ngpus; g++)
+      if (a->hive[g] == (int)h)
+        json_array_append_new(m, json_integer((json_int_t)g));
+    json_t *o = json_object();
+    json_object_set_new(o, "gpus", m);
+    json_object_set_new(o, "kind", json_string(gr_hive_kind_key(a->hives[h].kind)));
+    json_object_set_new(o, "worst_level", json_string(gr_level_name(a->hives[h].worst)));
+    json_array_append_new(hives, o);
+  }
+  return hives;
+}
+
+/* The analysis's bottlenecks: the links (and the inter-socket link) that
+ * hold GPU pairs below the best pair. */
+static json_t *bottlenecks_json(const struct gr_analysis *a)
+{
+  json_t *o = json_object(), *links = json_array();
+  char label[96];
+  for (size_t i = 0; i < a->nbottlenecks; i++) {
+    const struct gr_bottleneck *b = &a->bottlenecks[i];
+    json_t *l = json_object(), *pairs = json_array();
+    for (size_t k = 0; k < b->npairs; k++) {
+      json_t *pr = json_array();
+      json_array_append_new(pr, json_integer(b->pairs[2 * k]));
+      json_array_append_new(pr, json_integer(b->pairs[2 * k + 1]));
+      json_array_append_new(pairs, pr);
+    }
+    json_object_set_new(l, "pci_bus_id", busid_json(a->t, b->node));
+    json_object_set_new(l, "label", json_string(gr_link_label(&a->link[b->node], GR_LABEL_NOW, label, sizeof(label))));
+    json_object_set_new(l, "bw_gbps", gbps_or_null(b->gbps));
+    json_object_set_new(l, "nccl_bw_gbps", gbps_or_null(b->nccl_gbps));
+    json_object_set_new(l, "pairs", pairs);
+    json_array_append_new(links, l);
+  }
+  json_object_set_new(o, "best_pair_bw_gbps", gbps_or_null(a->best_pair_gbps));
+  json_object_set_new(o, "links", links);
+  json_object_set_new(o, "inter_socket", json_boolean(a->socket_bottleneck));
+  return o;
+}
+
 static json_t *pci_array(const struct gr_analysis *a)
 {
   const struct gr_topo *t = a->t;
@@ -322,17 +368,8 @@ json_t *gr_topo_to_json(const struct gr_topo *t, const struct gr_analysis *a)
   json_object_set_new(root, "gpus", gpus_json(t, a));
   json_object_set_new(root, "nics", nics_json(t));
   add_matrices(root, t, a);
-  json_t *hives = json_array();
-  for (size_t h = 0; h < a->nhives; h++) {
-    json_t *m = json_array();
-    for (size_t g = 0; g < t->ngpus; g++)
-      if (a->hive[g] == (int)h)
-        json_array_append_new(m, json_integer((json_int_t)g));
-    json_t *o = json_object();
-    json_object_set_new(o, "gpus", m);
-    json_array_append_new(hives, o);
-  }
-  json_object_set_new(root, "hives", hives);
+  json_object_set_new(root, "hives", hives_json(a));
+  json_object_set_new(root, "bottlenecks", bottlenecks_json(a));
   json_t *nv = json_array();
   for (size_t k = 0; k < t->nnvlinks; k++) {
     const struct gr_nvlink *l = &t->nvlinks[k];

@@ -471,43 +471,26 @@ void gr_print_nccl(FILE *out, const struct gr_topo *t, const struct gr_analysis 
                   : "; no GPU pair here can do P2P, so no NCCL_P2P_LEVEL changes that (see topo.no-p2p).");
 }
 
-/* Names the links that hold GPU pairs below what the best pairs reach, so
- * each low number in the matrix has its cause next to it. */
+/* The analysis's bottlenecks: the links that hold GPU pairs below what the
+ * best pairs reach, so each low number in the matrix has its cause next to it. */
 static void print_bottlenecks(FILE *out, const struct gr_topo *t, const struct gr_analysis *a)
 {
-  double best = 0;
-  size_t n = a->ngpus;
-  for (size_t i = 0; i < n * n; i++)
-    if (a->gpu_gpu[i].bw_gbps > best)
-      best = a->gpu_gpu[i].bw_gbps;
-  bool any = false;
-  for (size_t i = 0; i < t->npci; i++) {
-    size_t pairs = 0;
-    char list[256] = "";
+  for (size_t i = 0; i < a->nbottlenecks; i++) {
+    const struct gr_bottleneck *b = &a->bottlenecks[i];
+    char list[256] = "", name[64], link[128];
     size_t off = 0;
-    double nccl = 0;
-    for (size_t x = 0; x < n; x++)
-      for (size_t y = x + 1; y < n; y++) {
-        const struct gr_path *p = &a->gpu_gpu[x * n + y];
-        if (p->bottleneck != (int)i || !(p->bw_gbps < best - 1e-9))
-          continue;
-        nccl = p->nccl_bw_gbps;
-        if (pairs++ < 6 && off < sizeof(list))
-          off += (size_t)snprintf(list + off, sizeof(list) - off, "%sGPU%zu-GPU%zu", pairs > 1 ? ", " : "", x, y);
-      }
-    if (!pairs)
-      continue;
-    if (!any)
-      fprintf(out, "Links that hold pairs below the best pair's %.1f GB/s:\n", best);
-    any = true;
-    char name[64], link[128];
-    const struct gr_pci *p = &t->pci[i];
+    for (size_t k = 0; k < b->npairs && k < 6 && off < sizeof(list); k++)
+      off += (size_t)snprintf(list + off, sizeof(list) - off, "%sGPU%d-GPU%d", k ? ", " : "", b->pairs[2 * k],
+                              b->pairs[2 * k + 1]);
+    if (i == 0)
+      fprintf(out, "Links that hold pairs below the best pair's %.1f GB/s:\n", a->best_pair_gbps);
+    const struct gr_pci *p = &t->pci[b->node];
     if (p->role == GR_ROLE_SWITCH_UP)
       snprintf(name, sizeof(name), "the uplink of switch %s", gr_pci_busid(p, link, sizeof(link)));
     else
-      snprintf(name, sizeof(name), "%s's link", gr_pci_label(t, (int)i, link, sizeof(link)));
-    fprintf(out, "  %s, %s (NCCL %.1f): %zu pair%s (%s%s)\n", name, gr_link_text(a, (int)i, link, sizeof(link)), nccl, pairs,
-            pairs == 1 ? "" : "s", list, pairs > 6 ? ", ..." : "");
+      snprintf(name, sizeof(name), "%s's link", gr_pci_label(t, b->node, link, sizeof(link)));
+    fprintf(out, "  %s, %s (NCCL %.1f): %zu pair%s (%s%s)\n", name, gr_link_text(a, b->node, link, sizeof(link)),
+            b->nccl_gbps, b->npairs, b->npairs == 1 ? "" : "s", list, b->npairs > 6 ? ", ..." : "");
   }
 }
 
@@ -531,21 +514,14 @@ void gr_print_hives(FILE *out, const struct gr_topo *t, const struct gr_analysis
   fprintf(out, "\nP2P hives (GPUs that reach each other peer-to-peer through NVLink or PCIe switches, without crossing the CPU):\n");
   for (size_t h = 0; h < a->nhives; h++) {
     fprintf(out, "  hive %zu:", h);
-    enum gr_level worst = GR_LVL_X;
-    for (size_t g = 0; g < t->ngpus; g++) {
-      if (a->hive[g] != (int)h)
-        continue;
-      fprintf(out, " GPU%zu", g);
-      for (size_t k = 0; k < t->ngpus; k++)
-        if (a->hive[k] == (int)h && a->gpu_gpu[g * a->ngpus + k].level > worst)
-          worst = a->gpu_gpu[g * a->ngpus + k].level;
-    }
-    if (worst == GR_LVL_NV)
-      fprintf(out, "  (NVLink)");
-    else if (worst == GR_LVL_PIX || worst == GR_LVL_PXB)
-      fprintf(out, "  (PCIe switch%s, worst pair %s)", worst == GR_LVL_PXB ? "es" : "", gr_level_name(worst));
+    for (size_t g = 0; g < t->ngpus; g++)
+      if (a->hive[g] == (int)h)
+        fprintf(out, " GPU%zu", g);
+    const struct gr_hive *hv = &a->hives[h];
+    if (hv->kind == GR_HIVE_SWITCH || hv->kind == GR_HIVE_SWITCHES)
+      fprintf(out, "  (%s, worst pair %s)", gr_hive_kind_name(hv->kind), gr_level_name(hv->worst));
     else
-      fprintf(out, "  (alone)");
+      fprintf(out, "  (%s)", gr_hive_kind_name(hv->kind));
     fputc('\n', out);
   }
 }

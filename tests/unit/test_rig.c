@@ -215,7 +215,9 @@ static void nccl_default_vs_p2p_level(void **state)
   assert_false(p.best_needs_p2p_level);
   assert_int_equal(p.largest_p2p_domain, 1);
   assert_int_equal(p.best.nhops_host, 7);
-  assert_non_null(strstr(p.best.bottleneck, "host memory"));
+  assert_int_equal(p.best.bound.kind, GR_BOUND_HOST_MEM);
+  char bound[256];
+  assert_non_null(strstr(gr_ring_bound_text(&p, &p.best, bound, sizeof(bound)), "host memory"));
   gr_prediction_free(&p);
   gr_analysis_free(&a);
   gr_topo_free(&t);
