@@ -207,12 +207,12 @@ const char *gr_nccl_why(const struct gr_analysis *a, size_t ngpus, char *buf, si
 /* NCCL's NVLink figure per link by compute capability (ncclTopoNVLinkBw). */
 static double nccl_nvlink_per_link(int cc)
 {
-  return cc >= 100 ? gr_calibration("nccl_nvlink_sm100")
-         : cc >= 90 ? gr_calibration("nccl_nvlink_sm90")
-         : cc == 86 ? gr_calibration("nccl_nvlink_sm86")
-         : cc >= 80 ? gr_calibration("nccl_nvlink_sm80")
-         : cc >= 70 ? gr_calibration("nccl_nvlink_sm70")
-         : cc >= 60 ? gr_calibration("nccl_nvlink_sm60")
+  return cc >= 100 ? gr_calib()->nccl_nvlink_sm100
+         : cc >= 90 ? gr_calib()->nccl_nvlink_sm90
+         : cc == 86 ? gr_calib()->nccl_nvlink_sm86
+         : cc >= 80 ? gr_calib()->nccl_nvlink_sm80
+         : cc >= 70 ? gr_calib()->nccl_nvlink_sm70
+         : cc >= 60 ? gr_calib()->nccl_nvlink_sm60
                     : 0; /* unknown: no figure rather than NCCL's fallback for a GPU it would know */
 }
 
@@ -448,7 +448,7 @@ void gr_link_facts(const struct gr_pci *p, struct gr_link_facts *f)
   f->slot_gen = l->max_gen > 0 && l->port_max_gen > 0 && l->port_max_gen < l->max_gen;
   f->width_short = l->cur_width > 0 && f->can_width > 0 && l->cur_width < f->can_width;
   f->gen_short = l->cur_gen > 0 && f->can_gen > 0 && l->cur_gen < f->can_gen;
-  f->gen_idle = f->gen_short && l->cur_gen == (int)gr_health("gen1_idle_gen");
+  f->gen_idle = f->gen_short && l->cur_gen == (int)gr_health_consts()->gen1_idle_gen;
 }
 
 double gr_link_bw_gbps(const struct gr_pci *p)

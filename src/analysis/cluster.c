@@ -266,7 +266,7 @@ void gr_cluster_predict(const struct gr_topo *t, const struct gr_analysis *a, co
     snprintf(o->nic_bound, sizeof(o->nic_bound), "the ports' line rate");
   if (o->nodes < 2 || o->nic_gbps <= 0)
     return;
-  o->inter_busbw_gbps = o->nic_gbps * gr_calibration("net_ring_eff") / o->oversubscription;
+  o->inter_busbw_gbps = o->nic_gbps * gr_calib()->net_ring_eff / o->oversubscription;
   o->busbw_gbps = o->intra_busbw_gbps > 0 && o->intra_busbw_gbps < o->inter_busbw_gbps ? o->intra_busbw_gbps
                                                                                       : o->inter_busbw_gbps;
   o->scaling = o->intra_busbw_gbps > 0 ? o->busbw_gbps / o->intra_busbw_gbps : 0;

@@ -101,7 +101,7 @@ static void build_hop(const struct ctx *c, struct hop *hd, struct hop_build *h, 
     double bw = c->a->gpu_gpu[ga * c->n + gb].bw_gbps;
     hop_add(h, (int)(2 * t->npci + 2 + ga * 2), bw, false);
     hop_add(h, (int)(2 * t->npci + 2 + gb * 2 + 1), bw, false);
-    hd->eff = gr_calibration("ring_nvlink_eff");
+    hd->eff = gr_calib()->ring_nvlink_eff;
     hd->nvlink = true;
     return;
   }
@@ -121,7 +121,7 @@ static void build_hop(const struct ctx *c, struct hop *hd, struct hop_build *h, 
     hop_add(h, res, mem, true);
     hop_add(h, res, mem, true);
   }
-  hd->eff = gr_calibration(mode == GR_XFER_P2P ? "ring_p2p_eff" : "ring_host_eff");
+  hd->eff = mode == GR_XFER_P2P ? gr_calib()->ring_p2p_eff : gr_calib()->ring_host_eff;
 }
 
 /* Appends a built hop's uses to the pools; its offset in *off (the pools
@@ -184,7 +184,7 @@ static double nvls_bound(const struct ctx *c, const int *set, size_t k)
       return 0;
     bound = fmin(bound, c->nv_fabric[set[i]]);
   }
-  return bound * gr_calibration("nvls_busbw_eff");
+  return bound * gr_calib()->nvls_busbw_eff;
 }
 
 /* The least NVLink GB/s per direction any GPU of the set has to the others
@@ -205,7 +205,7 @@ static double nvlink_set_raw(const struct ctx *c, const int *set, size_t k)
 /* The ring over NVLink only (NCCL runs one ring per link it can pair up). */
 static double nvlink_ring_bound(const struct ctx *c, const int *set, size_t k)
 {
-  return nvlink_set_raw(c, set, k) * gr_calibration("ring_nvlink_eff");
+  return nvlink_set_raw(c, set, k) * gr_calib()->ring_nvlink_eff;
 }
 
 /* An all-NVLink set's all-reduce with NCCL's choice: NVLS where it runs and
@@ -712,9 +712,9 @@ static void copy_rates(const struct ctx *c, struct gr_prediction *p)
       for (int r = 0; r < h->nres; r++) {
         /* a copy runs on the copy engines: copy_nvlink_eff, not NCCL's SM-driven ring_nvlink_eff */
         double e = h->effective[r] ? 1.0
-                   : gr_calibration(pp->best == GR_XFER_NVLINK ? "copy_nvlink_eff"
-                                    : pp->best == GR_XFER_P2P  ? "copy_p2p_eff"
-                                                               : "copy_host_eff");
+                   : pp->best == GR_XFER_NVLINK ? gr_calib()->copy_nvlink_eff
+                   : pp->best == GR_XFER_P2P    ? gr_calib()->copy_p2p_eff
+                                                : gr_calib()->copy_host_eff;
         if (h->cap[r] * e < bw)
           bw = h->cap[r] * e;
       }
@@ -1194,8 +1194,8 @@ static void jobs_verdict(struct gr_prediction *p)
     if (p->switches[i].gpus > worst_share)
       worst_share = p->switches[i].gpus;
   int gen = t->ngpus ? p->a->link[t->gpus[0]].gen : 0;
-  double eff = gen >= 5 ? gr_calibration("h2d_eff_gen5") : gen == 4 ? gr_calibration("h2d_eff_gen4")
-                                                                      : gr_calibration("h2d_eff_gen3");
+  double eff = gen >= 5 ? gr_calib()->h2d_eff_gen5 : gen == 4 ? gr_calib()->h2d_eff_gen4
+                                                                      : gr_calib()->h2d_eff_gen3;
   size_t off = floor > 0 ? (size_t)snprintf(reasons, sizeof(reasons),
                                              "Each GPU runs its own job; host-to-GPU copies reach about %.1f GB/s per GPU (%.0f%% of its %.1f GB/s link).",
                                              floor * eff, eff * 100, floor)

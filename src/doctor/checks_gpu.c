@@ -488,7 +488,7 @@ static void report_groups(struct gr_doctor_ctx *c, const struct gr_xid_groups *g
 
 static void report_xids(struct gr_doctor_ctx *c, const struct gr_xid_log *log, const struct klog *k, double now)
 {
-  double window_h = c->o->xid_window_h >= 0 ? c->o->xid_window_h : gr_health("xid_window_h");
+  double window_h = c->o->xid_window_h >= 0 ? c->o->xid_window_h : gr_health_consts()->xid_window_h;
   double since = window_h > 0 && now >= 0 ? now - window_h * 3600.0 : 0;
   struct gr_xid_groups g;
   char span[96], part[64] = "", a[32];

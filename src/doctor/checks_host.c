@@ -172,7 +172,7 @@ void check_mem_host(struct gr_doctor_ctx *c)
     return;
   }
   bool have_swap = meminfo_kib(text, "SwapTotal:", &swap_kib);
-  double ram_gib = (double)total_kib / (1024.0 * 1024.0), want = gr_health("host_ram_per_vram");
+  double ram_gib = (double)total_kib / (1024.0 * 1024.0), want = gr_health_consts()->host_ram_per_vram;
   double vram = total_vram_gib(c->t, &unknown);
   struct gr_finding *r;
   if (vram <= 0)

@@ -12,24 +12,60 @@ static struct gr_facts *loaded;
 
 /* The keys gpurig asks of each key/value table: a data file without one of
  * them is refused at load, not discovered later as a silent 0. */
-static const char *const calibration_keys[] = {
-    "ring_p2p_eff", "ring_host_eff", "net_ring_eff", "ring_nvlink_eff", "copy_p2p_eff", "copy_host_eff",
-    "h2d_eff_gen3", "h2d_eff_gen4", "h2d_eff_gen5", "copy_nvlink_eff", "nccl_nvlink_sm60", "nccl_nvlink_sm70",
-    "nccl_nvlink_sm80", "nccl_nvlink_sm86", "nccl_nvlink_sm90", "nccl_nvlink_sm100", "nvlink1_link_gbps", "nvlink2_link_gbps", "nvlink3_link_gbps",
-    "nvlink4_link_gbps", "nvlink5_link_gbps", "nvls_busbw_eff", NULL};
-static const char *const planner_keys[] = {
-    "cuda_context_gib", "decode_eff_cpu_low", "decode_eff_cpu_high", "allreduce_latency_us", "allreduce_latency_nvlink_us", "allreduce_overlap",
-    "inference_chunk_tokens", "zero3_live_gib", "zero_bucket_gib", "kwh_price_usd", "gpu_power_share", "host_power_w",
-    "vllm_gpu_memory_utilization", "decode_spread", "prefill_spread", "train_spread", "cpu_adam_bytes_per_param",
-    "cpu_adam_mem_eff", "offload_pcie_eff", "gpu_clock_ghz_default", NULL};
-static const char *const health_keys[] = {
-    "aer_ber", "host_ram_per_vram", "xid_window_h", "gen1_idle_gen", "bench_host_min", "bench_p2p_min",
-    "bench_staged_min", "bench_nvlink_min", "bench_local_min", "bench_bidir_share", "bench_allreduce_min",
-    "bench_floor_min_mib", NULL};
-static const char *const diffusion_memory_keys[] = {
-    "load_bytes_per_param", "vae_bytes_per_param", "frozen_bytes_per_param", "latent_cache_bytes", "text_cache_bytes",
-    "cache_copies_per_rank", "worker_base_gib", "worker_cache_share", "reported_host_low_gb", "reported_host_high_gb",
-    "adam8bit_state_bytes", NULL};
+#define GR_KEY_NAME(k) #k,
+static const char *const calibration_keys[] = {GR_CALIBRATION_CONSTS(GR_KEY_NAME) NULL};
+static const char *const planner_keys[] = {GR_PLANNER_CONSTS(GR_KEY_NAME) NULL};
+static const char *const health_keys[] = {GR_HEALTH_CONSTS(GR_KEY_NAME) NULL};
+static const char *const diffusion_memory_keys[] = {GR_DIFFUSION_CONSTS(GR_KEY_NAME) NULL};
+
+#undef GR_KEY_NAME
+
+/* The typed constants, filled once from their key/value tables (every key
+ * is known to be present: build_kv checked it). */
+static void fill_consts(struct gr_facts *f)
+{
+#define GR_CAL(k) f->calib.k = gr_kv(&f->calibration, #k);
+#define GR_PLN(k) f->plan.k = gr_kv(&f->planner, #k);
+#define GR_HLT(k) f->health_c.k = gr_kv(&f->health, #k);
+#define GR_DIF(k) f->diffusion_c.k = gr_kv(&f->diffusion_memory, #k);
+  GR_CALIBRATION_CONSTS(GR_CAL)
+  GR_PLANNER_CONSTS(GR_PLN)
+  GR_HEALTH_CONSTS(GR_HLT)
+  GR_DIFFUSION_CONSTS(GR_DIF)
+#undef GR_CAL
+#undef GR_PLN
+#undef GR_HLT
+#undef GR_DIF
+}
+
+/* engine-speed.tsv: every key one gpurig reads, every value a number,
+ * every month YYYY-MM; a bad row is refused at load with its line. */
+static int check_engine_speed(const struct gr_table *t, struct gr_err *err)
+{
+#define GR_KEY_WORD(k) #k,
+  static const char *const known[] = {GR_ENGINE_SPEED_KEYS(GR_KEY_WORD) NULL};
+#undef GR_KEY_WORD
+  int ck = gr_table_col(t, "key"), cv = gr_table_col(t, "value"), cs = gr_table_col(t, "since");
+  for (size_t r = 0; r < t->nrows; r++) {
+    const char *key = gr_table_cell(t, r, (size_t)ck), *v = gr_table_cell(t, r, (size_t)cv);
+    const char *since = gr_table_cell(t, r, (size_t)cs);
+    size_t i = 0;
+    while (known[i] && strcmp(known[i], key) != 0)
+      i++;
+    char *end;
+    double x = strtod(v, &end);
+    int y, m, n = 0;
+    if (!known[i])
+      return gr_fail(err, GR_EXIT_CANNOT_RUN, "%s:%zu: unknown key %s", t->name, t->lines[r], key);
+    if (end == v || *end || !(x >= 0 && x < 1e6))
+      return gr_fail(err, GR_EXIT_CANNOT_RUN, "%s:%zu: value of %s is not a number from 0: \"%s\"", t->name,
+                     t->lines[r], key, v);
+    if (sscanf(since, "%4d-%2d%n", &y, &m, &n) != 2 || since[n] || m < 1 || m > 12)
+      return gr_fail(err, GR_EXIT_CANNOT_RUN, "%s:%zu: since must be YYYY-MM, not \"%s\"", t->name, t->lines[r],
+                     since);
+  }
+  return 0;
+}
 
 /* The tables read row by row, with the columns their readers need. */
 struct rows_schema {
@@ -330,6 +366,9 @@ static int load_tables(struct gr_facts *f, struct gr_err *err)
     if (gr_table_load(f->data_dir, row_tables[i].file, t, err) != 0 || need_columns(t, row_tables[i].cols, err) != 0)
       return -1;
   }
+  fill_consts(f);
+  if (check_engine_speed(&f->engine_speed, err) != 0)
+    return -1;
   return load_pci_rules(f, err) != 0 ? -1 : load_nccl_rules(f, err);
 }
 
@@ -398,22 +437,33 @@ double gr_kv(const struct gr_kv_table *t, const char *key)
   return row->value;
 }
 
+const struct gr_calibration_consts *gr_calib(void)
+{
+  return &gr_facts()->calib;
+}
+
+const struct gr_planner_consts *gr_plan_consts(void)
+{
+  return &gr_facts()->plan;
+}
+
+const struct gr_health_consts *gr_health_consts(void)
+{
+  return &gr_facts()->health_c;
+}
+
+const struct gr_diffusion_consts *gr_diffusion_consts(void)
+{
+  return &gr_facts()->diffusion_c;
+}
+
+/* Deprecated string lookups, kept until gpu/bench.c moves to the fields. */
 double gr_calibration(const char *key)
 {
   return gr_kv(&gr_facts()->calibration, key);
 }
 
-double gr_planner_const(const char *key)
-{
-  return gr_kv(&gr_facts()->planner, key);
-}
-
 double gr_health(const char *key)
 {
   return gr_kv(&gr_facts()->health, key);
-}
-
-double gr_diffusion_const(const char *key)
-{
-  return gr_kv(&gr_facts()->diffusion_memory, key);
 }

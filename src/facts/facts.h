@@ -38,6 +38,98 @@ struct gr_kv_table {
   size_t n;
 };
 
+/* The constants of the key/value tables as struct fields, one list per
+ * table: a consumer names a field, so a typo is a compile error, and the
+ * loader refuses a file that lacks a row for any field (GR_EXIT_CANNOT_RUN,
+ * "FILE: no row for KEY"). The rows keep their sources in the tables. */
+#define GR_CALIBRATION_CONSTS(X) \
+  X(ring_p2p_eff) \
+  X(ring_host_eff) \
+  X(net_ring_eff) \
+  X(ring_nvlink_eff) \
+  X(copy_p2p_eff) \
+  X(copy_host_eff) \
+  X(h2d_eff_gen3) \
+  X(h2d_eff_gen4) \
+  X(h2d_eff_gen5) \
+  X(copy_nvlink_eff) \
+  X(nccl_nvlink_sm60) \
+  X(nccl_nvlink_sm70) \
+  X(nccl_nvlink_sm80) \
+  X(nccl_nvlink_sm86) \
+  X(nccl_nvlink_sm90) \
+  X(nccl_nvlink_sm100) \
+  X(nvlink1_link_gbps) \
+  X(nvlink2_link_gbps) \
+  X(nvlink3_link_gbps) \
+  X(nvlink4_link_gbps) \
+  X(nvlink5_link_gbps) \
+  X(nvls_busbw_eff)
+
+#define GR_PLANNER_CONSTS(X) \
+  X(cuda_context_gib) \
+  X(decode_eff_cpu_low) \
+  X(decode_eff_cpu_high) \
+  X(allreduce_latency_us) \
+  X(allreduce_latency_nvlink_us) \
+  X(allreduce_overlap) \
+  X(inference_chunk_tokens) \
+  X(zero3_live_gib) \
+  X(zero_bucket_gib) \
+  X(kwh_price_usd) \
+  X(gpu_power_share) \
+  X(host_power_w) \
+  X(vllm_gpu_memory_utilization) \
+  X(decode_spread) \
+  X(prefill_spread) \
+  X(train_spread) \
+  X(cpu_adam_bytes_per_param) \
+  X(cpu_adam_mem_eff) \
+  X(offload_pcie_eff) \
+  X(gpu_clock_ghz_default)
+
+#define GR_HEALTH_CONSTS(X) \
+  X(aer_ber) \
+  X(host_ram_per_vram) \
+  X(xid_window_h) \
+  X(gen1_idle_gen) \
+  X(bench_host_min) \
+  X(bench_p2p_min) \
+  X(bench_staged_min) \
+  X(bench_nvlink_min) \
+  X(bench_local_min) \
+  X(bench_bidir_share) \
+  X(bench_allreduce_min) \
+  X(bench_floor_min_mib)
+
+#define GR_DIFFUSION_CONSTS(X) \
+  X(load_bytes_per_param) \
+  X(vae_bytes_per_param) \
+  X(frozen_bytes_per_param) \
+  X(latent_cache_bytes) \
+  X(text_cache_bytes) \
+  X(cache_copies_per_rank) \
+  X(worker_base_gib) \
+  X(worker_cache_share) \
+  X(reported_host_low_gb) \
+  X(reported_host_high_gb) \
+  X(adam8bit_state_bytes)
+
+/* The keys of data/engine-speed.tsv (docs/plan.md "Speed"): the loader
+ * refuses any other key, and plan/engine.h turns a build's rows into a
+ * struct of these fields. */
+#define GR_ENGINE_SPEED_KEYS(X) \
+  X(mem_eff_gddr) X(mem_eff_hbm) X(quant_read_eff) X(layer_us_ghz) X(layer_size_exp) X(token_us) X(seq_us) \
+  X(handoff_us) X(pp_fp16_acc) X(pp_eff_float) X(pp_int8) X(pp_eff_int8) X(pp_dequant_eff) X(decode_compute_eff) \
+  X(train_mfu)
+
+#define GR_CONST_FIELD(k) double k;
+struct gr_calibration_consts { GR_CALIBRATION_CONSTS(GR_CONST_FIELD) };  /* calibration.tsv */
+struct gr_planner_consts { GR_PLANNER_CONSTS(GR_CONST_FIELD) };          /* planner.tsv */
+struct gr_health_consts { GR_HEALTH_CONSTS(GR_CONST_FIELD) };            /* health.tsv */
+struct gr_diffusion_consts { GR_DIFFUSION_CONSTS(GR_CONST_FIELD) };      /* diffusion-memory.tsv */
+#undef GR_CONST_FIELD
+
 /* An NCCL release: 2.23 or 2.23.4 (patch -1: not given, which stands for
  * the newest patch of that minor version). */
 struct gr_nccl_version {
@@ -69,6 +161,10 @@ struct gr_facts {
   struct gr_gpu_model *gpus;                   /* gpus.tsv, the GPU catalog */
   size_t ngpus;
   struct gr_kv_table calibration;              /* calibration.tsv: prediction efficiencies */
+  struct gr_calibration_consts calib;          /* the same as fields */
+  struct gr_planner_consts plan;               /* planner.tsv as fields */
+  struct gr_health_consts health_c;            /* health.tsv as fields */
+  struct gr_diffusion_consts diffusion_c;      /* diffusion-memory.tsv as fields */
   struct gr_kv_table planner;                  /* planner.tsv: planner constants */
   struct gr_kv_table health;                   /* health.tsv: doctor and bench thresholds */
   /* Tables read row by row by their module, columns checked at load. */
@@ -127,10 +223,13 @@ struct gr_nccl_version gr_nccl_oldest(void);
  * older than the table. The rule lives as long as the facts. */
 const struct gr_nccl_rule *gr_nccl_p2p_rule(const struct gr_nccl_version *v, const char *cpu, size_t ngpus);
 
-/* The constants by table, the way callers ask for them. */
-double gr_calibration(const char *key);
-double gr_planner_const(const char *key);
-double gr_health(const char *key);
-double gr_diffusion_const(const char *key);
+/* The constants by table, as fields (gr_calib()->ring_p2p_eff); they live
+ * as long as the facts. */
+const struct gr_calibration_consts *gr_calib(void);
+const struct gr_planner_consts *gr_plan_consts(void);
+const struct gr_health_consts *gr_health_consts(void);
+const struct gr_diffusion_consts *gr_diffusion_consts(void);
+double gr_calibration(const char *key); /* deprecated: gpu/bench.c only, until it moves to the fields */
+double gr_health(const char *key);      /* deprecated, likewise */
 
 #endif

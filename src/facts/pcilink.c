@@ -138,5 +138,5 @@ double gr_pcie_error_allowance(int gen, int width, double seconds)
   const struct gr_pcie_gen *pg = gr_pcie_gen(gen);
   if (!pg || width <= 0 || seconds < 0)
     return -1;
-  return ceil(gr_health("aer_ber") * pg->gts * 1e9 * width * seconds);
+  return ceil(gr_health_consts()->aer_ber * pg->gts * 1e9 * width * seconds);
 }

@@ -193,9 +193,15 @@ void gr_gpus_report_free(struct gr_gpus_report *r)
  * without a published figure. */
 static double nvlink_gen_gbps(int gen)
 {
-  static const char *const keys[] = {NULL, "nvlink1_link_gbps", "nvlink2_link_gbps", "nvlink3_link_gbps",
-                                     "nvlink4_link_gbps", "nvlink5_link_gbps"};
-  return gen > 0 && gen < (int)(sizeof(keys) / sizeof(keys[0])) ? gr_calibration(keys[gen]) : 0;
+  const struct gr_calibration_consts *c = gr_calib();
+  switch (gen) {
+  case 1: return c->nvlink1_link_gbps;
+  case 2: return c->nvlink2_link_gbps;
+  case 3: return c->nvlink3_link_gbps;
+  case 4: return c->nvlink4_link_gbps;
+  case 5: return c->nvlink5_link_gbps;
+  default: return 0;
+  }
 }
 
 /* One driver GPU as the reader sees it. */

@@ -473,12 +473,12 @@ static long px_of(const struct gr_plan_req *r, const struct gr_diffusion *d)
 /* Weights, gradients and optimizer states of the trained parameters. */
 static void gpu_states(const struct gr_plan_req *r, struct gr_plan *o)
 {
-  double P = (double)o->unet_params, T = (double)o->trainable, st = gr_diffusion_const("adam8bit_state_bytes");
+  double P = (double)o->unet_params, T = (double)o->trainable, st = gr_diffusion_consts()->adam8bit_state_bytes;
   const char *opt = r->adam8bit ? "8-bit AdamW (bitsandbytes): m and v at 1 B + block scales" : "AdamW: m and v";
   char note[160];
   if (r->job == GR_JOB_LORA) {
-    snprintf(note, sizeof(note), "frozen, %.0f B/param (fp16/bf16)", gr_diffusion_const("frozen_bytes_per_param"));
-    gpu(o, "UNet weights", P * gr_diffusion_const("frozen_bytes_per_param"), note);
+    snprintf(note, sizeof(note), "frozen, %.0f B/param (fp16/bf16)", gr_diffusion_consts()->frozen_bytes_per_param);
+    gpu(o, "UNet weights", P * gr_diffusion_consts()->frozen_bytes_per_param, note);
     snprintf(note, sizeof(note), "%.0f LoRA params: fp32 weight and grad 8 B, %s %.0f B", T, opt, r->adam8bit ? st : 8);
     gpu(o, "LoRA states", T * (8 + (r->adam8bit ? st : 8)), note);
     return;
@@ -503,10 +503,10 @@ static void gpu_frozen(const struct gr_plan_req *r, const struct gr_diffusion *d
   if (!r->cache_text) {
     snprintf(note, sizeof(note), "%d CLIP encoder%s, frozen in fp16/bf16 (--cache-text-embeddings frees them)",
              d->ntext, d->ntext > 1 ? "s" : "");
-    gpu(o, "text encoders", (double)o->text_params * gr_diffusion_const("frozen_bytes_per_param"), note);
+    gpu(o, "text encoders", (double)o->text_params * gr_diffusion_consts()->frozen_bytes_per_param, note);
   }
   if (!r->cache_latents)
-    gpu(o, "VAE", (double)o->vae_params * gr_diffusion_const("vae_bytes_per_param"),
+    gpu(o, "VAE", (double)o->vae_params * gr_diffusion_consts()->vae_bytes_per_param,
         "frozen, fp32 (SDXL's overflows in fp16); --cache-latents frees it");
 }
 
@@ -523,7 +523,7 @@ static void gpu_memory(const struct gr_plan_req *r, const struct gr_diffusion *d
            r->checkpointing ? "checkpointed: block inputs + one block recomputed" : "every block's tensors kept");
   gpu(o, "UNet activations", act, note);
   gpu_frozen(r, d, o);
-  gpu(o, "CUDA context", gr_planner_const("cuda_context_gib") * GIB, "per GPU (data/planner.tsv)");
+  gpu(o, "CUDA context", gr_plan_consts()->cuda_context_gib * GIB, "per GPU (data/planner.tsv)");
 }
 
 /* Host RAM: loading the pipeline, the caches, the data-loader workers. */
@@ -533,14 +533,14 @@ static void host_memory(const struct gr_plan_req *r, const struct gr_diffusion *
   double loaders = r->rank0_load ? 1 : ranks;
   char note[160];
   snprintf(note, sizeof(note), "the pipeline in fp32 on the CPU, %s", r->rank0_load ? "rank 0 only" : "every rank");
-  double load = host(o, "checkpoint while loading", loaders * all * gr_diffusion_const("load_bytes_per_param"), note);
+  double load = host(o, "checkpoint while loading", loaders * all * gr_diffusion_consts()->load_bytes_per_param, note);
   long side = px_of(r, d) / 8;
-  double copies = gr_diffusion_const("cache_copies_per_rank") * ranks, caches = 0, n = (double)r->dataset_images;
+  double copies = gr_diffusion_consts()->cache_copies_per_rank * ranks, caches = 0, n = (double)r->dataset_images;
   if (r->cache_latents && n > 0) {
     snprintf(note, sizeof(note), "%.0f images x %ldx%ldx%ld fp32, in each of %.0f ranks [assumed]", n, d->vae.latent,
              side, side, ranks);
     caches += host(o, "latent cache", copies * n * (double)(d->vae.latent * side * side) *
-                                          gr_diffusion_const("latent_cache_bytes"), note);
+                                          gr_diffusion_consts()->latent_cache_bytes, note);
   }
   if (r->cache_text && n > 0) {
     double per = 0;
@@ -548,15 +548,15 @@ static void host_memory(const struct gr_plan_req *r, const struct gr_diffusion *
       per += (double)(d->text[i].positions * d->text[i].hidden + d->text[i].proj);
     snprintf(note, sizeof(note), "%.0f images x %.0f values (hidden states + pooled), in each of %.0f ranks", n, per,
              ranks);
-    caches += host(o, "text-embedding cache", copies * n * per * gr_diffusion_const("text_cache_bytes"), note);
+    caches += host(o, "text-embedding cache", copies * n * per * gr_diffusion_consts()->text_cache_bytes, note);
   }
   double workers = 0;
   if (r->workers > 0) {
-    double share = gr_diffusion_const("worker_cache_share");
+    double share = gr_diffusion_consts()->worker_cache_share;
     snprintf(note, sizeof(note), "%ld per rank x %.0f ranks: %.1f GiB each + %.0f%% of the caches [assumed]",
-             r->workers, ranks, gr_diffusion_const("worker_base_gib"), share * 100);
+             r->workers, ranks, gr_diffusion_consts()->worker_base_gib, share * 100);
     workers = host(o, "data-loader workers", (double)r->workers * ranks *
-                                                 (gr_diffusion_const("worker_base_gib") * GIB + share * caches / ranks),
+                                                 (gr_diffusion_consts()->worker_base_gib * GIB + share * caches / ranks),
                    note);
   }
   o->host_need_gib = fmax(load, caches + workers) / GIB;
@@ -699,7 +699,7 @@ static char *note(struct gr_plan *o)
 
 static void notes(const struct gr_plan_req *r, const struct gr_diffusion *d, struct gr_plan *o)
 {
-  double lo = gr_diffusion_const("reported_host_low_gb"), hi = gr_diffusion_const("reported_host_high_gb");
+  double lo = gr_diffusion_consts()->reported_host_low_gb, hi = gr_diffusion_consts()->reported_host_high_gb;
   double gb = o->host_need_gib * GIB / 1e9;
   snprintf(note(o), sizeof(o->notes[0]), "No speed: gpurig has no published SDXL or SD 1.5 training step time with "
            "stated conditions to hold a figure to, so it prints none (docs/plan.md).");

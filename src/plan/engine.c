@@ -236,3 +236,10 @@ int gr_engine_profile_month(const char *engine, int month)
   }
   return newest;
 }
+
+void gr_engine_profile(const char *engine, int month, const char *arch, struct gr_engine_profile *p)
+{
+#define GR_PROFILE_GET(k) p->k = gr_engine_speed(engine, month, arch, #k);
+  GR_ENGINE_SPEED_KEYS(GR_PROFILE_GET)
+#undef GR_PROFILE_GET
+}

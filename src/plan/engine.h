@@ -15,6 +15,7 @@
 
 #include "base/util.h"
 #include "facts/catalog.h"
+#include "facts/facts.h"
 #include "plan/quant.h"
 
 /* The engine named s (its name or an alias, case-insensitively): its
@@ -31,6 +32,17 @@ int gr_engine_parse_versioned(const char *s, const char **name, int *month, stru
  * the newest row at or before the month, a row of the arch before a row for
  * every arch. NAN when the engine has no such row. */
 double gr_engine_speed(const char *engine, int month, const char *arch, const char *key);
+
+/* A build's speed profile as fields (data/engine-speed.tsv, keys in
+ * facts/facts.h GR_ENGINE_SPEED_KEYS): each the value gr_engine_speed gives,
+ * NAN where the engine has no row for it (train_mfu of an inference-only
+ * engine). */
+#define GR_PROFILE_FIELD(k) double k;
+struct gr_engine_profile {
+  GR_ENGINE_SPEED_KEYS(GR_PROFILE_FIELD)
+};
+#undef GR_PROFILE_FIELD
+void gr_engine_profile(const char *engine, int month, const char *arch, struct gr_engine_profile *p);
 
 /* The month of the newest profile row the engine's build of month reads
  * (year * 12 + month - 1), 0 when the engine has no profile. */

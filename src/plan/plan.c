@@ -302,13 +302,13 @@ static void memory_infer(const struct gr_plan_req *r, const struct gr_model *m, 
     snprintf(note, sizeof(note), "%ld tokens x %ld seq, %.24s, %.0f KiB/token%s", r->ctx % 10000000000L,
              r->batch % 10000000L, r->kv_quant.name, fmin(kv_tok / 1024, 1e9), win);
     gpu_item(o, "KV cache", kv_seq * (double)r->batch * share / split, note);
-    double chunk = fmin(gr_planner_const("inference_chunk_tokens"), (double)r->ctx * (double)r->batch);
+    double chunk = fmin(gr_plan_consts()->inference_chunk_tokens, (double)r->ctx * (double)r->batch);
     double per_tok = 16.0 * (double)m->hidden + 8.0 * (double)m->moe_intermediate / tp + 4.0 * (double)m->vocab / tp;
     snprintf(note, sizeof(note), "%.0f-token chunks: activations and fp32 logits", chunk);
     gpu_item(o, "compute buffers", chunk * per_tok, note);
   }
   if (r->gpus > 0)
-    gpu_item(o, "CUDA context", gr_planner_const("cuda_context_gib") * GIB, "per GPU (data/planner.tsv)");
+    gpu_item(o, "CUDA context", gr_plan_consts()->cuda_context_gib * GIB, "per GPU (data/planner.tsv)");
   double nodes = hw->nodes > 1 ? hw->nodes : 1; /* each node loads its own stages' layers */
   host_item(o, "checkpoint while loading", o->weights.total / nodes,
             nodes > 1 ? "per node: its pipeline stages' share, read once" : "read once; the page cache can drop it after loading");
@@ -337,7 +337,7 @@ static void memory_states(const struct gr_plan_req *r, struct gr_plan *o, double
   if (r->offload == GR_OFFLOAD_PARAMS) {
     /* ZeRO-3 with offloaded parameters streams each gradient partition to
      * the host as backward produces it: a reduce bucket, not a shard */
-    gpu_item(o, "gradients", fmin(gr_planner_const("zero_bucket_gib") * GIB, 2 * shard / d),
+    gpu_item(o, "gradients", fmin(gr_plan_consts()->zero_bucket_gib * GIB, 2 * shard / d),
              "streamed to the host as produced: one reduce bucket (5e8 x 2 B)");
     gpu_item(o, "optimizer states", 0, "offloaded to host");
     *host += P * (12 + (r->state_bytes == 18 ? 4 : 0));
@@ -353,10 +353,10 @@ static void memory_states(const struct gr_plan_req *r, struct gr_plan *o, double
     gpu_item(o, "optimizer states", 12 * shard / (r->zero >= 1 ? d : 1), note);
   }
   if (r->zero >= 3)
-    gpu_item(o, "ZeRO-3 live params", fmin(gr_planner_const("zero3_live_gib") * GIB, 2 * shard),
+    gpu_item(o, "ZeRO-3 live params", fmin(gr_plan_consts()->zero3_live_gib * GIB, 2 * shard),
              "stage3_max_live_parameters 1e9 x 2 B");
   if (r->zero >= 1 && d > 1)
-    gpu_item(o, "ZeRO buckets", fmin(gr_planner_const("zero_bucket_gib") * GIB, 2 * shard), "5e8 x 2 B");
+    gpu_item(o, "ZeRO buckets", fmin(gr_plan_consts()->zero_bucket_gib * GIB, 2 * shard), "5e8 x 2 B");
 }
 
 static void memory_adapters(const struct gr_plan_req *r, const struct gr_model *m, struct gr_plan *o)
@@ -399,7 +399,7 @@ static void memory_train(const struct gr_plan_req *r, const struct gr_model *m, 
   else
     memory_adapters(r, m, o);
   memory_activations(r, m, o);
-  gpu_item(o, "CUDA context", gr_planner_const("cuda_context_gib") * GIB, "per GPU (data/planner.tsv)");
+  gpu_item(o, "CUDA context", gr_plan_consts()->cuda_context_gib * GIB, "per GPU (data/planner.tsv)");
   if (host > 0)
     host_item(o, "offloaded states", host, r->offload == GR_OFFLOAD_PARAMS ? "fp16 params + fp32 optimizer states"
                                                                            : "fp32 optimizer states (and grads)");
@@ -431,7 +431,7 @@ static enum gr_fit fit_of(const struct gr_plan *o, const struct gr_plan_req *r)
   if (r->gpus == 0)
     return GR_FIT_HEADROOM; /* the need is in host RAM, judged above where its size is known */
   if (gr_engine_is(r->engine, "vllm")) /* vLLM takes its share at start and fills it with KV blocks */
-    return o->gpu_need_gib <= gr_planner_const("vllm_gpu_memory_utilization") * o->gpu_have_gib ? GR_FIT_HEADROOM
+    return o->gpu_need_gib <= gr_plan_consts()->vllm_gpu_memory_utilization * o->gpu_have_gib ? GR_FIT_HEADROOM
                                                                                                  : GR_FIT_NO;
   if (o->gpu_need_gib <= 0.9 * o->gpu_have_gib)
     return GR_FIT_HEADROOM;
@@ -449,8 +449,8 @@ static void plan_cost(const struct gr_plan_req *r, const struct gr_plan_hw *hw, 
   /* the GPUs the job runs on (--gpus 2 of a 4-GPU rig draws two GPUs' power); the idle ones
    * are left out with the rest of the idle draw, the host is counted whole */
   int planned = r->gpus > 0 ? r->gpus : hw->ngpus;
-  double gpus_w = hw->gpu ? planned * hw->gpu->tdp_w * gr_planner_const("gpu_power_share") : 0;
-  o->power_w = gpus_w + gr_planner_const("host_power_w");
+  double gpus_w = hw->gpu ? planned * hw->gpu->tdp_w * gr_plan_consts()->gpu_power_share : 0;
+  o->power_w = gpus_w + gr_plan_consts()->host_power_w;
   o->energy_kwh_day = o->power_w * 24 / 1000;
   o->energy_cost_day = o->energy_kwh_day * r->kwh_price;
   if (r->rent > 0 && r->gpus > 0) {
@@ -790,7 +790,7 @@ void gr_plan_run(const struct gr_plan_req *r, const struct gr_model *m, const st
     snprintf(o->notes[o->nnotes++], sizeof(o->notes[0]),
              "vLLM takes gpu_memory_utilization (%.2f) of each GPU at start and fills what the weights and "
              "buffers leave with KV-cache blocks: the job fits when its need is under that share.",
-             gr_planner_const("vllm_gpu_memory_utilization"));
+             gr_plan_consts()->vllm_gpu_memory_utilization);
   if (hw->mixed_gpus && o->nnotes < 8)
     snprintf(o->notes[o->nnotes++], sizeof(o->notes[0]),
              "The GPUs differ: the plan uses the smallest, %s, for every one.", hw->gpu->model);

@@ -226,7 +226,7 @@ static int parse_engine(const struct gr_plan_args *a, struct gr_plan_req *r, str
 
 static int parse_money(const struct gr_plan_args *a, struct gr_plan_req *r, struct gr_err *err)
 {
-  r->kwh_price = gr_planner_const("kwh_price_usd");
+  r->kwh_price = gr_plan_consts()->kwh_price_usd;
   if ((a->price && opt_double("--price", a->price, &r->price, err) != 0) ||
       (a->kwh && opt_double("--kwh", a->kwh, &r->kwh_price, err) != 0) ||
       (a->rent && opt_double("--rent", a->rent, &r->rent, err) != 0))

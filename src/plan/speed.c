@@ -23,23 +23,43 @@ static void basis(struct gr_plan *o, const char *fmt, ...)
   va_end(ap);
 }
 
-/* A key of the plan's engine profile for its build and GPU. The profiles
- * are gpurig's own data: a missing key is a bug in data/engine-speed.tsv. */
-static double prof(const struct gr_plan_req *r, const struct gr_plan_hw *hw, const char *key)
+/* The plan's engine profile for its build and GPU. The profiles are
+ * gpurig's own data: a missing inference key is a bug in
+ * data/engine-speed.tsv, said and aborted on. */
+static void profile_of(const struct gr_plan_req *r, const struct gr_plan_hw *hw, struct gr_engine_profile *pf)
 {
   /* a request built in code may name no engine: the one its format and job run on */
   const char *engine = r->engine ? r->engine : gr_engine_default(r->job != GR_JOB_INFER, &r->quant, r->gpus);
-  double v = gr_engine_speed(engine, r->engine_month, hw->gpu ? hw->gpu->arch : NULL, key);
-  if (isnan(v)) {
-    fprintf(stderr, "gpurig: internal error: data/engine-speed.tsv has no %s for %s\n", key, engine);
+  gr_engine_profile(engine, r->engine_month, hw->gpu ? hw->gpu->arch : NULL, pf);
+  const char *missing = isnan(pf->mem_eff_gddr) ? "mem_eff_gddr" : isnan(pf->mem_eff_hbm) ? "mem_eff_hbm"
+                        : isnan(pf->quant_read_eff) ? "quant_read_eff" : isnan(pf->layer_us_ghz) ? "layer_us_ghz"
+                        : isnan(pf->layer_size_exp) ? "layer_size_exp" : isnan(pf->token_us) ? "token_us"
+                        : isnan(pf->seq_us) ? "seq_us" : isnan(pf->handoff_us) ? "handoff_us"
+                        : isnan(pf->pp_fp16_acc) ? "pp_fp16_acc" : isnan(pf->pp_eff_float) ? "pp_eff_float"
+                        : isnan(pf->pp_int8) ? "pp_int8" : isnan(pf->pp_eff_int8) ? "pp_eff_int8"
+                        : isnan(pf->pp_dequant_eff) ? "pp_dequant_eff"
+                        : isnan(pf->decode_compute_eff) ? "decode_compute_eff" : NULL;
+  if (missing) {
+    fprintf(stderr, "gpurig: internal error: data/engine-speed.tsv has no %s for %s\n", missing, engine);
     abort();
   }
-  return v;
+}
+
+/* The per-layer cost of a decode step or a ubatch, seconds: fixed work at
+ * the GPU's clock that grows slowly with the layer's width. */
+static double layer_cost_s(const struct gr_engine_profile *pf, const struct gr_gpu_model *g, double hidden)
+{
+  return pf->layer_us_ghz * 1e-6 / gr_speed_clock_ghz(g) * pow(hidden / 4096.0, pf->layer_size_exp);
+}
+
+static double mem_eff_of(const struct gr_engine_profile *pf, const struct gr_gpu_model *g)
+{
+  return gr_gpu_mem_is_hbm(g) ? pf->mem_eff_hbm : pf->mem_eff_gddr;
 }
 
 double gr_speed_clock_ghz(const struct gr_gpu_model *gpu)
 {
-  return gpu && gpu->boost_mhz > 0 ? gpu->boost_mhz / 1000.0 : gr_planner_const("gpu_clock_ghz_default");
+  return gpu && gpu->boost_mhz > 0 ? gpu->boost_mhz / 1000.0 : gr_plan_consts()->gpu_clock_ghz_default;
 }
 
 /* "llama.cpp (2024-06 profile, the current release)" into buf. */
@@ -95,35 +115,34 @@ struct decode_terms {
 };
 
 /* The tensor rate fp16 weights are multiplied at by the engine, TFLOPS. */
-static double float_rate(const struct gr_plan_req *r, const struct gr_plan_hw *hw)
+static double float_rate(const struct gr_engine_profile *pf, const struct gr_plan_hw *hw)
 {
-  return prof(r, hw, "pp_fp16_acc") > 0.5 ? hw->gpu->fp16_tflops : hw->gpu->fp16_fp32acc_tflops;
+  return pf->pp_fp16_acc > 0.5 ? hw->gpu->fp16_tflops : hw->gpu->fp16_fp32acc_tflops;
 }
 
-static void decode_terms(const struct gr_plan_req *r, const struct gr_model *m, const struct gr_plan_hw *hw,
-                         const struct gr_plan *o, long ctx, struct decode_terms *t)
+static void decode_terms(const struct gr_plan_req *r, const struct gr_engine_profile *pf, const struct gr_model *m,
+                         const struct gr_plan_hw *hw, const struct gr_plan *o, long ctx, struct decode_terms *t)
 {
   const struct gr_gpu_model *g = hw->gpu;
   double layers, hidden;
   layer_shape(m, o, &layers, &hidden);
   t->bytes = decode_step_bytes(r, m, o, ctx);
-  t->mem_eff = prof(r, hw, gr_gpu_mem_is_hbm(g) ? "mem_eff_hbm" : "mem_eff_gddr");
+  t->mem_eff = mem_eff_of(pf, g);
   if (r->quant.kind != GR_Q_FLOAT)
-    t->mem_eff *= prof(r, hw, "quant_read_eff");
+    t->mem_eff *= pf->quant_read_eff;
   /* tensor parallel splits every matrix: each GPU reads its share at once */
   t->mem_s = t->bytes / r->tp / (t->mem_eff * g->mem_bw_gbps * 1e9);
   double flops = 2.0 * (double)o->params.active * (double)r->batch / r->tp;
   /* quantized matrix-vector kernels multiply on the int8 path where the GPU has one (llama.cpp's MMVQ: dp4a) */
-  double tops = r->quant.kind != GR_Q_FLOAT ? fmax(float_rate(r, hw), g->int8_tops) : float_rate(r, hw);
-  double rate = tops * prof(r, hw, "decode_compute_eff") * 1e12;
+  double tops = r->quant.kind != GR_Q_FLOAT ? fmax(float_rate(pf, hw), g->int8_tops) : float_rate(pf, hw);
+  double rate = tops * pf->decode_compute_eff * 1e12;
   t->compute_s = rate > 0 ? flops / rate : 0;
   /* small kernels between the matrix reads: fixed work per layer that runs
    * at the GPU's clock and grows slowly with the layer's width */
   t->layers = layers;
-  t->layer_s = prof(r, hw, "layer_us_ghz") * 1e-6 / gr_speed_clock_ghz(g) *
-               pow(hidden / 4096.0, prof(r, hw, "layer_size_exp"));
-  t->token_s = (prof(r, hw, "token_us") + prof(r, hw, "seq_us") * (double)r->batch) * 1e-6;
-  t->handoff_s = r->pp > 1 ? (r->pp - 1) * prof(r, hw, "handoff_us") * 1e-6 : 0;
+  t->layer_s = layer_cost_s(pf, g, hidden);
+  t->token_s = (pf->token_us + pf->seq_us * (double)r->batch) * 1e-6;
+  t->handoff_s = r->pp > 1 ? (r->pp - 1) * pf->handoff_us * 1e-6 : 0;
 }
 
 static double decode_step_s(const struct decode_terms *t, const struct gr_plan *o)
@@ -168,8 +187,8 @@ static void tp_comm(const struct gr_plan_req *r, const struct gr_model *m, const
   if (r->tp <= 1 || !m->shape_known)
     return;
   double busbw = hw->busbw_gbps[r->tp], msg = (double)r->batch * (double)m->hidden * 2.0;
-  double lat = (tp_over_nvlink(hw->gpu, r->tp) ? gr_planner_const("allreduce_latency_nvlink_us")
-                                               : gr_planner_const("allreduce_latency_us")) * 1e-6;
+  double lat = (tp_over_nvlink(hw->gpu, r->tp) ? gr_plan_consts()->allreduce_latency_nvlink_us
+                                               : gr_plan_consts()->allreduce_latency_us) * 1e-6;
   o->tp_comm_s = 2.0 * (double)m->layers * (lat + (busbw > 0 ? msg * 2.0 * (r->tp - 1) / r->tp / (busbw * 1e9) : 0));
   o->allreduce_gbps = busbw;
   o->allreduce_raised_gbps = hw->busbw_raised_gbps[r->tp];
@@ -184,7 +203,7 @@ static void set_range(struct gr_range *x, double mid, double spread)
 static void decode_cpu(const struct gr_plan_req *r, const struct gr_model *m, const struct gr_plan_hw *hw,
                        struct gr_plan *o)
 {
-  double lo = gr_planner_const("decode_eff_cpu_low"), hi = gr_planner_const("decode_eff_cpu_high");
+  double lo = gr_plan_consts()->decode_eff_cpu_low, hi = gr_plan_consts()->decode_eff_cpu_high;
   double b = (double)r->batch, bytes = decode_step_bytes(r, m, o, 1), full = decode_step_bytes(r, m, o, r->ctx);
   double bw = hw->cpu_bw_gbps * 1e9;
   o->decode_tps = (struct gr_range){b / (bytes / (lo * bw)), b / (bytes / ((lo + hi) / 2 * bw)), b / (bytes / (hi * bw)),
@@ -204,10 +223,12 @@ void gr_speed_decode(const struct gr_plan_req *r, const struct gr_model *m, cons
   }
   tp_comm(r, m, hw, o);
   pipe_comm(r, m, hw, o);
+  struct gr_engine_profile pf;
+  profile_of(r, hw, &pf);
   struct decode_terms t, tf;
-  decode_terms(r, m, hw, o, 1, &t);
-  decode_terms(r, m, hw, o, r->ctx, &tf);
-  double spread = gr_planner_const("decode_spread"), b = (double)r->batch, step = decode_step_s(&t, o);
+  decode_terms(r, &pf, m, hw, o, 1, &t);
+  decode_terms(r, &pf, m, hw, o, r->ctx, &tf);
+  double spread = gr_plan_consts()->decode_spread, b = (double)r->batch, step = decode_step_s(&t, o);
   set_range(&o->decode_tps, b / step, spread);
   set_range(&o->decode_full_tps, b / decode_step_s(&tf, o), spread);
   o->decode_full_tps.ok = m->shape_known;
@@ -243,37 +264,38 @@ void gr_speed_prefill(const struct gr_plan_req *r, const struct gr_model *m, con
   if (r->gpus == 0)
     return;
   const struct gr_gpu_model *g = hw->gpu;
-  bool quant = r->quant.kind != GR_Q_FLOAT, int8 = quant && prof(r, hw, "pp_int8") > 0.5 && g->int8_tops > 0 &&
+  struct gr_engine_profile pf;
+  profile_of(r, hw, &pf);
+  bool quant = r->quant.kind != GR_Q_FLOAT, int8 = quant && pf.pp_int8 > 0.5 && g->int8_tops > 0 &&
                                                   (r->quant.kind == GR_Q_GGUF || r->quant.kind == GR_Q_GGML);
   const char *path;
   double rate;
   if (int8) {
-    rate = g->int8_tops * prof(r, hw, "pp_eff_int8");
+    rate = g->int8_tops * pf.pp_eff_int8;
     path = "the int8 path (MMQ)";
   } else {
-    rate = float_rate(r, hw) * prof(r, hw, "pp_eff_float") * (quant ? prof(r, hw, "pp_dequant_eff") : 1.0);
-    path = quant ? "dequantize then fp16 GEMM" : prof(r, hw, "pp_fp16_acc") > 0.5 ? "fp16 GEMM, FP16 accumulate"
+    rate = float_rate(&pf, hw) * pf.pp_eff_float * (quant ? pf.pp_dequant_eff : 1.0);
+    path = quant ? "dequantize then fp16 GEMM" : pf.pp_fp16_acc > 0.5 ? "fp16 GEMM, FP16 accumulate"
                                                                                  : "fp16 GEMM, FP32 accumulate";
   }
   if (rate <= 0)
     return;
   double layers, hidden;
   layer_shape(m, o, &layers, &hidden);
-  double chunk = fmin(gr_planner_const("inference_chunk_tokens"), (double)r->ctx);
+  double chunk = fmin(gr_plan_consts()->inference_chunk_tokens, (double)r->ctx);
   /* attention: scores and values over half the chunk on average, 2 x 2 FLOPs per element */
   double attn = m->shape_known ? 2.0 * layers * (double)(m->heads * m->head_dim) * chunk : 0;
   double flops = (2.0 * (double)o->params.active + attn) * chunk;
   double compute_s = flops / r->tp / (rate * 1e12);
-  double mem_eff = prof(r, hw, gr_gpu_mem_is_hbm(g) ? "mem_eff_hbm" : "mem_eff_gddr");
+  double mem_eff = mem_eff_of(&pf, g);
   double read_s = o->weights.per_token / r->tp / (mem_eff * g->mem_bw_gbps * 1e9);
-  double layer_s = layers * prof(r, hw, "layer_us_ghz") * 1e-6 / gr_speed_clock_ghz(g) *
-                   pow(hidden / 4096.0, prof(r, hw, "layer_size_exp"));
-  double handoff = r->pp > 1 ? (r->pp - 1) * prof(r, hw, "handoff_us") * 1e-6 : 0;
+  double layer_s = layers * layer_cost_s(&pf, g, hidden);
+  double handoff = r->pp > 1 ? (r->pp - 1) * pf.handoff_us * 1e-6 : 0;
   double t = fmax(compute_s, read_s) + layer_s + handoff;
   double v = chunk / t;
   if (o->pipe_prefill_s > 0) /* --nodes: the prompt's activations also cross the node boundaries */
     v = chunk / (t + o->pipe_prefill_s * chunk / fmax(1.0, (double)r->ctx * (double)r->batch));
-  set_range(&o->prefill_tps, v, gr_planner_const("prefill_spread"));
+  set_range(&o->prefill_tps, v, gr_plan_consts()->prefill_spread);
   basis(o, ". Prefill: %.0f-token ubatches, %.3g FLOPs each over %s at %.0f TOPS = %.2f ms%s, + %.2f ms of layers%s",
         chunk, flops, path, rate, compute_s * 1e3, read_s > compute_s ? " (reading the weights takes longer)" : "",
         layer_s * 1e3, r->pp > 1 ? "; the layer split's GPUs take a ubatch one after another" : "");
@@ -289,8 +311,8 @@ static double cpu_adam_s(const struct gr_plan_req *r, const struct gr_plan_hw *h
   if (r->offload == GR_OFFLOAD_NONE || hw->cpu_bw_gbps <= 0)
     return 0;
   double nodes = hw->nodes > 1 ? hw->nodes : 1, params = (double)o->params.total / nodes;
-  return params * gr_planner_const("cpu_adam_bytes_per_param") /
-         (hw->cpu_bw_gbps * 1e9 * gr_planner_const("cpu_adam_mem_eff"));
+  return params * gr_plan_consts()->cpu_adam_bytes_per_param /
+         (hw->cpu_bw_gbps * 1e9 * gr_plan_consts()->cpu_adam_mem_eff);
 }
 
 /* Seconds of PCIe traffic per step for offload: each rank sends its
@@ -303,7 +325,7 @@ static double offload_pcie_s(const struct gr_plan_req *r, const struct gr_plan_h
   double shard = (double)o->params.total / (r->tp * r->pp) / o->dp, moves = 2.0 + 2.0;
   if (r->offload == GR_OFFLOAD_PARAMS)
     moves += 2.0 * (r->checkpointing ? 3 : 2);
-  return moves * shard / (hw->host_link_gbps * 1e9 * gr_planner_const("offload_pcie_eff"));
+  return moves * shard / (hw->host_link_gbps * 1e9 * gr_plan_consts()->offload_pcie_eff);
 }
 
 /* Communication of one step, seconds: the gradient all-reduce (ZeRO-3
@@ -349,13 +371,19 @@ void gr_speed_train(const struct gr_plan_req *r, const struct gr_model *m, const
    * runs), scaled like the weights' FLOPs with checkpointing */
   double attn = m->shape_known ? 12.0 * (double)m->layers * (double)m->hidden * (double)r->ctx * per / 6.0 : 0;
   double flops = (per * (double)o->params.active + attn) * tokens;
-  double peak = r->gpus * hw->gpu->fp16_fp32acc_tflops * 1e12, mfu = prof(r, hw, "train_mfu");
+  struct gr_engine_profile pf;
+  profile_of(r, hw, &pf);
+  if (isnan(pf.train_mfu)) {
+    fprintf(stderr, "gpurig: internal error: data/engine-speed.tsv has no train_mfu for %s\n", r->engine);
+    abort();
+  }
+  double peak = r->gpus * hw->gpu->fp16_fp32acc_tflops * 1e12, mfu = pf.train_mfu;
   if (peak <= 0)
     return;
   double compute = flops / (peak * mfu), gather = 0, comm = train_comm_s(r, m, hw, o, &gather);
-  double window = compute * gr_planner_const("allreduce_overlap"), exposed = fmax(0, comm - window);
+  double window = compute * gr_plan_consts()->allreduce_overlap, exposed = fmax(0, comm - window);
   double pcie = offload_pcie_s(r, hw, o), adam = cpu_adam_s(r, hw, o);
-  double step = compute + exposed + pcie + adam, spread = gr_planner_const("train_spread");
+  double step = compute + exposed + pcie + adam, spread = gr_plan_consts()->train_spread;
   o->step_s = (struct gr_range){step * (1 - spread), step, step * (1 + spread), true};
   o->train_tps = (struct gr_range){tokens / o->step_s.high, tokens / step, tokens / o->step_s.low, true};
   char eng[96];
@@ -365,7 +393,7 @@ void gr_speed_train(const struct gr_plan_req *r, const struct gr_model *m, const
         hw->gpu->fp16_fp32acc_tflops, mfu * 100, compute);
   basis(o, "; communication %.2f s over %.1f GB/s%s, %.2f s of it not hidden behind compute (%.0f%% of compute "
         "overlaps)", comm, o->allreduce_gbps, r->zero >= 3 && r->job == GR_JOB_FULL ? " (ZeRO-3 moves 1.5x DDP's data)" : "",
-        exposed, gr_planner_const("allreduce_overlap") * 100);
+        exposed, gr_plan_consts()->allreduce_overlap * 100);
   if (gather > 0)
     basis(o, "; of it the all-gathers of the frozen sharded base in forward and backward%s: %.2f s",
           r->checkpointing ? " and the recompute" : "", gather);
@@ -373,7 +401,7 @@ void gr_speed_train(const struct gr_plan_req *r, const struct gr_model *m, const
     basis(o, "; offload: %.2f s of PCIe per step", pcie);
     if (adam > 0)
       basis(o, " + CPU Adam %.2f s (%.0f B per parameter over %.0f%% of %.0f GB/s of host memory)", adam,
-            gr_planner_const("cpu_adam_bytes_per_param"), gr_planner_const("cpu_adam_mem_eff") * 100, hw->cpu_bw_gbps);
+            gr_plan_consts()->cpu_adam_bytes_per_param, gr_plan_consts()->cpu_adam_mem_eff * 100, hw->cpu_bw_gbps);
     else
       basis(o, "; the CPU Adam step is not counted: the host's memory bandwidth is unknown (give a rig or --cpu)");
   }

@@ -410,7 +410,7 @@ static void test_no_topology_predicts(void **state)
   const struct gr_bench_result *h0 = result(&w->rep, GR_BK_H2D, GR_BENCH_HOST, 0);
   assert_float_equal(h0->limit_gbps, 31.5, 0.1);
   assert_true(h0->predicted_gbps > 0);
-  assert_float_equal(h0->predicted_gbps, h0->limit_gbps * gr_calibration("h2d_eff_gen4"), 1e-9);
+  assert_float_equal(h0->predicted_gbps, h0->limit_gbps * gr_calib()->h2d_eff_gen4, 1e-9);
   world_free(w);
   free(w);
 }

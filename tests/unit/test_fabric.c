@@ -68,7 +68,7 @@ static void eight_sxm4_without_nvlink_are_inferred_nv12(void **state)
   assert_non_null(tu_find(&a, "topo.nvlink-inferred", -1));
   gr_predict(&t, &a, &p);
   /* 300 GB/s per direction into the fabric at NCCL's NVLink efficiency */
-  assert_true(fabs(p.nccl_default.busbw_gbps - 300 * gr_calibration("ring_nvlink_eff")) < 1e-6);
+  assert_true(fabs(p.nccl_default.busbw_gbps - 300 * gr_calib()->ring_nvlink_eff) < 1e-6);
   gr_prediction_free(&p);
   gr_analysis_free(&a);
   gr_topo_free(&t);

@@ -100,7 +100,7 @@ static int bench_without_topology(void)
     for (size_t i = 0; i < rep.nresults; i++) {
       const struct gr_bench_result *r = &rep.results[i];
       if (r->kind == GR_BK_H2D && (r->limit_gbps <= 0 || r->predicted_gbps <= 0 ||
-                                   r->predicted_gbps != r->limit_gbps * gr_calibration("h2d_eff_gen4")))
+                                   r->predicted_gbps != r->limit_gbps * gr_calib()->h2d_eff_gen4))
         bad = 12;
     }
     gr_bench_report_free(&rep);
@@ -134,9 +134,9 @@ static void test_facts_once(void **state)
   assert_ptr_equal(gr_facts(), f);
   /* every constant is there before any prediction ran (bench without a
    * topology reads h2d_eff_* directly) */
-  assert_float_equal(gr_calibration("h2d_eff_gen4"), 0.81, 1e-9);
-  assert_true(gr_planner_const("cuda_context_gib") > 0);
-  assert_true(gr_health("aer_ber") > 0);
+  assert_float_equal(gr_calib()->h2d_eff_gen4, 0.81, 1e-9);
+  assert_true(gr_plan_consts()->cuda_context_gib > 0);
+  assert_true(gr_health_consts()->aer_ber > 0);
   assert_true(f->ngens >= 5 && f->ngpus > 10);
   assert_non_null(gr_catalog_find("RTX 3090"));
 }

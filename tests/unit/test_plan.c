@@ -692,7 +692,7 @@ static void power_counts_the_gpus_planned(void **state)
   four.gpus = "4";
   if (plan_on_rig(&two, "asus-esc4000", &p2, &err) != 0 || plan_on_rig(&four, "asus-esc4000", &p4, &err) != 0)
     fail_msg("%s", err.msg);
-  double one = p2.hw.gpu->tdp_w * gr_planner_const("gpu_power_share"), host = gr_planner_const("host_power_w");
+  double one = p2.hw.gpu->tdp_w * gr_plan_consts()->gpu_power_share, host = gr_plan_consts()->host_power_w;
   assert_float_equal(p2.plan.power_w, 2 * one + host, 1e-9);
   assert_float_equal(p4.plan.power_w, 4 * one + host, 1e-9);
   assert_float_equal(p2.plan.energy_kwh_day, p2.plan.power_w * 24 / 1000, 1e-9);

@@ -848,7 +848,7 @@ static void cluster_statements(void **state)
   /* a 2:1 fat tree halves the network's share; `speed` gives an uncatalogued NIC its rate */
   cluster_of_text(NODE "nic ib0 \"Some NIC\" sw0 gen4 x16 speed 200\nnodes 4\nfabric fat-tree oversubscription 2:1\n",
                   &c);
-  assert_true(fabs(c.inter_busbw_gbps - 25.0 * gr_calibration("net_ring_eff") / 2) < 1e-9);
+  assert_true(fabs(c.inter_busbw_gbps - 25.0 * gr_calib()->net_ring_eff / 2) < 1e-9);
   cluster_of_text(NODE "nic ib0 \"Some NIC\" sw0 gen4 x16\nnodes 4\n", &c);
   assert_true(c.busbw_gbps == 0 && c.nic_gbps == 0);
   /* GeForce: no GPUDirect RDMA on stock drivers, wherever the NIC sits */
