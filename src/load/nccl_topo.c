@@ -10,11 +10,12 @@
  * <gpu> holds <nvlink> and <c2c> elements, a <nic> one <net> per port.
  * What gpurig makes of each is in docs/topology.md ("NCCL topology files").
  *
- * The file is read by a small reader of just this XML subset: one linear
- * pass, no recursion, with the depth, the element count, the children of
- * one element and the attribute length bounded, into a flat list of
- * elements (parents before children); the model is built from that list.
- * Every error is one line, "FILE:LINE:COL: problem". */
+ * The file is read by a small reader of just this XML subset (below: one
+ * linear pass, no recursion, with the depth, the element count, the
+ * children of one element and the attribute length bounded) into a flat
+ * list of elements, parents before children; each is classified as NCCL
+ * would read it, and the model is built from that list. Every error is one
+ * line, "FILE:LINE:COL: problem". */
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -41,60 +42,66 @@
 #define NT_MAX_NET_NAMES 16 /* <net> names kept per NIC */
 #define NT_MAX_WARNINGS 10  /* warnings shown one by one; the rest are counted */
 
-/* ---- the document ---- */
+/* ---- the reader ----
+ * A small reader of the XML subset such files are written in: elements,
+ * attributes, comments and processing instructions; no text, CDATA,
+ * document types or entities. One linear pass, no recursion, into a flat
+ * list of elements (parents before children) and their attributes, which
+ * point into the caller's bytes. A format names its one top-level element,
+ * its limits and the words its errors use. */
 
-enum el_kind { EL_OTHER, EL_SYSTEM, EL_CPU, EL_PCI, EL_GPU, EL_NIC, EL_NET, EL_NVLINK, EL_C2C };
-
-struct attr {
+struct gr_xml_attr {
   const char *key, *val; /* into the file's bytes, not NUL-terminated */
   size_t klen, vlen;
   unsigned line, col;    /* of the value */
 };
 
-struct elem {
-  enum el_kind kind;
-  const char *name;
+struct gr_xml_elem {
+  const char *name;       /* into the file's bytes, not NUL-terminated */
   size_t nlen;
   unsigned line, col;     /* of its '<' */
   int parent;             /* index in doc.el, -1 for the root */
   size_t attr0;           /* its attributes: doc.at[attr0 .. attr0 + nattrs - 1] */
   unsigned nattrs;
-  unsigned nchildren, npci, ngpu, nnic;
-  int first_gpu;          /* pci: its first <gpu> child (the one NCCL takes NVLinks from), -1 none */
-  /* filled while building the model */
-  int cpu;                /* the <cpu> it is under: index in build.cpus, -1 none */
-  int node;               /* pci: its node; nic: the NIC node its nets name; -1 none */
-  int hb;                 /* pci: the host bridge above it */
-  bool hb_real;           /* host bridge: its bus range comes from a real bus id */
+  unsigned nchildren;
 };
 
-struct doc {
-  struct elem *el;
+struct gr_xml_doc {
+  struct gr_xml_elem *el;
   size_t nel, cap_el;
-  struct attr *at;
+  struct gr_xml_attr *at;
   size_t nat, cap_at;
-  size_t misplaced;       /* known elements where NCCL does not read them */
-  int first_misplaced;
 };
 
-static void doc_free(struct doc *d)
+struct gr_xml_format {
+  const char *what;       /* the format as errors name it: "an NCCL topology file" */
+  const char *root;       /* the name of its one top-level element */
+  const char *root_hint;  /* what an error says was expected there: "<system version=\"1\">" */
+  unsigned max_depth, max_elems, max_children, max_attrs;
+  unsigned max_value;     /* bytes of one attribute value */
+  unsigned max_name;      /* bytes of an element or attribute name */
+  const char *elems_note; /* after the element limit's error: " (NCCL reads at most 256 per machine)" */
+  const char *depth_note; /* after the depth limit's: " (a real file has under 10)" */
+  const char *limit_note; /* after the format's own limits (children, value bytes): " (NCCL's limit)" */
+};
+
+static void gr_xml_free(struct gr_xml_doc *d)
 {
   free(d->el);
   free(d->at);
   memset(d, 0, sizeof(*d));
 }
 
-/* ---- the reader ---- */
-
 struct reader {
   const char *name, *buf;
   size_t len, pos;
   unsigned line;
   size_t line_start;      /* offset of the current line's first byte */
-  int stack[NT_MAX_DEPTH];
-  int depth;
+  int *stack;             /* the open elements, f->max_depth of them at most */
+  unsigned depth;
   bool root_done;
-  struct doc *d;
+  const struct gr_xml_format *f;
+  struct gr_xml_doc *d;
   struct gr_err *err;
 };
 
@@ -126,7 +133,7 @@ static void advance(struct reader *r, size_t n)
     }
 }
 
-static bool is_space(char c)
+static bool gr_xml_is_space(char c)
 {
   return c == ' ' || c == '\t' || c == '\n' || c == '\r';
 }
@@ -140,7 +147,7 @@ static bool looking_at(const struct reader *r, const char *s)
 static void skip_space(struct reader *r)
 {
   size_t n = 0;
-  while (r->pos + n < r->len && is_space(r->buf[r->pos + n]))
+  while (r->pos + n < r->len && gr_xml_is_space(r->buf[r->pos + n]))
     n++;
   advance(r, n);
 }
@@ -179,73 +186,41 @@ static int skip_past(struct reader *r, size_t from, const char *end, const char 
   return 0;
 }
 
-static bool name_is(const char *s, size_t n, const char *want)
+static bool gr_xml_name_is(const char *s, size_t n, const char *want)
 {
   return n == strlen(want) && memcmp(s, want, n) == 0;
 }
 
-/* What an element is, from its name and its parent's kind (-1 for the root);
- * a known element where NCCL does not look for it is ignored, as NCCL
- * ignores it (xml.cc reads each element only inside the ones listed here). */
-static enum el_kind classify(const char *s, size_t n, int parent, bool *misplaced)
-{
-  static const struct {
-    const char *name;
-    enum el_kind kind;
-    unsigned parents; /* bit k: a child of kind k; bit 31: the root */
-  } rules[] = {
-      {"system", EL_SYSTEM, 1u << 31},
-      {"cpu", EL_CPU, 1u << EL_SYSTEM},
-      {"pci", EL_PCI, 1u << EL_CPU | 1u << EL_PCI},
-      {"nic", EL_NIC, 1u << EL_CPU | 1u << EL_PCI},
-      {"gpu", EL_GPU, 1u << EL_PCI},
-      {"net", EL_NET, 1u << EL_NIC},
-      {"nvlink", EL_NVLINK, 1u << EL_GPU},
-      {"c2c", EL_C2C, 1u << EL_GPU},
-  };
-  *misplaced = false;
-  if (parent == EL_OTHER) /* inside an ignored element: ignored too */
-    return EL_OTHER;
-  unsigned bit = parent < 0 ? 1u << 31 : 1u << parent;
-  for (size_t i = 0; i < sizeof(rules) / sizeof(rules[0]); i++)
-    if (name_is(s, n, rules[i].name)) {
-      if (rules[i].parents & bit)
-        return rules[i].kind;
-      *misplaced = true;
-      return EL_OTHER;
-    }
-  return EL_OTHER;
-}
-
 static int check_value(struct reader *r, size_t start, size_t n, unsigned line, unsigned col)
 {
-  if (n > NT_MAX_VALUE)
-    return fail_at(r->err, r->name, line, col, "attribute value longer than %d bytes (NCCL's limit)", NT_MAX_VALUE);
+  if (n > r->f->max_value)
+    return fail_at(r->err, r->name, line, col, "attribute value longer than %u bytes%s", r->f->max_value,
+                   r->f->limit_note);
   for (size_t i = 0; i < n; i++) {
     unsigned char c = (unsigned char)r->buf[start + i];
     if (c == '<')
       return fail_at(r->err, r->name, line, col + (unsigned)i, "'<' inside an attribute value");
     if (c < 0x20 || c >= 0x7f)
       return fail_at(r->err, r->name, line, col + (unsigned)i,
-                     "byte 0x%02x inside an attribute value (an NCCL topology file is plain ASCII)", c);
+                     "byte 0x%02x inside an attribute value (%s is plain ASCII)", c, r->f->what);
   }
   return 0;
 }
 
 /* One `key="value"` (or 'value') of element e, at the reader. */
-static int read_attr(struct reader *r, struct elem *e)
+static int read_attr(struct reader *r, struct gr_xml_elem *e)
 {
   unsigned line = r->line, col = col_of(r);
   size_t klen = name_at(r);
   if (!klen)
     return fail_at(r->err, r->name, line, col, "expected an attribute name, '>' or '/>'");
-  if (klen > NT_MAX_NAME)
-    return fail_at(r->err, r->name, line, col, "attribute name longer than %d bytes", NT_MAX_NAME);
-  if (e->nattrs == NT_MAX_ATTRS)
-    return fail_at(r->err, r->name, line, col, "more than %d attributes in one element", NT_MAX_ATTRS);
+  if (klen > r->f->max_name)
+    return fail_at(r->err, r->name, line, col, "attribute name longer than %u bytes", r->f->max_name);
+  if (e->nattrs == r->f->max_attrs)
+    return fail_at(r->err, r->name, line, col, "more than %u attributes in one element", r->f->max_attrs);
   const char *key = r->buf + r->pos;
   for (unsigned i = 0; i < e->nattrs; i++) {
-    const struct attr *a = &r->d->at[e->attr0 + i];
+    const struct gr_xml_attr *a = &r->d->at[e->attr0 + i];
     if (a->klen == klen && memcmp(a->key, key, klen) == 0)
       return fail_at(r->err, r->name, line, col, "attribute %.*s given twice", (int)klen, key);
   }
@@ -267,7 +242,7 @@ static int read_attr(struct reader *r, struct elem *e)
   if (check_value(r, r->pos, vlen, vline, vcol) != 0)
     return -1;
   grow_array((void **)&r->d->at, sizeof(*r->d->at), &r->d->cap_at, r->d->nat);
-  r->d->at[r->d->nat++] = (struct attr){key, r->buf + r->pos, klen, vlen, vline, vcol};
+  r->d->at[r->d->nat++] = (struct gr_xml_attr){key, r->buf + r->pos, klen, vlen, vline, vcol};
   e->nattrs++;
   advance(r, vlen + 1);
   return 0;
@@ -276,39 +251,25 @@ static int read_attr(struct reader *r, struct elem *e)
 /* A new element at the reader (its '<' at line, col) named [s, s+n). */
 static int new_elem(struct reader *r, const char *s, size_t n, unsigned line, unsigned col)
 {
-  struct doc *d = r->d;
+  struct gr_xml_doc *d = r->d;
+  const struct gr_xml_format *f = r->f;
   int parent = r->depth ? r->stack[r->depth - 1] : -1;
-  if (d->nel == NT_MAX_ELEMS)
-    return fail_at(r->err, r->name, line, col, "more than %d elements (NCCL reads at most 256 per machine)",
-                   NT_MAX_ELEMS);
-  if (r->depth == NT_MAX_DEPTH)
-    return fail_at(r->err, r->name, line, col, "elements nested more than %d levels deep (a real file has under 10)",
-                   NT_MAX_DEPTH);
+  if (d->nel == f->max_elems)
+    return fail_at(r->err, r->name, line, col, "more than %u elements%s", f->max_elems, f->elems_note);
+  if (r->depth == f->max_depth)
+    return fail_at(r->err, r->name, line, col, "elements nested more than %u levels deep%s", f->max_depth,
+                   f->depth_note);
   if (parent < 0 && r->root_done)
-    return fail_at(r->err, r->name, line, col, "a second top-level element <%.*s> after </system>", (int)n, s);
-  if (parent < 0 && !name_is(s, n, "system"))
-    return fail_at(r->err, r->name, line, col, "expected <system version=\"1\"> (an NCCL topology file), got <%.*s>",
-                   (int)n, s);
-  if (parent >= 0 && ++d->el[parent].nchildren > NT_MAX_CHILDREN)
-    return fail_at(r->err, r->name, line, col, "more than %d elements inside one <%.*s> (NCCL's limit)",
-                   NT_MAX_CHILDREN, (int)d->el[parent].nlen, d->el[parent].name);
-  bool misplaced;
-  enum el_kind kind = classify(s, n, parent < 0 ? -1 : (int)d->el[parent].kind, &misplaced);
+    return fail_at(r->err, r->name, line, col, "a second top-level element <%.*s> after </%.*s>", (int)n, s,
+                   (int)d->el[0].nlen, d->el[0].name);
+  if (parent < 0 && !gr_xml_name_is(s, n, f->root))
+    return fail_at(r->err, r->name, line, col, "expected %s (%s), got <%.*s>", f->root_hint, f->what, (int)n, s);
+  if (parent >= 0 && ++d->el[parent].nchildren > f->max_children)
+    return fail_at(r->err, r->name, line, col, "more than %u elements inside one <%.*s>%s", f->max_children,
+                   (int)d->el[parent].nlen, d->el[parent].name, f->limit_note);
   grow_array((void **)&d->el, sizeof(*d->el), &d->cap_el, d->nel);
-  struct elem *e = &d->el[d->nel];
-  *e = (struct elem){.kind = kind, .name = s, .nlen = n, .line = line, .col = col, .parent = parent,
-                     .attr0 = d->nat, .first_gpu = -1, .cpu = -1, .node = -1, .hb = -1};
-  if (misplaced && d->misplaced++ == 0)
-    d->first_misplaced = (int)d->nel;
-  if (parent >= 0) {
-    struct elem *p = &d->el[parent];
-    p->npci += kind == EL_PCI;
-    p->nnic += kind == EL_NIC;
-    p->ngpu += kind == EL_GPU;
-    if (kind == EL_GPU && p->first_gpu < 0)
-      p->first_gpu = (int)d->nel;
-  }
-  d->nel++;
+  d->el[d->nel++] = (struct gr_xml_elem){.name = s, .nlen = n, .line = line, .col = col, .parent = parent,
+                                         .attr0 = d->nat};
   return 0;
 }
 
@@ -320,8 +281,8 @@ static int open_tag(struct reader *r)
   size_t n = name_at(r);
   if (!n)
     return fail_at(r->err, r->name, line, col, "expected an element name after '<'");
-  if (n > NT_MAX_NAME)
-    return fail_at(r->err, r->name, line, col, "element name longer than %d bytes", NT_MAX_NAME);
+  if (n > r->f->max_name)
+    return fail_at(r->err, r->name, line, col, "element name longer than %u bytes", r->f->max_name);
   const char *s = r->buf + r->pos;
   if (new_elem(r, s, n, line, col) != 0)
     return -1;
@@ -360,7 +321,7 @@ static int close_tag(struct reader *r)
     return fail_at(r->err, r->name, line, col, "expected an element name after '</'");
   if (!r->depth)
     return fail_at(r->err, r->name, line, col, "closing tag </%.*s> with no element open", (int)n, s);
-  const struct elem *open = &r->d->el[r->stack[r->depth - 1]];
+  const struct gr_xml_elem *open = &r->d->el[r->stack[r->depth - 1]];
   if (n != open->nlen || memcmp(s, open->name, n) != 0)
     return fail_at(r->err, r->name, line, col, "closing tag </%.*s> does not match <%.*s> (line %u, column %u)",
                    (int)n, s, (int)open->nlen, open->name, open->line, open->col);
@@ -382,8 +343,8 @@ static int read_markup(struct reader *r)
   if (looking_at(r, "<?"))
     return skip_past(r, 2, "?>", "processing instruction");
   if (looking_at(r, "<!"))
-    return fail_at(r->err, r->name, r->line, col_of(r), "%s are not part of an NCCL topology file",
-                   looking_at(r, "<![CDATA[") ? "CDATA sections" : "document type declarations");
+    return fail_at(r->err, r->name, r->line, col_of(r), "%s are not part of %s",
+                   looking_at(r, "<![CDATA[") ? "CDATA sections" : "document type declarations", r->f->what);
   if (looking_at(r, "</"))
     return close_tag(r);
   return open_tag(r);
@@ -394,50 +355,185 @@ static int refuse_binary(struct reader *r, const char *nul)
 {
   size_t n = (size_t)(nul - r->buf);
   advance(r, n);
-  return fail_at(r->err, r->name, r->line, col_of(r), "binary data (NUL byte): not an NCCL topology file");
+  return fail_at(r->err, r->name, r->line, col_of(r), "binary data (NUL byte): not %s", r->f->what);
+}
+
+static int read_all(struct reader *r)
+{
+  const char *nul = memchr(r->buf, '\0', r->len);
+  if (nul)
+    return refuse_binary(r, nul);
+  if (r->len >= 3 && memcmp(r->buf, "\xef\xbb\xbf", 3) == 0) /* a UTF-8 byte order mark */
+    r->pos = r->line_start = 3;
+  for (;;) {
+    skip_space(r);
+    if (r->pos >= r->len)
+      break;
+    if (r->buf[r->pos] != '<')
+      return fail_at(r->err, r->name, r->line, col_of(r), "text outside a tag (%s holds only elements)", r->f->what);
+    if (read_markup(r) != 0)
+      return -1;
+  }
+  if (r->depth) {
+    const struct gr_xml_elem *open = &r->d->el[r->stack[r->depth - 1]];
+    return fail_at(r->err, r->name, open->line, open->col, "<%.*s> is never closed (the file ends first)",
+                   (int)open->nlen, open->name);
+  }
+  if (!r->d->nel)
+    return fail_at(r->err, r->name, r->line, col_of(r), "no <%s> element: not %s", r->f->root, r->f->what);
+  return 0;
+}
+
+static int gr_xml_read(const char *name, const char *buf, size_t len, const struct gr_xml_format *f,
+                       struct gr_xml_doc *d, struct gr_err *err)
+{
+  struct reader r = {.name = name, .buf = buf, .len = len, .line = 1, .f = f, .d = d, .err = err};
+  memset(d, 0, sizeof(*d));
+  r.stack = xcalloc(f->max_depth + 1, sizeof(*r.stack));
+  int rc = read_all(&r);
+  free(r.stack);
+  if (rc != 0)
+    gr_xml_free(d);
+  return rc;
+}
+
+/* ---- the document ---- */
+
+enum el_kind { EL_OTHER, EL_SYSTEM, EL_CPU, EL_PCI, EL_GPU, EL_NIC, EL_NET, EL_NVLINK, EL_C2C };
+
+/* An element the reader found (doc.x.el, by the same index) and what NCCL
+ * makes of it. */
+struct elem {
+  enum el_kind kind;
+  const char *name;
+  size_t nlen;
+  unsigned line, col;     /* of its '<' */
+  int parent;             /* index in doc.el, -1 for the root */
+  size_t attr0;           /* its attributes: doc.x.at[attr0 .. attr0 + nattrs - 1] */
+  unsigned nattrs;
+  unsigned npci, ngpu, nnic;
+  int first_gpu;          /* pci: its first <gpu> child (the one NCCL takes NVLinks from), -1 none */
+  /* filled while building the model */
+  int cpu;                /* the <cpu> it is under: index in build.cpus, -1 none */
+  int node;               /* pci: its node; nic: the NIC node its nets name; -1 none */
+  int hb;                 /* pci: the host bridge above it */
+  bool hb_real;           /* host bridge: its bus range comes from a real bus id */
+};
+
+struct doc {
+  struct gr_xml_doc x;    /* what the reader found */
+  struct elem *el;        /* x's elements, classified */
+  size_t nel;
+  size_t misplaced;       /* known elements where NCCL does not read them */
+  int first_misplaced;
+};
+
+/* ---- the document, classified ---- */
+
+/* NCCL topology files to the reader. */
+static const struct gr_xml_format nccl_format = {
+    .what = "an NCCL topology file",
+    .root = "system",
+    .root_hint = "<system version=\"1\">",
+    .max_depth = NT_MAX_DEPTH,
+    .max_elems = NT_MAX_ELEMS,
+    .max_children = NT_MAX_CHILDREN,
+    .max_attrs = NT_MAX_ATTRS,
+    .max_value = NT_MAX_VALUE,
+    .max_name = NT_MAX_NAME,
+    .elems_note = " (NCCL reads at most 256 per machine)",
+    .depth_note = " (a real file has under 10)",
+    .limit_note = " (NCCL's limit)",
+};
+
+static void doc_free(struct doc *d)
+{
+  gr_xml_free(&d->x);
+  free(d->el);
+  memset(d, 0, sizeof(*d));
+}
+
+/* What an element is, from its name and its parent's kind (-1 for the root);
+ * a known element where NCCL does not look for it is ignored, as NCCL
+ * ignores it (xml.cc reads each element only inside the ones listed here). */
+static enum el_kind classify(const char *s, size_t n, int parent, bool *misplaced)
+{
+  static const struct {
+    const char *name;
+    enum el_kind kind;
+    unsigned parents; /* bit k: a child of kind k; bit 31: the root */
+  } rules[] = {
+      {"system", EL_SYSTEM, 1u << 31},
+      {"cpu", EL_CPU, 1u << EL_SYSTEM},
+      {"pci", EL_PCI, 1u << EL_CPU | 1u << EL_PCI},
+      {"nic", EL_NIC, 1u << EL_CPU | 1u << EL_PCI},
+      {"gpu", EL_GPU, 1u << EL_PCI},
+      {"net", EL_NET, 1u << EL_NIC},
+      {"nvlink", EL_NVLINK, 1u << EL_GPU},
+      {"c2c", EL_C2C, 1u << EL_GPU},
+  };
+  *misplaced = false;
+  if (parent == EL_OTHER) /* inside an ignored element: ignored too */
+    return EL_OTHER;
+  unsigned bit = parent < 0 ? 1u << 31 : 1u << parent;
+  for (size_t i = 0; i < sizeof(rules) / sizeof(rules[0]); i++)
+    if (gr_xml_name_is(s, n, rules[i].name)) {
+      if (rules[i].parents & bit)
+        return rules[i].kind;
+      *misplaced = true;
+      return EL_OTHER;
+    }
+  return EL_OTHER;
+}
+
+/* Each element the reader found, in order (parents first), classified. */
+static void classify_doc(struct doc *d)
+{
+  d->nel = d->x.nel;
+  d->el = xcalloc(d->nel + 1, sizeof(*d->el));
+  for (size_t i = 0; i < d->nel; i++) {
+    const struct gr_xml_elem *x = &d->x.el[i];
+    int parent = x->parent;
+    bool misplaced;
+    enum el_kind kind = classify(x->name, x->nlen, parent < 0 ? -1 : (int)d->el[parent].kind, &misplaced);
+    d->el[i] = (struct elem){.kind = kind, .name = x->name, .nlen = x->nlen, .line = x->line, .col = x->col,
+                             .parent = parent, .attr0 = x->attr0, .nattrs = x->nattrs, .first_gpu = -1, .cpu = -1,
+                             .node = -1, .hb = -1};
+    if (misplaced && d->misplaced++ == 0)
+      d->first_misplaced = (int)i;
+    if (parent >= 0) {
+      struct elem *p = &d->el[parent];
+      p->npci += kind == EL_PCI;
+      p->nnic += kind == EL_NIC;
+      p->ngpu += kind == EL_GPU;
+      if (kind == EL_GPU && p->first_gpu < 0)
+        p->first_gpu = (int)i;
+    }
+  }
 }
 
 static int read_doc(const char *name, const char *buf, size_t len, struct doc *d, struct gr_err *err)
 {
-  struct reader r = {.name = name, .buf = buf, .len = len, .line = 1, .d = d, .err = err};
-  const char *nul = memchr(buf, '\0', len);
-  if (nul)
-    return refuse_binary(&r, nul);
-  if (len >= 3 && memcmp(buf, "\xef\xbb\xbf", 3) == 0) /* a UTF-8 byte order mark */
-    r.pos = r.line_start = 3;
-  for (;;) {
-    skip_space(&r);
-    if (r.pos >= r.len)
-      break;
-    if (r.buf[r.pos] != '<')
-      return fail_at(err, name, r.line, col_of(&r), "text outside a tag (an NCCL topology file holds only elements)");
-    if (read_markup(&r) != 0)
-      return -1;
-  }
-  if (r.depth) {
-    const struct elem *open = &d->el[r.stack[r.depth - 1]];
-    return fail_at(err, name, open->line, open->col, "<%.*s> is never closed (the file ends first)", (int)open->nlen,
-                   open->name);
-  }
-  if (!d->nel)
-    return fail_at(err, name, r.line, col_of(&r), "no <system> element: not an NCCL topology file");
+  if (gr_xml_read(name, buf, len, &nccl_format, &d->x, err) != 0)
+    return -1;
+  classify_doc(d);
   return 0;
 }
 
 /* ---- attributes ---- */
 
-static const struct attr *attr_of(const struct doc *d, const struct elem *e, const char *key)
+static const struct gr_xml_attr *attr_of(const struct doc *d, const struct elem *e, const char *key)
 {
   for (unsigned i = 0; i < e->nattrs; i++) {
-    const struct attr *a = &d->at[e->attr0 + i];
-    if (name_is(a->key, a->klen, key))
+    const struct gr_xml_attr *a = &d->x.at[e->attr0 + i];
+    if (gr_xml_name_is(a->key, a->klen, key))
       return a;
   }
   return NULL;
 }
 
 /* The value as a C string in buf (values are at most NT_MAX_VALUE bytes). */
-static const char *value_str(const struct attr *a, char buf[NT_MAX_VALUE + 1])
+static const char *value_str(const struct gr_xml_attr *a, char buf[NT_MAX_VALUE + 1])
 {
   memcpy(buf, a->val, a->vlen);
   buf[a->vlen] = '\0';
@@ -486,9 +582,9 @@ struct build {
   int fabric;             /* index in t->fabrics, -1 none yet */
 };
 
-static int fail_attr(struct build *b, const struct attr *a, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int fail_attr(struct build *b, const struct gr_xml_attr *a, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
-static int fail_attr(struct build *b, const struct attr *a, const char *fmt, ...)
+static int fail_attr(struct build *b, const struct gr_xml_attr *a, const char *fmt, ...)
 {
   char msg[400];
   va_list ap;
@@ -534,7 +630,7 @@ static int int_attr(struct build *b, const struct elem *e, const char *key, long
 {
   char buf[NT_MAX_VALUE + 1];
   long v;
-  const struct attr *a = attr_of(b->d, e, key);
+  const struct gr_xml_attr *a = attr_of(b->d, e, key);
   if (!a)
     return 1;
   if (!parse_long(value_str(a, buf), 0, &v) || v < lo || v > hi)
@@ -548,7 +644,7 @@ static int hex_attr(struct build *b, const struct elem *e, const char *key, unsi
 {
   char buf[NT_MAX_VALUE + 1];
   unsigned long v;
-  const struct attr *a = attr_of(b->d, e, key);
+  const struct gr_xml_attr *a = attr_of(b->d, e, key);
   if (!a)
     return 1;
   if (!parse_ulong(value_str(a, buf), 16, &v) || v > max)
@@ -644,7 +740,7 @@ static int cpu_numa(struct build *b, const struct elem *e, long *numa)
 static int cpu_affinity(struct build *b, const struct elem *e, struct cpu_info *c)
 {
   char buf[NT_MAX_VALUE + 1], list[12288]; /* 128 words of alternate bits: 2048 numbers */
-  const struct attr *a = attr_of(b->d, e, "affinity");
+  const struct gr_xml_attr *a = attr_of(b->d, e, "affinity");
   if (!a)
     return 0;
   if (!affinity_list(value_str(a, buf), list, sizeof(list)))
@@ -670,7 +766,7 @@ static int build_cpu(struct build *b, struct elem *e)
   if (cpu_affinity(b, e, c) != 0)
     return -1;
   struct gr_package *g = &t->packages[t->npackages++];
-  const struct attr *vendor = attr_of(b->d, e, "vendor");
+  const struct gr_xml_attr *vendor = attr_of(b->d, e, "vendor");
   *g = (struct gr_package){.os_index = c->package, .rc_p2p = -1, .cpu_family = (int)family,
                            .cpu_model_number = (int)model};
   g->cpu_vendor = vendor ? xstrdup(value_str(vendor, buf)) : NULL;
@@ -691,7 +787,7 @@ struct pci_attrs {
 static int pci_busid(struct build *b, const struct elem *e, struct pci_attrs *pa)
 {
   char buf[NT_MAX_VALUE + 1];
-  const struct attr *a = attr_of(b->d, e, "busid");
+  const struct gr_xml_attr *a = attr_of(b->d, e, "busid");
   if (!a)
     return fail_elem(b, e, "no busid attribute (NCCL requires it)");
   if (!gr_parse_busid(value_str(a, buf), &pa->domain, &pa->bus, &pa->dev, &pa->func))
@@ -711,7 +807,7 @@ static unsigned real_id(unsigned id)
 static int class_attr(struct build *b, const struct elem *e, unsigned *class_id)
 {
   char buf[NT_MAX_VALUE + 1];
-  const struct attr *a = attr_of(b->d, e, "class");
+  const struct gr_xml_attr *a = attr_of(b->d, e, "class");
   if (!a)
     return 1;
   const char *hex = value_str(a, buf);
@@ -745,7 +841,7 @@ static int pci_ids(struct build *b, const struct elem *e, struct pci_attrs *pa)
 static void pci_link(struct build *b, const struct elem *e, struct pci_attrs *pa)
 {
   char buf[NT_MAX_VALUE + 1];
-  const struct attr *speed = attr_of(b->d, e, "link_speed"), *width = attr_of(b->d, e, "link_width");
+  const struct gr_xml_attr *speed = attr_of(b->d, e, "link_speed"), *width = attr_of(b->d, e, "link_width");
   if (speed && speed->vlen && gr_pcie_parse_speed(value_str(speed, buf), &pa->gen) != GR_SPEED_OK) {
     pa->gen = 0;
     warn_at(b, speed->line, speed->col, "link_speed \"%s\" is not a PCIe rate gpurig knows: the link's generation is "
@@ -904,7 +1000,7 @@ static void build_net(struct build *b, const struct elem *e)
 {
   char buf[NT_MAX_VALUE + 1];
   const struct elem *nic = &b->d->el[e->parent];
-  const struct attr *a = attr_of(b->d, e, "name");
+  const struct gr_xml_attr *a = attr_of(b->d, e, "name");
   if (nic->node < 0 || !a || !a->vlen)
     return;
   struct gr_pci *p = &b->t->pci[nic->node];
@@ -932,7 +1028,7 @@ static int build_system(struct build *b, const struct elem *e)
   if (version != 1)
     return fail_attr(b, attr_of(b->d, e, "version"),
                      "gpurig reads version 1, the format NCCL reads and writes (RCCL writes 2)");
-  const struct attr *name = attr_of(b->d, e, "name");
+  const struct gr_xml_attr *name = attr_of(b->d, e, "name");
   if (name && name->vlen)
     b->t->product = xstrdup(value_str(name, buf)); /* NCCL logs it as the topology's name */
   return 0;
@@ -995,7 +1091,7 @@ static int index_busids(struct build *b)
   for (size_t i = 1; i < b->nids; i++)
     if (b->ids[i].key == b->ids[i - 1].key) {
       const struct elem *first = &d->el[b->ids[i - 1].elem], *again = &d->el[b->ids[i].elem];
-      const struct attr *a = attr_of(d, again, "busid");
+      const struct gr_xml_attr *a = attr_of(d, again, "busid");
       return fail_attr(b, a, "bus id given twice (first at line %u, column %u)", first->line, first->col);
     }
   return 0;
@@ -1077,7 +1173,7 @@ static void add_to_fabric(struct build *b, const struct elem *e, int gpu, long s
 {
   char buf[NT_MAX_VALUE + 1];
   unsigned dom, bus, dev, fn;
-  const struct attr *target = attr_of(b->d, e, "target");
+  const struct gr_xml_attr *target = attr_of(b->d, e, "target");
   if (target && gr_parse_busid(value_str(target, buf), &dom, &bus, &dev, &fn)) {
     grow_array((void **)&b->nvs, sizeof(*b->nvs), &b->cap_nvs, b->nnvs);
     b->nvs[b->nnvs++] = busid_key(dom, bus, dev, fn);
@@ -1097,7 +1193,7 @@ static int gpu_peer(struct build *b, const struct elem *e, int gpu, int *peer)
 {
   char buf[NT_MAX_VALUE + 1];
   unsigned dom, bus, dev, fn;
-  const struct attr *target = attr_of(b->d, e, "target");
+  const struct gr_xml_attr *target = attr_of(b->d, e, "target");
   *peer = -1;
   if (!target)
     return fail_elem(b, e, "no target attribute (NCCL requires it)");
@@ -1133,7 +1229,7 @@ static int build_nvlink(struct build *b, const struct elem *e)
     return -1;
   if (gpu < 0)
     return 0;
-  const struct attr *tclass = attr_of(b->d, e, "tclass");
+  const struct gr_xml_attr *tclass = attr_of(b->d, e, "tclass");
   if (!tclass)
     return fail_elem(b, e, "no tclass attribute (NCCL requires it)");
   if (required_int(b, e, "count", 1, 64, &count) != 0)
@@ -1322,7 +1418,7 @@ bool gr_nccl_topo_sniff(const char *buf, size_t len)
 {
   size_t i = len >= 3 && memcmp(buf, "\xef\xbb\xbf", 3) == 0 ? 3 : 0;
   for (;;) {
-    while (i < len && is_space(buf[i]))
+    while (i < len && gr_xml_is_space(buf[i]))
       i++;
     if (i >= len || buf[i] != '<')
       return false;
@@ -1339,7 +1435,7 @@ bool gr_nccl_topo_sniff(const char *buf, size_t len)
       i = (size_t)(end - buf) + 1;
     } else {
       return len - i >= 7 && memcmp(buf + i, "<system", 7) == 0 &&
-             (len - i == 7 || is_space(buf[i + 7]) || buf[i + 7] == '>' || buf[i + 7] == '/');
+             (len - i == 7 || gr_xml_is_space(buf[i + 7]) || buf[i + 7] == '>' || buf[i + 7] == '/');
     }
   }
 }
