@@ -23,25 +23,9 @@
 #include <string.h>
 
 #include "base/file.h"
-#include "base/xml.h"
-#include "facts/catalog.h"
 #include "facts/pcilink.h"
 #include "load/loaders.h"
-
-/* Limits. NCCL itself reads at most 256 elements per machine (topo.h,
- * NCCL_TOPO_XML_MAX_NODES), 640 inside one element (xml.h MAX_SUBS) and
- * values of 255 bytes (MAX_STR_LEN); an 8-GPU server with NVSwitches is
- * about 150 elements nested 6 deep. */
-#define NT_MAX_BYTES (64u << 20) /* what gr_file_read takes */
-#define NT_MAX_DEPTH 64
-#define NT_MAX_ELEMS 16384
-#define NT_MAX_CHILDREN 640
-#define NT_MAX_ATTRS 32   /* per element */
-#define NT_MAX_VALUE 255  /* bytes of one attribute value */
-#define NT_MAX_NAME 64    /* bytes of an element or attribute name */
-#define NT_MAX_CPUS 1024  /* <cpu> elements: Linux's MAX_NUMNODES */
-#define NT_MAX_NET_NAMES 16 /* <net> names kept per NIC */
-#define NT_MAX_WARNINGS 10  /* warnings shown one by one; the rest are counted */
+#include "load/nccl_topo_internal.h"
 
 static int fail_at(struct gr_err *err, const char *name, unsigned line, unsigned col, const char *fmt, ...)
     __attribute__((format(printf, 5, 6)));
@@ -54,38 +38,6 @@ static int fail_at(struct gr_err *err, const char *name, unsigned line, unsigned
   va_end(ap);
   return -1;
 }
-
-/* ---- the document ---- */
-
-enum el_kind { EL_OTHER, EL_SYSTEM, EL_CPU, EL_PCI, EL_GPU, EL_NIC, EL_NET, EL_NVLINK, EL_C2C };
-
-/* An element the reader found (doc.x.el, by the same index) and what NCCL
- * makes of it. */
-struct elem {
-  enum el_kind kind;
-  const char *name;
-  size_t nlen;
-  unsigned line, col;     /* of its '<' */
-  int parent;             /* index in doc.el, -1 for the root */
-  size_t attr0;           /* its attributes: doc.x.at[attr0 .. attr0 + nattrs - 1] */
-  unsigned nattrs;
-  unsigned npci, ngpu, nnic;
-  int first_gpu;          /* pci: its first <gpu> child (the one NCCL takes NVLinks from), -1 none */
-  /* filled while building the model */
-  int cpu;                /* the <cpu> it is under: index in build.cpus, -1 none */
-  int node;               /* pci: its node; nic: the NIC node its nets name; -1 none */
-  int hb;                 /* pci: the host bridge above it */
-  bool hb_real;           /* host bridge: its bus range comes from a real bus id */
-};
-
-struct doc {
-  struct gr_xml_doc x;    /* what the reader found */
-  struct elem *el;        /* x's elements, classified */
-  size_t nel;
-  size_t misplaced;       /* known elements where NCCL does not read them */
-  int first_misplaced;
-};
-
 /* ---- the document, classified ---- */
 
 /* NCCL topology files to the reader. */
@@ -180,7 +132,7 @@ static int read_doc(const char *name, const char *buf, size_t len, struct doc *d
 
 /* ---- attributes ---- */
 
-static const struct gr_xml_attr *attr_of(const struct doc *d, const struct elem *e, const char *key)
+const struct gr_xml_attr *attr_of(const struct doc *d, const struct elem *e, const char *key)
 {
   for (unsigned i = 0; i < e->nattrs; i++) {
     const struct gr_xml_attr *a = &d->x.at[e->attr0 + i];
@@ -191,58 +143,14 @@ static const struct gr_xml_attr *attr_of(const struct doc *d, const struct elem 
 }
 
 /* The value as a C string in buf (values are at most NT_MAX_VALUE bytes). */
-static const char *value_str(const struct gr_xml_attr *a, char buf[NT_MAX_VALUE + 1])
+const char *value_str(const struct gr_xml_attr *a, char buf[NT_MAX_VALUE + 1])
 {
   memcpy(buf, a->val, a->vlen);
   buf[a->vlen] = '\0';
   return buf;
 }
 
-/* ---- building the model ---- */
-
-struct cpu_info {
-  int numa;               /* NUMA node (numaid), -1 unknown */
-  int package;            /* its package index (= os_index) */
-  char *cpulist;          /* from affinity, NULL unknown */
-  int vnic;               /* the NIC node of its PCI-less <nic> elements, -1 none */
-  unsigned line;          /* of its <cpu> */
-};
-
-struct busid_ent {
-  uint64_t key;
-  int elem;               /* the <pci> element */
-};
-
-/* One direction of a GPU-to-GPU NVLink as a <nvlink> lists it. */
-struct pair_ent {
-  int lo, hi;             /* pci indices, lo < hi */
-  int dir;                /* 0: listed by lo, 1: by hi */
-  int count;
-  double link_gbps;       /* per link, of the GPU that lists it */
-};
-
-struct build {
-  const char *name;
-  struct doc *d;
-  struct gr_topo *t;
-  struct gr_err *err;
-  struct cpu_info *cpus;
-  size_t ncpus;
-  unsigned synth;         /* made-up bus ids handed out */
-  size_t nwarn;           /* warnings so far */
-  struct busid_ent *ids;  /* the <pci> elements by bus id, sorted */
-  size_t nids;
-  struct pair_ent *pairs;
-  size_t npairs, cap_pairs;
-  uint64_t *nvs;          /* NVSwitch bus ids the GPUs name, for the switch count */
-  size_t nnvs, cap_nvs;
-  bool nvs_unknown;       /* a target names no switch (NCCL's "not visible" placeholder) */
-  int fabric;             /* index in t->fabrics, -1 none yet */
-};
-
-static int fail_attr(struct build *b, const struct gr_xml_attr *a, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-
-static int fail_attr(struct build *b, const struct gr_xml_attr *a, const char *fmt, ...)
+int fail_attr(struct build *b, const struct gr_xml_attr *a, const char *fmt, ...)
 {
   char msg[400];
   va_list ap;
@@ -253,9 +161,7 @@ static int fail_attr(struct build *b, const struct gr_xml_attr *a, const char *f
                  msg);
 }
 
-static int fail_elem(struct build *b, const struct elem *e, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-
-static int fail_elem(struct build *b, const struct elem *e, const char *fmt, ...)
+int fail_elem(struct build *b, const struct elem *e, const char *fmt, ...)
 {
   char msg[400];
   va_list ap;
@@ -265,12 +171,9 @@ static int fail_elem(struct build *b, const struct elem *e, const char *fmt, ...
   return fail_at(b->err, b->name, e->line, e->col, "<%.*s>: %s", (int)e->nlen, e->name, msg);
 }
 
-static void warn_at(struct build *b, unsigned line, unsigned col, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-
 /* A problem gpurig can read past: a loader warning, the first few one by
  * one and the rest counted (a hostile file could hold thousands). */
-static void warn_at(struct build *b, unsigned line, unsigned col, const char *fmt, ...)
+void warn_at(struct build *b, unsigned line, unsigned col, const char *fmt, ...)
 {
   char msg[400];
   if (b->nwarn++ >= NT_MAX_WARNINGS)
@@ -284,7 +187,7 @@ static void warn_at(struct build *b, unsigned line, unsigned col, const char *fm
 
 /* An integer attribute (decimal, or 0x hex as NCCL's strtol(.., 0) takes
  * it) in [lo, hi]: 0 with *out, 1 when absent (*out untouched), -1 error. */
-static int int_attr(struct build *b, const struct elem *e, const char *key, long lo, long hi, long *out)
+int int_attr(struct build *b, const struct elem *e, const char *key, long lo, long hi, long *out)
 {
   char buf[NT_MAX_VALUE + 1];
   long v;
@@ -311,7 +214,7 @@ static int hex_attr(struct build *b, const struct elem *e, const char *key, unsi
   return 0;
 }
 
-static int required_int(struct build *b, const struct elem *e, const char *key, long lo, long hi, long *out)
+int required_int(struct build *b, const struct elem *e, const char *key, long lo, long hi, long *out)
 {
   int rc = int_attr(b, e, key, lo, hi, out);
   if (rc == 1)
@@ -319,7 +222,7 @@ static int required_int(struct build *b, const struct elem *e, const char *key, 
   return rc;
 }
 
-static uint64_t busid_key(unsigned domain, unsigned bus, unsigned dev, unsigned func)
+uint64_t busid_key(unsigned domain, unsigned bus, unsigned dev, unsigned func)
 {
   return (uint64_t)domain << 16 | bus << 8 | dev << 3 | func;
 }
@@ -756,7 +659,7 @@ static int index_busids(struct build *b)
 }
 
 /* The node of the <pci> with this bus id, -1 if none. */
-static int node_by_busid(const struct build *b, uint64_t key)
+int node_by_busid(const struct build *b, uint64_t key)
 {
   size_t lo = 0, hi = b->nids;
   while (lo < hi) {
@@ -767,236 +670,6 @@ static int node_by_busid(const struct build *b, uint64_t key)
       hi = mid;
   }
   return lo < b->nids && b->ids[lo].key == key ? b->d->el[b->ids[lo].elem].node : -1;
-}
-
-/* ---- NVLink ---- */
-
-/* NCCL's effective GB/s per NVLink per direction by compute capability
- * (NVIDIA/nccl src/graph/topo.h ncclTopoNVLinkBw: SM60_NVLINK_BW ..
- * SM100_NVLINK_BW), below the links' signalling rate: used only for GPUs the
- * catalog does not know. 0 when the capability is unknown. */
-static double nccl_nvlink_gbps(long sm)
-{
-  if (sm <= 0)
-    return 0;
-  return sm >= 100 ? 40.1 : sm >= 90 ? 20.6 : sm == 86 ? 12.0 : sm >= 80 ? 20.0 : sm >= 70 ? 20.0 : sm >= 60 ? 18.0
-                                                                                                                : 20.0;
-}
-
-/* NVLink generation by compute capability: P100 1, V100 2, A100 and GA102 3,
- * H100 4, B200 5. */
-static int nvlink_gen_of_sm(long sm)
-{
-  return sm >= 100 ? 5 : sm >= 90 ? 4 : sm >= 80 ? 3 : sm >= 70 ? 2 : sm >= 60 ? 1 : 0;
-}
-
-/* GB/s per link per direction for GPU node g: the catalog's figure (links'
- * rate / link count) for a GPU it knows, NCCL's otherwise. */
-static double link_gbps(const struct gr_pci *g, long sm)
-{
-  const struct gr_gpu_model *m = gr_pci_catalog(g);
-  if (m && m->links > 0 && m->link_gbps > 0 && strcmp(m->link, "nvlink") == 0)
-    return m->link_gbps / m->links;
-  return nccl_nvlink_gbps(sm);
-}
-
-static int link_gen(const struct gr_pci *g, long sm)
-{
-  const struct gr_gpu_model *m = gr_pci_catalog(g);
-  return m && m->link_gen > 0 ? m->link_gen : nvlink_gen_of_sm(sm);
-}
-
-enum peer { PEER_GPU, PEER_CPU, PEER_NVSWITCH };
-
-/* The peer kind by tclass as NCCL reads it (topo.cc kvDictPciClass and
- * ncclTopoAddNvLinks): a class starting 0x03 is a GPU, 0x068001 the NVLink
- * bridge of an IBM POWER CPU, anything else an NVSwitch (0x068000, or NCCL's
- * placeholder for one it cannot see). */
-static enum peer peer_of(const char *tclass)
-{
-  if (strncmp(tclass, "0x03", 4) == 0)
-    return PEER_GPU;
-  if (strcmp(tclass, "0x068001") == 0)
-    return PEER_CPU;
-  return PEER_NVSWITCH;
-}
-
-static void add_pair(struct build *b, int a, int c, int count, double gbps)
-{
-  grow_array((void **)&b->pairs, sizeof(*b->pairs), &b->cap_pairs, b->npairs);
-  b->pairs[b->npairs++] = (struct pair_ent){a < c ? a : c, a < c ? c : a, a < c ? 0 : 1, count, gbps};
-}
-
-static void add_to_fabric(struct build *b, const struct elem *e, int gpu, long sm, int count, double gbps)
-{
-  char buf[NT_MAX_VALUE + 1];
-  unsigned dom, bus, dev, fn;
-  const struct gr_xml_attr *target = attr_of(b->d, e, "target");
-  if (target && gr_parse_busid(value_str(target, buf), &dom, &bus, &dev, &fn)) {
-    grow_array((void **)&b->nvs, sizeof(*b->nvs), &b->cap_nvs, b->nnvs);
-    b->nvs[b->nnvs++] = busid_key(dom, bus, dev, fn);
-  } else {
-    b->nvs_unknown = true;
-  }
-  if (b->fabric < 0) {
-    gr_topo_add_fabric(b->t, GR_FABRIC_NCCL, link_gen(&b->t->pci[gpu], sm), 0, NULL);
-    b->fabric = (int)b->t->nfabrics - 1;
-  }
-  gr_fabric_add_links(&b->t->fabrics[b->fabric], gpu, count, count * gbps);
-}
-
-/* The GPU peer of a GPU-to-GPU <nvlink> in *peer, -1 (after a warning)
- * when it is none. 0, or -1 for a malformed target. */
-static int gpu_peer(struct build *b, const struct elem *e, int gpu, int *peer)
-{
-  char buf[NT_MAX_VALUE + 1];
-  unsigned dom, bus, dev, fn;
-  const struct gr_xml_attr *target = attr_of(b->d, e, "target");
-  *peer = -1;
-  if (!target)
-    return fail_elem(b, e, "no target attribute (NCCL requires it)");
-  if (!gr_parse_busid(value_str(target, buf), &dom, &bus, &dev, &fn))
-    return fail_attr(b, target, "expected the bus id of a GPU");
-  int n = node_by_busid(b, busid_key(dom, bus, dev, fn));
-  if (n < 0 || b->t->pci[n].kind != GR_KIND_GPU)
-    warn_at(b, target->line, target->col, "NVLink target %s is not a GPU of this file: link ignored", buf);
-  else if (n == gpu)
-    warn_at(b, target->line, target->col, "an NVLink from a GPU to itself: ignored");
-  else
-    *peer = n;
-  return 0;
-}
-
-/* The GPU node an <nvlink>/<c2c> belongs to and its sm, or -1 when NCCL
- * would not read it (not its <pci>'s first <gpu>, or inside a switch). */
-static int link_owner(struct build *b, const struct elem *e, long *sm)
-{
-  const struct elem *gpu = &b->d->el[e->parent], *pci = &b->d->el[gpu->parent];
-  if (pci->first_gpu != e->parent || pci->npci || pci->node < 0 || b->t->pci[pci->node].kind != GR_KIND_GPU)
-    return -1;
-  *sm = 0;
-  return int_attr(b, gpu, "sm", 0, 10000, sm) < 0 ? -2 : pci->node;
-}
-
-static int build_nvlink(struct build *b, const struct elem *e)
-{
-  char buf[NT_MAX_VALUE + 1];
-  long sm, count;
-  int gpu = link_owner(b, e, &sm);
-  if (gpu == -2)
-    return -1;
-  if (gpu < 0)
-    return 0;
-  const struct gr_xml_attr *tclass = attr_of(b->d, e, "tclass");
-  if (!tclass)
-    return fail_elem(b, e, "no tclass attribute (NCCL requires it)");
-  if (required_int(b, e, "count", 1, 64, &count) != 0)
-    return -1;
-  struct gr_pci *g = &b->t->pci[gpu];
-  double gbps = link_gbps(g, sm);
-  switch (peer_of(value_str(tclass, buf))) {
-  case PEER_GPU: {
-    int peer;
-    if (gpu_peer(b, e, gpu, &peer) != 0)
-      return -1;
-    if (peer >= 0)
-      add_pair(b, gpu, peer, (int)count, gbps);
-    return 0;
-  }
-  case PEER_CPU:
-    gr_topo_add_nvlink(b->t, gpu, -1, g->package, (int)count, count * gbps);
-    return 0;
-  case PEER_NVSWITCH:
-    add_to_fabric(b, e, gpu, sm, (int)count, gbps);
-    return 0;
-  }
-  return 0;
-}
-
-/* <c2c bw= count=>: NVLink-C2C to the GPU's own CPU (Grace); bw is MB/s per
- * link, as NCCL reads it (topo.cc ncclTopoAddC2c). */
-static int build_c2c(struct build *b, const struct elem *e)
-{
-  long sm, count, mbps;
-  int gpu = link_owner(b, e, &sm);
-  if (gpu == -2)
-    return -1;
-  if (gpu < 0)
-    return 0;
-  if (required_int(b, e, "count", 1, 64, &count) != 0 || required_int(b, e, "bw", 1, 10000000, &mbps) != 0)
-    return -1;
-  gr_topo_add_nvlink(b->t, gpu, -1, b->t->pci[gpu].package, (int)count, (double)(count * mbps) / 1000.0);
-  return 0;
-}
-
-static int cmp_pair(const void *x, const void *y)
-{
-  const struct pair_ent *a = x, *c = y;
-  if (a->lo != c->lo)
-    return a->lo < c->lo ? -1 : 1;
-  if (a->hi != c->hi)
-    return a->hi < c->hi ? -1 : 1;
-  return a->dir - c->dir;
-}
-
-/* One NVLink per GPU pair: both ends list it, so a pair listed both ways
- * takes the lower count (a link is up at both ends or not at all); links
- * one end lists twice add up, as NCCL adds them. */
-static void merge_pairs(struct build *b)
-{
-  if (b->npairs) /* qsort of NULL is undefined even for 0 elements */
-    qsort(b->pairs, b->npairs, sizeof(*b->pairs), cmp_pair);
-  for (size_t i = 0; i < b->npairs;) {
-    int count[2] = {0, 0};
-    double gbps[2] = {0, 0};
-    size_t j = i;
-    for (; j < b->npairs && b->pairs[j].lo == b->pairs[i].lo && b->pairs[j].hi == b->pairs[i].hi; j++) {
-      count[b->pairs[j].dir] += b->pairs[j].count;
-      gbps[b->pairs[j].dir] += b->pairs[j].count * b->pairs[j].link_gbps;
-    }
-    int k = !count[1] || (count[0] && count[0] <= count[1]) ? 0 : 1;
-    if (count[0] && count[1] && count[0] != count[1]) {
-      char x[32], y[32];
-      gr_pci_busid(&b->t->pci[b->pairs[i].lo], x, sizeof(x));
-      gr_pci_busid(&b->t->pci[b->pairs[i].hi], y, sizeof(y));
-      gr_topo_add_warning(b->t, "%s: GPU %s lists %d NVLinks to %s, which lists %d back: counted %d", b->name, x,
-                          count[0], y, count[1], count[k]);
-    }
-    gr_topo_add_nvlink(b->t, b->pairs[i].lo, b->pairs[i].hi, -1, count[k], gbps[k]);
-    i = j;
-  }
-}
-
-static int cmp_u64(const void *x, const void *y)
-{
-  uint64_t a = *(const uint64_t *)x, c = *(const uint64_t *)y;
-  return a < c ? -1 : a > c;
-}
-
-/* The fabric's switch count: the distinct NVSwitches its links name. */
-static void count_switches(struct build *b)
-{
-  if (b->fabric < 0)
-    return;
-  size_t distinct = 0;
-  if (b->nnvs)
-    qsort(b->nvs, b->nnvs, sizeof(*b->nvs), cmp_u64);
-  for (size_t i = 0; i < b->nnvs; i++)
-    distinct += i == 0 || b->nvs[i] != b->nvs[i - 1];
-  b->t->fabrics[b->fabric].nswitches = b->nvs_unknown ? 0 : (int)distinct;
-}
-
-static int build_links(struct build *b)
-{
-  for (size_t i = 0; i < b->d->nel; i++) {
-    const struct elem *e = &b->d->el[i];
-    int rc = e->kind == EL_NVLINK ? build_nvlink(b, e) : e->kind == EL_C2C ? build_c2c(b, e) : 0;
-    if (rc != 0)
-      return -1;
-  }
-  merge_pairs(b);
-  count_switches(b);
-  return 0;
 }
 
 static void finish_warnings(struct build *b)
@@ -1048,7 +721,7 @@ int gr_load_nccl_topo_buffer(const char *name, const char *buf, size_t len, stru
     goto out;
   /* kinds first: an NVLink's peer must be a GPU */
   gr_topo_finish(t);
-  if (build_links(&b) != 0)
+  if (nt_build_links(&b) != 0)
     goto out;
   unknown_devices_warning(&b);
   finish_warnings(&b);
