@@ -456,14 +456,3 @@ const struct gr_diffusion_consts *gr_diffusion_consts(void)
 {
   return &gr_facts()->diffusion_c;
 }
-
-/* Deprecated string lookups, kept until gpu/bench.c moves to the fields. */
-double gr_calibration(const char *key)
-{
-  return gr_kv(&gr_facts()->calibration, key);
-}
-
-double gr_health(const char *key)
-{
-  return gr_kv(&gr_facts()->health, key);
-}

@@ -229,7 +229,5 @@ const struct gr_calibration_consts *gr_calib(void);
 const struct gr_planner_consts *gr_plan_consts(void);
 const struct gr_health_consts *gr_health_consts(void);
 const struct gr_diffusion_consts *gr_diffusion_consts(void);
-double gr_calibration(const char *key); /* deprecated: gpu/bench.c only, until it moves to the fields */
-double gr_health(const char *key);      /* deprecated, likewise */
 
 #endif

@@ -10,11 +10,12 @@
  * <gpu> holds <nvlink> and <c2c> elements, a <nic> one <net> per port.
  * What gpurig makes of each is in docs/topology.md ("NCCL topology files").
  *
- * The file is read by a small reader of just this XML subset: one linear
- * pass, no recursion, with the depth, the element count, the children of
- * one element and the attribute length bounded, into a flat list of
- * elements (parents before children); the model is built from that list.
- * Every error is one line, "FILE:LINE:COL: problem". */
+ * The file is read by a small reader of just this XML subset (below: one
+ * linear pass, no recursion, with the depth, the element count, the
+ * children of one element and the attribute length bounded) into a flat
+ * list of elements, parents before children; each is classified as NCCL
+ * would read it, and the model is built from that list. Every error is one
+ * line, "FILE:LINE:COL: problem". */
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -22,81 +23,9 @@
 #include <string.h>
 
 #include "base/file.h"
-#include "facts/catalog.h"
 #include "facts/pcilink.h"
 #include "load/loaders.h"
-
-/* Limits. NCCL itself reads at most 256 elements per machine (topo.h,
- * NCCL_TOPO_XML_MAX_NODES), 640 inside one element (xml.h MAX_SUBS) and
- * values of 255 bytes (MAX_STR_LEN); an 8-GPU server with NVSwitches is
- * about 150 elements nested 6 deep. */
-#define NT_MAX_BYTES (64u << 20) /* what gr_file_read takes */
-#define NT_MAX_DEPTH 64
-#define NT_MAX_ELEMS 16384
-#define NT_MAX_CHILDREN 640
-#define NT_MAX_ATTRS 32   /* per element */
-#define NT_MAX_VALUE 255  /* bytes of one attribute value */
-#define NT_MAX_NAME 64    /* bytes of an element or attribute name */
-#define NT_MAX_CPUS 1024  /* <cpu> elements: Linux's MAX_NUMNODES */
-#define NT_MAX_NET_NAMES 16 /* <net> names kept per NIC */
-#define NT_MAX_WARNINGS 10  /* warnings shown one by one; the rest are counted */
-
-/* ---- the document ---- */
-
-enum el_kind { EL_OTHER, EL_SYSTEM, EL_CPU, EL_PCI, EL_GPU, EL_NIC, EL_NET, EL_NVLINK, EL_C2C };
-
-struct attr {
-  const char *key, *val; /* into the file's bytes, not NUL-terminated */
-  size_t klen, vlen;
-  unsigned line, col;    /* of the value */
-};
-
-struct elem {
-  enum el_kind kind;
-  const char *name;
-  size_t nlen;
-  unsigned line, col;     /* of its '<' */
-  int parent;             /* index in doc.el, -1 for the root */
-  size_t attr0;           /* its attributes: doc.at[attr0 .. attr0 + nattrs - 1] */
-  unsigned nattrs;
-  unsigned nchildren, npci, ngpu, nnic;
-  int first_gpu;          /* pci: its first <gpu> child (the one NCCL takes NVLinks from), -1 none */
-  /* filled while building the model */
-  int cpu;                /* the <cpu> it is under: index in build.cpus, -1 none */
-  int node;               /* pci: its node; nic: the NIC node its nets name; -1 none */
-  int hb;                 /* pci: the host bridge above it */
-  bool hb_real;           /* host bridge: its bus range comes from a real bus id */
-};
-
-struct doc {
-  struct elem *el;
-  size_t nel, cap_el;
-  struct attr *at;
-  size_t nat, cap_at;
-  size_t misplaced;       /* known elements where NCCL does not read them */
-  int first_misplaced;
-};
-
-static void doc_free(struct doc *d)
-{
-  free(d->el);
-  free(d->at);
-  memset(d, 0, sizeof(*d));
-}
-
-/* ---- the reader ---- */
-
-struct reader {
-  const char *name, *buf;
-  size_t len, pos;
-  unsigned line;
-  size_t line_start;      /* offset of the current line's first byte */
-  int stack[NT_MAX_DEPTH];
-  int depth;
-  bool root_done;
-  struct doc *d;
-  struct gr_err *err;
-};
+#include "load/nccl_topo_internal.h"
 
 static int fail_at(struct gr_err *err, const char *name, unsigned line, unsigned col, const char *fmt, ...)
     __attribute__((format(printf, 5, 6)));
@@ -109,79 +38,29 @@ static int fail_at(struct gr_err *err, const char *name, unsigned line, unsigned
   va_end(ap);
   return -1;
 }
+/* ---- the document, classified ---- */
 
-static unsigned col_of(const struct reader *r)
-{
-  return (unsigned)(r->pos - r->line_start + 1);
-}
+/* NCCL topology files to the reader. */
+static const struct gr_xml_format nccl_format = {
+    .what = "an NCCL topology file",
+    .root = "system",
+    .root_hint = "<system version=\"1\">",
+    .max_depth = NT_MAX_DEPTH,
+    .max_elems = NT_MAX_ELEMS,
+    .max_children = NT_MAX_CHILDREN,
+    .max_attrs = NT_MAX_ATTRS,
+    .max_value = NT_MAX_VALUE,
+    .max_name = NT_MAX_NAME,
+    .elems_note = " (NCCL reads at most 256 per machine)",
+    .depth_note = " (a real file has under 10)",
+    .limit_note = " (NCCL's limit)",
+};
 
-/* Moves n bytes on, counting lines: every byte is passed once. */
-static void advance(struct reader *r, size_t n)
+static void doc_free(struct doc *d)
 {
-  size_t end = r->pos + n;
-  for (; r->pos < end; r->pos++)
-    if (r->buf[r->pos] == '\n') {
-      r->line++;
-      r->line_start = r->pos + 1;
-    }
-}
-
-static bool is_space(char c)
-{
-  return c == ' ' || c == '\t' || c == '\n' || c == '\r';
-}
-
-static bool looking_at(const struct reader *r, const char *s)
-{
-  size_t n = strlen(s);
-  return r->len - r->pos >= n && memcmp(r->buf + r->pos, s, n) == 0;
-}
-
-static void skip_space(struct reader *r)
-{
-  size_t n = 0;
-  while (r->pos + n < r->len && is_space(r->buf[r->pos + n]))
-    n++;
-  advance(r, n);
-}
-
-static bool name_start(char c)
-{
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' || c == ':';
-}
-
-static bool name_char(char c)
-{
-  return name_start(c) || (c >= '0' && c <= '9') || c == '-' || c == '.';
-}
-
-/* The length of the name at the reader, 0 when none starts there. */
-static size_t name_at(const struct reader *r)
-{
-  size_t n = 0;
-  if (r->pos >= r->len || !name_start(r->buf[r->pos]))
-    return 0;
-  while (r->pos + n < r->len && name_char(r->buf[r->pos + n]))
-    n++;
-  return n;
-}
-
-/* Skips from the reader (at an opening `from` bytes long) past `end` (a
- * comment, a processing instruction); what is not closed is an error at its
- * start. */
-static int skip_past(struct reader *r, size_t from, const char *end, const char *what)
-{
-  unsigned line = r->line, col = col_of(r);
-  const char *hit = memmem(r->buf + r->pos + from, r->len - r->pos - from, end, strlen(end));
-  if (!hit)
-    return fail_at(r->err, r->name, line, col, "%s never closed with \"%s\" (the file ends first)", what, end);
-  advance(r, (size_t)(hit - (r->buf + r->pos)) + strlen(end));
-  return 0;
-}
-
-static bool name_is(const char *s, size_t n, const char *want)
-{
-  return n == strlen(want) && memcmp(s, want, n) == 0;
+  gr_xml_free(&d->x);
+  free(d->el);
+  memset(d, 0, sizeof(*d));
 }
 
 /* What an element is, from its name and its parent's kind (-1 for the root);
@@ -208,7 +87,7 @@ static enum el_kind classify(const char *s, size_t n, int parent, bool *misplace
     return EL_OTHER;
   unsigned bit = parent < 0 ? 1u << 31 : 1u << parent;
   for (size_t i = 0; i < sizeof(rules) / sizeof(rules[0]); i++)
-    if (name_is(s, n, rules[i].name)) {
+    if (gr_xml_name_is(s, n, rules[i].name)) {
       if (rules[i].parents & bit)
         return rules[i].kind;
       *misplaced = true;
@@ -217,278 +96,61 @@ static enum el_kind classify(const char *s, size_t n, int parent, bool *misplace
   return EL_OTHER;
 }
 
-static int check_value(struct reader *r, size_t start, size_t n, unsigned line, unsigned col)
+/* Each element the reader found, in order (parents first), classified. */
+static void classify_doc(struct doc *d)
 {
-  if (n > NT_MAX_VALUE)
-    return fail_at(r->err, r->name, line, col, "attribute value longer than %d bytes (NCCL's limit)", NT_MAX_VALUE);
-  for (size_t i = 0; i < n; i++) {
-    unsigned char c = (unsigned char)r->buf[start + i];
-    if (c == '<')
-      return fail_at(r->err, r->name, line, col + (unsigned)i, "'<' inside an attribute value");
-    if (c < 0x20 || c >= 0x7f)
-      return fail_at(r->err, r->name, line, col + (unsigned)i,
-                     "byte 0x%02x inside an attribute value (an NCCL topology file is plain ASCII)", c);
-  }
-  return 0;
-}
-
-/* One `key="value"` (or 'value') of element e, at the reader. */
-static int read_attr(struct reader *r, struct elem *e)
-{
-  unsigned line = r->line, col = col_of(r);
-  size_t klen = name_at(r);
-  if (!klen)
-    return fail_at(r->err, r->name, line, col, "expected an attribute name, '>' or '/>'");
-  if (klen > NT_MAX_NAME)
-    return fail_at(r->err, r->name, line, col, "attribute name longer than %d bytes", NT_MAX_NAME);
-  if (e->nattrs == NT_MAX_ATTRS)
-    return fail_at(r->err, r->name, line, col, "more than %d attributes in one element", NT_MAX_ATTRS);
-  const char *key = r->buf + r->pos;
-  for (unsigned i = 0; i < e->nattrs; i++) {
-    const struct attr *a = &r->d->at[e->attr0 + i];
-    if (a->klen == klen && memcmp(a->key, key, klen) == 0)
-      return fail_at(r->err, r->name, line, col, "attribute %.*s given twice", (int)klen, key);
-  }
-  advance(r, klen);
-  skip_space(r);
-  if (!looking_at(r, "="))
-    return fail_at(r->err, r->name, r->line, col_of(r), "expected '=' after attribute %.*s", (int)klen, key);
-  advance(r, 1);
-  skip_space(r);
-  char quote = r->pos < r->len ? r->buf[r->pos] : '\0';
-  if (quote != '"' && quote != '\'')
-    return fail_at(r->err, r->name, r->line, col_of(r), "expected a quoted value for attribute %.*s", (int)klen, key);
-  advance(r, 1);
-  unsigned vline = r->line, vcol = col_of(r);
-  const char *end = memchr(r->buf + r->pos, quote, r->len - r->pos);
-  if (!end)
-    return fail_at(r->err, r->name, vline, vcol - 1, "unterminated attribute value (no closing %c)", quote);
-  size_t vlen = (size_t)(end - (r->buf + r->pos));
-  if (check_value(r, r->pos, vlen, vline, vcol) != 0)
-    return -1;
-  grow_array((void **)&r->d->at, sizeof(*r->d->at), &r->d->cap_at, r->d->nat);
-  r->d->at[r->d->nat++] = (struct attr){key, r->buf + r->pos, klen, vlen, vline, vcol};
-  e->nattrs++;
-  advance(r, vlen + 1);
-  return 0;
-}
-
-/* A new element at the reader (its '<' at line, col) named [s, s+n). */
-static int new_elem(struct reader *r, const char *s, size_t n, unsigned line, unsigned col)
-{
-  struct doc *d = r->d;
-  int parent = r->depth ? r->stack[r->depth - 1] : -1;
-  if (d->nel == NT_MAX_ELEMS)
-    return fail_at(r->err, r->name, line, col, "more than %d elements (NCCL reads at most 256 per machine)",
-                   NT_MAX_ELEMS);
-  if (r->depth == NT_MAX_DEPTH)
-    return fail_at(r->err, r->name, line, col, "elements nested more than %d levels deep (a real file has under 10)",
-                   NT_MAX_DEPTH);
-  if (parent < 0 && r->root_done)
-    return fail_at(r->err, r->name, line, col, "a second top-level element <%.*s> after </system>", (int)n, s);
-  if (parent < 0 && !name_is(s, n, "system"))
-    return fail_at(r->err, r->name, line, col, "expected <system version=\"1\"> (an NCCL topology file), got <%.*s>",
-                   (int)n, s);
-  if (parent >= 0 && ++d->el[parent].nchildren > NT_MAX_CHILDREN)
-    return fail_at(r->err, r->name, line, col, "more than %d elements inside one <%.*s> (NCCL's limit)",
-                   NT_MAX_CHILDREN, (int)d->el[parent].nlen, d->el[parent].name);
-  bool misplaced;
-  enum el_kind kind = classify(s, n, parent < 0 ? -1 : (int)d->el[parent].kind, &misplaced);
-  grow_array((void **)&d->el, sizeof(*d->el), &d->cap_el, d->nel);
-  struct elem *e = &d->el[d->nel];
-  *e = (struct elem){.kind = kind, .name = s, .nlen = n, .line = line, .col = col, .parent = parent,
-                     .attr0 = d->nat, .first_gpu = -1, .cpu = -1, .node = -1, .hb = -1};
-  if (misplaced && d->misplaced++ == 0)
-    d->first_misplaced = (int)d->nel;
-  if (parent >= 0) {
-    struct elem *p = &d->el[parent];
-    p->npci += kind == EL_PCI;
-    p->nnic += kind == EL_NIC;
-    p->ngpu += kind == EL_GPU;
-    if (kind == EL_GPU && p->first_gpu < 0)
-      p->first_gpu = (int)d->nel;
-  }
-  d->nel++;
-  return 0;
-}
-
-/* `<name attr="v" ...>` or `<name .../>`, the reader at '<'. */
-static int open_tag(struct reader *r)
-{
-  unsigned line = r->line, col = col_of(r);
-  advance(r, 1);
-  size_t n = name_at(r);
-  if (!n)
-    return fail_at(r->err, r->name, line, col, "expected an element name after '<'");
-  if (n > NT_MAX_NAME)
-    return fail_at(r->err, r->name, line, col, "element name longer than %d bytes", NT_MAX_NAME);
-  const char *s = r->buf + r->pos;
-  if (new_elem(r, s, n, line, col) != 0)
-    return -1;
-  int self = (int)r->d->nel - 1;
-  advance(r, n);
-  for (;;) {
-    size_t before = r->pos;
-    skip_space(r);
-    if (looking_at(r, "/>")) {
-      advance(r, 2);
-      r->root_done |= r->depth == 0;
-      return 0;
+  d->nel = d->x.nel;
+  d->el = xcalloc(d->nel + 1, sizeof(*d->el));
+  for (size_t i = 0; i < d->nel; i++) {
+    const struct gr_xml_elem *x = &d->x.el[i];
+    int parent = x->parent;
+    bool misplaced;
+    enum el_kind kind = classify(x->name, x->nlen, parent < 0 ? -1 : (int)d->el[parent].kind, &misplaced);
+    d->el[i] = (struct elem){.kind = kind, .name = x->name, .nlen = x->nlen, .line = x->line, .col = x->col,
+                             .parent = parent, .attr0 = x->attr0, .nattrs = x->nattrs, .first_gpu = -1, .cpu = -1,
+                             .node = -1, .hb = -1};
+    if (misplaced && d->misplaced++ == 0)
+      d->first_misplaced = (int)i;
+    if (parent >= 0) {
+      struct elem *p = &d->el[parent];
+      p->npci += kind == EL_PCI;
+      p->nnic += kind == EL_NIC;
+      p->ngpu += kind == EL_GPU;
+      if (kind == EL_GPU && p->first_gpu < 0)
+        p->first_gpu = (int)i;
     }
-    if (looking_at(r, ">")) {
-      advance(r, 1);
-      r->stack[r->depth++] = self;
-      return 0;
-    }
-    if (r->pos >= r->len)
-      return fail_at(r->err, r->name, line, col, "unterminated tag <%.*s> (the file ends first)", (int)n, s);
-    if (r->pos == before)
-      return fail_at(r->err, r->name, r->line, col_of(r), "expected a space, '>' or '/>' in <%.*s>", (int)n, s);
-    if (read_attr(r, &r->d->el[self]) != 0)
-      return -1;
   }
-}
-
-/* `</name>`, the reader at '<'. */
-static int close_tag(struct reader *r)
-{
-  unsigned line = r->line, col = col_of(r);
-  advance(r, 2);
-  size_t n = name_at(r);
-  const char *s = r->buf + r->pos;
-  if (!n)
-    return fail_at(r->err, r->name, line, col, "expected an element name after '</'");
-  if (!r->depth)
-    return fail_at(r->err, r->name, line, col, "closing tag </%.*s> with no element open", (int)n, s);
-  const struct elem *open = &r->d->el[r->stack[r->depth - 1]];
-  if (n != open->nlen || memcmp(s, open->name, n) != 0)
-    return fail_at(r->err, r->name, line, col, "closing tag </%.*s> does not match <%.*s> (line %u, column %u)",
-                   (int)n, s, (int)open->nlen, open->name, open->line, open->col);
-  advance(r, n);
-  skip_space(r);
-  if (!looking_at(r, ">"))
-    return fail_at(r->err, r->name, r->line, col_of(r), "expected '>' to end </%.*s>", (int)n, s);
-  advance(r, 1);
-  r->depth--;
-  r->root_done |= r->depth == 0;
-  return 0;
-}
-
-/* One item of markup, the reader at '<'. */
-static int read_markup(struct reader *r)
-{
-  if (looking_at(r, "<!--"))
-    return skip_past(r, 4, "-->", "comment");
-  if (looking_at(r, "<?"))
-    return skip_past(r, 2, "?>", "processing instruction");
-  if (looking_at(r, "<!"))
-    return fail_at(r->err, r->name, r->line, col_of(r), "%s are not part of an NCCL topology file",
-                   looking_at(r, "<![CDATA[") ? "CDATA sections" : "document type declarations");
-  if (looking_at(r, "</"))
-    return close_tag(r);
-  return open_tag(r);
-}
-
-/* The position of the first NUL byte, as line and column. */
-static int refuse_binary(struct reader *r, const char *nul)
-{
-  size_t n = (size_t)(nul - r->buf);
-  advance(r, n);
-  return fail_at(r->err, r->name, r->line, col_of(r), "binary data (NUL byte): not an NCCL topology file");
 }
 
 static int read_doc(const char *name, const char *buf, size_t len, struct doc *d, struct gr_err *err)
 {
-  struct reader r = {.name = name, .buf = buf, .len = len, .line = 1, .d = d, .err = err};
-  const char *nul = memchr(buf, '\0', len);
-  if (nul)
-    return refuse_binary(&r, nul);
-  if (len >= 3 && memcmp(buf, "\xef\xbb\xbf", 3) == 0) /* a UTF-8 byte order mark */
-    r.pos = r.line_start = 3;
-  for (;;) {
-    skip_space(&r);
-    if (r.pos >= r.len)
-      break;
-    if (r.buf[r.pos] != '<')
-      return fail_at(err, name, r.line, col_of(&r), "text outside a tag (an NCCL topology file holds only elements)");
-    if (read_markup(&r) != 0)
-      return -1;
-  }
-  if (r.depth) {
-    const struct elem *open = &d->el[r.stack[r.depth - 1]];
-    return fail_at(err, name, open->line, open->col, "<%.*s> is never closed (the file ends first)", (int)open->nlen,
-                   open->name);
-  }
-  if (!d->nel)
-    return fail_at(err, name, r.line, col_of(&r), "no <system> element: not an NCCL topology file");
+  if (gr_xml_read(name, buf, len, &nccl_format, &d->x, err) != 0)
+    return -1;
+  classify_doc(d);
   return 0;
 }
 
 /* ---- attributes ---- */
 
-static const struct attr *attr_of(const struct doc *d, const struct elem *e, const char *key)
+const struct gr_xml_attr *attr_of(const struct doc *d, const struct elem *e, const char *key)
 {
   for (unsigned i = 0; i < e->nattrs; i++) {
-    const struct attr *a = &d->at[e->attr0 + i];
-    if (name_is(a->key, a->klen, key))
+    const struct gr_xml_attr *a = &d->x.at[e->attr0 + i];
+    if (gr_xml_name_is(a->key, a->klen, key))
       return a;
   }
   return NULL;
 }
 
 /* The value as a C string in buf (values are at most NT_MAX_VALUE bytes). */
-static const char *value_str(const struct attr *a, char buf[NT_MAX_VALUE + 1])
+const char *value_str(const struct gr_xml_attr *a, char buf[NT_MAX_VALUE + 1])
 {
   memcpy(buf, a->val, a->vlen);
   buf[a->vlen] = '\0';
   return buf;
 }
 
-/* ---- building the model ---- */
-
-struct cpu_info {
-  int numa;               /* NUMA node (numaid), -1 unknown */
-  int package;            /* its package index (= os_index) */
-  char *cpulist;          /* from affinity, NULL unknown */
-  int vnic;               /* the NIC node of its PCI-less <nic> elements, -1 none */
-  unsigned line;          /* of its <cpu> */
-};
-
-struct busid_ent {
-  uint64_t key;
-  int elem;               /* the <pci> element */
-};
-
-/* One direction of a GPU-to-GPU NVLink as a <nvlink> lists it. */
-struct pair_ent {
-  int lo, hi;             /* pci indices, lo < hi */
-  int dir;                /* 0: listed by lo, 1: by hi */
-  int count;
-  double link_gbps;       /* per link, of the GPU that lists it */
-};
-
-struct build {
-  const char *name;
-  struct doc *d;
-  struct gr_topo *t;
-  struct gr_err *err;
-  struct cpu_info *cpus;
-  size_t ncpus;
-  unsigned synth;         /* made-up bus ids handed out */
-  size_t nwarn;           /* warnings so far */
-  struct busid_ent *ids;  /* the <pci> elements by bus id, sorted */
-  size_t nids;
-  struct pair_ent *pairs;
-  size_t npairs, cap_pairs;
-  uint64_t *nvs;          /* NVSwitch bus ids the GPUs name, for the switch count */
-  size_t nnvs, cap_nvs;
-  bool nvs_unknown;       /* a target names no switch (NCCL's "not visible" placeholder) */
-  int fabric;             /* index in t->fabrics, -1 none yet */
-};
-
-static int fail_attr(struct build *b, const struct attr *a, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-
-static int fail_attr(struct build *b, const struct attr *a, const char *fmt, ...)
+int fail_attr(struct build *b, const struct gr_xml_attr *a, const char *fmt, ...)
 {
   char msg[400];
   va_list ap;
@@ -499,9 +161,7 @@ static int fail_attr(struct build *b, const struct attr *a, const char *fmt, ...
                  msg);
 }
 
-static int fail_elem(struct build *b, const struct elem *e, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-
-static int fail_elem(struct build *b, const struct elem *e, const char *fmt, ...)
+int fail_elem(struct build *b, const struct elem *e, const char *fmt, ...)
 {
   char msg[400];
   va_list ap;
@@ -511,12 +171,9 @@ static int fail_elem(struct build *b, const struct elem *e, const char *fmt, ...
   return fail_at(b->err, b->name, e->line, e->col, "<%.*s>: %s", (int)e->nlen, e->name, msg);
 }
 
-static void warn_at(struct build *b, unsigned line, unsigned col, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-
 /* A problem gpurig can read past: a loader warning, the first few one by
  * one and the rest counted (a hostile file could hold thousands). */
-static void warn_at(struct build *b, unsigned line, unsigned col, const char *fmt, ...)
+void warn_at(struct build *b, unsigned line, unsigned col, const char *fmt, ...)
 {
   char msg[400];
   if (b->nwarn++ >= NT_MAX_WARNINGS)
@@ -530,11 +187,11 @@ static void warn_at(struct build *b, unsigned line, unsigned col, const char *fm
 
 /* An integer attribute (decimal, or 0x hex as NCCL's strtol(.., 0) takes
  * it) in [lo, hi]: 0 with *out, 1 when absent (*out untouched), -1 error. */
-static int int_attr(struct build *b, const struct elem *e, const char *key, long lo, long hi, long *out)
+int int_attr(struct build *b, const struct elem *e, const char *key, long lo, long hi, long *out)
 {
   char buf[NT_MAX_VALUE + 1];
   long v;
-  const struct attr *a = attr_of(b->d, e, key);
+  const struct gr_xml_attr *a = attr_of(b->d, e, key);
   if (!a)
     return 1;
   if (!parse_long(value_str(a, buf), 0, &v) || v < lo || v > hi)
@@ -548,7 +205,7 @@ static int hex_attr(struct build *b, const struct elem *e, const char *key, unsi
 {
   char buf[NT_MAX_VALUE + 1];
   unsigned long v;
-  const struct attr *a = attr_of(b->d, e, key);
+  const struct gr_xml_attr *a = attr_of(b->d, e, key);
   if (!a)
     return 1;
   if (!parse_ulong(value_str(a, buf), 16, &v) || v > max)
@@ -557,7 +214,7 @@ static int hex_attr(struct build *b, const struct elem *e, const char *key, unsi
   return 0;
 }
 
-static int required_int(struct build *b, const struct elem *e, const char *key, long lo, long hi, long *out)
+int required_int(struct build *b, const struct elem *e, const char *key, long lo, long hi, long *out)
 {
   int rc = int_attr(b, e, key, lo, hi, out);
   if (rc == 1)
@@ -565,7 +222,7 @@ static int required_int(struct build *b, const struct elem *e, const char *key, 
   return rc;
 }
 
-static uint64_t busid_key(unsigned domain, unsigned bus, unsigned dev, unsigned func)
+uint64_t busid_key(unsigned domain, unsigned bus, unsigned dev, unsigned func)
 {
   return (uint64_t)domain << 16 | bus << 8 | dev << 3 | func;
 }
@@ -644,7 +301,7 @@ static int cpu_numa(struct build *b, const struct elem *e, long *numa)
 static int cpu_affinity(struct build *b, const struct elem *e, struct cpu_info *c)
 {
   char buf[NT_MAX_VALUE + 1], list[12288]; /* 128 words of alternate bits: 2048 numbers */
-  const struct attr *a = attr_of(b->d, e, "affinity");
+  const struct gr_xml_attr *a = attr_of(b->d, e, "affinity");
   if (!a)
     return 0;
   if (!affinity_list(value_str(a, buf), list, sizeof(list)))
@@ -670,7 +327,7 @@ static int build_cpu(struct build *b, struct elem *e)
   if (cpu_affinity(b, e, c) != 0)
     return -1;
   struct gr_package *g = &t->packages[t->npackages++];
-  const struct attr *vendor = attr_of(b->d, e, "vendor");
+  const struct gr_xml_attr *vendor = attr_of(b->d, e, "vendor");
   *g = (struct gr_package){.os_index = c->package, .rc_p2p = -1, .cpu_family = (int)family,
                            .cpu_model_number = (int)model};
   g->cpu_vendor = vendor ? xstrdup(value_str(vendor, buf)) : NULL;
@@ -691,7 +348,7 @@ struct pci_attrs {
 static int pci_busid(struct build *b, const struct elem *e, struct pci_attrs *pa)
 {
   char buf[NT_MAX_VALUE + 1];
-  const struct attr *a = attr_of(b->d, e, "busid");
+  const struct gr_xml_attr *a = attr_of(b->d, e, "busid");
   if (!a)
     return fail_elem(b, e, "no busid attribute (NCCL requires it)");
   if (!gr_parse_busid(value_str(a, buf), &pa->domain, &pa->bus, &pa->dev, &pa->func))
@@ -711,7 +368,7 @@ static unsigned real_id(unsigned id)
 static int class_attr(struct build *b, const struct elem *e, unsigned *class_id)
 {
   char buf[NT_MAX_VALUE + 1];
-  const struct attr *a = attr_of(b->d, e, "class");
+  const struct gr_xml_attr *a = attr_of(b->d, e, "class");
   if (!a)
     return 1;
   const char *hex = value_str(a, buf);
@@ -745,7 +402,7 @@ static int pci_ids(struct build *b, const struct elem *e, struct pci_attrs *pa)
 static void pci_link(struct build *b, const struct elem *e, struct pci_attrs *pa)
 {
   char buf[NT_MAX_VALUE + 1];
-  const struct attr *speed = attr_of(b->d, e, "link_speed"), *width = attr_of(b->d, e, "link_width");
+  const struct gr_xml_attr *speed = attr_of(b->d, e, "link_speed"), *width = attr_of(b->d, e, "link_width");
   if (speed && speed->vlen && gr_pcie_parse_speed(value_str(speed, buf), &pa->gen) != GR_SPEED_OK) {
     pa->gen = 0;
     warn_at(b, speed->line, speed->col, "link_speed \"%s\" is not a PCIe rate gpurig knows: the link's generation is "
@@ -904,7 +561,7 @@ static void build_net(struct build *b, const struct elem *e)
 {
   char buf[NT_MAX_VALUE + 1];
   const struct elem *nic = &b->d->el[e->parent];
-  const struct attr *a = attr_of(b->d, e, "name");
+  const struct gr_xml_attr *a = attr_of(b->d, e, "name");
   if (nic->node < 0 || !a || !a->vlen)
     return;
   struct gr_pci *p = &b->t->pci[nic->node];
@@ -932,7 +589,7 @@ static int build_system(struct build *b, const struct elem *e)
   if (version != 1)
     return fail_attr(b, attr_of(b->d, e, "version"),
                      "gpurig reads version 1, the format NCCL reads and writes (RCCL writes 2)");
-  const struct attr *name = attr_of(b->d, e, "name");
+  const struct gr_xml_attr *name = attr_of(b->d, e, "name");
   if (name && name->vlen)
     b->t->product = xstrdup(value_str(name, buf)); /* NCCL logs it as the topology's name */
   return 0;
@@ -995,14 +652,14 @@ static int index_busids(struct build *b)
   for (size_t i = 1; i < b->nids; i++)
     if (b->ids[i].key == b->ids[i - 1].key) {
       const struct elem *first = &d->el[b->ids[i - 1].elem], *again = &d->el[b->ids[i].elem];
-      const struct attr *a = attr_of(d, again, "busid");
+      const struct gr_xml_attr *a = attr_of(d, again, "busid");
       return fail_attr(b, a, "bus id given twice (first at line %u, column %u)", first->line, first->col);
     }
   return 0;
 }
 
 /* The node of the <pci> with this bus id, -1 if none. */
-static int node_by_busid(const struct build *b, uint64_t key)
+int node_by_busid(const struct build *b, uint64_t key)
 {
   size_t lo = 0, hi = b->nids;
   while (lo < hi) {
@@ -1013,236 +670,6 @@ static int node_by_busid(const struct build *b, uint64_t key)
       hi = mid;
   }
   return lo < b->nids && b->ids[lo].key == key ? b->d->el[b->ids[lo].elem].node : -1;
-}
-
-/* ---- NVLink ---- */
-
-/* NCCL's effective GB/s per NVLink per direction by compute capability
- * (NVIDIA/nccl src/graph/topo.h ncclTopoNVLinkBw: SM60_NVLINK_BW ..
- * SM100_NVLINK_BW), below the links' signalling rate: used only for GPUs the
- * catalog does not know. 0 when the capability is unknown. */
-static double nccl_nvlink_gbps(long sm)
-{
-  if (sm <= 0)
-    return 0;
-  return sm >= 100 ? 40.1 : sm >= 90 ? 20.6 : sm == 86 ? 12.0 : sm >= 80 ? 20.0 : sm >= 70 ? 20.0 : sm >= 60 ? 18.0
-                                                                                                                : 20.0;
-}
-
-/* NVLink generation by compute capability: P100 1, V100 2, A100 and GA102 3,
- * H100 4, B200 5. */
-static int nvlink_gen_of_sm(long sm)
-{
-  return sm >= 100 ? 5 : sm >= 90 ? 4 : sm >= 80 ? 3 : sm >= 70 ? 2 : sm >= 60 ? 1 : 0;
-}
-
-/* GB/s per link per direction for GPU node g: the catalog's figure (links'
- * rate / link count) for a GPU it knows, NCCL's otherwise. */
-static double link_gbps(const struct gr_pci *g, long sm)
-{
-  const struct gr_gpu_model *m = gr_pci_catalog(g);
-  if (m && m->links > 0 && m->link_gbps > 0 && strcmp(m->link, "nvlink") == 0)
-    return m->link_gbps / m->links;
-  return nccl_nvlink_gbps(sm);
-}
-
-static int link_gen(const struct gr_pci *g, long sm)
-{
-  const struct gr_gpu_model *m = gr_pci_catalog(g);
-  return m && m->link_gen > 0 ? m->link_gen : nvlink_gen_of_sm(sm);
-}
-
-enum peer { PEER_GPU, PEER_CPU, PEER_NVSWITCH };
-
-/* The peer kind by tclass as NCCL reads it (topo.cc kvDictPciClass and
- * ncclTopoAddNvLinks): a class starting 0x03 is a GPU, 0x068001 the NVLink
- * bridge of an IBM POWER CPU, anything else an NVSwitch (0x068000, or NCCL's
- * placeholder for one it cannot see). */
-static enum peer peer_of(const char *tclass)
-{
-  if (strncmp(tclass, "0x03", 4) == 0)
-    return PEER_GPU;
-  if (strcmp(tclass, "0x068001") == 0)
-    return PEER_CPU;
-  return PEER_NVSWITCH;
-}
-
-static void add_pair(struct build *b, int a, int c, int count, double gbps)
-{
-  grow_array((void **)&b->pairs, sizeof(*b->pairs), &b->cap_pairs, b->npairs);
-  b->pairs[b->npairs++] = (struct pair_ent){a < c ? a : c, a < c ? c : a, a < c ? 0 : 1, count, gbps};
-}
-
-static void add_to_fabric(struct build *b, const struct elem *e, int gpu, long sm, int count, double gbps)
-{
-  char buf[NT_MAX_VALUE + 1];
-  unsigned dom, bus, dev, fn;
-  const struct attr *target = attr_of(b->d, e, "target");
-  if (target && gr_parse_busid(value_str(target, buf), &dom, &bus, &dev, &fn)) {
-    grow_array((void **)&b->nvs, sizeof(*b->nvs), &b->cap_nvs, b->nnvs);
-    b->nvs[b->nnvs++] = busid_key(dom, bus, dev, fn);
-  } else {
-    b->nvs_unknown = true;
-  }
-  if (b->fabric < 0) {
-    gr_topo_add_fabric(b->t, GR_FABRIC_NCCL, link_gen(&b->t->pci[gpu], sm), 0, NULL);
-    b->fabric = (int)b->t->nfabrics - 1;
-  }
-  gr_fabric_add_links(&b->t->fabrics[b->fabric], gpu, count, count * gbps);
-}
-
-/* The GPU peer of a GPU-to-GPU <nvlink> in *peer, -1 (after a warning)
- * when it is none. 0, or -1 for a malformed target. */
-static int gpu_peer(struct build *b, const struct elem *e, int gpu, int *peer)
-{
-  char buf[NT_MAX_VALUE + 1];
-  unsigned dom, bus, dev, fn;
-  const struct attr *target = attr_of(b->d, e, "target");
-  *peer = -1;
-  if (!target)
-    return fail_elem(b, e, "no target attribute (NCCL requires it)");
-  if (!gr_parse_busid(value_str(target, buf), &dom, &bus, &dev, &fn))
-    return fail_attr(b, target, "expected the bus id of a GPU");
-  int n = node_by_busid(b, busid_key(dom, bus, dev, fn));
-  if (n < 0 || b->t->pci[n].kind != GR_KIND_GPU)
-    warn_at(b, target->line, target->col, "NVLink target %s is not a GPU of this file: link ignored", buf);
-  else if (n == gpu)
-    warn_at(b, target->line, target->col, "an NVLink from a GPU to itself: ignored");
-  else
-    *peer = n;
-  return 0;
-}
-
-/* The GPU node an <nvlink>/<c2c> belongs to and its sm, or -1 when NCCL
- * would not read it (not its <pci>'s first <gpu>, or inside a switch). */
-static int link_owner(struct build *b, const struct elem *e, long *sm)
-{
-  const struct elem *gpu = &b->d->el[e->parent], *pci = &b->d->el[gpu->parent];
-  if (pci->first_gpu != e->parent || pci->npci || pci->node < 0 || b->t->pci[pci->node].kind != GR_KIND_GPU)
-    return -1;
-  *sm = 0;
-  return int_attr(b, gpu, "sm", 0, 10000, sm) < 0 ? -2 : pci->node;
-}
-
-static int build_nvlink(struct build *b, const struct elem *e)
-{
-  char buf[NT_MAX_VALUE + 1];
-  long sm, count;
-  int gpu = link_owner(b, e, &sm);
-  if (gpu == -2)
-    return -1;
-  if (gpu < 0)
-    return 0;
-  const struct attr *tclass = attr_of(b->d, e, "tclass");
-  if (!tclass)
-    return fail_elem(b, e, "no tclass attribute (NCCL requires it)");
-  if (required_int(b, e, "count", 1, 64, &count) != 0)
-    return -1;
-  struct gr_pci *g = &b->t->pci[gpu];
-  double gbps = link_gbps(g, sm);
-  switch (peer_of(value_str(tclass, buf))) {
-  case PEER_GPU: {
-    int peer;
-    if (gpu_peer(b, e, gpu, &peer) != 0)
-      return -1;
-    if (peer >= 0)
-      add_pair(b, gpu, peer, (int)count, gbps);
-    return 0;
-  }
-  case PEER_CPU:
-    gr_topo_add_nvlink(b->t, gpu, -1, g->package, (int)count, count * gbps);
-    return 0;
-  case PEER_NVSWITCH:
-    add_to_fabric(b, e, gpu, sm, (int)count, gbps);
-    return 0;
-  }
-  return 0;
-}
-
-/* <c2c bw= count=>: NVLink-C2C to the GPU's own CPU (Grace); bw is MB/s per
- * link, as NCCL reads it (topo.cc ncclTopoAddC2c). */
-static int build_c2c(struct build *b, const struct elem *e)
-{
-  long sm, count, mbps;
-  int gpu = link_owner(b, e, &sm);
-  if (gpu == -2)
-    return -1;
-  if (gpu < 0)
-    return 0;
-  if (required_int(b, e, "count", 1, 64, &count) != 0 || required_int(b, e, "bw", 1, 10000000, &mbps) != 0)
-    return -1;
-  gr_topo_add_nvlink(b->t, gpu, -1, b->t->pci[gpu].package, (int)count, (double)(count * mbps) / 1000.0);
-  return 0;
-}
-
-static int cmp_pair(const void *x, const void *y)
-{
-  const struct pair_ent *a = x, *c = y;
-  if (a->lo != c->lo)
-    return a->lo < c->lo ? -1 : 1;
-  if (a->hi != c->hi)
-    return a->hi < c->hi ? -1 : 1;
-  return a->dir - c->dir;
-}
-
-/* One NVLink per GPU pair: both ends list it, so a pair listed both ways
- * takes the lower count (a link is up at both ends or not at all); links
- * one end lists twice add up, as NCCL adds them. */
-static void merge_pairs(struct build *b)
-{
-  if (b->npairs) /* qsort of NULL is undefined even for 0 elements */
-    qsort(b->pairs, b->npairs, sizeof(*b->pairs), cmp_pair);
-  for (size_t i = 0; i < b->npairs;) {
-    int count[2] = {0, 0};
-    double gbps[2] = {0, 0};
-    size_t j = i;
-    for (; j < b->npairs && b->pairs[j].lo == b->pairs[i].lo && b->pairs[j].hi == b->pairs[i].hi; j++) {
-      count[b->pairs[j].dir] += b->pairs[j].count;
-      gbps[b->pairs[j].dir] += b->pairs[j].count * b->pairs[j].link_gbps;
-    }
-    int k = !count[1] || (count[0] && count[0] <= count[1]) ? 0 : 1;
-    if (count[0] && count[1] && count[0] != count[1]) {
-      char x[32], y[32];
-      gr_pci_busid(&b->t->pci[b->pairs[i].lo], x, sizeof(x));
-      gr_pci_busid(&b->t->pci[b->pairs[i].hi], y, sizeof(y));
-      gr_topo_add_warning(b->t, "%s: GPU %s lists %d NVLinks to %s, which lists %d back: counted %d", b->name, x,
-                          count[0], y, count[1], count[k]);
-    }
-    gr_topo_add_nvlink(b->t, b->pairs[i].lo, b->pairs[i].hi, -1, count[k], gbps[k]);
-    i = j;
-  }
-}
-
-static int cmp_u64(const void *x, const void *y)
-{
-  uint64_t a = *(const uint64_t *)x, c = *(const uint64_t *)y;
-  return a < c ? -1 : a > c;
-}
-
-/* The fabric's switch count: the distinct NVSwitches its links name. */
-static void count_switches(struct build *b)
-{
-  if (b->fabric < 0)
-    return;
-  size_t distinct = 0;
-  if (b->nnvs)
-    qsort(b->nvs, b->nnvs, sizeof(*b->nvs), cmp_u64);
-  for (size_t i = 0; i < b->nnvs; i++)
-    distinct += i == 0 || b->nvs[i] != b->nvs[i - 1];
-  b->t->fabrics[b->fabric].nswitches = b->nvs_unknown ? 0 : (int)distinct;
-}
-
-static int build_links(struct build *b)
-{
-  for (size_t i = 0; i < b->d->nel; i++) {
-    const struct elem *e = &b->d->el[i];
-    int rc = e->kind == EL_NVLINK ? build_nvlink(b, e) : e->kind == EL_C2C ? build_c2c(b, e) : 0;
-    if (rc != 0)
-      return -1;
-  }
-  merge_pairs(b);
-  count_switches(b);
-  return 0;
 }
 
 static void finish_warnings(struct build *b)
@@ -1294,7 +721,7 @@ int gr_load_nccl_topo_buffer(const char *name, const char *buf, size_t len, stru
     goto out;
   /* kinds first: an NVLink's peer must be a GPU */
   gr_topo_finish(t);
-  if (build_links(&b) != 0)
+  if (nt_build_links(&b) != 0)
     goto out;
   unknown_devices_warning(&b);
   finish_warnings(&b);
@@ -1322,7 +749,7 @@ bool gr_nccl_topo_sniff(const char *buf, size_t len)
 {
   size_t i = len >= 3 && memcmp(buf, "\xef\xbb\xbf", 3) == 0 ? 3 : 0;
   for (;;) {
-    while (i < len && is_space(buf[i]))
+    while (i < len && gr_xml_is_space(buf[i]))
       i++;
     if (i >= len || buf[i] != '<')
       return false;
@@ -1339,7 +766,7 @@ bool gr_nccl_topo_sniff(const char *buf, size_t len)
       i = (size_t)(end - buf) + 1;
     } else {
       return len - i >= 7 && memcmp(buf + i, "<system", 7) == 0 &&
-             (len - i == 7 || is_space(buf[i + 7]) || buf[i + 7] == '>' || buf[i + 7] == '/');
+             (len - i == 7 || gr_xml_is_space(buf[i + 7]) || buf[i + 7] == '>' || buf[i + 7] == '/');
     }
   }
 }
