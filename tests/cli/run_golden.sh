@@ -1,23 +1,57 @@
 #!/bin/sh
 # CLI golden tests: runs each case in cases.txt and compares stdout, stderr and
-# the exit status with golden/NAME.out. `run_golden.sh GPURIG TREES --update`
-# rewrites the golden files (review the diff before committing).
+# the exit status with golden/NAME.out.
+# usage: run_golden.sh GPURIG TREES [--update [--numbers]]
+#   --update            rewrites the goldens whose output changed in its words
+#                       only, and lists every changed case under its section of
+#                       cases.txt (the comment line above its group); a golden
+#                       whose numbers changed is not rewritten, and fails
+#   --update --numbers  rewrites those too
+# Review the diff before committing (docs/testing.md, "Golden files").
 set -u
+usage() { echo "usage: run_golden.sh GPURIG TREES [--update [--numbers]]" >&2; exit 2; }
+[ $# -ge 2 ] && [ $# -le 4 ] || usage
 gpurig=$1
 trees=$2
 update=${3:-}
+numbers=${4:-}
+case "$update${numbers:+ $numbers}" in ''|--update|'--update --numbers') ;; *) usage ;; esac
+# the cases run from tests/data or the trees: paths given relative to here are made absolute
+case "$gpurig" in */*) gpurig=$(cd "$(dirname "$gpurig")" && pwd)/$(basename "$gpurig") ;; esac
+trees=$(cd "$trees" && pwd) || usage
 here=$(cd "$(dirname "$0")" && pwd)
 data="$here/../data"
 pass=0
 fail=0
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
+: >"$tmp/changes"
+
+# numbers A B: whether files A and B hold the same numbers in the same order
+# (a change in words only keeps them; a figure changed, added or dropped does not)
+same_numbers() {
+  grep -oE '[0-9]+([.][0-9]+)?' "$1" >"$tmp/n1" 2>/dev/null
+  grep -oE '[0-9]+([.][0-9]+)?' "$2" >"$tmp/n2"
+  cmp -s "$tmp/n1" "$tmp/n2"
+}
 
 check() { # name, condition text, result (0 = ok)
   if [ "$3" -eq 0 ]; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: $1: $2"; fi
 }
 
-while IFS='|' read -r name rc dir args; do
+section="(the first group, above any section comment)"
+in_comment=0
+while IFS= read -r line; do
+  # a comment line after a case starts a section; the lines of one comment block are one section
+  case "$line" in
+    '# name |'*) continue ;; # the header: what the columns are
+    '#'*) [ $in_comment = 1 ] || section=$(echo "$line" | sed 's/^# *//'); in_comment=1; continue ;;
+    '') continue ;;
+  esac
+  in_comment=0
+  name=${line%%|*} rest=${line#*|}
+  rc=${rest%%|*} rest=${rest#*|}
+  dir=${rest%%|*} args=${rest#*|}
   name=$(echo "$name" | tr -d ' ')
   case "$name" in ''|'#'*) continue ;; esac
   rc=$(echo "$rc" | tr -d ' ')
@@ -38,8 +72,21 @@ while IFS='|' read -r name rc dir args; do
       "$tmp/out"
   got=$(cat "$tmp/rc")
   { echo "\$ gpurig $args" | sed "s#$GPURIG_TEST_STUB#STUB#g"; cat "$tmp/out"; echo "--- stderr"; cat "$tmp/err"; echo "--- exit $got"; } >"$tmp/all"
-  if [ "$update" = --update ]; then
-    cp "$tmp/all" "$here/golden/$name.out"
+  if [ "$update" = --update ] && ! cmp -s "$tmp/all" "$here/golden/$name.out"; then
+    golden=$here/golden/$name.out
+    if [ ! -e "$golden" ]; then
+      kind="new, written"
+      cp "$tmp/all" "$golden"
+    elif same_numbers "$golden" "$tmp/all"; then
+      kind="words, rewritten"
+      cp "$tmp/all" "$golden"
+    elif [ "$numbers" = --numbers ]; then
+      kind="numbers, rewritten (--numbers)"
+      cp "$tmp/all" "$golden"
+    else
+      kind="NUMBERS, NOT rewritten (--update --numbers rewrites it)"
+    fi
+    printf '%s\t%s\t%s\n' "$section" "$name" "$kind" >>"$tmp/changes"
   fi
   [ "$got" = "$rc" ]; check "$name" "exit $got, expected $rc" $?
   if ! cmp -s "$tmp/all" "$here/golden/$name.out"; then
@@ -49,6 +96,11 @@ while IFS='|' read -r name rc dir args; do
     check "$name" "" 0
   fi
 done <"$here/cases.txt"
+
+if [ -n "$update" ]; then
+  echo "--update: $(grep -c . "$tmp/changes") case(s) changed, by section of cases.txt:"
+  awk -F '\t' '$1 != last { print "  # " $1; last = $1 } { printf "    %-24s %s\n", $2, $3 }' "$tmp/changes"
+fi
 
 # Output that could not be written is an error, not a success.
 (cd "$data" && "$gpurig" topo --input hwloc/nvidiaDGX2.xml >/dev/full 2>"$tmp/err"; echo $? >"$tmp/rc")

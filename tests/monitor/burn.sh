@@ -22,6 +22,17 @@ run() { # want-exit, scenario, args...: runs burn on a fresh copy of the tree
 }
 has() { grep -qE -- "$1" "$work/out" || fail "$2: no line matching '$1' in: $(grep -E '^  (fail|warn|info)' "$work/out" | head -5)"; }
 verdicts() { grep -cE '^  (fail|warn) ' "$work/out" || true; }
+# A verdict's "in N s" or "for T s of N" is the time the run took, which a loaded machine makes
+# longer than --duration (3 s here): it must be that run's own figure, the "(ran X s)" of the first
+# line rounded, never under the duration asked.
+ran() { sed -nE '1s/.*\(ran ([0-9]+\.[0-9]+) s\)$/\1/p' "$work/out"; }
+run_secs() { # what (for the message), the whole seconds a verdict gave for the run
+  local x
+  x=$(ran)
+  [ -n "$x" ] || { fail "$1: no '(ran X s)' in the first line: $(head -1 "$work/out")"; return; }
+  awk -v x="$x" -v n="$2" 'BEGIN { exit !(x >= 3 && n - x <= 0.55 && x - n <= 0.55) }' ||
+    fail "$1: the verdict says $2 s, the run says it ran $x s (--duration 3)"
+}
 
 # a healthy rig: every verdict passes, exit 0, JSON
 run 0 healthy --json
@@ -38,12 +49,14 @@ has '^  fail  GPU2 0000:41:00.0: [0-9]+ matrix products? came out wrong \(C\[7\]
 echo "burn-gemm-wrong: $(grep -m1 '^  fail' "$work/out" | cut -c1-120)..."
 
 run 2 burn-aer
-has '^  fail  slot 5, GPU1 0000:02:00.0: [0-9]+ correctable AER errors in [34] s under load, at root port 0000:00:03.1; a healthy Gen4 x16 link allows [0-9]+ in this time' burn-aer
+has '^  fail  slot 5, GPU1 0000:02:00.0: [0-9]+ correctable AER errors in [0-9]+ s under load, at root port 0000:00:03.1; a healthy Gen4 x16 link allows [0-9]+ in this time' burn-aer
+run_secs burn-aer "$(sed -nE 's/^  fail  slot 5, .* correctable AER errors in ([0-9]+) s under load.*/\1/p' "$work/out")"
 [ "$(verdicts)" = 1 ] || fail "burn-aer: $(verdicts) problems, expected 1"
 echo "burn-aer: $(grep -m1 '^  fail' "$work/out" | cut -c1-160)..."
 
 run 2 burn-replay
-has '^  fail  GPU2 0000:41:00.0: [0-9]+ PCIe replays in [34] s under load' burn-replay
+has '^  fail  GPU2 0000:41:00.0: [0-9]+ PCIe replays in [0-9]+ s under load' burn-replay
+run_secs burn-replay "$(sed -nE 's/^  fail  GPU2 .* PCIe replays in ([0-9]+) s under load.*/\1/p' "$work/out")"
 [ "$(verdicts)" = 1 ] || fail "burn-replay: $(verdicts) problems, expected 1"
 
 run 2 burn-xid79
@@ -53,7 +66,11 @@ has '^  pass  GPU0 0000:01:00.0 passed' burn-xid79
 has 'GPU2 0000:41:00.0 .* LOST$' burn-xid79
 
 run 1 burn-throttle
-has '^  warn  GPU3 0000:44:00.0 slowed under load: thermal \(hw\) for [0-9]+ s of 3 \(hottest 92 C\)' burn-throttle
+has '^  warn  GPU3 0000:44:00.0 slowed under load: thermal \(hw\) for [0-9]+ s of [0-9]+ \(hottest 92 C\)' burn-throttle
+# thermal (hw) held for T s of the run's N: N is the run's own time, and T at least 1 and at most N
+thr=$(sed -nE 's/^  warn  GPU3 .* thermal \(hw\) for ([0-9]+) s of ([0-9]+) .*/\1 \2/p' "$work/out")
+run_secs burn-throttle "${thr#* }"
+[ "${thr%% *}" -ge 1 ] && [ "${thr%% *}" -le "${thr#* }" ] 2>/dev/null || fail "burn-throttle: thermal (hw) for ${thr%% *} s of ${thr#* }"
 [ "$(verdicts)" = 1 ] || fail "burn-throttle: $(verdicts) problems, expected 1"
 
 run 1 burn-stall --load allreduce,pcie --svg "$work/stall.svg"

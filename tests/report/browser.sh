@@ -20,7 +20,9 @@
 #               (g.node.gpu[data-gpu]) and as rows outside the diagram
 #   overlap     no two diagram labels' boxes intersect by more than 0.5 px
 #   clip        no label reaches more than 0.5 px outside its diagram's box
-#   processes   no browser process is left behind
+#   processes   no browser process is left behind: each run's processes
+#               (those with its throwaway profile on their command line) have
+#               GPURIG_BROWSER_GRACE s to exit after the browser returned
 # One line per check, then a summary line. Exit 0 all passed, 1 a check
 # failed, 3 could not run (no chromium, a browser run that timed out or
 # failed). Bounded in time (timeout on every browser run) and nothing leaves
@@ -29,7 +31,8 @@
 # reported apart from the page's and never fail the page.
 # usage: browser.sh PAGE.html EXPECTED_GPUS OUT.png
 #   EXPECTED_GPUS: a count N (GPU0 .. GPU<N-1>) or a comma list of data-gpu values
-# env: GPURIG_CHROMIUM (the browser binary), GPURIG_BROWSER_TIMEOUT (s, default 60)
+# env: GPURIG_CHROMIUM (the browser binary), GPURIG_BROWSER_TIMEOUT (s, default 60),
+#      GPURIG_BROWSER_GRACE (s a run's processes have to exit after it, default 10)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 if [ $# -ne 3 ]; then
@@ -40,6 +43,7 @@ page=$1 expected_arg=$2 png=$3
 CSP="default-src 'none'; style-src 'unsafe-inline'; img-src data:"
 WIDTH=1400 HEIGHT=2400
 limit_s=${GPURIG_BROWSER_TIMEOUT:-60}
+grace_s=${GPURIG_BROWSER_GRACE:-10}
 
 cannot_run() { echo "browser.sh: cannot run: $*" >&2; exit 3; }
 for tool in timeout jq perl pgrep od; do
@@ -93,9 +97,17 @@ browse() { # name, browser arguments...: one bounded run with a throwaway profil
     --hide-scrollbars --mute-audio --window-size="$WIDTH,$HEIGHT" \
     --host-resolver-rules="MAP * ~NOTFOUND" --proxy-server="http://127.0.0.1:1" \
     --enable-logging=stderr --v=0 "$@" >"$work/$name.out" 2>"$work/$name.err" </dev/null || rc=$?
-  # timeout signals the whole process group; anything still running under
-  # this profile escaped it, is ours, and is ended by its id
-  mapfile -t pids < <(pgrep -f -- "--user-data-dir=$profile" || true)
+  # timeout signals the whole process group. The browser's helpers (zygote,
+  # renderer, utility processes) end after the main one, and on a loaded
+  # machine that can take seconds: they get grace_s to go, polled every 0.1 s.
+  # Anything still running under this profile after that escaped, is ours,
+  # and is ended by its id.
+  local waited=0
+  while mapfile -t pids < <(pgrep -f -- "--user-data-dir=$profile" || true); [ ${#pids[@]} -gt 0 ] &&
+    [ $waited -lt $((grace_s * 10)) ]; do
+    sleep 0.1
+    waited=$((waited + 1))
+  done
   if [ ${#pids[@]} -gt 0 ]; then
     leftover_pids+=("${pids[@]}")
     echo "browser.sh: chromium ($name) left processes behind, ended: ${pids[*]}" >&2
