@@ -73,16 +73,19 @@ run_secs burn-throttle "${thr#* }"
 [ "${thr%% *}" -ge 1 ] && [ "${thr%% *}" -le "${thr#* }" ] 2>/dev/null || fail "burn-throttle: thermal (hw) for ${thr%% *} s of ${thr#* }"
 [ "$(verdicts)" = 1 ] || fail "burn-throttle: $(verdicts) problems, expected 1"
 
-run 1 burn-stall --load allreduce,pcie --svg "$work/stall.svg"
+# the stand-in stalls the 15th all-reduce of 4 ranks (call 60): after the 8 the median needs, and
+# reached within the 3 s however loaded the machine (the default 100th may not be)
+GPURIG_STUB_STALL_CALL=60 run 1 burn-stall --load allreduce,pcie --svg "$work/stall.svg"
 grep -q 'all-reduce stall: [0-9.]* ms' "$work/stall.svg" || fail "burn-stall: the stall is not marked on the chart"
 has '^  warn  all-reduce stalled at \+[0-9.]+ s: [0-9.]+ ms, [0-9]+x the median' burn-stall
 [ "$(verdicts)" = 1 ] || fail "burn-stall: $(verdicts) problems, expected 1"
 echo "burn-stall: $(grep -m1 '^  warn' "$work/out")"
 
 # staggered: the step at which the first problem came; the chart and the timeline (3 s at 0.25 s
-# is 12 samples; a loaded machine may take fewer, so 6 is asked)
+# is 12 samples; a starved machine skips intervals, so what is asked is a timeline of several
+# samples, every one with all four GPUs, and the replay event in it)
 run 2 burn-replay --pattern staggered --svg "$work/burn.svg" --log "$work/burn.jsonl"
-jq -e -s 'length >= 6 and all(.gpus | length == 4) and (map(.events[].text) | any(test("PCIe replays")))' \
+jq -e -s 'length >= 3 and all(.gpus | length == 4) and (map(.events[].text) | any(test("PCIe replays")))' \
   "$work/burn.jsonl" >/dev/null || fail "log: $(head -c 300 "$work/burn.jsonl")"
 echo "log: $(wc -l <"$work/burn.jsonl") samples as JSON lines"
 has '^  info  staggered: the first problem came with [1-4] of 4 GPUs loaded' staggered

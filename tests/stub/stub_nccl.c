@@ -534,12 +534,15 @@ gr_nccl_result ncclGroupEnd(void)
 }
 
 /* Counts an accepted ncclAllReduce call (run, or queued in a group); whether
- * it is the STUB_STALL_CALL-th of the process under "burn-stall", which
- * makes the all-reduce holding it stall. */
+ * it is the STUB_STALL_CALL-th of the process under "burn-stall" (or the
+ * GPURIG_STUB_STALL_CALL-th: a burn of a few seconds on a loaded machine
+ * may not reach the 400th), which makes the all-reduce holding it stall. */
 static int stall_call(void)
 {
   unsigned call = atomic_fetch_add(&allreduce_calls, 1u) + 1;
-  return call == STUB_STALL_CALL && stub_scenario_is("burn-stall");
+  const char *env = getenv("GPURIG_STUB_STALL_CALL");
+  unsigned at = env && atoi(env) > 0 ? (unsigned)atoi(env) : STUB_STALL_CALL;
+  return call == at && stub_scenario_is("burn-stall");
 }
 
 gr_nccl_result ncclAllReduce(const void *sendbuff, void *recvbuff, size_t count, unsigned int datatype,
