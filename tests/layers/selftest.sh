@@ -70,10 +70,10 @@ fresh; f=$(first_c "$r" facts)
 inject "$r" "$f" '#include "model/topo.h"'
 expect_fail "facts includes model" "$r" "src/$f:2: layer facts includes \"model/...\" from higher layer model"
 
-# 3. A nested folder counts as its top folder: vendor/nvidia includes doctor.
-fresh; f=$(first_c "$r" vendor/nvidia)
+# 3. A nested folder counts as its top folder: backends/nvidia includes doctor.
+fresh; f=$(first_c "$r" backends/nvidia)
 inject "$r" "$f" '  #  include "doctor/doctor.h"'
-expect_fail "vendor/nvidia includes doctor" "$r" "src/$f:2: layer vendor includes \"doctor/...\" from higher layer doctor"
+expect_fail "backends/nvidia includes doctor" "$r" "src/$f:2: layer backends includes \"doctor/...\" from higher layer doctor"
 
 # 4. Only cli/ includes cli/: print includes cli.
 fresh; f=$(first_c "$r" print)
@@ -91,11 +91,11 @@ mkdir "$r/zz_selftest" && printf '#include "base/util.h"\nint gr_zz_selftest;\n'
 expect_fail "folder not in the table" "$r" "src/zz_selftest/: folder is not a layer of $table (place the new layer in the table)"
 
 # 7. Down and sideways includes stay allowed: cli includes base, plan includes facts,
-#    vendor/nvidia includes gpu.
+#    backends/nvidia includes gpu.
 fresh
 inject "$r" "$(first_c "$r" cli)" '#include "base/util.h"'
 inject "$r" "$(first_c "$r" plan)" '#include "facts/data.h"'
-inject "$r" "$(first_c "$r" vendor/nvidia)" '#include "gpu/gpu.h"'
+inject "$r" "$(first_c "$r" backends/nvidia)" '#include "gpu/gpu.h"'
 expect_pass "includes that go down" "$r"
 
 [ $failed -eq 0 ] || { echo "layers selftest: the check does not refuse what it must"; exit 1; }
