@@ -9,6 +9,7 @@
 #include "base/file.h"
 #include "base/fs.h"
 #include "cli/cli.h"
+#include "cli/loop.h"
 #include "gpu/bench.h"
 #include "monitor/burn.h"
 #include "print/burn.h"

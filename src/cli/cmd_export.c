@@ -15,6 +15,7 @@
 
 #include "base/file.h"
 #include "cli/cli.h"
+#include "cli/loop.h"
 #include "doctor/doctor.h"
 #include "print/monitor.h"
 
