@@ -1,7 +1,7 @@
 /* The monitor loop that watch, export and burn share: a machine, its GPUs
  * and a sampler opened and closed together, --interval and --count, the one
- * stop flag that SIGINT, SIGTERM and SIGHUP set, and the fixed schedule the
- * loop sleeps on (cli/loop.h). */
+ * stop flag that SIGINT, SIGTERM and SIGHUP set (burn's SIGINT alone), and
+ * the fixed schedule the loop sleeps on (cli/loop.h). */
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -31,6 +31,11 @@ void cli_catch_stop(void)
   sigaction(SIGINT, &sa, NULL);
   sigaction(SIGTERM, &sa, NULL);
   sigaction(SIGHUP, &sa, NULL);
+}
+
+void cli_catch_interrupt(void)
+{
+  signal(SIGINT, on_stop);
 }
 
 int cli_parse_interval(const char *cmd, const char *text, double *out)

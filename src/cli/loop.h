@@ -33,6 +33,10 @@ int cli_parse_interval(const char *cmd, const char *text, double *out);
 /* SIGINT, SIGTERM and SIGHUP end a command's loop (cli_sleep_until and the
  * view's loop see the flag). */
 void cli_catch_stop(void);
+/* burn: SIGINT alone sets the same flag, as signal(2) installs a handler
+ * (an interrupted system call restarts); SIGTERM and SIGHUP keep their
+ * default and end the process. */
+void cli_catch_interrupt(void);
 /* Whether a stop was asked for (the flag cli_catch_stop's handler sets). */
 bool cli_stop_asked(void);
 /* Sleeps to the next tick of a fixed schedule; false when asked to stop. */
