@@ -1,11 +1,11 @@
 /* libFuzzer target: the HTML and Markdown report's readers of saved
- * `gpurig bench --json` and `gpurig burn --json` output (src/print/report_doc.c):
+ * `gpurig bench --json` and `gpurig burn --json` output (src/print/report/report_doc.c):
  * any JSON that passes the shape checks is drawn by both printers, as the
  * wopr rig's report, and must neither crash nor leak. */
 #include "fuzz_common.h"
 
 #include "analysis/machine.h"
-#include "print/report_html.h"
+#include "print/report/report_html.h"
 
 static void render(const struct gr_report_doc *doc)
 {

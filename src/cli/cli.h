@@ -115,30 +115,6 @@ int cli_open(const struct gr_source *src, unsigned flags, struct gr_machine *m, 
  * still shown, without it). */
 int cli_open_for_gpus(const struct gr_source *src, struct gr_machine *m, bool *have, struct gr_err *err);
 
-/* watch and export (cmd_watch.c): a machine, its GPUs (when a driver
- * loads) and a sampler over both. */
-struct cli_monitor {
-  struct gr_machine m;
-  struct gr_gpus g;
-  bool have_machine, have_gpus;
-  struct gr_sampler *s;
-};
-/* Opens all three; without a GPU driver a warning and the links alone.
- * 0, or -1 with err (nothing left open). */
-/* The ring holds history samples, and at least the last minute at interval. */
-int cli_monitor_open(const char *cmd, const struct gr_opts *o, double interval, unsigned history,
-                     struct cli_monitor *mon, struct gr_err *err);
-void cli_monitor_close(struct cli_monitor *mon);
-/* --count N (1 up), --once (1), else 0 (no end); -1 after one error line. */
-int cli_parse_count(const char *cmd, const struct gr_opts *o, long *count);
-/* --interval: 0.1 to 3600 s, default 1 (text NULL); -1 after one error line. */
-int cli_parse_interval(const char *cmd, const char *text, double *out);
-/* SIGINT, SIGTERM and SIGHUP end a command's loop (cli_sleep_until and the
- * view's loop see the flag). */
-void cli_catch_stop(void);
-/* Sleeps to the next tick of a fixed schedule; false when asked to stop. */
-bool cli_sleep_until(double *next_mono, double interval_s);
-
 /* Prints err as "gpurig: MESSAGE" and returns its exit code. */
 int gr_report_error(const struct gr_err *err);
 /* Writes a JSON value to stdout and drops it. */

@@ -1,6 +1,5 @@
 /* gpurig burn: burn-in under the loads that break home-built rigs, watched
  * by the sampler, a verdict per GPU and per link. */
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,6 +8,7 @@
 #include "base/file.h"
 #include "base/fs.h"
 #include "cli/cli.h"
+#include "cli/loop.h"
 #include "gpu/bench.h"
 #include "monitor/burn.h"
 #include "print/burn.h"
@@ -56,19 +56,6 @@ static void burn_usage(void)
          "throttle reasons, lost GPUs, data checks, stalls).\n"
          "Exit status: 0 every GPU and link passed, 1 warnings, 2 a failure or bad input, 3 nothing to\n"
          "load (no GPU driver or compute runtime).\n");
-}
-
-static volatile sig_atomic_t interrupted;
-
-static void on_int(int sig)
-{
-  (void)sig;
-  interrupted = 1;
-}
-
-static bool stop_asked(void)
-{
-  return interrupted != 0;
 }
 
 /* One line on a terminal's stderr, rewritten after each sample. */
@@ -168,7 +155,7 @@ static int parse_burn(const struct gr_opts *o, struct gr_burn_opts *b)
   }
   if (o->size)
     b->copy_bytes = bytes;
-  b->stop = stop_asked;
+  b->stop = cli_stop_asked;
   if (isatty(STDERR_FILENO))
     b->progress = progress;
   return 0;
@@ -292,7 +279,7 @@ int cmd_burn(int argc, char **argv)
     cli_monitor_close(&mon);
     return gr_report_error(&err);
   }
-  signal(SIGINT, on_int);
+  cli_catch_interrupt();
   struct gr_burn_report r;
   b.progress_ctx = &r;
   int rc = gr_burn_run(be, st, mon.s, &b, &r, &err);

@@ -1,7 +1,7 @@
 /* gpurig export: the sampler's newest sample as Prometheus metrics, served
- * over HTTP at /metrics (libmicrohttpd) and/or written for node_exporter's
- * textfile collector. A scrape renders what the sampler last read: it never
- * waits on hardware. */
+ * over HTTP at /metrics (cli/http.c, libmicrohttpd) and/or written for
+ * node_exporter's textfile collector. A scrape renders what the sampler
+ * last read: it never waits on hardware. */
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <stdio.h>
@@ -11,10 +11,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <microhttpd.h>
-
 #include "base/file.h"
 #include "cli/cli.h"
+#include "cli/http.h"
+#include "cli/loop.h"
 #include "doctor/doctor.h"
 #include "print/monitor.h"
 
@@ -56,56 +56,13 @@ struct exporter {
   char host[256];
 };
 
-static char *render(struct exporter *x)
+static char *render(void *ctx)
 {
+  struct exporter *x = ctx;
   gr_sampler_lock(x->mon.s);
   char *text = gr_prom_render(x->mon.s, x->have_doc ? &x->doc.findings : NULL, x->host, gr_clock_s(CLOCK_MONOTONIC));
   gr_sampler_unlock(x->mon.s);
   return text;
-}
-
-static enum MHD_Result answer(void *cls, struct MHD_Connection *c, const char *url, const char *method,
-                              const char *version, const char *upload, size_t *upload_size, void **con_cls)
-{
-  struct exporter *x = cls;
-  (void)version, (void)upload, (void)upload_size, (void)con_cls;
-  unsigned status = MHD_HTTP_OK;
-  const char *type = "text/plain; version=0.0.4; charset=utf-8";
-  char *body;
-  if (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0) {
-    status = MHD_HTTP_METHOD_NOT_ALLOWED;
-    body = xstrdup("only GET\n");
-  } else if (strcmp(url, "/metrics") == 0) {
-    body = render(x);
-  } else if (strcmp(url, "/") == 0) {
-    type = "text/html; charset=utf-8";
-    body = xstrdup("<html><head><title>gpurig export</title></head><body><h1>gpurig export</h1>"
-                   "<p><a href=\"/metrics\">Metrics</a></p></body></html>\n");
-  } else {
-    status = MHD_HTTP_NOT_FOUND;
-    body = xstrdup("not found: gpurig export serves /metrics\n");
-  }
-  struct MHD_Response *r = MHD_create_response_from_buffer(strlen(body), body, MHD_RESPMEM_MUST_FREE);
-  MHD_add_response_header(r, "Content-Type", type);
-  enum MHD_Result ok = MHD_queue_response(c, status, r);
-  MHD_destroy_response(r);
-  return ok;
-}
-
-static struct MHD_Daemon *serve(struct exporter *x, const char *listen, struct gr_err *err)
-{
-  struct sockaddr_storage sa;
-  unsigned len;
-  if (!gr_parse_listen(listen, &sa, &len)) {
-    gr_fail(err, GR_EXIT_FAIL, "--listen %s: not ADDR:PORT (127.0.0.1:9400, [::1]:9400, 0.0.0.0:9400)", listen);
-    return NULL;
-  }
-  unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | (sa.ss_family == AF_INET6 ? MHD_USE_IPv6 : 0);
-  struct MHD_Daemon *d = MHD_start_daemon(flags, 0, NULL, NULL, answer, x, MHD_OPTION_SOCK_ADDR, &sa,
-                                          MHD_OPTION_CONNECTION_TIMEOUT, 10u, MHD_OPTION_END);
-  if (!d)
-    gr_fail(err, GR_EXIT_FAIL, "--listen %s: cannot listen there (in use, or not this machine's address)", listen);
-  return d;
 }
 
 static int write_textfile(struct exporter *x, const char *dir, struct gr_err *err)
@@ -195,15 +152,14 @@ int cmd_export(int argc, char **argv)
   cli_catch_stop();
   /* the first sample before the port opens: a scrape always has one */
   int rc = run(&x, &o, 1, interval, false);
-  struct MHD_Daemon *d = NULL;
-  if (rc == GR_EXIT_OK && serving && !(d = serve(&x, listen, &err)))
+  struct cli_http *d = NULL;
+  if (rc == GR_EXIT_OK && serving && !(d = cli_http_serve(listen, render, &x, &err)))
     rc = gr_report_error(&err);
   if (rc == GR_EXIT_OK && serving)
     fprintf(stderr, "gpurig: export: serving http://%s/metrics\n", listen);
   if (rc == GR_EXIT_OK && count != 1)
     rc = run(&x, &o, count > 0 ? count - 1 : 0, interval, true);
-  if (d)
-    MHD_stop_daemon(d);
+  cli_http_stop(d);
   if (x.have_doc)
     gr_doctor_report_free(&x.doc);
   cli_monitor_close(&x.mon);

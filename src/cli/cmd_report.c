@@ -8,8 +8,8 @@
 #include "facts/data.h"
 #include "print/machine.h"
 #include "print/text.h"
-#include "print/diagram.h"
-#include "print/report_html.h"
+#include "print/diagram/diagram.h"
+#include "print/report/report_html.h"
 
 static void report_usage(void)
 {

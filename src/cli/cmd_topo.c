@@ -5,7 +5,7 @@
 #include "base/file.h"
 #include "cli/cli.h"
 #include "print/text.h"
-#include "print/diagram.h"
+#include "print/diagram/diagram.h"
 #include "print/machine.h"
 #include "print/topo.h"
 

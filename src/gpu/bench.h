@@ -3,7 +3,7 @@
  * effective figure and the topology model's prediction.
  *
  * Two halves: a measurement backend (gpu/bench_backend.h; one per vendor,
- * e.g. vendor/nvidia/cuda_bench.c over libcuda + libnccl, opened at run
+ * e.g. backends/nvidia/cuda_bench.c over libcuda + libnccl, opened at run
  * time) that times one copy or all-reduce at a time, and the vendor-neutral
  * driver here that plans the tests, takes samples, computes medians and
  * spreads, and turns results into findings. The report owns all its memory:

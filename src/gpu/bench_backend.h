@@ -1,6 +1,6 @@
 /* The measurement half of a GPU vendor: a struct of function pointers that
  * times one copy or one all-reduce at a time, on libraries opened at run
- * time (vendor/nvidia/cuda_bench.c: libcuda and libnccl). It knows nothing
+ * time (backends/nvidia/cuda_bench.c: libcuda and libnccl). It knows nothing
  * of the topology, the analysis or the predictions: the driver in
  * gpu/bench.c holds its figures against those.
  *

@@ -164,13 +164,13 @@ struct gr_gpu_backend {
 struct gr_bench_backend;
 /* A GPU vendor: its facts backend and its measurement backend
  * (gpu/bench_backend.h), either NULL when it has none. Each folder under
- * src/vendor/ defines one; vendor/vendors.c lists them. */
+ * src/backends/ defines one; backends/backends.c lists them. */
 struct gr_vendor {
   const char *name;
   const struct gr_gpu_backend *gpu;
   const struct gr_bench_backend *bench;
 };
-/* The vendors gpurig knows, NULL-terminated (vendor/vendors.c). */
+/* The vendors gpurig knows, NULL-terminated (backends/backends.c). */
 extern const struct gr_vendor *const gr_vendors[];
 
 /* An opened backend with its GPUs. */

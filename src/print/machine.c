@@ -9,7 +9,7 @@
 #include "base/util.h"
 #include "print/cluster.h"
 #include "print/common.h"
-#include "print/diagram.h"
+#include "print/diagram/diagram.h"
 #include "print/predict.h"
 #include "print/text.h"
 #include "print/topo.h"

@@ -1,5 +1,5 @@
 /* ABI check: gpurig declares the NVIDIA functions it calls itself
- * (src/vendor/nvidia/nv_api.h) so that it builds without NVIDIA's headers. Where the
+ * (src/backends/nvidia/nv_api.h) so that it builds without NVIDIA's headers. Where the
  * real headers are present at build time, this file assigns every real
  * function gpurig resolves to gpurig's pointer type and compares every
  * constant and struct layout, compiled with -Werror: a prototype that does
@@ -15,7 +15,7 @@
  * and compare gpurig's members with them below */
 #define GR_NV_API_NVIDIA_STRUCTS 1
 #endif
-#include "vendor/nvidia/nv_api.h"
+#include "backends/nvidia/nv_api.h"
 
 #if __has_include(<cuda.h>)
 #include <cuda.h>

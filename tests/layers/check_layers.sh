@@ -1,6 +1,11 @@
 #!/bin/sh
 # The include rule between gpurig's source layers (tests/layers/layers.txt).
 #
+# The table is a graph: each line "LAYER: DEP DEP ..." names a layer and the
+# layers it may include. A layer may name only layers listed before it (the
+# graph has no cycle and the table reads bottom-up); a table that breaks this
+# is refused as a whole.
+#
 # For every .c and .h file under SRC/LAYER/ and every quoted include in it
 # (#include "..."):
 #   - the include must be folder-qualified, "LAYER/name.h". A bare "name.h"
@@ -8,7 +13,10 @@
 #     header, so that grep "load/rig.h" finds every user;
 #   - its first folder must be a layer of the table, and the header must exist
 #     under SRC/;
-#   - that layer's rank must be <= the including file's rank.
+#   - that layer must be the including file's own layer or one its line
+#     names. An include of a higher layer says so; an include of a lower
+#     layer the line does not name (doctor including backends/) names the
+#     layers it may include.
 # Every folder directly under SRC/ must be a layer of the table, and no source
 # file may sit directly in SRC/. Angle-bracket includes (<hwloc.h>) are not
 # checked. Lines are matched as written: an include inside #if 0 or inside a
@@ -31,16 +39,35 @@ dirs=$(cd "$src" && for d in */; do [ -d "$d" ] && printf '%s\n' "${d%/}"; done)
 printf '%s\n' "$list" | LC_ALL=C awk -v src="$src" -v table="$table" -v dirs="$dirs" '
 function fail(msg) { print msg; bad++ }
 BEGIN {
-  # The table: first word of each line that is not blank or a comment.
-  n = 0
+  # The table: "LAYER: DEP ..." on each line that is not blank or a comment.
+  n = 0; nedge = 0
   while ((r = (getline line < table)) > 0) {
     sub(/#.*/, "", line)
-    if (split(line, w, /[ \t]+/) == 0) continue
-    name = (w[1] != "") ? w[1] : w[2]
-    if (name == "") continue
-    if (name in rank) { tablebad = "layer " name " listed twice"; break }
+    sub(/^[ \t]+/, "", line)
+    if (line == "") continue
+    c = index(line, ":")
+    if (c == 0) { tablebad = "\"" line "\" is not \"LAYER: THE LAYERS IT MAY INCLUDE\""; break }
+    name = substr(line, 1, c - 1)
+    sub(/[ \t]+$/, "", name)
     if (name !~ /^[a-z0-9_]+$/) { tablebad = "bad layer name \"" name "\""; break }
+    if (name in rank) { tablebad = "layer " name " listed twice"; break }
     rank[name] = ++n
+    order[n] = name
+    deps[name] = ""
+    nw = split(substr(line, c + 1), w, /[ \t]+/)
+    for (i = 1; i <= nw; i++) {
+      if (w[i] == "") continue
+      if (w[i] == name) { tablebad = "layer " name " names itself (its own headers are always allowed)"; break }
+      if (!(w[i] in rank)) {
+        tablebad = "layer " name " may include " w[i] ", which is not a layer listed before it"
+        break
+      }
+      if ((name SUBSEP w[i]) in may) continue
+      may[name, w[i]] = 1
+      deps[name] = deps[name] " " w[i]
+      nedge++
+    }
+    if (tablebad != "") break
   }
   if (r < 0) tablebad = "cannot read it"
   else if (n == 0 && tablebad == "") tablebad = "lists no layer"
@@ -77,8 +104,12 @@ END {
       y = substr(inc, 1, index(inc, "/") - 1)
       if (!(y in rank)) { fail(at ": include \"" inc "\" names no layer of " table); continue }
       if (!(inc in exists)) { fail(at ": include \"" inc "\": no such header under src/"); continue }
+      if (y == layer || ((layer SUBSEP y) in may)) continue
       if (rank[y] > rank[layer])
         fail(at ": layer " layer " includes \"" y "/...\" from higher layer " y)
+      else
+        fail(at ": layer " layer " includes \"" y "/...\": " layer " may include only" \
+             (deps[layer] == "" ? " its own headers" : deps[layer]) " (" table ")")
     }
     if (r < 0) fail("src/" f ": cannot read")
     close(src "/" f)
@@ -88,5 +119,5 @@ END {
     print "check_layers: no quoted include in any .c or .h file under " src ": nothing was checked"
     exit 1
   }
-  printf "layers: %d files, %d quoted includes, %d layers: every include is folder-qualified and goes to the same or a lower layer\n", nsrc, ninc, n
+  printf "layers: %d files, %d quoted includes, %d layers, %d edges: every include is folder-qualified and goes to its own layer or one its line in the table names\n", nsrc, ninc, n, nedge
 }'

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "vendor/nvidia/nv_api.h"
+#include "backends/nvidia/nv_api.h"
 
 /* A CUDA stream. Both stubs rely on dev and clock coming first. */
 #define STUB_STREAM_MAGIC 0x5354524du /* "STRM" */

@@ -1,6 +1,6 @@
 /* Stand-in for NVIDIA's CUDA driver library (built as libcuda.so.1) so
  * gpurig's CUDA code can be tested without a GPU; see README.md. Not NVIDIA
- * code: names and types follow src/vendor/nvidia/nv_api.h.
+ * code: names and types follow src/backends/nvidia/nv_api.h.
  *
  * Every operation runs at once on the calling thread: "device memory" is
  * ordinary heap memory, copies really copy, and each stream keeps a virtual
@@ -18,7 +18,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "vendor/nvidia/nv_api.h"
+#include "backends/nvidia/nv_api.h"
 #include "stub.h"
 
 enum {
@@ -61,7 +61,7 @@ struct CUfunc_st {
 };
 struct CUmod_st {
   int dev;
-  struct CUfunc_st spin, copy, compare, chase; /* the kernels of src/vendor/nvidia/bench_kernels.ptx */
+  struct CUfunc_st spin, copy, compare, chase; /* the kernels of src/backends/nvidia/bench_kernels.ptx */
   struct CUmod_st *next;
 };
 

@@ -1,6 +1,6 @@
 /* Stand-in for NVIDIA's NCCL (built as libnccl.so.2) so gpurig's all-reduce
  * benchmark can be tested without a GPU; see README.md. Not NVIDIA code:
- * names and types follow src/vendor/nvidia/nv_api.h.
+ * names and types follow src/backends/nvidia/nv_api.h.
  *
  * Only float32 sum all-reduce. Inside a group (per thread, as in NCCL) the
  * calls are queued, up to 64 in all (one queue, each entry marked with its
@@ -32,7 +32,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "vendor/nvidia/nv_api.h"
+#include "backends/nvidia/nv_api.h"
 #include "stub.h"
 
 enum {

@@ -1,6 +1,6 @@
 /* Stand-in for NVIDIA's NVML (built as libnvidia-ml.so.1) so gpurig's NVML
  * backend can be tested without a GPU; see README.md. Not NVIDIA code: the
- * names and types follow src/vendor/nvidia/nv_api.h, the answers the scenario table
+ * names and types follow src/backends/nvidia/nv_api.h, the answers the scenario table
  * in stub.h. */
 #include <errno.h>
 #include <stdatomic.h>
@@ -8,7 +8,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "vendor/nvidia/nv_api.h"
+#include "backends/nvidia/nv_api.h"
 #include "stub.h"
 
 enum {

@@ -10,7 +10,7 @@
 
 #include "testutil.h"
 
-#include "vendor/nvidia/nccl_log.h"
+#include "backends/nvidia/nccl_log.h"
 #include "gpu/bench.h"
 #include "gpu/bench_mpi.h"
 #include "facts/catalog.h"

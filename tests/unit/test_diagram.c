@@ -1,4 +1,4 @@
-/* The block diagram (print/diagram.h): on the captures and every bundled
+/* The block diagram (print/diagram/diagram.h): on the captures and every bundled
  * rig no two texts overlap, no two boxes overlap, every text stays in its
  * own box, and every GPU is drawn exactly once; the checker itself finds
  * an overlap planted in a real scene; bottleneck links are marked; names
@@ -10,8 +10,8 @@
 
 #include "analysis/machine.h"
 #include "load/source.h"
-#include "print/diagram.h"
-#include "print/diagram_internal.h"
+#include "print/diagram/diagram.h"
+#include "print/diagram/diagram_internal.h"
 
 static int open_source(const struct gr_source *src, struct gr_machine *m)
 {

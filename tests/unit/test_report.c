@@ -1,4 +1,4 @@
-/* The HTML and Markdown build report (print/report_html.h): the diagram is
+/* The HTML and Markdown build report (print/report/report_html.h): the diagram is
  * embedded without its XML declaration and namespace addresses and linked
  * from the Markdown; bench and burn JSON of any shape is drawn or skipped,
  * never a crash or "nan"; the shape checks tell the two outputs apart. */
@@ -10,7 +10,7 @@
 
 #include "analysis/machine.h"
 #include "doctor/doctor.h"
-#include "print/report_html.h"
+#include "print/report/report_html.h"
 
 static int setup(void **state)
 {

@@ -1,8 +1,8 @@
 /* NVIDIA: NVML for the GPU facts (nvml.c), libcuda and libnccl for the
  * measurements (cuda_bench.c), all opened at run time; nv_api.h declares
  * what gpurig calls. */
-#ifndef GPURIG_VENDOR_NVIDIA_H
-#define GPURIG_VENDOR_NVIDIA_H
+#ifndef GPURIG_BACKENDS_NVIDIA_H
+#define GPURIG_BACKENDS_NVIDIA_H
 
 #include "gpu/bench_backend.h"
 #include "gpu/gpu.h"

@@ -1,5 +1,5 @@
 /* NCCL's INFO log: its channel lines, read into one line per connection. */
-#include "vendor/nvidia/nccl_log.h"
+#include "backends/nvidia/nccl_log.h"
 
 #include <stdbool.h>
 #include <stdlib.h>

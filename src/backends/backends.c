@@ -1,7 +1,7 @@
-/* The GPU vendors gpurig knows: one row per folder under src/vendor/. A new
+/* The GPU vendors gpurig knows: one row per folder under src/backends/. A new
  * vendor is its folder (a facts backend, a measurement backend, the struct
  * gr_vendor that names both) and one row here. */
 #include "gpu/gpu.h"
-#include "vendor/nvidia/nvidia.h"
+#include "backends/nvidia/nvidia.h"
 
 const struct gr_vendor *const gr_vendors[] = {&gr_vendor_nvidia, NULL};

@@ -1,4 +1,4 @@
 /* The NVIDIA vendor: both backends under one name. */
-#include "vendor/nvidia/nvidia.h"
+#include "backends/nvidia/nvidia.h"
 
 const struct gr_vendor gr_vendor_nvidia = {"nvidia", &gr_gpu_backend_nvml, &gr_bench_cuda};

@@ -2,12 +2,12 @@
  * GitHub-flavoured Markdown for issues and forums; see report_html.h. Heat
  * maps become plain tables, charts become tables of their figures, the
  * diagram an image link to the SVG file the caller writes beside it. */
-#include "print/report_html.h"
+#include "print/report/report_html.h"
 
 #include <math.h>
 #include <string.h>
 
-#include "print/report_doc.h"
+#include "print/report/report_doc.h"
 
 /* Text with Markdown's and HTML's active characters escaped by a backslash
  * (CommonMark escapes any ASCII punctuation), line breaks and other controls

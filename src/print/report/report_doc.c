@@ -3,7 +3,7 @@
  * matrices, hives, predictions, verdicts, findings), then bench's and
  * burn's results when given. Nothing here analyses: every figure is the
  * analysis's, the prediction's, doctor's or the JSON's. */
-#include "print/report_doc.h"
+#include "print/report/report_doc.h"
 
 #include <math.h>
 #include <stdarg.h>

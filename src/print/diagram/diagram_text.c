@@ -13,8 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "print/diagram.h"
-#include "print/diagram_internal.h"
+#include "print/diagram/diagram.h"
+#include "print/diagram/diagram_internal.h"
 #include "print/text.h"
 #include "base/util.h"
 

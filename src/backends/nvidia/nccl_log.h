@@ -2,8 +2,8 @@
  * ("... NCCL INFO Channel 00/0 : 0[0] -> 1[1] via P2P/IPC") are the only
  * place NCCL says which transport each connection uses. Used by
  * cuda_bench.c's transports; on its own for the tests. */
-#ifndef GPURIG_VENDOR_NVIDIA_NCCL_LOG_H
-#define GPURIG_VENDOR_NVIDIA_NCCL_LOG_H
+#ifndef GPURIG_BACKENDS_NVIDIA_NCCL_LOG_H
+#define GPURIG_BACKENDS_NVIDIA_NCCL_LOG_H
 
 #include <stdio.h>
 

@@ -1,13 +1,13 @@
 /* The block diagram as SVG and as Graphviz DOT; see diagram.h. The SVG
  * writes out a scene (diagram_layout.c), the DOT the model
  * (diagram_model.c) and leaves the layout to Graphviz. */
-#include "print/diagram.h"
+#include "print/diagram/diagram.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 #include "print/common.h"
-#include "print/diagram_internal.h"
+#include "print/diagram/diagram_internal.h"
 #include "base/util.h"
 
 static const char *class_of(enum dg_kind k)

@@ -16,10 +16,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "vendor/nvidia/nvidia.h"
+#include "backends/nvidia/nvidia.h"
 #include "base/dl.h"
 #include "base/fs.h"
-#include "vendor/nvidia/nv_api.h"
+#include "backends/nvidia/nv_api.h"
 
 #define CUDA_SONAME "libcuda.so.1"
 #define NCCL_SONAME "libnccl.so.2"
@@ -1163,7 +1163,7 @@ out:
 
 /* ------------------------------------------------------------ all-reduce */
 
-#include "vendor/nvidia/nccl_log.h"
+#include "backends/nvidia/nccl_log.h"
 
 #define NSYM(field, ...) {(void **)&c->nc.field, {__VA_ARGS__}, true}
 

@@ -11,7 +11,7 @@
 #include "model/names.h"
 #include "facts/pcilink.h"
 #include "print/common.h"
-#include "print/diagram_internal.h"
+#include "print/diagram/diagram_internal.h"
 #include "print/text.h"
 #include "base/util.h"
 

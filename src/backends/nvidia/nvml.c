@@ -6,8 +6,8 @@
 #include <string.h>
 
 #include "base/dl.h"
-#include "vendor/nvidia/nvidia.h"
-#include "vendor/nvidia/nv_api.h"
+#include "backends/nvidia/nvidia.h"
+#include "backends/nvidia/nv_api.h"
 
 #define NVML_SONAME "libnvidia-ml.so.1"
 

@@ -4,14 +4,14 @@
  * even a mistake here cannot reach the network. The markup is also
  * well-formed XML (every element closed, attributes quoted, numeric
  * character references only), which the tests check. */
-#include "print/report_html.h"
+#include "print/report/report_html.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/util.h"
-#include "print/report_doc.h"
+#include "print/report/report_doc.h"
 
 /* ---- escaping ---- */
 

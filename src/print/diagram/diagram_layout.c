@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "print/diagram_internal.h"
+#include "print/diagram/diagram_internal.h"
 #include "print/text.h"
 #include "base/util.h"
 

@@ -12,7 +12,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "print/report_html.h"
+#include "print/report/report_html.h"
 
 /* A table cell: its text and how the page colours it. cls is a static CSS
  * class ("lv-nv", "sev-warn", "h7" for a heat bucket; "id" a check's id, kept on

@@ -1,0 +1,45 @@
+/* The monitor loop of watch, export and burn (cli/loop.c): the machine, GPUs
+ * and sampler they open together, their --interval and --count, the one stop
+ * flag and the schedule they sleep on. */
+#ifndef GPURIG_CLI_LOOP_H
+#define GPURIG_CLI_LOOP_H
+
+#include <stdbool.h>
+
+#include "analysis/machine.h"
+#include "base/util.h"
+#include "cli/cli.h"
+#include "gpu/gpu.h"
+#include "monitor/sampler.h"
+
+/* watch, export and burn: a machine, its GPUs (when a driver loads) and a
+ * sampler over both. */
+struct cli_monitor {
+  struct gr_machine m;
+  struct gr_gpus g;
+  bool have_machine, have_gpus;
+  struct gr_sampler *s;
+};
+/* Opens all three; without a GPU driver a warning and the links alone.
+ * 0, or -1 with err (nothing left open). */
+/* The ring holds history samples, and at least the last minute at interval. */
+int cli_monitor_open(const char *cmd, const struct gr_opts *o, double interval, unsigned history,
+                     struct cli_monitor *mon, struct gr_err *err);
+void cli_monitor_close(struct cli_monitor *mon);
+/* --count N (1 up), --once (1), else 0 (no end); -1 after one error line. */
+int cli_parse_count(const char *cmd, const struct gr_opts *o, long *count);
+/* --interval: 0.1 to 3600 s, default 1 (text NULL); -1 after one error line. */
+int cli_parse_interval(const char *cmd, const char *text, double *out);
+/* SIGINT, SIGTERM and SIGHUP end a command's loop (cli_sleep_until and the
+ * view's loop see the flag). */
+void cli_catch_stop(void);
+/* burn: SIGINT alone sets the same flag, as signal(2) installs a handler
+ * (an interrupted system call restarts); SIGTERM and SIGHUP keep their
+ * default and end the process. */
+void cli_catch_interrupt(void);
+/* Whether a stop was asked for (the flag cli_catch_stop's handler sets). */
+bool cli_stop_asked(void);
+/* Sleeps to the next tick of a fixed schedule; false when asked to stop. */
+bool cli_sleep_until(double *next_mono, double interval_s);
+
+#endif
