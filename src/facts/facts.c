@@ -38,31 +38,40 @@ static void fill_consts(struct gr_facts *f)
 #undef GR_DIF
 }
 
-/* engine-speed.tsv: every key one gpurig reads, every value a number,
- * every month YYYY-MM; a bad row is refused at load with its line. */
-static int check_engine_speed(const struct gr_table *t, struct gr_err *err)
+/* engine-speed.tsv into typed rows: every key one gpurig reads, every
+ * value a number, every month YYYY-MM; a bad row is refused at load with
+ * its line. */
+static int parse_engine_speed(struct gr_facts *f, struct gr_err *err)
 {
 #define GR_KEY_WORD(k) #k,
   static const char *const known[] = {GR_ENGINE_SPEED_KEYS(GR_KEY_WORD) NULL};
 #undef GR_KEY_WORD
-  int ck = gr_table_col(t, "key"), cv = gr_table_col(t, "value"), cs = gr_table_col(t, "since");
+  const struct gr_table *t = &f->engine_speed;
+  int ce = gr_table_col(t, "engine"), ca = gr_table_col(t, "arch"), ck = gr_table_col(t, "key");
+  int cv = gr_table_col(t, "value"), cs = gr_table_col(t, "since");
+  f->speed_rows = xcalloc(t->nrows + 1, sizeof(*f->speed_rows));
   for (size_t r = 0; r < t->nrows; r++) {
+    struct gr_engine_speed_row *row = &f->speed_rows[f->nspeed_rows++];
     const char *key = gr_table_cell(t, r, (size_t)ck), *v = gr_table_cell(t, r, (size_t)cv);
-    const char *since = gr_table_cell(t, r, (size_t)cs);
+    const char *since = gr_table_cell(t, r, (size_t)cs), *arch = gr_table_cell(t, r, (size_t)ca);
     size_t i = 0;
     while (known[i] && strcmp(known[i], key) != 0)
       i++;
     char *end;
-    double x = strtod(v, &end);
     int y, m, n = 0;
+    row->value = strtod(v, &end);
     if (!known[i])
       return gr_fail(err, GR_EXIT_CANNOT_RUN, "%s:%zu: unknown key %s", t->name, t->lines[r], key);
-    if (end == v || *end || !(x >= 0 && x < 1e6))
+    if (end == v || *end || !(row->value >= 0 && row->value < 1e6))
       return gr_fail(err, GR_EXIT_CANNOT_RUN, "%s:%zu: value of %s is not a number from 0: \"%s\"", t->name,
                      t->lines[r], key, v);
     if (sscanf(since, "%4d-%2d%n", &y, &m, &n) != 2 || since[n] || m < 1 || m > 12)
       return gr_fail(err, GR_EXIT_CANNOT_RUN, "%s:%zu: since must be YYYY-MM, not \"%s\"", t->name, t->lines[r],
                      since);
+    row->engine = gr_table_cell(t, r, (size_t)ce);
+    row->arch = strcmp(arch, "-") == 0 ? NULL : arch;
+    row->since = y * 12 + m - 1;
+    row->key = (enum gr_engine_speed_key)i;
   }
   return 0;
 }
@@ -367,7 +376,7 @@ static int load_tables(struct gr_facts *f, struct gr_err *err)
       return -1;
   }
   fill_consts(f);
-  if (check_engine_speed(&f->engine_speed, err) != 0)
+  if (parse_engine_speed(f, err) != 0)
     return -1;
   return load_pci_rules(f, err) != 0 ? -1 : load_nccl_rules(f, err);
 }
@@ -377,6 +386,7 @@ static void free_facts(struct gr_facts *f)
   if (!f)
     return;
   free(f->pci_rules);
+  free(f->speed_rows);
   free(f->nccl_rules);
   for (size_t i = 0; i < sizeof(row_tables) / sizeof(row_tables[0]); i++)
     gr_table_free((struct gr_table *)((char *)f + row_tables[i].offset));

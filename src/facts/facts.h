@@ -123,6 +123,22 @@ struct gr_kv_table {
   X(handoff_us) X(pp_fp16_acc) X(pp_eff_float) X(pp_int8) X(pp_eff_int8) X(pp_dequant_eff) X(decode_compute_eff) \
   X(train_mfu)
 
+/* One row of engine-speed.tsv, parsed at load: the key as its index in
+ * GR_ENGINE_SPEED_KEYS, the month as year * 12 + month - 1. */
+enum gr_engine_speed_key {
+#define GR_KEY_ENUM(k) GR_ES_##k,
+  GR_ENGINE_SPEED_KEYS(GR_KEY_ENUM)
+#undef GR_KEY_ENUM
+  GR_ES_NKEYS
+};
+struct gr_engine_speed_row {
+  const char *engine;       /* as engines.tsv names it */
+  const char *arch;         /* NULL: every GPU */
+  int since;                /* year * 12 + month - 1 */
+  enum gr_engine_speed_key key;
+  double value;
+};
+
 #define GR_CONST_FIELD(k) double k;
 struct gr_calibration_consts { GR_CALIBRATION_CONSTS(GR_CONST_FIELD) };  /* calibration.tsv */
 struct gr_planner_consts { GR_PLANNER_CONSTS(GR_CONST_FIELD) };          /* planner.tsv */
@@ -176,6 +192,8 @@ struct gr_facts {
   struct gr_table quant;                       /* quant.tsv (plan) */
   struct gr_table engines;                     /* engines.tsv (plan) */
   struct gr_table engine_speed;                /* engine-speed.tsv: the engines' speed profiles (plan/engine.c) */
+  struct gr_engine_speed_row *speed_rows;      /* the same, parsed */
+  size_t nspeed_rows;
   struct gr_table diffusion;                   /* diffusion.tsv (plan/diffusion.c) */
   struct gr_table nics;                        /* nics.tsv, the NIC catalog (analysis/cluster.c) */
   struct gr_kv_table diffusion_memory;         /* diffusion-memory.tsv: the diffusion planner's constants */

