@@ -8,6 +8,107 @@
 #include "print/text.h"
 #include "base/util.h"
 
+/* The one-way copy rate of every GPU pair, as a matrix. */
+static void print_copy_matrix(FILE *out, const struct gr_prediction *p)
+{
+  size_t n = p->ngpus;
+  fprintf(out, "GPU-to-GPU copies, one way, GB/s (N = NVLink, P = PCIe peer-to-peer, H = staged through host memory):\n");
+  fprintf(out, "%-7s", "");
+  for (size_t g = 0; g < n; g++)
+    fprintf(out, " GPU%-4zu", g);
+  fputc('\n', out);
+  for (size_t i = 0; i < n; i++) {
+    fprintf(out, "GPU%-4zu", i);
+    for (size_t j = 0; j < n; j++) {
+      const struct gr_pair_predict *pp = &p->pairs[i * n + j];
+      char cell[16];
+      if (i == j)
+        snprintf(cell, sizeof(cell), "X");
+      else if (pp->gbps > 0)
+        snprintf(cell, sizeof(cell), "%c %.1f", pp->best == GR_XFER_NVLINK ? 'N' : pp->best == GR_XFER_P2P ? 'P' : 'H',
+                 pp->gbps);
+      else
+        snprintf(cell, sizeof(cell), "%c ?", pp->best == GR_XFER_NVLINK ? 'N' : pp->best == GR_XFER_P2P ? 'P' : 'H');
+      fprintf(out, " %-7s", cell);
+    }
+    fputc('\n', out);
+  }
+}
+
+/* The all-reduce bus bandwidth with NCCL's defaults, what bounds it, and
+ * the rate with NCCL_P2P_LEVEL raised where that helps. */
+static void print_allreduce(FILE *out, const struct gr_prediction *p)
+{
+  char dflt[160], bound[256];
+  if (p->a->nvlink_unrecorded && p->nccl_default.busbw_gbps > 0) {
+    fprintf(out, "All-reduce bus bandwidth: not predicted (NVLink not recorded, see below); over PCIe alone it would be %.1f GB/s with %s.\n",
+            p->nccl_default.busbw_gbps, gr_nccl_defaults_text(p->a, dflt, sizeof(dflt)));
+  } else if (p->nccl_default.busbw_gbps > 0) {
+    fprintf(out, "All-reduce bus bandwidth (nccl-tests busbw, large messages): %.1f GB/s with %s.\n",
+            p->nccl_default.busbw_gbps, gr_nccl_defaults_text(p->a, dflt, sizeof(dflt)));
+    fprintf(out, "  Bounded by %s.\n", gr_ring_bound_text(p, &p->nccl_default, bound, sizeof(bound)));
+    if (p->best_needs_p2p_level)
+      fprintf(out, "  With NCCL_P2P_LEVEL=%s: %.1f GB/s, bounded by %s.\n", p->best_p2p_level, p->best.busbw_gbps,
+              gr_ring_bound_text(p, &p->best, bound, sizeof(bound)));
+  } else {
+    fprintf(out, "All-reduce bus bandwidth: not known (this input records no link rates).\n");
+  }
+}
+
+/* The P2P hives and the P2P groups they join into. */
+static void print_p2p_groups(FILE *out, const struct gr_topo *t, const struct gr_prediction *p)
+{
+  size_t n = p->ngpus;
+  /* one line for both groupings: hives nest inside P2P groups */
+  size_t largest_hive = 0;
+  for (size_t h = 0; h < p->a->nhives; h++) {
+    size_t size = 0;
+    for (size_t g = 0; g < n; g++)
+      size += p->a->hive[g] == (int)h;
+    largest_hive = size > largest_hive ? size : largest_hive;
+  }
+  bool any_p2p = false; /* some pair can do P2P, if only across sockets */
+  for (size_t i = 0; i < n * n; i++)
+    any_p2p |= i / n != i % n && p->pairs[i].p2p_capable;
+  if (p->largest_p2p_domain < 2 && any_p2p)
+    fprintf(out, "Peer-to-peer: only across %s: %zu P2P hives of one GPU each, no P2P group within one.\n",
+            t->npackages > 1 ? "sockets" : "NUMA nodes", p->a->nhives);
+  else if (p->largest_p2p_domain < 2)
+    fprintf(out, "Peer-to-peer: none (no GPU pair can do P2P): %zu P2P hives of one GPU each.\n", p->a->nhives);
+  else if (p->ndomains == p->a->nhives)
+    fprintf(out, "Peer-to-peer: %zu P2P hive%s (NVLink or a PCIe switch, without crossing the CPU), the largest with %zu of %zu GPUs.\n",
+            p->a->nhives, p->a->nhives == 1 ? "" : "s", largest_hive, n);
+  else
+    fprintf(out, "Peer-to-peer: %zu P2P hive%s (NVLink or a PCIe switch, without crossing the CPU); through the CPU's root complex%s they join into %zu P2P group%s, the largest with %d of %zu GPUs.\n",
+            p->a->nhives, p->a->nhives == 1 ? "" : "s", t->npackages > 1 ? ", without crossing a socket," : "",
+            p->ndomains, p->ndomains == 1 ? "" : "s", p->largest_p2p_domain, n);
+}
+
+/* The prediction's notes, each cut to the terminal's width unless verbose. */
+static void print_notes(FILE *out, const struct gr_prediction *p, const struct gr_text_style *st)
+{
+  char cut[1024];
+  size_t room = (size_t)st->width > 40 ? (size_t)st->width - 4 : 36;
+  for (size_t i = 0; i < p->nnotes; i++)
+    fprintf(out, "  - %s\n", st->verbose ? p->notes[i] : gr_text_point(p->notes[i], room * 2, cut, sizeof(cut)));
+}
+
+/* The verdicts per workload, each cut to the terminal's width unless verbose. */
+static void print_verdicts(FILE *out, const struct gr_prediction *p, const struct gr_text_style *st)
+{
+  char cut[1024];
+  fprintf(out, "\nVerdicts:%s\n", p->nverdicts ? "" : " none (see the note above)");
+  for (size_t i = 0; i < p->nverdicts; i++) {
+    const struct gr_verdict *v = &p->verdicts[i];
+    char head[96];
+    snprintf(head, sizeof(head), "%s across %d GPU%s: ", v->workload, v->gpus, v->gpus == 1 ? "" : "s");
+    size_t used = 8 + gr_text_columns(head);
+    size_t room = (size_t)st->width > used + 20 ? ((size_t)st->width - used) * 2 : 40;
+    fprintf(out, "  %-4s  %s%s\n", gr_rating_name(v->rating), head,
+            st->verbose ? v->reasons : gr_text_point(v->reasons, room, cut, sizeof(cut)));
+  }
+}
+
 void gr_print_prediction(FILE *out, const struct gr_topo *t, const struct gr_prediction *p, const struct gr_text_style *st)
 {
   size_t n = p->ngpus;
@@ -15,80 +116,12 @@ void gr_print_prediction(FILE *out, const struct gr_topo *t, const struct gr_pre
     return;
   fprintf(out, "\nPredicted from the wiring (before measuring; constants in data/calibration.tsv):\n");
   if (n > 1) {
-    fprintf(out, "GPU-to-GPU copies, one way, GB/s (N = NVLink, P = PCIe peer-to-peer, H = staged through host memory):\n");
-    fprintf(out, "%-7s", "");
-    for (size_t g = 0; g < n; g++)
-      fprintf(out, " GPU%-4zu", g);
-    fputc('\n', out);
-    for (size_t i = 0; i < n; i++) {
-      fprintf(out, "GPU%-4zu", i);
-      for (size_t j = 0; j < n; j++) {
-        const struct gr_pair_predict *pp = &p->pairs[i * n + j];
-        char cell[16];
-        if (i == j)
-          snprintf(cell, sizeof(cell), "X");
-        else if (pp->gbps > 0)
-          snprintf(cell, sizeof(cell), "%c %.1f", pp->best == GR_XFER_NVLINK ? 'N' : pp->best == GR_XFER_P2P ? 'P' : 'H',
-                   pp->gbps);
-        else
-          snprintf(cell, sizeof(cell), "%c ?", pp->best == GR_XFER_NVLINK ? 'N' : pp->best == GR_XFER_P2P ? 'P' : 'H');
-        fprintf(out, " %-7s", cell);
-      }
-      fputc('\n', out);
-    }
-    char dflt[160], bound[256];
-    if (p->a->nvlink_unrecorded && p->nccl_default.busbw_gbps > 0) {
-      fprintf(out, "All-reduce bus bandwidth: not predicted (NVLink not recorded, see below); over PCIe alone it would be %.1f GB/s with %s.\n",
-              p->nccl_default.busbw_gbps, gr_nccl_defaults_text(p->a, dflt, sizeof(dflt)));
-    } else if (p->nccl_default.busbw_gbps > 0) {
-      fprintf(out, "All-reduce bus bandwidth (nccl-tests busbw, large messages): %.1f GB/s with %s.\n",
-              p->nccl_default.busbw_gbps, gr_nccl_defaults_text(p->a, dflt, sizeof(dflt)));
-      fprintf(out, "  Bounded by %s.\n", gr_ring_bound_text(p, &p->nccl_default, bound, sizeof(bound)));
-      if (p->best_needs_p2p_level)
-        fprintf(out, "  With NCCL_P2P_LEVEL=%s: %.1f GB/s, bounded by %s.\n", p->best_p2p_level, p->best.busbw_gbps,
-                gr_ring_bound_text(p, &p->best, bound, sizeof(bound)));
-    } else {
-      fprintf(out, "All-reduce bus bandwidth: not known (this input records no link rates).\n");
-    }
-    /* one line for both groupings: hives nest inside P2P groups */
-    size_t largest_hive = 0;
-    for (size_t h = 0; h < p->a->nhives; h++) {
-      size_t size = 0;
-      for (size_t g = 0; g < n; g++)
-        size += p->a->hive[g] == (int)h;
-      largest_hive = size > largest_hive ? size : largest_hive;
-    }
-    bool any_p2p = false; /* some pair can do P2P, if only across sockets */
-    for (size_t i = 0; i < n * n; i++)
-      any_p2p |= i / n != i % n && p->pairs[i].p2p_capable;
-    if (p->largest_p2p_domain < 2 && any_p2p)
-      fprintf(out, "Peer-to-peer: only across %s: %zu P2P hives of one GPU each, no P2P group within one.\n",
-              t->npackages > 1 ? "sockets" : "NUMA nodes", p->a->nhives);
-    else if (p->largest_p2p_domain < 2)
-      fprintf(out, "Peer-to-peer: none (no GPU pair can do P2P): %zu P2P hives of one GPU each.\n", p->a->nhives);
-    else if (p->ndomains == p->a->nhives)
-      fprintf(out, "Peer-to-peer: %zu P2P hive%s (NVLink or a PCIe switch, without crossing the CPU), the largest with %zu of %zu GPUs.\n",
-              p->a->nhives, p->a->nhives == 1 ? "" : "s", largest_hive, n);
-    else
-      fprintf(out, "Peer-to-peer: %zu P2P hive%s (NVLink or a PCIe switch, without crossing the CPU); through the CPU's root complex%s they join into %zu P2P group%s, the largest with %d of %zu GPUs.\n",
-              p->a->nhives, p->a->nhives == 1 ? "" : "s", t->npackages > 1 ? ", without crossing a socket," : "",
-              p->ndomains, p->ndomains == 1 ? "" : "s", p->largest_p2p_domain, n);
+    print_copy_matrix(out, p);
+    print_allreduce(out, p);
+    print_p2p_groups(out, t, p);
   }
-  char cut[1024];
-  size_t room = (size_t)st->width > 40 ? (size_t)st->width - 4 : 36;
-  for (size_t i = 0; i < p->nnotes; i++)
-    fprintf(out, "  - %s\n", st->verbose ? p->notes[i] : gr_text_point(p->notes[i], room * 2, cut, sizeof(cut)));
-  fprintf(out, "\nVerdicts:%s\n", p->nverdicts ? "" : " none (see the note above)");
-  for (size_t i = 0; i < p->nverdicts; i++) {
-    const struct gr_verdict *v = &p->verdicts[i];
-    char head[96];
-    snprintf(head, sizeof(head), "%s across %d GPU%s: ", v->workload, v->gpus, v->gpus == 1 ? "" : "s");
-    size_t used = 8 + gr_text_columns(head);
-    room = (size_t)st->width > used + 20 ? ((size_t)st->width - used) * 2 : 40;
-    fprintf(out, "  %-4s  %s%s\n", gr_rating_name(v->rating), head,
-            st->verbose ? v->reasons : gr_text_point(v->reasons, room, cut, sizeof(cut)));
-  }
-  (void)t;
+  print_notes(out, p, st);
+  print_verdicts(out, p, st);
 }
 
 static json_t *num2(double v)

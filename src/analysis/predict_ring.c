@@ -1,0 +1,682 @@
+/* The ring search: each GPU pair's hop as a list of shared resources, the
+ * exact ring search (k <= 9) and the greedy one above it, and what bounds a
+ * ring (analysis/predict_internal.h). */
+#include "analysis/predict.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "facts/catalog.h"
+#include "facts/facts.h"
+#include "facts/pcilink.h"
+
+#include "analysis/predict_internal.h"
+
+static const struct gr_package *package_at(const struct gr_topo *t, int os_index)
+{
+  for (size_t i = 0; i < t->npackages; i++)
+    if (t->packages[i].os_index == os_index)
+      return &t->packages[i];
+  return NULL;
+}
+
+/* ---- paths as lists of shared resources ---- */
+
+/* The hop from GPU `from` to GPU `to` in a mode (0 NCCL's default for the
+ * ctx's communicator size, 1 with NCCL_P2P_LEVEL raised where P2P runs). */
+const struct hop *hop_of(const struct ctx *c, int mode, int from, int to)
+{
+  return &c->hops[(size_t)mode * c->n * c->n + (size_t)from * c->n + (size_t)to];
+}
+
+static void hop_add(struct hop_build *h, int res, double cap, bool effective)
+{
+  if (cap <= 0 || h->nres >= HOP_MAX_RES)
+    return;
+  h->res[h->nres] = res;
+  h->cap[h->nres] = cap;
+  h->effective[h->nres] = effective;
+  h->nres++;
+}
+
+/* Links from x up to (not including) stop, in direction dir (0 up, 1 down). */
+static void add_links(const struct ctx *c, struct hop_build *h, int x, int stop, int dir)
+{
+  for (; x >= 0 && x != stop; x = c->t->pci[x].parent)
+    if (c->a->link[x].present)
+      hop_add(h, x * 2 + dir, c->a->link[x].gbps, false);
+}
+
+/* Fills hop hd (its kind and efficiency) and h (its resource uses). */
+void build_hop(const struct ctx *c, struct hop *hd, struct hop_build *h, size_t ga, size_t gb,
+               enum gr_xfer mode)
+{
+  const struct gr_topo *t = c->t;
+  int x = t->gpus[ga], y = t->gpus[gb];
+  memset(hd, 0, sizeof(*hd));
+  h->nres = 0;
+  hd->x = mode;
+  if (mode == GR_XFER_NVLINK) {
+    double bw = c->a->gpu_gpu[ga * c->n + gb].bw_gbps;
+    hop_add(h, (int)(2 * t->npci + 2 + ga * 2), bw, false);
+    hop_add(h, (int)(2 * t->npci + 2 + gb * 2 + 1), bw, false);
+    hd->eff = gr_calib()->ring_nvlink_eff;
+    hd->nvlink = true;
+    return;
+  }
+  int stop = mode == GR_XFER_P2P ? gr_topo_common_ancestor(t, x, y) : -1;
+  if (stop >= 0 && t->pci[stop].role == GR_ROLE_HOSTBRIDGE && mode == GR_XFER_P2P)
+    stop = -1; /* through the root complex: both ways up to their root ports */
+  add_links(c, h, x, stop, 0);
+  add_links(c, h, y, stop, 1);
+  if (t->pci[x].package != t->pci[y].package && c->socket_gbps > 0)
+    hop_add(h, (int)(2 * t->npci + (t->pci[x].package < t->pci[y].package ? 0 : 1)), c->socket_gbps, true);
+  if (mode == GR_XFER_HOST) {
+    /* the bytes are written to and read from the sender's socket's memory:
+     * two uses of its bandwidth, counted as two uses of one resource */
+    const struct gr_package *pk = package_at(t, t->pci[x].package);
+    double mem = pk && pk->mem_channels && pk->mem_mts ? pk->mem_channels * pk->mem_mts * 8.0 / 1000.0 : 0;
+    int res = (int)(2 * t->npci + 2 + 2 * c->n + (pk ? (size_t)(pk - t->packages) : 0));
+    hop_add(h, res, mem, true);
+    hop_add(h, res, mem, true);
+  }
+  hd->eff = mode == GR_XFER_P2P ? gr_calib()->ring_p2p_eff : gr_calib()->ring_host_eff;
+}
+
+/* Appends a built hop's uses to the pools; its offset in *off (the pools
+ * may move until every hop is in, so pointers are set after). */
+void hop_store(struct ctx *c, const struct hop_build *b, struct hop *h, size_t *off)
+{
+  *off = c->npool;
+  h->nres = b->nres;
+  if (b->nres == 0) /* a GPU to itself: no uses to copy */
+    return;
+  if (c->npool + (size_t)b->nres > c->pool_cap_n) {
+    c->pool_cap_n = (c->pool_cap_n + (size_t)b->nres) * 2;
+    c->pool_res = xrealloc(c->pool_res, c->pool_cap_n * sizeof(int));
+    c->pool_cap = xrealloc(c->pool_cap, c->pool_cap_n * sizeof(double));
+    c->pool_eff = xrealloc(c->pool_eff, c->pool_cap_n * sizeof(bool));
+  }
+  memcpy(c->pool_res + c->npool, b->res, (size_t)b->nres * sizeof(int));
+  memcpy(c->pool_cap + c->npool, b->cap, (size_t)b->nres * sizeof(double));
+  memcpy(c->pool_eff + c->npool, b->effective, (size_t)b->nres * sizeof(bool));
+  c->npool += (size_t)b->nres;
+}
+
+/* NCCL runs several rings at once over NVLink (one per link direction it can
+ * pair up), so an all-NVLink ring is bounded by each GPU's NVLink bandwidth
+ * towards the others in the set (direct links plus links into NVSwitches),
+ * not by one pair's links. The NVLink figures are the analysis's pair
+ * matrix; the NVLS fabrics are the predictions' own. */
+void predict_nvlink_tables(struct ctx *c)
+{
+  const struct gr_topo *t = c->t;
+  c->nv_direct = c->a->nv_direct_gbps;
+  c->nv_fabric = c->a->nv_fabric_gbps;
+  c->nvls_fabric = xcalloc(c->n + 1, sizeof(int));
+  struct gr_nccl_version nvls_since = {2, 17, 1};
+  c->nvls_nccl = gr_nccl_version_cmp(&c->a->nccl_version, &nvls_since) >= 0;
+  for (size_t f = 0; f < t->nfabrics; f++)
+    for (size_t i = 0; i < t->fabrics[f].nmembers; i++) {
+      const struct gr_fabric_member *m = &t->fabrics[f].members[i];
+      if (t->pci[m->gpu].gpu_index < 0)
+        continue;
+      /* switch-side reduction came with the third-generation NVSwitch (NVLink 4) */
+      if (t->fabrics[f].nvlink_gen >= 4)
+        c->nvls_fabric[t->pci[m->gpu].gpu_index] = (int)f + 1;
+    }
+}
+
+/* NVLink SHARP (NVLS): on NVSwitch generations that reduce in the switch
+ * (NVLink 4 and later: HGX H100/H200/H800, B200), NCCL 2.17+ runs large
+ * all-reduces as NVLS by default; nccl-tests then shows a busbw above the
+ * ring's, about 1.07x the NVLink line rate on 8 H100 (480 GB/s against the
+ * ring's 370, sjeaugey in NVIDIA/nccl-tests#212). 0 where the set is not all
+ * on one such fabric or NCCL lacks NVLS. */
+static double nvls_bound(const struct ctx *c, const int *set, size_t k)
+{
+  if (!c->nvls_nccl || k < 2)
+    return 0;
+  double bound = INFINITY;
+  for (size_t i = 0; i < k; i++) {
+    if (!c->nvls_fabric[set[i]] || c->nvls_fabric[set[i]] != c->nvls_fabric[set[0]])
+      return 0;
+    bound = fmin(bound, c->nv_fabric[set[i]]);
+  }
+  return bound * gr_calib()->nvls_busbw_eff;
+}
+
+/* The least NVLink GB/s per direction any GPU of the set has to the others
+ * (direct links plus links into NVSwitches), 0 none. */
+static double nvlink_set_raw(const struct ctx *c, const int *set, size_t k)
+{
+  double bound = INFINITY;
+  for (size_t i = 0; i < k; i++) {
+    double total = c->nv_fabric[set[i]];
+    for (size_t j = 0; j < k; j++)
+      total += c->nv_direct[(size_t)set[i] * c->n + (size_t)set[j]];
+    if (total < bound)
+      bound = total;
+  }
+  return isinf(bound) ? 0 : bound;
+}
+
+/* The ring over NVLink only (NCCL runs one ring per link it can pair up). */
+static double nvlink_ring_bound(const struct ctx *c, const int *set, size_t k)
+{
+  return nvlink_set_raw(c, set, k) * gr_calib()->ring_nvlink_eff;
+}
+
+/* An all-NVLink set's all-reduce with NCCL's choice: NVLS where it runs and
+ * is faster, else the rings. */
+static double nvlink_set_bound(const struct ctx *c, const int *set, size_t k)
+{
+  return fmax(nvlink_ring_bound(c, set, k), nvls_bound(c, set, k));
+}
+
+static double ring_busbw(struct ctx *c, const int *order, size_t k, int mode, const struct hop **worst_hop,
+                         int *worst_res)
+{
+  bool all_nvlink = k > 1;
+  for (size_t i = 0; i < k && all_nvlink; i++)
+    all_nvlink = c->hops[(size_t)mode * c->n * c->n + (size_t)order[i] * c->n + (size_t)order[(i + 1) % k]].nvlink;
+  if (all_nvlink) {
+    if (worst_hop)
+      *worst_hop = NULL;
+    return nvlink_set_bound(c, order, k);
+  }
+  double bw = INFINITY;
+  for (size_t i = 0; i < k; i++) {
+    const struct hop *h = &c->hops[(size_t)mode * c->n * c->n + (size_t)order[i] * c->n + (size_t)order[(i + 1) % k]];
+    for (int r = 0; r < h->nres; r++)
+      c->count[h->res[r]]++;
+  }
+  for (size_t i = 0; i < k; i++) {
+    const struct hop *h = &c->hops[(size_t)mode * c->n * c->n + (size_t)order[i] * c->n + (size_t)order[(i + 1) % k]];
+    for (int r = 0; r < h->nres; r++) {
+      double v = h->cap[r] / c->count[h->res[r]] * (h->effective[r] ? 1.0 : h->eff);
+      if (v < bw) {
+        bw = v;
+        if (worst_hop) {
+          *worst_hop = h;
+          *worst_res = r;
+        }
+      }
+    }
+  }
+  for (size_t i = 0; i < k; i++) {
+    const struct hop *h = &c->hops[(size_t)mode * c->n * c->n + (size_t)order[i] * c->n + (size_t)order[(i + 1) % k]];
+    for (int r = 0; r < h->nres; r++)
+      c->count[h->res[r]] = 0;
+  }
+  return isinf(bw) ? 0 : bw;
+}
+
+/* Improves a ring by reversing segments while that helps (2-opt). */
+static double improve_ring(struct ctx *c, int *ring, size_t k, int mode)
+{
+  double top = ring_busbw(c, ring, k, mode, NULL, NULL);
+  bool better = true;
+  while (better) {
+    better = false;
+    for (size_t i = 1; i + 1 < k; i++)
+      for (size_t j = i + 1; j < k; j++) {
+        for (size_t a = i, b = j; a < b; a++, b--) {
+          int tmp = ring[a];
+          ring[a] = ring[b];
+          ring[b] = tmp;
+        }
+        double v = ring_busbw(c, ring, k, mode, NULL, NULL);
+        if (v > top + 1e-9) {
+          top = v;
+          better = true;
+        } else {
+          for (size_t a = i, b = j; a < b; a++, b--) {
+            int tmp = ring[a];
+            ring[a] = ring[b];
+            ring[b] = tmp;
+          }
+        }
+      }
+  }
+  return top;
+}
+
+/* ---- the exact ring search (k <= 9) ----
+ *
+ * It keeps what the exhaustive search over every order (Heap's algorithm,
+ * the first GPU fixed) would keep, ties included, without valuing every
+ * order. Heap's algorithm written recursively fixes the array from its end:
+ * the sub-call over q[0..j-1] runs with q[j..] fixed, and q[j] > ... > q[m-1]
+ * > the first GPU is a stretch of the ring. The rings through a stretch share
+ * its hops, and each of its resources is used at least as often as the
+ * stretch uses it plus what the GPUs still to send (or to receive) use on
+ * every hop they could make; so the narrowest share over the stretch's hops
+ * with those counts bounds every ring through it. A sub-call whose stretch
+ * cannot beat the best ring so far by more than the search's 1e-9 is skipped
+ * (only its reordering of q is applied), so the rings valued, in the order
+ * met, and the winner are those of the full search. A stretch of NVLink hops
+ * only is never cut: an all-NVLink ring is valued by nvlink_set_bound, not by
+ * shares. */
+
+#define RING_SEARCH_MAX 9
+
+/* The resources every hop out of (or into) one GPU of the set uses, each with
+ * the fewest uses among those hops. */
+struct certain {
+  int n;
+  int res[48], uses[48];
+};
+
+struct search {
+  struct ctx *c;
+  const int *set;                        /* the GPUs; the search permutes positions in it */
+  int mode;
+  size_t k, m;                           /* ring size; m = k - 1 positions permuted */
+  int perm[RING_SEARCH_MAX];             /* the ring as positions in set; q = perm + 1 */
+  int *best;
+  double top;
+  const struct hop *path[RING_SEARCH_MAX]; /* the fixed stretch's hops */
+  int path_from[RING_SEARCH_MAX], path_to[RING_SEARCH_MAX];
+  size_t npath, nslow;                   /* its hops; how many are not NVLink */
+  struct certain out[RING_SEARCH_MAX], in[RING_SEARCH_MAX]; /* per position */
+  int moved[RING_SEARCH_MAX][RING_SEARCH_MAX]; /* [j][x]: what a full sub-call over j leaves at x */
+};
+
+/* Heap's step after the i-th sub-call over j elements: swap the last
+ * element with the i-th (j even) or the first (j odd). */
+static void heap_swap(int *q, size_t j, size_t i)
+{
+  size_t y = j % 2 == 0 ? i : 0;
+  int t = q[y];
+  q[y] = q[j - 1];
+  q[j - 1] = t;
+}
+
+/* Reorders q[0..len-1] as one whole sub-call over len elements would. */
+static void heap_apply(int *q, const int *moved, size_t len)
+{
+  int tmp[RING_SEARCH_MAX];
+  for (size_t x = 0; x < len; x++)
+    tmp[x] = q[moved[x]];
+  memcpy(q, tmp, len * sizeof(int));
+}
+
+/* What one whole sub-call over j elements does to their order: moved[j][x]
+ * is the position whose element ends at x (a sub-call over 1 does nothing). */
+static void heap_moves(int moved[RING_SEARCH_MAX][RING_SEARCH_MAX], size_t m)
+{
+  moved[1][0] = 0;
+  for (size_t j = 2; j <= m; j++) {
+    for (size_t x = 0; x < j; x++)
+      moved[j][x] = (int)x;
+    for (size_t i = 0; i < j; i++) {
+      heap_apply(moved[j], moved[j - 1], j - 1);
+      if (i + 1 < j)
+        heap_swap(moved[j], j, i);
+    }
+  }
+}
+
+static const struct hop *search_hop(const struct search *s, int from, int to)
+{
+  return hop_of(s->c, s->mode, s->set[from], s->set[to]);
+}
+
+/* Counts h's uses of each resource into scratch (ring_busbw's counts, zero
+ * between calls), or takes them back out (sign -1). */
+static void hop_tally(int *scratch, const struct hop *h, int sign)
+{
+  for (int r = 0; r < h->nres; r++)
+    scratch[h->res[r]] += sign;
+}
+
+/* Starts ct from one hop: its resources and how often it uses each. */
+static void certain_first(struct certain *ct, const struct hop *h, int *scratch)
+{
+  ct->n = 0;
+  hop_tally(scratch, h, 1);
+  for (int r = 0; r < h->nres; r++)
+    if (scratch[h->res[r]] > 0) {
+      ct->res[ct->n] = h->res[r];
+      ct->uses[ct->n++] = scratch[h->res[r]];
+      scratch[h->res[r]] = 0; /* listed once; and scratch is zero again at the end */
+    }
+}
+
+/* Keeps what h uses too, with the fewer uses. */
+static void certain_keep(struct certain *ct, const struct hop *h, int *scratch)
+{
+  int kept = 0;
+  hop_tally(scratch, h, 1);
+  for (int e = 0; e < ct->n; e++) {
+    int u = scratch[ct->res[e]];
+    if (u > 0) {
+      ct->res[kept] = ct->res[e];
+      ct->uses[kept++] = u < ct->uses[e] ? u : ct->uses[e];
+    }
+  }
+  hop_tally(scratch, h, -1);
+  ct->n = kept;
+}
+
+/* What every hop out of position g (or into it) uses, whichever GPU of the
+ * set is at its other end. */
+static void certain_uses(const struct search *s, int g, bool out, struct certain *ct)
+{
+  bool first = true;
+  ct->n = 0;
+  for (int x = 0; x < (int)s->k; x++) {
+    if (x == g)
+      continue;
+    const struct hop *h = out ? search_hop(s, g, x) : search_hop(s, x, g);
+    if (first)
+      certain_first(ct, h, s->c->count);
+    else
+      certain_keep(ct, h, s->c->count);
+    first = false;
+  }
+}
+
+/* Adds (sign 1) or takes away (-1) ct's uses to left, the counts of the GPUs
+ * still to send (out_left) or still to receive (in_left). */
+static void certain_count(int *left, const struct certain *ct, int sign)
+{
+  for (int e = 0; e < ct->n; e++)
+    left[ct->res[e]] += sign * ct->uses[e];
+}
+
+static void path_push(struct search *s, int from, int to)
+{
+  const struct hop *h = search_hop(s, from, to);
+  for (int r = 0; r < h->nres; r++)
+    s->c->pcount[h->res[r]]++;
+  certain_count(s->c->out_left, &s->out[from], -1);
+  certain_count(s->c->in_left, &s->in[to], -1);
+  s->path_from[s->npath] = from;
+  s->path_to[s->npath] = to;
+  s->path[s->npath++] = h;
+  s->nslow += !h->nvlink;
+}
+
+static void path_pop(struct search *s)
+{
+  const struct hop *h = s->path[--s->npath];
+  for (int r = 0; r < h->nres; r++)
+    s->c->pcount[h->res[r]]--;
+  certain_count(s->c->out_left, &s->out[s->path_from[s->npath]], 1);
+  certain_count(s->c->in_left, &s->in[s->path_to[s->npath]], 1);
+  s->nslow -= !h->nvlink;
+}
+
+/* Whether a ring through the fixed stretch may still beat the best. Each
+ * share is computed as ring_busbw computes it, with a count no higher than
+ * any such ring's, so the bound holds to the last bit. The hops still to come
+ * each have one sender and one receiver left, so either count of their
+ * certain uses is a floor; not both summed, as one hop may be in both. */
+static bool path_may_win(const struct search *s)
+{
+  if (s->nslow == 0)
+    return true;
+  const struct ctx *c = s->c;
+  double bw = INFINITY;
+  for (size_t i = 0; i < s->npath; i++) {
+    const struct hop *h = s->path[i];
+    for (int r = 0; r < h->nres; r++) {
+      int res = h->res[r], more = c->out_left[res] > c->in_left[res] ? c->out_left[res] : c->in_left[res];
+      double v = h->cap[r] / (c->pcount[res] + more) * (h->effective[r] ? 1.0 : h->eff);
+      if (v < bw)
+        bw = v;
+    }
+  }
+  return bw > s->top + 1e-9;
+}
+
+static void ring_leaf(struct search *s)
+{
+  int ring[RING_SEARCH_MAX];
+  for (size_t i = 0; i < s->k; i++)
+    ring[i] = s->set[s->perm[i]];
+  double v = ring_busbw(s->c, ring, s->k, s->mode, NULL, NULL);
+  if (v > s->top + 1e-9) {
+    s->top = v;
+    memcpy(s->best, ring, s->k * sizeof(int));
+  }
+}
+
+/* Heap's algorithm over q[0..j-1], q[j..m-1] fixed. */
+static void heap_search(struct search *s, size_t j)
+{
+  int *q = s->perm + 1;
+  if (j <= 1) {
+    ring_leaf(s);
+    return;
+  }
+  for (size_t i = 0; i < j; i++) {
+    path_push(s, q[j - 1], j == s->m ? s->perm[0] : q[j]);
+    if (path_may_win(s))
+      heap_search(s, j - 1);
+    else /* skipped: leave q as the sub-call would have */
+      heap_apply(q, s->moved[j - 1], j - 1);
+    path_pop(s);
+    if (i + 1 < j)
+      heap_swap(q, j, i);
+  }
+}
+
+static double search_rings(struct ctx *c, const int *set, size_t k, int mode, int *best)
+{
+  struct search s = {.c = c, .set = set, .mode = mode, .k = k, .m = k - 1, .best = best, .top = -INFINITY};
+  for (int g = 0; g < (int)k; g++) {
+    s.perm[g] = g;
+    certain_uses(&s, g, true, &s.out[g]);
+    certain_uses(&s, g, false, &s.in[g]);
+    certain_count(c->out_left, &s.out[g], 1);
+    certain_count(c->in_left, &s.in[g], 1);
+  }
+  heap_moves(s.moved, s.m);
+  heap_search(&s, s.m);
+  for (size_t g = 0; g < k; g++) { /* back to zero for the next search */
+    certain_count(c->out_left, &s.out[g], -1);
+    certain_count(c->in_left, &s.in[g], -1);
+  }
+  return s.top;
+}
+
+static bool all_nvlink_set(const struct ctx *c, const int *set, size_t k, int mode)
+{
+  for (size_t i = 0; i < k; i++)
+    for (size_t j = 0; j < k; j++)
+      if (i != j && !hop_of(c, mode, set[i], set[j])->nvlink)
+        return false;
+  return true;
+}
+
+/* Best ring over the GPUs in `set` (k of them, any k): the exact search when
+ * k <= 9 (the first GPU fixed), else bus order improved by 2-opt. Writes
+ * the order to best (k ints). */
+double best_ring(struct ctx *c, const int *set, size_t k, int mode, int *best)
+{
+  memcpy(best, set, k * sizeof(int));
+  if (k < 2)
+    return 0;
+  if (all_nvlink_set(c, set, k, mode)) /* every order gives the same NVLink bound */
+    return nvlink_set_bound(c, set, k);
+  if (k > RING_SEARCH_MAX)
+    return improve_ring(c, best, k, mode);
+  return search_rings(c, set, k, mode, best);
+}
+
+/* Whether the link above pci node x stands out: a switch uplink, or slower
+ * than the fastest GPU's own link (not one of many equal GPU links). */
+static bool link_singled_out(const struct ctx *c, int x)
+{
+  double fastest = 0;
+  for (size_t g = 0; g < c->t->ngpus; g++)
+    fastest = fmax(fastest, c->a->link[c->t->gpus[g]].gbps);
+  return c->t->pci[x].role == GR_ROLE_SWITCH_UP || c->a->link[x].gbps < fastest - 1e-9;
+}
+
+/* Fills r->bound from the ring's bounding resource res of hop wh (NULL for
+ * an all-NVLink set). */
+static void ring_bound(const struct ctx *c, struct gr_ring *r, size_t k, int mode, const struct hop *wh, int wr)
+{
+  struct gr_ring_bound *b = &r->bound;
+  const struct gr_topo *t = c->t;
+  if (!wh) {
+    b->kind = r->nvls_busbw_gbps > r->ring_busbw_gbps ? GR_BOUND_NVLS : GR_BOUND_NVLINK_RINGS;
+    b->gbps = nvlink_set_raw(c, r->order, k);
+    return;
+  }
+  int res = wh->res[wr];
+  for (size_t i = 0; i < k; i++) { /* how many ring hops share the bounding resource */
+    const struct hop *h = &c->hops[(size_t)mode * c->n * c->n + (size_t)r->order[i] * c->n + (size_t)r->order[(i + 1) % k]];
+    for (int q = 0; q < h->nres; q++)
+      b->hops += h->res[q] == res;
+  }
+  if (res < (int)(2 * t->npci)) {
+    *b = (struct gr_ring_bound){GR_BOUND_LINK, res / 2, c->a->link[res / 2].gbps, b->hops, res % 2 != 0, wh->x,
+                                link_singled_out(c, res / 2)};
+  } else if (res < (int)(2 * t->npci + 2)) {
+    b->kind = GR_BOUND_SOCKET;
+    b->gbps = c->socket_gbps;
+  } else if (res >= (int)(2 * t->npci + 2 + 2 * c->n)) {
+    b->kind = GR_BOUND_HOST_MEM;
+    b->gbps = wh->cap[wr];
+    b->hops /= 2;
+  } else {
+    b->kind = GR_BOUND_NVLINK;
+    b->gbps = wh->cap[wr];
+  }
+}
+
+void describe_ring(struct ctx *c, struct gr_ring *r, size_t k, int mode)
+{
+  const struct hop *wh = NULL;
+  int wr = 0;
+  r->busbw_gbps = ring_busbw(c, r->order, k, mode, &wh, &wr);
+  r->bound = (struct gr_ring_bound){.kind = GR_BOUND_NONE, .node = -1};
+  if (!wh && r->busbw_gbps > 0) {
+    r->ring_busbw_gbps = nvlink_ring_bound(c, r->order, k);
+    r->nvls_busbw_gbps = nvls_bound(c, r->order, k);
+  }
+  if (wh || r->busbw_gbps > 0)
+    ring_bound(c, r, k, mode, wh, wr);
+}
+
+static const char *link_bound_text(const struct gr_prediction *p, const struct gr_ring_bound *b, char *buf,
+                                   size_t cap)
+{
+  const struct gr_pci *x = &p->t->pci[b->node];
+  char label[48], bus[32], rate[64];
+  if (x->role == GR_ROLE_SWITCH_UP)
+    snprintf(label, sizeof(label), "switch %s uplink", gr_pci_busid(x, bus, sizeof(bus)));
+  else
+    snprintf(label, sizeof(label), "%s link", gr_pci_label(p->t, b->node, bus, sizeof(bus)));
+  gr_link_label(&p->a->link[b->node], GR_LABEL_RATE, rate, sizeof(rate));
+  snprintf(buf, cap, "the %s (%s) carrying %d ring hop%s %s, %s", label, rate, b->hops, b->hops == 1 ? "" : "s",
+           b->down ? "downward" : "upward", b->xfer == GR_XFER_HOST ? "staged through host memory" : "peer-to-peer");
+  return buf;
+}
+
+const char *gr_ring_bound_text(const struct gr_prediction *p, const struct gr_ring *r, char *buf, size_t cap)
+{
+  const struct gr_ring_bound *b = &r->bound;
+  const char *s = b->hops == 1 ? "" : "s";
+  switch (b->kind) {
+  case GR_BOUND_NONE: snprintf(buf, cap, "%s", ""); break;
+  case GR_BOUND_LINK: return link_bound_text(p, b, buf, cap);
+  case GR_BOUND_SOCKET:
+    snprintf(buf, cap, "the inter-socket link (%.1f GB/s per direction) carrying %d ring hop%s", b->gbps, b->hops, s);
+    break;
+  case GR_BOUND_HOST_MEM:
+    snprintf(buf, cap, "host memory (%.1f GB/s theoretical) carrying %d host-staged hop%s, each written and read once",
+             b->gbps, b->hops, s);
+    break;
+  case GR_BOUND_NVLINK: snprintf(buf, cap, "NVLink (%.0f GB/s per direction)", b->gbps); break;
+  case GR_BOUND_NVLINK_RINGS:
+    snprintf(buf, cap, "each GPU's NVLink bandwidth to the others (%.0f GB/s per direction; NCCL runs one ring per link)",
+             b->gbps);
+    break;
+  case GR_BOUND_NVLS:
+    snprintf(buf, cap, "NVLink SHARP in the NVSwitches (NVLS, NCCL's default here; rings alone: %.1f GB/s), each GPU's "
+             "%.0f GB/s per direction into the fabric", r->ring_busbw_gbps, b->gbps);
+    break;
+  }
+  return buf;
+}
+
+const char *gr_bound_kind_key(enum gr_bound_kind k)
+{
+  static const char *const key[] = {[GR_BOUND_NONE] = NULL, [GR_BOUND_LINK] = "link",
+                                    [GR_BOUND_SOCKET] = "inter_socket", [GR_BOUND_HOST_MEM] = "host_memory",
+                                    [GR_BOUND_NVLINK] = "nvlink", [GR_BOUND_NVLINK_RINGS] = "nvlink_rings",
+                                    [GR_BOUND_NVLS] = "nvls"};
+  return key[k];
+}
+
+/* Candidate groups for tensor parallelism: from each GPU, its k-1 nearest
+ * peers (by path level, then bandwidth). Trying every subset grows too fast
+ * (16 GPUs choose 8 is 12870), and the best group is always a near one. */
+static void nearest_group(const struct ctx *c, size_t seed, size_t k, int *set)
+{
+  size_t n = c->n, m = 0;
+  bool *used = xcalloc(n + 1, sizeof(bool));
+  set[m++] = (int)seed;
+  used[seed] = true;
+  while (m < k) {
+    size_t best = n;
+    for (size_t j = 0; j < n; j++) {
+      if (used[j])
+        continue;
+      const struct gr_path *pj = &c->a->gpu_gpu[seed * n + j];
+      if (best == n)
+        best = j;
+      const struct gr_path *pb = &c->a->gpu_gpu[seed * n + best];
+      if (pj->level < pb->level || (pj->level == pb->level && pj->bw_gbps > pb->bw_gbps + 1e-9))
+        best = j;
+    }
+    set[m++] = (int)best;
+    used[best] = true;
+  }
+  free(used);
+  /* keep bus order inside the group so rings start from the lowest GPU */
+  for (size_t i = 1; i < k; i++)
+    for (size_t j = i; j > 0 && set[j - 1] > set[j]; j--) {
+      int tmp = set[j];
+      set[j] = set[j - 1];
+      set[j - 1] = tmp;
+    }
+}
+
+/* The best ring in a mode among the nearest groups of k GPUs; its order in
+ * best_order (k ints). */
+double best_group(struct ctx *c, size_t k, int mode, int *best_order)
+{
+  size_t n = c->n;
+  int *set = xmalloc((k + 1) * sizeof(int)), *order = xmalloc((k + 1) * sizeof(int));
+  double best = -1;
+  int *seen = xcalloc(n * k + 1, sizeof(int));
+  size_t nseen = 0;
+  for (size_t seed = 0; seed < n; seed++) {
+    nearest_group(c, seed, k, set);
+    bool dup = false;
+    for (size_t g = 0; g < nseen && !dup; g++)
+      dup = memcmp(&seen[g * k], set, k * sizeof(int)) == 0;
+    if (dup)
+      continue;
+    memcpy(&seen[nseen++ * k], set, k * sizeof(int));
+    double v = best_ring(c, set, k, mode, order);
+    if (v > best + 1e-9) {
+      best = v;
+      memcpy(best_order, order, k * sizeof(int));
+    }
+  }
+  free(seen);
+  free(set);
+  free(order);
+  return best;
+}
