@@ -74,7 +74,7 @@ static bool has_event(const struct gr_sampler *s, enum gr_mon_event_kind kind, c
 {
   for (unsigned long k = 0; k < gr_sampler_nevents(s); k++) {
     const struct gr_mon_event *e = gr_sampler_event(s, k);
-    if (e && e->kind == kind && strstr(e->text, needle))
+    if (e && e->kind == kind && strstr(e->f.text, needle))
       return true;
   }
   return false;
