@@ -402,16 +402,35 @@ static void print_allreduce(FILE *out, const struct gr_bench_report *rep)
   print_ar_soak(out, rep);
 }
 
+void gr_print_bench_findings(FILE *out, const struct gr_findings *fs)
+{
+  for (size_t i = 0; i < fs->n; i++) {
+    const struct gr_finding *f = &fs->v[i];
+    fprintf(out, "  %-4s %s: %s%s%s\n", gr_sev_name(f->sev), f->id, f->subject ? f->subject : "",
+            f->subject ? ": " : "", f->text);
+  }
+}
+
+json_t *gr_bench_findings_json(const struct gr_findings *fs)
+{
+  json_t *a = json_array();
+  for (size_t i = 0; i < fs->n; i++) {
+    json_t *f = json_object();
+    json_object_set_new(f, "severity", json_string(gr_sev_name(fs->v[i].sev)));
+    json_object_set_new(f, "id", json_string(fs->v[i].id));
+    if (fs->v[i].subject)
+      json_object_set_new(f, "subject", gr_json_text(fs->v[i].subject));
+    json_object_set_new(f, "text", gr_json_text(fs->v[i].text));
+    json_array_append_new(a, f);
+  }
+  return a;
+}
+
 static void print_findings(FILE *out, const struct gr_bench_report *rep)
 {
-  size_t nf = 0, nw = 0;
+  size_t nf = rep->findings.count[GR_SEV_FAIL], nw = rep->findings.count[GR_SEV_WARN];
   fprintf(out, "\nFindings:\n");
-  for (size_t i = 0; i < rep->findings.n; i++) {
-    const struct gr_finding *f = &rep->findings.v[i];
-    fprintf(out, "  %-4s %s: %s\n", gr_sev_name(f->sev), f->id, f->text);
-    nf += f->sev == GR_SEV_FAIL;
-    nw += f->sev == GR_SEV_WARN;
-  }
+  gr_print_bench_findings(out, &rep->findings);
   if (rep->findings.n == 0)
     fprintf(out, "  none: every figure is above its floor and every data check passed\n");
   fprintf(out, "\n%zu fail, %zu warn; measured in %.1f s\n", nf, nw, rep->wall_seconds);
@@ -577,7 +596,7 @@ static json_t *allreduce_json(const struct gr_bench_report *rep)
 
 json_t *gr_bench_to_json(const struct gr_bench_report *rep)
 {
-  json_t *o = json_object(), *cfg = json_object(), *gpus = json_array(), *res = json_array(), *fs = json_array();
+  json_t *o = json_object(), *cfg = json_object(), *gpus = json_array(), *res = json_array();
   json_object_set_new(cfg, "quick", json_boolean(rep->cfg.quick));
   json_object_set_new(cfg, "copy_bytes", json_integer((json_int_t)rep->cfg.bytes));
   json_object_set_new(cfg, "copies_per_run", json_integer(rep->cfg.loops));
@@ -603,14 +622,7 @@ json_t *gr_bench_to_json(const struct gr_bench_report *rep)
     json_array_append_new(res, result_json(&rep->results[i]));
   json_object_set_new(o, "results", res);
   json_object_set_new(o, "allreduce", allreduce_json(rep));
-  for (size_t i = 0; i < rep->findings.n; i++) {
-    json_t *f = json_object();
-    json_object_set_new(f, "severity", json_string(gr_sev_name(rep->findings.v[i].sev)));
-    json_object_set_new(f, "id", json_string(rep->findings.v[i].id));
-    json_object_set_new(f, "text", gr_json_text(rep->findings.v[i].text));
-    json_array_append_new(fs, f);
-  }
-  json_object_set_new(o, "findings", fs);
+  json_object_set_new(o, "findings", gr_bench_findings_json(&rep->findings));
   json_object_set_new(o, "wall_s", json_real(rep->wall_seconds));
   return o;
 }

@@ -689,21 +689,27 @@ static void test_mpi_report(void **state)
   assert_int_equal(rep.nnodes, 2);
   assert_int_equal(rep.slowest_node, 1); /* host b, through its rank 2 */
   assert_int_equal(rep.slowest_link, 2);
-  assert_int_equal(gr_mpi_report_exit(&rep), GR_EXIT_WARN); /* rank 2 trains at x8 of x16 */
+  gr_mpi_report_finish(&rep);
+  assert_int_equal(gr_findings_exit(&rep.findings), GR_EXIT_WARN); /* rank 2 trains at x8 of x16 */
   ranks[2].cur_width = 16;
-  assert_int_equal(gr_mpi_report_exit(&rep), GR_EXIT_OK);
+  gr_mpi_report_finish(&rep);
+  assert_int_equal(gr_findings_exit(&rep.findings), GR_EXIT_OK);
   ranks[0].nics_rdma = ranks[0].nics = 1; /* an RDMA NIC but no GPU near it */
   ranks[0].gpus = 1;
-  assert_int_equal(gr_mpi_report_exit(&rep), GR_EXIT_WARN);
+  gr_mpi_report_finish(&rep);
+  assert_int_equal(gr_findings_exit(&rep.findings), GR_EXIT_WARN);
   ranks[0].gpus_near = 1;
   ranks[0].peermem = 0; /* near, but no nvidia_peermem */
-  assert_int_equal(gr_mpi_report_exit(&rep), GR_EXIT_WARN);
+  gr_mpi_report_finish(&rep);
+  assert_int_equal(gr_findings_exit(&rep.findings), GR_EXIT_WARN);
   ranks[0].peermem = 1;
   rep.rows[0].wrong = 3;
-  assert_int_equal(gr_mpi_report_exit(&rep), GR_EXIT_FAIL);
+  gr_mpi_report_finish(&rep);
+  assert_int_equal(gr_findings_exit(&rep.findings), GR_EXIT_FAIL);
   rep.nrows = 0; /* nothing measured: no slowest node */
   gr_mpi_report_finish(&rep);
   assert_int_equal(rep.slowest_node, -1);
+  gr_mpi_report_free(&rep);
 }
 
 static void test_mpi_sizes(void **state)
