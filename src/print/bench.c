@@ -362,8 +362,8 @@ static void print_allreduce(FILE *out, const struct gr_bench_report *rep)
   char sz[32], a[32], b[32];
   fprintf(out, "\nAll-reduce, %s, float sum over %zu GPUs in one process (busbw = algbw x 2(n-1)/n, as nccl-tests)\n",
           rep->collective[0] ? rep->collective : "NCCL", rep->ngpus);
-  if (rep->ar_note && rep->nar == 0) {
-    fprintf(out, "  %s\n", rep->ar_note);
+  if (rep->nar == 0) {
+    fprintf(out, "  not run (the findings say why)\n");
     return;
   }
   int lo = 0, hi = 0;
@@ -389,8 +389,6 @@ static void print_allreduce(FILE *out, const struct gr_bench_report *rep)
             gr_size_text(r->bytes, sz, sizeof(sz)), r->time_us, r->algbw_gbps, r->busbw_gbps, r->wrong, r->ip_time_us,
             r->ip_algbw_gbps, r->ip_busbw_gbps, r->ip_wrong, r->host_us, r->ip_host_us);
   }
-  if (rep->ar_note)
-    fprintf(out, "  (%s)\n", rep->ar_note);
   if (rep->ar_plateau_gbps > 0)
     fprintf(out, "Plateau: busbw %.1f GB/s (out-of-place, events) from %s to %s%s; the topology predicts %s GB/s with "
             "NCCL's defaults\n",
@@ -575,11 +573,23 @@ static json_t *ar_links_json(const struct gr_bench_report *rep)
   return a;
 }
 
+/* The all-reduce's note (why it did not run, or what capped its sizes): the
+ * text of its finding, bench.allreduce-note, NULL if none. The JSON keeps
+ * it as allreduce.note, which the report reads (docs/json.md). */
+static const char *ar_note_text(const struct gr_bench_report *rep)
+{
+  const char *t = NULL;
+  for (size_t i = 0; i < rep->findings.n; i++)
+    if (strcmp(rep->findings.v[i].id, "bench.allreduce-note") == 0)
+      t = rep->findings.v[i].text;
+  return t;
+}
+
 static json_t *allreduce_json(const struct gr_bench_report *rep)
 {
   json_t *o = json_object(), *sizes = json_array();
   json_object_set_new(o, "library", gr_json_text(rep->collective[0] ? rep->collective : NULL));
-  json_object_set_new(o, "note", gr_json_text(rep->ar_note));
+  json_object_set_new(o, "note", gr_json_text(ar_note_text(rep)));
   for (size_t i = 0; i < rep->nar; i++)
     json_array_append_new(sizes, ar_row_json(&rep->ar[i]));
   json_object_set_new(o, "sizes", sizes);
