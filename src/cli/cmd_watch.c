@@ -51,13 +51,6 @@ static void watch_usage(void)
          "3 nothing to watch.\n");
 }
 
-/* The worst severity among the events found so far, as an exit status. */
-static int events_exit(const struct gr_sampler *s)
-{
-  enum gr_sev worst = gr_sampler_worst(s);
-  return worst == GR_SEV_FAIL ? GR_EXIT_FAIL : worst == GR_SEV_WARN ? GR_EXIT_WARN : GR_EXIT_OK;
-}
-
 static int watch_lines(const struct gr_opts *o, struct cli_monitor *mon, long count, double interval)
 {
   struct gr_err err = {0};
@@ -80,7 +73,7 @@ static int watch_lines(const struct gr_opts *o, struct cli_monitor *mon, long co
     if (fflush(stdout) != 0)
       break; /* the reader went away; main reports the write error */
   }
-  return events_exit(mon->s);
+  return gr_findings_exit(gr_sampler_findings(mon->s)); /* the worst event's */
 }
 
 static int watch_screen(struct cli_monitor *mon, double interval)
@@ -117,7 +110,7 @@ static int watch_screen(struct cli_monitor *mon, double interval)
   gr_tui_close(t);
   if (rc < 0)
     return gr_report_error(&err);
-  return events_exit(mon->s);
+  return gr_findings_exit(gr_sampler_findings(mon->s)); /* the worst event's */
 }
 
 /* --svg FILE: refused before any sampling when it could not be written at

@@ -181,7 +181,8 @@ static int gather_report(struct mpi_run *r)
     else
       gr_print_bench_mpi(stdout, &r->rep);
     fflush(stdout);
-    rc = gr_mpi_report_exit(&r->rep);
+    rc = gr_findings_exit(&r->rep.findings);
+    gr_mpi_report_free(&r->rep);
   }
   MPI_Bcast(&rc, 1, MPI_INT, 0, MPI_COMM_WORLD);
   free(all);

@@ -702,7 +702,6 @@ void gr_bench_report_free(struct gr_bench_report *rep)
   for (size_t i = 0; i < rep->nar; i++)
     free(rep->ar[i].soak);
   free(rep->ar);
-  free(rep->ar_note);
   free(rep->ar_links);
   free(rep->ar_links_note);
   memset(rep, 0, sizeof(*rep));

@@ -137,7 +137,6 @@ struct gr_bench_report {
   size_t nresults;
   struct gr_ar_row *ar;
   size_t nar;
-  char *ar_note;             /* why the all-reduce did not run, NULL if it did */
   double ar_plateau_gbps;    /* median busbw over the plateau, 0 none */
   size_t ar_plateau_from, ar_plateau_to; /* sizes of the plateau, bytes */
   bool ar_rising;            /* busbw still rising at the largest size */

@@ -30,17 +30,9 @@ static size_t pow2_floor(size_t x)
   return x ? p : 0;
 }
 
-static void ar_note(struct gr_bench_report *rep, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void ar_note(struct gr_bench_report *rep, const char *fmt, ...)
-{
-  char buf[600];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(buf, sizeof(buf), fmt, ap);
-  va_end(ap);
-  free(rep->ar_note);
-  rep->ar_note = xstrdup(buf);
-}
+/* Why the all-reduce did not run, or what capped its sizes, is an info
+ * finding: bench.allreduce-note. */
+#define AR_NOTE "bench.allreduce-note"
 
 /* Timed all-reduces per size and placement: nccl-tests' -n 20 after -w 5
  * warm-up ones; --quick keeps a 256 MiB byte budget (3 to 10, 1 warm-up). */
@@ -63,12 +55,11 @@ static int ar_measure(struct run *r, int n, const struct gr_ar_spec *spec, struc
   struct gr_bench_report *rep = r->rep;
   if (r->be->allreduce(r->st, spec, s) == 0)
     return 0;
-  ar_note(rep, "the all-reduce failed at %zu bytes%s: %s", spec->bytes,
+  finding(rep, GR_SEV_FAIL, "bench.allreduce-error", "the all-reduce failed at %zu bytes%s: %s", spec->bytes,
           spec->iter_seconds ? " (soak)" : spec->in_place ? " (in place)" : "", r->be->last_error(r->st));
   for (int g = 0; g < n; g++)
     if (!rep->gpus[g].lost && r->be->device_lost(r->st, g))
       rep->gpus[g].lost = true;
-  finding(rep, GR_SEV_FAIL, "bench.allreduce-error", "%s", rep->ar_note);
   return -1;
 }
 
@@ -281,16 +272,16 @@ static size_t ar_largest(struct run *r, int n)
   bool by_memory = fr > 0 && fr / 4 < want;
   size_t max = pow2_floor(by_memory ? fr / 4 : want);
   if (max < GR_BENCH_AR_MIN_BYTES && by_memory)
-    ar_note(r->rep, "not run: too little free GPU memory (%s free; the smallest all-reduce, %s, needs 4 times that)",
+    finding(r->rep, GR_SEV_INFO, AR_NOTE, "not run: too little free GPU memory (%s free; the smallest all-reduce, %s, needs 4 times that)",
             gr_size_text(fr, a, sizeof(a)), gr_size_text(GR_BENCH_AR_MIN_BYTES, b, sizeof(b)));
   else if (max < GR_BENCH_AR_MIN_BYTES)
-    ar_note(r->rep, "not run: --allreduce-max %s is below the smallest size measured (%s)",
+    finding(r->rep, GR_SEV_INFO, AR_NOTE, "not run: --allreduce-max %s is below the smallest size measured (%s)",
             gr_size_text(want, a, sizeof(a)), gr_size_text(GR_BENCH_AR_MIN_BYTES, b, sizeof(b)));
   else if (max < want && by_memory)
-    ar_note(r->rep, "sizes capped at %s by free GPU memory: a quarter of the %s free, rounded down to a power of two",
+    finding(r->rep, GR_SEV_INFO, AR_NOTE, "sizes capped at %s by free GPU memory: a quarter of the %s free, rounded down to a power of two",
             gr_size_text(max, a, sizeof(a)), gr_size_text(fr, b, sizeof(b)));
   else if (max < want)
-    ar_note(r->rep, "sizes capped at %s by --allreduce-max %s, rounded down to a power of two",
+    finding(r->rep, GR_SEV_INFO, AR_NOTE, "sizes capped at %s by --allreduce-max %s, rounded down to a power of two",
             gr_size_text(max, a, sizeof(a)), gr_size_text(want, b, sizeof(b)));
   return max < GR_BENCH_AR_MIN_BYTES ? 0 : max;
 }
@@ -300,19 +291,18 @@ void allreduce_tests(struct run *r, int n)
   struct gr_bench_report *rep = r->rep;
   char why[512] = "";
   if (n < 2) {
-    ar_note(rep, "an all-reduce needs two GPUs or more");
+    finding(rep, GR_SEV_INFO, AR_NOTE, "an all-reduce needs two GPUs or more");
     return;
   }
   for (int g = 0; g < n; g++)
     if (rep->gpus[g].lost) {
-      ar_note(rep, "not run: GPU%d stopped answering earlier", g);
+      finding(rep, GR_SEV_INFO, AR_NOTE, "not run: GPU%d stopped answering earlier", g);
       return;
     }
   size_t max = ar_largest(r, n);
   if (max == 0)
     return;
   if (r->be->allreduce_open(r->st, max, why, sizeof(why)) != 0) {
-    ar_note(rep, "not run: %s", why);
     if (strstr(why, "cannot open shared object"))
       finding(rep, GR_SEV_INFO, "bench.allreduce-skipped", "The all-reduce was not measured: %s. %s", why,
               r->be->collective_install);

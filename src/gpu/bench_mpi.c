@@ -93,6 +93,58 @@ int gr_mpi_iters(size_t bytes, bool quick)
   return it < (size_t)lo ? lo : it > (size_t)hi ? hi : (int)it;
 }
 
+/* A node's warnings, from its local rank 0's checks. */
+static void node_findings(struct gr_findings *fs, const struct gr_mpi_rank *n)
+{
+  struct gr_finding *f;
+  if (!n->node_checked || n->nics_rdma <= 0)
+    return;
+  if (n->peermem == 0) {
+    f = gr_finding_add(fs, GR_SEV_WARN, "bench.mpi-peermem",
+                       "an RDMA NIC but nvidia_peermem is not loaded: NCCL stages through host memory");
+    gr_finding_subject(f, -1, n->host, NULL);
+    gr_finding_fix(f, NULL, "modprobe nvidia_peermem");
+  }
+  if (n->gpus_near < n->gpus) {
+    f = gr_finding_add(fs, GR_SEV_WARN, "bench.mpi-gdr",
+                       "%d of %d GPUs have no RDMA NIC within PIX/PXB (under the same PCIe switch): NCCL's default "
+                       "NCCL_NET_GDR_LEVEL gives them no GPUDirect RDMA", n->gpus - n->gpus_near, n->gpus);
+    gr_finding_subject(f, -1, n->host, NULL);
+  }
+}
+
+static void rank_findings(struct gr_findings *fs, const struct gr_mpi_rank *r)
+{
+  char who[96];
+  snprintf(who, sizeof(who), "rank %d on %s", r->rank, r->host);
+  if (r->error[0])
+    gr_finding_subject(gr_finding_add(fs, GR_SEV_FAIL, "bench.mpi-rank-error", "%s", r->error), -1, who, NULL);
+  if (r->cur_width > 0 && r->width > r->cur_width) {
+    struct gr_finding *f = gr_finding_add(fs, GR_SEV_WARN, "bench.mpi-link-width",
+                                          "its GPU's PCIe link trained at x%d of x%d: check the slot and riser "
+                                          "(gpurig doctor)", r->cur_width, r->width);
+    gr_finding_subject(f, -1, who, r->gpu[0] ? r->gpu : NULL);
+  }
+  node_findings(fs, r);
+}
+
+static void report_findings(struct gr_mpi_report *rep)
+{
+  char a[32];
+  gr_findings_free(&rep->findings);
+  for (int k = 0; k < rep->nrows; k++)
+    if (rep->rows[k].wrong)
+      gr_finding_add(&rep->findings, GR_SEV_FAIL, "bench.mpi-wrong",
+                     "the all-reduce of %s gave %ld wrong values (of the checked windows, all ranks): a GPU, link, "
+                     "NIC or NCCL transport corrupts data", gr_size_text(rep->rows[k].bytes, a, sizeof(a)),
+                     rep->rows[k].wrong);
+  if (rep->note[0])
+    gr_finding_add(&rep->findings, GR_SEV_WARN, "bench.mpi-not-run", "%s", rep->note);
+  for (int i = 0; i < rep->nranks; i++)
+    rank_findings(&rep->findings, &rep->ranks[i]);
+  gr_findings_sort(&rep->findings);
+}
+
 void gr_mpi_report_finish(struct gr_mpi_report *rep)
 {
   double worst_us = -1, worst_gbps = -1;
@@ -115,22 +167,10 @@ void gr_mpi_report_finish(struct gr_mpi_report *rep)
       rep->slowest_link = i;
     }
   }
+  report_findings(rep);
 }
 
-int gr_mpi_report_exit(const struct gr_mpi_report *rep)
+void gr_mpi_report_free(struct gr_mpi_report *rep)
 {
-  int rc = rep->note[0] ? GR_EXIT_WARN : GR_EXIT_OK;
-  for (int k = 0; k < rep->nrows; k++)
-    if (rep->rows[k].wrong)
-      return GR_EXIT_FAIL;
-  for (int i = 0; i < rep->nranks; i++) {
-    const struct gr_mpi_rank *r = &rep->ranks[i];
-    if (r->error[0])
-      return GR_EXIT_FAIL;
-    if (r->cur_width > 0 && r->width > 0 && r->cur_width < r->width)
-      rc = GR_EXIT_WARN;
-    if (r->node_checked && r->nics_rdma > 0 && (r->peermem == 0 || r->gpus_near < r->gpus))
-      rc = GR_EXIT_WARN;
-  }
-  return rc;
+  gr_findings_free(&rep->findings);
 }

@@ -2,8 +2,8 @@
  * checks, in a fixed-size record every rank sends to rank 0 (the MPI calls
  * live in cli/mpi_bench.c alone), and the report rank 0 makes of them.
  *
- * Ownership: every struct here is plain data, no pointers to free, so it
- * travels as bytes. */
+ * Ownership: a rank's record is plain data, no pointers to free, so it
+ * travels as bytes; the report owns its findings (gr_mpi_report_free). */
 #ifndef GPURIG_BENCH_MPI_H
 #define GPURIG_BENCH_MPI_H
 
@@ -50,6 +50,7 @@ struct gr_mpi_report {
   const struct gr_mpi_rank *ranks; /* nranks, borrowed */
   int slowest_node;             /* index in ranks of that node's local rank 0, -1 none */
   int slowest_link;             /* index in ranks, -1 none */
+  struct gr_findings findings;  /* gr_mpi_report_finish's: wrong sums, ranks that failed, node warnings */
 };
 
 /* This rank's GPU link facts (the slowest of devs) and, when check_node,
@@ -65,10 +66,12 @@ int gr_mpi_sizes(size_t max, bool quick, size_t *sizes);
 /* Timed iterations for one size (as bench's sweep). */
 int gr_mpi_iters(size_t bytes, bool quick);
 
-/* Names the slowest node and link in rep from rep->ranks. */
+/* Names the slowest node and link in rep from rep->ranks, and makes the
+ * report's findings (replacing earlier ones): failures (wrong sums, a rank
+ * that could not start or join), warnings (the sweep did not run, a link
+ * below its width, peermem missing beside an RDMA NIC, no RDMA NIC near a
+ * GPU). gr_findings_exit(&rep->findings) is the exit status. */
 void gr_mpi_report_finish(struct gr_mpi_report *rep);
-/* Warnings (peermem missing beside an RDMA NIC, a link below its width, no
- * RDMA NIC near a GPU) and failures (wrong sums): 0 ok, 1 warnings, 2 failures. */
-int gr_mpi_report_exit(const struct gr_mpi_report *rep);
+void gr_mpi_report_free(struct gr_mpi_report *rep);
 
 #endif

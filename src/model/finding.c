@@ -87,28 +87,30 @@ void gr_findings_sort(struct gr_findings *fs)
   }
 }
 
+void gr_finding_release(struct gr_finding *f)
+{
+  free(f->subject);
+  free(f->pci_bus_id);
+  free(f->text);
+  free(f->fix);
+  free(f->cost);
+  for (size_t e = 0; e < f->nev; e++) {
+    free(f->ev[e].file);
+    free(f->ev[e].value);
+  }
+  free(f->ev);
+  memset(f, 0, sizeof(*f));
+}
+
 void gr_findings_free(struct gr_findings *fs)
 {
   if (!fs)
     return;
-  for (size_t i = 0; i < fs->n; i++) {
-    struct gr_finding *f = &fs->v[i];
-    free(f->subject);
-    free(f->pci_bus_id);
-    free(f->text);
-    free(f->fix);
-    free(f->cost);
-    for (size_t e = 0; e < f->nev; e++) {
-      free(f->ev[e].file);
-      free(f->ev[e].value);
-    }
-    free(f->ev);
-  }
+  for (size_t i = 0; i < fs->n; i++)
+    gr_finding_release(&fs->v[i]);
   free(fs->v);
   memset(fs, 0, sizeof(*fs));
 }
-
-
 
 enum gr_exit gr_findings_exit(const struct gr_findings *fs)
 {

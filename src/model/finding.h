@@ -71,6 +71,9 @@ void gr_finding_fix(struct gr_finding *f, const char *cost, const char *fmt, ...
  * findings of one severity. */
 void gr_findings_sort(struct gr_findings *fs);
 void gr_findings_free(struct gr_findings *fs);
+/* Frees the strings of one finding not in a list (an event's, say) and
+ * zeroes it. */
+void gr_finding_release(struct gr_finding *f);
 
 /* The one exit mapping: 2 if any fail, else 1 if any warn, else 3 if any
  * error, else 0. ok, info and skipped never change it. */

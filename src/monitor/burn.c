@@ -259,7 +259,7 @@ static void seen_near(const struct gr_sampler *s, double mono, char *out, size_t
       break;
     if (e->mono_s <= mono + 1.0) {
       if (mono - e->mono_s < 10.0)
-        str_copy(out, cap, e->text);
+        str_copy(out, cap, e->f.text);
       return;
     }
   }
@@ -573,9 +573,9 @@ static void gpu_verdict(struct run *x, unsigned i)
   for (unsigned long k = 0; k < gr_sampler_nevents(x->s); k++) {
     const struct gr_mon_event *e = gr_sampler_event(x->s, k);
     if (e && e->kind == GR_EV_XID && e->gpu == (int)i) {
-      verdict(x->r, e->sev, "burn.xid", name, "%s under load", e->text);
-      if (e->sev > worst)
-        worst = e->sev;
+      verdict(x->r, e->f.sev, "burn.xid", name, "%s under load", e->f.text);
+      if (e->f.sev > worst)
+        worst = e->f.sev;
     }
   }
   int link = gr_sampler_gpu_link(x->s, i), gen = 0, width = 0;
@@ -648,7 +648,7 @@ static void staggered_step(struct run *x)
     return;
   for (unsigned long k = 0; k < gr_sampler_nevents(x->s); k++) {
     const struct gr_mon_event *e = gr_sampler_event(x->s, k);
-    if (!e || e->sev < GR_SEV_WARN || e->mono_s < x->t0)
+    if (!e || e->f.sev < GR_SEV_WARN || e->mono_s < x->t0)
       continue;
     double at = e->mono_s - x->t0;
     unsigned loaded = 0;
@@ -656,7 +656,7 @@ static void staggered_step(struct run *x)
       loaded += x->r->gpu[i].joined_s >= 0 && x->r->gpu[i].joined_s <= at;
     verdict(x->r, GR_SEV_INFO, "burn.staggered", NULL,
             "staggered: the first problem came with %u of %u GPUs loaded (+%.0f s): %s%s", loaded, x->nsel, at,
-            e->text, loaded > 1 ? "; a problem that starts only with several GPUs loaded points at the power "
+            e->f.text, loaded > 1 ? "; a problem that starts only with several GPUs loaded points at the power "
                                   "supply or its cabling" : "");
     return;
   }

@@ -88,7 +88,7 @@ struct gr_sampler {
   /* A counter that keeps rising is one event a minute, not one a sample:
    * when its last event was, and the count then. */
   struct quiet { bool seen; double mono, value; } *replay_quiet, *aer_quiet; /* ngpu; nlinks x 2 ends x 3 */
-  enum gr_sev worst;         /* of every event so far */
+  struct gr_findings firsts; /* the first event of each severity */
   int *last_xid;             /* ngpu: the last Xid each GPU reported, 0 none */
 };
 
@@ -370,21 +370,31 @@ static struct gr_mon_event *add_event(struct gr_sampler *s, enum gr_mon_event_ki
 static struct gr_mon_event *add_event(struct gr_sampler *s, enum gr_mon_event_kind kind, enum gr_sev sev, int gpu,
                                       int link, const char *fmt, ...)
 {
+  static const char *const ids[] = {
+      [GR_EV_AER] = "monitor.aer",         [GR_EV_WIDTH] = "monitor.link-change", [GR_EV_GPU_LOST] = "monitor.gpu-lost",
+      [GR_EV_GPU_STALE] = "monitor.gpu-stale", [GR_EV_GPU_BACK] = "monitor.gpu-back", [GR_EV_XID] = "monitor.xid",
+      [GR_EV_REPLAY] = "monitor.pcie-replay", [GR_EV_ECC] = "monitor.ecc",      [GR_EV_NVLINK] = "monitor.nvlink"};
   struct gr_mon_event *e = &s->ev[s->nev++ % EVENT_RING];
+  gr_finding_release(&e->f); /* the event the ring drops */
   memset(e, 0, sizeof(*e));
   e->real_s = s->ring[s->head].real_s;
   e->mono_s = s->ring[s->head].mono_s;
   e->kind = kind;
-  e->sev = sev;
-  if (sev == GR_SEV_FAIL || (sev == GR_SEV_WARN && s->worst != GR_SEV_FAIL) ||
-      (sev == GR_SEV_INFO && s->worst == GR_SEV_OK))
-    s->worst = sev;
   e->gpu = gpu;
   e->link = link;
+  char text[512];
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(e->text, sizeof(e->text), fmt, ap);
+  vsnprintf(text, sizeof(text), fmt, ap);
   va_end(ap);
+  const char *who = gpu >= 0 ? s->gpu_name[gpu] : link >= 0 ? s->links[link].dev_name : NULL;
+  e->f.sev = sev;
+  snprintf(e->f.id, sizeof(e->f.id), "%s", ids[kind]);
+  e->f.node = link >= 0 ? s->links[link].dev : -1;
+  e->f.subject = who ? xstrdup(who) : NULL;
+  e->f.text = xstrdup(text);
+  if (!s->firsts.count[sev]) /* the first of its severity, kept when the ring drops it */
+    gr_finding_subject(gr_finding_add(&s->firsts, sev, ids[kind], "%s", text), e->f.node, who, NULL);
   return e;
 }
 
@@ -729,7 +739,10 @@ bool gr_sampler_close(struct gr_sampler *s)
   if (s->kmsg.fd >= 0)
     close(s->kmsg.fd);
   free(s->kmsg.buf);
+  for (size_t i = 0; i < EVENT_RING; i++)
+    gr_finding_release(&s->ev[i].f);
   free(s->ev);
+  gr_findings_free(&s->firsts);
   free(s->replay_quiet);
   free(s->last_xid);
   free(s->aer_quiet);
@@ -885,7 +898,13 @@ struct gr_metric gr_sampler_gpu_rate(const struct gr_sampler *s, unsigned gpu, s
 
 enum gr_sev gr_sampler_worst(const struct gr_sampler *s)
 {
-  return s->worst;
+  const size_t *n = s->firsts.count;
+  return n[GR_SEV_FAIL] ? GR_SEV_FAIL : n[GR_SEV_WARN] ? GR_SEV_WARN : n[GR_SEV_INFO] ? GR_SEV_INFO : GR_SEV_OK;
+}
+
+const struct gr_findings *gr_sampler_findings(const struct gr_sampler *s)
+{
+  return &s->firsts;
 }
 
 int gr_sampler_last_xid(const struct gr_sampler *s, unsigned gpu)

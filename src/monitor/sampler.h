@@ -57,14 +57,17 @@ enum gr_mon_event_kind {
   GR_EV_NVLINK,     /* NVLink CRC/replay/recovery errors rose */
 };
 
+/* An event is a finding (model/finding.h) with its time: f.sev, f.id
+ * ("monitor.xid", "monitor.aer", ...), f.subject (the GPU or the link's
+ * lower end) and f.text, one line: "GPU2 0000:41:00.0: Xid 79 (GPU has
+ * fallen off the bus)". The sampler owns it. */
 struct gr_mon_event {
   double real_s, mono_s;
   enum gr_mon_event_kind kind;
-  enum gr_sev sev;
   int gpu;          /* the backend's GPU index, -1 none */
   int link;         /* index into the links, -1 none */
   int code;         /* the Xid; the new width */
-  char text[224];   /* one line: "GPU2 0000:41:00.0: Xid 79 (GPU has fallen off the bus)" */
+  struct gr_finding f;
 };
 
 /* AER counts of one end of a link. Invalid: the end does not report AER. */
@@ -124,6 +127,10 @@ const struct gr_mon_event *gr_sampler_event(const struct gr_sampler *s, unsigned
  * the last Xid backend GPU i reported (0 none): neither forgets what the
  * event ring dropped. */
 enum gr_sev gr_sampler_worst(const struct gr_sampler *s);
+/* The first event of each severity found so far, as findings (at most one
+ * per severity, kept when the ring drops the event): gr_findings_exit of it
+ * is the exit status of the worst event, watch's and burn's. */
+const struct gr_findings *gr_sampler_findings(const struct gr_sampler *s);
 int gr_sampler_last_xid(const struct gr_sampler *s, unsigned gpu);
 /* The generation and width link i can train to: the lower of its two ends'
  * maxima (0 unknown). */

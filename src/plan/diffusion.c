@@ -692,32 +692,29 @@ static void verdict(const struct gr_plan_req *r, const struct gr_diffusion *d, c
   o->max_batch = largest_batch(*r, d, hw);
 }
 
-static char *note(struct gr_plan *o)
-{
-  return o->notes[o->nnotes++]; /* notes() writes 4 at most into a fresh plan's 8 */
-}
-
-static void notes(const struct gr_plan_req *r, const struct gr_diffusion *d, struct gr_plan *o)
+void gr_diffusion_notes(const struct gr_plan_req *r, const struct gr_diffusion *d, const struct gr_plan *o,
+                        struct gr_findings *out)
 {
   double lo = gr_diffusion_consts()->reported_host_low_gb, hi = gr_diffusion_consts()->reported_host_high_gb;
   double gb = o->host_need_gib * GIB / 1e9;
-  snprintf(note(o), sizeof(o->notes[0]), "No speed: gpurig has no published SDXL or SD 1.5 training step time with "
-           "stated conditions to hold a figure to, so it prints none (docs/plan.md).");
-  snprintf(note(o), sizeof(o->notes[0]), "Trained: the UNet only (text encoders frozen), DDP (every GPU holds the "
-           "whole model), PyTorch SDPA attention (no attention matrix kept).");
+  const char *id = "plan.note";
+  gr_finding_add(out, GR_SEV_INFO, id, "No speed: gpurig has no published SDXL or SD 1.5 training step time with "
+                 "stated conditions to hold a figure to, so it prints none (docs/plan.md).");
+  gr_finding_add(out, GR_SEV_INFO, id, "Trained: the UNet only (text encoders frozen), DDP (every GPU holds the "
+                 "whole model), PyTorch SDPA attention (no attention matrix kept).");
   if (strcmp(d->name, "sdxl-base-1.0") != 0) /* the published host figure is for an SDXL fine-tune */
-    snprintf(note(o), sizeof(o->notes[0]), "Host RAM: modelled %.0f GB; not modelled: leaks, allocator "
-             "fragmentation, swap, the page cache.", gb);
+    gr_finding_add(out, GR_SEV_INFO, id, "Host RAM: modelled %.0f GB; not modelled: leaks, allocator "
+                   "fragmentation, swap, the page cache.", gb);
   else if (gb < lo)
-    snprintf(note(o), sizeof(o->notes[0]), "Host RAM: modelled %.0f GB, %.0f-%.0f%% of the %.0f-%.0f GB seed 004 "
-             "reports for an SDXL fine-tune on 4x RTX 3090; the rest is leaks, fragmentation and swap, which gpurig "
-             "does not model.", gb, gb / hi * 100, gb / lo * 100, lo, hi);
+    gr_finding_add(out, GR_SEV_INFO, id, "Host RAM: modelled %.0f GB, %.0f-%.0f%% of the %.0f-%.0f GB seed 004 "
+                   "reports for an SDXL fine-tune on 4x RTX 3090; the rest is leaks, fragmentation and swap, which "
+                   "gpurig does not model.", gb, gb / hi * 100, gb / lo * 100, lo, hi);
   else
-    snprintf(note(o), sizeof(o->notes[0]), "Host RAM: modelled %.0f GB, at least the %.0f-%.0f GB seed 004 reports "
-             "for an SDXL fine-tune on 4x RTX 3090; leaks, fragmentation and swap come on top and gpurig does not "
-             "model them.", gb, lo, hi);
+    gr_finding_add(out, GR_SEV_INFO, id, "Host RAM: modelled %.0f GB, at least the %.0f-%.0f GB seed 004 reports "
+                   "for an SDXL fine-tune on 4x RTX 3090; leaks, fragmentation and swap come on top and gpurig does "
+                   "not model them.", gb, lo, hi);
   if (r->dataset_images == 0 && (r->cache_latents || r->cache_text))
-    snprintf(note(o), sizeof(o->notes[0]), "The caches in host RAM are counted only with --dataset-images N.");
+    gr_finding_add(out, GR_SEV_INFO, id, "The caches in host RAM are counted only with --dataset-images N.");
 }
 
 void gr_diffusion_plan(const struct gr_plan_req *r, const struct gr_diffusion *d, const struct gr_plan_hw *hw,
@@ -725,5 +722,4 @@ void gr_diffusion_plan(const struct gr_plan_req *r, const struct gr_diffusion *d
 {
   plan_base(r, d, hw, o);
   verdict(r, d, hw, o);
-  notes(r, d, o);
 }

@@ -89,6 +89,10 @@ long gr_diffusion_native_px(const struct gr_diffusion *d);
  * gr_plan_check): counts, memory per GPU and on the host, the verdict with
  * the cheapest change that fits, the largest batch. No speed: docs/plan.md
  * says why. Cost is left to the caller. */
+/* The diffusion plan's notes (what it leaves out, how host RAM compares
+ * with the published figure) as info findings "plan.note" (gr_plan_notes). */
+void gr_diffusion_notes(const struct gr_plan_req *r, const struct gr_diffusion *d, const struct gr_plan *o,
+                        struct gr_findings *out);
 void gr_diffusion_plan(const struct gr_plan_req *r, const struct gr_diffusion *d, const struct gr_plan_hw *hw,
                        struct gr_plan *o);
 

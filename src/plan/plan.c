@@ -373,11 +373,8 @@ static void memory_adapters(const struct gr_plan_req *r, const struct gr_model *
 
 static void memory_activations(const struct gr_plan_req *r, const struct gr_model *m, struct gr_plan *o)
 {
-  if (!m->shape_known) {
-    snprintf(o->notes[o->nnotes++], sizeof(o->notes[0]),
-             "Activations are not counted: --params gives no shape (use --model for them).");
-    return;
-  }
+  if (!m->shape_known)
+    return; /* not counted: a note says so (gr_plan_notes) */
   double s = (double)r->ctx, b = (double)r->batch, layer = layer_activation_bytes(m, s, b, r->tp);
   double layers = (double)ceil_div(m->layers, r->pp) * r->pp; /* 1F1B: stage 0 holds pp micro-batches */
   char note[160];
@@ -786,23 +783,35 @@ void gr_plan_run(const struct gr_plan_req *r, const struct gr_model *m, const st
   }
   plan_cost(r, hw, o);
   plan_verdict(r, m, hw, o);
-  if (r->job == GR_JOB_INFER && r->gpus > 0 && gr_engine_is(r->engine, "vllm") && o->nnotes < 8)
-    snprintf(o->notes[o->nnotes++], sizeof(o->notes[0]),
-             "vLLM takes gpu_memory_utilization (%.2f) of each GPU at start and fills what the weights and "
-             "buffers leave with KV-cache blocks: the job fits when its need is under that share.",
-             gr_plan_consts()->vllm_gpu_memory_utilization);
-  if (hw->mixed_gpus && o->nnotes < 8)
-    snprintf(o->notes[o->nnotes++], sizeof(o->notes[0]),
-             "The GPUs differ: the plan uses the smallest, %s, for every one.", hw->gpu->model);
-  if (m->shape_known && !gr_model_type_llama_like(m->model_type) && o->nnotes < 8)
-    snprintf(o->notes[o->nnotes++], sizeof(o->notes[0]),
-             "model_type %s is counted as a Llama-style decoder (RMSNorm, gated MLP); check the total against the "
-             "model card.", m->model_type);
-  if (r->job != GR_JOB_INFER && !r->rank0_load && r->gpus > 1 && o->nnotes < 8)
-    snprintf(o->notes[o->nnotes++], sizeof(o->notes[0]),
-             "Host RAM: every rank loading the checkpoint needs %.0f GiB; load on rank 0 only (FSDP "
-             "sync_module_states=True, meta-device init) to need %.0f GiB (--rank0-load).",
-             r->gpus * 2.0 * (double)o->params.total / GIB, 2.0 * (double)o->params.total / GIB);
+}
+
+void gr_plan_notes(const struct gr_plan_req *r, const struct gr_model *m, const struct gr_plan_hw *hw,
+                   const struct gr_plan *p, struct gr_findings *out)
+{
+  const char *id = "plan.note";
+  if (m->kind == GR_MODEL_DIFFUSION) {
+    gr_diffusion_notes(r, m->diffusion, p, out);
+    return;
+  }
+  if (r->job != GR_JOB_INFER && !m->shape_known)
+    gr_finding_add(out, GR_SEV_INFO, id, "Activations are not counted: --params gives no shape (use --model for them).");
+  if (r->job == GR_JOB_INFER && r->gpus > 0 && gr_engine_is(r->engine, "vllm"))
+    gr_finding_add(out, GR_SEV_INFO, id,
+                   "vLLM takes gpu_memory_utilization (%.2f) of each GPU at start and fills what the weights and "
+                   "buffers leave with KV-cache blocks: the job fits when its need is under that share.",
+                   gr_plan_consts()->vllm_gpu_memory_utilization);
+  if (hw->mixed_gpus)
+    gr_finding_add(out, GR_SEV_INFO, id, "The GPUs differ: the plan uses the smallest, %s, for every one.",
+                   hw->gpu->model);
+  if (m->shape_known && !gr_model_type_llama_like(m->model_type))
+    gr_finding_add(out, GR_SEV_INFO, id,
+                   "model_type %s is counted as a Llama-style decoder (RMSNorm, gated MLP); check the total against "
+                   "the model card.", m->model_type);
+  if (r->job != GR_JOB_INFER && !r->rank0_load && r->gpus > 1)
+    gr_finding_add(out, GR_SEV_INFO, id,
+                   "Host RAM: every rank loading the checkpoint needs %.0f GiB; load on rank 0 only (FSDP "
+                   "sync_module_states=True, meta-device init) to need %.0f GiB (--rank0-load).",
+                   r->gpus * 2.0 * (double)p->params.total / GIB, 2.0 * (double)p->params.total / GIB);
 }
 
 /* ---- DeepSpeed's estimators, digit for digit ---- */

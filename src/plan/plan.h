@@ -17,6 +17,7 @@
 #include "plan/llm.h"
 #include "analysis/predict.h"
 #include "plan/quant.h"
+#include "model/finding.h"
 #include "model/topo.h"
 #include "base/util.h"
 
@@ -131,8 +132,6 @@ struct gr_plan {
   char speed_basis[1024];        /* how the speed was derived, in words */
   double power_w, energy_kwh_day, energy_cost_day, price, price_per_vram_gib, rent_year, breakeven_days;
   char currency[8];
-  char notes[8][256];
-  size_t nnotes;
   /* diffusion models: the parts' parameters and the resolution planned (0 for a language model) */
   uint64_t unet_params, text_params, vae_params;
   long resolution;
@@ -152,6 +151,14 @@ void gr_plan_hw_from_topo(const struct gr_topo *t, const struct gr_prediction *p
 /* Memory, speed, cost, verdict, and the largest batch and context that fit. */
 void gr_plan_run(const struct gr_plan_req *r, const struct gr_model *m, const struct gr_plan_hw *hw,
                  struct gr_plan *out);
+
+/* The plan's notes: how it was made and what it leaves out (activations not
+ * counted, vLLM's share of memory, mixed GPUs, a model counted as Llama-style,
+ * host RAM with every rank loading), as info findings "plan.note" appended to
+ * out in the order they are printed. A function of the plan's inputs, so the
+ * plan stays plain data that the planner's searches reuse as scratch. */
+void gr_plan_notes(const struct gr_plan_req *r, const struct gr_model *m, const struct gr_plan_hw *hw,
+                   const struct gr_plan *p, struct gr_findings *out);
 
 /* LoRA trainable parameters for rank r on the given targets. */
 uint64_t gr_lora_trainable(const struct gr_model *m, long rank, unsigned targets);

@@ -362,8 +362,8 @@ static void print_allreduce(FILE *out, const struct gr_bench_report *rep)
   char sz[32], a[32], b[32];
   fprintf(out, "\nAll-reduce, %s, float sum over %zu GPUs in one process (busbw = algbw x 2(n-1)/n, as nccl-tests)\n",
           rep->collective[0] ? rep->collective : "NCCL", rep->ngpus);
-  if (rep->ar_note && rep->nar == 0) {
-    fprintf(out, "  %s\n", rep->ar_note);
+  if (rep->nar == 0) {
+    fprintf(out, "  not run (the findings say why)\n");
     return;
   }
   int lo = 0, hi = 0;
@@ -389,8 +389,6 @@ static void print_allreduce(FILE *out, const struct gr_bench_report *rep)
             gr_size_text(r->bytes, sz, sizeof(sz)), r->time_us, r->algbw_gbps, r->busbw_gbps, r->wrong, r->ip_time_us,
             r->ip_algbw_gbps, r->ip_busbw_gbps, r->ip_wrong, r->host_us, r->ip_host_us);
   }
-  if (rep->ar_note)
-    fprintf(out, "  (%s)\n", rep->ar_note);
   if (rep->ar_plateau_gbps > 0)
     fprintf(out, "Plateau: busbw %.1f GB/s (out-of-place, events) from %s to %s%s; the topology predicts %s GB/s with "
             "NCCL's defaults\n",
@@ -402,16 +400,35 @@ static void print_allreduce(FILE *out, const struct gr_bench_report *rep)
   print_ar_soak(out, rep);
 }
 
+void gr_print_bench_findings(FILE *out, const struct gr_findings *fs)
+{
+  for (size_t i = 0; i < fs->n; i++) {
+    const struct gr_finding *f = &fs->v[i];
+    fprintf(out, "  %-4s %s: %s%s%s\n", gr_sev_name(f->sev), f->id, f->subject ? f->subject : "",
+            f->subject ? ": " : "", f->text);
+  }
+}
+
+json_t *gr_bench_findings_json(const struct gr_findings *fs)
+{
+  json_t *a = json_array();
+  for (size_t i = 0; i < fs->n; i++) {
+    json_t *f = json_object();
+    json_object_set_new(f, "severity", json_string(gr_sev_name(fs->v[i].sev)));
+    json_object_set_new(f, "id", json_string(fs->v[i].id));
+    if (fs->v[i].subject)
+      json_object_set_new(f, "subject", gr_json_text(fs->v[i].subject));
+    json_object_set_new(f, "text", gr_json_text(fs->v[i].text));
+    json_array_append_new(a, f);
+  }
+  return a;
+}
+
 static void print_findings(FILE *out, const struct gr_bench_report *rep)
 {
-  size_t nf = 0, nw = 0;
+  size_t nf = rep->findings.count[GR_SEV_FAIL], nw = rep->findings.count[GR_SEV_WARN];
   fprintf(out, "\nFindings:\n");
-  for (size_t i = 0; i < rep->findings.n; i++) {
-    const struct gr_finding *f = &rep->findings.v[i];
-    fprintf(out, "  %-4s %s: %s\n", gr_sev_name(f->sev), f->id, f->text);
-    nf += f->sev == GR_SEV_FAIL;
-    nw += f->sev == GR_SEV_WARN;
-  }
+  gr_print_bench_findings(out, &rep->findings);
   if (rep->findings.n == 0)
     fprintf(out, "  none: every figure is above its floor and every data check passed\n");
   fprintf(out, "\n%zu fail, %zu warn; measured in %.1f s\n", nf, nw, rep->wall_seconds);
@@ -556,11 +573,23 @@ static json_t *ar_links_json(const struct gr_bench_report *rep)
   return a;
 }
 
+/* The all-reduce's note (why it did not run, or what capped its sizes): the
+ * text of its finding, bench.allreduce-note, NULL if none. The JSON keeps
+ * it as allreduce.note, which the report reads (docs/json.md). */
+static const char *ar_note_text(const struct gr_bench_report *rep)
+{
+  const char *t = NULL;
+  for (size_t i = 0; i < rep->findings.n; i++)
+    if (strcmp(rep->findings.v[i].id, "bench.allreduce-note") == 0)
+      t = rep->findings.v[i].text;
+  return t;
+}
+
 static json_t *allreduce_json(const struct gr_bench_report *rep)
 {
   json_t *o = json_object(), *sizes = json_array();
   json_object_set_new(o, "library", gr_json_text(rep->collective[0] ? rep->collective : NULL));
-  json_object_set_new(o, "note", gr_json_text(rep->ar_note));
+  json_object_set_new(o, "note", gr_json_text(ar_note_text(rep)));
   for (size_t i = 0; i < rep->nar; i++)
     json_array_append_new(sizes, ar_row_json(&rep->ar[i]));
   json_object_set_new(o, "sizes", sizes);
@@ -577,7 +606,7 @@ static json_t *allreduce_json(const struct gr_bench_report *rep)
 
 json_t *gr_bench_to_json(const struct gr_bench_report *rep)
 {
-  json_t *o = json_object(), *cfg = json_object(), *gpus = json_array(), *res = json_array(), *fs = json_array();
+  json_t *o = json_object(), *cfg = json_object(), *gpus = json_array(), *res = json_array();
   json_object_set_new(cfg, "quick", json_boolean(rep->cfg.quick));
   json_object_set_new(cfg, "copy_bytes", json_integer((json_int_t)rep->cfg.bytes));
   json_object_set_new(cfg, "copies_per_run", json_integer(rep->cfg.loops));
@@ -603,14 +632,7 @@ json_t *gr_bench_to_json(const struct gr_bench_report *rep)
     json_array_append_new(res, result_json(&rep->results[i]));
   json_object_set_new(o, "results", res);
   json_object_set_new(o, "allreduce", allreduce_json(rep));
-  for (size_t i = 0; i < rep->findings.n; i++) {
-    json_t *f = json_object();
-    json_object_set_new(f, "severity", json_string(gr_sev_name(rep->findings.v[i].sev)));
-    json_object_set_new(f, "id", json_string(rep->findings.v[i].id));
-    json_object_set_new(f, "text", gr_json_text(rep->findings.v[i].text));
-    json_array_append_new(fs, f);
-  }
-  json_object_set_new(o, "findings", fs);
+  json_object_set_new(o, "findings", gr_bench_findings_json(&rep->findings));
   json_object_set_new(o, "wall_s", json_real(rep->wall_seconds));
   return o;
 }

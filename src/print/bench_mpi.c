@@ -4,6 +4,7 @@
 
 #include "base/util.h"
 #include "facts/pcilink.h"
+#include "print/bench.h"
 #include "print/bench_mpi.h"
 
 /* "GPU 0000:41:00.0 Gen4 x8 (trained below its x16)" */
@@ -46,13 +47,6 @@ static void print_node(FILE *f, const struct gr_mpi_report *rep, const struct gr
             n->nics_near);
   else
     fprintf(f, "  %-20s NICs unknown (no topology of this machine)\n", "");
-  if (n->nics_rdma > 0 && n->peermem == 0)
-    fprintf(f, "  %-20s warning: an RDMA NIC but nvidia_peermem is not loaded: NCCL stages through host memory "
-               "(modprobe nvidia_peermem)\n", "");
-  if (n->nics_rdma > 0 && n->gpus_near < n->gpus)
-    fprintf(f, "  %-20s warning: %d of %d GPUs have no RDMA NIC within PIX/PXB (under the same PCIe switch): "
-               "NCCL's default NCCL_NET_GDR_LEVEL gives them no GPUDirect RDMA\n", "", n->gpus - n->gpus_near,
-            n->gpus);
 }
 
 void gr_print_bench_mpi(FILE *f, const struct gr_mpi_report *rep)
@@ -71,13 +65,6 @@ void gr_print_bench_mpi(FILE *f, const struct gr_mpi_report *rep)
     fprintf(f, "  %10s %12.1f %12.1f %11.2f %11.2f %7ld\n", gr_size_text(w->bytes, a, sizeof(a)), w->avg_us,
             w->max_us, w->algbw_gbps, w->busbw_gbps, w->wrong);
   }
-  for (int k = 0; k < rep->nrows; k++)
-    if (rep->rows[k].wrong)
-      fprintf(f, "  FAIL: the all-reduce of %s gave %ld wrong values (of the checked windows, all ranks): a GPU, "
-                 "link, NIC or NCCL transport corrupts data\n",
-              gr_size_text(rep->rows[k].bytes, a, sizeof(a)), rep->rows[k].wrong);
-  if (rep->note[0])
-    fprintf(f, "  note: %s\n", rep->note);
   fprintf(f, "\nnodes (each node's checks by its local rank 0)\n");
   for (int i = 0; i < rep->nranks; i++)
     if (rep->ranks[i].node_checked)
@@ -96,9 +83,6 @@ void gr_print_bench_mpi(FILE *f, const struct gr_mpi_report *rep)
     else
       fprintf(f, "  rank %d on %s (local %d, NCCL ranks %d-%d, slowest link shown): %s, largest all-reduce %.0f us\n",
               r->rank, r->host, r->local_rank, r->nccl_first, r->nccl_first + r->ndev - 1, link, r->largest_us);
-    if (r->cur_width > 0 && r->width > r->cur_width)
-      fprintf(f, "    warning: its GPU's PCIe link trained at x%d of x%d: check the slot and riser (gpurig doctor)\n",
-              r->cur_width, r->width);
   }
   if (rep->slowest_node >= 0)
     fprintf(f, "\nslowest node: %s (%.0f us for the largest all-reduce)\n", rep->ranks[rep->slowest_node].host,
@@ -108,6 +92,10 @@ void gr_print_bench_mpi(FILE *f, const struct gr_mpi_report *rep)
     link_text(r, link, sizeof(link));
     fprintf(f, "slowest link: %s, %s (%.1f GB/s per direction)\n", r->host, link, r->link_gbps);
   }
+  fprintf(f, "\nFindings:\n");
+  gr_print_bench_findings(f, &rep->findings);
+  if (rep->findings.n == 0)
+    fprintf(f, "  none: every sum was right, every rank joined and no node check warned\n");
 }
 
 static json_t *rank_json(const struct gr_mpi_rank *r)
@@ -148,5 +136,6 @@ json_t *gr_bench_mpi_to_json(const struct gr_mpi_report *rep)
                       rep->slowest_node >= 0 ? json_string(rep->ranks[rep->slowest_node].host) : json_null());
   json_object_set_new(j, "slowest_link_rank",
                       rep->slowest_link >= 0 ? json_integer(rep->ranks[rep->slowest_link].rank) : json_null());
+  json_object_set_new(j, "findings", gr_bench_findings_json(&rep->findings));
   return j;
 }

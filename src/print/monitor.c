@@ -118,7 +118,7 @@ void gr_print_sample_text(FILE *out, const struct gr_sampler *s, unsigned long s
   for (unsigned long k = since; k < gr_sampler_nevents(s); k++) {
     const struct gr_mon_event *e = gr_sampler_event(s, k);
     if (e)
-      fprintf(out, "%s  event %s: %s\n", ts, gr_sev_name(e->sev), e->text);
+      fprintf(out, "%s  event %s: %s\n", ts, gr_sev_name(e->f.sev), e->f.text);
   }
 }
 
@@ -243,10 +243,10 @@ json_t *gr_sample_at_to_json(const struct gr_sampler *s, unsigned ago, unsigned 
     if (e->mono_s > x->mono_s + 1e-9)
       break; /* later than this sample: the next line's */
     json_t *je = json_object();
-    json_object_set_new(je, "severity", json_string(gr_sev_name(e->sev)));
+    json_object_set_new(je, "severity", json_string(gr_sev_name(e->f.sev)));
     json_object_set_new(je, "gpu", e->gpu >= 0 ? json_integer(e->gpu) : json_null());
     json_object_set_new(je, "xid", e->kind == GR_EV_XID ? json_integer(e->code) : json_null());
-    json_object_set_new(je, "text", gr_json_text(e->text));
+    json_object_set_new(je, "text", gr_json_text(e->f.text));
     json_array_append_new(events, je);
   }
   *since = k;

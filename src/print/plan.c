@@ -40,6 +40,27 @@ static void print_model(FILE *out, const struct gr_model *m, const struct gr_pla
           m->tied ? ", tied embeddings" : "", m->sliding_window ? ", sliding window" : "");
 }
 
+/* The plan's notes (info findings, gr_plan_notes) under "Notes:". */
+static void print_notes(FILE *out, const struct gr_planned *pl)
+{
+  struct gr_findings fs = {0};
+  gr_plan_notes(&pl->req, &pl->model, &pl->hw, &pl->plan, &fs);
+  for (size_t i = 0; i < fs.n; i++)
+    fprintf(out, "%s%s\n", i ? "" : "\nNotes:\n", fs.v[i].text);
+  gr_findings_free(&fs);
+}
+
+static json_t *notes_json(const struct gr_planned *pl)
+{
+  struct gr_findings fs = {0};
+  json_t *a = json_array();
+  gr_plan_notes(&pl->req, &pl->model, &pl->hw, &pl->plan, &fs);
+  for (size_t i = 0; i < fs.n; i++)
+    json_array_append_new(a, gr_json_text(fs.v[i].text));
+  gr_findings_free(&fs);
+  return a;
+}
+
 static void print_items(FILE *out, const struct gr_plan_item *it, size_t n)
 {
   for (size_t i = 0; i < n; i++)
@@ -131,8 +152,7 @@ static void print_diffusion(FILE *out, const struct gr_planned *pl)
   fprintf(out, "  largest batch per GPU that fits: %ld (at %ldx%ld px)\n", p->max_batch, p->resolution, p->resolution);
   fprintf(out, "\nSpeed: not estimated (no published step time to hold it to; see the notes)\n");
   print_diffusion_cost(out, r, p);
-  for (size_t i = 0; i < p->nnotes; i++)
-    fprintf(out, "%s%s\n", i ? "" : "\nNotes:\n", p->notes[i]);
+  print_notes(out, pl);
 }
 
 /* --nodes: the pipeline over the nodes, what crosses the network, and each node's host RAM. */
@@ -256,8 +276,7 @@ void gr_print_plan(FILE *out, const struct gr_planned *pl)
       fprintf(out, "; buying pays back after %.0f days of use", p->breakeven_days);
     fprintf(out, "\n");
   }
-  for (size_t i = 0; i < p->nnotes; i++)
-    fprintf(out, "%s%s\n", i ? "" : "\nNotes:\n", p->notes[i]);
+  print_notes(out, pl);
 }
 
 static json_t *items_json(const struct gr_plan_item *it, size_t n)
@@ -319,7 +338,7 @@ static json_t *diffusion_json(const struct gr_planned *pl)
   const struct gr_plan_hw *hw = &pl->hw;
   const struct gr_plan *p = &pl->plan;
   json_t *root = json_object(), *model = json_object(), *req = json_object(), *mem = json_object();
-  json_t *host = json_object(), *verdict = json_object(), *speed = json_object(), *notes = json_array();
+  json_t *host = json_object(), *verdict = json_object(), *speed = json_object();
   json_object_set_new(model, "name", gr_json_text(pl->model.name));
   json_object_set_new(model, "kind", json_string("diffusion"));
   json_object_set_new(model, "source", gr_json_text(pl->model.source));
@@ -363,9 +382,7 @@ static json_t *diffusion_json(const struct gr_planned *pl)
   json_object_set_new(speed, "basis", json_string("not estimated: no published step time with stated conditions"));
   json_object_set_new(root, "speed", speed);
   json_object_set_new(root, "cost", diffusion_cost_json(p));
-  for (size_t i = 0; i < p->nnotes; i++)
-    json_array_append_new(notes, gr_json_text(p->notes[i]));
-  json_object_set_new(root, "notes", notes);
+  json_object_set_new(root, "notes", notes_json(pl));
   return root;
 }
 
@@ -462,10 +479,7 @@ json_t *gr_plan_to_json(const struct gr_planned *pl)
   json_object_set_new(cost, "rent_per_year", gr_json_positive(p->rent_year, 0));
   json_object_set_new(cost, "breakeven_days", gr_json_positive(p->breakeven_days, 0));
   json_object_set_new(root, "cost", cost);
-  json_t *notes = json_array();
-  for (size_t i = 0; i < p->nnotes; i++)
-    json_array_append_new(notes, gr_json_text(p->notes[i]));
-  json_object_set_new(root, "notes", notes);
+  json_object_set_new(root, "notes", notes_json(pl));
   return root;
 }
 

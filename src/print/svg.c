@@ -93,10 +93,10 @@ static void events(FILE *f, const struct gr_sampler *s, const struct frame *fr, 
       continue;
     double x = x_of(fr, e->mono_s);
     fprintf(f, "<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" stroke=\"%s\" stroke-dasharray=\"3,2\"><title>",
-            x, y0, x, y1, sev_color(e->sev));
-    gr_xml_text(f, e->text);
+            x, y0, x, y1, sev_color(e->f.sev));
+    gr_xml_text(f, e->f.text);
     fprintf(f, "</title></line>\n<text x=\"%.1f\" y=\"%d\" font-size=\"9\" fill=\"%s\" text-anchor=\"middle\">%lu</text>\n",
-            x, y0 - 14, sev_color(e->sev), ++shown);
+            x, y0 - 14, sev_color(e->f.sev), ++shown);
   }
 }
 
@@ -107,9 +107,9 @@ static int event_list(FILE *f, const struct gr_sampler *s, const struct frame *f
     const struct gr_mon_event *e = gr_sampler_event(s, k);
     if (!e || e->mono_s < fr->t0)
       continue;
-    fprintf(f, "<text x=\"%d\" y=\"%d\" font-size=\"11\" fill=\"%s\">%lu  +%.1f s  %s: ", LEFT, y, sev_color(e->sev),
-            ++shown, e->mono_s - fr->t0, gr_sev_name(e->sev));
-    gr_xml_text(f, e->text);
+    fprintf(f, "<text x=\"%d\" y=\"%d\" font-size=\"11\" fill=\"%s\">%lu  +%.1f s  %s: ", LEFT, y, sev_color(e->f.sev),
+            ++shown, e->mono_s - fr->t0, gr_sev_name(e->f.sev));
+    gr_xml_text(f, e->f.text);
     fputs("</text>\n", f);
     y += 15;
   }

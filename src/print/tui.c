@@ -253,7 +253,7 @@ static void draw_events(const struct gr_sampler *s, int row)
     struct tm tm;
     localtime_r(&tt, &tm);
     strftime(ts, sizeof(ts), "%H:%M:%S", &tm);
-    mvprintw(row++, 0, "%s %-4s %s", ts, gr_sev_name(e->sev), e->text);
+    mvprintw(row++, 0, "%s %-4s %s", ts, gr_sev_name(e->f.sev), e->f.text);
   }
 }
 

@@ -68,7 +68,7 @@ grep -Eq "^  $HOST +2 ranks  largest all-reduce [0-9]+ us  nvidia_peermem (not l
 grep -q "rank 0 on $HOST (local 0, NCCL rank 0): GPU 0000:01:00.0 Gen4 x16" <<<"$out" || fail "-np 2: rank 0's line"
 grep -q "rank 1 on $HOST (local 1, NCCL rank 1): GPU 0000:02:00.0 Gen4 x8 (trained below its x16)" <<<"$out" \
   || fail "-np 2: rank 1's line"
-grep -q "warning: its GPU's PCIe link trained at x8 of x16" <<<"$out" || fail "-np 2: no link warning"
+grep -q "warn bench.mpi-link-width: rank 1 on $HOST: its GPU's PCIe link trained at x8 of x16" <<<"$out" || fail "-np 2: no link warning"
 grep -Eq "^slowest node: $HOST \([0-9]+ us for the largest all-reduce\)" <<<"$out" || fail "-np 2: slowest node"
 grep -q "^slowest link: $HOST, GPU 0000:02:00.0 Gen4 x8 (trained below its x16) (15.8 GB/s per direction)" <<<"$out" \
   || fail "-np 2: slowest link"
@@ -92,6 +92,8 @@ assert [r["rank"] for r in d["ranks"]] == [0, 1], d["ranks"]
 assert d["ranks"][1]["gpu"] == "0000:02:00.0" and d["ranks"][1]["link_cur_width"] == 8, d["ranks"][1]
 assert "nvidia_peermem" in d["ranks"][0] and "nvidia_peermem" not in d["ranks"][1], d["ranks"]
 assert d["slowest_node"] == host and d["slowest_link_rank"] == 1, d
+assert [(f["severity"], f["id"]) for f in d["findings"]] == [("warn", "bench.mpi-link-width")], d["findings"]
+assert d["findings"][0]["subject"] == "rank 1 on " + host, d["findings"]
 PY
 
 # 3. one rank per node: one process with all four GPUs as NCCL ranks 0-3
@@ -113,8 +115,8 @@ grep -q "error: --per node wants one rank per node, this node has 2" "$WORK/out"
 # 4. a transport that corrupts: every size has wrong values, exit 2
 GPURIG_STUB_SCENARIO=net-corrupt run 2 --quick
 [ "$rc" = 2 ] || fail "net-corrupt: exit $rc, want 2"
-n=$(grep -c "FAIL: the all-reduce of .* gave [1-9][0-9]* wrong values" "$WORK/out")
-[ "$n" = 6 ] || fail "net-corrupt: $n FAIL lines, want 6: $(cat "$WORK/out")"
+n=$(grep -c "fail bench.mpi-wrong: the all-reduce of .* gave [1-9][0-9]* wrong values" "$WORK/out")
+[ "$n" = 6 ] || fail "net-corrupt: $n fail findings, want 6: $(cat "$WORK/out")"
 
 # 5. NCCL that cannot start: every rank says why, nothing measured
 GPURIG_STUB_SCENARIO=ncclfail run 2 --quick
@@ -129,11 +131,11 @@ mkdir -p "$WORK/tree/sys/module/nvidia_peermem"
 run 2 --quick --root "$WORK/tree"
 grep -q "largest all-reduce [0-9]* us  nvidia_peermem loaded" "$WORK/out" || fail "--root: peermem not seen"
 grep -q "NICs 3 (3 RDMA, 1 of them within PIX/PXB of a GPU)" "$WORK/out" || fail "--root: NIC line"
-grep -q "warning: 1 of 2 GPUs have no RDMA NIC within PIX/PXB" "$WORK/out" || fail "--root: GDR warning"
+grep -q "warn bench.mpi-gdr: .*: 1 of 2 GPUs have no RDMA NIC within PIX/PXB" "$WORK/out" || fail "--root: GDR warning"
 rmdir "$WORK/tree/sys/module/nvidia_peermem"
 run 2 --quick --root "$WORK/tree"
 grep -q "nvidia_peermem not loaded" "$WORK/out" || fail "--root: peermem absent not seen"
-grep -q "warning: an RDMA NIC but nvidia_peermem is not loaded" "$WORK/out" || fail "--root: no peermem warning"
+grep -q "warn bench.mpi-peermem: .*: an RDMA NIC but nvidia_peermem is not loaded" "$WORK/out" || fail "--root: no peermem warning"
 
 # 7. nothing left behind: no rank, no rendezvous directory
 sleep 0.5

@@ -505,7 +505,7 @@ static void test_gpu_lost(void **state)
   const struct gr_bench_result *later = result(&w->rep, GR_BK_P2P, 0, 2);
   assert_int_equal(later->status, GR_BS_SKIPPED);
   assert_int_equal(result(&w->rep, GR_BK_P2P, 0, 1)->status, GR_BS_OK);
-  assert_non_null(strstr(w->rep.ar_note, "GPU2 stopped answering"));
+  assert_non_null(finding_with(&w->rep, "bench.allreduce-note", "GPU2 stopped answering"));
   /* without a topology the limits come from the GPUs' own link reports */
   assert_float_equal(result(&w->rep, GR_BK_H2D, GR_BENCH_HOST, 0)->limit_gbps, 31.5, 0.1);
   const struct gr_bench_result *h1 = result(&w->rep, GR_BK_H2D, GR_BENCH_HOST, 1);
@@ -562,22 +562,22 @@ static void test_allreduce_caps(void **state)
 {
   (void)state;
   struct world *w = world_with(0, (size_t)3 << 20);
-  assert_string_equal(w->rep.ar_note, "sizes capped at 2 MiB by --allreduce-max 3 MiB, rounded down to a power of two");
+  assert_non_null(finding_with(&w->rep, "bench.allreduce-note", "sizes capped at 2 MiB by --allreduce-max 3 MiB, rounded down to a power of two"));
   assert_int_equal(w->rep.ar[w->rep.nar - 1].bytes, (size_t)2 << 20);
   world_free(w);
   free(w);
   w = world_with(0, 4096);
   assert_int_equal(w->rep.nar, 0);
-  assert_string_equal(w->rep.ar_note, "not run: --allreduce-max 4 KiB is below the smallest size measured (64 KiB)");
+  assert_non_null(finding_with(&w->rep, "bench.allreduce-note", "not run: --allreduce-max 4 KiB is below the smallest size measured (64 KiB)"));
   world_free(w);
   free(w);
   w = world_with(0, (size_t)1 << 30);
-  assert_string_equal(w->rep.ar_note, "sizes capped at 64 MiB by free GPU memory: a quarter of the 256 MiB free, "
-                                      "rounded down to a power of two");
+  assert_non_null(finding_with(&w->rep, "bench.allreduce-note", "sizes capped at 64 MiB by free GPU memory: a quarter of "
+                                                                 "the 256 MiB free, rounded down to a power of two"));
   world_free(w);
   free(w);
   w = world_with(0, (size_t)16 << 20);
-  assert_null(w->rep.ar_note);
+  assert_null(finding_with(&w->rep, "bench.allreduce-note", ""));
   world_free(w);
   free(w);
 }
@@ -689,21 +689,27 @@ static void test_mpi_report(void **state)
   assert_int_equal(rep.nnodes, 2);
   assert_int_equal(rep.slowest_node, 1); /* host b, through its rank 2 */
   assert_int_equal(rep.slowest_link, 2);
-  assert_int_equal(gr_mpi_report_exit(&rep), GR_EXIT_WARN); /* rank 2 trains at x8 of x16 */
+  gr_mpi_report_finish(&rep);
+  assert_int_equal(gr_findings_exit(&rep.findings), GR_EXIT_WARN); /* rank 2 trains at x8 of x16 */
   ranks[2].cur_width = 16;
-  assert_int_equal(gr_mpi_report_exit(&rep), GR_EXIT_OK);
+  gr_mpi_report_finish(&rep);
+  assert_int_equal(gr_findings_exit(&rep.findings), GR_EXIT_OK);
   ranks[0].nics_rdma = ranks[0].nics = 1; /* an RDMA NIC but no GPU near it */
   ranks[0].gpus = 1;
-  assert_int_equal(gr_mpi_report_exit(&rep), GR_EXIT_WARN);
+  gr_mpi_report_finish(&rep);
+  assert_int_equal(gr_findings_exit(&rep.findings), GR_EXIT_WARN);
   ranks[0].gpus_near = 1;
   ranks[0].peermem = 0; /* near, but no nvidia_peermem */
-  assert_int_equal(gr_mpi_report_exit(&rep), GR_EXIT_WARN);
+  gr_mpi_report_finish(&rep);
+  assert_int_equal(gr_findings_exit(&rep.findings), GR_EXIT_WARN);
   ranks[0].peermem = 1;
   rep.rows[0].wrong = 3;
-  assert_int_equal(gr_mpi_report_exit(&rep), GR_EXIT_FAIL);
+  gr_mpi_report_finish(&rep);
+  assert_int_equal(gr_findings_exit(&rep.findings), GR_EXIT_FAIL);
   rep.nrows = 0; /* nothing measured: no slowest node */
   gr_mpi_report_finish(&rep);
   assert_int_equal(rep.slowest_node, -1);
+  gr_mpi_report_free(&rep);
 }
 
 static void test_mpi_sizes(void **state)

@@ -74,7 +74,7 @@ static bool has_event(const struct gr_sampler *s, enum gr_mon_event_kind kind, c
 {
   for (unsigned long k = 0; k < gr_sampler_nevents(s); k++) {
     const struct gr_mon_event *e = gr_sampler_event(s, k);
-    if (e && e->kind == kind && strstr(e->text, needle))
+    if (e && e->kind == kind && strstr(e->f.text, needle))
       return true;
   }
   return false;
@@ -201,6 +201,11 @@ static void test_quiet_rise_reported_later(void **state)
   assert_int_equal(count_events(f.s, GR_EV_AER), 2);
   assert_true(has_event(f.s, GR_EV_AER, "6 correctable AER errors at root port 0000:00:03.1"));
   assert_int_equal(gr_sampler_worst(f.s), GR_SEV_WARN);
+  /* the first event of each severity, as a finding: watch's exit */
+  const struct gr_findings *fs = gr_sampler_findings(f.s);
+  assert_int_equal(fs->n, 1);
+  assert_string_equal(fs->v[0].id, "monitor.aer");
+  assert_int_equal(gr_findings_exit(fs), GR_EXIT_WARN);
   quiet_s = 0;
   close_fixture(&f);
 }
@@ -320,6 +325,7 @@ static void test_xids(void **state)
   assert_int_equal(gr_sampler_last_xid(f.s, 2), 79);
   assert_int_equal(gr_sampler_last_xid(f.s, 0), 0);
   assert_int_equal(gr_sampler_worst(f.s), GR_SEV_FAIL);
+  assert_int_equal(gr_findings_exit(gr_sampler_findings(f.s)), GR_EXIT_FAIL);
   close_fixture(&f);
 
   char log[] = "/tmp/gpurig-kmsg-XXXXXX";
