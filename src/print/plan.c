@@ -196,17 +196,12 @@ static void print_tp_auto(FILE *out, const struct gr_planned *pl)
   fprintf(out, " tokens/s\n");
 }
 
-void gr_print_plan(FILE *out, const struct gr_planned *pl)
+/* "Plan: ...", "Machine: ..." and "Engine: ..." lines. */
+static void print_head(FILE *out, const struct gr_planned *pl)
 {
   const struct gr_plan_req *r = &pl->req;
-  const struct gr_model *m = &pl->model;
   const struct gr_plan_hw *hw = &pl->hw;
-  const struct gr_plan *p = &pl->plan;
-  if (m->kind == GR_MODEL_DIFFUSION) {
-    print_diffusion(out, pl);
-    return;
-  }
-  fprintf(out, "Plan: %s, %s", m->name, gr_job_name(r->job));
+  fprintf(out, "Plan: %s, %s", pl->model.name, gr_job_name(r->job));
   if (r->job != GR_JOB_FULL)
     fprintf(out, ", %s", r->quant.name);
   fprintf(out, ", context %ld, batch %ld", r->ctx, r->batch);
@@ -230,6 +225,56 @@ void gr_print_plan(FILE *out, const struct gr_planned *pl)
             r->job != GR_JOB_INFER ? "training" : "CPU inference");
   else
     fprintf(out, "Engine: %s (the default for %s weights; --engine to change)\n", r->engine, gr_quant_family(&r->quant));
+}
+
+/* The speed section: each range, the basis, NCCL's raised level. */
+static void print_speed(FILE *out, const struct gr_plan_req *r, const struct gr_plan *p)
+{
+  fprintf(out, "\nSpeed (estimates; docs/plan.md gives the method):\n");
+  print_range(out, "decode", &p->decode_tps, "tokens/s at the start of a reply", 1);
+  char full[64];
+  snprintf(full, sizeof(full), "tokens/s with %ld tokens in context", r->ctx);
+  print_range(out, "", &p->decode_full_tps, full, 1);
+  print_range(out, "prefill", &p->prefill_tps, "tokens/s", 0);
+  print_range(out, "step", &p->step_s, "s", 2);
+  print_range(out, "training", &p->train_tps, "tokens/s", 0);
+  if (p->speed_basis[0])
+    fprintf(out, "  basis: %s\n", p->speed_basis);
+  if (p->allreduce_raised_gbps > 0 && p->allreduce_raised_level && r->gpus > 1)
+    fprintf(out, "  the all-reduce runs at %.1f GB/s with NCCL's defaults; with NCCL_P2P_LEVEL=%s it would reach %.1f GB/s (gpurig topo explains)\n",
+            p->allreduce_gbps, p->allreduce_raised_level, p->allreduce_raised_gbps);
+}
+
+/* The cost section: price, power and energy, renting against buying. */
+static void print_cost(FILE *out, const struct gr_plan_req *r, const struct gr_plan *p)
+{
+  fprintf(out, "\nCost:\n");
+  if (p->price > 0)
+    fprintf(out, "  price %.0f %s (%.1f %s per GiB of VRAM)\n", p->price, p->currency, p->price_per_vram_gib,
+            p->currency);
+  else
+    fprintf(out, "  price not known (--price)\n");
+  fprintf(out, "  power about %.0f W under load: %.1f kWh/day = %.2f %s/day at %.2f/kWh\n", p->power_w,
+          p->energy_kwh_day, p->energy_cost_day, p->currency, r->kwh_price);
+  if (p->rent_year > 0) {
+    fprintf(out, "  renting %d GPUs at %.2f/GPU-hour: %.0f %s per year", r->gpus, r->rent, p->rent_year, p->currency);
+    if (p->breakeven_days > 0)
+      fprintf(out, "; buying pays back after %.0f days of use", p->breakeven_days);
+    fprintf(out, "\n");
+  }
+}
+
+void gr_print_plan(FILE *out, const struct gr_planned *pl)
+{
+  const struct gr_plan_req *r = &pl->req;
+  const struct gr_model *m = &pl->model;
+  const struct gr_plan_hw *hw = &pl->hw;
+  const struct gr_plan *p = &pl->plan;
+  if (m->kind == GR_MODEL_DIFFUSION) {
+    print_diffusion(out, pl);
+    return;
+  }
+  print_head(out, pl);
   print_model(out, m, p);
   char a[32];
   if (r->job == GR_JOB_LORA || r->job == GR_JOB_QLORA)
@@ -248,34 +293,9 @@ void gr_print_plan(FILE *out, const struct gr_planned *pl)
   if (p->max_batch > 0 || p->max_ctx > 0)
     fprintf(out, "  largest batch that fits: %ld (at context %ld); largest context: %ld tokens (at batch %ld)\n",
             p->max_batch, r->ctx, p->max_ctx, r->batch);
-  fprintf(out, "\nSpeed (estimates; docs/plan.md gives the method):\n");
-  print_range(out, "decode", &p->decode_tps, "tokens/s at the start of a reply", 1);
-  char full[64];
-  snprintf(full, sizeof(full), "tokens/s with %ld tokens in context", r->ctx);
-  print_range(out, "", &p->decode_full_tps, full, 1);
-  print_range(out, "prefill", &p->prefill_tps, "tokens/s", 0);
-  print_range(out, "step", &p->step_s, "s", 2);
-  print_range(out, "training", &p->train_tps, "tokens/s", 0);
-  if (p->speed_basis[0])
-    fprintf(out, "  basis: %s\n", p->speed_basis);
-  if (p->allreduce_raised_gbps > 0 && p->allreduce_raised_level && r->gpus > 1)
-    fprintf(out, "  the all-reduce runs at %.1f GB/s with NCCL's defaults; with NCCL_P2P_LEVEL=%s it would reach %.1f GB/s (gpurig topo explains)\n",
-            p->allreduce_gbps, p->allreduce_raised_level, p->allreduce_raised_gbps);
+  print_speed(out, r, p);
   print_cluster(out, r, hw, p);
-  fprintf(out, "\nCost:\n");
-  if (p->price > 0)
-    fprintf(out, "  price %.0f %s (%.1f %s per GiB of VRAM)\n", p->price, p->currency, p->price_per_vram_gib,
-            p->currency);
-  else
-    fprintf(out, "  price not known (--price)\n");
-  fprintf(out, "  power about %.0f W under load: %.1f kWh/day = %.2f %s/day at %.2f/kWh\n", p->power_w,
-          p->energy_kwh_day, p->energy_cost_day, p->currency, r->kwh_price);
-  if (p->rent_year > 0) {
-    fprintf(out, "  renting %d GPUs at %.2f/GPU-hour: %.0f %s per year", r->gpus, r->rent, p->rent_year, p->currency);
-    if (p->breakeven_days > 0)
-      fprintf(out, "; buying pays back after %.0f days of use", p->breakeven_days);
-    fprintf(out, "\n");
-  }
+  print_cost(out, r, p);
   print_notes(out, pl);
 }
 
@@ -400,17 +420,12 @@ static json_t *cluster_json(const struct gr_plan_req *r, const struct gr_plan_hw
                    hw->host_ram_gib > 0 ? json_real(hw->host_ram_gib) : json_null());
 }
 
-json_t *gr_plan_to_json(const struct gr_planned *pl)
+/* The request as planned (JSON "request"). */
+static json_t *request_json(const struct gr_planned *pl)
 {
   const struct gr_plan_req *r = &pl->req;
-  const struct gr_model *m = &pl->model;
   const struct gr_plan_hw *hw = &pl->hw;
-  const struct gr_plan *p = &pl->plan;
-  if (m->kind == GR_MODEL_DIFFUSION)
-    return diffusion_json(pl);
-  json_t *root = json_object(), *req = json_object(), *mem = json_object(), *host = json_object();
-  json_t *verdict = json_object(), *speed = json_object(), *cost = json_object();
-  json_object_set_new(root, "model", model_json(m, p));
+  json_t *req = json_object();
   json_object_set_new(req, "job", json_string(gr_job_name(r->job)));
   json_object_set_new(req, "quant", json_string(r->quant.name));
   json_object_set_new(req, "kv_quant", json_string(r->kv_quant.name));
@@ -437,7 +452,68 @@ json_t *gr_plan_to_json(const struct gr_planned *pl)
   json_object_set_new(req, "offload", json_string(r->offload == GR_OFFLOAD_OPTIMIZER ? "optimizer"
                                                   : r->offload == GR_OFFLOAD_PARAMS  ? "params" : "none"));
   json_object_set_new(req, "machine", gr_json_text(hw->name));
-  json_object_set_new(root, "request", req);
+  return req;
+}
+
+/* The fit verdict (JSON "verdict"). */
+static json_t *verdict_json(const struct gr_planned *pl)
+{
+  const struct gr_plan *p = &pl->plan;
+  bool sized = pl->model.shape_known && pl->req.gpus > 0;
+  json_t *verdict = json_object();
+  json_object_set_new(verdict, "fit", json_string(gr_fit_name(p->fit)));
+  json_object_set_new(verdict, "text", json_string(p->verdict));
+  json_object_set_new(verdict, "fix", p->fix[0] ? json_string(p->fix) : json_null());
+  json_object_set_new(verdict, "fix_per_gpu_gib", p->fix[0] ? json_real(round(p->fix_need_gib * 1000) / 1000) : json_null());
+  /* 0 is an answer (not even batch 1 fits); null only where no shape is known */
+  json_object_set_new(verdict, "max_batch", sized ? json_integer(p->max_batch) : json_null());
+  json_object_set_new(verdict, "max_ctx", sized ? json_integer(p->max_ctx) : json_null());
+  return verdict;
+}
+
+/* The speeds with their ranges and basis (JSON "speed"). */
+static json_t *speed_json(const struct gr_plan *p)
+{
+  json_t *speed = json_object();
+  json_object_set_new(speed, "decode_tokens_per_s", range_json(&p->decode_tps));
+  json_object_set_new(speed, "decode_full_ctx_tokens_per_s", range_json(&p->decode_full_tps));
+  json_object_set_new(speed, "prefill_tokens_per_s", range_json(&p->prefill_tps));
+  json_object_set_new(speed, "step_s", range_json(&p->step_s));
+  json_object_set_new(speed, "train_tokens_per_s", range_json(&p->train_tps));
+  json_object_set_new(speed, "allreduce_busbw_gbps", gr_json_positive(p->allreduce_gbps, 2));
+  json_object_set_new(speed, "allreduce_busbw_raised_gbps", gr_json_positive(p->allreduce_raised_gbps, 2));
+  json_object_set_new(speed, "allreduce_raised_nccl_p2p_level",
+                      p->allreduce_raised_level ? json_string(p->allreduce_raised_level) : json_null());
+  json_object_set_new(speed, "basis", json_string(p->speed_basis));
+  return speed;
+}
+
+/* Price, power and energy (JSON "cost"). */
+static json_t *cost_json(const struct gr_plan *p)
+{
+  json_t *cost = json_object();
+  json_object_set_new(cost, "price", p->price > 0 ? json_real(p->price) : json_null());
+  json_object_set_new(cost, "currency", json_string(p->currency));
+  json_object_set_new(cost, "price_per_vram_gib", gr_json_positive(p->price_per_vram_gib, 2));
+  json_object_set_new(cost, "power_w", gr_json_rounded(p->power_w, 0));
+  json_object_set_new(cost, "energy_kwh_per_day", gr_json_rounded(p->energy_kwh_day, 2));
+  json_object_set_new(cost, "energy_cost_per_day", gr_json_rounded(p->energy_cost_day, 2));
+  json_object_set_new(cost, "rent_per_year", gr_json_positive(p->rent_year, 0));
+  json_object_set_new(cost, "breakeven_days", gr_json_positive(p->breakeven_days, 0));
+  return cost;
+}
+
+json_t *gr_plan_to_json(const struct gr_planned *pl)
+{
+  const struct gr_plan_req *r = &pl->req;
+  const struct gr_model *m = &pl->model;
+  const struct gr_plan_hw *hw = &pl->hw;
+  const struct gr_plan *p = &pl->plan;
+  if (m->kind == GR_MODEL_DIFFUSION)
+    return diffusion_json(pl);
+  json_t *root = json_object(), *mem = json_object(), *host = json_object();
+  json_object_set_new(root, "model", model_json(m, p));
+  json_object_set_new(root, "request", request_json(pl));
   json_object_set_new(root, "trainable_params", json_integer((json_int_t)p->trainable));
   json_object_set_new(root, "weights_gib", gr_json_rounded(p->weights.total / 1073741824.0, 3));
   json_object_set_new(root, "kv_cache_gib", gr_json_rounded(p->kv_gib, 3));
@@ -449,36 +525,11 @@ json_t *gr_plan_to_json(const struct gr_planned *pl)
   json_object_set_new(host, "items", items_json(p->host, p->nhost_items));
   json_object_set_new(host, "peak_gib", gr_json_rounded(p->host_need_gib, 3));
   json_object_set_new(root, "host", host);
-  json_object_set_new(verdict, "fit", json_string(gr_fit_name(p->fit)));
-  json_object_set_new(verdict, "text", json_string(p->verdict));
-  json_object_set_new(verdict, "fix", p->fix[0] ? json_string(p->fix) : json_null());
-  json_object_set_new(verdict, "fix_per_gpu_gib", p->fix[0] ? json_real(round(p->fix_need_gib * 1000) / 1000) : json_null());
-  /* 0 is an answer (not even batch 1 fits); null only where no shape is known */
-  json_object_set_new(verdict, "max_batch", m->shape_known && r->gpus > 0 ? json_integer(p->max_batch) : json_null());
-  json_object_set_new(verdict, "max_ctx", m->shape_known && r->gpus > 0 ? json_integer(p->max_ctx) : json_null());
-  json_object_set_new(root, "verdict", verdict);
-  json_object_set_new(speed, "decode_tokens_per_s", range_json(&p->decode_tps));
-  json_object_set_new(speed, "decode_full_ctx_tokens_per_s", range_json(&p->decode_full_tps));
-  json_object_set_new(speed, "prefill_tokens_per_s", range_json(&p->prefill_tps));
-  json_object_set_new(speed, "step_s", range_json(&p->step_s));
-  json_object_set_new(speed, "train_tokens_per_s", range_json(&p->train_tps));
+  json_object_set_new(root, "verdict", verdict_json(pl));
   if (hw->nodes > 1)
     json_object_set_new(root, "cluster", cluster_json(r, hw, p));
-  json_object_set_new(speed, "allreduce_busbw_gbps", gr_json_positive(p->allreduce_gbps, 2));
-  json_object_set_new(speed, "allreduce_busbw_raised_gbps", gr_json_positive(p->allreduce_raised_gbps, 2));
-  json_object_set_new(speed, "allreduce_raised_nccl_p2p_level",
-                      p->allreduce_raised_level ? json_string(p->allreduce_raised_level) : json_null());
-  json_object_set_new(speed, "basis", json_string(p->speed_basis));
-  json_object_set_new(root, "speed", speed);
-  json_object_set_new(cost, "price", p->price > 0 ? json_real(p->price) : json_null());
-  json_object_set_new(cost, "currency", json_string(p->currency));
-  json_object_set_new(cost, "price_per_vram_gib", gr_json_positive(p->price_per_vram_gib, 2));
-  json_object_set_new(cost, "power_w", gr_json_rounded(p->power_w, 0));
-  json_object_set_new(cost, "energy_kwh_per_day", gr_json_rounded(p->energy_kwh_day, 2));
-  json_object_set_new(cost, "energy_cost_per_day", gr_json_rounded(p->energy_cost_day, 2));
-  json_object_set_new(cost, "rent_per_year", gr_json_positive(p->rent_year, 0));
-  json_object_set_new(cost, "breakeven_days", gr_json_positive(p->breakeven_days, 0));
-  json_object_set_new(root, "cost", cost);
+  json_object_set_new(root, "speed", speed_json(p));
+  json_object_set_new(root, "cost", cost_json(p));
   json_object_set_new(root, "notes", notes_json(pl));
   return root;
 }
