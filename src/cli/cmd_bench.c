@@ -9,6 +9,57 @@
 #include "gpu/bench.h"
 #include "print/bench.h"
 
+#define BENCH_STRING(name, arg, field, help) GR_OPT_STRING_ROW(name, arg, struct cli_bench_opts, field, NULL, help)
+#define BENCH_FLAG(name, field, help) GR_OPT_FLAG_ROW(name, 0, struct cli_bench_opts, field, help)
+static const struct gr_option bench_rows[] = {
+    BENCH_FLAG("quick", quick,
+               "a run under 10 s: 16 MiB copies, 2 warm-up + 2 timed per run, 3 runs,\n"
+               "copy engine only, no pairs read both ways at once"),
+    BENCH_STRING("size", "SIZE", size,
+                 "copy size (default 256 MiB, 16 MiB with --quick; K, M, G = 2^10..2^30):\n"
+                 "4K or more, a multiple of 16 bytes"),
+    BENCH_STRING("like", "nvbandwidth", like,
+                 "nvbandwidth's sizes and repetitions (512 MiB copies, capped by free\n"
+                 "memory as the default is, 16 per run, median of 3 runs, SM copies\n"
+                 "too), and each row names the nvbandwidth testcase it matches\n"
+                 "(host_to_device_memcpy_ce, device_to_device_memcpy_read_ce, ...)"),
+    BENCH_STRING("allreduce-max", "SIZE", allreduce_max,
+                 "largest all-reduce, 64K or more (default 1 GiB; rounded down to a\n"
+                 "power of two and capped by free GPU memory, with a note saying which)"),
+    BENCH_STRING("allreduce-iters", "N", allreduce_iters,
+                 "soak: after each all-reduce size, N more (100 or more) each timed\n"
+                 "alone; p50, p99, max and the 5 slowest per size, and a stall (over\n"
+                 "10x the size's p50 and 50 us over it) is a warning; lower\n"
+                 "--allreduce-max to soak fewer sizes"),
+    BENCH_FLAG("no-sm", no_sm, "skip the SM copy kernel tests"),
+    BENCH_FLAG("no-progress", no_progress, "no progress bar on stderr (it shows on a terminal after 1 s)"),
+    BENCH_FLAG("mpi", mpi,
+               "across machines, in gpurig-mpi started by mpirun (or srun): rank 0 makes\n"
+               "NCCL's unique id and sends it over MPI, the ranks all-reduce from 4 KiB\n"
+               "(64 KiB with --quick, up to 64 MiB) with nccl-tests' busbw, each node's\n"
+               "local rank 0 checks its NICs' placement, nvidia_peermem and GPU links,\n"
+               "and rank 0 prints one report naming the slowest node and link"),
+    BENCH_STRING("per", "gpu|node", per,
+                 "with --mpi: one rank per GPU (default) or one per node using all its GPUs"),
+};
+
+static const struct gr_option_group bench_groups[] = {
+    GR_OPTION_GROUP(gr_rows_source, struct cli_bench_opts, src, gr_check_source),
+    GR_OPTION_GROUP(gr_rows_json, struct cli_bench_opts, out, NULL),
+    GR_OPTION_OWN(bench_rows, NULL),
+};
+static const struct gr_command_options bench_spec = {bench_groups, sizeof(bench_groups) / sizeof(bench_groups[0]),
+                                                     GR_POSITIONAL_NONE};
+
+/* --help's option lines, in bench's order and words */
+static const char *const bench_help[] = {
+    "quick", "size", "like", "allreduce-max", "allreduce-iters", "no-sm", "no-progress",
+    "json=print the results as JSON (docs/json.md)",
+    "root=take the topology from a gathered tree instead of this machine",
+    "input=take the topology from an hwloc XML or NCCL topology file",
+    "mpi", "per", NULL,
+};
+
 static void bench_usage(void)
 {
   printf("usage: gpurig bench [--quick | --like nvbandwidth] [--json] [--size SIZE] [--allreduce-max SIZE]\n"
@@ -31,33 +82,9 @@ static void bench_usage(void)
          "figure for that link and the topology's prediction; a figure under its floor (a fraction\n"
          "of the link's rate, data/health.tsv) is a finding naming the GPU and the link. Before the\n"
          "first test it says on stderr how many tests it plans and how long they should take.\n"
-         "\n"
-         "  --quick              a run under 10 s: 16 MiB copies, 2 warm-up + 2 timed per run, 3 runs,\n"
-         "                       copy engine only, no pairs read both ways at once\n"
-         "  --size SIZE          copy size (default 256 MiB, 16 MiB with --quick; K, M, G = 2^10..2^30):\n"
-         "                       4K or more, a multiple of 16 bytes\n"
-         "  --like nvbandwidth   nvbandwidth's sizes and repetitions (512 MiB copies, capped by free\n"
-         "                       memory as the default is, 16 per run, median of 3 runs, SM copies\n"
-         "                       too), and each row names the nvbandwidth testcase it matches\n"
-         "                       (host_to_device_memcpy_ce, device_to_device_memcpy_read_ce, ...)\n"
-         "  --allreduce-max SIZE largest all-reduce, 64K or more (default 1 GiB; rounded down to a\n"
-         "                       power of two and capped by free GPU memory, with a note saying which)\n"
-         "  --allreduce-iters N  soak: after each all-reduce size, N more (100 or more) each timed\n"
-         "                       alone; p50, p99, max and the 5 slowest per size, and a stall (over\n"
-         "                       10x the size's p50 and 50 us over it) is a warning; lower\n"
-         "                       --allreduce-max to soak fewer sizes\n"
-         "  --no-sm              skip the SM copy kernel tests\n"
-         "  --no-progress        no progress bar on stderr (it shows on a terminal after 1 s)\n"
-         "  --json               print the results as JSON (docs/json.md)\n"
-         "  --root DIR           take the topology from a gathered tree instead of this machine\n"
-         "  --input FILE.xml     take the topology from an hwloc XML or NCCL topology file\n"
-         "  --mpi                across machines, in gpurig-mpi started by mpirun (or srun): rank 0 makes\n"
-         "                       NCCL's unique id and sends it over MPI, the ranks all-reduce from 4 KiB\n"
-         "                       (64 KiB with --quick, up to 64 MiB) with nccl-tests' busbw, each node's\n"
-         "                       local rank 0 checks its NICs' placement, nvidia_peermem and GPU links,\n"
-         "                       and rank 0 prints one report naming the slowest node and link\n"
-         "  --per gpu|node       with --mpi: one rank per GPU (default) or one per node using all its GPUs\n"
-         "\n"
+         "\n");
+  gr_print_option_help(stdout, &bench_spec, bench_help, 21);
+  printf("\n"
          "Needs libcuda.so.1 (and libnccl.so.2 for the all-reduce), loaded at run time;\n"
          "GPURIG_DRIVER_DIR=DIR loads them from DIR. Never changes a GPU setting; needs no root.\n"
          "Exit status: 0 ok, 1 a figure under its floor, 2 a data check failed, a copy failed or\n"
@@ -94,7 +121,7 @@ static int parse_allreduce_max(const char *s, size_t *bytes)
 
 /* --like TOOL: only nvbandwidth's method is known; --quick picks other
  * sizes, so the two are refused together. */
-static int parse_like(const struct gr_opts *o, struct gr_bench_config *cfg)
+static int parse_like(const struct cli_bench_opts *o, struct gr_bench_config *cfg)
 {
   if (!o->like)
     return 0;
@@ -125,7 +152,7 @@ static int parse_allreduce_iters(const char *s, int *iters)
   return 0;
 }
 
-static int bench_config(const struct gr_opts *o, struct gr_bench_config *cfg)
+static int bench_config(const struct cli_bench_opts *o, struct gr_bench_config *cfg)
 {
   gr_bench_config_defaults(cfg, o->quick);
   if (parse_like(o, cfg) != 0)
@@ -141,9 +168,9 @@ static int bench_config(const struct gr_opts *o, struct gr_bench_config *cfg)
   return 0;
 }
 
-static void print_report(const struct gr_opts *o, const struct gr_bench_report *rep)
+static void print_report(const struct cli_bench_opts *o, const struct gr_bench_report *rep)
 {
-  if (o->json)
+  if (o->out.json)
     cli_print_json(gr_bench_to_json(rep));
   else
     gr_print_bench(stdout, rep);
@@ -152,7 +179,7 @@ static void print_report(const struct gr_opts *o, const struct gr_bench_report *
 #ifndef GPURIG_MPI
 /* This binary has no MPI: gpurig-mpi is built beside it when libopenmpi-dev
  * is there at build time. */
-int cmd_bench_mpi(const struct gr_opts *o, const struct gr_bench_config *cfg)
+int cmd_bench_mpi(const struct cli_bench_opts *o, const struct gr_bench_config *cfg)
 {
   (void)o;
   (void)cfg;
@@ -165,7 +192,8 @@ int cmd_bench_mpi(const struct gr_opts *o, const struct gr_bench_config *cfg)
 
 int cmd_bench(int argc, char **argv)
 {
-  struct gr_opts o;
+  struct cli_bench_opts o;
+  struct gr_parsed p;
   struct gr_machine m = {0};
   struct gr_bench_config cfg;
   struct gr_bench_report rep;
@@ -176,9 +204,9 @@ int cmd_bench(int argc, char **argv)
   bool have_topo = false;
   void *st = NULL;
   int rc;
-  if (gr_parse_opts(argc, argv, GR_OPT_SOURCE | GR_OPT_JSON | GR_OPT_BENCH, &o) != 0)
+  if (gr_parse_options(argc, argv, &bench_spec, &o, sizeof(o), &p) != 0)
     return GR_EXIT_FAIL;
-  if (o.help) {
+  if (p.help) {
     bench_usage();
     return GR_EXIT_OK;
   }
@@ -200,7 +228,7 @@ int cmd_bench(int argc, char **argv)
   }
   if (o.mpi)
     return cmd_bench_mpi(&o, &cfg);
-  struct gr_source src = cli_source(&o);
+  struct gr_source src = cli_source_of(&o.src, false);
   if (cli_open_for_gpus(&src, &m, &have_topo, &err) != 0)
     return gr_report_error(&err);
   if (gr_bench_open(&be, &st, &err) != 0) {

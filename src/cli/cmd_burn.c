@@ -15,6 +15,52 @@
 #include "print/monitor.h"
 #include "print/svg.h"
 
+/* burn: the source (--root), JSON, and its own load, pattern, time and
+ * files; the values stay text for parse_burn to check. */
+struct burn_opts {
+  struct gr_source_opts src;
+  struct gr_output_opts out;
+  struct gr_monitor_opts mon; /* interval and svg only */
+  const char *load, *pattern, *gpus, *duration, *size, *log;
+  bool quick, force;
+};
+
+#define BURN_STRING(name, arg, field, empty, help) GR_OPT_STRING_ROW(name, arg, struct burn_opts, field, empty, help)
+static const struct gr_option burn_rows[] = {
+    BURN_STRING("load", "LIST", load, NULL, "gemm, pcie, p2p, allreduce: the loads to run (default: all)"),
+    BURN_STRING("pattern", "NAME", pattern, NULL, "all, staggered, per-gpu or pairs"),
+    BURN_STRING("gpus", "LIST", gpus, NULL, "the GPUs to load (0,2,3)"),
+    BURN_STRING("duration", "S", duration, NULL, "how long, default 600 (10 minutes); --quick: 60"),
+    GR_OPT_FLAG_ROW("quick", 0, struct burn_opts, quick, "a short run: 60 s unless --duration says"),
+    BURN_STRING("size", "SIZE", size, NULL, "bytes per copy, default 64M (the stand-in tests use less)"),
+    BURN_STRING("interval", "S", mon.interval, NULL, "the sampler's interval, default 1"),
+    BURN_STRING("svg", "FILE", mon.svg, "option '--svg' needs a file to write, not an empty value",
+                "a chart of temperature, power and SM clock per GPU over the run, events marked"),
+    BURN_STRING("log", "FILE", log, "option '--log' needs a file to write, not an empty value",
+                "the run's timeline: every sample as a JSON line (as gpurig watch --json)"),
+    GR_OPT_FLAG_ROW("force", 0, struct burn_opts, force,
+                    "load GPUs that other processes compute on (refused by default, naming them)"),
+};
+
+static const struct gr_option_group burn_groups[] = {
+    GR_OPTION_GROUP(gr_rows_source, struct burn_opts, src, gr_check_source),
+    GR_OPTION_GROUP(gr_rows_json, struct burn_opts, out, NULL),
+    GR_OPTION_OWN(burn_rows, NULL),
+};
+static const struct gr_command_options burn_spec = {burn_groups, sizeof(burn_groups) / sizeof(burn_groups[0]),
+                                                    GR_POSITIONAL_NONE};
+
+/* --help's option lines (--load, --pattern, --gpus and --quick are told in
+ * the prose above them), and --force apart */
+static const char *const burn_help[] = {
+    "duration", "size", "interval",
+    "json=the report as JSON (docs/burn.md)",
+    "svg", "log",
+    "root=watch a gathered tree's counters (tests: the stand-in libraries rewrite them)",
+    NULL,
+};
+static const char *const burn_force_help[] = {"force", NULL};
+
 static void burn_usage(void)
 {
   printf("usage: gpurig burn [--load gemm,pcie,p2p,allreduce] [--pattern all|staggered|per-gpu|pairs] [--gpus LIST]\n"
@@ -40,17 +86,11 @@ static void burn_usage(void)
          "at which errors, throttling or a lost GPU begin (the power-supply question); per-gpu: one\n"
          "GPU at a time; pairs: every pair of GPUs in turn. --gpus 0,2,3 loads a subset (the\n"
          "all-reduce needs every GPU).\n"
-         "\n"
-         "  --duration S   how long, default 600 (10 minutes); --quick: 60\n"
-         "  --size SIZE    bytes per copy, default 64M (the stand-in tests use less)\n"
-         "  --interval S   the sampler's interval, default 1\n"
-         "  --json         the report as JSON (docs/burn.md)\n"
-         "  --svg FILE     a chart of temperature, power and SM clock per GPU over the run, events marked\n"
-         "  --log FILE     the run's timeline: every sample as a JSON line (as gpurig watch --json)\n"
-         "  --root DIR     watch a gathered tree's counters (tests: the stand-in libraries rewrite them)\n"
-         "\n"
-         "  --force        load GPUs that other processes compute on (refused by default, naming them)\n"
-         "\n"
+         "\n");
+  gr_print_option_help(stdout, &burn_spec, burn_help, 15);
+  printf("\n");
+  gr_print_option_help(stdout, &burn_spec, burn_force_help, 15);
+  printf("\n"
          "It never changes a clock, a power limit or a mode. SIGINT stops it with the verdicts so far.\n"
          "Verdict rules: docs/burn.md (AER and PCIe replays against DCGM's error rate, Xid classes,\n"
          "throttle reasons, lost GPUs, data checks, stalls).\n"
@@ -123,14 +163,14 @@ static int parse_gpus(const char *text, unsigned long long *mask)
   return rc != 0 || !*mask ? -1 : 0;
 }
 
-static int parse_burn(const struct gr_opts *o, struct gr_burn_opts *b)
+static int parse_burn(const struct burn_opts *o, struct gr_burn_opts *b)
 {
   memset(b, 0, sizeof(*b));
   b->duration_s = o->quick ? 60 : 600;
   b->stall_factor = 10;
   b->copy_bytes = (size_t)64 << 20;
   if (parse_loads(o->load, &b->loads) != 0 || parse_gpus(o->gpus, &b->gpus) != 0 ||
-      cli_parse_interval("burn", o->interval, &b->interval_s) != 0)
+      cli_parse_interval("burn", o->mon.interval, &b->interval_s) != 0)
     return -1;
   static const char *const patterns[] = {"all", "staggered", "per-gpu", "pairs"};
   b->pattern = GR_PAT_ALL;
@@ -184,19 +224,19 @@ static int write_log(const char *path, const struct gr_sampler *s)
   return rc == 0 ? 0 : gr_report_error(&err);
 }
 
-static int report(const struct gr_opts *o, struct cli_monitor *mon, const struct gr_burn_opts *b,
+static int report(const struct burn_opts *o, struct cli_monitor *mon, const struct gr_burn_opts *b,
                   const struct gr_burn_report *r)
 {
   struct gr_err err = {0};
   if (b->progress)
     fputc('\n', stderr);
-  if (o->json)
+  if (o->out.json)
     cli_print_json(gr_burn_to_json(mon->s, b, r));
   else
     gr_print_burn(stdout, mon->s, b, r);
   if (o->log && write_log(o->log, mon->s) != 0)
     return GR_EXIT_FAIL;
-  if (o->svg) {
+  if (o->mon.svg) {
     struct gr_svg_mark *marks = xcalloc(r->nstall + 1, sizeof(*marks));
     char (*texts)[96] = xcalloc(r->nstall + 1, sizeof(*texts));
     for (size_t k = 0; k < r->nstall; k++) {
@@ -207,7 +247,7 @@ static int report(const struct gr_opts *o, struct cli_monitor *mon, const struct
     char *svg = gr_svg_timeline(mon->s, "gpurig burn", marks, r->nstall);
     free(marks);
     free(texts);
-    int w = gr_file_write(o->svg, svg, strlen(svg), &err);
+    int w = gr_file_write(o->mon.svg, svg, strlen(svg), &err);
     free(svg);
     if (w != 0)
       return gr_report_error(&err);
@@ -250,15 +290,16 @@ static int gpus_in_use(const struct cli_monitor *mon, const struct gr_burn_opts 
 
 int cmd_burn(int argc, char **argv)
 {
-  struct gr_opts o;
+  struct burn_opts o;
+  struct gr_parsed p;
   struct gr_burn_opts b;
   struct cli_monitor mon;
   struct gr_err err = {0};
   const struct gr_bench_backend *be;
   void *st;
-  if (gr_parse_opts(argc, argv, GR_OPT_SOURCE | GR_OPT_JSON | GR_OPT_BURN, &o) != 0)
+  if (gr_parse_options(argc, argv, &burn_spec, &o, sizeof(o), &p) != 0)
     return GR_EXIT_FAIL;
-  if (o.help) {
+  if (p.help) {
     burn_usage();
     return GR_EXIT_OK;
   }
@@ -266,7 +307,7 @@ int cmd_burn(int argc, char **argv)
     return GR_EXIT_FAIL;
   /* the ring holds the whole run: the chart and the log cover all of it */
   double held = b.duration_s / b.interval_s + 8;
-  if (cli_monitor_open("burn", &o, b.interval_s, held > 200000 ? 200000 : (unsigned)held, &mon, &err) != 0)
+  if (cli_monitor_open("burn", &o.src, NULL, b.interval_s, held > 200000 ? 200000 : (unsigned)held, &mon, &err) != 0)
     return gr_report_error(&err);
   /* before gpurig's own compute contexts exist */
   if (!o.force && gpus_in_use(&mon, &b) > 0) {

@@ -5,9 +5,53 @@
 
 #include "analysis/compare.h"
 #include "cli/cli.h"
+#include "cli/options.h"
 #include "plan/request.h"
 #include "print/compare.h"
 #include "print/text.h"
+
+/* compare: the rigs (the arguments), --gpu for their slots, the output,
+ * NCCL, and with --job the planner's arguments for every rig. */
+struct compare_opts {
+  struct gr_source_opts src; /* only gpu: the rigs are the arguments */
+  struct gr_output_opts out;
+  struct gr_nccl_version nccl; /* major 0: not given */
+  struct gr_plan_args plan;
+  bool list;
+};
+
+static const struct gr_option compare_rows[] = {
+    GR_OPT_FLAG_ROW("list", 0, struct compare_opts, list, "the rigs in data/rigs/ with their titles"),
+};
+
+static const struct gr_option_group compare_groups[] = {
+    GR_OPTION_GROUP(gr_rows_gpu, struct compare_opts, src, NULL), /* every rig's slots */
+    GR_OPTION_GROUP(gr_rows_json, struct compare_opts, out, NULL),
+    GR_OPTION_GROUP(gr_rows_verbose, struct compare_opts, out, NULL),
+    GR_OPTION_GROUP(gr_rows_nccl, struct compare_opts, nccl, NULL),
+    GR_OPTION_GROUP(gr_rows_plan, struct compare_opts, plan, NULL),
+    GR_OPTION_OWN(compare_rows, NULL),
+};
+static const struct gr_command_options compare_spec = {
+    compare_groups, sizeof(compare_groups) / sizeof(compare_groups[0]), GR_POSITIONAL_MANY};
+
+/* --help's option lines, in compare's order and words */
+static const char *const compare_help[] = {
+    "gpu=put this catalog GPU (data/gpus.tsv) in every GPU slot of every rig,\n"
+    "to compare the platforms with the same cards (a rig's price was for its\n"
+    "own cards: other cards show price and /GiB as -)",
+    "json={\"rigs\": [...]} (docs/json.md)",
+    "nccl-version=the NCCL whose P2P defaults the verdicts follow (2.21, 2.21.5; default:\n"
+    "the newest in data/nccl-p2p.tsv)",
+    "list",
+    "job=also plan this job on every rig (gpurig plan --help gives --model, --quant,\n"
+    "--ctx, --batch, --zero, ...; --gpus defaults to all of each rig): adds the\n"
+    "columns fits, GiB per GPU, tokens/s or step time, price and energy per day,\n"
+    "and ranks the rigs by the job's speed; --tp auto picks each rig's TP degree\n"
+    "(of 1, 2, 4, 8 dividing the GPUs and the model's heads) with the fastest\n"
+    "decode that fits, shown in a TP column",
+    NULL,
+};
 
 static void compare_usage(void)
 {
@@ -20,21 +64,9 @@ static void compare_usage(void)
          "training, tensor-parallel inference on 2/4/8 GPUs, independent jobs), price per GiB\n"
          "of VRAM, and a training rank (1 = best) with its reasons.\n"
          "\n"
-         "  RIG          a rig file, or a name from data/rigs/ (see --list)\n"
-         "  --gpu MODEL  put this catalog GPU (data/gpus.tsv) in every GPU slot of every rig,\n"
-         "               to compare the platforms with the same cards (a rig's price was for its\n"
-         "               own cards: other cards show price and /GiB as -)\n"
-         "  --json       {\"rigs\": [...]} (docs/json.md)\n"
-         "  --nccl-version V  the NCCL whose P2P defaults the verdicts follow (2.21, 2.21.5; default:\n"
-         "               the newest in data/nccl-p2p.tsv)\n"
-         "  --list       the rigs in data/rigs/ with their titles\n"
-         "  --job J      also plan this job on every rig (gpurig plan --help gives --model, --quant,\n"
-         "               --ctx, --batch, --zero, ...; --gpus defaults to all of each rig): adds the\n"
-         "               columns fits, GiB per GPU, tokens/s or step time, price and energy per day,\n"
-         "               and ranks the rigs by the job's speed; --tp auto picks each rig's TP degree\n"
-         "               (of 1, 2, 4, 8 dividing the GPUs and the model's heads) with the fastest\n"
-         "               decode that fits, shown in a TP column\n"
-         "\n"
+         "  RIG          a rig file, or a name from data/rigs/ (see --list)\n");
+  gr_print_option_help(stdout, &compare_spec, compare_help, 13);
+  printf("\n"
          "Rank (#, 1 = best): without --job the training rank: first the share of GPUs that\n"
          "exchange gradients peer-to-peer without crossing a socket (the seed authors' criterion:\n"
          "hives under switches, one root complex), then the predicted all-reduce bandwidth\n"
@@ -74,58 +106,59 @@ static int plan_rigs(const struct gr_plan_args *a, struct gr_judged *js, size_t 
   return 0;
 }
 
-static void print_comparison(const struct gr_opts *o, const struct gr_judged *js, const struct gr_planned *plans,
+static void print_comparison(const struct compare_opts *o, const struct gr_judged *js, const struct gr_planned *plans,
                              size_t n)
 {
-  if (o->json) {
+  if (o->out.json) {
     cli_print_json(gr_compare_to_json(js, plans, n));
     return;
   }
   struct gr_text_style st;
-  FILE *out = cli_text_begin(o->verbose, &st);
+  FILE *out = cli_text_begin(o->out.verbose, &st);
   gr_print_compare(out, js, plans, n, &st);
   if (plans)
-    gr_print_compare_plans(out, js, plans, n, o->model ? o->model : o->params, o->job);
+    gr_print_compare_plans(out, js, plans, n, o->plan.model ? o->plan.model : o->plan.params, o->plan.job);
   cli_text_end(out);
 }
 
 int cmd_compare(int argc, char **argv)
 {
-  struct gr_opts o;
+  struct compare_opts o;
+  struct gr_parsed p;
   struct gr_err err = {0};
   struct gr_judged *js = NULL;
   struct gr_planned *plans = NULL;
   struct gr_findings fs = {0};
   int rc = GR_EXIT_OK;
-  if (gr_parse_opts(argc, argv, GR_OPT_JSON | GR_OPT_GPU | GR_OPT_MANY | GR_OPT_LIST | GR_OPT_PLAN | GR_OPT_NCCL | GR_OPT_VERBOSE, &o) != 0)
+  if (gr_parse_options(argc, argv, &compare_spec, &o, sizeof(o), &p) != 0)
     return GR_EXIT_FAIL;
-  if (o.help) {
+  if (p.help) {
     compare_usage();
     return GR_EXIT_OK;
   }
   if (o.list)
     return list_rigs();
-  struct gr_plan_args args = cli_plan_args(&o);
+  struct gr_plan_args args = o.plan;
   args.gpu = NULL; /* compare's --gpu fills the rigs' slots, never a generic board */
-  if (!o.job && gr_plan_args_given(&args)) {
+  if (!o.plan.job && gr_plan_args_given(&args)) {
     fprintf(stderr, "gpurig: compare: plan options need --job (gpurig plan --help)\n");
     return GR_EXIT_FAIL;
   }
-  if (o.nargs < 1) {
+  if (p.nargs < 1) {
     fprintf(stderr, "gpurig: compare: name at least one rig (gpurig compare --list shows them)\n");
     return GR_EXIT_FAIL;
   }
-  if (o.estimator) {
+  if (o.plan.estimator) {
     fprintf(stderr, "gpurig: compare: --estimator applies to gpurig plan only\n");
     return GR_EXIT_FAIL;
   }
   /* the plan's arguments, --cpu included, are judged before any rig is read */
-  if (o.job && gr_plan_args_check(&args, NULL, &err) != 0)
+  if (o.plan.job && gr_plan_args_check(&args, NULL, &err) != 0)
     return gr_report_error(&err);
-  size_t n = (size_t)o.nargs;
-  if (gr_compare_open(o.args, n, o.gpu, &o.nccl, o.job ? GR_MACHINE_GROUPS : 0, &js, &err) != 0)
+  size_t n = (size_t)p.nargs;
+  if (gr_compare_open(p.args, n, o.src.gpu, &o.nccl, o.plan.job ? GR_MACHINE_GROUPS : 0, &js, &err) != 0)
     return gr_report_error(&err);
-  if (o.job) {
+  if (o.plan.job) {
     plans = xcalloc(n, sizeof(*plans));
     if (plan_rigs(&args, js, n, plans, &fs, &err) != 0) {
       rc = gr_report_error(&err);

@@ -4,10 +4,72 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "cli/options.h"
 #include "doctor/doctor.h"
 #include "doctor/expect.h"
 #include "print/text.h"
 #include "print/doctor.h"
+
+/* doctor: the source, the output (or --nhc), what to expect and where the
+ * kernel log is. The values stay text: parse_doctor_opts checks them. */
+struct doctor_opts {
+  struct gr_source_opts src;
+  struct gr_output_opts out;
+  const char *expect_gpus, *expect, *kmsg, *xid_window;
+  bool loaded, nhc, list;
+};
+
+static const struct gr_option doctor_rows[] = {
+    GR_OPT_STRING_ROW("expect-gpus", "N", struct doctor_opts, expect_gpus, NULL,
+                      "fail unless N GPUs are on the bus"),
+    GR_OPT_STRING_ROW("expect", "FILE", struct doctor_opts, expect,
+                      "option '--expect' needs a manifest file, not an empty value",
+                      "check against a manifest: gpus N, model \"NAME\", link genG xW,\n"
+                      "driver MIN MAX (docs/doctor.md)"),
+    GR_OPT_STRING_ROW("kmsg", "FILE", struct doctor_opts, kmsg,
+                      "option '--kmsg' needs a kernel log file (an empty value would mean /dev/kmsg; omit --kmsg for that)",
+                      "read Xid errors from this kernel log (dmesg, journalctl -k or\n"
+                      "/dev/kmsg format) instead of /dev/kmsg"),
+    GR_OPT_STRING_ROW("xid-window", "HOURS", struct doctor_opts, xid_window, NULL,
+                      "report Xids this recent (default from data/health.tsv; 0 = all)"),
+    GR_OPT_FLAG_ROW("loaded", 0, struct doctor_opts, loaded,
+                    "the GPUs are busy now: a link below its generation is a finding\n"
+                    "even at 2.5 GT/s (idle GPUs drop to it)"),
+    GR_OPT_FLAG_ROW("nhc", 0, struct doctor_opts, nhc,
+                    "print nothing on success, one `ERROR: gpurig: ID: message` line\n"
+                    "per failure (Slurm HealthCheckProgram, NHC)"),
+    GR_OPT_FLAG_ROW("list", 0, struct doctor_opts, list, "list the checks and exit"),
+};
+
+static const struct gr_option_group doctor_groups[] = {
+    GR_OPTION_GROUP(gr_rows_source, struct doctor_opts, src, gr_check_source),
+    GR_OPTION_GROUP(gr_rows_rig, struct doctor_opts, src, NULL),
+    GR_OPTION_GROUP(gr_rows_json, struct doctor_opts, out, NULL),
+    GR_OPTION_GROUP(gr_rows_verbose, struct doctor_opts, out, NULL),
+    GR_OPTION_OWN(doctor_rows, NULL),
+};
+static const struct gr_command_options doctor_spec = {
+    doctor_groups, sizeof(doctor_groups) / sizeof(doctor_groups[0]), GR_POSITIONAL_NONE};
+
+/* --help's option lines, in this order, some in doctor's own words */
+static const char *const doctor_help[] = {
+    "root=check a gathered tree (hwloc-gather-topology) instead of this machine",
+    "input=check what an hwloc XML or NCCL topology file records (the host\n"
+    "checks are skipped)",
+    "rig=check a rig file's wiring (the host checks are skipped)",
+    "expect-gpus",
+    "expect",
+    "kmsg",
+    "xid-window",
+    "loaded",
+    "json=print the report as JSON (docs/json.md)",
+    "verbose=every finding whole with its evidence, cost and source, and the checks\n"
+    "skipped or passed (by default: one line per finding, those that say\n"
+    "the same of several GPUs once, with the fix)",
+    "nhc",
+    "list",
+    NULL,
+};
 
 static void doctor_usage(void)
 {
@@ -20,33 +82,15 @@ static void doctor_usage(void)
          "NUMA locality, host memory and its channels, locked-memory limit, CPU governor, kernel\n"
          "settings, and Xid errors in the kernel log. Each finding names the evidence (file and\n"
          "value), the exact fix and its cost. gpurig only reads: it changes nothing.\n"
-         "\n"
-         "  --root DIR          check a gathered tree (hwloc-gather-topology) instead of this machine\n"
-         "  --input FILE.xml    check what an hwloc XML or NCCL topology file records (the host\n"
-         "                      checks are skipped)\n"
-         "  --rig RIG           check a rig file's wiring (the host checks are skipped)\n"
-         "  --expect-gpus N     fail unless N GPUs are on the bus\n"
-         "  --expect FILE       check against a manifest: gpus N, model \"NAME\", link genG xW,\n"
-         "                      driver MIN MAX (docs/doctor.md)\n"
-         "  --kmsg FILE         read Xid errors from this kernel log (dmesg, journalctl -k or\n"
-         "                      /dev/kmsg format) instead of /dev/kmsg\n"
-         "  --xid-window HOURS  report Xids this recent (default from data/health.tsv; 0 = all)\n"
-         "  --loaded            the GPUs are busy now: a link below its generation is a finding\n"
-         "                      even at 2.5 GT/s (idle GPUs drop to it)\n"
-         "  --json              print the report as JSON (docs/json.md)\n"
-         "  -v, --verbose       every finding whole with its evidence, cost and source, and the checks\n"
-         "                      skipped or passed (by default: one line per finding, those that say\n"
-         "                      the same of several GPUs once, with the fix)\n"
-         "  --nhc               print nothing on success, one `ERROR: gpurig: ID: message` line\n"
-         "                      per failure (Slurm HealthCheckProgram, NHC)\n"
-         "  --list              list the checks and exit\n"
-         "\n"
+         "\n");
+  gr_print_option_help(stdout, &doctor_spec, doctor_help, 20);
+  printf("\n"
          "Exit status: 0 ok, 1 warnings, 2 failures or bad input, 3 could not run (a check's\n"
          "input was unreadable, or the live machine could not be read). Skipped checks never\n"
          "change it.\n");
 }
 
-static int parse_doctor_opts(const struct gr_opts *o, struct gr_doctor_opts *d, struct gr_expect *e, struct gr_err *err)
+static int parse_doctor_opts(const struct doctor_opts *o, struct gr_doctor_opts *d, struct gr_expect *e, struct gr_err *err)
 {
   long n;
   char *end;
@@ -74,15 +118,15 @@ static int parse_doctor_opts(const struct gr_opts *o, struct gr_doctor_opts *d, 
   return 0;
 }
 
-static void print_report(const struct gr_opts *o, const struct gr_topo *t, const struct gr_doctor_report *r)
+static void print_report(const struct doctor_opts *o, const struct gr_topo *t, const struct gr_doctor_report *r)
 {
-  if (o->json)
+  if (o->out.json)
     cli_print_json(gr_doctor_to_json(t, r));
   else if (o->nhc)
     gr_print_doctor_nhc(stdout, r);
   else {
     struct gr_text_style st;
-    FILE *out = cli_text_begin(o->verbose, &st);
+    FILE *out = cli_text_begin(o->out.verbose, &st);
     gr_print_doctor(out, t, r, &st);
     cli_text_end(out);
   }
@@ -90,26 +134,27 @@ static void print_report(const struct gr_opts *o, const struct gr_topo *t, const
 
 int cmd_doctor(int argc, char **argv)
 {
-  struct gr_opts o;
+  struct doctor_opts o;
+  struct gr_parsed p;
   struct gr_machine m;
   struct gr_doctor_opts d;
   struct gr_doctor_report r;
   struct gr_expect e = {0};
   struct gr_err err = {0};
   int rc;
-  if (gr_parse_opts(argc, argv, GR_OPT_SOURCE | GR_OPT_RIG | GR_OPT_JSON | GR_OPT_DOCTOR | GR_OPT_LIST | GR_OPT_VERBOSE, &o) != 0)
+  if (gr_parse_options(argc, argv, &doctor_spec, &o, sizeof(o), &p) != 0)
     return GR_EXIT_FAIL;
-  if (o.help || o.list) {
-    o.help ? doctor_usage() : gr_print_doctor_checks(stdout);
+  if (p.help || o.list) {
+    p.help ? doctor_usage() : gr_print_doctor_checks(stdout);
     return GR_EXIT_OK;
   }
-  if (o.json && o.nhc) {
+  if (o.out.json && o.nhc) {
     fprintf(stderr, "gpurig: doctor: --json and --nhc exclude each other\n");
     return GR_EXIT_FAIL;
   }
   if (parse_doctor_opts(&o, &d, &e, &err) != 0)
     return gr_report_error(&err);
-  struct gr_source src = cli_source(&o);
+  struct gr_source src = cli_source_of(&o.src, false);
   if (cli_open(&src, 0, &m, &err) != 0) {
     rc = gr_report_error(&err); /* bad input 2, gpurig could not read the machine 3 */
     goto out;

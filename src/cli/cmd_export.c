@@ -20,6 +20,31 @@
 
 enum { DOCTOR_EVERY_S = 300 };
 
+/* export: --root (--input is refused with a reason) and the monitor group
+ * (--svg is watch's, refused below in words that say so). */
+struct export_opts {
+  struct gr_source_opts src;
+  struct gr_monitor_opts mon;
+};
+
+static const struct gr_option_group export_groups[] = {
+    GR_OPTION_GROUP(gr_rows_source, struct export_opts, src, gr_check_source),
+    GR_OPTION_GROUP(gr_rows_monitor, struct export_opts, mon, NULL),
+};
+static const struct gr_command_options export_spec = {
+    export_groups, sizeof(export_groups) / sizeof(export_groups[0]), GR_POSITIONAL_NONE};
+
+/* --help's option lines, in export's order and words */
+static const char *const export_help[] = {
+    "listen",
+    "textfile",
+    "interval",
+    "count=stop after N samples; --once: one sample (with --textfile, for cron)",
+    "root=a gathered tree whose counter files may change between samples",
+    "kmsg",
+    NULL,
+};
+
 static void export_usage(void)
 {
   printf("usage: gpurig export [--listen ADDR:PORT] [--textfile DIR] [--interval SECONDS] [--count N | --once]\n"
@@ -33,16 +58,9 @@ static void export_usage(void)
          "_max), gpurig_gpu_throttle{reason}, gpurig_gpu_up (0 when a GPU is lost: the series stays),\n"
          "gpurig_finding{id,severity} (gpurig doctor, every 5 minutes), gpurig_sample_age_seconds.\n"
          "docs/monitor.md has the table, a systemd unit and a Slurm note.\n"
-         "\n"
-         "  --listen ADDR:PORT  where to serve (default 127.0.0.1:9400, dcgm-exporter's port; \":9400\" is\n"
-         "                      127.0.0.1 too, \"[::1]:9400\" IPv6); it binds all interfaces only when\n"
-         "                      asked (0.0.0.0:9400); \"none\" serves nothing (with --textfile)\n"
-         "  --textfile DIR      also write DIR/gpurig.prom after each sample (temporary file, rename)\n"
-         "  --interval S        seconds between samples, 0.1 to 3600; default 1\n"
-         "  --count N           stop after N samples; --once: one sample (with --textfile, for cron)\n"
-         "  --root DIR          a gathered tree whose counter files may change between samples\n"
-         "  --kmsg FILE         follow this kernel log for Xids (instead of the driver's events)\n"
-         "\n"
+         "\n");
+  gr_print_option_help(stdout, &export_spec, export_help, 20);
+  printf("\n"
          "It reads only; it needs no root (root adds the AER counters some kernels restrict).\n"
          "Exit status: 0 stopped cleanly (SIGINT, SIGTERM or --count), 2 bad input, the address\n"
          "cannot be bound or the textfile cannot be written, 3 nothing to watch.\n");
@@ -94,7 +112,7 @@ static void refresh_findings(struct exporter *x)
   gr_sampler_unlock(x->mon.s);
 }
 
-static int run(struct exporter *x, const struct gr_opts *o, long count, double interval, bool sleep_first)
+static int run(struct exporter *x, const struct gr_monitor_opts *o, long count, double interval, bool sleep_first)
 {
   struct gr_err err = {0};
   double next = gr_clock_s(CLOCK_MONOTONIC);
@@ -112,29 +130,30 @@ static int run(struct exporter *x, const struct gr_opts *o, long count, double i
 
 int cmd_export(int argc, char **argv)
 {
-  struct gr_opts o;
+  struct export_opts o;
+  struct gr_parsed p;
   struct exporter x;
   struct gr_err err = {0};
   double interval = 1.0;
   long count = 0;
   memset(&x, 0, sizeof(x));
-  if (gr_parse_opts(argc, argv, GR_OPT_SOURCE | GR_OPT_MONITOR, &o) != 0)
+  if (gr_parse_options(argc, argv, &export_spec, &o, sizeof(o), &p) != 0)
     return GR_EXIT_FAIL;
-  if (o.help) {
+  if (p.help) {
     export_usage();
     return GR_EXIT_OK;
   }
-  if (cli_parse_interval("export", o.interval, &interval) != 0)
+  if (cli_parse_interval("export", o.mon.interval, &interval) != 0)
     return GR_EXIT_FAIL;
-  if (o.svg) {
+  if (o.mon.svg) {
     fprintf(stderr, "gpurig: export: --svg belongs to gpurig watch\n");
     return GR_EXIT_FAIL;
   }
-  if (cli_parse_count("export", &o, &count) != 0)
+  if (cli_parse_count("export", &o.mon, &count) != 0)
     return GR_EXIT_FAIL;
-  const char *listen = o.listen ? o.listen : "127.0.0.1:9400";
+  const char *listen = o.mon.listen ? o.mon.listen : "127.0.0.1:9400";
   bool serving = strcmp(listen, "none") != 0;
-  if (!serving && !o.textfile) {
+  if (!serving && !o.mon.textfile) {
     fprintf(stderr, "gpurig: export: --listen none leaves nothing to do without --textfile DIR\n");
     return GR_EXIT_FAIL;
   }
@@ -147,18 +166,18 @@ int cmd_export(int argc, char **argv)
   }
   if (gethostname(x.host, sizeof(x.host) - 1) != 0)
     snprintf(x.host, sizeof(x.host), "unknown");
-  if (cli_monitor_open("export", &o, interval, 120, &x.mon, &err) != 0)
+  if (cli_monitor_open("export", &o.src, o.mon.kmsg, interval, 120, &x.mon, &err) != 0)
     return gr_report_error(&err);
   cli_catch_stop();
   /* the first sample before the port opens: a scrape always has one */
-  int rc = run(&x, &o, 1, interval, false);
+  int rc = run(&x, &o.mon, 1, interval, false);
   struct cli_http *d = NULL;
   if (rc == GR_EXIT_OK && serving && !(d = cli_http_serve(listen, render, &x, &err)))
     rc = gr_report_error(&err);
   if (rc == GR_EXIT_OK && serving)
     fprintf(stderr, "gpurig: export: serving http://%s/metrics\n", listen);
   if (rc == GR_EXIT_OK && count != 1)
-    rc = run(&x, &o, count > 0 ? count - 1 : 0, interval, true);
+    rc = run(&x, &o.mon, count > 0 ? count - 1 : 0, interval, true);
   cli_http_stop(d);
   if (x.have_doc)
     gr_doctor_report_free(&x.doc);

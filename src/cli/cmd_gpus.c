@@ -2,8 +2,29 @@
 #include <stdio.h>
 
 #include "cli/cli.h"
+#include "cli/options.h"
 #include "gpu/gpu.h"
 #include "print/gpus.h"
+
+/* gpus reads the source (to place the GPUs) and writes text or JSON. */
+struct gpus_opts {
+  struct gr_source_opts src;
+  struct gr_output_opts out;
+};
+
+static const struct gr_option_group gpus_groups[] = {
+    GR_OPTION_GROUP(gr_rows_source, struct gpus_opts, src, gr_check_source),
+    GR_OPTION_GROUP(gr_rows_json, struct gpus_opts, out, NULL),
+};
+static const struct gr_command_options gpus_spec = {gpus_groups, sizeof(gpus_groups) / sizeof(gpus_groups[0]),
+                                                    GR_POSITIONAL_NONE};
+
+static const char *const gpus_help[] = {
+    "json",
+    "root=join against a gathered tree instead of this machine's topology",
+    "input=join against an hwloc XML or NCCL topology file",
+    NULL,
+};
 
 static void gpus_usage(void)
 {
@@ -18,11 +39,9 @@ static void gpus_usage(void)
          "driver's P2P read and write status for every pair (OK, CNS, GNS, TNS, DR, NS, U as\n"
          "nvidia-smi topo -p2p). A value the GPU does not report is shown as n/a (null in JSON),\n"
          "never as 0.\n"
-         "\n"
-         "  --json            print the same content as JSON (docs/json.md)\n"
-         "  --root DIR        join against a gathered tree instead of this machine's topology\n"
-         "  --input FILE.xml  join against an hwloc XML or NCCL topology file\n"
-         "\n"
+         "\n");
+  gr_print_option_help(stdout, &gpus_spec, gpus_help, 18);
+  printf("\n"
          "GPURIG_DRIVER_DIR=DIR loads the driver libraries from DIR (the tests use stand-ins).\n"
          "Exit status: 0 ok, 2 a GPU stopped answering or bad input, 3 no GPU driver found or the\n"
          "driver sees no GPU.\n");
@@ -37,11 +56,11 @@ static int no_gpu(const struct gr_gpus_report *rep)
   return GR_EXIT_CANNOT_RUN;
 }
 
-static int print_gpus(const struct gr_opts *o, const struct gr_topo *t, struct gr_gpus_report *rep)
+static int print_gpus(const struct gpus_opts *o, const struct gr_topo *t, struct gr_gpus_report *rep)
 {
   if (rep->count == 0)
     return no_gpu(rep);
-  if (o->json)
+  if (o->out.json)
     cli_print_json(gr_gpus_to_json(rep));
   else
     gr_print_gpus(stdout, t, rep);
@@ -52,21 +71,22 @@ static int print_gpus(const struct gr_opts *o, const struct gr_topo *t, struct g
 
 int cmd_gpus(int argc, char **argv)
 {
-  struct gr_opts o;
+  struct gpus_opts o;
+  struct gr_parsed p;
   struct gr_machine m = {0};
   struct gr_gpus g;
   struct gr_gpus_report rep;
   struct gr_err err = {0};
   bool have_topo = false;
-  if (gr_parse_opts(argc, argv, GR_OPT_SOURCE | GR_OPT_JSON, &o) != 0)
+  if (gr_parse_options(argc, argv, &gpus_spec, &o, sizeof(o), &p) != 0)
     return GR_EXIT_FAIL;
-  if (o.help) {
+  if (p.help) {
     gpus_usage();
     return GR_EXIT_OK;
   }
   if (gr_gpus_open(&g, &err) != 0)
     return gr_report_error(&err);
-  struct gr_source src = cli_source(&o);
+  struct gr_source src = cli_source_of(&o.src, false);
   if (cli_open_for_gpus(&src, &m, &have_topo, &err) != 0) {
     gr_gpus_close(&g);
     return gr_report_error(&err);

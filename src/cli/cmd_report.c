@@ -4,12 +4,71 @@
 
 #include "base/file.h"
 #include "cli/cli.h"
+#include "cli/options.h"
 #include "doctor/doctor.h"
 #include "facts/data.h"
 #include "print/machine.h"
 #include "print/text.h"
 #include "print/diagram/diagram.h"
 #include "print/report/report_html.h"
+
+/* report: the source, the output, NCCL, and the files of --html/--markdown
+ * with the saved results they add. */
+struct report_opts {
+  struct gr_source_opts src;
+  struct gr_output_opts out;
+  struct gr_nccl_version nccl; /* major 0: not given */
+  const char *html, *markdown;        /* "-": standard output */
+  const char *bench_json, *burn_json; /* saved `bench --json`, `burn --json` */
+};
+
+static const struct gr_option report_rows[] = {
+    GR_OPT_STRING_ROW("html", "FILE", struct report_opts, html,
+                      "option '--html' needs a file to write (- for standard output), not an empty value",
+                      "write the report as one self-contained HTML page (no scripts, nothing\n"
+                      "fetched): summary, diagram, GPUs, heat maps, hives, predictions beside\n"
+                      "the link limits, verdicts, the topology's and doctor's findings with\n"
+                      "their fixes, and the --bench and --burn results as charts; - writes\n"
+                      "it to standard output. Nothing else is printed (docs/report.md)"),
+    GR_OPT_STRING_ROW("markdown", "FILE", struct report_opts, markdown,
+                      "option '--markdown' needs a file to write (- for standard output), not an empty value",
+                      "the same as GitHub-flavoured Markdown tables (for an issue or a forum)"),
+    GR_OPT_STRING_ROW("bench", "FILE", struct report_opts, bench_json,
+                      "option '--bench' needs a file of gpurig bench --json output, not an empty value",
+                      "add the results `gpurig bench --json` saved in FILE"),
+    GR_OPT_STRING_ROW("burn", "FILE", struct report_opts, burn_json,
+                      "option '--burn' needs a file of gpurig burn --json output, not an empty value",
+                      "add the results `gpurig burn --json` saved in FILE"),
+};
+
+static const struct gr_option_group report_groups[] = {
+    GR_OPTION_GROUP(gr_rows_source, struct report_opts, src, gr_check_source),
+    GR_OPTION_GROUP(gr_rows_rig, struct report_opts, src, NULL),
+    GR_OPTION_GROUP(gr_rows_gpu, struct report_opts, src, gr_check_gpu_has_rig),
+    GR_OPTION_GROUP(gr_rows_json, struct report_opts, out, NULL),
+    GR_OPTION_GROUP(gr_rows_verbose, struct report_opts, out, NULL),
+    GR_OPTION_GROUP(gr_rows_nccl, struct report_opts, nccl, NULL),
+    GR_OPTION_OWN(report_rows, NULL),
+};
+static const struct gr_command_options report_spec = {
+    report_groups, sizeof(report_groups) / sizeof(report_groups[0]), GR_POSITIONAL_NONE};
+
+/* --help's option lines, in this order, some in report's own words */
+static const char *const report_help[] = {
+    "root=replay a gathered tree instead of this machine",
+    "input=read an hwloc XML or NCCL topology file (- reads standard input)",
+    "rig",
+    "gpu",
+    "verbose=everything: the GPU table, the matrices, every verdict and finding whole",
+    "json={\"machine_report\": {...}, \"example\": {...} or null} (docs/json.md)",
+    "nccl-version=the NCCL whose P2P defaults the predictions and advice follow (2.21,\n"
+    "2.21.5; default: the newest in data/nccl-p2p.tsv, stated as assumed)",
+    "html",
+    "markdown",
+    "bench",
+    "burn",
+    NULL,
+};
 
 static void report_usage(void)
 {
@@ -23,24 +82,9 @@ static void report_usage(void)
          "on a terminal and never with NO_COLOR set. This is what a bare `gpurig` runs. On a\n"
          "machine without GPUs it says so, then shows a bundled real topology (an NVIDIA DGX-2H\n"
          "from hwloc's test suite), labelled as an example.\n"
-         "\n"
-         "  --root DIR        replay a gathered tree instead of this machine\n"
-         "  --input FILE.xml  read an hwloc XML or NCCL topology file (- reads standard input)\n"
-         "  --rig RIG         a machine described in a rig file (docs/rig-format.md)\n"
-         "  --gpu MODEL       with --rig: put this catalog GPU in every GPU slot\n"
-         "  -v, --verbose     everything: the GPU table, the matrices, every verdict and finding whole\n"
-         "  --json            {\"machine_report\": {...}, \"example\": {...} or null} (docs/json.md)\n"
-         "  --nccl-version V  the NCCL whose P2P defaults the predictions and advice follow (2.21,\n"
-         "                    2.21.5; default: the newest in data/nccl-p2p.tsv, stated as assumed)\n"
-         "  --html FILE       write the report as one self-contained HTML page (no scripts, nothing\n"
-         "                    fetched): summary, diagram, GPUs, heat maps, hives, predictions beside\n"
-         "                    the link limits, verdicts, the topology's and doctor's findings with\n"
-         "                    their fixes, and the --bench and --burn results as charts; - writes\n"
-         "                    it to standard output. Nothing else is printed (docs/report.md)\n"
-         "  --markdown FILE   the same as GitHub-flavoured Markdown tables (for an issue or a forum)\n"
-         "  --bench FILE      add the results `gpurig bench --json` saved in FILE\n"
-         "  --burn FILE       add the results `gpurig burn --json` saved in FILE\n"
-         "\n"
+         "\n");
+  gr_print_option_help(stdout, &report_spec, report_help, 18);
+  printf("\n"
          "Exit status: 0 ok, 1 a finding is a warning, 2 bad input (also an unreadable or wrong\n"
          "--bench or --burn file), 3 could not run. With --html or --markdown the status is still\n"
          "that of the topology's findings; doctor's, bench's and burn's are in the page.\n");
@@ -67,9 +111,9 @@ static void print_machine(FILE *out, const struct gr_machine *m, const struct gr
     gr_print_report_brief(out, m, st);
 }
 
-static void print_report(const struct gr_opts *o, const struct gr_machine *m, const struct gr_machine *ex)
+static void print_report(const struct report_opts *o, const struct gr_machine *m, const struct gr_machine *ex)
 {
-  if (o->json) {
+  if (o->out.json) {
     json_t *root = json_object();
     json_object_set_new(root, "machine_report", gr_machine_to_json(m));
     json_object_set_new(root, "example", ex ? gr_machine_to_json(ex) : json_null());
@@ -77,7 +121,7 @@ static void print_report(const struct gr_opts *o, const struct gr_machine *m, co
     return;
   }
   struct gr_text_style st;
-  FILE *out = cli_text_begin(o->verbose, &st);
+  FILE *out = cli_text_begin(o->out.verbose, &st);
   if (ex)
     fprintf(out, "No GPU found on this machine: gpurig describes it below, then shows a bundled example.\n");
   print_machine(out, m, &st);
@@ -92,12 +136,12 @@ static void print_report(const struct gr_opts *o, const struct gr_machine *m, co
 
 enum { REPORT_JSON_MAX = 64 << 20 }; /* a bench of 64 GPUs writes a few MiB */
 
-static int files_conflict(const struct gr_opts *o)
+static int files_conflict(const struct report_opts *o)
 {
   const char *why = NULL;
   if (!o->html && !o->markdown)
     why = "--bench and --burn add results to the --html or --markdown report: give one of those";
-  else if (o->json)
+  else if (o->out.json)
     why = "--json and --html/--markdown exclude each other (both are reports)";
   else if (o->html && o->markdown && gr_file_is_stdout(o->html) && gr_file_is_stdout(o->markdown))
     why = "--html and --markdown cannot both go to standard output";
@@ -183,7 +227,7 @@ static int write_markdown(const char *path, const struct gr_report_doc *doc)
  * doctor's findings on it (the same checks `gpurig doctor` runs, with its
  * defaults) and the saved results. Nothing goes to standard output but a
  * report written to "-". */
-static int report_files(const struct gr_opts *o)
+static int report_files(const struct report_opts *o)
 {
   struct gr_machine m = {0};
   struct gr_doctor_report dr = {0};
@@ -194,7 +238,7 @@ static int report_files(const struct gr_opts *o)
   if (files_conflict(o) != 0 || load_json("--bench", o->bench_json, gr_report_bench_ok, &bench) != 0 ||
       load_json("--burn", o->burn_json, gr_report_burn_ok, &burn) != 0)
     goto out;
-  struct gr_source src = cli_source(o);
+  struct gr_source src = cli_source_of(&o->src, false);
   src.nccl = o->nccl;
   if (cli_open(&src, GR_MACHINE_PREDICT, &m, &err) != 0) {
     rc = gr_report_error(&err);
@@ -221,22 +265,21 @@ out:
 
 int cmd_report(int argc, char **argv)
 {
-  struct gr_opts o;
+  struct report_opts o;
+  struct gr_parsed p;
   struct gr_machine m, ex = {0};
   struct gr_err err = {0};
   bool have_example = false;
   int rc;
-  if (gr_parse_opts(argc, argv, GR_OPT_SOURCE | GR_OPT_RIG | GR_OPT_GPU_RIG | GR_OPT_JSON | GR_OPT_NCCL | GR_OPT_VERBOSE |
-                                     GR_OPT_REPORT,
-                    &o) != 0)
+  if (gr_parse_options(argc, argv, &report_spec, &o, sizeof(o), &p) != 0)
     return GR_EXIT_FAIL;
-  if (o.help) {
+  if (p.help) {
     report_usage();
     return GR_EXIT_OK;
   }
   if (o.html || o.markdown || o.bench_json || o.burn_json)
     return report_files(&o);
-  struct gr_source src = cli_source(&o);
+  struct gr_source src = cli_source_of(&o.src, false);
   src.nccl = o.nccl;
   if (cli_open(&src, GR_MACHINE_PREDICT, &m, &err) != 0)
     return gr_report_error(&err);

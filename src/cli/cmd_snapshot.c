@@ -2,7 +2,21 @@
 
 #include "base/fs.h"
 #include "cli/cli.h"
+#include "cli/options.h"
 #include "load/loaders.h"
+
+/* snapshot takes the source options only to refuse --input and --rig in
+ * words that say why (below); its one argument is the file to write. */
+struct snapshot_opts {
+  struct gr_source_opts src;
+};
+
+static const struct gr_option_group snapshot_groups[] = {
+    GR_OPTION_GROUP(gr_rows_source, struct snapshot_opts, src, gr_check_source),
+    GR_OPTION_GROUP(gr_rows_rig, struct snapshot_opts, src, NULL),
+};
+static const struct gr_command_options snapshot_spec = {
+    snapshot_groups, sizeof(snapshot_groups) / sizeof(snapshot_groups[0]), GR_POSITIONAL_ONE};
 
 static void snapshot_usage(void)
 {
@@ -24,32 +38,33 @@ static void snapshot_usage(void)
 
 int cmd_snapshot(int argc, char **argv)
 {
-  struct gr_opts o;
+  struct snapshot_opts o;
+  struct gr_parsed p;
   struct gr_fs fs;
   struct gr_err err = {0};
-  if (gr_parse_opts(argc, argv, GR_OPT_SOURCE | GR_OPT_RIG | GR_OPT_POSITIONAL, &o) != 0)
+  if (gr_parse_options(argc, argv, &snapshot_spec, &o, sizeof(o), &p) != 0)
     return GR_EXIT_FAIL;
-  if (o.help) {
+  if (p.help) {
     snapshot_usage();
     return GR_EXIT_OK;
   }
   /* accepted by the parser only to be refused here, in words that say why */
-  if (o.input || o.rig) {
+  if (o.src.input || o.src.rig) {
     fprintf(stderr, "gpurig: snapshot: %s does not apply: snapshot records this machine or a --root tree; %s\n",
-            o.input ? "--input" : "--rig",
-            o.input ? "an XML file is already a snapshot (gpurig topo --input reads it)"
+            o.src.input ? "--input" : "--rig",
+            o.src.input ? "an XML file is already a snapshot (gpurig topo --input reads it)"
                     : "a rig is already a description (gpurig topo --rig shows it)");
     return GR_EXIT_FAIL;
   }
-  if (!o.positional) {
+  if (!p.positional) {
     fprintf(stderr, "gpurig: snapshot: missing output file (usage: gpurig snapshot FILE.xml)\n");
     return GR_EXIT_FAIL;
   }
-  struct gr_source src = cli_source(&o);
+  struct gr_source src = cli_source_of(&o.src, false);
   if (gr_source_fs(&src, &fs, &err) != 0)
     return gr_report_error(&err);
-  if (gr_snapshot_write(&fs, o.positional, src.nvlink_reader, &err) != 0)
+  if (gr_snapshot_write(&fs, p.positional, src.nvlink_reader, &err) != 0)
     return gr_report_error(&err);
-  fprintf(stderr, "gpurig: wrote %s\n", o.positional);
+  fprintf(stderr, "gpurig: wrote %s\n", p.positional);
   return GR_EXIT_OK;
 }

@@ -4,10 +4,66 @@
 
 #include "base/file.h"
 #include "cli/cli.h"
+#include "cli/options.h"
 #include "print/text.h"
 #include "print/diagram/diagram.h"
 #include "print/machine.h"
 #include "print/topo.h"
+
+/* topo's options: the source, the output, NCCL and the diagram files. */
+struct topo_opts {
+  struct gr_source_opts src;
+  struct gr_output_opts out;
+  struct gr_nccl_version nccl; /* major 0: not given */
+  bool all, pcie_only;
+  const char *svg, *dot;
+};
+
+static const struct gr_option topo_rows[] = {
+    GR_OPT_FLAG_ROW("all", 0, struct topo_opts, all, "show every PCI device in the tree, not only GPU/NIC/NVMe paths"),
+    GR_OPT_FLAG_ROW("pcie-only", 0, struct topo_opts, pcie_only, "ignore NVLink: show the PCIe levels under it"),
+    GR_OPT_STRING_ROW("svg", "FILE", struct topo_opts, svg, "option '--svg' needs a file to write, not an empty value",
+                      "also write the block diagram as SVG: sockets and their link, root complexes,\n"
+                      "PCIe switches, GPUs, NICs, NVMe, NVLink and NVSwitch fabrics, each link's\n"
+                      "generation, width and GB/s, bottlenecks in red, P2P hives shaded; - writes\n"
+                      "it to standard output instead of the text"),
+    GR_OPT_STRING_ROW("dot", "FILE", struct topo_opts, dot, "option '--dot' needs a file to write, not an empty value",
+                      "the same diagram as Graphviz DOT (dot -Tpng FILE); - as with --svg"),
+};
+
+static const struct gr_option_group topo_groups[] = {
+    GR_OPTION_GROUP(gr_rows_source, struct topo_opts, src, gr_check_source),
+    GR_OPTION_GROUP(gr_rows_rig, struct topo_opts, src, NULL),
+    GR_OPTION_GROUP(gr_rows_gpu, struct topo_opts, src, gr_check_gpu_has_rig),
+    GR_OPTION_GROUP(gr_rows_json, struct topo_opts, out, NULL),
+    GR_OPTION_GROUP(gr_rows_verbose, struct topo_opts, out, NULL),
+    GR_OPTION_GROUP(gr_rows_nccl, struct topo_opts, nccl, NULL),
+    GR_OPTION_OWN(topo_rows, NULL),
+};
+static const struct gr_command_options topo_spec = {topo_groups, sizeof(topo_groups) / sizeof(topo_groups[0]),
+                                                    GR_POSITIONAL_NONE};
+
+/* --help's option lines, in this order, some in topo's own words */
+static const char *const topo_help[] = {
+    "root",
+    "input",
+    "rig=a machine described in a rig file (docs/rig-format.md): a path, or a\n"
+    "name from data/rigs/ (gpurig compare --list shows them); a cluster rig\n"
+    "(nodes, fabric: docs/cluster.md) adds the NICs, GPUDirect RDMA and\n"
+    "the all-reduce across nodes",
+    "gpu",
+    "json",
+    "verbose=every finding and verdict whole (by default findings that say the same\n"
+    "of several GPUs are one line, and long sentences are cut to their point)",
+    "all",
+    "pcie-only",
+    "nccl-version=the NCCL whose P2P defaults NCCL's view, the predictions and the advice\n"
+    "follow (2.21, 2.21.5; default: the newest in data/nccl-p2p.tsv, stated\n"
+    "as assumed; PyTorch 2.6 bundles 2.21.5, 2.7 and later 2.23 or newer)",
+    "svg",
+    "dot",
+    NULL,
+};
 
 static void topo_usage(void)
 {
@@ -19,29 +75,9 @@ static void topo_usage(void)
          "levels (X, NV#, PIX, PXB, PHB, NODE, SYS), NCCL's view of each pair, the bottleneck\n"
          "bandwidth per pair, the P2P hives, what the wiring predicts (copy rates, all-reduce\n"
          "bus bandwidth, verdicts per workload), and findings.\n"
-         "\n"
-         "  --root DIR        replay a gathered tree (hwloc-gather-topology) instead of this machine\n"
-         "  --input FILE.xml  read an hwloc XML file (lstopo, gpurig snapshot) or an NCCL topology file\n"
-         "                    (NCCL_TOPO_FILE, NCCL_TOPO_DUMP_FILE); - reads standard input\n"
-         "  --rig RIG         a machine described in a rig file (docs/rig-format.md): a path, or a\n"
-         "                    name from data/rigs/ (gpurig compare --list shows them); a cluster rig\n"
-         "                    (nodes, fabric: docs/cluster.md) adds the NICs, GPUDirect RDMA and\n"
-         "                    the all-reduce across nodes\n"
-         "  --gpu MODEL       with --rig: put this catalog GPU in every GPU slot\n"
-         "  --json            print the same content as JSON (docs/json.md)\n"
-         "  -v, --verbose     every finding and verdict whole (by default findings that say the same\n"
-         "                    of several GPUs are one line, and long sentences are cut to their point)\n"
-         "  --all             show every PCI device in the tree, not only GPU/NIC/NVMe paths\n"
-         "  --pcie-only       ignore NVLink: show the PCIe levels under it\n"
-         "  --nccl-version V  the NCCL whose P2P defaults NCCL's view, the predictions and the advice\n"
-         "                    follow (2.21, 2.21.5; default: the newest in data/nccl-p2p.tsv, stated\n"
-         "                    as assumed; PyTorch 2.6 bundles 2.21.5, 2.7 and later 2.23 or newer)\n"
-         "  --svg FILE        also write the block diagram as SVG: sockets and their link, root complexes,\n"
-         "                    PCIe switches, GPUs, NICs, NVMe, NVLink and NVSwitch fabrics, each link's\n"
-         "                    generation, width and GB/s, bottlenecks in red, P2P hives shaded; - writes\n"
-         "                    it to standard output instead of the text\n"
-         "  --dot FILE        the same diagram as Graphviz DOT (dot -Tpng FILE); - as with --svg\n"
-         "\n"
+         "\n");
+  gr_print_option_help(stdout, &topo_spec, topo_help, 18);
+  printf("\n"
          "Exit status: 0 ok, 1 a finding is a warning, 2 bad input, 3 could not run.\n");
 }
 
@@ -59,14 +95,13 @@ static int write_diagram(const char *path, char *text)
 
 int cmd_topo(int argc, char **argv)
 {
-  struct gr_opts o;
+  struct topo_opts o;
+  struct gr_parsed p;
   struct gr_machine m;
   struct gr_err err = {0};
-  unsigned accepted = GR_OPT_SOURCE | GR_OPT_RIG | GR_OPT_GPU_RIG | GR_OPT_JSON | GR_OPT_ALL | GR_OPT_PCIE_ONLY |
-                      GR_OPT_NCCL | GR_OPT_DIAGRAM | GR_OPT_VERBOSE;
-  if (gr_parse_opts(argc, argv, accepted, &o) != 0)
+  if (gr_parse_options(argc, argv, &topo_spec, &o, sizeof(o), &p) != 0)
     return GR_EXIT_FAIL;
-  if (o.help) {
+  if (p.help) {
     topo_usage();
     return GR_EXIT_OK;
   }
@@ -76,7 +111,7 @@ int cmd_topo(int argc, char **argv)
     fprintf(stderr, "gpurig: topo: --svg and --dot cannot both go to standard output; name a file for one\n");
     return GR_EXIT_FAIL;
   }
-  struct gr_source src = cli_source(&o);
+  struct gr_source src = cli_source_of(&o.src, o.pcie_only);
   src.nccl = o.nccl;
   if (cli_open(&src, GR_MACHINE_PREDICT, &m, &err) != 0)
     return gr_report_error(&err);
@@ -86,11 +121,11 @@ int cmd_topo(int argc, char **argv)
     rc = GR_EXIT_FAIL; /* the error said it; no report after it */
   else if (svg_out || dot_out)
     ; /* the diagram is this run's standard output */
-  else if (o.json)
+  else if (o.out.json)
     cli_print_json(gr_machine_to_json(&m));
   else {
     struct gr_text_style st;
-    FILE *out = cli_text_begin(o.verbose, &st);
+    FILE *out = cli_text_begin(o.out.verbose, &st);
     gr_print_topo_text(out, &m, o.all ? GR_PRINT_ALL_DEVICES : 0, &st);
     cli_text_end(out);
   }

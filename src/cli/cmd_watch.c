@@ -17,6 +17,35 @@
 #include "print/svg.h"
 #include "print/tui.h"
 
+/* watch: the source (--root; --input is refused with a reason), JSON
+ * lines, and the monitor group (--listen and --textfile are export's, and
+ * refused below in words that say so). */
+struct watch_opts {
+  struct gr_source_opts src;
+  struct gr_output_opts out;
+  struct gr_monitor_opts mon;
+};
+
+static const struct gr_option_group watch_groups[] = {
+    GR_OPTION_GROUP(gr_rows_source, struct watch_opts, src, gr_check_source),
+    GR_OPTION_GROUP(gr_rows_json, struct watch_opts, out, NULL),
+    GR_OPTION_GROUP(gr_rows_monitor, struct watch_opts, mon, NULL),
+};
+static const struct gr_command_options watch_spec = {watch_groups, sizeof(watch_groups) / sizeof(watch_groups[0]),
+                                                     GR_POSITIONAL_NONE};
+
+/* --help's option lines, in watch's order and words */
+static const char *const watch_help[] = {
+    "once=one sample as plain lines (a line per GPU, per link with AER errors, per event)",
+    "count=N samples as lines (like nvidia-smi dmon), then exit",
+    "interval=seconds between samples, 0.1 to 3600 (\"500ms\", \"2s\"); default 1",
+    "json=JSON lines, one object per sample (docs/monitor.md)",
+    "root=a gathered tree whose counter files may change between samples",
+    "kmsg",
+    "svg",
+    NULL,
+};
+
 static void watch_usage(void)
 {
   printf("usage: gpurig watch [--once | --count N] [--interval SECONDS] [--json] [--root DIR] [--kmsg FILE]\n"
@@ -33,16 +62,9 @@ static void watch_usage(void)
          "\n"
          "On a terminal: a full-screen view (q quits, s sorts by index/utilisation/temperature/\n"
          "power, p pauses), with a sparkline of each GPU's utilisation and the events as they come.\n"
-         "\n"
-         "  --once            one sample as plain lines (a line per GPU, per link with AER errors, per event)\n"
-         "  --count N         N samples as lines (like nvidia-smi dmon), then exit\n"
-         "  --interval S      seconds between samples, 0.1 to 3600 (\"500ms\", \"2s\"); default 1\n"
-         "  --json            JSON lines, one object per sample (docs/monitor.md)\n"
-         "  --root DIR        a gathered tree whose counter files may change between samples\n"
-         "  --kmsg FILE       follow this kernel log for Xids (instead of the driver's events)\n"
-         "  --svg FILE        at the end, draw the samples held as an SVG chart: per GPU temperature, power\n"
-         "                    and SM clock over time, every event marked and listed\n"
-         "\n"
+         "\n");
+  gr_print_option_help(stdout, &watch_spec, watch_help, 18);
+  printf("\n"
          "Without a terminal (a pipe, a log), watch prints lines until interrupted.\n"
          "GPURIG_DRIVER_DIR=DIR loads the driver libraries from DIR (the tests use stand-ins).\n"
          "Exit status: 0 ok, 1 a warning event (AER errors, a stale GPU, a link that changed to a\n"
@@ -51,7 +73,7 @@ static void watch_usage(void)
          "3 nothing to watch.\n");
 }
 
-static int watch_lines(const struct gr_opts *o, struct cli_monitor *mon, long count, double interval)
+static int watch_lines(const struct watch_opts *o, struct cli_monitor *mon, long count, double interval)
 {
   struct gr_err err = {0};
   unsigned long since = 0;
@@ -61,7 +83,7 @@ static int watch_lines(const struct gr_opts *o, struct cli_monitor *mon, long co
       break;
     if (gr_sampler_step(mon->s, &err) != 0)
       return gr_report_error(&err);
-    if (o->json) { /* one compact object per line: JSON lines */
+    if (o->out.json) { /* one compact object per line: JSON lines */
       json_t *j = gr_sample_to_json(mon->s, since);
       json_dumpf(j, stdout, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(15)); /* ms in time_s, no binary noise */
       fputc('\n', stdout);
@@ -144,32 +166,33 @@ static int write_svg(const char *path, const struct gr_sampler *s)
 
 int cmd_watch(int argc, char **argv)
 {
-  struct gr_opts o;
+  struct watch_opts o;
+  struct gr_parsed p;
   struct cli_monitor mon;
   struct gr_err err = {0};
   double interval = 1.0;
   long count = 0;
-  if (gr_parse_opts(argc, argv, GR_OPT_SOURCE | GR_OPT_JSON | GR_OPT_MONITOR, &o) != 0)
+  if (gr_parse_options(argc, argv, &watch_spec, &o, sizeof(o), &p) != 0)
     return GR_EXIT_FAIL;
-  if (o.help) {
+  if (p.help) {
     watch_usage();
     return GR_EXIT_OK;
   }
-  if (o.listen || o.textfile) {
-    fprintf(stderr, "gpurig: watch: --%s belongs to gpurig export\n", o.listen ? "listen" : "textfile");
+  if (o.mon.listen || o.mon.textfile) {
+    fprintf(stderr, "gpurig: watch: --%s belongs to gpurig export\n", o.mon.listen ? "listen" : "textfile");
     return GR_EXIT_FAIL;
   }
-  if (cli_parse_interval("watch", o.interval, &interval) != 0 || (o.svg && svg_target_ok(o.svg) != 0))
+  if (cli_parse_interval("watch", o.mon.interval, &interval) != 0 || (o.mon.svg && svg_target_ok(o.mon.svg) != 0))
     return GR_EXIT_FAIL;
-  if (cli_parse_count("watch", &o, &count) != 0)
+  if (cli_parse_count("watch", &o.mon, &count) != 0)
     return GR_EXIT_FAIL;
-  bool screen = !o.once && !o.count && !o.json && isatty(STDOUT_FILENO) && isatty(STDIN_FILENO);
-  if (cli_monitor_open("watch", &o, interval, screen ? 1200 : 64, &mon, &err) != 0)
+  bool screen = !o.mon.once && !o.mon.count && !o.out.json && isatty(STDOUT_FILENO) && isatty(STDIN_FILENO);
+  if (cli_monitor_open("watch", &o.src, o.mon.kmsg, interval, screen ? 1200 : 64, &mon, &err) != 0)
     return gr_report_error(&err);
   cli_catch_stop();
   int rc = screen ? watch_screen(&mon, interval) : watch_lines(&o, &mon, count, interval);
-  if (o.svg && gr_sampler_count(mon.s) > 0) {
-    int w = write_svg(o.svg, mon.s);
+  if (o.mon.svg && gr_sampler_count(mon.s) > 0) {
+    int w = write_svg(o.mon.svg, mon.s);
     if (w != 0)
       rc = w;
   }

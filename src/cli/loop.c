@@ -48,7 +48,7 @@ int cli_parse_interval(const char *cmd, const char *text, double *out)
   return -1;
 }
 
-int cli_parse_count(const char *cmd, const struct gr_opts *o, long *count)
+int cli_parse_count(const char *cmd, const struct gr_monitor_opts *o, long *count)
 {
   *count = o->once ? 1 : 0;
   if (o->once && o->count) {
@@ -63,8 +63,8 @@ int cli_parse_count(const char *cmd, const struct gr_opts *o, long *count)
   return -1;
 }
 
-int cli_monitor_open(const char *cmd, const struct gr_opts *o, double interval, unsigned history,
-                     struct cli_monitor *mon, struct gr_err *err)
+int cli_monitor_open(const char *cmd, const struct gr_source_opts *o, const char *kmsg, double interval,
+                     unsigned history, struct cli_monitor *mon, struct gr_err *err)
 {
   memset(mon, 0, sizeof(*mon));
   if (o->input)
@@ -81,7 +81,7 @@ int cli_monitor_open(const char *cmd, const struct gr_opts *o, double interval, 
     fprintf(stderr, "gpurig: %s: warning: no GPU values: %s\n", cmd, err->msg);
     memset(err, 0, sizeof(*err));
   }
-  struct gr_source src = cli_source(o);
+  struct gr_source src = cli_source_of(o, false);
   bool have_topo = false;
   if (cli_open_for_gpus(&src, &mon->m, &have_topo, err) != 0)
     goto fail;
@@ -90,7 +90,7 @@ int cli_monitor_open(const char *cmd, const struct gr_opts *o, double interval, 
     gr_fail(err, GR_EXIT_CANNOT_RUN, "nothing to watch: no GPU driver, and the PCI tree could not be read");
     goto fail;
   }
-  struct gr_sampler_opts so = {.history = history, .gpu_timeout_s = 0.5, .kmsg = o->kmsg};
+  struct gr_sampler_opts so = {.history = history, .gpu_timeout_s = 0.5, .kmsg = kmsg};
   if (gr_sampler_open(&mon->m, mon->have_gpus ? &mon->g : NULL, &so, &mon->s, err) != 0)
     goto fail;
   return 0;

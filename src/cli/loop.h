@@ -9,6 +9,7 @@
 #include "analysis/machine.h"
 #include "base/util.h"
 #include "cli/cli.h"
+#include "cli/options.h"
 #include "gpu/gpu.h"
 #include "monitor/sampler.h"
 
@@ -23,11 +24,13 @@ struct cli_monitor {
 /* Opens all three; without a GPU driver a warning and the links alone.
  * 0, or -1 with err (nothing left open). */
 /* The ring holds history samples, and at least the last minute at interval. */
-int cli_monitor_open(const char *cmd, const struct gr_opts *o, double interval, unsigned history,
-                     struct cli_monitor *mon, struct gr_err *err);
+/* src: --root (--input is refused: a description has no counters); kmsg:
+ * the kernel log to follow, or NULL. */
+int cli_monitor_open(const char *cmd, const struct gr_source_opts *src, const char *kmsg, double interval,
+                     unsigned history, struct cli_monitor *mon, struct gr_err *err);
 void cli_monitor_close(struct cli_monitor *mon);
 /* --count N (1 up), --once (1), else 0 (no end); -1 after one error line. */
-int cli_parse_count(const char *cmd, const struct gr_opts *o, long *count);
+int cli_parse_count(const char *cmd, const struct gr_monitor_opts *o, long *count);
 /* --interval: 0.1 to 3600 s, default 1 (text NULL); -1 after one error line. */
 int cli_parse_interval(const char *cmd, const char *text, double *out);
 /* SIGINT, SIGTERM and SIGHUP end a command's loop (cli_sleep_until and the

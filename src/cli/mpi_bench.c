@@ -14,7 +14,7 @@
 #include "print/bench_mpi.h"
 
 struct mpi_run {
-  const struct gr_opts *o;
+  const struct cli_bench_opts *o;
   const struct gr_bench_config *cfg;
   int rank, size, local_rank, local_size;
   struct gr_machine m;
@@ -68,7 +68,7 @@ static void pick_devs(struct mpi_run *r, bool per_node)
 static void open_local(struct mpi_run *r, bool per_node)
 {
   struct gr_err err = {0};
-  struct gr_source src = cli_source(r->o);
+  struct gr_source src = cli_source_of(&r->o->src, false);
   if (cli_open_for_gpus(&src, &r->m, &r->have_topo, &err) != 0 || gr_bench_open(&r->be, &r->st, &err) != 0) {
     fail(r, err.msg);
     return;
@@ -176,7 +176,7 @@ static int gather_report(struct mpi_run *r)
   if (r->rank == 0) {
     r->rep.ranks = all;
     gr_mpi_report_finish(&r->rep);
-    if (r->o->json)
+    if (r->o->out.json)
       cli_print_json(gr_bench_mpi_to_json(&r->rep));
     else
       gr_print_bench_mpi(stdout, &r->rep);
@@ -189,7 +189,7 @@ static int gather_report(struct mpi_run *r)
   return rc;
 }
 
-int cmd_bench_mpi(const struct gr_opts *o, const struct gr_bench_config *cfg)
+int cmd_bench_mpi(const struct cli_bench_opts *o, const struct gr_bench_config *cfg)
 {
   struct mpi_run *r;
   MPI_Comm local;

@@ -7,51 +7,10 @@
 
 #include "base/suggest.h"
 #include "cli/cli.h"
+#include "cli/options.h"
 #include "print/text.h"
 #include "gpu/gpu.h"
 #include "print/common.h"
-
-/* An empty value is almost always an unset shell variable (`--root $DIR`):
- * for --root and --kmsg it would quietly mean "this machine", for the other
- * files a confusing open error. One line saying what an empty value means. */
-static int refuse_empty(const char *cmd, int c)
-{
-  static const struct {
-    int c;
-    const char *line;
-  } paths[] = {
-      {'r', "option '--root' needs a directory (an empty value would mean this machine; omit --root for that)"},
-      {'i', "option '--input' needs a file (hwloc XML or an NCCL topology file), not an empty value"},
-      {'g', "option '--rig' needs a rig file or a name from data/rigs/, not an empty value"},
-      {'k', "option '--kmsg' needs a kernel log file (an empty value would mean /dev/kmsg; omit --kmsg for that)"},
-      {'e', "option '--expect' needs a manifest file, not an empty value"},
-      {293, "option '--svg' needs a file to write, not an empty value"},
-      {303, "option '--dot' needs a file to write, not an empty value"},
-      {297, "option '--log' needs a file to write, not an empty value"},
-      {299, "option '--html' needs a file to write (- for standard output), not an empty value"},
-      {300, "option '--markdown' needs a file to write (- for standard output), not an empty value"},
-      {301, "option '--bench' needs a file of gpurig bench --json output, not an empty value"},
-      {302, "option '--burn' needs a file of gpurig burn --json output, not an empty value"},
-      {256, "option '--model' needs a model name or a config.json, not an empty value"},
-  };
-  for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++)
-    if (paths[i].c == c) {
-      fprintf(stderr, "gpurig: %s: %s\n", cmd, paths[i].line);
-      return -1;
-    }
-  return 0; /* other values are checked, empty or not, by their own parsers */
-}
-
-/* topo and report take --gpu only to fill the slots of a --rig: with a
- * gathered tree, an XML file or this machine it would be ignored. */
-static int check_gpu_has_rig(const char *cmd, unsigned accepted, const struct gr_opts *o)
-{
-  if (!o->gpu || o->rig || (accepted & GR_OPT_GPU))
-    return 0;
-  fprintf(stderr, "gpurig: %s: --gpu MODEL fills the GPU slots of a --rig; without one there is nothing to apply it "
-                  "to (give --rig RIG, or drop --gpu)\n", cmd);
-  return -1;
-}
 
 /* --nccl-version X.Y[.Z]: a release data/nccl-p2p.tsv covers (its oldest
  * era on); a newer one than it was checked against takes the newest rule. */
@@ -71,108 +30,86 @@ static int parse_nccl_version(const char *cmd, const char *text, struct gr_nccl_
   return 0;
 }
 
-/* Which commands take an option (its getopt value): the sets of enum
- * gr_opt_set whose commands accept it. 0 for --help (every command). */
-static unsigned option_set(int c)
+/* --nccl-version's text, for any command (see gr_parse_options). */
+static int check_nccl_text(const char *cmd, const char *text)
 {
-  static const struct {
-    int c;
-    unsigned set;
-  } sets[] = {
-      {'r', GR_OPT_SOURCE},
-      {'i', GR_OPT_SOURCE},
-      {'g', GR_OPT_RIG},
-      {'G', GR_OPT_GPU | GR_OPT_GPU_RIG},
-      {'l', GR_OPT_LIST},
-      {'j', GR_OPT_JSON},
-      {'v', GR_OPT_VERBOSE},
-      {299, GR_OPT_REPORT},
-      {300, GR_OPT_REPORT},
-      {301, GR_OPT_REPORT},
-      {302, GR_OPT_REPORT},
-      {'a', GR_OPT_ALL},
-      {'p', GR_OPT_PCIE_ONLY},
-      {'E', GR_OPT_DOCTOR},
-      {'e', GR_OPT_DOCTOR},
-      {'k', GR_OPT_DOCTOR | GR_OPT_MONITOR},
-      {'w', GR_OPT_DOCTOR},
-      {'L', GR_OPT_DOCTOR},
-      {'n', GR_OPT_DOCTOR},
-      {'Q', GR_OPT_BENCH | GR_OPT_BURN},
-      {'S', GR_OPT_BENCH | GR_OPT_BURN},
-      {'A', GR_OPT_BENCH},
-      {'P', GR_OPT_BENCH},
-      {'M', GR_OPT_BENCH},
-      {304, GR_OPT_BENCH},
-      {305, GR_OPT_BENCH},
-      {320, GR_OPT_BENCH},
-      {321, GR_OPT_BENCH},
-      {256, GR_OPT_PLAN},
-      {310, GR_OPT_PLAN},
-      {257, GR_OPT_PLAN},
-      {258, GR_OPT_PLAN},
-      {259, GR_OPT_PLAN},
-      {260, GR_OPT_PLAN},
-      {261, GR_OPT_PLAN},
-      {262, GR_OPT_PLAN},
-      {263, GR_OPT_PLAN | GR_OPT_BURN},
-      {264, GR_OPT_PLAN},
-      {265, GR_OPT_PLAN},
-      {266, GR_OPT_PLAN},
-      {267, GR_OPT_PLAN},
-      {268, GR_OPT_PLAN},
-      {269, GR_OPT_PLAN},
-      {270, GR_OPT_PLAN},
-      {271, GR_OPT_PLAN},
-      {272, GR_OPT_PLAN},
-      {273, GR_OPT_PLAN},
-      {274, GR_OPT_PLAN},
-      {275, GR_OPT_PLAN},
-      {276, GR_OPT_PLAN},
-      {277, GR_OPT_PLAN},
-      {279, GR_OPT_PLAN},
-      {280, GR_OPT_MONITOR},
-      {281, GR_OPT_MONITOR},
-      {282, GR_OPT_MONITOR | GR_OPT_BURN},
-      {283, GR_OPT_MONITOR},
-      {284, GR_OPT_MONITOR},
-      {286, GR_OPT_PLAN},
-      {287, GR_OPT_PLAN},
-      {288, GR_OPT_PLAN},
-      {289, GR_OPT_PLAN},
-      {290, GR_OPT_PLAN},
-      {291, GR_OPT_PLAN},
-      {292, GR_OPT_PLAN},
-      {293, GR_OPT_MONITOR | GR_OPT_BURN | GR_OPT_DIAGRAM},
-      {303, GR_OPT_DIAGRAM},
-      {294, GR_OPT_BURN},
-      {295, GR_OPT_BURN},
-      {296, GR_OPT_BURN},
-      {297, GR_OPT_BURN},
-      {298, GR_OPT_BURN},
-      {278, GR_OPT_NCCL},
-  };
-  for (size_t i = 0; i < sizeof(sets) / sizeof(sets[0]); i++)
-    if (sets[i].c == c)
-      return sets[i].set;
-  return 0;
+  struct gr_nccl_version v;
+  return parse_nccl_version(cmd, text, &v);
+}
+
+/* Every option's spelling, and whether it takes a value: the parser matches
+ * argv against all of them, so that an option of another command "does not
+ * apply here" (not "unknown"), abbreviations resolve as they always have
+ * (`--pat`, and `--no` is ambiguous), and "did you mean" offers this
+ * command's options in this order (of two equally close, the first wins).
+ * A new spelling goes here as well as in its row; gr_parse_options stops
+ * on a row whose spelling is missing, so every test of the command shows it. */
+static const struct spelling {
+  const char *name;
+  bool value;
+} spellings[] = {
+    {"root", true}, {"input", true}, {"json", false}, {"all", false}, {"pcie-only", false}, {"help", false},
+    {"rig", true}, {"gpu", true}, {"list", false}, {"expect-gpus", true}, {"expect", true}, {"kmsg", true},
+    {"xid-window", true}, {"loaded", false}, {"nhc", false}, {"quick", false}, {"size", true},
+    {"allreduce-max", true}, {"no-progress", false}, {"no-sm", false}, {"model", true}, {"params", true},
+    {"job", true}, {"quant", true}, {"kv-quant", true}, {"ctx", true}, {"batch", true}, {"gpus", true},
+    {"zero", true}, {"offload", true}, {"tp", true}, {"pp", true}, {"estimator", true}, {"lora-rank", true},
+    {"lora-targets", true}, {"state-bytes", true}, {"price", true}, {"kwh", true}, {"rent", true}, {"cpu", true},
+    {"checkpointing", false}, {"rank0-load", false}, {"nccl-version", true}, {"engine", true}, {"once", false},
+    {"count", true}, {"interval", true}, {"listen", true}, {"textfile", true}, {"optimizer", true},
+    {"resolution", true}, {"dataset-images", true}, {"workers", true}, {"cache-latents", false},
+    {"cache-text-embeddings", false}, {"full-bf16", false}, {"svg", true}, {"load", true}, {"pattern", true},
+    {"duration", true}, {"log", true}, {"force", false}, {"verbose", false}, {"html", true}, {"markdown", true},
+    {"bench", true}, {"burn", true}, {"dot", true}, {"nodes", true}, {"mpi", false}, {"per", true}, {"like", true},
+    {"allreduce-iters", true},
+};
+enum { NSPELLINGS = sizeof(spellings) / sizeof(spellings[0]), SPELLING_VAL = 256 };
+
+/* getopt_long's table: one row per spelling, told apart by val (getopt
+ * calls two prefix matches ambiguous only when their vals differ). */
+static const struct option *getopt_table(void)
+{
+  static struct option t[NSPELLINGS + 1];
+  if (!t[0].name)
+    for (int i = 0; i < NSPELLINGS; i++)
+      t[i] = (struct option){spellings[i].name, spellings[i].value ? required_argument : no_argument, NULL,
+                             SPELLING_VAL + i};
+  return t;
+}
+
+/* ---- the option tables (cli/options.h) ---- */
+
+/* The row for a long name, or (name NULL) a short letter, and its group. */
+static const struct gr_option *find_row(const struct gr_command_options *spec, const char *name, int letter,
+                                        const struct gr_option_group **group)
+{
+  for (size_t g = 0; g < spec->n; g++)
+    for (size_t i = 0; i < spec->groups[g].n; i++) {
+      const struct gr_option *r = &spec->groups[g].rows[i];
+      if (name ? strcmp(r->name, name) == 0 : r->short_name == letter) {
+        *group = &spec->groups[g];
+        return r;
+      }
+    }
+  return NULL;
 }
 
 /* An option getopt refused: a known one without its value, or an unknown
  * one, with the closest option this command takes ("--jsno": "--json"). */
-static int bad_option(const char *cmd, const char *given, unsigned accepted, const struct option *longopts)
+static int bad_option(const char *cmd, const char *given, const struct gr_command_options *spec)
 {
   size_t len = strcspn(given, "=");
   struct gr_suggest s;
+  const struct gr_option_group *g;
   gr_suggest_init(&s, given + (str_starts_with(given, "--") ? 2 : 0));
-  for (const struct option *l = longopts; l->name; l++) {
-    if (str_starts_with(given, "--") && strlen(l->name) == len - 2 && strncmp(given + 2, l->name, len - 2) == 0) {
-      fprintf(stderr, "gpurig: %s: option '--%s' needs a value (see gpurig %s --help)\n", cmd, l->name, cmd);
+  for (int i = 0; i < NSPELLINGS; i++) {
+    const char *name = spellings[i].name;
+    if (str_starts_with(given, "--") && strlen(name) == len - 2 && strncmp(given + 2, name, len - 2) == 0) {
+      fprintf(stderr, "gpurig: %s: option '--%s' needs a value (see gpurig %s --help)\n", cmd, name, cmd);
       return -1;
     }
-    unsigned set = option_set(l->val);
-    if (!set || (accepted & set))
-      gr_suggest_offer(&s, l->name);
+    if (strcmp(name, "help") == 0 || find_row(spec, name, 0, &g))
+      gr_suggest_offer(&s, name);
   }
   if (gr_suggest_best(&s))
     fprintf(stderr, "gpurig: %s: unknown option '%s'; did you mean '--%s'?\n", cmd, given, gr_suggest_best(&s));
@@ -181,187 +118,284 @@ static int bad_option(const char *cmd, const char *given, unsigned accepted, con
   return -1;
 }
 
-int gr_parse_opts(int argc, char **argv, unsigned accepted, struct gr_opts *o)
+/* An option of another command, named as given: argv[optind - 1] may be
+ * the option's value. */
+static int not_here(const char *cmd, const char *long_name, const char *given)
 {
-  static const struct option longopts[] = {
-      {"root", required_argument, NULL, 'r'},  {"input", required_argument, NULL, 'i'},
-      {"json", no_argument, NULL, 'j'},        {"all", no_argument, NULL, 'a'},
-      {"pcie-only", no_argument, NULL, 'p'},   {"help", no_argument, NULL, 'h'},
-      {"rig", required_argument, NULL, 'g'},   {"gpu", required_argument, NULL, 'G'},
-      {"list", no_argument, NULL, 'l'},
-      {"expect-gpus", required_argument, NULL, 'E'}, {"expect", required_argument, NULL, 'e'},
-      {"kmsg", required_argument, NULL, 'k'},  {"xid-window", required_argument, NULL, 'w'},
-      {"loaded", no_argument, NULL, 'L'},      {"nhc", no_argument, NULL, 'n'},
-      {"quick", no_argument, NULL, 'Q'},       {"size", required_argument, NULL, 'S'},
-      {"allreduce-max", required_argument, NULL, 'A'}, {"no-progress", no_argument, NULL, 'P'},
-      {"no-sm", no_argument, NULL, 'M'},
-      {"model", required_argument, NULL, 256},  {"params", required_argument, NULL, 257},
-      {"job", required_argument, NULL, 258},    {"quant", required_argument, NULL, 259},
-      {"kv-quant", required_argument, NULL, 260}, {"ctx", required_argument, NULL, 261},
-      {"batch", required_argument, NULL, 262},  {"gpus", required_argument, NULL, 263},
-      {"zero", required_argument, NULL, 264},   {"offload", required_argument, NULL, 265},
-      {"tp", required_argument, NULL, 266},     {"pp", required_argument, NULL, 267},
-      {"estimator", required_argument, NULL, 268}, {"lora-rank", required_argument, NULL, 269},
-      {"lora-targets", required_argument, NULL, 270}, {"state-bytes", required_argument, NULL, 271},
-      {"price", required_argument, NULL, 272},  {"kwh", required_argument, NULL, 273},
-      {"rent", required_argument, NULL, 274},   {"cpu", required_argument, NULL, 275},
-      {"checkpointing", no_argument, NULL, 276}, {"rank0-load", no_argument, NULL, 277},
-      {"nccl-version", required_argument, NULL, 278}, {"engine", required_argument, NULL, 279},
-      {"once", no_argument, NULL, 280},         {"count", required_argument, NULL, 281},
-      {"interval", required_argument, NULL, 282}, {"listen", required_argument, NULL, 283},
-      {"textfile", required_argument, NULL, 284},
-      {"optimizer", required_argument, NULL, 286}, {"resolution", required_argument, NULL, 287},
-      {"dataset-images", required_argument, NULL, 288}, {"workers", required_argument, NULL, 289},
-      {"cache-latents", no_argument, NULL, 290}, {"cache-text-embeddings", no_argument, NULL, 291},
-      {"full-bf16", no_argument, NULL, 292},    {"svg", required_argument, NULL, 293},
-      {"load", required_argument, NULL, 294},   {"pattern", required_argument, NULL, 295},
-      {"duration", required_argument, NULL, 296}, {"log", required_argument, NULL, 297},
-      {"force", no_argument, NULL, 298},        {"verbose", no_argument, NULL, 'v'},
-      {"html", required_argument, NULL, 299},   {"markdown", required_argument, NULL, 300},
-      {"bench", required_argument, NULL, 301},  {"burn", required_argument, NULL, 302},
-      {"dot", required_argument, NULL, 303},
-      {"nodes", required_argument, NULL, 310},
-      {"mpi", no_argument, NULL, 304},          {"per", required_argument, NULL, 305},
-      {"like", required_argument, NULL, 320},
-      {"allreduce-iters", required_argument, NULL, 321},
-      {NULL, 0, NULL, 0},
-  };
-  memset(o, 0, sizeof(*o));
-  optind = 0; /* 0, not 1: glibc then also resets its permutation state */
-  opterr = 0;
-  for (;;) {
-    /* No leading '+': options may follow the positional arguments (`compare
-     * wopr --json`), as with most GNU tools; `--` ends the options. */
-    int li = -1;
-    int c = getopt_long(argc, argv, "hjv", longopts, &li);
-    if (c == -1)
-      break;
-    switch (c) {
-    case 'r': o->root = optarg; break;
-    case 'i': o->input = optarg; break;
-    case 'g': o->rig = optarg; break;
-    case 'G': o->gpu = optarg; break;
-    case 'l': o->list = true; break;
-    case 'j': o->json = true; break;
-    case 'v': o->verbose = true; break;
-    case 'a': o->all = true; break;
-    case 'p': o->pcie_only = true; break;
-    case 'E': o->expect_gpus = optarg; break;
-    case 'e': o->expect = optarg; break;
-    case 'k': o->kmsg = optarg; break;
-    case 'w': o->xid_window = optarg; break;
-    case 'L': o->loaded = true; break;
-    case 'n': o->nhc = true; break;
-    case 'Q': o->quick = true; break;
-    case 'S': o->size = optarg; break;
-    case 'A': o->allreduce_max = optarg; break;
-    case 'P': o->no_progress = true; break;
-    case 'M': o->no_sm = true; break;
-    case 256: o->model = optarg; break;
-    case 257: o->params = optarg; break;
-    case 258: o->job = optarg; break;
-    case 259: o->quant = optarg; break;
-    case 260: o->kv_quant = optarg; break;
-    case 261: o->ctx = optarg; break;
-    case 262: o->batch = optarg; break;
-    case 263: o->gpus = optarg; break;
-    case 264: o->zero = optarg; break;
-    case 265: o->offload = optarg; break;
-    case 266: o->tp = optarg; break;
-    case 267: o->pp = optarg; break;
-    case 268: o->estimator = optarg; break;
-    case 269: o->lora_rank = optarg; break;
-    case 270: o->lora_targets = optarg; break;
-    case 271: o->state_bytes = optarg; break;
-    case 272: o->price = optarg; break;
-    case 273: o->kwh = optarg; break;
-    case 274: o->rent = optarg; break;
-    case 275: o->cpu = optarg; break;
-    case 276: o->checkpointing = true; break;
-    case 277: o->rank0_load = true; break;
-    case 279: o->engine = optarg; break;
-    case 280: o->once = true; break;
-    case 281: o->count = optarg; break;
-    case 282: o->interval = optarg; break;
-    case 283: o->listen = optarg; break;
-    case 284: o->textfile = optarg; break;
-    case 286: o->optimizer = optarg; break;
-    case 287: o->resolution = optarg; break;
-    case 288: o->dataset_images = optarg; break;
-    case 289: o->workers = optarg; break;
-    case 290: o->cache_latents = true; break;
-    case 291: o->cache_text = true; break;
-    case 292: o->full_bf16 = true; break;
-    case 293: o->svg = optarg; break;
-    case 294: o->load = optarg; break;
-    case 295: o->pattern = optarg; break;
-    case 296: o->duration = optarg; break;
-    case 297: o->log = optarg; break;
-    case 298: o->force = true; break;
-    case 299: o->html = optarg; break;
-    case 300: o->markdown = optarg; break;
-    case 301: o->bench_json = optarg; break;
-    case 304: o->mpi = true; break;
-    case 305: o->per = optarg; break;
-    case 320: o->like = optarg; break;
-    case 321: o->allreduce_iters = optarg; break;
-    case 302: o->burn_json = optarg; break;
-    case 303: o->dot = optarg; break;
-    case 310: o->nodes = optarg; break;
-    case 278:
-      if (parse_nccl_version(argv[0], optarg, &o->nccl) != 0)
-        return -1;
-      break;
-    case 'h': o->help = true; return 0;
-    default:
-      return bad_option(argv[0], argv[optind - 1], accepted, longopts);
-    }
-    unsigned need = option_set(c);
-    if (!(accepted & need)) { /* named as given: argv[optind - 1] may be the option's value */
-      fprintf(stderr, "gpurig: %s: option '%s%s' does not apply here (see gpurig %s --help)\n", argv[0],
-              li >= 0 ? "--" : "", li >= 0 ? longopts[li].name : argv[optind - 1], argv[0]);
-      return -1;
-    }
-    if (optarg && !*optarg && refuse_empty(argv[0], c) != 0)
-      return -1;
-  }
-  if (accepted & GR_OPT_MANY) {
-    o->args = argv + optind;
-    o->nargs = argc - optind;
-  } else if (optind < argc) {
-    if (!(accepted & GR_OPT_POSITIONAL) || optind + 1 < argc) {
-      fprintf(stderr, "gpurig: %s: unexpected argument '%s'\n", argv[0], argv[optind + ((accepted & GR_OPT_POSITIONAL) ? 1 : 0)]);
-      return -1;
-    }
-    o->positional = argv[optind];
-  }
-  if (!!o->root + !!o->input + !!o->rig > 1) {
-    fprintf(stderr, "gpurig: %s: --root, --input and --rig select different inputs; give one\n", argv[0]);
-    return -1;
-  }
-  return check_gpu_has_rig(argv[0], accepted, o);
+  fprintf(stderr, "gpurig: %s: option '%s%s' does not apply here (see gpurig %s --help)\n", cmd, long_name ? "--" : "",
+          long_name ? long_name : given, cmd);
+  return -1;
 }
 
-struct gr_source cli_source(const struct gr_opts *o)
+/* A row whose spelling is missing from spellings[] (or takes a value there
+ * and not here) would never match, and an empty row (a shared array sized
+ * larger than its rows) has no name: bugs in the tables, stopped at once. */
+static void check_spellings(const char *cmd, const struct gr_command_options *spec)
 {
-  struct gr_source s = gr_source_from(o->root, o->input, o->rig, o->gpu, o->pcie_only);
+  for (size_t g = 0; g < spec->n; g++)
+    for (size_t i = 0; i < spec->groups[g].n; i++) {
+      const struct gr_option *r = &spec->groups[g].rows[i];
+      int k = 0;
+      while (r->name && k < NSPELLINGS && strcmp(spellings[k].name, r->name) != 0)
+        k++;
+      if (!r->name || k == NSPELLINGS || spellings[k].value != (r->kind != GR_OPTION_FLAG)) {
+        fprintf(stderr, "gpurig: %s: bug: option '--%s' is not in cli/options.c's spellings as its row is\n", cmd,
+                r->name ? r->name : "(an empty row)");
+        abort();
+      }
+    }
+}
+
+/* Stores one option's value in the command's struct; 0, or -1 after the line. */
+static int store(const char *cmd, const struct gr_option *r, const struct gr_option_group *g, char *opts,
+                 const char *value)
+{
+  void *field = opts + g->base + r->offset;
+  switch (r->kind) {
+  case GR_OPTION_FLAG: *(bool *)field = true; return 0;
+  case GR_OPTION_STRING: *(const char **)field = value; break;
+  case GR_OPTION_CALLBACK: return r->parse(cmd, value, field);
+  }
+  if (value && !*value && r->empty) {
+    fprintf(stderr, "gpurig: %s: %s\n", cmd, r->empty);
+    return -1;
+  }
+  return 0;
+}
+
+/* The arguments after the options, as spec takes them; 0 or -1. */
+static int take_positional(int argc, char **argv, int first, const struct gr_command_options *spec,
+                           struct gr_parsed *p)
+{
+  bool one = spec->positional == GR_POSITIONAL_ONE;
+  if (spec->positional == GR_POSITIONAL_MANY) {
+    p->args = argv + first;
+    p->nargs = argc - first;
+  } else if (first < argc) {
+    if (!one || first + 1 < argc) {
+      fprintf(stderr, "gpurig: %s: unexpected argument '%s'\n", argv[0], argv[first + (one ? 1 : 0)]);
+      return -1;
+    }
+    p->positional = argv[first];
+  }
+  return 0;
+}
+
+int gr_parse_options(int argc, char **argv, const struct gr_command_options *spec, void *opts, size_t size,
+                     struct gr_parsed *p)
+{
+  memset(opts, 0, size);
+  memset(p, 0, sizeof(*p));
+  optind = 0; /* 0, not 1: glibc then also resets its permutation state */
+  opterr = 0;
+  check_spellings(argv[0], spec);
+  for (;;) {
+    int li = -1; /* no leading '+': options may follow the positional arguments */
+    int c = getopt_long(argc, argv, "hjv", getopt_table(), &li);
+    if (c == -1)
+      break;
+    if (c == '?')
+      return bad_option(argv[0], argv[optind - 1], spec);
+    const char *name = c >= SPELLING_VAL ? spellings[c - SPELLING_VAL].name : NULL; /* NULL: -h, -j, -v */
+    if (c == 'h' || (name && strcmp(name, "help") == 0)) {
+      p->help = true;
+      return 0;
+    }
+    if (name && strcmp(name, "nccl-version") == 0 && check_nccl_text(argv[0], optarg) != 0)
+      return -1; /* checked before "does not apply here", as gpurig always has (`burn --nccl-version 2.x`) */
+    const struct gr_option_group *g = NULL;
+    const struct gr_option *r = find_row(spec, name, c, &g);
+    if (!r)
+      return not_here(argv[0], name, argv[optind - 1]);
+    if (store(argv[0], r, g, opts, optarg) != 0)
+      return -1;
+  }
+  if (take_positional(argc, argv, optind, spec, p) != 0)
+    return -1;
+  for (size_t i = 0; i < spec->n; i++)
+    if (spec->groups[i].check && spec->groups[i].check(argv[0], (char *)opts + spec->groups[i].base) != 0)
+      return -1;
+  return 0;
+}
+
+/* "  -v, --verbose  text", continuation lines under the text. */
+static void print_option_line(FILE *out, const struct gr_option *r, const char *text, int width)
+{
+  char left[64];
+  bool letter = r->short_name && !(r->flags & GR_OPTION_SHORT_UNLISTED);
+  int n = letter ? snprintf(left, sizeof(left), "-%c, ", r->short_name) : 0;
+  snprintf(left + n, sizeof(left) - (size_t)n, "--%s%s%s", r->name, r->arg ? " " : "", r->arg ? r->arg : "");
+  /* a name longer than the column keeps two spaces before its text */
+  fprintf(out, "  %-*s%s", width, left, strlen(left) >= (size_t)width ? "  " : "");
+  for (const char *line = text; *line;) {
+    size_t len = strcspn(line, "\n");
+    fprintf(out, "%.*s\n", (int)len, line);
+    line += len;
+    if (*line == '\n' && *++line)
+      fprintf(out, "%*s", width + 2, "");
+  }
+}
+
+void gr_print_option_help(FILE *out, const struct gr_command_options *spec, const char *const *names, int width)
+{
+  for (; *names; names++) {
+    const char *eq = strchr(*names, '=');
+    char name[32];
+    snprintf(name, sizeof(name), "%.*s", eq ? (int)(eq - *names) : (int)strlen(*names), *names);
+    const struct gr_option_group *g;
+    const struct gr_option *r = find_row(spec, name, 0, &g);
+    if (r) /* a name without a row is a bug the help tests show: the line is missing */
+      print_option_line(out, r, eq ? eq + 1 : r->help, width);
+  }
+}
+
+/* ---- the shared groups ---- */
+
+static int parse_nccl_row(const char *cmd, const char *value, void *field)
+{
+  return parse_nccl_version(cmd, value, field);
+}
+
+
+const struct gr_option gr_rows_source[2] = {
+    GR_OPT_STRING_ROW("root", "DIR", struct gr_source_opts, root,
+                      "option '--root' needs a directory (an empty value would mean this machine; omit --root for that)",
+                      "replay a gathered tree (hwloc-gather-topology) instead of this machine"),
+    GR_OPT_STRING_ROW("input", "FILE.xml", struct gr_source_opts, input,
+                      "option '--input' needs a file (hwloc XML or an NCCL topology file), not an empty value",
+                      "read an hwloc XML file (lstopo, gpurig snapshot) or an NCCL topology file\n"
+                      "(NCCL_TOPO_FILE, NCCL_TOPO_DUMP_FILE); - reads standard input"),
+};
+const struct gr_option gr_rows_rig[1] = {
+    GR_OPT_STRING_ROW("rig", "RIG", struct gr_source_opts, rig,
+                      "option '--rig' needs a rig file or a name from data/rigs/, not an empty value",
+                      "a machine described in a rig file (docs/rig-format.md)"),
+};
+const struct gr_option gr_rows_gpu[1] = {
+    GR_OPT_STRING_ROW("gpu", "MODEL", struct gr_source_opts, gpu, NULL,
+                      "with --rig: put this catalog GPU in every GPU slot"),
+};
+const struct gr_option gr_rows_json[1] = {
+    {.name = "json", .short_name = 'j', .kind = GR_OPTION_FLAG, .offset = offsetof(struct gr_output_opts, json),
+     .help = "print the same content as JSON (docs/json.md)", .flags = GR_OPTION_SHORT_UNLISTED},
+};
+const struct gr_option gr_rows_verbose[1] = {
+    GR_OPT_FLAG_ROW("verbose", 'v', struct gr_output_opts, verbose, "every finding whole"),
+};
+const struct gr_option gr_rows_nccl[1] = {
+    {.name = "nccl-version", .arg = "V", .kind = GR_OPTION_CALLBACK, .parse = parse_nccl_row,
+     .help = "the NCCL whose P2P defaults the predictions and advice follow"},
+};
+
+#define MON_STRING(name, arg, field, empty, help) GR_OPT_STRING_ROW(name, arg, struct gr_monitor_opts, field, empty, help)
+const struct gr_option gr_rows_monitor[7] = {
+    GR_OPT_FLAG_ROW("once", 0, struct gr_monitor_opts, once, "one sample, then exit"),
+    MON_STRING("count", "N", count, NULL, "N samples, then exit"),
+    MON_STRING("interval", "S", interval, NULL, "seconds between samples, 0.1 to 3600; default 1"),
+    MON_STRING("kmsg", "FILE", kmsg,
+               "option '--kmsg' needs a kernel log file (an empty value would mean /dev/kmsg; omit --kmsg for that)",
+               "follow this kernel log for Xids (instead of the driver's events)"),
+    MON_STRING("listen", "ADDR:PORT", listen, NULL,
+               "where to serve (default 127.0.0.1:9400, dcgm-exporter's port; \":9400\" is\n"
+               "127.0.0.1 too, \"[::1]:9400\" IPv6); it binds all interfaces only when\n"
+               "asked (0.0.0.0:9400); \"none\" serves nothing (with --textfile)"),
+    MON_STRING("textfile", "DIR", textfile, NULL,
+               "also write DIR/gpurig.prom after each sample (temporary file, rename)"),
+    MON_STRING("svg", "FILE", svg, "option '--svg' needs a file to write, not an empty value",
+               "at the end, draw the samples held as an SVG chart: per GPU temperature, power\n"
+               "and SM clock over time, every event marked and listed"),
+};
+
+/* The plan's options, into the planner's own arguments (plan/request.h):
+ * plan reads them, and compare with --job. */
+#define PLAN_STRING(name, arg, field, help) GR_OPT_STRING_ROW(name, arg, struct gr_plan_args, field, NULL, help)
+#define PLAN_FLAG(name, field, help) GR_OPT_FLAG_ROW(name, 0, struct gr_plan_args, field, help)
+const struct gr_option gr_rows_plan[31] = {
+    GR_OPT_STRING_ROW("model", "NAME|PATH", struct gr_plan_args, model,
+                      "option '--model' needs a model name or a config.json, not an empty value",
+                      "a built-in model or a Hugging Face config.json"),
+    PLAN_STRING("params", "N", params, "only a parameter count: 7B, 34B, 175B, 7e9 (model states and weights only)"),
+    PLAN_STRING("job", "J", job, "infer, lora, qlora (4-bit base + LoRA), full (mixed-precision AdamW)"),
+    PLAN_STRING("quant", "Q", quant,
+                "weights: fp16, bf16, fp8, int8, nf4, nf4-dq, gptq[-gN], awq[-gN], llama.cpp\n"
+                "files q4_0 q4_1 q5_0 q5_1 q8_0 q4_k_s q4_k_m q5_k_s q5_k_m q6_k, or ggml:TYPE\n"
+                "(default: the checkpoint's own quantization_config, else bf16; qlora:\n"
+                "nf4-dq; a checkpoint format gpurig does not plan needs --quant)"),
+    PLAN_STRING("kv-quant", "Q", kv_quant, "KV cache elements: fp16 (default); q8_0, q4_0 (llama.cpp); fp8 (vLLM)"),
+    PLAN_STRING("engine", "E", engine,
+                "llama.cpp, vllm or transformers (data/engines.tsv): what loads the\n"
+                "weights; it decides the KV layout, buffers, formats and speed (default:\n"
+                "llama.cpp for GGUF and CPU inference, transformers for training and\n"
+                "bitsandbytes, vllm otherwise); E@YYYY-MM plans a build of that month\n"
+                "(its speed profile, data/engine-speed.tsv); default the current one"),
+    PLAN_STRING("ctx", "TOKENS", ctx, "context per sequence (default: the model's, at most 4096; training 2048)"),
+    PLAN_STRING("batch", "N", batch, "sequences per GPU (training: micro-batch per data-parallel rank; default 1)"),
+    PLAN_STRING("gpus", "N", gpus,
+                "GPUs to use (default: all of the machine; --gpu alone: 1; 0 = CPU only:\n"
+                "the CPU of --rig, --root or --input, else --cpu)"),
+    PLAN_STRING("tp", "N", tp, "tensor parallel degree, or auto"),
+    PLAN_STRING("pp", "N", pp, "layer split (pipeline) degree"),
+    PLAN_STRING("nodes", "N", nodes,
+                "inference on N machines like the one given (its rig's NICs; the cluster\n"
+                "rigs t181-g20-cluster-100g/-40g name the NIC): pipeline stages over the\n"
+                "nodes, --tp at most a node's GPUs; the activations crossing the NICs\n"
+                "per step, and host RAM per node (docs/cluster.md)"),
+    PLAN_STRING("zero", "S", zero, "ZeRO stage (FSDP FULL_SHARD = 3, SHARD_GRAD_OP = 2)"),
+    PLAN_STRING("offload", "WHAT", offload, "ZeRO-Offload of the optimizer states, or of the parameters too (ZeRO-3)"),
+    PLAN_FLAG("checkpointing", checkpointing, "gradient checkpointing"),
+    PLAN_STRING("lora-rank", "R", lora_rank, "LoRA rank (default 8)"),
+    PLAN_STRING("lora-targets", "L", lora_targets,
+                "q_proj,k_proj,v_proj,o_proj,gate_proj,up_proj,down_proj or all-linear\n"
+                "(default q_proj,v_proj as PEFT does for Llama)"),
+    PLAN_STRING("state-bytes", "B", state_bytes,
+                "full fine-tune model states per parameter: 18 (DeepSpeed, HF; default)\n"
+                "or 16 (the ZeRO paper)"),
+    PLAN_FLAG("rank0-load", rank0_load, "only rank 0 reads the checkpoint (FSDP sync_module_states)"),
+    PLAN_STRING("cpu", "CHxMTS", cpu, "host memory for CPU inference, e.g. 8x3200 (8 channels of DDR4-3200)"),
+    PLAN_STRING("price", "P", price, "the machine's price (default: the rig file's)"),
+    PLAN_STRING("kwh", "P", kwh, "electricity per kWh (default 0.15)"),
+    PLAN_STRING("rent", "P", rent, "cloud price per GPU-hour to compare with (a year of renting)"),
+    PLAN_STRING("estimator", "E", estimator,
+                "gpurig (default) or deepspeed: DeepSpeed's estimate_zero2/zero3\n"
+                "model-states printout, digit for digit (--job full, --zero 2 or 3)"),
+    PLAN_STRING("resolution", "PX", resolution,
+                "image side in pixels (default: the model's, 1024 for SDXL, 512 for SD 1.5)"),
+    PLAN_STRING("optimizer", "O", optimizer, "adamw (default) or adam8bit (bitsandbytes 8-bit AdamW)"),
+    PLAN_FLAG("full-bf16", full_bf16, "weights, gradients and Adam states in bf16 (no fp32 master weights)"),
+    PLAN_FLAG("cache-latents", cache_latents, "latents cached in host RAM: the VAE leaves the GPU"),
+    PLAN_FLAG("cache-text-embeddings", cache_text, "text-encoder outputs cached in host RAM: the encoders leave the GPU"),
+    PLAN_STRING("dataset-images", "N", dataset_images, "images whose cached latents and embeddings live in host RAM"),
+    PLAN_STRING("workers", "N", workers, "data-loader worker processes per GPU (host RAM)"),
+};
+
+int gr_check_source(const char *cmd, const void *group)
+{
+  const struct gr_source_opts *s = group;
+  if (!!s->root + !!s->input + !!s->rig > 1) {
+    fprintf(stderr, "gpurig: %s: --root, --input and --rig select different inputs; give one\n", cmd);
+    return -1;
+  }
+  return 0;
+}
+
+int gr_check_gpu_has_rig(const char *cmd, const void *group)
+{
+  const struct gr_source_opts *s = group;
+  if (!s->gpu || s->rig)
+    return 0;
+  fprintf(stderr, "gpurig: %s: --gpu MODEL fills the GPU slots of a --rig; without one there is nothing to apply it "
+                  "to (give --rig RIG, or drop --gpu)\n", cmd);
+  return -1;
+}
+
+struct gr_source cli_source_of(const struct gr_source_opts *o, bool pcie_only)
+{
+  struct gr_source s = gr_source_from(o->root, o->input, o->rig, o->gpu, pcie_only);
   /* this machine and a gathered tree get the driver's NVLink (a tree only
    * when it is this machine's: gpu/gpu.h) */
   if (gr_source_reads_machine(&s))
     s.nvlink_reader = gr_gpus_read_nvlink;
   return s;
-}
-
-struct gr_plan_args cli_plan_args(const struct gr_opts *o)
-{
-  return (struct gr_plan_args){
-      .model = o->model, .params = o->params, .job = o->job, .quant = o->quant, .kv_quant = o->kv_quant,
-      .ctx = o->ctx, .batch = o->batch, .gpus = o->gpus, .zero = o->zero, .offload = o->offload, .tp = o->tp,
-      .pp = o->pp, .nodes = o->nodes, .lora_rank = o->lora_rank, .lora_targets = o->lora_targets, .state_bytes = o->state_bytes,
-      .price = o->price, .kwh = o->kwh, .rent = o->rent, .cpu = o->cpu, .estimator = o->estimator, .engine = o->engine, .gpu = o->gpu,
-      .checkpointing = o->checkpointing, .rank0_load = o->rank0_load, .optimizer = o->optimizer,
-      .resolution = o->resolution, .dataset_images = o->dataset_images, .workers = o->workers,
-      .cache_latents = o->cache_latents, .cache_text = o->cache_text, .full_bf16 = o->full_bf16};
 }
 
 int cli_open(const struct gr_source *src, unsigned flags, struct gr_machine *m, struct gr_err *err)
