@@ -35,6 +35,15 @@ int gr_fail_at(struct gr_err *err, const char *name, size_t line, size_t col, co
   return gr_fail(err, GR_EXIT_FAIL, "%s:%zu:%zu: %s", name, line, col, msg);
 }
 
+int gr_fail_place(struct gr_err *err, const char *name, size_t line, size_t col, const char *fmt, ...)
+{
+  va_list ap;
+  va_start(ap, fmt);
+  gr_fail_at(err, name, line, col, fmt, ap);
+  va_end(ap);
+  return -1;
+}
+
 void *xmalloc(size_t n)
 {
   void *p = malloc(n ? n : 1);

@@ -33,6 +33,9 @@ int gr_fail(struct gr_err *err, int code, const char *fmt, ...)
 /* The same for a place in a text file: "NAME:LINE:COL: message". */
 int gr_fail_at(struct gr_err *err, const char *name, size_t line, size_t col, const char *fmt, va_list ap)
     __attribute__((format(printf, 5, 0)));
+/* The same with the message's arguments given directly. */
+int gr_fail_place(struct gr_err *err, const char *name, size_t line, size_t col, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
 
 /* Allocation helpers: abort with a message on out-of-memory, never return NULL.
  * The caller owns the returned memory and frees it with free(). */

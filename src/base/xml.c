@@ -28,17 +28,6 @@ struct reader {
   struct gr_err *err;
 };
 
-static int fail_at(struct gr_err *err, const char *name, unsigned line, unsigned col, const char *fmt, ...)
-    __attribute__((format(printf, 5, 6)));
-
-static int fail_at(struct gr_err *err, const char *name, unsigned line, unsigned col, const char *fmt, ...)
-{
-  va_list ap;
-  va_start(ap, fmt);
-  gr_fail_at(err, name, line, col, fmt, ap);
-  va_end(ap);
-  return -1;
-}
 
 static unsigned col_of(const struct reader *r)
 {
@@ -104,7 +93,7 @@ static int skip_past(struct reader *r, size_t from, const char *end, const char 
   unsigned line = r->line, col = col_of(r);
   const char *hit = memmem(r->buf + r->pos + from, r->len - r->pos - from, end, strlen(end));
   if (!hit)
-    return fail_at(r->err, r->name, line, col, "%s never closed with \"%s\" (the file ends first)", what, end);
+    return gr_fail_place(r->err, r->name, line, col, "%s never closed with \"%s\" (the file ends first)", what, end);
   advance(r, (size_t)(hit - (r->buf + r->pos)) + strlen(end));
   return 0;
 }
@@ -117,14 +106,14 @@ bool gr_xml_name_is(const char *s, size_t n, const char *want)
 static int check_value(struct reader *r, size_t start, size_t n, unsigned line, unsigned col)
 {
   if (n > r->f->max_value)
-    return fail_at(r->err, r->name, line, col, "attribute value longer than %u bytes%s", r->f->max_value,
+    return gr_fail_place(r->err, r->name, line, col, "attribute value longer than %u bytes%s", r->f->max_value,
                    r->f->limit_note);
   for (size_t i = 0; i < n; i++) {
     unsigned char c = (unsigned char)r->buf[start + i];
     if (c == '<')
-      return fail_at(r->err, r->name, line, col + (unsigned)i, "'<' inside an attribute value");
+      return gr_fail_place(r->err, r->name, line, col + (unsigned)i, "'<' inside an attribute value");
     if (c < 0x20 || c >= 0x7f)
-      return fail_at(r->err, r->name, line, col + (unsigned)i,
+      return gr_fail_place(r->err, r->name, line, col + (unsigned)i,
                      "byte 0x%02x inside an attribute value (%s is plain ASCII)", c, r->f->what);
   }
   return 0;
@@ -136,31 +125,31 @@ static int read_attr(struct reader *r, struct gr_xml_elem *e)
   unsigned line = r->line, col = col_of(r);
   size_t klen = name_at(r);
   if (!klen)
-    return fail_at(r->err, r->name, line, col, "expected an attribute name, '>' or '/>'");
+    return gr_fail_place(r->err, r->name, line, col, "expected an attribute name, '>' or '/>'");
   if (klen > r->f->max_name)
-    return fail_at(r->err, r->name, line, col, "attribute name longer than %u bytes", r->f->max_name);
+    return gr_fail_place(r->err, r->name, line, col, "attribute name longer than %u bytes", r->f->max_name);
   if (e->nattrs == r->f->max_attrs)
-    return fail_at(r->err, r->name, line, col, "more than %u attributes in one element", r->f->max_attrs);
+    return gr_fail_place(r->err, r->name, line, col, "more than %u attributes in one element", r->f->max_attrs);
   const char *key = r->buf + r->pos;
   for (unsigned i = 0; i < e->nattrs; i++) {
     const struct gr_xml_attr *a = &r->d->at[e->attr0 + i];
     if (a->klen == klen && memcmp(a->key, key, klen) == 0)
-      return fail_at(r->err, r->name, line, col, "attribute %.*s given twice", (int)klen, key);
+      return gr_fail_place(r->err, r->name, line, col, "attribute %.*s given twice", (int)klen, key);
   }
   advance(r, klen);
   skip_space(r);
   if (!looking_at(r, "="))
-    return fail_at(r->err, r->name, r->line, col_of(r), "expected '=' after attribute %.*s", (int)klen, key);
+    return gr_fail_place(r->err, r->name, r->line, col_of(r), "expected '=' after attribute %.*s", (int)klen, key);
   advance(r, 1);
   skip_space(r);
   char quote = r->pos < r->len ? r->buf[r->pos] : '\0';
   if (quote != '"' && quote != '\'')
-    return fail_at(r->err, r->name, r->line, col_of(r), "expected a quoted value for attribute %.*s", (int)klen, key);
+    return gr_fail_place(r->err, r->name, r->line, col_of(r), "expected a quoted value for attribute %.*s", (int)klen, key);
   advance(r, 1);
   unsigned vline = r->line, vcol = col_of(r);
   const char *end = memchr(r->buf + r->pos, quote, r->len - r->pos);
   if (!end)
-    return fail_at(r->err, r->name, vline, vcol - 1, "unterminated attribute value (no closing %c)", quote);
+    return gr_fail_place(r->err, r->name, vline, vcol - 1, "unterminated attribute value (no closing %c)", quote);
   size_t vlen = (size_t)(end - (r->buf + r->pos));
   if (check_value(r, r->pos, vlen, vline, vcol) != 0)
     return -1;
@@ -178,17 +167,17 @@ static int new_elem(struct reader *r, const char *s, size_t n, unsigned line, un
   const struct gr_xml_format *f = r->f;
   int parent = r->depth ? r->stack[r->depth - 1] : -1;
   if (d->nel == f->max_elems)
-    return fail_at(r->err, r->name, line, col, "more than %u elements%s", f->max_elems, f->elems_note);
+    return gr_fail_place(r->err, r->name, line, col, "more than %u elements%s", f->max_elems, f->elems_note);
   if (r->depth == f->max_depth)
-    return fail_at(r->err, r->name, line, col, "elements nested more than %u levels deep%s", f->max_depth,
+    return gr_fail_place(r->err, r->name, line, col, "elements nested more than %u levels deep%s", f->max_depth,
                    f->depth_note);
   if (parent < 0 && r->root_done)
-    return fail_at(r->err, r->name, line, col, "a second top-level element <%.*s> after </%.*s>", (int)n, s,
+    return gr_fail_place(r->err, r->name, line, col, "a second top-level element <%.*s> after </%.*s>", (int)n, s,
                    (int)d->el[0].nlen, d->el[0].name);
   if (parent < 0 && !gr_xml_name_is(s, n, f->root))
-    return fail_at(r->err, r->name, line, col, "expected %s (%s), got <%.*s>", f->root_hint, f->what, (int)n, s);
+    return gr_fail_place(r->err, r->name, line, col, "expected %s (%s), got <%.*s>", f->root_hint, f->what, (int)n, s);
   if (parent >= 0 && ++d->el[parent].nchildren > f->max_children)
-    return fail_at(r->err, r->name, line, col, "more than %u elements inside one <%.*s>%s", f->max_children,
+    return gr_fail_place(r->err, r->name, line, col, "more than %u elements inside one <%.*s>%s", f->max_children,
                    (int)d->el[parent].nlen, d->el[parent].name, f->limit_note);
   grow_array((void **)&d->el, sizeof(*d->el), &d->cap_el, d->nel);
   d->el[d->nel++] = (struct gr_xml_elem){.name = s, .nlen = n, .line = line, .col = col, .parent = parent,
@@ -203,9 +192,9 @@ static int open_tag(struct reader *r)
   advance(r, 1);
   size_t n = name_at(r);
   if (!n)
-    return fail_at(r->err, r->name, line, col, "expected an element name after '<'");
+    return gr_fail_place(r->err, r->name, line, col, "expected an element name after '<'");
   if (n > r->f->max_name)
-    return fail_at(r->err, r->name, line, col, "element name longer than %u bytes", r->f->max_name);
+    return gr_fail_place(r->err, r->name, line, col, "element name longer than %u bytes", r->f->max_name);
   const char *s = r->buf + r->pos;
   if (new_elem(r, s, n, line, col) != 0)
     return -1;
@@ -225,9 +214,9 @@ static int open_tag(struct reader *r)
       return 0;
     }
     if (r->pos >= r->len)
-      return fail_at(r->err, r->name, line, col, "unterminated tag <%.*s> (the file ends first)", (int)n, s);
+      return gr_fail_place(r->err, r->name, line, col, "unterminated tag <%.*s> (the file ends first)", (int)n, s);
     if (r->pos == before)
-      return fail_at(r->err, r->name, r->line, col_of(r), "expected a space, '>' or '/>' in <%.*s>", (int)n, s);
+      return gr_fail_place(r->err, r->name, r->line, col_of(r), "expected a space, '>' or '/>' in <%.*s>", (int)n, s);
     if (read_attr(r, &r->d->el[self]) != 0)
       return -1;
   }
@@ -241,17 +230,17 @@ static int close_tag(struct reader *r)
   size_t n = name_at(r);
   const char *s = r->buf + r->pos;
   if (!n)
-    return fail_at(r->err, r->name, line, col, "expected an element name after '</'");
+    return gr_fail_place(r->err, r->name, line, col, "expected an element name after '</'");
   if (!r->depth)
-    return fail_at(r->err, r->name, line, col, "closing tag </%.*s> with no element open", (int)n, s);
+    return gr_fail_place(r->err, r->name, line, col, "closing tag </%.*s> with no element open", (int)n, s);
   const struct gr_xml_elem *open = &r->d->el[r->stack[r->depth - 1]];
   if (n != open->nlen || memcmp(s, open->name, n) != 0)
-    return fail_at(r->err, r->name, line, col, "closing tag </%.*s> does not match <%.*s> (line %u, column %u)",
+    return gr_fail_place(r->err, r->name, line, col, "closing tag </%.*s> does not match <%.*s> (line %u, column %u)",
                    (int)n, s, (int)open->nlen, open->name, open->line, open->col);
   advance(r, n);
   skip_space(r);
   if (!looking_at(r, ">"))
-    return fail_at(r->err, r->name, r->line, col_of(r), "expected '>' to end </%.*s>", (int)n, s);
+    return gr_fail_place(r->err, r->name, r->line, col_of(r), "expected '>' to end </%.*s>", (int)n, s);
   advance(r, 1);
   r->depth--;
   r->root_done |= r->depth == 0;
@@ -266,7 +255,7 @@ static int read_markup(struct reader *r)
   if (looking_at(r, "<?"))
     return skip_past(r, 2, "?>", "processing instruction");
   if (looking_at(r, "<!"))
-    return fail_at(r->err, r->name, r->line, col_of(r), "%s are not part of %s",
+    return gr_fail_place(r->err, r->name, r->line, col_of(r), "%s are not part of %s",
                    looking_at(r, "<![CDATA[") ? "CDATA sections" : "document type declarations", r->f->what);
   if (looking_at(r, "</"))
     return close_tag(r);
@@ -278,7 +267,7 @@ static int refuse_binary(struct reader *r, const char *nul)
 {
   size_t n = (size_t)(nul - r->buf);
   advance(r, n);
-  return fail_at(r->err, r->name, r->line, col_of(r), "binary data (NUL byte): not %s", r->f->what);
+  return gr_fail_place(r->err, r->name, r->line, col_of(r), "binary data (NUL byte): not %s", r->f->what);
 }
 
 static int read_all(struct reader *r)
@@ -293,17 +282,17 @@ static int read_all(struct reader *r)
     if (r->pos >= r->len)
       break;
     if (r->buf[r->pos] != '<')
-      return fail_at(r->err, r->name, r->line, col_of(r), "text outside a tag (%s holds only elements)", r->f->what);
+      return gr_fail_place(r->err, r->name, r->line, col_of(r), "text outside a tag (%s holds only elements)", r->f->what);
     if (read_markup(r) != 0)
       return -1;
   }
   if (r->depth) {
     const struct gr_xml_elem *open = &r->d->el[r->stack[r->depth - 1]];
-    return fail_at(r->err, r->name, open->line, open->col, "<%.*s> is never closed (the file ends first)",
+    return gr_fail_place(r->err, r->name, open->line, open->col, "<%.*s> is never closed (the file ends first)",
                    (int)open->nlen, open->name);
   }
   if (!r->d->nel)
-    return fail_at(r->err, r->name, r->line, col_of(r), "no <%s> element: not %s", r->f->root, r->f->what);
+    return gr_fail_place(r->err, r->name, r->line, col_of(r), "no <%s> element: not %s", r->f->root, r->f->what);
   return 0;
 }
 

@@ -27,17 +27,6 @@
 #include "load/loaders.h"
 #include "load/nccl_topo_internal.h"
 
-static int fail_at(struct gr_err *err, const char *name, unsigned line, unsigned col, const char *fmt, ...)
-    __attribute__((format(printf, 5, 6)));
-
-static int fail_at(struct gr_err *err, const char *name, unsigned line, unsigned col, const char *fmt, ...)
-{
-  va_list ap;
-  va_start(ap, fmt);
-  gr_fail_at(err, name, line, col, fmt, ap);
-  va_end(ap);
-  return -1;
-}
 /* ---- the document, classified ---- */
 
 /* NCCL topology files to the reader. */
@@ -157,7 +146,7 @@ int fail_attr(struct build *b, const struct gr_xml_attr *a, const char *fmt, ...
   va_start(ap, fmt);
   vsnprintf(msg, sizeof(msg), fmt, ap);
   va_end(ap);
-  return fail_at(b->err, b->name, a->line, a->col, "%.*s=\"%.*s\": %s", (int)a->klen, a->key, (int)a->vlen, a->val,
+  return gr_fail_place(b->err, b->name, a->line, a->col, "%.*s=\"%.*s\": %s", (int)a->klen, a->key, (int)a->vlen, a->val,
                  msg);
 }
 
@@ -168,7 +157,7 @@ int fail_elem(struct build *b, const struct elem *e, const char *fmt, ...)
   va_start(ap, fmt);
   vsnprintf(msg, sizeof(msg), fmt, ap);
   va_end(ap);
-  return fail_at(b->err, b->name, e->line, e->col, "<%.*s>: %s", (int)e->nlen, e->name, msg);
+  return gr_fail_place(b->err, b->name, e->line, e->col, "<%.*s>: %s", (int)e->nlen, e->name, msg);
 }
 
 /* A problem gpurig can read past: a loader warning, the first few one by

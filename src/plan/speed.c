@@ -31,14 +31,11 @@ static void profile_of(const struct gr_plan_req *r, const struct gr_plan_hw *hw,
   /* a request built in code may name no engine: the one its format and job run on */
   const char *engine = r->engine ? r->engine : gr_engine_default(r->job != GR_JOB_INFER, &r->quant, r->gpus);
   gr_engine_profile(engine, r->engine_month, hw->gpu ? hw->gpu->arch : NULL, pf);
-  const char *missing = isnan(pf->mem_eff_gddr) ? "mem_eff_gddr" : isnan(pf->mem_eff_hbm) ? "mem_eff_hbm"
-                        : isnan(pf->quant_read_eff) ? "quant_read_eff" : isnan(pf->layer_us_ghz) ? "layer_us_ghz"
-                        : isnan(pf->layer_size_exp) ? "layer_size_exp" : isnan(pf->token_us) ? "token_us"
-                        : isnan(pf->seq_us) ? "seq_us" : isnan(pf->handoff_us) ? "handoff_us"
-                        : isnan(pf->pp_fp16_acc) ? "pp_fp16_acc" : isnan(pf->pp_eff_float) ? "pp_eff_float"
-                        : isnan(pf->pp_int8) ? "pp_int8" : isnan(pf->pp_eff_int8) ? "pp_eff_int8"
-                        : isnan(pf->pp_dequant_eff) ? "pp_dequant_eff"
-                        : isnan(pf->decode_compute_eff) ? "decode_compute_eff" : NULL;
+  const char *missing = NULL;
+  /* every key but train_mfu, which only training engines have (gr_speed_train checks it) */
+#define GR_PROFILE_NEEDED(k) if (!missing && isnan(pf->k) && strcmp(#k, "train_mfu") != 0) missing = #k;
+  GR_ENGINE_SPEED_KEYS(GR_PROFILE_NEEDED)
+#undef GR_PROFILE_NEEDED
   if (missing) {
     fprintf(stderr, "gpurig: internal error: data/engine-speed.tsv has no %s for %s\n", missing, engine);
     abort();
