@@ -217,7 +217,7 @@ static double nccl_nvlink_per_link(int cc)
                     : 0; /* unknown: no figure rather than NCCL's fallback for a GPU it would know */
 }
 
-double gr_nccl_nvlink_gbps(const struct gr_topo *t, int x, int y, int links)
+double gr_nccl_gpulink_gbps(const struct gr_topo *t, int x, int y, int links)
 {
   const struct gr_gpu_model *mx = gr_pci_catalog(&t->pci[x]), *my = gr_pci_catalog(&t->pci[y]);
   if (!mx || !my || mx->cc_major <= 0 || my->cc_major <= 0 || links <= 0)
@@ -236,8 +236,8 @@ static void nvlink_direct(struct gr_analysis *a)
 {
   const struct gr_topo *t = a->t;
   size_t n = a->ngpus;
-  for (size_t k = 0; k < t->nnvlinks; k++) {
-    const struct gr_nvlink *l = &t->nvlinks[k];
+  for (size_t k = 0; k < t->ngpulinks; k++) {
+    const struct gr_gpulink *l = &t->gpulinks[k];
     if (l->b < 0)
       continue;
     int ga = t->pci[l->a].gpu_index, gb = t->pci[l->b].gpu_index;
@@ -371,12 +371,12 @@ static struct gr_path path_between(const struct gr_analysis *a, int x, int y, bo
   int gx = t->pci[x].gpu_index, gy = t->pci[y].gpu_index;
   size_t c = (size_t)gx * a->ngpus + (size_t)gy;
   if (nvlink && gx >= 0 && gy >= 0 && a->nv_links[c] > 0) {
-    p.level = p.nccl = GR_LVL_NV;
-    p.nvlinks = a->nv_links[c];
+    p.level = p.nccl = GR_LVL_GPULINK;
+    p.gpulinks = a->nv_links[c];
     p.nccl_p2p = p.p2p_capable = true;
-    p.via = GR_VIA_NVLINK;
+    p.via = GR_VIA_GPULINK;
     p.bw_gbps = a->nv_gbps[c];
-    p.nccl_bw_gbps = gr_nccl_nvlink_gbps(t, x, y, p.nvlinks);
+    p.nccl_bw_gbps = gr_nccl_gpulink_gbps(t, x, y, p.gpulinks);
     p.nv_inferred = a->nv_inferred[c];
     return p;
   }
@@ -461,7 +461,7 @@ static void find_hives(struct gr_analysis *a)
     }
   }
   for (size_t h = 0; h < a->nhives; h++)
-    a->hives[h].kind = a->hives[h].ngpus < 2 ? GR_HIVE_ALONE : joined[h] == GR_LVL_NV ? GR_HIVE_NVLINK
+    a->hives[h].kind = a->hives[h].ngpus < 2 ? GR_HIVE_ALONE : joined[h] == GR_LVL_GPULINK ? GR_HIVE_GPULINK
                      : joined[h] == GR_LVL_PIX ? GR_HIVE_SWITCH : GR_HIVE_SWITCHES;
   free(joined);
 }
@@ -539,7 +539,7 @@ const char *gr_hive_kind_name(enum gr_hive_kind k)
 {
   switch (k) {
   case GR_HIVE_ALONE: return "alone";
-  case GR_HIVE_NVLINK: return "NVLink";
+  case GR_HIVE_GPULINK: return "NVLink";
   case GR_HIVE_SWITCH: return "PCIe switch";
   case GR_HIVE_SWITCHES: return "PCIe switches";
   }
@@ -550,7 +550,7 @@ const char *gr_hive_kind_key(enum gr_hive_kind k)
 {
   switch (k) {
   case GR_HIVE_ALONE: return "alone";
-  case GR_HIVE_NVLINK: return "nvlink";
+  case GR_HIVE_GPULINK: return "nvlink";
   case GR_HIVE_SWITCH: return "pcie_switch";
   case GR_HIVE_SWITCHES: return "pcie_switches";
   }
@@ -624,7 +624,7 @@ const char *gr_level_name(enum gr_level l)
 {
   switch (l) {
   case GR_LVL_X: return "X";
-  case GR_LVL_NV: return "NV";
+  case GR_LVL_GPULINK: return "NV";
   case GR_LVL_PIX: return "PIX";
   case GR_LVL_PXB: return "PXB";
   case GR_LVL_PHB: return "PHB";
@@ -636,8 +636,8 @@ const char *gr_level_name(enum gr_level l)
 
 const char *gr_level_str(const struct gr_path *p, char *buf, size_t cap)
 {
-  if (p->level == GR_LVL_NV)
-    snprintf(buf, cap, "NV%d", p->nvlinks);
+  if (p->level == GR_LVL_GPULINK)
+    snprintf(buf, cap, "NV%d", p->gpulinks);
   else
     snprintf(buf, cap, "%s", gr_level_name(p->level));
   return buf;
@@ -647,7 +647,7 @@ const char *gr_nccl_level_str(enum gr_level l)
 {
   switch (l) {
   case GR_LVL_X: return "LOC";
-  case GR_LVL_NV: return "NVL";
+  case GR_LVL_GPULINK: return "NVL";
   case GR_LVL_PIX: return "PIX";
   case GR_LVL_PXB: return "PXB";
   case GR_LVL_PHB:

@@ -19,7 +19,7 @@
  * NVLink and self). */
 enum gr_level {
   GR_LVL_X,    /* self */
-  GR_LVL_NV,   /* bonded NVLinks (NV#) */
+  GR_LVL_GPULINK,   /* bonded NVLinks (NV#) */
   GR_LVL_PIX,  /* at most a single PCIe bridge (one switch) */
   GR_LVL_PXB,  /* multiple PCIe bridges, no host bridge */
   GR_LVL_PHB,  /* through one PCIe host bridge */
@@ -28,11 +28,11 @@ enum gr_level {
 };
 
 /* What bounds a path's bandwidth. */
-enum gr_via { GR_VIA_NONE, GR_VIA_PCIE, GR_VIA_NVLINK, GR_VIA_SOCKET };
+enum gr_via { GR_VIA_NONE, GR_VIA_PCIE, GR_VIA_GPULINK, GR_VIA_SOCKET };
 
 struct gr_path {
   enum gr_level level;
-  int nvlinks;            /* for GR_LVL_NV */
+  int gpulinks;            /* for GR_LVL_GPULINK */
   bool nv_inferred;       /* NV joined only through an inferred NVSwitch fabric (model/topo.h) */
   bool p2p_capable;       /* GPUs, driver and platform allow P2P here (NVLink, or PCIe P2P at some
                              NCCL_P2P_LEVEL); false: every byte goes through host memory */
@@ -59,7 +59,7 @@ struct gr_analysis_opts {
  * meet over PCIe). */
 enum gr_hive_kind {
   GR_HIVE_ALONE,    /* one GPU */
-  GR_HIVE_NVLINK,   /* joined by NVLink */
+  GR_HIVE_GPULINK,   /* joined by NVLink */
   GR_HIVE_SWITCH,   /* worst joining pair PIX: one PCIe switch */
   GR_HIVE_SWITCHES, /* worst joining pair PXB: several PCIe switches */
 };
@@ -100,7 +100,7 @@ struct gr_analysis {
   /* NVSwitches on the bus but neither NVLink recorded nor a fabric inferred
    * (the GPUs' link counts unknown): every GPU figure is PCIe only, so the
    * predictions withhold their verdicts and say so. */
-  bool nvlink_unrecorded;
+  bool gpulink_unrecorded;
   struct gr_link_facts *link; /* per pci node (t->npci): the link above it (gr_link_facts) */
   struct gr_hive *hives;    /* nhives: what joins each */
   /* NVLink between GPUs, ngpus x ngpus (per GPU for the fabric): the one
@@ -141,7 +141,7 @@ const char *gr_nccl_defaults_text(const struct gr_analysis *a, char *buf, size_t
 const char *gr_nccl_why(const struct gr_analysis *a, size_t ngpus, char *buf, size_t cap);
 /* NCCL's bandwidth figure for NVLinks between GPUs x and y (pci indices):
  * links x its per-link figure for the lower compute capability; 0 unknown. */
-double gr_nccl_nvlink_gbps(const struct gr_topo *t, int x, int y, int links);
+double gr_nccl_gpulink_gbps(const struct gr_topo *t, int x, int y, int links);
 
 /* "NVLink", "PCIe switch", "PCIe switches", "alone" (static). */
 const char *gr_hive_kind_name(enum gr_hive_kind k);

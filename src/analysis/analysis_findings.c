@@ -236,10 +236,10 @@ void locality_findings(struct gr_analysis *a)
     char socket[128] = "";
     if (a->socket_link)
       snprintf(socket, sizeof(socket), " (%s; NCCL counts %g GB/s)", a->socket_link, a->socket_nccl_gbps);
-    bool all_nvlink = true; /* every GPU pair NV#: GPU traffic never takes the socket link */
+    bool all_gpulink = true; /* every GPU pair NV#: GPU traffic never takes the socket link */
     for (size_t i = 0; i < a->ngpus * a->ngpus; i++)
-      all_nvlink &= i / a->ngpus == i % a->ngpus || a->gpu_gpu[i].level == GR_LVL_NV;
-    if (all_nvlink)
+      all_gpulink &= i / a->ngpus == i % a->ngpus || a->gpu_gpu[i].level == GR_LVL_GPULINK;
+    if (all_gpulink)
       add_finding(a, GR_SEV_INFO, "topo.gpus-split", -1,
                   "The %zu GPUs sit on %d NUMA nodes, but NVLink joins every pair: GPU-to-GPU traffic stays on NVLink, and the link between the nodes%s carries only host traffic (data loading, each GPU's copies to the other node's memory).",
                   a->ngpus, nodes, socket);
@@ -463,15 +463,15 @@ void data_findings(struct gr_analysis *a)
   size_t nvswitches = 0;
   for (size_t i = 0; i < a->t->npci; i++)
     nvswitches += a->t->pci[i].kind == GR_KIND_NVSWITCH;
-  if (a->t->nvlink_ignored)
+  if (a->t->gpulink_ignored)
     add_finding(a, GR_SEV_INFO, "topo.nvlink-ignored", -1,
                 "NVLink is ignored as asked (--pcie-only): the levels show the PCIe paths under it.");
   else if (a->t->nfabrics && a->t->fabrics[0].from == GR_FABRIC_INFERRED)
     add_finding(a, GR_SEV_INFO, "topo.nvlink-inferred", -1,
                 "NVLink inferred, not recorded: %s, so gpurig assumes the NVSwitch fabric these GPUs are sold on (NV%d per pair from the catalog). Run gpurig on the machine itself (it reads NVLink from the driver) to confirm.",
                 a->t->fabrics[0].why, a->t->fabrics[0].nmembers ? a->t->fabrics[0].members[0].links : 0);
-  else if (nvswitches && !a->t->nnvlinks && !a->t->nfabrics && a->ngpus > 1) {
-    a->nvlink_unrecorded = true;
+  else if (nvswitches && !a->t->ngpulinks && !a->t->nfabrics && a->ngpus > 1) {
+    a->gpulink_unrecorded = true;
     add_finding(a, GR_SEV_INFO, "topo.nvlink-unknown", -1,
                 "%zu NVSwitch%s present but this input has no NVLink matrix (hwloc records it only through NVML) and the GPUs' NVLink counts are not in the catalog, so the GPU levels above are PCIe only; the GPUs are most likely joined by NVLink.",
                 nvswitches, nvswitches == 1 ? " is" : "es are");

@@ -41,8 +41,8 @@ void add_verdict(struct gr_prediction *p, const char *workload, int gpus, enum g
 static enum gr_xfer xfer_at(const struct gr_prediction *p, size_t i, size_t j, enum gr_level level)
 {
   const struct gr_path *path = &p->a->gpu_gpu[i * p->ngpus + j];
-  if (path->level == GR_LVL_NV)
-    return GR_XFER_NVLINK;
+  if (path->level == GR_LVL_GPULINK)
+    return GR_XFER_GPULINK;
   return path->p2p_capable && path->nccl <= level ? GR_XFER_P2P : GR_XFER_HOST;
 }
 
@@ -70,7 +70,7 @@ static void copy_rates(const struct ctx *c, struct gr_prediction *p)
       for (int r = 0; r < h->nres; r++) {
         /* a copy runs on the copy engines: copy_nvlink_eff, not NCCL's SM-driven ring_nvlink_eff */
         double e = h->effective[r] ? 1.0
-                   : pp->best == GR_XFER_NVLINK ? gr_calib()->copy_nvlink_eff
+                   : pp->best == GR_XFER_GPULINK ? gr_calib()->copy_nvlink_eff
                    : pp->best == GR_XFER_P2P    ? gr_calib()->copy_p2p_eff
                                                 : gr_calib()->copy_host_eff;
         if (h->cap[r] * e < bw)
@@ -280,7 +280,7 @@ void gr_predict(const struct gr_topo *t, const struct gr_analysis *a, struct gr_
   machine_rings(c, p);
   switch_budgets(p);
   nic_notes(p);
-  if (a->nvlink_unrecorded) {
+  if (a->gpulink_unrecorded) {
     /* PCIe-only verdicts beside NVSwitches would be presented as fact while
      * the GPUs most likely talk over NVLink: none is given */
     predict_note(p, "No verdicts: the GPUs sit beside NVSwitches but this input records no NVLink and the catalog does not know their links, so every GPU figure here is PCIe only. Run gpurig on the machine (it reads NVLink from the driver) or describe it in a rig with `nvswitch`.");
@@ -351,7 +351,7 @@ void gr_prediction_free(struct gr_prediction *p)
 
 const char *gr_xfer_name(enum gr_xfer x)
 {
-  return x == GR_XFER_NVLINK ? "nvlink" : x == GR_XFER_P2P ? "p2p" : "host";
+  return x == GR_XFER_GPULINK ? "nvlink" : x == GR_XFER_P2P ? "p2p" : "host";
 }
 
 const char *gr_rating_name(enum gr_rating r)

@@ -17,7 +17,7 @@
 #include "base/util.h"
 
 /* How one GPU's data reaches another. */
-enum gr_xfer { GR_XFER_NVLINK, GR_XFER_P2P, GR_XFER_HOST };
+enum gr_xfer { GR_XFER_GPULINK, GR_XFER_P2P, GR_XFER_HOST };
 
 struct gr_pair_predict {
   bool p2p_capable;      /* GPUs, driver and platform allow direct P2P (NVLink or PCIe): the analysis's */
@@ -32,8 +32,8 @@ enum gr_bound_kind {
   GR_BOUND_LINK,     /* a PCIe link (node) */
   GR_BOUND_SOCKET,   /* the inter-socket link */
   GR_BOUND_HOST_MEM, /* host memory, for host-staged hops */
-  GR_BOUND_NVLINK,   /* one NVLink hop of a mixed ring */
-  GR_BOUND_NVLINK_RINGS, /* an all-NVLink set: each GPU's NVLink bandwidth to the others */
+  GR_BOUND_GPULINK,   /* one NVLink hop of a mixed ring */
+  GR_BOUND_GPULINK_RINGS, /* an all-NVLink set: each GPU's NVLink bandwidth to the others */
   GR_BOUND_NVLS,     /* an all-NVLink set on an NVLink SHARP fabric, where NVLS is faster */
 };
 
@@ -54,7 +54,7 @@ struct gr_ring_bound {
 struct gr_ring {
   double busbw_gbps;     /* nccl-tests' bus bandwidth, large messages */
   int *order;            /* GPU indices in ring order (ngpus of them) */
-  size_t nhops_p2p, nhops_host, nhops_nvlink;
+  size_t nhops_p2p, nhops_host, nhops_gpulink;
   struct gr_ring_bound bound; /* what bounds it (gr_ring_bound_text words it) */
   double ring_busbw_gbps; /* all-NVLink sets: the rings alone; 0 otherwise */
   double nvls_busbw_gbps; /* all on one NVLink SHARP fabric with NCCL 2.17+: NVLS; 0 otherwise. The larger

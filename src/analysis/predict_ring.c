@@ -59,7 +59,7 @@ void build_hop(const struct ctx *c, struct hop *hd, struct hop_build *h, size_t 
   memset(hd, 0, sizeof(*hd));
   h->nres = 0;
   hd->x = mode;
-  if (mode == GR_XFER_NVLINK) {
+  if (mode == GR_XFER_GPULINK) {
     double bw = c->a->gpu_gpu[ga * c->n + gb].bw_gbps;
     hop_add(h, (int)(2 * t->npci + 2 + ga * 2), bw, false);
     hop_add(h, (int)(2 * t->npci + 2 + gb * 2 + 1), bw, false);
@@ -125,7 +125,7 @@ void predict_nvlink_tables(struct ctx *c)
       if (t->pci[m->gpu].gpu_index < 0)
         continue;
       /* switch-side reduction came with the third-generation NVSwitch (NVLink 4) */
-      if (t->fabrics[f].nvlink_gen >= 4)
+      if (t->fabrics[f].gpulink_gen >= 4)
         c->nvls_fabric[t->pci[m->gpu].gpu_index] = (int)f + 1;
     }
 }
@@ -180,10 +180,10 @@ static double nvlink_set_bound(const struct ctx *c, const int *set, size_t k)
 static double ring_busbw(struct ctx *c, const int *order, size_t k, int mode, const struct hop **worst_hop,
                          int *worst_res)
 {
-  bool all_nvlink = k > 1;
-  for (size_t i = 0; i < k && all_nvlink; i++)
-    all_nvlink = c->hops[(size_t)mode * c->n * c->n + (size_t)order[i] * c->n + (size_t)order[(i + 1) % k]].nvlink;
-  if (all_nvlink) {
+  bool all_gpulink = k > 1;
+  for (size_t i = 0; i < k && all_gpulink; i++)
+    all_gpulink = c->hops[(size_t)mode * c->n * c->n + (size_t)order[i] * c->n + (size_t)order[(i + 1) % k]].nvlink;
+  if (all_gpulink) {
     if (worst_hop)
       *worst_hop = NULL;
     return nvlink_set_bound(c, order, k);
@@ -527,7 +527,7 @@ static void ring_bound(const struct ctx *c, struct gr_ring *r, size_t k, int mod
   struct gr_ring_bound *b = &r->bound;
   const struct gr_topo *t = c->t;
   if (!wh) {
-    b->kind = r->nvls_busbw_gbps > r->ring_busbw_gbps ? GR_BOUND_NVLS : GR_BOUND_NVLINK_RINGS;
+    b->kind = r->nvls_busbw_gbps > r->ring_busbw_gbps ? GR_BOUND_NVLS : GR_BOUND_GPULINK_RINGS;
     b->gbps = nvlink_set_raw(c, r->order, k);
     return;
   }
@@ -548,7 +548,7 @@ static void ring_bound(const struct ctx *c, struct gr_ring *r, size_t k, int mod
     b->gbps = wh->cap[wr];
     b->hops /= 2;
   } else {
-    b->kind = GR_BOUND_NVLINK;
+    b->kind = GR_BOUND_GPULINK;
     b->gbps = wh->cap[wr];
   }
 }
@@ -596,8 +596,8 @@ const char *gr_ring_bound_text(const struct gr_prediction *p, const struct gr_ri
     snprintf(buf, cap, "host memory (%.1f GB/s theoretical) carrying %d host-staged hop%s, each written and read once",
              b->gbps, b->hops, s);
     break;
-  case GR_BOUND_NVLINK: snprintf(buf, cap, "NVLink (%.0f GB/s per direction)", b->gbps); break;
-  case GR_BOUND_NVLINK_RINGS:
+  case GR_BOUND_GPULINK: snprintf(buf, cap, "NVLink (%.0f GB/s per direction)", b->gbps); break;
+  case GR_BOUND_GPULINK_RINGS:
     snprintf(buf, cap, "each GPU's NVLink bandwidth to the others (%.0f GB/s per direction; NCCL runs one ring per link)",
              b->gbps);
     break;
@@ -613,7 +613,7 @@ const char *gr_bound_kind_key(enum gr_bound_kind k)
 {
   static const char *const key[] = {[GR_BOUND_NONE] = NULL, [GR_BOUND_LINK] = "link",
                                     [GR_BOUND_SOCKET] = "inter_socket", [GR_BOUND_HOST_MEM] = "host_memory",
-                                    [GR_BOUND_NVLINK] = "nvlink", [GR_BOUND_NVLINK_RINGS] = "nvlink_rings",
+                                    [GR_BOUND_GPULINK] = "nvlink", [GR_BOUND_GPULINK_RINGS] = "nvlink_rings",
                                     [GR_BOUND_NVLS] = "nvls"};
   return key[k];
 }

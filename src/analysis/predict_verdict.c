@@ -52,12 +52,12 @@ void nic_notes(struct gr_prediction *p)
 
 void count_hops(const struct ctx *c, struct gr_ring *r, size_t k, int mode)
 {
-  r->nhops_p2p = r->nhops_host = r->nhops_nvlink = 0;
+  r->nhops_p2p = r->nhops_host = r->nhops_gpulink = 0;
   for (size_t i = 0; i < k && k > 1; i++) {
     enum gr_xfer x = hop_of(c, mode, r->order[i], r->order[(i + 1) % k])->x;
     r->nhops_p2p += x == GR_XFER_P2P;
     r->nhops_host += x == GR_XFER_HOST;
-    r->nhops_nvlink += x == GR_XFER_NVLINK;
+    r->nhops_gpulink += x == GR_XFER_GPULINK;
   }
 }
 
@@ -150,7 +150,7 @@ void training_verdict(struct ctx *c, struct gr_prediction *p)
              c->t->npackages > 1 ? "sockets" : "NUMA nodes");
   double floor = gpu_link_floor(c->a), ratio = floor > 0 ? d->busbw_gbps / floor : 0.5; /* unknown: no verdict from it */
   enum gr_rating r;
-  if (d->nhops_nvlink == n || ((size_t)p->largest_p2p_domain == n && ratio >= 0.6))
+  if (d->nhops_gpulink == n || ((size_t)p->largest_p2p_domain == n && ratio >= 0.6))
     r = GR_RATE_GOOD;
   else if ((size_t)p->largest_p2p_domain * 4 <= n || p->largest_p2p_domain < 2 || ratio < 0.35)
     r = GR_RATE_POOR;
@@ -177,13 +177,13 @@ const char *level_needed(const struct ctx *c, const int *order, size_t k)
 /* How a ring's hops move their bytes, in words. */
 static void hops_text(const struct gr_ring *r, size_t k, char *buf, size_t cap)
 {
-  if (r->nhops_nvlink == k)
+  if (r->nhops_gpulink == k)
     snprintf(buf, cap, "joined by NVLink");
   else if (r->nhops_host == k)
     snprintf(buf, cap, "every hop staged through host memory");
   else if (r->nhops_host)
     snprintf(buf, cap, "%zu of %zu hops staged through host memory", r->nhops_host, k);
-  else if (r->nhops_nvlink)
+  else if (r->nhops_gpulink)
     snprintf(buf, cap, "over NVLink and PCIe peer-to-peer");
   else
     snprintf(buf, cap, "peer-to-peer over PCIe");
@@ -238,7 +238,7 @@ void tp_verdict(struct ctxs *cs, struct gr_prediction *p, size_t k)
   bool sys = false;
   for (size_t i = 0; i < k; i++)
     sys |= c->a->gpu_gpu[(size_t)dflt[i] * c->n + (size_t)dflt[(i + 1) % k]].level == GR_LVL_SYS;
-  enum gr_rating rating = r.nhops_nvlink == k ? GR_RATE_GOOD
+  enum gr_rating rating = r.nhops_gpulink == k ? GR_RATE_GOOD
                           : r.nhops_host == 0 && !sys ? GR_RATE_FAIR
                                                        : GR_RATE_POOR;
   if (k == 2 && rating == GR_RATE_FAIR)

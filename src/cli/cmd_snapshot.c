@@ -63,7 +63,7 @@ int cmd_snapshot(int argc, char **argv)
   struct gr_source src = cli_source_of(&o.src, false);
   if (gr_source_fs(&src, &fs, &err) != 0)
     return gr_report_error(&err);
-  if (gr_snapshot_write(&fs, p.positional, src.nvlink_reader, &err) != 0)
+  if (gr_snapshot_write(&fs, p.positional, src.gpulink_reader, &err) != 0)
     return gr_report_error(&err);
   fprintf(stderr, "gpurig: wrote %s\n", p.positional);
   return GR_EXIT_OK;

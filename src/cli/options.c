@@ -394,7 +394,7 @@ struct gr_source cli_source_of(const struct gr_source_opts *o, bool pcie_only)
   /* this machine and a gathered tree get the driver's NVLink (a tree only
    * when it is this machine's: gpu/gpu.h) */
   if (gr_source_reads_machine(&s))
-    s.nvlink_reader = gr_gpus_read_nvlink;
+    s.gpulink_reader = gr_gpus_read_gpulinks;
   return s;
 }
 

@@ -145,7 +145,7 @@ static void limits_pair(struct run *r, struct gr_bench_result *res)
   res->nccl_gbps = p->nccl_bw_gbps;
   const struct gr_pair_predict *pp = &l->p->pairs[(size_t)ta * l->p->ngpus + (size_t)tb];
   res->predicted_gbps = pp->best != GR_XFER_HOST ? pp->gbps : p->bw_gbps * gr_calib()->copy_p2p_eff;
-  bool nvl = p->via == GR_VIA_NVLINK;
+  bool nvl = p->via == GR_VIA_GPULINK;
   res->floor_gbps = p->bw_gbps * (nvl ? gr_health_consts()->bench_nvlink_min : gr_health_consts()->bench_p2p_min);
   char lvl[16];
   snprintf(res->link, sizeof(res->link), "%s, %s", gr_level_str(p, lvl, sizeof(lvl)),

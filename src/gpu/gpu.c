@@ -120,8 +120,8 @@ static void collect_peers(const struct gr_topo *t, struct gr_gpus_report *r, str
   if (!t || row->topo_gpu < 0)
     return;
   int self = t->gpus[row->topo_gpu];
-  for (size_t k = 0; k < t->nnvlinks; k++) {
-    const struct gr_nvlink *l = &t->nvlinks[k];
+  for (size_t k = 0; k < t->ngpulinks; k++) {
+    const struct gr_gpulink *l = &t->gpulinks[k];
     int other = l->a == self ? l->b : l->b == self ? l->a : -2;
     if (other == -1)
       add_peer(row, (struct gr_gpu_peer){.topo_gpu = -1, .row = -1, .package = l->peer_package, .links = l->count});
@@ -210,7 +210,7 @@ struct nv_gpu {
   int pci;      /* its node in the topology, -1 not there */
   bool read;    /* its links were read */
   unsigned nlinks;
-  struct gr_gpu_nvlink links[GR_GPU_NVLINK_MAX];
+  struct gr_gpu_link links[GR_GPU_LINK_MAX];
 };
 
 struct nv_read {
@@ -260,7 +260,7 @@ static void read_driver(struct nv_read *r, const struct gr_topo *t)
     }
     int k = gr_topo_gpu_by_busid(t, d->st.busid);
     d->pci = k >= 0 ? t->gpus[k] : -1;
-    if (be->nvlinks(r->g.state, i, d->links, GR_GPU_NVLINK_MAX, &d->nlinks) == 0)
+    if (be->gpulinks(r->g.state, i, d->links, GR_GPU_LINK_MAX, &d->nlinks) == 0)
       d->read = true;
     else
       note_lost(r, be->last_error(r->g.state));
@@ -319,11 +319,11 @@ static void note_switch(struct nv_join *j, const char *busid)
 
 /* Counts one active link of GPU ga (pci node self). The topology's node at
  * the far end settles a kind the driver left unknown. */
-static void join_link(const struct gr_topo *t, int self, const struct gr_gpu_nvlink *k, struct nv_join *j)
+static void join_link(const struct gr_topo *t, int self, const struct gr_gpu_link *k, struct nv_join *j)
 {
   int ga = t->pci[self].gpu_index;
   int far = k->remote_busid[0] ? pci_by_busid(t, k->remote_busid) : -1;
-  enum gr_nvlink_peer kind = k->remote;
+  enum gr_gpulink_peer kind = k->remote;
   if (kind == GR_NVPEER_UNKNOWN && far >= 0)
     kind = t->pci[far].gpu_index >= 0 ? GR_NVPEER_GPU
            : t->pci[far].kind == GR_KIND_NVSWITCH ? GR_NVPEER_NVSWITCH : GR_NVPEER_UNKNOWN;
@@ -379,11 +379,11 @@ static void add_direct(struct gr_topo *t, const struct nv_join *j, int *warned)
       int ab = j->pair[a * j->n + b], ba = j->pair[b * j->n + a], c = ab > ba ? ab : ba;
       double ra = gpu_link_gbps(t, j, a), rb = gpu_link_gbps(t, j, b), r = ra < rb ? ra : rb;
       if (c > 0 && rate_known(t, a, r, warned))
-        gr_topo_add_nvlink(t, t->gpus[a], t->gpus[b], -1, c, c * r);
+        gr_topo_add_gpulink(t, t->gpus[a], t->gpus[b], -1, c, c * r);
     }
     double r = gpu_link_gbps(t, j, a);
     if (j->cpu[a] > 0 && rate_known(t, a, r, warned))
-      gr_topo_add_nvlink(t, t->gpus[a], -1, j->cpu_pkg[a], j->cpu[a], j->cpu[a] * r);
+      gr_topo_add_gpulink(t, t->gpus[a], -1, j->cpu_pkg[a], j->cpu[a], j->cpu[a] * r);
   }
 }
 
@@ -436,13 +436,13 @@ static void join_links(struct gr_topo *t, const struct nv_read *r)
   free(j.switches);
 }
 
-void gr_gpus_read_nvlink(struct gr_topo *t)
+void gr_gpus_read_gpulinks(struct gr_topo *t)
 {
   struct nv_read r = {0};
   struct gr_err err = {0};
   char why[256];
   bool tree = t->source_kind && strcmp(t->source_kind, "root") == 0;
-  if (t->nnvlinks || t->nfabrics)
+  if (t->ngpulinks || t->nfabrics)
     return; /* the loader recorded NVLink already (an hwloc built with its NVML component) */
   if (gr_gpus_open(&r.g, &err) != 0) {
     /* a tree examined elsewhere needs no driver; this machine with GPUs does */
@@ -450,7 +450,7 @@ void gr_gpus_read_nvlink(struct gr_topo *t)
       gr_topo_add_warning(t, "NVLink not read from the GPU driver, so GPU pairs show PCIe paths only: %s", err.msg);
     return;
   }
-  if (!r.g.be->nvlinks)
+  if (!r.g.be->gpulinks)
     goto out;
   read_driver(&r, t);
   if (tree && !tree_is_this_machine(t, &r, why, sizeof(why))) {

@@ -38,23 +38,23 @@ enum gr_p2p_status {
 enum gr_p2p_cap { GR_P2P_READ, GR_P2P_WRITE };
 
 /* What sits at the far end of a GPU's NVLink. */
-enum gr_nvlink_peer {
+enum gr_gpulink_peer {
   GR_NVPEER_UNKNOWN,
   GR_NVPEER_GPU,
   GR_NVPEER_NVSWITCH,
   GR_NVPEER_CPU, /* a POWER9's NVLink unit (IBM NPU) */
 };
 
-enum { GR_GPU_NVLINK_MAX = 36 }; /* links one GPU may have (NVML_NVLINK_MAX_LINKS) */
+enum { GR_GPU_LINK_MAX = 36 }; /* links one GPU may have (NVML_NVLINK_MAX_LINKS) */
 
 /* One NVLink of a GPU as the driver reports it. */
-struct gr_gpu_nvlink {
+struct gr_gpu_link {
   unsigned index;          /* the link's number on the GPU */
   struct gr_metric active; /* 1 up, 0 down */
   struct gr_metric gen;    /* NVLink generation (1 P100 ... 5 B200), mapped by the backend from its own numbering */
   char remote_busid[32];   /* the far end, "0000:c4:00.0"; empty when unknown (or the link is down) */
   unsigned remote_vendor;  /* the far end's PCI vendor, 0 unknown */
-  enum gr_nvlink_peer remote;
+  enum gr_gpulink_peer remote;
 };
 
 /* What does not change while gpurig runs. */
@@ -70,7 +70,7 @@ struct gr_gpu_static {
   struct gr_metric cc_major, cc_minor; /* compute capability */
   struct gr_metric temp_slowdown_c, temp_shutdown_c;
   struct gr_metric numa_node;
-  struct gr_metric nvlinks_active; /* links up, of those the GPU has */
+  struct gr_metric gpulinks_active; /* links up, of those the GPU has */
   struct gr_metric ecc_enabled;    /* 1/0 */
 };
 
@@ -110,7 +110,7 @@ struct gr_gpu_dynamic {
   struct gr_metric pcie_replay;    /* PCIe replays: the GPU's link retrying bad packets */
   struct gr_metric ecc_corrected, ecc_uncorrected; /* volatile ECC totals */
   struct gr_metric remap_corr, remap_unc, remap_pending, remap_failed; /* row remapping (A100 and later) */
-  struct gr_metric nvlink_crc, nvlink_crc_data, nvlink_replay, nvlink_recovery; /* totals over the GPU's NVLinks:
+  struct gr_metric gpulink_crc, gpulink_crc_data, gpulink_replay, gpulink_recovery; /* totals over the GPU's NVLinks:
                                                                   flow-control (flit) CRC, data CRC, replays, recoveries */
 };
 
@@ -147,7 +147,7 @@ struct gr_gpu_backend {
   /* Optional: the GPU's NVLinks, every link the driver answers for (up or
    * down), at most cap, in *n. A GPU without NVLink gives 0 links; -1 only
    * when the GPU stopped answering (last_error says why). */
-  int (*nvlinks)(void *state, unsigned gpu, struct gr_gpu_nvlink *out, unsigned cap, unsigned *n);
+  int (*gpulinks)(void *state, unsigned gpu, struct gr_gpu_link *out, unsigned cap, unsigned *n);
   /* Driver-wide facts: the driver's and the runtime's version ("550.54.14",
    * "12.4"); strings empty when unknown. */
   int (*versions)(void *state, char *driver, size_t dcap, char *runtime, size_t rcap);
@@ -223,8 +223,8 @@ void gr_gpus_collect(struct gr_gpus *g, const struct gr_topo *t, struct gr_gpus_
 void gr_gpus_report_free(struct gr_gpus_report *r);
 
 /* Reads NVLink from the GPU driver into t, a topology just loaded from this
- * machine or a gathered tree (a gr_nvlink_reader, load/source.h): direct
- * GPU-GPU links (one gr_topo_add_nvlink per pair, each link counted once
+ * machine or a gathered tree (a gr_gpulink_reader, load/source.h): direct
+ * GPU-GPU links (one gr_topo_add_gpulink per pair, each link counted once
  * though both ends report it), GPU-CPU links (POWER9), and the links into
  * NVSwitches as one fabric (GR_FABRIC_NVML). GB/s per link and direction:
  * the GPU's catalog row, else its NVLink generation's figure. A tree
@@ -234,7 +234,7 @@ void gr_gpus_report_free(struct gr_gpus_report *r);
  * become one loader warning each (no driver on a machine with the vendor's
  * GPUs, another machine's tree, GPUs that stopped answering), never a
  * failure. */
-void gr_gpus_read_nvlink(struct gr_topo *t);
+void gr_gpus_read_gpulinks(struct gr_topo *t);
 
 const char *gr_p2p_status_name(enum gr_p2p_status s); /* "OK", "CNS", ... */
 const char *gr_p2p_status_text(enum gr_p2p_status s); /* the legend */

@@ -304,7 +304,7 @@ static void fill_nvlinks(struct conv *c)
         ib = -1;
         pb = pa;
       }
-      gr_topo_add_nvlink(c->t, ia, ib, pb, nvlink_count(mbps), mbps / 1000.0);
+      gr_topo_add_gpulink(c->t, ia, ib, pb, nvlink_count(mbps), mbps / 1000.0);
     }
   }
   hwloc_distances_release(c->topo, d);
@@ -394,11 +394,11 @@ static void snapshot_nvlink_infos(struct conv *c, size_t i, const struct snap_fa
       continue;
     if (strcmp(name, GR_INFO_NVLINK) == 0 && sscanf(v, "cpu %d %d %lf", &pkg, &count, &gbps) == 3) {
       if (plausible_links(count, gbps))
-        gr_topo_add_nvlink(c->t, (int)i, -1, pkg, count, gbps);
+        gr_topo_add_gpulink(c->t, (int)i, -1, pkg, count, gbps);
     } else if (strcmp(name, GR_INFO_NVLINK) == 0 && sscanf(v, "%39s %d %lf", peer, &count, &gbps) == 3) {
       struct gr_pci *p = endpoint_at(c->t, peer);
       if (p && plausible_links(count, gbps))
-        gr_topo_add_nvlink(c->t, (int)i, (int)(p - c->t->pci), -1, count, gbps);
+        gr_topo_add_gpulink(c->t, (int)i, (int)(p - c->t->pci), -1, count, gbps);
     } else if (strcmp(name, GR_INFO_FABRIC_LINKS) == 0 && sf && sscanf(v, "%d %lf", &count, &gbps) == 2 &&
                plausible_links(count, gbps)) {
       if (!*f)
@@ -416,7 +416,7 @@ static void fill_snapshot_nvlinks(struct conv *c)
 {
   struct gr_fabric *f = NULL;
   struct snap_fabric sf;
-  if (c->t->nnvlinks || !info(hwloc_get_root_obj(c->topo), GR_INFO_SNAPSHOT))
+  if (c->t->ngpulinks || !info(hwloc_get_root_obj(c->topo), GR_INFO_SNAPSHOT))
     return;
   bool have_fabric = snapshot_fabric(c, &sf);
   for (size_t i = 0; i < c->t->npci; i++)
@@ -864,7 +864,7 @@ static int load_xml_common(const char *name, const char *path, const char *buf, 
     t->source_kind = xstrdup("xml");
     t->source_path = xstrdup(name);
     gr_topo_finish(t);
-    gr_topo_fabric_from_nvlinks(t, GR_FABRIC_HWLOC);
+    gr_topo_fabric_from_gpulinks(t, GR_FABRIC_HWLOC);
   } else {
     gr_topo_free(t);
   }

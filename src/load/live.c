@@ -414,6 +414,6 @@ int gr_load_live(const struct gr_fs *fs, struct gr_topo *t, struct gr_err *err)
   t->source_kind = xstrdup(gr_fs_is_live(fs) ? "live" : "root");
   t->source_path = gr_fs_is_live(fs) ? NULL : xstrdup(fs->root);
   gr_topo_finish(t);
-  gr_topo_fabric_from_nvlinks(t, GR_FABRIC_HWLOC);
+  gr_topo_fabric_from_gpulinks(t, GR_FABRIC_HWLOC);
   return 0;
 }

@@ -13,7 +13,7 @@
  * machine (NV# edges and the NVSwitch fabric). The GPU layer provides it and
  * the command line hands it over, since load cannot call up; it notes what
  * it could not do as a loader warning and never fails the load. */
-typedef void (*gr_nvlink_reader)(struct gr_topo *t);
+typedef void (*gr_gpulink_reader)(struct gr_topo *t);
 
 /* The machine under fs (live when fs is the real root): hwloc for the tree
  * and locality, then gpurig's own reads of /sys/bus/pci/devices/<bdf>/. */
@@ -54,11 +54,11 @@ int gr_load_nccl_topo_buffer(const char *name, const char *buf, size_t len, stru
 bool gr_nccl_topo_sniff(const char *buf, size_t len);
 
 /* Writes the machine under fs as hwloc XML with gpurig's per-device facts as
- * info attributes, and the NVLink the driver reports (nvlink_reader, NULL
+ * info attributes, and the NVLink the driver reports (gpulink_reader, NULL
  * none) where hwloc records none, so that a replay of the file sees the
  * same NV# and fabric. Writes to a temporary file beside out_path and
  * renames it, so a failure never leaves a partial file. */
-int gr_snapshot_write(const struct gr_fs *fs, const char *out_path, gr_nvlink_reader nvlink_reader,
+int gr_snapshot_write(const struct gr_fs *fs, const char *out_path, gr_gpulink_reader gpulink_reader,
                       struct gr_err *err);
 
 /* Parsers of single sysfs values, exposed for tests and fuzzing. */

@@ -142,7 +142,7 @@ static int build_nvlink(struct build *b, const struct elem *e)
     return 0;
   }
   case PEER_CPU:
-    gr_topo_add_nvlink(b->t, gpu, -1, g->package, (int)count, count * gbps);
+    gr_topo_add_gpulink(b->t, gpu, -1, g->package, (int)count, count * gbps);
     return 0;
   case PEER_NVSWITCH:
     add_to_fabric(b, e, gpu, sm, (int)count, gbps);
@@ -163,7 +163,7 @@ static int build_c2c(struct build *b, const struct elem *e)
     return 0;
   if (required_int(b, e, "count", 1, 64, &count) != 0 || required_int(b, e, "bw", 1, 10000000, &mbps) != 0)
     return -1;
-  gr_topo_add_nvlink(b->t, gpu, -1, b->t->pci[gpu].package, (int)count, (double)(count * mbps) / 1000.0);
+  gr_topo_add_gpulink(b->t, gpu, -1, b->t->pci[gpu].package, (int)count, (double)(count * mbps) / 1000.0);
   return 0;
 }
 
@@ -200,7 +200,7 @@ static void merge_pairs(struct build *b)
       gr_topo_add_warning(b->t, "%s: GPU %s lists %d NVLinks to %s, which lists %d back: counted %d", b->name, x,
                           count[0], y, count[1], count[k]);
     }
-    gr_topo_add_nvlink(b->t, b->pairs[i].lo, b->pairs[i].hi, -1, count[k], gbps[k]);
+    gr_topo_add_gpulink(b->t, b->pairs[i].lo, b->pairs[i].hi, -1, count[k], gbps[k]);
     i = j;
   }
 }

@@ -183,7 +183,7 @@ static void relink(struct gr_topo *t, const struct gr_gpu_model *m)
 {
   int *used = xcalloc(t->npci + 1, sizeof(int)), most = 0;
   for (size_t f = 0; f < t->nfabrics; f++) {
-    t->fabrics[f].nvlink_gen = m->link_gen;
+    t->fabrics[f].gpulink_gen = m->link_gen;
     for (size_t i = 0; i < t->fabrics[f].nmembers; i++) {
       struct gr_fabric_member *fm = &t->fabrics[f].members[i];
       fm->links = m->links;
@@ -191,8 +191,8 @@ static void relink(struct gr_topo *t, const struct gr_gpu_model *m)
       used[fm->gpu] += fm->links;
     }
   }
-  for (size_t k = 0; k < t->nnvlinks; k++) {
-    struct gr_nvlink *l = &t->nvlinks[k];
+  for (size_t k = 0; k < t->ngpulinks; k++) {
+    struct gr_gpulink *l = &t->gpulinks[k];
     l->bw_gbps = l->count * link_rate(m);
     used[l->a] += l->count;
     if (l->b >= 0)
@@ -203,7 +203,7 @@ static void relink(struct gr_topo *t, const struct gr_gpu_model *m)
   if (most > m->links) {
     gr_topo_add_warning(t, "--gpu %s: the rig's NVLinks give a GPU %d links and %s %s has %d: its direct NVLinks "
                         "are dropped", m->model, most, article(m->model), m->model, m->links);
-    t->nnvlinks = 0;
+    t->ngpulinks = 0;
   }
   free(used);
 }
@@ -243,8 +243,8 @@ int gr_rig_replace_gpus(struct gr_topo *t, const char *model, struct gr_err *err
     p->link.cur_gen = eg;
     p->p2p = m->p2p == GR_P2P_YES ? 1 : m->p2p == GR_P2P_NO ? 0 : -1;
   }
-  if (!has_nvlink(m)) {
-    t->nnvlinks = 0;
+  if (!has_gpulink(m)) {
+    t->ngpulinks = 0;
     gr_topo_free_fabrics(t);
   } else {
     relink(t, m);

@@ -285,7 +285,7 @@ void build_cpus(struct parser *p)
 
 /* ---- NVLink: pairs, meshes and the NVSwitch fabric ---- */
 
-bool has_nvlink(const struct gr_gpu_model *m)
+bool has_gpulink(const struct gr_gpu_model *m)
 {
   return m && m->links > 0 && strcmp(m->link, "nvlink") == 0;
 }
@@ -311,7 +311,7 @@ static int nvlink_gpu(struct parser *p, const char *name, int col, const char *w
   if (i < 0 || p->elems[i].kind != K_GPU)
     return perr(p, col, "undefined GPU '%s' in %s (GPUs are gpu0, gpu1, ... in declaration order)", name, what);
   *m = p->elems[i].gpu;
-  if (!has_nvlink(*m))
+  if (!has_gpulink(*m))
     return perr(p, col, "%s (%s) has no NVLink", name, (*m)->model);
   return p->elems[i].pci_index;
 }
@@ -362,7 +362,7 @@ static int charge(struct parser *p, const struct link_stmt *s, int gpu, const st
  * a rig's pairs stay under 2300. */
 static void add_pair(struct parser *p, int x, int y, int links, double rate)
 {
-  gr_topo_add_nvlink(p->t, x, y, -1, links, links * rate);
+  gr_topo_add_gpulink(p->t, x, y, -1, links, links * rate);
 }
 
 /* A pair's links by default: all of a bridge card's (an RTX 3090's bridge
@@ -425,9 +425,9 @@ static int link_fabric(struct parser *p, const struct link_stmt *s, const int *p
   if (!t->nfabrics)
     gr_topo_add_fabric(t, GR_FABRIC_RIG, gen, 0, NULL);
   struct gr_fabric *f = &t->fabrics[0];
-  if (f->nvlink_gen != gen)
+  if (f->gpulink_gen != gen)
     return perr(p, s->col, "NVLink generation %d: the rig's NVSwitch fabric is generation %d (one fabric, one "
-                "generation)", gen, f->nvlink_gen);
+                "generation)", gen, f->gpulink_gen);
   f->nswitches += s->switches;
   for (unsigned k = 0; k <= s->hi - s->lo; k++) {
     int links = s->links ? s->links : m[k]->links;

@@ -117,7 +117,7 @@ int find_elem(const struct parser *p, const char *name);
 void build_cpus(struct parser *p);
 int build_tree(struct parser *p);
 int build_links(struct parser *p);
-bool has_nvlink(const struct gr_gpu_model *m);
+bool has_gpulink(const struct gr_gpu_model *m);
 double link_rate(const struct gr_gpu_model *m);
 const char *article(const char *model);
 

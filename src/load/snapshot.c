@@ -46,8 +46,8 @@ static void annotate(hwloc_topology_t topo, const struct gr_pci *p, hwloc_obj_t 
 static void annotate_nvlink(hwloc_topology_t topo, const struct gr_topo *t, hwloc_obj_t *objs)
 {
   char buf[96], bus[32];
-  for (size_t k = 0; k < t->nnvlinks; k++) {
-    const struct gr_nvlink *l = &t->nvlinks[k];
+  for (size_t k = 0; k < t->ngpulinks; k++) {
+    const struct gr_gpulink *l = &t->gpulinks[k];
     if (!objs[l->a])
       continue;
     if (l->b >= 0)
@@ -59,7 +59,7 @@ static void annotate_nvlink(hwloc_topology_t topo, const struct gr_topo *t, hwlo
   if (!t->nfabrics)
     return;
   const struct gr_fabric *f = &t->fabrics[0]; /* a machine has one (model/topo.h) */
-  snprintf(buf, sizeof(buf), "%s %d %d", gr_fabric_from_name(f->from), f->nvlink_gen, f->nswitches);
+  snprintf(buf, sizeof(buf), "%s %d %d", gr_fabric_from_name(f->from), f->gpulink_gen, f->nswitches);
   hwloc_obj_add_info(hwloc_get_root_obj(topo), GR_INFO_FABRIC, buf);
   for (size_t i = 0; i < f->nmembers; i++)
     if (objs[f->members[i].gpu]) {
@@ -68,7 +68,7 @@ static void annotate_nvlink(hwloc_topology_t topo, const struct gr_topo *t, hwlo
     }
 }
 
-int gr_snapshot_write(const struct gr_fs *fs, const char *out_path, gr_nvlink_reader nvlink_reader,
+int gr_snapshot_write(const struct gr_fs *fs, const char *out_path, gr_gpulink_reader gpulink_reader,
                       struct gr_err *err)
 {
   hwloc_topology_t topo = NULL;
@@ -86,12 +86,12 @@ int gr_snapshot_write(const struct gr_fs *fs, const char *out_path, gr_nvlink_re
   for (size_t i = 0; i < t.npci; i++)
     if (t.pci[i].role != GR_ROLE_HOSTBRIDGE && objs[i])
       annotate(topo, &t.pci[i], objs[i]);
-  if (nvlink_reader && !t.nnvlinks) {
+  if (gpulink_reader && !t.ngpulinks) {
     /* hwloc recorded no NVLink: the driver's goes into the file, so that a
      * replay sees what `gpurig topo` sees on the machine */
     t.source_kind = xstrdup(gr_fs_is_live(fs) ? "live" : "root");
     gr_topo_finish(&t);
-    nvlink_reader(&t);
+    gpulink_reader(&t);
     annotate_nvlink(topo, &t, objs);
   }
   hwloc_obj_add_info(hwloc_get_root_obj(topo), GR_INFO_SNAPSHOT, GPURIG_VERSION);

@@ -97,11 +97,11 @@ int gr_source_load(const struct gr_source *src, struct gr_topo *t, struct gr_err
   }
   if (rc != 0)
     return rc;
-  if (src->nvlink_reader && !src->pcie_only && gr_source_reads_machine(src))
-    src->nvlink_reader(t);
-  gr_topo_fabric_from_nvlinks(t, GR_FABRIC_HWLOC);
+  if (src->gpulink_reader && !src->pcie_only && gr_source_reads_machine(src))
+    src->gpulink_reader(t);
+  gr_topo_fabric_from_gpulinks(t, GR_FABRIC_HWLOC);
   if (src->pcie_only)
-    gr_topo_forget_nvlink(t);
+    gr_topo_forget_gpulinks(t);
   gr_topo_infer_fabric(t);
   return rc;
 }

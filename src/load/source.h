@@ -34,7 +34,7 @@ struct gr_source {
   int gpus;              /* GENERIC: how many */
   const char *option;    /* RIG: the option that named path ("--rig"), said in its not-found error; NULL none */
   bool pcie_only;        /* forget NVLink: show the PCIe paths under it */
-  gr_nvlink_reader nvlink_reader; /* LIVE, ROOT: the driver's NVLink; NULL none */
+  gr_gpulink_reader gpulink_reader; /* LIVE, ROOT: the driver's NVLink; NULL none */
   struct gr_nccl_version nccl; /* the NCCL whose defaults the analysis follows (--nccl-version); the
                                   loaders ignore it; major 0: gpurig's default (analysis/analysis.h) */
 };
@@ -52,7 +52,7 @@ bool gr_source_reads_machine(const struct gr_source *src);
 int gr_source_fs(const struct gr_source *src, struct gr_fs *fs, struct gr_err *err);
 
 /* Loads the source's topology with its loader, applying gpu_model and
- * pcie_only; then the driver's NVLink (nvlink_reader), the NVSwitch fabric
+ * pcie_only; then the driver's NVLink (gpulink_reader), the NVSwitch fabric
  * from the reported links, or one inferred where the input records no
  * NVLink (model/topo.h). 0, or -1 with err (GR_EXIT_FAIL for bad input,
  * GR_EXIT_CANNOT_RUN when the machine cannot be read) and *t empty. The

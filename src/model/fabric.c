@@ -14,14 +14,14 @@ const struct gr_gpu_model *gr_pci_catalog(const struct gr_pci *p)
   return m ? m : gr_catalog_find_pci(p->vendor, p->device);
 }
 
-struct gr_fabric *gr_topo_add_fabric(struct gr_topo *t, enum gr_fabric_from from, int nvlink_gen, int nswitches,
+struct gr_fabric *gr_topo_add_fabric(struct gr_topo *t, enum gr_fabric_from from, int gpulink_gen, int nswitches,
                                      const char *why)
 {
   t->fabrics = xrealloc(t->fabrics, (t->nfabrics + 1) * sizeof(*t->fabrics));
   struct gr_fabric *f = &t->fabrics[t->nfabrics++];
   memset(f, 0, sizeof(*f));
   f->from = from;
-  f->nvlink_gen = nvlink_gen;
+  f->gpulink_gen = gpulink_gen;
   f->nswitches = nswitches;
   f->why = why ? xstrdup(why) : NULL;
   return f;
@@ -47,7 +47,7 @@ void gr_fabric_add_links(struct gr_fabric *f, int gpu, int links, double gbps)
   m->gbps += gbps;
 }
 
-void gr_topo_fabric_from_nvlinks(struct gr_topo *t, enum gr_fabric_from from)
+void gr_topo_fabric_from_gpulinks(struct gr_topo *t, enum gr_fabric_from from)
 {
   if (t->nfabrics)
     return;
@@ -55,8 +55,8 @@ void gr_topo_fabric_from_nvlinks(struct gr_topo *t, enum gr_fabric_from from)
   int nswitches = 0;
   for (size_t i = 0; i < t->npci; i++)
     nswitches += t->pci[i].kind == GR_KIND_NVSWITCH;
-  for (size_t k = 0; k < t->nnvlinks; k++) {
-    const struct gr_nvlink *l = &t->nvlinks[k];
+  for (size_t k = 0; k < t->ngpulinks; k++) {
+    const struct gr_gpulink *l = &t->gpulinks[k];
     if (l->b < 0)
       continue;
     int gpu = -1;
@@ -105,7 +105,7 @@ static bool inference_basis(const struct gr_topo *t, char *why, size_t cap)
 void gr_topo_infer_fabric(struct gr_topo *t)
 {
   char why[160];
-  if (t->nfabrics || t->nnvlinks || t->ngpus < 2 || t->nvlink_ignored || !inference_basis(t, why, sizeof(why)))
+  if (t->nfabrics || t->ngpulinks || t->ngpus < 2 || t->gpulink_ignored || !inference_basis(t, why, sizeof(why)))
     return;
   int nswitches = 0;
   for (size_t i = 0; i < t->npci; i++)
@@ -129,13 +129,13 @@ static void fabrics_free(struct gr_topo *t)
   t->nfabrics = 0;
 }
 
-void gr_topo_forget_nvlink(struct gr_topo *t)
+void gr_topo_forget_gpulinks(struct gr_topo *t)
 {
-  free(t->nvlinks);
-  t->nvlinks = NULL;
-  t->nnvlinks = 0;
+  free(t->gpulinks);
+  t->gpulinks = NULL;
+  t->ngpulinks = 0;
   fabrics_free(t);
-  t->nvlink_ignored = true;
+  t->gpulink_ignored = true;
 }
 
 void gr_topo_free_fabrics(struct gr_topo *t)

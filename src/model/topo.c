@@ -57,7 +57,7 @@ void gr_topo_free(struct gr_topo *t)
   free(t->pci);
   free(t->gpus);
   free(t->nics);
-  free(t->nvlinks);
+  free(t->gpulinks);
   gr_topo_free_fabrics(t);
   free(t->source_kind);
   free(t->source_path);
@@ -95,10 +95,10 @@ void gr_topo_add_warning(struct gr_topo *t, const char *fmt, ...)
   t->warnings[t->nwarnings++] = xstrdup(buf);
 }
 
-void gr_topo_add_nvlink(struct gr_topo *t, int a, int b, int peer_package, int count, double bw_gbps)
+void gr_topo_add_gpulink(struct gr_topo *t, int a, int b, int peer_package, int count, double bw_gbps)
 {
-  t->nvlinks = xrealloc(t->nvlinks, (t->nnvlinks + 1) * sizeof(*t->nvlinks));
-  t->nvlinks[t->nnvlinks++] = (struct gr_nvlink){a, b, peer_package, count, bw_gbps};
+  t->gpulinks = xrealloc(t->gpulinks, (t->ngpulinks + 1) * sizeof(*t->gpulinks));
+  t->gpulinks[t->ngpulinks++] = (struct gr_gpulink){a, b, peer_package, count, bw_gbps};
 }
 
 /* The first row of pci-devices.tsv that names this device, or NULL. */

@@ -118,7 +118,7 @@ struct gr_numa {
 
 /* One NVLink adjacency as reported (hwloc NVLinkBandwidth matrix or NVML):
  * a and b index topo->pci; b is -1 when the peer is a CPU (POWER). */
-struct gr_nvlink {
+struct gr_gpulink {
   int a, b;
   int peer_package;   /* when b == -1 */
   int count;          /* links bonded */
@@ -148,7 +148,7 @@ struct gr_fabric_member {
 struct gr_fabric {
   struct gr_fabric_member *members; size_t nmembers;
   int nswitches;          /* NVSwitch chips, 0 unknown */
-  int nvlink_gen;         /* NVLink generation (2 V100, 3 A100, 4 H100/H200, 5 B200), 0 unknown */
+  int gpulink_gen;         /* NVLink generation (2 V100, 3 A100, 4 H100/H200, 5 B200), 0 unknown */
   enum gr_fabric_from from;
   char *why;              /* inferred: what from, in words; NULL otherwise */
 };
@@ -159,14 +159,14 @@ struct gr_topo {
   char *product;      /* DMI product name, may be NULL */
   char *hostname;     /* may be NULL */
   bool link_details;  /* gen/width/AER etc. known (sysfs or a gpurig snapshot) */
-  bool nvlink_ignored; /* the user asked for PCIe levels only (--pcie-only) */
+  bool gpulink_ignored; /* the user asked for PCIe levels only (--pcie-only) */
 
   struct gr_package *packages; size_t npackages;
   struct gr_numa *numas; size_t nnumas;
   struct gr_pci *pci; size_t npci, cap_pci;
   int *gpus; size_t ngpus;   /* indices into pci, in PCI bus order */
   int *nics; size_t nnics;
-  struct gr_nvlink *nvlinks; size_t nnvlinks;  /* GPU-GPU and GPU-CPU links; GPU-NVSwitch links as
+  struct gr_gpulink *gpulinks; size_t ngpulinks;  /* GPU-GPU and GPU-CPU links; GPU-NVSwitch links as
                                                  reported (the fabrics below are built from them) */
   struct gr_fabric *fabrics; size_t nfabrics;
 
@@ -220,21 +220,21 @@ void gr_topo_free(struct gr_topo *t);
 /* Appends a zeroed node and returns its index. */
 int gr_topo_add_pci(struct gr_topo *t);
 void gr_topo_add_warning(struct gr_topo *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-void gr_topo_add_nvlink(struct gr_topo *t, int a, int b, int peer_package, int count, double bw_gbps);
+void gr_topo_add_gpulink(struct gr_topo *t, int a, int b, int peer_package, int count, double bw_gbps);
 
 /* Adds an empty fabric and returns it (valid until the next add). why is
  * copied (NULL for none). */
-struct gr_fabric *gr_topo_add_fabric(struct gr_topo *t, enum gr_fabric_from from, int nvlink_gen, int nswitches,
+struct gr_fabric *gr_topo_add_fabric(struct gr_topo *t, enum gr_fabric_from from, int gpulink_gen, int nswitches,
                                      const char *why);
 /* Adds links (and their GB/s per direction) from GPU gpu (a pci index) into
  * fabric f; a GPU added twice gets the sum. */
 void gr_fabric_add_links(struct gr_fabric *f, int gpu, int links, double gbps);
 /* The members' entry for pci index gpu, or NULL. */
 const struct gr_fabric_member *gr_fabric_member_of(const struct gr_fabric *f, int gpu);
-/* Turns the GPU-to-NVSwitch entries of t->nvlinks into one fabric of origin
+/* Turns the GPU-to-NVSwitch entries of t->gpulinks into one fabric of origin
  * `from` (when there are any and t has no fabric yet). Run after
  * gr_topo_finish, which sets the kinds. */
-void gr_topo_fabric_from_nvlinks(struct gr_topo *t, enum gr_fabric_from from);
+void gr_topo_fabric_from_gpulinks(struct gr_topo *t, enum gr_fabric_from from);
 /* When the input records no NVLink at all, infers the NVSwitch fabric the
  * GPUs sit on: from NVSwitch PCI devices on the bus, or from a catalog row
  * that says the model sits on an NVSwitch baseboard (8 or more such GPUs).
@@ -244,7 +244,7 @@ void gr_topo_fabric_from_nvlinks(struct gr_topo *t, enum gr_fabric_from from);
 void gr_topo_infer_fabric(struct gr_topo *t);
 /* Forgets every NVLink and fabric (--pcie-only: the PCIe paths under them)
  * and marks t so. */
-void gr_topo_forget_nvlink(struct gr_topo *t);
+void gr_topo_forget_gpulinks(struct gr_topo *t);
 void gr_topo_free_fabrics(struct gr_topo *t); /* part of gr_topo_free */
 const char *gr_fabric_from_name(enum gr_fabric_from f); /* "hwloc", "nvml", "rig", "nccl", "inferred" */
 

@@ -373,7 +373,7 @@ static struct gr_mon_event *add_event(struct gr_sampler *s, enum gr_mon_event_ki
   static const char *const ids[] = {
       [GR_EV_AER] = "monitor.aer",         [GR_EV_WIDTH] = "monitor.link-change", [GR_EV_GPU_LOST] = "monitor.gpu-lost",
       [GR_EV_GPU_STALE] = "monitor.gpu-stale", [GR_EV_GPU_BACK] = "monitor.gpu-back", [GR_EV_XID] = "monitor.xid",
-      [GR_EV_REPLAY] = "monitor.pcie-replay", [GR_EV_ECC] = "monitor.ecc",      [GR_EV_NVLINK] = "monitor.nvlink"};
+      [GR_EV_REPLAY] = "monitor.pcie-replay", [GR_EV_ECC] = "monitor.ecc",      [GR_EV_GPULINK] = "monitor.nvlink"};
   struct gr_mon_event *e = &s->ev[s->nev++ % EVENT_RING];
   gr_finding_release(&e->f); /* the event the ring drops */
   memset(e, 0, sizeof(*e));
@@ -496,12 +496,12 @@ static void gpu_events(struct gr_sampler *s, const struct gr_sample *prev, const
     if (rose(a->ecc_uncorrected, b->ecc_uncorrected) || rose(a->remap_failed, b->remap_failed))
       add_event(s, GR_EV_ECC, GR_SEV_FAIL, (int)i, -1, "%s: uncorrectable memory errors (ECC %.0f, row remap %s)",
                 name, b->ecc_uncorrected.ok ? b->ecc_uncorrected.v : 0, b->remap_failed.v > 0 ? "failed" : "ok");
-    if (rose(a->nvlink_crc, b->nvlink_crc) || rose(a->nvlink_crc_data, b->nvlink_crc_data) ||
-        rose(a->nvlink_replay, b->nvlink_replay) || rose(a->nvlink_recovery, b->nvlink_recovery))
-      add_event(s, GR_EV_NVLINK, GR_SEV_WARN, (int)i, -1,
+    if (rose(a->gpulink_crc, b->gpulink_crc) || rose(a->gpulink_crc_data, b->gpulink_crc_data) ||
+        rose(a->gpulink_replay, b->gpulink_replay) || rose(a->gpulink_recovery, b->gpulink_recovery))
+      add_event(s, GR_EV_GPULINK, GR_SEV_WARN, (int)i, -1,
                 "%s: NVLink errors rose (CRC flit %.0f, CRC data %.0f, replay %.0f, recovery %.0f in all)", name,
-                b->nvlink_crc.ok ? b->nvlink_crc.v : 0, b->nvlink_crc_data.ok ? b->nvlink_crc_data.v : 0,
-                b->nvlink_replay.ok ? b->nvlink_replay.v : 0, b->nvlink_recovery.ok ? b->nvlink_recovery.v : 0);
+                b->gpulink_crc.ok ? b->gpulink_crc.v : 0, b->gpulink_crc_data.ok ? b->gpulink_crc_data.v : 0,
+                b->gpulink_replay.ok ? b->gpulink_replay.v : 0, b->gpulink_recovery.ok ? b->gpulink_recovery.v : 0);
   }
 }
 

@@ -83,8 +83,8 @@ static void print_nvlink(FILE *out, const struct gr_gpu_row *r)
 {
   bool joined = r->nnv_peers || r->nv_switch_links >= 0;
   fprintf(out, "  %-13s ", "NVLink");
-  if (r->st.nvlinks_active.ok)
-    fprintf(out, "%.0f link%s up%s", r->st.nvlinks_active.v, r->st.nvlinks_active.v == 1 ? "" : "s", joined ? ": " : "");
+  if (r->st.gpulinks_active.ok)
+    fprintf(out, "%.0f link%s up%s", r->st.gpulinks_active.v, r->st.gpulinks_active.v == 1 ? "" : "s", joined ? ": " : "");
   else
     fprintf(out, "%s", joined ? "links up not reported by the driver; the topology has " : "none");
   print_peers(out, r);
@@ -225,7 +225,7 @@ static json_t *row_json(const struct gr_gpu_row *r, unsigned i)
   json_object_set_new(o, "temp_slowdown_c", jnum(&r->st.temp_slowdown_c));
   json_object_set_new(o, "temp_shutdown_c", jnum(&r->st.temp_shutdown_c));
   json_object_set_new(o, "ecc_enabled", jbool(&r->st.ecc_enabled));
-  json_object_set_new(o, "nvlinks_active", jint(&r->st.nvlinks_active));
+  json_object_set_new(o, "nvlinks_active", jint(&r->st.gpulinks_active));
   json_object_set_new(o, "nvlink_peers", peers_json(r));
   json_object_set_new(o, "nvlink_switch_links", r->nv_switch_links >= 0 ? json_integer(r->nv_switch_links) : json_null());
   json_object_set_new(o, "numa_node", jint(&r->st.numa_node));

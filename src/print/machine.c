@@ -139,7 +139,7 @@ static void brief_allreduce(FILE *out, const struct gr_prediction *p, const stru
   char dflt[160], line[768], cut[768], bound[256];
   if (p->ngpus < 2)
     return;
-  if (p->a->nvlink_unrecorded) {
+  if (p->a->gpulink_unrecorded) {
     fprintf(out, "All-reduce: not predicted: NVLink is not recorded in this input (gpurig topo says why)\n");
     return;
   }

@@ -171,10 +171,10 @@ static json_t *gpu_json(const struct gr_sampler *s, const struct gr_sample *x, u
   put_metric(o, "remapped_rows_uncorrectable", d->remap_unc, 0);
   put_metric(o, "remap_pending", d->remap_pending, 0);
   put_metric(o, "remap_failed", d->remap_failed, 0);
-  put_metric(o, "nvlink_crc_flit_errors_total", d->nvlink_crc, 0);
-  put_metric(o, "nvlink_crc_data_errors_total", d->nvlink_crc_data, 0);
-  put_metric(o, "nvlink_replay_errors_total", d->nvlink_replay, 0);
-  put_metric(o, "nvlink_recovery_errors_total", d->nvlink_recovery, 0);
+  put_metric(o, "nvlink_crc_flit_errors_total", d->gpulink_crc, 0);
+  put_metric(o, "nvlink_crc_data_errors_total", d->gpulink_crc_data, 0);
+  put_metric(o, "nvlink_replay_errors_total", d->gpulink_replay, 0);
+  put_metric(o, "nvlink_recovery_errors_total", d->gpulink_recovery, 0);
   json_t *thr = json_array();
   for (unsigned b = 0; d->throttle.ok && b < GR_THR_NBITS; b++)
     if ((unsigned)d->throttle.v & (1u << b))
@@ -349,13 +349,13 @@ static const struct dcgm_row {
      GPU_FIELD(remap_unc), 1},
     {"DCGM_FI_DEV_ROW_REMAP_FAILURE", "gauge", "Whether remapping of rows has failed.", GPU_FIELD(remap_failed), 1},
     {"DCGM_FI_DEV_NVLINK_CRC_FLIT_ERROR_COUNT_TOTAL", "counter", "Total number of NVLink flow-control CRC errors.",
-     GPU_FIELD(nvlink_crc), 1},
+     GPU_FIELD(gpulink_crc), 1},
     {"DCGM_FI_DEV_NVLINK_CRC_DATA_ERROR_COUNT_TOTAL", "counter", "Total number of NVLink data CRC errors.",
-     GPU_FIELD(nvlink_crc_data), 1},
+     GPU_FIELD(gpulink_crc_data), 1},
     {"DCGM_FI_DEV_NVLINK_REPLAY_ERROR_COUNT_TOTAL", "counter", "Total number of NVLink retries.",
-     GPU_FIELD(nvlink_replay), 1},
+     GPU_FIELD(gpulink_replay), 1},
     {"DCGM_FI_DEV_NVLINK_RECOVERY_ERROR_COUNT_TOTAL", "counter", "Total number of NVLink recovery errors.",
-     GPU_FIELD(nvlink_recovery), 1},
+     GPU_FIELD(gpulink_recovery), 1},
 };
 
 static void dcgm_series(const struct prom *p)

@@ -25,10 +25,10 @@ static void print_copy_matrix(FILE *out, const struct gr_prediction *p)
       if (i == j)
         snprintf(cell, sizeof(cell), "X");
       else if (pp->gbps > 0)
-        snprintf(cell, sizeof(cell), "%c %.1f", pp->best == GR_XFER_NVLINK ? 'N' : pp->best == GR_XFER_P2P ? 'P' : 'H',
+        snprintf(cell, sizeof(cell), "%c %.1f", pp->best == GR_XFER_GPULINK ? 'N' : pp->best == GR_XFER_P2P ? 'P' : 'H',
                  pp->gbps);
       else
-        snprintf(cell, sizeof(cell), "%c ?", pp->best == GR_XFER_NVLINK ? 'N' : pp->best == GR_XFER_P2P ? 'P' : 'H');
+        snprintf(cell, sizeof(cell), "%c ?", pp->best == GR_XFER_GPULINK ? 'N' : pp->best == GR_XFER_P2P ? 'P' : 'H');
       fprintf(out, " %-7s", cell);
     }
     fputc('\n', out);
@@ -40,7 +40,7 @@ static void print_copy_matrix(FILE *out, const struct gr_prediction *p)
 static void print_allreduce(FILE *out, const struct gr_prediction *p)
 {
   char dflt[160], bound[256];
-  if (p->a->nvlink_unrecorded && p->nccl_default.busbw_gbps > 0) {
+  if (p->a->gpulink_unrecorded && p->nccl_default.busbw_gbps > 0) {
     fprintf(out, "All-reduce bus bandwidth: not predicted (NVLink not recorded, see below); over PCIe alone it would be %.1f GB/s with %s.\n",
             p->nccl_default.busbw_gbps, gr_nccl_defaults_text(p->a, dflt, sizeof(dflt)));
   } else if (p->nccl_default.busbw_gbps > 0) {
@@ -141,7 +141,7 @@ static json_t *ring_bound_json(const struct gr_prediction *p, const struct gr_ri
   json_object_set_new(o, "pci_bus_id", b->kind == GR_BOUND_LINK ? json_string(gr_pci_busid(&p->t->pci[b->node], bus, sizeof(bus)))
                                                                 : json_null());
   json_object_set_new(o, "gbps", num2(b->gbps));
-  json_object_set_new(o, "hops", b->kind == GR_BOUND_NVLINK_RINGS || b->kind == GR_BOUND_NVLS ? json_null()
+  json_object_set_new(o, "hops", b->kind == GR_BOUND_GPULINK_RINGS || b->kind == GR_BOUND_NVLS ? json_null()
                                                                                                 : json_integer(b->hops));
   json_object_set_new(o, "direction", b->kind == GR_BOUND_LINK ? json_string(b->down ? "down" : "up") : json_null());
   json_object_set_new(o, "xfer", b->kind == GR_BOUND_LINK ? json_string(gr_xfer_name(b->xfer)) : json_null());
@@ -176,7 +176,7 @@ json_t *gr_prediction_to_json(const struct gr_topo *t, const struct gr_predictio
     json_object_set_new(ro, "ring_busbw_gbps", r->ring_busbw_gbps > 0 ? num2(r->ring_busbw_gbps) : json_null());
     json_object_set_new(ro, "nvls_busbw_gbps", r->nvls_busbw_gbps > 0 ? num2(r->nvls_busbw_gbps) : json_null());
     json_object_set_new(ro, "ring", ord);
-    json_object_set_new(ro, "hops_nvlink", json_integer((json_int_t)r->nhops_nvlink));
+    json_object_set_new(ro, "hops_nvlink", json_integer((json_int_t)r->nhops_gpulink));
     json_object_set_new(ro, "hops_p2p", json_integer((json_int_t)r->nhops_p2p));
     json_object_set_new(ro, "hops_host", json_integer((json_int_t)r->nhops_host));
     char bound[256];
@@ -185,7 +185,7 @@ json_t *gr_prediction_to_json(const struct gr_topo *t, const struct gr_predictio
     json_object_set_new(o, k ? "allreduce_best" : "allreduce_nccl_default", ro);
   }
   /* true: the all-reduce figures are PCIe only on a machine with unrecorded NVLink, and no verdicts are given */
-  json_object_set_new(o, "nvlink_unrecorded", json_boolean(p->a->nvlink_unrecorded));
+  json_object_set_new(o, "nvlink_unrecorded", json_boolean(p->a->gpulink_unrecorded));
   json_object_set_new(o, "best_needs_nccl_p2p_level",
                       p->best_needs_p2p_level ? json_string(p->best_p2p_level) : json_null());
   json_object_set_new(o, "p2p_groups", json_integer((json_int_t)p->ndomains));

@@ -122,7 +122,7 @@ static json_t *path_json(const struct gr_topo *t, const struct gr_path *p, size_
   json_object_set_new(o, "bottleneck_pci_bus_id", busid_json(t, p->bottleneck));
   json_object_set_new(o, "bw_gbps", gbps_or_null(p->bw_gbps));
   json_object_set_new(o, "nccl_bw_gbps", gbps_or_null(p->nccl_bw_gbps));
-  json_object_set_new(o, "nvlink_inferred", json_boolean(p->level == GR_LVL_NV && p->nv_inferred));
+  json_object_set_new(o, "nvlink_inferred", json_boolean(p->level == GR_LVL_GPULINK && p->nv_inferred));
   return o;
 }
 
@@ -233,7 +233,7 @@ static json_t *fabrics_json(const struct gr_topo *t)
     json_object_set_new(o, "from", json_string(gr_fabric_from_name(f->from)));
     json_object_set_new(o, "inferred", json_boolean(f->from == GR_FABRIC_INFERRED));
     json_object_set_new(o, "why", gr_json_text(f->why));
-    json_object_set_new(o, "nvlink_gen", int_or_null(f->nvlink_gen, 0));
+    json_object_set_new(o, "nvlink_gen", int_or_null(f->gpulink_gen, 0));
     json_object_set_new(o, "nswitches", int_or_null(f->nswitches, 0));
     for (size_t m = 0; m < f->nmembers; m++) {
       const struct gr_fabric_member *x = &f->members[m];
@@ -371,8 +371,8 @@ json_t *gr_topo_to_json(const struct gr_topo *t, const struct gr_analysis *a)
   json_object_set_new(root, "hives", hives_json(a));
   json_object_set_new(root, "bottlenecks", bottlenecks_json(a));
   json_t *nv = json_array();
-  for (size_t k = 0; k < t->nnvlinks; k++) {
-    const struct gr_nvlink *l = &t->nvlinks[k];
+  for (size_t k = 0; k < t->ngpulinks; k++) {
+    const struct gr_gpulink *l = &t->gpulinks[k];
     json_t *o = json_object();
     json_object_set_new(o, "a", busid_json(t, l->a));
     json_object_set_new(o, "b", busid_json(t, l->b));

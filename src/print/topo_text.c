@@ -321,7 +321,7 @@ static void print_legend(FILE *out, const struct gr_topo *t, const struct gr_ana
   bool any = false;
   for (size_t i = 0; i < t->ngpus; i++)
     for (size_t j = 0; j < t->ngpus; j++)
-      if (i != j && a->gpu_gpu[i * a->ngpus + j].level == GR_LVL_NV && a->gpu_gpu[i * a->ngpus + j].nv_inferred)
+      if (i != j && a->gpu_gpu[i * a->ngpus + j].level == GR_LVL_GPULINK && a->gpu_gpu[i * a->ngpus + j].nv_inferred)
         inferred[i] = any = true;
   char list[256];
   if (any)
@@ -380,8 +380,8 @@ static void print_fabric(FILE *out, const struct gr_topo *t, const struct gr_fab
     }
     if (!count)
       continue;
-    if (f->nvlink_gen > 0)
-      snprintf(links, sizeof(links), "%d NVLink%d link%s", lead->links, f->nvlink_gen, lead->links == 1 ? "" : "s");
+    if (f->gpulink_gen > 0)
+      snprintf(links, sizeof(links), "%d NVLink%d link%s", lead->links, f->gpulink_gen, lead->links == 1 ? "" : "s");
     else
       snprintf(links, sizeof(links), "%d NVLink%s", lead->links, lead->links == 1 ? "" : "s");
     fprintf(out, "%s %s, %s%s, %s GB/s per direction", groups++ ? ";" : "", gr_gpu_ranges(in, t->ngpus, list, sizeof(list)),

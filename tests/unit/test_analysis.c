@@ -187,12 +187,12 @@ static void nvlink_direct_and_through_switches(void **state)
   int sw2 = b_node(&b, b_node(&b, hb, true, 0), false, 0x068000);
   b.t.pci[sw1].vendor = b.t.pci[sw2].vendor = 0x10de;
   gr_topo_finish(&b.t);
-  gr_topo_add_nvlink(&b.t, gpus[0], gpus[1], -1, 2, 50.0);  /* bridged pair */
+  gr_topo_add_gpulink(&b.t, gpus[0], gpus[1], -1, 2, 50.0);  /* bridged pair */
   for (int i = 2; i < 4; i++) {                            /* GPU2, GPU3 on two NVSwitches */
-    gr_topo_add_nvlink(&b.t, gpus[i], sw1, -1, 3, 75.0);
-    gr_topo_add_nvlink(&b.t, gpus[i], sw2, -1, 3, 75.0);
+    gr_topo_add_gpulink(&b.t, gpus[i], sw1, -1, 3, 75.0);
+    gr_topo_add_gpulink(&b.t, gpus[i], sw2, -1, 3, 75.0);
   }
-  gr_topo_fabric_from_nvlinks(&b.t, GR_FABRIC_HWLOC);
+  gr_topo_fabric_from_gpulinks(&b.t, GR_FABRIC_HWLOC);
   assert_int_equal(b.t.nfabrics, 1);
   assert_int_equal(b.t.fabrics[0].nmembers, 2);
   b_done(&b, &a);
@@ -705,8 +705,8 @@ static void nccl_nvlink_figure_by_compute_capability(void **state)
   int g2 = b_node(&b, b_node(&b, hb, true, 0), false, GPU), g3 = b_node(&b, b_node(&b, hb, true, 0), false, GPU);
   b.t.pci[g0].device = b.t.pci[g1].device = 0x1db1; /* V100 SXM2 16GB: 7.0 */
   gr_topo_finish(&b.t);
-  gr_topo_add_nvlink(&b.t, g0, g1, -1, 2, 50.0);
-  gr_topo_add_nvlink(&b.t, g2, g3, -1, 2, 50.0);
+  gr_topo_add_gpulink(&b.t, g0, g1, -1, 2, 50.0);
+  gr_topo_add_gpulink(&b.t, g2, g3, -1, 2, 50.0);
   gr_analyze(&b.t, &a);
   assert_true(fabs(a.gpu_gpu[0 * 4 + 1].nccl_bw_gbps - 2 * 20.0) < 1e-9); /* SM70_NVLINK_BW x 2 links */
   assert_true(a.gpu_gpu[2 * 4 + 3].nccl_bw_gbps == 0);                    /* unknown GPU: unknown */

@@ -55,7 +55,7 @@ static void eight_sxm4_without_nvlink_are_inferred_nv12(void **state)
   assert_int_equal(t.nfabrics, 1);
   assert_int_equal(t.fabrics[0].from, GR_FABRIC_INFERRED);
   assert_int_equal(t.fabrics[0].nmembers, 8);
-  assert_int_equal(t.fabrics[0].nvlink_gen, 3);
+  assert_int_equal(t.fabrics[0].gpulink_gen, 3);
   assert_non_null(strstr(t.fabrics[0].why, "NVSwitch baseboards"));
   gr_analyze(&t, &a);
   for (int i = 0; i < 8; i++)
@@ -106,7 +106,7 @@ static void unknown_gpu_or_recorded_nvlink_infers_nothing(void **state)
   assert_int_equal(t.nfabrics, 0);
   gr_topo_free(&t);
   machine(&t, 8, 0x20b0, 0);
-  gr_topo_add_nvlink(&t, t.gpus[0], t.gpus[1], -1, 4, 100.0); /* the input records NVLink */
+  gr_topo_add_gpulink(&t, t.gpus[0], t.gpus[1], -1, 4, 100.0); /* the input records NVLink */
   gr_topo_infer_fabric(&t);
   assert_int_equal(t.nfabrics, 0);
   gr_topo_free(&t);
@@ -124,10 +124,10 @@ static void reported_switch_links_make_one_fabric(void **state)
     if (t.pci[i].kind == GR_KIND_NVSWITCH)
       *(sw0 < 0 ? &sw0 : &sw1) = (int)i;
   for (size_t g = 0; g < 3; g++) { /* GPU2 has fewer links into the fabric */
-    gr_topo_add_nvlink(&t, t.gpus[g], sw0, -1, g == 2 ? 2 : 6, g == 2 ? 50.0 : 150.0);
-    gr_topo_add_nvlink(&t, t.gpus[g], sw1, -1, 6, 150.0);
+    gr_topo_add_gpulink(&t, t.gpus[g], sw0, -1, g == 2 ? 2 : 6, g == 2 ? 50.0 : 150.0);
+    gr_topo_add_gpulink(&t, t.gpus[g], sw1, -1, 6, 150.0);
   }
-  gr_topo_fabric_from_nvlinks(&t, GR_FABRIC_HWLOC);
+  gr_topo_fabric_from_gpulinks(&t, GR_FABRIC_HWLOC);
   assert_int_equal(t.nfabrics, 1);
   assert_int_equal(t.fabrics[0].nswitches, 2);
   assert_int_equal(gr_fabric_member_of(&t.fabrics[0], t.gpus[2])->links, 8);
@@ -136,9 +136,9 @@ static void reported_switch_links_make_one_fabric(void **state)
   assert_string_equal(tu_level(&a, 0, 2, l), "NV8"); /* bounded by the member with fewer links */
   assert_false(a.gpu_gpu[1].nv_inferred);
   gr_analysis_free(&a);
-  gr_topo_forget_nvlink(&t); /* --pcie-only */
+  gr_topo_forget_gpulinks(&t); /* --pcie-only */
   assert_int_equal(t.nfabrics, 0);
-  assert_int_equal(t.nnvlinks, 0);
+  assert_int_equal(t.ngpulinks, 0);
   gr_analyze(&t, &a);
   assert_string_equal(tu_level(&a, 0, 1, l), "PHB");
   assert_non_null(tu_find(&a, "topo.nvlink-ignored", -1));

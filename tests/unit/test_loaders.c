@@ -73,7 +73,7 @@ static void dgx2_nvlink_and_pcie_levels(void **state)
   assert_int_equal(a.nhives, 1);
   gr_analysis_free(&a);
   /* --pcie-only: the PLX trees underneath */
-  gr_topo_forget_nvlink(&t);
+  gr_topo_forget_gpulinks(&t);
   gr_analyze(&t, &a);
   assert_string_equal(tu_level(&a, 0, 1, l), "PIX");
   assert_string_equal(tu_level(&a, 0, 2, l), "PXB");
@@ -857,12 +857,12 @@ static void nccl_nvswitch_fabric_and_nics(void **state)
   assert_string_equal(t.pci[t.nics[0]].osdevs, "mlx5_0");
   assert_string_equal(t.pci[t.nics[1]].osdevs, "mlx5_1");
   assert_string_equal(t.pci[t.nics[0]].rdma_name, "mlx5_0");
-  assert_int_equal(t.nnvlinks, 0);
+  assert_int_equal(t.ngpulinks, 0);
   assert_int_equal(t.nfabrics, 1);
   const struct gr_fabric *f = &t.fabrics[0];
   assert_int_equal(f->from, GR_FABRIC_NCCL);
   assert_int_equal(f->nswitches, 4);
-  assert_int_equal(f->nvlink_gen, 4);
+  assert_int_equal(f->gpulink_gen, 4);
   assert_int_equal(f->nmembers, 4);
   for (size_t m = 0; m < f->nmembers; m++) {
     assert_int_equal(f->members[m].links, 18);
@@ -890,9 +890,9 @@ static void nccl_gpu_nvlinks_counted_once(void **state)
   (void)state;
   load_input_ok("nccl-topo/gpurig_v100-mesh.xml", false, &t, &a);
   assert_int_equal(t.ngpus, 4);
-  assert_int_equal(t.nnvlinks, 4); /* both ends list each of the 4 pairs */
-  for (size_t k = 0; k < t.nnvlinks; k++) {
-    const struct gr_nvlink *v = &t.nvlinks[k];
+  assert_int_equal(t.ngpulinks, 4); /* both ends list each of the 4 pairs */
+  for (size_t k = 0; k < t.ngpulinks; k++) {
+    const struct gr_gpulink *v = &t.gpulinks[k];
     int pair = t.pci[v->a].gpu_index * 4 + t.pci[v->b].gpu_index;
     assert_int_equal(v->count, pair == 1 || pair == 11 ? 2 : 1);
     assert_true(near(v->bw_gbps, v->count * 25.0));
@@ -917,8 +917,8 @@ static void nccl_cpu_links_and_pci_less_nic(void **state)
   assert_int_equal(t.ngpus, 3);
   assert_int_equal(t.nnics, 1);
   int cpu_links = 0;
-  for (size_t k = 0; k < t.nnvlinks; k++) {
-    const struct gr_nvlink *v = &t.nvlinks[k];
+  for (size_t k = 0; k < t.ngpulinks; k++) {
+    const struct gr_gpulink *v = &t.gpulinks[k];
     if (v->b >= 0)
       continue;
     cpu_links++;
@@ -1071,8 +1071,8 @@ static void nccl_survivable_problems_are_warnings(void **state)
   if (rc != 0)
     fail_msg("%s", err.msg);
   assert_int_equal(t.ngpus, 2);
-  assert_int_equal(t.nnvlinks, 1);
-  assert_int_equal(t.nvlinks[0].count, 1);
+  assert_int_equal(t.ngpulinks, 1);
+  assert_int_equal(t.gpulinks[0].count, 1);
   const char *want[] = {"t.xml:4:88: link_speed \"9 GT/s\" is not a PCIe rate", "t.xml:3:164: NVLink target 0000:09:00.0 is not a GPU",
                         "t.xml: GPU 0000:01:00.0 lists 2 NVLinks to 0000:02:00.0, which lists 1 back: counted 1",
                         "t.xml:5:1: <gpu> inside <cpu> is not where NCCL reads it: ignored",

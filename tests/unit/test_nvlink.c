@@ -1,4 +1,4 @@
-/* NVLink read from the GPU driver (gpu/gpu.c gr_gpus_read_nvlink) into a
+/* NVLink read from the GPU driver (gpu/gpu.c gr_gpus_read_gpulinks) into a
  * gathered tree, against the stand-in NVML (tests/stub, scenarios v100-hcm,
  * 3090-bridge, a100-nvswitch, a100-nvswitch-old): direct links counted once
  * per pair, NVSwitch links as one fabric from NVML, a tree of another
@@ -22,7 +22,7 @@ static void load_dir(const char *dir, const char *scenario, struct gr_topo *t)
   assert_string_equal(t->source_kind, "root");
   setenv("GPURIG_DRIVER_DIR", getenv("GPURIG_TEST_STUB"), 1);
   setenv("GPURIG_STUB_SCENARIO", scenario, 1);
-  gr_gpus_read_nvlink(t);
+  gr_gpus_read_gpulinks(t);
   unsetenv("GPURIG_STUB_SCENARIO");
 }
 
@@ -34,10 +34,10 @@ static void load(const char *tree, const char *scenario, struct gr_topo *t)
 }
 
 /* The nvlink entry between topology GPUs ga and gb, or NULL. */
-static const struct gr_nvlink *pair(const struct gr_topo *t, int ga, int gb)
+static const struct gr_gpulink *pair(const struct gr_topo *t, int ga, int gb)
 {
-  for (size_t k = 0; k < t->nnvlinks; k++) {
-    const struct gr_nvlink *l = &t->nvlinks[k];
+  for (size_t k = 0; k < t->ngpulinks; k++) {
+    const struct gr_gpulink *l = &t->gpulinks[k];
     if (l->b >= 0 && ((l->a == t->gpus[ga] && l->b == t->gpus[gb]) || (l->a == t->gpus[gb] && l->b == t->gpus[ga])))
       return l;
   }
@@ -53,11 +53,11 @@ static void t181_hybrid_cube_mesh_is_nv2_between_every_pair(void **state)
   load("t181-v100", "v100-hcm", &t);
   assert_int_equal(t.nwarnings, 0);
   assert_int_equal(t.ngpus, 4);
-  assert_int_equal(t.nnvlinks, 6); /* one per pair, though each link is seen from both ends */
+  assert_int_equal(t.ngpulinks, 6); /* one per pair, though each link is seen from both ends */
   assert_int_equal(t.nfabrics, 0);
   for (int x = 0; x < 4; x++)
     for (int y = x + 1; y < 4; y++) {
-      const struct gr_nvlink *n = pair(&t, x, y);
+      const struct gr_gpulink *n = pair(&t, x, y);
       assert_non_null(n);
       assert_int_equal(n->count, 2);
       assert_float_equal(n->bw_gbps, 50.0, 1e-9); /* V100 SXM2: 150 GB/s over 6 links */
@@ -76,9 +76,9 @@ static void rtx3090_bridge_is_nv4_at_the_catalog_rate(void **state)
   (void)state;
   load("pair-3090-bridge", "3090-bridge", &t);
   assert_int_equal(t.nwarnings, 0);
-  assert_int_equal(t.nnvlinks, 1);
-  assert_int_equal(t.nvlinks[0].count, 4);
-  assert_float_equal(t.nvlinks[0].bw_gbps, 56.25, 1e-9); /* GA102 whitepaper: 112.5 GB/s both ways */
+  assert_int_equal(t.ngpulinks, 1);
+  assert_int_equal(t.gpulinks[0].count, 4);
+  assert_float_equal(t.gpulinks[0].bw_gbps, 56.25, 1e-9); /* GA102 whitepaper: 112.5 GB/s both ways */
   gr_topo_free(&t);
 }
 
@@ -87,13 +87,13 @@ static void check_hgx_fabric(const char *scenario)
   struct gr_topo t;
   load("hgx-a100", scenario, &t);
   assert_int_equal(t.nwarnings, 0);
-  assert_int_equal(t.nnvlinks, 0);
+  assert_int_equal(t.ngpulinks, 0);
   assert_int_equal(t.nfabrics, 1);
   const struct gr_fabric *f = &t.fabrics[0];
   assert_int_equal(f->from, GR_FABRIC_NVML);
   assert_null(f->why);
   assert_int_equal(f->nswitches, 6);
-  assert_int_equal(f->nvlink_gen, 3); /* NVML's version 5 is "3.1" */
+  assert_int_equal(f->gpulink_gen, 3); /* NVML's version 5 is "3.1" */
   assert_int_equal(f->nmembers, 8);
   for (size_t g = 0; g < t.ngpus; g++) {
     const struct gr_fabric_member *m = gr_fabric_member_of(f, t.gpus[g]);
@@ -123,7 +123,7 @@ static void another_machines_driver_is_not_read(void **state)
   struct gr_topo t;
   (void)state;
   load("epyc-riser", "v100-hcm", &t); /* 4 GPUs each, at other bus ids */
-  assert_int_equal(t.nnvlinks, 0);
+  assert_int_equal(t.ngpulinks, 0);
   assert_int_equal(t.nfabrics, 0);
   assert_int_equal(t.nwarnings, 1);
   assert_non_null(strstr(t.warnings[0], "another machine's"));
@@ -131,14 +131,14 @@ static void another_machines_driver_is_not_read(void **state)
   gr_topo_free(&t);
 
   load("t181-v100", "a100-nvswitch", &t);
-  assert_int_equal(t.nnvlinks + t.nfabrics, 0);
+  assert_int_equal(t.ngpulinks + t.nfabrics, 0);
   assert_int_equal(t.nwarnings, 1);
   assert_non_null(strstr(t.warnings[0], "the driver sees 8 GPUs, the tree has 4"));
   gr_topo_free(&t);
 
   /* a driver without GPUs describes no machine: nothing to say */
   load("t181-v100", "nogpu", &t);
-  assert_int_equal(t.nnvlinks + t.nfabrics + t.nwarnings, 0);
+  assert_int_equal(t.ngpulinks + t.nfabrics + t.nwarnings, 0);
   gr_topo_free(&t);
 }
 
@@ -150,7 +150,7 @@ static void same_bus_ids_other_ids_is_another_machine(void **state)
   char *dir = tu_tree_copy("t181-v100");
   tu_tree_write_attr(dir, "0000:87:00.0", "device", "0x1db5\n");
   load_dir(dir, "v100-hcm", &t);
-  assert_int_equal(t.nnvlinks, 0);
+  assert_int_equal(t.ngpulinks, 0);
   assert_int_equal(t.nwarnings, 1);
   assert_non_null(strstr(t.warnings[0], "0000:87:00.0 is 10de:1db1 to the driver and 10de:1db5 in the tree"));
   gr_topo_free(&t);
@@ -168,13 +168,13 @@ static void no_driver_is_silent_for_a_tree_and_said_for_this_machine(void **stat
   assert_int_equal(gr_fs_init(&fs, dir), 0);
   gr_topo_init(&t);
   assert_int_equal(gr_load_live(&fs, &t, &err), 0);
-  gr_gpus_read_nvlink(&t);
-  assert_int_equal(t.nnvlinks + t.nfabrics + t.nwarnings, 0);
+  gr_gpus_read_gpulinks(&t);
+  assert_int_equal(t.ngpulinks + t.nfabrics + t.nwarnings, 0);
   /* the same GPUs as this machine's: one line saying why NVLink is missing */
   free(t.source_kind);
   t.source_kind = xstrdup("live");
-  gr_gpus_read_nvlink(&t);
-  assert_int_equal(t.nnvlinks + t.nfabrics, 0);
+  gr_gpus_read_gpulinks(&t);
+  assert_int_equal(t.ngpulinks + t.nfabrics, 0);
   assert_int_equal(t.nwarnings, 1);
   assert_non_null(strstr(t.warnings[0], "NVLink not read from the GPU driver"));
   assert_non_null(strstr(t.warnings[0], "libnvidia-ml.so.1"));
@@ -187,7 +187,7 @@ static void a_lost_gpu_is_one_warning(void **state)
   struct gr_topo t;
   (void)state;
   load("epyc-riser", "vanish", &t);
-  assert_int_equal(t.nnvlinks + t.nfabrics, 0);
+  assert_int_equal(t.ngpulinks + t.nfabrics, 0);
   assert_int_equal(t.nwarnings, 1);
   assert_non_null(strstr(t.warnings[0], "NVLink of 1 GPU not read"));
   assert_non_null(strstr(t.warnings[0], "GPU is lost"));
@@ -205,13 +205,13 @@ static void recorded_nvlink_is_kept(void **state)
   assert_int_equal(gr_fs_init(&fs, dir), 0);
   gr_topo_init(&t);
   assert_int_equal(gr_load_live(&fs, &t, &err), 0);
-  gr_topo_add_nvlink(&t, t.gpus[0], t.gpus[1], -1, 1, 25);
+  gr_topo_add_gpulink(&t, t.gpus[0], t.gpus[1], -1, 1, 25);
   setenv("GPURIG_DRIVER_DIR", getenv("GPURIG_TEST_STUB"), 1);
   setenv("GPURIG_STUB_SCENARIO", "v100-hcm", 1);
-  gr_gpus_read_nvlink(&t);
+  gr_gpus_read_gpulinks(&t);
   unsetenv("GPURIG_STUB_SCENARIO");
-  assert_int_equal(t.nnvlinks, 1);
-  assert_int_equal(t.nvlinks[0].count, 1);
+  assert_int_equal(t.ngpulinks, 1);
+  assert_int_equal(t.gpulinks[0].count, 1);
   assert_int_equal(t.nwarnings, 0);
   gr_topo_free(&t);
   free(dir);

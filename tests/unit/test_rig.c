@@ -183,7 +183,7 @@ static void nvlink_makes_tensor_parallel_fast(void **state)
     if (strcmp(p.verdicts[i].workload, "tensor-parallel inference") == 0)
       assert_int_equal(p.verdicts[i].rating, GR_RATE_GOOD);
   assert_true(p.best.busbw_gbps > 50); /* far above any PCIe figure */
-  assert_int_equal(p.pairs[1].best, GR_XFER_NVLINK);
+  assert_int_equal(p.pairs[1].best, GR_XFER_GPULINK);
   gr_prediction_free(&p);
   gr_analysis_free(&a);
   gr_topo_free(&t);
@@ -548,13 +548,13 @@ static void nvswitch_fabric(void **state)
   const struct gr_fabric *f = &t.fabrics[0];
   assert_int_equal(f->from, GR_FABRIC_RIG);
   assert_int_equal(f->nswitches, 6);
-  assert_int_equal(f->nvlink_gen, 3);
+  assert_int_equal(f->gpulink_gen, 3);
   assert_int_equal(f->nmembers, 8);
   for (size_t i = 0; i < 8; i++) {
     assert_int_equal(f->members[i].links, 12);
     assert_float_equal(f->members[i].gbps, 300, 1e-9);
   }
-  assert_int_equal(t.nnvlinks, 0);
+  assert_int_equal(t.ngpulinks, 0);
   gr_analyze(&t, &a);
   gr_predict(&t, &a, &p);
   assert_string_equal(tu_level(&a, 0, 7, l), "NV12");
@@ -597,26 +597,26 @@ static void nvlink_counts_from_the_catalog(void **state)
   char l[16];
   (void)state;
   parse_ok(HEAD "rootcomplex rc1 c0 gen4\ngpu \"RTX 3090\" rc0\ngpu \"RTX 3090\" rc1\nnvlink gpu0 gpu1\n", &t);
-  assert_int_equal(t.nnvlinks, 1);
-  assert_int_equal(t.nvlinks[0].count, 4);
-  assert_float_equal(t.nvlinks[0].bw_gbps, 56.25, 1e-9);
+  assert_int_equal(t.ngpulinks, 1);
+  assert_int_equal(t.gpulinks[0].count, 4);
+  assert_float_equal(t.gpulinks[0].bw_gbps, 56.25, 1e-9);
   gr_analyze(&t, &a);
   assert_string_equal(tu_level(&a, 0, 1, l), "NV4");
   gr_analysis_free(&a);
   gr_topo_free(&t);
   parse_ok(HEAD "gpu \"RTX 3090\" rc0\ngpu \"RTX 3090\" rc0\nnvlink gpu0 gpu1 links 2\n", &t);
-  assert_float_equal(t.nvlinks[0].bw_gbps, 28.125, 1e-9); /* the per-link rate is the catalog's */
+  assert_float_equal(t.gpulinks[0].bw_gbps, 28.125, 1e-9); /* the per-link rate is the catalog's */
   gr_topo_free(&t);
   parse_ok(HEAD "gpu 4 \"V100 SXM2 16GB\" rc0\nnvlink mesh gpu0-gpu3\n", &t);
-  assert_int_equal(t.nnvlinks, 6);
+  assert_int_equal(t.ngpulinks, 6);
   for (size_t k = 0; k < 6; k++)
-    assert_int_equal(t.nvlinks[k].count, 2);
+    assert_int_equal(t.gpulinks[k].count, 2);
   gr_topo_free(&t);
   parse_ok(HEAD "gpu 2 \"A100 PCIe 80GB\" rc0\nnvlink gpu0 gpu1\n", &t);
-  assert_int_equal(t.nvlinks[0].count, 12);
+  assert_int_equal(t.gpulinks[0].count, 12);
   gr_topo_free(&t);
   parse_ok(HEAD "gpu 2 \"A100 SXM4 40GB\" rc0\nnvlink gpu0 gpu1\n", &t); /* not a bridge card: one */
-  assert_int_equal(t.nvlinks[0].count, 1);
+  assert_int_equal(t.gpulinks[0].count, 1);
   gr_topo_free(&t);
   expect_error(HEAD "gpu \"RTX 3090\" rc0\ngpu \"RTX 4090\" rc0\nnvlink gpu0 gpu1\n", "bad.rig:6:13:",
                "gpu1 (RTX 4090) has no NVLink");
@@ -652,18 +652,18 @@ static void replaced_gpus_keep_links_consistent(void **state)
   (void)state;
   assert_int_equal(gr_load_rig("gigabyte-t181-g20", &t, &err), 0);
   assert_int_equal(gr_rig_replace_gpus(&t, "V100 SXM2 32GB", &err), 0);
-  assert_int_equal(t.nnvlinks, 6);
-  assert_float_equal(t.nvlinks[0].bw_gbps, 50, 1e-9);
+  assert_int_equal(t.ngpulinks, 6);
+  assert_float_equal(t.gpulinks[0].bw_gbps, 50, 1e-9);
   assert_int_equal(t.nwarnings, 1); /* its price left out (replaced_gpus_drop_the_price) */
   assert_int_equal(gr_rig_replace_gpus(&t, "RTX 3090", &err), 0); /* 6 links per GPU, a 3090 has 4 */
-  assert_int_equal(t.nnvlinks, 0);
+  assert_int_equal(t.ngpulinks, 0);
   assert_int_equal(t.nwarnings, 2);
   assert_non_null(strstr(t.warnings[1], "direct NVLinks are dropped"));
   gr_topo_free(&t);
   parse_ok(HEAD "gpu 8 \"A100 SXM4 40GB\" rc0\nnvswitch 6 gpu0-gpu7\n", &t);
   assert_int_equal(gr_rig_replace_gpus(&t, "H100 SXM5", &err), 0);
   assert_int_equal(t.nfabrics, 1);
-  assert_int_equal(t.fabrics[0].nvlink_gen, 4);
+  assert_int_equal(t.fabrics[0].gpulink_gen, 4);
   assert_int_equal(t.fabrics[0].members[3].links, 18);
   assert_float_equal(t.fabrics[0].members[3].gbps, 450, 1e-9);
   assert_int_equal(gr_rig_replace_gpus(&t, "RTX 4090", &err), 0);

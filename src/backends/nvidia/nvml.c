@@ -258,7 +258,7 @@ static void static_temps_nvlinks(struct nvml *n, gr_nvml_device d, struct gr_gpu
         active = -1;
     }
     if (active >= 0)
-      set(&s->nvlinks_active, active);
+      set(&s->gpulinks_active, active);
   }
 }
 
@@ -397,8 +397,8 @@ static void read_fields(struct nvml *n, gr_nvml_device d, struct gr_gpu_dynamic 
   double t = field_value(&fv[0]);
   if (fv[0].nvmlReturn == GR_NVML_SUCCESS && t > 0 && t < 200) /* some boards answer 0 for "no sensor" */
     set(&dy->mem_temp_c, t);
-  struct gr_metric *into[NFIELDS] = {NULL, &dy->nvlink_crc, &dy->nvlink_crc_data, &dy->nvlink_replay,
-                                     &dy->nvlink_recovery};
+  struct gr_metric *into[NFIELDS] = {NULL, &dy->gpulink_crc, &dy->gpulink_crc_data, &dy->gpulink_replay,
+                                     &dy->gpulink_recovery};
   for (unsigned i = 1; i < NFIELDS; i++)
     if (fv[i].nvmlReturn == GR_NVML_SUCCESS)
       set(into[i], field_value(&fv[i]));
@@ -545,8 +545,8 @@ static bool is_driver_gpu(const struct nvml *n, const char *busid)
 /* The far end's kind: the driver's answer where it has the call (NVML 11.4
  * on), else from the bus id: one of this driver's GPUs, an IBM NPU (a
  * POWER9), or another NVIDIA function, which on an NVLink is an NVSwitch. */
-static enum gr_nvlink_peer remote_kind(const struct nvml *n, gr_nvml_device d, unsigned l,
-                                       const struct gr_gpu_nvlink *k)
+static enum gr_gpulink_peer remote_kind(const struct nvml *n, gr_nvml_device d, unsigned l,
+                                       const struct gr_gpu_link *k)
 {
   gr_nvml_nvlink_device_type type = GR_NVML_NVLINK_DEVICE_TYPE_UNKNOWN;
   if (n->DeviceGetNvLinkRemoteDeviceType && n->DeviceGetNvLinkRemoteDeviceType(d, l, &type) == GR_NVML_SUCCESS) {
@@ -567,7 +567,7 @@ static enum gr_nvlink_peer remote_kind(const struct nvml *n, gr_nvml_device d, u
 }
 
 /* The far end of link l, which is up. */
-static void nvlink_remote(const struct nvml *n, gr_nvml_device d, unsigned l, struct gr_gpu_nvlink *k)
+static void nvlink_remote(const struct nvml *n, gr_nvml_device d, unsigned l, struct gr_gpu_link *k)
 {
   struct nvmlPciInfo_st pci;
   memset(&pci, 0, sizeof(pci));
@@ -582,7 +582,7 @@ static void nvlink_remote(const struct nvml *n, gr_nvml_device d, unsigned l, st
   k->remote = remote_kind(n, d, l, k);
 }
 
-static int nvml_nvlinks(void *state, unsigned gpu, struct gr_gpu_nvlink *out, unsigned cap, unsigned *count)
+static int nvml_nvlinks(void *state, unsigned gpu, struct gr_gpu_link *out, unsigned cap, unsigned *count)
 {
   struct nvml *n = state;
   gr_nvml_device d;
@@ -600,7 +600,7 @@ static int nvml_nvlinks(void *state, unsigned gpu, struct gr_gpu_nvlink *out, un
     }
     if (r != GR_NVML_SUCCESS)
       continue; /* not one of this GPU's links (INVALID_ARGUMENT past its last, NOT_SUPPORTED without NVLink) */
-    struct gr_gpu_nvlink *k = &out[(*count)++];
+    struct gr_gpu_link *k = &out[(*count)++];
     memset(k, 0, sizeof(*k));
     k->index = l;
     set(&k->active, st ? 1 : 0);
@@ -639,7 +639,7 @@ const struct gr_gpu_backend gr_gpu_backend_nvml = {
     .static_info = nvml_static_info,
     .dynamic_info = nvml_dynamic_info,
     .p2p_status = nvml_p2p_status,
-    .nvlinks = nvml_nvlinks,
+    .gpulinks = nvml_nvlinks,
     .versions = nvml_versions,
     .events = nvml_events,
     .processes = nvml_processes,

@@ -328,8 +328,8 @@ static void gpu_lines(struct build *b, struct dg_node *n, int idx)
   add_line(n, xstrdup(gr_pci_busid(p, bus, sizeof(bus))));
   /* NVLink to a CPU (POWER9, Grace): a line in the box, since a line up to
    * the socket would cross the tree */
-  for (size_t k = 0; k < b->t->nnvlinks; k++) {
-    const struct gr_nvlink *l = &b->t->nvlinks[k];
+  for (size_t k = 0; k < b->t->ngpulinks; k++) {
+    const struct gr_gpulink *l = &b->t->gpulinks[k];
     if (l->a != idx || l->b >= 0 || l->peer_package < 0)
       continue;
     char *bw = gbps_text(l->bw_gbps);
@@ -531,9 +531,9 @@ static void add_nvlinks(struct build *b)
 {
   const struct gr_topo *t = b->t;
   struct dg_model *d = b->d;
-  d->links = xcalloc(t->nnvlinks + 1, sizeof(*d->links));
-  for (size_t i = 0; i < t->nnvlinks; i++) {
-    const struct gr_nvlink *l = &t->nvlinks[i];
+  d->links = xcalloc(t->ngpulinks + 1, sizeof(*d->links));
+  for (size_t i = 0; i < t->ngpulinks; i++) {
+    const struct gr_gpulink *l = &t->gpulinks[i];
     int a = l->a >= 0 && (size_t)l->a < t->npci ? node_of_pci(d, l->a) : -1;
     int c = l->b >= 0 && (size_t)l->b < t->npci ? node_of_pci(d, l->b) : -1;
     bool dup = a < 0 || c < 0 || a == c;
@@ -566,8 +566,8 @@ static void add_fabric(struct build *b, const struct gr_fabric *f)
   if (f->nswitches > 0)
     snprintf(head + strlen(head), sizeof(head) - strlen(head), " · %d NVSwitch%s", f->nswitches,
              f->nswitches == 1 ? "" : "es");
-  if (f->nvlink_gen > 0)
-    snprintf(head + strlen(head), sizeof(head) - strlen(head), " · NVLink%d", f->nvlink_gen);
+  if (f->gpulink_gen > 0)
+    snprintf(head + strlen(head), sizeof(head) - strlen(head), " · NVLink%d", f->gpulink_gen);
   bool *done = xcalloc(f->nmembers + 1, sizeof(bool));
   int *v = xcalloc(f->nmembers + 1, sizeof(int));
   for (size_t m = 0; m < f->nmembers; m++) {
@@ -588,7 +588,7 @@ static void add_fabric(struct build *b, const struct gr_fabric *f)
     char *bw = gbps_text(f->members[m].gbps);
     size_t toff = strlen(text);
     snprintf(text + toff, sizeof(text) - toff, "%s%s, %d NVLink%.0d%s, %s GB/s", toff ? "; " : "",
-             gr_index_ranges("GPU", v, nv, list, sizeof(list)), f->members[m].links, f->nvlink_gen,
+             gr_index_ranges("GPU", v, nv, list, sizeof(list)), f->members[m].links, f->gpulink_gen,
              nv > 1 ? " each" : "", bw);
     size_t off = strlen(groups);
     snprintf(groups + off, sizeof(groups) - off, "%s%s: %d link%s · %s GB/s", off ? "; " : "",

@@ -146,7 +146,7 @@ const char *doc_sev_cls(enum gr_sev s)
 
 const char *doc_level_cls(enum gr_level l)
 {
-  static const char *const cls[] = {[GR_LVL_X] = "lv-x",     [GR_LVL_NV] = "lv-nv",     [GR_LVL_PIX] = "lv-pix",
+  static const char *const cls[] = {[GR_LVL_X] = "lv-x",     [GR_LVL_GPULINK] = "lv-nv",     [GR_LVL_PIX] = "lv-pix",
                                     [GR_LVL_PXB] = "lv-pxb", [GR_LVL_PHB] = "lv-phb",   [GR_LVL_NODE] = "lv-node",
                                     [GR_LVL_SYS] = "lv-sys"};
   return (unsigned)l <= GR_LVL_SYS ? cls[l] : NULL;

@@ -113,7 +113,7 @@ void doc_summary(struct rd_doc *d, const struct gr_report_doc *doc)
   }
   if (m->predicted) {
     doc_cell_str(t, NULL, "all-reduce, predicted");
-    if (p->nccl_default.busbw_gbps > 0 && !m->analysis.nvlink_unrecorded)
+    if (p->nccl_default.busbw_gbps > 0 && !m->analysis.gpulink_unrecorded)
       doc_cell(t, NULL, "%.1f GB/s", p->nccl_default.busbw_gbps);
     else
       doc_cell_str(t, NULL, "not predicted");
@@ -191,8 +191,8 @@ static void fabric_para(struct rd_doc *d, const struct gr_topo *t, const struct 
   char sw[48] = "", gen[32] = "";
   if (f->nswitches > 0)
     snprintf(sw, sizeof(sw), ", %d NVSwitch%s", f->nswitches, f->nswitches == 1 ? "" : "es");
-  if (f->nvlink_gen > 0)
-    snprintf(gen, sizeof(gen), ", NVLink%d", f->nvlink_gen);
+  if (f->gpulink_gen > 0)
+    snprintf(gen, sizeof(gen), ", NVLink%d", f->gpulink_gen);
   para(d, "NVSwitch fabric (%s%s%s%s%s%s): %s.", f->from == GR_FABRIC_INFERRED ? "inferred" : "from ",
        f->from == GR_FABRIC_INFERRED ? "" : gr_fabric_from_name(f->from), sw, gen, f->why ? ": " : "",
        f->why ? f->why : "", text);
@@ -281,7 +281,7 @@ static void level_matrix(struct rd_doc *d, const struct gr_topo *t, const struct
 
 static char xfer_letter(enum gr_xfer x)
 {
-  return x == GR_XFER_NVLINK ? 'N' : x == GR_XFER_P2P ? 'P' : 'H';
+  return x == GR_XFER_GPULINK ? 'N' : x == GR_XFER_P2P ? 'P' : 'H';
 }
 
 static void copy_matrix(struct rd_doc *d, const struct gr_prediction *p)
@@ -372,7 +372,7 @@ void doc_hives(struct rd_doc *d, const struct gr_machine *m)
     }
     doc_cell(tb, NULL, "%zu", h);
     doc_cell_str(tb, NULL, list);
-    if (worst == GR_LVL_NV)
+    if (worst == GR_LVL_GPULINK)
       doc_cell_str(tb, doc_level_cls(worst), "NVLink");
     else if (worst == GR_LVL_PIX || worst == GR_LVL_PXB)
       doc_cell(tb, doc_level_cls(worst), "PCIe switch%s, worst pair %s", worst == GR_LVL_PXB ? "es" : "", gr_level_name(worst));
@@ -414,7 +414,7 @@ static void allreduce_prediction(struct rd_doc *d, const struct gr_report_doc *d
   const struct gr_analysis *a = &doc->m->analysis;
   char dflt[160], bound[256];
   doc_heading(d, 3, "allreduce-prediction", "All-reduce");
-  if (a->nvlink_unrecorded)
+  if (a->gpulink_unrecorded)
     para(d, "All-reduce bus bandwidth: not predicted (this input shows NVSwitches but records no NVLink); over PCIe "
             "alone it would be %.1f GB/s.", p->nccl_default.busbw_gbps);
   else if (p->nccl_default.busbw_gbps > 0)
@@ -442,7 +442,7 @@ static void allreduce_prediction(struct rd_doc *d, const struct gr_report_doc *d
       doc_cell_str(tb, NULL, "NCCL's defaults");
     doc_cell_num(tb, NULL, r->busbw_gbps, 1);
     doc_cell_str(tb, NULL, r->nvls_busbw_gbps > r->ring_busbw_gbps ? "NVLS" : "ring");
-    doc_cell(tb, NULL, "%zu / %zu / %zu", r->nhops_nvlink, r->nhops_p2p, r->nhops_host);
+    doc_cell(tb, NULL, "%zu / %zu / %zu", r->nhops_gpulink, r->nhops_p2p, r->nhops_host);
     doc_cell_num(tb, NULL, lim > 0 ? lim : NAN, 1);
     doc_cell_num(tb, NULL, nccl > 0 ? nccl : NAN, 1);
     doc_cell_str(tb, NULL, gr_ring_bound_text(p, r, bound, sizeof(bound)));
@@ -508,7 +508,7 @@ static void copy_prediction(struct rd_doc *d, const struct gr_prediction *p)
   for (size_t k = 0; k < ng; k++) {
     doc_cell(tb, NULL, "%s%s (%zu pair%s)", g[k].pairs, g[k].count > 4 ? ", ..." : "", g[k].count, doc_plural(g[k].count));
     doc_cell_str(tb, NULL, g[k].path);
-    doc_cell_str(tb, NULL, g[k].best == GR_XFER_NVLINK ? "NVLink" : g[k].best == GR_XFER_P2P ? "PCIe P2P" : "through host");
+    doc_cell_str(tb, NULL, g[k].best == GR_XFER_GPULINK ? "NVLink" : g[k].best == GR_XFER_P2P ? "PCIe P2P" : "through host");
     doc_cell_num(tb, NULL, g[k].gbps > 0 ? g[k].gbps : NAN, 1);
     doc_cell_num(tb, NULL, g[k].limit > 0 ? g[k].limit : NAN, 1);
     doc_cell_num(tb, NULL, g[k].nccl > 0 ? g[k].nccl : NAN, 1);
