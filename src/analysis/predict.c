@@ -18,15 +18,18 @@
 /* ---- entry ---- */
 
 
-void predict_note(struct gr_prediction *p, const char *fmt, ...)
+void predict_note(struct gr_prediction *p, const char *id, int node, const char *fmt, ...)
 {
-  char buf[1024];
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(buf, sizeof(buf), fmt, ap);
+  struct gr_finding *f = gr_finding_vadd(&p->notes, GR_SEV_INFO, id, fmt, ap);
   va_end(ap);
-  p->notes = xrealloc(p->notes, (p->nnotes + 1) * sizeof(char *));
-  p->notes[p->nnotes++] = xstrdup(buf);
+  if (node >= 0) {
+    char name[64], bus[32];
+    gr_pci_label(p->t, node, name, sizeof(name));
+    gr_pci_busid(&p->t->pci[node], bus, sizeof(bus));
+    gr_finding_subject(f, node, name, bus);
+  }
 }
 
 void add_verdict(struct gr_prediction *p, const char *workload, int gpus, enum gr_rating r, const char *reasons)
@@ -217,16 +220,16 @@ static void switch_budgets(struct gr_prediction *p)
     char bus[32];
     gr_pci_busid(up, bus, sizeof(bus));
     if (b.lanes && b.down_lanes + b.up_lanes > b.lanes)
-      predict_note(p, "Switch %s has %d lanes but its links use %d (x%d up, %d down): this wiring cannot exist as described.",
+      predict_note(p, "predict.switch-lanes", (int)i, "Switch %s has %d lanes but its links use %d (x%d up, %d down): this wiring cannot exist as described.",
                    bus, b.lanes, b.down_lanes + b.up_lanes, b.up_lanes, b.down_lanes);
     if (b.gpus > 1 && b.oversubscription > 1.0 && p2p)
-      predict_note(p, "Switch %s: %d GPU%s share an x%d uplink (%d lanes down, %.0f:1): P2P inside the switch runs at full speed, but traffic to the CPU, host memory and the other side is shared.",
+      predict_note(p, "predict.switch-uplink", (int)i, "Switch %s: %d GPU%s share an x%d uplink (%d lanes down, %.0f:1): P2P inside the switch runs at full speed, but traffic to the CPU, host memory and the other side is shared.",
                    bus, b.gpus, b.gpus == 1 ? "" : "s", b.up_lanes, b.down_lanes, b.oversubscription);
     else if (b.gpus > 1 && b.oversubscription > 1.0)
-      predict_note(p, "Switch %s: %d GPU%s share an x%d uplink (%d lanes down, %.0f:1) and cannot do P2P, so all their traffic, between them too, goes up that link to host memory.",
+      predict_note(p, "predict.switch-uplink", (int)i, "Switch %s: %d GPU%s share an x%d uplink (%d lanes down, %.0f:1) and cannot do P2P, so all their traffic, between them too, goes up that link to host memory.",
                    bus, b.gpus, b.gpus == 1 ? "" : "s", b.up_lanes, b.down_lanes, b.oversubscription);
     if (b.nvme && b.gpus)
-      predict_note(p, "Switch %s carries %d NVMe drive%s beside %d GPU%s: data loading competes with GPU traffic on its uplink.",
+      predict_note(p, "predict.switch-nvme", (int)i, "Switch %s carries %d NVMe drive%s beside %d GPU%s: data loading competes with GPU traffic on its uplink.",
                    bus, b.nvme, b.nvme == 1 ? "" : "s", b.gpus, b.gpus == 1 ? "" : "s");
   }
 }
@@ -283,7 +286,7 @@ void gr_predict(const struct gr_topo *t, const struct gr_analysis *a, struct gr_
   if (a->gpulink_unrecorded) {
     /* PCIe-only verdicts beside NVSwitches would be presented as fact while
      * the GPUs most likely talk over NVLink: none is given */
-    predict_note(p, "No verdicts: the GPUs sit beside NVSwitches but this input records no NVLink and the catalog does not know their links, so every GPU figure here is PCIe only. Run gpurig on the machine (it reads NVLink from the driver) or describe it in a rig with `nvswitch`.");
+    predict_note(p, "predict.no-gpulink", -1, "No verdicts: the GPUs sit beside NVSwitches but this input records no NVLink and the catalog does not know their links, so every GPU figure here is PCIe only. Run gpurig on the machine (it reads NVLink from the driver) or describe it in a rig with `nvswitch`.");
   } else {
     training_verdict(c, p);
     for (size_t k = 2; k <= p->ngpus && k <= 8; k *= 2)
@@ -343,9 +346,7 @@ void gr_prediction_free(struct gr_prediction *p)
   for (size_t i = 0; i < p->nverdicts; i++)
     free(p->verdicts[i].reasons);
   free(p->verdicts);
-  for (size_t i = 0; i < p->nnotes; i++)
-    free(p->notes[i]);
-  free(p->notes);
+  gr_findings_free(&p->notes);
   memset(p, 0, sizeof(*p));
 }
 

@@ -100,8 +100,9 @@ struct gr_prediction {
                                     NULL until gr_predict_groups */
   double *group_busbw_raised_gbps; /* [k]: the same with NCCL_P2P_LEVEL raised, 0 where that buys nothing */
   const char **group_p2p_level;  /* [k]: the NCCL_P2P_LEVEL that takes ("PHB"), static; NULL where none */
-  char **notes;                  /* placement notes: NICs, NVMe */
-  size_t nnotes;
+  struct gr_findings notes;      /* placement notes (a switch's shared uplink, NICs for GPUDirect RDMA,
+                                    NVMe beside GPUs, no verdicts without the GPU links): info findings
+                                    "predict.*", the one finding type (model/finding.h) */
 };
 
 /* Fills *p from the topology and its analysis (the facts must be loaded). */

@@ -77,7 +77,10 @@ void tp_verdict(struct ctxs *cs, struct gr_prediction *p, size_t k);
 void jobs_verdict(struct gr_prediction *p);
 
 /* predict.c */
-void predict_note(struct gr_prediction *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Adds a placement note: an info finding with a stable id, about PCI node
+ * `node` of p->t (-1: the machine). */
+void predict_note(struct gr_prediction *p, const char *id, int node, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
 void add_verdict(struct gr_prediction *p, const char *workload, int gpus, enum gr_rating r, const char *reasons);
 struct ctx *ctx_for(struct ctxs *cs, size_t k);
 

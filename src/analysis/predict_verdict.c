@@ -29,10 +29,10 @@ void nic_notes(struct gr_prediction *p)
     }
     gr_pci_label(t, t->nics[k], name, sizeof(name));
     if (close)
-      predict_note(p, "%s shares a PCIe switch with %zu GPU%s: GPUDirect RDMA goes peer-to-peer for them.", name, close,
+      predict_note(p, "predict.nic-gdr", t->nics[k], "%s shares a PCIe switch with %zu GPU%s: GPUDirect RDMA goes peer-to-peer for them.", name, close,
                    close == 1 ? "" : "s");
     else
-      predict_note(p, "%s shares no switch with a GPU (nearest: %s): GPUDirect RDMA crosses the CPU, or NCCL stages through host memory.",
+      predict_note(p, "predict.nic-gdr", t->nics[k], "%s shares no switch with a GPU (nearest: %s): GPUDirect RDMA crosses the CPU, or NCCL stages through host memory.",
                    name, gr_level_name(best));
   }
   size_t sockets_with_gpus = 0, sockets_with_nics = 0;
@@ -46,7 +46,7 @@ void nic_notes(struct gr_prediction *p)
     sockets_with_nics += g && n;
   }
   if (t->nnics && sockets_with_nics < sockets_with_gpus)
-    predict_note(p, "GPUs sit on %zu sockets but RDMA NICs on %zu of them: multi-node traffic from the other socket's GPUs crosses the inter-socket link.",
+    predict_note(p, "predict.nic-sockets", -1, "GPUs sit on %zu sockets but RDMA NICs on %zu of them: multi-node traffic from the other socket's GPUs crosses the inter-socket link.",
                  sockets_with_gpus, sockets_with_nics);
 }
 

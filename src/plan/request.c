@@ -578,6 +578,7 @@ void gr_plan_findings(const struct gr_planned *pl, const char *machine, struct g
   gr_finding_evidence(f, "plan", "%.1f of %.1f GiB per GPU", p->gpu_need_gib, p->gpu_have_gib);
   if (p->fix[0])
     gr_finding_fix(f, "see the plan", "%s", p->fix);
+  gr_plan_notes(&pl->req, &pl->model, &pl->hw, p, out);
 }
 
 /* ---- plan before buying ---- */

@@ -96,8 +96,10 @@ void gr_planned_free(struct gr_planned *pl);
  * figures), then the job rank over them (gr_compare_rank_job). */
 void gr_compare_rank_plans(struct gr_judged *js, const struct gr_planned *plans, size_t n);
 
-/* The plan's verdict as a finding ("plan.fit"): fits ok, tight warn, does
- * not fit fail, with the change that makes it fit as the fix. */
+/* The plan's findings, appended to out: its verdict ("plan.fit": fits ok,
+ * tight warn, does not fit fail, with the change that makes it fit as the
+ * fix), then its notes (info "plan.note", gr_plan_notes), so a plan's exit
+ * status and its notes come from one list. */
 void gr_plan_findings(const struct gr_planned *pl, const char *machine, struct gr_findings *out);
 
 /* Plan before buying: the job on no machine, against the GPU catalog. The

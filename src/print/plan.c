@@ -40,23 +40,36 @@ static void print_model(FILE *out, const struct gr_model *m, const struct gr_pla
           m->tied ? ", tied embeddings" : "", m->sliding_window ? ", sliding window" : "");
 }
 
-/* The plan's notes (info findings, gr_plan_notes) under "Notes:". */
+static bool is_note(const struct gr_finding *f)
+{
+  return f->sev == GR_SEV_INFO && strcmp(f->id, "plan.note") == 0;
+}
+
+/* The plan's notes (its info findings "plan.note", gr_plan_findings) under
+ * "Notes:". */
 static void print_notes(FILE *out, const struct gr_planned *pl)
 {
   struct gr_findings fs = {0};
-  gr_plan_notes(&pl->req, &pl->model, &pl->hw, &pl->plan, &fs);
-  for (size_t i = 0; i < fs.n; i++)
-    fprintf(out, "%s%s\n", i ? "" : "\nNotes:\n", fs.v[i].text);
+  bool first = true;
+  gr_plan_findings(pl, NULL, &fs);
+  for (size_t i = 0; i < fs.n; i++) {
+    if (!is_note(&fs.v[i]))
+      continue;
+    fprintf(out, "%s%s\n", first ? "\nNotes:\n" : "", fs.v[i].text);
+    first = false;
+  }
   gr_findings_free(&fs);
 }
 
+/* The same notes as texts (docs/json.md: the plan's "notes"). */
 static json_t *notes_json(const struct gr_planned *pl)
 {
   struct gr_findings fs = {0};
   json_t *a = json_array();
-  gr_plan_notes(&pl->req, &pl->model, &pl->hw, &pl->plan, &fs);
+  gr_plan_findings(pl, NULL, &fs);
   for (size_t i = 0; i < fs.n; i++)
-    json_array_append_new(a, gr_json_text(fs.v[i].text));
+    if (is_note(&fs.v[i]))
+      json_array_append_new(a, gr_json_text(fs.v[i].text));
   gr_findings_free(&fs);
   return a;
 }

@@ -89,8 +89,10 @@ static void print_notes(FILE *out, const struct gr_prediction *p, const struct g
 {
   char cut[1024];
   size_t room = (size_t)st->width > 40 ? (size_t)st->width - 4 : 36;
-  for (size_t i = 0; i < p->nnotes; i++)
-    fprintf(out, "  - %s\n", st->verbose ? p->notes[i] : gr_text_point(p->notes[i], room * 2, cut, sizeof(cut)));
+  for (size_t i = 0; i < p->notes.n; i++) {
+    const char *text = p->notes.v[i].text;
+    fprintf(out, "  - %s\n", st->verbose ? text : gr_text_point(text, room * 2, cut, sizeof(cut)));
+  }
 }
 
 /* The verdicts per workload, each cut to the terminal's width unless verbose. */
@@ -207,8 +209,8 @@ json_t *gr_prediction_to_json(const struct gr_topo *t, const struct gr_predictio
   }
   json_object_set_new(o, "switches", sw);
   json_t *notes = json_array();
-  for (size_t i = 0; i < p->nnotes; i++)
-    json_array_append_new(notes, json_string(p->notes[i]));
+  for (size_t i = 0; i < p->notes.n; i++)
+    json_array_append_new(notes, gr_finding_to_json(&p->notes.v[i]));
   json_object_set_new(o, "notes", notes);
   json_t *vs = json_array();
   for (size_t i = 0; i < p->nverdicts; i++) {

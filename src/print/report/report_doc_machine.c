@@ -536,10 +536,11 @@ void doc_predictions(struct rd_doc *d, const struct gr_report_doc *doc)
   }
   allreduce_prediction(d, doc);
   copy_prediction(d, &m->prediction);
-  if (m->prediction.nnotes) {
-    struct rd_table *tb = doc_table(d, "Placement", m->prediction.nnotes, 1, "NICs and NVMe drives beside the GPUs");
-    for (size_t i = 0; i < m->prediction.nnotes; i++)
-      doc_cell_str(tb, NULL, m->prediction.notes[i]);
+  const struct gr_findings *notes = &m->prediction.notes;
+  if (notes->n) {
+    struct rd_table *tb = doc_table(d, "Placement", notes->n, 1, "NICs and NVMe drives beside the GPUs");
+    for (size_t i = 0; i < notes->n; i++)
+      doc_cell_str(tb, NULL, notes->v[i].text);
   }
 }
 
