@@ -47,6 +47,7 @@ int cmd_report(int argc, char **argv);
 int cmd_snapshot(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
 int cmd_doctor(int argc, char **argv);
+int cmd_fleet(int argc, char **argv);
 int cmd_gpus(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
 /* bench's options: cmd_bench.c parses them, gpurig-mpi's bench reads them. */

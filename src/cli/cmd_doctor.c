@@ -118,10 +118,11 @@ static int parse_doctor_opts(const struct doctor_opts *o, struct gr_doctor_opts 
   return 0;
 }
 
-static void print_report(const struct doctor_opts *o, const struct gr_topo *t, const struct gr_doctor_report *r)
+static void print_report(const struct doctor_opts *o, const struct gr_machine *m, const struct gr_doctor_report *r)
 {
+  const struct gr_topo *t = &m->topo;
   if (o->out.json)
-    cli_print_json(gr_doctor_to_json(t, r));
+    cli_print_json(gr_doctor_to_json(m, r));
   else if (o->nhc)
     gr_print_doctor_nhc(stdout, r);
   else {
@@ -160,7 +161,7 @@ int cmd_doctor(int argc, char **argv)
     goto out;
   }
   gr_doctor_run(&m, &d, &r);
-  print_report(&o, &m.topo, &r);
+  print_report(&o, &m, &r);
   rc = gr_findings_exit(&r.findings);
   gr_doctor_report_free(&r);
 out:

@@ -21,6 +21,7 @@ static const struct command commands[] = {
     {"snapshot", cmd_snapshot, "write this machine as hwloc XML with gpurig's link and error facts"},
     {"compare", cmd_compare, "judge machines described in rig files side by side (before buying)"},
     {"doctor", cmd_doctor, "check the set-up for multi-GPU work: links, errors, IOMMU/ACS, driver, memory, Xids"},
+    {"fleet", cmd_fleet, "many nodes side by side from their doctor reports: the node that is not like the others"},
     {"gpus", cmd_gpus, "the GPUs as the driver reports them: memory, links, power, temperatures, P2P status"},
     {"plan", cmd_plan, "will a model and job fit on a machine, how fast, at what cost (before buying)"},
     {"watch", cmd_watch, "sample GPUs and their PCIe links over time: a live view, lines or JSON lines"},

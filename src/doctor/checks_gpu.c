@@ -162,6 +162,8 @@ void check_driver_version(struct gr_doctor_ctx *c)
       dr_add(c, GR_SEV_OK, -1, "No NVIDIA GPU and no NVIDIA driver: nothing to check.");
     return;
   }
+  free(c->r->driver_version);
+  c->r->driver_version = xstrdup(version);
   size_t before = c->r->findings.n;
   known_issues(c, version, file);
   driver_against_expectation(c, version);

@@ -243,5 +243,6 @@ void gr_doctor_report_free(struct gr_doctor_report *r)
 {
   gr_findings_free(&r->findings);
   free(r->root_would_add);
+  free(r->driver_version);
   memset(r, 0, sizeof(*r));
 }

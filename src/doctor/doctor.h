@@ -33,6 +33,8 @@ struct gr_doctor_report {
   struct gr_findings findings; /* one or more per check, in the registry's order */
   bool is_root;          /* gpurig could read what only root can */
   char *root_would_add;  /* "pcie.acs mem.channels", NULL if nothing */
+  char *driver_version;  /* the NVIDIA driver's version as its version file says ("550.54.15"), NULL
+                            unknown: a fact the JSON inventory carries for `gpurig fleet` */
 };
 
 struct gr_check_def {

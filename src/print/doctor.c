@@ -2,6 +2,7 @@
  * convention (silent on success, one ERROR line per failure). */
 #include <string.h>
 
+#include "model/names.h"
 #include "print/common.h"
 #include "print/doctor.h"
 #include "print/text.h"
@@ -91,8 +92,66 @@ void gr_print_doctor_nhc(FILE *out, const struct gr_doctor_report *r)
   }
 }
 
-json_t *gr_doctor_to_json(const struct gr_topo *t, const struct gr_doctor_report *r)
+/* A count as a number, or null where 0 means unknown. */
+static json_t *known_int(int v)
 {
+  return v > 0 ? json_integer(v) : json_null();
+}
+
+/* The link above a device: what it trains to (the generation both ends
+ * support, which idle does not lower, and the width now), what both ends
+ * support, and what it runs at now. */
+static json_t *link_json(const struct gr_link_facts *f)
+{
+  json_t *o = json_object();
+  json_object_set_new(o, "gen", known_int(f->gen));
+  json_object_set_new(o, "width", known_int(f->width));
+  json_object_set_new(o, "can_gen", known_int(f->can_gen));
+  json_object_set_new(o, "can_width", known_int(f->can_width));
+  json_object_set_new(o, "cur_gen", known_int(f->cur_gen));
+  json_object_set_new(o, "cur_width", known_int(f->cur_width));
+  return o;
+}
+
+static json_t *device_json(const struct gr_machine *m, int node, int index, struct gr_names *names)
+{
+  const struct gr_pci *p = &m->topo.pci[node];
+  char bus[32];
+  json_t *o = json_object();
+  json_object_set_new(o, "index", json_integer(index));
+  json_object_set_new(o, "pci_bus_id", json_string(gr_pci_busid(p, bus, sizeof(bus))));
+  json_object_set_new(o, "model", gr_json_text(gr_pci_display_name(&m->topo, node, names)));
+  json_object_set_new(o, "numa", p->numa >= 0 ? json_integer(p->numa) : json_null());
+  json_object_set_new(o, "driver", gr_json_text(p->driver));
+  json_object_set_new(o, "link", link_json(&m->analysis.link[node]));
+  return o;
+}
+
+/* What `gpurig fleet` compares between nodes (docs/json.md, docs/fleet.md). */
+static json_t *inventory_json(const struct gr_machine *m, const struct gr_doctor_report *r)
+{
+  const struct gr_topo *t = &m->topo;
+  json_t *o = json_object(), *gpus = json_array(), *nics = json_array();
+  struct gr_names names = {0};
+  json_object_set_new(o, "driver_version", gr_json_text(r->driver_version));
+  json_object_set_new(o, "sockets", json_integer((json_int_t)t->npackages));
+  json_object_set_new(o, "numa_nodes", json_integer((json_int_t)t->nnumas));
+  for (size_t g = 0; g < t->ngpus; g++)
+    json_array_append_new(gpus, device_json(m, t->gpus[g], (int)g, &names));
+  for (size_t k = 0; k < t->nnics; k++) {
+    json_t *n = device_json(m, t->nics[k], (int)k, &names);
+    json_object_set_new(n, "rdma_name", gr_json_text(t->pci[t->nics[k]].rdma_name));
+    json_array_append_new(nics, n);
+  }
+  json_object_set_new(o, "gpus", gpus);
+  json_object_set_new(o, "nics", nics);
+  gr_names_free(&names);
+  return o;
+}
+
+json_t *gr_doctor_to_json(const struct gr_machine *m, const struct gr_doctor_report *r)
+{
+  const struct gr_topo *t = &m->topo;
   json_t *o = json_object(), *res = json_array(), *counts = json_object();
   json_object_set_new(o, "source", gr_json_text(t->source_kind));
   json_object_set_new(o, "source_path", gr_json_text(t->source_path));
@@ -113,6 +172,7 @@ json_t *gr_doctor_to_json(const struct gr_topo *t, const struct gr_doctor_report
   }
   json_object_set_new(o, "root_would_add", root_add);
   json_object_set_new(o, "exit_status", json_integer(gr_findings_exit(&r->findings)));
+  json_object_set_new(o, "inventory", inventory_json(m, r));
   return o;
 }
 

@@ -8,6 +8,7 @@
 
 #include <jansson.h>
 
+#include "analysis/machine.h"
 #include "doctor/doctor.h"
 
 struct gr_text_style;
@@ -16,7 +17,9 @@ struct gr_text_style;
  * the checks skipped or passed. */
 void gr_print_doctor(FILE *out, const struct gr_topo *t, const struct gr_doctor_report *r, const struct gr_text_style *st);
 void gr_print_doctor_nhc(FILE *out, const struct gr_doctor_report *r);
-json_t *gr_doctor_to_json(const struct gr_topo *t, const struct gr_doctor_report *r);
+/* The JSON carries the results and the machine's inventory (its GPUs and
+ * NICs with their links, the driver), which `gpurig fleet` compares. */
+json_t *gr_doctor_to_json(const struct gr_machine *m, const struct gr_doctor_report *r);
 /* --list: the registry, one check per line. */
 void gr_print_doctor_checks(FILE *out);
 

@@ -1,0 +1,17 @@
+/* A fleet side by side (analysis/fleet.h): text, a node per row, the
+ * majority and what differs; JSON (docs/json.md) the caller owns
+ * (json_decref). */
+#ifndef GPURIG_PRINT_FLEET_H
+#define GPURIG_PRINT_FLEET_H
+
+#include <stdio.h>
+
+#include <jansson.h>
+
+#include "analysis/fleet.h"
+
+struct gr_text_style;
+void gr_print_fleet(FILE *out, const struct gr_fleet *f, const struct gr_text_style *st);
+json_t *gr_fleet_to_json(const struct gr_fleet *f);
+
+#endif
