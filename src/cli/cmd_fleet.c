@@ -1,5 +1,6 @@
 /* gpurig fleet: many nodes side by side, from their doctor reports. */
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "analysis/fleet.h"
 #include "cli/cli.h"
@@ -9,11 +10,27 @@
 
 struct fleet_opts {
   struct gr_output_opts out;
+  struct gr_source_opts src; /* --mpi: the machine each rank checks */
+  bool mpi;
+  const char *timeout;
+};
+
+static const struct gr_option fleet_rows[] = {
+    GR_OPT_FLAG_ROW("mpi", 0, struct fleet_opts, mpi,
+                    "gather the reports over MPI instead of files: in gpurig-mpi started by\n"
+                    "mpirun (or srun), one rank per node (--map-by ppr:1:node), each rank\n"
+                    "checks its node as doctor does and rank 0 compares them"),
+    GR_OPT_STRING_ROW("timeout", "SECONDS", struct fleet_opts, timeout, false,
+                      "with --mpi: how long rank 0 waits for the reports (default 60); a node\n"
+                      "that has not answered by then is a failure, and the run ends"),
 };
 
 static const struct gr_option_group fleet_groups[] = {
     GR_OPTION_GROUP(gr_rows_json, struct fleet_opts, out, NULL),
     GR_OPTION_GROUP(gr_rows_verbose, struct fleet_opts, out, NULL),
+    GR_OPTION_GROUP(gr_rows_source, struct fleet_opts, src, gr_check_source),
+    GR_OPTION_GROUP(gr_rows_rig, struct fleet_opts, src, NULL),
+    GR_OPTION_OWN(fleet_rows, NULL),
 };
 static const struct gr_command_options fleet_spec = {fleet_groups, sizeof(fleet_groups) / sizeof(fleet_groups[0]),
                                                      GR_POSITIONAL_MANY};
@@ -21,6 +38,7 @@ static const struct gr_command_options fleet_spec = {fleet_groups, sizeof(fleet_
 static void fleet_usage(void)
 {
   printf("usage: gpurig fleet [--json] [--verbose] FILE|DIR...\n"
+         "       mpirun --map-by ppr:1:node gpurig-mpi fleet --mpi [--timeout SECONDS] [--root DIR] [--json]\n"
          "\n"
          "Puts many nodes side by side and finds the one that is not like the others. Each node is\n"
          "its `gpurig doctor --json` report, as any launcher collects them, one file per node:\n"
@@ -34,10 +52,49 @@ static void fleet_usage(void)
          "nodes only are findings of those nodes; a problem on every node is said once. A report\n"
          "that cannot be read is a node that did not answer, a failure, not a stop.\n"
          "\n");
-  gr_print_option_help(stdout, &fleet_spec, (const char *const[]){"json", "verbose", NULL}, 21);
+  gr_print_option_help(stdout, &fleet_spec,
+                       (const char *const[]){"json", "verbose", "mpi", "timeout",
+                                             "root=with --mpi: the gathered tree each rank checks instead of its machine",
+                                             "input=with --mpi: the hwloc XML each rank checks",
+                                             "rig=with --mpi: the rig each rank checks", NULL},
+                       21);
   printf("\n"
          "Exit status: the worst finding's (0 every node alike and healthy, 1 warnings, 2 a failure\n"
          "or bad input, 3 a node's report says it could not check).\n");
+}
+
+#ifndef GPURIG_MPI
+/* This binary has no MPI: gpurig-mpi is built beside it when libopenmpi-dev
+ * is there at build time. */
+int cmd_fleet_mpi(const struct gr_source_opts *so, bool json, bool verbose, double timeout_s)
+{
+  (void)so;
+  (void)json;
+  (void)verbose;
+  (void)timeout_s;
+  fprintf(stderr, "gpurig: fleet --mpi: this gpurig was built without MPI; install libopenmpi-dev "
+                  "(apt-get install libopenmpi-dev openmpi-bin), rebuild, and run "
+                  "`mpirun --map-by ppr:1:node gpurig-mpi fleet --mpi`\n");
+  return GR_EXIT_CANNOT_RUN;
+}
+#endif
+
+static int fleet_mpi(const struct fleet_opts *o, const struct gr_parsed *p)
+{
+  double timeout_s = 60;
+  char *end;
+  if (p->nargs > 0) {
+    fprintf(stderr, "gpurig: fleet: --mpi gathers the reports itself; files (%s) do not apply\n", p->args[0]);
+    return GR_EXIT_FAIL;
+  }
+  if (o->timeout) {
+    timeout_s = strtod(o->timeout, &end);
+    if (end == o->timeout || *end || !(timeout_s >= 1 && timeout_s <= 86400)) {
+      fprintf(stderr, "gpurig: fleet: --timeout %s: expected seconds, from 1 to 86400\n", o->timeout);
+      return GR_EXIT_FAIL;
+    }
+  }
+  return cmd_fleet_mpi(&o->src, o->out.json, o->out.verbose, timeout_s);
 }
 
 int cmd_fleet(int argc, char **argv)
@@ -52,6 +109,13 @@ int cmd_fleet(int argc, char **argv)
   if (p.help) {
     fleet_usage();
     return GR_EXIT_OK;
+  }
+  if (o.mpi)
+    return fleet_mpi(&o, &p);
+  if (o.timeout || o.src.root || o.src.input || o.src.rig) {
+    fprintf(stderr, "gpurig: fleet: --%s belongs to --mpi (what each rank checks); without it, give the nodes' "
+            "doctor --json reports\n", o.timeout ? "timeout" : o.src.root ? "root" : o.src.input ? "input" : "rig");
+    return GR_EXIT_FAIL;
   }
   if (p.nargs < 1) {
     fprintf(stderr, "gpurig: fleet: no node given (usage: gpurig fleet FILE|DIR..., files of gpurig doctor --json)\n");

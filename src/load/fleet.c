@@ -150,8 +150,12 @@ int gr_fleet_parse(const char *name, const char *text, size_t len, struct gr_fle
   int rc = -1;
   if (!doc)
     return problem(node, name, "line %d, column %d: not JSON (%s)", je.line, je.column, je.text);
-  const char *host = str_or_empty(doc, "hostname");
+  const char *host = str_or_empty(doc, "hostname"), *error = str_or_empty(doc, "error");
   const json_t *inv = json_object_get(doc, "inventory");
+  if (json_is_object(doc) && error && *error) { /* a node that could not check itself says why (fleet --mpi) */
+    problem(node, name, "%s", error);
+    goto out;
+  }
   if (!json_is_object(doc) || !host || !json_is_object(inv)) {
     problem(node, name, "not a doctor report with an inventory (write one with gpurig doctor --json)");
     goto out;
@@ -217,11 +221,14 @@ static int add_path(struct gr_fleet_nodes *out, const char *path, struct gr_err 
 }
 
 /* The node's name: its hostname where that is unique in the fleet, else the
- * file's base name without .json (gathered fixtures all say "fixture"). */
-static void name_nodes(struct gr_fleet_nodes *f)
+ * file's base name without .json (gathered fixtures all say "fixture"). A
+ * name given already is kept. */
+void gr_fleet_name_nodes(struct gr_fleet_nodes *f)
 {
   for (size_t i = 0; i < f->n; i++) {
     struct gr_fleet_node *a = &f->v[i];
+    if (a->name)
+      continue;
     bool unique = a->hostname != NULL;
     for (size_t j = 0; j < f->n && unique; j++)
       unique = j == i || !f->v[j].hostname || strcmp(f->v[j].hostname, a->hostname) != 0;
@@ -245,7 +252,7 @@ int gr_fleet_read(char *const *paths, size_t npaths, struct gr_fleet_nodes *out,
     }
   if (!out->n)
     return gr_fail(err, GR_EXIT_FAIL, "fleet: no node given (files or directories of gpurig doctor --json)");
-  name_nodes(out);
+  gr_fleet_name_nodes(out);
   return 0;
 }
 

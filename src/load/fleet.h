@@ -53,6 +53,10 @@ int gr_fleet_read(char *const *paths, size_t npaths, struct gr_fleet_nodes *out,
  * gr_fleet_read and the fuzz target. */
 int gr_fleet_parse(const char *name, const char *text, size_t len, struct gr_fleet_node *node);
 
+/* Names every node not named yet: its hostname where that is unique among
+ * the nodes, else its file's base name without ".json". */
+void gr_fleet_name_nodes(struct gr_fleet_nodes *f);
+
 void gr_fleet_node_free(struct gr_fleet_node *node);
 void gr_fleet_nodes_free(struct gr_fleet_nodes *f);
 

@@ -5,7 +5,8 @@
 # bounded by timeout. Checks the all-reduce rows (busbw per size, correct
 # sums), the gathered per-node and per-rank lines, the slowest node and link,
 # --per node, a corrupting transport, a failing NCCL, the node checks under a
-# --root tree, and that no process and no rendezvous directory is left.
+# --root tree, fleet --mpi over three ranks' trees, and that no process and no
+# rendezvous directory is left.
 # usage: mpi.sh GPURIG-MPI   (env: GPURIG_TEST_STUB, GPURIG_TEST_DATA, GPURIG_DATA)
 set -u
 BIN=${1:?usage: mpi.sh GPURIG-MPI}
@@ -137,9 +138,37 @@ run 2 --quick --root "$WORK/tree"
 grep -q "nvidia_peermem not loaded" "$WORK/out" || fail "--root: peermem absent not seen"
 grep -q "warn bench.mpi-peermem: .*: an RDMA NIC but nvidia_peermem is not loaded" "$WORK/out" || fail "--root: no peermem warning"
 
-# 7. nothing left behind: no rank, no rendezvous directory
+# 7. fleet --mpi: three ranks, each checking its own gathered tree (rank 2's GPU1 trains at x8
+# of x16), their doctor reports gathered to rank 0 and compared (docs/fleet.md)
+mkdir -p "$WORK/fleet"
+ln -s "$GPURIG_TEST_DATA/trees/doctor-healthy" "$WORK/fleet/node0"
+ln -s "$GPURIG_TEST_DATA/trees/doctor-healthy" "$WORK/fleet/node1"
+ln -s "$GPURIG_TEST_DATA/trees/doctor-riser-x8" "$WORK/fleet/node2"
+fleet() { # np, extra args: each rank's --root is $WORK/fleet/node<rank>
+  local np=$1
+  shift
+  timeout -k 5 90 mpirun --oversubscribe -np "$np" sh -c \
+    'd=$1; shift; exec "$0" fleet --mpi --root "$d/node$OMPI_COMM_WORLD_RANK" "$@"' "$BIN" "$WORK/fleet" "$@" \
+    >"$WORK/out" 2>"$WORK/err"
+  rc=$?
+}
+fleet 3
+[ "$rc" = 1 ] || fail "fleet --mpi: exit $rc, want 1; stderr: $(head -c 600 "$WORK/err")"
+grep -q "rank2 GPU1 0000:02:00.0: link Gen4 x8, the 2 others Gen4 x16" "$WORK/out" ||
+  fail "fleet --mpi: the x8 node not named: $(cat "$WORK/out")"
+grep -q "Fleet: 3 nodes, 3 answered" "$WORK/out" || fail "fleet --mpi: not 3 answered"
+fleet 3 --json
+[ "$(jq -r '[.nodes[] | select(.differs)] | map(.name) | join(",")' "$WORK/out")" = rank2 ] ||
+  fail "fleet --mpi --json: differing nodes"
+# a rank whose machine cannot be read answers with why: a failure naming it, not a hang
+rm "$WORK/fleet/node2" && mkdir "$WORK/fleet/node2"
+fleet 3
+[ "$rc" = 2 ] || fail "fleet --mpi, an unreadable node: exit $rc, want 2"
+grep -q "fail.*  rank2: no report: rank2: .*node2/sys/bus/pci/devices" "$WORK/out" || fail "fleet --mpi: unreadable node not named: $(cat "$WORK/out")"
+
+# 8. nothing left behind: no rank, no rendezvous directory
 sleep 0.5
-left=$(pgrep -f -- "$BIN bench --mpi" || true)
+left=$(pgrep -f -- "$BIN (bench|fleet) --mpi" || true)
 [ -z "$left" ] || fail "processes left: $left"
 dirs=$(ls -A "$TMPDIR" | grep gpurig-nccl || true)
 [ -z "$dirs" ] || fail "rendezvous directories left: $dirs"
