@@ -42,7 +42,9 @@ static const char *const watch_help[] = {
     "json=JSON lines, one object per sample (docs/monitor.md)",
     "root=a gathered tree whose counter files may change between samples",
     "kmsg",
-    "svg",
+    "svg=at the end, draw the samples held as an SVG chart: per GPU temperature, power\n"
+    "and SM clock over time, every event marked and listed; a file, not - (standard\n"
+    "output carries the samples)",
     NULL,
 };
 
@@ -136,10 +138,16 @@ static int watch_screen(struct cli_monitor *mon, double interval)
 }
 
 /* --svg FILE: refused before any sampling when it could not be written at
- * the end (a directory that is not there, a link or a FIFO in its place). */
+ * the end (a directory that is not there, a link or a FIFO in its place),
+ * and "-": standard output is the samples' (lines, JSON lines or the
+ * screen), and an SVG after them would break every reader of that stream. */
 static int svg_target_ok(const char *path)
 {
   struct stat st;
+  if (gr_file_is_stdout(path)) { /* the chart would be appended to the lines or JSON lines there */
+    fprintf(stderr, "gpurig: watch: --svg %s: standard output carries the samples; give the chart a file\n", path);
+    return -1;
+  }
   char *dir = xstrdup(path), *slash = strrchr(dir, '/');
   const char *parent = slash ? (slash == dir ? "/" : (*slash = '\0', dir)) : ".";
   int rc = 0;
