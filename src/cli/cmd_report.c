@@ -148,7 +148,7 @@ static int files_conflict(const struct report_opts *o)
   else if (o->html && o->markdown && strcmp(o->html, o->markdown) == 0)
     why = "--html and --markdown name the same file";
   if (why)
-    fprintf(stderr, "gpurig: report: %s\n", why);
+    gr_diag("gpurig: report: %s\n", why);
   return why ? -1 : 0;
 }
 
@@ -165,17 +165,17 @@ static int load_json(const char *opt, const char *path, bool (*shape_ok)(const j
   if (!path)
     return 0;
   if (gr_file_read(path, REPORT_JSON_MAX, 0, &f, &err) != 0) {
-    fprintf(stderr, "gpurig: %s %s\n", opt, err.msg);
+    gr_diag("gpurig: %s %s\n", opt, err.msg);
     return -1;
   }
   *out = json_loadb(f.data, f.len, JSON_REJECT_DUPLICATES, &je);
   gr_file_free(&f);
   if (!*out) {
-    fprintf(stderr, "gpurig: %s %s: not JSON (line %d: %s)\n", opt, path, je.line, je.text);
+    gr_diag("gpurig: %s %s: not JSON (line %d: %s)\n", opt, path, je.line, je.text);
     return -1;
   }
   if (!shape_ok(*out, &why)) {
-    fprintf(stderr, "gpurig: %s %s: %s\n", opt, path, why);
+    gr_diag("gpurig: %s %s: %s\n", opt, path, why);
     json_decref(*out);
     *out = NULL;
     return -1;
@@ -191,7 +191,7 @@ static int write_report(const char *path, const struct gr_report_doc *doc, const
   struct gr_err err = {0};
   FILE *f = open_memstream(&buf, &len);
   if (!f) {
-    fprintf(stderr, "gpurig: %s: out of memory\n", path);
+    gr_diag("gpurig: %s: out of memory\n", path);
     return GR_EXIT_CANNOT_RUN;
   }
   int printed = html ? gr_print_report_html(f, doc) : gr_print_report_markdown(f, doc, svg_name);

@@ -106,7 +106,7 @@ static int watch_screen(struct cli_monitor *mon, double interval)
   struct gr_tui_view v = {.interval_s = interval};
   struct gr_tui *t = gr_tui_open();
   if (!t) {
-    fprintf(stderr, "gpurig: watch: this terminal cannot be driven (TERM=%s); use --once, --count or --json\n",
+    gr_diag("gpurig: watch: this terminal cannot be driven (TERM=%s); use --once, --count or --json\n",
             getenv("TERM") ? getenv("TERM") : "");
     return GR_EXIT_CANNOT_RUN;
   }
@@ -145,17 +145,17 @@ static int svg_target_ok(const char *path)
 {
   struct stat st;
   if (gr_file_is_stdout(path)) { /* the chart would be appended to the lines or JSON lines there */
-    fprintf(stderr, "gpurig: watch: --svg %s: standard output carries the samples; give the chart a file\n", path);
+    gr_diag("gpurig: watch: --svg %s: standard output carries the samples; give the chart a file\n", path);
     return -1;
   }
   char *dir = xstrdup(path), *slash = strrchr(dir, '/');
   const char *parent = slash ? (slash == dir ? "/" : (*slash = '\0', dir)) : ".";
   int rc = 0;
   if (stat(parent, &st) != 0 || !S_ISDIR(st.st_mode)) {
-    fprintf(stderr, "gpurig: watch: --svg %s: %s: no such directory\n", path, parent);
+    gr_diag("gpurig: watch: --svg %s: %s: no such directory\n", path, parent);
     rc = -1;
   } else if (lstat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
-    fprintf(stderr, "gpurig: watch: --svg %s: %s; gpurig writes only a new file or over a regular file\n", path,
+    gr_diag("gpurig: watch: --svg %s: %s; gpurig writes only a new file or over a regular file\n", path,
             gr_file_kind(st.st_mode));
     rc = -1;
   }
@@ -187,7 +187,7 @@ int cmd_watch(int argc, char **argv)
     return GR_EXIT_OK;
   }
   if (o.mon.listen || o.mon.textfile) {
-    fprintf(stderr, "gpurig: watch: --%s belongs to gpurig export\n", o.mon.listen ? "listen" : "textfile");
+    gr_diag("gpurig: watch: --%s belongs to gpurig export\n", o.mon.listen ? "listen" : "textfile");
     return GR_EXIT_FAIL;
   }
   if (cli_parse_interval("watch", o.mon.interval, &interval) != 0 || (o.mon.svg && svg_target_ok(o.mon.svg) != 0))
