@@ -294,7 +294,9 @@ const struct gr_option gr_rows_monitor[7] = {
     MON_STRING("interval", "S", interval, NULL, "seconds between samples, 0.1 to 3600; default 1"),
     MON_STRING("kmsg", "FILE", kmsg,
                "option '--kmsg' needs a kernel log file (an empty value would mean /dev/kmsg; omit --kmsg for that)",
-               "follow this kernel log for Xids (instead of the driver's events)"),
+               "follow this kernel log for Xids (instead of the driver's events) by name, as\n"
+               "tail -F does: read again from its start after a copytruncate rotation, the\n"
+               "new file after a rename rotation"),
     MON_STRING("listen", "ADDR:PORT", listen, NULL,
                "where to serve (default 127.0.0.1:9400, dcgm-exporter's port; \":9400\" is\n"
                "127.0.0.1 too, \"[::1]:9400\" IPv6); it binds all interfaces only when\n"

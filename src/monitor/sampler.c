@@ -58,6 +58,9 @@ struct kmsg_tail {
   bool records;      /* /dev/kmsg: one record per read */
   char *buf;         /* KMSG_BUF bytes: a partial line waits here */
   size_t have;
+  char *path;        /* a regular file named with --kmsg, followed by name as tail -F does; else NULL */
+  dev_t dev;         /* the file fd reads: another one at path is a rotation */
+  ino_t ino;
 };
 
 struct gr_sampler {
@@ -373,7 +376,8 @@ static struct gr_mon_event *add_event(struct gr_sampler *s, enum gr_mon_event_ki
   static const char *const ids[] = {
       [GR_EV_AER] = "monitor.aer",         [GR_EV_WIDTH] = "monitor.link-change", [GR_EV_GPU_LOST] = "monitor.gpu-lost",
       [GR_EV_GPU_STALE] = "monitor.gpu-stale", [GR_EV_GPU_BACK] = "monitor.gpu-back", [GR_EV_XID] = "monitor.xid",
-      [GR_EV_REPLAY] = "monitor.pcie-replay", [GR_EV_ECC] = "monitor.ecc",      [GR_EV_GPULINK] = "monitor.nvlink"};
+      [GR_EV_REPLAY] = "monitor.pcie-replay", [GR_EV_ECC] = "monitor.ecc",      [GR_EV_GPULINK] = "monitor.nvlink",
+      [GR_EV_LOG] = "monitor.kmsg-rotated"};
   struct gr_mon_event *e = &s->ev[s->nev++ % EVENT_RING];
   gr_finding_release(&e->f); /* the event the ring drops */
   memset(e, 0, sizeof(*e));
@@ -548,7 +552,7 @@ static void kmsg_lines(struct gr_sampler *s, const char *buf, size_t len)
 
 /* New lines of the kernel log since the last step; nothing is parsed (or
  * allocated) when there are none. */
-static void read_kmsg(struct gr_sampler *s)
+static void drain_kmsg(struct gr_sampler *s)
 {
   struct kmsg_tail *k = &s->kmsg;
   for (int guard = 0; k->fd >= 0 && guard < 4096; guard++) {
@@ -571,6 +575,63 @@ static void read_kmsg(struct gr_sampler *s)
     memmove(k->buf, k->buf + whole, k->have - whole);
     k->have -= whole;
   }
+}
+
+/* A new file at the --kmsg name (logrotate's rename, then the logger's new
+ * file): the old file's last lines are read, then the new file from its
+ * start. Until a new file appears the old one is still read (the logger
+ * writes to it until it reopens). */
+static void kmsg_reopen(struct gr_sampler *s)
+{
+  struct kmsg_tail *k = &s->kmsg;
+  struct stat named;
+  if (stat(k->path, &named) != 0 || !S_ISREG(named.st_mode) || (named.st_dev == k->dev && named.st_ino == k->ino))
+    return;
+  int fd = open(k->path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  struct stat st;
+  if (fd >= 0 && (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))) {
+    close(fd);
+    fd = -1;
+  }
+  if (fd < 0)
+    return; /* tried again at the next step */
+  drain_kmsg(s);
+  if (k->have) /* the old file's last line, without its newline */
+    kmsg_lines(s, k->buf, k->have);
+  k->have = 0;
+  close(k->fd);
+  k->fd = fd;
+  k->dev = st.st_dev;
+  k->ino = st.st_ino;
+  char shown[256];
+  add_event(s, GR_EV_LOG, GR_SEV_INFO, -1, -1,
+            "the kernel log %s is a new file (rotated): the old one read to its end, the new one from its start",
+            gr_shown(k->path, shown, sizeof(shown)));
+  drain_kmsg(s);
+}
+
+/* --kmsg FILE is followed by name, as `tail -F` follows it, so that a daily
+ * logrotate does not end the Xids: a file shorter than what was read was
+ * truncated in place (copytruncate) and is read again from its start. */
+static void read_kmsg(struct gr_sampler *s)
+{
+  struct kmsg_tail *k = &s->kmsg;
+  drain_kmsg(s);
+  struct stat st;
+  if (!k->path || k->fd < 0 || fstat(k->fd, &st) != 0)
+    return;
+  off_t at = lseek(k->fd, 0, SEEK_CUR);
+  if (at > st.st_size) {
+    char shown[256];
+    lseek(k->fd, 0, SEEK_SET);
+    k->have = 0; /* a partial line of the text that is gone */
+    add_event(s, GR_EV_LOG, GR_SEV_INFO, -1, -1,
+              "the kernel log %s shrank from %lld to %lld bytes (truncated, as logrotate's copytruncate does): "
+              "read again from its start",
+              gr_shown(k->path, shown, sizeof(shown)), (long long)at, (long long)st.st_size);
+    drain_kmsg(s);
+  }
+  kmsg_reopen(s);
 }
 
 static void xid_events(struct gr_sampler *s)
@@ -629,6 +690,11 @@ static int open_xid_source(struct gr_sampler *s, const char *kmsg, struct gr_err
                 : 0;
   }
   s->kmsg.records = S_ISCHR(st.st_mode);
+  if (kmsg && S_ISREG(st.st_mode)) {
+    s->kmsg.path = xstrdup(kmsg);
+    s->kmsg.dev = st.st_dev;
+    s->kmsg.ino = st.st_ino;
+  }
   lseek(s->kmsg.fd, 0, SEEK_END); /* /dev/kmsg: past the records already there */
   s->kmsg.buf = xmalloc(KMSG_BUF);
   char *where = xasprintf("kernel log %s%s", s->m->has_fs && !kmsg ? s->m->fs.root : "", what);
@@ -739,6 +805,7 @@ bool gr_sampler_close(struct gr_sampler *s)
   if (s->kmsg.fd >= 0)
     close(s->kmsg.fd);
   free(s->kmsg.buf);
+  free(s->kmsg.path);
   for (size_t i = 0; i < EVENT_RING; i++)
     gr_finding_release(&s->ev[i].f);
   free(s->ev);

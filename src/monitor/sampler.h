@@ -55,6 +55,7 @@ enum gr_mon_event_kind {
   GR_EV_REPLAY,     /* the GPU's PCIe replay counter rose */
   GR_EV_ECC,        /* uncorrected ECC errors or a row remap failure */
   GR_EV_GPULINK,     /* NVLink CRC/replay/recovery errors rose */
+  GR_EV_LOG,         /* the --kmsg file was rotated (truncated, or a new file at its name): info */
 };
 
 /* An event is a finding (model/finding.h) with its time: f.sev, f.id
