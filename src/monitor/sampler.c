@@ -22,8 +22,9 @@
 #include "doctor/kmsg.h"
 #include "load/loaders.h"
 #include "model/names.h"
+#include "monitor/logtail.h"
 
-enum { EVENT_RING = 256, KMSG_BUF = 65536 };
+enum { EVENT_RING = 256 };
 
 /* One GPU's reader thread. Its fields are guarded by the crew's mutex. */
 struct worker {
@@ -52,16 +53,6 @@ struct crew {
   struct worker *w;
 };
 
-/* Following the kernel log for Xids (when the driver gives no events). */
-struct kmsg_tail {
-  int fd;            /* -1 none */
-  bool records;      /* /dev/kmsg: one record per read */
-  char *buf;         /* KMSG_BUF bytes: a partial line waits here */
-  size_t have;
-  char *path;        /* a regular file named with --kmsg, followed by name as tail -F does; else NULL */
-  dev_t dev;         /* the file fd reads: another one at path is a rotation */
-  ino_t ino;
-};
 
 struct gr_sampler {
   const struct gr_machine *m;
@@ -86,7 +77,7 @@ struct gr_sampler {
   unsigned long nev;
   struct gr_gpu_event gev[64];
   bool driver_events;
-  struct kmsg_tail kmsg;
+  struct gr_tail kmsg;       /* the kernel log followed for Xids (when the driver gives no events) */
   char xid_source[160];
   /* A counter that keeps rising is one event a minute, not one a sample:
    * when its last event was, and the count then. */
@@ -550,88 +541,26 @@ static void kmsg_lines(struct gr_sampler *s, const char *buf, size_t len)
   gr_xid_log_free(&log);
 }
 
-/* New lines of the kernel log since the last step; nothing is parsed (or
- * allocated) when there are none. */
-static void drain_kmsg(struct gr_sampler *s)
+static void kmsg_chunk(void *ctx, const char *buf, size_t len)
 {
-  struct kmsg_tail *k = &s->kmsg;
-  for (int guard = 0; k->fd >= 0 && guard < 4096; guard++) {
-    ssize_t r = read(k->fd, k->buf + k->have, KMSG_BUF - 1 - k->have);
-    if (r < 0 && errno == EPIPE)
-      continue; /* /dev/kmsg: records were overwritten before we read them */
-    if (r <= 0)
-      break;
-    k->have += (size_t)r;
-    if (k->records) { /* a whole record per read */
-      kmsg_lines(s, k->buf, k->have);
-      k->have = 0;
-      continue;
-    }
-    char *nl = memrchr(k->buf, '\n', k->have);
-    if (!nl && k->have < KMSG_BUF - 1)
-      continue;
-    size_t whole = nl ? (size_t)(nl - k->buf) + 1 : k->have;
-    kmsg_lines(s, k->buf, whole);
-    memmove(k->buf, k->buf + whole, k->have - whole);
-    k->have -= whole;
-  }
+  kmsg_lines(ctx, buf, len);
 }
 
-/* A new file at the --kmsg name (logrotate's rename, then the logger's new
- * file): the old file's last lines are read, then the new file from its
- * start. Until a new file appears the old one is still read (the logger
- * writes to it until it reopens). */
-static void kmsg_reopen(struct gr_sampler *s)
+/* A rotation of the --kmsg file is an info event: the log goes on. */
+static void kmsg_rotated(void *ctx, const char *what)
 {
-  struct kmsg_tail *k = &s->kmsg;
-  struct stat named;
-  if (stat(k->path, &named) != 0 || !S_ISREG(named.st_mode) || (named.st_dev == k->dev && named.st_ino == k->ino))
-    return;
-  int fd = open(k->path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-  struct stat st;
-  if (fd >= 0 && (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))) {
-    close(fd);
-    fd = -1;
-  }
-  if (fd < 0)
-    return; /* tried again at the next step */
-  drain_kmsg(s);
-  if (k->have) /* the old file's last line, without its newline */
-    kmsg_lines(s, k->buf, k->have);
-  k->have = 0;
-  close(k->fd);
-  k->fd = fd;
-  k->dev = st.st_dev;
-  k->ino = st.st_ino;
+  struct gr_sampler *s = ctx;
   char shown[256];
-  add_event(s, GR_EV_LOG, GR_SEV_INFO, -1, -1,
-            "the kernel log %s is a new file (rotated): the old one read to its end, the new one from its start",
-            gr_shown(k->path, shown, sizeof(shown)));
-  drain_kmsg(s);
+  add_event(s, GR_EV_LOG, GR_SEV_INFO, -1, -1, "the kernel log %s %s", gr_shown(s->kmsg.path, shown, sizeof(shown)),
+            what);
 }
 
-/* --kmsg FILE is followed by name, as `tail -F` follows it, so that a daily
- * logrotate does not end the Xids: a file shorter than what was read was
- * truncated in place (copytruncate) and is read again from its start. */
+/* New lines of the kernel log since the last step (monitor/logtail.h: a
+ * --kmsg file is followed by name, as tail -F does). */
 static void read_kmsg(struct gr_sampler *s)
 {
-  struct kmsg_tail *k = &s->kmsg;
-  drain_kmsg(s);
-  struct stat st;
-  if (!k->path || k->fd < 0 || fstat(k->fd, &st) != 0)
-    return;
-  off_t at = lseek(k->fd, 0, SEEK_CUR);
-  if (at > st.st_size) {
-    char shown[256];
-    lseek(k->fd, 0, SEEK_SET);
-    k->have = 0; /* a partial line of the text that is gone */
-    add_event(s, GR_EV_LOG, GR_SEV_INFO, -1, -1,
-              "the kernel log %s shrank from %lld to %lld bytes (truncated, as logrotate's copytruncate does): "
-              "read again from its start",
-              gr_shown(k->path, shown, sizeof(shown)), (long long)at, (long long)st.st_size);
-    drain_kmsg(s);
-  }
-  kmsg_reopen(s);
+  const struct gr_tail_sink sink = {kmsg_chunk, kmsg_rotated, s};
+  gr_tail_read(&s->kmsg, &sink);
 }
 
 static void xid_events(struct gr_sampler *s)
@@ -689,14 +618,7 @@ static int open_xid_source(struct gr_sampler *s, const char *kmsg, struct gr_err
                           e == EINVAL ? "not a regular file or the kernel log device" : strerror(e))
                 : 0;
   }
-  s->kmsg.records = S_ISCHR(st.st_mode);
-  if (kmsg && S_ISREG(st.st_mode)) {
-    s->kmsg.path = xstrdup(kmsg);
-    s->kmsg.dev = st.st_dev;
-    s->kmsg.ino = st.st_ino;
-  }
-  lseek(s->kmsg.fd, 0, SEEK_END); /* /dev/kmsg: past the records already there */
-  s->kmsg.buf = xmalloc(KMSG_BUF);
+  gr_tail_start(&s->kmsg, s->kmsg.fd, kmsg);
   char *where = xasprintf("kernel log %s%s", s->m->has_fs && !kmsg ? s->m->fs.root : "", what);
   str_copy(s->xid_source, sizeof(s->xid_source), where);
   free(where);
@@ -802,10 +724,7 @@ bool gr_sampler_close(struct gr_sampler *s)
   free(s->ring);
   gr_sample_free(&s->first);
   gr_sample_free(&s->scratch);
-  if (s->kmsg.fd >= 0)
-    close(s->kmsg.fd);
-  free(s->kmsg.buf);
-  free(s->kmsg.path);
+  gr_tail_stop(&s->kmsg);
   for (size_t i = 0; i < EVENT_RING; i++)
     gr_finding_release(&s->ev[i].f);
   free(s->ev);
