@@ -237,6 +237,36 @@ static void test_speed_drop_under_load(void **state)
   close_fixture(&f);
 }
 
+/* Under load, a link below its maximum is a warning from the first sample
+ * on, with no change seen (N14): the stand-in driver reports Gen1 of Gen4 at
+ * 97 %, and GPU1 trained x8 of x16. One event per GPU, not one a sample;
+ * none at idle, where a link slows down by design. */
+static void test_below_max_under_load(void **state)
+{
+  struct fixture f;
+  struct gr_err err = {0};
+  char why[64];
+  (void)state;
+  open_fixture(&f, true, "busy", NULL, 0.5);
+  assert_int_equal(gr_sampler_step(f.s, &err), 0);
+  assert_int_equal(count_events(f.s, GR_EV_SLOW_LINK), 4);
+  assert_true(has_event(f.s, GR_EV_SLOW_LINK, "GPU1 0000:02:00.0: its PCIe link runs Gen1 of Gen4, x8 of x16 at 97% "
+                                              "utilisation: below its maximum under load"));
+  assert_true(gr_sampler_gpu_below_max(f.s, 1, why, sizeof(why)));
+  assert_string_equal(why, "Gen1 of Gen4, x8 of x16");
+  assert_int_equal(gr_sampler_worst(f.s), GR_SEV_WARN);
+  assert_int_equal(gr_sampler_step(f.s, &err), 0);
+  assert_int_equal(count_events(f.s, GR_EV_SLOW_LINK), 4);
+  close_fixture(&f);
+
+  open_fixture(&f, true, NULL, NULL, 0.5); /* idle: the same Gen1 is by design */
+  assert_int_equal(gr_sampler_step(f.s, &err), 0);
+  assert_int_equal(gr_sampler_step(f.s, &err), 0);
+  assert_int_equal(count_events(f.s, GR_EV_SLOW_LINK), 0);
+  assert_false(gr_sampler_gpu_below_max(f.s, 1, why, sizeof(why)));
+  close_fixture(&f);
+}
+
 /* What a followed log handed over: its lines, and its rotations in words. */
 struct tail_seen {
   char text[512];
@@ -434,6 +464,7 @@ int main(void)
       cmocka_unit_test(test_gpu_vanishes),      cmocka_unit_test(test_quiet_rise_reported_later),
       cmocka_unit_test(test_speed_drop_under_load),
       cmocka_unit_test(test_log_followed_across_rotations),
+      cmocka_unit_test(test_below_max_under_load),
   };
   return cmocka_run_group_tests(tests, setup, NULL);
 }
