@@ -58,19 +58,21 @@ static void watch_usage(void)
          "why the clocks are held down (throttle reasons in words), PCIe rx/tx GB/s, the link's\n"
          "generation and width now and at most, PCIe replays, ECC and row remapping, NVLink errors,\n"
          "and each link's AER error counts at both ends, with the physical slot where the board names\n"
-         "it. Errors, a link changing width (or speed while its GPU is busy: downtraining), a GPU\n"
-         "lost or not answering, and Xids become events.\n"
+         "it. Errors, a link changing width (or speed while its GPU is busy: downtraining), a busy\n"
+         "GPU whose link runs below its maximum (state SLOW), a GPU lost or not answering, and Xids\n"
+         "become events.\n"
          "A GPU whose driver call hangs is shown STALE after 0.5 s; the others go on.\n"
          "\n"
          "On a terminal: a full-screen view (q quits, s sorts by index/utilisation/temperature/\n"
          "power, p pauses), with a sparkline of each GPU's utilisation and the events as they come.\n"
+         "A narrow terminal drops columns, the clocks and memory first, the link and replays last.\n"
          "\n");
   gr_print_option_help(stdout, &watch_spec, watch_help, 18);
   printf("\n"
          "Without a terminal (a pipe, a log), watch prints lines until interrupted.\n"
          "GPURIG_DRIVER_DIR=DIR loads the driver libraries from DIR (the tests use stand-ins).\n"
          "Exit status: 0 ok, 1 a warning event (AER errors, a stale GPU, a link that changed to a\n"
-         "narrower width or a lower speed under load while watched, PCIe replays),\n"
+         "narrower width, or runs below its maximum under load, PCIe replays),\n"
          "2 a failure (a lost GPU, a fatal AER error, an Xid that needs a reset) or bad input,\n"
          "3 nothing to watch.\n");
 }
