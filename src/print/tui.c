@@ -388,6 +388,8 @@ static void draw_events(const struct gr_sampler *s, int row)
   }
   for (unsigned long k = from; k < n && row < LINES - 1; k++) {
     const struct gr_mon_event *e = gr_sampler_event(s, k);
+    if (!e)
+      continue;
     char head[32], ts[16];
     time_t tt = (time_t)e->real_s;
     struct tm tm;
