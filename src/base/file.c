@@ -399,6 +399,15 @@ void gr_out_abort(struct gr_out *w)
   out_finish(w);
 }
 
+int gr_out_check(const char *path, struct gr_err *err)
+{
+  struct gr_out w;
+  if (gr_out_open(path, &w, err) != 0)
+    return -1;
+  gr_out_abort(&w); /* standard output: nothing was written to abort */
+  return 0;
+}
+
 int gr_file_write(const char *path, const void *data, size_t len, struct gr_err *err)
 {
   struct gr_out w;

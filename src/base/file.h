@@ -80,6 +80,13 @@ int gr_out_commit(struct gr_out *w, struct gr_err *err);
 /* Removes the temporary file and finishes w. Safe after a failed open. */
 void gr_out_abort(struct gr_out *w);
 
+/* Whether path could be written now, without writing it: the checks of
+ * gr_out_open, with its temporary file created and removed again (so a
+ * missing or read-only directory is found too). A command that writes
+ * several files checks them all first, so that a refusal leaves none half
+ * written. 0, or -1 with err as gr_out_open sets it. */
+int gr_out_check(const char *path, struct gr_err *err);
+
 /* Writes a whole file through the calls above. 0 or -1 with err. */
 int gr_file_write(const char *path, const void *data, size_t len, struct gr_err *err);
 

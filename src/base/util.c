@@ -10,13 +10,62 @@
 #include <string.h>
 #include <sys/socket.h>
 
+/* The escape of one control character c into out (at least 5 bytes). */
+static size_t shown_char(unsigned char c, char *out)
+{
+  static const char named[][3] = {['\n'] = "\\n", ['\r'] = "\\r", ['\t'] = "\\t"};
+  if (c < sizeof(named) / sizeof(named[0]) && named[c][0]) {
+    memcpy(out, named[c], 2);
+    return 2;
+  }
+  return (size_t)snprintf(out, 5, "\\x%02x", c);
+}
+
+const char *gr_shown(const char *s, char *buf, size_t cap)
+{
+  size_t used = 0;
+  if (!cap)
+    return buf;
+  for (; s && *s; s++) {
+    unsigned char c = (unsigned char)*s;
+    char esc[5];
+    size_t n = c < 0x20 || c == 0x7f ? shown_char(c, esc) : (esc[0] = (char)c, 1);
+    if (used + n + 1 > cap) { /* cut: "..." says so */
+      if (cap >= 4) {
+        used = used > cap - 4 ? cap - 4 : used;
+        memcpy(buf + used, "...", 3);
+        used += 3;
+      }
+      break;
+    }
+    memcpy(buf + used, esc, n);
+    used += n;
+  }
+  buf[used] = '\0';
+  return buf;
+}
+
+void gr_diag(const char *fmt, ...)
+{
+  char msg[1024], shown[2048];
+  va_list ap;
+  va_start(ap, fmt);
+  int n = vsnprintf(msg, sizeof(msg), fmt, ap);
+  va_end(ap);
+  if (n > 0 && (size_t)n < sizeof(msg) && msg[n - 1] == '\n')
+    msg[n - 1] = '\0'; /* the line's own end */
+  fprintf(stderr, "%s\n", gr_shown(msg, shown, sizeof(shown)));
+}
+
 int gr_fail(struct gr_err *err, int code, const char *fmt, ...)
 {
   if (err) {
+    char msg[sizeof(err->msg)];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
     va_end(ap);
+    gr_shown(msg, err->msg, sizeof(err->msg));
     err->code = code;
   }
   return -1;

@@ -26,7 +26,24 @@ struct gr_err {
   char msg[768];
 };
 
-/* Sets err (if non-NULL) and returns -1, so callers can `return gr_fail(...)`. */
+/* Text from the user or an input (a path, an option's value) shown inside a
+ * one-line message: its control characters as visible escapes (a newline
+ * as "\n", a carriage return "\r", a tab "\t", the others "\x1b"), so a
+ * newline in a file name cannot turn one error into two lines, the second
+ * posing as a message of its own. Writes at most cap bytes into buf (cut
+ * with "..." when longer) and returns buf, which the caller owns. */
+const char *gr_shown(const char *s, char *buf, size_t cap);
+
+/* A diagnostic line to stderr: formatted as fprintf does, every control
+ * character in it escaped as gr_shown does (one message stays one line),
+ * then the one newline that ends it (a newline at the end of fmt is that
+ * newline, not doubled). Every error path that quotes user input prints
+ * through it or through gr_fail. */
+void gr_diag(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Sets err (if non-NULL) and returns -1, so callers can `return gr_fail(...)`.
+ * The message is kept to one line: its control characters are escaped as
+ * gr_shown does. */
 int gr_fail(struct gr_err *err, int code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 

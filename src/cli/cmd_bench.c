@@ -103,7 +103,7 @@ static int parse_copy_size(const char *s, size_t *bytes)
   else if (*bytes % GR_BENCH_COPY_ALIGN != 0)
     why = "copies are whole 16-byte words (the SM copy kernel's unit); give a multiple of 16 bytes";
   if (why)
-    fprintf(stderr, "gpurig: bench: --size '%s': %s\n", s, why);
+    gr_diag("gpurig: bench: --size '%s': %s\n", s, why);
   return why ? -1 : 0;
 }
 
@@ -115,7 +115,7 @@ static int parse_allreduce_max(const char *s, size_t *bytes)
   else if (*bytes < GR_BENCH_AR_MIN_BYTES)
     why = "below 64 KiB, the smallest all-reduce sweep gpurig runs; give 64K or more";
   if (why)
-    fprintf(stderr, "gpurig: bench: --allreduce-max '%s': %s\n", s, why);
+    gr_diag("gpurig: bench: --allreduce-max '%s': %s\n", s, why);
   return why ? -1 : 0;
 }
 
@@ -126,12 +126,12 @@ static int parse_like(const struct cli_bench_opts *o, struct gr_bench_config *cf
   if (!o->like)
     return 0;
   if (strcmp(o->like, "nvbandwidth") != 0) {
-    fprintf(stderr, "gpurig: bench: --like '%s': the one tool gpurig can imitate is nvbandwidth\n", o->like);
+    gr_diag("gpurig: bench: --like '%s': the one tool gpurig can imitate is nvbandwidth\n", o->like);
     return -1;
   }
   if (o->quick) {
-    fprintf(stderr, "gpurig: bench: --like nvbandwidth runs nvbandwidth's sizes and repetitions; --quick runs "
-                    "smaller ones: give one of the two\n");
+    gr_diag("gpurig: bench: --like nvbandwidth runs nvbandwidth's sizes and repetitions; --quick runs "
+            "smaller ones: give one of the two\n");
     return -1;
   }
   gr_bench_config_like_nvbandwidth(cfg);
@@ -144,7 +144,7 @@ static int parse_allreduce_iters(const char *s, int *iters)
   char *end = NULL;
   long v = strtol(s, &end, 10);
   if (end == s || *end || v < 100 || v > 1000000) {
-    fprintf(stderr, "gpurig: bench: --allreduce-iters '%s': expected a whole number from 100 (a p99 needs 100 "
+    gr_diag("gpurig: bench: --allreduce-iters '%s': expected a whole number from 100 (a p99 needs 100 "
             "iterations) to 1000000\n", s);
     return -1;
   }
@@ -183,9 +183,9 @@ int cmd_bench_mpi(const struct cli_bench_opts *o, const struct gr_bench_config *
 {
   (void)o;
   (void)cfg;
-  fprintf(stderr, "gpurig: bench --mpi: this gpurig was built without MPI; install libopenmpi-dev "
-                  "(apt-get install libopenmpi-dev openmpi-bin), rebuild, and run "
-                  "`mpirun -np N gpurig-mpi bench --mpi`\n");
+  gr_diag("gpurig: bench --mpi: this gpurig was built without MPI; install libopenmpi-dev "
+          "(apt-get install libopenmpi-dev openmpi-bin), rebuild, and run "
+          "`mpirun -np N gpurig-mpi bench --mpi`\n");
   return GR_EXIT_CANNOT_RUN;
 }
 #endif
@@ -213,16 +213,16 @@ int cmd_bench(int argc, char **argv)
   if (bench_config(&o, &cfg) != 0)
     return GR_EXIT_FAIL;
   if (o.per && !o.mpi) {
-    fprintf(stderr, "gpurig: bench: --per belongs to --mpi (one rank per GPU or per node)\n");
+    gr_diag("gpurig: bench: --per belongs to --mpi (one rank per GPU or per node)\n");
     return GR_EXIT_FAIL;
   }
   if (o.mpi && (o.size || o.no_sm || o.like)) { /* copies are not measured across nodes */
-    fprintf(stderr, "gpurig: bench: --mpi measures the all-reduce only; %s belongs to the copy tests\n",
+    gr_diag("gpurig: bench: --mpi measures the all-reduce only; %s belongs to the copy tests\n",
             o.size ? "--size" : o.no_sm ? "--no-sm" : "--like");
     return GR_EXIT_FAIL;
   }
   if (o.mpi && o.allreduce_iters) { /* left out across processes: each rank would need the soak's timing */
-    fprintf(stderr, "gpurig: bench: --allreduce-iters is not available with --mpi; run it on each node without "
+    gr_diag("gpurig: bench: --allreduce-iters is not available with --mpi; run it on each node without "
             "--mpi\n");
     return GR_EXIT_FAIL;
   }

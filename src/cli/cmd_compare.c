@@ -141,15 +141,15 @@ int cmd_compare(int argc, char **argv)
   struct gr_plan_args args = o.plan;
   args.gpu = NULL; /* compare's --gpu fills the rigs' slots, never a generic board */
   if (!o.plan.job && gr_plan_args_given(&args)) {
-    fprintf(stderr, "gpurig: compare: plan options need --job (gpurig plan --help)\n");
+    gr_diag("gpurig: compare: plan options need --job (gpurig plan --help)\n");
     return GR_EXIT_FAIL;
   }
   if (p.nargs < 1) {
-    fprintf(stderr, "gpurig: compare: name at least one rig (gpurig compare --list shows them)\n");
+    gr_diag("gpurig: compare: name at least one rig (gpurig compare --list shows them)\n");
     return GR_EXIT_FAIL;
   }
   if (o.plan.estimator) {
-    fprintf(stderr, "gpurig: compare: --estimator applies to gpurig plan only\n");
+    gr_diag("gpurig: compare: --estimator applies to gpurig plan only\n");
     return GR_EXIT_FAIL;
   }
   /* the plan's arguments, --cpu included, are judged before any rig is read */

@@ -150,7 +150,7 @@ int cmd_doctor(int argc, char **argv)
     return GR_EXIT_OK;
   }
   if (o.out.json && o.nhc) {
-    fprintf(stderr, "gpurig: doctor: --json and --nhc exclude each other\n");
+    gr_diag("gpurig: doctor: --json and --nhc exclude each other\n");
     return GR_EXIT_FAIL;
   }
   if (parse_doctor_opts(&o, &d, &e, &err) != 0)

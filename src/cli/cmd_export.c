@@ -160,7 +160,7 @@ int cmd_export(int argc, char **argv)
   struct sockaddr_storage sa;
   unsigned salen;
   if (serving && !gr_parse_listen(listen, &sa, &salen)) {
-    fprintf(stderr, "gpurig: export: --listen %s: not ADDR:PORT (127.0.0.1:9400, [::1]:9400, 0.0.0.0:9400) or none\n",
+    gr_diag("gpurig: export: --listen %s: not ADDR:PORT (127.0.0.1:9400, [::1]:9400, 0.0.0.0:9400) or none\n",
             listen);
     return GR_EXIT_FAIL;
   }
@@ -175,7 +175,7 @@ int cmd_export(int argc, char **argv)
   if (rc == GR_EXIT_OK && serving && !(d = cli_http_serve(listen, render, &x, &err)))
     rc = gr_report_error(&err);
   if (rc == GR_EXIT_OK && serving)
-    fprintf(stderr, "gpurig: export: serving http://%s/metrics\n", listen);
+    gr_diag("gpurig: export: serving http://%s/metrics\n", listen);
   if (rc == GR_EXIT_OK && count != 1)
     rc = run(&x, &o.mon, count > 0 ? count - 1 : 0, interval, true);
   cli_http_stop(d);

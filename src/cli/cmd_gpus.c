@@ -51,7 +51,7 @@ static void gpus_usage(void)
  * bench says for the same state, in text and JSON alike. */
 static int no_gpu(const struct gr_gpus_report *rep)
 {
-  fprintf(stderr, "gpurig: nothing to show: the %s sees no GPU (%s%s%s: 0 GPUs)\n", rep->driver_name,
+  gr_diag("gpurig: nothing to show: the %s sees no GPU (%s%s%s: 0 GPUs)\n", rep->driver_name,
           rep->driver[0] ? rep->driver : "", rep->driver[0] ? ", " : "", rep->library);
   return GR_EXIT_CANNOT_RUN;
 }
@@ -65,7 +65,7 @@ static int print_gpus(const struct gpus_opts *o, const struct gr_topo *t, struct
   else
     gr_print_gpus(stdout, t, rep);
   for (size_t i = 0; i < rep->findings.n; i++)
-    fprintf(stderr, "gpurig: %s\n", rep->findings.v[i].text);
+    gr_diag("gpurig: %s\n", rep->findings.v[i].text);
   return gr_findings_exit(&rep->findings);
 }
 

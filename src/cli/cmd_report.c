@@ -148,7 +148,7 @@ static int files_conflict(const struct report_opts *o)
   else if (o->html && o->markdown && strcmp(o->html, o->markdown) == 0)
     why = "--html and --markdown name the same file";
   if (why)
-    fprintf(stderr, "gpurig: report: %s\n", why);
+    gr_diag("gpurig: report: %s\n", why);
   return why ? -1 : 0;
 }
 
@@ -165,17 +165,17 @@ static int load_json(const char *opt, const char *path, bool (*shape_ok)(const j
   if (!path)
     return 0;
   if (gr_file_read(path, REPORT_JSON_MAX, 0, &f, &err) != 0) {
-    fprintf(stderr, "gpurig: %s %s\n", opt, err.msg);
+    gr_diag("gpurig: %s %s\n", opt, err.msg);
     return -1;
   }
   *out = json_loadb(f.data, f.len, JSON_REJECT_DUPLICATES, &je);
   gr_file_free(&f);
   if (!*out) {
-    fprintf(stderr, "gpurig: %s %s: not JSON (line %d: %s)\n", opt, path, je.line, je.text);
+    gr_diag("gpurig: %s %s: not JSON (line %d: %s)\n", opt, path, je.line, je.text);
     return -1;
   }
   if (!shape_ok(*out, &why)) {
-    fprintf(stderr, "gpurig: %s %s: %s\n", opt, path, why);
+    gr_diag("gpurig: %s %s: %s\n", opt, path, why);
     json_decref(*out);
     *out = NULL;
     return -1;
@@ -191,7 +191,7 @@ static int write_report(const char *path, const struct gr_report_doc *doc, const
   struct gr_err err = {0};
   FILE *f = open_memstream(&buf, &len);
   if (!f) {
-    fprintf(stderr, "gpurig: %s: out of memory\n", path);
+    gr_diag("gpurig: %s: out of memory\n", path);
     return GR_EXIT_CANNOT_RUN;
   }
   int printed = html ? gr_print_report_html(f, doc) : gr_print_report_markdown(f, doc, svg_name);
@@ -202,23 +202,46 @@ static int write_report(const char *path, const struct gr_report_doc *doc, const
   return rc == 0 ? 0 : gr_report_error(&err);
 }
 
-/* --markdown FILE.md: the diagram goes beside it, FILE-wiring.svg, linked
- * by its name alone; none for standard output. */
+/* --markdown FILE.md: the diagram goes beside it, FILE-wiring.svg; NULL
+ * for standard output. The caller frees it. */
+static char *wiring_path(const char *md)
+{
+  if (gr_file_is_stdout(md))
+    return NULL;
+  size_t n = strlen(md);
+  if (n > 3 && strcmp(md + n - 3, ".md") == 0)
+    n -= 3;
+  return xasprintf("%.*s-wiring.svg", (int)n, md);
+}
+
+/* Every file the report will write (--html, --markdown and its diagram) is
+ * checked before any is written: a refused one must not leave the others
+ * half done, such as a Markdown file linking a diagram that was refused. */
+static int check_targets(const struct report_opts *o)
+{
+  struct gr_err err = {0};
+  char *svg = o->markdown ? wiring_path(o->markdown) : NULL;
+  int rc = (o->html && gr_out_check(o->html, &err) != 0) || (o->markdown && gr_out_check(o->markdown, &err) != 0) ||
+                   (svg && gr_out_check(svg, &err) != 0)
+               ? gr_report_error(&err)
+               : 0;
+  free(svg);
+  return rc;
+}
+
+/* --markdown FILE.md, with the diagram beside it (wiring_path) linked by
+ * its name alone. */
 static int write_markdown(const char *path, const struct gr_report_doc *doc)
 {
-  char *svg_path = NULL;
+  char *svg_path = doc->diagram_svg ? wiring_path(path) : NULL;
   const char *svg_name = NULL;
   struct gr_err err = {0};
-  if (doc->diagram_svg && !gr_file_is_stdout(path)) {
-    size_t n = strlen(path);
-    if (n > 3 && strcmp(path + n - 3, ".md") == 0)
-      n -= 3;
-    svg_path = xasprintf("%.*s-wiring.svg", (int)n, path);
+  if (svg_path)
     svg_name = strrchr(svg_path, '/') ? strrchr(svg_path, '/') + 1 : svg_path;
-  }
-  int rc = write_report(path, doc, svg_name, false);
-  if (rc == 0 && svg_path && gr_file_write(svg_path, doc->diagram_svg, strlen(doc->diagram_svg), &err) != 0)
-    rc = gr_report_error(&err);
+  /* the diagram first: a Markdown file never links one that failed */
+  int rc = svg_path && gr_file_write(svg_path, doc->diagram_svg, strlen(doc->diagram_svg), &err) != 0
+               ? gr_report_error(&err)
+               : write_report(path, doc, svg_name, false);
   free(svg_path);
   return rc;
 }
@@ -235,7 +258,7 @@ static int report_files(const struct report_opts *o)
   json_t *bench = NULL, *burn = NULL;
   char *diagram = NULL;
   int rc = GR_EXIT_FAIL;
-  if (files_conflict(o) != 0 || load_json("--bench", o->bench_json, gr_report_bench_ok, &bench) != 0 ||
+  if (files_conflict(o) != 0 || check_targets(o) != 0 || load_json("--bench", o->bench_json, gr_report_bench_ok, &bench) != 0 ||
       load_json("--burn", o->burn_json, gr_report_burn_ok, &burn) != 0)
     goto out;
   struct gr_source src = cli_source_of(&o->src, false);

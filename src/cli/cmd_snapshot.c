@@ -50,14 +50,14 @@ int cmd_snapshot(int argc, char **argv)
   }
   /* accepted by the parser only to be refused here, in words that say why */
   if (o.src.input || o.src.rig) {
-    fprintf(stderr, "gpurig: snapshot: %s does not apply: snapshot records this machine or a --root tree; %s\n",
+    gr_diag("gpurig: snapshot: %s does not apply: snapshot records this machine or a --root tree; %s\n",
             o.src.input ? "--input" : "--rig",
             o.src.input ? "an XML file is already a snapshot (gpurig topo --input reads it)"
-                    : "a rig is already a description (gpurig topo --rig shows it)");
+            : "a rig is already a description (gpurig topo --rig shows it)");
     return GR_EXIT_FAIL;
   }
   if (!p.positional) {
-    fprintf(stderr, "gpurig: snapshot: missing output file (usage: gpurig snapshot FILE.xml)\n");
+    gr_diag("gpurig: snapshot: missing output file (usage: gpurig snapshot FILE.xml)\n");
     return GR_EXIT_FAIL;
   }
   struct gr_source src = cli_source_of(&o.src, false);
@@ -65,6 +65,6 @@ int cmd_snapshot(int argc, char **argv)
     return gr_report_error(&err);
   if (gr_snapshot_write(&fs, p.positional, src.gpulink_reader, &err) != 0)
     return gr_report_error(&err);
-  fprintf(stderr, "gpurig: wrote %s\n", p.positional);
+  gr_diag("gpurig: wrote %s\n", p.positional);
   return GR_EXIT_OK;
 }

@@ -108,7 +108,7 @@ int cmd_topo(int argc, char **argv)
   bool svg_out = o.svg && gr_file_is_stdout(o.svg);
   bool dot_out = o.dot && gr_file_is_stdout(o.dot);
   if (svg_out && dot_out) {
-    fprintf(stderr, "gpurig: topo: --svg and --dot cannot both go to standard output; name a file for one\n");
+    gr_diag("gpurig: topo: --svg and --dot cannot both go to standard output; name a file for one\n");
     return GR_EXIT_FAIL;
   }
   struct gr_source src = cli_source_of(&o.src, o.pcie_only);

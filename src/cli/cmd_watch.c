@@ -42,7 +42,9 @@ static const char *const watch_help[] = {
     "json=JSON lines, one object per sample (docs/monitor.md)",
     "root=a gathered tree whose counter files may change between samples",
     "kmsg",
-    "svg",
+    "svg=at the end, draw the samples held as an SVG chart: per GPU temperature, power\n"
+    "and SM clock over time, every event marked and listed; a file, not - (standard\n"
+    "output carries the samples)",
     NULL,
 };
 
@@ -56,19 +58,21 @@ static void watch_usage(void)
          "why the clocks are held down (throttle reasons in words), PCIe rx/tx GB/s, the link's\n"
          "generation and width now and at most, PCIe replays, ECC and row remapping, NVLink errors,\n"
          "and each link's AER error counts at both ends, with the physical slot where the board names\n"
-         "it. Errors, a link changing width (or speed while its GPU is busy: downtraining), a GPU\n"
-         "lost or not answering, and Xids become events.\n"
+         "it. Errors, a link changing width (or speed while its GPU is busy: downtraining), a busy\n"
+         "GPU whose link runs below its maximum (state SLOW), a GPU lost or not answering, and Xids\n"
+         "become events.\n"
          "A GPU whose driver call hangs is shown STALE after 0.5 s; the others go on.\n"
          "\n"
          "On a terminal: a full-screen view (q quits, s sorts by index/utilisation/temperature/\n"
          "power, p pauses), with a sparkline of each GPU's utilisation and the events as they come.\n"
+         "A narrow terminal drops columns, the clocks and memory first, the link and replays last.\n"
          "\n");
   gr_print_option_help(stdout, &watch_spec, watch_help, 18);
   printf("\n"
          "Without a terminal (a pipe, a log), watch prints lines until interrupted.\n"
          "GPURIG_DRIVER_DIR=DIR loads the driver libraries from DIR (the tests use stand-ins).\n"
          "Exit status: 0 ok, 1 a warning event (AER errors, a stale GPU, a link that changed to a\n"
-         "narrower width or a lower speed under load while watched, PCIe replays),\n"
+         "narrower width, or runs below its maximum under load, PCIe replays),\n"
          "2 a failure (a lost GPU, a fatal AER error, an Xid that needs a reset) or bad input,\n"
          "3 nothing to watch.\n");
 }
@@ -104,7 +108,7 @@ static int watch_screen(struct cli_monitor *mon, double interval)
   struct gr_tui_view v = {.interval_s = interval};
   struct gr_tui *t = gr_tui_open();
   if (!t) {
-    fprintf(stderr, "gpurig: watch: this terminal cannot be driven (TERM=%s); use --once, --count or --json\n",
+    gr_diag("gpurig: watch: this terminal cannot be driven (TERM=%s); use --once, --count or --json\n",
             getenv("TERM") ? getenv("TERM") : "");
     return GR_EXIT_CANNOT_RUN;
   }
@@ -136,18 +140,24 @@ static int watch_screen(struct cli_monitor *mon, double interval)
 }
 
 /* --svg FILE: refused before any sampling when it could not be written at
- * the end (a directory that is not there, a link or a FIFO in its place). */
+ * the end (a directory that is not there, a link or a FIFO in its place),
+ * and "-": standard output is the samples' (lines, JSON lines or the
+ * screen), and an SVG after them would break every reader of that stream. */
 static int svg_target_ok(const char *path)
 {
   struct stat st;
+  if (gr_file_is_stdout(path)) { /* the chart would be appended to the lines or JSON lines there */
+    gr_diag("gpurig: watch: --svg %s: standard output carries the samples; give the chart a file\n", path);
+    return -1;
+  }
   char *dir = xstrdup(path), *slash = strrchr(dir, '/');
   const char *parent = slash ? (slash == dir ? "/" : (*slash = '\0', dir)) : ".";
   int rc = 0;
   if (stat(parent, &st) != 0 || !S_ISDIR(st.st_mode)) {
-    fprintf(stderr, "gpurig: watch: --svg %s: %s: no such directory\n", path, parent);
+    gr_diag("gpurig: watch: --svg %s: %s: no such directory\n", path, parent);
     rc = -1;
   } else if (lstat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
-    fprintf(stderr, "gpurig: watch: --svg %s: %s; gpurig writes only a new file or over a regular file\n", path,
+    gr_diag("gpurig: watch: --svg %s: %s; gpurig writes only a new file or over a regular file\n", path,
             gr_file_kind(st.st_mode));
     rc = -1;
   }
@@ -179,7 +189,7 @@ int cmd_watch(int argc, char **argv)
     return GR_EXIT_OK;
   }
   if (o.mon.listen || o.mon.textfile) {
-    fprintf(stderr, "gpurig: watch: --%s belongs to gpurig export\n", o.mon.listen ? "listen" : "textfile");
+    gr_diag("gpurig: watch: --%s belongs to gpurig export\n", o.mon.listen ? "listen" : "textfile");
     return GR_EXIT_FAIL;
   }
   if (cli_parse_interval("watch", o.mon.interval, &interval) != 0 || (o.mon.svg && svg_target_ok(o.mon.svg) != 0))

@@ -43,7 +43,7 @@ int cli_parse_interval(const char *cmd, const char *text, double *out)
   *out = 1.0;
   if (!text || gr_parse_seconds(text, 0.1, 3600, out))
     return 0;
-  fprintf(stderr, "gpurig: %s: --interval %s: not a time from 0.1 to 3600 seconds (\"1\", \"0.5\", \"500ms\")\n", cmd,
+  gr_diag("gpurig: %s: --interval %s: not a time from 0.1 to 3600 seconds (\"1\", \"0.5\", \"500ms\")\n", cmd,
           text);
   return -1;
 }
@@ -52,14 +52,14 @@ int cli_parse_count(const char *cmd, const struct gr_monitor_opts *o, long *coun
 {
   *count = o->once ? 1 : 0;
   if (o->once && o->count) {
-    fprintf(stderr, "gpurig: %s: --once and --count %s: give one of them\n", cmd, o->count);
+    gr_diag("gpurig: %s: --once and --count %s: give one of them\n", cmd, o->count);
     return -1;
   }
   if (!o->count)
     return 0;
   if (parse_long(o->count, 10, count) && *count >= 1 && *count <= 100000000)
     return 0;
-  fprintf(stderr, "gpurig: %s: --count %s: not a number of samples from 1\n", cmd, o->count);
+  gr_diag("gpurig: %s: --count %s: not a number of samples from 1\n", cmd, o->count);
   return -1;
 }
 

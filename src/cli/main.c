@@ -46,7 +46,7 @@ static int finish_stdout(int rc)
 {
   if (fflush(stdout) != 0 || ferror(stdout) || fclose(stdout) != 0) {
     if (errno != EPIPE)
-      fprintf(stderr, "gpurig: write error on standard output: %s\n", strerror(errno));
+      gr_diag("gpurig: write error on standard output: %s\n", strerror(errno));
     return GR_EXIT_CANNOT_RUN;
   }
   return rc;
@@ -79,7 +79,7 @@ int main(int argc, char **argv)
   char **sub_argv = argv + 1;
   if (argc == 1 || name[0] == '-') {
     if (argc > 63) {
-      fprintf(stderr, "gpurig: too many arguments\n");
+      gr_diag("gpurig: too many arguments\n");
       return GR_EXIT_FAIL;
     }
     for (int i = 1; i < argc; i++)
@@ -104,8 +104,8 @@ int main(int argc, char **argv)
   for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
     gr_suggest_offer(&s, commands[i].name);
   if (gr_suggest_best(&s))
-    fprintf(stderr, "gpurig: '%s' is not a gpurig command; did you mean '%s'?\n", name, gr_suggest_best(&s));
+    gr_diag("gpurig: '%s' is not a gpurig command; did you mean '%s'?\n", name, gr_suggest_best(&s));
   else
-    fprintf(stderr, "gpurig: '%s' is not a gpurig command (gpurig --help lists them)\n", name);
+    gr_diag("gpurig: '%s' is not a gpurig command (gpurig --help lists them)\n", name);
   return GR_EXIT_FAIL;
 }

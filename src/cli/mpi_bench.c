@@ -195,11 +195,11 @@ int cmd_bench_mpi(const struct cli_bench_opts *o, const struct gr_bench_config *
   MPI_Comm local;
   bool per_node = o->per && strcmp(o->per, "node") == 0;
   if (o->per && !per_node && strcmp(o->per, "gpu") != 0) {
-    fprintf(stderr, "gpurig: bench: --per '%s': expected gpu or node\n", o->per);
+    gr_diag("gpurig: bench: --per '%s': expected gpu or node\n", o->per);
     return GR_EXIT_FAIL;
   }
   if (MPI_Init(NULL, NULL) != MPI_SUCCESS) {
-    fprintf(stderr, "gpurig: bench --mpi: MPI_Init failed: start it with mpirun or srun\n");
+    gr_diag("gpurig: bench --mpi: MPI_Init failed: start it with mpirun or srun\n");
     return GR_EXIT_CANNOT_RUN;
   }
   r = xcalloc(1, sizeof(*r));

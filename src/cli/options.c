@@ -19,11 +19,11 @@ static int parse_nccl_version(const char *cmd, const char *text, struct gr_nccl_
   struct gr_nccl_version oldest = gr_nccl_oldest();
   char buf[32];
   if (!gr_nccl_version_parse(text, v)) {
-    fprintf(stderr, "gpurig: %s: --nccl-version %s: expected a version like 2.21 or 2.21.5\n", cmd, text);
+    gr_diag("gpurig: %s: --nccl-version %s: expected a version like 2.21 or 2.21.5\n", cmd, text);
     return -1;
   }
   if (!gr_nccl_p2p_rule(v, "*", 2)) {
-    fprintf(stderr, "gpurig: %s: --nccl-version %s: gpurig knows NCCL's P2P defaults from %s on (data/nccl-p2p.tsv)\n",
+    gr_diag("gpurig: %s: --nccl-version %s: gpurig knows NCCL's P2P defaults from %s on (data/nccl-p2p.tsv)\n",
             cmd, text, gr_nccl_version_text(&oldest, buf, sizeof(buf)));
     return -1;
   }
@@ -105,16 +105,16 @@ static int bad_option(const char *cmd, const char *given, const struct gr_comman
   for (int i = 0; i < NSPELLINGS; i++) {
     const char *name = spellings[i].name;
     if (str_starts_with(given, "--") && strlen(name) == len - 2 && strncmp(given + 2, name, len - 2) == 0) {
-      fprintf(stderr, "gpurig: %s: option '--%s' needs a value (see gpurig %s --help)\n", cmd, name, cmd);
+      gr_diag("gpurig: %s: option '--%s' needs a value (see gpurig %s --help)\n", cmd, name, cmd);
       return -1;
     }
     if (strcmp(name, "help") == 0 || find_row(spec, name, 0, &g))
       gr_suggest_offer(&s, name);
   }
   if (gr_suggest_best(&s))
-    fprintf(stderr, "gpurig: %s: unknown option '%s'; did you mean '--%s'?\n", cmd, given, gr_suggest_best(&s));
+    gr_diag("gpurig: %s: unknown option '%s'; did you mean '--%s'?\n", cmd, given, gr_suggest_best(&s));
   else
-    fprintf(stderr, "gpurig: %s: unknown option '%s' (see gpurig %s --help)\n", cmd, given, cmd);
+    gr_diag("gpurig: %s: unknown option '%s' (see gpurig %s --help)\n", cmd, given, cmd);
   return -1;
 }
 
@@ -122,7 +122,7 @@ static int bad_option(const char *cmd, const char *given, const struct gr_comman
  * the option's value. */
 static int not_here(const char *cmd, const char *long_name, const char *given)
 {
-  fprintf(stderr, "gpurig: %s: option '%s%s' does not apply here (see gpurig %s --help)\n", cmd, long_name ? "--" : "",
+  gr_diag("gpurig: %s: option '%s%s' does not apply here (see gpurig %s --help)\n", cmd, long_name ? "--" : "",
           long_name ? long_name : given, cmd);
   return -1;
 }
@@ -139,7 +139,7 @@ static void check_spellings(const char *cmd, const struct gr_command_options *sp
       while (r->name && k < NSPELLINGS && strcmp(spellings[k].name, r->name) != 0)
         k++;
       if (!r->name || k == NSPELLINGS || spellings[k].value != (r->kind != GR_OPTION_FLAG)) {
-        fprintf(stderr, "gpurig: %s: bug: option '--%s' is not in cli/options.c's spellings as its row is\n", cmd,
+        gr_diag("gpurig: %s: bug: option '--%s' is not in cli/options.c's spellings as its row is\n", cmd,
                 r->name ? r->name : "(an empty row)");
         abort();
       }
@@ -157,7 +157,7 @@ static int store(const char *cmd, const struct gr_option *r, const struct gr_opt
   case GR_OPTION_CALLBACK: return r->parse(cmd, value, field);
   }
   if (value && !*value && r->empty) {
-    fprintf(stderr, "gpurig: %s: %s\n", cmd, r->empty);
+    gr_diag("gpurig: %s: %s\n", cmd, r->empty);
     return -1;
   }
   return 0;
@@ -173,7 +173,7 @@ static int take_positional(int argc, char **argv, int first, const struct gr_com
     p->nargs = argc - first;
   } else if (first < argc) {
     if (!one || first + 1 < argc) {
-      fprintf(stderr, "gpurig: %s: unexpected argument '%s'\n", argv[0], argv[first + (one ? 1 : 0)]);
+      gr_diag("gpurig: %s: unexpected argument '%s'\n", argv[0], argv[first + (one ? 1 : 0)]);
       return -1;
     }
     p->positional = argv[first];
@@ -294,7 +294,9 @@ const struct gr_option gr_rows_monitor[7] = {
     MON_STRING("interval", "S", interval, NULL, "seconds between samples, 0.1 to 3600; default 1"),
     MON_STRING("kmsg", "FILE", kmsg,
                "option '--kmsg' needs a kernel log file (an empty value would mean /dev/kmsg; omit --kmsg for that)",
-               "follow this kernel log for Xids (instead of the driver's events)"),
+               "follow this kernel log for Xids (instead of the driver's events) by name, as\n"
+               "tail -F does: read again from its start after a copytruncate rotation, the\n"
+               "new file after a rename rotation"),
     MON_STRING("listen", "ADDR:PORT", listen, NULL,
                "where to serve (default 127.0.0.1:9400, dcgm-exporter's port; \":9400\" is\n"
                "127.0.0.1 too, \"[::1]:9400\" IPv6); it binds all interfaces only when\n"
@@ -372,7 +374,7 @@ int gr_check_source(const char *cmd, const void *group)
 {
   const struct gr_source_opts *s = group;
   if (!!s->root + !!s->input + !!s->rig > 1) {
-    fprintf(stderr, "gpurig: %s: --root, --input and --rig select different inputs; give one\n", cmd);
+    gr_diag("gpurig: %s: --root, --input and --rig select different inputs; give one\n", cmd);
     return -1;
   }
   return 0;
@@ -383,8 +385,8 @@ int gr_check_gpu_has_rig(const char *cmd, const void *group)
   const struct gr_source_opts *s = group;
   if (!s->gpu || s->rig)
     return 0;
-  fprintf(stderr, "gpurig: %s: --gpu MODEL fills the GPU slots of a --rig; without one there is nothing to apply it "
-                  "to (give --rig RIG, or drop --gpu)\n", cmd);
+  gr_diag("gpurig: %s: --gpu MODEL fills the GPU slots of a --rig; without one there is nothing to apply it "
+          "to (give --rig RIG, or drop --gpu)\n", cmd);
   return -1;
 }
 
@@ -415,8 +417,8 @@ int cli_open_for_gpus(const struct gr_source *src, struct gr_machine *m, bool *h
   }
   if (src->kind != GR_SRC_LIVE)
     return -1;
-  fprintf(stderr, "gpurig: warning: the PCI topology of this machine could not be read (%s); GPUs are shown "
-                  "without it\n", err->msg);
+  gr_diag("gpurig: warning: the PCI topology of this machine could not be read (%s); GPUs are shown "
+          "without it\n", err->msg);
   err->msg[0] = '\0';
   err->code = 0;
   return 0;
@@ -424,7 +426,7 @@ int cli_open_for_gpus(const struct gr_source *src, struct gr_machine *m, bool *h
 
 int gr_report_error(const struct gr_err *err)
 {
-  fprintf(stderr, "gpurig: %s\n", err->msg);
+  gr_diag("gpurig: %s\n", err->msg);
   return err->code ? err->code : GR_EXIT_FAIL;
 }
 

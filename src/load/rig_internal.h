@@ -103,6 +103,7 @@ struct parser {
   int *gpu_elem;          /* while linking: pci index -> element index of that GPU, -1 */
   int *used;              /* while linking: NVLinks per pci index so far */
   unsigned next_bus;
+  int once_line[7], once_col[7]; /* where each one-value statement (parse_statement's list) was, 0 not yet */
 };
 
 /* rig_parse.c: errors, tokens, statements, names and their resolution */

@@ -810,6 +810,24 @@ static int stmt_cluster(struct parser *p, const char *kw)
   return want_level(p, &p->tok[1], &c->gdr_level);
 }
 
+/* A statement that sets one value of the whole rig is given once: a second
+ * one would silently replace the first (the last wins), so the file is
+ * refused where the two disagree, as a duplicated name is. */
+static int once_only(struct parser *p, const struct token *k)
+{
+  static const char *const once[] = {"nodes", "peermem", "fabric", "gdr-level", "price", "p2p", "intersocket"};
+  _Static_assert(sizeof(once) / sizeof(once[0]) == sizeof(p->once_line) / sizeof(p->once_line[0]), "one slot each");
+  for (size_t i = 0; i < sizeof(once) / sizeof(once[0]); i++) {
+    if (strcmp(k->text, once[i]) != 0)
+      continue;
+    if (p->once_line[i])
+      return perr(p, k->col, "a second %s statement (the first is at line %d, column %d); a rig gives it once",
+                  once[i], p->once_line[i], p->once_col[i]);
+    p->once_line[i] = p->line;
+    p->once_col[i] = k->col;
+  }
+  return 0;
+}
 
 int parse_statement(struct parser *p)
 {
@@ -826,6 +844,8 @@ int parse_statement(struct parser *p)
     return perr(p, k->col, "expected a keyword, got a string");
   if (!p->have_rig && strcmp(k->text, "rig") != 0)
     return perr(p, k->col, "expected `rig \"NAME\"` as the first statement");
+  if (once_only(p, k) != 0)
+    return -1;
   for (size_t i = 0; i < sizeof(meta) / sizeof(meta[0]); i++)
     if (strcmp(k->text, meta[i]) == 0)
       return stmt_meta(p, k->text);

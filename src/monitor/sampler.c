@@ -22,8 +22,9 @@
 #include "doctor/kmsg.h"
 #include "load/loaders.h"
 #include "model/names.h"
+#include "monitor/logtail.h"
 
-enum { EVENT_RING = 256, KMSG_BUF = 65536 };
+enum { EVENT_RING = 256 };
 
 /* One GPU's reader thread. Its fields are guarded by the crew's mutex. */
 struct worker {
@@ -52,13 +53,6 @@ struct crew {
   struct worker *w;
 };
 
-/* Following the kernel log for Xids (when the driver gives no events). */
-struct kmsg_tail {
-  int fd;            /* -1 none */
-  bool records;      /* /dev/kmsg: one record per read */
-  char *buf;         /* KMSG_BUF bytes: a partial line waits here */
-  size_t have;
-};
 
 struct gr_sampler {
   const struct gr_machine *m;
@@ -83,13 +77,14 @@ struct gr_sampler {
   unsigned long nev;
   struct gr_gpu_event gev[64];
   bool driver_events;
-  struct kmsg_tail kmsg;
+  struct gr_tail kmsg;       /* the kernel log followed for Xids (when the driver gives no events) */
   char xid_source[160];
   /* A counter that keeps rising is one event a minute, not one a sample:
    * when its last event was, and the count then. */
   struct quiet { bool seen; double mono, value; } *replay_quiet, *aer_quiet; /* ngpu; nlinks x 2 ends x 3 */
   struct gr_findings firsts; /* the first event of each severity */
   int *last_xid;             /* ngpu: the last Xid each GPU reported, 0 none */
+  bool *below_max;           /* ngpu: its link was found below its maximum under load (the event made) */
 };
 
 
@@ -373,7 +368,8 @@ static struct gr_mon_event *add_event(struct gr_sampler *s, enum gr_mon_event_ki
   static const char *const ids[] = {
       [GR_EV_AER] = "monitor.aer",         [GR_EV_WIDTH] = "monitor.link-change", [GR_EV_GPU_LOST] = "monitor.gpu-lost",
       [GR_EV_GPU_STALE] = "monitor.gpu-stale", [GR_EV_GPU_BACK] = "monitor.gpu-back", [GR_EV_XID] = "monitor.xid",
-      [GR_EV_REPLAY] = "monitor.pcie-replay", [GR_EV_ECC] = "monitor.ecc",      [GR_EV_GPULINK] = "monitor.nvlink"};
+      [GR_EV_REPLAY] = "monitor.pcie-replay", [GR_EV_ECC] = "monitor.ecc",      [GR_EV_GPULINK] = "monitor.nvlink",
+      [GR_EV_LOG] = "monitor.kmsg-rotated", [GR_EV_SLOW_LINK] = "monitor.link-below-max"};
   struct gr_mon_event *e = &s->ev[s->nev++ % EVENT_RING];
   gr_finding_release(&e->f); /* the event the ring drops */
   memset(e, 0, sizeof(*e));
@@ -472,6 +468,69 @@ static bool rose(struct gr_metric a, struct gr_metric b)
   return a.ok && b.ok && b.v > a.v;
 }
 
+/* What GPU i's link can train to: the lower of the GPU's maxima and those
+ * of the link above it (a Gen3 slot or an x8 riser is a design limit, not
+ * a fault); its generation and width now, from the driver, else from the
+ * link's files. 0 where unknown. */
+static void gpu_link_now(const struct gr_sampler *s, unsigned i, const struct gr_sample *x, int now[2], int max[2])
+{
+  const struct gr_gpu_dynamic *d = &x->gpu[i];
+  const struct gr_gpu_static *st = &s->gpu_static[i];
+  now[0] = d->link_gen.ok ? (int)d->link_gen.v : 0;
+  now[1] = d->link_width.ok ? (int)d->link_width.v : 0;
+  max[0] = st->max_link_gen.ok ? (int)st->max_link_gen.v : 0;
+  max[1] = st->max_link_width.ok ? (int)st->max_link_width.v : 0;
+  int l = s->gpu_link[i], lmax[2];
+  if (l < 0)
+    return;
+  gr_mon_link_max(s, (size_t)l, &lmax[0], &lmax[1]);
+  const struct gr_pci_dynamic *p = &x->pci[s->links[l].dev];
+  int files[2] = {p->cur_gen, p->cur_width};
+  for (int k = 0; k < 2; k++) {
+    if (lmax[k] > 0 && (max[k] <= 0 || lmax[k] < max[k]))
+      max[k] = lmax[k];
+    if (now[k] <= 0)
+      now[k] = files[k];
+  }
+}
+
+bool gr_sampler_gpu_below_max(const struct gr_sampler *s, unsigned i, char *why, size_t cap)
+{
+  const struct gr_sample *x = gr_sampler_sample(s, 0);
+  if (!x || i >= s->ngpu || x->gpu_read[i] != GR_READ_FRESH || !x->gpu[i].util_gpu_pct.ok ||
+      x->gpu[i].util_gpu_pct.v < 50)
+    return false;
+  int now[2], max[2];
+  gpu_link_now(s, i, x, now, max);
+  bool gen = now[0] > 0 && max[0] > 0 && now[0] < max[0], width = now[1] > 0 && max[1] > 0 && now[1] < max[1];
+  if ((gen || width) && why)
+    snprintf(why, cap, "Gen%d of Gen%d, x%d of x%d", now[0], max[0], now[1], max[1]);
+  return gen || width;
+}
+
+/* Under load, a link below its maximum is a warning whatever it was
+ * before: a GPU that started watched at Gen1 has no change to report, yet
+ * runs at a fraction of its bandwidth. One event when a GPU enters that
+ * state; info when its busy link is back at its maximum. */
+static void below_max_event(struct gr_sampler *s, unsigned i, const struct gr_sample *cur)
+{
+  char why[64];
+  bool below = gr_sampler_gpu_below_max(s, i, why, sizeof(why));
+  int link = s->gpu_link[i];
+  if (below && !s->below_max[i])
+    add_event(s, GR_EV_SLOW_LINK, GR_SEV_WARN, (int)i, link,
+              "%s: its PCIe link runs %s at %.0f%% utilisation: below its maximum under load (a riser, cable or slot "
+              "that does not hold the speed, or a BIOS setting)",
+              s->gpu_name[i], why, cur->gpu[i].util_gpu_pct.v);
+  else if (!below && s->below_max[i] && cur->gpu_read[i] == GR_READ_FRESH && cur->gpu[i].util_gpu_pct.ok &&
+           cur->gpu[i].util_gpu_pct.v >= 50)
+    add_event(s, GR_EV_SLOW_LINK, GR_SEV_INFO, (int)i, link, "%s: its PCIe link is back at its maximum under load",
+              s->gpu_name[i]);
+  else
+    return;
+  s->below_max[i] = below;
+}
+
 static void gpu_events(struct gr_sampler *s, const struct gr_sample *prev, const struct gr_sample *cur)
 {
   for (unsigned i = 0; i < s->ngpu; i++) {
@@ -490,6 +549,7 @@ static void gpu_events(struct gr_sampler *s, const struct gr_sample *prev, const
       add_event(s, GR_EV_REPLAY, GR_SEV_WARN, (int)i, gr_sampler_gpu_link(s, i),
                 "%s: %.0f PCIe replay%s (the link retried packets; the next report in a minute at most)", name,
                 b->pcie_replay.v - from, b->pcie_replay.v - from == 1 ? "" : "s");
+    below_max_event(s, i, cur);
     if (!prev || now != GR_READ_FRESH || was != GR_READ_FRESH)
       continue;
     const struct gr_gpu_dynamic *a = &prev->gpu[i];
@@ -546,31 +606,26 @@ static void kmsg_lines(struct gr_sampler *s, const char *buf, size_t len)
   gr_xid_log_free(&log);
 }
 
-/* New lines of the kernel log since the last step; nothing is parsed (or
- * allocated) when there are none. */
+static void kmsg_chunk(void *ctx, const char *buf, size_t len)
+{
+  kmsg_lines(ctx, buf, len);
+}
+
+/* A rotation of the --kmsg file is an info event: the log goes on. */
+static void kmsg_rotated(void *ctx, const char *what)
+{
+  struct gr_sampler *s = ctx;
+  char shown[256];
+  add_event(s, GR_EV_LOG, GR_SEV_INFO, -1, -1, "the kernel log %s %s", gr_shown(s->kmsg.path, shown, sizeof(shown)),
+            what);
+}
+
+/* New lines of the kernel log since the last step (monitor/logtail.h: a
+ * --kmsg file is followed by name, as tail -F does). */
 static void read_kmsg(struct gr_sampler *s)
 {
-  struct kmsg_tail *k = &s->kmsg;
-  for (int guard = 0; k->fd >= 0 && guard < 4096; guard++) {
-    ssize_t r = read(k->fd, k->buf + k->have, KMSG_BUF - 1 - k->have);
-    if (r < 0 && errno == EPIPE)
-      continue; /* /dev/kmsg: records were overwritten before we read them */
-    if (r <= 0)
-      break;
-    k->have += (size_t)r;
-    if (k->records) { /* a whole record per read */
-      kmsg_lines(s, k->buf, k->have);
-      k->have = 0;
-      continue;
-    }
-    char *nl = memrchr(k->buf, '\n', k->have);
-    if (!nl && k->have < KMSG_BUF - 1)
-      continue;
-    size_t whole = nl ? (size_t)(nl - k->buf) + 1 : k->have;
-    kmsg_lines(s, k->buf, whole);
-    memmove(k->buf, k->buf + whole, k->have - whole);
-    k->have -= whole;
-  }
+  const struct gr_tail_sink sink = {kmsg_chunk, kmsg_rotated, s};
+  gr_tail_read(&s->kmsg, &sink);
 }
 
 static void xid_events(struct gr_sampler *s)
@@ -628,9 +683,7 @@ static int open_xid_source(struct gr_sampler *s, const char *kmsg, struct gr_err
                           e == EINVAL ? "not a regular file or the kernel log device" : strerror(e))
                 : 0;
   }
-  s->kmsg.records = S_ISCHR(st.st_mode);
-  lseek(s->kmsg.fd, 0, SEEK_END); /* /dev/kmsg: past the records already there */
-  s->kmsg.buf = xmalloc(KMSG_BUF);
+  gr_tail_start(&s->kmsg, s->kmsg.fd, kmsg);
   char *where = xasprintf("kernel log %s%s", s->m->has_fs && !kmsg ? s->m->fs.root : "", what);
   str_copy(s->xid_source, sizeof(s->xid_source), where);
   free(where);
@@ -686,6 +739,7 @@ int gr_sampler_open(const struct gr_machine *m, const struct gr_gpus *g, const s
   s->ev = xcalloc(EVENT_RING, sizeof(*s->ev));
   s->replay_quiet = xcalloc(s->ngpu + 1, sizeof(*s->replay_quiet));
   s->last_xid = xcalloc(s->ngpu + 1, sizeof(*s->last_xid));
+  s->below_max = xcalloc(s->ngpu + 1, sizeof(*s->below_max));
   s->aer_quiet = xcalloc(s->nlinks * 6 + 1, sizeof(*s->aer_quiet));
   if (open_xid_source(s, o->kmsg, err) != 0 || (s->ngpu && crew_start(s, err) != 0)) {
     gr_sampler_close(s);
@@ -736,14 +790,13 @@ bool gr_sampler_close(struct gr_sampler *s)
   free(s->ring);
   gr_sample_free(&s->first);
   gr_sample_free(&s->scratch);
-  if (s->kmsg.fd >= 0)
-    close(s->kmsg.fd);
-  free(s->kmsg.buf);
+  gr_tail_stop(&s->kmsg);
   for (size_t i = 0; i < EVENT_RING; i++)
     gr_finding_release(&s->ev[i].f);
   free(s->ev);
   gr_findings_free(&s->firsts);
   free(s->replay_quiet);
+  free(s->below_max);
   free(s->last_xid);
   free(s->aer_quiet);
   free(s->gpu_topo);

@@ -55,6 +55,8 @@ enum gr_mon_event_kind {
   GR_EV_REPLAY,     /* the GPU's PCIe replay counter rose */
   GR_EV_ECC,        /* uncorrected ECC errors or a row remap failure */
   GR_EV_GPULINK,     /* NVLink CRC/replay/recovery errors rose */
+  GR_EV_LOG,         /* the --kmsg file was rotated (truncated, or a new file at its name): info */
+  GR_EV_SLOW_LINK,   /* a busy GPU's link runs below its top generation or width */
 };
 
 /* An event is a finding (model/finding.h) with its time: f.sev, f.id
@@ -135,6 +137,13 @@ int gr_sampler_last_xid(const struct gr_sampler *s, unsigned gpu);
 /* The generation and width link i can train to: the lower of its two ends'
  * maxima (0 unknown). */
 void gr_mon_link_max(const struct gr_sampler *s, size_t i, int *gen, int *width);
+/* Whether backend GPU i, busy (half its time or more) in the newest sample,
+ * has its PCIe link below what the link can train to (the lower of the
+ * GPU's and the slot's maxima): Gen1 of Gen4, x8 of x16. At idle a link
+ * slows down by design; under load it should not. When true and why is
+ * given, why gets "Gen1 of Gen4, x16 of x16". The sampler makes a warning
+ * event when a GPU enters this state (docs/monitor.md). */
+bool gr_sampler_gpu_below_max(const struct gr_sampler *s, unsigned i, char *why, size_t cap);
 /* Where Xids come from: "driver events", "kernel log /dev/kmsg", "none (...)". */
 const char *gr_sampler_xid_source(const struct gr_sampler *s);
 

@@ -39,6 +39,15 @@ static const char *state_word(enum gr_gpu_read r)
   return r == GR_READ_FRESH ? "ok" : r == GR_READ_STALE ? "STALE" : "LOST";
 }
 
+/* The state a person reads: a GPU that answers but whose link runs below
+ * its maximum under load is not "ok" (sampler.h). */
+const char *gr_gpu_state_text(const struct gr_sampler *s, const struct gr_sample *x, unsigned i)
+{
+  if (x->gpu_read[i] == GR_READ_FRESH && gr_sampler_gpu_below_max(s, i, NULL, 0))
+    return "SLOW";
+  return state_word(x->gpu_read[i]);
+}
+
 static void time_text(double real_s, char *buf, size_t cap)
 {
   time_t t = (time_t)real_s;
@@ -54,7 +63,7 @@ static void print_gpu_line(FILE *out, const struct gr_sampler *s, const struct g
   char b[18][24], thr[160];
   fprintf(out, "%s  %-20s %-5s util %s%%  mem %s/%s GiB  power %s/%s W  temp %s C  mem %s C  fan %s%%  "
                "sm %s MHz  mem %s MHz  pcie rx %s tx %s GB/s  link Gen%s/%s x%s/%s  replay %s  throttle %s",
-          ts, gr_sampler_gpu_name(s, i), state_word(x->gpu_read[i]), num(d->util_gpu_pct, "%.0f", b[0], 24),
+          ts, gr_sampler_gpu_name(s, i), gr_gpu_state_text(s, x, i), num(d->util_gpu_pct, "%.0f", b[0], 24),
           num(d->mem_used_gib, "%.1f", b[1], 24), num(st->mem_gib, "%.1f", b[2], 24), num(d->power_w, "%.1f", b[3], 24),
           num(d->power_limit_w, "%.0f", b[4], 24), num(d->temp_c, "%.0f", b[5], 24),
           num(d->mem_temp_c, "%.0f", b[6], 24), num(d->fan_pct, "%.0f", b[7], 24),

@@ -20,6 +20,12 @@
  * (as every unknown value in text). */
 const char *gr_throttle_text(struct gr_metric bits, char *buf, size_t cap);
 
+/* GPU i's state in words for text and the screen: "ok", "STALE", "LOST",
+ * or "SLOW" for a GPU that answers with its link below its maximum under
+ * load (gr_sampler_gpu_below_max); a constant string. x is the newest
+ * sample. */
+const char *gr_gpu_state_text(const struct gr_sampler *s, const struct gr_sample *x, unsigned i);
+
 /* One sample as text: a header line with the time (when header), one line
  * per GPU, one per link that has counted AER errors, one per event from
  * index since. */

@@ -2,8 +2,10 @@
 # gpurig watch's full-screen view driven in a real terminal: tmux runs it on
 # a copy of tests/data/trees/epyc-riser (stand-in NVIDIA libraries), the test
 # reads the screen (capture-pane), raises a root port's AER count, presses s,
-# p and q (send-keys), resizes the window, and checks the terminal is given
-# back (no alternate screen, echo on) after q and after SIGTERM.
+# p and q (send-keys), resizes the window (80x24 and 100x30: the link and
+# replay columns stay, nothing wraps, no fragment stays), and checks the
+# terminal is given back (no alternate screen, echo on) after q and after
+# SIGTERM.
 # usage: tmux.sh GPURIG   (env: GPURIG_TEST_DATA, GPURIG_TEST_STUB)
 set -euo pipefail
 gpurig=$1
@@ -40,6 +42,39 @@ until_ok 5 screen_has "sort: utilisation" || fail "s did not sort"
 t send-keys -t w p
 until_ok 5 screen_has "PAUSED" || fail "p did not pause"
 t send-keys -t w p
+
+# Narrow terminals (N7): at 80x24 and 100x30, and on the way between, no line is longer than
+# the window (nothing wraps), every line on the screen is one the view draws (no fragment of a
+# wider frame stays behind), and the link and replay columns are shown for all 4 GPUs.
+shapes() { # width: what capture-pane shows fits the width and has only the view's own lines
+  t capture-pane -p -t w | awk -v W="$1" '
+    length($0) > W { print "longer than " W ": " $0; bad = 1; next }
+    /^$/ || /^gpurig watch / || /^Xids from / || /^GPU +(bus id|state)/ || /^[0-9]+ +[^ ]/ || /^LINK / ||
+    /^utilisation, the last / || /^GPU[0-9]+ +\[/ || /^events \(/ || /^[0-9][0-9]:[0-9][0-9]:[0-9][0-9] / ||
+    /^              [^ ]/ || /^q quit/ { next }
+    { print "not a line of the view: [" $0 "]"; bad = 1 }
+    END { exit bad }'
+}
+riser_columns() { # the header names link and replays, and each GPU row has both
+  screen_has "^GPU .* link  *replays" &&
+    [ "$(t capture-pane -p -t w | grep -cE '^[0-3] .* G[0-9-]+/[0-9-]+ x[0-9-]+/[0-9-]+ +[0-9-]+( \+[0-9]+/min)?')" = 4 ]
+}
+t resize-window -t w -x 80 -y 24
+until_ok 5 screen_has "^GPU bus id  *state util  *temp link" || fail "80x24: the table was not redrawn for 80 columns"
+until_ok 5 riser_columns || fail "80x24: the link and replay columns are not shown for 4 GPUs"
+shapes 80 >"$work/shapes" || fail "80x24: $(cat "$work/shapes")"
+echo "80x24: $(t capture-pane -p -t w | grep -m1 '^GPU ')"
+echo "80x24: $(t capture-pane -p -t w | grep -m1 '^1 ')"
+t resize-window -t w -x 100 -y 30
+until_ok 5 screen_has "^GPU .*pcie rx/tx link" || fail "100x30: the table was not redrawn for 100 columns"
+until_ok 5 riser_columns || fail "100x30: the link and replay columns are not shown for 4 GPUs"
+shapes 100 >"$work/shapes" || fail "100x30: $(cat "$work/shapes")"
+t resize-window -t w -x 80 -y 24
+until_ok 5 screen_has "^GPU bus id  *state util  *temp link" || fail "back to 80x24: not redrawn"
+until_ok 5 riser_columns || fail "back to 80x24: the link and replay columns are not shown"
+shapes 80 >"$work/shapes" || fail "back to 80x24, after 100x30: $(cat "$work/shapes")"
+echo "100x30 and back to 80x24: link and replays for 4 GPUs, no line past the width, no fragment"
+
 t resize-window -t w -x 70 -y 20
 until_ok 5 screen_has "q quit" || fail "no footer after the resize"
 t resize-window -t w -x 40 -y 8

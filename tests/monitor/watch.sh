@@ -92,6 +92,29 @@ GPURIG_DRIVER_DIR=$work/none expect_rc 2 kmsg "$gpurig" watch --count 4 --interv
 wait
 has "event fail: GPU at 0000:41:00: Xid 79 (GPU has fallen off the bus)" kmsg
 
+# --kmsg FILE is followed by name as tail -F follows it (REL-18): an Xid written after a
+# copytruncate rotation and after a rename rotation is seen. watch runs until told to stop;
+# each step waits for what watch printed (bounded), never for a fixed time.
+xid() { echo "[ $1.0] NVRM: Xid (PCI:0000:41:00): $2, pid=1, $3" >>"$4"; }
+until_out() { local end=$((SECONDS + 15)); until grep -qF -- "$1" "$work/rot.out"; do
+  [ $SECONDS -lt $end ] || { fail "rotation: no '$1' within 15 s: $(tail -c 600 "$work/rot.out")"; return 1; }; sleep 0.1; done; }
+klog=$work/kern.log
+for i in $(seq 40); do echo "[ $i.0] eth0: link up, 100 Gbps, nothing to do with GPUs ($i)"; done >"$klog"
+"$gpurig" watch --interval 0.1 --root "$tree" --kmsg "$klog" >"$work/rot.out" 2>"$work/rot.err" &
+watcher=$!
+until_out "GPU3 0000:" &&
+  { xid 101 79 "GPU has fallen off the bus." "$klog"; until_out "Xid 79"; } &&
+  { cp "$klog" "$klog.1" && : >"$klog" && xid 102 48 "An uncorrectable double bit error." "$klog"; until_out "Xid 48"; } &&
+  until_out "the kernel log $klog shrank from" &&
+  { mv "$klog" "$klog.2" && xid 103 31 "MMU Fault." "$klog.2" && xid 104 43 "Reset channel." "$klog"; until_out "Xid 43"; } &&
+  until_out "Xid 31" && until_out "the kernel log $klog is a new file (rotated)" &&
+  { xid 105 13 "Graphics Engine Exception." "$klog"; until_out "Xid 13"; }
+kill -TERM "$watcher" 2>/dev/null || true
+rc=0; wait "$watcher" || rc=$?
+[ "$rc" = 2 ] || fail "rotation: exit $rc after SIGTERM, expected 2 (Xid 79 and 48 are failures): $(head -c 300 "$work/rot.err")"
+[ "$(grep -c 'event .*Xid' "$work/rot.out")" = 5 ] || fail "rotation: not 5 Xid events: $(grep 'event' "$work/rot.out")"
+echo "rotation: $(grep -c 'event .*Xid' "$work/rot.out") Xids seen across copytruncate and rename; $(grep -m1 -o 'the kernel log [^:]*shrank[^:]*' "$work/rot.out")"
+
 # bad input: one line, exit 2
 for args in "--interval 0" "--interval 0.05" "--interval abc" "--interval 1h" "--count 0" "--count x" "--listen 1.2.3.4:9" \
             "--kmsg $work/missing"; do

@@ -308,6 +308,24 @@ static void attributes_binary_or_oversized_are_errors(void **state)
   tu_tree_remove(root);
 }
 
+/* A newline or another control character in a path is shown escaped, so an
+ * error that quotes it stays one line (REL-16); a long one is cut with "...". */
+static void shown_text_is_one_line(void **state)
+{
+  (void)state;
+  char buf[64];
+  assert_string_equal(gr_shown("a\nb\rc\td\x1b" "e\x7f", buf, sizeof(buf)), "a\\nb\\rc\\td\\x1be\\x7f");
+  assert_string_equal(gr_shown("plain/path.svg", buf, sizeof(buf)), "plain/path.svg");
+  assert_string_equal(gr_shown(NULL, buf, sizeof(buf)), "");
+  char small[8];
+  assert_string_equal(gr_shown("0123456789", small, sizeof(small)), "0123...");
+  assert_string_equal(gr_shown("0123456", small, sizeof(small)), "0123456");
+  struct gr_err err = {0};
+  gr_fail(&err, GR_EXIT_FAIL, "--listen %s: not ADDR:PORT", "127.0.0.1\ngpurig: export: serving http://0.0.0.0:9400/");
+  assert_null(strchr(err.msg, '\n'));
+  assert_string_equal(err.msg, "--listen 127.0.0.1\\ngpurig: export: serving http://0.0.0.0:9400/: not ADDR:PORT");
+}
+
 int main(void)
 {
   const struct CMUnitTest tests[] = {
@@ -319,6 +337,7 @@ int main(void)
       cmocka_unit_test(writer_cleans_up_on_a_signal),
       cmocka_unit_test(tree_check_refuses_what_would_hang_or_escape),
       cmocka_unit_test(attributes_binary_or_oversized_are_errors),
+      cmocka_unit_test(shown_text_is_one_line),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

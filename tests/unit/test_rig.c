@@ -44,6 +44,18 @@ static void bad_rigs_name_file_line_col(void **state)
   expect_error(HEAD "gpu \"RTX 3090\" rc9\n", "bad.rig:4:16:", "undefined parent 'rc9'");
   expect_error(HEAD "switch a b\nswitch b a\ngpu \"RTX 3090\" a\n", "bad.rig:4:10:", "cycle");
   expect_error(HEAD "switch rc0 rc0\n", "bad.rig:4:8:", "duplicate name 'rc0' (first defined at line 3, column 13)");
+  /* a one-value statement given twice: the second is refused, naming the first (REL-22) */
+  expect_error(HEAD "gpu \"RTX 3090\" rc0\nnodes 2\nnodes 3\n", "bad.rig:6:1:",
+               "a second nodes statement (the first is at line 5, column 1)");
+  expect_error(HEAD "gpu \"RTX 3090\" rc0\n  peermem yes\npeermem no\n", "bad.rig:6:1:",
+               "a second peermem statement (the first is at line 5, column 3)");
+  expect_error(HEAD "fabric switch\ngpu \"RTX 3090\" rc0\nfabric fat-tree\n", "bad.rig:6:1:",
+               "a second fabric statement (the first is at line 4, column 1)");
+  expect_error(HEAD "gdr-level PIX\ngdr-level SYS\n", "bad.rig:5:1:", "a second gdr-level statement (the first is at line 4");
+  expect_error(HEAD "price 100 USD\nprice 200 USD\n", "bad.rig:5:1:", "a second price statement (the first is at line 4");
+  expect_error(HEAD "p2p on\np2p off\n", "bad.rig:5:1:", "a second p2p statement (the first is at line 4");
+  expect_error(HEAD "intersocket upi 20\nintersocket upi 30\n", "bad.rig:5:1:",
+               "a second intersocket statement (the first is at line 4");
   expect_error(HEAD "gpu \"RTX 3090\" rc0 slot gen4 x32\n", "bad.rig:4:30:", "width x32: a PCIe link is x1, x2, x4, x8 or x16");
   expect_error(HEAD "nic n0 \"CX6\" rc0\ngpu \"RTX 3090\" n0\n", "bad.rig:5:16:",
                "a gpu's parent must be a rootcomplex or a switch; 'n0' is a nic");

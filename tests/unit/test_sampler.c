@@ -3,6 +3,7 @@
  * NVIDIA libraries (tests/stub): links and their slots, AER deltas by link
  * end, a width change, a GPU that hangs (stale), one that vanishes (lost),
  * Xids from driver events and from a kernel log. */
+#include <fcntl.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +15,7 @@
 
 #include "analysis/machine.h"
 #include "gpu/gpu.h"
+#include "monitor/logtail.h"
 #include "monitor/sampler.h"
 
 struct fixture {
@@ -235,6 +237,113 @@ static void test_speed_drop_under_load(void **state)
   close_fixture(&f);
 }
 
+/* Under load, a link below its maximum is a warning from the first sample
+ * on, with no change seen (N14): the stand-in driver reports Gen1 of Gen4 at
+ * 97 %, and GPU1 trained x8 of x16. One event per GPU, not one a sample;
+ * none at idle, where a link slows down by design. */
+static void test_below_max_under_load(void **state)
+{
+  struct fixture f;
+  struct gr_err err = {0};
+  char why[64];
+  (void)state;
+  open_fixture(&f, true, "busy", NULL, 0.5);
+  assert_int_equal(gr_sampler_step(f.s, &err), 0);
+  assert_int_equal(count_events(f.s, GR_EV_SLOW_LINK), 4);
+  assert_true(has_event(f.s, GR_EV_SLOW_LINK, "GPU1 0000:02:00.0: its PCIe link runs Gen1 of Gen4, x8 of x16 at 97% "
+                                              "utilisation: below its maximum under load"));
+  assert_true(gr_sampler_gpu_below_max(f.s, 1, why, sizeof(why)));
+  assert_string_equal(why, "Gen1 of Gen4, x8 of x16");
+  assert_int_equal(gr_sampler_worst(f.s), GR_SEV_WARN);
+  assert_int_equal(gr_sampler_step(f.s, &err), 0);
+  assert_int_equal(count_events(f.s, GR_EV_SLOW_LINK), 4);
+  close_fixture(&f);
+
+  open_fixture(&f, true, NULL, NULL, 0.5); /* idle: the same Gen1 is by design */
+  assert_int_equal(gr_sampler_step(f.s, &err), 0);
+  assert_int_equal(gr_sampler_step(f.s, &err), 0);
+  assert_int_equal(count_events(f.s, GR_EV_SLOW_LINK), 0);
+  assert_false(gr_sampler_gpu_below_max(f.s, 1, why, sizeof(why)));
+  close_fixture(&f);
+}
+
+/* What a followed log handed over: its lines, and its rotations in words. */
+struct tail_seen {
+  char text[512];
+  char rotations[512];
+  int nrot;
+};
+
+static void tail_lines(void *ctx, const char *buf, size_t len)
+{
+  struct tail_seen *t = ctx;
+  strncat(t->text, buf, len < sizeof(t->text) - strlen(t->text) - 1 ? len : sizeof(t->text) - strlen(t->text) - 1);
+}
+
+static void tail_rotated(void *ctx, const char *what)
+{
+  struct tail_seen *t = ctx;
+  t->nrot++;
+  strncat(t->rotations, what, sizeof(t->rotations) - strlen(t->rotations) - 2);
+  strcat(t->rotations, "|");
+}
+
+static void append_line(const char *path, const char *text)
+{
+  FILE *f = fopen(path, "a");
+  assert_non_null(f);
+  fputs(text, f);
+  assert_int_equal(fclose(f), 0);
+}
+
+/* A kernel log file is followed by name as tail -F does (REL-18): after a
+ * copytruncate the file is read from its start, after a rename the old one
+ * to its end (also a line written after the rename), then the new one. */
+static void test_log_followed_across_rotations(void **state)
+{
+  (void)state;
+  char dir[] = "/tmp/gpurig-tail-XXXXXX", path[64], old[80];
+  assert_non_null(mkdtemp(dir));
+  snprintf(path, sizeof(path), "%s/kern.log", dir);
+  snprintf(old, sizeof(old), "%s.1", path);
+  append_line(path, "[ 1.0] before watching: not reported\n[ 2.0] padding that makes the file longer than later\n");
+  struct gr_tail t;
+  struct tail_seen seen = {0};
+  const struct gr_tail_sink sink = {tail_lines, tail_rotated, &seen};
+  gr_tail_start(&t, open(path, O_RDONLY | O_NONBLOCK), path);
+  gr_tail_read(&t, &sink);
+  assert_string_equal(seen.text, "");
+  append_line(path, "A\npartial");
+  gr_tail_read(&t, &sink);
+  assert_string_equal(seen.text, "A\n"); /* a partial line waits for its end */
+  /* copytruncate: shorter than what was read */
+  assert_int_equal(truncate(path, 0), 0);
+  append_line(path, "B\n");
+  gr_tail_read(&t, &sink);
+  assert_string_equal(seen.text, "A\nB\n");
+  assert_int_equal(seen.nrot, 1);
+  assert_non_null(strstr(seen.rotations, "shrank from "));
+  assert_non_null(strstr(seen.rotations, " to 2 bytes (truncated, as logrotate's copytruncate does)"));
+  /* rename: the old file's last lines, then the new file from its start */
+  assert_int_equal(rename(path, old), 0);
+  append_line(old, "C\n");
+  gr_tail_read(&t, &sink); /* no file at the name yet: the old one is still read */
+  assert_string_equal(seen.text, "A\nB\nC\n");
+  append_line(old, "D\n");
+  append_line(path, "E\n");
+  gr_tail_read(&t, &sink);
+  assert_string_equal(seen.text, "A\nB\nC\nD\nE\n");
+  assert_int_equal(seen.nrot, 2);
+  assert_non_null(strstr(seen.rotations, "|is a new file (rotated): the old one read to its end"));
+  gr_tail_read(&t, &sink); /* nothing new: nothing more */
+  assert_string_equal(seen.text, "A\nB\nC\nD\nE\n");
+  assert_int_equal(seen.nrot, 2);
+  gr_tail_stop(&t);
+  assert_int_equal(unlink(path), 0);
+  assert_int_equal(unlink(old), 0);
+  assert_int_equal(rmdir(dir), 0);
+}
+
 /* More steps than the ring holds: the ring keeps the newest, the first
  * sample stays the baseline. */
 static void test_ring_wraps(void **state)
@@ -354,6 +463,8 @@ int main(void)
       cmocka_unit_test(test_ring_wraps),        cmocka_unit_test(test_hung_gpu_is_stale),
       cmocka_unit_test(test_gpu_vanishes),      cmocka_unit_test(test_quiet_rise_reported_later),
       cmocka_unit_test(test_speed_drop_under_load),
+      cmocka_unit_test(test_log_followed_across_rotations),
+      cmocka_unit_test(test_below_max_under_load),
   };
   return cmocka_run_group_tests(tests, setup, NULL);
 }
