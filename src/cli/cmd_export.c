@@ -306,6 +306,13 @@ int cmd_export(int argc, char **argv)
   int rc = first_sample(&x, listen, count);
   if (rc == GR_EXIT_OK && count != 1)
     rc = run(&x, count > 0 ? count - 1 : 0, interval, true);
+  /* a bounded run (cron, --once) tells its caller the driver is down; a
+   * service stopped by a signal exits 0, as docs/cli.md says */
+  if (rc == GR_EXIT_OK && count > 0 && !x.mon.have_gpus && x.mon.m.topo.ngpus > 0) {
+    fprintf(stderr, "gpurig: export: warning: the bus shows %zu GPU(s) and no GPU driver answers for them "
+            "(gpurig_driver_up 0, gpurig_gpu_up 0)\n", x.mon.m.topo.ngpus);
+    rc = GR_EXIT_WARN;
+  }
   cli_http_stop(x.http);
   if (x.have_doc)
     gr_doctor_report_free(&x.doc);

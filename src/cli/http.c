@@ -258,7 +258,7 @@ static double now_s(void)
 
 struct cli_http_limits cli_http_default_limits(void)
 {
-  return (struct cli_http_limits){.max_conns = 256, .per_client = 32, .idle_s = 60, .head_s = 10, .send_s = 30};
+  return (struct cli_http_limits){.max_conns = 512, .per_client = 256, .idle_s = 60, .head_s = 10, .send_s = 30};
 }
 
 static void page_put(struct cli_http *h, struct page *p)

@@ -48,7 +48,8 @@ struct cli_http_limits {
   double head_s;       /* from a request's first byte to its blank line */
   double send_s;       /* a response that makes no progress */
 };
-/* 256 in all, 32 per client, 60 s idle, 10 s for a head, 30 s to send. */
+/* 512 in all, 256 per client (200 scrapes at once from one host fit), 60 s
+ * idle, 10 s for a head, 30 s to send. */
 struct cli_http_limits cli_http_default_limits(void);
 
 /* A running server; the caller owns it and ends it with cli_http_stop. */
