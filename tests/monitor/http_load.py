@@ -157,21 +157,23 @@ def idle(port, n, hold_s):
 
 
 RAW = [
-    b"POST /metrics HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\n\r\nabc",
-    b"DELETE / HTTP/1.1\r\n\r\n",
-    b"GET /nope HTTP/1.1\r\n\r\n",
-    b"GET /metrics HTTP/2.0\r\n\r\n",
-    b"GET /metrics HTTP/1.1\r\nBad Header: x\r\n\r\n",
-    b"GET /" + b"a" * 3000 + b" HTTP/1.1\r\n\r\n",
-    b"GET /metrics HTTP/1.1\r\n" + b"X-Long: " + b"a" * 9000 + b"\r\n\r\n",
-    b"GET /metrics HTTP/1.1\r\nContent-Length: 5\r\n\r\nhello",
-    b"GET http://127.0.0.1/metrics?x=1 HTTP/1.1\r\n\r\n",
-    b"HEAD /metrics HTTP/1.0\r\n\r\n",
+    ("post", b"POST /metrics HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\n\r\nabc"),
+    ("delete", b"DELETE / HTTP/1.1\r\n\r\n"),
+    ("unknown-path", b"GET /nope HTTP/1.1\r\n\r\n"),
+    ("http2", b"GET /metrics HTTP/2.0\r\n\r\n"),
+    ("space-in-name", b"GET /metrics HTTP/1.1\r\nBad Header: x\r\n\r\n"),
+    ("long-target", b"GET /" + b"a" * 3000 + b" HTTP/1.1\r\n\r\n"),
+    ("long-head", b"GET /metrics HTTP/1.1\r\n" + b"X-Long: " + b"a" * 9000 + b"\r\n\r\n"),
+    ("get-with-body", b"GET /metrics HTTP/1.1\r\nContent-Length: 5\r\n\r\nhello"),
+    ("absolute-form", b"GET http://127.0.0.1/metrics?x=1 HTTP/1.1\r\n\r\n"),
+    ("head-1.0", b"HEAD /metrics HTTP/1.0\r\n\r\n"),
+    ("folded", b"GET /metrics HTTP/1.1\r\nX: a\r\n b\r\n\r\n"),
+    ("two-lengths", b"GET /metrics HTTP/1.1\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\n"),
 ]
 
 
 def raw(port):
-    for r in RAW:
+    for name, r in RAW:
         s = socket.create_connection(("127.0.0.1", port), timeout=5)
         s.sendall(r)
         buf = bytearray()
@@ -190,7 +192,7 @@ def raw(port):
         s.close()
         head = bytes(buf).split(b"\r\n\r\n")[0].decode("latin-1").split("\r\n")
         allow = [h for h in head if h.lower().startswith("allow:")]
-        print(f"raw: {r[:24]!r}: {head[0]}{' ' + allow[0] if allow else ''}")
+        print(f"raw: {name}: {head[0]}{' ' + allow[0] if allow else ''}")
     return True
 
 
