@@ -1,7 +1,7 @@
 /* gpurig export: the sampler's newest sample as Prometheus metrics, served
- * over HTTP at /metrics (cli/http.c, libmicrohttpd) and/or written for
- * node_exporter's textfile collector. A scrape renders what the sampler
- * last read: it never waits on hardware. */
+ * over HTTP at /metrics (cli/http.c, gpurig's own server) and/or written for
+ * node_exporter's textfile collector. The text is rendered once per sample;
+ * a scrape copies it: it never waits on hardware or on the sampler. */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -41,7 +41,7 @@ static const char *const export_help[] = {
     "listen",
     "textfile",
     "interval",
-    "count=stop after N samples; --once: one sample (with --textfile, for cron)",
+    "count=stop after N samples; --once: one sample, no port (--textfile, else stdout)",
     "root=a gathered tree whose counter files may change between samples",
     "kmsg",
     NULL,
@@ -57,15 +57,20 @@ static void export_usage(void)
          "gpurig reads (DCGM_FI_DEV_GPU_TEMP, _POWER_USAGE, _FB_USED, _SM_CLOCK, _PCIE_REPLAY_COUNTER,\n"
          "_XID_ERRORS, ...), so existing Grafana dashboards work on GeForce rigs, and gpurig's own:\n"
          "gpurig_pcie_aer_errors_total{link,end,slot,severity}, gpurig_pcie_link_gen/_width (now and\n"
-         "_max), gpurig_gpu_throttle{reason}, gpurig_gpu_up (0 when a GPU is lost: the series stays),\n"
-         "gpurig_finding{id,severity} (gpurig doctor, every 5 minutes), gpurig_sample_age_seconds.\n"
+         "_max), gpurig_gpu_throttle{reason}, gpurig_gpu_up (0 when a GPU is lost: the series stays;\n"
+         "with no driver, 0 for each GPU on the bus), gpurig_driver_up, gpurig_finding{id,severity}\n"
+         "(gpurig doctor, every 5 minutes), gpurig_sample_age_seconds. Every series names the host\n"
+         "Hostname, as dcgm-exporter does.\n"
          "docs/monitor.md has the table, a systemd unit and a Slurm note.\n"
          "\n");
   gr_print_option_help(stdout, &export_spec, export_help, 20);
   printf("\n"
          "It reads only; it needs no root (root adds the AER counters some kernels restrict).\n"
-         "Exit status: 0 stopped cleanly (SIGINT, SIGTERM or --count), 2 bad input, the address\n"
-         "cannot be bound or the textfile cannot be written, 3 nothing to watch.\n");
+         "A textfile write that fails after the first is warned once and tried again each sample\n"
+         "(HTTP goes on); after a minute of failures the file says gpurig_textfile_ok 0.\n"
+         "Exit status: 0 stopped cleanly (SIGINT, SIGTERM or --count), 1 a bounded run (--once,\n"
+         "--count) with GPUs on the bus and no driver, 2 bad input, the address cannot be bound or\n"
+         "the first textfile write fails, 3 nothing to watch.\n");
 }
 
 struct exporter {

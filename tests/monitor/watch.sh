@@ -80,8 +80,8 @@ GPURIG_STUB_SCENARIO=hang GPURIG_STUB_HANG_S=3 expect_rc 1 hang timeout 20 "$gpu
 has "GPU1 0000:02:00.0    STALE" hang
 has "GPU0 0000:01:00.0    ok" hang
 
-# no GPU driver: the links alone, a warning
-GPURIG_DRIVER_DIR=$work/none expect_rc 0 nodriver "$gpurig" watch --once --root "$tree"
+# no GPU driver: the links alone, a warning, and exit 1 (the bus shows GPUs no driver answers for)
+GPURIG_DRIVER_DIR=$work/none expect_rc 1 nodriver "$gpurig" watch --once --root "$tree"
 err_has "warning: no GPU values" nodriver
 has "link GPU1 0000:02:00.0 <-> root port 0000:00:03.1, slot 5" nodriver
 
