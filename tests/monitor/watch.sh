@@ -103,7 +103,8 @@ mkfifo "$work/fifo"
 expect_rc 2 "watch --kmsg FIFO" timeout 10 "$gpurig" watch --once --root "$tree" --kmsg "$work/fifo"
 for args in "--listen nowhere" "--listen 127.0.0.1:0" "--listen 127.0.0.1:70000" "--listen none" "--interval 0"; do
   # shellcheck disable=SC2086
-  expect_rc 2 "export $args" timeout 10 "$gpurig" export --count 1 --root "$tree" $args
+  # --count 2: one sample (--count 1, --once) opens no port and --listen none prints it
+  expect_rc 2 "export $args" timeout 10 "$gpurig" export --count 2 --root "$tree" $args
 done
 
 # export --textfile: written by rename, never through a link or onto a FIFO
@@ -141,7 +142,7 @@ n2=$(metric gpurig_samples_total)
 age=$(metric gpurig_sample_age_seconds)
 awk -v a="$n1" -v b="$n2" -v age="$age" 'BEGIN { exit !(a != "" && b + 0 > a + 0 && age != "" && age + 0 < 3) }' ||
   fail "http: sampling: samples_total $n1 then $n2 over 3 s, sample age $age s"
-expect_rc 2 "port in use" timeout 10 "$gpurig" export --count 1 --listen "127.0.0.1:$port" --root "$tree"
+expect_rc 2 "port in use" timeout 10 "$gpurig" export --count 2 --listen "127.0.0.1:$port" --root "$tree"
 err_has "cannot listen there" "port in use"
 kill "$exporter" 2>/dev/null || true
 wait "$exporter" 2>/dev/null || true
