@@ -1,7 +1,7 @@
 /* libFuzzer target: the exporter's HTTP request parser (cli/http.h) on any
  * bytes. Whatever it is given, it answers complete (0), more please (-1) or
  * a refusal status, and a complete head lies inside the input with its
- * path inside the head. */
+ * path inside the head (or one of the parser's two constant paths). */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,7 +22,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
   if (rc == 0) {
     if (r.head_len == 0 || r.head_len > size || r.head_len > CLI_HTTP_MAX_HEAD)
       abort();
-    bool static_root = r.path_len == 1 && r.path[0] == '/' && (r.path < buf || r.path >= buf + size);
+    /* "/" for "http://host", "*" for a refused method's other target forms */
+    bool static_root = r.path_len == 1 && (r.path[0] == '/' || r.path[0] == '*') && (r.path < buf || r.path >= buf + size);
     if (!static_root && (r.path < buf || r.path + r.path_len > buf + r.head_len))
       abort();
     if (r.method > CLI_HTTP_OTHER)

@@ -116,7 +116,13 @@ static int request_line(const char *p, size_t n, struct cli_http_req *req, int *
   if (v[5] != '1' || (v[7] != '0' && v[7] != '1'))
     return 505;
   *minor = v[7] - '0';
-  return target_path(t, (size_t)(sp2 - t), req);
+  int rc = target_path(t, (size_t)(sp2 - t), req);
+  if (rc && req->method == CLI_HTTP_OTHER) { /* OPTIONS *, CONNECT host:port: 405 says what is allowed */
+    req->path = "*";
+    req->path_len = 1;
+    return 0;
+  }
+  return rc;
 }
 
 /* One "name: value" line; folded lines and a space before the colon are
@@ -169,8 +175,14 @@ int cli_http_parse(const char *buf, size_t len, struct cli_http_req *req)
   while (p < end && (*p == '\r' || *p == '\n') && p - buf < 4)
     p++;
   const char *lf = line_end(p, end);
-  if (!lf)
+  if (!lf) {
+    /* a method that is not a token (a TLS hello, binary) is refused at
+     * once, not after the head timeout */
+    for (const char *c = p; c < end && *c != ' '; c++)
+      if (!is_tchar((unsigned char)*c))
+        return 400;
     return (size_t)(end - p) > CLI_HTTP_MAX_LINE ? 414 : len > CLI_HTTP_MAX_HEAD ? 431 : -1;
+  }
   long n = line_len(p, lf);
   if (n < 0)
     return 400;

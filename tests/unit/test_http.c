@@ -46,6 +46,10 @@ static void test_parse_good(void **state)
   assert_true(r.body);
   assert_int_equal(parse("GET / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n", &r), 0);
   assert_true(r.body);
+  /* OPTIONS * and CONNECT's authority form: complete, for a 405 */
+  assert_int_equal(parse("OPTIONS * HTTP/1.1\r\n\r\n", &r), 0);
+  assert_int_equal(r.method, CLI_HTTP_OTHER);
+  assert_int_equal(parse("CONNECT h:443 HTTP/1.1\r\n\r\n", &r), 0);
 }
 
 static void test_parse_partial(void **state)
@@ -56,6 +60,9 @@ static void test_parse_partial(void **state)
   assert_int_equal(parse("GET /metr", &r), -1);
   assert_int_equal(parse("GET /metrics HTTP/1.1\r\nHost: x\r\n", &r), -1);
   assert_int_equal(parse("GET /metrics HTTP/1.1\r\nHost: x\r\n\r", &r), -1);
+  /* a start that cannot become a request is refused before its line ends */
+  assert_int_equal(cli_http_parse("\x16\x03\x01\x02", 4, &r), 400);
+  assert_int_equal(parse("GE{", &r), 400);
 }
 
 static void test_parse_bad(void **state)
