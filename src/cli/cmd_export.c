@@ -83,6 +83,8 @@ struct exporter {
   bool to_stdout;         /* --once without --textfile: the text once, on stdout */
   const char *textfile;   /* DIR, or NULL */
   char path[4096];        /* DIR/gpurig.prom */
+  bool wrote_once;        /* a write was tried: later failures are retried, not fatal */
+  bool first_failed;      /* the first write failed (reported; export ends with 2) */
   double fail_since;      /* CLOCK_MONOTONIC of the first failed write in a row, 0 none */
   bool stale_cleared;     /* the file was cleared for this run of failures */
 };
@@ -148,6 +150,14 @@ static void write_textfile(struct exporter *x, const char *body, size_t len, dou
     rc = gr_out_commit(&w, &err);
   }
   double now = gr_clock_s(CLOCK_MONOTONIC);
+  if (!x->wrote_once) { /* the first write is the check of DIR: its failure is the one error line */
+    x->wrote_once = true;
+    if (rc != 0) {
+      x->first_failed = true;
+      gr_report_error(&err);
+      return;
+    }
+  }
   if (rc == 0) {
     if (x->fail_since)
       fprintf(stderr, "gpurig: export: %s: written again\n", x->path);
@@ -278,10 +288,8 @@ static int first_sample(struct exporter *x, const char *listen, long count)
   if (count != 1 && strcmp(listen, "none") != 0 && !(x->http = cli_http_serve(listen, NULL, age_tail, x, &err)))
     return gr_report_error(&err);
   publish(x);
-  if (x->textfile && x->fail_since) {
-    fprintf(stderr, "gpurig: export: --textfile %s: the first write failed; nothing was exported\n", x->textfile);
+  if (x->first_failed)
     return GR_EXIT_FAIL;
-  }
   if (x->http)
     fprintf(stderr, "gpurig: export: serving http://%s/metrics\n", listen);
   return GR_EXIT_OK;
