@@ -11,7 +11,7 @@ cd "$(dirname "$0")"
 # libhwloc-plugins is only recommended by libhwloc15, so --no-install-recommends leaves it out;
 # users' machines have it (hwloc's tools then parse XML with libxml2). gpurig works either way
 # (its tests check the wording of both XML parsers).
-# libncurses-dev (gpurig watch's view) and libmicrohttpd-dev (gpurig export) are build needs;
+# libncurses-dev (gpurig watch's view) is a build need (gpurig export's HTTP server is its own);
 # prometheus (server and promtool), tmux, curl, rsvg-convert and xmllint run the monitor tests
 # (tests/monitor); zsh runs the zsh completion's test (tests/man/completion.sh). chromium (run headless) opens the HTML report in tests/report; without
 # Recommends (fonts-liberation) its only font is whichever fontconfig-config's alternatives
@@ -19,7 +19,7 @@ cd "$(dirname "$0")"
 # every machine. procps's pgrep finds any browser process a run left behind.
 PACKAGES=(cmake make gcc pkg-config libhwloc-dev libhwloc-plugins hwloc-nox libjansson-dev
           libcmocka-dev bzip2 pci.ids clang libclang-rt-14-dev valgrind jq
-          libncurses-dev libmicrohttpd-dev prometheus tmux curl librsvg2-bin libxml2-utils groff-base
+          libncurses-dev prometheus tmux curl librsvg2-bin libxml2-utils groff-base
           chromium fonts-dejavu-core procps zsh
           # python3 runs the planner's fit and leave-one-source-out check (tests/measurements/fit.py)
           python3
@@ -122,7 +122,7 @@ run_tests() {
   echo "== libFuzzer targets, ${FUZZ_SECONDS}s each"
   build build-fuzz -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=Debug -DGPURIG_FUZZ=ON -DGPURIG_SANITIZE=ON \
         -DGPURIG_TESTS=OFF
-  for f in xml xmlreader table sysfs rig dmi kmsg expect config nccl_topo nccl_log args report fleet; do
+  for f in xml xmlreader table sysfs rig dmi kmsg expect config nccl_topo nccl_log args report fleet http; do
     local work
     work=$(mktemp -d)
     # a fixed seed keeps CI reproducible; set GPURIG_FUZZ_SEED=0 for a random one

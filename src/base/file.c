@@ -266,7 +266,10 @@ static void guard_tmp(const char *tmp)
     sa.sa_handler = on_fatal_signal;
     sigemptyset(&sa.sa_mask);
     sigaction(cleanup_sigs[i], &sa, &saved_actions[i]);
-    if (saved_actions[i].sa_handler == SIG_IGN) /* nohup: the signal stays ignored */
+    /* nohup: the signal stays ignored; a command's own stop handler (export,
+     * watch) stays too: it sets a flag, the write finishes and the command
+     * exits as its docs say, rather than dying by the signal mid-write */
+    if (saved_actions[i].sa_handler != SIG_DFL)
       sigaction(cleanup_sigs[i], &saved_actions[i], NULL);
   }
 }

@@ -199,8 +199,21 @@ int cmd_watch(int argc, char **argv)
   bool screen = !o.mon.once && !o.mon.count && !o.out.json && isatty(STDOUT_FILENO) && isatty(STDIN_FILENO);
   if (cli_monitor_open("watch", &o.src, o.mon.kmsg, interval, screen ? 1200 : 64, &mon, &err) != 0)
     return gr_report_error(&err);
+  /* docs/cli.md's exit 3: no driver, no GPU on the bus, no link to read */
+  if (!mon.have_gpus && gr_sampler_nlinks(mon.s) == 0 && mon.m.topo.ngpus == 0) {
+    fprintf(stderr, "gpurig: watch: nothing to watch: no GPU driver, no GPU on the bus and no PCIe link\n");
+    cli_monitor_close(&mon);
+    return GR_EXIT_CANNOT_RUN;
+  }
   cli_catch_stop();
   int rc = screen ? watch_screen(&mon, interval) : watch_lines(&o, &mon, count, interval);
+  /* GPUs on the bus that no driver answers for: their values are all missing */
+  if (!mon.have_gpus && mon.m.topo.ngpus > 0) {
+    fprintf(stderr, "gpurig: watch: warning: the bus shows %zu GPU(s) and no GPU driver answers for them\n",
+            mon.m.topo.ngpus);
+    if (rc == GR_EXIT_OK)
+      rc = GR_EXIT_WARN;
+  }
   if (o.mon.svg && gr_sampler_count(mon.s) > 0) {
     int w = write_svg(o.mon.svg, mon.s);
     if (w != 0)

@@ -288,6 +288,7 @@ struct prom {
   const struct gr_sampler *s;
   const struct gr_sample *x;
   const char *host;
+  const struct gr_prom_in *in;
 };
 
 /* A GPU's labels: dcgm-exporter's names on its series (dashboards select
@@ -306,7 +307,7 @@ static void gpu_labels(const struct prom *p, unsigned i, bool dcgm)
   label(p->f, "pci_bus_id", nvml_bus, true); /* dcgm-exporter writes NVML's "00000000:01:00.0" */
   label(p->f, "device", dev, true);
   label(p->f, dcgm ? "modelName" : "model_name", st->name, true);
-  label(p->f, dcgm ? "Hostname" : "hostname", p->host, true);
+  label(p->f, "Hostname", p->host, true); /* dcgm-exporter's case on every family (one PromQL join) */
 }
 
 /* One series per GPU whose value is known and fresh or stale (a lost GPU's
@@ -395,7 +396,7 @@ static void link_labels(const struct prom *p, const struct gr_mon_link *l)
   fputc('{', p->f);
   label(p->f, "link", name, false);
   label(p->f, "slot", l->slot, true);
-  label(p->f, "hostname", p->host, true);
+  label(p->f, "Hostname", p->host, true);
 }
 
 static void link_series(const struct prom *p)
@@ -438,7 +439,9 @@ static void link_series(const struct prom *p)
   }
 }
 
-static void gpurig_gpu_series(const struct prom *p, double now_s)
+static void bus_gpus_down(const struct prom *p);
+
+static void gpurig_gpu_series(const struct prom *p)
 {
   fputs("# HELP gpurig_gpu_up 1 when the GPU answered the last sample, 0 when it is lost or did not answer in time.\n"
         "# TYPE gpurig_gpu_up gauge\n", p->f);
@@ -447,6 +450,8 @@ static void gpurig_gpu_series(const struct prom *p, double now_s)
     gpu_labels(p, i, false);
     fprintf(p->f, "} %d\n", p->x->gpu_read[i] == GR_READ_FRESH ? 1 : 0);
   }
+  if (!p->in->driver_up && !p->x->ngpu)
+    bus_gpus_down(p);
   fputs("# HELP gpurig_gpu_throttle 1 for each reason the GPU's clocks are held down now.\n"
         "# TYPE gpurig_gpu_throttle gauge\n", p->f);
   for (unsigned i = 0; i < p->x->ngpu; i++) {
@@ -462,9 +467,6 @@ static void gpurig_gpu_series(const struct prom *p, double now_s)
              GPU_FIELD(pcie_rx_gbps), 1e9);
   gpu_series(p, "gpurig_gpu_pcie_tx_bytes_per_second", "gauge", "PCIe bytes per second out of the GPU.",
              GPU_FIELD(pcie_tx_gbps), 1e9);
-  fputs("# HELP gpurig_sample_age_seconds Age of the sample this scrape shows.\n"
-        "# TYPE gpurig_sample_age_seconds gauge\n", p->f);
-  fprintf(p->f, "gpurig_sample_age_seconds %.3f\n", now_s - p->x->mono_s);
   fputs("# HELP gpurig_samples_total Samples taken since gpurig export started.\n"
         "# TYPE gpurig_samples_total counter\n", p->f);
   fprintf(p->f, "gpurig_samples_total %lu\n", gr_sampler_steps(p->s));
@@ -496,26 +498,68 @@ static void finding_series(const struct prom *p, const struct gr_findings *f)
     label(p->f, "id", x->id, false);
     label(p->f, "severity", gr_sev_name(x->sev), true);
     label(p->f, "subject", x->subject ? x->subject : "machine", true);
-    label(p->f, "hostname", p->host, true);
+    label(p->f, "Hostname", p->host, true);
     fputs("} 1\n", p->f);
   }
 }
 
-char *gr_prom_render(const struct gr_sampler *s, const struct gr_findings *f, const char *hostname, double now_s)
+/* Whether the GPU driver loaded: with gpurig_gpu_up, what an alert needs
+ * when no GPU can answer at all. */
+static void driver_series(const struct prom *p)
+{
+  fputs("# HELP gpurig_driver_up 1 when the GPU driver answered at start, 0 when it did not load.\n"
+        "# TYPE gpurig_driver_up gauge\n", p->f);
+  fprintf(p->f, "gpurig_driver_up{");
+  label(p->f, "Hostname", p->host, false);
+  fprintf(p->f, "} %d\n", p->in->driver_up ? 1 : 0);
+}
+
+/* With no driver, a gpurig_gpu_up 0 for each GPU the bus shows: an alert on
+ * gpurig_gpu_up == 0 then fires when the whole driver is gone, as it does
+ * for one lost GPU. */
+static void bus_gpus_down(const struct prom *p)
+{
+  const struct gr_topo *t = p->in->bus;
+  for (size_t k = 0; t && k < t->ngpus; k++) {
+    const struct gr_pci *d = &t->pci[t->gpus[k]];
+    char gpu[24], busid[40], dev[32];
+    snprintf(gpu, sizeof(gpu), "%zu", k);
+    snprintf(dev, sizeof(dev), "nvidia%zu", k);
+    fputs("gpurig_gpu_up{", p->f);
+    label(p->f, "gpu", gpu, false);
+    label(p->f, "pci_bus_id", gr_pci_busid(d, busid, sizeof(busid)), true);
+    label(p->f, "device", dev, true);
+    label(p->f, "Hostname", p->host, true);
+    fputs("} 0\n", p->f);
+  }
+}
+
+char *gr_prom_render(const struct gr_sampler *s, const struct gr_prom_in *in)
 {
   char *buf = NULL;
   size_t len = 0;
   FILE *mf = open_memstream(&buf, &len);
   if (!mf)
     return xstrdup("");
-  struct prom p = {.f = mf, .s = s, .x = gr_sampler_sample(s, 0), .host = hostname};
+  struct prom p = {.f = mf, .s = s, .x = gr_sampler_sample(s, 0), .host = in->hostname, .in = in};
+  driver_series(&p);
   if (p.x) {
     dcgm_series(&p);
     xid_series(&p);
-    gpurig_gpu_series(&p, now_s);
+    gpurig_gpu_series(&p);
     link_series(&p);
   }
-  finding_series(&p, f);
+  finding_series(&p, in->findings);
   fclose(mf);
   return buf;
+}
+
+size_t gr_prom_age(char *buf, size_t cap, double age_s)
+{
+  int n = snprintf(buf, cap,
+                   "# HELP gpurig_sample_age_seconds Age of the sample this scrape shows.\n"
+                   "# TYPE gpurig_sample_age_seconds gauge\n"
+                   "gpurig_sample_age_seconds %.3f\n",
+                   age_s);
+  return n < 0 ? 0 : (size_t)n < cap ? (size_t)n : cap - 1;
 }

@@ -14,6 +14,7 @@
 #include <jansson.h>
 
 #include "model/finding.h"
+#include "model/topo.h"
 #include "monitor/sampler.h"
 
 /* The throttle reasons of a bit set in words, "none" when none, "-" unknown
@@ -36,10 +37,21 @@ json_t *gr_sample_to_json(const struct gr_sampler *s, unsigned long since);
  * *since up to its time (moved past them); links only for the newest. */
 json_t *gr_sample_at_to_json(const struct gr_sampler *s, unsigned ago, unsigned long *since);
 
+/* What a Prometheus text besides the sampler's sample shows. */
+struct gr_prom_in {
+  const struct gr_findings *findings; /* doctor's, or NULL */
+  const char *hostname;
+  bool driver_up;             /* the GPU driver loaded */
+  const struct gr_topo *bus;  /* the machine's topology (its GPUs are gpurig_gpu_up 0 when the driver is not up), or NULL */
+};
+
 /* The Prometheus text exposition of the newest sample: dcgm-exporter's
- * series for what gpurig has, and gpurig's own (docs/monitor.md), with
- * doctor's findings f (may be NULL) and the host's name. now_s is the
- * scrape's CLOCK_MONOTONIC time, for the sample's age. */
-char *gr_prom_render(const struct gr_sampler *s, const struct gr_findings *f, const char *hostname, double now_s);
+ * series for what gpurig has, and gpurig's own (docs/monitor.md). The
+ * sample's age is left out: a body is rendered once per sample and served
+ * many times, gr_prom_age is written after it at each scrape. */
+char *gr_prom_render(const struct gr_sampler *s, const struct gr_prom_in *in);
+/* The gpurig_sample_age_seconds family (HELP, TYPE and value) into buf;
+ * returns its length (at most cap - 1). */
+size_t gr_prom_age(char *buf, size_t cap, double age_s);
 
 #endif

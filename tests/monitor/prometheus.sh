@@ -3,7 +3,8 @@
 # a copy of tests/data/trees/epyc-riser whose root port 0000:00:03.1 counts
 # correctable AER errors while the test runs). The test checks the scrape with
 # promtool, then asks Prometheus's HTTP API for the series and the value the
-# fixture set, then makes GPU2 fall off the bus and asks for gpurig_gpu_up 0.
+# fixture set, then makes GPU2 fall off the bus and asks for gpurig_gpu_up 0, and checks
+# that every series names the host Hostname (one case, as dcgm-exporter) and gpurig_driver_up 1.
 # Loopback only, bounded in time, and it stops what it started.
 # With GPURIG_MONITOR_VALGRIND=1 the exporter runs under valgrind (setup.sh's
 # valgrind stage): no error, no definite leak, through the GPU vanishing.
@@ -99,6 +100,12 @@ until_ok 20 gpu2_down || fail "gpurig_gpu_up{gpu=\"2\"} never went to 0 ($(query
 up=$(query 'gpurig_gpu_up' | jq -r 'map(.metric.gpu + "=" + .value[1]) | sort | join(" ")')
 echo "Prometheus: gpurig_gpu_up $up"
 [ "$up" = "0=1 1=1 2=0 3=1" ] || fail "gpurig_gpu_up: $up"
+# one label case for the host on every family (N13), and the driver's gauge
+[ "$(query 'count({hostname!=""})' | jq length)" = 0 ] || fail "a series still has hostname=: $(query 'count by (__name__) ({hostname!=""})')"
+hosts=$(query 'count by (Hostname) ({job="gpurig",Hostname!=""})' | jq length)
+[ "$hosts" = 1 ] || fail "the Hostname label: $hosts values"
+[ "$(query 'gpurig_driver_up' | jq -r '.[0].value[1] // empty')" = 1 ] || fail "gpurig_driver_up is not 1"
+echo "Prometheus: one Hostname on every series, no hostname=; gpurig_driver_up 1"
 kill -0 "${pids[0]}" || fail "gpurig export died"
 # SIGTERM: it stops cleanly (exit 0; under valgrind, nothing reported)
 kill -TERM "${pids[0]}"

@@ -80,8 +80,8 @@ GPURIG_STUB_SCENARIO=hang GPURIG_STUB_HANG_S=3 expect_rc 1 hang timeout 20 "$gpu
 has "GPU1 0000:02:00.0    STALE" hang
 has "GPU0 0000:01:00.0    ok" hang
 
-# no GPU driver: the links alone, a warning
-GPURIG_DRIVER_DIR=$work/none expect_rc 0 nodriver "$gpurig" watch --once --root "$tree"
+# no GPU driver: the links alone, a warning, and exit 1 (the bus shows GPUs no driver answers for)
+GPURIG_DRIVER_DIR=$work/none expect_rc 1 nodriver "$gpurig" watch --once --root "$tree"
 err_has "warning: no GPU values" nodriver
 has "link GPU1 0000:02:00.0 <-> root port 0000:00:03.1, slot 5" nodriver
 
@@ -126,7 +126,8 @@ mkfifo "$work/fifo"
 expect_rc 2 "watch --kmsg FIFO" timeout 10 "$gpurig" watch --once --root "$tree" --kmsg "$work/fifo"
 for args in "--listen nowhere" "--listen 127.0.0.1:0" "--listen 127.0.0.1:70000" "--listen none" "--interval 0"; do
   # shellcheck disable=SC2086
-  expect_rc 2 "export $args" timeout 10 "$gpurig" export --count 1 --root "$tree" $args
+  # --count 2: one sample (--count 1, --once) opens no port and --listen none prints it
+  expect_rc 2 "export $args" timeout 10 "$gpurig" export --count 2 --root "$tree" $args
 done
 
 # export --textfile: written by rename, never through a link or onto a FIFO
@@ -164,7 +165,7 @@ n2=$(metric gpurig_samples_total)
 age=$(metric gpurig_sample_age_seconds)
 awk -v a="$n1" -v b="$n2" -v age="$age" 'BEGIN { exit !(a != "" && b + 0 > a + 0 && age != "" && age + 0 < 3) }' ||
   fail "http: sampling: samples_total $n1 then $n2 over 3 s, sample age $age s"
-expect_rc 2 "port in use" timeout 10 "$gpurig" export --count 1 --listen "127.0.0.1:$port" --root "$tree"
+expect_rc 2 "port in use" timeout 10 "$gpurig" export --count 2 --listen "127.0.0.1:$port" --root "$tree"
 err_has "cannot listen there" "port in use"
 kill "$exporter" 2>/dev/null || true
 wait "$exporter" 2>/dev/null || true
