@@ -8,30 +8,35 @@
 set -euo pipefail
 cd "$(dirname "$0")"
 
+# What building and running gpurig needs (`./setup.sh run`), nothing of the tests:
 # libhwloc-plugins is only recommended by libhwloc15, so --no-install-recommends leaves it out;
 # users' machines have it (hwloc's tools then parse XML with libxml2). gpurig works either way
 # (its tests check the wording of both XML parsers).
 # libncurses-dev (gpurig watch's view) is a build need (gpurig export's HTTP server is its own);
+# pci.ids names devices.
+RUN_PACKAGES=(cmake make gcc pkg-config libhwloc-dev libhwloc-plugins libjansson-dev libncurses-dev pci.ids)
+# What the tests add (`./setup.sh test`): cmocka, the sanitizer and fuzzing compilers, valgrind;
+# hwloc-nox's lstopo (bench/ and the XML tests), bzip2 (the real hwloc tarballs), jq;
 # prometheus (server and promtool), tmux, curl, rsvg-convert and xmllint run the monitor tests
 # (tests/monitor); zsh runs the zsh completion's test (tests/man/completion.sh). chromium (run headless) opens the HTML report in tests/report; without
 # Recommends (fonts-liberation) its only font is whichever fontconfig-config's alternatives
 # pull in, so fonts-dejavu-core is named: the label boxes the test measures are DejaVu's on
-# every machine. procps's pgrep finds any browser process a run left behind.
-PACKAGES=(cmake make gcc pkg-config libhwloc-dev libhwloc-plugins hwloc-nox libjansson-dev
-          libcmocka-dev bzip2 pci.ids clang libclang-rt-14-dev valgrind jq
-          libncurses-dev prometheus tmux curl librsvg2-bin libxml2-utils groff-base
+# every machine. procps's pgrep finds any browser process a run left behind. groff-base renders
+# the man page in its test.
+TEST_PACKAGES=(libcmocka-dev hwloc-nox bzip2 clang libclang-rt-14-dev valgrind jq
+          prometheus tmux curl librsvg2-bin libxml2-utils groff-base
           chromium fonts-dejavu-core procps zsh
           # python3 runs the planner's fit and leave-one-source-out check (tests/measurements/fit.py)
           python3
-          # Open MPI: gpurig-mpi (bench --mpi) and its test, mpirun with two ranks on loopback
+          # Open MPI: gpurig-mpi (bench --mpi, fleet --mpi) and its test, mpirun on loopback
           # (tests/mpi/mpi.sh; as root it sets OMPI_ALLOW_RUN_AS_ROOT*)
           libopenmpi-dev openmpi-bin)
 FUZZ_SECONDS=${GPURIG_FUZZ_SECONDS:-20}
 JOBS=$(nproc 2>/dev/null || echo 2)
 
-install_missing() {
+install_missing() { # packages...
   local missing=()
-  for p in "${PACKAGES[@]}"; do
+  for p in "$@"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
   done
   [ ${#missing[@]} -eq 0 ] && return 0
@@ -59,13 +64,13 @@ build() { # dir, extra cmake args...
 
 run_tests() {
   echo "== unit and CLI tests (gcc, -Werror)"
-  build build -DCMAKE_BUILD_TYPE=RelWithDebInfo
+  build build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGPURIG_TESTS=ON
   # --timeout: a test without its own TIMEOUT gets 600 s, so a hang fails that test, never the
   # whole CI run's time
   (cd build && ctest --output-on-failure --timeout 600)
 
   echo "== the same under AddressSanitizer + UndefinedBehaviorSanitizer"
-  build build-asan -DCMAKE_BUILD_TYPE=Debug -DGPURIG_SANITIZE=ON
+  build build-asan -DCMAKE_BUILD_TYPE=Debug -DGPURIG_SANITIZE=ON -DGPURIG_TESTS=ON
   # completion is left out here: it tests the shell scripts, not gpurig's memory (the gpurig
   # calls it makes, --help and the lists, run under the sanitizers in cli_golden), and on CI
   # it once hung under LeakSanitizer with gpurig started from zsh's command substitution
@@ -141,13 +146,14 @@ run_tests() {
 
 case "${1:-}" in
   run)
-    install_missing
-    build build -DCMAKE_BUILD_TYPE=RelWithDebInfo
+    install_missing "${RUN_PACKAGES[@]}"
+    # the tests are not built: their tools are not installed (./setup.sh test adds them)
+    build build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGPURIG_TESTS=OFF
     shift
     exec build/gpurig report "$@"
     ;;
   test)
-    install_missing
+    install_missing "${RUN_PACKAGES[@]}" "${TEST_PACKAGES[@]}"
     run_tests
     ;;
   *)
