@@ -8,10 +8,29 @@
 #include "facts/catalog.h"
 #include "model/topo.h"
 
-const struct gr_gpu_model *gr_pci_catalog(const struct gr_pci *p)
+static const struct gr_gpu_model *catalog_lookup(const struct gr_pci *p)
 {
   const struct gr_gpu_model *m = p->model ? gr_catalog_find(p->model) : NULL;
   return m ? m : gr_catalog_find_pci(p->vendor, p->device);
+}
+
+const struct gr_gpu_model *gr_pci_catalog(const struct gr_pci *p)
+{
+  return p->catalog_known ? p->catalog : catalog_lookup(p);
+}
+
+void gr_pci_resolve_catalog(struct gr_pci *p)
+{
+  p->catalog = catalog_lookup(p);
+  p->catalog_known = true;
+}
+
+void gr_pci_set_model(struct gr_pci *p, const char *model)
+{
+  free(p->model);
+  p->model = model ? xstrdup(model) : NULL;
+  if (p->catalog_known)
+    gr_pci_resolve_catalog(p);
 }
 
 struct gr_fabric *gr_topo_add_fabric(struct gr_topo *t, enum gr_fabric_from from, int gpulink_gen, int nswitches,

@@ -220,8 +220,10 @@ void gr_topo_finish(struct gr_topo *t)
       p->kind = p->role == GR_ROLE_ENDPOINT ? gr_kind_from_ids(p->class_id, p->vendor, p->device) : GR_KIND_NONE;
     if (p->kind == GR_KIND_NIC && ((p->class_id >> 8) == 0x0207 || (p->class_id >> 8) == 0x0c06 || p->vendor == 0x15b3))
       p->rdma = true;
-    if (p->kind == GR_KIND_GPU)
+    if (p->kind == GR_KIND_GPU) {
       t->gpus[t->ngpus++] = (int)i;
+      gr_pci_resolve_catalog(p);
+    }
     else if (p->kind == GR_KIND_NIC && p->rdma)
       t->nics[t->nnics++] = (int)i;
   }

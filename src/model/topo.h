@@ -96,6 +96,12 @@ struct gr_pci {
    * attributes ("<path>: problem"), NULL if none: the values stay unknown and
    * doctor reports the check as an error naming the file. */
   char *link_problem, *aer_problem;
+  /* The catalog row resolved once for a GPU (gr_topo_finish, gr_pci_set_model):
+   * every pair of GPUs asks for it, and a look-up scans the catalog's rows up
+   * to three times. Valid only when catalog_known; NULL when it does not know
+   * the GPU. Not owned: it lives as long as the facts. */
+  const struct gr_gpu_model *catalog;
+  bool catalog_known;
 };
 
 struct gr_package {
@@ -250,8 +256,16 @@ const char *gr_fabric_from_name(enum gr_fabric_from f); /* "hwloc", "nvml", "rig
 
 struct gr_gpu_model;
 /* A GPU's catalog row (facts/catalog.h): by its model name, else its PCI
- * ids; NULL when the catalog does not know it. */
+ * ids; NULL when the catalog does not know it. A GPU of a finished topology
+ * answers from the row resolved then; any other device looks it up. */
 const struct gr_gpu_model *gr_pci_catalog(const struct gr_pci *p);
+/* Replaces a device's model name (a copy is kept; NULL clears it) and
+ * resolves its catalog row again: the one way to change p->model after
+ * gr_topo_finish. */
+void gr_pci_set_model(struct gr_pci *p, const char *model);
+/* Looks p's catalog row up now and keeps it (gr_topo_finish does it for
+ * every GPU). */
+void gr_pci_resolve_catalog(struct gr_pci *p);
 
 /* Derives role, kind, switch membership, GPU/NIC numbering: run once after a
  * loader has filled nodes, classes and parents. */
