@@ -215,6 +215,30 @@ static double ring_busbw(struct ctx *c, const int *order, size_t k, int mode, co
   return isinf(bw) ? 0 : bw;
 }
 
+/* Reverses ring[i..j]. */
+static void reverse_span(int *ring, size_t i, size_t j)
+{
+  for (size_t a = i, b = j; a < b; a++, b--) {
+    int tmp = ring[a];
+    ring[a] = ring[b];
+    ring[b] = tmp;
+  }
+}
+
+/* Tries reversing ring[i..j]: keeps it and returns true when the ring gets
+ * wider than *top, else undoes it. */
+static bool try_reversal(struct ctx *c, int *ring, size_t k, int mode, size_t i, size_t j, double *top)
+{
+  reverse_span(ring, i, j);
+  double v = ring_busbw(c, ring, k, mode, NULL, NULL);
+  if (v > *top + 1e-9) {
+    *top = v;
+    return true;
+  }
+  reverse_span(ring, i, j);
+  return false;
+}
+
 /* Improves a ring by reversing segments while that helps (2-opt). */
 static double improve_ring(struct ctx *c, int *ring, size_t k, int mode)
 {
@@ -223,24 +247,47 @@ static double improve_ring(struct ctx *c, int *ring, size_t k, int mode)
   while (better) {
     better = false;
     for (size_t i = 1; i + 1 < k; i++)
-      for (size_t j = i + 1; j < k; j++) {
-        for (size_t a = i, b = j; a < b; a++, b--) {
-          int tmp = ring[a];
-          ring[a] = ring[b];
-          ring[b] = tmp;
-        }
-        double v = ring_busbw(c, ring, k, mode, NULL, NULL);
-        if (v > top + 1e-9) {
-          top = v;
-          better = true;
-        } else {
-          for (size_t a = i, b = j; a < b; a++, b--) {
-            int tmp = ring[a];
-            ring[a] = ring[b];
-            ring[b] = tmp;
-          }
-        }
-      }
+      for (size_t j = i + 1; j < k; j++)
+        better |= try_reversal(c, ring, k, mode, i, j, &top);
+  }
+  return top;
+}
+
+/* Full 2-opt values O(k^2) reversals per pass at O(k) each: 256 GPUs took
+ * 2 G instructions. Above this size only the reversals that take the
+ * narrowest hop out of the ring are tried (O(k) of them), a bounded number of
+ * times, so the search stays O(k^2). Every machine gpurig ships a rig or a
+ * test input for is below it and keeps the full 2-opt. */
+#define RING_2OPT_FULL_MAX 32
+#define RING_2OPT_STEPS 16
+
+/* The position p of the ring's narrowest hop (ring[p] to ring[p+1]), or -1
+ * when it has none (an all-NVLink ring). */
+static long narrowest_hop_at(struct ctx *c, const int *ring, size_t k, int mode)
+{
+  const struct hop *wh = NULL;
+  int wr = 0;
+  ring_busbw(c, ring, k, mode, &wh, &wr);
+  for (size_t i = 0; wh && i < k; i++)
+    if (hop_of(c, mode, ring[i], ring[(i + 1) % k]) == wh)
+      return (long)i;
+  return -1;
+}
+
+/* 2-opt aimed at the narrowest hop: the reversals ring[p+1..j] and
+ * ring[i..p] are the ones that replace the hop from ring[p] (ring[0] stays). */
+static double improve_ring_narrowest(struct ctx *c, int *ring, size_t k, int mode)
+{
+  double top = ring_busbw(c, ring, k, mode, NULL, NULL);
+  for (int step = 0; step < RING_2OPT_STEPS; step++) {
+    long p = narrowest_hop_at(c, ring, k, mode);
+    bool better = false;
+    for (size_t j = (size_t)p + 2; p >= 0 && j < k && !better; j++)
+      better = try_reversal(c, ring, k, mode, (size_t)p + 1, j, &top);
+    for (size_t i = 1; p >= 2 && i < (size_t)p && !better; i++)
+      better = try_reversal(c, ring, k, mode, i, (size_t)p, &top);
+    if (!better)
+      break;
   }
   return top;
 }
@@ -496,7 +543,8 @@ static bool all_nvlink_set(const struct ctx *c, const int *set, size_t k, int mo
 }
 
 /* Best ring over the GPUs in `set` (k of them, any k): the exact search when
- * k <= 9 (the first GPU fixed), else bus order improved by 2-opt. Writes
+ * k <= 9 (the first GPU fixed), else bus order improved by 2-opt (aimed at
+ * the narrowest hop above 32 GPUs). Writes
  * the order to best (k ints). */
 double best_ring(struct ctx *c, const int *set, size_t k, int mode, int *best)
 {
@@ -505,6 +553,8 @@ double best_ring(struct ctx *c, const int *set, size_t k, int mode, int *best)
     return 0;
   if (all_nvlink_set(c, set, k, mode)) /* every order gives the same NVLink bound */
     return nvlink_set_bound(c, set, k);
+  if (k > RING_2OPT_FULL_MAX)
+    return improve_ring_narrowest(c, best, k, mode);
   if (k > RING_SEARCH_MAX)
     return improve_ring(c, best, k, mode);
   return search_rings(c, set, k, mode, best);

@@ -150,7 +150,8 @@ struct gr_fabric_member {
 /* GPUs joined through NVSwitches. Every NVSwitch of a machine is one fabric
  * (DGX-2 links its two baseboards by switch-to-switch trunks that NVML and
  * hwloc never report), so what two members can use is bounded by the member
- * with fewer links into it. */
+ * with fewer links into it. An input of many baseboards with no NVLink
+ * recorded gets one inferred fabric per board (gr_topo_infer_fabric). */
 struct gr_fabric {
   struct gr_fabric_member *members; size_t nmembers;
   int nswitches;          /* NVSwitch chips, 0 unknown */
@@ -241,12 +242,13 @@ const struct gr_fabric_member *gr_fabric_member_of(const struct gr_fabric *f, in
  * `from` (when there are any and t has no fabric yet). Run after
  * gr_topo_finish, which sets the kinds. */
 void gr_topo_fabric_from_gpulinks(struct gr_topo *t, enum gr_fabric_from from);
-/* When the input records no NVLink at all, infers the NVSwitch fabric the
+/* When the input records no NVLink at all, infers the NVSwitch fabrics the
  * GPUs sit on: from NVSwitch PCI devices on the bus, or from a catalog row
  * that says the model sits on an NVSwitch baseboard (8 or more such GPUs).
- * Each member gets its catalog link count and rate; the fabric is marked
- * GR_FABRIC_INFERRED with why. Does nothing when a GPU's model (and so its
- * link count) is unknown. */
+ * One fabric per baseboard (8 GPUs in bus order; 16 for NVLink 2's DGX-2
+ * and HGX-2), never one across a whole input. Each member gets its catalog
+ * link count and rate; each fabric is marked GR_FABRIC_INFERRED with why.
+ * Does nothing when a GPU's model (and so its link count) is unknown. */
 void gr_topo_infer_fabric(struct gr_topo *t);
 /* Forgets every NVLink and fabric (--pcie-only: the PCIe paths under them)
  * and marks t so. */
