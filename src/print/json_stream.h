@@ -35,4 +35,28 @@ void gr_jw_object(struct gr_jw *w, const char *key);
 void gr_jw_array(struct gr_jw *w, const char *key);
 void gr_jw_close(struct gr_jw *w);
 
+/* JSON lines (watch --json): one compact object per line, written straight
+ * to the stream with no allocation at all, byte for byte what jansson's
+ * json_dumpf(JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(15))
+ * writes for the same values. Keys are the caller's plain ASCII. */
+struct gr_jl {
+  FILE *out;
+  int level;
+  bool more[GR_JW_DEPTH + 1]; /* a member was written in this open container */
+  bool array[GR_JW_DEPTH + 1];
+};
+void gr_jl_begin(struct gr_jl *l, FILE *out);   /* "{" */
+void gr_jl_end(struct gr_jl *l);                /* "}" and the newline */
+void gr_jl_object(struct gr_jl *l, const char *key); /* key NULL: an element of the open array */
+void gr_jl_array(struct gr_jl *l, const char *key);
+void gr_jl_close(struct gr_jl *l);
+/* A string as gr_json_text makes it: NULL is null; text that is not UTF-8
+ * has its bytes above 0x7f and below 0x20 written as '?'. */
+void gr_jl_text(struct gr_jl *l, const char *key, const char *s);
+void gr_jl_int(struct gr_jl *l, const char *key, long long v);
+/* v as json_real prints it at 15 digits; null when not finite. */
+void gr_jl_real(struct gr_jl *l, const char *key, double v);
+void gr_jl_bool(struct gr_jl *l, const char *key, bool v);
+void gr_jl_null(struct gr_jl *l, const char *key);
+
 #endif
