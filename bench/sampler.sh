@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # What one sample of gpurig's sampler costs (gpurig watch and export repeat
-# it): CPU time per sample and heap allocations per sample, at 8 GPUs (the
+# it): CPU time per sample and heap allocations per sample, as text and as
+# JSON lines (watch --json: what a log pipeline reads), at 8 GPUs (the
 # stand-in NVIDIA libraries' DGX A100 with the fixture tree hgx-a100: 8 GPUs,
 # 20 watched PCIe links) and at 4 GPUs (epyc-riser). The difference between a
 # long and a short run takes gpurig's start-up out. On a machine with NVIDIA
@@ -21,16 +22,17 @@ cpu_of() { # command...: user+sys CPU seconds of the command
 allocs_of() { # command...: heap allocations valgrind counted (gpurig's exit status is not the point here)
   { valgrind --tool=memcheck "$@" 2>&1 >/dev/null || true; } | sed -n 's/.*total heap usage: \([0-9,]*\) allocs.*/\1/p' | tr -d ,
 }
-per_sample() { # label, root, scenario
+per_sample() { # label, root, scenario, then watch's output options (none: text)
   local label=$1 root=$2 scenario=$3
+  shift 3
   local env=(env "GPURIG_DRIVER_DIR=$PWD/build/tests/stub" "GPURIG_STUB_SCENARIO=$scenario")
   local c1 c2 a1 a2
-  c1=$(cpu_of "${env[@]}" "$gpurig" watch --count $short --interval 0.1 --root "$root")
-  c2=$(cpu_of "${env[@]}" "$gpurig" watch --count $long --interval 0.1 --root "$root")
-  printf '%-28s CPU per sample: %.3f ms  ' "$label" "$(awk -v a="$c1" -v b="$c2" -v n=$((long - short)) 'BEGIN{print (b - a) / n * 1000}')"
+  c1=$(cpu_of "${env[@]}" "$gpurig" watch "$@" --count $short --interval 0.1 --root "$root")
+  c2=$(cpu_of "${env[@]}" "$gpurig" watch "$@" --count $long --interval 0.1 --root "$root")
+  printf '%-34s CPU per sample: %.3f ms  ' "$label" "$(awk -v a="$c1" -v b="$c2" -v n=$((long - short)) 'BEGIN{print (b - a) / n * 1000}')"
   if command -v valgrind >/dev/null; then
-    a1=$(allocs_of "${env[@]}" "$gpurig" watch --count $short --interval 0.1 --root "$root")
-    a2=$(allocs_of "${env[@]}" "$gpurig" watch --count 51 --interval 0.1 --root "$root")
+    a1=$(allocs_of "${env[@]}" "$gpurig" watch "$@" --count $short --interval 0.1 --root "$root")
+    a2=$(allocs_of "${env[@]}" "$gpurig" watch "$@" --count 51 --interval 0.1 --root "$root")
     printf 'heap allocations per sample: %s' "$(awk -v a="$a1" -v b="$a2" -v n=$((51 - short)) 'BEGIN{printf "%.2f", (b - a) / n}')"
   fi
   echo
@@ -44,6 +46,8 @@ if [ "$real" = --real ]; then
   echo "real driver, $n samples: gpurig watch $c_g s CPU, nvidia-smi --query-gpu $c_s s CPU, ratio $(awk -v a="$c_g" -v b="$c_s" 'BEGIN{printf "%.2f", a / b}')"
   exit 0
 fi
-echo "gpurig sampler cost, text output to /dev/null, interval 0.1 s, $((long - short)) samples ($(nproc) CPUs, $(uname -m))"
-per_sample "8 GPUs (a100-nvswitch)" tests/data/trees/hgx-a100 a100-nvswitch
-per_sample "4 GPUs (4gpu, epyc-riser)" tests/data/trees/epyc-riser 4gpu
+echo "gpurig sampler cost, output to /dev/null, interval 0.1 s, $((long - short)) samples ($(nproc) CPUs, $(uname -m))"
+per_sample "8 GPUs (a100-nvswitch), text" tests/data/trees/hgx-a100 a100-nvswitch
+per_sample "8 GPUs (a100-nvswitch), --json" tests/data/trees/hgx-a100 a100-nvswitch --json
+per_sample "4 GPUs (4gpu, epyc-riser), text" tests/data/trees/epyc-riser 4gpu
+per_sample "4 GPUs (4gpu, epyc-riser), --json" tests/data/trees/epyc-riser 4gpu --json

@@ -10,8 +10,14 @@
 #   plan --model llama-2-70b --job full --zero 3 --rig R   (predict plus the group bandwidths plan asks for)
 # plus the bundled 10-GPU sys-4029gp-trt2 against the bundled 8-GPU rigs. Each figure is the
 # median wall time of RUNS runs (default 11) in ms, from bash's EPOCHREALTIME, and the peak RSS
-# (median of 3, /usr/bin/time -f %M) when /usr/bin/time exists. Nothing is asserted: a script,
-# not a test. Needs bash 5.
+# (median of 3, /usr/bin/time -f %M) when /usr/bin/time exists.
+#
+# Then, from 64 to 512 GPUs (hwloc XML, the same layout), the instructions of topo, report and
+# topo --json (valgrind --tool=callgrind, whole process: deterministic where wall time is not),
+# the peak RSS of topo --json, the ratio from 256 to 512 GPUs and the exponent b of Ir = a n^b
+# fitted by least squares over 64-512 (2.0 is quadratic: the GPU matrices topo and --json print
+# are n x n). GPURIG_BENCH_IR=0 skips that table (it takes minutes under callgrind).
+# Nothing is asserted: a script, not a test. Needs bash 5.
 set -uo pipefail
 GPURIG=${1:-build/gpurig}
 RUNS=${2:-11}
@@ -93,7 +99,7 @@ rss_kb() {
 
 echo "# gpurig $("$GPURIG" --version 2>/dev/null | awk '{ print $2 }'), $(nproc) cores, $(awk -F': ' '/model name/ { print $2; exit }' /proc/cpuinfo), $RUNS runs, median wall ms"
 printf '%-26s %8s %10s %10s %12s\n' input gpus topo_ms compare_ms plan_full_ms
-for n in 8 16 32 64 128 256; do
+for n in 8 16 32 64 128 256 512; do
   src=()
   if [ "$n" -le 64 ]; then
     f=$WORK/syn$n.rig src=(--rig "$f") what=syn$n.rig
@@ -116,3 +122,29 @@ for r in sys-4029gp-trt2:10 sys-4028gr-tr-x10drg:8 sys-4028gr-tr-x9drg:8 gigabyt
   printf '%-26s %8s %10s %10s %12s\n' "$r" "$n" \
     "$(time_ms topo --rig "$r")" "$(time_ms compare "$r")" "$(time_ms plan --model llama-2-70b --job full --zero 3 --rig "$r")"
 done
+
+# instructions, 64 to 512 GPUs
+[ "${GPURIG_BENCH_IR:-1}" != 0 ] || exit 0
+command -v valgrind >/dev/null || { echo "scaling: no valgrind: no instruction table" >&2; exit 0; }
+ir_of() { # command...: instructions callgrind counted (whole process)
+  valgrind --tool=callgrind --callgrind-out-file=/dev/null "$@" 2>&1 >/dev/null | sed -n 's/.*refs: *//p' | tr -d ,
+}
+echo
+echo "instructions (callgrind), hwloc XML of the same layout:"
+printf '%6s %14s %14s %14s %16s\n' gpus topo report topo_json json_peak_rss_KB
+sizes=(64 128 256 512)
+for n in "${sizes[@]}"; do
+  f=$WORK/syn$n.xml
+  make_xml "$n" "$f"
+  t=$(ir_of "$GPURIG" topo --input "$f") r=$(ir_of "$GPURIG" report --input "$f") j=$(ir_of "$GPURIG" topo --json --input "$f")
+  printf '%6s %14s %14s %14s %16s\n' "$n" "$t" "$r" "$j" "$(rss_kb topo --json --input "$f")"
+  echo "$n $t $r $j" >>"$WORK/ir"
+done
+# b of Ir = a n^b by least squares on (ln n, ln Ir); and Ir(512) / Ir(256)
+awk '{ for (c = 2; c <= 4; c++) { x = log($1); y = log($c); sx[c] += x; sy[c] += y; sxx[c] += x * x; sxy[c] += x * y; v[$1, c] = $c }; k++ }
+  END {
+    split("topo report topo_json", name, " ")
+    for (c = 2; c <= 4; c++)
+      printf "%-10s exponent over 64-512: %.2f   512/256: %.2fx\n", name[c - 1],
+             (k * sxy[c] - sx[c] * sy[c]) / (k * sxx[c] - sx[c] * sx[c]), v[512, c] / v[256, c]
+  }' "$WORK/ir"

@@ -11,6 +11,9 @@
 #          over total lstopo CPU for that input (the ms truncations cancel in the sums).
 #   RSS:   peak resident set, /usr/bin/time -f %M, median of 5 separate runs each (alternating),
 #          outside the timed rounds.
+#   instructions: valgrind --tool=callgrind, one run of each tool per input (whole process, the
+#          dynamic loader included): the figure that does not move with the machine's load.
+#          Left out (shown as -) when valgrind is missing or GPURIG_BENCH_IR=0.
 # It is a script, not a test: nothing here is asserted in the suite.
 #
 # usage: bench/topo_vs_lstopo.sh [GPURIG] [RUNS]
@@ -141,9 +144,19 @@ for i in "${!inputs[@]}"; do
 done
 
 median() { sort -n | awk '{a[NR] = $1} END {if (NR) print (NR % 2 ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2)}'; }
+# Instructions: one callgrind run of each tool per input.
+ir_of() { # command...: the instructions callgrind counted, or - without valgrind
+  if [ "${GPURIG_BENCH_IR:-1}" = 0 ] || ! command -v valgrind >/dev/null; then echo -; return; fi
+  valgrind --tool=callgrind --callgrind-out-file=/dev/null "$@" 2>&1 >/dev/null | sed -n 's/.*refs: *//p' | tr -d ,
+}
+for i in "${!inputs[@]}"; do
+  cmds "${inputs[$i]}"
+  echo "$(ir_of "${A[@]}") $(ir_of "${B[@]}")" >"$tmp/ir.$i"
+done
+
 echo
-echo "| input | gpurig median wall | lstopo median wall | wall ratio (median of pairs) | gpurig cpu/run | lstopo cpu/run | cpu ratio | peak RSS gpurig / lstopo |"
-echo "|---|---|---|---|---|---|---|---|"
+echo "| input | gpurig median wall | lstopo median wall | wall ratio (median of pairs) | gpurig cpu/run | lstopo cpu/run | cpu ratio | gpurig / lstopo instructions | instruction ratio | peak RSS gpurig / lstopo |"
+echo "|---|---|---|---|---|---|---|---|---|---|"
 for i in "${!inputs[@]}"; do
   p=$tmp/pairs.$i
   gw=$(awk '{print $1}' "$p" | median)
@@ -151,13 +164,16 @@ for i in "${!inputs[@]}"; do
   wr=$(awk '{print $1 / $2}' "$p" | median)
   rg=$(median <"$tmp/rss_g.$i")
   rl=$(median <"$tmp/rss_l.$i")
-  awk -v name="$(basename "${inputs[$i]}")" -v gw="$gw" -v lw="$lw" -v wr="$wr" -v rg="$rg" -v rl="$rl" '
+  read -r ig il <"$tmp/ir.$i"
+  awk -v name="$(basename "${inputs[$i]}")" -v gw="$gw" -v lw="$lw" -v wr="$wr" -v rg="$rg" -v rl="$rl" -v ig="$ig" -v il="$il" '
     {g += $3; l += $4}
-    END {printf "| %s | %d us | %d us | **%.2f** | %.1f ms | %.1f ms | %.2f | %d / %d KB |\n",
-         name, gw, lw, wr, g / NR, l / NR, (l > 0 ? g / l : 0), rg, rl}' "$p"
+    END {ir = (ig != "-" && il + 0 > 0) ? sprintf("%.1f M / %.1f M", ig / 1e6, il / 1e6) : "-"
+         rr = (ig != "-" && il + 0 > 0) ? sprintf("**%.2f**", ig / il) : "-"
+         printf "| %s | %d us | %d us | **%.2f** | %.1f ms | %.1f ms | %.2f | %s | %s | %d / %d KB |\n",
+         name, gw, lw, wr, g / NR, l / NR, (l > 0 ? g / l : 0), ir, rr, rg, rl}' "$p"
 done
 echo
-echo "wall ratio below 1.00: gpurig faster; project goal: 0.60 or less. ${runs} rounds in ${elapsed} s; load average now $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null)"
+echo "ratios below 1.00: gpurig faster; project goal: 0.60 or less, wall and instructions. ${runs} rounds in ${elapsed} s; load average now $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null)"
 plugin_after=$(plugin_state)
 [ "$plugin_after" = "$plugin_before" ] ||
   echo "WARNING: the hwloc_xml_libxml plugin changed during the run, now: $plugin_after; the numbers mix both states"

@@ -475,7 +475,10 @@ static void hold_pair(struct gr_analysis *a, int *entry, int node, size_t x, siz
     entry[node] = (int)a->nbottlenecks++;
   }
   struct gr_bottleneck *b = &a->bottlenecks[entry[node]];
-  b->pairs = xrealloc(b->pairs, (b->npairs + 1) * 2 * sizeof(int));
+  if (b->npairs == b->cap_pairs) { /* a link can hold n^2/4 pairs: grow by doubling, not by one */
+    b->cap_pairs = b->cap_pairs ? 2 * b->cap_pairs : 8;
+    b->pairs = xrealloc(b->pairs, b->cap_pairs * 2 * sizeof(int));
+  }
   b->pairs[b->npairs * 2] = (int)x;
   b->pairs[b->npairs * 2 + 1] = (int)y;
   b->npairs++;

@@ -76,7 +76,7 @@ struct gr_hive {
 struct gr_bottleneck {
   int node;                 /* pci index below the link */
   double gbps, nccl_gbps;   /* the link's (gr_link_facts) */
-  size_t npairs;
+  size_t npairs, cap_pairs; /* cap_pairs: room in pairs, in pairs (it grows by doubling) */
   int *pairs;               /* 2 x npairs GPU indices, a < b, in matrix order */
 };
 

@@ -72,12 +72,12 @@ static void copy_rates(const struct ctx *c, struct gr_prediction *p)
       double bw = INFINITY;
       for (int r = 0; r < h->nres; r++) {
         /* a copy runs on the copy engines: copy_nvlink_eff, not NCCL's SM-driven ring_nvlink_eff */
-        double e = h->effective[r] ? 1.0
+        double e = HOP_EFF(c, h)[r] ? 1.0
                    : pp->best == GR_XFER_GPULINK ? gr_calib()->copy_nvlink_eff
                    : pp->best == GR_XFER_P2P    ? gr_calib()->copy_p2p_eff
                                                 : gr_calib()->copy_host_eff;
-        if (h->cap[r] * e < bw)
-          bw = h->cap[r] * e;
+        if (HOP_CAP(c, h)[r] * e < bw)
+          bw = HOP_CAP(c, h)[r] * e;
       }
       pp->gbps = i == j || isinf(bw) ? 0 : bw;
     }
@@ -98,21 +98,19 @@ static void ctx_open(struct ctx *c, const struct gr_prediction *p, enum gr_level
   c->out_left = xcalloc(c->nres + 1, sizeof(int));
   c->in_left = xcalloc(c->nres + 1, sizeof(int));
   c->hops = xcalloc(2 * n * n + 1, sizeof(*c->hops));
-  size_t *off = xcalloc(2 * n * n + 1, sizeof(size_t));
   struct hop_build *b = xmalloc(sizeof(*b));
   predict_nvlink_tables(c);
   for (size_t i = 0; i < n; i++)
     for (size_t j = 0; j < n; j++) {
       enum gr_xfer d = xfer_at(p, i, j, level), best = p->pairs[i * n + j].best;
       build_hop(c, &c->hops[i * n + j], b, i, j, d);
-      hop_store(c, b, &c->hops[i * n + j], &off[i * n + j]);
+      hop_store(c, b, &c->hops[i * n + j]);
       if (best == d) { /* the same path in both modes: one copy of its uses */
         c->hops[n * n + i * n + j] = c->hops[i * n + j];
-        off[n * n + i * n + j] = off[i * n + j];
         continue;
       }
       build_hop(c, &c->hops[n * n + i * n + j], b, i, j, best);
-      hop_store(c, b, &c->hops[n * n + i * n + j], &off[n * n + i * n + j]);
+      hop_store(c, b, &c->hops[n * n + i * n + j]);
       c->modes_differ = true;
     }
   if (!c->pool_res) { /* no hop uses anything (one GPU): still valid pointers */
@@ -120,13 +118,7 @@ static void ctx_open(struct ctx *c, const struct gr_prediction *p, enum gr_level
     c->pool_cap = xcalloc(1, sizeof(double));
     c->pool_eff = xcalloc(1, sizeof(bool));
   }
-  for (size_t h = 0; h < 2 * n * n; h++) {
-    c->hops[h].res = c->pool_res + off[h];
-    c->hops[h].cap = c->pool_cap + off[h];
-    c->hops[h].effective = c->pool_eff + off[h];
-  }
   free(b);
-  free(off);
 }
 
 /* The search tables for each NCCL level a communicator size may get, each

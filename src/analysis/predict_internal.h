@@ -6,6 +6,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "analysis/predict.h"
 
@@ -13,14 +14,19 @@
  * so a hop takes a few dozen bytes plus its uses, not room for the most
  * uses any hop may have: the n x n table stays small at 256 GPUs. */
 struct hop {
-  int nres;
-  const int *res;        /* resource ids, into ctx.pool_res */
-  const double *cap;     /* GB/s of each, into ctx.pool_cap */
-  const bool *effective; /* capacity already an effective figure (socket link, host memory) */
   double eff;
+  uint32_t off;          /* its first use in the ctx's pools (HOP_RES, HOP_CAP, HOP_EFF) */
+  uint8_t nres;          /* its uses: at most HOP_MAX_RES */
   bool nvlink;
-  enum gr_xfer x;     /* how the bytes go: NVLink, PCIe P2P, through host memory */
+  uint8_t x;             /* enum gr_xfer: how the bytes go: NVLink, PCIe P2P, through host memory */
 };
+/* A hop's uses in ctx c's pools: resource ids, GB/s of each, and whether the
+ * capacity is already an effective figure (socket link, host memory). An
+ * offset, not three pointers: 16 bytes a hop, 2 x n^2 hops (8 MB at 512 GPUs,
+ * where pointers made it 25 MB). */
+#define HOP_RES(c, h) ((c)->pool_res + (h)->off)
+#define HOP_CAP(c, h) ((c)->pool_cap + (h)->off)
+#define HOP_EFF(c, h) ((c)->pool_eff + (h)->off)
 
 /* A hop while it is built, before its resources move to the pools. */
 #define HOP_MAX_RES 48
@@ -62,7 +68,7 @@ struct ctxs {
 const struct hop *hop_of(const struct ctx *c, int mode, int from, int to);
 void build_hop(const struct ctx *c, struct hop *hd, struct hop_build *h, size_t ga, size_t gb,
                enum gr_xfer mode);
-void hop_store(struct ctx *c, const struct hop_build *b, struct hop *h, size_t *off);
+void hop_store(struct ctx *c, const struct hop_build *b, struct hop *h);
 void predict_nvlink_tables(struct ctx *c);
 double best_ring(struct ctx *c, const int *set, size_t k, int mode, int *best);
 void describe_ring(struct ctx *c, struct gr_ring *r, size_t k, int mode);

@@ -58,7 +58,7 @@ void build_hop(const struct ctx *c, struct hop *hd, struct hop_build *h, size_t 
   int x = t->gpus[ga], y = t->gpus[gb];
   memset(hd, 0, sizeof(*hd));
   h->nres = 0;
-  hd->x = mode;
+  hd->x = (uint8_t)mode;
   if (mode == GR_XFER_GPULINK) {
     double bw = c->a->gpu_gpu[ga * c->n + gb].bw_gbps;
     hop_add(h, (int)(2 * t->npci + 2 + ga * 2), bw, false);
@@ -86,12 +86,11 @@ void build_hop(const struct ctx *c, struct hop *hd, struct hop_build *h, size_t 
   hd->eff = mode == GR_XFER_P2P ? gr_calib()->ring_p2p_eff : gr_calib()->ring_host_eff;
 }
 
-/* Appends a built hop's uses to the pools; its offset in *off (the pools
- * may move until every hop is in, so pointers are set after). */
-void hop_store(struct ctx *c, const struct hop_build *b, struct hop *h, size_t *off)
+/* Appends a built hop's uses to the pools and points h at them. */
+void hop_store(struct ctx *c, const struct hop_build *b, struct hop *h)
 {
-  *off = c->npool;
-  h->nres = b->nres;
+  h->off = (uint32_t)c->npool;
+  h->nres = (uint8_t)b->nres;
   if (b->nres == 0) /* a GPU to itself: no uses to copy */
     return;
   if (c->npool + (size_t)b->nres > c->pool_cap_n) {
@@ -192,12 +191,12 @@ static double ring_busbw(struct ctx *c, const int *order, size_t k, int mode, co
   for (size_t i = 0; i < k; i++) {
     const struct hop *h = &c->hops[(size_t)mode * c->n * c->n + (size_t)order[i] * c->n + (size_t)order[(i + 1) % k]];
     for (int r = 0; r < h->nres; r++)
-      c->count[h->res[r]]++;
+      c->count[HOP_RES(c, h)[r]]++;
   }
   for (size_t i = 0; i < k; i++) {
     const struct hop *h = &c->hops[(size_t)mode * c->n * c->n + (size_t)order[i] * c->n + (size_t)order[(i + 1) % k]];
     for (int r = 0; r < h->nres; r++) {
-      double v = h->cap[r] / c->count[h->res[r]] * (h->effective[r] ? 1.0 : h->eff);
+      double v = HOP_CAP(c, h)[r] / c->count[HOP_RES(c, h)[r]] * (HOP_EFF(c, h)[r] ? 1.0 : h->eff);
       if (v < bw) {
         bw = v;
         if (worst_hop) {
@@ -210,9 +209,33 @@ static double ring_busbw(struct ctx *c, const int *order, size_t k, int mode, co
   for (size_t i = 0; i < k; i++) {
     const struct hop *h = &c->hops[(size_t)mode * c->n * c->n + (size_t)order[i] * c->n + (size_t)order[(i + 1) % k]];
     for (int r = 0; r < h->nres; r++)
-      c->count[h->res[r]] = 0;
+      c->count[HOP_RES(c, h)[r]] = 0;
   }
   return isinf(bw) ? 0 : bw;
+}
+
+/* Reverses ring[i..j]. */
+static void reverse_span(int *ring, size_t i, size_t j)
+{
+  for (size_t a = i, b = j; a < b; a++, b--) {
+    int tmp = ring[a];
+    ring[a] = ring[b];
+    ring[b] = tmp;
+  }
+}
+
+/* Tries reversing ring[i..j]: keeps it and returns true when the ring gets
+ * wider than *top, else undoes it. */
+static bool try_reversal(struct ctx *c, int *ring, size_t k, int mode, size_t i, size_t j, double *top)
+{
+  reverse_span(ring, i, j);
+  double v = ring_busbw(c, ring, k, mode, NULL, NULL);
+  if (v > *top + 1e-9) {
+    *top = v;
+    return true;
+  }
+  reverse_span(ring, i, j);
+  return false;
 }
 
 /* Improves a ring by reversing segments while that helps (2-opt). */
@@ -223,24 +246,47 @@ static double improve_ring(struct ctx *c, int *ring, size_t k, int mode)
   while (better) {
     better = false;
     for (size_t i = 1; i + 1 < k; i++)
-      for (size_t j = i + 1; j < k; j++) {
-        for (size_t a = i, b = j; a < b; a++, b--) {
-          int tmp = ring[a];
-          ring[a] = ring[b];
-          ring[b] = tmp;
-        }
-        double v = ring_busbw(c, ring, k, mode, NULL, NULL);
-        if (v > top + 1e-9) {
-          top = v;
-          better = true;
-        } else {
-          for (size_t a = i, b = j; a < b; a++, b--) {
-            int tmp = ring[a];
-            ring[a] = ring[b];
-            ring[b] = tmp;
-          }
-        }
-      }
+      for (size_t j = i + 1; j < k; j++)
+        better |= try_reversal(c, ring, k, mode, i, j, &top);
+  }
+  return top;
+}
+
+/* Full 2-opt values O(k^2) reversals per pass at O(k) each: 256 GPUs took
+ * 2 G instructions. Above this size only the reversals that take the
+ * narrowest hop out of the ring are tried (O(k) of them), a bounded number of
+ * times, so the search stays O(k^2). Every machine gpurig ships a rig or a
+ * test input for is below it and keeps the full 2-opt. */
+#define RING_2OPT_FULL_MAX 32
+#define RING_2OPT_STEPS 16
+
+/* The position p of the ring's narrowest hop (ring[p] to ring[p+1]), or -1
+ * when it has none (an all-NVLink ring). */
+static long narrowest_hop_at(struct ctx *c, const int *ring, size_t k, int mode)
+{
+  const struct hop *wh = NULL;
+  int wr = 0;
+  ring_busbw(c, ring, k, mode, &wh, &wr);
+  for (size_t i = 0; wh && i < k; i++)
+    if (hop_of(c, mode, ring[i], ring[(i + 1) % k]) == wh)
+      return (long)i;
+  return -1;
+}
+
+/* 2-opt aimed at the narrowest hop: the reversals ring[p+1..j] and
+ * ring[i..p] are the ones that replace the hop from ring[p] (ring[0] stays). */
+static double improve_ring_narrowest(struct ctx *c, int *ring, size_t k, int mode)
+{
+  double top = ring_busbw(c, ring, k, mode, NULL, NULL);
+  for (int step = 0; step < RING_2OPT_STEPS; step++) {
+    long p = narrowest_hop_at(c, ring, k, mode);
+    bool better = false;
+    for (size_t j = (size_t)p + 2; p >= 0 && j < k && !better; j++)
+      better = try_reversal(c, ring, k, mode, (size_t)p + 1, j, &top);
+    for (size_t i = 1; p >= 2 && i < (size_t)p && !better; i++)
+      better = try_reversal(c, ring, k, mode, i, (size_t)p, &top);
+    if (!better)
+      break;
   }
   return top;
 }
@@ -328,30 +374,30 @@ static const struct hop *search_hop(const struct search *s, int from, int to)
 
 /* Counts h's uses of each resource into scratch (ring_busbw's counts, zero
  * between calls), or takes them back out (sign -1). */
-static void hop_tally(int *scratch, const struct hop *h, int sign)
+static void hop_tally(const struct ctx *c, int *scratch, const struct hop *h, int sign)
 {
   for (int r = 0; r < h->nres; r++)
-    scratch[h->res[r]] += sign;
+    scratch[HOP_RES(c, h)[r]] += sign;
 }
 
 /* Starts ct from one hop: its resources and how often it uses each. */
-static void certain_first(struct certain *ct, const struct hop *h, int *scratch)
+static void certain_first(const struct ctx *c, struct certain *ct, const struct hop *h, int *scratch)
 {
   ct->n = 0;
-  hop_tally(scratch, h, 1);
+  hop_tally(c, scratch, h, 1);
   for (int r = 0; r < h->nres; r++)
-    if (scratch[h->res[r]] > 0) {
-      ct->res[ct->n] = h->res[r];
-      ct->uses[ct->n++] = scratch[h->res[r]];
-      scratch[h->res[r]] = 0; /* listed once; and scratch is zero again at the end */
+    if (scratch[HOP_RES(c, h)[r]] > 0) {
+      ct->res[ct->n] = HOP_RES(c, h)[r];
+      ct->uses[ct->n++] = scratch[HOP_RES(c, h)[r]];
+      scratch[HOP_RES(c, h)[r]] = 0; /* listed once; and scratch is zero again at the end */
     }
 }
 
 /* Keeps what h uses too, with the fewer uses. */
-static void certain_keep(struct certain *ct, const struct hop *h, int *scratch)
+static void certain_keep(const struct ctx *c, struct certain *ct, const struct hop *h, int *scratch)
 {
   int kept = 0;
-  hop_tally(scratch, h, 1);
+  hop_tally(c, scratch, h, 1);
   for (int e = 0; e < ct->n; e++) {
     int u = scratch[ct->res[e]];
     if (u > 0) {
@@ -359,7 +405,7 @@ static void certain_keep(struct certain *ct, const struct hop *h, int *scratch)
       ct->uses[kept++] = u < ct->uses[e] ? u : ct->uses[e];
     }
   }
-  hop_tally(scratch, h, -1);
+  hop_tally(c, scratch, h, -1);
   ct->n = kept;
 }
 
@@ -374,9 +420,9 @@ static void certain_uses(const struct search *s, int g, bool out, struct certain
       continue;
     const struct hop *h = out ? search_hop(s, g, x) : search_hop(s, x, g);
     if (first)
-      certain_first(ct, h, s->c->count);
+      certain_first(s->c, ct, h, s->c->count);
     else
-      certain_keep(ct, h, s->c->count);
+      certain_keep(s->c, ct, h, s->c->count);
     first = false;
   }
 }
@@ -393,7 +439,7 @@ static void path_push(struct search *s, int from, int to)
 {
   const struct hop *h = search_hop(s, from, to);
   for (int r = 0; r < h->nres; r++)
-    s->c->pcount[h->res[r]]++;
+    s->c->pcount[HOP_RES(s->c, h)[r]]++;
   certain_count(s->c->out_left, &s->out[from], -1);
   certain_count(s->c->in_left, &s->in[to], -1);
   s->path_from[s->npath] = from;
@@ -406,7 +452,7 @@ static void path_pop(struct search *s)
 {
   const struct hop *h = s->path[--s->npath];
   for (int r = 0; r < h->nres; r++)
-    s->c->pcount[h->res[r]]--;
+    s->c->pcount[HOP_RES(s->c, h)[r]]--;
   certain_count(s->c->out_left, &s->out[s->path_from[s->npath]], 1);
   certain_count(s->c->in_left, &s->in[s->path_to[s->npath]], 1);
   s->nslow -= !h->nvlink;
@@ -426,8 +472,8 @@ static bool path_may_win(const struct search *s)
   for (size_t i = 0; i < s->npath; i++) {
     const struct hop *h = s->path[i];
     for (int r = 0; r < h->nres; r++) {
-      int res = h->res[r], more = c->out_left[res] > c->in_left[res] ? c->out_left[res] : c->in_left[res];
-      double v = h->cap[r] / (c->pcount[res] + more) * (h->effective[r] ? 1.0 : h->eff);
+      int res = HOP_RES(c, h)[r], more = c->out_left[res] > c->in_left[res] ? c->out_left[res] : c->in_left[res];
+      double v = HOP_CAP(c, h)[r] / (c->pcount[res] + more) * (HOP_EFF(c, h)[r] ? 1.0 : h->eff);
       if (v < bw)
         bw = v;
     }
@@ -496,7 +542,8 @@ static bool all_nvlink_set(const struct ctx *c, const int *set, size_t k, int mo
 }
 
 /* Best ring over the GPUs in `set` (k of them, any k): the exact search when
- * k <= 9 (the first GPU fixed), else bus order improved by 2-opt. Writes
+ * k <= 9 (the first GPU fixed), else bus order improved by 2-opt (aimed at
+ * the narrowest hop above 32 GPUs). Writes
  * the order to best (k ints). */
 double best_ring(struct ctx *c, const int *set, size_t k, int mode, int *best)
 {
@@ -505,6 +552,8 @@ double best_ring(struct ctx *c, const int *set, size_t k, int mode, int *best)
     return 0;
   if (all_nvlink_set(c, set, k, mode)) /* every order gives the same NVLink bound */
     return nvlink_set_bound(c, set, k);
+  if (k > RING_2OPT_FULL_MAX)
+    return improve_ring_narrowest(c, best, k, mode);
   if (k > RING_SEARCH_MAX)
     return improve_ring(c, best, k, mode);
   return search_rings(c, set, k, mode, best);
@@ -531,11 +580,11 @@ static void ring_bound(const struct ctx *c, struct gr_ring *r, size_t k, int mod
     b->gbps = nvlink_set_raw(c, r->order, k);
     return;
   }
-  int res = wh->res[wr];
+  int res = HOP_RES(c, wh)[wr];
   for (size_t i = 0; i < k; i++) { /* how many ring hops share the bounding resource */
     const struct hop *h = &c->hops[(size_t)mode * c->n * c->n + (size_t)r->order[i] * c->n + (size_t)r->order[(i + 1) % k]];
     for (int q = 0; q < h->nres; q++)
-      b->hops += h->res[q] == res;
+      b->hops += HOP_RES(c, h)[q] == res;
   }
   if (res < (int)(2 * t->npci)) {
     *b = (struct gr_ring_bound){GR_BOUND_LINK, res / 2, c->a->link[res / 2].gbps, b->hops, res % 2 != 0, wh->x,
@@ -545,11 +594,11 @@ static void ring_bound(const struct ctx *c, struct gr_ring *r, size_t k, int mod
     b->gbps = c->socket_gbps;
   } else if (res >= (int)(2 * t->npci + 2 + 2 * c->n)) {
     b->kind = GR_BOUND_HOST_MEM;
-    b->gbps = wh->cap[wr];
+    b->gbps = HOP_CAP(c, wh)[wr];
     b->hops /= 2;
   } else {
     b->kind = GR_BOUND_GPULINK;
-    b->gbps = wh->cap[wr];
+    b->gbps = HOP_CAP(c, wh)[wr];
   }
 }
 

@@ -7,6 +7,7 @@
 #include "cli/options.h"
 #include "doctor/doctor.h"
 #include "facts/data.h"
+#include "print/json_stream.h"
 #include "print/machine.h"
 #include "print/text.h"
 #include "print/diagram/diagram.h"
@@ -114,10 +115,19 @@ static void print_machine(FILE *out, const struct gr_machine *m, const struct gr
 static void print_report(const struct report_opts *o, const struct gr_machine *m, const struct gr_machine *ex)
 {
   if (o->out.json) {
-    json_t *root = json_object();
-    json_object_set_new(root, "machine_report", gr_machine_to_json(m));
-    json_object_set_new(root, "example", ex ? gr_machine_to_json(ex) : json_null());
-    cli_print_json(root);
+    struct gr_jw w; /* streamed: the matrices of a large machine are never in memory */
+    gr_jw_begin(&w, stdout);
+    gr_jw_object(&w, "machine_report");
+    gr_machine_json_members(&w, m);
+    gr_jw_close(&w);
+    if (ex) {
+      gr_jw_object(&w, "example");
+      gr_machine_json_members(&w, ex);
+      gr_jw_close(&w);
+    } else {
+      gr_jw_put(&w, "example", json_null());
+    }
+    gr_jw_end(&w);
     return;
   }
   struct gr_text_style st;

@@ -122,7 +122,7 @@ int cmd_topo(int argc, char **argv)
   else if (svg_out || dot_out)
     ; /* the diagram is this run's standard output */
   else if (o.out.json)
-    cli_print_json(gr_machine_to_json(&m));
+    gr_machine_json_print(stdout, &m);
   else {
     struct gr_text_style st;
     FILE *out = cli_text_begin(o.out.verbose, &st);

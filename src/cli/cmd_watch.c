@@ -87,13 +87,10 @@ static int watch_lines(const struct watch_opts *o, struct cli_monitor *mon, long
       break;
     if (gr_sampler_step(mon->s, &err) != 0)
       return gr_report_error(&err);
-    if (o->out.json) { /* one compact object per line: JSON lines */
-      json_t *j = gr_sample_to_json(mon->s, since);
-      json_dumpf(j, stdout, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(15)); /* ms in time_s, no binary noise */
-      fputc('\n', stdout);
-      json_decref(j);
-    }
-    else
+    if (o->out.json) { /* one compact object per line: JSON lines, no allocation per sample */
+      unsigned long from = since;
+      gr_sample_json_line(stdout, mon->s, 0, &from);
+    } else
       gr_print_sample_text(stdout, mon->s, since, n == 0);
     since = gr_sampler_nevents(mon->s);
     if (fflush(stdout) != 0)

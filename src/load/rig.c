@@ -236,8 +236,7 @@ int gr_rig_replace_gpus(struct gr_topo *t, const char *model, struct gr_err *err
   }
   for (size_t g = 0; g < t->ngpus; g++) {
     struct gr_pci *p = &t->pci[t->gpus[g]];
-    free(p->model);
-    p->model = xstrdup(m->model);
+    gr_pci_set_model(p, m->model);
     p->link.max_gen = m->pcie_gen;
     int eg = p->link.port_max_gen && p->link.port_max_gen < m->pcie_gen ? p->link.port_max_gen : m->pcie_gen;
     p->link.cur_gen = eg;

@@ -97,6 +97,12 @@ int gr_source_load(const struct gr_source *src, struct gr_topo *t, struct gr_err
   }
   if (rc != 0)
     return rc;
+  if (t->ngpus > GR_SOURCE_GPUS_MAX) {
+    size_t n = t->ngpus;
+    gr_topo_free(t);
+    return gr_fail(err, GR_EXIT_FAIL, "%s: %zu GPUs; gpurig reads at most %d GPUs in one machine (hwloc XML and NCCL "
+                   "topology files alike)", src->path ? src->path : "this machine", n, GR_SOURCE_GPUS_MAX);
+  }
   if (src->gpulink_reader && !src->pcie_only && gr_source_reads_machine(src))
     src->gpulink_reader(t);
   gr_topo_fabric_from_gpulinks(t, GR_FABRIC_HWLOC);

@@ -51,10 +51,16 @@ bool gr_source_reads_machine(const struct gr_source *src);
  * (GR_EXIT_FAIL) when the path is too long; other kinds get the live root. */
 int gr_source_fs(const struct gr_source *src, struct gr_fs *fs, struct gr_err *err);
 
+/* The most GPUs one input may hold, whatever its format. The analysis and
+ * the matrices are O(n^2) in GPUs (2,048 GPUs of an NCCL topology file took
+ * 101 s and 907 MB before this cap); 512 is twice NCCL's own limit per node. */
+#define GR_SOURCE_GPUS_MAX 512
+
 /* Loads the source's topology with its loader, applying gpu_model and
  * pcie_only; then the driver's NVLink (gpulink_reader), the NVSwitch fabric
  * from the reported links, or one inferred where the input records no
- * NVLink (model/topo.h). 0, or -1 with err (GR_EXIT_FAIL for bad input,
+ * NVLink (model/topo.h). 0, or -1 with err (GR_EXIT_FAIL for bad input, more
+ * than GR_SOURCE_GPUS_MAX GPUs among it,
  * GR_EXIT_CANNOT_RUN when the machine cannot be read) and *t empty. The
  * caller frees *t with gr_topo_free either way. */
 int gr_source_load(const struct gr_source *src, struct gr_topo *t, struct gr_err *err);

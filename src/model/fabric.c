@@ -8,10 +8,29 @@
 #include "facts/catalog.h"
 #include "model/topo.h"
 
-const struct gr_gpu_model *gr_pci_catalog(const struct gr_pci *p)
+static const struct gr_gpu_model *catalog_lookup(const struct gr_pci *p)
 {
   const struct gr_gpu_model *m = p->model ? gr_catalog_find(p->model) : NULL;
   return m ? m : gr_catalog_find_pci(p->vendor, p->device);
+}
+
+const struct gr_gpu_model *gr_pci_catalog(const struct gr_pci *p)
+{
+  return p->catalog_known ? p->catalog : catalog_lookup(p);
+}
+
+void gr_pci_resolve_catalog(struct gr_pci *p)
+{
+  p->catalog = catalog_lookup(p);
+  p->catalog_known = true;
+}
+
+void gr_pci_set_model(struct gr_pci *p, const char *model)
+{
+  free(p->model);
+  p->model = model ? xstrdup(model) : NULL;
+  if (p->catalog_known)
+    gr_pci_resolve_catalog(p);
 }
 
 struct gr_fabric *gr_topo_add_fabric(struct gr_topo *t, enum gr_fabric_from from, int gpulink_gen, int nswitches,
@@ -102,6 +121,16 @@ static bool inference_basis(const struct gr_topo *t, char *why, size_t cap)
   return false;
 }
 
+/* GPUs per NVSwitch fabric on the baseboard a model is sold on. HGX and DGX
+ * boards from the A100 on hold 8 GPUs, and each board's NVSwitches join only
+ * its own 8: a machine room of them is many fabrics, not one. The first
+ * NVSwitch generation (NVLink 2: DGX-2, HGX-2) bridged two 8-GPU boards into
+ * one fabric of 16. The catalog has no column for it yet, so the rule is here. */
+static size_t board_gpus(const struct gr_gpu_model *m)
+{
+  return m->link_gen == 2 ? 16 : 8;
+}
+
 void gr_topo_infer_fabric(struct gr_topo *t)
 {
   char why[160];
@@ -111,10 +140,22 @@ void gr_topo_infer_fabric(struct gr_topo *t)
   for (size_t i = 0; i < t->npci; i++)
     nswitches += t->pci[i].kind == GR_KIND_NVSWITCH;
   const struct gr_gpu_model *m0 = gr_pci_catalog(&t->pci[t->gpus[0]]);
-  struct gr_fabric *f = gr_topo_add_fabric(t, GR_FABRIC_INFERRED, m0->link_gen, nswitches, why);
-  for (size_t g = 0; g < t->ngpus; g++) {
-    const struct gr_gpu_model *m = gr_pci_catalog(&t->pci[t->gpus[g]]);
-    gr_fabric_add_links(f, t->gpus[g], m->links, m->link_gbps);
+  /* one fabric per baseboard, its GPUs taken in bus order (t->gpus is sorted so), the
+   * NVSwitches seen on the bus shared out evenly among the boards */
+  size_t per = board_gpus(m0), nboards = (t->ngpus + per - 1) / per;
+  if (nboards > 1) {
+    size_t used = strlen(why);
+    snprintf(why + used, sizeof(why) - used, ", one fabric per baseboard of %zu", per);
+  }
+  for (size_t b = 0; b < nboards; b++) {
+    struct gr_fabric *f =
+      gr_topo_add_fabric(t, GR_FABRIC_INFERRED, m0->link_gen, (int)((size_t)nswitches / nboards), why);
+    size_t end = (b + 1) * per < t->ngpus ? (b + 1) * per : t->ngpus;
+    f->members = xcalloc(end - b * per, sizeof(*f->members));
+    for (size_t g = b * per; g < end; g++) {
+      const struct gr_gpu_model *m = gr_pci_catalog(&t->pci[t->gpus[g]]);
+      f->members[f->nmembers++] = (struct gr_fabric_member){.gpu = t->gpus[g], .links = m->links, .gbps = m->link_gbps};
+    }
   }
 }
 

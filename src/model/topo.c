@@ -214,14 +214,25 @@ void gr_topo_finish(struct gr_topo *t)
   t->gpus = xcalloc(t->npci, sizeof(int));
   t->nics = xcalloc(t->npci, sizeof(int));
   t->ngpus = t->nnics = 0;
+  const struct gr_pci *last_gpu = NULL;
   for (size_t i = 0; i < t->npci; i++) {
     struct gr_pci *p = &t->pci[i];
     if (p->kind != GR_KIND_NVSWITCH) /* a loader may know better than the class code */
       p->kind = p->role == GR_ROLE_ENDPOINT ? gr_kind_from_ids(p->class_id, p->vendor, p->device) : GR_KIND_NONE;
     if (p->kind == GR_KIND_NIC && ((p->class_id >> 8) == 0x0207 || (p->class_id >> 8) == 0x0c06 || p->vendor == 0x15b3))
       p->rdma = true;
-    if (p->kind == GR_KIND_GPU)
+    if (p->kind == GR_KIND_GPU) {
       t->gpus[t->ngpus++] = (int)i;
+      /* a machine's GPUs are mostly one model: its row is looked up once */
+      if (last_gpu && last_gpu->vendor == p->vendor && last_gpu->device == p->device &&
+          (last_gpu->model && p->model ? strcmp(last_gpu->model, p->model) == 0 : last_gpu->model == p->model)) {
+        p->catalog = last_gpu->catalog;
+        p->catalog_known = true;
+      } else {
+        gr_pci_resolve_catalog(p);
+      }
+      last_gpu = p;
+    }
     else if (p->kind == GR_KIND_NIC && p->rdma)
       t->nics[t->nnics++] = (int)i;
   }

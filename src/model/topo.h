@@ -96,6 +96,12 @@ struct gr_pci {
    * attributes ("<path>: problem"), NULL if none: the values stay unknown and
    * doctor reports the check as an error naming the file. */
   char *link_problem, *aer_problem;
+  /* The catalog row resolved once for a GPU (gr_topo_finish, gr_pci_set_model):
+   * every pair of GPUs asks for it, and a look-up scans the catalog's rows up
+   * to three times. Valid only when catalog_known; NULL when it does not know
+   * the GPU. Not owned: it lives as long as the facts. */
+  const struct gr_gpu_model *catalog;
+  bool catalog_known;
 };
 
 struct gr_package {
@@ -144,7 +150,8 @@ struct gr_fabric_member {
 /* GPUs joined through NVSwitches. Every NVSwitch of a machine is one fabric
  * (DGX-2 links its two baseboards by switch-to-switch trunks that NVML and
  * hwloc never report), so what two members can use is bounded by the member
- * with fewer links into it. */
+ * with fewer links into it. An input of many baseboards with no NVLink
+ * recorded gets one inferred fabric per board (gr_topo_infer_fabric). */
 struct gr_fabric {
   struct gr_fabric_member *members; size_t nmembers;
   int nswitches;          /* NVSwitch chips, 0 unknown */
@@ -235,12 +242,13 @@ const struct gr_fabric_member *gr_fabric_member_of(const struct gr_fabric *f, in
  * `from` (when there are any and t has no fabric yet). Run after
  * gr_topo_finish, which sets the kinds. */
 void gr_topo_fabric_from_gpulinks(struct gr_topo *t, enum gr_fabric_from from);
-/* When the input records no NVLink at all, infers the NVSwitch fabric the
+/* When the input records no NVLink at all, infers the NVSwitch fabrics the
  * GPUs sit on: from NVSwitch PCI devices on the bus, or from a catalog row
  * that says the model sits on an NVSwitch baseboard (8 or more such GPUs).
- * Each member gets its catalog link count and rate; the fabric is marked
- * GR_FABRIC_INFERRED with why. Does nothing when a GPU's model (and so its
- * link count) is unknown. */
+ * One fabric per baseboard (8 GPUs in bus order; 16 for NVLink 2's DGX-2
+ * and HGX-2), never one across a whole input. Each member gets its catalog
+ * link count and rate; each fabric is marked GR_FABRIC_INFERRED with why.
+ * Does nothing when a GPU's model (and so its link count) is unknown. */
 void gr_topo_infer_fabric(struct gr_topo *t);
 /* Forgets every NVLink and fabric (--pcie-only: the PCIe paths under them)
  * and marks t so. */
@@ -250,8 +258,16 @@ const char *gr_fabric_from_name(enum gr_fabric_from f); /* "hwloc", "nvml", "rig
 
 struct gr_gpu_model;
 /* A GPU's catalog row (facts/catalog.h): by its model name, else its PCI
- * ids; NULL when the catalog does not know it. */
+ * ids; NULL when the catalog does not know it. A GPU of a finished topology
+ * answers from the row resolved then; any other device looks it up. */
 const struct gr_gpu_model *gr_pci_catalog(const struct gr_pci *p);
+/* Replaces a device's model name (a copy is kept; NULL clears it) and
+ * resolves its catalog row again: the one way to change p->model after
+ * gr_topo_finish. */
+void gr_pci_set_model(struct gr_pci *p, const char *model);
+/* Looks p's catalog row up now and keeps it (gr_topo_finish does it for
+ * every GPU). */
+void gr_pci_resolve_catalog(struct gr_pci *p);
 
 /* Derives role, kind, switch membership, GPU/NIC numbering: run once after a
  * loader has filled nodes, classes and parents. */

@@ -44,6 +44,9 @@ struct gr_weight_bytes {
   double embed, output;   /* token embedding; lm_head (0 when tied) */
   double experts;         /* routed expert tensors, all experts (0 for dense models) */
 };
+/* Fills *w for model m in format q. The last few answers are remembered (a
+ * command asks the same for every rig it plans on), so it is not
+ * thread-safe, as the facts it reads are not. */
 void gr_quant_model_bytes(const struct gr_quant *q, const struct gr_model *m, struct gr_weight_bytes *w);
 
 #endif

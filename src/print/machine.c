@@ -10,6 +10,7 @@
 #include "print/cluster.h"
 #include "print/common.h"
 #include "print/diagram/diagram.h"
+#include "print/json_stream.h"
 #include "print/predict.h"
 #include "print/text.h"
 #include "print/topo.h"
@@ -228,25 +229,29 @@ void gr_print_report_brief(FILE *out, const struct gr_machine *m, const struct g
   brief_findings(out, a, st);
 }
 
-/* Whose defaults NCCL's view follows, beside the level in "machine". */
-static void nccl_json(json_t *j, const struct gr_analysis *a)
+void gr_machine_json_members(struct gr_jw *w, const struct gr_machine *m)
 {
-  json_t *mo = json_object_get(j, "machine");
-  char v[32];
-  if (!json_is_object(mo))
-    return;
-  json_object_set_new(mo, "nccl_version", json_string(gr_nccl_version_text(&a->nccl_version, v, sizeof(v))));
-  json_object_set_new(mo, "nccl_version_assumed", json_boolean(a->nccl_assumed));
-  json_object_set_new(mo, "nccl_p2p_rule_source", a->nccl_rule ? json_string(a->nccl_rule->source) : json_null());
+  gr_topo_json_members(w, &m->topo, &m->analysis);
+  if (m->predicted)
+    gr_jw_put(w, "prediction", gr_prediction_to_json(&m->topo, &m->prediction));
+  if (m->clustered)
+    gr_jw_put(w, "cluster", gr_cluster_to_json(&m->cluster));
+}
+
+static void write_machine(struct gr_jw *w, const void *m)
+{
+  gr_machine_json_members(w, m);
 }
 
 json_t *gr_machine_to_json(const struct gr_machine *m)
 {
-  json_t *j = gr_topo_to_json(&m->topo, &m->analysis);
-  nccl_json(j, &m->analysis);
-  if (m->predicted)
-    json_object_set_new(j, "prediction", gr_prediction_to_json(&m->topo, &m->prediction));
-  if (m->clustered)
-    json_object_set_new(j, "cluster", gr_cluster_to_json(&m->cluster));
-  return j;
+  return gr_json_from_stream(write_machine, m);
+}
+
+void gr_machine_json_print(FILE *out, const struct gr_machine *m)
+{
+  struct gr_jw w;
+  gr_jw_begin(&w, out);
+  gr_machine_json_members(&w, m);
+  gr_jw_end(&w);
 }

@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "print/common.h"
+#include "print/json_stream.h"
 
 const char *gr_throttle_text(struct gr_metric bits, char *buf, size_t cap)
 {
@@ -134,136 +135,182 @@ void gr_print_sample_text(FILE *out, const struct gr_sampler *s, unsigned long s
 /* ------------------------------------------------------------ JSON */
 
 /* A value under its key, null when unknown; whole numbers (counts, MHz,
- * link widths: decimals 0) as JSON integers. */
-static void put_metric(json_t *o, const char *key, struct gr_metric m, int decimals)
+ * link widths: decimals 0) as JSON integers, others rounded to decimals. */
+static void put_metric(struct gr_jl *l, const char *key, struct gr_metric m, int decimals)
 {
-  json_t *v = !m.ok ? json_null() : decimals == 0 ? json_integer((json_int_t)llround(m.v)) : gr_json_rounded(m.v, decimals);
-  json_object_set_new(o, key, v);
+  double scale = pow(10, decimals);
+  if (!m.ok)
+    gr_jl_null(l, key);
+  else if (decimals == 0)
+    gr_jl_int(l, key, llround(m.v));
+  else
+    gr_jl_real(l, key, round(m.v * scale) / scale);
 }
 
-static json_t *gpu_json(const struct gr_sampler *s, const struct gr_sample *x, unsigned i)
+static void put_gpu_metrics(struct gr_jl *l, const struct gr_gpu_dynamic *d, const struct gr_gpu_static *st)
+{
+  put_metric(l, "util_pct", d->util_gpu_pct, 0);
+  put_metric(l, "mem_util_pct", d->util_mem_pct, 0);
+  put_metric(l, "mem_used_gib", d->mem_used_gib, 3);
+  put_metric(l, "mem_free_gib", d->mem_free_gib, 3);
+  put_metric(l, "mem_gib", st->mem_gib, 3);
+  put_metric(l, "power_w", d->power_w, 1);
+  put_metric(l, "power_limit_w", d->power_limit_w, 1);
+  put_metric(l, "temp_c", d->temp_c, 0);
+  put_metric(l, "mem_temp_c", d->mem_temp_c, 0);
+  put_metric(l, "fan_pct", d->fan_pct, 0);
+  put_metric(l, "sm_clock_mhz", d->sm_clock_mhz, 0);
+  put_metric(l, "mem_clock_mhz", d->mem_clock_mhz, 0);
+  put_metric(l, "pcie_rx_gbps", d->pcie_rx_gbps, 3);
+  put_metric(l, "pcie_tx_gbps", d->pcie_tx_gbps, 3);
+  put_metric(l, "link_gen", d->link_gen, 0);
+  put_metric(l, "link_gen_max", st->max_link_gen, 0);
+  put_metric(l, "link_width", d->link_width, 0);
+  put_metric(l, "link_width_max", st->max_link_width, 0);
+  put_metric(l, "pcie_replay_total", d->pcie_replay, 0);
+  put_metric(l, "ecc_corrected_total", d->ecc_corrected, 0);
+  put_metric(l, "ecc_uncorrected_total", d->ecc_uncorrected, 0);
+  put_metric(l, "remapped_rows_correctable", d->remap_corr, 0);
+  put_metric(l, "remapped_rows_uncorrectable", d->remap_unc, 0);
+  put_metric(l, "remap_pending", d->remap_pending, 0);
+  put_metric(l, "remap_failed", d->remap_failed, 0);
+  put_metric(l, "nvlink_crc_flit_errors_total", d->gpulink_crc, 0);
+  put_metric(l, "nvlink_crc_data_errors_total", d->gpulink_crc_data, 0);
+  put_metric(l, "nvlink_replay_errors_total", d->gpulink_replay, 0);
+  put_metric(l, "nvlink_recovery_errors_total", d->gpulink_recovery, 0);
+}
+
+static void put_gpu(struct gr_jl *l, const struct gr_sampler *s, const struct gr_sample *x, unsigned i)
 {
   const struct gr_gpu_dynamic *d = &x->gpu[i];
   const struct gr_gpu_static *st = gr_sampler_gpu_static(s, i);
-  json_t *o = json_object();
-  json_object_set_new(o, "index", json_integer(i));
-  json_object_set_new(o, "bus_id", gr_json_text(st->busid));
-  json_object_set_new(o, "name", gr_json_text(st->name));
-  json_object_set_new(o, "state", json_string(x->gpu_read[i] == GR_READ_FRESH ? "ok"
-                                              : x->gpu_read[i] == GR_READ_STALE ? "stale" : "lost"));
+  gr_jl_object(l, NULL);
+  gr_jl_int(l, "index", i);
+  gr_jl_text(l, "bus_id", st->busid);
+  gr_jl_text(l, "name", st->name);
+  gr_jl_text(l, "state", x->gpu_read[i] == GR_READ_FRESH ? "ok" : x->gpu_read[i] == GR_READ_STALE ? "stale" : "lost");
   if (x->gpu_read[i] != GR_READ_FRESH) {
-    json_object_set_new(o, "error", gr_json_text(x->gpu_error[i]));
-    json_object_set_new(o, "age_s", gr_json_rounded(x->gpu_age_s[i], 3));
+    gr_jl_text(l, "error", x->gpu_error[i]);
+    gr_jl_real(l, "age_s", round(x->gpu_age_s[i] * 1000) / 1000);
   }
-  put_metric(o, "util_pct", d->util_gpu_pct, 0);
-  put_metric(o, "mem_util_pct", d->util_mem_pct, 0);
-  put_metric(o, "mem_used_gib", d->mem_used_gib, 3);
-  put_metric(o, "mem_free_gib", d->mem_free_gib, 3);
-  put_metric(o, "mem_gib", st->mem_gib, 3);
-  put_metric(o, "power_w", d->power_w, 1);
-  put_metric(o, "power_limit_w", d->power_limit_w, 1);
-  put_metric(o, "temp_c", d->temp_c, 0);
-  put_metric(o, "mem_temp_c", d->mem_temp_c, 0);
-  put_metric(o, "fan_pct", d->fan_pct, 0);
-  put_metric(o, "sm_clock_mhz", d->sm_clock_mhz, 0);
-  put_metric(o, "mem_clock_mhz", d->mem_clock_mhz, 0);
-  put_metric(o, "pcie_rx_gbps", d->pcie_rx_gbps, 3);
-  put_metric(o, "pcie_tx_gbps", d->pcie_tx_gbps, 3);
-  put_metric(o, "link_gen", d->link_gen, 0);
-  put_metric(o, "link_gen_max", st->max_link_gen, 0);
-  put_metric(o, "link_width", d->link_width, 0);
-  put_metric(o, "link_width_max", st->max_link_width, 0);
-  put_metric(o, "pcie_replay_total", d->pcie_replay, 0);
-  put_metric(o, "ecc_corrected_total", d->ecc_corrected, 0);
-  put_metric(o, "ecc_uncorrected_total", d->ecc_uncorrected, 0);
-  put_metric(o, "remapped_rows_correctable", d->remap_corr, 0);
-  put_metric(o, "remapped_rows_uncorrectable", d->remap_unc, 0);
-  put_metric(o, "remap_pending", d->remap_pending, 0);
-  put_metric(o, "remap_failed", d->remap_failed, 0);
-  put_metric(o, "nvlink_crc_flit_errors_total", d->gpulink_crc, 0);
-  put_metric(o, "nvlink_crc_data_errors_total", d->gpulink_crc_data, 0);
-  put_metric(o, "nvlink_replay_errors_total", d->gpulink_replay, 0);
-  put_metric(o, "nvlink_recovery_errors_total", d->gpulink_recovery, 0);
-  json_t *thr = json_array();
-  for (unsigned b = 0; d->throttle.ok && b < GR_THR_NBITS; b++)
-    if ((unsigned)d->throttle.v & (1u << b))
-      json_array_append_new(thr, json_string(gr_throttle_word(b)));
-  json_object_set_new(o, "throttle", d->throttle.ok ? thr : (json_decref(thr), json_null()));
-  return o;
+  put_gpu_metrics(l, d, st);
+  if (d->throttle.ok) {
+    gr_jl_array(l, "throttle");
+    for (unsigned b = 0; b < GR_THR_NBITS; b++)
+      if ((unsigned)d->throttle.v & (1u << b))
+        gr_jl_text(l, NULL, gr_throttle_word(b));
+    gr_jl_close(l);
+  } else {
+    gr_jl_null(l, "throttle");
+  }
+  gr_jl_close(l);
 }
 
-static json_t *count_json(struct gr_count c)
+static void put_count(struct gr_jl *l, const char *key, struct gr_count c)
 {
-  return c.valid ? json_integer((json_int_t)c.value) : json_null();
+  if (c.valid)
+    gr_jl_int(l, key, (long long)c.value);
+  else
+    gr_jl_null(l, key);
 }
 
-static json_t *link_json(const struct gr_sampler *s, const struct gr_sample *x, size_t i)
+static void put_int_or_null(struct gr_jl *l, const char *key, int v)
 {
-  const struct gr_mon_link *l = gr_sampler_link(s, i);
-  json_t *o = json_object();
-  json_object_set_new(o, "device", gr_json_text(l->dev_name));
-  json_object_set_new(o, "port", gr_json_text(l->port_name));
-  json_object_set_new(o, "slot", l->slot[0] ? gr_json_text(l->slot) : json_null());
-  int gen = x->pci ? x->pci[l->dev].cur_gen : 0, width = x->pci ? x->pci[l->dev].cur_width : 0;
-  json_object_set_new(o, "gen", gen ? json_integer(gen) : json_null());
-  json_object_set_new(o, "width", width ? json_integer(width) : json_null());
+  if (v)
+    gr_jl_int(l, key, v);
+  else
+    gr_jl_null(l, key);
+}
+
+static void put_link(struct gr_jl *l, const struct gr_sampler *s, const struct gr_sample *x, size_t i)
+{
+  const struct gr_mon_link *m = gr_sampler_link(s, i);
+  gr_jl_object(l, NULL);
+  gr_jl_text(l, "device", m->dev_name);
+  gr_jl_text(l, "port", m->port_name);
+  gr_jl_text(l, "slot", m->slot[0] ? m->slot : NULL);
+  put_int_or_null(l, "gen", x->pci ? x->pci[m->dev].cur_gen : 0);
+  put_int_or_null(l, "width", x->pci ? x->pci[m->dev].cur_width : 0);
   int gen_max, width_max;
   gr_mon_link_max(s, i, &gen_max, &width_max);
-  json_object_set_new(o, "gen_max", gen_max ? json_integer(gen_max) : json_null());
-  json_object_set_new(o, "width_max", width_max ? json_integer(width_max) : json_null());
+  put_int_or_null(l, "gen_max", gen_max);
+  put_int_or_null(l, "width_max", width_max);
   for (int end = 0; end < 2; end++) {
-    json_t *e = json_object();
+    gr_jl_object(l, end == 0 ? "aer_device" : "aer_port");
     for (int k = 0; k < 3; k++) {
       struct gr_aer_window w = gr_sampler_link_aer(s, i, end, k);
-      json_t *c = json_object();
-      json_object_set_new(c, "total", count_json(w.last));
-      json_object_set_new(c, "last_minute", count_json(w.minute));
-      json_object_set_new(c, "since_start", count_json(w.since));
-      json_object_set_new(e, sev_key[k], c);
+      gr_jl_object(l, sev_key[k]);
+      put_count(l, "total", w.last);
+      put_count(l, "last_minute", w.minute);
+      put_count(l, "since_start", w.since);
+      gr_jl_close(l);
     }
-    json_object_set_new(o, end == 0 ? "aer_device" : "aer_port", e);
+    gr_jl_close(l);
   }
-  return o;
+  gr_jl_close(l);
 }
 
-json_t *gr_sample_to_json(const struct gr_sampler *s, unsigned long since)
+/* The events up to sample x from *since on; *since is moved past them. */
+static void put_events(struct gr_jl *l, const struct gr_sampler *s, const struct gr_sample *x, unsigned long *since)
 {
-  return gr_sample_at_to_json(s, 0, &since);
-}
-
-json_t *gr_sample_at_to_json(const struct gr_sampler *s, unsigned ago, unsigned long *since)
-{
-  const struct gr_sample *x = gr_sampler_sample(s, ago);
-  json_t *o = json_object();
-  if (!x)
-    return o;
-  json_object_set_new(o, "time_s", json_real(round(x->real_s * 1000) / 1000));
-  json_object_set_new(o, "sample", json_integer((json_int_t)(gr_sampler_steps(s) - ago)));
-  json_t *gpus = json_array(), *links = json_array(), *events = json_array();
-  for (unsigned i = 0; i < x->ngpu; i++)
-    json_array_append_new(gpus, gpu_json(s, x, i));
-  for (size_t i = 0; i < gr_sampler_nlinks(s) && ago == 0; i++) /* a link's windows are the newest sample's */
-    json_array_append_new(links, link_json(s, x, i));
   unsigned long k = *since;
+  gr_jl_array(l, "events");
   for (; k < gr_sampler_nevents(s); k++) {
     const struct gr_mon_event *e = gr_sampler_event(s, k);
     if (!e)
       continue;
     if (e->mono_s > x->mono_s + 1e-9)
       break; /* later than this sample: the next line's */
-    json_t *je = json_object();
-    json_object_set_new(je, "severity", json_string(gr_sev_name(e->f.sev)));
-    json_object_set_new(je, "gpu", e->gpu >= 0 ? json_integer(e->gpu) : json_null());
-    json_object_set_new(je, "xid", e->kind == GR_EV_XID ? json_integer(e->code) : json_null());
-    json_object_set_new(je, "text", gr_json_text(e->f.text));
-    json_array_append_new(events, je);
+    gr_jl_object(l, NULL);
+    gr_jl_text(l, "severity", gr_sev_name(e->f.sev));
+    if (e->gpu >= 0)
+      gr_jl_int(l, "gpu", e->gpu);
+    else
+      gr_jl_null(l, "gpu");
+    if (e->kind == GR_EV_XID)
+      gr_jl_int(l, "xid", e->code);
+    else
+      gr_jl_null(l, "xid");
+    gr_jl_text(l, "text", e->f.text);
+    gr_jl_close(l);
   }
+  gr_jl_close(l);
   *since = k;
-  json_object_set_new(o, "gpus", gpus);
-  json_object_set_new(o, "links", links);
-  json_object_set_new(o, "events", events);
-  json_object_set_new(o, "xid_source", gr_json_text(gr_sampler_xid_source(s)));
-  return o;
+}
+
+void gr_sample_json_line(FILE *out, const struct gr_sampler *s, unsigned ago, unsigned long *since)
+{
+  const struct gr_sample *x = gr_sampler_sample(s, ago);
+  struct gr_jl l;
+  gr_jl_begin(&l, out);
+  if (x) {
+    gr_jl_real(&l, "time_s", round(x->real_s * 1000) / 1000);
+    gr_jl_int(&l, "sample", (long long)(gr_sampler_steps(s) - ago));
+    gr_jl_array(&l, "gpus");
+    for (unsigned i = 0; i < x->ngpu; i++)
+      put_gpu(&l, s, x, i);
+    gr_jl_close(&l);
+    gr_jl_array(&l, "links");
+    for (size_t i = 0; i < gr_sampler_nlinks(s) && ago == 0; i++) /* a link's windows are the newest sample's */
+      put_link(&l, s, x, i);
+    gr_jl_close(&l);
+    put_events(&l, s, x, since);
+    gr_jl_text(&l, "xid_source", gr_sampler_xid_source(s));
+  }
+  gr_jl_end(&l);
+}
+
+json_t *gr_sample_at_to_json(const struct gr_sampler *s, unsigned ago, unsigned long *since)
+{
+  char *buf = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&buf, &len);
+  if (!f)
+    return NULL;
+  gr_sample_json_line(f, s, ago, since);
+  json_t *j = fclose(f) == 0 ? json_loadb(buf, len, 0, NULL) : NULL;
+  free(buf);
+  return j;
 }
 
 /* ------------------------------------------------------------ Prometheus */

@@ -31,10 +31,13 @@ const char *gr_gpu_state_text(const struct gr_sampler *s, const struct gr_sample
  * per GPU, one per link that has counted AER errors, one per event from
  * index since. */
 void gr_print_sample_text(FILE *out, const struct gr_sampler *s, unsigned long since, bool header);
-/* One sample as one JSON object (a JSON line). */
-json_t *gr_sample_to_json(const struct gr_sampler *s, unsigned long since);
-/* The sample ago steps back as one JSON object, with the events from index
- * *since up to its time (moved past them); links only for the newest. */
+/* The sample ago steps back as one compact JSON object and a newline (a
+ * JSON line, docs/monitor.md), with the events from index *since up to its
+ * time (moved past them); links only for the newest. Written straight to
+ * out with no heap allocation (watch --json: none per sample). */
+void gr_sample_json_line(FILE *out, const struct gr_sampler *s, unsigned ago, unsigned long *since);
+/* The same line as a tree (the caller's, json_decref; NULL when out of
+ * memory), for what embeds samples in a larger document. */
 json_t *gr_sample_at_to_json(const struct gr_sampler *s, unsigned ago, unsigned long *since);
 
 /* What a Prometheus text besides the sampler's sample shows. */

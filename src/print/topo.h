@@ -30,6 +30,15 @@ struct gr_text_style;
  * each whole with its id. */
 void gr_print_findings(FILE *out, const struct gr_topo *t, const struct gr_analysis *a, const struct gr_text_style *st);
 
+struct gr_jw;
+/* The members of the topology's JSON object (docs/json.md), written into
+ * w's open object as they are made (print/json_stream.h). */
+void gr_topo_json_members(struct gr_jw *w, const struct gr_topo *t, const struct gr_analysis *a);
+/* The same as a tree (the caller's, json_decref): for tests and fuzzers;
+ * the commands stream it. NULL when out of memory. */
 json_t *gr_topo_to_json(const struct gr_topo *t, const struct gr_analysis *a);
+/* What write(w, ctx) streams into an object, read back as a tree (the
+ * caller's); NULL when out of memory. */
+json_t *gr_json_from_stream(void (*write)(struct gr_jw *w, const void *ctx), const void *ctx);
 
 #endif

@@ -5,6 +5,7 @@
 #include "facts/pcilink.h"
 #include "model/names.h"
 #include "print/common.h"
+#include "print/json_stream.h"
 #include "print/topo.h"
 #include "base/util.h"
 
@@ -154,6 +155,11 @@ static json_t *machine_json(const struct gr_topo *t, const struct gr_analysis *a
     json_array_append_new(nn, o);
   }
   json_object_set_new(m, "numa_nodes", nn);
+  /* whose defaults NCCL's view follows, beside the level */
+  char v[32];
+  json_object_set_new(m, "nccl_version", json_string(gr_nccl_version_text(&a->nccl_version, v, sizeof(v))));
+  json_object_set_new(m, "nccl_version_assumed", json_boolean(a->nccl_assumed));
+  json_object_set_new(m, "nccl_p2p_rule_source", a->nccl_rule ? json_string(a->nccl_rule->source) : json_null());
   return m;
 }
 
@@ -250,38 +256,69 @@ static json_t *fabrics_json(const struct gr_topo *t)
   return arr;
 }
 
-static void add_matrices(json_t *root, const struct gr_topo *t, const struct gr_analysis *a)
+/* One row of an n x n matrix: each cell from cell(a, i, j). */
+static json_t *matrix_row(const struct gr_analysis *a, size_t i, json_t *(*cell)(const struct gr_analysis *, size_t, size_t))
+{
+  json_t *r = json_array();
+  for (size_t j = 0; j < a->ngpus; j++)
+    json_array_append_new(r, cell(a, i, j));
+  return r;
+}
+
+static json_t *level_cell(const struct gr_analysis *a, size_t i, size_t j)
 {
   char cell[16];
-  json_t *lvl = json_array(), *nic = json_array(), *nccl = json_array(), *bw = json_array(), *nbw = json_array();
-  json_t *pairs = json_array();
+  return json_string(gr_level_str(&a->gpu_gpu[i * a->ngpus + j], cell, sizeof(cell)));
+}
+
+static json_t *nccl_cell(const struct gr_analysis *a, size_t i, size_t j)
+{
+  return json_string(i == j ? "X" : gr_nccl_level_str(a->gpu_gpu[i * a->ngpus + j].nccl));
+}
+
+static json_t *bw_cell(const struct gr_analysis *a, size_t i, size_t j)
+{
+  return i == j ? json_null() : gbps_or_null(a->gpu_gpu[i * a->ngpus + j].bw_gbps);
+}
+
+static json_t *nccl_bw_cell(const struct gr_analysis *a, size_t i, size_t j)
+{
+  return i == j ? json_null() : gbps_or_null(a->gpu_gpu[i * a->ngpus + j].nccl_bw_gbps);
+}
+
+/* An n x n matrix as a member, written row by row. */
+static void put_matrix(struct gr_jw *w, const char *key, const struct gr_analysis *a,
+                       json_t *(*cell)(const struct gr_analysis *, size_t, size_t))
+{
+  gr_jw_array(w, key);
+  for (size_t i = 0; i < a->ngpus; i++)
+    gr_jw_put(w, NULL, matrix_row(a, i, cell));
+  gr_jw_close(w);
+}
+
+/* The GPU matrices and the pair list: O(n^2) of the document, so each row
+ * and pair is written as soon as it is made. */
+static void put_matrices(struct gr_jw *w, const struct gr_topo *t, const struct gr_analysis *a)
+{
+  char cell[16];
+  put_matrix(w, "gpu_matrix", a, level_cell);
+  gr_jw_array(w, "gpu_nic_matrix");
   for (size_t i = 0; i < t->ngpus; i++) {
-    json_t *r1 = json_array(), *r2 = json_array(), *r3 = json_array(), *r4 = json_array(), *r5 = json_array();
-    for (size_t j = 0; j < t->ngpus; j++) {
-      const struct gr_path *p = &a->gpu_gpu[i * a->ngpus + j];
-      json_array_append_new(r1, json_string(gr_level_str(p, cell, sizeof(cell))));
-      json_array_append_new(r3, json_string(i == j ? "X" : gr_nccl_level_str(p->nccl)));
-      json_array_append_new(r4, i == j ? json_null() : gbps_or_null(p->bw_gbps));
-      json_array_append_new(r5, i == j ? json_null() : gbps_or_null(p->nccl_bw_gbps));
-      if (j > i) {
-        json_array_append_new(pairs, path_json(t, p, i, j));
-      }
-    }
+    json_t *r = json_array();
     for (size_t n = 0; n < t->nnics; n++)
-      json_array_append_new(r2, json_string(gr_level_str(&a->gpu_nic[i * a->nnics + n], cell, sizeof(cell))));
-    json_array_append_new(lvl, r1);
-    json_array_append_new(nic, r2);
-    json_array_append_new(nccl, r3);
-    json_array_append_new(bw, r4);
-    json_array_append_new(nbw, r5);
+      json_array_append_new(r, json_string(gr_level_str(&a->gpu_nic[i * a->nnics + n], cell, sizeof(cell))));
+    gr_jw_put(w, NULL, r);
   }
-  json_object_set_new(root, "gpu_matrix", lvl);
-  json_object_set_new(root, "gpu_nic_matrix", nic);
-  json_object_set_new(root, "nic_matrix", nic_rows(t, a));
-  json_object_set_new(root, "nccl_matrix", nccl);
-  json_object_set_new(root, "bw_matrix_gbps", bw);
-  json_object_set_new(root, "nccl_bw_matrix_gbps", nbw);
-  json_object_set_new(root, "gpu_pairs", pairs);
+  gr_jw_close(w);
+  gr_jw_put(w, "nic_matrix", nic_rows(t, a));
+  put_matrix(w, "nccl_matrix", a, nccl_cell);
+  put_matrix(w, "bw_matrix_gbps", a, bw_cell);
+  put_matrix(w, "nccl_bw_matrix_gbps", a, nccl_bw_cell);
+  gr_jw_array(w, "gpu_pairs");
+  for (size_t i = 0; i < t->ngpus; i++)
+    for (size_t j = i + 1; j < t->ngpus; j++)
+      gr_jw_put(w, NULL, path_json(t, &a->gpu_gpu[i * a->ngpus + j], i, j));
+  gr_jw_close(w);
 }
 
 /* The analysis's hives, each with its GPUs and what joins them. */
@@ -303,31 +340,30 @@ static json_t *hives_json(const struct gr_analysis *a)
 }
 
 /* The analysis's bottlenecks: the links (and the inter-socket link) that
- * hold GPU pairs below the best pair. */
-static json_t *bottlenecks_json(const struct gr_analysis *a)
+ * hold GPU pairs below the best pair. A link can hold n^2/4 pairs, so they
+ * are written one by one. */
+static void put_bottlenecks(struct gr_jw *w, const struct gr_analysis *a)
 {
-  json_t *o = json_object(), *links = json_array();
   char label[96];
+  gr_jw_object(w, "bottlenecks");
+  gr_jw_put(w, "best_pair_bw_gbps", gbps_or_null(a->best_pair_gbps));
+  gr_jw_array(w, "links");
   for (size_t i = 0; i < a->nbottlenecks; i++) {
     const struct gr_bottleneck *b = &a->bottlenecks[i];
-    json_t *l = json_object(), *pairs = json_array();
-    for (size_t k = 0; k < b->npairs; k++) {
-      json_t *pr = json_array();
-      json_array_append_new(pr, json_integer(b->pairs[2 * k]));
-      json_array_append_new(pr, json_integer(b->pairs[2 * k + 1]));
-      json_array_append_new(pairs, pr);
-    }
-    json_object_set_new(l, "pci_bus_id", busid_json(a->t, b->node));
-    json_object_set_new(l, "label", json_string(gr_link_label(&a->link[b->node], GR_LABEL_NOW, label, sizeof(label))));
-    json_object_set_new(l, "bw_gbps", gbps_or_null(b->gbps));
-    json_object_set_new(l, "nccl_bw_gbps", gbps_or_null(b->nccl_gbps));
-    json_object_set_new(l, "pairs", pairs);
-    json_array_append_new(links, l);
+    gr_jw_object(w, NULL);
+    gr_jw_put(w, "pci_bus_id", busid_json(a->t, b->node));
+    gr_jw_put(w, "label", json_string(gr_link_label(&a->link[b->node], GR_LABEL_NOW, label, sizeof(label))));
+    gr_jw_put(w, "bw_gbps", gbps_or_null(b->gbps));
+    gr_jw_put(w, "nccl_bw_gbps", gbps_or_null(b->nccl_gbps));
+    gr_jw_array(w, "pairs");
+    for (size_t k = 0; k < b->npairs; k++)
+      gr_jw_put(w, NULL, json_pack("[ii]", b->pairs[2 * k], b->pairs[2 * k + 1]));
+    gr_jw_close(w);
+    gr_jw_close(w);
   }
-  json_object_set_new(o, "best_pair_bw_gbps", gbps_or_null(a->best_pair_gbps));
-  json_object_set_new(o, "links", links);
-  json_object_set_new(o, "inter_socket", json_boolean(a->socket_bottleneck));
-  return o;
+  gr_jw_close(w);
+  gr_jw_put(w, "inter_socket", json_boolean(a->socket_bottleneck));
+  gr_jw_close(w);
 }
 
 static json_t *pci_array(const struct gr_analysis *a)
@@ -356,20 +392,8 @@ static json_t *findings_json(const struct gr_topo *t, const struct gr_analysis *
   return fs;
 }
 
-json_t *gr_topo_to_json(const struct gr_topo *t, const struct gr_analysis *a)
+static json_t *nvlinks_json(const struct gr_topo *t)
 {
-  json_t *root = json_object();
-  json_object_set_new(root, "gpurig_version", json_string(GPURIG_VERSION));
-  json_t *src = json_object();
-  json_object_set_new(src, "kind", json_string(t->source_kind));
-  json_object_set_new(src, "path", gr_json_text(t->source_path));
-  json_object_set_new(root, "source", src);
-  json_object_set_new(root, "machine", machine_json(t, a));
-  json_object_set_new(root, "gpus", gpus_json(t, a));
-  json_object_set_new(root, "nics", nics_json(t));
-  add_matrices(root, t, a);
-  json_object_set_new(root, "hives", hives_json(a));
-  json_object_set_new(root, "bottlenecks", bottlenecks_json(a));
   json_t *nv = json_array();
   for (size_t k = 0; k < t->ngpulinks; k++) {
     const struct gr_gpulink *l = &t->gpulinks[k];
@@ -381,13 +405,61 @@ json_t *gr_topo_to_json(const struct gr_topo *t, const struct gr_analysis *a)
     json_object_set_new(o, "bw_gbps", gbps_or_null(l->bw_gbps));
     json_array_append_new(nv, o);
   }
-  json_object_set_new(root, "nvlinks", nv);
-  json_object_set_new(root, "fabrics", fabrics_json(t));
-  json_object_set_new(root, "pci", pci_array(a));
-  json_object_set_new(root, "findings", findings_json(t, a));
-  json_t *w = json_array();
+  return nv;
+}
+
+void gr_topo_json_members(struct gr_jw *w, const struct gr_topo *t, const struct gr_analysis *a)
+{
+  gr_jw_put(w, "gpurig_version", json_string(GPURIG_VERSION));
+  json_t *src = json_object();
+  json_object_set_new(src, "kind", json_string(t->source_kind));
+  json_object_set_new(src, "path", gr_json_text(t->source_path));
+  gr_jw_put(w, "source", src);
+  gr_jw_put(w, "machine", machine_json(t, a));
+  gr_jw_put(w, "gpus", gpus_json(t, a));
+  gr_jw_put(w, "nics", nics_json(t));
+  put_matrices(w, t, a);
+  gr_jw_put(w, "hives", hives_json(a));
+  put_bottlenecks(w, a);
+  gr_jw_put(w, "nvlinks", nvlinks_json(t));
+  gr_jw_put(w, "fabrics", fabrics_json(t));
+  gr_jw_put(w, "pci", pci_array(a));
+  gr_jw_put(w, "findings", findings_json(t, a));
+  json_t *warn = json_array();
   for (size_t i = 0; i < t->nwarnings; i++)
-    json_array_append_new(w, json_string(t->warnings[i]));
-  json_object_set_new(root, "input_warnings", w);
-  return root;
+    json_array_append_new(warn, json_string(t->warnings[i]));
+  gr_jw_put(w, "input_warnings", warn);
+}
+
+json_t *gr_json_from_stream(void (*write)(struct gr_jw *w, const void *ctx), const void *ctx)
+{
+  char *buf = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&buf, &len);
+  if (!f)
+    return NULL;
+  struct gr_jw w;
+  gr_jw_begin(&w, f);
+  write(&w, ctx);
+  gr_jw_end(&w);
+  json_t *j = fclose(f) == 0 ? json_loadb(buf, len, 0, NULL) : NULL;
+  free(buf);
+  return j;
+}
+
+struct topo_pair {
+  const struct gr_topo *t;
+  const struct gr_analysis *a;
+};
+
+static void write_topo(struct gr_jw *w, const void *ctx)
+{
+  const struct topo_pair *p = ctx;
+  gr_topo_json_members(w, p->t, p->a);
+}
+
+json_t *gr_topo_to_json(const struct gr_topo *t, const struct gr_analysis *a)
+{
+  struct topo_pair p = {t, a};
+  return gr_json_from_stream(write_topo, &p);
 }

@@ -74,6 +74,35 @@ static void eight_sxm4_without_nvlink_are_inferred_nv12(void **state)
   gr_topo_free(&t);
 }
 
+/* 512 H100 SXM GPUs are 64 HGX boards, not one fabric: inference stops at a
+ * baseboard (8 GPUs in bus order; 16 for the NVLink 2 DGX-2/HGX-2). */
+static void many_sxm_are_inferred_one_fabric_per_baseboard(void **state)
+{
+  struct gr_topo t;
+  struct gr_analysis a;
+  (void)state;
+  machine(&t, 20, 0x20b0, 0); /* A100 SXM4: boards of 8, the last one holding 4 */
+  gr_topo_infer_fabric(&t);
+  assert_int_equal(t.nfabrics, 3);
+  assert_int_equal(t.fabrics[0].nmembers, 8);
+  assert_int_equal(t.fabrics[1].nmembers, 8);
+  assert_int_equal(t.fabrics[2].nmembers, 4);
+  assert_int_equal(t.fabrics[1].members[0].gpu, t.gpus[8]);
+  assert_non_null(strstr(t.fabrics[0].why, "one fabric per baseboard of 8"));
+  gr_analyze(&t, &a);
+  assert_int_equal(a.nv_links[0 * 20 + 7], 12);   /* GPU0-GPU7: one board */
+  assert_int_equal(a.nv_links[7 * 20 + 8], 0);    /* GPU7-GPU8: two boards, PCIe */
+  assert_int_equal(a.nv_links[16 * 20 + 19], 12); /* the last, smaller board */
+  gr_analysis_free(&a);
+  gr_topo_free(&t);
+  machine(&t, 32, 0x1db8, 0); /* V100 SXM3: DGX-2's two boards are one fabric of 16 */
+  gr_topo_infer_fabric(&t);
+  assert_int_equal(t.nfabrics, 2);
+  assert_int_equal(t.fabrics[0].nmembers, 16);
+  assert_int_equal(t.fabrics[0].gpulink_gen, 2);
+  gr_topo_free(&t);
+}
+
 static void four_sxm4_are_not_inferred(void **state)
 {
   struct gr_topo t;
@@ -150,6 +179,7 @@ int main(void)
 {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(eight_sxm4_without_nvlink_are_inferred_nv12),
+      cmocka_unit_test(many_sxm_are_inferred_one_fabric_per_baseboard),
       cmocka_unit_test(four_sxm4_are_not_inferred),
       cmocka_unit_test(nvswitch_devices_infer_a_fabric),
       cmocka_unit_test(unknown_gpu_or_recorded_nvlink_infers_nothing),

@@ -1152,6 +1152,48 @@ static void nccl_sniff_and_affinity(void **state)
   }
 }
 
+/* Writes an NCCL topology file of n GPUs (two <cpu>, one bus each) and loads
+ * it as --input does; the return and err of gr_source_load. */
+static int nccl_gpus_load(int n, struct gr_topo *t, struct gr_err *err)
+{
+  char path[] = "/tmp/gpurig-nccl-XXXXXX";
+  int fd = mkstemp(path);
+  assert_true(fd >= 0);
+  FILE *f = fdopen(fd, "w");
+  assert_non_null(f);
+  fprintf(f, "<system version=\"1\">\n");
+  for (int c = 0; c < 2; c++) {
+    fprintf(f, "<cpu numaid=\"%d\" affinity=\"%d\">\n", c, c + 1);
+    for (int i = c; i < n; i += 2)
+      fprintf(f, "<pci busid=\"%04x:%02x:00.0\" class=\"0x030200\" vendor=\"0x10de\" device=\"0x1db1\"><gpu/></pci>\n",
+              i / 200, i % 200 + 1);
+    fprintf(f, "</cpu>\n");
+  }
+  fprintf(f, "</system>\n");
+  assert_int_equal(fclose(f), 0);
+  struct gr_source src = gr_source_from(NULL, path, NULL, NULL, false);
+  int rc = gr_source_load(&src, t, err);
+  unlink(path);
+  return rc;
+}
+
+/* NCCL topology files get hwloc XML's GPU cap: 512 load, 513 are refused
+ * in one line (2,048 used to take 101 s and 907 MB in topo). */
+static void nccl_gpu_cap(void **state)
+{
+  struct gr_topo t;
+  struct gr_err err = {0};
+  (void)state;
+  if (nccl_gpus_load(GR_SOURCE_GPUS_MAX, &t, &err) != 0)
+    fail_msg("%s", err.msg);
+  assert_int_equal(t.ngpus, GR_SOURCE_GPUS_MAX);
+  gr_topo_free(&t);
+  assert_int_equal(nccl_gpus_load(GR_SOURCE_GPUS_MAX + 1, &t, &err), -1);
+  assert_int_equal(err.code, GR_EXIT_FAIL);
+  assert_non_null(strstr(err.msg, ": 513 GPUs; gpurig reads at most 512 GPUs in one machine"));
+  gr_topo_free(&t);
+}
+
 int main(void)
 {
   if (!data_dir() || !trees_dir()) {
@@ -1181,6 +1223,7 @@ int main(void)
       cmocka_unit_test(nccl_cpu_links_and_pci_less_nic),
       cmocka_unit_test(nccl_malformed_files),
       cmocka_unit_test(nccl_limits),
+      cmocka_unit_test(nccl_gpu_cap),
       cmocka_unit_test(nccl_survivable_problems_are_warnings),
       cmocka_unit_test(nccl_sniff_and_affinity),
   };

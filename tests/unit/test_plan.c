@@ -234,7 +234,11 @@ static void gguf_file_sizes(void **state)
       {"llama-2-7b", "q4_0", 3.56},   {"llama-2-70b", "q4_k_m", 41.42e9 / 1073741824.0},
   };
   (void)state;
-  for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+  size_t n = sizeof(want) / sizeof(want[0]);
+  /* twice, the second time backwards: the remembered answers (the last four)
+   * and the recomputed ones must both be each pair's own */
+  for (size_t k = 0; k < 2 * n; k++) {
+    size_t i = k < n ? k : 2 * n - 1 - k;
     struct gr_model m;
     struct gr_quant q;
     struct gr_weight_bytes w;
@@ -244,6 +248,12 @@ static void gguf_file_sizes(void **state)
     double gib = w.total / 1073741824.0;
     if (fabs(gib - want[i].gib) > 0.015)
       fail_msg("%s %s: %.3f GiB, published %.2f", want[i].model, want[i].quant, gib, want[i].gib);
+    if (i == n - 1) { /* the same format on a model of half the layers: not the remembered answer */
+      struct gr_weight_bytes half;
+      m.layers /= 2;
+      gr_quant_model_bytes(&q, &m, &half);
+      assert_true(half.layers > 0.49 * w.layers && half.layers < 0.51 * w.layers);
+    }
     gr_model_free(&m);
   }
 }

@@ -6,6 +6,8 @@
 
 #include "testutil.h"
 #include "model/finding.h"
+#include "print/common.h"
+#include "print/json_stream.h"
 #include "print/text.h"
 
 static void a_point_is_the_first_sentence(void **state)
@@ -96,6 +98,103 @@ static void long_lines_wrap_under_their_text_and_tables_stay(void **state)
   free(s);
 }
 
+/* The streamed JSON writer prints what gr_json_print prints for the same
+ * tree, byte for byte: nesting, empty containers, escapes, reals, members
+ * after a nested container. */
+static void streamed_json_is_the_tree_dumped(void **state)
+{
+  (void)state;
+  char *a = NULL, *b = NULL;
+  size_t alen = 0, blen = 0;
+  json_t *tree = json_pack("{s:s, s:{s:[], s:{}, s:[[i, f], [s]]}, s:[{s:n, s:b}], s:f, s:[]}", "text",
+                           "a \"quote\"\n\ttab \x01 and \xc3\xa9", "outer", "none", "empty", "rows", 1, 2.5, "x", "list",
+                           "k", "t", 1, "real", 480.1, "last");
+  assert_non_null(tree);
+  FILE *f = open_memstream(&a, &alen);
+  gr_json_print(f, tree);
+  fclose(f);
+  f = open_memstream(&b, &blen);
+  struct gr_jw w;
+  gr_jw_begin(&w, f);
+  gr_jw_put(&w, "text", json_incref(json_object_get(tree, "text")));
+  gr_jw_object(&w, "outer");
+  gr_jw_array(&w, "none");
+  gr_jw_close(&w);
+  gr_jw_put(&w, "empty", json_object());
+  gr_jw_array(&w, "rows");
+  gr_jw_put(&w, NULL, json_pack("[i, f]", 1, 2.5));
+  gr_jw_put(&w, NULL, json_pack("[s]", "x"));
+  gr_jw_close(&w);
+  gr_jw_close(&w);
+  gr_jw_array(&w, "list");
+  gr_jw_object(&w, NULL);
+  gr_jw_put(&w, "k", json_null());
+  gr_jw_put(&w, "t", json_true());
+  gr_jw_close(&w);
+  gr_jw_close(&w);
+  gr_jw_put(&w, "real", json_real(480.1));
+  gr_jw_array(&w, "last");
+  gr_jw_close(&w);
+  gr_jw_end(&w);
+  fclose(f);
+  assert_string_equal(b, a);
+  free(a);
+  free(b);
+  json_decref(tree);
+}
+
+/* The JSON-lines writer (watch --json) prints what jansson's compact dump
+ * at 15 digits prints: reals (".0", exponents), escapes, text that is not
+ * UTF-8 (gr_json_text's '?'), null, nesting. */
+static void json_lines_are_jansson_compact(void **state)
+{
+  (void)state;
+  static const double reals[] = {0.1, 1e20, 1e-5, 123.0, 39.707, -2.5e-7, 1795802657.688, 0};
+  static const char *const texts[] = {"plain", "q\"b\\s\n\t\x01\x1f", "caf\xc3\xa9", "bad \xff\xc3 byte", ""};
+  char *a = NULL, *b = NULL;
+  size_t alen = 0, blen = 0;
+  json_t *tree = json_object(), *arr = json_array();
+  FILE *f = open_memstream(&b, &blen);
+  struct gr_jl l;
+  gr_jl_begin(&l, f);
+  gr_jl_array(&l, "reals");
+  for (size_t i = 0; i < sizeof(reals) / sizeof(reals[0]); i++) {
+    json_array_append_new(arr, json_real(reals[i]));
+    gr_jl_real(&l, NULL, reals[i]);
+  }
+  gr_jl_close(&l);
+  json_object_set_new(tree, "reals", arr);
+  gr_jl_object(&l, "texts");
+  json_t *o = json_object();
+  for (size_t i = 0; i < sizeof(texts) / sizeof(texts[0]); i++) {
+    char key[8];
+    snprintf(key, sizeof(key), "t%zu", i);
+    json_object_set_new(o, key, gr_json_text(texts[i]));
+    gr_jl_text(&l, key, texts[i]);
+  }
+  gr_jl_close(&l);
+  json_object_set_new(tree, "texts", o);
+  gr_jl_int(&l, "n", -42);
+  gr_jl_null(&l, "none");
+  gr_jl_bool(&l, "yes", true);
+  gr_jl_array(&l, "empty");
+  gr_jl_close(&l);
+  gr_jl_end(&l);
+  fclose(f);
+  json_object_set_new(tree, "n", json_integer(-42));
+  json_object_set_new(tree, "none", json_null());
+  json_object_set_new(tree, "yes", json_true());
+  json_object_set_new(tree, "empty", json_array());
+  f = open_memstream(&a, &alen);
+  json_dumpf(tree, f, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(15));
+  fputc('\n', f);
+  fclose(f);
+  assert_string_equal(b, a);
+  free(a);
+  free(b);
+  json_decref(tree);
+}
+
 int main(void)
 {
   const struct CMUnitTest tests[] = {
@@ -104,6 +203,8 @@ int main(void)
       cmocka_unit_test(gpu_lists_and_rings_shorten),
       cmocka_unit_test(findings_that_say_the_same_are_one_group),
       cmocka_unit_test(long_lines_wrap_under_their_text_and_tables_stay),
+      cmocka_unit_test(streamed_json_is_the_tree_dumped),
+      cmocka_unit_test(json_lines_are_jansson_compact),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
