@@ -344,6 +344,44 @@ int gr_out_open(const char *path, struct gr_out *w, struct gr_err *err)
   return 0;
 }
 
+int gr_out_check(const char *path, struct gr_err *err)
+{
+  if (!path || !*path)
+    return gr_fail(err, GR_EXIT_FAIL, "an empty output file name (give - for standard output)");
+  if (gr_file_is_stdout(path))
+    return 0;
+  char *dir = xstrdup(path), *slash = strrchr(dir, '/');
+  const char *parent = slash ? (slash == dir ? "/" : (*slash = '\0', dir)) : ".";
+  struct stat st;
+  int rc = 0;
+  if (stat(parent, &st) != 0 || !S_ISDIR(st.st_mode))
+    rc = gr_fail(err, GR_EXIT_FAIL, "%s: %s: no such directory", path, parent);
+  else if (access(parent, W_OK) != 0)
+    rc = gr_fail(err, GR_EXIT_FAIL, "%s: cannot write: %s: %s", path, parent, strerror(errno));
+  else
+    rc = check_target(path, err);
+  free(dir);
+  return rc;
+}
+
+int gr_log_open(const char *path, struct gr_err *err)
+{
+  if (gr_file_is_stdout(path))
+    return gr_fail(err, GR_EXIT_FAIL, "%s: a log is written while it grows: name a file", path);
+  if (gr_out_check(path, err) != 0)
+    return -1;
+  int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK, 0666);
+  struct stat st;
+  if (fd >= 0 && (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))) { /* replaced between the check and the open */
+    close(fd);
+    fd = -1;
+    errno = EINVAL;
+  }
+  if (fd < 0)
+    return gr_fail(err, GR_EXIT_FAIL, "%s: cannot write: %s", path, strerror(errno));
+  return fd;
+}
+
 void gr_out_write(struct gr_out *w, const void *data, size_t len)
 {
   const char *p = data;
