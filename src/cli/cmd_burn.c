@@ -291,11 +291,11 @@ static int gpus_exist(const char *text, unsigned long long mask, unsigned ngpu)
 {
   for (unsigned i = 0; i < 64; i++)
     if (((mask >> i) & 1) && i >= ngpu) {
-      if (ngpu)
-        fprintf(stderr, "gpurig: burn: --gpus %s: GPU %u: the driver sees %u GPU%s (0%s%.0u)\n", text, i, ngpu,
-                ngpu == 1 ? "" : "s", ngpu > 1 ? "-" : "", ngpu > 1 ? ngpu - 1 : 0);
+      if (ngpu > 1)
+        fprintf(stderr, "gpurig: burn: --gpus %s: GPU %u: the driver sees %u GPUs (0-%u)\n", text, i, ngpu, ngpu - 1);
       else
-        fprintf(stderr, "gpurig: burn: --gpus %s: GPU %u: the driver sees no GPU\n", text, i);
+        fprintf(stderr, "gpurig: burn: --gpus %s: GPU %u: the driver sees %s\n", text, i,
+                ngpu ? "1 GPU (0)" : "no GPU");
       return -1;
     }
   return 0;
@@ -404,7 +404,8 @@ static int burn_setup(const struct burn_opts *o, const struct gr_burn_opts *b, s
   if (cli_monitor_open_quiet("burn", &o->src, NULL, b->interval_s, ring, b->interval_s, mon, &err) != 0)
     return gr_report_error(&err);
   int rc = GR_EXIT_OK;
-  if (gpus_exist(o->gpus, b->gpus, gr_sampler_ngpu(mon->s)) != 0)
+  /* without a driver, the missing runtime is said below (exit 3), not the index */
+  if (mon->have_gpus && gpus_exist(o->gpus, b->gpus, gr_sampler_ngpu(mon->s)) != 0)
     rc = GR_EXIT_FAIL;
   else if (!o->force && gpus_in_use(mon, b) > 0) { /* before gpurig's own compute contexts exist */
     fprintf(stderr, "gpurig: burn: not loading GPUs other processes use: stop them, choose others with --gpus, "

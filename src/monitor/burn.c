@@ -3,6 +3,7 @@
 #include "monitor/burn.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -123,7 +124,9 @@ static void find_lost(struct run *x, const unsigned *gpus, unsigned n, struct lo
   unsigned lost = 0;
   for (unsigned k = 0; k < n; k++)
     if (x->be->device_lost(x->st, x->r->gpu[gpus[k]].cuda)) {
+      pthread_mutex_lock(&x->mu);
       mark_lost(x, gpus[k]);
+      pthread_mutex_unlock(&x->mu);
       lost++;
     }
   if (lost || ls->stopped)
@@ -138,6 +141,7 @@ static void find_lost(struct run *x, const unsigned *gpus, unsigned n, struct lo
 static unsigned active_gpus(struct run *x, double t, unsigned *who, unsigned cap)
 {
   unsigned n = 0;
+  pthread_mutex_lock(&x->mu); /* lost is the sampler thread's too */
   for (unsigned k = 0; k < x->nsel && n < cap; k++) {
     unsigned i = x->order[k];
     struct gr_burn_gpu *g = &x->r->gpu[i];
@@ -147,6 +151,7 @@ static unsigned active_gpus(struct run *x, double t, unsigned *who, unsigned cap
       g->joined_s = t;
     who[n++] = i;
   }
+  pthread_mutex_unlock(&x->mu);
   return n;
 }
 
@@ -154,6 +159,7 @@ static void account(struct run *x, unsigned i, const struct gr_copy_spec *sp, co
                     bool host)
 {
   struct gr_burn_gpu *g = &x->r->gpu[i];
+  pthread_mutex_lock(&x->mu);
   double bytes = (double)sp->bytes * sp->loops * (sp->reverse ? 2 : 1);
   double secs = out->seconds[0] + (sp->reverse ? out->seconds[1] : 0);
   if (host) {
@@ -167,6 +173,7 @@ static void account(struct run *x, unsigned i, const struct gr_copy_spec *sp, co
     snprintf(g->corrupt_text, sizeof(g->corrupt_text), "%s: byte %zu arrived as 0x%02x, sent as 0x%02x",
              host ? (out->corrupt_dir ? "GPU -> host" : "host -> GPU") : "peer copy", out->bad_offset, out->got,
              out->expected);
+  pthread_mutex_unlock(&x->mu);
 }
 
 /* Every active GPU's host link busy in both directions at once. */
@@ -195,13 +202,12 @@ static void round_p2p(struct run *x, double t)
 {
   struct gr_copy_spec sp[GR_BENCH_GANG_MAX];
   struct gr_copy_sample out[GR_BENCH_GANG_MAX];
-  unsigned who[GR_BENCH_GANG_MAX], peer[GR_BENCH_GANG_MAX], n = 0, last = 0;
+  unsigned who[GR_BENCH_GANG_MAX], peer[GR_BENCH_GANG_MAX], n = 0, last = 0, act[64];
+  unsigned nact = active_gpus(x, t, act, 64);
   bool have = false;
-  for (unsigned k = 0; k < x->nsel && n < GR_BENCH_GANG_MAX; k++) {
-    unsigned i = x->order[k];
-    struct gr_burn_gpu *g = &x->r->gpu[i];
-    if (g->lost || !active(x, k, t))
-      continue;
+  for (unsigned k = 0; k < nact && n < GR_BENCH_GANG_MAX; k++) {
+    unsigned i = act[k];
+    const struct gr_burn_gpu *g = &x->r->gpu[i];
     if (!have) {
       last = i;
       have = true;
@@ -288,18 +294,20 @@ static void add_stall(struct run *x, double secs, double med)
   st->at_s = st->mono - x->t0;
   st->seconds = secs;
   st->median_s = med;
+  gr_sampler_lock(x->s); /* the sampler thread steps meanwhile */
   seen_near(x->s, st->mono, st->seen, sizeof(st->seen));
+  gr_sampler_unlock(x->s);
 }
 
 /* A few all-reduce iterations, each timed alone; a slow one is a stall. */
 static void round_allreduce(struct run *x, double t)
 {
   struct gr_burn_report *r = x->r;
-  unsigned who[GR_BENCH_GANG_MAX];
-  active_gpus(x, t, who, GR_BENCH_GANG_MAX); /* every GPU takes part: each is loaded from now */
+  unsigned who[64];
+  active_gpus(x, t, who, 64); /* every GPU takes part: each is loaded from now */
   for (int k = 0; k < AR_PER_ROUND; k++) {
     /* a stop, or a sample due, does not wait for the round's end */
-    if (k > 0 && ((x->o->stop && x->o->stop()) || burn_now_s() - x->last_sample >= x->o->interval_s))
+    if (k > 0 && x->o->stop && x->o->stop())
       return;
     struct gr_ar_sample a;
     struct gr_ar_spec spec = {.bytes = x->copy_bytes, .warmup = 0, .iters = 1};
@@ -336,6 +344,7 @@ static void round_gemm(struct run *x, double t)
     return;
   }
   double flops = 2.0 * iters * pow((double)x->r->gemm_n, 3);
+  pthread_mutex_lock(&x->mu);
   for (unsigned k = 0; k < n; k++) {
     struct gr_burn_gpu *g = &x->r->gpu[who[k]];
     x->gemm_busy[who[k]] = true;
@@ -345,6 +354,7 @@ static void round_gemm(struct run *x, double t)
     if (out[k].wrong && g->gemm_wrong++ == 0)
       str_copy(g->gemm_wrong_text, sizeof(g->gemm_wrong_text), out[k].what);
   }
+  pthread_mutex_unlock(&x->mu);
 }
 
 /* The GEMM size: 4096 (fp16 in, fp32 out: 8 n^2 bytes a GPU), cut to keep
@@ -380,9 +390,11 @@ static void open_gemm(struct run *x)
  * held against it: a GPU that never reached load, or slowed, says why). */
 static void fold_gemm_gpu(struct gr_burn_gpu *g, const struct gr_gpu_dynamic *d)
 {
-  g->gemm_samples++;
-  if (d->util_gpu_pct.ok && d->util_gpu_pct.v > g->gemm_util_max)
-    g->gemm_util_max = d->util_gpu_pct.v;
+  if (d->util_gpu_pct.ok) { /* a driver that does not tell is not taken for an idle GPU */
+    g->gemm_samples++;
+    if (d->util_gpu_pct.v > g->gemm_util_max)
+      g->gemm_util_max = d->util_gpu_pct.v;
+  }
   if (d->sm_clock_mhz.ok && d->sm_clock_mhz.v > g->gemm_clock_max)
     g->gemm_clock_max = d->sm_clock_mhz.v;
   if (d->power_w.ok && d->power_w.v > g->gemm_power_max)
@@ -472,18 +484,48 @@ static void fold_sample(struct run *x, double dt)
   burn_judge_running(x, burn_now_s() - x->t0);
 }
 
-static int sample_if_due(struct run *x, struct gr_err *err)
+/* One sample: the step, what it says folded into the report, the caller's
+ * progress call (its log line). The sampler thread's, and the main
+ * thread's for the last word after the load. */
+static int take_sample(struct run *x, double dt, struct gr_err *err)
 {
-  double now = burn_now_s();
-  if (now - x->last_sample < x->o->interval_s)
-    return 0;
   if (gr_sampler_step(x->s, err) != 0)
     return -1;
-  fold_sample(x, now - x->last_sample);
-  x->last_sample = now;
+  double now = burn_now_s();
+  pthread_mutex_lock(&x->mu);
+  fold_sample(x, dt);
   if (x->o->progress)
     x->o->progress(x->o->progress_ctx, x->s, x->r, now - x->t0, x->o->duration_s);
+  pthread_mutex_unlock(&x->mu);
   return 0;
+}
+
+/* The sampler's own thread: a sample every interval on a fixed schedule,
+ * whatever the loads do meanwhile (a copy or a collective that takes long,
+ * or a driver call that never returns, does not stop the timeline). */
+static void *sampler_main(void *arg)
+{
+  struct run *x = arg;
+  double next = x->last_sample;
+  while (!atomic_load(&x->sampler_quit)) {
+    next += x->o->interval_s;
+    double now = burn_now_s();
+    if (next < now)
+      next = now; /* fell behind: start again from now */
+    while (!atomic_load(&x->sampler_quit) && (now = burn_now_s()) < next) {
+      double left = fmin(next - now, 0.05); /* a quit is seen within 50 ms */
+      struct timespec ts = {0, (long)(left * 1e9)};
+      nanosleep(&ts, NULL);
+    }
+    if (atomic_load(&x->sampler_quit))
+      break;
+    if (take_sample(x, now - x->last_sample, &x->sampler_err) != 0) {
+      atomic_store(&x->sampler_failed, true);
+      break;
+    }
+    x->last_sample = now;
+  }
+  return NULL;
 }
 
 /* ------------------------------------------------------------ the run */
@@ -520,8 +562,8 @@ static bool run_over(struct run *x)
   return burn_now_s() - x->t0 >= x->o->duration_s;
 }
 
-/* One round: each load in turn, a sample between them when one is due, so
- * that the timeline and a stop do not wait for a whole round. */
+/* One round: each load in turn, a stop seen between them (and between
+ * all-reduce iterations), so that it does not wait for a whole round. */
 static int one_round(struct run *x, struct gr_err *err)
 {
   const struct gr_burn_opts *o = x->o;
@@ -535,8 +577,10 @@ static int one_round(struct run *x, struct gr_err *err)
       round_p2p(x, t);
     else if (k == 3 && x->ar_ready)
       round_allreduce(x, t);
-    if (sample_if_due(x, err) != 0)
+    if (atomic_load(&x->sampler_failed)) {
+      *err = x->sampler_err;
       return -1;
+    }
     if (run_over(x))
       return 1;
   }
@@ -557,22 +601,23 @@ static int run_loads(struct run *x, struct gr_err *err)
   open_allreduce(x);
   open_gemm(x);
   int rc = run_over(x) ? 1 : 0;
+  pthread_t th;
+  bool threaded = rc == 0 && pthread_create(&th, NULL, sampler_main, x) == 0;
   while (rc == 0)
-    rc = one_round(x, err);
-  if (rc < 0 || gr_sampler_step(x->s, err) != 0) /* the last word after the load */
-    return -1;
-  double now = burn_now_s();
-  fold_sample(x, now - x->last_sample);
-  x->r->run_s = now - x->t0;
-  if (o->progress)
-    o->progress(o->progress_ctx, x->s, x->r, x->r->run_s, o->duration_s);
-  return 0;
+    rc = threaded ? one_round(x, err) : gr_fail(err, GR_EXIT_CANNOT_RUN, "cannot start the sampler's thread");
+  if (threaded) {
+    atomic_store(&x->sampler_quit, true);
+    pthread_join(th, NULL);
+  }
+  x->r->run_s = burn_now_s() - x->t0;
+  /* the last word after the load */
+  return rc < 0 || take_sample(x, burn_now_s() - x->last_sample, err) != 0 ? -1 : 0;
 }
 
 int gr_burn_run(const struct gr_bench_backend *be, void *state, struct gr_sampler *s, const struct gr_burn_opts *o,
                 struct gr_burn_report *r, struct gr_err *err)
 {
-  struct run x = {.be = be, .st = state, .s = s, .o = o, .r = r};
+  struct run x = {.be = be, .st = state, .s = s, .o = o, .r = r, .mu = PTHREAD_MUTEX_INITIALIZER};
   memset(r, 0, sizeof(*r));
   int rc = select_gpus(&x, err);
   if (rc == 0 && !be->copy_many && (o->loads & (GR_LOAD_PCIE | GR_LOAD_P2P)))

@@ -79,8 +79,8 @@ struct gr_burn_gpu {
   double replay_start, replay_end; /* the PCIe replay counter (valid when replay_ok) */
   bool replay_ok;
   bool replay_failing;       /* the replays are over the allowance so far (its events are failures) */
-  /* what the sampler saw while this GPU ran matrix products (valid when gemm_samples) */
-  unsigned gemm_samples;
+  /* what the sampler saw while this GPU ran matrix products */
+  unsigned gemm_samples;     /* samples with its utilisation (the idle check needs one) */
   double gemm_util_max, gemm_clock_max, gemm_power_max, gemm_power_limit;
   unsigned gemm_thr_bits;    /* throttle reasons seen then (enum gr_throttle bits) */
   int gemm_link_gen_min;     /* the PCIe generation it ran at then, 0 unknown */

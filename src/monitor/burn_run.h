@@ -4,6 +4,9 @@
 #ifndef GPURIG_BURN_RUN_H
 #define GPURIG_BURN_RUN_H
 
+#include <pthread.h>
+#include <stdatomic.h>
+
 #include "monitor/burn.h"
 
 enum {
@@ -30,7 +33,14 @@ struct run {
   unsigned nsel;         /* GPUs selected */
   unsigned *order;       /* the selected GPUs, in index order */
   bool ar_ready;
-  double last_sample;    /* CLOCK_MONOTONIC of the last step */
+  /* The sampler runs on its own thread while the loads run on the caller's.
+   * mu guards what both touch: each GPU's figures, lost and joined_s,
+   * gemm_busy, the links' and GPUs' failing flags (the log reads them). The
+   * sampler's events are read under gr_sampler_lock by the loads' thread. */
+  pthread_mutex_t mu;
+  atomic_bool sampler_quit, sampler_failed;
+  struct gr_err sampler_err;
+  double last_sample;    /* CLOCK_MONOTONIC of the last step (the sampler thread's while it runs) */
   size_t copy_bytes;     /* per copy, within the memory bound */
   unsigned long ev_seen; /* the sampler's events folded in so far */
   double ar_win[AR_WINDOW];

@@ -212,15 +212,15 @@ static enum gr_sev gemm_rate_verdict(struct run *x, unsigned i)
   int topo = gr_sampler_topo_gpu(x->s, i);
   const struct gr_topo *t = &gr_sampler_machine(x->s)->topo;
   const struct gr_gpu_model *m = topo >= 0 && (size_t)topo < t->ngpus ? gr_pci_catalog(&t->pci[t->gpus[topo]]) : NULL;
-  if (g->gemm_seconds <= 0 || g->gemm_samples == 0 || g->lost)
+  if (g->gemm_seconds <= 0 || g->lost)
     return GR_SEV_OK;
   double tflops = g->gemm_flops / g->gemm_seconds / 1e12;
   char why[320];
-  if (g->gemm_util_max < 50) {
+  if (g->gemm_samples > 0 && g->gemm_util_max < 50) {
     slow_why(x, i, m ? m : &(struct gr_gpu_model){0}, why, sizeof(why));
     verdict(x->r, GR_SEV_WARN, "burn.idle", name, "%s never reached load during the matrix products: at most %.0f %% "
-            "busy, %.0f MHz, %.0f W in %u samples: %s", name, g->gemm_util_max, g->gemm_clock_max, g->gemm_power_max,
-            g->gemm_samples, why);
+            "busy, %.0f MHz, %.0f W in %u sample%s: %s", name, g->gemm_util_max, g->gemm_clock_max, g->gemm_power_max,
+            g->gemm_samples, g->gemm_samples == 1 ? "" : "s", why);
     return GR_SEV_WARN;
   }
   if (!m || m->fp16_fp32acc_tflops <= 0 || tflops >= SLOW_SHARE * m->fp16_fp32acc_tflops)

@@ -62,10 +62,10 @@ echo "burn-aer: $(grep -m1 '^  fail' "$work/out" | cut -c1-160)..."
 
 # N9: the link's AER errors under its failing verdict are failures in the log and on the chart, an
 # event per interval with its count (not one warning a minute)
-run 2 burn-aer --log "$work/aer.jsonl" --svg "$work/aer.svg"
+run 2 burn-aer --duration 5 --log "$work/aer.jsonl" --svg "$work/aer.svg"
 naer=$(jq -s '[.[].events[] | select(.text | test("correctable AER"))] | length' "$work/aer.jsonl")
 nfail=$(jq -s '[.[].events[] | select((.text | test("correctable AER")) and .severity == "fail")] | length' "$work/aer.jsonl")
-[ "$naer" -ge 3 ] && [ "$nfail" -ge 2 ] || fail "N9: $naer AER events in the log, $nfail of them failures: $(grep -o '"events":\[[^]]*' "$work/aer.jsonl" | head -3)"
+[ "$naer" -ge 2 ] && [ "$nfail" -ge 2 ] || fail "N9: $naer AER events in the log, $nfail of them failures: $(grep -o '"events":\[[^]]*' "$work/aer.jsonl" | head -3)"
 grep -qE '[0-9]+  \+[0-9.]+ s  fail: [0-9]+ correctable AER errors? at root port 0000:00:03.1' "$work/aer.svg" ||
   fail "N9: no AER failure listed on the chart"
 echo "N9: $naer AER events in the log ($nfail failures), $(grep -cE 's  fail: [0-9]+ correctable' "$work/aer.svg") failures listed on the chart"
@@ -176,7 +176,7 @@ rss_of() { # duration: RSS in KiB 4 s into a burn of that duration
 }
 rss_min=$(rss_of 60)
 rss_day=$(rss_of 86400)
-[ "$rss_day" -gt 0 ] && [ "$rss_day" -lt 65536 ] && [ "$rss_day" -lt $((rss_min + 16384)) ] ||
+[ "$rss_day" -gt 0 ] && [ "$rss_day" -lt 262144 ] && [ "$rss_day" -lt $((rss_min + 16384)) ] ||
   fail "RSS 4 s into a burn: ${rss_min} KiB for a minute, ${rss_day} KiB for a day (--interval 0.1)"
 echo "RSS 4 s into a burn at 0.1 s: $((rss_min / 1024)) MiB for a minute, $((rss_day / 1024)) MiB for a day"
 

@@ -215,7 +215,7 @@ static int throttled(void)
  * gpurig burn's GEMM load then reads as loaded (busy, full clock, power
  * drawn, full link speed), as a real one does, except under "burn-slow",
  * where GPU1's power is capped and its clock held low. */
-#define STUB_LOADED_S 3.0
+#define STUB_LOADED_S 60.0
 #define STUB_SLOW_GPU 1
 static int loaded(int idx)
 {
