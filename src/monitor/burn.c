@@ -306,7 +306,7 @@ static void round_allreduce(struct run *x, double t)
   unsigned who[64];
   active_gpus(x, t, who, 64); /* every GPU takes part: each is loaded from now */
   for (int k = 0; k < AR_PER_ROUND; k++) {
-    /* a stop, or a sample due, does not wait for the round's end */
+    /* a stop does not wait for the round's end */
     if (k > 0 && x->o->stop && x->o->stop())
       return;
     struct gr_ar_sample a;
