@@ -186,6 +186,12 @@ jq -e '.verdicts | any(.id == "burn.allreduce" and .severity == "warn" and (.mes
   "$work/out" >/dev/null || fail "ncclfail: $(jq -c '.verdicts' "$work/out" | head -c 400)"
 echo "ncclfail: $(jq -r '.verdicts[] | select(.id == "burn.allreduce") | .message' "$work/out" | cut -c1-120)..."
 
+# matrix products that cannot start (no cuBLAS beside the stand-in driver) are a warning, not a pass
+mkdir "$work/nocublas" && cp "$GPURIG_TEST_STUB"/lib*.so.* "$work/nocublas/" && rm "$work/nocublas"/libcublas.so.*
+GPURIG_DRIVER_DIR=$work/nocublas run 1 healthy --load gemm,pcie --json
+jq -e '.verdicts | any(.id == "burn.gemm" and .severity == "warn" and (.message | test("no matrix-product load: no cuBLAS")))' \
+  "$work/out" >/dev/null || fail "no cuBLAS: $(jq -c '.verdicts' "$work/out" | head -c 400)"
+
 # N10: the all-reduce alone shows the GPUs' readings
 run 0 healthy --load allreduce --json
 jq -e '(.gpus | all(.temp_max_c != null and .power_max_w != null)) and .allreduce.iterations >= 1' "$work/out" \
