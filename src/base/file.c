@@ -284,16 +284,20 @@ static void unguard_tmp(void)
 /* A target that exists must be a regular file (lstat: a symlink is refused
  * too, whatever it points at, so that /dev/stdout or a planted link is never
  * replaced or written through). */
-static int check_target(const char *path, struct gr_err *err)
+static int check_target_as(const char *path, bool stdout_ok, struct gr_err *err)
 {
   struct stat st;
   if (lstat(path, &st) != 0)
     return errno == ENOENT ? 0 : gr_fail(err, GR_EXIT_FAIL, "%s: cannot write: %s", path, strerror(errno));
   if (S_ISREG(st.st_mode))
     return 0;
-  return gr_fail(err, GR_EXIT_FAIL,
-                 "%s: %s; gpurig writes only a new file or over a regular file (give - for standard output)", path,
-                 gr_file_kind(st.st_mode));
+  return gr_fail(err, GR_EXIT_FAIL, "%s: %s; gpurig writes only a new file or over a regular file%s", path,
+                 gr_file_kind(st.st_mode), stdout_ok ? " (give - for standard output)" : "");
+}
+
+static int check_target(const char *path, struct gr_err *err)
+{
+  return check_target_as(path, true, err);
 }
 
 /* Creates the temporary file beside path with O_EXCL|O_NOFOLLOW. */
@@ -345,6 +349,41 @@ int gr_out_open(const char *path, struct gr_out *w, struct gr_err *err)
     return -1;
   }
   return 0;
+}
+
+/* Its directory is there and writable, and path is a regular file or none. */
+static int check_place(const char *path, bool stdout_ok, struct gr_err *err)
+{
+  char *dir = xstrdup(path), *slash = strrchr(dir, '/');
+  const char *parent = slash ? (slash == dir ? "/" : (*slash = '\0', dir)) : ".";
+  struct stat st;
+  int rc = 0;
+  if (stat(parent, &st) != 0 || !S_ISDIR(st.st_mode))
+    rc = gr_fail(err, GR_EXIT_FAIL, "%s: %s: no such directory", path, parent);
+  else if (access(parent, W_OK) != 0)
+    rc = gr_fail(err, GR_EXIT_FAIL, "%s: cannot write: %s: %s", path, parent, strerror(errno));
+  else
+    rc = check_target_as(path, stdout_ok, err);
+  free(dir);
+  return rc;
+}
+
+int gr_log_open(const char *path, struct gr_err *err)
+{
+  if (gr_file_is_stdout(path))
+    return gr_fail(err, GR_EXIT_FAIL, "%s: a log is written while it grows: name a file", path);
+  if (check_place(path, false, err) != 0)
+    return -1;
+  int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK, 0666);
+  struct stat st;
+  if (fd >= 0 && (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))) { /* replaced between the check and the open */
+    close(fd);
+    fd = -1;
+    errno = EINVAL;
+  }
+  if (fd < 0)
+    return gr_fail(err, GR_EXIT_FAIL, "%s: cannot write: %s", path, strerror(errno));
+  return fd;
 }
 
 void gr_out_write(struct gr_out *w, const void *data, size_t len)

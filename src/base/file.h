@@ -87,6 +87,13 @@ void gr_out_abort(struct gr_out *w);
  * written. 0, or -1 with err as gr_out_open sets it. */
 int gr_out_check(const char *path, struct gr_err *err);
 
+/* A log written while it grows (burn's --log), so that a run killed or a
+ * host that hangs leaves what came before: path itself is opened for
+ * writing (truncated, created 0666 less the umask, O_NOFOLLOW: a symlink
+ * is refused, as is anything but a regular file). Returns the descriptor
+ * (the caller closes it), or -1 with err. */
+int gr_log_open(const char *path, struct gr_err *err);
+
 /* Writes a whole file through the calls above. 0 or -1 with err. */
 int gr_file_write(const char *path, const void *data, size_t len, struct gr_err *err);
 

@@ -1,8 +1,11 @@
 /* gpurig burn: burn-in under the loads that break home-built rigs, watched
  * by the sampler, a verdict per GPU and per link. */
+#include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "base/file.h"
@@ -14,6 +17,9 @@
 #include "print/burn.h"
 #include "print/monitor.h"
 #include "print/svg.h"
+
+enum { BURN_RING = 1200 }; /* samples held: 20 minutes at 1 s (the chart); the log has the whole run */
+#define LOG_SYNC_S 5.0     /* the log reaches the disk at least this often */
 
 /* burn: the source (--root), JSON, and its own load, pattern, time and
  * files; the values stay text for parse_burn to check. */
@@ -37,7 +43,7 @@ static const struct gr_option burn_rows[] = {
     BURN_STRING("svg", "FILE", mon.svg, "option '--svg' needs a file to write, not an empty value",
                 "a chart of temperature, power and SM clock per GPU over the run, events marked"),
     BURN_STRING("log", "FILE", log, "option '--log' needs a file to write, not an empty value",
-                "the run's timeline: every sample as a JSON line (as gpurig watch --json)"),
+                "the timeline: a JSON line per sample, appended as taken (as gpurig watch --json)"),
     GR_OPT_FLAG_ROW("force", 0, struct burn_opts, force,
                     "load GPUs that other processes compute on (refused by default, naming them)"),
 };
@@ -91,18 +97,29 @@ static void burn_usage(void)
   printf("\n");
   gr_print_option_help(stdout, &burn_spec, burn_force_help, 15);
   printf("\n"
-         "It never changes a clock, a power limit or a mode. SIGINT stops it with the verdicts so far.\n"
+         "It never changes a clock, a power limit or a mode. SIGINT, SIGTERM and SIGHUP stop it with the\n"
+         "verdicts so far, the chart and the log, and a burn.interrupted warning: a stopped run exits 1 (2\n"
+         "with a failure), never 0.\n"
          "Verdict rules: docs/burn.md (AER and PCIe replays against DCGM's error rate, Xid classes,\n"
          "throttle reasons, lost GPUs, data checks, stalls).\n"
-         "Exit status: 0 every GPU and link passed, 1 warnings, 2 a failure or bad input, 3 nothing to\n"
-         "load (no GPU driver or compute runtime).\n");
+         "Exit status: 0 every GPU and link passed over the whole duration, 1 warnings (a run stopped\n"
+         "early included), 2 a failure or bad input, 3 nothing to load (no GPU driver or compute runtime).\n");
 }
 
+/* What runs after each sample: the progress line on a terminal, the log. */
+struct sampled {
+  bool tty;
+  int log_fd;                /* --log, -1 none */
+  const char *log_path;
+  bool log_failed;
+  unsigned long since;       /* the sampler's events written so far */
+  double synced;             /* CLOCK_MONOTONIC of the last fsync */
+};
+
 /* One line on a terminal's stderr, rewritten after each sample. */
-static void progress(void *ctx, const struct gr_sampler *s, double elapsed, double duration)
+static void progress_line(const struct gr_sampler *s, const struct gr_burn_report *r, double elapsed, double duration)
 {
-  const struct gr_burn_report *r = ctx; /* per-GPU TFLOPS ("T") of the last round */
-  const struct gr_sample *x = gr_sampler_sample(s, 0);
+  const struct gr_sample *x = gr_sampler_sample(s, 0); /* per-GPU TFLOPS ("T") of the last round */
   fprintf(stderr, "\rburn %4.0f/%.0f s ", elapsed, duration);
   for (unsigned i = 0; x && i < x->ngpu; i++) {
     const struct gr_gpu_dynamic *d = &x->gpu[i];
@@ -113,6 +130,70 @@ static void progress(void *ctx, const struct gr_sampler *s, double elapsed, doub
               d->temp_c.ok ? d->temp_c.v : 0, d->power_w.ok ? d->power_w.v : 0);
   }
   fprintf(stderr, "  events %lu ", gr_sampler_nevents(s));
+}
+
+/* The events of a log line at burn's severity: an AER or replay event of a
+ * link or GPU over its allowance so far is a failure. The line's events are
+ * the sampler's from since on, in order, those the ring dropped left out. */
+static void judge_events(json_t *line, const struct gr_sampler *s, const struct gr_burn_report *r,
+                         unsigned long since)
+{
+  json_t *events = json_object_get(line, "events");
+  size_t j = 0;
+  for (unsigned long k = since; k < gr_sampler_nevents(s) && j < json_array_size(events); k++) {
+    const struct gr_mon_event *e = gr_sampler_event(s, k);
+    if (!e)
+      continue;
+    json_object_set_new(json_array_get(events, j++), "severity", json_string(gr_sev_name(gr_burn_event_sev(r, e))));
+  }
+}
+
+static void log_write(struct sampled *c, const char *text, size_t len)
+{
+  while (len > 0 && !c->log_failed) {
+    ssize_t n = write(c->log_fd, text, len);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0) {
+      c->log_failed = true;
+      fprintf(stderr, "gpurig: burn: --log %s: cannot write: %s; the run goes on without it\n", c->log_path,
+              strerror(n < 0 ? errno : EIO));
+    }
+    text += n > 0 ? n : 0;
+    len -= n > 0 ? (size_t)n : len;
+  }
+}
+
+/* The newest sample as a line of the log, written at once (a SIGKILL
+ * keeps it: the kernel has it), on disk every few seconds (a host that
+ * hangs or loses power keeps all but the last seconds). */
+static void log_sample(struct sampled *c, const struct gr_sampler *s, const struct gr_burn_report *r)
+{
+  unsigned long since = c->since;
+  json_t *j = gr_sample_at_to_json(s, 0, &c->since);
+  judge_events(j, s, r, since);
+  char *text = json_dumps(j, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(15));
+  json_decref(j);
+  if (text) {
+    log_write(c, text, strlen(text));
+    log_write(c, "\n", 1);
+    free(text);
+  }
+  double now = gr_clock_s(CLOCK_MONOTONIC);
+  if (!c->log_failed && now - c->synced >= LOG_SYNC_S) {
+    fdatasync(c->log_fd);
+    c->synced = now;
+  }
+}
+
+static void sampled(void *ctx, const struct gr_sampler *s, const struct gr_burn_report *r, double elapsed,
+                    double duration)
+{
+  struct sampled *c = ctx;
+  if (c->tty)
+    progress_line(s, r, elapsed, duration);
+  if (c->log_fd >= 0)
+    log_sample(c, s, r);
 }
 
 static int parse_loads(const char *text, unsigned *loads)
@@ -142,22 +223,27 @@ static int parse_loads(const char *text, unsigned *loads)
   return rc == 0 && *loads == 0 ? (fprintf(stderr, "gpurig: burn: --load %s: no load named\n", text), -1) : rc;
 }
 
-/* --gpus 0,2,3: a bit per GPU index. */
+/* --gpus 0,2,3: a bit per GPU index; digits and commas only, no empty
+ * item ("1,,2" and "0, 1" are refused, not read as something else). */
 static int parse_gpus(const char *text, unsigned long long *mask)
 {
   *mask = 0;
   if (!text)
     return 0;
-  char *copy = xstrdup(text), *save = NULL;
   int rc = 0;
-  for (char *w = strtok_r(copy, ",", &save); w && rc == 0; w = strtok_r(NULL, ",", &save)) {
-    long i;
-    if (parse_long(w, 10, &i) && i >= 0 && i < 64)
-      *mask |= 1ull << i;
-    else
+  for (const char *p = text; rc == 0;) {
+    size_t n = strspn(p, "0123456789");
+    long i = 0;
+    for (size_t k = 0; k < n && i < 64; k++)
+      i = i * 10 + (p[k] - '0');
+    if (n == 0 || n > 2 || i >= 64 || (p[n] != ',' && p[n] != '\0'))
       rc = -1;
+    else
+      *mask |= 1ull << i;
+    if (p[n] != ',')
+      break;
+    p += n + 1;
   }
-  free(copy);
   if (rc != 0 || !*mask)
     fprintf(stderr, "gpurig: burn: --gpus %s: not a list of GPU indices (0,2,3)\n", text);
   return rc != 0 || !*mask ? -1 : 0;
@@ -195,56 +281,70 @@ static int parse_burn(const struct burn_opts *o, struct gr_burn_opts *b)
   }
   if (o->size)
     b->copy_bytes = bytes;
-  b->stop = cli_stop_asked;
-  if (isatty(STDERR_FILENO))
-    b->progress = progress;
+  b->stop = cli_stop_signal;
   return 0;
 }
 
-/* --log FILE.jsonl: every sample of the run as JSON lines (as watch --json
- * prints them), oldest first, with the events each found. */
-static int write_log(const char *path, const struct gr_sampler *s)
+/* An index --gpus names that the driver does not have: one line naming it
+ * and what exists. */
+static int gpus_exist(const char *text, unsigned long long mask, unsigned ngpu)
+{
+  for (unsigned i = 0; i < 64; i++)
+    if (((mask >> i) & 1) && i >= ngpu) {
+      if (ngpu > 1)
+        fprintf(stderr, "gpurig: burn: --gpus %s: GPU %u: the driver sees %u GPUs (0-%u)\n", text, i, ngpu, ngpu - 1);
+      else
+        fprintf(stderr, "gpurig: burn: --gpus %s: GPU %u: the driver sees %s\n", text, i,
+                ngpu ? "1 GPU (0)" : "no GPU");
+      return -1;
+    }
+  return 0;
+}
+
+/* --svg and --log, refused before any load when they could not be written
+ * (a directory not there, a symlink, a device): the log is opened now. */
+static int open_targets(const struct burn_opts *o, struct sampled *c)
 {
   struct gr_err err = {0};
-  char *buf = NULL;
-  size_t len = 0;
-  FILE *f = open_memstream(&buf, &len);
-  if (!f)
-    return gr_report_error(&(struct gr_err){.code = GR_EXIT_FAIL, .msg = "out of memory"});
-  unsigned long since = 0;
-  for (unsigned ago = gr_sampler_count(s); ago-- > 0;) {
-    json_t *j = gr_sample_at_to_json(s, ago, &since);
-    json_dumpf(j, f, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(15));
-    fputc('\n', f);
-    json_decref(j);
+  if (o->mon.svg && gr_out_check(o->mon.svg, &err) != 0) {
+    fprintf(stderr, "gpurig: burn: --svg %s\n", err.msg);
+    return -1;
   }
-  fclose(f);
-  int rc = gr_file_write(path, buf, len, &err);
-  free(buf);
-  return rc == 0 ? 0 : gr_report_error(&err);
+  if (o->log && (c->log_fd = gr_log_open(o->log, &err)) < 0) {
+    fprintf(stderr, "gpurig: burn: --log %s\n", err.msg);
+    return -1;
+  }
+  c->log_path = o->log;
+  c->synced = gr_clock_s(CLOCK_MONOTONIC);
+  return 0;
+}
+
+/* The chart's judge: burn's severity of an event (gr_burn_event_sev). */
+static enum gr_sev judge(const void *ctx, const struct gr_mon_event *e)
+{
+  return gr_burn_event_sev(ctx, e);
 }
 
 static int report(const struct burn_opts *o, struct cli_monitor *mon, const struct gr_burn_opts *b,
-                  const struct gr_burn_report *r)
+                  const struct gr_burn_report *r, const struct sampled *c)
 {
   struct gr_err err = {0};
-  if (b->progress)
+  if (c->tty)
     fputc('\n', stderr);
   if (o->out.json)
     cli_print_json(gr_burn_to_json(mon->s, b, r));
   else
     gr_print_burn(stdout, mon->s, b, r);
-  if (o->log && write_log(o->log, mon->s) != 0)
-    return GR_EXIT_FAIL;
   if (o->mon.svg) {
     struct gr_svg_mark *marks = xcalloc(r->nstall + 1, sizeof(*marks));
     char (*texts)[96] = xcalloc(r->nstall + 1, sizeof(*texts));
-    for (size_t k = 0; k < r->nstall; k++) {
+    for (size_t k = 0; k < r->nstall && k < GR_BURN_STALLS_KEPT; k++) {
       snprintf(texts[k], sizeof(texts[k]), "all-reduce stall: %.3f ms, %.0fx the median", r->stall[k].seconds * 1e3,
                r->stall[k].seconds / r->stall[k].median_s);
       marks[k] = (struct gr_svg_mark){r->stall[k].mono, texts[k]};
     }
-    char *svg = gr_svg_timeline(mon->s, "gpurig burn", marks, r->nstall);
+    size_t kept = r->nstall < GR_BURN_STALLS_KEPT ? r->nstall : GR_BURN_STALLS_KEPT;
+    char *svg = gr_svg_timeline_judged(mon->s, "gpurig burn", marks, kept, judge, r);
     free(marks);
     free(texts);
     int w = gr_file_write(o->mon.svg, svg, strlen(svg), &err);
@@ -252,6 +352,8 @@ static int report(const struct burn_opts *o, struct cli_monitor *mon, const stru
     if (w != 0)
       return gr_report_error(&err);
   }
+  if (c->log_failed)
+    return GR_EXIT_FAIL; /* said when it happened */
   return gr_findings_exit(&r->verdicts);
 }
 
@@ -288,6 +390,35 @@ static int gpus_in_use(const struct cli_monitor *mon, const struct gr_burn_opts 
   return busy;
 }
 
+/* Opens the monitor and refuses what cannot run: an unknown --gpus index,
+ * GPUs in use, output files that could not be written. 0, or an exit status
+ * (the monitor closed). */
+static int burn_setup(const struct burn_opts *o, const struct gr_burn_opts *b, struct cli_monitor *mon,
+                      struct sampled *c)
+{
+  struct gr_err err = {0};
+  /* a fixed ring, whatever the duration (the log holds the whole run): the
+   * chart shows its last BURN_RING samples */
+  double held = b->duration_s / b->interval_s + 8;
+  unsigned ring = held > BURN_RING ? BURN_RING : (unsigned)held;
+  if (cli_monitor_open_quiet("burn", &o->src, NULL, b->interval_s, ring, b->interval_s, mon, &err) != 0)
+    return gr_report_error(&err);
+  int rc = GR_EXIT_OK;
+  /* without a driver, the missing runtime is said below (exit 3), not the index */
+  if (mon->have_gpus && gpus_exist(o->gpus, b->gpus, gr_sampler_ngpu(mon->s)) != 0)
+    rc = GR_EXIT_FAIL;
+  else if (!o->force && gpus_in_use(mon, b) > 0) { /* before gpurig's own compute contexts exist */
+    fprintf(stderr, "gpurig: burn: not loading GPUs other processes use: stop them, choose others with --gpus, "
+                    "or give --force\n");
+    rc = GR_EXIT_FAIL;
+  } else if (open_targets(o, c) != 0) {
+    rc = GR_EXIT_FAIL;
+  }
+  if (rc != GR_EXIT_OK)
+    cli_monitor_close(mon);
+  return rc;
+}
+
 int cmd_burn(int argc, char **argv)
 {
   struct burn_opts o;
@@ -305,26 +436,30 @@ int cmd_burn(int argc, char **argv)
   }
   if (parse_burn(&o, &b) != 0)
     return GR_EXIT_FAIL;
-  /* the ring holds the whole run: the chart and the log cover all of it */
-  double held = b.duration_s / b.interval_s + 8;
-  if (cli_monitor_open("burn", &o.src, NULL, b.interval_s, held > 200000 ? 200000 : (unsigned)held, &mon, &err) != 0)
-    return gr_report_error(&err);
-  /* before gpurig's own compute contexts exist */
-  if (!o.force && gpus_in_use(&mon, &b) > 0) {
-    fprintf(stderr, "gpurig: burn: not loading GPUs other processes use: stop them, choose others with --gpus, "
-                    "or give --force\n");
-    cli_monitor_close(&mon);
-    return GR_EXIT_FAIL;
+  struct sampled c = {.tty = isatty(STDERR_FILENO), .log_fd = -1};
+  int rc = burn_setup(&o, &b, &mon, &c);
+  if (rc != GR_EXIT_OK) {
+    if (c.log_fd >= 0)
+      close(c.log_fd);
+    return rc;
   }
   if (gr_bench_open(&be, &st, &err) != 0) {
     cli_monitor_close(&mon);
+    if (c.log_fd >= 0)
+      close(c.log_fd);
     return gr_report_error(&err);
   }
-  cli_catch_interrupt();
+  /* from here a signal stops the run with its partial report, chart and log */
+  cli_catch_stop();
   struct gr_burn_report r;
-  b.progress_ctx = &r;
-  int rc = gr_burn_run(be, st, mon.s, &b, &r, &err);
-  rc = rc == 0 ? report(&o, &mon, &b, &r) : gr_report_error(&err);
+  b.progress = sampled;
+  b.progress_ctx = &c;
+  rc = gr_burn_run(be, st, mon.s, &b, &r, &err);
+  rc = rc == 0 ? report(&o, &mon, &b, &r, &c) : gr_report_error(&err);
+  if (c.log_fd >= 0 && (fsync(c.log_fd) != 0 || close(c.log_fd) != 0) && !c.log_failed) {
+    fprintf(stderr, "gpurig: burn: --log %s: cannot write: %s\n", o.log, strerror(errno));
+    rc = rc > GR_EXIT_FAIL ? rc : GR_EXIT_FAIL;
+  }
   gr_burn_report_free(&r);
   cli_monitor_close(&mon);
   be->shutdown(st);

@@ -1,7 +1,6 @@
 /* The monitor loop that watch, export and burn share: a machine, its GPUs
  * and a sampler opened and closed together, --interval and --count, the one
- * stop flag that SIGINT, SIGTERM and SIGHUP set (burn's SIGINT alone), and
- * the fixed schedule the loop sleeps on (cli/loop.h). */
+ * stop flag that SIGINT, SIGTERM and SIGHUP set, and the fixed schedule the loop sleeps on (cli/loop.h). */
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -12,15 +11,21 @@
 
 static volatile sig_atomic_t stop_requested;
 
+/* The signal that asked for the stop (the first one), 0 none. */
 static void on_stop(int sig)
 {
-  (void)sig;
-  stop_requested = 1;
+  if (!stop_requested)
+    stop_requested = sig;
 }
 
 bool cli_stop_asked(void)
 {
   return stop_requested != 0;
+}
+
+int cli_stop_signal(void)
+{
+  return (int)stop_requested;
 }
 
 void cli_catch_stop(void)
@@ -31,11 +36,6 @@ void cli_catch_stop(void)
   sigaction(SIGINT, &sa, NULL);
   sigaction(SIGTERM, &sa, NULL);
   sigaction(SIGHUP, &sa, NULL);
-}
-
-void cli_catch_interrupt(void)
-{
-  signal(SIGINT, on_stop);
 }
 
 int cli_parse_interval(const char *cmd, const char *text, double *out)
@@ -66,6 +66,12 @@ int cli_parse_count(const char *cmd, const struct gr_monitor_opts *o, long *coun
 int cli_monitor_open(const char *cmd, const struct gr_source_opts *o, const char *kmsg, double interval,
                      unsigned history, struct cli_monitor *mon, struct gr_err *err)
 {
+  return cli_monitor_open_quiet(cmd, o, kmsg, interval, history, 0, mon, err);
+}
+
+int cli_monitor_open_quiet(const char *cmd, const struct gr_source_opts *o, const char *kmsg, double interval,
+                           unsigned history, double quiet_s, struct cli_monitor *mon, struct gr_err *err)
+{
   memset(mon, 0, sizeof(*mon));
   if (o->input)
     return gr_fail(err, GR_EXIT_FAIL, "--input %s: a description has no counters; %s samples this machine or a "
@@ -90,7 +96,7 @@ int cli_monitor_open(const char *cmd, const struct gr_source_opts *o, const char
     gr_fail(err, GR_EXIT_CANNOT_RUN, "nothing to watch: no GPU driver, and the PCI tree could not be read");
     goto fail;
   }
-  struct gr_sampler_opts so = {.history = history, .gpu_timeout_s = 0.5, .kmsg = kmsg};
+  struct gr_sampler_opts so = {.history = history, .gpu_timeout_s = 0.5, .quiet_s = quiet_s, .kmsg = kmsg};
   if (gr_sampler_open(&mon->m, mon->have_gpus ? &mon->g : NULL, &so, &mon->s, err) != 0)
     goto fail;
   return 0;

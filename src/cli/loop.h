@@ -28,20 +28,25 @@ struct cli_monitor {
  * the kernel log to follow, or NULL. */
 int cli_monitor_open(const char *cmd, const struct gr_source_opts *src, const char *kmsg, double interval,
                      unsigned history, struct cli_monitor *mon, struct gr_err *err);
+/* The same with the sampler's quiet_s (monitor/sampler.h): burn reports a
+ * rising counter every interval (counts per interval on its chart and in its
+ * log), watch and export once a minute (0). */
+int cli_monitor_open_quiet(const char *cmd, const struct gr_source_opts *src, const char *kmsg, double interval,
+                           unsigned history, double quiet_s, struct cli_monitor *mon, struct gr_err *err);
 void cli_monitor_close(struct cli_monitor *mon);
 /* --count N (1 up), --once (1), else 0 (no end); -1 after one error line. */
 int cli_parse_count(const char *cmd, const struct gr_monitor_opts *o, long *count);
 /* --interval: 0.1 to 3600 s, default 1 (text NULL); -1 after one error line. */
 int cli_parse_interval(const char *cmd, const char *text, double *out);
-/* SIGINT, SIGTERM and SIGHUP end a command's loop (cli_sleep_until and the
- * view's loop see the flag). */
+/* SIGINT, SIGTERM and SIGHUP end a command's loop (cli_sleep_until, the
+ * view's loop and burn's rounds see the flag): watch, export and burn alike,
+ * so that timeout(1), Slurm, systemd and a closed ssh session get the same
+ * partial result as Ctrl-C. */
 void cli_catch_stop(void);
-/* burn: SIGINT alone sets the same flag, as signal(2) installs a handler
- * (an interrupted system call restarts); SIGTERM and SIGHUP keep their
- * default and end the process. */
-void cli_catch_interrupt(void);
 /* Whether a stop was asked for (the flag cli_catch_stop's handler sets). */
 bool cli_stop_asked(void);
+/* Which signal asked for it first (SIGINT, SIGTERM, SIGHUP), 0 none. */
+int cli_stop_signal(void);
 /* Sleeps to the next tick of a fixed schedule; false when asked to stop. */
 bool cli_sleep_until(double *next_mono, double interval_s);
 

@@ -1,32 +1,19 @@
-/* Burn-in: loads, the sampler, verdicts; see burn.h. */
+/* Burn-in: set-up, loads and the sampler; the verdicts are burn_verdict.c's.
+ * See burn.h. */
 #include "monitor/burn.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
-#include "facts/pcilink.h"
 #include "model/topo.h"
+#include "monitor/burn_run.h"
 
 enum { AR_PER_ROUND = 8 };
-
-struct run {
-  const struct gr_bench_backend *be;
-  void *st;
-  struct gr_sampler *s;
-  const struct gr_burn_opts *o;
-  struct gr_burn_report *r;
-  double t0;             /* CLOCK_MONOTONIC at the start */
-  unsigned nsel;         /* GPUs selected */
-  unsigned *order;       /* the selected GPUs, in index order */
-  bool ar_ready;
-  size_t ar_cap;
-  double last_sample;    /* CLOCK_MONOTONIC of the last step */
-  size_t copy_bytes;     /* per copy, within the memory bound */
-};
 
 enum { MEM_SHARE_PCT = 10 }; /* a load takes at most this share of a GPU's free memory */
 
@@ -49,7 +36,7 @@ static void bound_memory(struct run *x)
   }
 }
 
-static double now_s(void)
+double burn_now_s(void)
 {
   return gr_clock_s(CLOCK_MONOTONIC);
 }
@@ -72,11 +59,14 @@ static int select_gpus(struct run *x, struct gr_err *err)
   struct gr_burn_report *r = x->r;
   r->ngpu = gr_sampler_ngpu(x->s);
   r->gpu = xcalloc(r->ngpu + 1, sizeof(*r->gpu));
+  r->nlink = gr_sampler_nlinks(x->s);
+  r->link = xcalloc(r->nlink + 1, sizeof(*r->link));
+  r->first_problem_s = -1;
   x->order = xcalloc(r->ngpu + 1, sizeof(*x->order));
   for (unsigned i = 0; i < r->ngpu; i++) {
     struct gr_burn_gpu *g = &r->gpu[i];
     g->cuda = cuda_of(x->be, x->st, gr_sampler_gpu_static(x->s, i)->busid);
-    g->selected = (!x->o->gpus || (i < 64 && (x->o->gpus >> i) & 1)) && g->cuda >= 0;
+    g->selected = i < 64 && (!x->o->gpus || (x->o->gpus >> i) & 1) && g->cuda >= 0;
     g->joined_s = g->lost_s = -1;
     if (g->selected)
       x->order[x->nsel++] = i;
@@ -123,16 +113,27 @@ static void mark_lost(struct run *x, unsigned i)
   struct gr_burn_gpu *g = &x->r->gpu[i];
   if (!g->lost) {
     g->lost = true;
-    g->lost_s = now_s() - x->t0;
+    g->lost_s = burn_now_s() - x->t0;
   }
 }
 
-/* After a failed gang: which GPUs the backend says are gone. */
-static void find_lost(struct run *x, const unsigned *gpus, unsigned n)
+/* After a failed gang: which GPUs the backend says are gone; a failure no
+ * lost GPU explains stops the load (ls), a verdict of its own. */
+static void find_lost(struct run *x, const unsigned *gpus, unsigned n, struct load_stop *ls, const char *what)
 {
+  unsigned lost = 0;
   for (unsigned k = 0; k < n; k++)
-    if (x->be->device_lost(x->st, x->r->gpu[gpus[k]].cuda))
+    if (x->be->device_lost(x->st, x->r->gpu[gpus[k]].cuda)) {
+      pthread_mutex_lock(&x->mu);
       mark_lost(x, gpus[k]);
+      pthread_mutex_unlock(&x->mu);
+      lost++;
+    }
+  if (lost || ls->stopped)
+    return;
+  ls->stopped = true;
+  ls->at_s = burn_now_s() - x->t0;
+  snprintf(ls->why, sizeof(ls->why), "%s: %s", what, x->be->last_error(x->st));
 }
 
 /* The selected GPUs loaded at elapsed time t (not lost, active in the
@@ -140,6 +141,7 @@ static void find_lost(struct run *x, const unsigned *gpus, unsigned n)
 static unsigned active_gpus(struct run *x, double t, unsigned *who, unsigned cap)
 {
   unsigned n = 0;
+  pthread_mutex_lock(&x->mu); /* lost is the sampler thread's too */
   for (unsigned k = 0; k < x->nsel && n < cap; k++) {
     unsigned i = x->order[k];
     struct gr_burn_gpu *g = &x->r->gpu[i];
@@ -149,6 +151,7 @@ static unsigned active_gpus(struct run *x, double t, unsigned *who, unsigned cap
       g->joined_s = t;
     who[n++] = i;
   }
+  pthread_mutex_unlock(&x->mu);
   return n;
 }
 
@@ -156,6 +159,7 @@ static void account(struct run *x, unsigned i, const struct gr_copy_spec *sp, co
                     bool host)
 {
   struct gr_burn_gpu *g = &x->r->gpu[i];
+  pthread_mutex_lock(&x->mu);
   double bytes = (double)sp->bytes * sp->loops * (sp->reverse ? 2 : 1);
   double secs = out->seconds[0] + (sp->reverse ? out->seconds[1] : 0);
   if (host) {
@@ -169,6 +173,7 @@ static void account(struct run *x, unsigned i, const struct gr_copy_spec *sp, co
     snprintf(g->corrupt_text, sizeof(g->corrupt_text), "%s: byte %zu arrived as 0x%02x, sent as 0x%02x",
              host ? (out->corrupt_dir ? "GPU -> host" : "host -> GPU") : "peer copy", out->bad_offset, out->got,
              out->expected);
+  pthread_mutex_unlock(&x->mu);
 }
 
 /* Every active GPU's host link busy in both directions at once. */
@@ -184,7 +189,7 @@ static void round_pcie(struct run *x, double t)
   if (n == 0)
     return;
   if (x->be->copy_many(x->st, sp, (int)n, out) != 0) {
-    find_lost(x, who, n);
+    find_lost(x, who, n, &x->copies, "host<->GPU copies");
     return;
   }
   for (unsigned k = 0; k < n; k++)
@@ -197,13 +202,12 @@ static void round_p2p(struct run *x, double t)
 {
   struct gr_copy_spec sp[GR_BENCH_GANG_MAX];
   struct gr_copy_sample out[GR_BENCH_GANG_MAX];
-  unsigned who[GR_BENCH_GANG_MAX], peer[GR_BENCH_GANG_MAX], n = 0, last = 0;
+  unsigned who[GR_BENCH_GANG_MAX], peer[GR_BENCH_GANG_MAX], n = 0, last = 0, act[64];
+  unsigned nact = active_gpus(x, t, act, 64);
   bool have = false;
-  for (unsigned k = 0; k < x->nsel && n < GR_BENCH_GANG_MAX; k++) {
-    unsigned i = x->order[k];
-    struct gr_burn_gpu *g = &x->r->gpu[i];
-    if (g->lost || !active(x, k, t))
-      continue;
+  for (unsigned k = 0; k < nact && n < GR_BENCH_GANG_MAX; k++) {
+    unsigned i = act[k];
+    const struct gr_burn_gpu *g = &x->r->gpu[i];
     if (!have) {
       last = i;
       have = true;
@@ -224,7 +228,7 @@ static void round_p2p(struct run *x, double t)
   if (n == 0)
     return;
   if (x->be->copy_many(x->st, sp, (int)n, out) != 0) {
-    find_lost(x, x->order, x->nsel);
+    find_lost(x, x->order, x->nsel, &x->copies, "peer copies");
     return;
   }
   for (unsigned k = 0; k < n; k++) { /* both ends of a pair carried the copies */
@@ -239,14 +243,13 @@ static int cmp_double(const void *a, const void *b)
   return x < y ? -1 : x > y;
 }
 
+/* The median of the window (at most AR_WINDOW values: no allocation). */
 static double median_of(const double *v, size_t n)
 {
-  double *c = xcalloc(n + 1, sizeof(*c));
+  double c[AR_WINDOW];
   memcpy(c, v, n * sizeof(*c));
   qsort(c, n, sizeof(*c), cmp_double);
-  double m = n ? c[n / 2] : 0;
-  free(c);
-  return m;
+  return n ? c[n / 2] : 0;
 }
 
 /* What the sampler said nearest to a moment: the last event at or before it. */
@@ -265,37 +268,63 @@ static void seen_near(const struct gr_sampler *s, double mono, char *out, size_t
   }
 }
 
+/* One iteration into the histogram, the maximum and the window. */
+static void ar_record(struct run *x, double secs)
+{
+  struct gr_burn_report *r = x->r;
+  int bin = secs > AR_BIN0 ? (int)floor(log(secs / AR_BIN0) / log(AR_STEP)) : 0;
+  x->ar_hist[bin < 0 ? 0 : bin >= AR_BINS ? AR_BINS - 1 : bin]++;
+  if (secs > r->ar_max)
+    r->ar_max = secs;
+  r->nar++;
+  if (x->ar_win_n < AR_WINDOW)
+    x->ar_win[x->ar_win_n++] = secs;
+  else
+    x->ar_win[(r->nar - 1) % AR_WINDOW] = secs;
+}
+
+static void add_stall(struct run *x, double secs, double med)
+{
+  struct gr_burn_report *r = x->r;
+  if (r->nstall++ >= GR_BURN_STALLS_KEPT)
+    return; /* counted, not kept: a run full of stalls has said so by then */
+  r->stall = xrealloc(r->stall, r->nstall * sizeof(*r->stall));
+  struct gr_burn_stall *st = &r->stall[r->nstall - 1];
+  st->mono = burn_now_s();
+  st->at_s = st->mono - x->t0;
+  st->seconds = secs;
+  st->median_s = med;
+  gr_sampler_lock(x->s); /* the sampler thread steps meanwhile */
+  seen_near(x->s, st->mono, st->seen, sizeof(st->seen));
+  gr_sampler_unlock(x->s);
+}
+
 /* A few all-reduce iterations, each timed alone; a slow one is a stall. */
 static void round_allreduce(struct run *x, double t)
 {
   struct gr_burn_report *r = x->r;
+  unsigned who[64];
+  active_gpus(x, t, who, 64); /* every GPU takes part: each is loaded from now */
   for (int k = 0; k < AR_PER_ROUND; k++) {
+    /* a stop does not wait for the round's end */
+    if (k > 0 && x->o->stop && x->o->stop())
+      return;
     struct gr_ar_sample a;
     struct gr_ar_spec spec = {.bytes = x->copy_bytes, .warmup = 0, .iters = 1};
     if (x->be->allreduce(x->st, &spec, &a) != 0) {
-      char *note = xasprintf("the all-reduce failed at +%.0f s: %s", t, x->be->last_error(x->st));
-      str_copy(r->ar_note, sizeof(r->ar_note), note);
-      free(note);
+      /* whether or not a lost GPU explains it, the collective stopped */
+      x->allreduce.stopped = true;
+      x->allreduce.at_s = t;
+      snprintf(x->allreduce.why, sizeof(x->allreduce.why), "%s", x->be->last_error(x->st));
       x->ar_ready = false;
-      find_lost(x, x->order, x->nsel);
+      find_lost(x, x->order, x->nsel, &x->allreduce, "the all-reduce");
       return;
     }
-    if (r->nar == x->ar_cap)
-      grow_array((void **)&r->ar_s, sizeof(*r->ar_s), &x->ar_cap, r->nar + 1);
-    r->ar_s[r->nar++] = a.seconds;
-    /* the median of what came before: a stall cannot hide in its own median */
-    if (r->nar > 8) {
-      double med = median_of(r->ar_s, r->nar - 1);
-      if (a.seconds > x->o->stall_factor * med) {
-        r->stall = xrealloc(r->stall, (r->nstall + 1) * sizeof(*r->stall));
-        struct gr_burn_stall *st = &r->stall[r->nstall++];
-        st->mono = now_s();
-        st->at_s = st->mono - x->t0;
-        st->seconds = a.seconds;
-        st->median_s = med;
-        seen_near(x->s, now_s(), st->seen, sizeof(st->seen));
-      }
-    }
+    /* the median of the iterations before it: a stall cannot hide in its own median */
+    double med = r->nar >= 8 ? median_of(x->ar_win, x->ar_win_n) : 0;
+    if (r->nar >= 8 && a.seconds > x->o->stall_factor * med)
+      add_stall(x, a.seconds, med);
+    ar_record(x, a.seconds);
   }
 }
 
@@ -311,18 +340,21 @@ static void round_gemm(struct run *x, double t)
     return;
   const int iters = 2;
   if (x->be->gemm(x->st, devs, (int)n, iters, out) != 0) {
-    find_lost(x, who, n);
+    find_lost(x, who, n, &x->gemm, "the matrix products");
     return;
   }
   double flops = 2.0 * iters * pow((double)x->r->gemm_n, 3);
+  pthread_mutex_lock(&x->mu);
   for (unsigned k = 0; k < n; k++) {
     struct gr_burn_gpu *g = &x->r->gpu[who[k]];
+    x->gemm_busy[who[k]] = true;
     g->gemm_flops += flops;
     g->gemm_seconds += out[k].seconds;
     g->tflops_last = out[k].seconds > 0 ? flops / out[k].seconds / 1e12 : 0;
     if (out[k].wrong && g->gemm_wrong++ == 0)
       str_copy(g->gemm_wrong_text, sizeof(g->gemm_wrong_text), out[k].what);
   }
+  pthread_mutex_unlock(&x->mu);
 }
 
 /* The GEMM size: 4096 (fp16 in, fp32 out: 8 n^2 bytes a GPU), cut to keep
@@ -333,7 +365,7 @@ static void open_gemm(struct run *x)
   if (!(x->o->loads & GR_LOAD_GEMM))
     return;
   if (!x->be->gemm_open || !x->be->gemm) {
-    snprintf(r->gemm_note, sizeof(r->gemm_note), "no GEMM load: the %s backend has none", x->be->name);
+    snprintf(x->gemm_open_fail, sizeof(x->gemm_open_fail), "the %s backend has no matrix products", x->be->name);
     return;
   }
   int n = 4096;
@@ -345,9 +377,7 @@ static void open_gemm(struct run *x)
   }
   char why[256];
   if (n < 64 || x->be->gemm_open(x->st, n, why, sizeof(why)) != 0) {
-    char *note = xasprintf("no GEMM load: %s", n < 64 ? "too little free GPU memory" : why);
-    str_copy(r->gemm_note, sizeof(r->gemm_note), note);
-    free(note);
+    str_copy(x->gemm_open_fail, sizeof(x->gemm_open_fail), n < 64 ? "too little free GPU memory" : why);
     return;
   }
   r->gemm_n = n;
@@ -356,48 +386,146 @@ static void open_gemm(struct run *x)
 
 /* ------------------------------------------------------------ watching */
 
-static void fold_sample(struct run *x, double dt)
+/* What the sampler saw of a GPU while it ran matrix products (the rate is
+ * held against it: a GPU that never reached load, or slowed, says why). */
+static void fold_gemm_gpu(struct gr_burn_gpu *g, const struct gr_gpu_dynamic *d)
 {
-  const struct gr_sample *smp = gr_sampler_sample(x->s, 0);
-  for (unsigned i = 0; smp && i < x->r->ngpu; i++) {
-    struct gr_burn_gpu *g = &x->r->gpu[i];
-    const struct gr_gpu_dynamic *d = &smp->gpu[i];
-    if (!g->selected)
-      continue;
-    if (smp->gpu_read[i] == GR_READ_LOST)
-      mark_lost(x, i);
-    if (smp->gpu_read[i] != GR_READ_FRESH || g->joined_s < 0)
-      continue;
-    for (unsigned b = 0; d->throttle.ok && b < GR_THR_NBITS; b++)
-      if ((unsigned)d->throttle.v & (1u << b))
-        g->throttle_s[b] += dt;
-    if (d->temp_c.ok && (!g->temp_max.ok || d->temp_c.v > g->temp_max.v))
-      g->temp_max = d->temp_c;
-    if (d->power_w.ok && (!g->power_max.ok || d->power_w.v > g->power_max.v))
-      g->power_max = d->power_w;
-    if (d->sm_clock_mhz.ok && (!g->sm_clock_min.ok || d->sm_clock_mhz.v < g->sm_clock_min.v))
-      g->sm_clock_min = d->sm_clock_mhz;
-    if (d->pcie_replay.ok) {
-      if (!g->replay_ok)
-        g->replay_start = d->pcie_replay.v;
-      g->replay_ok = true;
-      g->replay_end = d->pcie_replay.v;
+  if (d->util_gpu_pct.ok) { /* a driver that does not tell is not taken for an idle GPU */
+    g->gemm_samples++;
+    if (d->util_gpu_pct.v > g->gemm_util_max)
+      g->gemm_util_max = d->util_gpu_pct.v;
+  }
+  if (d->sm_clock_mhz.ok && d->sm_clock_mhz.v > g->gemm_clock_max)
+    g->gemm_clock_max = d->sm_clock_mhz.v;
+  if (d->power_w.ok && d->power_w.v > g->gemm_power_max)
+    g->gemm_power_max = d->power_w.v;
+  if (d->power_limit_w.ok)
+    g->gemm_power_limit = d->power_limit_w.v;
+  if (d->throttle.ok)
+    g->gemm_thr_bits |= (unsigned)d->throttle.v;
+  if (d->link_gen.ok && (g->gemm_link_gen_min == 0 || (int)d->link_gen.v < g->gemm_link_gen_min))
+    g->gemm_link_gen_min = (int)d->link_gen.v;
+}
+
+static void fold_gpu(struct run *x, unsigned i, const struct gr_sample *smp, double dt)
+{
+  struct gr_burn_gpu *g = &x->r->gpu[i];
+  const struct gr_gpu_dynamic *d = &smp->gpu[i];
+  if (smp->gpu_read[i] == GR_READ_LOST)
+    mark_lost(x, i);
+  if (smp->gpu_read[i] != GR_READ_FRESH || g->joined_s < 0)
+    return;
+  for (unsigned b = 0; d->throttle.ok && b < GR_THR_NBITS; b++)
+    if ((unsigned)d->throttle.v & (1u << b))
+      g->throttle_s[b] += dt;
+  if (d->temp_c.ok && (!g->temp_max.ok || d->temp_c.v > g->temp_max.v))
+    g->temp_max = d->temp_c;
+  if (d->power_w.ok && (!g->power_max.ok || d->power_w.v > g->power_max.v))
+    g->power_max = d->power_w;
+  if (d->sm_clock_mhz.ok && (!g->sm_clock_min.ok || d->sm_clock_mhz.v < g->sm_clock_min.v))
+    g->sm_clock_min = d->sm_clock_mhz;
+  if (d->pcie_replay.ok) {
+    if (!g->replay_ok)
+      g->replay_start = d->pcie_replay.v;
+    g->replay_ok = true;
+    g->replay_end = d->pcie_replay.v;
+  }
+  if (i < 64 && x->gemm_busy[i])
+    fold_gemm_gpu(g, d);
+}
+
+/* The narrowest width each link ran at while the GPUs were loaded. */
+static void fold_links(struct run *x, const struct gr_sample *smp)
+{
+  for (size_t i = 0; smp->pci && i < x->r->nlink; i++) {
+    const struct gr_mon_link *l = gr_sampler_link(x->s, i);
+    for (int end = 0; end < 2; end++) {
+      int node = end == 0 ? l->dev : l->port;
+      int w = node >= 0 && (size_t)node < smp->npci ? smp->pci[node].cur_width : 0;
+      if (w > 0 && (x->r->link[i].width == 0 || w < x->r->link[i].width))
+        x->r->link[i].width = w;
     }
   }
 }
 
-static int sample_if_due(struct run *x, struct gr_err *err)
+/* The events this sample found: Xids per GPU, the first problem (staggered). */
+static void fold_events(struct run *x)
 {
-  double now = now_s();
-  if (now - x->last_sample < x->o->interval_s)
-    return 0;
+  struct gr_burn_report *r = x->r;
+  for (; x->ev_seen < gr_sampler_nevents(x->s); x->ev_seen++) {
+    const struct gr_mon_event *e = gr_sampler_event(x->s, x->ev_seen);
+    if (!e || e->mono_s < x->t0)
+      continue;
+    if (e->kind == GR_EV_XID && e->gpu >= 0 && (unsigned)e->gpu < r->ngpu && r->gpu[e->gpu].selected) {
+      struct gr_burn_gpu *g = &r->gpu[e->gpu];
+      if (g->xids++ == 0)
+        str_copy(g->xid_text, sizeof(g->xid_text), e->f.text);
+      if (e->f.sev > g->xid_sev)
+        g->xid_sev = e->f.sev;
+    }
+    if (e->f.sev >= GR_SEV_WARN && r->first_problem_s < 0) {
+      r->first_problem_s = e->mono_s - x->t0;
+      str_copy(r->first_problem, sizeof(r->first_problem), e->f.text);
+    }
+  }
+}
+
+static void fold_sample(struct run *x, double dt)
+{
+  const struct gr_sample *smp = gr_sampler_sample(x->s, 0);
+  if (!smp)
+    return;
+  for (unsigned i = 0; i < x->r->ngpu; i++)
+    if (x->r->gpu[i].selected)
+      fold_gpu(x, i, smp, dt);
+  memset(x->gemm_busy, 0, sizeof(x->gemm_busy));
+  fold_links(x, smp);
+  fold_events(x);
+  burn_judge_running(x, burn_now_s() - x->t0);
+}
+
+/* One sample: the step, what it says folded into the report, the caller's
+ * progress call (its log line). The sampler thread's, and the main
+ * thread's for the last word after the load. */
+static int take_sample(struct run *x, double dt, struct gr_err *err)
+{
   if (gr_sampler_step(x->s, err) != 0)
     return -1;
-  fold_sample(x, now - x->last_sample);
-  x->last_sample = now;
+  double now = burn_now_s();
+  pthread_mutex_lock(&x->mu);
+  fold_sample(x, dt);
   if (x->o->progress)
-    x->o->progress(x->o->progress_ctx, x->s, now - x->t0, x->o->duration_s);
+    x->o->progress(x->o->progress_ctx, x->s, x->r, now - x->t0, x->o->duration_s);
+  pthread_mutex_unlock(&x->mu);
   return 0;
+}
+
+/* The sampler's own thread: a sample every interval on a fixed schedule,
+ * whatever the loads do meanwhile (a copy or a collective that takes long,
+ * or a driver call that never returns, does not stop the timeline). */
+static void *sampler_main(void *arg)
+{
+  struct run *x = arg;
+  double next = x->last_sample;
+  while (!atomic_load(&x->sampler_quit)) {
+    next += x->o->interval_s;
+    double now = burn_now_s();
+    if (next < now)
+      next = now; /* fell behind: start again from now */
+    while (!atomic_load(&x->sampler_quit) && (now = burn_now_s()) < next) {
+      double left = fmin(next - now, 0.05); /* a quit is seen within 50 ms */
+      struct timespec ts = {0, (long)(left * 1e9)};
+      nanosleep(&ts, NULL);
+    }
+    if (atomic_load(&x->sampler_quit))
+      break;
+    if (take_sample(x, now - x->last_sample, &x->sampler_err) != 0) {
+      atomic_store(&x->sampler_failed, true);
+      break;
+    }
+    x->last_sample = now;
+  }
+  return NULL;
 }
 
 /* ------------------------------------------------------------ the run */
@@ -408,265 +536,88 @@ static void open_allreduce(struct run *x)
   if (!(x->o->loads & GR_LOAD_ALLREDUCE))
     return;
   if (x->o->pattern != GR_PAT_ALL || x->nsel != r->ngpu || x->nsel < 2) {
-    snprintf(r->ar_note, sizeof(r->ar_note), "the all-reduce runs over every GPU at once: only with the pattern "
-                                             "all, no --gpus subset, and two GPUs or more");
+    snprintf(x->ar_skipped, sizeof(x->ar_skipped), "%s", x->nsel < 2 ? "one GPU has nothing to all-reduce with"
+             : x->o->pattern != GR_PAT_ALL ? "the all-reduce runs over every GPU at once: only with the pattern all"
+                                            : "the all-reduce runs over every GPU at once: not with a --gpus subset");
     return;
   }
   char why[256];
   if (!x->be->allreduce_open || x->be->allreduce_open(x->st, x->copy_bytes, why, sizeof(why)) != 0) {
-    char *note = xasprintf("no all-reduce: %s", x->be->allreduce_open ? why : "no collective library");
-    str_copy(r->ar_note, sizeof(r->ar_note), note);
-    free(note);
+    str_copy(x->ar_open_fail, sizeof(x->ar_open_fail), x->be->allreduce_open ? why : "no collective library");
     return;
   }
   x->ar_ready = true;
   r->loads_run |= GR_LOAD_ALLREDUCE;
 }
 
+/* Whether to stop: the duration is over, or a signal asked (interrupted). */
+static bool run_over(struct run *x)
+{
+  int sig = x->o->stop ? x->o->stop() : 0;
+  if (sig) {
+    x->r->interrupted = true;
+    x->r->stop_signal = sig;
+    return true;
+  }
+  return burn_now_s() - x->t0 >= x->o->duration_s;
+}
+
+/* One round: each load in turn, a stop seen between them (and between
+ * all-reduce iterations), so that it does not wait for a whole round. */
+static int one_round(struct run *x, struct gr_err *err)
+{
+  const struct gr_burn_opts *o = x->o;
+  for (int k = 0; k < 4; k++) {
+    double t = burn_now_s() - x->t0;
+    if (k == 0 && x->r->gemm_n && !x->gemm.stopped)
+      round_gemm(x, t);
+    else if (k == 1 && (o->loads & GR_LOAD_PCIE) && !x->copies.stopped)
+      round_pcie(x, t);
+    else if (k == 2 && (o->loads & GR_LOAD_P2P) && !x->copies.stopped)
+      round_p2p(x, t);
+    else if (k == 3 && x->ar_ready)
+      round_allreduce(x, t);
+    if (atomic_load(&x->sampler_failed)) {
+      *err = x->sampler_err;
+      return -1;
+    }
+    if (run_over(x))
+      return 1;
+  }
+  return 0;
+}
+
 static int run_loads(struct run *x, struct gr_err *err)
 {
   const struct gr_burn_opts *o = x->o;
-  x->t0 = x->last_sample = now_s();
+  x->t0 = x->last_sample = burn_now_s();
   if (gr_sampler_step(x->s, err) != 0) /* the baseline before any load */
     return -1;
+  x->ev_seen = gr_sampler_nevents(x->s); /* what came before the load is not the load's */
   if (o->loads & GR_LOAD_PCIE)
     x->r->loads_run |= GR_LOAD_PCIE;
   if (o->loads & GR_LOAD_P2P)
     x->r->loads_run |= GR_LOAD_P2P;
   open_allreduce(x);
   open_gemm(x);
-  for (;;) {
-    double t = now_s() - x->t0;
-    if (t >= o->duration_s)
-      break;
-    if (o->stop && o->stop()) {
-      x->r->interrupted = true;
-      break;
-    }
-    if (x->r->gemm_n)
-      round_gemm(x, t);
-    if (o->loads & GR_LOAD_PCIE)
-      round_pcie(x, t);
-    if (o->loads & GR_LOAD_P2P)
-      round_p2p(x, t);
-    if (x->ar_ready)
-      round_allreduce(x, t);
-    if (sample_if_due(x, err) != 0)
-      return -1;
+  int rc = run_over(x) ? 1 : 0;
+  pthread_t th;
+  bool threaded = rc == 0 && pthread_create(&th, NULL, sampler_main, x) == 0;
+  while (rc == 0)
+    rc = threaded ? one_round(x, err) : gr_fail(err, GR_EXIT_CANNOT_RUN, "cannot start the sampler's thread");
+  if (threaded) {
+    atomic_store(&x->sampler_quit, true);
+    pthread_join(th, NULL);
   }
-  if (gr_sampler_step(x->s, err) != 0) /* the last word after the load */
-    return -1;
-  fold_sample(x, now_s() - x->last_sample);
-  x->r->run_s = now_s() - x->t0;
-  return 0;
-}
-
-/* ------------------------------------------------------------ verdicts */
-
-static struct gr_finding *verdict(struct gr_burn_report *r, enum gr_sev sev, const char *id, const char *subject,
-                                  const char *fmt, ...) __attribute__((format(printf, 5, 6)));
-static struct gr_finding *verdict(struct gr_burn_report *r, enum gr_sev sev, const char *id, const char *subject,
-                                  const char *fmt, ...)
-{
-  va_list ap;
-  va_start(ap, fmt);
-  struct gr_finding *f = gr_finding_vadd(&r->verdicts, sev, id, fmt, ap);
-  va_end(ap);
-  gr_finding_subject(f, -1, subject, NULL);
-  return f;
-}
-
-/* Whether the topology GPU under a link takes part in the run. */
-static bool gpu_of_topo_selected(const struct run *x, int topo_gpu)
-{
-  for (unsigned i = 0; i < x->r->ngpu; i++)
-    if (gr_sampler_topo_gpu(x->s, i) == topo_gpu)
-      return x->r->gpu[i].selected;
-  return false;
-}
-
-static void link_verdicts(struct run *x)
-{
-  static const char *const sev_word[] = {"correctable", "non-fatal", "fatal"};
-  for (size_t i = 0; i < gr_sampler_nlinks(x->s); i++) {
-    const struct gr_mon_link *l = gr_sampler_link(x->s, i);
-    if (l->gpu >= 0 && !gpu_of_topo_selected(x, l->gpu))
-      continue;
-    char place[200], subj[160];
-    snprintf(subj, sizeof(subj), "%s <-> %s", l->dev_name, l->port_name);
-    snprintf(place, sizeof(place), "%s%s%s", l->slot[0] ? "slot " : "", l->slot, l->slot[0] ? ", " : "");
-    int gen, width;
-    gr_mon_link_max(x->s, i, &gen, &width);
-    double allowed = gr_pcie_error_allowance(gen, width, x->r->run_s);
-    enum gr_sev worst = GR_SEV_OK;
-    for (int end = 0; end < 2; end++)
-      for (int k = 0; k < 3; k++) {
-        struct gr_aer_window w = gr_sampler_link_aer(x->s, i, end, k);
-        if (!w.since.valid || w.since.value == 0)
-          continue;
-        bool over = k > 0 || (allowed >= 0 && (double)w.since.value > allowed);
-        enum gr_sev sev = over ? GR_SEV_FAIL : GR_SEV_WARN;
-        char allow[160] = "", lab[32];
-        if (k == 0 && allowed >= 0)
-          snprintf(allow, sizeof(allow), "; a healthy %s link allows %.0f in this time (DCGM's error-rate rule)",
-                   gr_pcie_label(gen, width, lab, sizeof(lab)), allowed);
-        struct gr_finding *f = verdict(
-            x->r, sev, "burn.link", subj, "%s%s: %llu %s AER error%s in %.0f s under load, at %s%s: %s", place,
-            l->dev_name, (unsigned long long)w.since.value, sev_word[k], w.since.value == 1 ? "" : "s", x->r->run_s,
-            end == 0 ? l->dev_name : l->port_name, allow,
-            over ? "reseat or replace the riser or cable, or lower this slot to Gen3 in the BIOS"
-                 : "watch it: reseat the riser or cable if it grows");
-        gr_finding_evidence(f, "AER", "%s %s since start %llu", end == 0 ? "device end" : "port end", sev_word[k],
-                            (unsigned long long)w.since.value);
-        if (sev > worst)
-          worst = sev;
-      }
-    if (worst == GR_SEV_OK)
-      verdict(x->r, GR_SEV_OK, "burn.link", subj, "%s%s <-> %s: no AER error in %.0f s under load", place,
-              l->dev_name, l->port_name, x->r->run_s);
-  }
-}
-
-/* The reasons a GPU slowed under load that point at cooling or power, with
- * the time each held (power cap and idle are normal under load). */
-static int throttle_words(const struct gr_burn_gpu *g, double run_s, char *buf, size_t cap)
-{
-  static const unsigned bad[] = {3, 5, 6, 7}; /* hw slowdown, thermal (driver), thermal (hw), power brake */
-  size_t used = 0;
-  int n = 0;
-  buf[0] = '\0';
-  for (size_t k = 0; k < sizeof(bad) / sizeof(bad[0]); k++) {
-    double t = g->throttle_s[bad[k]];
-    if (t <= 0)
-      continue;
-    int w = snprintf(buf + used, cap - used, "%s%s for %.0f s of %.0f", n ? ", " : "", gr_throttle_word(bad[k]), t,
-                     run_s);
-    if (w > 0 && (size_t)w < cap - used)
-      used += (size_t)w;
-    n++;
-  }
-  return n;
-}
-
-static void gpu_verdict(struct run *x, unsigned i)
-{
-  struct gr_burn_gpu *g = &x->r->gpu[i];
-  const char *name = gr_sampler_gpu_name(x->s, i);
-  enum gr_sev worst = GR_SEV_OK;
-  if (g->lost) {
-    verdict(x->r, GR_SEV_FAIL, "burn.gpu-lost", name,
-            "%s fell off the bus at +%.1f s under load (the others went on): check the riser or cable, the slot and "
-            "the GPU's power cables; if it recurs at full load only, the power supply", name, g->lost_s);
-    worst = GR_SEV_FAIL;
-  }
-  if (g->gemm_wrong) {
-    verdict(x->r, GR_SEV_FAIL, "burn.gemm", name, "%s: %ld matrix product%s came out wrong (%s): this GPU computes "
-            "wrong results under load; check its cooling and power, then replace it", name, g->gemm_wrong,
-            g->gemm_wrong == 1 ? "" : "s", g->gemm_wrong_text);
-    worst = GR_SEV_FAIL;
-  }
-  if (g->corrupt) {
-    verdict(x->r, GR_SEV_FAIL, "burn.corrupt", name, "%s: %ld cop%s arrived wrong (%s): data through this GPU's "
-            "link cannot be trusted", name, g->corrupt, g->corrupt == 1 ? "y" : "ies", g->corrupt_text);
-    worst = GR_SEV_FAIL;
-  }
-  for (unsigned long k = 0; k < gr_sampler_nevents(x->s); k++) {
-    const struct gr_mon_event *e = gr_sampler_event(x->s, k);
-    if (e && e->kind == GR_EV_XID && e->gpu == (int)i) {
-      verdict(x->r, e->f.sev, "burn.xid", name, "%s under load", e->f.text);
-      if (e->f.sev > worst)
-        worst = e->f.sev;
-    }
-  }
-  int link = gr_sampler_gpu_link(x->s, i), gen = 0, width = 0;
-  if (link >= 0)
-    gr_mon_link_max(x->s, (size_t)link, &gen, &width);
-  double allowed = gr_pcie_error_allowance(gen, width, x->r->run_s), replays = g->replay_end - g->replay_start;
-  if (g->replay_ok && replays > 0) {
-    enum gr_sev sev = allowed >= 0 && replays > allowed ? GR_SEV_FAIL : GR_SEV_WARN;
-    verdict(x->r, sev, "burn.replay", name, "%s: %.0f PCIe replays in %.0f s under load%s%s%.0f%s", name, replays,
-            x->r->run_s, allowed >= 0 ? "; a healthy link of this GPU's generation and width allows " : "",
-            "", allowed >= 0 ? allowed : 0, allowed >= 0 ? " (DCGM's error-rate rule)" : "");
-    if (sev > worst)
-      worst = sev;
-  }
-  char thr[256];
-  if (throttle_words(g, x->r->run_s, thr, sizeof(thr)) > 0) {
-    verdict(x->r, GR_SEV_WARN, "burn.throttle", name, "%s slowed under load: %s (hottest %.0f C): clean the cooler, "
-            "improve the case airflow or the spacing, or check the power cables", name, thr,
-            g->temp_max.ok ? g->temp_max.v : 0);
-    worst = worst > GR_SEV_WARN ? worst : GR_SEV_WARN;
-  }
-  if (worst == GR_SEV_OK) {
-    double host = g->host_seconds > 0 ? g->host_bytes / g->host_seconds / 1e9 : 0;
-    char tf[48] = "";
-    if (g->gemm_seconds > 0)
-      snprintf(tf, sizeof(tf), "%.1f TFLOPS fp16, ", g->gemm_flops / g->gemm_seconds / 1e12);
-    verdict(x->r, GR_SEV_OK, "burn.gpu", name, "%s passed: %s%.1f GB/s host<->GPU under load, hottest %.0f C, up to "
-            "%.0f W, no error", name, tf, host, g->temp_max.ok ? g->temp_max.v : 0,
-            g->power_max.ok ? g->power_max.v : 0);
-  }
-}
-
-static double percentile(const double *v, size_t n, double p)
-{
-  double *c = xcalloc(n + 1, sizeof(*c));
-  memcpy(c, v, n * sizeof(*c));
-  qsort(c, n, sizeof(*c), cmp_double);
-  double q = n ? c[(size_t)fmin((double)(n - 1), floor(p * (double)n))] : 0;
-  free(c);
-  return q;
-}
-
-static void allreduce_verdict(struct run *x)
-{
-  struct gr_burn_report *r = x->r;
-  if (!r->nar)
-    return;
-  r->ar_p50 = percentile(r->ar_s, r->nar, 0.5);
-  r->ar_p99 = percentile(r->ar_s, r->nar, 0.99);
-  r->ar_max = percentile(r->ar_s, r->nar, 1.0);
-  if (!r->nstall) {
-    verdict(r, GR_SEV_OK, "burn.allreduce", NULL, "all-reduce: %zu iterations, p50 %.3f ms, p99 %.3f ms, max %.3f ms, "
-            "no stall (none over %.0fx the median)", r->nar, r->ar_p50 * 1e3, r->ar_p99 * 1e3, r->ar_max * 1e3,
-            x->o->stall_factor);
-    return;
-  }
-  for (size_t k = 0; k < r->nstall; k++) {
-    const struct gr_burn_stall *st = &r->stall[k];
-    verdict(r, GR_SEV_WARN, "burn.stall", NULL, "all-reduce stalled at +%.1f s: %.3f ms, %.0fx the median %.3f ms%s%s",
-            st->at_s, st->seconds * 1e3, st->seconds / st->median_s, st->median_s * 1e3,
-            st->seen[0] ? "; the sampler saw: " : "; the sampler saw nothing then", st->seen);
-  }
-}
-
-/* Staggered: how many GPUs were loaded when the first warning or failure
- * came (the power-supply question: errors that start at the Nth GPU). */
-static void staggered_step(struct run *x)
-{
-  if (x->o->pattern != GR_PAT_STAGGERED)
-    return;
-  for (unsigned long k = 0; k < gr_sampler_nevents(x->s); k++) {
-    const struct gr_mon_event *e = gr_sampler_event(x->s, k);
-    if (!e || e->f.sev < GR_SEV_WARN || e->mono_s < x->t0)
-      continue;
-    double at = e->mono_s - x->t0;
-    unsigned loaded = 0;
-    for (unsigned i = 0; i < x->r->ngpu; i++)
-      loaded += x->r->gpu[i].joined_s >= 0 && x->r->gpu[i].joined_s <= at;
-    verdict(x->r, GR_SEV_INFO, "burn.staggered", NULL,
-            "staggered: the first problem came with %u of %u GPUs loaded (+%.0f s): %s%s", loaded, x->nsel, at,
-            e->f.text, loaded > 1 ? "; a problem that starts only with several GPUs loaded points at the power "
-                                  "supply or its cabling" : "");
-    return;
-  }
-  verdict(x->r, GR_SEV_INFO, "burn.staggered", NULL, "staggered: no problem up to all %u GPUs loaded", x->nsel);
+  x->r->run_s = burn_now_s() - x->t0;
+  /* the last word after the load */
+  return rc < 0 || take_sample(x, burn_now_s() - x->last_sample, err) != 0 ? -1 : 0;
 }
 
 int gr_burn_run(const struct gr_bench_backend *be, void *state, struct gr_sampler *s, const struct gr_burn_opts *o,
                 struct gr_burn_report *r, struct gr_err *err)
 {
-  struct run x = {.be = be, .st = state, .s = s, .o = o, .r = r};
+  struct run x = {.be = be, .st = state, .s = s, .o = o, .r = r, .mu = PTHREAD_MUTEX_INITIALIZER};
   memset(r, 0, sizeof(*r));
   int rc = select_gpus(&x, err);
   if (rc == 0 && !be->copy_many && (o->loads & (GR_LOAD_PCIE | GR_LOAD_P2P)))
@@ -675,15 +626,8 @@ int gr_burn_run(const struct gr_bench_backend *be, void *state, struct gr_sample
     bound_memory(&x);
     rc = run_loads(&x, err);
   }
-  if (rc == 0) {
-    for (unsigned i = 0; i < r->ngpu; i++)
-      if (r->gpu[i].selected)
-        gpu_verdict(&x, i);
-    link_verdicts(&x);
-    allreduce_verdict(&x);
-    staggered_step(&x);
-    gr_findings_sort(&r->verdicts);
-  }
+  if (rc == 0)
+    burn_verdicts(&x);
   free(x.order);
   if (rc != 0)
     gr_burn_report_free(r);
@@ -693,7 +637,7 @@ int gr_burn_run(const struct gr_bench_backend *be, void *state, struct gr_sample
 void gr_burn_report_free(struct gr_burn_report *r)
 {
   free(r->gpu);
-  free(r->ar_s);
+  free(r->link);
   free(r->stall);
   gr_findings_free(&r->verdicts);
   memset(r, 0, sizeof(*r));

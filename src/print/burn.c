@@ -30,6 +30,18 @@ static double rate(double bytes, double secs)
   return secs > 0 ? bytes / secs / 1e9 : 0;
 }
 
+/* A figure in a column of width w, "-" when it was not measured (a load
+ * that did not run, a value the driver does not give). */
+static void col(FILE *out, int w, int prec, bool ok, double v, const char *unit)
+{
+  char b[32];
+  if (ok)
+    snprintf(b, sizeof(b), "%.*f%s", prec, v, unit);
+  else
+    snprintf(b, sizeof(b), "-%s", unit[0] ? "  " : "");
+  fprintf(out, " %*s", w, b);
+}
+
 static void gpu_line(FILE *out, const struct gr_sampler *s, const struct gr_burn_report *r, unsigned i)
 {
   const struct gr_burn_gpu *g = &r->gpu[i];
@@ -42,10 +54,17 @@ static void gpu_line(FILE *out, const struct gr_sampler *s, const struct gr_burn
       if (n > 0 && (size_t)n < sizeof(thr) - used)
         used += (size_t)n;
     }
-  fprintf(out, "  %-20s %7.1f %6.1f %8.1f %6.0f C %6.0f W %6.0f MHz  %-8.0f %s%s\n", gr_sampler_gpu_name(s, i),
-          g->gemm_seconds > 0 ? g->gemm_flops / g->gemm_seconds / 1e12 : 0, rate(g->host_bytes, g->host_seconds), rate(g->p2p_bytes, g->p2p_seconds), g->temp_max.ok ? g->temp_max.v : 0,
-          g->power_max.ok ? g->power_max.v : 0, g->sm_clock_min.ok ? g->sm_clock_min.v : 0,
-          g->replay_ok ? g->replay_end - g->replay_start : 0, thr, g->lost ? "  LOST" : "");
+  fprintf(out, "  %-20s", gr_sampler_gpu_name(s, i));
+  col(out, 7, 1, g->gemm_seconds > 0, g->gemm_seconds > 0 ? g->gemm_flops / g->gemm_seconds / 1e12 : 0, "");
+  col(out, 6, 1, g->host_seconds > 0, rate(g->host_bytes, g->host_seconds), "");
+  col(out, 8, 1, g->p2p_seconds > 0, rate(g->p2p_bytes, g->p2p_seconds), "");
+  col(out, 8, 0, g->temp_max.ok, g->temp_max.v, " C");
+  col(out, 8, 0, g->power_max.ok, g->power_max.v, " W");
+  col(out, 10, 0, g->sm_clock_min.ok, g->sm_clock_min.v, " MHz");
+  char rep[24] = "-";
+  if (g->replay_ok)
+    snprintf(rep, sizeof(rep), "%.0f", g->replay_end - g->replay_start);
+  fprintf(out, "  %-8s %s%s\n", rep, thr, g->lost ? "  LOST" : "");
 }
 
 void gr_print_burn(FILE *out, const struct gr_sampler *s, const struct gr_burn_opts *o, const struct gr_burn_report *r)
@@ -65,13 +84,9 @@ void gr_print_burn(FILE *out, const struct gr_sampler *s, const struct gr_burn_o
   if (r->gemm_n)
     fprintf(out, "\n  GEMM: %d x %d fp16 products, fp32 accumulate, every product's first column checked\n", r->gemm_n,
             r->gemm_n);
-  else if (r->gemm_note[0])
-    fprintf(out, "\n  GEMM: %s\n", r->gemm_note);
   if (r->nar)
     fprintf(out, "\n  all-reduce: %zu iterations, p50 %.3f ms, p99 %.3f ms, max %.3f ms, %zu stall%s\n", r->nar,
             r->ar_p50 * 1e3, r->ar_p99 * 1e3, r->ar_max * 1e3, r->nstall, r->nstall == 1 ? "" : "s");
-  else if (r->ar_note[0])
-    fprintf(out, "\n  all-reduce: %s\n", r->ar_note);
   fputs("\nVerdicts:\n", out);
   for (size_t k = 0; k < r->verdicts.n; k++) {
     const struct gr_finding *f = &r->verdicts.v[k];
@@ -88,6 +103,7 @@ json_t *gr_burn_to_json(const struct gr_sampler *s, const struct gr_burn_opts *o
   json_object_set_new(j, "duration_s", gr_json_rounded(o->duration_s, 1));
   json_object_set_new(j, "ran_s", gr_json_rounded(r->run_s, 2));
   json_object_set_new(j, "interrupted", json_boolean(r->interrupted));
+  json_object_set_new(j, "stop_signal", r->stop_signal ? json_integer(r->stop_signal) : json_null());
   for (unsigned i = 0; i < r->ngpu; i++) {
     const struct gr_burn_gpu *g = &r->gpu[i];
     if (!g->selected)
@@ -130,10 +146,8 @@ json_t *gr_burn_to_json(const struct gr_sampler *s, const struct gr_burn_opts *o
     json_array_append_new(stalls, x);
   }
   json_object_set_new(ar, "stalls", stalls);
-  json_object_set_new(ar, "note", r->ar_note[0] ? gr_json_text(r->ar_note) : json_null());
   json_object_set_new(j, "allreduce", ar);
   json_object_set_new(j, "gemm_n", r->gemm_n ? json_integer(r->gemm_n) : json_null());
-  json_object_set_new(j, "gemm_note", r->gemm_note[0] ? gr_json_text(r->gemm_note) : json_null());
   for (size_t k = 0; k < r->verdicts.n; k++)
     json_array_append_new(v, gr_finding_to_json(&r->verdicts.v[k]));
   json_object_set_new(j, "verdicts", v);

@@ -33,7 +33,14 @@ static const struct gr_metric *metric_of(const struct gr_sample *x, unsigned gpu
 struct frame {
   double t0, t1;      /* CLOCK_MONOTONIC of the oldest and newest sample held */
   int plot_w;
+  gr_svg_judge judge; /* an event's severity as the caller judges it, NULL its own */
+  const void *judge_ctx;
 };
+
+static enum gr_sev sev_of(const struct frame *fr, const struct gr_mon_event *e)
+{
+  return fr->judge ? fr->judge(fr->judge_ctx, e) : e->f.sev;
+}
 
 static double x_of(const struct frame *fr, double mono)
 {
@@ -93,10 +100,10 @@ static void events(FILE *f, const struct gr_sampler *s, const struct frame *fr, 
       continue;
     double x = x_of(fr, e->mono_s);
     fprintf(f, "<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" stroke=\"%s\" stroke-dasharray=\"3,2\"><title>",
-            x, y0, x, y1, sev_color(e->f.sev));
+            x, y0, x, y1, sev_color(sev_of(fr, e)));
     gr_xml_text(f, e->f.text);
     fprintf(f, "</title></line>\n<text x=\"%.1f\" y=\"%d\" font-size=\"9\" fill=\"%s\" text-anchor=\"middle\">%lu</text>\n",
-            x, y0 - 14, sev_color(e->f.sev), ++shown);
+            x, y0 - 14, sev_color(sev_of(fr, e)), ++shown);
   }
 }
 
@@ -107,8 +114,9 @@ static int event_list(FILE *f, const struct gr_sampler *s, const struct frame *f
     const struct gr_mon_event *e = gr_sampler_event(s, k);
     if (!e || e->mono_s < fr->t0)
       continue;
-    fprintf(f, "<text x=\"%d\" y=\"%d\" font-size=\"11\" fill=\"%s\">%lu  +%.1f s  %s: ", LEFT, y, sev_color(e->f.sev),
-            ++shown, e->mono_s - fr->t0, gr_sev_name(e->f.sev));
+    enum gr_sev sev = sev_of(fr, e);
+    fprintf(f, "<text x=\"%d\" y=\"%d\" font-size=\"11\" fill=\"%s\">%lu  +%.1f s  %s: ", LEFT, y, sev_color(sev),
+            ++shown, e->mono_s - fr->t0, gr_sev_name(sev));
     gr_xml_text(f, e->f.text);
     fputs("</text>\n", f);
     y += 15;
@@ -146,6 +154,12 @@ static int marks_list(FILE *f, const struct frame *fr, const struct gr_svg_mark 
 
 char *gr_svg_timeline(const struct gr_sampler *s, const char *title, const struct gr_svg_mark *marks, size_t nmarks)
 {
+  return gr_svg_timeline_judged(s, title, marks, nmarks, NULL, NULL);
+}
+
+char *gr_svg_timeline_judged(const struct gr_sampler *s, const char *title, const struct gr_svg_mark *marks,
+                             size_t nmarks, gr_svg_judge judge, const void *judge_ctx)
+{
   char *buf = NULL;
   size_t len = 0;
   FILE *f = open_memstream(&buf, &len);
@@ -153,7 +167,7 @@ char *gr_svg_timeline(const struct gr_sampler *s, const char *title, const struc
     return xstrdup("");
   const struct gr_sample *newest = gr_sampler_sample(s, 0);
   unsigned n = gr_sampler_count(s), ngpu = gr_sampler_ngpu(s);
-  struct frame fr = {.plot_w = W - LEFT - RIGHT};
+  struct frame fr = {.plot_w = W - LEFT - RIGHT, .judge = judge, .judge_ctx = judge_ctx};
   fr.t1 = newest ? newest->mono_s : 0;
   fr.t0 = n ? gr_sampler_sample(s, n - 1)->mono_s : 0;
   unsigned long nev = gr_sampler_nevents(s);

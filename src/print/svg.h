@@ -18,5 +18,10 @@ struct gr_svg_mark {
 };
 
 char *gr_svg_timeline(const struct gr_sampler *s, const char *title, const struct gr_svg_mark *marks, size_t nmarks);
+/* The same with each event drawn and listed at the severity judge gives it
+ * (burn: the AER errors of a link whose verdict fails are failures). */
+typedef enum gr_sev (*gr_svg_judge)(const void *ctx, const struct gr_mon_event *e);
+char *gr_svg_timeline_judged(const struct gr_sampler *s, const char *title, const struct gr_svg_mark *marks,
+                             size_t nmarks, gr_svg_judge judge, const void *judge_ctx);
 
 #endif

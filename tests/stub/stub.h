@@ -75,7 +75,7 @@ static inline const char *stub_scenario(void)
                                       "3090-bridge", "a100-nvswitch", "a100-nvswitch-old",
                                       "busy",     "hang",        "xid",
                                       "burn-aer", "burn-replay", "burn-xid79",    "burn-throttle",
-                                      "burn-stall", "healthy", "in-use", "burn-gemm-wrong", "net-corrupt",
+                                      "burn-stall", "healthy", "in-use", "burn-gemm-wrong", "burn-slow", "net-corrupt",
                                       "amd-pull", "a100-uplink", "spin-timeout"};
   const char *s = getenv("GPURIG_STUB_SCENARIO");
   /* GPURIG_STUB_SCENARIO_FILE: the scenario is the file's first word, read

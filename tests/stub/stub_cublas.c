@@ -5,13 +5,21 @@
  * "Device memory" is the CUDA stand-in's heap memory, so the product is
  * really computed, but only its first column (what gpurig checks): the rest
  * of C is left as it was. The stream's virtual clock moves by
- * 2 n m k / 35.6 TFLOPS + 5 us, an RTX 3090's dense fp16 rate with fp32
- * accumulation. Under "burn-gemm-wrong", GPU2's C[7][0] comes out 1 too
- * high. */
+ * 2 n m k / 71 TFLOPS + 5 us, an RTX 3090's dense fp16 rate with fp32
+ * accumulation (data/gpus.tsv, the GA102 whitepaper). Under
+ * "burn-gemm-wrong", GPU2's C[7][0] comes out 1 too high; under "burn-slow",
+ * GPU1 runs at a third of the rate (its power capped: see the NVML
+ * stand-in).
+ *
+ * When each GPU last ran a product is kept for the NVML stand-in
+ * (gpurig_stub_gemm_last_ns, found with dlopen RTLD_NOLOAD), which then
+ * reports that GPU loaded, as a real one is under matrix products. */
 #include <math.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "stub.h"
 
@@ -19,7 +27,9 @@
 #define CUBLAS_NOT_INITIALIZED 1u
 #define CUBLAS_INVALID_VALUE 7u
 #define CUBLAS_NOT_SUPPORTED 15u
-#define STUB_GEMM_FLOPS 35.6e12
+#define STUB_GEMM_FLOPS 71e12
+#define STUB_SLOW_GPU 1
+#define STUB_GPUS_MAX 64
 #define STUB_WRONG_GPU 2
 #define STUB_WRONG_ROW 7
 
@@ -34,6 +44,14 @@ gr_cublas_status cublasGemmEx(gr_cublas_handle h, unsigned int transa, unsigned 
                               const void *alpha, const void *A, unsigned int Atype, int lda, const void *B,
                               unsigned int Btype, int ldb, const void *beta, void *C, unsigned int Ctype, int ldc,
                               unsigned int computeType, int algo);
+long long gpurig_stub_gemm_last_ns(int dev);
+
+static atomic_llong gemm_last_ns[STUB_GPUS_MAX]; /* CLOCK_MONOTONIC of each GPU's last product, 0 none */
+
+long long gpurig_stub_gemm_last_ns(int dev)
+{
+  return dev >= 0 && dev < STUB_GPUS_MAX ? atomic_load(&gemm_last_ns[dev]) : 0;
+}
 
 #define STUB_CHECK(fn, pfn) _Static_assert(_Generic(&fn, pfn: 1, default: 0), #fn " does not match " #pfn)
 STUB_CHECK(cublasCreate_v2, gr_pfn_cublasCreate);
@@ -95,7 +113,12 @@ gr_cublas_status cublasGemmEx(gr_cublas_handle h, unsigned int transa, unsigned 
   if (st && !stub_stream_is_default(st)) {
     if (stub_scenario_is("burn-gemm-wrong") && st->dev == STUB_WRONG_GPU)
       c[STUB_WRONG_ROW] += 1.0f;
-    st->clock += 2.0 * m * n * k / STUB_GEMM_FLOPS + 5e-6;
+    double slow = stub_scenario_is("burn-slow") && st->dev == STUB_SLOW_GPU ? 3 : 1;
+    st->clock += slow * 2.0 * m * n * k / STUB_GEMM_FLOPS + 5e-6;
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    if (st->dev >= 0 && st->dev < STUB_GPUS_MAX)
+      atomic_store(&gemm_last_ns[st->dev], (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec);
   }
   return CUBLAS_OK;
 }

@@ -174,8 +174,22 @@ static void debug_log(const struct ncclComm *const *comms, int ndev)
   fclose(f);
 }
 
+/* GPURIG_STUB_NCCL_INIT_S=N (whole seconds, at most 60): ncclCommInitAll
+ * takes that long before it answers, so that a test can signal gpurig while
+ * NCCL starts (tests/robust, REL-09); a signal that has a handler ends the
+ * wait early, as it ends a real one's system call. */
+static void init_delay(void)
+{
+  const char *e = getenv("GPURIG_STUB_NCCL_INIT_S");
+  long sec = e && *e ? strtol(e, NULL, 10) : 0;
+  struct timespec ts = {sec > 0 && sec <= 60 ? sec : 0, 0};
+  if (ts.tv_sec)
+    nanosleep(&ts, NULL);
+}
+
 gr_nccl_result ncclCommInitAll(gr_nccl_comm *comms, int ndev, const int *devlist)
 {
+  init_delay();
   if (stub_scenario_is("ncclfail"))
     return NCCL_SYSTEM_ERROR;
   if (!comms || ndev < 1)

@@ -2,6 +2,7 @@
  * backend can be tested without a GPU; see README.md. Not NVIDIA code: the
  * names and types follow src/backends/nvidia/nv_api.h, the answers the scenario table
  * in stub.h. */
+#include <dlfcn.h>
 #include <errno.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -207,6 +208,33 @@ static int busy_machine(void)
 static int throttled(void)
 {
   return stub_scenario_is("burn-throttle");
+}
+
+/* Whether GPU idx ran a matrix product in the last STUB_LOADED_S seconds
+ * (the cuBLAS stand-in keeps the time, when it is loaded): a GPU under
+ * gpurig burn's GEMM load then reads as loaded (busy, full clock, power
+ * drawn, full link speed), as a real one does, except under "burn-slow",
+ * where GPU1's power is capped and its clock held low. */
+#define STUB_LOADED_S 60.0
+#define STUB_SLOW_GPU 1
+static int loaded(int idx)
+{
+  static long long (*_Atomic last)(int);
+  if (!atomic_load(&last)) {
+    void *h = dlopen("libcublas.so.13", RTLD_NOLOAD | RTLD_LAZY);
+    if (h) /* the handle stays open: the pointer must stay valid */
+      atomic_store(&last, (long long (*)(int))dlsym(h, "gpurig_stub_gemm_last_ns"));
+  }
+  long long (*f)(int) = atomic_load(&last);
+  long long t = f ? f(idx) : 0;
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return t > 0 && (double)((long long)ts.tv_sec * 1000000000LL + ts.tv_nsec - t) / 1e9 < STUB_LOADED_S;
+}
+
+static int slow_gpu(int idx)
+{
+  return idx == STUB_SLOW_GPU && stub_scenario_is("burn-slow");
 }
 
 /* "hang": block the caller GPURIG_STUB_HANG_S seconds (default 30). */
@@ -520,7 +548,7 @@ gr_nvml_return nvmlDeviceGetP2PStatus(gr_nvml_device device1, gr_nvml_device dev
 gr_nvml_return nvmlDeviceGetUtilizationRates(gr_nvml_device device, struct nvmlUtilization_st *util)
 {
   CHECK_DEVICE(device, util, 1);
-  int busy = busy_machine();
+  int busy = busy_machine() || loaded(idx);
   util->gpu = busy ? 97 : 0;
   util->memory = busy ? 60 : 0;
   return NVML_OK;
@@ -529,7 +557,7 @@ gr_nvml_return nvmlDeviceGetUtilizationRates(gr_nvml_device device, struct nvmlU
 gr_nvml_return nvmlDeviceGetCurrPcieLinkGeneration(gr_nvml_device device, unsigned int *gen)
 {
   CHECK_DEVICE(device, gen, 1);
-  return put_uint(gen, 1); /* idle GPUs drop to gen 1 */
+  return put_uint(gen, loaded(idx) ? (unsigned)stub_machine()->pcie_gen : 1u); /* idle GPUs drop to gen 1 */
 }
 
 gr_nvml_return nvmlDeviceGetCurrPcieLinkWidth(gr_nvml_device device, unsigned int *width)
@@ -552,12 +580,16 @@ gr_nvml_return nvmlDeviceGetPowerUsage(gr_nvml_device device, unsigned int *mw)
     hang();
   if (busy_machine())
     return put_uint(mw, throttled() ? 340000u : 345000u);
+  if (loaded(idx))
+    return put_uint(mw, slow_gpu(idx) ? 174000u : 330000u + 1000u * (unsigned)idx);
   return put_uint(mw, 28500u + 1000u * (unsigned)idx);
 }
 
 gr_nvml_return nvmlDeviceGetEnforcedPowerLimit(gr_nvml_device device, unsigned int *mw)
 {
   CHECK_DEVICE(device, mw, 1);
+  if (slow_gpu(idx))
+    return put_uint(mw, 175000u); /* someone ran nvidia-smi -pl 175 */
   return put_uint(mw, stub_machine()->power_mw);
 }
 
@@ -577,6 +609,8 @@ gr_nvml_return nvmlDeviceGetTemperature(gr_nvml_device device, unsigned int sens
     return put_uint(temp, idx == STUB_HOT_GPU ? 92u : 76u);
   if (busy_machine())
     return put_uint(temp, idx == STUB_HOT_GPU ? 88u : 78u);
+  if (loaded(idx))
+    return put_uint(temp, 66u + (unsigned)idx);
   return put_uint(temp, 35u + (unsigned)idx);
 }
 
@@ -586,9 +620,9 @@ gr_nvml_return nvmlDeviceGetClockInfo(gr_nvml_device device, unsigned int type, 
 {
   CHECK_DEVICE(device, mhz, 1);
   const struct stub_machine *m = stub_machine();
-  int busy = busy_machine();
+  int busy = busy_machine() || loaded(idx);
   if (type == 0 || type == GR_NVML_CLOCK_SM) /* graphics and SM run together */
-    return put_uint(mhz, !busy ? m->sm_mhz : throttled() && idx == STUB_HOT_GPU ? 1200u : 1695u);
+    return put_uint(mhz, !busy ? m->sm_mhz : slow_gpu(idx) ? 840u : throttled() && idx == STUB_HOT_GPU ? 1200u : 1695u);
   if (type == GR_NVML_CLOCK_MEM)
     return put_uint(mhz, busy ? 9751u : m->mem_mhz);
   return NVML_INVALID_ARGUMENT;
@@ -654,6 +688,8 @@ gr_nvml_return nvmlDeviceGetCurrentClocksEventReasons(gr_nvml_device device, uns
     *reasons = idx == STUB_HOT_GPU ? 0x40ull : 0x4ull;
   else if (busy_machine())
     *reasons = idx == STUB_HOT_GPU ? 0x44ull : 0x4ull;
+  else if (loaded(idx))
+    *reasons = slow_gpu(idx) ? 0x4ull : 0;
   else
     *reasons = 0x1ull;
   return NVML_OK;

@@ -302,6 +302,7 @@ static void cuda_shutdown(void *state)
   struct cuda *c = state;
   if (!c)
     return;
+  cuda_nccl_log_remove(c);
   if (c->comms && c->nc.CommDestroy)
     for (int k = 0; k < c->ar_ndev; k++)
       if (c->comms[k])

@@ -153,6 +153,10 @@ int cuda_gemm(void *state, const int *devs, int ndev, int iters, struct gr_gemm_
 
 /* cuda_nccl.c */
 int cuda_transports(void *state, char *buf, size_t cap);
+/* Removes NCCL's log and its directory if they are still there (a run
+ * stopped before its first all-reduce), and puts back the signal handlers
+ * that guarded them: every exit path leaves nothing in TMPDIR. */
+void cuda_nccl_log_remove(struct cuda *c);
 int cuda_allreduce_open(void *state, size_t max_bytes, char *why, size_t cap);
 int cuda_unique_id(void *state, void *id, char *why, size_t cap);
 int cuda_allreduce_open_ranks(void *state, size_t max_bytes, const void *id, int nranks, int first_rank,

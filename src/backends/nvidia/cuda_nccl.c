@@ -2,6 +2,7 @@
  * and the transports NCCL chose, read from its INFO log. */
 #include <errno.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -120,6 +121,75 @@ static int ar_finish_open(struct cuda *c, size_t max_bytes, char *why, size_t ca
  * own process's environment around the communicator's creation, with the
  * file in a private directory (0700) it removes right after. That changes
  * nothing on the system: only this process's environment, for one call. */
+/* While the log's directory exists, SIGINT, SIGTERM and SIGHUP remove it
+ * (and the log) before they take their course: a bench stopped by Ctrl-C
+ * mid-collective leaves nothing in TMPDIR (REL-09). The paths are copied
+ * here because a handler may only read what is fixed; unlink and rmdir are
+ * async-signal-safe. The handler then does what was there before: a
+ * command's stop flag (burn, watch) is set and the run ends cleanly; the
+ * default ends the process by the same signal. */
+static const int log_sigs[] = {SIGINT, SIGTERM, SIGHUP};
+enum { NLOG_SIGS = sizeof(log_sigs) / sizeof(log_sigs[0]) };
+static char guard_dir[256], guard_file[300];
+static volatile sig_atomic_t guard_on; /* the directory may still exist */
+static bool guard_installed;            /* the handlers below are ours */
+static struct sigaction guard_saved[NLOG_SIGS];
+
+static void guard_clean(void)
+{
+  if (guard_on) {
+    guard_on = 0;
+    unlink(guard_file);
+    rmdir(guard_dir);
+  }
+}
+
+static void on_log_signal(int sig, siginfo_t *info, void *uctx)
+{
+  guard_clean();
+  for (int i = 0; i < NLOG_SIGS; i++) {
+    if (log_sigs[i] != sig)
+      continue;
+    const struct sigaction *old = &guard_saved[i];
+    if ((old->sa_flags & SA_SIGINFO) && old->sa_sigaction)
+      old->sa_sigaction(sig, info, uctx);
+    else if (old->sa_handler != SIG_DFL && old->sa_handler != SIG_IGN)
+      old->sa_handler(sig);
+    else if (old->sa_handler == SIG_DFL) {
+      sigaction(sig, old, NULL); /* the process ends by its signal, as it would have */
+      raise(sig);
+    }
+  }
+}
+
+static void guard_log(const char *dir)
+{
+  if (guard_installed)
+    return;
+  snprintf(guard_dir, sizeof(guard_dir), "%s", dir);
+  snprintf(guard_file, sizeof(guard_file), "%s/nccl.log", dir);
+  guard_on = 1;
+  guard_installed = true;
+  struct sigaction sa;
+  memset(&sa, 0, sizeof(sa));
+  sa.sa_sigaction = on_log_signal;
+  sa.sa_flags = SA_SIGINFO;
+  sigemptyset(&sa.sa_mask);
+  for (int i = 0; i < NLOG_SIGS; i++)
+    sigaction(log_sigs[i], &sa, &guard_saved[i]);
+}
+
+/* The directory is gone: the handlers that were there come back. */
+static void unguard_log(void)
+{
+  guard_on = 0;
+  if (!guard_installed)
+    return;
+  guard_installed = false;
+  for (int i = 0; i < NLOG_SIGS; i++)
+    sigaction(log_sigs[i], &guard_saved[i], NULL);
+}
+
 static bool ar_log_start(struct cuda *c, char *dir, size_t cap)
 {
   const char *tmp = getenv("TMPDIR");
@@ -140,6 +210,7 @@ static bool ar_log_start(struct cuda *c, char *dir, size_t cap)
     return false;
   }
   snprintf(file, sizeof(file), "%s/nccl.log", dir);
+  guard_log(dir);
   setenv("NCCL_DEBUG", "INFO", 1);
   setenv("NCCL_DEBUG_FILE", file, 1);
   return true;
@@ -173,6 +244,19 @@ static void ar_log_read(struct cuda *c)
   unlink(file);
   rmdir(c->nccl_log_dir);
   c->nccl_log_dir[0] = '\0';
+  unguard_log();
+}
+
+void cuda_nccl_log_remove(struct cuda *c)
+{
+  char file[300];
+  if (!c->nccl_log_dir[0])
+    return;
+  snprintf(file, sizeof(file), "%s/nccl.log", c->nccl_log_dir);
+  unlink(file);
+  rmdir(c->nccl_log_dir);
+  c->nccl_log_dir[0] = '\0';
+  unguard_log();
 }
 
 /* Puts the environment back as it was: NCCL read it, and opened its log,
