@@ -129,26 +129,28 @@ int gr_catalog_parse(const struct gr_table *table, struct gr_gpu_model **out, si
 
 const struct gr_gpu_model *gr_catalog_find(const char *model)
 {
-  const struct gr_facts *f = gr_facts();
-  for (size_t i = 0; model && i < f->ngpus; i++)
-    if (strcasecmp(f->gpus[i].model, model) == 0)
-      return &f->gpus[i];
-  for (size_t i = 0; model && i < f->ngpus; i++) /* then RTX3090, rtx-3090 */
-    if (gr_name_loose_eq(f->gpus[i].model, model))
-      return &f->gpus[i];
+  size_t n;
+  const struct gr_gpu_model *gpus = gr_catalog_models(&n);
+  for (size_t i = 0; model && i < n; i++)
+    if (strcasecmp(gpus[i].model, model) == 0)
+      return &gpus[i];
+  for (size_t i = 0; model && i < n; i++) /* then RTX3090, rtx-3090 */
+    if (gr_name_loose_eq(gpus[i].model, model))
+      return &gpus[i];
   return NULL;
 }
 
 const char *gr_catalog_closest(const char *model)
 {
-  const struct gr_facts *f = gr_facts();
+  size_t n;
+  const struct gr_gpu_model *gpus = gr_catalog_models(&n);
   struct gr_suggest s;
   gr_suggest_init(&s, model);
-  for (size_t i = 0; i < f->ngpus; i++)
-    gr_suggest_offer(&s, f->gpus[i].model);
-  for (size_t i = 0; gr_suggest_best(&s) && i < f->ngpus; i++) /* the catalog's string, not s's copy */
-    if (strcmp(f->gpus[i].model, gr_suggest_best(&s)) == 0)
-      return f->gpus[i].model;
+  for (size_t i = 0; i < n; i++)
+    gr_suggest_offer(&s, gpus[i].model);
+  for (size_t i = 0; gr_suggest_best(&s) && i < n; i++) /* the catalog's string, not s's copy */
+    if (strcmp(gpus[i].model, gr_suggest_best(&s)) == 0)
+      return gpus[i].model;
   return NULL;
 }
 
@@ -156,10 +158,11 @@ const struct gr_gpu_model *gr_catalog_find_pci(unsigned vendor, unsigned device)
 {
   char id[16];
   snprintf(id, sizeof(id), "%04x:%04x", vendor, device);
-  const struct gr_facts *f = gr_facts();
-  for (size_t i = 0; i < f->ngpus; i++)
-    if (strstr(f->gpus[i].pci_ids, id))
-      return &f->gpus[i];
+  size_t n;
+  const struct gr_gpu_model *gpus = gr_catalog_models(&n);
+  for (size_t i = 0; i < n; i++)
+    if (strstr(gpus[i].pci_ids, id))
+      return &gpus[i];
   return NULL;
 }
 

@@ -184,11 +184,6 @@ void gr_data_dir_find(char *dir, size_t cap)
   snprintf(dir, cap, "%s", is_dir(GPURIG_SOURCE_DATADIR) ? GPURIG_SOURCE_DATADIR : GPURIG_DATADIR);
 }
 
-const char *gr_data_dir(void)
-{
-  return gr_facts()->data_dir;
-}
-
 char *gr_data_path(const char *rel, char *buf, size_t cap)
 {
   int n = snprintf(buf, cap, "%s/%s", gr_data_dir(), rel);
