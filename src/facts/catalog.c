@@ -44,19 +44,20 @@ static int check_words(const struct gr_table *t, size_t r, const char *const *v,
   return 0;
 }
 
-static int parse_row(const struct gr_table *t, size_t r, struct gr_gpu_model *m, struct gr_err *err)
+/* The columns parse_row reads, in the order of its v[]. */
+#define CATALOG_NCOLS 23
+static const char *const cols[CATALOG_NCOLS] = {
+    "model", "vendor", "arch", "mem_gib", "mem_bw_gbps", "fp16_tflops", "fp16_fp32acc_tflops", "tdp_w",
+    "pcie_gen", "link", "links", "link_gbps", "p2p", "pci_ids", "source", "form", "board", "link_gen", "cc",
+    "int8_tops", "mem_type", "boost_mhz", "sm_count"};
+
+/* Row r into m; col holds each of cols' index in the file, found once. */
+static int parse_row(const struct gr_table *t, const size_t *col, size_t r, struct gr_gpu_model *m,
+                     struct gr_err *err)
 {
-  static const char *cols[] = {"model", "vendor", "arch", "mem_gib", "mem_bw_gbps", "fp16_tflops",
-                               "fp16_fp32acc_tflops", "tdp_w", "pcie_gen", "link", "links", "link_gbps",
-                               "p2p", "pci_ids", "source", "form", "board", "link_gen", "cc", "int8_tops",
-                               "mem_type", "boost_mhz", "sm_count"};
-  const char *v[23];
-  for (size_t c = 0; c < 23; c++) {
-    int i = gr_table_col(t, cols[c]);
-    if (i < 0)
-      return gr_fail(err, GR_EXIT_CANNOT_RUN, "%s: missing column %s", t->name, cols[c]);
-    v[c] = gr_table_cell(t, r, (size_t)i);
-  }
+  const char *v[CATALOG_NCOLS];
+  for (size_t c = 0; c < CATALOG_NCOLS; c++)
+    v[c] = gr_table_cell(t, r, col[c]);
   double *nums[] = {&m->mem_gib, &m->mem_bw_gbps, &m->fp16_tflops, &m->fp16_fp32acc_tflops, &m->tdp_w};
   for (size_t k = 0; k < 5; k++) {
     char *end;
@@ -115,9 +116,16 @@ static int parse_row(const struct gr_table *t, size_t r, struct gr_gpu_model *m,
 
 int gr_catalog_parse(const struct gr_table *table, struct gr_gpu_model **out, size_t *n, struct gr_err *err)
 {
+  size_t col[CATALOG_NCOLS];
+  for (size_t c = 0; c < CATALOG_NCOLS; c++) {
+    int i = gr_table_col(table, cols[c]);
+    if (i < 0)
+      return gr_fail(err, GR_EXIT_CANNOT_RUN, "%s: missing column %s", table->name, cols[c]);
+    col[c] = (size_t)i;
+  }
   struct gr_gpu_model *models = xcalloc(table->nrows + 1, sizeof(*models));
   for (size_t r = 0; r < table->nrows; r++) {
-    if (parse_row(table, r, &models[r], err) != 0) {
+    if (parse_row(table, col, r, &models[r], err) != 0) {
       free(models);
       return -1;
     }
