@@ -3,6 +3,7 @@
  * a static buffer that made one analysis change another's result). Results
  * "alone" come from forked children, so each is computed in a process that
  * did nothing else. */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -359,6 +360,43 @@ static void test_loaded_on_first_use(void **state)
   assert_true(gr_facts_is_loaded("xid.tsv"));
 }
 
+/* What a thread reads first from freshly unloaded facts. */
+struct first_reads {
+  const struct gr_xid_rows *xid;
+  const struct gr_gpu_model *gpu;
+  double eff;
+};
+
+static void *read_facts(void *arg)
+{
+  struct first_reads *r = arg;
+  r->gpu = gr_catalog_find("H100 SXM5");
+  r->xid = gr_xid_rows();
+  r->eff = gr_calib()->ring_p2p_eff;
+  return NULL;
+}
+
+/* Threads that race to a table's first load all get the one loaded copy. */
+static void test_first_use_from_threads(void **state)
+{
+  enum { N = 6 };
+  pthread_t th[N];
+  struct first_reads r[N];
+  (void)state;
+  gr_facts_unload();
+  for (int i = 0; i < N; i++)
+    assert_int_equal(pthread_create(&th[i], NULL, read_facts, &r[i]), 0);
+  for (int i = 0; i < N; i++)
+    assert_int_equal(pthread_join(th[i], NULL), 0);
+  for (int i = 0; i < N; i++) {
+    assert_non_null(r[i].gpu);
+    assert_ptr_equal(r[i].gpu, r[0].gpu);
+    assert_ptr_equal(r[i].xid, r[0].xid);
+    assert_true(r[i].xid->n > 0);
+    assert_float_equal(r[i].eff, r[0].eff, 0);
+  }
+}
+
 /* A broken row of each row table is refused with FILE:LINE:COLUMN and the
  * column's name; the same file mended is accepted. */
 static void test_broken_rows_refused(void **state)
@@ -508,6 +546,7 @@ int main(void)
       cmocka_unit_test(test_catalog_rows),
       cmocka_unit_test(test_catalog_added_rows),
       cmocka_unit_test(test_loaded_on_first_use),
+      cmocka_unit_test(test_first_use_from_threads),
       cmocka_unit_test(test_every_data_file_loads),
       cmocka_unit_test(test_broken_rows_refused),
       cmocka_unit_test(test_typed_fields_match_files),
