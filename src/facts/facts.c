@@ -552,7 +552,7 @@ void gr_facts_unload(void)
   pthread_mutex_unlock(&lock);
 }
 
-int gr_facts_check_file(const char *file, const char *buf, size_t len, struct gr_err *err)
+int gr_facts_check_table(const char *file, const struct gr_table *t, struct gr_err *err)
 {
   size_t id = 0;
   while (id < SLOT_COUNT && !(slots[id].file && strcmp(slots[id].file, file) == 0))
@@ -560,13 +560,24 @@ int gr_facts_check_file(const char *file, const char *buf, size_t len, struct gr
   if (id == SLOT_COUNT)
     return gr_fail(err, GR_EXIT_CANNOT_RUN, "%s: not a data file gpurig loads", file);
   struct store *s = xcalloc(1, sizeof(*s));
-  int rc = gr_table_parse(file, buf, len, &s->raw[id], err);
-  if (rc == 0)
-    rc = slots[id].build(s, &s->raw[id], err);
+  int rc = slots[id].build(s, t, err);
   if (rc != 0 && err)
     err->code = GR_EXIT_CANNOT_RUN; /* as a load would say it */
   free_store(s);
   free(s);
+  return rc;
+}
+
+int gr_facts_check_file(const char *file, const char *buf, size_t len, struct gr_err *err)
+{
+  struct gr_table t;
+  if (gr_table_parse(file, buf, len, &t, err) != 0) {
+    if (err)
+      err->code = GR_EXIT_CANNOT_RUN;
+    return -1;
+  }
+  int rc = gr_facts_check_table(file, &t, err);
+  gr_table_free(&t);
   return rc;
 }
 

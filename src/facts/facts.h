@@ -180,6 +180,8 @@ void gr_facts_unload(void);
  * give it ("xid.tsv:3:1: xid must be ..."). An unknown file name is -1. For
  * tests; the loaded facts are not touched. */
 int gr_facts_check_file(const char *file, const char *buf, size_t len, struct gr_err *err);
+/* The same for a table already parsed (its name in messages is t's). */
+int gr_facts_check_table(const char *file, const struct gr_table *t, struct gr_err *err);
 
 /* Whether the data file `file` ("xid.tsv") is loaded now: what a test asks
  * to show that a command loads only the tables it reads. */
