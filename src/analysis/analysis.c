@@ -48,21 +48,14 @@ void add_finding(struct gr_analysis *a, enum gr_sev sev, const char *id, int nod
 
 /* ---- CPU facts NCCL depends on ---- */
 
-static bool table_row_matches(const struct gr_table *tb, size_t r, const struct gr_package *p, long *model_min)
+/* Whether a row of data/cpu-interconnect.tsv names this CPU (family -1: "*", any). */
+static bool table_row_matches(const struct gr_cpu_interconnect_row *row, const struct gr_package *p)
 {
-  const char *vendor = gr_table_cell(tb, r, (size_t)gr_table_col(tb, "vendor"));
-  const char *family = gr_table_cell(tb, r, (size_t)gr_table_col(tb, "family"));
-  long fam, mm;
-  if (!p->cpu_vendor || strcmp(vendor, p->cpu_vendor) != 0)
+  if (!p->cpu_vendor || strcmp(row->vendor, p->cpu_vendor) != 0)
     return false;
-  if (strcmp(family, "*") != 0 && (!parse_long(family, 10, &fam) || fam != p->cpu_family))
+  if (row->family >= 0 && row->family != p->cpu_family)
     return false;
-  if (!parse_long(gr_table_cell(tb, r, (size_t)gr_table_col(tb, "model_min")), 10, &mm))
-    return false;
-  if (strcmp(family, "*") != 0 && p->cpu_model_number >= 0 && p->cpu_model_number < mm)
-    return false;
-  *model_min = mm;
-  return true;
+  return row->family < 0 || p->cpu_model_number < 0 || p->cpu_model_number >= row->model_min;
 }
 
 /* The link between sockets: what the input declares (a rig's intersocket),
@@ -77,15 +70,14 @@ void socket_link(struct gr_analysis *a)
     a->socket_link = t->socket_link;
     return;
   }
-  const struct gr_table *tb = &gr_facts()->cpu_interconnect;
-  size_t cn = (size_t)gr_table_col(tb, "nccl_gbps"), cl = (size_t)gr_table_col(tb, "link");
+  const struct gr_cpu_interconnect_rows *tb = gr_cpu_interconnect_rows();
   long best = -1;
-  for (size_t r = 0; r < tb->nrows && t->npackages > 0; r++) {
-    long mm;
-    if (table_row_matches(tb, r, &t->packages[0], &mm) && mm > best) {
-      best = mm;
-      a->socket_nccl_gbps = strtod(gr_table_cell(tb, r, cn), NULL);
-      a->socket_link = gr_table_cell(tb, r, cl);
+  for (size_t r = 0; r < tb->n && t->npackages > 0; r++) {
+    const struct gr_cpu_interconnect_row *row = &tb->v[r];
+    if (table_row_matches(row, &t->packages[0]) && row->model_min > best) {
+      best = row->model_min;
+      a->socket_nccl_gbps = row->nccl_gbps;
+      a->socket_link = row->link;
     }
   }
 }

@@ -21,10 +21,9 @@ static bool nic_name_matches(const char *model, const char *name, size_t n)
 }
 
 /* The length of the longest of row r's name and aliases that model matches, 0 none. */
-static size_t row_match(const struct gr_table *tb, size_t r, const char *model)
+static size_t row_match(const struct gr_nics_row *row, const char *model)
 {
-  const char *name = gr_table_cell(tb, r, (size_t)gr_table_col(tb, "name"));
-  const char *aliases = gr_table_cell(tb, r, (size_t)gr_table_col(tb, "aliases"));
+  const char *name = row->name, *aliases = row->aliases;
   size_t best = nic_name_matches(model, name, strlen(name)) ? strlen(name) : 0;
   for (const char *s = aliases; *s;) {
     size_t n = strcspn(s, ";");
@@ -35,28 +34,19 @@ static size_t row_match(const struct gr_table *tb, size_t r, const char *model)
   return best;
 }
 
-long gr_nic_catalog_find(const char *model)
+const struct gr_nics_row *gr_nic_catalog_find(const char *model)
 {
-  const struct gr_table *tb = &gr_facts()->nics;
-  long found = -1;
+  const struct gr_nics_rows *tb = gr_nics_rows();
+  const struct gr_nics_row *found = NULL;
   size_t best = 0;
-  for (size_t r = 0; model && r < tb->nrows; r++) {
-    size_t n = row_match(tb, r, model);
+  for (size_t r = 0; model && r < tb->n; r++) {
+    size_t n = row_match(&tb->v[r], model);
     if (n > best) {
       best = n;
-      found = (long)r;
+      found = &tb->v[r];
     }
   }
   return found;
-}
-
-const char *gr_nic_catalog_cell(long row, const char *col)
-{
-  const struct gr_table *tb = &gr_facts()->nics;
-  int c = gr_table_col(tb, col);
-  if (row < 0 || (size_t)row >= tb->nrows || c < 0)
-    return "";
-  return gr_table_cell(tb, (size_t)row, (size_t)c);
 }
 
 /* ---- the NICs of a node ---- */
@@ -66,8 +56,8 @@ static double port_gbit(const struct gr_pci *d)
 {
   if (d->port_gbit > 0)
     return d->port_gbit;
-  double v = 0;
-  sscanf(gr_nic_catalog_cell(gr_nic_catalog_find(d->model), "port_gbit"), "%lf", &v);
+  const struct gr_nics_row *row = gr_nic_catalog_find(d->model);
+  double v = row ? row->port_gbit : 0;
   return v;
 }
 
@@ -173,7 +163,8 @@ static void gdr_decide(const struct gr_topo *t, const struct gr_analysis *a, con
 {
   o->gdr_level = c && c->gdr_level >= 0 ? c->gdr_level : GR_LVL_PXB;
   bool peermem = !c || c->peermem;
-  const char *nic_gdr = gr_nic_catalog_cell(gr_nic_catalog_find(o->nic_model), "gdr");
+  const struct gr_nics_row *nic = gr_nic_catalog_find(o->nic_model);
+  const char *nic_gdr = nic ? nic->gdr : "";
   size_t far = 0, consumer = 0, reads_off = 0;
   for (size_t g = 0; g < a->ngpus; g++) {
     const struct gr_pci *d = &t->pci[t->gpus[g]];

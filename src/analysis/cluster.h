@@ -54,10 +54,10 @@ struct gr_cluster_prediction {
 void gr_cluster_predict(const struct gr_topo *t, const struct gr_analysis *a, const struct gr_prediction *p,
                         const struct gr_cluster *c, int nodes, struct gr_cluster_prediction *out);
 
-/* The NIC catalog (data/nics.tsv): the row index of a model, -1 when the
- * catalog does not know it. */
-long gr_nic_catalog_find(const char *model);
-/* A column of that row ("port_gbit", "gdr", ...), "" when absent. */
-const char *gr_nic_catalog_cell(long row, const char *col);
+/* The NIC catalog (data/nics.tsv): the row of a model (the longest name or
+ * alias it starts with), NULL when the catalog does not know it. The row
+ * lives as long as the facts. */
+struct gr_nics_row;
+const struct gr_nics_row *gr_nic_catalog_find(const char *model);
 
 #endif

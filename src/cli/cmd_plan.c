@@ -165,10 +165,11 @@ static void list_one_model(void *out, const char *name)
  * (contrib/gpurig.bash, contrib/_gpurig). */
 static int list_names(void)
 {
-  const struct gr_facts *f = gr_facts();
+  size_t n;
+  const struct gr_gpu_model *gpus = gr_catalog_models(&n);
   gr_model_each_builtin(list_one_model, stdout);
-  for (size_t i = 0; i < f->ngpus; i++)
-    printf("gpu %s\n", f->gpus[i].model);
+  for (size_t i = 0; i < n; i++)
+    printf("gpu %s\n", gpus[i].model);
   return GR_EXIT_OK;
 }
 

@@ -52,7 +52,8 @@ static int finish_stdout(int rc)
   return rc;
 }
 
-/* The facts every command reads, loaded once before any work and any thread. */
+/* Where gpurig's data lies; each table loads when a command first reads it
+ * (facts/facts.h). */
 static int init_data(void)
 {
   struct gr_err err = {0};

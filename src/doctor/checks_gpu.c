@@ -103,22 +103,18 @@ static bool in_range(const char *v, const char *lo, const char *hi)
 /* A result per row of data/driver-issues.tsv that matches this driver and these GPUs. */
 static void known_issues(struct gr_doctor_ctx *c, const char *version, const char *file)
 {
-  const struct gr_table *tb = &gr_facts()->driver_issues;
-  int col[8];
-  static const char *const names[] = {"id", "gpu_match", "driver_min", "driver_max", "severity", "problem", "fix", "source"};
-  for (size_t k = 0; k < 8; k++)
-    col[k] = gr_table_col(tb, names[k]); /* the facts loader checked they exist */
-  for (size_t i = 0; i < tb->nrows; i++) {
+  const struct gr_driver_issues_rows *tb = gr_driver_issues_rows();
+  for (size_t i = 0; i < tb->n; i++) {
+    const struct gr_driver_issues_row *row = &tb->v[i];
     const char *which = NULL;
-#define CELL(k) gr_table_cell(tb, i, (size_t)col[k])
-    if (!model_present(c->t, CELL(1), &which) || !in_range(version, CELL(2), CELL(3)))
+    if (!model_present(c->t, row->gpu_match, &which) || !in_range(version, row->driver_min, row->driver_max))
       continue;
-    struct gr_finding *r = dr_add(c, strcmp(CELL(4), "fail") == 0 ? GR_SEV_FAIL : GR_SEV_WARN, -1,
-                                       "Driver %s with %s: %s", version, which, CELL(5));
+    struct gr_finding *r = dr_add(c, strcmp(row->severity, "fail") == 0 ? GR_SEV_FAIL : GR_SEV_WARN, -1,
+                                  "Driver %s with %s: %s", version, which, row->problem);
     gr_finding_evidence(r, file, "%s", version);
-    gr_finding_evidence(r, "data/driver-issues.tsv", "%s: %s .. %s; %s", CELL(0), CELL(2), CELL(3), CELL(7));
-    gr_finding_fix(r, "a driver change means a reboot", "%s", CELL(6));
-#undef CELL
+    gr_finding_evidence(r, "data/driver-issues.tsv", "%s: %s .. %s; %s", row->id, row->driver_min, row->driver_max,
+                        row->source);
+    gr_finding_fix(r, "a driver change means a reboot", "%s", row->fix);
   }
 }
 
@@ -263,7 +259,7 @@ struct xid_rank {
   size_t group; /* index in the groups */
   size_t line;  /* of its last event */
   enum gr_sev sev;
-  int row;      /* in data/xid.tsv, -1 if not there */
+  const struct gr_xid_row *row; /* in data/xid.tsv, NULL if not there */
 };
 
 /* What the cap left unread, as evidence: the Xids found are only those of
@@ -329,15 +325,14 @@ static int read_klog(struct gr_doctor_ctx *c, struct klog *k, char *shown, size_
   return -1;
 }
 
-static int xid_row(const struct gr_table *tb, int xid)
+/* The row of data/xid.tsv for an Xid, or NULL. */
+static const struct gr_xid_row *xid_row(int xid)
 {
-  int c = gr_table_col(tb, "xid");
-  char want[16];
-  snprintf(want, sizeof(want), "%d", xid);
-  for (size_t i = 0; c >= 0 && i < tb->nrows; i++)
-    if (strcmp(gr_table_cell(tb, i, (size_t)c), want) == 0)
-      return (int)i;
-  return -1;
+  const struct gr_xid_rows *tb = gr_xid_rows();
+  for (size_t i = 0; i < tb->n; i++)
+    if (tb->v[i].xid == xid)
+      return &tb->v[i];
+  return NULL;
 }
 
 static int gpu_by_bus(const struct gr_topo *t, unsigned domain, unsigned bus, unsigned dev)
@@ -364,39 +359,38 @@ static int cmp_rank(const void *pa, const void *pb)
   return a->line < b->line ? 1 : a->line > b->line ? -1 : 0;
 }
 
-static enum gr_sev xid_sev(const struct gr_table *tb, int row)
+static enum gr_sev xid_sev(const struct gr_xid_row *row)
 {
-  const char *sev = row >= 0 ? gr_table_cell(tb, (size_t)row, (size_t)gr_table_col(tb, "severity")) : "warn";
+  const char *sev = row ? row->severity : "warn";
   return strcmp(sev, "fail") == 0 ? GR_SEV_FAIL : strcmp(sev, "warn") == 0 ? GR_SEV_WARN : GR_SEV_INFO;
 }
 
 bool gr_xid_info(int xid, const char **name, enum gr_sev *sev, const char **action)
 {
-  const struct gr_table *tb = &gr_facts()->xid;
-  int row = xid_row(tb, xid);
-  *sev = xid_sev(tb, row);
-  *name = row >= 0 ? gr_table_cell(tb, (size_t)row, (size_t)gr_table_col(tb, "name")) : "not in data/xid.tsv";
-  *action = row >= 0 ? gr_table_cell(tb, (size_t)row, (size_t)gr_table_col(tb, "action")) : "";
-  return row >= 0;
+  const struct gr_xid_row *row = xid_row(xid);
+  *sev = xid_sev(row);
+  *name = row ? row->name : "not in data/xid.tsv";
+  *action = row ? row->action : "";
+  return row != NULL;
 }
 
 /* Every group's severity, sorted worst and most recent first; the caller
  * frees the array. */
-static struct xid_rank *rank_groups(const struct gr_xid_groups *g, const struct gr_table *tb)
+static struct xid_rank *rank_groups(const struct gr_xid_groups *g)
 {
   struct xid_rank *rk = xcalloc(g->n + 1, sizeof(*rk));
   for (size_t i = 0; i < g->n; i++) {
-    int row = xid_row(tb, g->v[i].xid);
-    rk[i] = (struct xid_rank){i, g->v[i].line, xid_sev(tb, row), row};
+    const struct gr_xid_row *row = xid_row(g->v[i].xid);
+    rk[i] = (struct xid_rank){i, g->v[i].line, xid_sev(row), row};
   }
   qsort(rk, g->n, sizeof(*rk), cmp_rank);
   return rk;
 }
 
-static void report_xid_group(struct gr_doctor_ctx *c, const struct gr_table *tb, const struct xid_rank *rk,
+static void report_xid_group(struct gr_doctor_ctx *c, const struct xid_rank *rk,
                              const struct gr_xid_group *x, const struct klog *k)
 {
-  const char *name = rk->row >= 0 ? gr_table_cell(tb, (size_t)rk->row, (size_t)gr_table_col(tb, "name")) : "not in data/xid.tsv";
+  const char *name = rk->row ? rk->row->name : "not in data/xid.tsv";
   int node = gpu_by_bus(c->t, x->domain, x->bus, x->dev);
   char when[96] = "", where[4400];
   if (x->last_t >= 0)
@@ -411,9 +405,9 @@ static void report_xid_group(struct gr_doctor_ctx *c, const struct gr_table *tb,
   gr_finding_evidence(r, log_place(k, x->line, where, sizeof(where)), "NVRM: Xid (PCI:%04x:%02x:%02x): %d, %s",
                       x->domain, x->bus, x->dev, x->xid, x->detail);
   note_skipped(r, k);
-  if (rk->row >= 0)
+  if (rk->row)
     gr_finding_fix(r, rk->sev == GR_SEV_INFO ? "none" : "depends on the cause", "%s",
-                   gr_table_cell(tb, (size_t)rk->row, (size_t)gr_table_col(tb, "action")));
+                   rk->row->action);
 }
 
 static int cmp_addr(const void *pa, const void *pb)
@@ -472,8 +466,7 @@ static void summarise_unlisted(struct gr_doctor_ctx *c, const struct gr_xid_grou
 
 static void report_groups(struct gr_doctor_ctx *c, const struct gr_xid_groups *g, const struct klog *k)
 {
-  const struct gr_table *tb = &gr_facts()->xid;
-  struct xid_rank *rk = rank_groups(g, tb);
+  struct xid_rank *rk = rank_groups(g);
   size_t listed = g->n < XID_GROUPS_LISTED ? g->n : XID_GROUPS_LISTED;
   struct xid_rank **by_group = xcalloc(g->n + 1, sizeof(*by_group));
   for (size_t i = 0; i < listed; i++)
@@ -481,7 +474,7 @@ static void report_groups(struct gr_doctor_ctx *c, const struct gr_xid_groups *g
   /* listed in the log's order, as a reader of the log meets them */
   for (size_t i = 0; i < g->n; i++)
     if (by_group[i])
-      report_xid_group(c, tb, by_group[i], &g->v[i], k);
+      report_xid_group(c, by_group[i], &g->v[i], k);
   if (g->n > listed)
     summarise_unlisted(c, g, rk, k);
   free(by_group);

@@ -202,17 +202,16 @@ void check_mem_host(struct gr_doctor_ctx *c)
 /* Memory channels of a CPU model: data/cpu-memory.tsv, longest match wins. */
 static int cpu_channels(const char *model)
 {
-  const struct gr_table *tb = &gr_facts()->cpu_memory;
   int best = 0;
   size_t best_len = 0;
   if (!model)
     return 0;
-  size_t mc = (size_t)gr_table_col(tb, "match"), cc = (size_t)gr_table_col(tb, "channels");
-  for (size_t i = 0; i < tb->nrows; i++) {
-    const char *m = gr_table_cell(tb, i, mc);
+  const struct gr_cpu_memory_rows *tb = gr_cpu_memory_rows();
+  for (size_t i = 0; i < tb->n; i++) {
+    const char *m = tb->v[i].match;
     if (strstr(model, m) && strlen(m) > best_len) {
       best_len = strlen(m);
-      best = atoi(gr_table_cell(tb, i, cc));
+      best = (int)tb->v[i].channels;
     }
   }
   return best;

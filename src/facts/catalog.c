@@ -44,19 +44,20 @@ static int check_words(const struct gr_table *t, size_t r, const char *const *v,
   return 0;
 }
 
-static int parse_row(const struct gr_table *t, size_t r, struct gr_gpu_model *m, struct gr_err *err)
+/* The columns parse_row reads, in the order of its v[]. */
+#define CATALOG_NCOLS 23
+static const char *const cols[CATALOG_NCOLS] = {
+    "model", "vendor", "arch", "mem_gib", "mem_bw_gbps", "fp16_tflops", "fp16_fp32acc_tflops", "tdp_w",
+    "pcie_gen", "link", "links", "link_gbps", "p2p", "pci_ids", "source", "form", "board", "link_gen", "cc",
+    "int8_tops", "mem_type", "boost_mhz", "sm_count"};
+
+/* Row r into m; col holds each of cols' index in the file, found once. */
+static int parse_row(const struct gr_table *t, const size_t *col, size_t r, struct gr_gpu_model *m,
+                     struct gr_err *err)
 {
-  static const char *cols[] = {"model", "vendor", "arch", "mem_gib", "mem_bw_gbps", "fp16_tflops",
-                               "fp16_fp32acc_tflops", "tdp_w", "pcie_gen", "link", "links", "link_gbps",
-                               "p2p", "pci_ids", "source", "form", "board", "link_gen", "cc", "int8_tops",
-                               "mem_type", "boost_mhz", "sm_count"};
-  const char *v[23];
-  for (size_t c = 0; c < 23; c++) {
-    int i = gr_table_col(t, cols[c]);
-    if (i < 0)
-      return gr_fail(err, GR_EXIT_CANNOT_RUN, "%s: missing column %s", t->name, cols[c]);
-    v[c] = gr_table_cell(t, r, (size_t)i);
-  }
+  const char *v[CATALOG_NCOLS];
+  for (size_t c = 0; c < CATALOG_NCOLS; c++)
+    v[c] = gr_table_cell(t, r, col[c]);
   double *nums[] = {&m->mem_gib, &m->mem_bw_gbps, &m->fp16_tflops, &m->fp16_fp32acc_tflops, &m->tdp_w};
   for (size_t k = 0; k < 5; k++) {
     char *end;
@@ -115,9 +116,16 @@ static int parse_row(const struct gr_table *t, size_t r, struct gr_gpu_model *m,
 
 int gr_catalog_parse(const struct gr_table *table, struct gr_gpu_model **out, size_t *n, struct gr_err *err)
 {
+  size_t col[CATALOG_NCOLS];
+  for (size_t c = 0; c < CATALOG_NCOLS; c++) {
+    int i = gr_table_col(table, cols[c]);
+    if (i < 0)
+      return gr_fail(err, GR_EXIT_CANNOT_RUN, "%s: missing column %s", table->name, cols[c]);
+    col[c] = (size_t)i;
+  }
   struct gr_gpu_model *models = xcalloc(table->nrows + 1, sizeof(*models));
   for (size_t r = 0; r < table->nrows; r++) {
-    if (parse_row(table, r, &models[r], err) != 0) {
+    if (parse_row(table, col, r, &models[r], err) != 0) {
       free(models);
       return -1;
     }
@@ -129,26 +137,28 @@ int gr_catalog_parse(const struct gr_table *table, struct gr_gpu_model **out, si
 
 const struct gr_gpu_model *gr_catalog_find(const char *model)
 {
-  const struct gr_facts *f = gr_facts();
-  for (size_t i = 0; model && i < f->ngpus; i++)
-    if (strcasecmp(f->gpus[i].model, model) == 0)
-      return &f->gpus[i];
-  for (size_t i = 0; model && i < f->ngpus; i++) /* then RTX3090, rtx-3090 */
-    if (gr_name_loose_eq(f->gpus[i].model, model))
-      return &f->gpus[i];
+  size_t n;
+  const struct gr_gpu_model *gpus = gr_catalog_models(&n);
+  for (size_t i = 0; model && i < n; i++)
+    if (strcasecmp(gpus[i].model, model) == 0)
+      return &gpus[i];
+  for (size_t i = 0; model && i < n; i++) /* then RTX3090, rtx-3090 */
+    if (gr_name_loose_eq(gpus[i].model, model))
+      return &gpus[i];
   return NULL;
 }
 
 const char *gr_catalog_closest(const char *model)
 {
-  const struct gr_facts *f = gr_facts();
+  size_t n;
+  const struct gr_gpu_model *gpus = gr_catalog_models(&n);
   struct gr_suggest s;
   gr_suggest_init(&s, model);
-  for (size_t i = 0; i < f->ngpus; i++)
-    gr_suggest_offer(&s, f->gpus[i].model);
-  for (size_t i = 0; gr_suggest_best(&s) && i < f->ngpus; i++) /* the catalog's string, not s's copy */
-    if (strcmp(f->gpus[i].model, gr_suggest_best(&s)) == 0)
-      return f->gpus[i].model;
+  for (size_t i = 0; i < n; i++)
+    gr_suggest_offer(&s, gpus[i].model);
+  for (size_t i = 0; gr_suggest_best(&s) && i < n; i++) /* the catalog's string, not s's copy */
+    if (strcmp(gpus[i].model, gr_suggest_best(&s)) == 0)
+      return gpus[i].model;
   return NULL;
 }
 
@@ -156,10 +166,11 @@ const struct gr_gpu_model *gr_catalog_find_pci(unsigned vendor, unsigned device)
 {
   char id[16];
   snprintf(id, sizeof(id), "%04x:%04x", vendor, device);
-  const struct gr_facts *f = gr_facts();
-  for (size_t i = 0; i < f->ngpus; i++)
-    if (strstr(f->gpus[i].pci_ids, id))
-      return &f->gpus[i];
+  size_t n;
+  const struct gr_gpu_model *gpus = gr_catalog_models(&n);
+  for (size_t i = 0; i < n; i++)
+    if (strstr(gpus[i].pci_ids, id))
+      return &gpus[i];
   return NULL;
 }
 

@@ -17,10 +17,7 @@ void gr_table_free(struct gr_table *t)
 {
   if (!t)
     return;
-  for (size_t i = 0; i < t->ncols; i++)
-    free(t->cols[i]);
-  for (size_t i = 0; i < t->nrows * t->ncols; i++)
-    free(t->cells[i]);
+  free(t->text);
   free(t->cols);
   free(t->cells);
   free(t->lines);
@@ -28,85 +25,91 @@ void gr_table_free(struct gr_table *t)
   memset(t, 0, sizeof(*t));
 }
 
-/* Splits one line on tabs into a fresh array of strings; returns the count. */
-static size_t split_tabs(const char *line, size_t len, char ***out)
+/* Cuts one line of the table's own copy in place into its tab-separated
+ * fields (cap of them: fields_in counted them first), each trimmed of
+ * trailing spaces and CRs and NUL-terminated (the byte after the line, its
+ * newline or the copy's final NUL, ends the last), into f. */
+static void cut_fields(char *line, size_t len, char **f, size_t cap)
 {
-  size_t n = 1;
-  for (size_t i = 0; i < len; i++)
-    n += line[i] == '\t';
-  char **f = xcalloc(n, sizeof(*f));
   size_t k = 0, start = 0;
-  for (size_t i = 0; i <= len; i++) {
+  for (size_t i = 0; i <= len && k < cap; i++) {
     if (i == len || line[i] == '\t') {
       size_t e = i;
       while (e > start && (line[e - 1] == ' ' || line[e - 1] == '\r'))
         e--;
-      f[k++] = xstrndup(line + start, e - start);
+      line[e] = '\0';
+      f[k++] = line + start;
       start = i + 1;
     }
   }
-  *out = f;
-  return n;
 }
 
-static void free_fields(char **f, size_t n)
+/* Whether a line is blank or a comment. */
+static bool skipped(const char *line, size_t len)
 {
-  for (size_t i = 0; i < n; i++)
-    free(f[i]);
-  free(f);
+  size_t s = 0;
+  while (s < len && (line[s] == ' ' || line[s] == '\r'))
+    s++;
+  return s == len || line[s] == '#';
+}
+
+static size_t fields_in(const char *line, size_t len)
+{
+  size_t tabs = 0;
+  for (size_t i = 0; i < len; i++)
+    tabs += line[i] == '\t';
+  return tabs + 1;
+}
+
+/* One row line into t: its fields go straight into the cells. */
+static int add_row(struct gr_table *t, char *line, size_t len, size_t lineno, size_t *cap_rows, struct gr_err *err)
+{
+  size_t n = fields_in(line, len);
+  if (n != t->ncols)
+    return gr_fail(err, GR_EXIT_FAIL, "%s:%zu: %zu fields, expected %zu (tab-separated, as in the header)", t->name,
+                   lineno, n, t->ncols);
+  if (t->nrows + 1 > *cap_rows) {
+    *cap_rows = *cap_rows ? *cap_rows * 2 : 16;
+    t->cells = xrealloc(t->cells, *cap_rows * t->ncols * sizeof(char *));
+    t->lines = xrealloc(t->lines, *cap_rows * sizeof(size_t));
+  }
+  cut_fields(line, len, t->cells + t->nrows * t->ncols, t->ncols);
+  t->lines[t->nrows++] = lineno;
+  return 0;
 }
 
 int gr_table_parse(const char *name, const char *buf, size_t len, struct gr_table *t,
                    struct gr_err *err)
 {
-  size_t cap_rows = 0, lineno = 0, pos = 0;
-  int rc = -1;
+  size_t cap_rows = 0, lineno = 0, pos = 0, llen;
   memset(t, 0, sizeof(*t));
   t->name = xstrdup(name);
-  const char *line;
-  size_t llen;
-  while ((line = next_line(buf, len, &pos, &llen))) {
+  t->text = xmalloc(len + 1);
+  memcpy(t->text, buf, len);
+  t->text[len] = '\0';
+  char *line;
+  while ((line = (char *)next_line(t->text, len, &pos, &llen))) {
     lineno++;
     if (memchr(line, '\0', llen)) {
       gr_fail(err, GR_EXIT_FAIL, "%s:%zu: binary data (NUL byte) in a text table", name, lineno);
-      goto out;
+      goto fail;
     }
-    size_t s = 0;
-    while (s < llen && (line[s] == ' ' || line[s] == '\r'))
-      s++;
-    if (s == llen || line[s] == '#')
+    if (skipped(line, llen))
       continue;
-    char **f;
-    size_t n = split_tabs(line, llen, &f);
     if (!t->cols) {
-      t->cols = f;
-      t->ncols = n;
-      continue;
+      t->ncols = fields_in(line, llen);
+      t->cols = xcalloc(t->ncols, sizeof(char *));
+      cut_fields(line, llen, t->cols, t->ncols);
+    } else if (add_row(t, line, llen, lineno, &cap_rows, err) != 0) {
+      goto fail;
     }
-    if (n != t->ncols) {
-      free_fields(f, n);
-      gr_fail(err, GR_EXIT_FAIL, "%s:%zu: %zu fields, expected %zu (tab-separated, as in the header)",
-              name, lineno, n, t->ncols);
-      goto out;
-    }
-    if (t->nrows + 1 > cap_rows) {
-      cap_rows = cap_rows ? cap_rows * 2 : 16;
-      t->cells = xrealloc(t->cells, cap_rows * t->ncols * sizeof(char *));
-      t->lines = xrealloc(t->lines, cap_rows * sizeof(size_t));
-    }
-    memcpy(t->cells + t->nrows * t->ncols, f, n * sizeof(char *));
-    free(f);
-    t->lines[t->nrows++] = lineno;
   }
-  if (!t->cols) {
-    gr_fail(err, GR_EXIT_FAIL, "%s:%zu: no header line (empty table)", name, lineno);
-    goto out;
-  }
-  rc = 0;
-out:
-  if (rc != 0)
-    gr_table_free(t);
-  return rc;
+  if (t->cols)
+    return 0;
+  gr_fail(err, GR_EXIT_FAIL, "%s:%zu: no header line (empty table)", name, lineno);
+fail:
+  gr_table_free(t);
+  return -1;
 }
 
 int gr_table_load(const char *dir, const char *rel, struct gr_table *t, struct gr_err *err)
@@ -182,11 +185,6 @@ void gr_data_dir_find(char *dir, size_t cap)
     }
   }
   snprintf(dir, cap, "%s", is_dir(GPURIG_SOURCE_DATADIR) ? GPURIG_SOURCE_DATADIR : GPURIG_DATADIR);
-}
-
-const char *gr_data_dir(void)
-{
-  return gr_facts()->data_dir;
 }
 
 char *gr_data_path(const char *rel, char *buf, size_t cap)

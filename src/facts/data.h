@@ -13,6 +13,7 @@
 
 struct gr_table {
   char *name;     /* file name used in error messages */
+  char *text;     /* the file's text, cut in place: every column name and cell points into it */
   size_t ncols;
   char **cols;    /* column names */
   size_t nrows;

@@ -1,14 +1,80 @@
-/* One loader for every data file; see facts.h. */
+/* One loader for every data file, each loaded on first use; see facts.h. */
 #include "facts/facts.h"
 
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "facts/pciids.h"
+#include "facts/rows.h"
 
-/* Set once by gr_facts_load, before any thread; read-only afterwards. */
-static struct gr_facts *loaded;
+/* A row of a key/value table (calibration, planner, health): a constant
+ * with its source. Kept sorted by key. */
+struct gr_kv {
+  const char *key;
+  double value;
+  const char *source;
+};
+
+struct gr_kv_table {
+  const char *name; /* the file, for messages */
+  struct gr_kv *rows;
+  size_t n;
+};
+
+/* Every table, one slot each: loaded on first use, never changed after. */
+#define GR_SLOT_ROW(id, file, COLS) SLOT_##id,
+enum slot {
+  SLOT_PCIE,
+  SLOT_GPUS,
+  SLOT_CALIBRATION,
+  SLOT_PLANNER,
+  SLOT_HEALTH,
+  SLOT_DIFFUSION_MEMORY,
+  SLOT_ENGINE_SPEED,
+  SLOT_PCI_DEVICES,
+  SLOT_NCCL_P2P,
+  GR_ROW_TABLES(GR_SLOT_ROW)
+  SLOT_PCIIDS, /* not a table: the mapped pci.ids */
+  SLOT_COUNT
+};
+#undef GR_SLOT_ROW
+
+/* What the slots hold. The strings of every row point into raw[], the
+ * parsed text of each file. */
+struct store {
+  struct gr_pcie_gen gens[GR_FACTS_MAX_GENS]; /* pcie-links.tsv */
+  size_t ngens;
+  struct gr_gpu_model *gpus; /* gpus.tsv, the GPU catalog */
+  size_t ngpus;
+  struct gr_kv_table calibration, planner, health, diffusion_memory;
+  struct gr_calibration_consts calib;
+  struct gr_planner_consts plan;
+  struct gr_health_consts health_c;
+  struct gr_diffusion_consts diffusion_c;
+  struct gr_engine_speed_row *speed_rows;
+  size_t nspeed_rows;
+  struct gr_pci_rule *pci_rules;
+  size_t npci_rules;
+  struct gr_nccl_rule *nccl_rules;
+  size_t nnccl_rules;
+#define GR_STORE_ROWS(id, file, COLS) struct gr_##id##_rows id;
+  GR_ROW_TABLES(GR_STORE_ROWS)
+#undef GR_STORE_ROWS
+  const char *pciids;
+  size_t pciids_len;
+  struct gr_table raw[SLOT_COUNT];
+};
+
+/* The loaded facts. A slot's ready flag is set (release) after its fields
+ * are filled, under lock; a reader that sees it set (acquire) reads them
+ * without the lock. */
+static struct store S;
+static atomic_bool ready[SLOT_COUNT];
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static char data_dir[4096]; /* where data/ was found; empty until first needed */
 
 /* The keys gpurig asks of each key/value table: a data file without one of
  * them is refused at load, not discovered later as a silent 0. */
@@ -20,38 +86,30 @@ static const char *const diffusion_memory_keys[] = {GR_DIFFUSION_CONSTS(GR_KEY_N
 
 #undef GR_KEY_NAME
 
-/* The typed constants, filled once from their key/value tables (every key
- * is known to be present: build_kv checked it). */
-static void fill_consts(struct gr_facts *f)
+static int need_columns(const struct gr_table *t, const char *const *cols, struct gr_err *err)
 {
-#define GR_CAL(k) f->calib.k = gr_kv(&f->calibration, #k);
-#define GR_PLN(k) f->plan.k = gr_kv(&f->planner, #k);
-#define GR_HLT(k) f->health_c.k = gr_kv(&f->health, #k);
-#define GR_DIF(k) f->diffusion_c.k = gr_kv(&f->diffusion_memory, #k);
-  GR_CALIBRATION_CONSTS(GR_CAL)
-  GR_PLANNER_CONSTS(GR_PLN)
-  GR_HEALTH_CONSTS(GR_HLT)
-  GR_DIFFUSION_CONSTS(GR_DIF)
-#undef GR_CAL
-#undef GR_PLN
-#undef GR_HLT
-#undef GR_DIF
+  for (size_t i = 0; cols[i]; i++)
+    if (gr_table_col(t, cols[i]) < 0)
+      return gr_fail(err, GR_EXIT_CANNOT_RUN, "%s: missing column %s", t->name, cols[i]);
+  return 0;
 }
 
 /* engine-speed.tsv into typed rows: every key one gpurig reads, every
  * value a number, every month YYYY-MM; a bad row is refused at load with
  * its line. */
-static int parse_engine_speed(struct gr_facts *f, struct gr_err *err)
+static int build_engine_speed(struct store *s, const struct gr_table *t, struct gr_err *err)
 {
 #define GR_KEY_WORD(k) #k,
   static const char *const known[] = {GR_ENGINE_SPEED_KEYS(GR_KEY_WORD) NULL};
 #undef GR_KEY_WORD
-  const struct gr_table *t = &f->engine_speed;
+  static const char *const cols[] = {"engine", "since", "arch", "key", "value", "prior", "fit", "source", NULL};
+  if (need_columns(t, cols, err) != 0)
+    return -1;
   int ce = gr_table_col(t, "engine"), ca = gr_table_col(t, "arch"), ck = gr_table_col(t, "key");
   int cv = gr_table_col(t, "value"), cs = gr_table_col(t, "since");
-  f->speed_rows = xcalloc(t->nrows + 1, sizeof(*f->speed_rows));
+  s->speed_rows = xcalloc(t->nrows + 1, sizeof(*s->speed_rows));
   for (size_t r = 0; r < t->nrows; r++) {
-    struct gr_engine_speed_row *row = &f->speed_rows[f->nspeed_rows++];
+    struct gr_engine_speed_row *row = &s->speed_rows[s->nspeed_rows++];
     const char *key = gr_table_cell(t, r, (size_t)ck), *v = gr_table_cell(t, r, (size_t)cv);
     const char *since = gr_table_cell(t, r, (size_t)cs), *arch = gr_table_cell(t, r, (size_t)ca);
     size_t i = 0;
@@ -76,39 +134,23 @@ static int parse_engine_speed(struct gr_facts *f, struct gr_err *err)
   return 0;
 }
 
-/* The tables read row by row, with the columns their readers need. */
-struct rows_schema {
-  const char *file;
-  size_t offset; /* of the struct gr_table in struct gr_facts */
-  const char *const cols[16];
-};
-static const struct rows_schema row_tables[] = {
-    {"cpu-interconnect.tsv", offsetof(struct gr_facts, cpu_interconnect),
-     {"vendor", "family", "model_min", "nccl_gbps", "link", "source"}},
-    {"cpu-memory.tsv", offsetof(struct gr_facts, cpu_memory), {"match", "channels", "source"}},
-    {"driver-issues.tsv", offsetof(struct gr_facts, driver_issues),
-     {"id", "gpu_match", "driver_min", "driver_max", "severity", "problem", "fix", "source"}},
-    {"xid.tsv", offsetof(struct gr_facts, xid), {"xid", "name", "class", "severity", "action", "source"}},
-    {"models.tsv", offsetof(struct gr_facts, models),
-     {"name", "model_type", "layers", "hidden", "intermediate", "heads", "kv_heads", "head_dim", "vocab", "tied",
-      "qkv_bias", "experts", "experts_per_tok", "max_ctx", "sliding_window", "source"}},
-    {"quant.tsv", offsetof(struct gr_facts, quant), {"name", "kind", "base", "block_weights", "block_bytes", "source"}},
-    {"pci-devices.tsv", offsetof(struct gr_facts, pci_devices), {"vendor", "device", "class", "kind", "name", "source"}},
-    {"nccl-p2p.tsv", offsetof(struct gr_facts, nccl_p2p), {"since", "until", "cpu", "gpus", "level", "source"}},
-    {"engines.tsv", offsetof(struct gr_facts, engines), {"name", "aliases", "formats", "kv_quants", "jobs", "swa", "min_cc", "source"}},
-    {"engine-speed.tsv", offsetof(struct gr_facts, engine_speed), {"engine", "since", "arch", "key", "value", "prior", "fit", "source"}},
-    {"diffusion.tsv", offsetof(struct gr_facts, diffusion), {"name", "aliases", "part", "class", "config", "source"}},
-    {"nics.tsv", offsetof(struct gr_facts, nics),
-     {"name", "aliases", "kind", "port_gbit", "ports", "pcie_gen", "pcie_width", "rdma", "gdr", "source"}},
-};
-
-static int need_columns(const struct gr_table *t, const char *const *cols, struct gr_err *err)
-{
-  for (size_t i = 0; i < 16 && cols[i]; i++)
-    if (gr_table_col(t, cols[i]) < 0)
-      return gr_fail(err, GR_EXIT_CANNOT_RUN, "%s: missing column %s", t->name, cols[i]);
-  return 0;
-}
+/* The row tables (facts/tables.h): each one's column specs, from its list,
+ * and its builder, which parses every row into its typed struct. */
+#define GR_COL_SPEC(T, name, kind, lo, hi, words) \
+  {#name, GR_COL_##kind, lo, hi, words, offsetof(struct gr_##T##_row, name)},
+#define GR_ROWS_BUILDER(id, file, COLS) \
+  static const struct gr_col_spec id##_spec[] = {COLS(GR_COL_SPEC, id)}; \
+  static int build_##id(struct store *s, const struct gr_table *t, struct gr_err *err) \
+  { \
+    void *rows; \
+    int rc = gr_rows_parse(t, id##_spec, sizeof(id##_spec) / sizeof(id##_spec[0]), sizeof(struct gr_##id##_row), \
+                           offsetof(struct gr_##id##_row, line), &rows, err); \
+    s->id = (struct gr_##id##_rows){rows, rc == 0 ? t->nrows : 0, t->name}; \
+    return rc; \
+  }
+GR_ROW_TABLES(GR_ROWS_BUILDER)
+#undef GR_ROWS_BUILDER
+#undef GR_COL_SPEC
 
 static int cmp_kv(const void *a, const void *b)
 {
@@ -143,13 +185,31 @@ static int build_kv(const struct gr_table *t, const char *const *keys, struct gr
   return 0;
 }
 
-static int load_kv(struct gr_facts *f, const char *file, struct gr_table *raw, const char *const *keys,
-                   struct gr_kv_table *kv, struct gr_err *err)
+/* A constant of a key/value table; every key asked for was checked by build_kv. */
+static double kv_value(const struct gr_kv_table *t, const char *key)
 {
-  if (gr_table_load(f->data_dir, file, raw, err) != 0)
-    return -1;
-  return build_kv(raw, keys, kv, err);
+  const struct gr_kv *row = bsearch(&(struct gr_kv){.key = key}, t->rows, t->n, sizeof(*t->rows), cmp_kv);
+  return row->value;
 }
+
+/* The key/value tables into their constants as struct fields. */
+#define GR_KV_GET(k) out->k = kv_value(kv, #k);
+#define GR_KV_BUILDER(fn, keys, table, field, type, CONSTS) \
+  static int fn(struct store *s, const struct gr_table *t, struct gr_err *err) \
+  { \
+    const struct gr_kv_table *kv = &s->table; \
+    struct type *out = &s->field; \
+    if (build_kv(t, keys, &s->table, err) != 0) \
+      return -1; \
+    CONSTS(GR_KV_GET) \
+    return 0; \
+  }
+GR_KV_BUILDER(build_calibration, calibration_keys, calibration, calib, gr_calibration_consts, GR_CALIBRATION_CONSTS)
+GR_KV_BUILDER(build_planner, planner_keys, planner, plan, gr_planner_consts, GR_PLANNER_CONSTS)
+GR_KV_BUILDER(build_health, health_keys, health, health_c, gr_health_consts, GR_HEALTH_CONSTS)
+GR_KV_BUILDER(build_diffusion_memory, diffusion_memory_keys, diffusion_memory, diffusion_c, gr_diffusion_consts, GR_DIFFUSION_CONSTS)
+#undef GR_KV_BUILDER
+#undef GR_KV_GET
 
 /* A hex id of at most `digits` digits, or "*" (-1). */
 static bool parse_id(const char *text, int digits, int *out)
@@ -167,14 +227,16 @@ static bool parse_id(const char *text, int digits, int *out)
 
 /* pci-devices.tsv into rules, every cell checked: a bad row is refused at
  * start with its line, not skipped at lookup. */
-static int load_pci_rules(struct gr_facts *f, struct gr_err *err)
+static int build_pci_devices(struct store *s, const struct gr_table *t, struct gr_err *err)
 {
-  const struct gr_table *t = &f->pci_devices;
+  static const char *const cols[] = {"vendor", "device", "class", "kind", "name", "source", NULL};
+  if (need_columns(t, cols, err) != 0)
+    return -1;
   int cv = gr_table_col(t, "vendor"), cd = gr_table_col(t, "device"), cc = gr_table_col(t, "class"),
       ck = gr_table_col(t, "kind");
-  f->pci_rules = xcalloc(t->nrows, sizeof(*f->pci_rules));
+  s->pci_rules = xcalloc(t->nrows, sizeof(*s->pci_rules));
   for (size_t r = 0; r < t->nrows; r++) {
-    struct gr_pci_rule *rule = &f->pci_rules[r];
+    struct gr_pci_rule *rule = &s->pci_rules[r];
     const char *kind = gr_table_cell(t, r, (size_t)ck);
     int vendor;
     if (!parse_id(gr_table_cell(t, r, (size_t)cv), 4, &vendor) || vendor < 0 ||
@@ -187,7 +249,7 @@ static int load_pci_rules(struct gr_facts *f, struct gr_err *err)
     rule->vendor = (unsigned)vendor;
     rule->accelerator = strcmp(kind, "accelerator") == 0;
   }
-  f->npci_rules = t->nrows;
+  s->npci_rules = t->nrows;
   return 0;
 }
 
@@ -280,17 +342,19 @@ static bool nccl_level_known(const char *level)
 
 /* nccl-p2p.tsv into rules, every cell checked: full versions (since <=
  * until), a CPU class, a GPU condition and a level. */
-static int load_nccl_rules(struct gr_facts *f, struct gr_err *err)
+static int build_nccl_p2p(struct store *s, const struct gr_table *t, struct gr_err *err)
 {
-  const struct gr_table *t = &f->nccl_p2p;
+  static const char *const cols[] = {"since", "until", "cpu", "gpus", "level", "source", NULL};
+  if (need_columns(t, cols, err) != 0)
+    return -1;
   size_t cs = (size_t)gr_table_col(t, "since"), cu = (size_t)gr_table_col(t, "until"),
          cc = (size_t)gr_table_col(t, "cpu"), cg = (size_t)gr_table_col(t, "gpus"),
          cl = (size_t)gr_table_col(t, "level"), cr = (size_t)gr_table_col(t, "source");
   if (t->nrows == 0)
     return gr_fail(err, GR_EXIT_CANNOT_RUN, "%s: no rules", t->name);
-  f->nccl_rules = xcalloc(t->nrows, sizeof(*f->nccl_rules));
+  s->nccl_rules = xcalloc(t->nrows, sizeof(*s->nccl_rules));
   for (size_t r = 0; r < t->nrows; r++) {
-    struct gr_nccl_rule *rule = &f->nccl_rules[r];
+    struct gr_nccl_rule *rule = &s->nccl_rules[r];
     rule->cpu = gr_table_cell(t, r, cc);
     rule->level = gr_table_cell(t, r, cl);
     rule->source = gr_table_cell(t, r, cr);
@@ -302,14 +366,14 @@ static int load_nccl_rules(struct gr_facts *f, struct gr_err *err)
                      "%s:%zu: expected since and until as X.Y.Z (since <= until), a cpu (amd, intel, intel-bdw, "
                      "zhaoxin, arm or *), gpus (* or <=N) and a level (PIX, PXB, PHB or SYS)", t->name, t->lines[r]);
   }
-  f->nnccl_rules = t->nrows;
+  s->nnccl_rules = t->nrows;
   /* every era ends in a rule for any CPU and any count, so a version the
    * table covers always finds one */
   for (size_t r = 0; r < t->nrows; r++) {
     bool closed = false;
     for (size_t q = 0; q < t->nrows && !closed; q++)
-      closed = gr_nccl_version_cmp(&f->nccl_rules[q].since, &f->nccl_rules[r].since) == 0 &&
-               strcmp(f->nccl_rules[q].cpu, "*") == 0 && f->nccl_rules[q].gpus_max == 0;
+      closed = gr_nccl_version_cmp(&s->nccl_rules[q].since, &s->nccl_rules[r].since) == 0 &&
+               strcmp(s->nccl_rules[q].cpu, "*") == 0 && s->nccl_rules[q].gpus_max == 0;
     if (!closed)
       return gr_fail(err, GR_EXIT_CANNOT_RUN, "%s:%zu: the era of this row has no rule with cpu * and gpus *",
                      t->name, t->lines[r]);
@@ -317,23 +381,25 @@ static int load_nccl_rules(struct gr_facts *f, struct gr_err *err)
   return 0;
 }
 
+static void need(enum slot id);
+
 struct gr_nccl_version gr_nccl_newest(void)
 {
-  const struct gr_facts *f = gr_facts();
-  struct gr_nccl_version v = f->nccl_rules[0].until;
-  for (size_t i = 1; i < f->nnccl_rules; i++)
-    if (gr_nccl_version_cmp(&f->nccl_rules[i].until, &v) > 0)
-      v = f->nccl_rules[i].until;
+  need(SLOT_NCCL_P2P);
+  struct gr_nccl_version v = S.nccl_rules[0].until;
+  for (size_t i = 1; i < S.nnccl_rules; i++)
+    if (gr_nccl_version_cmp(&S.nccl_rules[i].until, &v) > 0)
+      v = S.nccl_rules[i].until;
   return v;
 }
 
 struct gr_nccl_version gr_nccl_oldest(void)
 {
-  const struct gr_facts *f = gr_facts();
-  struct gr_nccl_version v = f->nccl_rules[0].since;
-  for (size_t i = 1; i < f->nnccl_rules; i++)
-    if (gr_nccl_version_cmp(&f->nccl_rules[i].since, &v) < 0)
-      v = f->nccl_rules[i].since;
+  need(SLOT_NCCL_P2P);
+  struct gr_nccl_version v = S.nccl_rules[0].since;
+  for (size_t i = 1; i < S.nnccl_rules; i++)
+    if (gr_nccl_version_cmp(&S.nccl_rules[i].since, &v) < 0)
+      v = S.nccl_rules[i].since;
   return v;
 }
 
@@ -346,123 +412,258 @@ static bool nccl_rule_matches(const struct gr_nccl_rule *r, const char *cpu, siz
 
 const struct gr_nccl_rule *gr_nccl_p2p_rule(const struct gr_nccl_version *v, const char *cpu, size_t ngpus)
 {
-  const struct gr_facts *f = gr_facts();
+  need(SLOT_NCCL_P2P);
   const struct gr_nccl_version *era = NULL;
-  for (size_t i = 0; i < f->nnccl_rules; i++) {
-    const struct gr_nccl_version *s = &f->nccl_rules[i].since;
-    if (gr_nccl_version_cmp(s, v) <= 0 && (!era || gr_nccl_version_cmp(s, era) > 0))
-      era = s;
+  for (size_t i = 0; i < S.nnccl_rules; i++) {
+    const struct gr_nccl_version *since = &S.nccl_rules[i].since;
+    if (gr_nccl_version_cmp(since, v) <= 0 && (!era || gr_nccl_version_cmp(since, era) > 0))
+      era = since;
   }
-  for (size_t i = 0; era && i < f->nnccl_rules; i++)
-    if (gr_nccl_version_cmp(&f->nccl_rules[i].since, era) == 0 && nccl_rule_matches(&f->nccl_rules[i], cpu, ngpus))
-      return &f->nccl_rules[i];
+  for (size_t i = 0; era && i < S.nnccl_rules; i++)
+    if (gr_nccl_version_cmp(&S.nccl_rules[i].since, era) == 0 && nccl_rule_matches(&S.nccl_rules[i], cpu, ngpus))
+      return &S.nccl_rules[i];
   return NULL;
 }
 
-static int load_tables(struct gr_facts *f, struct gr_err *err)
+/* ---- the slots: loading on first use ---- */
+
+static int build_pcie(struct store *s, const struct gr_table *t, struct gr_err *err)
 {
-  if (gr_table_load(f->data_dir, "pcie-links.tsv", &f->raw_pcie, err) != 0 ||
-      gr_pcie_gens_parse(&f->raw_pcie, f->gens, GR_FACTS_MAX_GENS, &f->ngens, err) != 0 ||
-      gr_table_load(f->data_dir, "gpus.tsv", &f->raw_gpus, err) != 0 ||
-      gr_catalog_parse(&f->raw_gpus, &f->gpus, &f->ngpus, err) != 0 ||
-      load_kv(f, "calibration.tsv", &f->raw_calibration, calibration_keys, &f->calibration, err) != 0 ||
-      load_kv(f, "planner.tsv", &f->raw_planner, planner_keys, &f->planner, err) != 0 ||
-      load_kv(f, "health.tsv", &f->raw_health, health_keys, &f->health, err) != 0 ||
-      load_kv(f, "diffusion-memory.tsv", &f->raw_diffusion_memory, diffusion_memory_keys, &f->diffusion_memory, err) != 0)
-    return -1;
-  for (size_t i = 0; i < sizeof(row_tables) / sizeof(row_tables[0]); i++) {
-    struct gr_table *t = (struct gr_table *)((char *)f + row_tables[i].offset);
-    if (gr_table_load(f->data_dir, row_tables[i].file, t, err) != 0 || need_columns(t, row_tables[i].cols, err) != 0)
-      return -1;
-  }
-  fill_consts(f);
-  if (parse_engine_speed(f, err) != 0)
-    return -1;
-  return load_pci_rules(f, err) != 0 ? -1 : load_nccl_rules(f, err);
+  return gr_pcie_gens_parse(t, s->gens, GR_FACTS_MAX_GENS, &s->ngens, err);
 }
 
-static void free_facts(struct gr_facts *f)
+static int build_gpus(struct store *s, const struct gr_table *t, struct gr_err *err)
 {
-  if (!f)
+  return gr_catalog_parse(t, &s->gpus, &s->ngpus, err);
+}
+
+/* Each table's file and builder (a table's rows from its parsed text). */
+#define GR_SLOT_FILE(id, file, COLS) [SLOT_##id] = {file, build_##id},
+static const struct {
+  const char *file;
+  int (*build)(struct store *s, const struct gr_table *t, struct gr_err *err);
+} slots[SLOT_COUNT] = {
+    [SLOT_PCIE] = {"pcie-links.tsv", build_pcie},
+    [SLOT_GPUS] = {"gpus.tsv", build_gpus},
+    [SLOT_CALIBRATION] = {"calibration.tsv", build_calibration},
+    [SLOT_PLANNER] = {"planner.tsv", build_planner},
+    [SLOT_HEALTH] = {"health.tsv", build_health},
+    [SLOT_DIFFUSION_MEMORY] = {"diffusion-memory.tsv", build_diffusion_memory},
+    [SLOT_ENGINE_SPEED] = {"engine-speed.tsv", build_engine_speed},
+    [SLOT_PCI_DEVICES] = {"pci-devices.tsv", build_pci_devices},
+    [SLOT_NCCL_P2P] = {"nccl-p2p.tsv", build_nccl_p2p},
+    GR_ROW_TABLES(GR_SLOT_FILE)
+    [SLOT_PCIIDS] = {NULL, NULL},
+};
+#undef GR_SLOT_FILE
+
+static void free_store(struct store *s)
+{
+  free(s->pci_rules);
+  free(s->speed_rows);
+  free(s->nccl_rules);
+#define GR_FREE_ROWS(id, file, COLS) free((void *)s->id.v);
+  GR_ROW_TABLES(GR_FREE_ROWS)
+#undef GR_FREE_ROWS
+  free(s->calibration.rows);
+  free(s->planner.rows);
+  free(s->health.rows);
+  free(s->diffusion_memory.rows);
+  free(s->gpus);
+  for (size_t i = 0; i < SLOT_COUNT; i++)
+    gr_table_free(&s->raw[i]);
+  gr_pciids_unmap(s->pciids, s->pciids_len);
+  memset(s, 0, sizeof(*s));
+}
+
+/* Loads one slot into s from the data directory. Called under lock. */
+static int load_slot(struct store *s, enum slot id, struct gr_err *err)
+{
+  if (!data_dir[0])
+    gr_data_dir_find(data_dir, sizeof(data_dir));
+  if (id == SLOT_PCIIDS)
+    return gr_pciids_map(&s->pciids, &s->pciids_len);
+  if (gr_table_load(data_dir, slots[id].file, &s->raw[id], err) != 0 || slots[id].build(s, &s->raw[id], err) != 0) {
+    if (err)
+      err->code = GR_EXIT_CANNOT_RUN; /* gpurig's own data, not the user's input */
+    return -1;
+  }
+  return 0;
+}
+
+/* A slot, loaded if it is not yet. Broken data is fatal here (facts.h):
+ * every caller would have to stop anyway, and a test loads every table
+ * through gr_facts_load_all, which returns the error. */
+static void need(enum slot id)
+{
+  if (atomic_load_explicit(&ready[id], memory_order_acquire))
     return;
-  free(f->pci_rules);
-  free(f->speed_rows);
-  free(f->nccl_rules);
-  for (size_t i = 0; i < sizeof(row_tables) / sizeof(row_tables[0]); i++)
-    gr_table_free((struct gr_table *)((char *)f + row_tables[i].offset));
-  free(f->calibration.rows);
-  free(f->planner.rows);
-  free(f->health.rows);
-  free(f->diffusion_memory.rows);
-  free(f->gpus);
-  gr_table_free(&f->raw_gpus);
-  gr_table_free(&f->raw_pcie);
-  gr_table_free(&f->raw_calibration);
-  gr_table_free(&f->raw_planner);
-  gr_table_free(&f->raw_health);
-  gr_table_free(&f->raw_diffusion_memory);
-  gr_pciids_unmap(f->pciids, f->pciids_len);
-  free(f);
+  pthread_mutex_lock(&lock);
+  if (!atomic_load_explicit(&ready[id], memory_order_relaxed)) {
+    struct gr_err err = {0};
+    if (load_slot(&S, id, &err) != 0) {
+      fprintf(stderr, "gpurig: %s\n", err.msg);
+      exit(GR_EXIT_CANNOT_RUN);
+    }
+    atomic_store_explicit(&ready[id], true, memory_order_release);
+  }
+  pthread_mutex_unlock(&lock);
 }
 
 int gr_facts_load(struct gr_err *err)
 {
-  if (loaded)
-    return 0;
-  struct gr_facts *f = xcalloc(1, sizeof(*f));
-  gr_data_dir_find(f->data_dir, sizeof(f->data_dir));
-  if (load_tables(f, err) != 0) {
-    if (err)
-      err->code = GR_EXIT_CANNOT_RUN; /* gpurig's own data, not the user's input */
-    free_facts(f);
-    return -1;
-  }
-  gr_pciids_map(&f->pciids, &f->pciids_len);
-  loaded = f;
+  (void)err;
+  pthread_mutex_lock(&lock);
+  if (!data_dir[0])
+    gr_data_dir_find(data_dir, sizeof(data_dir));
+  pthread_mutex_unlock(&lock);
   return 0;
+}
+
+static void unload_locked(void)
+{
+  free_store(&S);
+  for (size_t i = 0; i < SLOT_COUNT; i++)
+    atomic_store_explicit(&ready[i], false, memory_order_relaxed);
+  data_dir[0] = '\0';
+}
+
+int gr_facts_load_all(struct gr_err *err)
+{
+  int rc = 0;
+  pthread_mutex_lock(&lock);
+  for (size_t i = 0; i < SLOT_COUNT && rc == 0; i++) {
+    if (atomic_load_explicit(&ready[i], memory_order_relaxed))
+      continue;
+    rc = load_slot(&S, (enum slot)i, err);
+    if (rc == 0)
+      atomic_store_explicit(&ready[i], true, memory_order_release);
+  }
+  if (rc != 0)
+    unload_locked();
+  pthread_mutex_unlock(&lock);
+  return rc;
 }
 
 void gr_facts_unload(void)
 {
-  free_facts(loaded);
-  loaded = NULL;
+  pthread_mutex_lock(&lock);
+  unload_locked();
+  pthread_mutex_unlock(&lock);
 }
 
-const struct gr_facts *gr_facts(void)
+int gr_facts_check_table(const char *file, const struct gr_table *t, struct gr_err *err)
 {
-  if (!loaded) {
-    fprintf(stderr, "gpurig: internal error: facts read before gr_facts_load\n");
-    abort();
-  }
-  return loaded;
+  size_t id = 0;
+  while (id < SLOT_COUNT && !(slots[id].file && strcmp(slots[id].file, file) == 0))
+    id++;
+  if (id == SLOT_COUNT)
+    return gr_fail(err, GR_EXIT_CANNOT_RUN, "%s: not a data file gpurig loads", file);
+  struct store *s = xcalloc(1, sizeof(*s));
+  int rc = slots[id].build(s, t, err);
+  if (rc != 0 && err)
+    err->code = GR_EXIT_CANNOT_RUN; /* as a load would say it */
+  free_store(s);
+  free(s);
+  return rc;
 }
 
-double gr_kv(const struct gr_kv_table *t, const char *key)
+int gr_facts_check_file(const char *file, const char *buf, size_t len, struct gr_err *err)
 {
-  const struct gr_kv *row = bsearch(&(struct gr_kv){.key = key}, t->rows, t->n, sizeof(*t->rows), cmp_kv);
-  if (!row) {
-    fprintf(stderr, "gpurig: internal error: %s has no key %s (add it to facts.c's list)\n", t->name, key);
-    abort();
+  struct gr_table t;
+  if (gr_table_parse(file, buf, len, &t, err) != 0) {
+    if (err)
+      err->code = GR_EXIT_CANNOT_RUN;
+    return -1;
   }
-  return row->value;
+  int rc = gr_facts_check_table(file, &t, err);
+  gr_table_free(&t);
+  return rc;
 }
+
+bool gr_facts_is_loaded(const char *file)
+{
+  for (size_t id = 0; id < SLOT_COUNT; id++)
+    if (slots[id].file && strcmp(slots[id].file, file) == 0)
+      return atomic_load_explicit(&ready[id], memory_order_acquire);
+  return false;
+}
+
+const char *gr_data_dir(void)
+{
+  pthread_mutex_lock(&lock);
+  if (!data_dir[0])
+    gr_data_dir_find(data_dir, sizeof(data_dir));
+  pthread_mutex_unlock(&lock);
+  return data_dir;
+}
+
+/* ---- the accessors ---- */
+
+const struct gr_pcie_gen *gr_pcie_gens(size_t *n)
+{
+  need(SLOT_PCIE);
+  *n = S.ngens;
+  return S.gens;
+}
+
+const struct gr_gpu_model *gr_catalog_models(size_t *n)
+{
+  need(SLOT_GPUS);
+  *n = S.ngpus;
+  return S.gpus;
+}
+
+const struct gr_pci_rule *gr_pci_rules(size_t *n)
+{
+  need(SLOT_PCI_DEVICES);
+  *n = S.npci_rules;
+  return S.pci_rules;
+}
+
+const struct gr_engine_speed_row *gr_engine_speed_rows(size_t *n)
+{
+  need(SLOT_ENGINE_SPEED);
+  *n = S.nspeed_rows;
+  return S.speed_rows;
+}
+
+const char *gr_pciids_db(size_t *len)
+{
+  need(SLOT_PCIIDS);
+  *len = S.pciids_len;
+  return S.pciids;
+}
+
+#define GR_ROWS_ACCESSOR(id, file, COLS) \
+  const struct gr_##id##_rows *gr_##id##_rows(void) \
+  { \
+    need(SLOT_##id); \
+    return &S.id; \
+  }
+GR_ROW_TABLES(GR_ROWS_ACCESSOR)
+#undef GR_ROWS_ACCESSOR
 
 const struct gr_calibration_consts *gr_calib(void)
 {
-  return &gr_facts()->calib;
+  need(SLOT_CALIBRATION);
+  return &S.calib;
 }
 
 const struct gr_planner_consts *gr_plan_consts(void)
 {
-  return &gr_facts()->plan;
+  need(SLOT_PLANNER);
+  return &S.plan;
 }
 
 const struct gr_health_consts *gr_health_consts(void)
 {
-  return &gr_facts()->health_c;
+  need(SLOT_HEALTH);
+  return &S.health_c;
 }
 
 const struct gr_diffusion_consts *gr_diffusion_consts(void)
 {
-  return &gr_facts()->diffusion_c;
+  need(SLOT_DIFFUSION_MEMORY);
+  return &S.diffusion_c;
 }

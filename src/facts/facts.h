@@ -1,16 +1,22 @@
-/* The facts gpurig knows: every data file, data/NAME.tsv (each row with its source),
- * and the system's pci.ids, loaded by one call into one read-only structure.
+/* The facts gpurig knows: every data file, data/NAME.tsv (each row with its
+ * source), and the system's pci.ids, read into one read-only store.
  *
- * gr_facts_load runs once, before any other work and before any thread
- * (main does it; each unit test and fuzz target too). Afterwards every
- * module reads the same structure through gr_facts(), and nothing in it
- * changes: no table is loaded lazily, no lookup caches, so any number of
- * threads may read facts at once and no result depends on which command
- * ran first.
+ * Each table is loaded on first use: the first call that reads it parses
+ * and checks the whole file, under a lock, so `gpurig --version` parses
+ * nothing and `gpurig topo` only the tables it reads. A loaded table never
+ * changes and no lookup caches, so any number of threads may read facts at
+ * once, and no result depends on which command or call ran first.
+ *
+ * gpurig's own data being missing or broken is not the user's input: the
+ * call that finds it says so on stderr, "gpurig: FILE:LINE[:COLUMN]:
+ * problem", and the process exits with GR_EXIT_CANNOT_RUN. A test loads
+ * every table with gr_facts_load_all, which returns the error instead, so
+ * a broken data file fails the build's tests, not only the command that
+ * reads it.
  *
  * Ownership: the facts own every table, string and mapping in them until
  * gr_facts_unload (called at exit so leak checkers stay quiet). Pointers
- * handed out (a catalog entry, a table cell) live as long as the facts. */
+ * handed out (a catalog entry, a row) live as long as the facts. */
 #ifndef GPURIG_FACTS_H
 #define GPURIG_FACTS_H
 
@@ -21,22 +27,9 @@
 #include "facts/catalog.h"
 #include "facts/data.h"
 #include "facts/pcilink.h"
+#include "facts/tables.h"
 
 #define GR_FACTS_MAX_GENS 9
-
-/* One row of a key/value table (calibration, planner, health): a constant
- * with its source. Kept sorted by key. */
-struct gr_kv {
-  const char *key;
-  double value;
-  const char *source;
-};
-
-struct gr_kv_table {
-  const char *name;       /* the file, for messages */
-  struct gr_kv *rows;
-  size_t n;
-};
 
 /* The constants of the key/value tables as struct fields, one list per
  * table: a consumer names a field, so a typo is a compile error, and the
@@ -170,60 +163,39 @@ struct gr_pci_rule {
   bool accelerator; /* a compute device; else display-only (never a GPU) */
 };
 
-struct gr_facts {
-  char data_dir[4096];                         /* where data/ was found */
-  struct gr_pcie_gen gens[GR_FACTS_MAX_GENS];  /* pcie-links.tsv */
-  size_t ngens;
-  struct gr_gpu_model *gpus;                   /* gpus.tsv, the GPU catalog */
-  size_t ngpus;
-  struct gr_kv_table calibration;              /* calibration.tsv: prediction efficiencies */
-  struct gr_calibration_consts calib;          /* the same as fields */
-  struct gr_planner_consts plan;               /* planner.tsv as fields */
-  struct gr_health_consts health_c;            /* health.tsv as fields */
-  struct gr_diffusion_consts diffusion_c;      /* diffusion-memory.tsv as fields */
-  struct gr_kv_table planner;                  /* planner.tsv: planner constants */
-  struct gr_kv_table health;                   /* health.tsv: doctor and bench thresholds */
-  /* Tables read row by row by their module, columns checked at load. */
-  struct gr_table cpu_interconnect;            /* cpu-interconnect.tsv (analysis) */
-  struct gr_table cpu_memory;                  /* cpu-memory.tsv (doctor) */
-  struct gr_table driver_issues;               /* driver-issues.tsv (doctor) */
-  struct gr_table xid;                         /* xid.tsv (doctor) */
-  struct gr_table models;                      /* models.tsv (plan) */
-  struct gr_table quant;                       /* quant.tsv (plan) */
-  struct gr_table engines;                     /* engines.tsv (plan) */
-  struct gr_table engine_speed;                /* engine-speed.tsv: the engines' speed profiles (plan/engine.c) */
-  struct gr_engine_speed_row *speed_rows;      /* the same, parsed */
-  size_t nspeed_rows;
-  struct gr_table diffusion;                   /* diffusion.tsv (plan/diffusion.c) */
-  struct gr_table nics;                        /* nics.tsv, the NIC catalog (analysis/cluster.c) */
-  struct gr_kv_table diffusion_memory;         /* diffusion-memory.tsv: the diffusion planner's constants */
-  struct gr_table pci_devices;                 /* pci-devices.tsv (model), parsed into pci_rules */
-  struct gr_pci_rule *pci_rules;
-  size_t npci_rules;
-  struct gr_table nccl_p2p;                    /* nccl-p2p.tsv (analysis), parsed into nccl_rules */
-  struct gr_nccl_rule *nccl_rules;
-  size_t nnccl_rules;
-  /* pci.ids ($GPURIG_PCI_IDS, else the system's), mapped read-only; NULL absent. */
-  const char *pciids;
-  size_t pciids_len;
-  /* backing store of the key/value tables and the catalog */
-  struct gr_table raw_gpus, raw_pcie, raw_calibration, raw_planner, raw_health, raw_diffusion_memory;
-};
-
-/* Loads every data file and maps pci.ids. Returns 0, or -1 with err
- * (GR_EXIT_CANNOT_RUN: gpurig's own data is missing or broken) naming the
- * file, the line and the problem; nothing stays loaded then. A second call
- * after success returns 0 at once. */
+/* Finds the data directory ($GPURIG_DATA, else next to the executable) and
+ * loads nothing: each table loads on first use. Always 0; err is kept for
+ * the callers' sake. */
 int gr_facts_load(struct gr_err *err);
+/* Loads every table that is not loaded yet and maps pci.ids: 0, or -1 with
+ * err (GR_EXIT_CANNOT_RUN) naming the file, the line and the problem, and
+ * nothing stays loaded then. For the test that checks every data file. */
+int gr_facts_load_all(struct gr_err *err);
+/* Frees every loaded table; a later read loads it again. No other thread
+ * may be reading facts. */
 void gr_facts_unload(void);
 
-/* The loaded facts. Calling it before gr_facts_load succeeded is a bug in
- * gpurig: it says so on stderr and aborts. */
-const struct gr_facts *gr_facts(void);
+/* Parses buf (len bytes) as the data file `file` ("xid.tsv") would be
+ * loaded, checks every row, and drops it: 0, or -1 with err as a load would
+ * give it ("xid.tsv:3:1: xid must be ..."). An unknown file name is -1. For
+ * tests; the loaded facts are not touched. */
+int gr_facts_check_file(const char *file, const char *buf, size_t len, struct gr_err *err);
+/* The same for a table already parsed (its name in messages is t's). */
+int gr_facts_check_table(const char *file, const struct gr_table *t, struct gr_err *err);
 
-/* A constant of a key/value table. Every key gpurig asks for is checked at
- * load, so an absent key is a bug in gpurig: it says so and aborts. */
-double gr_kv(const struct gr_kv_table *t, const char *key);
+/* Whether the data file `file` ("xid.tsv") is loaded now: what a test asks
+ * to show that a command loads only the tables it reads. */
+bool gr_facts_is_loaded(const char *file);
+
+/* The tables that are not row tables (facts/tables.h has those), each
+ * loaded on first use: their rows and *n. */
+const struct gr_pcie_gen *gr_pcie_gens(size_t *n);                 /* pcie-links.tsv */
+const struct gr_gpu_model *gr_catalog_models(size_t *n);           /* gpus.tsv, the GPU catalog */
+const struct gr_pci_rule *gr_pci_rules(size_t *n);                 /* pci-devices.tsv */
+const struct gr_engine_speed_row *gr_engine_speed_rows(size_t *n); /* engine-speed.tsv */
+/* pci.ids ($GPURIG_PCI_IDS, else the system's), mapped read-only: the
+ * bytes and *len, or NULL and 0 when there is none. */
+const char *gr_pciids_db(size_t *len);
 
 /* NCCL versions. parse: "X.Y" or "X.Y.Z", digits only (false otherwise).
  * cmp: <0, 0, >0; a version without a patch compares as its newest patch.

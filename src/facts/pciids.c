@@ -142,8 +142,8 @@ struct gr_pciids_section {
 
 static struct gr_pciids_section *section_of(struct gr_pciids_session *ss, unsigned vendor)
 {
-  const struct gr_facts *f = gr_facts();
-  struct db db = {f->pciids, f->pciids_len};
+  struct db db;
+  db.p = gr_pciids_db(&db.len);
   for (size_t i = 0; i < ss->n; i++)
     if (ss->v[i].vendor == vendor)
       return &ss->v[i];
@@ -167,7 +167,8 @@ char *gr_pciids_device_name(struct gr_pciids_session *ss, unsigned vendor, unsig
   if (!s->start)
     return NULL;
   if (!s->end) {
-    struct db db = {gr_facts()->pciids, gr_facts()->pciids_len};
+    struct db db;
+    db.p = gr_pciids_db(&db.len);
     s->end = section_end(&db, s->start);
   }
   /* device lines are "\tdddd  name"; subsystem lines have two tabs */

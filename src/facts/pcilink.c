@@ -34,19 +34,21 @@ int gr_pcie_gens_parse(const struct gr_table *t, struct gr_pcie_gen *gens, size_
 
 const struct gr_pcie_gen *gr_pcie_gen(int gen)
 {
-  const struct gr_facts *f = gr_facts();
-  for (size_t i = 0; i < f->ngens; i++)
-    if (f->gens[i].gen == gen)
-      return &f->gens[i];
+  size_t n;
+  const struct gr_pcie_gen *gens = gr_pcie_gens(&n);
+  for (size_t i = 0; i < n; i++)
+    if (gens[i].gen == gen)
+      return &gens[i];
   return NULL;
 }
 
 const struct gr_pcie_gen *gr_pcie_gen_by_gts(double gts)
 {
-  const struct gr_facts *f = gr_facts();
-  for (size_t i = 0; i < f->ngens; i++)
-    if (fabs(f->gens[i].gts - gts) < 0.01)
-      return &f->gens[i];
+  size_t n;
+  const struct gr_pcie_gen *gens = gr_pcie_gens(&n);
+  for (size_t i = 0; i < n; i++)
+    if (fabs(gens[i].gts - gts) < 0.01)
+      return &gens[i];
   return NULL;
 }
 
@@ -107,9 +109,10 @@ double gr_pcie_nccl_from_bw(double bw_gbps)
     return 0;
   /* Try each encoding family: the lane-rate product gts*width it implies must
    * be a whole multiple of 2.5 GT/s for the family to be the right one. */
-  const struct gr_facts *f = gr_facts();
-  for (size_t i = 0; i < f->ngens; i++) {
-    const struct gr_pcie_gen *g = &f->gens[i];
+  size_t n;
+  const struct gr_pcie_gen *gens = gr_pcie_gens(&n);
+  for (size_t i = 0; i < n; i++) {
+    const struct gr_pcie_gen *g = &gens[i];
     double product = bw_gbps * 8.0 * g->enc_den / g->enc_num; /* GT/s x lanes */
     double lanes = product / g->gts;
     if (fabs(lanes - round(lanes)) < 0.01 && round(lanes) >= 1)

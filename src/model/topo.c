@@ -104,9 +104,10 @@ void gr_topo_add_gpulink(struct gr_topo *t, int a, int b, int peer_package, int 
 /* The first row of pci-devices.tsv that names this device, or NULL. */
 static const struct gr_pci_rule *pci_rule(unsigned class_id, unsigned vendor, unsigned device)
 {
-  const struct gr_facts *f = gr_facts();
-  for (size_t i = 0; i < f->npci_rules; i++) {
-    const struct gr_pci_rule *r = &f->pci_rules[i];
+  size_t n;
+  const struct gr_pci_rule *rules = gr_pci_rules(&n);
+  for (size_t i = 0; i < n; i++) {
+    const struct gr_pci_rule *r = &rules[i];
     if (r->vendor == vendor && (r->device < 0 || (unsigned)r->device == device) &&
         (r->class_sub < 0 || (unsigned)r->class_sub == class_id >> 8))
       return r;

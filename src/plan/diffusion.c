@@ -15,23 +15,23 @@
 
 /* ---- data/diffusion.tsv ---- */
 
-static const struct gr_table *rows(void)
+static const struct gr_diffusion_rows *rows(void)
 {
-  return &gr_facts()->diffusion;
+  return gr_diffusion_rows();
 }
 
-static const char *cell(size_t r, const char *col)
+static const struct gr_diffusion_row *row(size_t r)
 {
-  return gr_table_cell(rows(), r, (size_t)gr_table_col(rows(), col)); /* columns checked at load (facts.c) */
+  return &gr_diffusion_rows()->v[r];
 }
 
 /* Whether `name` is row r's name or one of its aliases. */
 static bool row_named(size_t r, const char *name)
 {
-  if (gr_name_loose_eq(cell(r, "name"), name))
+  if (gr_name_loose_eq(row(r)->name, name))
     return true;
   char buf[256];
-  snprintf(buf, sizeof(buf), "%s", cell(r, "aliases"));
+  snprintf(buf, sizeof(buf), "%s", row(r)->aliases);
   for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save))
     if (gr_name_loose_eq(tok, name))
       return true;
@@ -61,19 +61,19 @@ static int config_longs(size_t r, const char *key, bool optional, long min, long
 {
   char val[256];
   *n = 0;
-  if (!config_value(cell(r, "config"), key, val, sizeof(val))) {
+  if (!config_value(row(r)->config, key, val, sizeof(val))) {
     if (optional)
       return 0;
-    return gr_fail(err, GR_EXIT_CANNOT_RUN, "%s:%zu: key %s: missing", rows()->name, rows()->lines[r], key);
+    return gr_fail(err, GR_EXIT_CANNOT_RUN, "%s:%zu: key %s: missing", rows()->file, row(r)->line, key);
   }
   for (char *save = NULL, *tok = strtok_r(val, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
     if (*n >= GR_DM_LEVELS || !parse_long(tok, 10, &out[*n]) || out[*n] < min || out[*n] > 1000000)
       return gr_fail(err, GR_EXIT_CANNOT_RUN, "%s:%zu: key %s: expected at most %d whole numbers from %ld to 1000000",
-                     rows()->name, rows()->lines[r], key, GR_DM_LEVELS, min);
+                     rows()->file, row(r)->line, key, GR_DM_LEVELS, min);
     (*n)++;
   }
   if (*n == 0)
-    return gr_fail(err, GR_EXIT_CANNOT_RUN, "%s:%zu: key %s: no value", rows()->name, rows()->lines[r], key);
+    return gr_fail(err, GR_EXIT_CANNOT_RUN, "%s:%zu: key %s: no value", rows()->file, row(r)->line, key);
   return 0;
 }
 
@@ -86,7 +86,7 @@ static int config_long(size_t r, const char *key, bool optional, long min, long 
   if (config_longs(r, key, optional, min, v, &n, err) != 0)
     return -1;
   if (n > 1)
-    return gr_fail(err, GR_EXIT_CANNOT_RUN, "%s:%zu: key %s: expected one number", rows()->name, rows()->lines[r], key);
+    return gr_fail(err, GR_EXIT_CANNOT_RUN, "%s:%zu: key %s: expected one number", rows()->file, row(r)->line, key);
   if (n == 1)
     *out = v[0];
   return 0;
@@ -97,18 +97,18 @@ static int unet_block_types(size_t r, struct gr_unet_shape *u, struct gr_err *er
 {
   char val[512];
   int n = 0;
-  if (!config_value(cell(r, "config"), "down_block_types", val, sizeof(val)))
-    return gr_fail(err, GR_EXIT_CANNOT_RUN, "%s:%zu: key down_block_types: missing", rows()->name, rows()->lines[r]);
+  if (!config_value(row(r)->config, "down_block_types", val, sizeof(val)))
+    return gr_fail(err, GR_EXIT_CANNOT_RUN, "%s:%zu: key down_block_types: missing", rows()->file, row(r)->line);
   for (char *save = NULL, *tok = strtok_r(val, ",", &save); tok; tok = strtok_r(NULL, ",", &save), n++) {
     bool cross = strcmp(tok, "CrossAttnDownBlock2D") == 0;
     if ((!cross && strcmp(tok, "DownBlock2D") != 0) || n >= GR_DM_LEVELS)
       return gr_fail(err, GR_EXIT_CANNOT_RUN, "%s:%zu: key down_block_types: '%.60s' is not CrossAttnDownBlock2D or "
-                     "DownBlock2D", rows()->name, rows()->lines[r], tok);
+                     "DownBlock2D", rows()->file, row(r)->line, tok);
     u->cross[n] = cross;
   }
   if (n != u->levels)
     return gr_fail(err, GR_EXIT_CANNOT_RUN, "%s:%zu: key down_block_types: %d types for %d block_out_channels",
-                   rows()->name, rows()->lines[r], n, u->levels);
+                   rows()->file, row(r)->line, n, u->levels);
   return 0;
 }
 
@@ -128,10 +128,10 @@ static int unet_row(size_t r, struct gr_unet_shape *u, struct gr_err *err)
     return -1;
   if (nt != 1 && nt != u->levels)
     return gr_fail(err, GR_EXIT_CANNOT_RUN, "%s:%zu: key transformer_layers_per_block: one number or one per level",
-                   rows()->name, rows()->lines[r]);
+                   rows()->file, row(r)->line);
   if (!u->add_time_dim != !u->add_proj_dim)
     return gr_fail(err, GR_EXIT_CANNOT_RUN, "%s:%zu: key addition_time_embed_dim: give it with "
-                   "projection_class_embeddings_input_dim or neither", rows()->name, rows()->lines[r]);
+                   "projection_class_embeddings_input_dim or neither", rows()->file, row(r)->line);
   for (int i = 0; i < u->levels; i++)
     u->tlayers[i] = nt == 1 ? tl[0] : tl[i];
   return 0;
@@ -162,10 +162,10 @@ static int vae_row(size_t r, struct gr_vae_shape *v, struct gr_err *err)
 /* One row into its part of d. */
 static int part_row(size_t r, struct gr_diffusion *d, bool *have_unet, bool *have_vae, struct gr_err *err)
 {
-  const char *part = cell(r, "part"), *cls = cell(r, "class");
+  const char *part = row(r)->part, *cls = row(r)->class;
   if (strcmp(part, "unet") == 0 && strcmp(cls, "UNet2DConditionModel") == 0) {
     *have_unet = true;
-    snprintf(d->source, sizeof(d->source), "data/diffusion.tsv: %s", cell(r, "source"));
+    snprintf(d->source, sizeof(d->source), "data/diffusion.tsv: %s", row(r)->source);
     return unet_row(r, &d->unet, err);
   }
   if (strcmp(part, "vae") == 0 && strcmp(cls, "AutoencoderKL") == 0) {
@@ -177,7 +177,7 @@ static int part_row(size_t r, struct gr_diffusion *d, bool *have_unet, bool *hav
     return clip_row(r, proj, &d->text[d->ntext++], err);
   return gr_fail(err, GR_EXIT_CANNOT_RUN, "%s:%zu: part %.40s of class %.60s: gpurig counts unet "
                  "(UNet2DConditionModel), text_encoder[_2] (CLIPTextModel[WithProjection], two at most) and vae "
-                 "(AutoencoderKL)", rows()->name, rows()->lines[r], part, cls);
+                 "(AutoencoderKL)", rows()->file, row(r)->line, part, cls);
 }
 
 int gr_diffusion_builtin(const char *name, struct gr_diffusion *d, struct gr_err *err)
@@ -185,10 +185,10 @@ int gr_diffusion_builtin(const char *name, struct gr_diffusion *d, struct gr_err
   bool found = false, unet = false, vae = false;
   const char *canon = NULL;
   memset(d, 0, sizeof(*d));
-  for (size_t r = 0; r < rows()->nrows; r++) {
-    if (!(canon ? strcmp(cell(r, "name"), canon) == 0 : row_named(r, name)))
+  for (size_t r = 0; r < rows()->n; r++) {
+    if (!(canon ? strcmp(row(r)->name, canon) == 0 : row_named(r, name)))
       continue;
-    canon = cell(r, "name");
+    canon = row(r)->name;
     found = true;
     if (part_row(r, d, &unet, &vae, err) != 0)
       return -1;
@@ -197,17 +197,17 @@ int gr_diffusion_builtin(const char *name, struct gr_diffusion *d, struct gr_err
     return 0;
   snprintf(d->name, sizeof(d->name), "%s", canon);
   if (!unet || !vae || d->ntext == 0)
-    return gr_fail(err, GR_EXIT_CANNOT_RUN, "%s: %s needs a unet, a vae and a text_encoder row", rows()->name, canon);
+    return gr_fail(err, GR_EXIT_CANNOT_RUN, "%s: %s needs a unet, a vae and a text_encoder row", rows()->file, canon);
   return 1;
 }
 
 void gr_diffusion_each(void (*fn)(void *ctx, const char *name), void *ctx)
 {
-  for (size_t r = 0; r < rows()->nrows; r++)
-    if (r == 0 || strcmp(cell(r, "name"), cell(r - 1, "name")) != 0) {
-      fn(ctx, cell(r, "name"));
+  for (size_t r = 0; r < rows()->n; r++)
+    if (r == 0 || strcmp(row(r)->name, row(r - 1)->name) != 0) {
+      fn(ctx, row(r)->name);
       char buf[256];
-      snprintf(buf, sizeof(buf), "%s", cell(r, "aliases"));
+      snprintf(buf, sizeof(buf), "%s", row(r)->aliases);
       for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save))
         fn(ctx, tok);
     }
@@ -217,12 +217,12 @@ void gr_diffusion_names(char *buf, size_t cap)
 {
   size_t off = 0;
   buf[0] = '\0';
-  for (size_t r = 0; r < rows()->nrows && off < cap; r++)
-    if (r == 0 || strcmp(cell(r, "name"), cell(r - 1, "name")) != 0) {
+  for (size_t r = 0; r < rows()->n && off < cap; r++)
+    if (r == 0 || strcmp(row(r)->name, row(r - 1)->name) != 0) {
       char alias[64];
-      snprintf(alias, sizeof(alias), "%s", cell(r, "aliases"));
+      snprintf(alias, sizeof(alias), "%s", row(r)->aliases);
       alias[strcspn(alias, ",")] = '\0';
-      off += (size_t)snprintf(buf + off, cap - off, "%s%s (%s)", off ? ", " : "", cell(r, "name"), alias);
+      off += (size_t)snprintf(buf + off, cap - off, "%s%s (%s)", off ? ", " : "", row(r)->name, alias);
     }
 }
 

@@ -9,17 +9,6 @@
 
 #include "facts/facts.h"
 
-static const struct gr_table *engines(void)
-{
-  return &gr_facts()->engines;
-}
-
-static const char *cell(size_t r, const char *col)
-{
-  int c = gr_table_col(engines(), col);
-  return c >= 0 ? gr_table_cell(engines(), r, (size_t)c) : "";
-}
-
 /* Whether the comma-separated list holds word (case-insensitively). */
 static bool list_has(const char *list, const char *word)
 {
@@ -34,29 +23,30 @@ static bool list_has(const char *list, const char *word)
   return false;
 }
 
-static long row_of(const char *name)
+/* The row of data/engines.tsv an engine's name or alias names, or NULL. */
+static const struct gr_engines_row *row_of(const char *name)
 {
-  if (!name)
-    return -1;
-  for (size_t r = 0; r < engines()->nrows; r++)
-    if (strcasecmp(cell(r, "name"), name) == 0 || list_has(cell(r, "aliases"), name))
-      return (long)r;
-  return -1;
+  const struct gr_engines_rows *t = gr_engines_rows();
+  for (size_t r = 0; name && r < t->n; r++)
+    if (strcasecmp(t->v[r].name, name) == 0 || list_has(t->v[r].aliases, name))
+      return &t->v[r];
+  return NULL;
 }
 
 void gr_engine_names(char *buf, size_t cap)
 {
   size_t off = 0;
   buf[0] = '\0';
-  for (size_t r = 0; r < engines()->nrows && off < cap; r++)
-    off += (size_t)snprintf(buf + off, cap - off, "%s%s", r ? ", " : "", cell(r, "name"));
+  const struct gr_engines_rows *t = gr_engines_rows();
+  for (size_t r = 0; r < t->n && off < cap; r++)
+    off += (size_t)snprintf(buf + off, cap - off, "%s%s", r ? ", " : "", t->v[r].name);
 }
 
 int gr_engine_parse(const char *s, const char **name, struct gr_err *err)
 {
-  long r = row_of(s);
-  if (r >= 0) {
-    *name = cell((size_t)r, "name");
+  const struct gr_engines_row *r = row_of(s);
+  if (r) {
+    *name = r->name;
     return 0;
   }
   char known[256];
@@ -84,32 +74,32 @@ const char *gr_engine_default(bool training, const struct gr_quant *q, int gpus)
     name = "transformers";
   else if (q->kind == GR_Q_GGUF || q->kind == GR_Q_GGML || gpus == 0)
     name = "llama.cpp"; /* CPU inference: llama.cpp is what runs it */
-  long r = row_of(name);
-  return r >= 0 ? cell((size_t)r, "name") : name;
+  const struct gr_engines_row *r = row_of(name);
+  return r ? r->name : name;
 }
 
 bool gr_engine_has_format(const char *engine, const struct gr_quant *q)
 {
-  long r = row_of(engine);
-  return r >= 0 && list_has(cell((size_t)r, "formats"), gr_quant_family(q));
+  const struct gr_engines_row *r = row_of(engine);
+  return r && list_has(r->formats, gr_quant_family(q));
 }
 
 bool gr_engine_has_kv_quant(const char *engine, const struct gr_quant *kv)
 {
-  long r = row_of(engine);
-  return r >= 0 && list_has(cell((size_t)r, "kv_quants"), kv->name);
+  const struct gr_engines_row *r = row_of(engine);
+  return r && list_has(r->kv_quants, kv->name);
 }
 
 bool gr_engine_trains(const char *engine)
 {
-  long r = row_of(engine);
-  return r >= 0 && list_has(cell((size_t)r, "jobs"), "train");
+  const struct gr_engines_row *r = row_of(engine);
+  return r && list_has(r->jobs, "train");
 }
 
 enum gr_swa gr_engine_swa(const char *engine)
 {
-  long r = row_of(engine);
-  const char *v = r >= 0 ? cell((size_t)r, "swa") : "none";
+  const struct gr_engines_row *r = row_of(engine);
+  const char *v = r ? r->swa : "none";
   return strcmp(v, "all") == 0 ? GR_SWA_ALL : strcmp(v, "interleaved") == 0 ? GR_SWA_INTERLEAVED : GR_SWA_NONE;
 }
 
@@ -120,9 +110,9 @@ bool gr_engine_is(const char *engine, const char *name)
 
 /* The compute capability x 10 the engine's kernels need for a format
  * family (min_cc "awq:7.5,fp8:8.0"), 0 when none is stated. */
-static int min_cc_of(long r, const char *family)
+static int min_cc_of(const struct gr_engines_row *r, const char *family)
 {
-  const char *list = cell((size_t)r, "min_cc");
+  const char *list = r->min_cc;
   size_t n = strlen(family);
   for (const char *p = list; p && *p;) {
     int major, minor;
@@ -137,15 +127,15 @@ static int min_cc_of(long r, const char *family)
 bool gr_engine_format_runs(const char *engine, const struct gr_quant *q, const struct gr_gpu_model *gpu, char *why,
                            size_t cap)
 {
-  long r = row_of(engine);
+  const struct gr_engines_row *r = row_of(engine);
   const char *family = gr_quant_family(q);
-  if (r < 0 || !list_has(cell((size_t)r, "formats"), family)) {
+  if (!r || !list_has(r->formats, family)) {
     snprintf(why, cap, "%s does not load %s weights (%s)", engine ? engine : "(no engine)", q->name, family);
     return false;
   }
   int need = min_cc_of(r, family), have = gpu ? gpu->cc_major * 10 + gpu->cc_minor : 0;
   if (need > 0 && have > 0 && have < need) {
-    snprintf(why, cap, "%s's %s kernels need compute capability %d.%d; %s has %d.%d", cell((size_t)r, "name"), family,
+    snprintf(why, cap, "%s's %s kernels need compute capability %d.%d; %s has %d.%d", r->name, family,
              need / 10, need % 10, gpu->model, gpu->cc_major, gpu->cc_minor);
     return false;
   }
@@ -189,10 +179,11 @@ int gr_engine_parse_versioned(const char *s, const char **name, int *month, stru
 static const struct gr_engine_speed_row *speed_row(const char *engine, int month, const char *arch,
                                                    enum gr_engine_speed_key key)
 {
-  const struct gr_facts *f = gr_facts();
+  size_t n;
+  const struct gr_engine_speed_row *rows = gr_engine_speed_rows(&n);
   const struct gr_engine_speed_row *best = NULL;
-  for (size_t i = 0; engine && i < f->nspeed_rows; i++) {
-    const struct gr_engine_speed_row *row = &f->speed_rows[i];
+  for (size_t i = 0; engine && i < n; i++) {
+    const struct gr_engine_speed_row *row = &rows[i];
     if (row->key != key || strcmp(row->engine, engine) != 0 || (month > 0 && row->since > month))
       continue;
     if (row->arch && (!arch || strcmp(row->arch, arch) != 0))
@@ -224,10 +215,11 @@ double gr_engine_speed(const char *engine, int month, const char *arch, const ch
 
 int gr_engine_profile_month(const char *engine, int month)
 {
-  const struct gr_facts *f = gr_facts();
+  size_t n;
+  const struct gr_engine_speed_row *rows = gr_engine_speed_rows(&n);
   int newest = 0;
-  for (size_t i = 0; engine && i < f->nspeed_rows; i++) {
-    const struct gr_engine_speed_row *row = &f->speed_rows[i];
+  for (size_t i = 0; engine && i < n; i++) {
+    const struct gr_engine_speed_row *row = &rows[i];
     if (strcmp(row->engine, engine) == 0 && (month == 0 || row->since <= month) && row->since > newest)
       newest = row->since;
   }

@@ -195,57 +195,29 @@ double gr_model_kv_bytes(const struct gr_model *m, double elem_bytes, long ctx, 
 
 /* ---- built-in models ---- */
 
-static const struct gr_table *builtins(void)
+/* A model of data/models.tsv: its shape was parsed and checked at load. */
+static void builtin_row(const struct gr_models_row *row, struct gr_model *m)
 {
-  return &gr_facts()->models;
-}
-
-static int cell_long(size_t r, const char *col, long min, long *out, struct gr_err *err)
-{
-  int c = gr_table_col(builtins(), col);
-  if (c < 0)
-    return gr_fail(err, GR_EXIT_CANNOT_RUN, "%s: missing column %s", builtins()->name, col);
-  if (!parse_long(gr_table_cell(builtins(), r, (size_t)c), 10, out) || *out < min)
-    return gr_fail(err, GR_EXIT_CANNOT_RUN, "%s:%zu: %s is not a number of at least %ld", builtins()->name,
-                   builtins()->lines[r], col, min);
-  return 0;
-}
-
-static int cell_bool(size_t r, const char *col, bool *out, struct gr_err *err)
-{
-  int c = gr_table_col(builtins(), col);
-  const char *v = c >= 0 ? gr_table_cell(builtins(), r, (size_t)c) : "";
-  if (strcmp(v, "yes") != 0 && strcmp(v, "no") != 0)
-    return gr_fail(err, GR_EXIT_CANNOT_RUN, "%s:%zu: %s must be yes or no", builtins()->name, c >= 0 ? builtins()->lines[r] : 0,
-                   col);
-  *out = strcmp(v, "yes") == 0;
-  return 0;
-}
-
-static int builtin_row(size_t r, struct gr_model *m, struct gr_err *err)
-{
-  struct {
-    const char *col;
-    long min;
-    long *dst;
-  } f[] = {{"layers", 1, &m->layers},       {"hidden", 1, &m->hidden},   {"intermediate", 1, &m->intermediate},
-           {"heads", 1, &m->heads},         {"kv_heads", 1, &m->kv_heads}, {"head_dim", 1, &m->head_dim},
-           {"vocab", 1, &m->vocab},         {"experts", 0, &m->experts}, {"experts_per_tok", 0, &m->experts_per_tok},
-           {"max_ctx", 0, &m->max_ctx},     {"sliding_window", 0, &m->sliding_window}};
   m->norms_per_layer = 2;
-  for (size_t i = 0; i < sizeof(f) / sizeof(f[0]); i++)
-    if (cell_long(r, f[i].col, f[i].min, f[i].dst, err) != 0)
-      return -1;
-  if (cell_bool(r, "tied", &m->tied, err) != 0 || cell_bool(r, "qkv_bias", &m->qkv_bias, err) != 0)
-    return -1;
+  m->layers = row->layers;
+  m->hidden = row->hidden;
+  m->intermediate = row->intermediate;
+  m->heads = row->heads;
+  m->kv_heads = row->kv_heads;
+  m->head_dim = row->head_dim;
+  m->vocab = row->vocab;
+  m->experts = row->experts;
+  m->experts_per_tok = row->experts_per_tok;
+  m->max_ctx = row->max_ctx;
+  m->sliding_window = row->sliding_window;
+  m->tied = row->tied;
+  m->qkv_bias = row->qkv_bias;
   m->moe_intermediate = m->intermediate;
   m->shape_known = true;
-  m->name = xstrdup(gr_table_cell(builtins(), r, 0));
-  m->model_type = xstrdup(gr_table_cell(builtins(), r, (size_t)gr_table_col(builtins(), "model_type")));
+  m->name = xstrdup(row->name);
+  m->model_type = xstrdup(row->model_type);
   gr_model_type_traits(m);
-  int s = gr_table_col(builtins(), "source");
-  m->source = xasprintf("data/models.tsv: %s", s >= 0 ? gr_table_cell(builtins(), r, (size_t)s) : "");
-  return 0;
+  m->source = xasprintf("data/models.tsv: %s", row->source);
 }
 
 /* A diffusion pipeline of data/diffusion.tsv: 1 found, 0 not one, -1 err. */
@@ -265,8 +237,9 @@ static int diffusion_builtin(const char *name, struct gr_model *m, struct gr_err
 
 void gr_model_each_builtin(void (*fn)(void *ctx, const char *name), void *ctx)
 {
-  for (size_t r = 0; r < builtins()->nrows; r++)
-    fn(ctx, gr_table_cell(builtins(), r, 0));
+  const struct gr_models_rows *t = gr_models_rows();
+  for (size_t r = 0; r < t->n; r++)
+    fn(ctx, t->v[r].name);
   gr_diffusion_each(fn, ctx);
 }
 
@@ -281,12 +254,10 @@ int gr_model_builtin(const char *name, struct gr_model *m, struct gr_err *err)
   int dm = diffusion_builtin(name, m, err);
   if (dm != 0)
     return dm < 0 ? -1 : 0;
-  for (size_t r = 0; r < builtins()->nrows; r++)
-    if (gr_name_loose_eq(gr_table_cell(builtins(), r, 0), name)) { /* llama_2_7b, Llama-2-7B */
-      if (builtin_row(r, m, err) != 0) {
-        gr_model_free(m);
-        return -1;
-      }
+  const struct gr_models_rows *t = gr_models_rows();
+  for (size_t r = 0; r < t->n; r++)
+    if (gr_name_loose_eq(t->v[r].name, name)) { /* llama_2_7b, Llama-2-7B */
+      builtin_row(&t->v[r], m);
       return 0;
     }
   /* other diffusion models are asked for by name: say which ones gpurig
@@ -312,8 +283,9 @@ void gr_model_builtin_names(char *buf, size_t cap)
 {
   size_t off = 0;
   buf[0] = '\0';
-  for (size_t r = 0; r < builtins()->nrows && off < cap; r++)
-    off += (size_t)snprintf(buf + off, cap - off, "%s%s", r ? ", " : "", gr_table_cell(builtins(), r, 0));
+  const struct gr_models_rows *t = gr_models_rows();
+  for (size_t r = 0; r < t->n && off < cap; r++)
+    off += (size_t)snprintf(buf + off, cap - off, "%s%s", r ? ", " : "", t->v[r].name);
   if (off + 2 < cap) { /* then the diffusion pipelines */
     buf[off++] = ',';
     buf[off++] = ' ';

@@ -7,46 +7,36 @@
 
 #include "facts/facts.h"
 
-static const struct gr_table *quants(void)
+/* The row of data/quant.tsv with this name, or NULL. */
+static const struct gr_quant_row *row_of(const char *name)
 {
-  return &gr_facts()->quant;
-}
-
-static const char *cell(size_t r, const char *col)
-{
-  int c = gr_table_col(quants(), col);
-  return c >= 0 ? gr_table_cell(quants(), r, (size_t)c) : "";
-}
-
-static long row_of(const char *name)
-{
-  for (size_t r = 0; r < quants()->nrows; r++)
-    if (strcmp(cell(r, "name"), name) == 0)
-      return (long)r;
-  return -1;
+  const struct gr_quant_rows *t = gr_quant_rows();
+  for (size_t r = 0; r < t->n; r++)
+    if (strcmp(t->v[r].name, name) == 0)
+      return &t->v[r];
+  return NULL;
 }
 
 double gr_quant_bits(const char *name)
 {
-  long r = row_of(name);
-  if (r < 0)
+  const struct gr_quant_row *r = row_of(name);
+  if (!r)
     return 0;
-  if (strcmp(cell((size_t)r, "kind"), "gguf") == 0)
-    return gr_quant_bits(cell((size_t)r, "base"));
-  long w, b;
-  if (!parse_long(cell((size_t)r, "block_weights"), 10, &w) || !parse_long(cell((size_t)r, "block_bytes"), 10, &b) ||
-      w <= 0 || b <= 0)
+  if (strcmp(r->kind, "gguf") == 0)
+    return gr_quant_bits(r->base);
+  if (r->block_weights <= 0 || r->block_bytes <= 0) /* "-": no block layout */
     return 0;
-  return 8.0 * (double)b / (double)w;
+  return 8.0 * (double)r->block_bytes / (double)r->block_weights;
 }
 
 static void known_names(char *buf, size_t cap)
 {
   size_t off = 0;
   buf[0] = '\0';
-  for (size_t r = 0; r < quants()->nrows && off < cap; r++)
-    if (strncmp(cell(r, "name"), "ggml:", 5) != 0)
-      off += (size_t)snprintf(buf + off, cap - off, "%s%s", off ? ", " : "", cell(r, "name"));
+  const struct gr_quant_rows *t = gr_quant_rows();
+  for (size_t r = 0; r < t->n && off < cap; r++)
+    if (strncmp(t->v[r].name, "ggml:", 5) != 0)
+      off += (size_t)snprintf(buf + off, cap - off, "%s%s", off ? ", " : "", t->v[r].name);
   if (off < cap)
     snprintf(buf + off, cap - off, ", gptq-gN, gptq8[-gN] (also 2 and 3 bits), awq-gN, ggml:TYPE");
 }
@@ -81,12 +71,12 @@ int gr_quant_parse(const char *s, struct gr_quant *q, struct gr_err *err)
       goto unknown;
     *g = '\0';
   }
-  long r = row_of(lookup);
-  if (r < 0)
+  const struct gr_quant_row *r = row_of(lookup);
+  if (!r)
     goto unknown;
-  q->kind = kind_of(cell((size_t)r, "kind"));
+  q->kind = kind_of(r->kind);
   q->bits = gr_quant_bits(lookup);
-  snprintf(q->base, sizeof(q->base), "%s", cell((size_t)r, "base"));
+  snprintf(q->base, sizeof(q->base), "%s", r->base);
   if (q->kind == GR_Q_GPTQ || q->kind == GR_Q_AWQ) {
     q->group = group ? (int)group : 128;
     /* an fp16 scale and a zero point of the weights' width per group */

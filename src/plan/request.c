@@ -623,8 +623,9 @@ static int shop_refuses(const struct gr_plan_args *a, struct gr_err *err)
 int gr_plan_shop(const struct gr_plan_args *a, struct gr_shop *s, struct gr_err *err)
 {
   static const int counts[GR_SHOP_COUNTS] = {1, 2, 4, 8};
-  const struct gr_facts *f = gr_facts();
-  struct gr_gpu_model big = f->gpus[0];
+  size_t ngpus;
+  const struct gr_gpu_model *gpus = gr_catalog_models(&ngpus);
+  struct gr_gpu_model big = gpus[0];
   memset(s, 0, sizeof(*s));
   if (shop_refuses(a, err) != 0)
     return -1;
@@ -652,10 +653,10 @@ int gr_plan_shop(const struct gr_plan_args *a, struct gr_shop *s, struct gr_err 
       gr_planned_free(pl);
     }
   }
-  s->rows = xcalloc(f->ngpus + 1, sizeof(*s->rows));
-  for (size_t g = 0; g < f->ngpus; g++) {
+  s->rows = xcalloc(ngpus + 1, sizeof(*s->rows));
+  for (size_t g = 0; g < ngpus; g++) {
     struct gr_shop_row *row = &s->rows[s->nrows++];
-    row->gpu = &f->gpus[g];
+    row->gpu = &gpus[g];
     /* more GPUs before offload: offload is the slow way to fit */
     for (int pass = 0; pass < 2 && !row->gpus; pass++)
       for (int i = 0; i < GR_SHOP_COUNTS && !row->gpus; i++) {

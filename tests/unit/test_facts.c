@@ -3,6 +3,7 @@
  * a static buffer that made one analysis change another's result). Results
  * "alone" come from forked children, so each is computed in a process that
  * did nothing else. */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -129,15 +130,18 @@ static void test_facts_once(void **state)
 {
   struct gr_err err = {0};
   (void)state;
-  const struct gr_facts *f = gr_facts();
+  size_t ngpus, ngens, n2;
+  const struct gr_gpu_model *gpus = gr_catalog_models(&ngpus);
   assert_int_equal(gr_facts_load(&err), 0); /* a second call changes nothing */
-  assert_ptr_equal(gr_facts(), f);
+  assert_ptr_equal(gr_catalog_models(&n2), gpus);
+  assert_int_equal(n2, ngpus);
+  gr_pcie_gens(&ngens);
   /* every constant is there before any prediction ran (bench without a
    * topology reads h2d_eff_* directly) */
   assert_float_equal(gr_calib()->h2d_eff_gen4, 0.81, 1e-9);
   assert_true(gr_plan_consts()->cuda_context_gib > 0);
   assert_true(gr_health_consts()->aer_ber > 0);
-  assert_true(f->ngens >= 5 && f->ngpus > 10);
+  assert_true(ngens >= 5 && ngpus > 10);
   assert_non_null(gr_catalog_find("RTX 3090"));
 }
 
@@ -310,10 +314,226 @@ static void test_catalog_added_rows(void **state)
   assert_false(gr_gpu_mem_is_hbm(gr_catalog_find("RTX 4080")));
   assert_true(gr_catalog_find("RTX 3080")->link_gbps == 0); /* no NVLink on the 3080, 3070, 4000 series */
   assert_true(gr_catalog_find("H20")->boost_mhz == 0);      /* not published */
-  const struct gr_facts *f = gr_facts();
-  for (size_t i = 0; i < f->ngpus; i++)
-    if (!f->gpus[i].mem_type || !*f->gpus[i].mem_type)
-      fail_msg("%s has no mem_type", f->gpus[i].model);
+  size_t n;
+  const struct gr_gpu_model *gpus = gr_catalog_models(&n);
+  for (size_t i = 0; i < n; i++)
+    if (!gpus[i].mem_type || !*gpus[i].mem_type)
+      fail_msg("%s has no mem_type", gpus[i].model);
+}
+
+/* ---- the row tables (facts/tables.h) ---- */
+
+/* Every data file gpurig ships loads and passes its checks: the test that
+ * keeps broken data out of a build now that commands load only what they
+ * read. */
+static void test_every_data_file_loads(void **state)
+{
+  struct gr_err err = {0};
+  (void)state;
+  if (gr_facts_load_all(&err) != 0)
+    fail_msg("%s", err.msg);
+  static const char *const files[] = {"pcie-links.tsv", "gpus.tsv", "calibration.tsv", "planner.tsv", "health.tsv",
+                                      "diffusion-memory.tsv", "engine-speed.tsv", "pci-devices.tsv", "nccl-p2p.tsv",
+                                      "cpu-interconnect.tsv", "cpu-memory.tsv", "driver-issues.tsv", "xid.tsv",
+                                      "models.tsv", "quant.tsv", "engines.tsv", "diffusion.tsv", "nics.tsv"};
+  for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++)
+    if (!gr_facts_is_loaded(files[i]))
+      fail_msg("%s is not loaded after gr_facts_load_all", files[i]);
+}
+
+/* Loaded on first use: after an unload nothing is loaded, a catalog
+ * lookup loads the catalog alone, and what it finds is what it found
+ * before. */
+static void test_loaded_on_first_use(void **state)
+{
+  (void)state;
+  double ram = gr_catalog_find("RTX 3090")->mem_gib;
+  gr_facts_unload();
+  assert_false(gr_facts_is_loaded("gpus.tsv"));
+  assert_false(gr_facts_is_loaded("xid.tsv"));
+  assert_float_equal(gr_catalog_find("RTX 3090")->mem_gib, ram, 1e-12);
+  assert_true(gr_facts_is_loaded("gpus.tsv"));
+  assert_false(gr_facts_is_loaded("xid.tsv"));
+  assert_false(gr_facts_is_loaded("models.tsv"));
+  assert_false(gr_facts_is_loaded("not-a-table.tsv"));
+  assert_true(gr_xid_rows()->n > 0);
+  assert_true(gr_facts_is_loaded("xid.tsv"));
+}
+
+/* What a thread reads first from freshly unloaded facts. */
+struct first_reads {
+  const struct gr_xid_rows *xid;
+  const struct gr_gpu_model *gpu;
+  double eff;
+};
+
+static void *read_facts(void *arg)
+{
+  struct first_reads *r = arg;
+  r->gpu = gr_catalog_find("H100 SXM5");
+  r->xid = gr_xid_rows();
+  r->eff = gr_calib()->ring_p2p_eff;
+  return NULL;
+}
+
+/* Threads that race to a table's first load all get the one loaded copy. */
+static void test_first_use_from_threads(void **state)
+{
+  enum { N = 6 };
+  pthread_t th[N];
+  struct first_reads r[N];
+  (void)state;
+  gr_facts_unload();
+  for (int i = 0; i < N; i++)
+    assert_int_equal(pthread_create(&th[i], NULL, read_facts, &r[i]), 0);
+  for (int i = 0; i < N; i++)
+    assert_int_equal(pthread_join(th[i], NULL), 0);
+  for (int i = 0; i < N; i++) {
+    assert_non_null(r[i].gpu);
+    assert_ptr_equal(r[i].gpu, r[0].gpu);
+    assert_ptr_equal(r[i].xid, r[0].xid);
+    assert_true(r[i].xid->n > 0);
+    assert_float_equal(r[i].eff, r[0].eff, 0);
+  }
+}
+
+/* A broken row of each row table is refused with FILE:LINE:COLUMN and the
+ * column's name; the same file mended is accepted. */
+static void test_broken_rows_refused(void **state)
+{
+  static const struct {
+    const char *file, *text, *where;
+  } cases[] = {
+      {"cpu-interconnect.tsv", "vendor\tfamily\tmodel_min\tnccl_gbps\tlink\tsource\nGenuineIntel\t6\t0\tfast\tQPI\tx\n",
+       "cpu-interconnect.tsv:2:4: nccl_gbps must be a number from 0.001 to 10000"},
+      {"cpu-interconnect.tsv", "vendor\tfamily\tmodel_min\tnccl_gbps\tlink\tsource\nGenuineIntel\tsix\t0\t6\tQPI\tx\n",
+       "cpu-interconnect.tsv:2:2: family must be a whole number from 0 to 4095, or *"},
+      {"cpu-memory.tsv", "match\tchannels\tsource\n# a comment\nEPYC 7\t0\tx\n", "cpu-memory.tsv:3:2: channels"},
+      {"driver-issues.tsv",
+       "id\tgpu_match\tdriver_min\tdriver_max\tseverity\tproblem\tfix\tsource\na\tRTX 4090\t520.0\t525.9\tfatal\tp\tf\ts\n",
+       "driver-issues.tsv:2:5: severity must be one of fail|warn, not \"fatal\""},
+      {"xid.tsv", "xid\tname\tclass\tseverity\taction\tsource\n79\tfell off\thw\tfail\ta\ts\nx8\tn\tdriver\twarn\ta\ts\n",
+       "xid.tsv:3:1: xid must be a whole number"},
+      {"models.tsv",
+       "name\tmodel_type\tlayers\thidden\tintermediate\theads\tkv_heads\thead_dim\tvocab\ttied\tqkv_bias\texperts\t"
+       "experts_per_tok\tmax_ctx\tsliding_window\tsource\nm\tllama\t32\t4096\t11008\t32\t32\t128\t32000\tmaybe\tno\t0\t0\t"
+       "4096\t0\ts\n",
+       "models.tsv:2:10: tied must be yes or no"},
+      {"models.tsv",
+       "name\tmodel_type\tlayers\thidden\tintermediate\theads\tkv_heads\thead_dim\tvocab\ttied\tqkv_bias\texperts\t"
+       "experts_per_tok\tmax_ctx\tsliding_window\tsource\nm\tllama\t0\t4096\t11008\t32\t32\t128\t32000\tno\tno\t0\t0\t"
+       "4096\t0\ts\n",
+       "models.tsv:2:3: layers must be a whole number from 1 to"},
+      {"quant.tsv", "name\tkind\tbase\tblock_weights\tblock_bytes\tsource\nq\tggml\t-\t32\t-3\ts\n",
+       "quant.tsv:2:5: block_bytes must be a whole number from 1 to 1e+06, or -"},
+      {"engines.tsv", "name\taliases\tformats\tkv_quants\tjobs\tswa\tmin_cc\tsource\ne\te\tfloat\tfp16\tinfer\tsome\t-\ts\n",
+       "engines.tsv:2:6: swa must be one of all|interleaved|none"},
+      {"diffusion.tsv", "name\taliases\tpart\tclass\tconfig\tsource\nsd\tsd\tunet\tUNet3D\tk=1\ts\n",
+       "diffusion.tsv:2:4: class must be one of"},
+      {"nics.tsv",
+       "name\taliases\tkind\tport_gbit\tports\tpcie_gen\tpcie_width\trdma\tgdr\tsource\nn\t\tinfiniband\t200\t1\t4\t16\tyes\t"
+       "maybe\ts\n",
+       "nics.tsv:2:9: gdr must be one of yes|no|unknown"},
+      {"nics.tsv", "source\tname\taliases\tkind\tports\tpcie_gen\tpcie_width\trdma\tgdr\n", "nics.tsv: missing column port_gbit"},
+  };
+  (void)state;
+  for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+    struct gr_err err = {0};
+    if (gr_facts_check_file(cases[i].file, cases[i].text, strlen(cases[i].text), &err) == 0)
+      fail_msg("%s case %zu was accepted", cases[i].file, i);
+    if (strncmp(err.msg, cases[i].where, strlen(cases[i].where)) != 0)
+      fail_msg("%s case %zu: got \"%s\", want \"%s...\"", cases[i].file, i, err.msg, cases[i].where);
+    assert_int_equal(err.code, GR_EXIT_CANNOT_RUN);
+  }
+  static const char good[] = "xid\tname\tclass\tseverity\taction\tsource\n79\tfell off\thw\tfail\ta\ts\n";
+  struct gr_err err = {0};
+  assert_int_equal(gr_facts_check_file("xid.tsv", good, strlen(good), &err), 0);
+  assert_int_equal(gr_facts_check_file("nope.tsv", good, strlen(good), &err), -1);
+}
+
+/* The file's text, as the generic reader sees it, for comparing fields. */
+static void raw_table(const char *file, struct gr_table *t)
+{
+  struct gr_err err = {0};
+  if (gr_table_load(gr_data_dir(), file, t, &err) != 0)
+    fail_msg("%s", err.msg);
+}
+
+static const char *raw_cell(const struct gr_table *t, size_t r, const char *col)
+{
+  int c = gr_table_col(t, col);
+  if (c < 0)
+    fail_msg("%s has no column %s", t->name, col);
+  return gr_table_cell(t, r, (size_t)c);
+}
+
+/* Each typed field holds what its file says, row for row, line for line. */
+static void test_typed_fields_match_files(void **state)
+{
+  struct gr_table t;
+  (void)state;
+  const struct gr_xid_rows *x = gr_xid_rows();
+  raw_table("xid.tsv", &t);
+  assert_int_equal(x->n, t.nrows);
+  for (size_t r = 0; r < t.nrows; r++) {
+    assert_int_equal(x->v[r].xid, atol(raw_cell(&t, r, "xid")));
+    assert_string_equal(x->v[r].severity, raw_cell(&t, r, "severity"));
+    assert_string_equal(x->v[r].action, raw_cell(&t, r, "action"));
+    assert_int_equal(x->v[r].line, t.lines[r]);
+  }
+  gr_table_free(&t);
+  const struct gr_nics_rows *nics = gr_nics_rows();
+  raw_table("nics.tsv", &t);
+  assert_int_equal(nics->n, t.nrows);
+  for (size_t r = 0; r < t.nrows; r++) {
+    assert_string_equal(nics->v[r].name, raw_cell(&t, r, "name"));
+    assert_float_equal(nics->v[r].port_gbit, strtod(raw_cell(&t, r, "port_gbit"), NULL), 0);
+    assert_int_equal(nics->v[r].pcie_width, atol(raw_cell(&t, r, "pcie_width")));
+    assert_string_equal(nics->v[r].gdr, raw_cell(&t, r, "gdr"));
+  }
+  gr_table_free(&t);
+  const struct gr_models_rows *m = gr_models_rows();
+  raw_table("models.tsv", &t);
+  assert_int_equal(m->n, t.nrows);
+  for (size_t r = 0; r < t.nrows; r++) {
+    assert_int_equal(m->v[r].layers, atol(raw_cell(&t, r, "layers")));
+    assert_int_equal(m->v[r].sliding_window, atol(raw_cell(&t, r, "sliding_window")));
+    assert_int_equal(m->v[r].tied, strcmp(raw_cell(&t, r, "tied"), "yes") == 0);
+  }
+  gr_table_free(&t);
+  const struct gr_quant_rows *q = gr_quant_rows();
+  raw_table("quant.tsv", &t);
+  assert_int_equal(q->n, t.nrows);
+  for (size_t r = 0; r < t.nrows; r++) {
+    const char *bb = raw_cell(&t, r, "block_bytes");
+    assert_int_equal(q->v[r].block_bytes, strcmp(bb, "-") == 0 ? -1 : atol(bb));
+  }
+  gr_table_free(&t);
+  const struct gr_cpu_interconnect_rows *ci = gr_cpu_interconnect_rows();
+  raw_table("cpu-interconnect.tsv", &t);
+  assert_int_equal(ci->n, t.nrows);
+  for (size_t r = 0; r < t.nrows; r++) {
+    const char *fam = raw_cell(&t, r, "family");
+    assert_int_equal(ci->v[r].family, strcmp(fam, "*") == 0 ? -1 : atol(fam));
+    assert_float_equal(ci->v[r].nccl_gbps, strtod(raw_cell(&t, r, "nccl_gbps"), NULL), 0);
+  }
+  gr_table_free(&t);
+  raw_table("cpu-memory.tsv", &t);
+  for (size_t r = 0; r < t.nrows; r++)
+    assert_int_equal(gr_cpu_memory_rows()->v[r].channels, atol(raw_cell(&t, r, "channels")));
+  gr_table_free(&t);
+  raw_table("driver-issues.tsv", &t);
+  for (size_t r = 0; r < t.nrows; r++)
+    assert_string_equal(gr_driver_issues_rows()->v[r].driver_max, raw_cell(&t, r, "driver_max"));
+  gr_table_free(&t);
+  raw_table("engines.tsv", &t);
+  for (size_t r = 0; r < t.nrows; r++)
+    assert_string_equal(gr_engines_rows()->v[r].min_cc, raw_cell(&t, r, "min_cc"));
+  gr_table_free(&t);
+  raw_table("diffusion.tsv", &t);
+  for (size_t r = 0; r < t.nrows; r++)
+    assert_string_equal(gr_diffusion_rows()->v[r].config, raw_cell(&t, r, "config"));
+  gr_table_free(&t);
 }
 
 int main(void)
@@ -325,6 +545,11 @@ int main(void)
       cmocka_unit_test(test_catalog_columns),
       cmocka_unit_test(test_catalog_rows),
       cmocka_unit_test(test_catalog_added_rows),
+      cmocka_unit_test(test_loaded_on_first_use),
+      cmocka_unit_test(test_first_use_from_threads),
+      cmocka_unit_test(test_every_data_file_loads),
+      cmocka_unit_test(test_broken_rows_refused),
+      cmocka_unit_test(test_typed_fields_match_files),
   };
   return cmocka_run_group_tests(tests, setup, NULL);
 }
