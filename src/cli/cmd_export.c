@@ -106,8 +106,8 @@ static char *render(struct exporter *x, size_t *len, double *stamp)
 
 static size_t age_tail(void *ctx, double stamp, char *buf, size_t cap)
 {
-  (void)ctx;
-  return gr_prom_age(buf, cap, gr_clock_s(CLOCK_MONOTONIC) - stamp);
+  const struct exporter *x = ctx;
+  return gr_prom_age(buf, cap, gr_clock_s(CLOCK_MONOTONIC) - stamp, x->host);
 }
 
 /* After a minute of failed writes the last good file would go on saying
@@ -137,8 +137,8 @@ static void clear_stale(struct exporter *x)
 static void write_textfile(struct exporter *x, const char *body, size_t len, double stamp)
 {
   struct gr_err err = {0};
-  char tail[256];
-  size_t tlen = gr_prom_age(tail, sizeof(tail), gr_clock_s(CLOCK_MONOTONIC) - stamp);
+  char tail[512];
+  size_t tlen = gr_prom_age(tail, sizeof(tail), gr_clock_s(CLOCK_MONOTONIC) - stamp, x->host);
   static const char ok[] = "# HELP gpurig_textfile_ok 1 when gpurig export wrote this file at its last sample.\n"
                            "# TYPE gpurig_textfile_ok gauge\ngpurig_textfile_ok 1\n";
   struct gr_out w;
@@ -185,9 +185,9 @@ static void publish(struct exporter *x)
   if (x->textfile)
     write_textfile(x, body, len, stamp);
   if (x->to_stdout) {
-    char tail[256];
+    char tail[512];
     fwrite(body, 1, len, stdout);
-    fwrite(tail, 1, gr_prom_age(tail, sizeof(tail), gr_clock_s(CLOCK_MONOTONIC) - stamp), stdout);
+    fwrite(tail, 1, gr_prom_age(tail, sizeof(tail), gr_clock_s(CLOCK_MONOTONIC) - stamp, x->host), stdout);
   }
   if (x->http)
     cli_http_publish(x->http, body, len, stamp); /* the server owns it now */

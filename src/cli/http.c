@@ -239,7 +239,7 @@ struct conn {
   char head[384];
   const char *body;
   size_t head_len, body_len, tail_len, sent;
-  char tail[256];
+  char tail[512]; /* gr_prom_age's family with the host's label */
   size_t in_len;
   char in[CLI_HTTP_MAX_HEAD + 1];
 };

@@ -516,7 +516,9 @@ static void gpurig_gpu_series(const struct prom *p)
              GPU_FIELD(pcie_tx_gbps), 1e9);
   fputs("# HELP gpurig_samples_total Samples taken since gpurig export started.\n"
         "# TYPE gpurig_samples_total counter\n", p->f);
-  fprintf(p->f, "gpurig_samples_total %lu\n", gr_sampler_steps(p->s));
+  fputs("gpurig_samples_total{", p->f);
+  label(p->f, "Hostname", p->host, false); /* on every family, so a dashboard picks the host by it */
+  fprintf(p->f, "} %lu\n", gr_sampler_steps(p->s));
 }
 
 /* One series per (id, severity, subject): a check may say two things of
@@ -601,12 +603,31 @@ char *gr_prom_render(const struct gr_sampler *s, const struct gr_prom_in *in)
   return buf;
 }
 
-size_t gr_prom_age(char *buf, size_t cap, double age_s)
+/* A label value escaped as label() does, into dst; false when it does not fit. */
+static bool escape_into(char *dst, size_t cap, const char *v)
 {
+  size_t n = 0;
+  for (const char *p = v ? v : ""; *p; p++) {
+    const char *rep = *p == '\\' ? "\\\\" : *p == '"' ? "\\\"" : *p == '\n' ? "\\n" : NULL;
+    size_t k = rep ? 2 : 1;
+    if (n + k >= cap)
+      return false;
+    memcpy(dst + n, rep ? rep : p, k);
+    n += k;
+  }
+  dst[n] = '\0';
+  return true;
+}
+
+size_t gr_prom_age(char *buf, size_t cap, double age_s, const char *hostname)
+{
+  char host[160];
+  if (!escape_into(host, sizeof(host), hostname))
+    host[0] = '\0'; /* longer than any host name Linux allows (64): the series stays, unlabelled */
   int n = snprintf(buf, cap,
                    "# HELP gpurig_sample_age_seconds Age of the sample this scrape shows.\n"
                    "# TYPE gpurig_sample_age_seconds gauge\n"
-                   "gpurig_sample_age_seconds %.3f\n",
-                   age_s);
+                   "gpurig_sample_age_seconds{Hostname=\"%s\"} %.3f\n",
+                   host, age_s);
   return n < 0 ? 0 : (size_t)n < cap ? (size_t)n : cap - 1;
 }

@@ -53,8 +53,9 @@ struct gr_prom_in {
  * sample's age is left out: a body is rendered once per sample and served
  * many times, gr_prom_age is written after it at each scrape. */
 char *gr_prom_render(const struct gr_sampler *s, const struct gr_prom_in *in);
-/* The gpurig_sample_age_seconds family (HELP, TYPE and value) into buf;
- * returns its length (at most cap - 1). */
-size_t gr_prom_age(char *buf, size_t cap, double age_s);
+/* The gpurig_sample_age_seconds family (HELP, TYPE and value, labelled
+ * with the host as every family is) into buf; returns its length (at most
+ * cap - 1). 512 bytes hold it for any host name Linux allows. */
+size_t gr_prom_age(char *buf, size_t cap, double age_s, const char *hostname);
 
 #endif

@@ -33,7 +33,7 @@ free_port() {
   fail "no free port"
 }
 until_ok() { local end=$((SECONDS + $1)); shift; until "$@"; do [ $SECONDS -lt $end ] || return 1; sleep 0.2; done; }
-samples_in() { sed -n 's/^gpurig_samples_total //p' "$1" 2>/dev/null || true; }
+samples_in() { sed -n 's/^gpurig_samples_total{[^}]*} //p' "$1" 2>/dev/null || true; }
 
 cp -a "$GPURIG_TEST_DATA/trees/epyc-riser" "$work/tree"
 export GPURIG_DRIVER_DIR=$GPURIG_TEST_STUB

@@ -4,7 +4,7 @@
 # correctable AER errors while the test runs). The test checks the scrape with
 # promtool, then asks Prometheus's HTTP API for the series and the value the
 # fixture set, then makes GPU2 fall off the bus and asks for gpurig_gpu_up 0, and checks
-# that every series names the host Hostname (one case, as dcgm-exporter) and gpurig_driver_up 1.
+# that every series names the host Hostname (one case, as dcgm-exporter; none without it) and gpurig_driver_up 1.
 # Loopback only, bounded in time, and it stops what it started.
 # With GPURIG_MONITOR_VALGRIND=1 the exporter runs under valgrind (setup.sh's
 # valgrind stage): no error, no definite leak, through the GPU vanishing.
@@ -104,6 +104,9 @@ echo "Prometheus: gpurig_gpu_up $up"
 [ "$(query 'count({hostname!=""})' | jq length)" = 0 ] || fail "a series still has hostname=: $(query 'count by (__name__) ({hostname!=""})')"
 hosts=$(query 'count by (Hostname) ({job="gpurig",Hostname!=""})' | jq length)
 [ "$hosts" = 1 ] || fail "the Hostname label: $hosts values"
+# and none without it (the scrape's own up and scrape_* series are Prometheus's)
+nohost=$(query 'count by (__name__) ({job="gpurig",Hostname="",__name__!~"up|scrape_.*"})' | jq -c 'map(.metric.__name__)')
+[ "$nohost" = '[]' ] || fail "series without Hostname: $nohost"
 [ "$(query 'gpurig_driver_up' | jq -r '.[0].value[1] // empty')" = 1 ] || fail "gpurig_driver_up is not 1"
 echo "Prometheus: one Hostname on every series, no hostname=; gpurig_driver_up 1"
 kill -0 "${pids[0]}" || fail "gpurig export died"

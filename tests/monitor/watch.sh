@@ -158,7 +158,7 @@ code() { curl -s -o /dev/null -w '%{http_code}' "$@"; }
 # the sampler keeps sampling while it serves: over 3 s (6 intervals of 0.5 s) the count grows, and the
 # last sample is younger than that gap, however busy the machine (a starved machine may skip some
 # intervals, so no exact count is asked)
-metric() { curl -s "http://127.0.0.1:$port/metrics" | awk -v m="$1" '$1 == m { print $2 }'; }
+metric() { curl -s "http://127.0.0.1:$port/metrics" | awk -v m="$1" 'index($1, m "{") == 1 { print $2 }'; }
 n1=$(metric gpurig_samples_total)
 sleep 3
 n2=$(metric gpurig_samples_total)
