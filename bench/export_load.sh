@@ -19,7 +19,7 @@ export GPURIG_DATA=${GPURIG_DATA:-$PWD/data}
 export GPURIG_DRIVER_DIR=${GPURIG_DRIVER_DIR:-$PWD/build/tests/stub}
 case $tree in *hgx-a100*) export GPURIG_STUB_SCENARIO=${GPURIG_STUB_SCENARIO:-a100-nvswitch} ;; esac
 load=tests/monitor/http_load.py
-port=$((20000 + RANDOM % 20000))
+port=$((20000 + RANDOM % 12000))
 (ulimit -S -n 1024 && exec "$gpurig" export --listen "127.0.0.1:$port" --root "$tree" --interval 1) 2>/dev/null &
 pid=$!
 trap 'kill $pid 2>/dev/null; wait $pid 2>/dev/null' EXIT

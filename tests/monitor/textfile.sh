@@ -36,7 +36,8 @@ fail() { echo "textfile.sh: FAIL: $*" >&2; for f in "$work"/*.log; do echo "--- 
 free_port() {
   local p
   for _ in $(seq 50); do
-    p=$((20000 + RANDOM % 20000))
+    # below the ephemeral range (32768-60999) that other tests' client connections take
+    p=$((20000 + RANDOM % 12000))
     (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null || { echo "$p"; return; }
   done
   fail "no free port"

@@ -146,7 +146,7 @@ expect_rc 2 "textfile onto a FIFO" timeout 10 "$gpurig" export --once --listen n
 
 # the HTTP side: /metrics, /, 404, 405; a port already taken: one line, exit 2
 port=19473
-for _ in $(seq 50); do (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null || break; port=$((20000 + RANDOM % 20000)); done
+for _ in $(seq 50); do (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null || break; port=$((20000 + RANDOM % 12000)); done
 timeout 15 "$gpurig" export --listen "127.0.0.1:$port" --root "$tree" --interval 0.5 >/dev/null 2>&1 &
 exporter=$!
 for _ in $(seq 50); do curl -sf -o /dev/null "http://127.0.0.1:$port/metrics" && break; sleep 0.2; done
