@@ -2,6 +2,7 @@
 
 #include "facts/facts.h"
 
+#include <ctype.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -80,6 +81,7 @@ int gr_topo_add_pci(struct gr_topo *t)
   p->switch_up = -1;
   p->gpu_index = -1;
   p->nic_index = -1;
+  p->order = -1;
   p->p2p = -1;
   return (int)t->npci++;
 }
@@ -156,11 +158,63 @@ static int cmp_busid(const struct gr_pci *a, const struct gr_pci *b)
   return 0;
 }
 
+/* A loader's declared rank, then the bus id. */
+static int cmp_order_busid(const struct gr_pci *a, const struct gr_pci *b)
+{
+  if (a->order >= 0 && b->order >= 0 && a->order != b->order)
+    return a->order < b->order ? -1 : 1;
+  return cmp_busid(a, b);
+}
+
+/* Natural order: runs of digits compare as numbers, so mlx5_2 comes before
+ * mlx5_10, as the kernel's numbering and nvidia-smi's NIC legend have them. */
+static int cmp_natural(const char *a, const char *b)
+{
+  while (*a && *b) {
+    if (isdigit((unsigned char)*a) && isdigit((unsigned char)*b)) {
+      while (*a == '0' && isdigit((unsigned char)a[1]))
+        a++;
+      while (*b == '0' && isdigit((unsigned char)b[1]))
+        b++;
+      size_t na = strspn(a, "0123456789"), nb = strspn(b, "0123456789");
+      if (na != nb)
+        return na < nb ? -1 : 1;
+      int c = strncmp(a, b, na);
+      if (c)
+        return c < 0 ? -1 : 1;
+      a += na;
+      b += nb;
+    } else {
+      if (*a != *b)
+        return (unsigned char)*a < (unsigned char)*b ? -1 : 1;
+      a++;
+      b++;
+    }
+  }
+  return *a ? 1 : *b ? -1 : 0;
+}
+
 /* qsort_r's context is the topology: no process-global state while loading. */
-static int cmp_index_by_busid(const void *x, const void *y, void *topo)
+static int cmp_gpu_index(const void *x, const void *y, void *topo)
 {
   const struct gr_topo *t = topo;
-  return cmp_busid(&t->pci[*(const int *)x], &t->pci[*(const int *)y]);
+  return cmp_order_busid(&t->pci[*(const int *)x], &t->pci[*(const int *)y]);
+}
+
+/* nvidia-smi numbers NICs by their RDMA device (NICk is mlx5_k), and lists
+ * those without one after them (nccl-tests#320, nccl#1866). */
+static int cmp_nic_index(const void *x, const void *y, void *topo)
+{
+  const struct gr_topo *t = topo;
+  const struct gr_pci *a = &t->pci[*(const int *)x], *b = &t->pci[*(const int *)y];
+  if (a->rdma_name && b->rdma_name) {
+    int c = cmp_natural(a->rdma_name, b->rdma_name);
+    if (c)
+      return c;
+  } else if (a->rdma_name || b->rdma_name) {
+    return a->rdma_name ? -1 : 1;
+  }
+  return cmp_order_busid(a, b);
 }
 
 static void assign_roles(struct gr_topo *t)
@@ -225,8 +279,8 @@ void gr_topo_finish(struct gr_topo *t)
     else if (p->kind == GR_KIND_NIC && p->rdma)
       t->nics[t->nnics++] = (int)i;
   }
-  qsort_r(t->gpus, t->ngpus, sizeof(int), cmp_index_by_busid, t);
-  qsort_r(t->nics, t->nnics, sizeof(int), cmp_index_by_busid, t);
+  qsort_r(t->gpus, t->ngpus, sizeof(int), cmp_gpu_index, t);
+  qsort_r(t->nics, t->nnics, sizeof(int), cmp_nic_index, t);
   for (size_t i = 0; i < t->ngpus; i++)
     t->pci[t->gpus[i]].gpu_index = (int)i;
   for (size_t i = 0; i < t->nnics; i++)

@@ -86,6 +86,8 @@ struct gr_pci {
   struct gr_link link;
   struct gr_aer aer;
   int gpu_index, nic_index;         /* position among GPUs / NICs, -1 otherwise */
+  int order;                        /* the loader's rank for that numbering where bus order is not the
+                                       machine's (a rig's declaration order), -1 none: bus order */
   int p2p;                          /* the driver lets this GPU do PCIe P2P: 1 yes, 0 no, -1 unknown */
   int lanes;                        /* switch upstream ports: the chip's lanes, 0 unknown */
   bool storage_nic;                 /* NICs: for storage or in-band traffic, left out of NCCL_IB_HCA (a rig's
@@ -160,11 +162,13 @@ struct gr_topo {
   char *hostname;     /* may be NULL */
   bool link_details;  /* gen/width/AER etc. known (sysfs or a gpurig snapshot) */
   bool gpulink_ignored; /* the user asked for PCIe levels only (--pcie-only) */
+  bool gpulink_none;    /* the input says the GPUs have no working NVLink beyond what it declares (a rig's
+                           `nvlink none`): no fabric is inferred for them */
 
   struct gr_package *packages; size_t npackages;
   struct gr_numa *numas; size_t nnumas;
   struct gr_pci *pci; size_t npci, cap_pci;
-  int *gpus; size_t ngpus;   /* indices into pci, in PCI bus order */
+  int *gpus; size_t ngpus;   /* indices into pci, in numbering order (gr_topo_finish) */
   int *nics; size_t nnics;
   struct gr_gpulink *gpulinks; size_t ngpulinks;  /* GPU-GPU and GPU-CPU links; GPU-NVSwitch links as
                                                  reported (the fabrics below are built from them) */
@@ -254,7 +258,10 @@ struct gr_gpu_model;
 const struct gr_gpu_model *gr_pci_catalog(const struct gr_pci *p);
 
 /* Derives role, kind, switch membership, GPU/NIC numbering: run once after a
- * loader has filled nodes, classes and parents. */
+ * loader has filled nodes, classes and parents. GPUs are numbered in bus
+ * order; NICs as nvidia-smi numbers them: those with an RDMA name first, in
+ * the names' natural order (mlx5_2 before mlx5_10), then the rest in bus
+ * order. A loader's `order` ranks either before the bus ids. */
 void gr_topo_finish(struct gr_topo *t);
 
 /* Classification by PCI class code and vendor. */

@@ -666,6 +666,22 @@ static void rdma_names_from_sysfs(void **state)
   assert_string_equal(t.pci[t.nics[2]].rdma_name, "mlx5_2");
   gr_analysis_free(&a);
   gr_topo_free(&t);
+
+  /* numbered as nvidia-smi numbers them: by RDMA name in natural order
+   * (mlx5_2 before mlx5_10), not by bus (04 < 42 < 43) */
+  char *from = xasprintf("%s/sys/devices/pci0000:00/0000:00:01.1/0000:01:00.0/0000:02:01.0/0000:04:00.0/infiniband/mlx5_0", dir);
+  char *to = xasprintf("%.*s/mlx5_10", (int)(strrchr(from, '/') - from), from);
+  assert_int_equal(rename(from, to), 0);
+  load_root_ok(dir, &t, &a);
+  assert_string_equal(t.pci[t.nics[0]].rdma_name, "mlx5_1");
+  assert_string_equal(t.pci[t.nics[1]].rdma_name, "mlx5_2");
+  assert_string_equal(t.pci[t.nics[2]].rdma_name, "mlx5_10");
+  assert_string_equal(gr_pci_busid(&t.pci[t.nics[2]], bus, sizeof(bus)), "0000:04:00.0");
+  assert_int_equal(t.pci[t.nics[2]].nic_index, 2);
+  gr_analysis_free(&a);
+  gr_topo_free(&t);
+  free(from);
+  free(to);
   tu_tree_remove(dir);
 }
 
