@@ -122,13 +122,19 @@ enum gr_kind gr_kind_from_ids(unsigned class_id, unsigned vendor, unsigned devic
   const struct gr_pci_rule *rule = pci_rule(class_id, vendor, device);
   if (rule)
     return rule->accelerator ? GR_KIND_GPU : GR_KIND_OTHER;
-  if (base_sub == 0x0302 || base_sub == 0x0b40 || base_sub == 0x1200)
+  bool gpu_maker = vendor == 0x10de || vendor == 0x1002;
+  if (base_sub == 0x0302)
     return GR_KIND_GPU;
   /* VGA and display controllers are compute GPUs only from the GPU makers:
    * every server board also carries a BMC VGA device (ASPEED 1a03, Matrox 102b),
-   * and cloud instances an emulated one (Amazon 1d0f). */
-  if ((base_sub == 0x0300 || base_sub == 0x0380) && (vendor == 0x10de || vendor == 0x1002))
+   * and cloud instances an emulated one (Amazon 1d0f). AMD's Instinct MI300
+   * is a processing accelerator (1200) and a GPU all the same. */
+  if ((base_sub == 0x0300 || base_sub == 0x0380 || (class_id >> 16) == 0x12) && gpu_maker)
     return GR_KIND_GPU;
+  /* Co-processors and other processing accelerators (NEC's Vector Engine,
+   * Habana Gaudi, TPUs) run no CUDA or ROCm: NCCL never sees them. */
+  if (base_sub == 0x0b40 || (class_id >> 16) == 0x12)
+    return GR_KIND_ACCEL;
   /* InfiniBand HCAs of the ConnectX-2 and QLogic era carry the serial-bus
    * class 0c06 (InfiniBand) instead of the network class 0207 */
   if ((class_id >> 16) == 0x02 || base_sub == 0x0c06)
@@ -267,13 +273,14 @@ void gr_topo_finish(struct gr_topo *t)
   free(t->nics);
   t->gpus = xcalloc(t->npci, sizeof(int));
   t->nics = xcalloc(t->npci, sizeof(int));
-  t->ngpus = t->nnics = 0;
+  t->ngpus = t->nnics = t->naccels = 0;
   for (size_t i = 0; i < t->npci; i++) {
     struct gr_pci *p = &t->pci[i];
     if (p->kind != GR_KIND_NVSWITCH) /* a loader may know better than the class code */
       p->kind = p->role == GR_ROLE_ENDPOINT ? gr_kind_from_ids(p->class_id, p->vendor, p->device) : GR_KIND_NONE;
     if (p->kind == GR_KIND_NIC && ((p->class_id >> 8) == 0x0207 || (p->class_id >> 8) == 0x0c06 || p->vendor == 0x15b3))
       p->rdma = true;
+    t->naccels += p->kind == GR_KIND_ACCEL;
     if (p->kind == GR_KIND_GPU)
       t->gpus[t->ngpus++] = (int)i;
     else if (p->kind == GR_KIND_NIC && p->rdma)
@@ -383,6 +390,7 @@ const char *gr_kind_name(enum gr_kind k)
   switch (k) {
   case GR_KIND_NONE: return "bridge";
   case GR_KIND_GPU: return "gpu";
+  case GR_KIND_ACCEL: return "accelerator";
   case GR_KIND_NIC: return "nic";
   case GR_KIND_NVME: return "nvme";
   case GR_KIND_NVSWITCH: return "nvswitch";

@@ -23,7 +23,10 @@ enum gr_role {
 
 enum gr_kind {
   GR_KIND_NONE,     /* bridges */
-  GR_KIND_GPU,      /* compute GPU or accelerator (class 0302, 0b40, 1200; 0300 from GPU vendors) */
+  GR_KIND_GPU,      /* a GPU: class 0302, 0300/0380/1200 from the GPU makers (NVIDIA, AMD), and the
+                       accelerator rows of data/pci-devices.tsv (Hygon DCU, Intel Max) */
+  GR_KIND_ACCEL,    /* another accelerator (NEC SX-Aurora 0b40, Gaudi and TPUs 12xx): its PCIe path and
+                       link are judged, but it is no GPU: no NCCL, P2P or all-reduce verdicts */
   GR_KIND_NIC,      /* class 02xx; InfiniBand is 0207 */
   GR_KIND_NVME,     /* class 010802 */
   GR_KIND_NVSWITCH, /* NVIDIA bridge-class device (0680) that carries NVLink */
@@ -170,6 +173,7 @@ struct gr_topo {
   struct gr_pci *pci; size_t npci, cap_pci;
   int *gpus; size_t ngpus;   /* indices into pci, in numbering order (gr_topo_finish) */
   int *nics; size_t nnics;
+  size_t naccels;            /* accelerators that are not GPUs (GR_KIND_ACCEL) */
   struct gr_gpulink *gpulinks; size_t ngpulinks;  /* GPU-GPU and GPU-CPU links; GPU-NVSwitch links as
                                                  reported (the fabrics below are built from them) */
   struct gr_fabric *fabrics; size_t nfabrics;
@@ -290,7 +294,7 @@ bool gr_parse_busid(const char *s, unsigned *domain, unsigned *bus, unsigned *de
 int gr_topo_common_ancestor(const struct gr_topo *t, int x, int y);
 
 const char *gr_role_name(enum gr_role r);  /* "root_port" ... */
-const char *gr_kind_name(enum gr_kind k);  /* "gpu" ... */
+const char *gr_kind_name(enum gr_kind k);  /* "gpu", "accelerator" ... */
 
 /* The index among t's GPUs (t->gpus) of the GPU at bus id "0000:41:00.0", or
  * -1; this is how driver-reported GPUs are joined to the topology. */

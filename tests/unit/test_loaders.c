@@ -108,30 +108,35 @@ static void sys4029_two_hives_node_and_nics(void **state)
 {
   struct gr_topo t;
   struct gr_analysis a;
-  char l[16];
   (void)state;
   char *root = path_of(trees_dir(), "32intel64-2p8co2t+8ve");
   load_root_ok(root, &t, &a);
   free(root);
-  assert_int_equal(t.ngpus, 8); /* NEC SX-Aurora, class 0b40 */
-  assert_int_equal(a.nhives, 2);
-  for (int i = 0; i < 8; i++)
-    for (int j = 0; j < 8; j++)
-      if (i != j)
-        assert_string_equal(tu_level(&a, i, j, l), (i < 4) == (j < 4) ? "PIX" : "NODE");
+  /* NEC SX-Aurora (class 0b40): accelerators, not GPUs (issue 31) */
+  assert_int_equal(t.ngpus, 0);
+  assert_int_equal(t.naccels, 8);
   assert_int_equal(t.nnics, 2);
-  /* each ConnectX-4 sits under one switch with four accelerators */
-  for (int g = 0; g < 8; g++) {
-    assert_string_equal(gr_level_str(&a.gpu_nic[g * 2 + (g < 4 ? 0 : 1)], l, 16), "PIX");
-    assert_string_equal(gr_level_str(&a.gpu_nic[g * 2 + (g < 4 ? 1 : 0)], l, 16), "NODE");
+  /* four under each PLX switch, beside one ConnectX-4 */
+  size_t n = 0;
+  for (size_t i = 0; i < t.npci; i++) {
+    const struct gr_pci *v = &t.pci[i];
+    if (v->kind != GR_KIND_ACCEL)
+      continue;
+    assert_int_equal(v->gpu_index, -1);
+    assert_int_equal(v->link.cur_gen, 3);
+    assert_int_equal(v->link.max_width, 16);
+    assert_int_equal(v->link.port_max_width, 16);
+    assert_string_equal(v->driver, "ve_drv");
+    int up = t.pci[v->parent].switch_up;
+    assert_true(up >= 0);
+    assert_int_equal(t.pci[up].vendor, 0x10b5);
+    int nic = t.nics[n < 4 ? 0 : 1];
+    assert_int_equal(gr_topo_common_ancestor(&t, (int)i, nic), up);
+    n++;
   }
-  const struct gr_pci *g0 = &t.pci[t.gpus[0]];
-  assert_int_equal(g0->link.cur_gen, 3);
-  assert_int_equal(g0->link.max_width, 16);
-  assert_int_equal(g0->link.port_max_width, 16);
-  assert_string_equal(g0->driver, "ve_drv");
-  assert_int_equal(t.pci[g0->switch_up >= 0 ? g0->switch_up : t.pci[g0->parent].switch_up].vendor, 0x10b5);
+  assert_int_equal(n, 8);
   assert_null(tu_find(&a, "pcie.link-width", -2));
+  assert_non_null(strstr(tu_find(&a, "topo.no-gpu", -1)->text, "8 accelerators"));
   gr_analysis_free(&a);
   gr_topo_free(&t);
 }
