@@ -426,7 +426,11 @@ static ssize_t read_config(const struct gr_doctor_ctx *c, const struct gr_pci *p
   return gr_fs_read(c->fs, gr_pci_sysfs_path(p, "config", path, sizeof(path)), (char *)buf, cap);
 }
 
-/* Bridges that P2P traffic between two GPUs of one host bridge passes. */
+/* Bridges that P2P traffic between two GPUs passes where it could turn
+ * around below the root complex: the ports of a switch both GPUs sit under.
+ * Two GPUs whose common ancestor is the host bridge (each on a root port of
+ * its own) talk through the root complex whatever ACS says, so their root
+ * ports are not judged. */
 static bool *bridges_between_gpus(const struct gr_topo *t, size_t *n)
 {
   bool *on = xcalloc(t->npci + 1, sizeof(bool));
@@ -435,7 +439,7 @@ static bool *bridges_between_gpus(const struct gr_topo *t, size_t *n)
     for (size_t y = x + 1; y < t->ngpus; y++) {
       int gx = t->gpus[x], gy = t->gpus[y];
       int lca = gr_topo_common_ancestor(t, gx, gy);
-      if (lca < 0)
+      if (lca < 0 || t->pci[lca].role == GR_ROLE_HOSTBRIDGE)
         continue;
       for (int side = 0; side < 2; side++)
         for (int i = t->pci[side ? gy : gx].parent; i >= 0 && i != lca; i = t->pci[i].parent)
@@ -513,7 +517,7 @@ void check_pcie_acs(struct gr_doctor_ctx *c)
   if (c->r->findings.n > before)
     return;
   if (!nbridges)
-    dr_add(c, GR_SEV_OK, -1, "No PCIe bridge sits between two GPUs below one root complex, so ACS cannot redirect their traffic.");
+    dr_add(c, GR_SEV_OK, -1, "No two GPUs share a PCIe switch, so ACS cannot redirect traffic that would stay below one (between root ports it crosses the root complex anyway).");
   else if (checked < nbridges)
     acs_inferred(c, nbridges - checked, short_len);
   else
