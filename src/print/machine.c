@@ -247,6 +247,8 @@ void gr_print_report_brief(FILE *out, const struct gr_machine *m, const struct g
   if (t->ngpus > 1 || t->nnics) { /* the wiring, and the hives under it */
     fprintf(out, "\nWiring:\n");
     gr_diagram_text(out, m, st->width);
+    if (t->rig)
+      fprintf(out, "(RC bus ids modelled from the rig, no machine's)\n");
     fputc('\n', out);
   }
   if (m->predicted) {

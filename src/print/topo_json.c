@@ -363,6 +363,7 @@ json_t *gr_topo_to_json(const struct gr_topo *t, const struct gr_analysis *a)
   json_t *src = json_object();
   json_object_set_new(src, "kind", json_string(t->source_kind));
   json_object_set_new(src, "path", gr_json_text(t->source_path));
+  json_object_set_new(src, "bus_ids_modelled", json_boolean(t->rig != NULL));
   json_object_set_new(root, "source", src);
   json_object_set_new(root, "machine", machine_json(t, a));
   json_object_set_new(root, "gpus", gpus_json(t, a));

@@ -210,6 +210,8 @@ void gr_print_tree(FILE *out, const struct gr_topo *t, const struct gr_analysis 
   struct tree_ctx c = {.out = out, .t = t, .a = a, .flags = flags};
   mark_interesting(&c);
   fprintf(out, "\nPCIe tree (link: Gen and width it trains to, cur/max where they differ, GB/s per direction):\n");
+  if (t->rig) /* ux-3 L7: made-up numbers must not pass for a machine's */
+    fprintf(out, "(bus ids modelled: a rig names no buses, so gpurig numbers them in declaration order)\n");
   for (size_t s = 0; s < t->npackages; s++) {
     const struct gr_package *pk = &t->packages[s];
     fprintf(out, "Socket %d", pk->os_index);

@@ -34,6 +34,9 @@ void doc_header(struct rd_doc *d, const struct gr_report_doc *doc)
        gr_nccl_defaults_text(&doc->m->analysis, nccl, sizeof(nccl)));
   if (t->rig && t->rig->notes)
     note(d, "Rig sources: %s", t->rig->notes);
+  if (t->rig)
+    note(d, "Bus ids are modelled: a rig names no buses, so gpurig numbers them in declaration order; they are no "
+         "machine's.");
   for (size_t i = 0; i < t->nwarnings; i++)
     note(d, "Loader warning: %s", t->warnings[i]);
 }
