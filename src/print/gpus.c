@@ -270,5 +270,9 @@ json_t *gr_gpus_to_json(const struct gr_gpus_report *rep)
   } else {
     json_object_set_new(o, "p2p_status", json_null());
   }
+  json_t *fs = json_array(); /* gpu.lost, pcie.link-width, pcie.link-gen: doctor's objects */
+  for (size_t i = 0; i < rep->findings.n; i++)
+    json_array_append_new(fs, gr_finding_to_json(&rep->findings.v[i]));
+  json_object_set_new(o, "findings", fs);
   return o;
 }
