@@ -24,9 +24,9 @@ static void print_link(FILE *out, const struct gr_gpu_row *r)
   fprintf(out, "  %-13s Gen%s x%s now, Gen%s x%s at most%s\n", "PCIe link", num(&r->dy.link_gen, "%.0f", cg, 16),
           num(&r->dy.link_width, "%.0f", cw, 16), num(&r->st.max_link_gen, "%.0f", mg, 16),
           num(&r->st.max_link_width, "%.0f", mw, 16),
-          r->dy.link_gen.ok && r->st.max_link_gen.ok && r->dy.link_gen.v < r->st.max_link_gen.v
-              ? " (an idle GPU lowers its link speed; width does not drop)"
-              : "");
+          !(r->dy.link_gen.ok && r->st.max_link_gen.ok && r->dy.link_gen.v < r->st.max_link_gen.v) ? ""
+          : r->dy.util_gpu_pct.ok && r->dy.util_gpu_pct.v >= 50 ? " (slow while busy: see the warning)"
+                                                                 : " (an idle GPU lowers its link speed; width does not drop)");
 }
 
 static void print_power_temp(FILE *out, const struct gr_gpu_row *r)
