@@ -280,9 +280,9 @@ void hive_findings(struct gr_analysis *a)
 {
   if (a->ngpus == 0 && a->t->naccels) {
     add_finding(a, GR_SEV_INFO, "topo.no-gpu", -1,
-                "No GPU was found on the PCI bus; its %zu accelerator%s (class 0b40 or 12xx from a maker of no GPU) %s no "
-                "GPU: NCCL, P2P and all-reduce verdicts do not apply, their PCIe paths and links are judged.",
-                a->t->naccels, a->t->naccels == 1 ? "" : "s", a->t->naccels == 1 ? "is" : "are");
+                "No GPU was found on the PCI bus, only %zu accelerator%s that %s (class 0b40 or 12xx, from a maker of no "
+                "GPU): NCCL, P2P and all-reduce verdicts do not apply; their PCIe paths and links are judged.",
+                a->t->naccels, a->t->naccels == 1 ? "" : "s", a->t->naccels == 1 ? "is not a GPU" : "are not GPUs");
     return;
   }
   if (a->ngpus == 0) {
