@@ -181,12 +181,12 @@ void link_findings(struct gr_analysis *a)
   for (size_t i = 0; i < t->npci; i++) {
     const struct gr_pci *p = &t->pci[i];
     const struct gr_link_facts *sf = &a->link[i];
-    bool carries_gpu_traffic = p->kind == GR_KIND_GPU || p->kind == GR_KIND_NVME || p->rdma ||
-                               p->role == GR_ROLE_SWITCH_UP;
+    bool carries_gpu_traffic = p->kind == GR_KIND_GPU || p->kind == GR_KIND_ACCEL || p->kind == GR_KIND_NVME ||
+                               p->rdma || p->role == GR_ROLE_SWITCH_UP;
     if (!p->has_link || !carries_gpu_traffic)
       continue;
     gr_pci_label(t, (int)i, name, sizeof(name));
-    const char *what = p->role == GR_ROLE_SWITCH_UP ? "The uplink of switch" : "";
+    const char *what = p->role == GR_ROLE_SWITCH_UP ? "The uplink of switch" : p->kind == GR_KIND_ACCEL ? "Accelerator" : "";
     link_width_finding(a, (int)i, sf, what, name);
     link_gen_finding(a, (int)i, sf, what, name);
   }
@@ -278,6 +278,13 @@ static char *hive_list(const struct gr_analysis *a, int *members)
 
 void hive_findings(struct gr_analysis *a)
 {
+  if (a->ngpus == 0 && a->t->naccels) {
+    add_finding(a, GR_SEV_INFO, "topo.no-gpu", -1,
+                "No GPU was found on the PCI bus, only %zu accelerator%s that %s (class 0b40 or 12xx, from a maker of no "
+                "GPU): NCCL, P2P and all-reduce verdicts do not apply; their PCIe paths and links are judged.",
+                a->t->naccels, a->t->naccels == 1 ? "" : "s", a->t->naccels == 1 ? "is not a GPU" : "are not GPUs");
+    return;
+  }
   if (a->ngpus == 0) {
     add_finding(a, GR_SEV_INFO, "topo.no-gpu", -1, "No GPU or accelerator was found on the PCI bus.");
     return;

@@ -279,7 +279,7 @@ void gr_predict(const struct gr_topo *t, const struct gr_analysis *a, struct gr_
     /* PCIe-only verdicts beside NVSwitches would be presented as fact while
      * the GPUs most likely talk over NVLink: none is given */
     predict_note(p, "predict.no-gpulink", -1, "No verdicts: the GPUs sit beside NVSwitches but this input records no NVLink and the catalog does not know their links, so every GPU figure here is PCIe only. Run gpurig on the machine (it reads NVLink from the driver) or describe it in a rig with `nvswitch`.");
-  } else {
+  } else if (p->ngpus) { /* no GPU (none, or accelerators NCCL does not drive): no verdict */
     training_verdict(c, p);
     for (size_t k = 2; k <= p->ngpus && k <= 8; k *= 2)
       tp_verdict(&cs, p, k);

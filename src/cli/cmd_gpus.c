@@ -43,8 +43,9 @@ static void gpus_usage(void)
   gr_print_option_help(stdout, &gpus_spec, gpus_help, 18);
   printf("\n"
          "GPURIG_DRIVER_DIR=DIR loads the driver libraries from DIR (the tests use stand-ins).\n"
-         "Exit status: 0 ok, 2 a GPU stopped answering or bad input, 3 no GPU driver found or the\n"
-         "driver sees no GPU.\n");
+         "Exit status: 0 ok, 1 a PCIe link below what its GPU can train to (narrower, or slower while\n"
+         "the GPU is busy: doctor's pcie.link-width and pcie.link-gen), 2 a GPU stopped answering or\n"
+         "bad input, 3 no GPU driver found or the driver sees no GPU.\n");
 }
 
 /* A driver that sees no GPU leaves nothing to show: "could not run", as

@@ -337,7 +337,8 @@ static const struct gr_xid_row *xid_row(int xid)
 
 static int gpu_by_bus(const struct gr_topo *t, unsigned domain, unsigned bus, unsigned dev)
 {
-  for (size_t g = 0; g < t->ngpus; g++) {
+  /* a rig's bus ids are modelled: an Xid's bus id names no GPU of it */
+  for (size_t g = 0; !t->rig && g < t->ngpus; g++) {
     const struct gr_pci *p = &t->pci[t->gpus[g]];
     if (p->domain == domain && p->bus == bus && p->dev == dev)
       return t->gpus[g];
@@ -397,7 +398,8 @@ static void report_xid_group(struct gr_doctor_ctx *c, const struct xid_rank *rk,
     snprintf(when, sizeof(when), ", last at %.0f s after boot", x->last_t);
   struct gr_finding *r = dr_add(c, rk->sev, node, "Xid %d (%s) %zu time%s%s%s.", x->xid, name, x->count,
                                 x->count == 1 ? "" : "s", when,
-                                node < 0 ? "; no GPU at that bus address now (it may have fallen off the bus)" : "");
+                                c->t->rig ? "; a rig's bus ids are modelled, so the GPU is not matched to one of it"
+                                : node < 0 ? "; no GPU at that bus address now (it may have fallen off the bus)" : "");
   if (node < 0) {
     free(r->subject);
     r->subject = xasprintf("PCI %04x:%02x:%02x", x->domain, x->bus, x->dev);

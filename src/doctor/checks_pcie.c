@@ -11,14 +11,26 @@
 #include "doctor/doctor_internal.h"
 #include "facts/pcilink.h"
 
-/* Nodes on the way from any GPU up to its host bridge (GPUs included). */
+/* Nodes on the way from any GPU or other accelerator (an SX-Aurora, a Gaudi:
+ * no GPU, but its path and link are judged alike) up to its host bridge,
+ * themselves included. */
 static bool *gpu_path_nodes(const struct gr_topo *t)
 {
   bool *on = xcalloc(t->npci + 1, sizeof(bool));
   for (size_t g = 0; g < t->ngpus; g++)
     for (int i = t->gpus[g]; i >= 0; i = t->pci[i].parent)
       on[i] = true;
+  for (size_t k = 0; t->naccels && k < t->npci; k++)
+    if (t->pci[k].kind == GR_KIND_ACCEL)
+      for (int i = (int)k; i >= 0 && !on[i]; i = t->pci[i].parent)
+        on[i] = true;
   return on;
+}
+
+/* What the paths of gpu_path_nodes lead to, for the sentences. Static. */
+static const char *path_owners(const struct gr_topo *t)
+{
+  return !t->naccels ? "GPUs" : !t->ngpus ? "accelerators" : "GPUs and accelerators";
 }
 
 /* Evidence for a link: the values the model holds and where they came from. */
@@ -199,8 +211,8 @@ void check_pcie_link_width(struct gr_doctor_ctx *c)
   if (!links || !t->link_details)
     dr_add(c, GR_SEV_SKIPPED, -1, links ? "This input records no link widths." : "No GPU, so no GPU link to check.");
   else
-    dr_add(c, GR_SEV_OK, -1, "All %zu links between the GPUs and their root complexes run at the full width both ends support.",
-           links);
+    dr_add(c, GR_SEV_OK, -1, "All %zu links between the %s and their root complexes run at the full width both ends support.",
+           links, path_owners(t));
 }
 
 static void gen_finding(struct gr_doctor_ctx *c, int node, const struct gr_link_facts *sf)
@@ -274,8 +286,8 @@ void check_pcie_link_gen(struct gr_doctor_ctx *c)
   if (!links || !t->link_details)
     dr_add(c, GR_SEV_SKIPPED, -1, links ? "This input records no link generations." : "No GPU, so no GPU link to check.");
   else
-    dr_add(c, GR_SEV_OK, -1, "All %zu links between the GPUs and their root complexes run at the generation both ends support.",
-           links);
+    dr_add(c, GR_SEV_OK, -1, "All %zu links between the %s and their root complexes run at the generation both ends support.",
+           links, path_owners(t));
 }
 
 /* ---- AER ---- */
@@ -376,11 +388,11 @@ void check_pcie_aer(struct gr_doctor_ctx *c)
     dr_add(c, GR_SEV_SKIPPED, -1, "No GPU, so no GPU path to check.");
   else if (!with_counters)
     dr_add(c, GR_SEV_SKIPPED, -1,
-           "The kernel exposes no AER counters for the %zu devices on GPU paths (no aer_dev_* files: AER is off, or the firmware handles errors itself).",
-           devices);
+           "The kernel exposes no AER counters for the %zu devices on %s paths (no aer_dev_* files: AER is off, or the firmware handles errors itself).",
+           devices, t->ngpus || !t->naccels ? "GPU" : "accelerator");
   else
-    dr_add(c, GR_SEV_OK, -1, "No PCIe errors counted by the %zu devices on GPU paths that report AER counters (of %zu).",
-           with_counters, devices);
+    dr_add(c, GR_SEV_OK, -1, "No PCIe errors counted by the %zu devices on %s paths that report AER counters (of %zu).",
+           with_counters, t->ngpus || !t->naccels ? "GPU" : "accelerator", devices);
 }
 
 /* ---- ACS ---- */
@@ -414,7 +426,11 @@ static ssize_t read_config(const struct gr_doctor_ctx *c, const struct gr_pci *p
   return gr_fs_read(c->fs, gr_pci_sysfs_path(p, "config", path, sizeof(path)), (char *)buf, cap);
 }
 
-/* Bridges that P2P traffic between two GPUs of one host bridge passes. */
+/* Bridges that P2P traffic between two GPUs passes where it could turn
+ * around below the root complex: the ports of a switch both GPUs sit under.
+ * Two GPUs whose common ancestor is the host bridge (each on a root port of
+ * its own) talk through the root complex whatever ACS says, so their root
+ * ports are not judged. */
 static bool *bridges_between_gpus(const struct gr_topo *t, size_t *n)
 {
   bool *on = xcalloc(t->npci + 1, sizeof(bool));
@@ -423,7 +439,7 @@ static bool *bridges_between_gpus(const struct gr_topo *t, size_t *n)
     for (size_t y = x + 1; y < t->ngpus; y++) {
       int gx = t->gpus[x], gy = t->gpus[y];
       int lca = gr_topo_common_ancestor(t, gx, gy);
-      if (lca < 0)
+      if (lca < 0 || t->pci[lca].role == GR_ROLE_HOSTBRIDGE)
         continue;
       for (int side = 0; side < 2; side++)
         for (int i = t->pci[side ? gy : gx].parent; i >= 0 && i != lca; i = t->pci[i].parent)
@@ -501,7 +517,7 @@ void check_pcie_acs(struct gr_doctor_ctx *c)
   if (c->r->findings.n > before)
     return;
   if (!nbridges)
-    dr_add(c, GR_SEV_OK, -1, "No PCIe bridge sits between two GPUs below one root complex, so ACS cannot redirect their traffic.");
+    dr_add(c, GR_SEV_OK, -1, "No two GPUs share a PCIe switch, so ACS cannot redirect traffic that would stay below one (between root ports it crosses the root complex anyway).");
   else if (checked < nbridges)
     acs_inferred(c, nbridges - checked, short_len);
   else

@@ -95,6 +95,42 @@ static void lost_findings(struct gr_gpus_report *r)
     }
 }
 
+/* A GPU busy enough to run its top power state, whose PCIe link runs at
+ * its fastest: below that an idle GPU lowers its link speed on purpose. */
+#define LINK_LOAD_PCT 50
+
+/* The links below what the GPU can train to, as doctor judges them (the same
+ * ids and severity, ux-3 M13): a narrower link at any time, since the width
+ * never drops to save power; a slower one only while the GPU is busy. */
+static void link_findings(struct gr_gpus_report *r)
+{
+  for (unsigned i = 0; i < r->count; i++) {
+    const struct gr_gpu_row *w = &r->rows[i];
+    const struct gr_metric *cg = &w->dy.link_gen, *cw = &w->dy.link_width, *mg = &w->st.max_link_gen,
+                           *mw = &w->st.max_link_width, *u = &w->dy.util_gpu_pct;
+    struct gr_finding *f = NULL;
+    char name[16];
+    snprintf(name, sizeof(name), "GPU%u", i);
+    if (w->lost)
+      continue;
+    if (cw->ok && mw->ok && cw->v < mw->v)
+      f = gr_finding_add(&r->findings, GR_SEV_WARN, "pcie.link-width",
+                         "GPU%u (%s) runs its PCIe link at x%.0f of the x%.0f it can train to: %s the bandwidth (a "
+                         "riser, slot or seating problem; the width does not drop when idle).", i, w->st.busid, cw->v,
+                         mw->v, cw->v * 2 == mw->v ? "half" : "part of");
+    if (f)
+      gr_finding_subject(f, -1, name, w->st.busid);
+    f = NULL;
+    if (cg->ok && mg->ok && cg->v < mg->v && u->ok && u->v >= LINK_LOAD_PCT)
+      f = gr_finding_add(&r->findings, GR_SEV_WARN, "pcie.link-gen",
+                         "GPU%u (%s) runs its PCIe link at Gen%.0f while %.0f%% busy, below the Gen%.0f it can train "
+                         "to (a riser, cable or slot that cannot hold the speed, or a BIOS setting).", i, w->st.busid,
+                         cg->v, u->v, mg->v);
+    if (f)
+      gr_finding_subject(f, -1, name, w->st.busid);
+  }
+}
+
 static int row_of_topo_gpu(const struct gr_gpus_report *r, int topo_gpu)
 {
   for (unsigned i = 0; i < r->count; i++)
@@ -172,6 +208,7 @@ void gr_gpus_collect(struct gr_gpus *g, const struct gr_topo *t, struct gr_gpus_
     collect_peers(t, r, &r->rows[i]);
   collect_p2p(g, r);
   lost_findings(r);
+  link_findings(r);
 }
 
 void gr_gpus_report_free(struct gr_gpus_report *r)

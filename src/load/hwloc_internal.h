@@ -96,7 +96,9 @@ int gr_sysfs_overlay(const struct gr_fs *fs, struct gr_topo *t, struct gr_err *e
 
 /* A gathered tree must at least have PCI devices with their identity
  * files; anything less is refused with the first missing piece named
- * (GR_EXIT_FAIL). Call only for a replayed root, not the live machine. */
-int gr_live_check_tree(const struct gr_fs *fs, struct gr_err *err);
+ * (GR_EXIT_FAIL). Call only for a replayed root, not the live machine.
+ * *flat: how many devices are plain directories, without the PCI hierarchy
+ * (each then on a host bridge of its own, as hwloc shows them). */
+int gr_live_check_tree(const struct gr_fs *fs, size_t *flat, struct gr_err *err);
 
 #endif

@@ -262,6 +262,44 @@ static void note_skipped_domains(const struct gr_fs *fs, struct gr_topo *t, DIR 
                         "shown: this libhwloc supports 16-bit domains only", fs->root, first, skipped);
 }
 
+/* The GPUs the NVIDIA driver holds, from /proc/driver/nvidia/gpus/BDF/: a
+ * device there is NVIDIA's whatever its files say (a tree gathered without
+ * vendor files: hwloc's AC922 gather has only `class`), and its numa_status
+ * names the NUMA node of its own memory where the GPU has one (POWER9 with
+ * NVLink to the CPU, Grace Hopper): nvidia-smi's GPU NUMA ID. hwloc hides
+ * those nodes on POWER unless HWLOC_KEEP_NVIDIA_GPU_NUMA_NODES=1, so they are
+ * never host NUMA nodes here. */
+static void read_nvidia_gpus(const struct gr_fs *fs, struct gr_topo *t)
+{
+  DIR *dir = gr_fs_opendir(fs, "/proc/driver/nvidia/gpus");
+  if (!dir)
+    return;
+  struct dirent *e;
+  while ((e = readdir(dir))) {
+    unsigned d, b, v, f;
+    if (e->d_name[0] == '.' || !gr_parse_busid(e->d_name, &d, &b, &v, &f))
+      continue;
+    for (size_t i = 0; i < t->npci; i++) {
+      struct gr_pci *p = &t->pci[i];
+      if (p->role == GR_ROLE_HOSTBRIDGE || p->domain != d || p->bus != b || p->dev != v || p->func != f)
+        continue;
+      if (p->vendor == 0)
+        p->vendor = 0x10de;
+      char path[128], buf[512];
+      snprintf(path, sizeof(path), "/proc/driver/nvidia/gpus/%.16s/numa_status", e->d_name);
+      const char *at = gr_fs_read_str(fs, path, buf, sizeof(buf)) == 0 ? strstr(buf, "Node:") : NULL;
+      if (!at || p->gpu_numa >= 0)
+        continue;
+      at += strspn(at + 5, " \t") + 5;
+      char *end;
+      long node = strtol(at, &end, 10);
+      if (end != at && (*end == '\n' || *end == '\0') && node >= 0 && node < 65536)
+        p->gpu_numa = (int)node;
+    }
+  }
+  closedir(dir);
+}
+
 int gr_sysfs_overlay(const struct gr_fs *fs, struct gr_topo *t, struct gr_err *err)
 {
   DIR *dir = gr_fs_opendir(fs, PCI_DEVICES);
@@ -285,6 +323,7 @@ int gr_sysfs_overlay(const struct gr_fs *fs, struct gr_topo *t, struct gr_err *e
     if (p->numa >= 0)
       p->package = package_of_numa(t, p->numa);
   }
+  read_nvidia_gpus(fs, t);
   t->link_details = true;
   return 0;
 }
@@ -322,11 +361,43 @@ void gr_load_dynamic_dirs(const struct gr_fs *fs, const struct gr_topo *t, const
   }
 }
 
+/* One entry of a gathered tree's sys/bus/pci/devices: a link into
+ * /sys/devices (the hierarchy), or a plain directory, as hwloc-gather-topology
+ * leaves a tree gathered without it (hwloc's AC922 tree): lstopo reads that
+ * one, each device on a host bridge of its own, and so does gpurig. Needs the
+ * identity files: `class`, and `vendor` and `device` unless the entry is a
+ * plain directory (hwloc then knows the class alone). Returns 0, 1 for a
+ * plain directory, -1 after gr_fail. */
+static int check_tree_device(const struct gr_fs *fs, const char *name, struct gr_err *err)
+{
+  char rel[512], v[64], target[4096];
+  snprintf(rel, sizeof(rel), PCI_DEVICES "/%s", name);
+  int r = gr_fs_resolve(fs, rel, target, sizeof(target));
+  bool flat = r == -EINVAL;
+  if (!flat && (r != 0 || !str_starts_with(target, "/sys/devices/")))
+    return gr_fail(err, GR_EXIT_FAIL, "%s%s: %s", fs->root, rel,
+                   r ? "broken link (partial tree)" : "link points outside /sys/devices");
+  const char *need[] = {"class", "vendor", "device"};
+  for (size_t k = 0; k < 3; k++) {
+    char f[600];
+    snprintf(f, sizeof(f), "%s/%s", rel, need[k]);
+    r = gr_fs_read_str(fs, f, v, sizeof(v));
+    if (flat && k > 0 && r == -ENOENT)
+      continue;
+    unsigned long x;
+    if (r != 0 || !parse_ulong(v, 16, &x))
+      return gr_fail(err, GR_EXIT_FAIL, "%s%s: %s", fs->root, f, r ? gr_fs_strerror(r) : "not a hexadecimal PCI id");
+  }
+  return flat;
+}
+
 /* A gathered tree must at least have PCI devices with their identity files;
- * anything less is refused with the first missing piece named. */
-int gr_live_check_tree(const struct gr_fs *fs, struct gr_err *err)
+ * anything less is refused with the first missing piece named. *flat counts
+ * the devices without the hierarchy (plain directories). */
+int gr_live_check_tree(const struct gr_fs *fs, size_t *flat, struct gr_err *err)
 {
   int rc = -1;
+  *flat = 0;
   if (gr_fs_check_tree(fs, err) != 0)
     return -1;
   DIR *dir = gr_fs_opendir(fs, PCI_DEVICES);
@@ -338,27 +409,10 @@ int gr_live_check_tree(const struct gr_fs *fs, struct gr_err *err)
   while ((e = readdir(dir))) {
     if (e->d_name[0] == '.')
       continue;
-    char rel[512], v[64], target[4096];
-    snprintf(rel, sizeof(rel), PCI_DEVICES "/%s", e->d_name);
-    int r = gr_fs_resolve(fs, rel, target, sizeof(target));
-    if (r != 0 || !str_starts_with(target, "/sys/devices/")) {
-      gr_fail(err, GR_EXIT_FAIL, "%s%s: %s", fs->root, rel,
-              r == -EINVAL ? "a plain directory, not a link into /sys/devices: the tree lacks the PCI hierarchy (partial gather)"
-              : r ? "broken link (partial tree)" : "link points outside /sys/devices");
+    int r = check_tree_device(fs, e->d_name, err);
+    if (r < 0)
       goto out;
-    }
-    const char *need[] = {"class", "vendor", "device"};
-    for (size_t k = 0; k < 3; k++) {
-      char f[600];
-      snprintf(f, sizeof(f), "%s/%s", rel, need[k]);
-      r = gr_fs_read_str(fs, f, v, sizeof(v));
-      unsigned long x;
-      if (r != 0 || !parse_ulong(v, 16, &x)) {
-        gr_fail(err, GR_EXIT_FAIL, "%s%s: %s", fs->root, f,
-                r ? gr_fs_strerror(r) : "not a hexadecimal PCI id");
-        goto out;
-      }
-    }
+    *flat += (size_t)r;
     ndev++;
   }
   if (ndev == 0) {
@@ -395,7 +449,8 @@ int gr_load_live(const struct gr_fs *fs, struct gr_topo *t, struct gr_err *err)
   hwloc_topology_t topo = NULL;
   gr_topo_init(t);
   /* A replayed tree must be whole; the live machine is what it is. */
-  if (!gr_fs_is_live(fs) && gr_live_check_tree(fs, err) != 0)
+  size_t flat = 0;
+  if (!gr_fs_is_live(fs) && gr_live_check_tree(fs, &flat, err) != 0)
     return -1;
   if (gr_hwloc_open_live(fs, &topo, err) != 0)
     return -1;
@@ -411,6 +466,10 @@ int gr_load_live(const struct gr_fs *fs, struct gr_topo *t, struct gr_err *err)
     free(t->hostname);
     t->hostname = replayed_hostname(fs);
   }
+  if (flat)
+    gr_topo_add_warning(t, "%s" PCI_DEVICES ": %zu device(s) are plain directories, not links into /sys/devices: the tree "
+                        "was gathered without the PCI hierarchy, so each is shown on a host bridge of its own (as lstopo "
+                        "shows them), with no switches above them", fs->root, flat);
   t->source_kind = xstrdup(gr_fs_is_live(fs) ? "live" : "root");
   t->source_path = gr_fs_is_live(fs) ? NULL : xstrdup(fs->root);
   gr_topo_finish(t);

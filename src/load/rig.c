@@ -40,6 +40,8 @@ static void free_parser(struct parser *p)
     free(p->elems[i].name);
     free(p->elems[i].parent);
     free(p->elems[i].model);
+    free(p->elems[i].rdma_name);
+    free(p->elems[i].cpulist);
   }
   free(p->elems);
   free(p->index);

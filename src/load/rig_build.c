@@ -58,6 +58,14 @@ static int add_node(struct parser *p, enum gr_role role, const struct place *at,
   return i;
 }
 
+/* The CPU list of element e's root complex (`cpus LIST`), NULL unsaid. */
+static const char *rc_cpulist(const struct parser *p, int e)
+{
+  while (p->elems[e].kind != K_RC)
+    e = p->elems[e].parent_idx;
+  return p->elems[e].cpulist;
+}
+
 /* The socket and NUMA node of element e, a root complex or below one: its
  * root complex's node (-1 when the rig says unknown). */
 static void locality(const struct parser *p, int e, int *package, int *numa)
@@ -174,7 +182,12 @@ static int build_gpu(struct parser *p, struct elem *e)
   int n = add_node(p, GR_ROLE_ENDPOINT, &at, 0, strcmp(e->gpu->vendor, "amd") == 0 ? 0x030000 : 0x030200,
                    vendor ? vendor : 0x10de, device);
   struct gr_pci *g = &p->t->pci[n];
-  apply_link(g, e->gpu->pcie_gen, 16, pg, pw);
+  /* `gpu ... gen5 x8`: the card's own link as the rig states it (a board's
+   * x8/x8 wiring that the catalog's x16 card cannot know) */
+  apply_link(g, e->gen ? e->gen : e->gpu->pcie_gen, e->width ? e->width : 16, pg, pw);
+  g->order = (int)(e - p->elems);
+  const char *cpus = rc_cpulist(p, (int)(e - p->elems));
+  g->cpulist = cpus ? xstrdup(cpus) : NULL;
   g->model = xstrdup(e->gpu->model);
   g->p2p = e->p2p >= 0 ? e->p2p : p->global_p2p >= 0 ? p->global_p2p : e->gpu->p2p == GR_P2P_YES ? 1
                                                                      : e->gpu->p2p == GR_P2P_NO ? 0 : -1;
@@ -182,9 +195,22 @@ static int build_gpu(struct parser *p, struct elem *e)
   return 0;
 }
 
+/* Function f's RDMA device from `rdma NAME` (function 0's): the name's
+ * trailing number plus f, as the kernel numbers a card's functions. */
+static char *function_rdma_name(const char *name, int f)
+{
+  size_t n = strlen(name), digits = 0;
+  while (digits < n && isdigit((unsigned char)name[n - 1 - digits]))
+    digits++;
+  if (f == 0 || digits == 0)
+    return xstrdup(name);
+  return xasprintf("%.*s%ld", (int)(n - digits), name, strtol(name + n - digits, NULL, 10) + f);
+}
+
 /* A NIC (one node per PCI function, all on one device number: a dual-port
  * card is PIX to itself) or an NVMe drive. Function 0 is named as the rig
- * names it, function k NAME.k. */
+ * names it, function k NAME.k. NICs are numbered in declaration order unless
+ * `rdma NAME` gives them their RDMA devices, which nvidia-smi numbers by. */
 static int build_endpoint(struct parser *p, struct elem *e)
 {
   struct place at;
@@ -200,6 +226,10 @@ static int build_endpoint(struct parser *p, struct elem *e)
     d->osdevs = f ? xasprintf("%s.%d", e->name, f) : xstrdup(e->name);
     d->port_gbit = e->port_gbit;
     d->storage_nic = e->storage;
+    d->rdma_name = e->rdma_name ? function_rdma_name(e->rdma_name, f) : NULL;
+    d->order = (int)(e - p->elems) * RIG_MAX_FUNCTIONS + f;
+    const char *cpus = rc_cpulist(p, (int)(e - p->elems));
+    d->cpulist = cpus ? xstrdup(cpus) : NULL;
     if (f == 0)
       e->pci_index = n;
   }

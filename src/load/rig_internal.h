@@ -49,6 +49,8 @@ struct elem {
   int lanes;              /* switch lanes */
   int p2p;                /* gpu: -1 default, 0 off, 1 on */
   int rdma;               /* nic */
+  char *rdma_name;        /* nic: `rdma NAME`, the RDMA device of function 0, NULL not said */
+  int rdma_col;           /* where that name was written */
   int functions;          /* nic: PCI functions (ports), 1 by default */
   double port_gbit;       /* nic: `speed GBIT`, the port's line rate, 0 not said */
   bool storage;           /* nic: `storage`, not one NCCL uses */
@@ -61,6 +63,7 @@ struct elem {
   int first_node;         /* cpu: os index of its first NUMA node (sockets in declaration order) */
   int node;               /* rootcomplex: NUMA node within its socket, 0-based; -1 unknown */
   int node_col;           /* rootcomplex: where that node was written, 0 if not */
+  char *cpulist;          /* rootcomplex: `cpus LIST`, the CPUs local to its devices, NULL not said */
   int cpu_index;          /* cpu: its package number, in declaration order */
   int pci_index;          /* node in the topology once built */
   unsigned sec_bus;       /* direct switch: the bus below it */
@@ -113,6 +116,19 @@ int tokenize(struct parser *p, const char *s, size_t n);
 int parse_statement(struct parser *p);
 int resolve_parents(struct parser *p);
 int find_elem(const struct parser *p, const char *name);
+
+/* rig_options.c: value words (each returns 0, or -1 after perr naming the
+ * token) and the options of device lines */
+bool is_name(const char *s); /* a letter, then letters, digits, '_' or '-' */
+int want_count(struct parser *p, const struct token *t, long lo, long hi, long *out);
+int want_gen(struct parser *p, const struct token *t, int *gen);
+int want_width(struct parser *p, const struct token *t, int *width);
+int want_onoff(struct parser *p, const struct token *t, int *v);
+int want_number(struct parser *p, const struct token *t, double *v);
+int want_cpulist(struct parser *p, const struct token *t); /* "0-23,48-71", ascending */
+/* The options of a switch, gpu, nic or nvme line from token `from` on into e;
+ * an option e's kind does not take is an error naming it. */
+int device_options(struct parser *p, struct elem *e, int from);
 
 /* rig_build.c: the topology from the resolved elements and links */
 void build_cpus(struct parser *p);

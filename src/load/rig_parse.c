@@ -70,66 +70,6 @@ int tokenize(struct parser *p, const char *s, size_t n)
   return 0;
 }
 
-/* ---- small value parsers ---- */
-
-static bool is_name(const char *s)
-{
-  if (!isalpha((unsigned char)*s))
-    return false;
-  for (; *s; s++)
-    if (!isalnum((unsigned char)*s) && *s != '_' && *s != '-')
-      return false;
-  return true;
-}
-
-static int want_count(struct parser *p, const struct token *t, long lo, long hi, long *out)
-{
-  if (t->quoted || !parse_long(t->text, 10, out) || *out < lo || *out > hi)
-    return perr(p, t->col, "expected a whole number from %ld to %ld, got \"%s\"", lo, hi, t->text);
-  return 0;
-}
-
-static int want_gen(struct parser *p, const struct token *t, int *gen)
-{
-  long g;
-  if (t->quoted || strncasecmp(t->text, "gen", 3) != 0 || !parse_long(t->text + 3, 10, &g) || !gr_pcie_gen((int)g))
-    return perr(p, t->col, "expected a PCIe generation gen1 .. gen6, got \"%s\"", t->text);
-  *gen = (int)g;
-  return 0;
-}
-
-static int want_width(struct parser *p, const struct token *t, int *width)
-{
-  long w;
-  if (t->quoted || (t->text[0] != 'x' && t->text[0] != 'X') || !parse_long(t->text + 1, 10, &w))
-    return perr(p, t->col, "expected a link width x1, x2, x4, x8 or x16, got \"%s\"", t->text);
-  if (w != 1 && w != 2 && w != 4 && w != 8 && w != 16)
-    return perr(p, t->col, "width %s: a PCIe link is x1, x2, x4, x8 or x16", t->text);
-  *width = (int)w;
-  return 0;
-}
-
-static int want_onoff(struct parser *p, const struct token *t, int *v)
-{
-  if (!t->quoted && (strcmp(t->text, "on") == 0 || strcmp(t->text, "yes") == 0))
-    *v = 1;
-  else if (!t->quoted && (strcmp(t->text, "off") == 0 || strcmp(t->text, "no") == 0))
-    *v = 0;
-  else
-    return perr(p, t->col, "expected on or off, got \"%s\"", t->text);
-  return 0;
-}
-
-static int want_number(struct parser *p, const struct token *t, double *v)
-{
-  char *end;
-  errno = 0;
-  *v = strtod(t->text, &end);
-  if (t->quoted || end == t->text || *end || errno || !(*v >= 0) || *v > 1e12)
-    return perr(p, t->col, "expected a number, got \"%s\"", t->text);
-  return 0;
-}
-
 /* ---- names ---- */
 
 /* FNV-1a: short names, no adversary beyond a long file, which the limits bound. */
@@ -280,88 +220,6 @@ static int functions_on_line(const struct parser *p, int from)
   return 1;
 }
 
-/* `slot GEN WIDTH`, `riser GEN WIDTH`, `uplink GEN WIDTH` at token i. */
-static int link_pair_option(struct parser *p, struct elem *e, int i)
-{
-  const char *k = p->tok[i].text;
-  int *g = strcmp(k, "uplink") == 0 ? &e->gen : &e->slot_gen;
-  int *w = strcmp(k, "uplink") == 0 ? &e->width : &e->slot_width;
-  if (i + 2 >= p->ntok)
-    return perr(p, p->tok[i].col + (int)strlen(k), "expected a generation and width after '%s' (e.g. %s gen3 x8)", k,
-                k);
-  if (want_gen(p, &p->tok[i + 1], g) != 0 || want_width(p, &p->tok[i + 2], w) != 0)
-    return -1;
-  return 0;
-}
-
-/* The options only some kinds take (p2p, rdma, ports); returns the tokens
- * used, 0 if k is not one of them, -1 after an error. */
-static int kind_option(struct parser *p, struct elem *e, int i)
-{
-  const char *k = p->tok[i].text;
-  bool has_next = i + 1 < p->ntok;
-  long v;
-  if (strcmp(k, "p2p") == 0 && has_next && e->kind == K_GPU)
-    return want_onoff(p, &p->tok[i + 1], &e->p2p) != 0 ? -1 : 2;
-  if (strcmp(k, "rdma") == 0 && has_next && e->kind == K_NIC)
-    return want_onoff(p, &p->tok[i + 1], &e->rdma) != 0 ? -1 : 2;
-  if (strcmp(k, "speed") == 0 && has_next && e->kind == K_NIC) {
-    if (want_count(p, &p->tok[i + 1], 1, 3200, &v) != 0)
-      return -1;
-    e->port_gbit = (double)v;
-    return 2;
-  }
-  if ((strcmp(k, "ports") == 0 || strcmp(k, "functions") == 0) && has_next && e->kind == K_NIC) {
-    if (want_count(p, &p->tok[i + 1], 1, RIG_MAX_FUNCTIONS, &v) != 0)
-      return -1;
-    e->functions = (int)v;
-    return 2;
-  }
-  return 0;
-}
-
-/* Options after the fixed words: `key value` pairs and link words. */
-static int device_options(struct parser *p, struct elem *e, int from)
-{
-  for (int i = from; i < p->ntok; i++) {
-    const struct token *t = &p->tok[i];
-    const char *k = t->text;
-    int used = t->quoted ? 0 : kind_option(p, e, i);
-    if (used < 0)
-      return -1;
-    if (used > 0) {
-      i += used - 1;
-    } else if (!t->quoted && strncasecmp(k, "gen", 3) == 0) {
-      if (want_gen(p, t, &e->gen) != 0)
-        return -1;
-    } else if (!t->quoted && (k[0] == 'x' || k[0] == 'X') && isdigit((unsigned char)k[1])) {
-      if (want_width(p, t, &e->width) != 0)
-        return -1;
-    } else if (!t->quoted && (strcmp(k, "slot") == 0 || strcmp(k, "riser") == 0 || strcmp(k, "uplink") == 0)) {
-      if (link_pair_option(p, e, i) != 0)
-        return -1;
-      i += 2;
-    } else if (!t->quoted && strcmp(k, "model") == 0 && i + 1 < p->ntok) {
-      free(e->model);
-      e->model = xstrdup(p->tok[++i].text);
-    } else if (!t->quoted && strcmp(k, "lanes") == 0 && i + 1 < p->ntok) {
-      long v;
-      if (want_count(p, &p->tok[++i], 1, 256, &v) != 0)
-        return -1;
-      e->lanes = (int)v;
-    } else if (!t->quoted && strcmp(k, "storage") == 0 && e->kind == K_NIC) {
-      e->storage = true;
-    } else if (!t->quoted && strcmp(k, "direct") == 0) {
-      e->direct = true;
-      e->direct_col = t->col;
-    } else {
-      return perr(p, t->col, "unexpected \"%s\" (expected genN, xN, slot, riser, uplink, model, lanes, direct%s)", k,
-                  e->kind == K_GPU ? ", p2p" : e->kind == K_NIC ? ", rdma, ports, speed, storage" : "");
-    }
-  }
-  return 0;
-}
-
 /* One `KEY VALUE` option of a cpu line; -1 after an error. */
 static int cpu_option(struct parser *p, struct elem *e, const struct token *t, const struct token *v)
 {
@@ -441,29 +299,46 @@ static int optional_count(struct parser *p, long *count)
 }
 
 /* rootcomplex NAME CPU [genN] [numa N|unknown] */
+/* `numa N|unknown` or `cpus LIST` of a rootcomplex line at token i. */
+static int rc_option(struct parser *p, struct elem *e, int i)
+{
+  const struct token *t = &p->tok[i], *v = &p->tok[i + 1];
+  long n;
+  if (strcmp(t->text, "cpus") == 0) {
+    if (want_cpulist(p, v) != 0)
+      return -1;
+    free(e->cpulist);
+    e->cpulist = xstrdup(v->text);
+    return 0;
+  }
+  e->node_col = v->col;
+  if (!v->quoted && strcmp(v->text, "unknown") == 0)
+    e->node = -1;
+  else if (want_count(p, v, 0, RIG_MAX_NODES - 1, &n) == 0)
+    e->node = (int)n;
+  else
+    return -1;
+  return 0;
+}
+
 static int stmt_rootcomplex(struct parser *p)
 {
-  struct elem *e = named_child(p, K_RC, "rootcomplex NAME CPU [genN] [numa N|unknown]");
+  struct elem *e = named_child(p, K_RC, "rootcomplex NAME CPU [genN] [numa N|unknown] [cpus LIST]");
   if (!e)
     return -1;
   e->gen = 3;
   for (int i = 3; i < p->ntok; i++) {
     const struct token *t = &p->tok[i];
-    if (t->quoted || strcmp(t->text, "numa") != 0) {
+    bool keyed = !t->quoted && (strcmp(t->text, "numa") == 0 || strcmp(t->text, "cpus") == 0);
+    if (!keyed) {
       if (want_gen(p, t, &e->gen) != 0)
         return -1;
       continue;
     }
     if (i + 1 >= p->ntok)
-      return perr(p, t->col, "expected a NUMA node (0, 1, ... within the socket) or unknown after numa");
-    const struct token *v = &p->tok[++i];
-    long n;
-    e->node_col = v->col;
-    if (!v->quoted && strcmp(v->text, "unknown") == 0)
-      e->node = -1;
-    else if (want_count(p, v, 0, RIG_MAX_NODES - 1, &n) == 0)
-      e->node = (int)n;
-    else
+      return perr(p, t->col, "%s", t->text[0] == 'n' ? "expected a NUMA node (0, 1, ... within the socket) or unknown "
+                  "after numa" : "expected a CPU list (0-23,48-71) after cpus");
+    if (rc_option(p, e, i++) != 0)
       return -1;
   }
   return 0;
@@ -484,7 +359,7 @@ static int stmt_gpu(struct parser *p)
     return -1;
   if (p->ntok < i + 2 || !p->tok[i].quoted)
     return perr(p, p->ntok > i ? p->tok[i].col : p->tok[0].col,
-                "expected: gpu [COUNT] \"MODEL\" PARENT [slot genN xN] [p2p on|off] [direct]");
+                "expected: gpu [COUNT] \"MODEL\" PARENT [genN] [xN] [slot genN xN] [p2p on|off] [direct]");
   const struct gr_gpu_model *m = gr_catalog_find(p->tok[i].text);
   const char *close = m ? NULL : gr_catalog_closest(p->tok[i].text);
   if (!m && close)
@@ -514,7 +389,7 @@ static int stmt_nic(struct parser *p)
 {
   if (p->ntok < 4 || !p->tok[2].quoted)
     return perr(p, p->tok[0].col,
-                "expected: nic NAME \"MODEL\" PARENT [genN] [xN] [rdma on|off] [ports N] [speed GBIT] [storage] [direct]");
+                "expected: nic NAME \"MODEL\" PARENT [genN] [xN] [rdma on|off|NAME] [ports N] [speed GBIT] [storage] [direct]");
   if (check_new_name(p, &p->tok[1]) != 0)
     return -1;
   struct elem *e = new_elem(p, K_NIC, p->tok[1].text, p->tok[1].col, has_word(p, 4, "direct"),
@@ -523,7 +398,19 @@ static int stmt_nic(struct parser *p)
     return -1;
   e->model = xstrdup(p->tok[2].text);
   set_parent(p, e, &p->tok[3]);
-  return device_options(p, e, 4);
+  if (device_options(p, e, 4) != 0)
+    return -1;
+  if (e->rdma_name && e->rdma == 0)
+    return perr(p, e->rdma_col, "an RDMA name on a NIC with rdma off");
+  size_t n = e->rdma_name ? strlen(e->rdma_name) : 0, digits = 0;
+  while (digits < n && isdigit((unsigned char)e->rdma_name[n - 1 - digits]))
+    digits++;
+  if (digits > 9)
+    return perr(p, e->rdma_col, "'%s': a device number of at most 9 digits", e->rdma_name);
+  if (e->functions > 1 && n && !digits)
+    return perr(p, e->rdma_col, "'%s' names function 0 of %d: it must end in a number, which the next functions "
+                "count on from (mlx5_0, mlx5_1)", e->rdma_name, e->functions);
+  return 0;
 }
 
 static int stmt_nvme(struct parser *p)
@@ -584,8 +471,14 @@ static int stmt_nvlink(struct parser *p)
 {
   long links = 0;
   const int nfixed = 3; /* nvlink A B, or nvlink mesh RANGE */
+  if (p->ntok >= 2 && !p->tok[1].quoted && strcmp(p->tok[1].text, "none") == 0) {
+    if (p->ntok > 2)
+      return perr(p, p->tok[2].col, "unexpected \"%s\" (nvlink none stands alone)", p->tok[2].text);
+    p->t->gpulink_none = true; /* only what the rig declares; see docs/rig-format.md */
+    return 0;
+  }
   if (p->ntok < nfixed)
-    return perr(p, p->tok[0].col, "expected: nvlink GPU GPU [links N] or nvlink mesh GPUa-GPUb [links N]");
+    return perr(p, p->tok[0].col, "expected: nvlink GPU GPU [links N], nvlink mesh GPUa-GPUb [links N] or nvlink none");
   if (p->ntok == nfixed + 2 && strcmp(p->tok[nfixed].text, "links") == 0) {
     if (want_count(p, &p->tok[nfixed + 1], 1, 18, &links) != 0)
       return -1;

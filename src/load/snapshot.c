@@ -79,7 +79,8 @@ int gr_snapshot_write(const struct gr_fs *fs, const char *out_path, gr_gpulink_r
   int rc = -1;
   gr_topo_init(&t);
   /* a replayed tree is checked whole before anything is written */
-  if ((!gr_fs_is_live(fs) && gr_live_check_tree(fs, err) != 0) || gr_hwloc_open_live(fs, &topo, err) != 0)
+  size_t flat;
+  if ((!gr_fs_is_live(fs) && gr_live_check_tree(fs, &flat, err) != 0) || gr_hwloc_open_live(fs, &topo, err) != 0)
     return -1;
   if (gr_topo_from_hwloc(topo, &t, &objs, err) != 0 || gr_sysfs_overlay(fs, &t, err) != 0)
     goto out;

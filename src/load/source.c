@@ -108,6 +108,9 @@ int gr_source_load(const struct gr_source *src, struct gr_topo *t, struct gr_err
   gr_topo_fabric_from_gpulinks(t, GR_FABRIC_HWLOC);
   if (src->pcie_only)
     gr_topo_forget_gpulinks(t);
-  gr_topo_infer_fabric(t);
+  /* a rig's `nvlink none`: the GPUs' NVLink does not work (fabric manager
+   * down, a VM without NVSwitch passthrough), so none is inferred */
+  if (!t->gpulink_none)
+    gr_topo_infer_fabric(t);
   return rc;
 }

@@ -2,6 +2,7 @@
 
 #include "facts/facts.h"
 
+#include <ctype.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -80,6 +81,7 @@ int gr_topo_add_pci(struct gr_topo *t)
   p->switch_up = -1;
   p->gpu_index = -1;
   p->nic_index = -1;
+  p->order = -1;
   p->p2p = -1;
   return (int)t->npci++;
 }
@@ -121,13 +123,19 @@ enum gr_kind gr_kind_from_ids(unsigned class_id, unsigned vendor, unsigned devic
   const struct gr_pci_rule *rule = pci_rule(class_id, vendor, device);
   if (rule)
     return rule->accelerator ? GR_KIND_GPU : GR_KIND_OTHER;
-  if (base_sub == 0x0302 || base_sub == 0x0b40 || base_sub == 0x1200)
+  bool gpu_maker = vendor == 0x10de || vendor == 0x1002;
+  if (base_sub == 0x0302)
     return GR_KIND_GPU;
   /* VGA and display controllers are compute GPUs only from the GPU makers:
    * every server board also carries a BMC VGA device (ASPEED 1a03, Matrox 102b),
-   * and cloud instances an emulated one (Amazon 1d0f). */
-  if ((base_sub == 0x0300 || base_sub == 0x0380) && (vendor == 0x10de || vendor == 0x1002))
+   * and cloud instances an emulated one (Amazon 1d0f). AMD's Instinct MI300
+   * is a processing accelerator (1200) and a GPU all the same. */
+  if ((base_sub == 0x0300 || base_sub == 0x0380 || (class_id >> 16) == 0x12) && gpu_maker)
     return GR_KIND_GPU;
+  /* Co-processors and other processing accelerators (NEC's Vector Engine,
+   * Habana Gaudi, TPUs) run no CUDA or ROCm: NCCL never sees them. */
+  if (base_sub == 0x0b40 || (class_id >> 16) == 0x12)
+    return GR_KIND_ACCEL;
   /* InfiniBand HCAs of the ConnectX-2 and QLogic era carry the serial-bus
    * class 0c06 (InfiniBand) instead of the network class 0207 */
   if ((class_id >> 16) == 0x02 || base_sub == 0x0c06)
@@ -157,11 +165,63 @@ static int cmp_busid(const struct gr_pci *a, const struct gr_pci *b)
   return 0;
 }
 
+/* A loader's declared rank, then the bus id. */
+static int cmp_order_busid(const struct gr_pci *a, const struct gr_pci *b)
+{
+  if (a->order >= 0 && b->order >= 0 && a->order != b->order)
+    return a->order < b->order ? -1 : 1;
+  return cmp_busid(a, b);
+}
+
+/* Natural order: runs of digits compare as numbers, so mlx5_2 comes before
+ * mlx5_10, as the kernel's numbering and nvidia-smi's NIC legend have them. */
+static int cmp_natural(const char *a, const char *b)
+{
+  while (*a && *b) {
+    if (isdigit((unsigned char)*a) && isdigit((unsigned char)*b)) {
+      while (*a == '0' && isdigit((unsigned char)a[1]))
+        a++;
+      while (*b == '0' && isdigit((unsigned char)b[1]))
+        b++;
+      size_t na = strspn(a, "0123456789"), nb = strspn(b, "0123456789");
+      if (na != nb)
+        return na < nb ? -1 : 1;
+      int c = strncmp(a, b, na);
+      if (c)
+        return c < 0 ? -1 : 1;
+      a += na;
+      b += nb;
+    } else {
+      if (*a != *b)
+        return (unsigned char)*a < (unsigned char)*b ? -1 : 1;
+      a++;
+      b++;
+    }
+  }
+  return *a ? 1 : *b ? -1 : 0;
+}
+
 /* qsort_r's context is the topology: no process-global state while loading. */
-static int cmp_index_by_busid(const void *x, const void *y, void *topo)
+static int cmp_gpu_index(const void *x, const void *y, void *topo)
 {
   const struct gr_topo *t = topo;
-  return cmp_busid(&t->pci[*(const int *)x], &t->pci[*(const int *)y]);
+  return cmp_order_busid(&t->pci[*(const int *)x], &t->pci[*(const int *)y]);
+}
+
+/* nvidia-smi numbers NICs by their RDMA device (NICk is mlx5_k), and lists
+ * those without one after them (nccl-tests#320, nccl#1866). */
+static int cmp_nic_index(const void *x, const void *y, void *topo)
+{
+  const struct gr_topo *t = topo;
+  const struct gr_pci *a = &t->pci[*(const int *)x], *b = &t->pci[*(const int *)y];
+  if (a->rdma_name && b->rdma_name) {
+    int c = cmp_natural(a->rdma_name, b->rdma_name);
+    if (c)
+      return c;
+  } else if (a->rdma_name || b->rdma_name) {
+    return a->rdma_name ? -1 : 1;
+  }
+  return cmp_order_busid(a, b);
 }
 
 static void assign_roles(struct gr_topo *t)
@@ -214,7 +274,7 @@ void gr_topo_finish(struct gr_topo *t)
   free(t->nics);
   t->gpus = xcalloc(t->npci, sizeof(int));
   t->nics = xcalloc(t->npci, sizeof(int));
-  t->ngpus = t->nnics = 0;
+  t->ngpus = t->nnics = t->naccels = 0;
   const struct gr_pci *last_gpu = NULL;
   for (size_t i = 0; i < t->npci; i++) {
     struct gr_pci *p = &t->pci[i];
@@ -222,6 +282,7 @@ void gr_topo_finish(struct gr_topo *t)
       p->kind = p->role == GR_ROLE_ENDPOINT ? gr_kind_from_ids(p->class_id, p->vendor, p->device) : GR_KIND_NONE;
     if (p->kind == GR_KIND_NIC && ((p->class_id >> 8) == 0x0207 || (p->class_id >> 8) == 0x0c06 || p->vendor == 0x15b3))
       p->rdma = true;
+    t->naccels += p->kind == GR_KIND_ACCEL;
     if (p->kind == GR_KIND_GPU) {
       t->gpus[t->ngpus++] = (int)i;
       /* a machine's GPUs are mostly one model: its row is looked up once */
@@ -237,8 +298,8 @@ void gr_topo_finish(struct gr_topo *t)
     else if (p->kind == GR_KIND_NIC && p->rdma)
       t->nics[t->nnics++] = (int)i;
   }
-  qsort_r(t->gpus, t->ngpus, sizeof(int), cmp_index_by_busid, t);
-  qsort_r(t->nics, t->nnics, sizeof(int), cmp_index_by_busid, t);
+  qsort_r(t->gpus, t->ngpus, sizeof(int), cmp_gpu_index, t);
+  qsort_r(t->nics, t->nnics, sizeof(int), cmp_nic_index, t);
   for (size_t i = 0; i < t->ngpus; i++)
     t->pci[t->gpus[i]].gpu_index = (int)i;
   for (size_t i = 0; i < t->nnics; i++)
@@ -341,6 +402,7 @@ const char *gr_kind_name(enum gr_kind k)
   switch (k) {
   case GR_KIND_NONE: return "bridge";
   case GR_KIND_GPU: return "gpu";
+  case GR_KIND_ACCEL: return "accelerator";
   case GR_KIND_NIC: return "nic";
   case GR_KIND_NVME: return "nvme";
   case GR_KIND_NVSWITCH: return "nvswitch";

@@ -23,7 +23,10 @@ enum gr_role {
 
 enum gr_kind {
   GR_KIND_NONE,     /* bridges */
-  GR_KIND_GPU,      /* compute GPU or accelerator (class 0302, 0b40, 1200; 0300 from GPU vendors) */
+  GR_KIND_GPU,      /* a GPU: class 0302, 0300/0380/1200 from the GPU makers (NVIDIA, AMD), and the
+                       accelerator rows of data/pci-devices.tsv (Hygon DCU, Intel Max) */
+  GR_KIND_ACCEL,    /* another accelerator (NEC SX-Aurora 0b40, Gaudi and TPUs 12xx): its PCIe path and
+                       link are judged, but it is no GPU: no NCCL, P2P or all-reduce verdicts */
   GR_KIND_NIC,      /* class 02xx; InfiniBand is 0207 */
   GR_KIND_NVME,     /* class 010802 */
   GR_KIND_NVSWITCH, /* NVIDIA bridge-class device (0680) that carries NVLink */
@@ -86,6 +89,8 @@ struct gr_pci {
   struct gr_link link;
   struct gr_aer aer;
   int gpu_index, nic_index;         /* position among GPUs / NICs, -1 otherwise */
+  int order;                        /* the loader's rank for that numbering where bus order is not the
+                                       machine's (a rig's declaration order), -1 none: bus order */
   int p2p;                          /* the driver lets this GPU do PCIe P2P: 1 yes, 0 no, -1 unknown */
   int lanes;                        /* switch upstream ports: the chip's lanes, 0 unknown */
   bool storage_nic;                 /* NICs: for storage or in-band traffic, left out of NCCL_IB_HCA (a rig's
@@ -167,12 +172,15 @@ struct gr_topo {
   char *hostname;     /* may be NULL */
   bool link_details;  /* gen/width/AER etc. known (sysfs or a gpurig snapshot) */
   bool gpulink_ignored; /* the user asked for PCIe levels only (--pcie-only) */
+  bool gpulink_none;    /* the input says the GPUs have no working NVLink beyond what it declares (a rig's
+                           `nvlink none`): no fabric is inferred for them */
 
   struct gr_package *packages; size_t npackages;
   struct gr_numa *numas; size_t nnumas;
   struct gr_pci *pci; size_t npci, cap_pci;
-  int *gpus; size_t ngpus;   /* indices into pci, in PCI bus order */
+  int *gpus; size_t ngpus;   /* indices into pci, in numbering order (gr_topo_finish) */
   int *nics; size_t nnics;
+  size_t naccels;            /* accelerators that are not GPUs (GR_KIND_ACCEL) */
   struct gr_gpulink *gpulinks; size_t ngpulinks;  /* GPU-GPU and GPU-CPU links; GPU-NVSwitch links as
                                                  reported (the fabrics below are built from them) */
   struct gr_fabric *fabrics; size_t nfabrics;
@@ -270,7 +278,10 @@ void gr_pci_set_model(struct gr_pci *p, const char *model);
 void gr_pci_resolve_catalog(struct gr_pci *p);
 
 /* Derives role, kind, switch membership, GPU/NIC numbering: run once after a
- * loader has filled nodes, classes and parents. */
+ * loader has filled nodes, classes and parents. GPUs are numbered in bus
+ * order; NICs as nvidia-smi numbers them: those with an RDMA name first, in
+ * the names' natural order (mlx5_2 before mlx5_10), then the rest in bus
+ * order. A loader's `order` ranks either before the bus ids. */
 void gr_topo_finish(struct gr_topo *t);
 
 /* Classification by PCI class code and vendor. */
@@ -299,7 +310,7 @@ bool gr_parse_busid(const char *s, unsigned *domain, unsigned *bus, unsigned *de
 int gr_topo_common_ancestor(const struct gr_topo *t, int x, int y);
 
 const char *gr_role_name(enum gr_role r);  /* "root_port" ... */
-const char *gr_kind_name(enum gr_kind k);  /* "gpu" ... */
+const char *gr_kind_name(enum gr_kind k);  /* "gpu", "accelerator" ... */
 
 /* The index among t's GPUs (t->gpus) of the GPU at bus id "0000:41:00.0", or
  * -1; this is how driver-reported GPUs are joined to the topology. */

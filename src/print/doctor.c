@@ -57,8 +57,10 @@ static void print_group(FILE *out, const struct gr_finding_group *g, const struc
 void gr_print_doctor(FILE *out, const struct gr_topo *t, const struct gr_doctor_report *r, const struct gr_text_style *st)
 {
   gr_print_machine_line(out, t);
-  fprintf(out, "\n%zu GPU%s, %zu socket%s. gpurig doctor read only; it changed nothing.\n", t->ngpus,
-          t->ngpus == 1 ? "" : "s", t->npackages, t->npackages == 1 ? "" : "s");
+  fprintf(out, "\n%zu GPU%s, ", t->ngpus, t->ngpus == 1 ? "" : "s");
+  if (t->naccels)
+    fprintf(out, "%zu accelerator%s, ", t->naccels, t->naccels == 1 ? "" : "s");
+  fprintf(out, "%zu socket%s. gpurig doctor read only; it changed nothing.\n", t->npackages, t->npackages == 1 ? "" : "s");
   const size_t *count = r->findings.count;
   struct gr_finding_group *g;
   size_t ng = gr_finding_groups(&r->findings, &g);

@@ -24,9 +24,9 @@ static void print_link(FILE *out, const struct gr_gpu_row *r)
   fprintf(out, "  %-13s Gen%s x%s now, Gen%s x%s at most%s\n", "PCIe link", num(&r->dy.link_gen, "%.0f", cg, 16),
           num(&r->dy.link_width, "%.0f", cw, 16), num(&r->st.max_link_gen, "%.0f", mg, 16),
           num(&r->st.max_link_width, "%.0f", mw, 16),
-          r->dy.link_gen.ok && r->st.max_link_gen.ok && r->dy.link_gen.v < r->st.max_link_gen.v
-              ? " (an idle GPU lowers its link speed; width does not drop)"
-              : "");
+          !(r->dy.link_gen.ok && r->st.max_link_gen.ok && r->dy.link_gen.v < r->st.max_link_gen.v) ? ""
+          : r->dy.util_gpu_pct.ok && r->dy.util_gpu_pct.v >= 50 ? " (slow while busy: see the warning)"
+                                                                 : " (an idle GPU lowers its link speed; width does not drop)");
 }
 
 static void print_power_temp(FILE *out, const struct gr_gpu_row *r)
@@ -270,5 +270,9 @@ json_t *gr_gpus_to_json(const struct gr_gpus_report *rep)
   } else {
     json_object_set_new(o, "p2p_status", json_null());
   }
+  json_t *fs = json_array(); /* gpu.lost, pcie.link-width, pcie.link-gen: doctor's objects */
+  for (size_t i = 0; i < rep->findings.n; i++)
+    json_array_append_new(fs, gr_finding_to_json(&rep->findings.v[i]));
+  json_object_set_new(o, "findings", fs);
   return o;
 }

@@ -68,6 +68,8 @@ static void brief_summary(FILE *out, const struct gr_topo *t, const struct gr_an
     fprintf(out, " (%s)", name);
   free(name);
   fprintf(out, ", %zu GPU%s", t->ngpus, t->ngpus == 1 ? "" : "s");
+  if (t->naccels)
+    fprintf(out, ", %zu accelerator%s", t->naccels, t->naccels == 1 ? "" : "s");
   if (t->nnics)
     fprintf(out, ", %zu RDMA NIC%s", t->nnics, t->nnics == 1 ? "" : "s");
   if (nvme)
@@ -200,6 +202,36 @@ static void brief_findings(FILE *out, const struct gr_analysis *a, const struct 
   gr_print_finding_groups(out, &a->findings, st, 6, GR_SEV_INFO, "gpurig report --verbose");
 }
 
+/* Accelerators that are not GPUs, one line per model and link alike:
+ * "  8x Vector Engine 1.0  Gen3 x16, 15.8 GB/s  NUMA 0"; their bus ids are in
+ * `gpurig topo`. No verdicts follow: NCCL does not drive them. */
+static void brief_accels(FILE *out, const struct gr_topo *t, const struct gr_analysis *a)
+{
+  struct gr_names names = {0};
+  bool *done = xcalloc(t->npci + 1, sizeof(bool));
+  char link[64], other[64];
+  fprintf(out, "\nAccelerators (not GPUs: no NCCL, P2P or all-reduce verdicts):\n");
+  for (size_t i = 0; i < t->npci; i++) {
+    if (done[i] || t->pci[i].kind != GR_KIND_ACCEL)
+      continue;
+    char *name = xstrdup(gr_pci_display_name(t, (int)i, &names));
+    gr_link_text(a, (int)i, link, sizeof(link));
+    size_t n = 0;
+    for (size_t k = i; k < t->npci; k++)
+      if (!done[k] && t->pci[k].kind == GR_KIND_ACCEL && t->pci[k].numa == t->pci[i].numa &&
+          strcmp(gr_pci_display_name(t, (int)k, &names), name) == 0 &&
+          strcmp(gr_link_text(a, (int)k, other, sizeof(other)), link) == 0)
+        done[k] = true, n++;
+    if (t->pci[i].numa >= 0)
+      fprintf(out, "  %zux %-28s %-24s NUMA %d\n", n, name, link[0] ? link : "link not recorded", t->pci[i].numa);
+    else
+      fprintf(out, "  %zux %-28s %s\n", n, name, link[0] ? link : "link not recorded");
+    free(name);
+  }
+  free(done);
+  gr_names_free(&names);
+}
+
 void gr_print_report_brief(FILE *out, const struct gr_machine *m, const struct gr_text_style *st)
 {
   const struct gr_topo *t = &m->topo;
@@ -211,9 +243,13 @@ void gr_print_report_brief(FILE *out, const struct gr_machine *m, const struct g
     fprintf(out, "\nGPUs:\n");
     brief_gpus(out, t, a, 4);
   }
+  if (t->naccels)
+    brief_accels(out, t, a);
   if (t->ngpus > 1 || t->nnics) { /* the wiring, and the hives under it */
     fprintf(out, "\nWiring:\n");
     gr_diagram_text(out, m, st->width);
+    if (t->rig)
+      fprintf(out, "(RC bus ids modelled from the rig, no machine's)\n");
     fputc('\n', out);
   }
   if (m->predicted) {

@@ -414,6 +414,7 @@ void gr_topo_json_members(struct gr_jw *w, const struct gr_topo *t, const struct
   json_t *src = json_object();
   json_object_set_new(src, "kind", json_string(t->source_kind));
   json_object_set_new(src, "path", gr_json_text(t->source_path));
+  json_object_set_new(src, "bus_ids_modelled", json_boolean(t->rig != NULL));
   gr_jw_put(w, "source", src);
   gr_jw_put(w, "machine", machine_json(t, a));
   gr_jw_put(w, "gpus", gpus_json(t, a));

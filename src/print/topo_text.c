@@ -25,11 +25,12 @@ void gr_print_summary(FILE *out, const struct gr_topo *t, const struct gr_analys
   size_t endpoints = 0;
   for (size_t i = 0; i < t->npci; i++)
     endpoints += t->pci[i].role == GR_ROLE_ENDPOINT;
-  fprintf(out, "\n%zu socket%s, %zu NUMA node%s, %zu GPU%s, %zu RDMA NIC%s, %zu NVMe drive%s, %zu P2P hive%s"
-               " (%zu PCI devices in all)\n",
-          t->npackages, t->npackages == 1 ? "" : "s", t->nnumas, t->nnumas == 1 ? "" : "s", t->ngpus,
-          t->ngpus == 1 ? "" : "s", t->nnics, t->nnics == 1 ? "" : "s", nvme, nvme == 1 ? "" : "s", a->nhives,
-          a->nhives == 1 ? "" : "s", endpoints);
+  fprintf(out, "\n%zu socket%s, %zu NUMA node%s, %zu GPU%s", t->npackages, t->npackages == 1 ? "" : "s", t->nnumas,
+          t->nnumas == 1 ? "" : "s", t->ngpus, t->ngpus == 1 ? "" : "s");
+  if (t->naccels) /* not GPUs: listed, paths and links judged, no NCCL verdicts */
+    fprintf(out, ", %zu accelerator%s", t->naccels, t->naccels == 1 ? "" : "s");
+  fprintf(out, ", %zu RDMA NIC%s, %zu NVMe drive%s, %zu P2P hive%s (%zu PCI devices in all)\n", t->nnics,
+          t->nnics == 1 ? "" : "s", nvme, nvme == 1 ? "" : "s", a->nhives, a->nhives == 1 ? "" : "s", endpoints);
   for (size_t i = 0; i < t->npackages; i++) {
     const struct gr_package *pk = &t->packages[i];
     if (pk->cpu_model)
@@ -61,7 +62,7 @@ struct tree_ctx {
 
 static bool is_interesting_node(const struct gr_pci *p)
 {
-  return p->kind == GR_KIND_GPU || p->kind == GR_KIND_NIC || p->kind == GR_KIND_NVME ||
+  return p->kind == GR_KIND_GPU || p->kind == GR_KIND_ACCEL || p->kind == GR_KIND_NIC || p->kind == GR_KIND_NVME ||
          p->kind == GR_KIND_NVSWITCH || p->role == GR_ROLE_SWITCH_UP;
 }
 
@@ -134,6 +135,8 @@ static void print_node_line(struct tree_ctx *c, int idx, int depth)
     fprintf(c->out, "%-5s ", gr_pci_label(t, idx, label, sizeof(label)));
   else if (p->kind == GR_KIND_NVME)
     fprintf(c->out, "NVMe  ");
+  else if (p->kind == GR_KIND_ACCEL)
+    fprintf(c->out, "Accel ");
   fprintf(c->out, "%s %s %s", bus, gr_pci_display_name(t, idx, &c->names), ids);
   if (link[0])
     fprintf(c->out, "  %s", link);
@@ -207,6 +210,8 @@ void gr_print_tree(FILE *out, const struct gr_topo *t, const struct gr_analysis 
   struct tree_ctx c = {.out = out, .t = t, .a = a, .flags = flags};
   mark_interesting(&c);
   fprintf(out, "\nPCIe tree (link: Gen and width it trains to, cur/max where they differ, GB/s per direction):\n");
+  if (t->rig) /* ux-3 L7: made-up numbers must not pass for a machine's */
+    fprintf(out, "(bus ids modelled: a rig names no buses, so gpurig numbers them in declaration order)\n");
   for (size_t s = 0; s < t->npackages; s++) {
     const struct gr_package *pk = &t->packages[s];
     fprintf(out, "Socket %d", pk->os_index);

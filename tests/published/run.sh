@@ -17,6 +17,10 @@
 #     is identified by that legend name, on both sides: gpurig's legend gives
 #     the rig's `nic NAME`, so a rig names its NICs as the machine's RDMA
 #     devices (nic mlx5_0 ...) and the NIC numbering order never matters.
+#     Where a rig gives its NICs' RDMA devices (`nic ... rdma mlx5_3`), the
+#     order is checked too: gpurig numbers NICs as nvidia-smi does, so its
+#     NIC0, NIC1, ... must carry the published columns' names in the
+#     published order (a matrix read by position reads the same).
 #     A rig's `# as-published: GPURIG_NAME PUBLISHED_NAME` comment lines
 #     rename gpurig's side where the rig cannot use the machine's name (the
 #     second function of a dual-port card is NAME.1 in a rig, mlx5_5 on a
@@ -79,6 +83,30 @@ parse_matrix() {
     }
     function name(x) { return (x in legend) ? legend[x] : x }
   ' "$1"
+}
+
+# nic_names FILE: the NIC columns of FILE's matrix in order, by name (the
+# legend's for NICk, else the column label itself: older nvidia-smi).
+nic_names() {
+  awk '
+    /^#/ { next }
+    !hdr && $1 == "GPU0" && /CPU Affinity/ { for (i = 1; i <= NF && $i != "CPU"; i++) if ($i !~ /^GPU[0-9]+$/) c[++n] = $i; hdr = 1; next }
+    /^[ \t]*NIC[0-9]+:/ { k = $1; sub(/:$/, "", k); legend[k] = $2 }
+    END { for (i = 1; i <= n; i++) print ((c[i] in legend) ? legend[c[i]] : c[i]) }
+  ' "$1"
+}
+
+# nic_order LABEL PUBLISHED GPURIG_TEXT RIG: for a rig that names RDMA
+# devices, gpurig's NIC columns carry the published names in the published
+# order; 1 and a line naming the first difference otherwise.
+nic_order() {
+  grep -E '^nic ' "$4" | grep -Eq ' rdma +([A-Za-z][A-Za-z0-9_-]*)' || return 0
+  grep -E '^nic ' "$4" | grep -Eq ' rdma +(on|off)( |$)' && return 0
+  if ! diff <(nic_names "$2") <(nic_names "$3") >"$tmp/order.diff"; then
+    echo "  NIC ORDER differs from the published columns (< published, > gpurig):"; sed 's/^/    /' "$tmp/order.diff"
+    return 1
+  fi
+  echo "  NIC order: $(nic_names "$3" | tr '\n' ' ')as published"
 }
 
 # gpurig_matrix RIG OUT: gpurig's text output for RIG into OUT; 0 when it ran
@@ -151,7 +179,7 @@ for rig in "$data"/*.rig; do
   echo "== $name"
   if ! gpurig_matrix "$rig" "$tmp/$name.out"; then fail=1; continue; fi
   ran=$((ran + 1))
-  if compare "$name" "$pub" "$tmp/$name.out" "$data/$name.known" "$rig"; then
+  if compare "$name" "$pub" "$tmp/$name.out" "$data/$name.known" "$rig" && nic_order "$name" "$pub" "$tmp/$name.out" "$rig"; then
     [ -n "$first_ok" ] || first_ok=$name
   else
     echo "FAIL $name"; fail=1
@@ -193,7 +221,17 @@ selftest() {
   if compare selftest "$tmp/doctored.txt" "$out" "$tmp/noreason.known" "$rig" >"$tmp/self.out" || ! grep -q 'BAD KNOWN LINE' "$tmp/self.out"; then
     echo "FAIL selftest: a known line without a reason was accepted"; cat "$tmp/self.out"; return 1
   fi
-  echo "selftest ($n): doctored cell caught, allowed difference passed, stale and reasonless known lines refused"
+  # the order check: a published header whose first two NIC columns trade
+  # places must not pass (gpurig numbering NICs by bus looks like this)
+  if grep -q ' rdma ' "$rig"; then
+    awk '!done && !/^#/ && $1 == "GPU0" && /CPU Affinity/ {
+           for (i = 1; i <= NF; i++) if ($i !~ /^GPU/) { j = i; break }
+           t = $j; $j = $(j + 1); $(j + 1) = t; done = 1 } { print }' "$pub" >"$tmp/swapped.txt"
+    if nic_order selftest "$tmp/swapped.txt" "$out" "$rig" >"$tmp/self.out"; then
+      echo "FAIL selftest: NIC columns out of gpurig's order were not reported"; cat "$tmp/self.out"; return 1
+    fi
+  fi
+  echo "selftest ($n): doctored cell caught, allowed difference passed, stale and reasonless known lines refused, NIC order checked"
 }
 
 if [ -n "$first_ok" ]; then

@@ -376,8 +376,12 @@ static void display_adapters_are_not_gpus(void **state)
   assert_int_equal(gr_kind_from_ids(0x0c0600, 0x15b3, 0x6746), GR_KIND_NIC);   /* ConnectX-2, class 0c06 */
   assert_int_equal(gr_kind_from_ids(0x0c0600, 0x1077, 0x7322), GR_KIND_NIC);   /* QLogic InfiniPath */
   assert_int_equal(gr_kind_from_ids(0x030200, 0x1234, 0), GR_KIND_GPU);   /* any 3D controller */
-  assert_int_equal(gr_kind_from_ids(0x0b4000, 0x1bcf, 0), GR_KIND_GPU);   /* NEC VE */
-  assert_int_equal(gr_kind_from_ids(0x120000, 0x1da3, 0), GR_KIND_GPU);   /* Gaudi */
+  /* GPUs are the GPU makers' (issue 31); other accelerators are listed apart */
+  assert_int_equal(gr_kind_from_ids(0x0b4000, 0x1bcf, 0), GR_KIND_ACCEL); /* NEC VE */
+  assert_int_equal(gr_kind_from_ids(0x120000, 0x1da3, 0), GR_KIND_ACCEL); /* Gaudi */
+  assert_int_equal(gr_kind_from_ids(0x120000, 0x1ae0, 0), GR_KIND_ACCEL); /* Google (TPU) */
+  assert_int_equal(gr_kind_from_ids(0x120000, 0x1002, 0x74a1), GR_KIND_GPU); /* MI300X, a processing accelerator */
+  assert_int_equal(gr_kind_from_ids(0x030000, 0x1bcf, 0), GR_KIND_OTHER); /* VGA from no GPU maker */
   assert_int_equal(gr_kind_from_ids(0x020700, 0x15b3, 0), GR_KIND_NIC);
   assert_int_equal(gr_kind_from_ids(0x010802, 0x144d, 0), GR_KIND_NVME);
   assert_int_equal(gr_kind_from_ids(0x068000, 0x10de, 0), GR_KIND_NVSWITCH);

@@ -108,30 +108,35 @@ static void sys4029_two_hives_node_and_nics(void **state)
 {
   struct gr_topo t;
   struct gr_analysis a;
-  char l[16];
   (void)state;
   char *root = path_of(trees_dir(), "32intel64-2p8co2t+8ve");
   load_root_ok(root, &t, &a);
   free(root);
-  assert_int_equal(t.ngpus, 8); /* NEC SX-Aurora, class 0b40 */
-  assert_int_equal(a.nhives, 2);
-  for (int i = 0; i < 8; i++)
-    for (int j = 0; j < 8; j++)
-      if (i != j)
-        assert_string_equal(tu_level(&a, i, j, l), (i < 4) == (j < 4) ? "PIX" : "NODE");
+  /* NEC SX-Aurora (class 0b40): accelerators, not GPUs (issue 31) */
+  assert_int_equal(t.ngpus, 0);
+  assert_int_equal(t.naccels, 8);
   assert_int_equal(t.nnics, 2);
-  /* each ConnectX-4 sits under one switch with four accelerators */
-  for (int g = 0; g < 8; g++) {
-    assert_string_equal(gr_level_str(&a.gpu_nic[g * 2 + (g < 4 ? 0 : 1)], l, 16), "PIX");
-    assert_string_equal(gr_level_str(&a.gpu_nic[g * 2 + (g < 4 ? 1 : 0)], l, 16), "NODE");
+  /* four under each PLX switch, beside one ConnectX-4 */
+  size_t n = 0;
+  for (size_t i = 0; i < t.npci; i++) {
+    const struct gr_pci *v = &t.pci[i];
+    if (v->kind != GR_KIND_ACCEL)
+      continue;
+    assert_int_equal(v->gpu_index, -1);
+    assert_int_equal(v->link.cur_gen, 3);
+    assert_int_equal(v->link.max_width, 16);
+    assert_int_equal(v->link.port_max_width, 16);
+    assert_string_equal(v->driver, "ve_drv");
+    int up = t.pci[v->parent].switch_up;
+    assert_true(up >= 0);
+    assert_int_equal(t.pci[up].vendor, 0x10b5);
+    int nic = t.nics[n < 4 ? 0 : 1];
+    assert_int_equal(gr_topo_common_ancestor(&t, (int)i, nic), up);
+    n++;
   }
-  const struct gr_pci *g0 = &t.pci[t.gpus[0]];
-  assert_int_equal(g0->link.cur_gen, 3);
-  assert_int_equal(g0->link.max_width, 16);
-  assert_int_equal(g0->link.port_max_width, 16);
-  assert_string_equal(g0->driver, "ve_drv");
-  assert_int_equal(t.pci[g0->switch_up >= 0 ? g0->switch_up : t.pci[g0->parent].switch_up].vendor, 0x10b5);
+  assert_int_equal(n, 8);
   assert_null(tu_find(&a, "pcie.link-width", -2));
+  assert_non_null(strstr(tu_find(&a, "topo.no-gpu", -1)->text, "8 accelerators"));
   gr_analysis_free(&a);
   gr_topo_free(&t);
 }
@@ -191,16 +196,30 @@ static void every_real_input_loads_or_is_refused(void **state)
     gr_analysis_free(&a);
     gr_topo_free(&t);
   }
-  /* the POWER9 tree was trimmed upstream: no PCI hierarchy, refused with the reason */
+  /* the POWER9 AC922 tree was gathered without the PCI hierarchy (plain
+   * directories, `class` alone): it loads as lstopo loads it, each GPU on a
+   * host bridge of its own, NVIDIA's by the driver's list, its memory node
+   * (numa_status) its GPU NUMA ID, never a host NUMA node (issue 31) */
   struct gr_topo t;
-  struct gr_err err = {0};
-  struct gr_fs fs;
+  struct gr_analysis a;
   char *root = path_of(trees_dir(), "nvidiagpunumanodes");
-  gr_fs_init(&fs, root);
-  assert_int_equal(gr_load_live(&fs, &t, &err), -1);
-  assert_int_equal(err.code, GR_EXIT_FAIL);
-  assert_non_null(strstr(err.msg, "not a link into /sys/devices"));
+  load_root_ok(root, &t, &a);
   free(root);
+  assert_int_equal(t.ngpus, 6);
+  assert_int_equal(t.nnumas, 2); /* nodes 0 and 8; 250-255 are the GPUs' */
+  for (size_t n = 0; n < t.nnumas; n++)
+    assert_true(t.numas[n].os_index < 250);
+  static const int gpu_numa[] = {255, 254, 253, 252, 251, 250};
+  for (size_t g = 0; g < t.ngpus; g++) {
+    const struct gr_pci *p = &t.pci[t.gpus[g]];
+    assert_int_equal(p->vendor, 0x10de);
+    assert_int_equal(t.pci[p->parent].role, GR_ROLE_HOSTBRIDGE);
+    assert_int_equal(p->gpu_numa, gpu_numa[g]);
+    assert_int_equal(p->numa, g < 3 ? 0 : 8);
+  }
+  assert_int_equal(t.nwarnings, 1);
+  assert_non_null(strstr(t.warnings[0], "6 device(s) are plain directories"));
+  gr_analysis_free(&a);
   gr_topo_free(&t);
 }
 
@@ -666,6 +685,22 @@ static void rdma_names_from_sysfs(void **state)
   assert_string_equal(t.pci[t.nics[2]].rdma_name, "mlx5_2");
   gr_analysis_free(&a);
   gr_topo_free(&t);
+
+  /* numbered as nvidia-smi numbers them: by RDMA name in natural order
+   * (mlx5_2 before mlx5_10), not by bus (04 < 42 < 43) */
+  char *from = xasprintf("%s/sys/devices/pci0000:00/0000:00:01.1/0000:01:00.0/0000:02:01.0/0000:04:00.0/infiniband/mlx5_0", dir);
+  char *to = xasprintf("%.*s/mlx5_10", (int)(strrchr(from, '/') - from), from);
+  assert_int_equal(rename(from, to), 0);
+  load_root_ok(dir, &t, &a);
+  assert_string_equal(t.pci[t.nics[0]].rdma_name, "mlx5_1");
+  assert_string_equal(t.pci[t.nics[1]].rdma_name, "mlx5_2");
+  assert_string_equal(t.pci[t.nics[2]].rdma_name, "mlx5_10");
+  assert_string_equal(gr_pci_busid(&t.pci[t.nics[2]], bus, sizeof(bus)), "0000:04:00.0");
+  assert_int_equal(t.pci[t.nics[2]].nic_index, 2);
+  gr_analysis_free(&a);
+  gr_topo_free(&t);
+  free(from);
+  free(to);
   tu_tree_remove(dir);
 }
 

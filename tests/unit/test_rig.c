@@ -546,6 +546,87 @@ static void direct_devices(void **state)
                "no device number left on the bus of 'rc0'");
 }
 
+/* NICs numbered as nvidia-smi numbers them (issue 31): a rig keeps its
+ * declared order, `direct` devices included, unless `rdma NAME` gives the
+ * RDMA devices, which then number the NICs in natural order. */
+static void nic_numbering(void **state)
+{
+  struct gr_topo t;
+  char l[32];
+  (void)state;
+  /* nic a behind a root port (bus 1), b direct (the root bus 0): declared order */
+  parse_ok(HEAD "gpu \"RTX 3090\" rc0\nnic a \"CX6\" rc0\nnic b \"CX6\" rc0 direct\ngpu \"RTX 3090\" rc0 direct\n", &t);
+  assert_true(t.pci[t.nics[0]].bus > t.pci[t.nics[1]].bus);
+  assert_string_equal(t.pci[t.nics[0]].osdevs, "a");
+  assert_string_equal(gr_pci_label(&t, t.gpus[1], l, sizeof(l)), "GPU1");
+  assert_true(t.pci[t.gpus[1]].bus < t.pci[t.gpus[0]].bus); /* gpu1 on the root bus, still GPU1 */
+  gr_topo_free(&t);
+  parse_ok(HEAD "gpu \"RTX 3090\" rc0\nnic a \"CX6\" rc0 rdma mlx5_10\nnic b \"CX6\" rc0\n"
+                "nic c \"CX6\" rc0 rdma mlx5_2 ports 2\n", &t);
+  assert_int_equal(t.nnics, 4);
+  assert_string_equal(t.pci[t.nics[0]].rdma_name, "mlx5_2");
+  assert_string_equal(t.pci[t.nics[1]].rdma_name, "mlx5_3"); /* function 1 of c */
+  assert_string_equal(t.pci[t.nics[2]].rdma_name, "mlx5_10");
+  assert_null(t.pci[t.nics[3]].rdma_name); /* without one: after them */
+  assert_string_equal(t.pci[t.nics[3]].osdevs, "b");
+  gr_topo_free(&t);
+  expect_error(HEAD "gpu \"RTX 3090\" rc0\nnic a \"CX6\" rc0 rdma ib ports 2\n", "bad.rig:5:22:",
+               "must end in a number");
+  expect_error(HEAD "gpu \"RTX 3090\" rc0\nnic a \"CX6\" rc0 rdma mlx5_0 rdma off\n", "bad.rig:5:22:",
+               "an RDMA name on a NIC with rdma off");
+  expect_error(HEAD "gpu \"RTX 3090\" rc0\nnic a \"CX6\" rc0 rdma \"mlx5_0\"\n", "bad.rig:5:22:",
+               "expected on, off or an RDMA device name");
+}
+
+/* `gpu ... genN xW` is the card's own link (a consumer board's x8/x8), and a
+ * device line refuses what its kind cannot take, naming line and column. */
+static void device_line_options(void **state)
+{
+  struct gr_topo t;
+  (void)state;
+  parse_ok("rig \"t\"\ncpu cpu0 \"Ryzen 9 9950X\"\nrootcomplex rc0 cpu0 gen5\ngpu 2 \"RTX 5090\" rc0 gen5 x8\n", &t);
+  for (size_t g = 0; g < t.ngpus; g++) {
+    const struct gr_pci *p = &t.pci[t.gpus[g]];
+    assert_int_equal(p->link.max_gen, 5);
+    assert_int_equal(p->link.max_width, 8);
+    assert_float_equal(gr_link_bw_gbps(p), 31.5, 0.1);
+  }
+  gr_topo_free(&t);
+  expect_error(HEAD "gpu \"RTX 3090\" rc0 lanes 16\n", "bad.rig:4:20:", "unexpected \"lanes\" (a gpu line takes");
+  expect_error(HEAD "gpu \"RTX 3090\" rc0 uplink gen4 x16\n", "bad.rig:4:20:", "unexpected \"uplink\"");
+  expect_error(HEAD "gpu \"RTX 3090\" rc0\nnvme rc0 storage\n", "bad.rig:5:10:", "unexpected \"storage\" (a nvme line");
+  expect_error(HEAD "gpu \"RTX 3090\" rc0\nnic a \"CX6\" rc0 p2p on\n", "bad.rig:5:17:", "unexpected \"p2p\"");
+  expect_error(HEAD "gpu \"RTX 3090\" rc0 p2p\n", "bad.rig:4:23:", "expected a value after 'p2p'");
+  expect_error(HEAD "switch s rc0 p2p on\ngpu \"RTX 3090\" s\n", "bad.rig:4:14:", "unexpected \"p2p\"");
+}
+
+/* `nvlink none`: no fabric is inferred (the loader checks the flag), what is
+ * declared stays; `rootcomplex ... numa unknown cpus LIST` gives the devices
+ * a CPU list without a NUMA node. */
+static void nvlink_none_and_cpu_lists(void **state)
+{
+  struct gr_topo t;
+  (void)state;
+  parse_ok(HEAD "gpu 8 \"H100 SXM5\" rc0\nnvlink none\n", &t);
+  assert_true(t.gpulink_none);
+  assert_int_equal(t.nfabrics, 0);
+  gr_topo_free(&t);
+  parse_ok(HEAD "gpu 2 \"V100 SXM2 16GB\" rc0\nnvlink none\nnvlink gpu0 gpu1\n", &t);
+  assert_true(t.gpulink_none);
+  assert_int_equal(t.ngpulinks, 1);
+  gr_topo_free(&t);
+  expect_error(HEAD "gpu \"RTX 3090\" rc0\nnvlink none gpu0\n", "bad.rig:5:13:", "nvlink none stands alone");
+  parse_ok("rig \"t\"\ncpu c0 \"EPYC 7302\"\nrootcomplex rc0 c0 gen4 numa unknown cpus 0-15,32-47\n"
+           "gpu \"RTX 3090\" rc0\nnic n \"CX6\" rc0\n", &t);
+  assert_int_equal(t.pci[t.gpus[0]].numa, -1);
+  assert_string_equal(t.pci[t.gpus[0]].cpulist, "0-15,32-47");
+  assert_string_equal(t.pci[t.nics[0]].cpulist, "0-15,32-47");
+  gr_topo_free(&t);
+  expect_error(HEAD "rootcomplex rc1 c0 cpus 8-4\ngpu \"RTX 3090\" rc1\n", "bad.rig:4:25:", "expected a CPU list");
+  expect_error(HEAD "rootcomplex rc1 c0 cpus 0,0\ngpu \"RTX 3090\" rc1\n", "bad.rig:4:25:", "ascending");
+  expect_error(HEAD "rootcomplex rc1 c0 cpus\ngpu \"RTX 3090\" rc1\n", "bad.rig:4:20:", "expected a CPU list");
+}
+
 /* One NVSwitch fabric from nvswitch statements: every GPU its catalog links
  * (or links N), the catalog's NVLink generation (or gen G). */
 static void nvswitch_fabric(void **state)
@@ -919,6 +1000,9 @@ int main(void)
       cmocka_unit_test(numa_unknown),
       cmocka_unit_test(multi_function_nic),
       cmocka_unit_test(direct_devices),
+      cmocka_unit_test(nic_numbering),
+      cmocka_unit_test(device_line_options),
+      cmocka_unit_test(nvlink_none_and_cpu_lists),
       cmocka_unit_test(nvswitch_fabric),
       cmocka_unit_test(nvlink_counts_from_the_catalog),
       cmocka_unit_test(replaced_gpus_keep_links_consistent),

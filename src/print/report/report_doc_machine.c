@@ -34,6 +34,9 @@ void doc_header(struct rd_doc *d, const struct gr_report_doc *doc)
        gr_nccl_defaults_text(&doc->m->analysis, nccl, sizeof(nccl)));
   if (t->rig && t->rig->notes)
     note(d, "Rig sources: %s", t->rig->notes);
+  if (t->rig)
+    note(d, "Bus ids are modelled: a rig names no buses, so gpurig numbers them in declaration order; they are no "
+         "machine's.");
   for (size_t i = 0; i < t->nwarnings; i++)
     note(d, "Loader warning: %s", t->warnings[i]);
 }
@@ -48,9 +51,12 @@ static void counts_line(struct rd_doc *d, const struct gr_topo *t, const struct 
   size_t nvme = 0;
   for (size_t i = 0; i < t->npci; i++)
     nvme += t->pci[i].kind == GR_KIND_NVME;
-  para(d, "%zu socket%s, %zu NUMA node%s, %zu GPU%s, %zu RDMA NIC%s, %zu NVMe drive%s, %zu P2P hive%s.", t->npackages,
-       doc_plural(t->npackages), t->nnumas, doc_plural(t->nnumas), t->ngpus, doc_plural(t->ngpus), t->nnics, doc_plural(t->nnics),
-       nvme, doc_plural(nvme), a->nhives, doc_plural(a->nhives));
+  char accels[64] = ""; /* accelerators that are no GPUs (docs/topology.md) */
+  if (t->naccels)
+    snprintf(accels, sizeof(accels), ", %zu accelerator%s", t->naccels, doc_plural(t->naccels));
+  para(d, "%zu socket%s, %zu NUMA node%s, %zu GPU%s%s, %zu RDMA NIC%s, %zu NVMe drive%s, %zu P2P hive%s.", t->npackages,
+       doc_plural(t->npackages), t->nnumas, doc_plural(t->nnumas), t->ngpus, doc_plural(t->ngpus), accels, t->nnics,
+       doc_plural(t->nnics), nvme, doc_plural(nvme), a->nhives, doc_plural(a->nhives));
   for (size_t i = 0; i < t->npackages; i++) {
     const struct gr_package *pk = &t->packages[i];
     char ram[64] = "";

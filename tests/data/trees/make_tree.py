@@ -273,16 +273,31 @@ NV_VERSION = ('NVRM version: NVIDIA UNIX x86_64 Kernel Module  %s  Thu Oct 19 18
 
 def doctor_rig(root, sockets=1, gpu_cur=None, rp_aer=None, iommu_type='identity', cmdline='iommu=pt',
                driver_version='535.129.03', numa=None, uptime=86400.0, raw=None, dmi_truncate=None, kmsg=KMSG_CLEAN,
-               acs=None):
+               acs=None, switch=False):
     """A tower of four RTX 3090s (10de:2204, Resizable BAR on) on an EPYC 7302 board, each GPU on its
     own Gen4 root port: GPU0/GPU1 under host bridge 0000:00, GPU2/GPU3 under 0000:40. Everything a
     healthy rig has: IOMMU passthrough, driver 535, 8 of 16 DIMM slots filled (one per channel),
-    256 GiB of RAM, performance governor. Arguments change one thing at a time."""
+    256 GiB of RAM, performance governor. Arguments change one thing at a time. switch: GPU2 and GPU3
+    behind a Broadcom PEX88096 on root port 0000:40:01.1 instead (0000:43:00.0 and 0000:44:00.0), its
+    ports with the same ACS control as the root ports."""
     cpu_files(root, 'AMD EPYC 7302 16-Core Processor', 'AuthenticAMD', 23, 49, sockets=sockets)
     gpu = dict(vendor=0x10de, device_id=0x2204, cls=0x030000, driver='nvidia', subv=0x1458, subd=0x403b,
                bar1=32 << 30, iommu_type=iommu_type)
     slots = [('0000:00', '0000:00:01.1', '0000:01:00.0', 0x01), ('0000:00', '0000:00:03.1', '0000:02:00.0', 0x02),
              ('0000:40', '0000:40:01.1', '0000:41:00.0', 0x41), ('0000:40', '0000:40:03.1', '0000:42:00.0', 0x42)]
+    if switch:
+        slots = slots[:2]
+        zero = {'correctable': 0, 'nonfatal': 0, 'fatal': 0}
+        device(root, '0000:40', ['0000:40:01.1'], 0x1022, 0x1483, 0x060400, bridge=(0x40, 0x41, 0x44),
+               driver='pcieport', acs=acs, aer_counts=zero)
+        up = ['0000:40:01.1', '0000:41:00.0']
+        device(root, '0000:40', up, 0x1000, 0xc010, 0x060400, bridge=(0x41, 0x42, 0x44), driver='pcieport', acs=acs,
+               aer_counts=zero)
+        for i, (down, bus) in enumerate((('0000:42:08.0', 0x43), ('0000:42:10.0', 0x44))):
+            device(root, '0000:40', up + [down], 0x1000, 0xc010, 0x060400, bridge=(0x42, bus, bus), driver='pcieport',
+                   acs=acs, aer_counts=zero)
+            device(root, '0000:40', up + [down, '0000:%02x:00.0' % bus], cur=(1, 16), iommu=12 + i, aer_counts=zero,
+                   **gpu)
     for i, (hb, port, bdf, bus) in enumerate(slots):
         cur = (gpu_cur or {}).get(i, (1, 16))            # idle GPUs park their link at 2.5 GT/s
         node = (numa or {}).get(i, 0 if bus < 0x40 or sockets == 1 else 1)
@@ -328,8 +343,11 @@ TREES = {
     'doctor-aer-rootport': lambda r: doctor_rig(r, rp_aer={3: AER_5000}, uptime=3600.0),
     'doctor-iommu-translated': lambda r: doctor_rig(r, iommu_type='DMA-FQ', cmdline='amd_iommu=on'),
     'doctor-driver-545': lambda r: doctor_rig(r, driver_version='545.29.06'),
-    # gathered as root: full config space, ACS redirecting P2P (SrcValid ReqRedir CmpltRedir UpstreamFwd)
-    'doctor-acs-redirect': lambda r: doctor_rig(r, acs=0x001d),
+    # gathered as root: full config space, ACS redirecting P2P (SrcValid ReqRedir CmpltRedir UpstreamFwd) on
+    # every port; it matters on the switch's downstream ports only, where peer traffic could stay below them
+    'doctor-acs-redirect': lambda r: doctor_rig(r, acs=0x001d, switch=True),
+    # the same on root ports of one GPU each: traffic between them crosses the root complex anyway
+    'doctor-acs-rootports': lambda r: doctor_rig(r, acs=0x001d),
     'doctor-numa-unknown': lambda r: doctor_rig(r, sockets=2, numa={0: -1, 1: -1, 2: -1, 3: -1}),
     'doctor-malformed': lambda r: doctor_rig(r, raw={0: {'aer_dev_correctable': 'RxErr banana\nTOTAL_ERR_COR lots\n'},
                                                        1: {'current_link_speed': '40.0 GT/s PCIe\n'}},
