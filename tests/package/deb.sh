@@ -171,6 +171,15 @@ m=$(timeout 30 man -w gpurig 2>&1)
 c=$(timeout 30 bash -c '. /usr/share/bash-completion/completions/gpurig && complete -p gpurig' 2>&1)
 grep -q 'complete .* gpurig$' <<<"$c" || fail "bash completion: '$c'"
 ls /etc/systemd/system/*.wants/gpurig-export.service >/dev/null 2>&1 && fail "the package enabled gpurig-export"
+if command -v systemctl >/dev/null; then
+  e=$(timeout 30 systemctl is-enabled gpurig-export 2>&1)
+  [ "$e" = disabled ] || fail "systemctl is-enabled gpurig-export: '$e', want disabled"
+fi
+# the installed unit as systemd reads it: its ExecStart exists, its Documentation= page opens
+if command -v systemd-analyze >/dev/null; then
+  v=$(timeout 60 systemd-analyze verify /lib/systemd/system/gpurig-export.service 2>&1) ||
+    fail "systemd-analyze verify gpurig-export.service: $v"
+fi
 if [ ${#debs[@]} = 2 ]; then
   v=$(cd / && "${clean_env[@]}" timeout 30 gpurig-mpi --version 2>&1)
   [ "$v" = "gpurig $VERSION" ] || fail "installed gpurig-mpi --version: '$v'"
