@@ -5,7 +5,8 @@
 #
 # Components: gpurig (the plain install rules) and mpi (gpurig-mpi) are what `cmake --install`
 # also installs. debian and debian-mpi hold what only a package carries (the systemd unit at
-# /lib/systemd/system with /usr/bin in its ExecStart, copyright, changelog.gz): EXCLUDE_FROM_ALL,
+# /lib/systemd/system with /usr/bin in its ExecStart, copyright, changelog.gz, the Slurm scripts
+# as examples): EXCLUDE_FROM_ALL,
 # so a `cmake --install --prefix ~/.local` never writes outside its prefix.
 
 set(GPURIG_DEB_MAINTAINER "Seed 349c15a6 maintainers <maintainers@users.noreply.a-seed-349c15a6.example>")
@@ -36,6 +37,10 @@ install(FILES ${GPURIG_DEB_DIR}/gpurig-export.service DESTINATION /lib/systemd/s
         COMPONENT debian EXCLUDE_FROM_ALL)
 install(FILES ${CMAKE_SOURCE_DIR}/cmake/debian/copyright ${GPURIG_DEB_DIR}/changelog.gz
         DESTINATION share/doc/gpurig COMPONENT debian EXCLUDE_FROM_ALL)
+# The Slurm scripts (docs/cluster.md) name /usr/bin/gpurig, so they fit the package's layout.
+install(PROGRAMS ${CMAKE_SOURCE_DIR}/contrib/slurm/gpurig-nhc ${CMAKE_SOURCE_DIR}/contrib/slurm/gpurig-prolog
+                 ${CMAKE_SOURCE_DIR}/contrib/slurm/gpurig-burn.sbatch
+        DESTINATION share/doc/gpurig/examples/slurm COMPONENT debian EXCLUDE_FROM_ALL)
 
 set(CPACK_GENERATOR DEB)
 set(CPACK_PACKAGE_NAME gpurig)

@@ -100,7 +100,9 @@ dpkg-deb -c "$MAIN" | awk '{print $6}' | sed 's|^\./|/|' >"$WORK/files"
 for p in /usr/bin/gpurig /usr/share/man/man1/gpurig.1.gz /usr/share/bash-completion/completions/gpurig \
          /usr/share/zsh/site-functions/_gpurig /usr/share/gpurig/pcie-links.tsv /usr/share/gpurig/gpus.tsv \
          /usr/share/gpurig/examples/nvidiaDGX2.xml /usr/share/gpurig/rigs/wopr.rig \
-         /lib/systemd/system/gpurig-export.service /usr/share/doc/gpurig/copyright /usr/share/doc/gpurig/changelog.gz; do
+         /lib/systemd/system/gpurig-export.service /usr/share/doc/gpurig/copyright /usr/share/doc/gpurig/changelog.gz \
+         /usr/share/doc/gpurig/examples/slurm/gpurig-nhc /usr/share/doc/gpurig/examples/slurm/gpurig-prolog \
+         /usr/share/doc/gpurig/examples/slurm/gpurig-burn.sbatch; do
   grep -qx "$p" "$WORK/files" || fail "gpurig: $p is not in the package"
 done
 # every data file of the tree is in it
