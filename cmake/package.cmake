@@ -6,8 +6,8 @@
 # Components: gpurig (the plain install rules) and mpi (gpurig-mpi) are what `cmake --install`
 # also installs. debian and debian-mpi hold what only a package carries (the systemd unit at
 # /lib/systemd/system with /usr/bin in its ExecStart, copyright, changelog.gz, the Slurm scripts
-# as examples): EXCLUDE_FROM_ALL,
-# so a `cmake --install --prefix ~/.local` never writes outside its prefix.
+# as examples): EXCLUDE_FROM_ALL, so a `cmake --install --prefix ~/.local` never writes outside
+# its prefix.
 
 set(GPURIG_DEB_MAINTAINER "Seed 349c15a6 maintainers <maintainers@users.noreply.a-seed-349c15a6.example>")
 set(GPURIG_DEB_DIR ${CMAKE_BINARY_DIR}/debian)
@@ -32,7 +32,8 @@ file(WRITE ${GPURIG_DEB_DIR}/gpurig-export.service.tmp "${gpurig_unit}")
 configure_file(${GPURIG_DEB_DIR}/gpurig-export.service.tmp ${GPURIG_DEB_DIR}/gpurig-export.service COPYONLY)
 set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/contrib/gpurig-export.service)
 
-# /lib, not /usr/lib: Debian 12's systemd and lintian still look there.
+# /lib/systemd/system, where Debian 12's own packages put units (debhelper, during the usr-merge
+# moratorium); systemd reads both, and lintian 2.116 accepts /lib and /usr/lib alike.
 install(FILES ${GPURIG_DEB_DIR}/gpurig-export.service DESTINATION /lib/systemd/system
         COMPONENT debian EXCLUDE_FROM_ALL)
 install(FILES ${CMAKE_SOURCE_DIR}/cmake/debian/copyright ${GPURIG_DEB_DIR}/changelog.gz
