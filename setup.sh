@@ -30,7 +30,9 @@ TEST_PACKAGES=(libcmocka-dev hwloc-nox bzip2 clang libclang-rt-14-dev valgrind j
           python3
           # Open MPI: gpurig-mpi (bench --mpi, fleet --mpi) and its test, mpirun on loopback
           # (tests/mpi/mpi.sh; as root it sets OMPI_ALLOW_RUN_AS_ROOT*)
-          libopenmpi-dev openmpi-bin)
+          libopenmpi-dev openmpi-bin
+          # lintian checks the Debian packages cpack makes (tests/package/deb.sh)
+          lintian)
 FUZZ_SECONDS=${GPURIG_FUZZ_SECONDS:-20}
 JOBS=$(nproc 2>/dev/null || echo 2)
 
