@@ -19,10 +19,27 @@ static size_t put_escape(char *dst, const char *fmt, unsigned v)
   return (size_t)n;
 }
 
+/* A byte gr_term_escape passes as it is: printable ASCII, newline, tab, and
+ * bytes of UTF-8 sequences other than a C1 control's lead 0xC2. */
+static bool plain_byte(unsigned char ch)
+{
+  return (ch >= 0x20 && ch < 0x7f) || ch == '\n' || ch == '\t' || (ch >= 0x80 && ch != 0xc2);
+}
+
 size_t gr_term_escape(const char *src, size_t n, char *dst, size_t cap, int *c1_lead)
 {
   size_t out = 0;
   for (size_t i = 0; i < n && out + 12 <= cap; i++) {
+    if (!*c1_lead) { /* a run of bytes that pass unchanged, copied at once */
+      size_t j = i, room = cap - 12 - out;
+      while (j < n && j - i < room && plain_byte((unsigned char)src[j]))
+        j++;
+      memcpy(dst + out, src + i, j - i);
+      out += j - i;
+      i = j;
+      if (i >= n || out + 12 > cap)
+        break;
+    }
     unsigned char ch = (unsigned char)src[i];
     if (*c1_lead) { /* the byte after a held-back 0xC2 */
       *c1_lead = 0;

@@ -143,18 +143,24 @@ static void emit_line(struct wrap *w, char *s)
 static ssize_t wrap_write(void *cookie, const char *buf, size_t n)
 {
   struct wrap *w = cookie;
-  for (size_t i = 0; i < n; i++) {
-    if (buf[i] == '\n') {
+  const char *p = buf, *end = buf + n;
+  while (p < end) { /* a run up to the next newline at a time: memchr, not a byte loop */
+    const char *nl = memchr(p, '\n', (size_t)(end - p));
+    size_t run = (size_t)((nl ? nl : end) - p);
+    if (w->len + run + 2 > w->cap) {
+      while (w->len + run + 2 > w->cap)
+        w->cap = w->cap ? w->cap * 2 : 256;
+      w->line = xrealloc(w->line, w->cap);
+    }
+    memcpy(w->line + w->len, p, run);
+    w->len += run;
+    p += run;
+    if (nl) {
       w->line[w->len] = '\0';
       emit_line(w, w->line);
       w->len = 0;
-      continue;
+      p++;
     }
-    if (w->len + 2 > w->cap) {
-      w->cap = w->cap ? w->cap * 2 : 256;
-      w->line = xrealloc(w->line, w->cap);
-    }
-    w->line[w->len++] = buf[i];
   }
   return (ssize_t)n;
 }

@@ -418,6 +418,26 @@ void gr_print_matrix(FILE *out, const struct gr_topo *t, const struct gr_analysi
 /* Prints a GPU x GPU matrix whose cells come from `cell`. */
 typedef void (*cell_fn)(const struct gr_analysis *a, size_t r, size_t c, char *buf, size_t cap);
 
+/* Copies s into buf (cap > 0), cut to fit. */
+static void set_text(char *buf, size_t cap, const char *s)
+{
+  size_t n = strlen(s);
+  n = n < cap ? n : cap - 1;
+  memcpy(buf, s, n);
+  buf[n] = '\0';
+}
+
+/* " %-7s" without printf's parsing: the grids are n x n cells, most of a
+ * large machine's output (bench/topo_vs_lstopo.sh). */
+static void put_cell(FILE *out, const char *s)
+{
+  size_t n = strlen(s);
+  fputc(' ', out);
+  fwrite(s, 1, n, out);
+  for (; n < 7; n++)
+    fputc(' ', out);
+}
+
 static void print_gpu_grid(FILE *out, const struct gr_topo *t, const struct gr_analysis *a, cell_fn cell)
 {
   matrix_header(out, t);
@@ -427,7 +447,7 @@ static void print_gpu_grid(FILE *out, const struct gr_topo *t, const struct gr_a
     for (size_t c = 0; c < t->ngpus; c++) {
       char buf[16];
       cell(a, r, c, buf, sizeof(buf));
-      fprintf(out, " %-7s", buf);
+      put_cell(out, buf);
     }
     fputc('\n', out);
   }
@@ -436,17 +456,27 @@ static void print_gpu_grid(FILE *out, const struct gr_topo *t, const struct gr_a
 static void nccl_cell(const struct gr_analysis *a, size_t r, size_t c, char *buf, size_t cap)
 {
   const struct gr_path *p = &a->gpu_gpu[r * a->ngpus + c];
-  snprintf(buf, cap, "%s%s", r == c ? "X" : gr_nccl_level_str(p->nccl), r != c && !p->nccl_p2p ? "/shm" : "");
+  set_text(buf, cap, r == c ? "X" : gr_nccl_level_str(p->nccl));
+  if (r != c && !p->nccl_p2p && strlen(buf) + 5 <= cap)
+    strcat(buf, "/shm");
 }
 
 static void gbps_cell(double v, bool self, char *buf, size_t cap)
 {
+  /* a row repeats a few figures: the last one formatted is kept, since
+   * "%.1f" of a double is the costliest call in a large machine's grid */
+  static _Thread_local double last_v = -1;
+  static _Thread_local char last_text[16];
   if (self)
-    snprintf(buf, cap, "X");
-  else if (v > 0)
+    set_text(buf, cap, "X");
+  else if (v > 0 && v == last_v)
+    set_text(buf, cap, last_text);
+  else if (v > 0) {
     snprintf(buf, cap, "%.1f", v);
-  else
-    snprintf(buf, cap, "?");
+    last_v = v;
+    set_text(last_text, sizeof(last_text), buf);
+  } else
+    set_text(buf, cap, "?");
 }
 
 static void bw_cell(const struct gr_analysis *a, size_t r, size_t c, char *buf, size_t cap)
