@@ -631,10 +631,28 @@ const char *gr_level_name(enum gr_level l)
 
 const char *gr_level_str(const struct gr_path *p, char *buf, size_t cap)
 {
-  if (p->level == GR_LVL_GPULINK)
+  /* a cell of every matrix, n x n of them: built by hand, not printf'd */
+  char nv[8] = "NV";
+  const char *s = gr_level_name(p->level);
+  if (p->level == GR_LVL_GPULINK && (p->gpulinks < 0 || p->gpulinks > 999)) {
     snprintf(buf, cap, "NV%d", p->gpulinks);
-  else
-    snprintf(buf, cap, "%s", gr_level_name(p->level));
+    return buf;
+  }
+  if (p->level == GR_LVL_GPULINK) {
+    size_t k = 2;
+    int v = p->gpulinks;
+    if (v >= 100)
+      nv[k++] = (char)('0' + v / 100);
+    if (v >= 10)
+      nv[k++] = (char)('0' + v / 10 % 10);
+    nv[k++] = (char)('0' + v % 10);
+    nv[k] = '\0';
+    s = nv;
+  }
+  size_t n = strlen(s);
+  n = n < cap ? n : cap - 1;
+  memcpy(buf, s, n);
+  buf[n] = '\0';
   return buf;
 }
 

@@ -325,12 +325,42 @@ bool gr_topo_from_file(const struct gr_topo *t)
   return kind_is(t, "xml") || kind_is(t, "nccl") || kind_is(t, "rig");
 }
 
+/* v in hex, lower case, at least minw digits: printf's "%0*x". Returns the
+ * end. */
+static char *put_hex(char *q, unsigned v, int minw)
+{
+  char d[8];
+  int n = 0;
+  do {
+    d[n++] = "0123456789abcdef"[v & 0xf];
+    v >>= 4;
+  } while (v);
+  for (int i = n; i < minw; i++)
+    *q++ = '0';
+  while (n)
+    *q++ = d[--n];
+  return q;
+}
+
 const char *gr_pci_busid(const struct gr_pci *p, char *buf, size_t cap)
 {
-  if (p->role == GR_ROLE_HOSTBRIDGE)
+  if (p->role == GR_ROLE_HOSTBRIDGE) {
     snprintf(buf, cap, "%04x:[%02x-%02x]", p->domain, p->sec_bus, p->sub_bus);
-  else
-    snprintf(buf, cap, "%04x:%02x:%02x.%x", p->domain, p->bus, p->dev, p->func);
+    return buf;
+  }
+  /* every device line and finding names one: built by hand, not printf'd */
+  char tmp[48], *q = put_hex(tmp, p->domain, 4); /* 4 x 8 digits and 3 separators at most */
+  *q++ = ':';
+  q = put_hex(q, p->bus, 2);
+  *q++ = ':';
+  q = put_hex(q, p->dev, 2);
+  *q++ = '.';
+  q = put_hex(q, p->func, 1);
+  *q = '\0';
+  size_t n = (size_t)(q - tmp);
+  n = n < cap ? n : cap - 1;
+  memcpy(buf, tmp, n);
+  buf[n] = '\0';
   return buf;
 }
 

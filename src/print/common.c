@@ -168,3 +168,38 @@ json_t *gr_finding_to_json(const struct gr_finding *r)
   json_object_set_new(o, "needs_root", json_boolean(r->needs_root));
   return o;
 }
+
+void gr_set_text(char *buf, size_t cap, const char *s)
+{
+  size_t n = strlen(s);
+  n = n < cap ? n : cap - 1;
+  memcpy(buf, s, n);
+  buf[n] = '\0';
+}
+
+void gr_put_cell(FILE *out, const char *s, size_t width)
+{
+  char cell[64];
+  size_t n = strlen(s), len = 0;
+  if (n + 1 > sizeof(cell) || width + 1 > sizeof(cell)) { /* not a grid's cell: the slow way */
+    fprintf(out, " %-*s", (int)width, s);
+    return;
+  }
+  cell[len++] = ' ';
+  memcpy(cell + len, s, n);
+  len += n;
+  for (; n < width; n++)
+    cell[len++] = ' ';
+  fwrite(cell, 1, len, out); /* one locked call for the whole cell */
+}
+
+void gr_fmt_1f(double v, char *buf, size_t cap)
+{
+  static _Thread_local double last_v = NAN;
+  static _Thread_local char last_text[32];
+  if (v != last_v) { /* NAN never equals: the first call formats */
+    snprintf(last_text, sizeof(last_text), "%.1f", v);
+    last_v = v;
+  }
+  gr_set_text(buf, cap, last_text);
+}

@@ -19,6 +19,16 @@ json_t *gr_json_positive(double v, int decimals);
 /* A JSON string, null for NULL; text that is not UTF-8 has its non-ASCII
  * bytes replaced by '?' (never a missing key). */
 json_t *gr_json_text(const char *s);
+
+/* Cells of the n x n grids (topo's matrices, the predicted copies), which
+ * are most of a large machine's text: written without printf's parsing.
+ * gr_set_text copies s into buf (cap > 0), cut to fit; gr_put_cell writes
+ * " %-Ns" (a space, s, padded to width); gr_fmt_1f is "%.1f" of v into buf,
+ * keeping the last figure formatted on this thread, since a row repeats a
+ * few. */
+void gr_set_text(char *buf, size_t cap, const char *s);
+void gr_put_cell(FILE *out, const char *s, size_t width);
+void gr_fmt_1f(double v, char *buf, size_t cap);
 /* Writes j indented, keys in insertion order, with a trailing newline. */
 void gr_json_print(FILE *out, json_t *j);
 /* One finding as doctor's JSON prints it (id, severity, subject, message,

@@ -21,15 +21,14 @@ static void print_copy_matrix(FILE *out, const struct gr_prediction *p)
     fprintf(out, "GPU%-4zu", i);
     for (size_t j = 0; j < n; j++) {
       const struct gr_pair_predict *pp = &p->pairs[i * n + j];
-      char cell[16];
+      char cell[16] = {pp->best == GR_XFER_GPULINK ? 'N' : pp->best == GR_XFER_P2P ? 'P' : 'H', ' '};
       if (i == j)
-        snprintf(cell, sizeof(cell), "X");
+        gr_set_text(cell, sizeof(cell), "X");
       else if (pp->gbps > 0)
-        snprintf(cell, sizeof(cell), "%c %.1f", pp->best == GR_XFER_GPULINK ? 'N' : pp->best == GR_XFER_P2P ? 'P' : 'H',
-                 pp->gbps);
+        gr_fmt_1f(pp->gbps, cell + 2, sizeof(cell) - 2);
       else
-        snprintf(cell, sizeof(cell), "%c ?", pp->best == GR_XFER_GPULINK ? 'N' : pp->best == GR_XFER_P2P ? 'P' : 'H');
-      fprintf(out, " %-7s", cell);
+        gr_set_text(cell + 2, sizeof(cell) - 2, "?");
+      gr_put_cell(out, cell, 7);
     }
     fputc('\n', out);
   }

@@ -295,7 +295,8 @@ static void print_smi_rows(FILE *out, const struct gr_topo *t, const struct gr_a
     fprintf(out, "%s%zu", r < t->ngpus ? "GPU" : "NIC", r < t->ngpus ? r : r - t->ngpus);
     for (size_t c = 0; c < rows; c++) {
       struct gr_path path = smi_path(t, a, r, c);
-      fprintf(out, "\t%s", r == c ? " X " : gr_level_str(&path, cell, sizeof(cell)));
+      fputc('\t', out); /* n x n cells: no printf parsing per cell */
+      fputs(r == c ? " X " : gr_level_str(&path, cell, sizeof(cell)), out);
     }
     if (r >= t->ngpus) {
       fputs("\t\t\t\t\n", out);
@@ -418,26 +419,6 @@ void gr_print_matrix(FILE *out, const struct gr_topo *t, const struct gr_analysi
 /* Prints a GPU x GPU matrix whose cells come from `cell`. */
 typedef void (*cell_fn)(const struct gr_analysis *a, size_t r, size_t c, char *buf, size_t cap);
 
-/* Copies s into buf (cap > 0), cut to fit. */
-static void set_text(char *buf, size_t cap, const char *s)
-{
-  size_t n = strlen(s);
-  n = n < cap ? n : cap - 1;
-  memcpy(buf, s, n);
-  buf[n] = '\0';
-}
-
-/* " %-7s" without printf's parsing: the grids are n x n cells, most of a
- * large machine's output (bench/topo_vs_lstopo.sh). */
-static void put_cell(FILE *out, const char *s)
-{
-  size_t n = strlen(s);
-  fputc(' ', out);
-  fwrite(s, 1, n, out);
-  for (; n < 7; n++)
-    fputc(' ', out);
-}
-
 static void print_gpu_grid(FILE *out, const struct gr_topo *t, const struct gr_analysis *a, cell_fn cell)
 {
   matrix_header(out, t);
@@ -447,7 +428,7 @@ static void print_gpu_grid(FILE *out, const struct gr_topo *t, const struct gr_a
     for (size_t c = 0; c < t->ngpus; c++) {
       char buf[16];
       cell(a, r, c, buf, sizeof(buf));
-      put_cell(out, buf);
+      gr_put_cell(out, buf, 7);
     }
     fputc('\n', out);
   }
@@ -456,27 +437,19 @@ static void print_gpu_grid(FILE *out, const struct gr_topo *t, const struct gr_a
 static void nccl_cell(const struct gr_analysis *a, size_t r, size_t c, char *buf, size_t cap)
 {
   const struct gr_path *p = &a->gpu_gpu[r * a->ngpus + c];
-  set_text(buf, cap, r == c ? "X" : gr_nccl_level_str(p->nccl));
+  gr_set_text(buf, cap, r == c ? "X" : gr_nccl_level_str(p->nccl));
   if (r != c && !p->nccl_p2p && strlen(buf) + 5 <= cap)
     strcat(buf, "/shm");
 }
 
 static void gbps_cell(double v, bool self, char *buf, size_t cap)
 {
-  /* a row repeats a few figures: the last one formatted is kept, since
-   * "%.1f" of a double is the costliest call in a large machine's grid */
-  static _Thread_local double last_v = -1;
-  static _Thread_local char last_text[16];
   if (self)
-    set_text(buf, cap, "X");
-  else if (v > 0 && v == last_v)
-    set_text(buf, cap, last_text);
-  else if (v > 0) {
-    snprintf(buf, cap, "%.1f", v);
-    last_v = v;
-    set_text(last_text, sizeof(last_text), buf);
-  } else
-    set_text(buf, cap, "?");
+    gr_set_text(buf, cap, "X");
+  else if (v > 0)
+    gr_fmt_1f(v, buf, cap);
+  else
+    gr_set_text(buf, cap, "?");
 }
 
 static void bw_cell(const struct gr_analysis *a, size_t r, size_t c, char *buf, size_t cap)
