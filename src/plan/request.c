@@ -610,9 +610,12 @@ static int shop_plan(const struct gr_plan_args *a, const struct gr_gpu_model *g,
 }
 
 /* Plan before buying models language models' parallelism: a diffusion
- * pipeline needs a machine to plan on. */
+ * pipeline, or a power limit, needs a machine to plan on. */
 static int shop_refuses(const struct gr_plan_args *a, struct gr_err *err)
 {
+  if (a->power_limit) /* watts per GPU mean one GPU model: catalog GPUs have other board powers */
+    return gr_fail(err, GR_EXIT_FAIL, "--power-limit %s: no GPU here and none named; give --gpu MODEL (and --gpus N) "
+                   "or --rig RIG to plan a power limit on", a->power_limit);
   struct gr_model m;
   struct gr_err ignored = {0};
   if (!a->model || a->params || is_config_path(a->model) || gr_model_builtin(a->model, &m, &ignored) != 0)
