@@ -51,7 +51,7 @@ static void plan_option_help(const char *model_names)
                              "(with --rig: in the rig's GPU slots; not with --root or --input)",
                              "rig=a rig file or a name from data/rigs/ (gpurig compare --list)", NULL};
   const char *const rest[] = {"nodes", "zero", "offload", "checkpointing", "lora-rank", "lora-targets",
-                              "state-bytes", "rank0-load", "cpu", "price", "kwh", "rent", "estimator",
+                              "state-bytes", "rank0-load", "cpu", "price", "kwh", "rent", "power-limit", "estimator",
                               "nccl-version=the NCCL whose P2P defaults the all-reduce figures follow (2.21,\n"
                               "2.21.5; default: the newest in data/nccl-p2p.tsv)",
                               "json=the same as JSON (docs/json.md)", "list", NULL};
@@ -83,6 +83,7 @@ static void plan_usage(void)
          "                   [--tp N|auto] [--pp N] [--nodes N] [--zero 0|1|2|3] [--offload optimizer|params]\n"
          "                   [--checkpointing] [--lora-rank R] [--lora-targets LIST] [--state-bytes 16|18]\n"
          "                   [--rank0-load] [--cpu CHANNELSxMT/s] [--price P] [--kwh P] [--rent P]\n"
+         "                   [--power-limit W]\n"
          "                   [--estimator gpurig|deepspeed] [--nccl-version X.Y[.Z]] [--json]\n"
          "       gpurig plan --model sdxl|sd15 --job full|lora [--resolution PX] [--batch N]\n"
          "                   [--optimizer adamw|adam8bit] [--full-bf16] [--checkpointing] [--lora-rank R]\n"

@@ -54,7 +54,7 @@ static const struct spelling {
     {"allreduce-max", true}, {"no-progress", false}, {"no-sm", false}, {"model", true}, {"params", true},
     {"job", true}, {"quant", true}, {"kv-quant", true}, {"ctx", true}, {"batch", true}, {"gpus", true},
     {"zero", true}, {"offload", true}, {"tp", true}, {"pp", true}, {"estimator", true}, {"lora-rank", true},
-    {"lora-targets", true}, {"state-bytes", true}, {"price", true}, {"kwh", true}, {"rent", true}, {"cpu", true},
+    {"lora-targets", true}, {"state-bytes", true}, {"price", true}, {"kwh", true}, {"rent", true}, {"power-limit", true}, {"cpu", true},
     {"checkpointing", false}, {"rank0-load", false}, {"nccl-version", true}, {"engine", true}, {"once", false},
     {"count", true}, {"interval", true}, {"listen", true}, {"textfile", true}, {"optimizer", true},
     {"resolution", true}, {"dataset-images", true}, {"workers", true}, {"cache-latents", false},
@@ -312,7 +312,7 @@ const struct gr_option gr_rows_monitor[7] = {
  * plan reads them, and compare with --job. */
 #define PLAN_STRING(name, arg, field, help) GR_OPT_STRING_ROW(name, arg, struct gr_plan_args, field, NULL, help)
 #define PLAN_FLAG(name, field, help) GR_OPT_FLAG_ROW(name, 0, struct gr_plan_args, field, help)
-const struct gr_option gr_rows_plan[31] = {
+const struct gr_option gr_rows_plan[32] = {
     GR_OPT_STRING_ROW("model", "NAME|PATH", struct gr_plan_args, model,
                       "option '--model' needs a model name or a config.json, not an empty value",
                       "a built-in model or a Hugging Face config.json"),
@@ -357,6 +357,9 @@ const struct gr_option gr_rows_plan[31] = {
     PLAN_STRING("price", "P", price, "the machine's price (default: the rig file's)"),
     PLAN_STRING("kwh", "P", kwh, "electricity per kWh (default 0.15)"),
     PLAN_STRING("rent", "P", rent, "cloud price per GPU-hour to compare with (a year of renting)"),
+    PLAN_STRING("power-limit", "W", power_limit,
+                "plan each GPU under this power limit: the clock it sustains, the\n"
+                "speed it costs, the watts saved and the nvidia-smi line (never set)"),
     PLAN_STRING("estimator", "E", estimator,
                 "gpurig (default) or deepspeed: DeepSpeed's estimate_zero2/zero3\n"
                 "model-states printout, digit for digit (--job full, --zero 2 or 3)"),

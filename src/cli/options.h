@@ -120,6 +120,6 @@ extern const struct gr_option gr_rows_monitor[7];
 
 /* --model --params --job ... (gpurig plan --help) into a struct
  * gr_plan_args (plan/request.h), all but its gpu */
-extern const struct gr_option gr_rows_plan[31];
+extern const struct gr_option gr_rows_plan[32];
 
 #endif

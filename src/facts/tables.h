@@ -119,6 +119,14 @@
   X(T, gdr, WORD, 0, 0, "yes|no|unknown") \
   X(T, source, STR, 0, 0, NULL)
 
+/* data/power-clock.tsv: the SM clock sustained under a power limit, per
+ * architecture (plan/power.c) */
+#define GR_POWER_CLOCK_COLS(X, T) \
+  X(T, arch, STR, 0, 0, NULL) \
+  X(T, static_share, NUM, 0, 0.9, NULL) \
+  X(T, floor_clock_share, NUM, 0.1, 1, NULL) \
+  X(T, source, STR, 0, 0, NULL)
+
 /* Every row table: its name in C, its file, its columns. */
 #define GR_ROW_TABLES(X) \
   X(cpu_interconnect, "cpu-interconnect.tsv", GR_CPU_INTERCONNECT_COLS) \
@@ -129,7 +137,8 @@
   X(quant, "quant.tsv", GR_QUANT_COLS) \
   X(engines, "engines.tsv", GR_ENGINES_COLS) \
   X(diffusion, "diffusion.tsv", GR_DIFFUSION_COLS) \
-  X(nics, "nics.tsv", GR_NICS_COLS)
+  X(nics, "nics.tsv", GR_NICS_COLS) \
+  X(power_clock, "power-clock.tsv", GR_POWER_CLOCK_COLS)
 
 #define GR_CTYPE_STR const char *
 #define GR_CTYPE_WORD const char *

@@ -10,6 +10,7 @@
 #include "facts/pcilink.h"
 #include "plan/diffusion.h"
 #include "plan/engine.h"
+#include "plan/power.h"
 #include "plan/speed.h"
 
 #define GIB 1073741824.0
@@ -62,6 +63,33 @@ static int check_diffusion(const struct gr_plan_req *r, const struct gr_model *m
   return 0;
 }
 
+/* --power-limit: a limit lowers the board power of the GPUs the plan runs
+ * on; the model gives no clock at or below the part that does not follow
+ * the clock (plan/power.h). */
+static int check_power_limit(const struct gr_plan_req *r, const struct gr_model *m, const struct gr_plan_hw *hw,
+                             struct gr_err *err)
+{
+  double w = r->power_limit_w;
+  if (w <= 0)
+    return 0;
+  if (r->gpus == 0)
+    return gr_fail(err, GR_EXIT_FAIL, "--power-limit: --gpus 0 runs on the CPU; a GPU power limit needs GPUs");
+  if (m->kind == GR_MODEL_DIFFUSION)
+    return gr_fail(err, GR_EXIT_FAIL, "--power-limit: gpurig gives no speed for diffusion models, so no cost of a limit");
+  if (hw->gpu->tdp_w <= 0)
+    return gr_fail(err, GR_EXIT_FAIL, "--power-limit: the %s's board power is not in the catalog (data/gpus.tsv)",
+                   hw->gpu->model);
+  if (w > hw->gpu->tdp_w)
+    return gr_fail(err, GR_EXIT_FAIL, "--power-limit %.0f: above the %s's board power (%.0f W); a limit plans a lower "
+                   "draw (the boost clock already runs at the board power)", w, hw->gpu->model, hw->gpu->tdp_w);
+  double floor_w = gr_power_limit_floor_w(hw->gpu);
+  if (w <= floor_w)
+    return gr_fail(err, GR_EXIT_FAIL, "--power-limit %.0f: at or below the %.0f W of the %s's board power that does "
+                   "not follow the clock (data/power-clock.tsv); no clock is modelled there", w, floor_w,
+                   hw->gpu->model);
+  return 0;
+}
+
 int gr_plan_check(const struct gr_plan_req *r, const struct gr_model *m, const struct gr_plan_hw *hw,
                   struct gr_err *err)
 {
@@ -74,6 +102,8 @@ int gr_plan_check(const struct gr_plan_req *r, const struct gr_model *m, const s
                    "and speed are unknown: give --gpu MODEL", hw->ngpus, hw->ngpus == 1 ? " is" : "s are");
   if (r->gpus > 0 && !hw->gpu)
     return gr_fail(err, GR_EXIT_FAIL, "no GPU to plan for: give --gpu MODEL or --rig RIG");
+  if (check_power_limit(r, m, hw, err) != 0)
+    return -1;
   if (hw->nodes > 1 && r->tp > hw->gpus_per_node)
     return gr_fail(err, GR_EXIT_FAIL, "--tp %d: a node has %d GPUs, and tensor parallel stays inside a node (its "
                    "all-reduces per layer would cross the network)", r->tp, hw->gpus_per_node);
@@ -446,7 +476,14 @@ static void plan_cost(const struct gr_plan_req *r, const struct gr_plan_hw *hw, 
   /* the GPUs the job runs on (--gpus 2 of a 4-GPU rig draws two GPUs' power); the idle ones
    * are left out with the rest of the idle draw, the host is counted whole */
   int planned = r->gpus > 0 ? r->gpus : hw->ngpus;
-  double gpus_w = hw->gpu ? planned * hw->gpu->tdp_w * gr_plan_consts()->gpu_power_share : 0;
+  double gpu_w = hw->gpu ? hw->gpu->tdp_w * gr_plan_consts()->gpu_power_share : 0;
+  if (hw->gpu && r->power_limit_w > 0) { /* the limit caps each GPU's draw and lowers its ceiling */
+    gpu_w = fmin(gpu_w, r->power_limit_w);
+    o->board_power_w = hw->gpu->tdp_w;
+    o->watts_saved_gpu_w = fmax(0, hw->gpu->tdp_w - r->power_limit_w);
+    o->watts_saved_w = o->watts_saved_gpu_w * planned;
+  }
+  double gpus_w = planned * gpu_w;
   o->power_w = gpus_w + gr_plan_consts()->host_power_w;
   o->energy_kwh_day = o->power_w * 24 / 1000;
   o->energy_cost_day = o->energy_kwh_day * r->kwh_price;
@@ -766,6 +803,17 @@ static void plan_verdict(const struct gr_plan_req *r, const struct gr_model *m, 
   }
 }
 
+static void plan_speed(const struct gr_plan_req *r, const struct gr_model *m, const struct gr_plan_hw *hw,
+                       struct gr_plan *o)
+{
+  if (r->job == GR_JOB_INFER) {
+    gr_speed_decode(r, m, hw, o);
+    gr_speed_prefill(r, m, hw, o);
+  } else {
+    gr_speed_train(r, m, hw, o);
+  }
+}
+
 void gr_plan_run(const struct gr_plan_req *r, const struct gr_model *m, const struct gr_plan_hw *hw,
                  struct gr_plan *o)
 {
@@ -775,12 +823,19 @@ void gr_plan_run(const struct gr_plan_req *r, const struct gr_model *m, const st
     return;
   }
   plan_base(r, m, hw, o);
-  if (r->job == GR_JOB_INFER) {
-    gr_speed_decode(r, m, hw, o);
-    gr_speed_prefill(r, m, hw, o);
-  } else {
-    gr_speed_train(r, m, hw, o);
+  o->clock_share = 1.0;
+  if (r->power_limit_w > 0 && r->gpus > 0) {
+    /* the speeds without the limit first, to say what it costs; the plan's are the limited ones */
+    plan_speed(r, m, hw, o);
+    o->free_decode_tps = o->decode_tps.mid;
+    o->free_prefill_tps = o->prefill_tps.mid;
+    o->free_train_tps = o->train_tps.mid;
+    o->speed_basis[0] = '\0';
+    o->clock_share = gr_power_clock_share(hw->gpu, r->power_limit_w);
   }
+  plan_speed(r, m, hw, o);
+  if (o->clock_share < 1.0)
+    gr_speed_power_basis(r, hw, o);
   plan_cost(r, hw, o);
   plan_verdict(r, m, hw, o);
 }

@@ -52,6 +52,7 @@ struct gr_plan_req {
   double price;               /* --price, overrides the rig's; 0 none */
   double kwh_price;           /* $ per kWh */
   double rent;                /* --rent $ per GPU-hour, 0 none */
+  double power_limit_w;       /* --power-limit W per GPU (plan/power.h), 0 none */
   /* diffusion models (plan/diffusion.h) */
   long resolution;            /* --resolution: pixels per side, 0 the model's native */
   bool adam8bit;              /* --optimizer adam8bit (bitsandbytes), else AdamW */
@@ -129,7 +130,12 @@ struct gr_plan {
   double allreduce_gbps;        /* busbw used for the group: NCCL's defaults */
   double allreduce_raised_gbps; /* the group's busbw with NCCL_P2P_LEVEL raised, 0 where that buys nothing */
   const char *allreduce_raised_level; /* that NCCL_P2P_LEVEL ("PHB"), NULL where none */
-  char speed_basis[1024];        /* how the speed was derived, in words */
+  char speed_basis[1536];        /* how the speed was derived, in words */
+  /* --power-limit: the SM clock sustained under it and what it costs (plan/power.h) */
+  double clock_share;           /* share of the boost clock sustained; 1 without a limit */
+  double board_power_w;         /* one GPU's board power (gpus.tsv tdp_w) */
+  double watts_saved_gpu_w, watts_saved_w; /* the ceiling lowered, per GPU and for the planned GPUs */
+  double free_decode_tps, free_prefill_tps, free_train_tps; /* the mid speeds without the limit */
   double power_w, energy_kwh_day, energy_cost_day, price, price_per_vram_gib, rent_year, breakeven_days;
   char currency[8];
   /* diffusion models: the parts' parameters and the resolution planned (0 for a language model) */

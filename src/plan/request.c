@@ -30,7 +30,7 @@ static int opt_double(const char *name, const char *s, double *out, struct gr_er
 bool gr_plan_args_given(const struct gr_plan_args *a)
 {
   return a->model || a->params || a->quant || a->kv_quant || a->ctx || a->batch || a->gpus || a->zero || a->offload ||
-         a->tp || a->pp || a->lora_rank || a->lora_targets || a->state_bytes || a->price || a->kwh || a->rent ||
+         a->tp || a->pp || a->lora_rank || a->lora_targets || a->state_bytes || a->price || a->kwh || a->rent || a->power_limit ||
          a->cpu || a->estimator || a->engine || a->checkpointing || a->rank0_load || a->optimizer || a->resolution ||
          a->dataset_images || a->workers || a->cache_latents || a->cache_text || a->full_bf16;
 }
@@ -229,8 +229,11 @@ static int parse_money(const struct gr_plan_args *a, struct gr_plan_req *r, stru
   r->kwh_price = gr_plan_consts()->kwh_price_usd;
   if ((a->price && opt_double("--price", a->price, &r->price, err) != 0) ||
       (a->kwh && opt_double("--kwh", a->kwh, &r->kwh_price, err) != 0) ||
-      (a->rent && opt_double("--rent", a->rent, &r->rent, err) != 0))
+      (a->rent && opt_double("--rent", a->rent, &r->rent, err) != 0) ||
+      (a->power_limit && opt_double("--power-limit", a->power_limit, &r->power_limit_w, err) != 0))
     return -1;
+  if (a->power_limit && r->power_limit_w <= 0)
+    return gr_fail(err, GR_EXIT_FAIL, "--power-limit %s: expected watts per GPU, more than 0", a->power_limit);
   return 0;
 }
 
@@ -607,9 +610,12 @@ static int shop_plan(const struct gr_plan_args *a, const struct gr_gpu_model *g,
 }
 
 /* Plan before buying models language models' parallelism: a diffusion
- * pipeline needs a machine to plan on. */
+ * pipeline, or a power limit, needs a machine to plan on. */
 static int shop_refuses(const struct gr_plan_args *a, struct gr_err *err)
 {
+  if (a->power_limit) /* watts per GPU mean one GPU model: catalog GPUs have other board powers */
+    return gr_fail(err, GR_EXIT_FAIL, "--power-limit %s: no GPU here and none named; give --gpu MODEL (and --gpus N) "
+                   "or --rig RIG to plan a power limit on", a->power_limit);
   struct gr_model m;
   struct gr_err ignored = {0};
   if (!a->model || a->params || is_config_path(a->model) || gr_model_builtin(a->model, &m, &ignored) != 0)

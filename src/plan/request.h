@@ -23,7 +23,7 @@
 struct gr_plan_args {
   const char *model, *params, *job, *quant, *kv_quant, *ctx, *batch, *gpus, *zero, *offload, *tp, *pp;
   const char *nodes;    /* --nodes N: N machines like the one given, pipeline stages over them (docs/cluster.md) */
-  const char *lora_rank, *lora_targets, *state_bytes, *price, *kwh, *rent, *cpu, *estimator, *engine;
+  const char *lora_rank, *lora_targets, *state_bytes, *price, *kwh, *rent, *power_limit, *cpu, *estimator, *engine;
   const char *gpu;      /* --gpu MODEL: a generic board of that GPU when no rig is named */
   bool checkpointing, rank0_load;
   /* diffusion models only */

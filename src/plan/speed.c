@@ -10,6 +10,7 @@
 
 #include "facts/facts.h"
 #include "plan/engine.h"
+#include "plan/power.h"
 
 /* Appends to the plan's basis line. */
 static void basis(struct gr_plan *o, const char *fmt, ...)
@@ -42,11 +43,25 @@ static void profile_of(const struct gr_plan_req *r, const struct gr_plan_hw *hw,
   }
 }
 
+/* The SM clock the plan runs at: the boost clock, or the share of it a
+ * power limit sustains (o->clock_share, plan/power.h). Memory clocks are
+ * not scaled: the limit is taken to slow the SMs, not the memory. */
+static double clock_share(const struct gr_plan *o)
+{
+  return o->clock_share > 0 ? o->clock_share : 1.0; /* a plan filled outside gr_plan_run: no limit */
+}
+
+static double sm_clock_ghz(const struct gr_gpu_model *g, const struct gr_plan *o)
+{
+  return gr_speed_clock_ghz(g) * clock_share(o);
+}
+
 /* The per-layer cost of a decode step or a ubatch, seconds: fixed work at
  * the GPU's clock that grows slowly with the layer's width. */
-static double layer_cost_s(const struct gr_engine_profile *pf, const struct gr_gpu_model *g, double hidden)
+static double layer_cost_s(const struct gr_engine_profile *pf, const struct gr_gpu_model *g, const struct gr_plan *o,
+                           double hidden)
 {
-  return pf->layer_us_ghz * 1e-6 / gr_speed_clock_ghz(g) * pow(hidden / 4096.0, pf->layer_size_exp);
+  return pf->layer_us_ghz * 1e-6 / sm_clock_ghz(g, o) * pow(hidden / 4096.0, pf->layer_size_exp);
 }
 
 static double mem_eff_of(const struct gr_engine_profile *pf, const struct gr_gpu_model *g)
@@ -132,12 +147,12 @@ static void decode_terms(const struct gr_plan_req *r, const struct gr_engine_pro
   double flops = 2.0 * (double)o->params.active * (double)r->batch / r->tp;
   /* quantized matrix-vector kernels multiply on the int8 path where the GPU has one (llama.cpp's MMVQ: dp4a) */
   double tops = r->quant.kind != GR_Q_FLOAT ? fmax(float_rate(pf, hw), g->int8_tops) : float_rate(pf, hw);
-  double rate = tops * pf->decode_compute_eff * 1e12;
+  double rate = tops * pf->decode_compute_eff * clock_share(o) * 1e12; /* tensor rates follow the SM clock */
   t->compute_s = rate > 0 ? flops / rate : 0;
   /* small kernels between the matrix reads: fixed work per layer that runs
    * at the GPU's clock and grows slowly with the layer's width */
   t->layers = layers;
-  t->layer_s = layer_cost_s(pf, g, hidden);
+  t->layer_s = layer_cost_s(pf, g, o, hidden);
   t->token_s = (pf->token_us + pf->seq_us * (double)r->batch) * 1e-6;
   t->handoff_s = r->pp > 1 ? (r->pp - 1) * pf->handoff_us * 1e-6 : 0;
 }
@@ -237,7 +252,7 @@ void gr_speed_decode(const struct gr_plan_req *r, const struct gr_model *m, cons
   if (t.compute_s > t.mem_s)
     basis(o, ", below the batch's %.2f ms of compute", t.compute_s * 1e3);
   basis(o, "; + %.0f layers x %.0f us (at %.2f GHz) = %.2f ms; + %.0f us per step and sequence%s", t.layers,
-        t.layer_s * 1e6, gr_speed_clock_ghz(hw->gpu), t.layers * t.layer_s * 1e3, t.token_s * 1e6,
+        t.layer_s * 1e6, sm_clock_ghz(hw->gpu, o), t.layers * t.layer_s * 1e3, t.token_s * 1e6,
         r->batch > 1 ? "s (sampling, scheduling)" : " (sampling)");
   if (r->pp > 1)
     basis(o, "; layer split: %d GPUs run one after another, + %d hand-offs = %.2f ms", r->pp, r->pp - 1,
@@ -275,6 +290,7 @@ void gr_speed_prefill(const struct gr_plan_req *r, const struct gr_model *m, con
     path = quant ? "dequantize then fp16 GEMM" : pf.pp_fp16_acc > 0.5 ? "fp16 GEMM, FP16 accumulate"
                                                                                  : "fp16 GEMM, FP32 accumulate";
   }
+  rate *= clock_share(o); /* tensor rates follow the SM clock */
   if (rate <= 0)
     return;
   double layers, hidden;
@@ -286,7 +302,7 @@ void gr_speed_prefill(const struct gr_plan_req *r, const struct gr_model *m, con
   double compute_s = flops / r->tp / (rate * 1e12);
   double mem_eff = mem_eff_of(&pf, g);
   double read_s = o->weights.per_token / r->tp / (mem_eff * g->mem_bw_gbps * 1e9);
-  double layer_s = layers * layer_cost_s(&pf, g, hidden);
+  double layer_s = layers * layer_cost_s(&pf, g, o, hidden);
   double handoff = r->pp > 1 ? (r->pp - 1) * pf.handoff_us * 1e-6 : 0;
   double t = fmax(compute_s, read_s) + layer_s + handoff;
   double v = chunk / t;
@@ -374,7 +390,7 @@ void gr_speed_train(const struct gr_plan_req *r, const struct gr_model *m, const
     fprintf(stderr, "gpurig: internal error: data/engine-speed.tsv has no train_mfu for %s\n", r->engine);
     abort();
   }
-  double peak = r->gpus * hw->gpu->fp16_fp32acc_tflops * 1e12, mfu = pf.train_mfu;
+  double peak = r->gpus * hw->gpu->fp16_fp32acc_tflops * clock_share(o) * 1e12, mfu = pf.train_mfu;
   if (peak <= 0)
     return;
   double compute = flops / (peak * mfu), gather = 0, comm = train_comm_s(r, m, hw, o, &gather);
@@ -387,7 +403,7 @@ void gr_speed_train(const struct gr_plan_req *r, const struct gr_model *m, const
   engine_label(r, eng, sizeof(eng));
   basis(o, "training step on %s: %.3g FLOPs (%.0f x %.3g active params x %.0f tokens, attention included) on %d x "
         "%.0f TFLOPS at %.0f%% MFU = %.2f s", eng, flops, per, (double)o->params.active, tokens, r->gpus,
-        hw->gpu->fp16_fp32acc_tflops, mfu * 100, compute);
+        hw->gpu->fp16_fp32acc_tflops * clock_share(o), mfu * 100, compute);
   basis(o, "; communication %.2f s over %.1f GB/s%s, %.2f s of it not hidden behind compute (%.0f%% of compute "
         "overlaps)", comm, o->allreduce_gbps, r->zero >= 3 && r->job == GR_JOB_FULL ? " (ZeRO-3 moves 1.5x DDP's data)" : "",
         exposed, gr_plan_consts()->allreduce_overlap * 100);
@@ -403,4 +419,20 @@ void gr_speed_train(const struct gr_plan_req *r, const struct gr_model *m, const
       basis(o, "; the CPU Adam step is not counted: the host's memory bandwidth is unknown (give a rig or --cpu)");
   }
   basis(o, "; = %.2f s per step", step);
+}
+
+/* ---- power limit ---- */
+
+void gr_speed_power_basis(const struct gr_plan_req *r, const struct gr_plan_hw *hw, struct gr_plan *o)
+{
+  const struct gr_power_clock_row *row = gr_power_clock_row(hw->gpu);
+  if (!row)
+    return;
+  bool own = strcmp(row->arch, "-") != 0;
+  basis(o, ". Power limit %.0f W of %.0f W board power: the SM clock sustained is %.3f of boost (%.2f GHz), where "
+        "%.0f%% of board power does not follow the clock and the rest goes as f^3 (C V^2 f, V rising with f) down to "
+        "%.0f%% of boost, as f below (data/power-clock.tsv, %s); tensor rates and per-layer costs follow the clock, "
+        "memory bandwidth does not", r->power_limit_w, hw->gpu->tdp_w, o->clock_share, sm_clock_ghz(hw->gpu, o),
+        row->static_share * 100, row->floor_clock_share * 100,
+        own ? "fitted to a published sweep of this architecture" : "no sweep of this architecture: GA102's values");
 }

@@ -24,6 +24,10 @@ void gr_speed_prefill(const struct gr_plan_req *r, const struct gr_model *m, con
 void gr_speed_train(const struct gr_plan_req *r, const struct gr_model *m, const struct gr_plan_hw *hw,
                     struct gr_plan *o);
 
+/* Appends what a power limit does to the clocks to the basis line
+ * (o->clock_share set by gr_plan_run, plan/power.h). */
+void gr_speed_power_basis(const struct gr_plan_req *r, const struct gr_plan_hw *hw, struct gr_plan *o);
+
 /* The GPU's boost clock in GHz (gpus.tsv boost_mhz, else the planner's default). */
 double gr_speed_clock_ghz(const struct gr_gpu_model *gpu);
 

@@ -8,6 +8,8 @@
 #include "print/plan.h"
 
 #include "plan/engine.h"
+#include "plan/power.h"
+#include "plan/speed.h"
 
 /* 6738415616 -> "6,738,415,616" */
 static const char *grouped(uint64_t v, char *buf, size_t cap)
@@ -258,6 +260,52 @@ static void print_speed(FILE *out, const struct gr_plan_req *r, const struct gr_
             p->allreduce_gbps, p->allreduce_raised_level, p->allreduce_raised_gbps);
 }
 
+/* The nvidia-smi line that sets the limit on the planned GPUs (0 to
+ * gpus-1: the plan does not say which of the machine's GPUs it runs on). */
+static void limit_command(const struct gr_plan_req *r, char *buf, size_t cap)
+{
+  if (r->gpus == 1) {
+    snprintf(buf, cap, "nvidia-smi -i 0 -pl %.0f", r->power_limit_w);
+    return;
+  }
+  size_t off = (size_t)snprintf(buf, cap, "for i in");
+  for (int i = 0; i < r->gpus && off + 24 < cap; i++)
+    off += (size_t)snprintf(buf + off, cap - off, " %d", i);
+  snprintf(buf + off, cap - off, "; do nvidia-smi -i $i -pl %.0f; done", r->power_limit_w);
+}
+
+/* "a -> b tokens/s (-x%)" of a speed with and without the power limit. */
+static void print_change(FILE *out, const char *what, double free_tps, const struct gr_range *limited, const char *why)
+{
+  if (!limited->ok || free_tps <= 0)
+    return;
+  fprintf(out, "  %s %.1f -> %.1f tokens/s (%+.1f%%; %s)\n", what, free_tps, limited->mid,
+          (limited->mid / free_tps - 1) * 100, why);
+}
+
+/* --power-limit: the clock it leaves, what it costs, the watts it saves and
+ * the command that sets it (gpurig never does). */
+static void print_power_limit(FILE *out, const struct gr_plan_req *r, const struct gr_plan_hw *hw,
+                              const struct gr_plan *p)
+{
+  if (r->power_limit_w <= 0 || !hw->gpu)
+    return;
+  const struct gr_power_clock_row *row = gr_power_clock_row(hw->gpu);
+  fprintf(out, "\nPower limit %.0f W per GPU (board power %.0f W):\n", r->power_limit_w, p->board_power_w);
+  fprintf(out, "  SM clock sustained under load: %.3f of boost (%.0f of %.0f MHz); memory clock unchanged\n",
+          p->clock_share, gr_speed_clock_ghz(hw->gpu) * p->clock_share * 1000, gr_speed_clock_ghz(hw->gpu) * 1000);
+  print_change(out, "decode", p->free_decode_tps, &p->decode_tps, "memory-bound: barely moves");
+  print_change(out, "prefill", p->free_prefill_tps, &p->prefill_tps, "compute-bound: follows the clock");
+  print_change(out, "training", p->free_train_tps, &p->train_tps, "compute-bound: follows the clock");
+  fprintf(out, "  saves up to %.0f W per GPU, %.0f W for the %d GPUs (the draw a sustained compute-bound load reaches)\n",
+          p->watts_saved_gpu_w, p->watts_saved_w, r->gpus);
+  if (row)
+    fprintf(out, "  clock model: data/power-clock.tsv (%s): %s\n", row->arch, row->source);
+  char cmd[600];
+  limit_command(r, cmd, sizeof(cmd));
+  fprintf(out, "  to set it (as root; gpurig never does; it lasts until reboot): %s\n", cmd);
+}
+
 /* The cost section: price, power and energy, renting against buying. */
 static void print_cost(FILE *out, const struct gr_plan_req *r, const struct gr_plan *p)
 {
@@ -307,6 +355,7 @@ void gr_print_plan(FILE *out, const struct gr_planned *pl)
     fprintf(out, "  largest batch that fits: %ld (at context %ld); largest context: %ld tokens (at batch %ld)\n",
             p->max_batch, r->ctx, p->max_ctx, r->batch);
   print_speed(out, r, p);
+  print_power_limit(out, r, hw, p);
   print_cluster(out, r, hw, p);
   print_cost(out, r, p);
   print_notes(out, pl);
@@ -501,6 +550,33 @@ static json_t *speed_json(const struct gr_plan *p)
   return speed;
 }
 
+/* The limited speed as a share of the speed without the limit. */
+static json_t *share_json(double free_tps, const struct gr_range *limited)
+{
+  return limited->ok && free_tps > 0 ? gr_json_rounded(limited->mid / free_tps, 4) : json_null();
+}
+
+/* --power-limit (JSON "power_limit", null without one). */
+static json_t *power_limit_json(const struct gr_plan_req *r, const struct gr_plan_hw *hw, const struct gr_plan *p)
+{
+  if (r->power_limit_w <= 0 || !hw->gpu)
+    return json_null();
+  json_t *o = json_object();
+  char cmd[600];
+  limit_command(r, cmd, sizeof(cmd));
+  json_object_set_new(o, "power_limit_w", json_real(r->power_limit_w));
+  json_object_set_new(o, "board_power_w", json_real(p->board_power_w));
+  json_object_set_new(o, "sm_clock_share", gr_json_rounded(p->clock_share, 4));
+  json_object_set_new(o, "sm_clock_mhz", gr_json_rounded(gr_speed_clock_ghz(hw->gpu) * p->clock_share * 1000, 0));
+  json_object_set_new(o, "decode_share", share_json(p->free_decode_tps, &p->decode_tps));
+  json_object_set_new(o, "prefill_share", share_json(p->free_prefill_tps, &p->prefill_tps));
+  json_object_set_new(o, "train_share", share_json(p->free_train_tps, &p->train_tps));
+  json_object_set_new(o, "watts_saved_gpu_w", gr_json_rounded(p->watts_saved_gpu_w, 0));
+  json_object_set_new(o, "watts_saved_w", gr_json_rounded(p->watts_saved_w, 0));
+  json_object_set_new(o, "command", json_string(cmd));
+  return o;
+}
+
 /* Price, power and energy (JSON "cost"). */
 static json_t *cost_json(const struct gr_plan *p)
 {
@@ -542,6 +618,7 @@ json_t *gr_plan_to_json(const struct gr_planned *pl)
   if (hw->nodes > 1)
     json_object_set_new(root, "cluster", cluster_json(r, hw, p));
   json_object_set_new(root, "speed", speed_json(p));
+  json_object_set_new(root, "power_limit", power_limit_json(r, hw, p));
   json_object_set_new(root, "cost", cost_json(p));
   json_object_set_new(root, "notes", notes_json(pl));
   return root;

@@ -335,7 +335,7 @@ static void test_every_data_file_loads(void **state)
   static const char *const files[] = {"pcie-links.tsv", "gpus.tsv", "calibration.tsv", "planner.tsv", "health.tsv",
                                       "diffusion-memory.tsv", "engine-speed.tsv", "pci-devices.tsv", "nccl-p2p.tsv",
                                       "cpu-interconnect.tsv", "cpu-memory.tsv", "driver-issues.tsv", "xid.tsv",
-                                      "models.tsv", "quant.tsv", "engines.tsv", "diffusion.tsv", "nics.tsv"};
+                                      "models.tsv", "quant.tsv", "engines.tsv", "diffusion.tsv", "nics.tsv", "power-clock.tsv"};
   for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++)
     if (!gr_facts_is_loaded(files[i]))
       fail_msg("%s is not loaded after gr_facts_load_all", files[i]);

@@ -17,6 +17,7 @@
 #include "load/rig.h"
 #include "plan/request.h"
 #include "plan/engine.h"
+#include "plan/power.h"
 
 static int setup(void **state)
 {
@@ -710,6 +711,73 @@ static void power_counts_the_gpus_planned(void **state)
   gr_planned_free(&p4);
 }
 
+/* --power-limit: the clock share inverts the power model (the board power
+ * at that clock is the limit, on either side of the voltage floor), and
+ * it slows compute-bound prefill and training with the clock while
+ * memory-bound decode barely moves; the watts saved are the board power
+ * less the limit per planned GPU, and limits outside the model refuse. */
+static void power_limit_follows_the_clock(void **state)
+{
+  (void)state;
+  const struct gr_gpu_model *g = gr_catalog_find("RTX 3090");
+  const struct gr_power_clock_row *row = gr_power_clock_row(g);
+  assert_non_null(row);
+  assert_string_equal(row->arch, "sm86");
+  double s = row->static_share, fl = row->floor_clock_share;
+  assert_float_equal(gr_power_clock_share(g, 0), 1.0, 0);
+  assert_float_equal(gr_power_clock_share(g, g->tdp_w), 1.0, 0);
+  double prev = 1.0;
+  for (double w = 330; w > gr_power_limit_floor_w(g) + 5; w -= 20) {
+    double x = gr_power_clock_share(g, w);
+    double d = x >= fl ? x * x * x : fl * fl * x;
+    assert_float_equal((s + (1 - s) * d) * g->tdp_w, w, 1e-6); /* the board power at that clock is the limit */
+    assert_true(x < prev);
+    prev = x;
+  }
+  struct gr_plan *p = calloc(1, sizeof(*p));
+  struct gr_model m;
+  builtin("llama-3-8b", &m);
+  struct gr_plan_hw hw = {.gpu = g, .ngpus = 2};
+  struct gr_plan_req d = {.job = GR_JOB_INFER, .tp = 1, .pp = 2, .batch = 1, .ctx = 512, .engine = "llama.cpp", .gpus = 2};
+  quant("q4_k_m", &d.quant);
+  quant("fp16", &d.kv_quant);
+  gr_plan_run(&d, &m, &hw, p);
+  double dec = p->decode_tps.mid, pre = p->prefill_tps.mid;
+  assert_float_equal(p->clock_share, 1.0, 0);
+  assert_float_equal(p->watts_saved_w, 0, 0);
+  d.power_limit_w = 250;
+  assert_int_equal(gr_plan_check(&d, &m, &hw, NULL), 0);
+  gr_plan_run(&d, &m, &hw, p);
+  double x = gr_power_clock_share(g, 250);
+  assert_float_equal(p->clock_share, x, 1e-12);
+  assert_float_equal(p->free_decode_tps, dec, 1e-9);
+  assert_float_equal(p->free_prefill_tps, pre, 1e-9);
+  /* decode loses only its clock-bound per-layer part: under half of what compute-bound prefill loses */
+  assert_true(p->decode_tps.mid < dec && 1 - p->decode_tps.mid / dec < 0.5 * (1 - p->prefill_tps.mid / pre));
+  assert_true(p->prefill_tps.mid / pre < x + 0.02 && p->prefill_tps.mid / pre > x - 0.02);
+  assert_float_equal(p->watts_saved_gpu_w, 100, 1e-9);
+  assert_float_equal(p->watts_saved_w, 200, 1e-9);
+  assert_non_null(strstr(p->speed_basis, "Power limit 250 W of 350 W"));
+  struct gr_err err = {0};
+  d.power_limit_w = 400;
+  assert_int_equal(gr_plan_check(&d, &m, &hw, &err), -1);
+  assert_non_null(strstr(err.msg, "above the RTX 3090's board power"));
+  d.power_limit_w = gr_power_limit_floor_w(g);
+  assert_int_equal(gr_plan_check(&d, &m, &hw, &err), -1);
+  gr_model_free(&m);
+
+  builtin("llama-2-7b", &m);
+  struct gr_plan_req t = {.job = GR_JOB_LORA, .tp = 1, .pp = 1, .batch = 1, .ctx = 2048, .gpus = 2, .lora_rank = 16,
+                          .lora_targets = GR_LORA_ALL, .engine = "transformers", .power_limit_w = 280};
+  quant("fp16", &t.quant);
+  quant("fp16", &t.kv_quant);
+  gr_plan_run(&t, &m, &hw, p);
+  double share = p->train_tps.mid / p->free_train_tps;
+  assert_true(share <= p->clock_share + 1e-9 && share > p->clock_share - 0.02); /* compute-bound: the clock */
+  gr_model_free(&m);
+  free(p);
+}
+
 int main(void)
 {
   const struct CMUnitTest tests[] = {
@@ -723,7 +791,7 @@ int main(void)
       cmocka_unit_test(unplanned_checkpoint_needs_quant), cmocka_unit_test(engine_versions),
       cmocka_unit_test(engine_profiles_by_release), cmocka_unit_test(planner_mechanisms),
       cmocka_unit_test(ranges_hold_their_middle), cmocka_unit_test(tp_auto_takes_the_fastest_fit),
-      cmocka_unit_test(power_counts_the_gpus_planned),
+      cmocka_unit_test(power_counts_the_gpus_planned), cmocka_unit_test(power_limit_follows_the_clock),
   };
   return cmocka_run_group_tests(tests, setup, NULL);
 }
