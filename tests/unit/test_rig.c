@@ -982,10 +982,55 @@ static void seed003_clusters(void **state)
   gr_machine_close(&m40);
 }
 
+/* psu and circuit lines: what they state is kept, what they leave out stays
+ * unknown (0 / NULL), and a bad value is refused at its line and column with
+ * what was expected or the word that was meant. */
+static void power_statements(void **state)
+{
+  (void)state;
+  const char *text = HEAD "gpu \"RTX 3090\" rc0\n"
+                     "psu main 2000 rail-amps 40,40,30 80plus gold input 120\n"
+                     "psu spare 1600\n"
+                     "circuit wall 120 15 psus main,spare\n";
+  struct gr_topo t;
+  struct gr_err err = {0};
+  if (gr_rig_parse("ok.rig", text, strlen(text), &t, &err) != 0)
+    fail_msg("%s", err.msg);
+  const struct gr_rig_meta *m = t.rig;
+  assert_int_equal(m->npsus, 2);
+  assert_string_equal(m->psus[0].name, "main");
+  assert_float_equal(m->psus[0].watts, 2000, 0);
+  assert_int_equal(m->psus[0].rails, 3);
+  assert_float_equal(m->psus[0].rail_amps[2], 30, 0);
+  assert_string_equal(m->psus[0].level, "gold");
+  assert_int_equal(m->psus[0].input_v, 120);
+  assert_int_equal(m->psus[0].line, 5);
+  assert_int_equal(m->psus[1].rails, 0);
+  assert_null(m->psus[1].level);
+  assert_int_equal(m->psus[1].input_v, 0);
+  assert_int_equal(m->ncircuits, 1);
+  assert_float_equal(m->circuits[0].amps, 15, 0);
+  assert_string_equal(m->circuits[0].psus, "main,spare");
+  gr_topo_free(&t);
+  expect_error(HEAD "psu main\n", "bad.rig:4:1:", "expected: psu NAME WATTS");
+  expect_error(HEAD "psu main lots\n", "bad.rig:4:10:", "expected a number");
+  expect_error(HEAD "psu main 2000 80plus golden\n", "bad.rig:4:22:", "80plus must be one of");
+  expect_error(HEAD "psu main 2000 rials 2\n", "bad.rig:4:15:", "did you mean 'rails'?");
+  expect_error(HEAD "psu main 2000 rails 2 rail-amps 40,40\n", "bad.rig:4:23:", "a psu line takes");
+  expect_error(HEAD "psu main 2000 rail-amps 40,x\n", "bad.rig:4:25:", "expected a number, got \"x\"");
+  expect_error(HEAD "psu main 2000 input 110\n", "bad.rig:4:21:", "input must be 120 or 230");
+  expect_error(HEAD "psu main 2000 80plus gold efficiency 90\n", "bad.rig:4:27:", "a psu line takes");
+  expect_error(HEAD "psu a 1000\npsu a 800\n", "bad.rig:5:5:", "a second psu named \"a\"");
+  expect_error(HEAD "circuit wall 120 15 psus main\n", "bad.rig:4:26:", "no psu named \"main\" above this line");
+  expect_error(HEAD "circuit wall 12 15\n", "bad.rig:4:14:", "a circuit's volts must be from 100 to 480");
+  expect_error(HEAD "psuu a 1000\n", "bad.rig:4:1:", "unknown statement \"psuu\"; did you mean 'psu'?");
+}
+
 int main(void)
 {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(bad_rigs_name_file_line_col),
+      cmocka_unit_test(power_statements),
       cmocka_unit_test(every_bundled_rig_loads_and_matches_its_description),
       cmocka_unit_test(calibration_within_15_percent),
       cmocka_unit_test(seed_ranking_for_training),
