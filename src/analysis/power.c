@@ -13,8 +13,7 @@
 #include "facts/catalog.h"
 #include "facts/tables.h"
 
-/* A rule's value from power-parts.tsv (kind rule), else fallback_missing
- * (-1: the table lacks it). */
+/* A rule's value from power-parts.tsv (kind rule), -1 when the table lacks it. */
 static double rule_value(const char *name)
 {
   const struct gr_power_parts_rows *r = gr_power_parts_rows();
