@@ -127,6 +127,33 @@
   X(T, floor_clock_share, NUM, 0.1, 1, NULL) \
   X(T, source, STR, 0, 0, NULL)
 
+/* data/power-gpus.tsv: GPU board power, power-limit range and transient peaks (analysis/power.c) */
+#define GR_POWER_GPUS_COLS(X, T) \
+  X(T, model, STR, 0, 0, NULL) \
+  X(T, board_w, INT, 1, 5000, NULL) \
+  X(T, limit_min_w, INT, 1, 5000, "-") \
+  X(T, limit_max_w, INT, 1, 5000, "-") \
+  X(T, peak_w, INT, 1, 20000, "-") \
+  X(T, window_us, INT, 1, 1e7, "-") \
+  X(T, source, STR, 0, 0, NULL)
+
+/* data/power-psu.tsv: PSU efficiency by 80 PLUS level at 20/50/100% load (analysis/power.c) */
+#define GR_POWER_PSU_COLS(X, T) \
+  X(T, level, WORD, 0, 0, "standard|bronze|silver|gold|platinum|titanium") \
+  X(T, input, INT, 100, 240, NULL) \
+  X(T, eff20, INT, 50, 100, NULL) \
+  X(T, eff50, INT, 50, 100, NULL) \
+  X(T, eff100, INT, 50, 100, NULL) \
+  X(T, source, STR, 0, 0, NULL)
+
+/* data/power-parts.tsv: connector ratings, CPU power, fixed loads, budget rules (analysis/power.c) */
+#define GR_POWER_PARTS_COLS(X, T) \
+  X(T, kind, WORD, 0, 0, "connector|cpu|fixed|rule") \
+  X(T, name, STR, 0, 0, NULL) \
+  X(T, watts, INT, 0, 100000, "-") \
+  X(T, peak_w, INT, 0, 100000, "-") \
+  X(T, source, STR, 0, 0, NULL)
+
 /* Every row table: its name in C, its file, its columns. */
 #define GR_ROW_TABLES(X) \
   X(cpu_interconnect, "cpu-interconnect.tsv", GR_CPU_INTERCONNECT_COLS) \
@@ -138,7 +165,10 @@
   X(engines, "engines.tsv", GR_ENGINES_COLS) \
   X(diffusion, "diffusion.tsv", GR_DIFFUSION_COLS) \
   X(nics, "nics.tsv", GR_NICS_COLS) \
-  X(power_clock, "power-clock.tsv", GR_POWER_CLOCK_COLS)
+  X(power_clock, "power-clock.tsv", GR_POWER_CLOCK_COLS) \
+  X(power_gpus, "power-gpus.tsv", GR_POWER_GPUS_COLS) \
+  X(power_psu, "power-psu.tsv", GR_POWER_PSU_COLS) \
+  X(power_parts, "power-parts.tsv", GR_POWER_PARTS_COLS)
 
 #define GR_CTYPE_STR const char *
 #define GR_CTYPE_WORD const char *

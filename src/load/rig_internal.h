@@ -130,6 +130,10 @@ int want_cpulist(struct parser *p, const struct token *t); /* "0-23,48-71", asce
  * an option e's kind does not take is an error naming it. */
 int device_options(struct parser *p, struct elem *e, int from);
 
+/* rig_power.c: `psu` and `circuit` lines into t->rig (0, or -1 after perr) */
+int stmt_psu(struct parser *p);
+int stmt_circuit(struct parser *p);
+
 /* rig_build.c: the topology from the resolved elements and links */
 void build_cpus(struct parser *p);
 int build_tree(struct parser *p);

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "base/suggest.h"
 #include "facts/pcilink.h"
 #include "load/rig_internal.h"
 
@@ -729,7 +730,8 @@ int parse_statement(struct parser *p)
     int (*fn)(struct parser *);
   } stmts[] = {{"cpu", stmt_cpu},   {"rootcomplex", stmt_rootcomplex}, {"switch", stmt_switch},
                {"gpu", stmt_gpu},   {"nic", stmt_nic},                 {"nvme", stmt_nvme},
-               {"nvlink", stmt_nvlink}, {"nvswitch", stmt_nvswitch}};
+               {"nvlink", stmt_nvlink}, {"nvswitch", stmt_nvswitch},
+               {"psu", stmt_psu},   {"circuit", stmt_circuit}};
   static const char *meta[] = {"rig", "source", "price", "intersocket", "p2p"};
   static const char *net[] = {"nodes", "fabric", "peermem", "gdr-level"};
   const struct token *k = &p->tok[0];
@@ -748,9 +750,21 @@ int parse_statement(struct parser *p)
   for (size_t i = 0; i < sizeof(stmts) / sizeof(stmts[0]); i++)
     if (strcmp(k->text, stmts[i].kw) == 0)
       return stmts[i].fn(p);
+  /* A misspelt keyword: the one it is closest to, else the whole list. */
+  struct gr_suggest sg;
+  char hint[GR_SUGGEST_MAX + 32];
+  gr_suggest_init(&sg, k->text);
+  for (size_t i = 0; i < sizeof(meta) / sizeof(meta[0]); i++)
+    gr_suggest_offer(&sg, meta[i]);
+  for (size_t i = 0; i < sizeof(net) / sizeof(net[0]); i++)
+    gr_suggest_offer(&sg, net[i]);
+  for (size_t i = 0; i < sizeof(stmts) / sizeof(stmts[0]); i++)
+    gr_suggest_offer(&sg, stmts[i].kw);
+  if (gr_suggest_best(&sg))
+    return perr(p, k->col, "unknown statement \"%s\"%s", k->text, gr_suggest_text(&sg, hint, sizeof(hint)));
   return perr(p, k->col,
               "unknown statement \"%s\" (expected rig, source, price, cpu, intersocket, rootcomplex, switch, gpu, "
-              "nic, nvme, nvlink, nvswitch, p2p, nodes, fabric, peermem or gdr-level)", k->text);
+              "nic, nvme, nvlink, nvswitch, psu, circuit, p2p, nodes, fabric, peermem or gdr-level)", k->text);
 }
 
 /* ---- resolution ---- */

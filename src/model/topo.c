@@ -51,6 +51,16 @@ void gr_topo_free(struct gr_topo *t)
     free(t->rig->file);
     free(t->rig->notes);
     free(t->rig->currency);
+    for (size_t i = 0; i < t->rig->npsus; i++) {
+      free(t->rig->psus[i].name);
+      free(t->rig->psus[i].level);
+    }
+    free(t->rig->psus);
+    for (size_t i = 0; i < t->rig->ncircuits; i++) {
+      free(t->rig->circuits[i].name);
+      free(t->rig->circuits[i].psus);
+    }
+    free(t->rig->circuits);
     free(t->rig);
   }
   free(t->packages);

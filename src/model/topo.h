@@ -218,8 +218,35 @@ struct gr_cluster {
                                 GR_LVL_SYS of analysis.h), -1: NCCL's default (PXB) */
 };
 
+/* A power supply as a rig file states it (`psu`); what is not stated is 0
+ * or NULL, unknown, never a default. */
+#define GR_PSU_MAX_RAILS 16
+struct gr_psu {
+  char *name;
+  double watts;                        /* rated DC output */
+  int rails;                           /* 12 V rails, 0 unknown */
+  double rail_amps[GR_PSU_MAX_RAILS];  /* each rail's over-current limit in A, when given */
+  int nrail_amps;
+  char *level;                         /* 80 PLUS level (data/power-psu.tsv), NULL unknown */
+  double efficiency_pct;               /* a stated efficiency instead of a level, 0 unknown */
+  int input_v;                         /* 120 or 230, 0 unknown */
+  int line;                            /* where the rig file states it */
+};
+
+/* A wall circuit (`circuit`): its volts, its breaker's amps and the PSUs on it. */
+struct gr_circuit {
+  char *name;
+  double volts, amps;
+  char *psus;                          /* "A,B": names of psu lines, NULL all of them */
+  int line;
+};
+
 /* What a rig file adds beyond wiring. Owned by the topology. */
 struct gr_rig_meta {
+  struct gr_psu *psus;    /* `psu` lines in file order */
+  size_t npsus;
+  struct gr_circuit *circuits;
+  size_t ncircuits;
   char *name;             /* the rig's title */
   char *file;             /* the file it came from */
   char *notes;            /* its `source` lines joined, may be NULL */

@@ -335,7 +335,8 @@ static void test_every_data_file_loads(void **state)
   static const char *const files[] = {"pcie-links.tsv", "gpus.tsv", "calibration.tsv", "planner.tsv", "health.tsv",
                                       "diffusion-memory.tsv", "engine-speed.tsv", "pci-devices.tsv", "nccl-p2p.tsv",
                                       "cpu-interconnect.tsv", "cpu-memory.tsv", "driver-issues.tsv", "xid.tsv",
-                                      "models.tsv", "quant.tsv", "engines.tsv", "diffusion.tsv", "nics.tsv", "power-clock.tsv"};
+                                      "models.tsv", "quant.tsv", "engines.tsv", "diffusion.tsv", "nics.tsv",
+                                      "power-clock.tsv", "power-gpus.tsv", "power-psu.tsv", "power-parts.tsv"};
   for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++)
     if (!gr_facts_is_loaded(files[i]))
       fail_msg("%s is not loaded after gr_facts_load_all", files[i]);
@@ -536,6 +537,44 @@ static void test_typed_fields_match_files(void **state)
   gr_table_free(&t);
 }
 
+/* The power tables agree with the rest of the facts: a GPU's board power is
+ * the catalog's TDP (two files, one figure), a peak comes with the window it
+ * was measured over and is above the board power, every 80 PLUS level is at
+ * its best at half load, and every row names its source. */
+static void test_power_tables(void **state)
+{
+  (void)state;
+  const struct gr_power_gpus_rows *g = gr_power_gpus_rows();
+  assert_true(g->n > 0);
+  for (size_t i = 0; i < g->n; i++) {
+    const struct gr_gpu_model *m = gr_catalog_find(g->v[i].model);
+    if (!m)
+      fail_msg("power-gpus.tsv:%zu: %s is not in gpus.tsv", g->v[i].line, g->v[i].model);
+    assert_int_equal(g->v[i].board_w, (long)m->tdp_w);
+    assert_int_equal(g->v[i].peak_w < 0, g->v[i].window_us < 0);
+    if (g->v[i].peak_w >= 0)
+      assert_true(g->v[i].peak_w > g->v[i].board_w);
+    assert_true(strlen(g->v[i].source) > 10);
+  }
+  const struct gr_power_psu_rows *p = gr_power_psu_rows();
+  assert_true(p->n >= 6);
+  for (size_t i = 0; i < p->n; i++) {
+    assert_true(p->v[i].eff50 >= p->v[i].eff20 && p->v[i].eff50 >= p->v[i].eff100);
+    assert_true(p->v[i].input == 115 || p->v[i].input == 230);
+  }
+  const struct gr_power_parts_rows *r = gr_power_parts_rows();
+  bool rule = false, eight = false;
+  for (size_t i = 0; i < r->n; i++) {
+    assert_true(strlen(r->v[i].source) > 10);
+    if (strcmp(r->v[i].name, "continuous-load-pct") == 0)
+      rule = r->v[i].watts == 80;
+    if (strcmp(r->v[i].name, "8pin") == 0)
+      eight = r->v[i].watts == 150;
+  }
+  assert_true(rule);
+  assert_true(eight);
+}
+
 int main(void)
 {
   const struct CMUnitTest tests[] = {
@@ -550,6 +589,7 @@ int main(void)
       cmocka_unit_test(test_every_data_file_loads),
       cmocka_unit_test(test_broken_rows_refused),
       cmocka_unit_test(test_typed_fields_match_files),
+      cmocka_unit_test(test_power_tables),
   };
   return cmocka_run_group_tests(tests, setup, NULL);
 }

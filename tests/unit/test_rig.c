@@ -12,6 +12,7 @@
 #include "analysis/compare.h"
 #include "analysis/machine.h"
 #include "analysis/predict.h"
+#include "analysis/power.h"
 #include "load/rig.h"
 
 static int setup(void **state)
@@ -982,10 +983,134 @@ static void seed003_clusters(void **state)
   gr_machine_close(&m40);
 }
 
+/* psu and circuit lines: what they state is kept, what they leave out stays
+ * unknown (0 / NULL), and a bad value is refused at its line and column with
+ * what was expected or the word that was meant. */
+static void power_statements(void **state)
+{
+  (void)state;
+  const char *text = HEAD "gpu \"RTX 3090\" rc0\n"
+                     "psu main 2000 rail-amps 40,40,30 80plus gold input 120\n"
+                     "psu spare 1600\n"
+                     "circuit wall 120 15 psus main,spare\n";
+  struct gr_topo t;
+  struct gr_err err = {0};
+  if (gr_rig_parse("ok.rig", text, strlen(text), &t, &err) != 0)
+    fail_msg("%s", err.msg);
+  const struct gr_rig_meta *m = t.rig;
+  assert_int_equal(m->npsus, 2);
+  assert_string_equal(m->psus[0].name, "main");
+  assert_float_equal(m->psus[0].watts, 2000, 0);
+  assert_int_equal(m->psus[0].rails, 3);
+  assert_float_equal(m->psus[0].rail_amps[2], 30, 0);
+  assert_string_equal(m->psus[0].level, "gold");
+  assert_int_equal(m->psus[0].input_v, 120);
+  assert_int_equal(m->psus[0].line, 5);
+  assert_int_equal(m->psus[1].rails, 0);
+  assert_null(m->psus[1].level);
+  assert_int_equal(m->psus[1].input_v, 0);
+  assert_int_equal(m->ncircuits, 1);
+  assert_float_equal(m->circuits[0].amps, 15, 0);
+  assert_string_equal(m->circuits[0].psus, "main,spare");
+  gr_topo_free(&t);
+  expect_error(HEAD "psu main\n", "bad.rig:4:1:", "expected: psu NAME WATTS");
+  expect_error(HEAD "psu main lots\n", "bad.rig:4:10:", "expected a number");
+  expect_error(HEAD "psu main 2000 80plus golden\n", "bad.rig:4:22:", "80plus must be one of");
+  expect_error(HEAD "psu main 2000 rials 2\n", "bad.rig:4:15:", "did you mean 'rails'?");
+  expect_error(HEAD "psu main 2000 rails 2 rail-amps 40,40\n", "bad.rig:4:23:", "a psu line takes");
+  expect_error(HEAD "psu main 2000 rail-amps 40,x\n", "bad.rig:4:25:", "expected a number, got \"x\"");
+  expect_error(HEAD "psu main 2000 input 110\n", "bad.rig:4:21:", "input must be 120 or 230");
+  expect_error(HEAD "psu main 2000 80plus gold efficiency 90\n", "bad.rig:4:27:", "a psu line takes");
+  expect_error(HEAD "psu a 1000\npsu a 800\n", "bad.rig:5:5:", "a second psu named \"a\"");
+  expect_error(HEAD "circuit wall 120 15 psus main\n", "bad.rig:4:26:", "no psu named \"main\" above this line");
+  expect_error(HEAD "circuit wall 12 15\n", "bad.rig:4:14:", "a circuit's volts must be from 100 to 480");
+  expect_error(HEAD "psuu a 1000\n", "bad.rig:4:1:", "unknown statement \"psuu\"; did you mean 'psu'?");
+}
+
+/* The budget of a rig text: parsed, budgeted, the finding with id (NULL
+ * if none) returned through *found (valid until gr_power_free). */
+static const struct gr_finding *budget_of(const char *text, struct gr_topo *t, struct gr_power_budget *b,
+                                          const char *id)
+{
+  struct gr_err err = {0};
+  if (gr_rig_parse("p.rig", text, strlen(text), t, &err) != 0)
+    fail_msg("%s", err.msg);
+  assert_int_equal(gr_power_budget(t, b), 0);
+  for (size_t i = 0; i < b->findings.n; i++)
+    if (strcmp(b->findings.v[i].id, id) == 0)
+      return &b->findings.v[i];
+  return NULL;
+}
+
+static const struct gr_finding *budget_of_find(const struct gr_power_budget *b, const char *id)
+{
+  for (size_t i = 0; i < b->findings.n; i++)
+    if (strcmp(b->findings.v[i].id, id) == 0)
+      return &b->findings.v[i];
+  return NULL;
+}
+
+#define P4 "rig \"p\"\ncpu c0 \"AMD EPYC 7282 16-Core Processor\"\nrootcomplex rc0 c0 gen4\ngpu 4 \"RTX 3090\" rc0\n"
+
+/* 4x RTX 3090 (350 W board power, NVIDIA) and an EPYC 7282 (120 W TDP,
+ * AMD): 1520 W sustained. On one 2000 W gold single-rail PSU at 120 V:
+ * 480 W headroom, efficiency at 76% load 90 + (87 - 90) x 0.26 / 0.5 =
+ * 88.44% (80 PLUS gold, 115 V), wall 1718.7 W, over a 15 A / 120 V
+ * circuit's continuous 1440 W; on 1200 W, overloaded, and the fix is a
+ * power limit of floor((0.9 x 1200 - 120) / 4) = 240 W saving 440 W. */
+static void power_budget(void **state)
+{
+  (void)state;
+  struct gr_topo t;
+  struct gr_power_budget b;
+  const struct gr_finding *f = budget_of(P4, &t, &b, "power.unknown");
+  assert_non_null(f);
+  assert_int_equal(f->sev, GR_SEV_INFO);
+  assert_float_equal(b.sustained_w, 1520, 1e-9);
+  gr_power_free(&b);
+  gr_topo_free(&t);
+
+  f = budget_of(P4 "psu gw 2000 rails 1 80plus gold input 120\ncircuit wall 120 15\n", &t, &b, "power.circuit");
+  assert_int_equal(b.npsus, 1);
+  assert_float_equal(b.psus[0].sustained_w, 1520, 1e-9);
+  assert_float_equal(b.psus[0].headroom_w, 480, 1e-9);
+  assert_float_equal(b.psus[0].transient_w, -1, 0); /* no published 3090 peak in data/power-gpus.tsv */
+  assert_float_equal(b.psus[0].wall_w, 1520 / 0.8844, 1e-6);
+  assert_float_equal(b.circuits[0].limit_w, 1440, 1e-9);
+  assert_non_null(f);
+  assert_int_equal(f->sev, GR_SEV_FAIL);
+  assert_non_null(strstr(f->fix, "230 V"));
+  assert_null(budget_of_find(&b, "power.psu-overload"));
+  assert_non_null(budget_of_find(&b, "power.single-rail"));
+  gr_power_free(&b);
+  gr_topo_free(&t);
+
+  f = budget_of(P4 "psu small 1200\n", &t, &b, "power.psu-overload");
+  assert_non_null(f);
+  assert_int_equal(f->sev, GR_SEV_FAIL);
+  assert_non_null(strstr(f->text, "small"));
+  assert_non_null(strstr(f->fix, "nvidia-smi -pl 240 on each GPU (saves 440 W)"));
+  assert_float_equal(b.psus[0].wall_w, -1, 0); /* no efficiency stated */
+  gr_power_free(&b);
+  gr_topo_free(&t);
+
+  /* 4x RTX 5090: 575 W board power, 901 W peaks under 1 ms (Igor's Lab):
+   * 2420 W sustained on 2600 W, 3724 W at the peaks: a warning. */
+  f = budget_of("rig \"p\"\ncpu c0 \"EPYC 7282\"\nrootcomplex rc0 c0 gen4\ngpu 4 \"RTX 5090\" rc0\npsu big 2600\n", &t,
+                &b, "power.psu-transient");
+  assert_non_null(f);
+  assert_int_equal(f->sev, GR_SEV_WARN);
+  assert_float_equal(b.psus[0].transient_w, 3724, 1e-9);
+  gr_power_free(&b);
+  gr_topo_free(&t);
+}
+
 int main(void)
 {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(bad_rigs_name_file_line_col),
+      cmocka_unit_test(power_statements),
+      cmocka_unit_test(power_budget),
       cmocka_unit_test(every_bundled_rig_loads_and_matches_its_description),
       cmocka_unit_test(calibration_within_15_percent),
       cmocka_unit_test(seed_ranking_for_training),

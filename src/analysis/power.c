@@ -1,0 +1,217 @@
+/* A rig's power budget; see power.h. The one place that adds up what a rig
+ * draws: every figure comes from data/power-*.tsv (or the GPU catalog's
+ * TDP, the same figure as power-gpus.tsv's board power), and one it lacks
+ * stays unknown rather than guessed. */
+#include "analysis/power.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/util.h"
+#include "facts/catalog.h"
+#include "facts/tables.h"
+
+/* A rule's value from power-parts.tsv (kind rule), -1 when the table lacks it. */
+static double rule_value(const char *name)
+{
+  const struct gr_power_parts_rows *r = gr_power_parts_rows();
+  for (size_t i = 0; i < r->n; i++)
+    if (strcmp(r->v[i].kind, "rule") == 0 && strcmp(r->v[i].name, name) == 0)
+      return (double)r->v[i].watts;
+  return -1;
+}
+
+/* A GPU's board power and its highest published peak (-1 unknown). */
+static void gpu_power(const struct gr_gpu_model *m, double *board, double *peak)
+{
+  const struct gr_power_gpus_rows *g = gr_power_gpus_rows();
+  *board = m && m->tdp_w > 0 ? m->tdp_w : -1;
+  *peak = -1;
+  for (size_t i = 0; m && i < g->n; i++)
+    if (strcmp(g->v[i].model, m->model) == 0 && g->v[i].peak_w > *peak)
+      *peak = (double)g->v[i].peak_w;
+}
+
+/* A CPU package's TDP from power-parts.tsv (kind cpu, the model string
+ * contains the row's name), -1 unknown. */
+static double cpu_power(const char *model)
+{
+  const struct gr_power_parts_rows *r = gr_power_parts_rows();
+  for (size_t i = 0; model && i < r->n; i++)
+    if (strcmp(r->v[i].kind, "cpu") == 0 && strstr(model, r->v[i].name))
+      return (double)r->v[i].watts;
+  return -1;
+}
+
+/* Sum of a when every part is known, else -1. */
+static double add_known(double sum, double a)
+{
+  return sum < 0 || a < 0 ? -1 : sum + a;
+}
+
+/* The loads of every GPU and CPU into b. */
+static void rig_loads(const struct gr_topo *t, struct gr_power_budget *b)
+{
+  b->gpu_w = b->gpu_peak_w = b->cpu_w = 0;
+  for (size_t i = 0; i < t->ngpus; i++) {
+    double board, peak;
+    gpu_power(gr_pci_catalog(&t->pci[t->gpus[i]]), &board, &peak);
+    b->gpu_w = add_known(b->gpu_w, board);
+    b->gpu_peak_w = add_known(b->gpu_peak_w, peak);
+  }
+  for (size_t i = 0; i < t->npackages; i++)
+    b->cpu_w = add_known(b->cpu_w, cpu_power(t->packages[i].cpu_model));
+  b->sustained_w = add_known(b->gpu_w, b->cpu_w);
+}
+
+/* The PSU's efficiency in percent at a load fraction, from its stated
+ * figure or its 80 PLUS level at its input voltage (interpolated between
+ * the 20/50/100% points); -1 unknown. */
+static double efficiency_at(const struct gr_psu *s, double frac)
+{
+  if (s->efficiency_pct > 0)
+    return s->efficiency_pct;
+  if (!s->level || !s->input_v)
+    return -1;
+  const struct gr_power_psu_rows *r = gr_power_psu_rows();
+  int input = s->input_v == 120 ? 115 : 230;
+  for (size_t i = 0; i < r->n; i++) {
+    if (strcmp(r->v[i].level, s->level) != 0 || r->v[i].input != input)
+      continue;
+    double e20 = (double)r->v[i].eff20, e50 = (double)r->v[i].eff50, e100 = (double)r->v[i].eff100;
+    if (frac <= 0.2)
+      return e20;
+    if (frac <= 0.5)
+      return e20 + (e50 - e20) * (frac - 0.2) / 0.3;
+    return frac >= 1 ? e100 : e50 + (e100 - e50) * (frac - 0.5) / 0.5;
+  }
+  return -1;
+}
+
+/* The power limit per GPU that brings load within 90% of watts, and the
+ * fix finding's text for it. */
+static void limit_fix(struct gr_finding *f, const struct gr_power_budget *b, size_t ngpus, double watts)
+{
+  if (ngpus == 0 || b->cpu_w < 0 || b->gpu_w < 0)
+    return;
+  double per = floor((0.9 * watts - b->cpu_w) / (double)ngpus);
+  double board = b->gpu_w / (double)ngpus;
+  if (per > 0 && per < board)
+    gr_finding_fix(f, NULL, "another PSU for part of the GPUs, or nvidia-smi -pl %.0f on each GPU (saves %.0f W)",
+                   per, (board - per) * (double)ngpus);
+}
+
+/* The findings of one PSU that carries the whole rig. */
+static void psu_findings(struct gr_power_budget *b, const struct gr_psu *s, const struct gr_power_psu *l,
+                         size_t ngpus)
+{
+  struct gr_finding *f = NULL;
+  if (l->sustained_w > s->watts)
+    f = gr_finding_add(&b->findings, GR_SEV_FAIL, "power.psu-overload",
+                       "PSU %s (%.0f W) carries %.0f W sustained with every GPU at board power", s->name, s->watts,
+                       l->sustained_w);
+  else if (l->transient_w > s->watts)
+    f = gr_finding_add(&b->findings, GR_SEV_WARN, "power.psu-transient",
+                       "PSU %s (%.0f W): %.0f W sustained, %.0f W when the GPUs peak (published transients)",
+                       s->name, s->watts, l->sustained_w, l->transient_w);
+  else if (l->sustained_w >= 0 && l->headroom_w < 0.1 * s->watts)
+    f = gr_finding_add(&b->findings, GR_SEV_WARN, "power.psu-headroom",
+                       "PSU %s (%.0f W) carries %.0f W sustained: %.0f W headroom, under 10%%", s->name, s->watts,
+                       l->sustained_w, l->headroom_w);
+  if (f) {
+    gr_finding_evidence(f, "rig", "psu %s %.0f W, GPUs %.0f W at board power, GPUs at published peaks %s, CPUs %s",
+                        s->name, s->watts, b->gpu_w, b->gpu_peak_w < 0 ? "unknown" : "known",
+                        b->cpu_w < 0 ? "unknown" : "at TDP");
+    limit_fix(f, b, ngpus, s->watts);
+  }
+  if (s->rails == 1 && ngpus >= 4) {
+    f = gr_finding_add(&b->findings, GR_SEV_INFO, "power.single-rail",
+                       "PSU %s has one 12 V rail: all %zu GPUs (%.0f W) share its over-current protection", s->name,
+                       ngpus, b->gpu_w);
+    gr_finding_fix(f, NULL, "a multi-rail PSU with each GPU's connectors on its own rail, or a second PSU");
+  }
+}
+
+/* Each circuit's wall draw against 80% of its breaker. */
+static void circuits(const struct gr_topo *t, struct gr_power_budget *b)
+{
+  const struct gr_rig_meta *m = t->rig;
+  double share = rule_value("continuous-load-pct") / 100.0;
+  b->circuits = xcalloc(m->ncircuits ? m->ncircuits : 1, sizeof(*b->circuits));
+  b->ncircuits = m->ncircuits;
+  for (size_t i = 0; i < m->ncircuits; i++) {
+    const struct gr_circuit *c = &m->circuits[i];
+    struct gr_power_circuit *o = &b->circuits[i];
+    o->name = c->name;
+    o->limit_w = share > 0 ? c->volts * c->amps * share : -1;
+    o->wall_w = 0;
+    for (size_t k = 0; k < b->npsus; k++) {
+      bool on = !c->psus;
+      for (const char *q = c->psus; q && *q; q += strcspn(q, ",") + (q[strcspn(q, ",")] == ',')) {
+        size_t n = strcspn(q, ",");
+        on |= n == strlen(b->psus[k].name) && strncmp(q, b->psus[k].name, n) == 0;
+      }
+      if (on)
+        o->wall_w = add_known(o->wall_w, b->psus[k].wall_w);
+    }
+    if (o->wall_w < 0 || o->limit_w < 0 || o->wall_w <= o->limit_w)
+      continue;
+    struct gr_finding *f = gr_finding_add(&b->findings, GR_SEV_FAIL, "power.circuit",
+                                          "circuit %s (%.0f V, %.0f A) draws %.0f W from the wall; a continuous load "
+                                          "may use %.0f W (80%% of the breaker)", c->name, c->volts, c->amps,
+                                          o->wall_w, o->limit_w);
+    gr_finding_fix(f, NULL, "a 230 V circuit, or a second circuit for part of the PSUs");
+  }
+}
+
+int gr_power_budget(const struct gr_topo *t, struct gr_power_budget *b)
+{
+  memset(b, 0, sizeof(*b));
+  rig_loads(t, b);
+  if (!t->rig || t->rig->npsus == 0) {
+    struct gr_finding *f = gr_finding_add(&b->findings, GR_SEV_INFO, "power.unknown",
+                                          "no psu line: PSU watts, rails, efficiency and the wall circuit are "
+                                          "unknown, so the power budget is not checked");
+    gr_finding_fix(f, NULL, "add `psu NAME WATTS ...` (docs/rig-format.md)");
+    return 0;
+  }
+  const struct gr_rig_meta *m = t->rig;
+  b->psus = xcalloc(m->npsus, sizeof(*b->psus));
+  b->npsus = m->npsus;
+  double rated = 0;
+  for (size_t i = 0; i < m->npsus; i++) {
+    const struct gr_psu *s = &m->psus[i];
+    struct gr_power_psu *l = &b->psus[i];
+    rated += s->watts;
+    l->name = s->name;
+    l->watts = s->watts;
+    /* Which PSU feeds what is not stated: a lone PSU carries it all; with
+     * several, each one's share is unknown. */
+    bool lone = m->npsus == 1;
+    l->sustained_w = lone ? b->sustained_w : -1;
+    l->transient_w = lone ? add_known(b->gpu_peak_w, b->cpu_w) : -1;
+    l->headroom_w = l->sustained_w < 0 ? -1 : s->watts - l->sustained_w;
+    double eff = l->sustained_w < 0 ? -1 : efficiency_at(s, l->sustained_w / s->watts);
+    l->wall_w = eff > 0 ? l->sustained_w * 100.0 / eff : -1;
+    if (lone)
+      psu_findings(b, s, l, t->ngpus);
+  }
+  if (m->npsus > 1 && b->sustained_w > rated) {
+    struct gr_finding *f = gr_finding_add(&b->findings, GR_SEV_FAIL, "power.psu-overload",
+                                          "the PSUs together (%.0f W) are short of the %.0f W sustained load", rated,
+                                          b->sustained_w);
+    limit_fix(f, b, t->ngpus, rated);
+  }
+  circuits(t, b);
+  return 0;
+}
+
+void gr_power_free(struct gr_power_budget *b)
+{
+  free(b->psus);
+  free(b->circuits);
+  gr_findings_free(&b->findings);
+  memset(b, 0, sizeof(*b));
+}

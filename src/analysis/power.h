@@ -1,0 +1,51 @@
+/* A rig's power budget (issue 34): from the rig's psu and circuit lines
+ * (model/topo.h) and data/power-*.tsv, what each PSU and circuit carries
+ * with every GPU at its board power: sustained load, the published
+ * transient peak, wall draw through the PSU's efficiency, and headroom;
+ * and the findings (model/finding.h) a figure over a rating or a thin
+ * headroom gives, each with its fix.
+ *
+ * A figure no source gives is -1 (unknown) and the budget says so; never
+ * a guess. Ownership: the budget owns its findings and strings; free with
+ * gr_power_free. */
+#ifndef GPURIG_POWER_H
+#define GPURIG_POWER_H
+
+#include <stddef.h>
+
+#include "model/finding.h"
+#include "model/topo.h"
+
+struct gr_power_psu {
+  const char *name;      /* the rig's psu name (owned by the topology) */
+  double watts;          /* rated DC output */
+  double sustained_w;    /* what it carries with every GPU at board power, -1 unknown */
+  double transient_w;    /* with every GPU at its published peak, -1 unknown */
+  double wall_w;         /* sustained load through the efficiency curve, -1 unknown */
+  double headroom_w;     /* watts - sustained_w, -1 unknown */
+};
+
+struct gr_power_circuit {
+  const char *name;      /* owned by the topology */
+  double limit_w;        /* volts x amps x the continuous-load share (80%) */
+  double wall_w;         /* what its PSUs draw from the wall, -1 unknown */
+};
+
+struct gr_power_budget {
+  double gpu_w;          /* GPUs at board power, -1 if a GPU's is unknown */
+  double gpu_peak_w;     /* GPUs at their published peaks, -1 if one is unknown */
+  double cpu_w;          /* CPUs at TDP, -1 unknown */
+  double sustained_w;    /* gpu_w + cpu_w, -1 unknown */
+  struct gr_power_psu *psus;
+  size_t npsus;
+  struct gr_power_circuit *circuits;
+  size_t ncircuits;
+  struct gr_findings findings;
+};
+
+/* The budget of t (a rig's topology; t->rig NULL or without psu lines gives
+ * one info finding saying what is unknown). Returns 0. */
+int gr_power_budget(const struct gr_topo *t, struct gr_power_budget *b);
+void gr_power_free(struct gr_power_budget *b);
+
+#endif
