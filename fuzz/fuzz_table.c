@@ -30,7 +30,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     static const char *const files[] = {"pcie-links.tsv", "calibration.tsv", "engine-speed.tsv", "pci-devices.tsv",
                                         "nccl-p2p.tsv", "cpu-interconnect.tsv", "cpu-memory.tsv", "driver-issues.tsv",
                                         "xid.tsv", "models.tsv", "quant.tsv", "engines.tsv", "diffusion.tsv", "nics.tsv",
-                                        "power-clock.tsv"};
+                                        "power-clock.tsv", "power-gpus.tsv", "power-psu.tsv", "power-parts.tsv"};
     for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++)
       (void)gr_facts_check_table(files[i], &t, &err);
     gr_table_free(&t);

@@ -1,5 +1,6 @@
 /* The machine pipeline; see machine.h. */
 #include "analysis/machine.h"
+#include "analysis/power.h"
 
 #include <limits.h>
 #include <stdlib.h>
@@ -20,6 +21,12 @@ int gr_machine_open(const struct gr_source *src, unsigned flags, struct gr_machi
   }
   struct gr_analysis_opts ao = {.nccl = src->nccl};
   gr_analyze_with(&m->topo, &ao, &m->analysis);
+  if (m->topo.rig) { /* a rig's PSUs and circuits: its power budget joins the wiring's findings */
+    struct gr_power_budget pb;
+    gr_power_budget(&m->topo, &pb);
+    gr_findings_take(&m->analysis.findings, &pb.findings);
+    gr_power_free(&pb);
+  }
   if (flags & (GR_MACHINE_PREDICT | GR_MACHINE_GROUPS)) { /* the groups are part of the predictions */
     gr_predict(&m->topo, &m->analysis, &m->prediction);
     m->predicted = true;

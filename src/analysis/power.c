@@ -172,7 +172,7 @@ int gr_power_budget(const struct gr_topo *t, struct gr_power_budget *b)
   rig_loads(t, b);
   if (!t->rig || t->rig->npsus == 0) {
     struct gr_finding *f = gr_finding_add(&b->findings, GR_SEV_INFO, "power.unknown",
-                                          "no psu line: PSU watts, rails, efficiency and the wall circuit are "
+                                          "The rig has no psu line: PSU watts, rails, efficiency and the wall circuit are "
                                           "unknown, so the power budget is not checked");
     gr_finding_fix(f, NULL, "add `psu NAME WATTS ...` (docs/rig-format.md)");
     return 0;

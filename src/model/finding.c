@@ -102,6 +102,17 @@ void gr_finding_release(struct gr_finding *f)
   memset(f, 0, sizeof(*f));
 }
 
+void gr_findings_take(struct gr_findings *dst, struct gr_findings *src)
+{
+  for (size_t i = 0; i < src->n; i++) {
+    dst->v = xrealloc(dst->v, (dst->n + 1) * sizeof(*dst->v));
+    dst->v[dst->n++] = src->v[i];
+    dst->count[src->v[i].sev]++;
+  }
+  free(src->v);
+  memset(src, 0, sizeof(*src));
+}
+
 void gr_findings_free(struct gr_findings *fs)
 {
   if (!fs)

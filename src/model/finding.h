@@ -71,6 +71,9 @@ void gr_finding_fix(struct gr_finding *f, const char *cost, const char *fmt, ...
  * findings of one severity. */
 void gr_findings_sort(struct gr_findings *fs);
 void gr_findings_free(struct gr_findings *fs);
+/* Moves every finding of src to the end of dst (their strings with them);
+ * src is left empty. */
+void gr_findings_take(struct gr_findings *dst, struct gr_findings *src);
 /* Frees the strings of one finding not in a list (an event's, say) and
  * zeroes it. */
 void gr_finding_release(struct gr_finding *f);
