@@ -521,6 +521,26 @@ static void gpurig_gpu_series(const struct prom *p)
   fprintf(p->f, "} %lu\n", gr_sampler_steps(p->s));
 }
 
+/* The GPUs' summed draw, what a power supply must carry. Written only when
+ * every GPU reports its power: a GPU lost or without a reading would count
+ * as 0 W and make the sum look safe, so the series is absent instead. */
+static void power_total_series(const struct prom *p)
+{
+  double sum = 0;
+  for (unsigned i = 0; i < p->x->ngpu; i++) {
+    if (!p->x->gpu[i].power_w.ok || p->x->gpu_read[i] == GR_READ_LOST)
+      return;
+    sum += p->x->gpu[i].power_w.v;
+  }
+  if (p->x->ngpu == 0)
+    return;
+  fputs("# HELP gpurig_power_total_watts Summed power draw of all GPUs (in W; absent when one does not report).\n"
+        "# TYPE gpurig_power_total_watts gauge\n"
+        "gpurig_power_total_watts{", p->f);
+  label(p->f, "Hostname", p->host, false);
+  fprintf(p->f, "} %.17g\n", sum);
+}
+
 /* One series per (id, severity, subject): a check may say two things of
  * one device, and a repeated series would make the scrape invalid. */
 static bool seen_before(const struct gr_findings *f, size_t i)
@@ -595,6 +615,7 @@ char *gr_prom_render(const struct gr_sampler *s, const struct gr_prom_in *in)
   if (p.x) {
     dcgm_series(&p);
     xid_series(&p);
+    power_total_series(&p);
     gpurig_gpu_series(&p);
     link_series(&p);
   }
