@@ -278,6 +278,8 @@ static void put_events(struct gr_jl *l, const struct gr_sampler *s, const struct
   *since = k;
 }
 
+static struct gr_metric power_total(const struct gr_sample *x);
+
 void gr_sample_json_line(FILE *out, const struct gr_sampler *s, unsigned ago, unsigned long *since)
 {
   const struct gr_sample *x = gr_sampler_sample(s, ago);
@@ -290,6 +292,7 @@ void gr_sample_json_line(FILE *out, const struct gr_sampler *s, unsigned ago, un
     for (unsigned i = 0; i < x->ngpu; i++)
       put_gpu(&l, s, x, i);
     gr_jl_close(&l);
+    put_metric(&l, "power_total_w", power_total(x), 1); /* null while a GPU does not report */
     gr_jl_array(&l, "links");
     for (size_t i = 0; i < gr_sampler_nlinks(s) && ago == 0; i++) /* a link's windows are the newest sample's */
       put_link(&l, s, x, i);
@@ -521,6 +524,33 @@ static void gpurig_gpu_series(const struct prom *p)
   fprintf(p->f, "} %lu\n", gr_sampler_steps(p->s));
 }
 
+/* The GPUs' summed draw, what a power supply must carry. Known only when
+ * every GPU reports its power: a GPU lost or without a reading would count
+ * as 0 W and make the sum look safe, so the total is unknown instead. */
+static struct gr_metric power_total(const struct gr_sample *x)
+{
+  struct gr_metric t = {0};
+  for (unsigned i = 0; i < x->ngpu; i++) {
+    if (!x->gpu[i].power_w.ok || x->gpu_read[i] == GR_READ_LOST)
+      return (struct gr_metric){0};
+    t.v += x->gpu[i].power_w.v;
+  }
+  t.ok = x->ngpu > 0;
+  return t;
+}
+
+static void power_total_series(const struct prom *p)
+{
+  struct gr_metric t = power_total(p->x);
+  if (!t.ok)
+    return;
+  fputs("# HELP gpurig_power_total_watts Summed power draw of all GPUs (in W; absent when one does not report).\n"
+        "# TYPE gpurig_power_total_watts gauge\n"
+        "gpurig_power_total_watts{", p->f);
+  label(p->f, "Hostname", p->host, false);
+  fprintf(p->f, "} %.17g\n", t.v);
+}
+
 /* One series per (id, severity, subject): a check may say two things of
  * one device, and a repeated series would make the scrape invalid. */
 static bool seen_before(const struct gr_findings *f, size_t i)
@@ -595,6 +625,7 @@ char *gr_prom_render(const struct gr_sampler *s, const struct gr_prom_in *in)
   if (p.x) {
     dcgm_series(&p);
     xid_series(&p);
+    power_total_series(&p);
     gpurig_gpu_series(&p);
     link_series(&p);
   }

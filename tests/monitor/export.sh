@@ -87,6 +87,14 @@ pids=()
 grep -q '^gpurig_gpu_up{gpu="3"' "$work/once.txt" || fail "export --once printed no metrics"
 grep -q serving "$work/once.log" && fail "export --once says it serves"
 echo "--once: $(grep -c '^gpurig_gpu_up' "$work/once.txt") gpurig_gpu_up lines on stdout, no port"
+# the summed power: present, and the sum of the per-GPU draws the same scrape shows
+total=$(sed -n 's/^gpurig_power_total_watts{[^}]*} //p' "$work/once.txt")
+[ -n "$total" ] || fail "no gpurig_power_total_watts"
+sum=$(sed -n 's/^DCGM_FI_DEV_POWER_USAGE{[^}]*} //p' "$work/once.txt" | awk '{s += $1; n++} END {if (n) printf "%.3f", s}')
+[ -n "$sum" ] || fail "no DCGM_FI_DEV_POWER_USAGE series"
+awk -v t="$total" -v s="$sum" 'BEGIN {exit !(t - s < 0.001 && s - t < 0.001)}' ||
+  fail "gpurig_power_total_watts $total is not the sum $sum of the GPUs' draws"
+echo "power total: $total W, the sum of $(grep -c '^DCGM_FI_DEV_POWER_USAGE{' "$work/once.txt") GPUs' draws"
 
 # a driver that does not start, on a bus with 4 GPUs: each GPU's series says 0
 rc=0

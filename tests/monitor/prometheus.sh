@@ -58,6 +58,7 @@ until_ok "$wait_s" curl -sf -o "$work/scrape.txt" "http://127.0.0.1:$gp/metrics"
 promtool check metrics <"$work/scrape.txt" >"$work/promtool.log" 2>&1 || true
 if grep -v '^DCGM_' "$work/promtool.log" | grep -q .; then fail "promtool: $(grep -v '^DCGM_' "$work/promtool.log")"; fi
 grep -q 'text format parsing error' "$work/promtool.log" && fail "promtool cannot parse the scrape"
+grep -q '^gpurig_power_total_watts{Hostname="[^"]*"} [0-9]' "$work/scrape.txt" || fail "no gpurig_power_total_watts in the scrape"
 echo "promtool check metrics: $(wc -l <"$work/scrape.txt") lines; complaints only on dcgm-exporter's names: $(wc -l <"$work/promtool.log")"
 
 pp=$(free_port)

@@ -50,7 +50,8 @@ expect_rc 1 json "$gpurig" watch --json --count 2 --interval 0.1 --root "$tree"
 jq -e -s 'length == 2 and (.[1].gpus | length == 4) and .[1].gpus[1].pcie_replay_total >= 4
           and .[0].gpus[0].ecc_corrected_total == null and .[0].gpus[0].mem_temp_c == null
           and (.[0].links[] | select(.device == "GPU1 0000:02:00.0") | .slot == "5" and .aer_port.correctable.total == 19)
-          and (.[1].events | map(.text) | any(test("PCIe replay")))' "$work/out" >/dev/null ||
+          and (.[1].events | map(.text) | any(test("PCIe replay")))
+          and .[1].power_total_w > 0 and (.[1].power_total_w - ([.[1].gpus[].power_w] | add) | fabs) < 0.05' "$work/out" >/dev/null ||
   fail "json: $(head -c 600 "$work/out")"
 
 # --svg: the samples as a chart, well-formed, drawn by librsvg; never written through a link
