@@ -31,19 +31,7 @@ cleanup() {
 trap cleanup EXIT
 fail() { echo "dashboard.sh: FAIL: $*" >&2; for f in "$work"/*.log; do echo "--- $f" >&2; tail -20 "$f" >&2; done; exit 1; }
 
-free_port() { # a port nobody listens on, from a range away from the usual ones
-  local p
-  for _ in $(seq 50); do
-    # below the ephemeral range (32768-60999) that other tests' client connections take
-    p=$((20000 + RANDOM % 12000))
-    (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null || { echo "$p"; return; }
-  done
-  fail "no free port"
-}
-until_ok() { # seconds, command...: retries the command every 0.5 s
-  local end=$((SECONDS + $1)); shift
-  until "$@"; do [ $SECONDS -lt $end ] || return 1; sleep 0.5; done
-}
+. "$(dirname "$0")/lib.sh" # free_port, until_ok
 
 # ---- the dashboard's shape: what the panels must read, and how they pick the host
 jq -e . "$dash" >/dev/null || fail "$dash is not JSON"

@@ -33,16 +33,7 @@ cleanup() {
 }
 trap cleanup EXIT
 fail() { echo "textfile.sh: FAIL: $*" >&2; for f in "$work"/*.log; do echo "--- $f" >&2; tail -20 "$f" >&2; done; exit 1; }
-free_port() {
-  local p
-  for _ in $(seq 50); do
-    # below the ephemeral range (32768-60999) that other tests' client connections take
-    p=$((20000 + RANDOM % 12000))
-    (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null || { echo "$p"; return; }
-  done
-  fail "no free port"
-}
-until_ok() { local end=$((SECONDS + $1)); shift; until "$@"; do [ $SECONDS -lt $end ] || return 1; sleep 0.2; done; }
+. "$(dirname "$0")/lib.sh" # free_port, until_ok
 
 cp -a "$GPURIG_TEST_DATA/trees/epyc-riser" "$work/tree"
 export GPURIG_DRIVER_DIR=$GPURIG_TEST_STUB

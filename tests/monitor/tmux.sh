@@ -16,7 +16,7 @@ t() { tmux -S "$sock" "$@"; }
 cleanup() { t kill-server 2>/dev/null || true; rm -rf "$work"; }
 trap cleanup EXIT
 fail() { echo "tmux.sh: FAIL: $*" >&2; echo "--- screen:" >&2; t capture-pane -p -t "${target:-w}" >&2 2>/dev/null || true; exit 1; }
-until_ok() { local end=$((SECONDS + $1)); shift; until "$@"; do [ $SECONDS -lt $end ] || return 1; sleep 0.2; done; }
+. "$(dirname "$0")/lib.sh" # free_port, until_ok
 screen_has() { t capture-pane -p -t "$target" | grep -q -- "$1"; }
 
 cp -a "$GPURIG_TEST_DATA/trees/epyc-riser" "$work/tree"
