@@ -63,26 +63,37 @@ fi
 
 gpurig=
 if want build; then
-  deps=/tmp/gpurig-deps
-  rm -rf "$deps" && mkdir -p "$deps"
-  for d in bench/gpu/debs/*.deb; do dpkg -x "$d" "$deps"; done
-  lib=$deps/usr/lib/x86_64-linux-gnu
-  # ncurses and tinfo unpack under /lib: put them beside the rest, where -L and the
-  # linker script INPUT(libncursesw.so.6 -ltinfo) look
-  cp -a "$deps"/lib/x86_64-linux-gnu/. "$lib"/ 2>/dev/null
-  export PKG_CONFIG_PATH=$lib/pkgconfig:$deps/usr/share/pkgconfig PKG_CONFIG_SYSROOT_DIR=$deps
-  pc=$(command -v pkg-config || echo "$deps/usr/bin/pkgconf")
+  # first with what the machine has; then with the carried .debs unpacked under /tmp, their
+  # .pc files pointed there (a sysroot would also rewrite the machine's own .pc files)
   gen=; command -v ninja >/dev/null && gen="-G Ninja"
-  if step build 240 bash -c "LD_LIBRARY_PATH=$lib cmake -S . -B /tmp/build-gpu $gen -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-        -DGPURIG_TESTS=OFF -DPKG_CONFIG_EXECUTABLE=$pc && LD_LIBRARY_PATH=$lib cmake --build /tmp/build-gpu -j 16" \
-        >"$w/build.txt" 2>&1; then
+  deps=/tmp/gpurig-deps lib=/tmp/gpurig-deps/usr/lib/x86_64-linux-gnu
+  build() {
+    cmake -S . -B /tmp/build-gpu $gen -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGPURIG_TESTS=OFF "$@" &&
+      cmake --build /tmp/build-gpu -j 16
+  }
+  if step build 180 build >"$w/build.txt" 2>&1; then
     gpurig=/tmp/build-gpu/gpurig
-    addlib "$lib"
-    export GPURIG_DATA=$repo/data
-    say "gpurig: built on this machine ($(grep -m1 -o 'The C compiler identification is.*' "$w/build.txt"))"
+    say "gpurig: built on this machine with its own libraries"
   else
-    tail -30 "$w/build.txt" >&2
+    rm -rf /tmp/build-gpu "$deps" && mkdir -p "$deps"
+    for d in bench/gpu/debs/*.deb; do dpkg -x "$d" "$deps"; done
+    cp -a "$deps"/lib/x86_64-linux-gnu/. "$lib"/ 2>/dev/null # ncurses and tinfo unpack under /lib
+    sed -i "s|^prefix=/usr|prefix=$deps/usr|; s|-L/usr/lib/x86_64-linux-gnu|-L$lib|" "$lib"/pkgconfig/*.pc
+    export PKG_CONFIG_PATH=$lib/pkgconfig
+    pc=$(command -v pkg-config || echo "$deps/usr/bin/pkgconf")
+    if LD_LIBRARY_PATH=$lib step build-debs 180 build -DPKG_CONFIG_EXECUTABLE="$pc" >"$w/build-debs.txt" 2>&1; then
+      gpurig=/tmp/build-gpu/gpurig
+      addlib "$lib"
+      say "gpurig: built on this machine with the carried Debian 12 libraries"
+    fi
   fi
+  [ -n "$gpurig" ] && export GPURIG_DATA=$repo/data
+  # gpurig declares the NVIDIA functions itself (nv_api.h): compiled against the real headers
+  # here, a prototype or layout that differs fails (tests/abi/abi_check.c)
+  inc=$(dirname "$(find /usr/local/cuda/ /usr/local/cuda/targets -name nvml.h 2>/dev/null | head -1)")
+  step abi 60 gcc -std=c17 -Wall -Wextra -Werror -c tests/abi/abi_check.c -o /tmp/abi.o -Isrc \
+    -isystem "$inc" -isystem "$site/nvidia/nccl/include" -isystem "$site/nvidia/cu13/include" >"$w/abi.txt" 2>&1
+  say "ABI check against $inc and the NCCL wheel's headers: exit $? ($(wc -l <"$w/abi.txt") lines of output)"
 fi
 if [ -z "$gpurig" ] && [ -x bench/gpu/bundle/gpurig ]; then
   addlib "$repo/bench/gpu/bundle/lib"
@@ -112,7 +123,7 @@ if want topo; then
     step "$c-json" 60 "$gpurig" "$c" --json >"$w/$c.json" 2>"$w/$c-json.err"
   done
   step doctor-verbose 60 "$gpurig" doctor --verbose >"$w/doctor-verbose.txt" 2>&1
-  step snapshot 60 "$gpurig" snapshot >"$w/snapshot.xml" 2>"$w/snapshot.err"
+  step snapshot 60 "$gpurig" snapshot "$w/snapshot.xml" 2>"$w/snapshot.err"
   step gather 60 python3 bench/gpu/gather.py "$w/tree.tar.gz" 2>>"$w/log.txt"
   say "" "## 7. topo, report, doctor (exit statuses; outputs in the archive)"
   grep -h '^rc=' "$w/topo.txt" "$w/report.txt" "$w/doctor.txt" | paste -sd' ' >>"$summary"

@@ -36,6 +36,16 @@ def width_of(text):
     return num(text)  # "16x"
 
 
+def tlimit(g, threshold_path):
+    """Drivers from R535 on print thresholds relative to T.Limit: the margin now
+    (gpu_temp_tlimit, "54 C" below the limit) and each threshold's offset from
+    the limit ("-2 C" for slowdown); the absolute threshold NVML gives is
+    current + margin - offset (33 + 54 + 2 = 89 C on the H200 measured)."""
+    cur, margin, off = (num(txt(g, "temperature/gpu_temp")), num(txt(g, "temperature/gpu_temp_tlimit")),
+                        num(txt(g, threshold_path)))
+    return None if None in (cur, margin, off) else cur + margin - off
+
+
 def smi_gpus(root):
     out = {}
     for g in root.findall("gpu"):
@@ -51,6 +61,7 @@ def smi_gpus(root):
             "pci_bus_id": bus,
             "mem_gib": (num(txt(g, "fb_memory_usage/total")) or 0) / 1024.0,
             "mem_used_gib": (num(txt(g, "fb_memory_usage/used")) or 0) / 1024.0,
+            "mem_reserved_gib": (num(txt(g, "fb_memory_usage/reserved")) or 0) / 1024.0,
             "bar1_gib": (num(txt(g, "bar1_memory_usage/total")) or 0) / 1024.0,
             "link.gen": gen_of(txt(g, "pci/pci_gpu_link_info/pcie_gen/current_link_gen")),
             "link.max_gen": gen_of(txt(g, "pci/pci_gpu_link_info/pcie_gen/max_link_gen")),
@@ -63,8 +74,10 @@ def smi_gpus(root):
             "power_default_limit_w": num(txt(g, "gpu_power_readings/default_power_limit")) or
                                      num(txt(g, "power_readings/default_power_limit")),
             "temp_c": num(txt(g, "temperature/gpu_temp")),
-            "temp_slowdown_c": num(txt(g, "temperature/gpu_temp_slow_threshold")),
-            "temp_shutdown_c": num(txt(g, "temperature/gpu_temp_max_threshold")),
+            "temp_slowdown_c": num(txt(g, "temperature/gpu_temp_slow_threshold")) or
+                               tlimit(g, "temperature/gpu_temp_slow_tlimit_threshold"),
+            "temp_shutdown_c": num(txt(g, "temperature/gpu_temp_max_threshold")) or
+                               tlimit(g, "temperature/gpu_temp_max_tlimit_threshold"),
             "ecc_enabled": None if ecc in (None, "N/A") else ecc == "Enabled",
             "persistence_mode": txt(g, "persistence_mode") == "Enabled",
             "util_gpu_pct": num(txt(g, "utilization/gpu_util")),
