@@ -67,11 +67,10 @@ if want build; then
   # .pc files pointed there (a sysroot would also rewrite the machine's own .pc files)
   gen=; command -v ninja >/dev/null && gen="-G Ninja"
   deps=/tmp/gpurig-deps lib=/tmp/gpurig-deps/usr/lib/x86_64-linux-gnu
-  build() {
-    cmake -S . -B /tmp/build-gpu $gen -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGPURIG_TESTS=OFF "$@" &&
-      cmake --build /tmp/build-gpu -j 16
-  }
-  if step build 180 build >"$w/build.txt" 2>&1; then
+  # a script, not a function: timeout runs programs
+  printf '%s\n' "cmake -S . -B /tmp/build-gpu $gen -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGPURIG_TESTS=OFF \"\$@\" &&" \
+    "cmake --build /tmp/build-gpu -j 16" >/tmp/gpurig-build.sh
+  if step build 180 bash /tmp/gpurig-build.sh >"$w/build.txt" 2>&1; then
     gpurig=/tmp/build-gpu/gpurig
     say "gpurig: built on this machine with its own libraries"
   else
@@ -81,7 +80,8 @@ if want build; then
     sed -i "s|^prefix=/usr|prefix=$deps/usr|; s|-L/usr/lib/x86_64-linux-gnu|-L$lib|" "$lib"/pkgconfig/*.pc
     export PKG_CONFIG_PATH=$lib/pkgconfig
     pc=$(command -v pkg-config || echo "$deps/usr/bin/pkgconf")
-    if LD_LIBRARY_PATH=$lib step build-debs 180 build -DPKG_CONFIG_EXECUTABLE="$pc" >"$w/build-debs.txt" 2>&1; then
+    if LD_LIBRARY_PATH=$lib step build-debs 180 bash /tmp/gpurig-build.sh -DPKG_CONFIG_EXECUTABLE="$pc" \
+        >"$w/build-debs.txt" 2>&1; then
       gpurig=/tmp/build-gpu/gpurig
       addlib "$lib"
       say "gpurig: built on this machine with the carried Debian 12 libraries"

@@ -101,7 +101,7 @@ def gr_flat(g):
 
 
 # field: tolerance (None = exact); readings move between the two reads
-TOL = {"mem_gib": 0.01, "bar1_gib": 0.01, "mem_used_gib": 0.25, "power_w": 30.0, "temp_c": 2.0,
+TOL = {"mem_gib": 0.01, "mem_reserved_gib": 0.002, "bar1_gib": 0.01, "mem_used_gib": 0.25, "power_w": 30.0, "temp_c": 2.0,
        "util_gpu_pct": 10.0, "util_mem_pct": 10.0, "power_limit_w": 0.5, "power_default_limit_w": 0.5,
        "sm_clock_mhz": 60.0, "mem_clock_mhz": 60.0}
 

@@ -81,8 +81,10 @@ static void print_header(FILE *out, const struct gr_bench_report *rep)
   if (c->warmup > 0)
     snprintf(first, sizeof(first), " after %d discarded", c->warmup);
   char local[64] = "", lsz[32];
-  if (c->local_bytes > c->bytes)
-    snprintf(local, sizeof(local), " (within a GPU %s: more than its L2 cache)", gr_size_text(c->local_bytes, lsz, sizeof(lsz)));
+  if (c->local_bytes > c->bytes || c->loops < 8)
+    snprintf(local, sizeof(local), " (within a GPU %s, %d a run)",
+             gr_size_text(c->local_bytes > c->bytes ? c->local_bytes : c->bytes, lsz, sizeof(lsz)),
+             c->loops < 8 ? 8 : c->loops);
   fprintf(out, "gpurig bench%s: %zu GPU%s; copies of %s%s, %d per run after %d warm-up copies, median of %d runs%s; "
                "data checked after every run\n",
           c->quick ? " --quick" : c->like_nvbandwidth ? " --like nvbandwidth" : "", rep->ngpus,
