@@ -18,22 +18,6 @@
 
 /* ---- small helpers ---- */
 
-static int uf_find(int *parent, int x)
-{
-  while (parent[x] != x) {
-    parent[x] = parent[parent[x]];
-    x = parent[x];
-  }
-  return x;
-}
-
-static void uf_union(int *parent, int x, int y)
-{
-  int a = uf_find(parent, x), b = uf_find(parent, y);
-  if (a != b)
-    parent[b < a ? a : b] = b < a ? b : a;
-}
-
 void add_finding(struct gr_analysis *a, enum gr_sev sev, const char *id, int node, const char *fmt, ...)
 {
   char subject[96], bus[32];
@@ -424,13 +408,13 @@ static void find_hives(struct gr_analysis *a)
   for (size_t i = 0; i < n; i++)
     for (size_t j = i + 1; j < n; j++)
       if (a->gpu_gpu[i * n + j].level <= GR_LVL_PXB && a->gpu_gpu[i * n + j].p2p_capable)
-        uf_union(uf, (int)i, (int)j);
+        gr_uf_union(uf, (int)i, (int)j);
   a->hive = xcalloc(n + 1, sizeof(int));
   int *hive_of_root = xmalloc((n + 1) * sizeof(int));
   for (size_t i = 0; i < n; i++)
     hive_of_root[i] = -1;
   for (size_t i = 0; i < n; i++) {
-    int r = uf_find(uf, (int)i);
+    int r = gr_uf_find(uf, (int)i);
     if (hive_of_root[r] < 0)
       hive_of_root[r] = (int)a->nhives++;
     a->hive[i] = hive_of_root[r];

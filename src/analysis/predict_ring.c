@@ -63,7 +63,7 @@ void build_hop(const struct ctx *c, struct hop *hd, struct hop_build *h, size_t 
     double bw = c->a->gpu_gpu[ga * c->n + gb].bw_gbps;
     hop_add(h, (int)(2 * t->npci + 2 + ga * 2), bw, false);
     hop_add(h, (int)(2 * t->npci + 2 + gb * 2 + 1), bw, false);
-    hd->eff = gr_calib()->ring_nvlink_eff;
+    hd->cap = bw;
     hd->nvlink = true;
     return;
   }
@@ -83,10 +83,10 @@ void build_hop(const struct ctx *c, struct hop *hd, struct hop_build *h, size_t 
     hop_add(h, res, mem, true);
     hop_add(h, res, mem, true);
   }
-  hd->eff = mode == GR_XFER_P2P ? gr_calib()->ring_p2p_eff : gr_calib()->ring_host_eff;
 }
 
-/* Appends a built hop's uses to the pools and points h at them. */
+/* Appends a built hop's uses to the pool, points h at them, and keeps each
+ * resource's capacity (the same in every hop but an NVLink one). */
 void hop_store(struct ctx *c, const struct hop_build *b, struct hop *h)
 {
   h->off = (uint32_t)c->npool;
@@ -96,13 +96,13 @@ void hop_store(struct ctx *c, const struct hop_build *b, struct hop *h)
   if (c->npool + (size_t)b->nres > c->pool_cap_n) {
     c->pool_cap_n = (c->pool_cap_n + (size_t)b->nres) * 2;
     c->pool_res = xrealloc(c->pool_res, c->pool_cap_n * sizeof(int));
-    c->pool_cap = xrealloc(c->pool_cap, c->pool_cap_n * sizeof(double));
-    c->pool_eff = xrealloc(c->pool_eff, c->pool_cap_n * sizeof(bool));
   }
   memcpy(c->pool_res + c->npool, b->res, (size_t)b->nres * sizeof(int));
-  memcpy(c->pool_cap + c->npool, b->cap, (size_t)b->nres * sizeof(double));
-  memcpy(c->pool_eff + c->npool, b->effective, (size_t)b->nres * sizeof(bool));
   c->npool += (size_t)b->nres;
+  for (int r = 0; r < b->nres && !h->nvlink; r++) {
+    c->res_cap[b->res[r]] = b->cap[r];
+    c->res_given[b->res[r]] = b->effective[r];
+  }
 }
 
 /* NCCL runs several rings at once over NVLink (one per link direction it can
@@ -196,7 +196,7 @@ static double ring_busbw(struct ctx *c, const int *order, size_t k, int mode, co
   for (size_t i = 0; i < k; i++) {
     const struct hop *h = &c->hops[(size_t)mode * c->n * c->n + (size_t)order[i] * c->n + (size_t)order[(i + 1) % k]];
     for (int r = 0; r < h->nres; r++) {
-      double v = HOP_CAP(c, h)[r] / c->count[HOP_RES(c, h)[r]] * (HOP_EFF(c, h)[r] ? 1.0 : h->eff);
+      double v = HOP_CAP(c, h, r) / c->count[HOP_RES(c, h)[r]] * (HOP_GIVEN(c, h, r) ? 1.0 : HOP_EFF(c, h));
       if (v < bw) {
         bw = v;
         if (worst_hop) {
@@ -473,7 +473,7 @@ static bool path_may_win(const struct search *s)
     const struct hop *h = s->path[i];
     for (int r = 0; r < h->nres; r++) {
       int res = HOP_RES(c, h)[r], more = c->out_left[res] > c->in_left[res] ? c->out_left[res] : c->in_left[res];
-      double v = HOP_CAP(c, h)[r] / (c->pcount[res] + more) * (HOP_EFF(c, h)[r] ? 1.0 : h->eff);
+      double v = HOP_CAP(c, h, r) / (c->pcount[res] + more) * (HOP_GIVEN(c, h, r) ? 1.0 : HOP_EFF(c, h));
       if (v < bw)
         bw = v;
     }
@@ -594,11 +594,11 @@ static void ring_bound(const struct ctx *c, struct gr_ring *r, size_t k, int mod
     b->gbps = c->socket_gbps;
   } else if (res >= (int)(2 * t->npci + 2 + 2 * c->n)) {
     b->kind = GR_BOUND_HOST_MEM;
-    b->gbps = HOP_CAP(c, wh)[wr];
+    b->gbps = HOP_CAP(c, wh, wr);
     b->hops /= 2;
   } else {
     b->kind = GR_BOUND_GPULINK;
-    b->gbps = HOP_CAP(c, wh)[wr];
+    b->gbps = HOP_CAP(c, wh, wr);
   }
 }
 
