@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "testutil.h"
+#include "base/term.h"
 #include "model/finding.h"
 #include "print/common.h"
 #include "print/json_stream.h"
@@ -195,6 +196,59 @@ static void json_lines_are_jansson_compact(void **state)
   json_decref(tree);
 }
 
+/* The escape rule one byte at a time, as the filter wrote it before it
+ * tested a word at a time: what gr_term_escape must still produce. */
+static size_t escape_slow(const unsigned char *src, size_t n, char *dst)
+{
+  size_t out = 0;
+  int lead = 0;
+  for (size_t i = 0; i < n; i++) {
+    unsigned char ch = src[i];
+    if (lead) {
+      lead = 0;
+      if (ch >= 0x80 && ch <= 0x9f) {
+        out += (size_t)sprintf(dst + out, "\\u%04x", ch);
+        continue;
+      }
+      dst[out++] = (char)0xc2;
+    }
+    if (ch == 0xc2)
+      lead = 1;
+    else if ((ch < 0x20 && ch != '\n' && ch != '\t') || ch == 0x7f)
+      out += (size_t)sprintf(dst + out, "\\x%02x", ch);
+    else
+      dst[out++] = (char)ch;
+  }
+  if (lead)
+    dst[out++] = (char)0xc2;
+  return out;
+}
+
+/* Every byte value at every offset of a word (and a C1 control split across
+ * two calls) escapes as the byte-at-a-time rule says: the word test may not
+ * let one through. */
+static void term_escape_matches_the_byte_rule(void **state)
+{
+  (void)state;
+  unsigned char src[64];
+  char fast[64 * 6 + 8], slow[64 * 6 + 8];
+  for (int v = 0; v < 256; v++)
+    for (size_t at = 0; at < 40; at++) {
+      memset(src, 'a', sizeof(src));
+      src[at] = (unsigned char)v;
+      src[at + 1] = 0x9b; /* after a 0xC2: the C1 control CSI */
+      src[(at * 7) % 64] = (unsigned char)(v ^ 0x80);
+      int lead = 0;
+      size_t half = (at * 13) % 64, m = gr_term_escape((const char *)src, half, fast, sizeof(fast), &lead);
+      m += gr_term_escape((const char *)src + half, sizeof(src) - half, fast + m, sizeof(fast) - m, &lead);
+      if (lead)
+        fast[m++] = (char)0xc2;
+      size_t k = escape_slow(src, sizeof(src), slow);
+      assert_int_equal(m, k);
+      assert_memory_equal(fast, slow, k);
+    }
+}
+
 int main(void)
 {
   const struct CMUnitTest tests[] = {
@@ -205,6 +259,7 @@ int main(void)
       cmocka_unit_test(long_lines_wrap_under_their_text_and_tables_stay),
       cmocka_unit_test(streamed_json_is_the_tree_dumped),
       cmocka_unit_test(json_lines_are_jansson_compact),
+      cmocka_unit_test(term_escape_matches_the_byte_rule),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
