@@ -151,7 +151,7 @@ static json_t *ring_bound_json(const struct gr_prediction *p, const struct gr_ri
   return o;
 }
 
-/* The two n x n matrices, a row at a time: at 512 GPUs they were 15 MB of
+/* The two n x n matrices, cell by cell: at 512 GPUs they were 15 MB of
  * jansson values (and 11 MB of allocator overhead) at once, the peak of
  * topo --json. */
 static void matrices_json(struct gr_jw *w, const struct gr_prediction *p)
@@ -159,18 +159,22 @@ static void matrices_json(struct gr_jw *w, const struct gr_prediction *p)
   size_t n = p->ngpus;
   gr_jw_array(w, "p2p_matrix");
   for (size_t i = 0; i < n; i++) {
-    json_t *r = json_array();
+    gr_jw_array(w, NULL);
     for (size_t j = 0; j < n; j++)
-      json_array_append_new(r, json_string(i == j ? "X" : gr_xfer_name(p->pairs[i * n + j].best)));
-    gr_jw_put(w, NULL, r);
+      gr_jw_str(w, NULL, i == j ? "X" : gr_xfer_name(p->pairs[i * n + j].best));
+    gr_jw_close(w);
   }
   gr_jw_close(w);
   gr_jw_array(w, "copy_matrix_gbps");
   for (size_t i = 0; i < n; i++) {
-    json_t *r = json_array();
-    for (size_t j = 0; j < n; j++)
-      json_array_append_new(r, i == j ? json_null() : num2(p->pairs[i * n + j].gbps));
-    gr_jw_put(w, NULL, r);
+    gr_jw_array(w, NULL);
+    for (size_t j = 0; j < n; j++) {
+      if (i == j)
+        gr_jw_null(w, NULL);
+      else
+        gr_jw_positive(w, NULL, p->pairs[i * n + j].gbps, 2);
+    }
+    gr_jw_close(w);
   }
   gr_jw_close(w);
 }

@@ -1,5 +1,6 @@
 /* print/text.h: sentences cut to their point, findings grouped, lines
  * wrapped to a width. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -144,6 +145,68 @@ static void streamed_json_is_the_tree_dumped(void **state)
   json_decref(tree);
 }
 
+/* The scalar writers (gr_jw_str, _int, _bool, _null, _positive) write what
+ * gr_jw_put of the jansson value writes: rounded reals at 10 digits (whole
+ * numbers, one and two decimals, large, tiny, zero after rounding, not
+ * finite), escapes, text that is not UTF-8, a key too long for one piece,
+ * negative and extreme integers, inside nested containers. */
+static void streamed_scalars_are_jansson_values(void **state)
+{
+  (void)state;
+  static const double reals[] = {450.0, 370.8, 31.51, 0.01, 0.004, 0.005, 12345678.91, 99999999.995, 1e8, 3.3e12,
+                                 2.675, 1.005, 1e-7, 0, -1, INFINITY, NAN, 63.015385, 7.999999};
+  static const long long ints[] = {0, 7, -42, 9223372036854775807LL, -9223372036854775807LL - 1};
+  static const char *const texts[] = {"PIX", "X", "a \"q\" \\ b", "tab\there", "\xc3\xa9t\xc3\xa9", "bad \xff", NULL, ""};
+  char longkey[300];
+  memset(longkey, 'k', sizeof(longkey) - 1);
+  longkey[sizeof(longkey) - 1] = '\0';
+  char *a = NULL, *b = NULL;
+  size_t alen = 0, blen = 0;
+  FILE *fa = open_memstream(&a, &alen), *fb = open_memstream(&b, &blen);
+  struct gr_jw wa, wb;
+  gr_jw_begin(&wa, fa);
+  gr_jw_begin(&wb, fb);
+  for (int d = 0; d <= 3; d++) {
+    gr_jw_array(&wa, d % 2 ? "reals" : longkey);
+    gr_jw_array(&wb, d % 2 ? "reals" : longkey);
+    for (size_t i = 0; i < sizeof(reals) / sizeof(reals[0]); i++) {
+      gr_jw_put(&wa, NULL, gr_json_positive(reals[i], d));
+      gr_jw_positive(&wb, NULL, reals[i], d);
+    }
+    gr_jw_close(&wa);
+    gr_jw_close(&wb);
+  }
+  gr_jw_object(&wa, "scalars");
+  gr_jw_object(&wb, "scalars");
+  for (size_t i = 0; i < sizeof(ints) / sizeof(ints[0]); i++) {
+    gr_jw_put(&wa, i % 2 ? "i" : longkey, json_integer(ints[i]));
+    gr_jw_int(&wb, i % 2 ? "i" : longkey, ints[i]);
+  }
+  for (size_t i = 0; i < sizeof(texts) / sizeof(texts[0]); i++) {
+    gr_jw_put(&wa, "s\"", texts[i] ? json_string(texts[i]) : NULL);
+    gr_jw_str(&wb, "s\"", texts[i]);
+  }
+  gr_jw_put(&wa, "t", json_true());
+  gr_jw_bool(&wb, "t", true);
+  gr_jw_put(&wa, "f", json_false());
+  gr_jw_bool(&wb, "f", false);
+  gr_jw_put(&wa, "n", json_null());
+  gr_jw_null(&wb, "n");
+  gr_jw_put(&wa, "bad key \xff", json_null());
+  gr_jw_null(&wb, "bad key \xff");
+  gr_jw_close(&wa);
+  gr_jw_close(&wb);
+  gr_jw_end(&wa);
+  gr_jw_end(&wb);
+  fclose(fa);
+  fclose(fb);
+  assert_string_equal(b, a);
+  assert_non_null(strstr(a, "370.8,"));   /* the writers were not both silent */
+  assert_non_null(strstr(a, "\"i\": 7,")); /* and the keys and values are there */
+  free(a);
+  free(b);
+}
+
 /* The JSON-lines writer (watch --json) prints what jansson's compact dump
  * at 15 digits prints: reals (".0", exponents), escapes, text that is not
  * UTF-8 (gr_json_text's '?'), null, nesting. */
@@ -258,6 +321,7 @@ int main(void)
       cmocka_unit_test(findings_that_say_the_same_are_one_group),
       cmocka_unit_test(long_lines_wrap_under_their_text_and_tables_stay),
       cmocka_unit_test(streamed_json_is_the_tree_dumped),
+      cmocka_unit_test(streamed_scalars_are_jansson_values),
       cmocka_unit_test(json_lines_are_jansson_compact),
       cmocka_unit_test(term_escape_matches_the_byte_rule),
   };
