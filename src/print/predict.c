@@ -19,7 +19,9 @@ static void print_copy_matrix(FILE *out, const struct gr_prediction *p)
   for (size_t g = 0; g < n; g++)
     fprintf(out, " GPU%-4zu", g);
   fputc('\n', out);
+  char *row = xmalloc(16 * n + 1); /* a cell: a space and at most 15 bytes */
   for (size_t i = 0; i < n; i++) {
+    size_t len = 0;
     fprintf(out, "GPU%-4zu", i);
     for (size_t j = 0; j < n; j++) {
       const struct gr_pair_predict *pp = &p->pairs[i * n + j];
@@ -30,10 +32,12 @@ static void print_copy_matrix(FILE *out, const struct gr_prediction *p)
         gr_fmt_1f(pp->gbps, cell + 2, sizeof(cell) - 2);
       else
         gr_set_text(cell + 2, sizeof(cell) - 2, "?");
-      gr_put_cell(out, cell, 7);
+      len += gr_put_cell(row + len, cell, 7);
     }
-    fputc('\n', out);
+    row[len++] = '\n';
+    fwrite(row, 1, len, out);
   }
+  free(row);
 }
 
 /* The all-reduce bus bandwidth with NCCL's defaults, what bounds it, and
