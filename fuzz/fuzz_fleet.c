@@ -1,5 +1,6 @@
 /* libFuzzer target: gpurig fleet's reader of doctor reports
- * (src/load/fleet.c), its comparison and its printers. The input is one
+ * (src/load/fleet.c), its comparison and its printers (text, JSON, the
+ * HTML page). The input is one
  * node's report beside a fixed healthy one and a fixed node whose GPU1
  * trains at x8, so that every path of the comparison sees the fuzzed
  * facts; nothing may crash or leak. */
@@ -39,6 +40,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     abort();
   struct gr_text_style st = {.width = 80};
   gr_print_fleet(out, &f, &st);
+  gr_print_fleet_html(out, &f);
   json_t *j = gr_fleet_to_json(&f);
   char *s = json_dumps(j, 0);
   fclose(out);

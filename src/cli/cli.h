@@ -61,10 +61,20 @@ struct cli_bench_opts {
  * ranks mpirun started; in gpurig, one line saying how to get it. */
 struct gr_bench_config;
 int cmd_bench_mpi(const struct cli_bench_opts *o, const struct gr_bench_config *cfg);
+/* How fleet prints (cmd_fleet.c): text, --json, or --html FILE. */
+struct cli_fleet_out {
+  bool json, verbose;
+  const char *html; /* NULL: not asked; "-": standard output */
+};
+/* Prints f as out asks; returns the fleet's exit status (the worst
+ * finding's), or the failure to write the page's, said on stderr. */
+struct gr_fleet;
+int cli_fleet_print(const struct gr_fleet *f, const struct cli_fleet_out *out);
 /* fleet --mpi (cli/mpi_fleet.c, in gpurig-mpi): each rank's doctor report of
- * the machine `so` names, side by side on rank 0; timeout_s: how long rank 0
- * waits for a node. The exit status is the fleet's (every rank returns it). */
-int cmd_fleet_mpi(const struct gr_source_opts *so, bool json, bool verbose, double timeout_s);
+ * the machine `so` names, side by side on rank 0, printed as out asks;
+ * timeout_s: how long rank 0 waits for a node. The exit status is the
+ * fleet's (every rank returns it). */
+int cmd_fleet_mpi(const struct gr_source_opts *so, const struct cli_fleet_out *out, double timeout_s);
 int cmd_plan(int argc, char **argv);
 int cmd_watch(int argc, char **argv);
 int cmd_export(int argc, char **argv);

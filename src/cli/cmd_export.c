@@ -115,10 +115,10 @@ static size_t age_tail(void *ctx, double stamp, char *buf, size_t cap)
  * (which needs no new block and no directory write), else removed. */
 static void clear_stale(struct exporter *x)
 {
-  static const char text[] = "# HELP gpurig_textfile_ok 1 when gpurig export wrote this file at its last sample.\n"
-                             "# TYPE gpurig_textfile_ok gauge\ngpurig_textfile_ok 0\n";
+  char text[512];
+  size_t len = gr_prom_textfile_ok(text, sizeof(text), false, x->host);
   int fd = open(x->path, O_WRONLY | O_TRUNC | O_NOFOLLOW | O_CLOEXEC);
-  bool ok = fd >= 0 && write(fd, text, sizeof(text) - 1) == (ssize_t)(sizeof(text) - 1);
+  bool ok = fd >= 0 && write(fd, text, len) == (ssize_t)len;
   if (fd >= 0 && close(fd) != 0)
     ok = false;
   if (ok) {
@@ -137,16 +137,15 @@ static void clear_stale(struct exporter *x)
 static void write_textfile(struct exporter *x, const char *body, size_t len, double stamp)
 {
   struct gr_err err = {0};
-  char tail[512];
+  char tail[512], ok[512];
   size_t tlen = gr_prom_age(tail, sizeof(tail), gr_clock_s(CLOCK_MONOTONIC) - stamp, x->host);
-  static const char ok[] = "# HELP gpurig_textfile_ok 1 when gpurig export wrote this file at its last sample.\n"
-                           "# TYPE gpurig_textfile_ok gauge\ngpurig_textfile_ok 1\n";
+  size_t oklen = gr_prom_textfile_ok(ok, sizeof(ok), true, x->host);
   struct gr_out w;
   int rc = gr_out_open(x->path, &w, &err);
   if (rc == 0) {
     gr_out_write(&w, body, len);
     gr_out_write(&w, tail, tlen);
-    gr_out_write(&w, ok, sizeof(ok) - 1);
+    gr_out_write(&w, ok, oklen);
     rc = gr_out_commit(&w, &err);
   }
   double now = gr_clock_s(CLOCK_MONOTONIC);

@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "base/file.h"
 #include "analysis/fleet.h"
 #include "cli/cli.h"
 #include "cli/options.h"
@@ -13,9 +14,16 @@ struct fleet_opts {
   struct gr_source_opts src; /* --mpi: the machine each rank checks */
   bool mpi;
   const char *timeout;
+  const char *html; /* "-": standard output */
 };
 
 static const struct gr_option fleet_rows[] = {
+    GR_OPT_STRING_ROW("html", "FILE", struct fleet_opts, html,
+                      "option '--html' needs a file to write (- for standard output), not an empty value",
+                      "write the fleet as one self-contained HTML page, as report --html does\n"
+                      "(no scripts, nothing fetched): a row per node and a column per fact\n"
+                      "with the odd values marked, the majority, the findings with their\n"
+                      "fixes; - writes it to standard output. Nothing else is printed"),
     GR_OPT_FLAG_ROW("mpi", 0, struct fleet_opts, mpi,
                     "gather the reports over MPI instead of files: in gpurig-mpi started by\n"
                     "mpirun (or srun), one rank per node (--map-by ppr:1:node), each rank\n"
@@ -37,8 +45,8 @@ static const struct gr_command_options fleet_spec = {fleet_groups, sizeof(fleet_
 
 static void fleet_usage(void)
 {
-  printf("usage: gpurig fleet [--json] [--verbose] FILE|DIR...\n"
-         "       mpirun --map-by ppr:1:node gpurig-mpi fleet --mpi [--timeout SECONDS] [--root DIR] [--json]\n"
+  printf("usage: gpurig fleet [--json | --html FILE] [--verbose] FILE|DIR...\n"
+         "       mpirun --map-by ppr:1:node gpurig-mpi fleet --mpi [--timeout SECONDS] [--root DIR] [--json | --html FILE]\n"
          "\n"
          "Puts many nodes side by side and finds the one that is not like the others. Each node is\n"
          "its `gpurig doctor --json` report, as any launcher collects them, one file per node:\n"
@@ -53,7 +61,7 @@ static void fleet_usage(void)
          "that cannot be read is a node that did not answer, a failure, not a stop.\n"
          "\n");
   gr_print_option_help(stdout, &fleet_spec,
-                       (const char *const[]){"json", "verbose", "mpi", "timeout",
+                       (const char *const[]){"json", "html", "verbose", "mpi", "timeout",
                                              "root=with --mpi: the gathered tree each rank checks instead of its machine",
                                              "input=with --mpi: the hwloc XML each rank checks",
                                              "rig=with --mpi: the rig each rank checks", NULL},
@@ -66,11 +74,10 @@ static void fleet_usage(void)
 #ifndef GPURIG_MPI
 /* This binary has no MPI: gpurig-mpi is built beside it when libopenmpi-dev
  * is there at build time. */
-int cmd_fleet_mpi(const struct gr_source_opts *so, bool json, bool verbose, double timeout_s)
+int cmd_fleet_mpi(const struct gr_source_opts *so, const struct cli_fleet_out *out, double timeout_s)
 {
   (void)so;
-  (void)json;
-  (void)verbose;
+  (void)out;
   (void)timeout_s;
   fprintf(stderr, "gpurig: fleet --mpi: this gpurig was built without MPI; install libopenmpi-dev "
                   "(apt-get install libopenmpi-dev openmpi-bin), rebuild, and run "
@@ -78,6 +85,43 @@ int cmd_fleet_mpi(const struct gr_source_opts *so, bool json, bool verbose, doub
   return GR_EXIT_CANNOT_RUN;
 }
 #endif
+
+/* --html FILE: the page made in memory, then written by the one writer
+ * (whole or not at all). 0, or the exit status of the failure, said. */
+static int write_html(const char *path, const struct gr_fleet *f)
+{
+  char *buf = NULL;
+  size_t len = 0;
+  struct gr_err err = {0};
+  FILE *mem = open_memstream(&buf, &len);
+  if (!mem) {
+    gr_fail(&err, GR_EXIT_CANNOT_RUN, "%s: out of memory", path);
+    return gr_report_error(&err);
+  }
+  int printed = gr_print_fleet_html(mem, f);
+  int closed = fclose(mem);
+  int rc = printed == 0 && closed == 0 ? gr_file_write(path, buf, len, &err)
+                                       : gr_fail(&err, GR_EXIT_CANNOT_RUN, "%s: the page could not be made", path);
+  free(buf);
+  return rc == 0 ? 0 : gr_report_error(&err);
+}
+
+int cli_fleet_print(const struct gr_fleet *f, const struct cli_fleet_out *out)
+{
+  if (out->html) {
+    int rc = write_html(out->html, f);
+    return rc ? rc : (int)gr_findings_exit(&f->findings);
+  }
+  if (out->json)
+    cli_print_json(gr_fleet_to_json(f));
+  else {
+    struct gr_text_style st;
+    FILE *o = cli_text_begin(out->verbose, &st);
+    gr_print_fleet(o, f, &st);
+    cli_text_end(o);
+  }
+  return gr_findings_exit(&f->findings);
+}
 
 static int fleet_mpi(const struct fleet_opts *o, const struct gr_parsed *p)
 {
@@ -94,7 +138,8 @@ static int fleet_mpi(const struct fleet_opts *o, const struct gr_parsed *p)
       return GR_EXIT_FAIL;
     }
   }
-  return cmd_fleet_mpi(&o->src, o->out.json, o->out.verbose, timeout_s);
+  struct cli_fleet_out out = {o->out.json, o->out.verbose, o->html};
+  return cmd_fleet_mpi(&o->src, &out, timeout_s);
 }
 
 int cmd_fleet(int argc, char **argv)
@@ -110,6 +155,12 @@ int cmd_fleet(int argc, char **argv)
     fleet_usage();
     return GR_EXIT_OK;
   }
+  if (o.html && o.out.json) {
+    fprintf(stderr, "gpurig: fleet: --json and --html exclude each other (both are the whole output)\n");
+    return GR_EXIT_FAIL;
+  }
+  if (o.html && gr_out_check(o.html, &err) != 0)
+    return gr_report_error(&err); /* before any node is read or any rank started */
   if (o.mpi)
     return fleet_mpi(&o, &p);
   if (o.timeout || o.src.root || o.src.input || o.src.rig) {
@@ -124,15 +175,8 @@ int cmd_fleet(int argc, char **argv)
   if (gr_fleet_read(p.args, (size_t)p.nargs, &nodes, &err) != 0)
     return gr_report_error(&err);
   gr_fleet_compare(&nodes, &f);
-  if (o.out.json)
-    cli_print_json(gr_fleet_to_json(&f));
-  else {
-    struct gr_text_style st;
-    FILE *out = cli_text_begin(o.out.verbose, &st);
-    gr_print_fleet(out, &f, &st);
-    cli_text_end(out);
-  }
-  int rc = gr_findings_exit(&f.findings);
+  struct cli_fleet_out out = {o.out.json, o.out.verbose, o.html};
+  int rc = cli_fleet_print(&f, &out);
   gr_fleet_free(&f);
   gr_fleet_nodes_free(&nodes);
   return rc;

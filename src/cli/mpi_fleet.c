@@ -118,7 +118,7 @@ static void as_nodes(int size, char **docs, double timeout_s, struct gr_fleet_no
   gr_fleet_name_nodes(nodes);
 }
 
-int cmd_fleet_mpi(const struct gr_source_opts *so, bool json, bool verbose, double timeout_s)
+int cmd_fleet_mpi(const struct gr_source_opts *so, const struct cli_fleet_out *out, double timeout_s)
 {
   int rank, size, rc = GR_EXIT_OK;
   if (MPI_Init(NULL, NULL) != MPI_SUCCESS) {
@@ -144,16 +144,8 @@ int cmd_fleet_mpi(const struct gr_source_opts *so, bool json, bool verbose, doub
   struct gr_fleet f;
   as_nodes(size, docs, timeout_s, &nodes);
   gr_fleet_compare(&nodes, &f);
-  if (json)
-    cli_print_json(gr_fleet_to_json(&f));
-  else {
-    struct gr_text_style st;
-    FILE *out = cli_text_begin(verbose, &st);
-    gr_print_fleet(out, &f, &st);
-    cli_text_end(out);
-  }
+  rc = cli_fleet_print(&f, out);
   fflush(stdout);
-  rc = gr_findings_exit(&f.findings);
   gr_fleet_free(&f);
   gr_fleet_nodes_free(&nodes);
   for (int k = 0; k < size; k++)

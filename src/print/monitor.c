@@ -664,3 +664,16 @@ size_t gr_prom_age(char *buf, size_t cap, double age_s, const char *hostname)
                    host, age_s);
   return n < 0 ? 0 : (size_t)n < cap ? (size_t)n : cap - 1;
 }
+
+size_t gr_prom_textfile_ok(char *buf, size_t cap, bool ok, const char *hostname)
+{
+  char host[160];
+  if (!escape_into(host, sizeof(host), hostname))
+    host[0] = '\0'; /* as gr_prom_age */
+  int n = snprintf(buf, cap,
+                   "# HELP gpurig_textfile_ok 1 when gpurig export wrote this file at its last sample.\n"
+                   "# TYPE gpurig_textfile_ok gauge\n"
+                   "gpurig_textfile_ok{Hostname=\"%s\"} %d\n",
+                   host, ok ? 1 : 0);
+  return n < 0 ? 0 : (size_t)n < cap ? (size_t)n : cap - 1;
+}

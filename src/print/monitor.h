@@ -57,5 +57,10 @@ char *gr_prom_render(const struct gr_sampler *s, const struct gr_prom_in *in);
  * with the host as every family is) into buf; returns its length (at most
  * cap - 1). 512 bytes hold it for any host name Linux allows. */
 size_t gr_prom_age(char *buf, size_t cap, double age_s, const char *hostname);
+/* The gpurig_textfile_ok family (export --textfile: 1 in every file written,
+ * 0 alone after a minute of failed writes), labelled with the host as the
+ * other families are, so that a query or an alert names the node. As
+ * gr_prom_age: its length, 512 bytes hold it. */
+size_t gr_prom_textfile_ok(char *buf, size_t cap, bool ok, const char *hostname);
 
 #endif

@@ -71,7 +71,56 @@ js=$("$gpurig" fleet --json "$work/a")
 [ "$(jq -r '.nodes[2].differs' <<<"$js")" = true ] || fail "json node03 differs"
 [ "$(jq -r '.nodes[0].gpus | type' <<<"$js")" = number ] || fail "json gpus is a number"
 
-# 7. bad input: no node, a path that is not there
+# 7. --html: the HTML report's page (xmllint's HTML parser and well-formed XML,
+# its CSP, nothing that could fetch), a row per node, the odd values marked on
+# the odd nodes only, the findings; the same bytes twice; input text escaped
+svg_tags='svg|g|rect|line|text|tspan|title'
+page=$work/fleet.html
+"$gpurig" fleet --html "$page" "$work/a" >"$work/html.out"; rc=$?
+[ $rc = 1 ] || fail "--html: exit $rc, want the fleet's 1"
+[ -s "$work/html.out" ] && fail "--html printed to standard output: $(head -c 200 "$work/html.out")"
+[ "$(head -n1 "$page")" = '<!DOCTYPE html>' ] || fail "--html: the first line is not <!DOCTYPE html>"
+grep -qF "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; img-src data:\"/>" "$page" ||
+  fail "--html: no Content-Security-Policy"
+errs=$(xmllint --html --noout "$page" 2>&1 | grep 'parser error' | grep -vE "Tag ($svg_tags) invalid" || true)
+[ -z "$errs" ] || fail "--html: xmllint --html: $(head -3 <<<"$errs")"
+xmllint --noout "$page" 2>"$work/xml.err" || fail "--html: not well-formed: $(head -3 "$work/xml.err")"
+grep -qiE 'https?:|src=|<script|<link|<img|<iframe|url\(|@import' "$page" && fail "--html: something that could fetch"
+for n in node01 node02 node03; do
+  [ "$(grep -c "<tr data-node=\"$n\">" "$page")" = 1 ] || fail "--html: $n's row is not there once"
+done
+odd() { grep "<tr data-node=\"$1\">" "$page" | grep -o '<td class="odd">[^<]*</td>' | paste -sd' ' -; }
+[ "$(odd node03)" = '<td class="odd">Gen4 x8</td>' ] || fail "--html: node03's odd cells are '$(odd node03)', want its x8 link only"
+[ -z "$(odd node01)$(odd node02)" ] || fail "--html: a healthy node has an odd cell: $(odd node01) $(odd node02)"
+expect "--html finding" "<td>node03 GPU1 0000:02:00.0: link Gen4 x8, the 2 others Gen4 x16</td>" "$(cat "$page")"
+expect "--html finding's id" '<td class="id">fleet.differs</td>' "$(cat "$page")"
+for id in nodes majority findings; do grep -q "<h2 id=\"$id\">" "$page" || fail "--html: no section $id"; done
+"$gpurig" fleet --html - "$work/a" >"$work/again.html"
+cmp -s "$page" "$work/again.html" || fail "--html - differs from --html FILE (or from one run to the next)"
+# a host name and a report that bring markup: escaped, the page still well-formed
+mkdir "$work/e"
+cp "$work/a/node01.json" "$work/a/node02.json" "$work/e/"
+jq '.hostname = "<b>n&3\"</b>" | .inventory.gpus[0].model = "<i>GPU</i>"' "$work/a/node03.json" >"$work/e/node03.json"
+"$gpurig" fleet --html "$work/e.html" "$work/e"
+xmllint --noout "$work/e.html" 2>"$work/xml.err" || fail "--html with markup in a report: not well-formed: $(head -3 "$work/xml.err")"
+grep -qF '<tr data-node="&lt;b&gt;n&amp;3&quot;&lt;/b&gt;">' "$work/e.html" || fail "--html: the host name is not escaped in its row"
+grep -qF '<td class="odd">&lt;i&gt;GPU&lt;/i&gt;</td>' "$work/e.html" || fail "--html: the GPU's name is not escaped, or not marked odd"
+grep -q '<b>\|<i>' "$work/e.html" && fail "--html: markup from a report reached the page"
+# silent nodes: their rows say why, a failure
+"$gpurig" fleet --html "$work/b.html" "$work/b"; rc=$?
+[ $rc = 2 ] || fail "--html with silent nodes: exit $rc, want 2"
+grep -q '<tr data-node="node10"><td class="id">node10</td><td class="sev-fail">no report: ' "$work/b.html" ||
+  fail "--html: the silent node10's row does not say so"
+# refused: with --json, and a file that cannot be written (before any node is read)
+err=$("$gpurig" fleet --json --html "$work/x.html" "$work/a" 2>&1 >/dev/null); rc=$?
+[ $rc = 2 ] || fail "--json --html: exit $rc, want 2"
+expect "--json --html" "exclude each other" "$err"
+err=$("$gpurig" fleet --html "$work/nodir/x.html" "$work/a" 2>&1 >/dev/null); rc=$?
+[ $rc = 2 ] || [ $rc = 3 ] || fail "--html into a missing directory: exit $rc, want 2 or 3"
+expect "--html into a missing directory" "$work/nodir" "$err"
+[ -e "$work/x.html" ] && fail "--json --html wrote the page"
+
+# 8. bad input: no node, a path that is not there
 "$gpurig" fleet >/dev/null 2>&1; [ $? = 2 ] || fail "no argument: want exit 2"
 err=$("$gpurig" fleet "$work/nothere" 2>&1 >/dev/null); rc=$?
 [ $rc = 2 ] || fail "missing path: exit $rc, want 2"

@@ -48,7 +48,7 @@ port=$(free_port)
 "$gpurig" export --listen "127.0.0.1:$port" --root "$work/tree" --interval 0.2 --textfile "$work/tf" \
   >"$work/export.log" 2>&1 &
 pids+=($!)
-has_ok1() { grep -q '^gpurig_textfile_ok 1$' "$work/tf/gpurig.prom" 2>/dev/null; }
+has_ok1() { grep -q '^gpurig_textfile_ok{Hostname="[^"]\+"} 1$' "$work/tf/gpurig.prom" 2>/dev/null; }
 until_ok 15 has_ok1 || fail "no textfile written"
 curl -sf -o /dev/null "http://127.0.0.1:$port/metrics" || fail "no HTTP answer"
 
@@ -68,7 +68,7 @@ has_ok1 || fail "the last good file was changed before a minute of failures"
 echo "$how: warned once, HTTP still answers, the last good file stays for now"
 
 # a minute of failures: the file no longer says every GPU is up
-ok0() { grep -q '^gpurig_textfile_ok 0$' "$work/tf/gpurig.prom" 2>/dev/null && ! grep -q '^gpurig_gpu_up' "$work/tf/gpurig.prom"; }
+ok0() { grep -q '^gpurig_textfile_ok{Hostname="[^"]\+"} 0$' "$work/tf/gpurig.prom" 2>/dev/null && ! grep -q '^gpurig_gpu_up' "$work/tf/gpurig.prom"; }
 gone() { [ ! -e "$work/tf/gpurig.prom" ]; }
 stale_cleared() { ok0 || gone; }
 until_ok 75 stale_cleared || fail "after a minute of failures the stale file is still there: $(head -c 300 "$work/tf/gpurig.prom")"

@@ -2,7 +2,8 @@
 # gpurig watch and export from the command line, on copies of
 # tests/data/trees/epyc-riser with the stand-in NVIDIA libraries: the lines
 # and JSON lines, a root port whose correctable count climbs (named by link,
-# both ends and slot), a GPU that vanishes or hangs, and bad input (one
+# both ends and slot), a GPU that vanishes or hangs, a driver that dies
+# mid-run (watch --json's events), and bad input (one
 # line, exit 2, nothing left behind).
 # usage: watch.sh GPURIG   (env: GPURIG_TEST_DATA, GPURIG_TEST_STUB)
 set -euo pipefail
@@ -75,6 +76,23 @@ expect_rc 2 "svg into no directory" "$gpurig" watch --once --root "$tree" --svg 
 GPURIG_STUB_SCENARIO=vanish expect_rc 2 vanish "$gpurig" watch --once --root "$tree"
 has "GPU2 0000:41:00.0    LOST" vanish
 has "event fail: GPU2 0000:41:00.0 is lost" vanish
+
+# the driver dies mid-run (stand-in "driver-gone", written once two samples are out: every
+# per-device query answers Driver Not Loaded): watch --json says so, each GPU lost with a
+# failure event naming the driver, and exits 2. The 30 samples leave the switch time to land.
+echo 4gpu >"$work/scenario"
+(
+  for _ in $(seq 200); do [ "$(wc -l <"$work/out" 2>/dev/null || echo 0)" -ge 2 ] && break; sleep 0.05; done
+  echo driver-gone >"$work/scenario"
+) &
+GPURIG_STUB_SCENARIO_FILE=$work/scenario expect_rc 2 driver-gone timeout 60 "$gpurig" watch --json --count 30 --interval 0.2 --root "$tree"
+wait
+jq -e -s '(.[0].gpus | map(.state) == ["ok","ok","ok","ok"])
+          and (.[-1].gpus | map(.state) == ["lost","lost","lost","lost"])
+          and ([.[].events[] | select(.severity == "fail" and (.text | test("^GPU[0-3] 0000:[0-9a-f:.]+ is lost: GPU[0-3]: the driver is gone: Driver Not Loaded$")))]
+               | map(.gpu) | sort == [0,1,2,3])' "$work/out" >/dev/null ||
+  fail "driver-gone: no lost GPUs or events naming the driver in: $(jq -c '[.sample, [.gpus[].state], [.events[].text]]' "$work/out" | tail -3)"
+echo "driver-gone: $(jq -r '.events[] | select(.severity == "fail") | .text' "$work/out" | head -1)"
 
 # a GPU whose driver call hangs: STALE after 0.5 s, the others on time
 GPURIG_STUB_SCENARIO=hang GPURIG_STUB_HANG_S=3 expect_rc 1 hang timeout 20 "$gpurig" watch --count 2 --interval 0.2 --root "$tree"

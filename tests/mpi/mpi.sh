@@ -160,6 +160,13 @@ grep -q "Fleet: 3 nodes, 3 answered" "$WORK/out" || fail "fleet --mpi: not 3 ans
 fleet 3 --json
 [ "$(jq -r '[.nodes[] | select(.differs)] | map(.name) | join(",")' "$WORK/out")" = rank2 ] ||
   fail "fleet --mpi --json: differing nodes"
+# --html: rank 0 writes the page; rank2's row has the odd x8 link, the others none
+fleet 3 --html "$WORK/fleet.html"
+[ "$rc" = 1 ] && [ ! -s "$WORK/out" ] || fail "fleet --mpi --html: exit $rc (want 1), stdout: $(head -c 200 "$WORK/out")"
+grep -q '<tr data-node="rank2">.*<td class="odd">Gen4 x8</td>' "$WORK/fleet.html" ||
+  fail "fleet --mpi --html: rank2's x8 link not marked"
+[ "$(grep -c '<td class="odd">' "$WORK/fleet.html")" = 2 ] || # the row's cell and the majority's "2 of 3"
+  fail "fleet --mpi --html: $(grep -c '<td class="odd">' "$WORK/fleet.html") odd cells, want 2"
 # a rank whose machine cannot be read answers with why: a failure naming it, not a hang
 rm "$WORK/fleet/node2" && mkdir "$WORK/fleet/node2"
 fleet 3

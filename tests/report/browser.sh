@@ -20,6 +20,12 @@
 #               (g.node.gpu[data-gpu]) and as rows outside the diagram
 #   overlap     no two diagram labels' boxes intersect by more than 0.5 px
 #   clip        no label reaches more than 0.5 px outside its diagram's box
+# or, for a fleet's page (`gpurig fleet --html`, EXPECTED nodes=...), in their
+# place:
+#   nodes       the expected nodes, exactly, each one table row (tr[data-node])
+#   odd         the rows with a value marked odd (td.odd) are the expected
+#               ones, and every marked cell is drawn unlike its row's plain
+#               cells (another background), so a reader sees it
 #   processes   no browser process is left behind: each run's processes
 #               (those with its throwaway profile on their command line) have
 #               GPURIG_BROWSER_GRACE s to exit after the browser returned
@@ -30,7 +36,9 @@
 # goes to a dead loopback port; the browser's own background requests are
 # reported apart from the page's and never fail the page.
 # usage: browser.sh PAGE.html EXPECTED_GPUS OUT.png
-#   EXPECTED_GPUS: a count N (GPU0 .. GPU<N-1>) or a comma list of data-gpu values
+#   EXPECTED_GPUS: a count N (GPU0 .. GPU<N-1>) or a comma list of data-gpu values;
+#   or, for a fleet's page, nodes=A,B,C[;odd=C]: the data-node values, and those
+#   of the rows with an odd value
 # env: GPURIG_CHROMIUM (the browser binary), GPURIG_BROWSER_TIMEOUT (s, default 60),
 #      GPURIG_BROWSER_GRACE (s a run's processes have to exit after it, default 10)
 set -euo pipefail
@@ -59,7 +67,15 @@ fi
 if [ -z "$browser" ] || [ ! -x "$browser" ]; then cannot_run "chromium is not installed (setup.sh installs it)"; fi
 if [ ! -f "$page" ] || [ ! -r "$page" ]; then cannot_run "no page $page"; fi
 
-if [[ $expected_arg =~ ^[0-9]+$ ]]; then
+fleet=false
+if [[ $expected_arg == nodes=* ]]; then
+  fleet=true
+  spec=${expected_arg#nodes=}
+  IFS=, read -r -a expected <<<"${spec%%;odd=*}"
+  odd_spec=""
+  [[ $spec == *";odd="* ]] && odd_spec=${spec#*;odd=}
+  IFS=, read -r -a expected_odd <<<"$odd_spec"
+elif [[ $expected_arg =~ ^[0-9]+$ ]]; then
   expected=()
   for ((i = 0; i < expected_arg; i++)); do expected+=("GPU$i"); done
 else
@@ -124,7 +140,7 @@ browse() { # name, browser arguments...: one bounded run with a throwaway profil
 page_abs=$(cd "$(dirname "$page")" && pwd)/$(basename "$page")
 version=$("$browser" --version 2>/dev/null || true)
 version=${version%%$'\n'*}
-echo "browser.sh: $(basename "$page") in ${version% }, expecting ${#expected[@]} GPUs"
+echo "browser.sh: $(basename "$page") in ${version% }, expecting ${#expected[@]} $($fleet && echo nodes || echo GPUs)"
 
 # -- the page as it is: its policy, its console, its requests, its picture
 policies=$(perl -0ne 'while (/<meta\b[^>]*http-equiv\s*=\s*["\x27]?content-security-policy[^>]*>/gis) {
@@ -205,6 +221,21 @@ fi
 echo "$result" >"$work/result.json"
 q() { jq -r "$1" "$work/result.json"; }
 
+if $fleet; then
+  odd_json=$( ((${#expected_odd[@]})) && printf '%s\n' "${expected_odd[@]}" | jq -R . | jq -sc 'map(select(. != "")) | sort' || echo '[]')
+  node_report=$(jq -r --argjson want "$expected_json" '(.node_rows // []) as $rows
+    | ($rows | group_by(.) | map(select(length > 1) | .[0])) as $twice
+    | [ (if ($rows | unique) != ($want | unique) then "rows " + ($rows | join(",")) else empty end),
+        (if $twice != [] then "more than one row for " + ($twice | join(",")) else empty end) ] | join("; ")' "$work/result.json")
+  if [ -z "$node_report" ]; then
+    pass nodes "${#expected[@]} nodes, one row each: $(jq -r 'join(",")' <<<"$expected_json")"
+  else
+    fail nodes "expected $(jq -r 'join(",")' <<<"$expected_json"); found $node_report"
+  fi
+  odd_rows=$(q '.odd_nodes // [] | sort | join(",")') unmarked=$(q '.odd_unmarked // [] | length') nodd=$(q '.odd_cells // 0')
+  ok=0; [ "$(q '.odd_nodes // [] | sort')" = "$(jq . <<<"$odd_json")" ] && [ "$unmarked" = 0 ] || ok=1
+  check odd $ok "$nodd odd value(s) in the rows of ${odd_rows:-no node} (expected $(jq -r 'if . == [] then "none" else join(",") end' <<<"$odd_json")), $unmarked drawn like a plain cell$( [ "$unmarked" = 0 ] || q '": " + (.odd_unmarked[:3] | join(", "))')"
+else
 diagrams=$(q '.diagrams // 0') labels=$(q '.labels // 0') empty=$(q '.empty_labels // [] | length')
 ok=0; [ "$diagrams" -ge 1 ] && [ "$labels" -ge 1 ] && [ "$empty" = 0 ] || ok=1
 check diagram $ok "$diagrams svg.gr-diagram, $labels text.label, $empty empty$( [ "$empty" = 0 ] || q '": " + (.empty_labels[:3] | join(", "))')"
@@ -235,6 +266,8 @@ clipped=$(q '.clipped // [] | length')
 ok=$measured; [ "$clipped" = 0 ] || ok=1
 check clip $ok "$( [ "$measured" = 0 ] || echo "nothing measured; ")$clipped label(s) outside their diagram$( [ "$clipped" = 0 ] ||
   q '": " + (.clipped[:5] | map("\"\(.text)\" at \(.box) in \(.frame)") | join(", "))')"
+
+fi
 
 if [ ${#leftover_pids[@]} = 0 ]; then
   pass processes "no browser process left"

@@ -64,12 +64,38 @@
     result.gpus = distinct(every);
   }
 
+  // A fleet's page: its node rows, and the rows with a value marked odd;
+  // a marked cell drawn with its row's plain background is not marked to a
+  // reader, whatever its class says.
+  function fleet(result) {
+    var rows = [], odd = [], unmarked = [], cells = 0;
+    document.querySelectorAll("tr[data-node]").forEach(function (tr) {
+      var name = tr.getAttribute("data-node");
+      rows.push(name);
+      var plain = null;
+      tr.querySelectorAll("td:not([class])").forEach(function (td) {
+        if (plain === null) plain = getComputedStyle(td).backgroundColor;
+      });
+      tr.querySelectorAll("td.odd").forEach(function (td) {
+        cells++;
+        if (odd.indexOf(name) < 0) odd.push(name);
+        if (plain !== null && getComputedStyle(td).backgroundColor === plain)
+          unmarked.push(name + ": " + td.textContent.trim());
+      });
+    });
+    result.node_rows = rows;
+    result.odd_nodes = odd;
+    result.odd_unmarked = unmarked;
+    result.odd_cells = cells;
+  }
+
   function measure() {
     var result = { diagrams: document.querySelectorAll("svg.gr-diagram").length,
                    labels: 0, empty_labels: [], clipped: [], overlaps: [] };
     try {
       labels(result);
       gpus(result);
+      fleet(result);
     } catch (e) {
       result.error = String(e);
     }

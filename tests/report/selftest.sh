@@ -9,6 +9,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 out=${1:?usage: selftest.sh OUT_DIR}
 mkdir -p "$out"
 CHECKS=10 # csp console network screenshot measure diagram gpus overlap clip processes
+FLEET_CHECKS=8 # a fleet's page (nodes=...): csp console network screenshot measure nodes odd processes
 
 # Browsers that leave a process of their run behind: wrappers that start one
 # (perl sleeping, its command line naming the run's profile as chromium's
@@ -43,6 +44,11 @@ cases=(
   "refresh 4 clip,diagram,gpus,measure,network,overlap"
   "good 4 - slow-exit"
   "good 4 processes lingering"
+  "fleet-good nodes=n1,n2,n3;odd=n3 -"
+  "fleet-good nodes=n1,n2;odd=n3 nodes"
+  "fleet-good nodes=n1,n2,n3;odd=n2 odd"
+  "fleet-unmarked nodes=n1,n2,n3;odd=n3 odd"
+  "good nodes=n1,n2,n3;odd=n3 nodes,odd"
 )
 bad=0 n=0
 for c in "${cases[@]}"; do
@@ -56,10 +62,11 @@ for c in "${cases[@]}"; do
   failed=$(grep '^FAIL ' <<<"$log" | sed -E 's/^FAIL ([a-z]+):.*/\1/' | sort | paste -sd, - || true)
   ran=$(grep -cE '^(PASS|FAIL) ' <<<"$log" || true)
   want_rc=1; [ "$want" = - ] && want_rc=0
-  if [ "$rc" = "$want_rc" ] && [ "${failed:--}" = "$want" ] && [ "$ran" = $CHECKS ] && [ -s "$png" ]; then
+  checks=$CHECKS; [[ $gpus == nodes=* ]] && checks=$FLEET_CHECKS
+  if [ "$rc" = "$want_rc" ] && [ "${failed:--}" = "$want" ] && [ "$ran" = "$checks" ] && [ -s "$png" ]; then
     echo "ok   $page ($gpus${browser:+, $browser browser}): exit $rc, failed: ${failed:-none}"
   else
-    echo "FAIL $page ($gpus): exit $rc (want $want_rc), failed: ${failed:-none} (want $want), $ran of $CHECKS checks ran"
+    echo "FAIL $page ($gpus): exit $rc (want $want_rc), failed: ${failed:-none} (want $want), $ran of $checks checks ran"
     printf '    %s\n' "${log//$'\n'/$'\n'    }"
     bad=$((bad + 1))
   fi

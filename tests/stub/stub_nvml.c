@@ -192,8 +192,10 @@ static int gpu_lost(int idx)
 }
 
 /* Common start of every per-device query: UNINITIALIZED, INVALID_ARGUMENT
- * (bad handle or NULL out pointer), GPU_IS_LOST (gpu_lost();
- * may_be_lost false for the queries that still answer), else success. */
+ * (bad handle or NULL out pointer), DRIVER_NOT_LOADED for every GPU under
+ * "driver-gone" (the kernel driver died under a running process), GPU_IS_LOST
+ * (gpu_lost(); may_be_lost false for the queries that still answer), else
+ * success. */
 static gr_nvml_return check_device(gr_nvml_device d, const void *out, int may_be_lost, int *index)
 {
   if (!initialized())
@@ -201,6 +203,8 @@ static gr_nvml_return check_device(gr_nvml_device d, const void *out, int may_be
   *index = index_of(d);
   if (*index < 0 || !out)
     return NVML_INVALID_ARGUMENT;
+  if (stub_scenario_is("driver-gone"))
+    return NVML_DRIVER_NOT_LOADED;
   if (may_be_lost && gpu_lost(*index))
     return NVML_GPU_IS_LOST;
   return NVML_OK;
@@ -293,7 +297,7 @@ static gr_nvml_return put_uint(unsigned int *out, unsigned int v)
 
 gr_nvml_return nvmlInit_v2(void)
 {
-  if (stub_scenario_is("initfail"))
+  if (stub_scenario_is("initfail") || stub_scenario_is("driver-gone"))
     return NVML_DRIVER_NOT_LOADED;
   atomic_fetch_add(&init_count, 1);
   return NVML_OK;

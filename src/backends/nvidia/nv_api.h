@@ -23,6 +23,7 @@ typedef struct nvmlEventSet_st *gr_nvml_event_set;
 
 enum {
   GR_NVML_SUCCESS = 0,
+  GR_NVML_ERROR_UNINITIALIZED = 1,
   GR_NVML_ERROR_NOT_SUPPORTED = 3,
   GR_NVML_ERROR_NO_PERMISSION = 4,
   GR_NVML_ERROR_INSUFFICIENT_SIZE = 7,

@@ -344,6 +344,13 @@ static int nvml_dynamic_info(void *state, unsigned gpu, struct gr_gpu_dynamic *d
     snprintf(tl_err, sizeof(tl_err), "GPU%u: %s", gpu, errstr(n, r));
     return -1;
   }
+  /* The kernel driver died under this process (a crash, a module unloaded
+   * for an update): no value of this GPU can be read again, which is lost,
+   * not a GPU without sensors. */
+  if (r == GR_NVML_ERROR_DRIVER_NOT_LOADED || r == GR_NVML_ERROR_UNINITIALIZED) {
+    snprintf(tl_err, sizeof(tl_err), "GPU%u: the driver is gone: %s", gpu, errstr(n, r));
+    return -1;
+  }
   get_uint(n->CurrLinkGen, d, 1, &dy->link_gen);
   get_uint(n->CurrLinkWidth, d, 1, &dy->link_width);
   get_uint(n->EnforcedPowerLimit, d, 0.001, &dy->power_limit_w);

@@ -114,6 +114,14 @@ void doc_row_gpu(struct rd_table *t, size_t row, size_t gpu)
     t->row_gpu[row] = xasprintf("GPU%zu", gpu);
 }
 
+void doc_row_node(struct rd_table *t, size_t row, const char *name)
+{
+  if (!t->row_node)
+    t->row_node = xcalloc(t->nrows + 1, sizeof(char *));
+  if (row < t->nrows)
+    t->row_node[row] = xstrdup(name);
+}
+
 struct rd_bar *doc_bars(struct rd_doc *d, const char *title, const char *unit, size_t n)
 {
   struct rd_block *b = doc_add(d, RD_BARS);
@@ -224,7 +232,10 @@ static void free_table(struct rd_table *t)
     free(t->cells[i].text);
   for (size_t r = 0; t->row_gpu && r < t->nrows; r++)
     free(t->row_gpu[r]);
+  for (size_t r = 0; t->row_node && r < t->nrows; r++)
+    free(t->row_node[r]);
   free(t->row_gpu);
+  free(t->row_node);
   free(t->head);
   free(t->cells);
   free(t);

@@ -1,8 +1,9 @@
 /* The HTML and Markdown reports' common content (report_html.h): the report
  * is built once as a list of blocks (headings, paragraphs, tables, charts)
  * of plain, unescaped text, and each printer renders the same list, so the
- * two outputs cannot say different things. Only report_doc.c, report_html.c
- * and report_md.c include this.
+ * two outputs cannot say different things; `gpurig fleet --html` builds its
+ * own list (rd_build_fleet) for the same HTML printer. Only the files under
+ * print/report/ include this.
  *
  * Ownership: rd_build fills a struct rd_doc that owns every block, table and
  * string in it; rd_free frees it. */
@@ -27,6 +28,7 @@ struct rd_table {
   struct rd_cell *head;  /* ncols */
   struct rd_cell *cells; /* nrows x ncols */
   char **row_gpu;        /* per row, "GPU3" for the data-gpu attribute, or NULL; the whole array may be NULL */
+  char **row_node;       /* per row, a fleet node's name for the data-node attribute, as row_gpu */
   bool matrix;           /* a GPU x GPU heat map: small cells, the first column a header */
   bool drop_empty;       /* leave out the columns whose every cell is empty (a findings list without fixes) */
   size_t filled;         /* cells added so far */
@@ -79,6 +81,10 @@ struct rd_doc {
 };
 
 void rd_build(const struct gr_report_doc *doc, struct rd_doc *out);
+/* A fleet's page (report_doc_fleet.c): the nodes by their facts with the
+ * odd values marked, the majority, the findings. */
+struct gr_fleet;
+void rd_build_fleet(const struct gr_fleet *f, struct rd_doc *out);
 void rd_free(struct rd_doc *d);
 
 /* Whether column c of t is shown (drop_empty). */

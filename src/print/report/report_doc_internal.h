@@ -1,6 +1,7 @@
 /* What report_doc.c (the building blocks, the JSON readers, the whole),
  * report_doc_machine.c and report_doc_runs.c share: the block builders and
- * the sections, doc_-prefixed. Only those three files include it. */
+ * the sections, doc_-prefixed. Only those three files and report_doc_fleet.c
+ * include it. */
 #ifndef GR_PRINT_REPORT_DOC_INTERNAL_H
 #define GR_PRINT_REPORT_DOC_INTERNAL_H
 
@@ -25,11 +26,14 @@ void doc_hives(struct rd_doc *d, const struct gr_machine *m);
 void doc_predictions(struct rd_doc *d, const struct gr_report_doc *doc);
 void doc_verdicts(struct rd_doc *d, const struct gr_machine *m);
 void doc_findings(struct rd_doc *d, const struct gr_report_doc *doc);
+void doc_findings_table(struct rd_doc *d, const struct gr_findings *fs); /* worst first, with fixes */
 void doc_json_findings(struct rd_doc *d, const json_t *list);
 
 /* report_doc_runs.c */
 void doc_bench(struct rd_doc *d, const struct gr_report_doc *doc);
 void doc_burn(struct rd_doc *d, const struct gr_report_doc *doc);
+
+/* report_doc_fleet.c: rd_build_fleet (report_doc.h) */
 
 /* report_doc.c */
 struct rd_block *doc_add(struct rd_doc *d, enum rd_kind kind);
@@ -41,6 +45,7 @@ struct rd_table *doc_table(struct rd_doc *d, const char *title, size_t nrows, si
 void doc_cell(struct rd_table *t, const char *cls, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 void doc_cell_str(struct rd_table *t, const char *cls, const char *s);
 void doc_row_gpu(struct rd_table *t, size_t row, size_t gpu);
+void doc_row_node(struct rd_table *t, size_t row, const char *name);
 struct rd_bar *doc_bars(struct rd_doc *d, const char *title, const char *unit, size_t n);
 const char *doc_heat(double v, double hi);
 const char *doc_sev_cls(enum gr_sev s);

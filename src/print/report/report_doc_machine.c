@@ -589,14 +589,18 @@ static void finding_row(struct rd_table *tb, const struct gr_finding *f)
   char *ev = evidence_text(f->ev, f->nev);
   doc_cell_str(tb, doc_sev_cls(f->sev), gr_sev_name(f->sev));
   doc_cell_str(tb, "id", f->id);
-  doc_cell(tb, NULL, "%s%s%s", f->subject ? f->subject : "", f->subject ? ": " : "", f->text ? f->text : "");
+  /* a text that already starts with its subject (fleet's: "node03 GPU1 ...")
+   * is not given it twice */
+  bool named = f->subject && f->text && strncmp(f->text, f->subject, strlen(f->subject)) == 0;
+  const char *subject = f->subject && !named ? f->subject : NULL;
+  doc_cell(tb, NULL, "%s%s%s", subject ? subject : "", subject ? ": " : "", f->text ? f->text : "");
   doc_cell_str(tb, NULL, f->fix);
   doc_cell_str(tb, NULL, f->cost);
   doc_cell_str(tb, NULL, ev);
   free(ev);
 }
 
-static void findings_table(struct rd_doc *d, const struct gr_findings *fs)
+void doc_findings_table(struct rd_doc *d, const struct gr_findings *fs)
 {
   struct rd_table *tb = doc_table(d, NULL, fs->n, 6, "severity", "check", "finding", "fix", "cost", "evidence");
   tb->drop_empty = true;
@@ -612,7 +616,7 @@ void doc_findings(struct rd_doc *d, const struct gr_report_doc *doc)
   doc_heading(d, 2, "findings", "Findings");
   doc_heading(d, 3, "topology-findings", "The wiring (gpurig topo)");
   if (tf->n)
-    findings_table(d, tf);
+    doc_findings_table(d, tf);
   else
     para(d, "None.");
   doc_heading(d, 3, "doctor-findings", "The set-up (gpurig doctor)");
@@ -625,7 +629,7 @@ void doc_findings(struct rd_doc *d, const struct gr_report_doc *doc)
        c[GR_SEV_FAIL], c[GR_SEV_WARN], c[GR_SEV_ERROR], c[GR_SEV_INFO], c[GR_SEV_SKIPPED], c[GR_SEV_OK]);
   if (doc->doctor->root_would_add)
     note(d, "Run as root to add: %s.", doc->doctor->root_would_add);
-  findings_table(d, &doc->doctor->findings);
+  doc_findings_table(d, &doc->doctor->findings);
 }
 
 /* A list of JSON findings (bench's {severity, id, text}; burn's verdicts as

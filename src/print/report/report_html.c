@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "base/util.h"
+#include "print/fleet.h"
 #include "print/report/report_doc.h"
 
 /* ---- escaping ---- */
@@ -70,6 +71,7 @@ static const char css[] =
     "td.h7{background:#1f5aa6;color:#fff}\n"
     "td.sev-ok{background:#dcf3dc}td.sev-info{background:#e3ecf8}td.sev-warn{background:#ffe4b5}"
     "td.sev-fail{background:#f8c9c6}td.sev-skipped{background:#eeeff1;color:#666}td.sev-error{background:#efd3f2}\n"
+    "td.odd{background:#ffe4b5;font-weight:600;outline:2px solid #e99a2c;outline-offset:-2px}\n"
     "svg.chart{max-width:100%;height:auto;font-family:system-ui,sans-serif;display:block;margin:6px 0 12px}\n"
     "svg.chart text{font-size:11px;fill:#333}svg.chart .axis{stroke:#bbb;stroke-width:1}svg.chart .grid{stroke:#eee;stroke-width:1}\n"
     "svg.chart .limit{fill:#e2e5ea}svg.chart .tick{stroke:#111;stroke-width:2}svg.chart .val{fill:#4a7fc1}"
@@ -138,6 +140,11 @@ static void html_table(FILE *f, const struct rd_block *b)
     if (t->row_gpu && t->row_gpu[r]) {
       fputs(" data-gpu=\"", f);
       esc(f, t->row_gpu[r]);
+      fputc('"', f);
+    }
+    if (t->row_node && t->row_node[r]) {
+      fputs(" data-node=\"", f);
+      esc(f, t->row_node[r]);
       fputc('"', f);
     }
     fputc('>', f);
@@ -427,18 +434,31 @@ static void block(FILE *f, const struct rd_doc *d, const struct rd_block *b, boo
   }
 }
 
+/* The page of d (which it frees), made by the command named. */
+static int page(FILE *out, struct rd_doc *d, const char *command)
+{
+  bool in_head = false;
+  page_head(out, d);
+  for (size_t i = 0; i < d->n; i++)
+    block(out, d, &d->v[i], &in_head);
+  if (in_head)
+    fputs("</div>\n", out);
+  fprintf(out, "<p class=\"note\">Made by gpurig " GPURIG_VERSION " (%s --html): one file, no scripts, nothing "
+          "fetched.</p>\n</body>\n</html>\n", command);
+  rd_free(d);
+  return ferror(out) ? -1 : 0;
+}
+
 int gr_print_report_html(FILE *out, const struct gr_report_doc *doc)
 {
   struct rd_doc d;
-  bool in_head = false;
   rd_build(doc, &d);
-  page_head(out, &d);
-  for (size_t i = 0; i < d.n; i++)
-    block(out, &d, &d.v[i], &in_head);
-  if (in_head)
-    fputs("</div>\n", out);
-  fputs("<p class=\"note\">Made by gpurig " GPURIG_VERSION " (gpurig report --html): one file, no scripts, nothing "
-        "fetched.</p>\n</body>\n</html>\n", out);
-  rd_free(&d);
-  return ferror(out) ? -1 : 0;
+  return page(out, &d, "gpurig report");
+}
+
+int gr_print_fleet_html(FILE *out, const struct gr_fleet *f)
+{
+  struct rd_doc d;
+  rd_build_fleet(f, &d);
+  return page(out, &d, "gpurig fleet");
 }
