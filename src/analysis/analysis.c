@@ -365,6 +365,8 @@ static struct gr_path path_between(const struct gr_analysis *a, int x, int y, bo
   if (nvlink && gx >= 0 && gy >= 0 && a->nv_links[c] > 0) {
     p.level = p.nccl = GR_LVL_GPULINK;
     p.gpulinks = a->nv_links[c];
+    /* AMD GPUs have one GPU link, xGMI: the level is the same, its name not */
+    p.xgmi = t->pci[x].vendor == 0x1002 && t->pci[y].vendor == 0x1002;
     p.nccl_p2p = p.p2p_capable = true;
     p.via = GR_VIA_GPULINK;
     p.bw_gbps = a->nv_gbps[c];
@@ -634,11 +636,13 @@ const char *gr_level_str(const struct gr_path *p, char *buf, size_t cap)
   /* a cell of every matrix, n x n of them: built by hand, not printf'd */
   char nv[8] = "NV";
   const char *s = gr_level_name(p->level);
-  if (p->level == GR_LVL_GPULINK && (p->gpulinks < 0 || p->gpulinks > 999)) {
+  if (p->level == GR_LVL_GPULINK && p->xgmi)
+    s = "XGMI";
+  else if (p->level == GR_LVL_GPULINK && (p->gpulinks < 0 || p->gpulinks > 999)) {
     snprintf(buf, cap, "NV%d", p->gpulinks);
     return buf;
   }
-  if (p->level == GR_LVL_GPULINK) {
+  if (p->level == GR_LVL_GPULINK && !p->xgmi) {
     size_t k = 2;
     int v = p->gpulinks;
     if (v >= 100)
