@@ -324,11 +324,17 @@ static void print_legend(FILE *out, const struct gr_topo *t, const struct gr_ana
                "  PIX  = Connection traversing at most a single PCIe bridge\n"
                "  NV#  = Connection traversing a bonded set of # NVLinks\n");
   bool *inferred = xcalloc(t->ngpus + 1, sizeof(bool));
-  bool any = false;
+  bool any = false, xgmi = false;
   for (size_t i = 0; i < t->ngpus; i++)
-    for (size_t j = 0; j < t->ngpus; j++)
-      if (i != j && a->gpu_gpu[i * a->ngpus + j].level == GR_LVL_GPULINK && a->gpu_gpu[i * a->ngpus + j].nv_inferred)
+    for (size_t j = 0; j < t->ngpus; j++) {
+      const struct gr_path *p = &a->gpu_gpu[i * a->ngpus + j];
+      if (i != j && p->level == GR_LVL_GPULINK && p->nv_inferred)
         inferred[i] = any = true;
+      xgmi |= i != j && p->level == GR_LVL_GPULINK && p->xgmi;
+    }
+  /* rocm-smi's word for AMD's GPU links, which nvidia-smi's legend lacks */
+  if (xgmi)
+    fprintf(out, "  XGMI = Connection traversing AMD xGMI (Infinity Fabric) links, as rocm-smi --showtopo prints it\n");
   char list[256];
   if (any)
     fprintf(out, "  (gpurig: the NV# cells between %s are inferred, not recorded: see \"NVSwitch fabric\" below)\n",
