@@ -351,6 +351,14 @@ static void socket_bound(const struct gr_analysis *a, struct gr_path *p)
   }
 }
 
+/* An AMD GPU: its catalog row's maker (a rig's --gpu may have put another
+ * maker's card in an AMD slot), else its PCI vendor. */
+static bool amd_gpu(const struct gr_pci *p)
+{
+  const struct gr_gpu_model *m = gr_pci_catalog(p);
+  return m ? strcmp(m->vendor, "amd") == 0 : p->vendor == 0x1002;
+}
+
 static struct gr_path path_between(const struct gr_analysis *a, int x, int y, bool nvlink)
 {
   const struct gr_topo *t = a->t;
@@ -366,7 +374,7 @@ static struct gr_path path_between(const struct gr_analysis *a, int x, int y, bo
     p.level = p.nccl = GR_LVL_GPULINK;
     p.gpulinks = a->nv_links[c];
     /* AMD GPUs have one GPU link, xGMI: the level is the same, its name not */
-    p.xgmi = t->pci[x].vendor == 0x1002 && t->pci[y].vendor == 0x1002;
+    p.xgmi = amd_gpu(&t->pci[x]) && amd_gpu(&t->pci[y]);
     p.nccl_p2p = p.p2p_capable = true;
     p.via = GR_VIA_GPULINK;
     p.bw_gbps = a->nv_gbps[c];

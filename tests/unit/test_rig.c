@@ -109,6 +109,11 @@ static void xgmi_links_print_as_rocm_smi_does(void **state)
   assert_int_equal(p->gpulinks, 1);
   assert_true(p->bw_gbps > 45.9 && p->bw_gbps < 46.1); /* 92 GB/s per direction over the MI50's 2 links */
   gr_analysis_free(&a);
+  /* NVIDIA cards in the AMD slots (--gpu): the same links print as NVLink */
+  assert_int_equal(gr_rig_replace_gpus(&t, "RTX 3090", &err), 0);
+  gr_analyze(&t, &a);
+  assert_string_equal(tu_level(&a, 0, 1, l), "NV1");
+  gr_analysis_free(&a);
   gr_topo_free(&t);
 }
 
