@@ -93,8 +93,8 @@ static int read_cell(struct rs *r, enum rs_table tb, size_t a, size_t b, size_t 
     r->type[at] = mx_is(w, n, "XGMI") ? RS_TYPE_XGMI : RS_TYPE_PCIE;
     return 0;
   }
-  if (tb == RS_TYPE && mx_is(w, n, "N/A"))
-    return 0;
+  if (mx_is(w, n, "N/A"))
+    return 0; /* not reported for this pair: left unknown, as a missing table is */
   if ((tb == RS_WEIGHT || tb == RS_HOPS) && mx_uint(w, n, &v)) {
     (tb == RS_WEIGHT ? r->weight : r->hops)[at] = v;
     return 0;
