@@ -86,6 +86,8 @@ run_tests() {
   export GPURIG_DATA=$PWD/data
   for args in "topo --input $d/hwloc/nvidiaDGX2.xml" "topo --json --input $d/hwloc-aws/p5en.xml" \
               "topo --json --input $d/nccl-topo/gpurig_h100-nvswitch.xml" "topo --input $d/nccl-topo/gpurig_bad-mismatch.xml" \
+              "topo --json --input $d/published/dgx-a100.topo-m.txt" "topo --input $d/smi-topo/vllm-16840_mi250.showtopo.txt" \
+              "topo --input $d/bad/nvsmi-bad-cell.txt" "topo --rig mi50-bridge" \
               "report --root $d/trees/epyc-riser" "topo --input $d/no-such.xml" "report" \
               "doctor --root $d/trees/doctor-malformed" "doctor --json --root $d/trees/doctor-healthy --kmsg $d/kmsg/xid-79-13.log" \
               "doctor" "doctor --rig wopr" "compare --list" \
