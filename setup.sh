@@ -86,6 +86,8 @@ run_tests() {
   export GPURIG_DATA=$PWD/data
   for args in "topo --input $d/hwloc/nvidiaDGX2.xml" "topo --json --input $d/hwloc-aws/p5en.xml" \
               "topo --json --input $d/nccl-topo/gpurig_h100-nvswitch.xml" "topo --input $d/nccl-topo/gpurig_bad-mismatch.xml" \
+              "topo --json --input $d/published/dgx-a100.topo-m.txt" "topo --input $d/smi-topo/vllm-16840_mi250.showtopo.txt" \
+              "topo --input $d/bad/nvsmi-bad-cell.txt" "topo --rig mi50-bridge" \
               "report --root $d/trees/epyc-riser" "topo --input $d/no-such.xml" "report" \
               "doctor --root $d/trees/doctor-malformed" "doctor --json --root $d/trees/doctor-healthy --kmsg $d/kmsg/xid-79-13.log" \
               "doctor" "doctor --rig wopr" "compare --list" \
@@ -129,7 +131,8 @@ run_tests() {
   echo "== libFuzzer targets, ${FUZZ_SECONDS}s each"
   build build-fuzz -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=Debug -DGPURIG_FUZZ=ON -DGPURIG_SANITIZE=ON \
         -DGPURIG_TESTS=OFF
-  for f in xml xmlreader table sysfs rig dmi kmsg expect config nccl_topo nccl_log args report fleet http; do
+  for f in xml xmlreader table sysfs rig dmi kmsg expect config nccl_topo nvsmi_topo rocmsmi_topo nccl_log args report \
+           fleet http; do
     local work
     work=$(mktemp -d)
     # a fixed seed keeps CI reproducible; set GPURIG_FUZZ_SEED=0 for a random one

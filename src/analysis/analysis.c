@@ -369,6 +369,14 @@ static void pcie_finish(const struct gr_analysis *a, struct gr_path *p, int lca,
   socket_bound(a, p);
 }
 
+/* An AMD GPU: its catalog row's maker (a rig's --gpu may have put another
+ * maker's card in an AMD slot), else its PCI vendor. */
+static bool amd_gpu(const struct gr_pci *p)
+{
+  const struct gr_gpu_model *m = gr_pci_catalog(p);
+  return m ? strcmp(m->vendor, "amd") == 0 : p->vendor == 0x1002;
+}
+
 static struct gr_path path_between(const struct gr_analysis *a, int x, int y, bool nvlink)
 {
   const struct gr_topo *t = a->t;
@@ -383,6 +391,8 @@ static struct gr_path path_between(const struct gr_analysis *a, int x, int y, bo
   if (nvlink && gx >= 0 && gy >= 0 && a->nv_links[c] > 0) {
     p.level = p.nccl = GR_LVL_GPULINK;
     p.gpulinks = a->nv_links[c];
+    /* AMD GPUs have one GPU link, xGMI: the level is the same, its name not */
+    p.xgmi = amd_gpu(&t->pci[x]) && amd_gpu(&t->pci[y]);
     p.nccl_p2p = p.p2p_capable = true;
     p.via = GR_VIA_GPULINK;
     p.bw_gbps = a->nv_gbps[c];
@@ -682,11 +692,13 @@ const char *gr_level_str(const struct gr_path *p, char *buf, size_t cap)
   /* a cell of every matrix, n x n of them: built by hand, not printf'd */
   char nv[8] = "NV";
   const char *s = gr_level_name(p->level);
-  if (p->level == GR_LVL_GPULINK && (p->gpulinks < 0 || p->gpulinks > 999)) {
+  if (p->level == GR_LVL_GPULINK && p->xgmi)
+    s = "XGMI";
+  else if (p->level == GR_LVL_GPULINK && (p->gpulinks < 0 || p->gpulinks > 999)) {
     snprintf(buf, cap, "NV%d", p->gpulinks);
     return buf;
   }
-  if (p->level == GR_LVL_GPULINK) {
+  if (p->level == GR_LVL_GPULINK && !p->xgmi) {
     size_t k = 2;
     int v = p->gpulinks;
     if (v >= 100)

@@ -33,6 +33,8 @@ enum gr_via { GR_VIA_NONE, GR_VIA_PCIE, GR_VIA_GPULINK, GR_VIA_SOCKET };
 struct gr_path {
   enum gr_level level;
   int gpulinks;            /* for GR_LVL_GPULINK */
+  bool xgmi;              /* GR_LVL_GPULINK between AMD GPUs: xGMI (Infinity Fabric), printed XGMI as
+                             rocm-smi --showtopo prints it, not NV# */
   bool nv_inferred;       /* NV joined only through an inferred NVSwitch fabric (model/topo.h) */
   bool p2p_capable;       /* GPUs, driver and platform allow P2P here (NVLink, or PCIe P2P at some
                              NCCL_P2P_LEVEL); false: every byte goes through host memory */

@@ -483,7 +483,10 @@ void data_findings(struct gr_analysis *a)
                 "%zu NVSwitch%s present but this input has no NVLink matrix (hwloc records it only through NVML) and the GPUs' NVLink counts are not in the catalog, so the GPU levels above are PCIe only; the GPUs are most likely joined by NVLink.",
                 nvswitches, nvswitches == 1 ? " is" : "es are");
   }
-  if (!a->t->link_details && a->ngpus > 0) {
+  /* an input's own gaps say what it leaves out (links included) in its words */
+  for (size_t i = 0; i < a->t->ngaps; i++)
+    add_finding(a, GR_SEV_INFO, "topo.input-gap", -1, "%s", a->t->gaps[i]);
+  if (!a->t->link_details && a->ngpus > 0 && !a->t->ngaps) {
     /* what the input does record decides the sentence: some formats (an
      * NCCL topology file) give each link as it ran, others its rate alone */
     bool as_ran = false;

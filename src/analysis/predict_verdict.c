@@ -174,17 +174,28 @@ const char *level_needed(const struct ctx *c, const int *order, size_t k)
   return gr_nccl_level_str(need);
 }
 
-/* How a ring's hops move their bytes, in words. */
-static void hops_text(const struct gr_ring *r, size_t k, char *buf, size_t cap)
+/* The name of the GPU links on a ring: xGMI between AMD GPUs, else NVLink. */
+static const char *ring_link_name(const struct ctx *c, const int *order, size_t k)
+{
+  for (size_t i = 0; i < k && k > 1; i++) {
+    const struct gr_path *p = &c->a->gpu_gpu[(size_t)order[i] * c->n + (size_t)order[(i + 1) % k]];
+    if (p->level == GR_LVL_GPULINK)
+      return p->xgmi ? "xGMI" : "NVLink";
+  }
+  return "NVLink";
+}
+
+/* How a ring's hops move their bytes, in words; link names its GPU links. */
+static void hops_text(const struct gr_ring *r, size_t k, const char *link, char *buf, size_t cap)
 {
   if (r->nhops_gpulink == k)
-    snprintf(buf, cap, "joined by NVLink");
+    snprintf(buf, cap, "joined by %s", link);
   else if (r->nhops_host == k)
     snprintf(buf, cap, "every hop staged through host memory");
   else if (r->nhops_host)
     snprintf(buf, cap, "%zu of %zu hops staged through host memory", r->nhops_host, k);
   else if (r->nhops_gpulink)
-    snprintf(buf, cap, "over NVLink and PCIe peer-to-peer");
+    snprintf(buf, cap, "over %s and PCIe peer-to-peer", link);
   else
     snprintf(buf, cap, "peer-to-peer over PCIe");
 }
@@ -243,7 +254,7 @@ void tp_verdict(struct ctxs *cs, struct gr_prediction *p, size_t k)
                                                        : GR_RATE_POOR;
   if (k == 2 && rating == GR_RATE_FAIR)
     rating = GR_RATE_GOOD; /* two GPUs P2P: two all-reduces per layer over one link, no sharing */
-  hops_text(&r, k, how, sizeof(how));
+  hops_text(&r, k, ring_link_name(c, dflt, k), how, sizeof(how));
   if (r.busbw_gbps > 0)
     snprintf(bw, sizeof(bw), "all-reduce about %.1f GB/s with NCCL's defaults (bounded by %s)", r.busbw_gbps,
              gr_ring_bound_text(p, &r, bound, sizeof(bound)));

@@ -57,7 +57,8 @@ static const struct gr_command_options report_spec = {
 /* --help's option lines, in this order, some in report's own words */
 static const char *const report_help[] = {
     "root=replay a gathered tree instead of this machine",
-    "input=read an hwloc XML or NCCL topology file (- reads standard input)",
+    "input=read an hwloc XML or NCCL topology file, or a saved nvidia-smi or rocm-smi\n"
+    "matrix (- reads standard input)",
     "rig",
     "gpu",
     "verbose=everything: the GPU table, the matrices, every verdict and finding whole",

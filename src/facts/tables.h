@@ -94,6 +94,7 @@
   X(T, jobs, STR, 0, 0, NULL) \
   X(T, swa, WORD, 0, 0, "all|interleaved|none") \
   X(T, min_cc, STR, 0, 0, NULL) \
+  X(T, rocm, STR, 0, 0, NULL) \
   X(T, source, STR, 0, 0, NULL)
 
 /* data/diffusion.tsv: diffusion pipelines, one row per part (plan/diffusion.c

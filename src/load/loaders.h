@@ -53,6 +53,19 @@ int gr_load_nccl_topo_buffer(const char *name, const char *buf, size_t len, stru
  * far as that element. */
 bool gr_nccl_topo_sniff(const char *buf, size_t len);
 
+/* A saved `nvidia-smi topo -m` (the matrix, its CPU and NUMA Affinity
+ * columns and NIC Legend, as people post it) or `rocm-smi --showtopo` (or
+ * any of its Weight, Hops, Link Type and Numa Nodes parts). Neither states
+ * the PCIe tree: the loader draws the smallest tree with the stated levels,
+ * on made-up bus ids, and lists what the input leaves out in t->gaps
+ * (docs/topology.md). Errors name FILE:LINE. */
+int gr_load_nvsmi_topo_buffer(const char *name, const char *buf, size_t len, struct gr_topo *t, struct gr_err *err);
+int gr_load_rocmsmi_topo_buffer(const char *name, const char *buf, size_t len, struct gr_topo *t, struct gr_err *err);
+/* Which of them buf is: 1 nvidia-smi topo -m (a line starting with GPU0), 2
+ * rocm-smi (a "between two GPUs" title or a "(Topology) Numa" line), 0
+ * neither (XML starts with '<'). */
+int gr_smi_topo_sniff(const char *buf, size_t len);
+
 /* Writes the machine under fs as hwloc XML with gpurig's per-device facts as
  * info attributes, and the NVLink the driver reports (gpulink_reader, NULL
  * none) where hwloc records none, so that a replay of the file sees the

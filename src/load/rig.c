@@ -244,7 +244,8 @@ int gr_rig_replace_gpus(struct gr_topo *t, const char *model, struct gr_err *err
     p->link.cur_gen = eg;
     p->p2p = m->p2p == GR_P2P_YES ? 1 : m->p2p == GR_P2P_NO ? 0 : -1;
   }
-  if (!has_gpulink(m)) {
+  /* NVLink or xGMI alike: the links the rig states, at the new model's rate */
+  if (!has_link_kind(m, "nvlink") && !has_link_kind(m, "xgmi")) {
     t->ngpulinks = 0;
     gr_topo_free_fabrics(t);
   } else {

@@ -315,9 +315,31 @@ void build_cpus(struct parser *p)
 
 /* ---- NVLink: pairs, meshes and the NVSwitch fabric ---- */
 
+bool has_link_kind(const struct gr_gpu_model *m, const char *kind)
+{
+  return m && m->links > 0 && strcmp(m->link, kind) == 0;
+}
+
 bool has_gpulink(const struct gr_gpu_model *m)
 {
-  return m && m->links > 0 && strcmp(m->link, "nvlink") == 0;
+  return has_link_kind(m, "nvlink");
+}
+
+/* A statement's link kind, as the catalog's link column and its messages name it. */
+static const char *kind_of(const struct link_stmt *s)
+{
+  return s->xgmi ? "xgmi" : "nvlink";
+}
+
+static const char *kind_name(const struct link_stmt *s)
+{
+  return s->xgmi ? "xGMI" : "NVLink";
+}
+
+/* Their plural in messages: "NVLinks", "xGMI links". */
+static const char *links_word(const struct link_stmt *s)
+{
+  return s->xgmi ? "xGMI links" : "NVLinks";
 }
 
 /* GB/s per direction of one NVLink of a model: the catalog's links share its figure. */
@@ -332,17 +354,17 @@ const char *article(const char *model)
   return strchr("AEFHILMNORSX", toupper((unsigned char)model[0])) ? "an" : "a";
 }
 
-/* The pci index and catalog row of the NVLink GPU named `name`, or -1 after
- * an error at column col. */
-static int nvlink_gpu(struct parser *p, const char *name, int col, const char *what,
+/* The pci index and catalog row of the GPU named `name`, whose catalog row
+ * has links of the statement's kind, or -1 after an error at column col. */
+static int nvlink_gpu(struct parser *p, const struct link_stmt *s, const char *name, int col, const char *what,
                       const struct gr_gpu_model **m)
 {
   int i = find_elem(p, name);
   if (i < 0 || p->elems[i].kind != K_GPU)
     return perr(p, col, "undefined GPU '%s' in %s (GPUs are gpu0, gpu1, ... in declaration order)", name, what);
   *m = p->elems[i].gpu;
-  if (!has_gpulink(*m))
-    return perr(p, col, "%s (%s) has no NVLink", name, (*m)->model);
+  if (!has_link_kind(*m, kind_of(s)))
+    return perr(p, col, "%s (%s) has no %s", name, (*m)->model, kind_name(s));
   return p->elems[i].pci_index;
 }
 
@@ -356,7 +378,7 @@ static int range_gpus(struct parser *p, const struct link_stmt *s, const char *w
   for (size_t k = 0; k < n; k++) {
     char name[32];
     snprintf(name, sizeof(name), "gpu%zu", s->lo + k);
-    if (((*pci)[k] = nvlink_gpu(p, name, s->acol, what, &(*m)[k])) < 0)
+    if (((*pci)[k] = nvlink_gpu(p, s, name, s->acol, what, &(*m)[k])) < 0)
       return -1;
   }
   return 0;
@@ -371,7 +393,9 @@ static void board_hint(const struct parser *p, const struct link_stmt *s, const 
     snprintf(buf, cap, " (an HGX board joins GPUs through NVSwitches: write nvswitch gpu%u-gpu%u)",
              s->kind == LK_MESH ? s->lo : 0, s->kind == LK_MESH ? s->hi : (unsigned)(p->ngpus - 1));
   else if (strcmp(m->board, "bridge") == 0)
-    snprintf(buf, cap, " (an NVLink bridge joins two cards with all of them)");
+    snprintf(buf, cap, s->xgmi ? " (AMD's Infinity Fabric Link bridge joins up to 4 cards, one link between each pair "
+                                 "it joins)"
+                               : " (an NVLink bridge joins two cards with all of them)");
 }
 
 /* Counts `links` more NVLinks on GPU `gpu`; more than its catalog has is an
@@ -383,8 +407,8 @@ static int charge(struct parser *p, const struct link_stmt *s, int gpu, const st
     return 0;
   char hint[160];
   board_hint(p, s, m, hint, sizeof(hint));
-  return perr(p, s->col, "%s would have %d NVLinks; %s %s has %d%s", p->elems[p->gpu_elem[gpu]].name, p->used[gpu],
-              article(m->model), m->model, m->links, hint);
+  return perr(p, s->col, "%s would have %d %s; %s %s has %d%s", p->elems[p->gpu_elem[gpu]].name, p->used[gpu],
+              links_word(s), article(m->model), m->model, m->links, hint);
 }
 
 /* Adds one GPU pair. No cap of its own: charge() bounds every GPU by its
@@ -395,22 +419,24 @@ static void add_pair(struct parser *p, int x, int y, int links, double rate)
   gr_topo_add_gpulink(p->t, x, y, -1, links, links * rate);
 }
 
-/* A pair's links by default: all of a bridge card's (an RTX 3090's bridge
- * carries its 4), else one. */
-static int pair_default(const struct gr_gpu_model *m)
+/* A pair's links by default: all of an NVLink bridge card's (an RTX 3090's
+ * bridge carries its 4), else one; AMD's Infinity Fabric Link bridge joins 4
+ * cards, one link between each pair it joins. */
+static int pair_default(const struct link_stmt *s, const struct gr_gpu_model *m)
 {
-  return strcmp(m->board, "bridge") == 0 ? m->links : 1;
+  return !s->xgmi && strcmp(m->board, "bridge") == 0 ? m->links : 1;
 }
 
 static int link_pair(struct parser *p, const struct link_stmt *s)
 {
   const struct gr_gpu_model *mx = NULL, *my = NULL;
-  int x = nvlink_gpu(p, s->a, s->acol, "nvlink", &mx), y = x < 0 ? -1 : nvlink_gpu(p, s->b, s->bcol, "nvlink", &my);
+  const char *kw = kind_of(s);
+  int x = nvlink_gpu(p, s, s->a, s->acol, kw, &mx), y = x < 0 ? -1 : nvlink_gpu(p, s, s->b, s->bcol, kw, &my);
   if (x < 0 || y < 0)
     return -1;
   if (x == y)
-    return perr(p, s->acol, "an NVLink joins two different GPUs");
-  int dx = pair_default(mx), dy = pair_default(my);
+    return perr(p, s->acol, "an %s link joins two different GPUs", kind_name(s));
+  int dx = pair_default(s, mx), dy = pair_default(s, my);
   int links = s->links ? s->links : dx < dy ? dx : dy;
   double rate = link_rate(mx) < link_rate(my) ? link_rate(mx) : link_rate(my);
   if (charge(p, s, x, mx, links) != 0 || charge(p, s, y, my, links) != 0)
@@ -434,8 +460,8 @@ static int link_mesh(struct parser *p, const struct link_stmt *s, const int *pci
   if (links == 0) {
     char hint[160];
     board_hint(p, s, m[least], hint, sizeof(hint));
-    return perr(p, s->col, "a mesh of %d GPUs needs %d NVLinks per GPU at least; %s %s has %d%s", n, n - 1,
-                article(m[least]->model), m[least]->model, m[least]->links, hint);
+    return perr(p, s->col, "a mesh of %d GPUs needs %d %s per GPU at least; %s %s has %d%s", n, n - 1,
+                links_word(s), article(m[least]->model), m[least]->model, m[least]->links, hint);
   }
   for (int k = 0; k < n; k++)
     if (charge(p, s, pci[k], m[k], links * (n - 1)) != 0)
@@ -474,7 +500,7 @@ static int link_statement(struct parser *p, const struct link_stmt *s)
     return link_pair(p, s);
   int *pci = NULL;
   const struct gr_gpu_model **m = NULL;
-  int rc = range_gpus(p, s, s->kind == LK_MESH ? "nvlink mesh" : "nvswitch", &pci, &m);
+  int rc = range_gpus(p, s, s->kind == LK_MESH ? (s->xgmi ? "xgmi mesh" : "nvlink mesh") : "nvswitch", &pci, &m);
   if (rc == 0)
     rc = s->kind == LK_MESH ? link_mesh(p, s, pci, m) : link_fabric(p, s, pci, m);
   free(pci);

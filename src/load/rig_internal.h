@@ -83,6 +83,7 @@ struct link_stmt {
   int links;              /* links per pair (per GPU for a fabric); 0: the catalog's default */
   int switches;           /* fabric: NVSwitch chips, 0 unknown */
   int gen;                /* fabric: NVLink generation, 0: the GPUs' catalog generation */
+  bool xgmi;              /* pair, mesh: an xgmi statement (AMD's Infinity Fabric links), not nvlink */
 };
 
 struct parser {
@@ -139,6 +140,8 @@ void build_cpus(struct parser *p);
 int build_tree(struct parser *p);
 int build_links(struct parser *p);
 bool has_gpulink(const struct gr_gpu_model *m);
+/* The catalog gives the model GPU links of this kind: "nvlink" or "xgmi". */
+bool has_link_kind(const struct gr_gpu_model *m, const char *kind);
 double link_rate(const struct gr_gpu_model *m);
 const char *article(const char *model);
 

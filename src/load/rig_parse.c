@@ -467,17 +467,19 @@ static struct link_stmt *new_link(struct parser *p, enum link_kind kind)
   return s;
 }
 
-/* nvlink GPU GPU [links N]  |  nvlink mesh GPUa-GPUb [links N] */
-static int stmt_nvlink(struct parser *p)
+/* nvlink|xgmi GPU GPU [links N]  |  nvlink|xgmi mesh GPUa-GPUb [links N] */
+static int stmt_gpulink(struct parser *p, bool xgmi)
 {
   long links = 0;
   const int nfixed = 3; /* nvlink A B, or nvlink mesh RANGE */
-  if (p->ntok >= 2 && !p->tok[1].quoted && strcmp(p->tok[1].text, "none") == 0) {
+  if (!xgmi && p->ntok >= 2 && !p->tok[1].quoted && strcmp(p->tok[1].text, "none") == 0) {
     if (p->ntok > 2)
       return perr(p, p->tok[2].col, "unexpected \"%s\" (nvlink none stands alone)", p->tok[2].text);
     p->t->gpulink_none = true; /* only what the rig declares; see docs/rig-format.md */
     return 0;
   }
+  if (p->ntok < nfixed && xgmi)
+    return perr(p, p->tok[0].col, "expected: xgmi GPU GPU [links N] or xgmi mesh GPUa-GPUb [links N]");
   if (p->ntok < nfixed)
     return perr(p, p->tok[0].col, "expected: nvlink GPU GPU [links N], nvlink mesh GPUa-GPUb [links N] or nvlink none");
   if (p->ntok == nfixed + 2 && strcmp(p->tok[nfixed].text, "links") == 0) {
@@ -493,6 +495,7 @@ static int stmt_nvlink(struct parser *p)
   struct link_stmt *s = new_link(p, mesh ? LK_MESH : LK_PAIR);
   if (!s)
     return -1;
+  s->xgmi = xgmi;
   s->links = (int)links;
   s->lo = lo;
   s->hi = hi;
@@ -503,6 +506,18 @@ static int stmt_nvlink(struct parser *p)
     s->b = xstrdup(p->tok[2].text);
   }
   return 0;
+}
+
+static int stmt_nvlink(struct parser *p)
+{
+  return stmt_gpulink(p, false);
+}
+
+/* AMD's Infinity Fabric links (xGMI): the same grammar as nvlink, but
+ * none, checked against the catalog's xgmi links (docs/rig-format.md). */
+static int stmt_xgmi(struct parser *p)
+{
+  return stmt_gpulink(p, true);
 }
 
 /* `links N` or `gen G` of an nvswitch line at token i. */
@@ -730,7 +745,7 @@ int parse_statement(struct parser *p)
     int (*fn)(struct parser *);
   } stmts[] = {{"cpu", stmt_cpu},   {"rootcomplex", stmt_rootcomplex}, {"switch", stmt_switch},
                {"gpu", stmt_gpu},   {"nic", stmt_nic},                 {"nvme", stmt_nvme},
-               {"nvlink", stmt_nvlink}, {"nvswitch", stmt_nvswitch},
+               {"nvlink", stmt_nvlink}, {"nvswitch", stmt_nvswitch}, {"xgmi", stmt_xgmi},
                {"psu", stmt_psu},   {"circuit", stmt_circuit}};
   static const char *meta[] = {"rig", "source", "price", "intersocket", "p2p"};
   static const char *net[] = {"nodes", "fabric", "peermem", "gdr-level"};
@@ -764,7 +779,7 @@ int parse_statement(struct parser *p)
     return perr(p, k->col, "unknown statement \"%s\"%s", k->text, gr_suggest_text(&sg, hint, sizeof(hint)));
   return perr(p, k->col,
               "unknown statement \"%s\" (expected rig, source, price, cpu, intersocket, rootcomplex, switch, gpu, "
-              "nic, nvme, nvlink, nvswitch, psu, circuit, p2p, nodes, fabric, peermem or gdr-level)", k->text);
+              "nic, nvme, nvlink, nvswitch, xgmi, psu, circuit, p2p, nodes, fabric, peermem or gdr-level)", k->text);
 }
 
 /* ---- resolution ---- */

@@ -65,7 +65,12 @@ static int load_input(const char *path, struct gr_topo *t, struct gr_err *err)
     return -1;
   }
   const char *name = f.from_stdin ? "standard input" : path;
-  if (gr_nccl_topo_sniff(f.data, f.len))
+  int smi = gr_smi_topo_sniff(f.data, f.len);
+  if (smi == 1)
+    rc = gr_load_nvsmi_topo_buffer(name, f.data, f.len, t, err);
+  else if (smi == 2)
+    rc = gr_load_rocmsmi_topo_buffer(name, f.data, f.len, t, err);
+  else if (gr_nccl_topo_sniff(f.data, f.len))
     rc = gr_load_nccl_topo_buffer(name, f.data, f.len, t, err);
   else if (f.regular && !f.from_stdin)
     rc = gr_load_xml(path, t, err); /* by name: libxml2 can then name the line of a syntax error */

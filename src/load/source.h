@@ -21,8 +21,9 @@
 enum gr_source_kind {
   GR_SRC_LIVE,    /* this machine (/sys, /proc, /dev) */
   GR_SRC_ROOT,    /* a gathered /sys + /proc tree: path is its directory (--root) */
-  GR_SRC_XML,     /* an --input file: path; hwloc XML or an NCCL topology file, told apart by
-                     its first element when it is loaded (<system>: NCCL, else hwloc) */
+  GR_SRC_XML,     /* an --input file: path; hwloc XML, an NCCL topology file, or a saved
+                     nvidia-smi topo -m or rocm-smi --showtopo, told apart by content when it is
+                     loaded (text: the matrices; <system>: NCCL; else hwloc) */
   GR_SRC_RIG,     /* a rig file: path, or a name from data/rigs/ (--rig) */
   GR_SRC_GENERIC, /* `gpus` of catalog GPU gpu_model on a generic board, one x16 root port each */
 };

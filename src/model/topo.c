@@ -44,6 +44,9 @@ void gr_topo_free(struct gr_topo *t)
   for (size_t i = 0; i < t->nwarnings; i++)
     free(t->warnings[i]);
   free(t->warnings);
+  for (size_t i = 0; i < t->ngaps; i++)
+    free(t->gaps[i]);
+  free(t->gaps);
   free(t->socket_link);
   free(t->cluster);
   if (t->rig) {
@@ -105,6 +108,17 @@ void gr_topo_add_warning(struct gr_topo *t, const char *fmt, ...)
   va_end(ap);
   t->warnings = xrealloc(t->warnings, (t->nwarnings + 1) * sizeof(char *));
   t->warnings[t->nwarnings++] = xstrdup(buf);
+}
+
+void gr_topo_add_gap(struct gr_topo *t, const char *fmt, ...)
+{
+  va_list ap;
+  char buf[1024];
+  va_start(ap, fmt);
+  vsnprintf(buf, sizeof(buf), fmt, ap);
+  va_end(ap);
+  t->gaps = xrealloc(t->gaps, (t->ngaps + 1) * sizeof(char *));
+  t->gaps[t->ngaps++] = xstrdup(buf);
 }
 
 void gr_topo_add_gpulink(struct gr_topo *t, int a, int b, int peer_package, int count, double bw_gbps)
@@ -323,8 +337,10 @@ static bool kind_is(const struct gr_topo *t, const char *kind)
 
 const char *gr_topo_input_name(const struct gr_topo *t)
 {
-  return kind_is(t, "xml")    ? "hwloc XML"
-         : kind_is(t, "nccl") ? "NCCL topology file"
+  return kind_is(t, "xml")          ? "hwloc XML"
+         : kind_is(t, "nccl")       ? "NCCL topology file"
+         : kind_is(t, "nvidia-smi") ? "nvidia-smi topo -m output"
+         : kind_is(t, "rocm-smi")   ? "rocm-smi topology output"
          : kind_is(t, "rig")  ? "rig file"
          : kind_is(t, "root") ? "gathered tree"
                               : "this machine";
@@ -332,7 +348,8 @@ const char *gr_topo_input_name(const struct gr_topo *t)
 
 bool gr_topo_from_file(const struct gr_topo *t)
 {
-  return kind_is(t, "xml") || kind_is(t, "nccl") || kind_is(t, "rig");
+  return kind_is(t, "xml") || kind_is(t, "nccl") || kind_is(t, "rig") || kind_is(t, "nvidia-smi") ||
+         kind_is(t, "rocm-smi");
 }
 
 /* v in hex, lower case, at least minw digits: printf's "%0*x". Returns the

@@ -166,7 +166,8 @@ struct gr_fabric {
 };
 
 struct gr_topo {
-  char *source_kind;  /* "live", "root", "xml", "nccl", "rig" (gr_topo_input_name names it) */
+  char *source_kind;  /* "live", "root", "xml", "nccl", "rig", "nvidia-smi", "rocm-smi" (gr_topo_input_name
+                         names it) */
   char *source_path;  /* root dir or file, may be NULL */
   char *product;      /* DMI product name, may be NULL */
   char *hostname;     /* may be NULL */
@@ -186,6 +187,11 @@ struct gr_topo {
   struct gr_fabric *fabrics; size_t nfabrics;
 
   char **warnings; size_t nwarnings;  /* input problems that were survivable */
+  /* What the input leaves out, one sentence each (a matrix printed by
+   * nvidia-smi or rocm-smi states levels, not bus ids or link widths): the
+   * analysis reports each as an info finding, so that a figure it cannot
+   * give is said, never guessed. */
+  char **gaps; size_t ngaps;
 
   /* The link between CPU sockets as the input declares it (a rig file's
    * `intersocket`), NCCL-style GB/s per direction; NULL and 0 when the input
@@ -262,6 +268,7 @@ void gr_topo_free(struct gr_topo *t);
 /* Appends a zeroed node and returns its index. */
 int gr_topo_add_pci(struct gr_topo *t);
 void gr_topo_add_warning(struct gr_topo *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void gr_topo_add_gap(struct gr_topo *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void gr_topo_add_gpulink(struct gr_topo *t, int a, int b, int peer_package, int count, double bw_gbps);
 
 /* Adds an empty fabric and returns it (valid until the next add). why is
@@ -318,10 +325,11 @@ void gr_topo_finish(struct gr_topo *t);
 enum gr_kind gr_kind_from_ids(unsigned class_id, unsigned vendor, unsigned device);
 
 /* What t was read from, as a noun for sentences and the machine line: "this
- * machine", "gathered tree", "hwloc XML", "NCCL topology file", "rig file".
- * Static. */
+ * machine", "gathered tree", "hwloc XML", "NCCL topology file", "rig file",
+ * "nvidia-smi topo -m output", "rocm-smi topology output". Static. */
 const char *gr_topo_input_name(const struct gr_topo *t);
-/* Whether t was read from a file (hwloc XML, NCCL topology file, rig), not
+/* Whether t was read from a file (hwloc XML, NCCL topology file, rig, a saved
+ * nvidia-smi or rocm-smi matrix), not
  * from a machine's /sys (this one or a gathered tree). */
 bool gr_topo_from_file(const struct gr_topo *t);
 

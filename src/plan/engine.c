@@ -124,11 +124,57 @@ static int min_cc_of(const struct gr_engines_row *r, const char *family)
   return 0;
 }
 
+/* The rocm column's entry for a family ("fp8:gfx942|gfx950"): NULL when the
+ * engine does not offer it on ROCm; *archs the architectures after the colon
+ * ("" any), up to the next comma. */
+static const char *rocm_entry(const struct gr_engines_row *r, const char *family, size_t *archs_len,
+                              const char **archs)
+{
+  size_t n = strlen(family);
+  for (const char *p = r->rocm; p && *p;) {
+    size_t len = strcspn(p, ",");
+    if (len >= n && strncmp(p, family, n) == 0 && (len == n || p[n] == ':')) {
+      *archs = len == n ? "" : p + n + 1;
+      *archs_len = len == n ? 0 : len - n - 1;
+      return p;
+    }
+    p = p[len] ? p + len + 1 : NULL;
+  }
+  return NULL;
+}
+
+/* Whether the engine's ROCm build runs family on gpu's architecture. */
+static bool rocm_runs(const struct gr_engines_row *r, const char *family, const struct gr_gpu_model *gpu, char *why,
+                      size_t cap)
+{
+  const char *archs;
+  size_t alen;
+  if (!rocm_entry(r, family, &alen, &archs)) {
+    snprintf(why, cap, "%s on ROCm does not offer %s weights (data/engines.tsv rocm: %s)", r->name, family, r->rocm);
+    return false;
+  }
+  size_t an = gpu->arch ? strlen(gpu->arch) : 0;
+  for (const char *p = archs; alen > 0 && p < archs + alen;) {
+    size_t len = strcspn(p, "|,");
+    if (len == an && an > 0 && strncmp(p, gpu->arch, an) == 0)
+      return true;
+    p += len + 1;
+  }
+  if (alen == 0)
+    return true;
+  snprintf(why, cap, "%s's %s kernels on ROCm need %.*s; %s is %s", r->name, family, (int)alen, archs, gpu->model,
+           gpu->arch ? gpu->arch : "of an unknown architecture");
+  return false;
+}
+
 bool gr_engine_format_runs(const char *engine, const struct gr_quant *q, const struct gr_gpu_model *gpu, char *why,
                            size_t cap)
 {
   const struct gr_engines_row *r = row_of(engine);
   const char *family = gr_quant_family(q);
+  /* AMD GPUs run the engine's ROCm build, whose formats are its own */
+  if (r && gpu && gpu->vendor && strcmp(gpu->vendor, "amd") == 0)
+    return rocm_runs(r, family, gpu, why, cap);
   if (!r || !list_has(r->formats, family)) {
     snprintf(why, cap, "%s does not load %s weights (%s)", engine ? engine : "(no engine)", q->name, family);
     return false;

@@ -336,11 +336,17 @@ static void print_legend(FILE *out, const struct gr_topo *t, const struct gr_ana
                "  PIX  = Connection traversing at most a single PCIe bridge\n"
                "  NV#  = Connection traversing a bonded set of # NVLinks\n");
   bool *inferred = xcalloc(t->ngpus + 1, sizeof(bool));
-  bool any = false;
+  bool any = false, xgmi = false;
   for (size_t i = 0; i < t->ngpus; i++)
-    for (size_t j = 0; j < t->ngpus; j++)
-      if (i != j && a->gpu_gpu[i * a->ngpus + j].level == GR_LVL_GPULINK && a->gpu_gpu[i * a->ngpus + j].nv_inferred)
+    for (size_t j = 0; j < t->ngpus; j++) {
+      const struct gr_path *p = &a->gpu_gpu[i * a->ngpus + j];
+      if (i != j && p->level == GR_LVL_GPULINK && p->nv_inferred)
         inferred[i] = any = true;
+      xgmi |= i != j && p->level == GR_LVL_GPULINK && p->xgmi;
+    }
+  /* rocm-smi's word for AMD's GPU links, which nvidia-smi's legend lacks */
+  if (xgmi)
+    fprintf(out, "  XGMI = Connection traversing AMD xGMI (Infinity Fabric) links, as rocm-smi --showtopo prints it\n");
   char list[256];
   if (any)
     fprintf(out, "  (gpurig: the NV# cells between %s are inferred, not recorded: see \"NVSwitch fabric\" below)\n",
@@ -531,6 +537,16 @@ void gr_print_bandwidth(FILE *out, const struct gr_topo *t, const struct gr_anal
   print_bottlenecks(out, t, a);
 }
 
+/* Whether the GPU links joining hive h are xGMI (its members are AMD's). */
+static bool hive_xgmi(const struct gr_analysis *a, size_t h)
+{
+  for (size_t i = 0; i < a->ngpus; i++)
+    for (size_t j = 0; j < a->ngpus; j++)
+      if (i != j && a->hive[i] == (int)h && a->gpu_gpu[i * a->ngpus + j].level == GR_LVL_GPULINK)
+        return a->gpu_gpu[i * a->ngpus + j].xgmi;
+  return false;
+}
+
 void gr_print_hives(FILE *out, const struct gr_topo *t, const struct gr_analysis *a)
 {
   if (!t->ngpus)
@@ -544,6 +560,8 @@ void gr_print_hives(FILE *out, const struct gr_topo *t, const struct gr_analysis
     const struct gr_hive *hv = &a->hives[h];
     if (hv->kind == GR_HIVE_SWITCH || hv->kind == GR_HIVE_SWITCHES)
       fprintf(out, "  (%s, worst pair %s)", gr_hive_kind_name(hv->kind), gr_level_name(hv->worst));
+    else if (hv->kind == GR_HIVE_GPULINK && hive_xgmi(a, h))
+      fputs("  (xGMI)", out); /* AMD's GPU links, the same kind of hive */
     else
       fprintf(out, "  (%s)", gr_hive_kind_name(hv->kind));
     fputc('\n', out);

@@ -39,7 +39,13 @@
 # allow-list (a stale line, a line without a reason) and checks that each
 # makes the comparison fail, naming the cell.
 #
-# Usage: run.sh GPURIG_BINARY [NAME]   (environment: GPURIG_DATA, GPURIG_PCI_IDS)
+# With --roundtrip instead of NAME, it reads every published matrix itself
+# (`gpurig topo --input - < NAME.topo-m.txt`, here and in ../data/smi-topo/):
+# gpurig draws a PCIe tree from the levels, and the matrix it prints from
+# that tree must be the published one, cell by cell and NIC by NIC. Then a
+# matrix with one cell changed must not pass against the original's output.
+#
+# Usage: run.sh GPURIG_BINARY [NAME | --roundtrip]   (environment: GPURIG_DATA, GPURIG_PCI_IDS)
 set -u
 gpurig=$1
 only=${2:-}
@@ -168,6 +174,34 @@ compare() {
   cat "$tmp/summary" >>"$tmp/table"
   return $rc
 }
+
+# roundtrip: every published matrix read back through --input (standard input)
+roundtrip() {
+  local f n rc fail=0 ran=0
+  : >"$tmp/table"
+  : >"$tmp/none.rig"
+  for f in "$data"/*.topo-m.txt "$here/../data/smi-topo"/*.topo-m.txt; do
+    n=$(basename "$f" .topo-m.txt)
+    "$gpurig" topo --input - <"$f" >"$tmp/$n.rt" 2>"$tmp/$n.err"; rc=$?
+    if [ $rc -gt 1 ]; then echo "FAIL $n: gpurig topo --input: exit $rc: $(head -1 "$tmp/$n.err")"; fail=1; continue; fi
+    ran=$((ran + 1))
+    compare "$n" "$f" "$tmp/$n.rt" /dev/null "$tmp/none.rig" || { echo "FAIL $n (read back)"; fail=1; }
+    [ "$(nic_names "$f")" = "$(nic_names "$tmp/$n.rt")" ] || { echo "FAIL $n: NIC columns differ"; fail=1; }
+  done
+  printf '%-34s %6s %6s %6s %9s %6s\n' "matrix (read back)" cells agree known mismatch stale
+  while read -r l c a k m s; do printf '%-34s %6d %6d %6d %9d %6d\n' "$l" "$c" "$a" "$k" "$m" "$s"; done <"$tmp/table"
+  # selftest: the first cell of the DGX A100's GPU0 row changed must be caught
+  awk '!done && !/^#/ && $1 == "GPU0" && !/CPU Affinity/ { $3 = "PIX"; done = 1 } { print }' \
+    "$data/dgx-a100.topo-m.txt" >"$tmp/doctored.txt"
+  if compare selftest "$tmp/doctored.txt" "$tmp/dgx-a100.rt" /dev/null "$tmp/none.rig" >"$tmp/self.out"; then
+    echo "FAIL selftest: a doctored cell read back as the original"; fail=1
+  else
+    echo "selftest: a doctored GPU0/GPU1 cell was caught"
+  fi
+  [ $ran -ge 5 ] || { echo "FAIL: only $ran matrices read back"; fail=1; }
+  exit $fail
+}
+[ "$only" = --roundtrip ] && roundtrip
 
 : >"$tmp/table"
 fail=0 ran=0 first_ok=

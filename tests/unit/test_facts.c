@@ -427,7 +427,7 @@ static void test_broken_rows_refused(void **state)
        "models.tsv:2:3: layers must be a whole number from 1 to"},
       {"quant.tsv", "name\tkind\tbase\tblock_weights\tblock_bytes\tsource\nq\tggml\t-\t32\t-3\ts\n",
        "quant.tsv:2:5: block_bytes must be a whole number from 1 to 1e+06, or -"},
-      {"engines.tsv", "name\taliases\tformats\tkv_quants\tjobs\tswa\tmin_cc\tsource\ne\te\tfloat\tfp16\tinfer\tsome\t-\ts\n",
+      {"engines.tsv", "name\taliases\tformats\tkv_quants\tjobs\tswa\tmin_cc\trocm\tsource\ne\te\tfloat\tfp16\tinfer\tsome\t-\t-\ts\n",
        "engines.tsv:2:6: swa must be one of all|interleaved|none"},
       {"diffusion.tsv", "name\taliases\tpart\tclass\tconfig\tsource\nsd\tsd\tunet\tUNet3D\tk=1\ts\n",
        "diffusion.tsv:2:4: class must be one of"},

@@ -778,9 +778,38 @@ static void power_limit_follows_the_clock(void **state)
   free(p);
 }
 
+/* AMD GPUs run an engine's ROCm build: data/engines.tsv's rocm column, with
+ * the architectures a format's kernels need (vLLM's FP8: MI300's gfx942). */
+static void rocm_formats_follow_the_rocm_column(void **state)
+{
+  (void)state;
+  struct gr_quant fp8, awq, q4, fp16;
+  struct gr_err err = {0};
+  char why[192];
+  assert_int_equal(gr_quant_parse("fp8", &fp8, &err), 0);
+  assert_int_equal(gr_quant_parse("awq", &awq, &err), 0);
+  assert_int_equal(gr_quant_parse("q4_k_m", &q4, &err), 0);
+  assert_int_equal(gr_quant_parse("fp16", &fp16, &err), 0);
+  const struct gr_gpu_model *xtx = gr_catalog_find("RX 7900 XTX"), *mi300 = gr_catalog_find("MI300X");
+  const struct gr_gpu_model *a100 = gr_catalog_find("A100 SXM4 80GB");
+  assert_non_null(xtx);
+  assert_non_null(mi300);
+  assert_non_null(a100);
+  assert_false(gr_engine_format_runs("vllm", &fp8, xtx, why, sizeof(why)));
+  assert_string_equal(why, "vllm's fp8 kernels on ROCm need gfx942|gfx950; RX 7900 XTX is gfx1100");
+  assert_true(gr_engine_format_runs("vllm", &fp8, mi300, why, sizeof(why)));
+  assert_false(gr_engine_format_runs("vllm", &awq, mi300, why, sizeof(why)));
+  assert_non_null(strstr(why, "vllm on ROCm does not offer awq weights"));
+  assert_true(gr_engine_format_runs("vllm", &awq, a100, why, sizeof(why))); /* CUDA: the formats column */
+  assert_true(gr_engine_format_runs("transformers", &awq, mi300, why, sizeof(why)));
+  assert_true(gr_engine_format_runs("llama.cpp", &q4, xtx, why, sizeof(why)));
+  assert_true(gr_engine_format_runs("vllm", &fp16, xtx, why, sizeof(why)));
+}
+
 int main(void)
 {
   const struct CMUnitTest tests[] = {
+      cmocka_unit_test(rocm_formats_follow_the_rocm_column),
       cmocka_unit_test(exact_parameter_counts),   cmocka_unit_test(config_json_matches_builtin),
       cmocka_unit_test(bad_configs_name_file_line_key), cmocka_unit_test(lora_and_kv),
       cmocka_unit_test(gguf_file_sizes),          cmocka_unit_test(deepspeed_printout),

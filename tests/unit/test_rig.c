@@ -74,6 +74,47 @@ static void bad_rigs_name_file_line_col(void **state)
   expect_error(HEAD "gpu \"RTX 3090\" rc0 slot gen9 x16\n", "bad.rig:4:25:", "expected a PCIe generation");
   expect_error(HEAD "gpu 2 \"RTX 4090\" rc0\nnvlink gpu0 gpu1\n", "bad.rig:5:8:", "has no NVLink");
   expect_error(HEAD "gpu \"RTX 3090\" rc0\nnvlink gpu0 gpu7\n", "bad.rig:5:13:", "undefined GPU 'gpu7'");
+  /* xgmi: AMD's links, checked against the catalog's xgmi links as nvlink is against NVLink */
+  expect_error(HEAD "gpu 2 \"RX 7900 XTX\" rc0\nxgmi gpu0 gpu1\n", "bad.rig:5:6:", "gpu0 (RX 7900 XTX) has no xGMI");
+  expect_error(HEAD "gpu 2 \"RTX 3090\" rc0\nxgmi gpu0 gpu1\n", "bad.rig:5:6:", "gpu0 (RTX 3090) has no xGMI");
+  expect_error(HEAD "gpu 2 \"MI50\" rc0\nnvlink gpu0 gpu1\n", "bad.rig:5:8:", "gpu0 (MI50) has no NVLink");
+  expect_error(HEAD "gpu 4 \"MI50\" rc0\nxgmi mesh gpu0-gpu3\n", "bad.rig:5:1:",
+               "a mesh of 4 GPUs needs 3 xGMI links per GPU at least; an MI50 has 2");
+  expect_error(HEAD "gpu 3 \"MI50\" rc0\nxgmi gpu0 gpu1\nxgmi gpu0 gpu2 links 2\n", "bad.rig:6:1:",
+               "gpu0 would have 3 xGMI links; an MI50 has 2");
+  expect_error(HEAD "gpu \"MI50\" rc0\nxgmi none\n", "bad.rig:5:1:", "expected: xgmi GPU GPU [links N]");
+  expect_error(HEAD "xgm gpu0 gpu1\n", "bad.rig:4:1:", "unknown statement \"xgm\"; did you mean 'xgmi'?");
+}
+
+/* A bridged MI50 ring: xGMI where the bridge joins two cards, PCIe across
+ * the ring, each link at the catalog's rate; the matrix says XGMI as
+ * rocm-smi --showtopo does. */
+static void xgmi_links_print_as_rocm_smi_does(void **state)
+{
+  (void)state;
+  struct gr_topo t;
+  struct gr_analysis a;
+  struct gr_err err = {0};
+  char l[16];
+  if (gr_load_rig("mi50-bridge", &t, &err) != 0)
+    fail_msg("%s", err.msg);
+  gr_analyze(&t, &a);
+  assert_int_equal(t.ngpus, 4);
+  assert_int_equal(t.ngpulinks, 4);
+  assert_string_equal(tu_level(&a, 0, 1, l), "XGMI");
+  assert_string_equal(tu_level(&a, 0, 3, l), "XGMI");
+  assert_string_equal(tu_level(&a, 0, 2, l), "NODE");
+  const struct gr_path *p = &a.gpu_gpu[1];
+  assert_true(p->xgmi);
+  assert_int_equal(p->gpulinks, 1);
+  assert_true(p->bw_gbps > 45.9 && p->bw_gbps < 46.1); /* 92 GB/s per direction over the MI50's 2 links */
+  gr_analysis_free(&a);
+  /* NVIDIA cards in the AMD slots (--gpu): the same links print as NVLink */
+  assert_int_equal(gr_rig_replace_gpus(&t, "RTX 3090", &err), 0);
+  gr_analyze(&t, &a);
+  assert_string_equal(tu_level(&a, 0, 1, l), "NV1");
+  gr_analysis_free(&a);
+  gr_topo_free(&t);
 }
 
 static void every_bundled_rig_loads_and_matches_its_description(void **state)
@@ -1112,6 +1153,7 @@ int main(void)
       cmocka_unit_test(power_statements),
       cmocka_unit_test(power_budget),
       cmocka_unit_test(every_bundled_rig_loads_and_matches_its_description),
+      cmocka_unit_test(xgmi_links_print_as_rocm_smi_does),
       cmocka_unit_test(calibration_within_15_percent),
       cmocka_unit_test(seed_ranking_for_training),
       cmocka_unit_test(nvlink_makes_tensor_parallel_fast),
