@@ -119,19 +119,6 @@ static void limit_fix(struct gr_finding *f, const struct gr_power_budget *b, siz
                    per, (board - per) * (double)ngpus);
 }
 
-/* "1630 W over 100 ms" (the peak and its window), or "unknown" (no
- * published peak for a GPU) into buf. */
-static const char *peak_text(double w, double window_us, char *buf, size_t cap)
-{
-  if (w < 0)
-    snprintf(buf, cap, "unknown (no published transient for a GPU)");
-  else if (window_us >= 1000)
-    snprintf(buf, cap, "%.0f W over %.0f ms", w, window_us / 1000);
-  else
-    snprintf(buf, cap, "%.0f W over %.0f us", w, window_us);
-  return buf;
-}
-
 /* One 12 V rail for four or more GPUs: one over-current protection sees
  * them all. A warning although the total may be within the rating: the GPUs
  * of a data-parallel job compute and synchronise in lockstep, so their
@@ -144,7 +131,7 @@ static void single_rail(struct gr_power_budget *b, const struct gr_psu *s, const
       &b->findings, GR_SEV_WARN, "power.single-rail",
       "PSU %s (%.0f W) has one 12 V rail: its over-current protection carries all %zu GPUs at once, %.0f W "
       "sustained and %s when they peak together (data-parallel jobs step the GPUs in lockstep)", s->name, s->watts,
-      ngpus, l->sustained_w, peak_text(l->transient_w, b->peak_window_us, peak, sizeof(peak)));
+      ngpus, l->sustained_w, gr_power_peak_text(l->transient_w, b->peak_window_us, peak, sizeof(peak)));
   gr_finding_evidence(f, "rig", "psu %s %.0f W rails 1; GPUs %.0f W at board power; CPUs %s", s->name, s->watts,
                       b->gpu_w, b->cpu_w < 0 ? "unknown" : "at TDP");
   gr_finding_fix(f, NULL, "a multi-rail PSU with each GPU's cables on a rail of its own, or a second PSU for half "
@@ -303,6 +290,19 @@ int gr_power_budget_at(const struct gr_topo *t, double limit_w, struct gr_power_
   }
   circuits(t, b);
   return 0;
+}
+
+const char *gr_power_peak_text(double w, double window_us, char *buf, size_t cap)
+{
+  if (w < 0)
+    snprintf(buf, cap, "unknown (no published transient for a GPU)");
+  else if (window_us >= 1000)
+    snprintf(buf, cap, "%.0f W over %.0f ms", w, window_us / 1000);
+  else if (window_us > 0)
+    snprintf(buf, cap, "%.0f W over %.0f us", w, window_us);
+  else
+    snprintf(buf, cap, "%.0f W", w);
+  return buf;
 }
 
 void gr_power_free(struct gr_power_budget *b)

@@ -61,5 +61,8 @@ int gr_power_budget(const struct gr_topo *t, struct gr_power_budget *b);
  * the plan proposes; 0 none). */
 int gr_power_budget_at(const struct gr_topo *t, double limit_w, struct gr_power_budget *b);
 void gr_power_free(struct gr_power_budget *b);
+/* "378 W over 100 ms" (a peak and the window it was measured over) into
+ * buf; "unknown (...)" when w < 0. Returns buf. */
+const char *gr_power_peak_text(double w, double window_us, char *buf, size_t cap);
 
 #endif
