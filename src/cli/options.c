@@ -61,7 +61,7 @@ static const struct spelling {
     {"cache-text-embeddings", false}, {"full-bf16", false}, {"svg", true}, {"load", true}, {"pattern", true},
     {"duration", true}, {"log", true}, {"force", false}, {"verbose", false}, {"html", true}, {"markdown", true},
     {"bench", true}, {"burn", true}, {"dot", true}, {"nodes", true}, {"mpi", false}, {"per", true}, {"like", true},
-    {"allreduce-iters", true}, {"timeout", true},
+    {"allreduce-iters", true}, {"timeout", true}, {"psu", true},
 };
 enum { NSPELLINGS = sizeof(spellings) / sizeof(spellings[0]), SPELLING_VAL = 256 };
 
