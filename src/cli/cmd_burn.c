@@ -119,6 +119,7 @@ struct sampled {
   bool log_failed;
   unsigned long since;       /* the sampler's events written so far */
   double synced;             /* CLOCK_MONOTONIC of the last fsync */
+  double psu_w;              /* --psu or --rig's PSUs: the log's power_budget_ratio, 0 none */
 };
 
 /* One line on a terminal's stderr, rewritten after each sample. */
@@ -175,7 +176,7 @@ static void log_write(struct sampled *c, const char *text, size_t len)
 static void log_sample(struct sampled *c, const struct gr_sampler *s, const struct gr_burn_report *r)
 {
   unsigned long since = c->since;
-  json_t *j = gr_sample_at_to_json(s, 0, &c->since);
+  json_t *j = gr_sample_at_to_json(s, 0, &c->since, c->psu_w);
   judge_events(j, s, r, since);
   char *text = json_dumps(j, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(15));
   json_decref(j);
@@ -484,7 +485,7 @@ int cmd_burn(int argc, char **argv)
   if (parse_burn(&o, &b) != 0 || burn_budget(&o, &b, budget, sizeof(budget)) != 0)
     return GR_EXIT_FAIL;
   b.psu_what = budget;
-  struct sampled c = {.tty = isatty(STDERR_FILENO), .log_fd = -1};
+  struct sampled c = {.tty = isatty(STDERR_FILENO), .log_fd = -1, .psu_w = b.psu_w};
   int rc = burn_setup(&o, &b, &mon, &c);
   if (rc != GR_EXIT_OK) {
     if (c.log_fd >= 0)

@@ -44,13 +44,15 @@ static const char *const export_help[] = {
     "count=stop after N samples; --once: one sample, no port (--textfile, else stdout)",
     "root=a gathered tree whose counter files may change between samples",
     "kmsg",
+    "psu=the power supply's watts: gpurig_power_budget_ratio is the GPUs' summed draw\n"
+    "(gpurig_power_total_watts) over it",
     NULL,
 };
 
 static void export_usage(void)
 {
   printf("usage: gpurig export [--listen ADDR:PORT] [--textfile DIR] [--interval SECONDS] [--count N | --once]\n"
-         "                     [--root DIR] [--kmsg FILE]\n"
+         "                     [--root DIR] [--kmsg FILE] [--psu WATTS]\n"
          "\n"
          "Samples the GPUs and their PCIe links (as gpurig watch) and serves the newest sample as\n"
          "Prometheus metrics at http://ADDR:PORT/metrics: dcgm-exporter's names and labels for what\n"
@@ -59,7 +61,8 @@ static void export_usage(void)
          "gpurig_pcie_aer_errors_total{link,end,slot,severity}, gpurig_pcie_link_gen/_width (now and\n"
          "_max), gpurig_gpu_throttle{reason}, gpurig_gpu_up (0 when a GPU is lost: the series stays;\n"
          "with no driver, 0 for each GPU on the bus), gpurig_driver_up, gpurig_finding{id,severity}\n"
-         "(gpurig doctor, every 5 minutes), gpurig_sample_age_seconds. Every series names the host\n"
+         "(gpurig doctor, every 5 minutes), gpurig_sample_age_seconds, gpurig_power_total_watts and\n"
+         "with --psu gpurig_power_budget_ratio. Every series names the host\n"
          "Hostname, as dcgm-exporter does.\n"
          "docs/monitor.md has the table, a systemd unit and a Slurm note.\n"
          "\n");
@@ -87,6 +90,7 @@ struct exporter {
   bool first_failed;      /* the first write failed (reported; export ends with 2) */
   double fail_since;      /* CLOCK_MONOTONIC of the first failed write in a row, 0 none */
   bool stale_cleared;     /* the file was cleared for this run of failures */
+  double psu_w;           /* --psu: gpurig_power_budget_ratio's denominator, 0 none */
 };
 
 /* The body renders once per sample (not per scrape): under the sampler's
@@ -95,7 +99,7 @@ static char *render(struct exporter *x, size_t *len, double *stamp)
 {
   gr_sampler_lock(x->mon.s);
   struct gr_prom_in in = {.findings = x->have_doc ? &x->doc.findings : NULL, .hostname = x->host,
-                          .driver_up = x->mon.have_gpus, .bus = &x->mon.m.topo};
+                          .driver_up = x->mon.have_gpus, .bus = &x->mon.m.topo, .psu_w = x->psu_w};
   char *text = gr_prom_render(x->mon.s, &in);
   const struct gr_sample *last = gr_sampler_sample(x->mon.s, 0);
   *stamp = last ? last->mono_s : gr_clock_s(CLOCK_MONOTONIC);
@@ -307,6 +311,8 @@ int cmd_export(int argc, char **argv)
   int prc = parse(argc, argv, &o, &interval, &count, &listen);
   if (prc != 0)
     return prc > 0 ? GR_EXIT_OK : GR_EXIT_FAIL;
+  if (cli_parse_psu("export", o.mon.psu, &x.psu_w) != 0)
+    return GR_EXIT_FAIL;
   x.textfile = o.mon.textfile;
   x.to_stdout = count == 1 && !x.textfile;
   if (x.textfile)
