@@ -112,7 +112,7 @@ static void limit_fix(struct gr_finding *f, const struct gr_power_budget *b, siz
 {
   if (ngpus == 0 || b->cpu_w < 0 || b->gpu_w < 0)
     return;
-  double per = floor((0.9 * watts - b->cpu_w) / (double)ngpus);
+  double per = gr_power_limit_within(b, ngpus, watts);
   double board = b->gpu_w / (double)ngpus;
   if (per > 0 && per < board)
     gr_finding_fix(f, NULL, "another PSU for part of the GPUs, or nvidia-smi -pl %.0f on each GPU (saves %.0f W)",
@@ -290,6 +290,13 @@ int gr_power_budget_at(const struct gr_topo *t, double limit_w, struct gr_power_
   }
   circuits(t, b);
   return 0;
+}
+
+double gr_power_limit_within(const struct gr_power_budget *b, size_t ngpus, double watts)
+{
+  if (ngpus == 0)
+    return -1;
+  return floor((0.9 * watts - (b->cpu_w > 0 ? b->cpu_w : 0)) / (double)ngpus);
 }
 
 const char *gr_power_peak_text(double w, double window_us, char *buf, size_t cap)

@@ -61,6 +61,10 @@ int gr_power_budget(const struct gr_topo *t, struct gr_power_budget *b);
  * the plan proposes; 0 none). */
 int gr_power_budget_at(const struct gr_topo *t, double limit_w, struct gr_power_budget *b);
 void gr_power_free(struct gr_power_budget *b);
+/* The power limit per GPU (whole watts, rounded down) that keeps ngpus
+ * GPUs and the budget's CPUs (cpu_w, counted as 0 when unknown) within 90%
+ * of watts: the 10% headroom the PSU findings ask. -1 when there is no GPU. */
+double gr_power_limit_within(const struct gr_power_budget *b, size_t ngpus, double watts);
 /* "378 W over 100 ms" (a peak and the window it was measured over) into
  * buf; "unknown (...)" when w < 0. Returns buf. */
 const char *gr_power_peak_text(double w, double window_us, char *buf, size_t cap);

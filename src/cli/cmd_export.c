@@ -206,9 +206,27 @@ static void refresh_findings(struct exporter *x)
   if (x->have_doc && now - x->doctor_at < DOCTOR_EVERY_S)
     return;
   x->doctor_at = now;
-  struct gr_doctor_opts o = {.expect_gpus = -1, .kmsg_path = NULL, .xid_window_h = -1};
+  struct gr_doctor_opts o = {.expect_gpus = -1, .kmsg_path = NULL, .xid_window_h = -1, .psu_w = x->psu_w};
+  /* the power limits the sampler read last, for gpu.power-limit */
+  gr_sampler_lock(x->mon.s);
+  const struct gr_sample *last = gr_sampler_sample(x->mon.s, 0);
+  unsigned n = last ? gr_sampler_ngpu(x->mon.s) : 0;
+  struct gr_doctor_gpu_power *pw = xcalloc(n ? n : 1, sizeof(*pw));
+  for (unsigned i = 0; i < n; i++) {
+    const struct gr_gpu_static *st = gr_sampler_gpu_static(x->mon.s, i);
+    snprintf(pw[i].busid, sizeof(pw[i].busid), "%s", st->busid);
+    snprintf(pw[i].name, sizeof(pw[i].name), "%s", st->name);
+    pw[i].limit_w = last->gpu[i].power_limit_w.ok && last->gpu_read[i] != GR_READ_LOST ? last->gpu[i].power_limit_w.v
+                                                                                         : -1;
+    pw[i].default_w = st->power_default_w.ok ? st->power_default_w.v : -1;
+  }
+  gr_sampler_unlock(x->mon.s);
+  o.gpu_power = pw;
+  o.ngpu_power = n;
+  o.why_no_power = x->mon.have_gpus ? "no sample yet" : "no GPU driver answers";
   struct gr_doctor_report rep;
   gr_doctor_run(&x->mon.m, &o, &rep);
+  free(pw);
   gr_sampler_lock(x->mon.s);
   if (x->have_doc)
     gr_doctor_report_free(&x->doc);
