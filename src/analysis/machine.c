@@ -22,10 +22,9 @@ int gr_machine_open(const struct gr_source *src, unsigned flags, struct gr_machi
   struct gr_analysis_opts ao = {.nccl = src->nccl};
   gr_analyze_with(&m->topo, &ao, &m->analysis);
   if (m->topo.rig) { /* a rig's PSUs and circuits: its power budget joins the wiring's findings */
-    struct gr_power_budget pb;
-    gr_power_budget(&m->topo, &pb);
-    gr_findings_take(&m->analysis.findings, &pb.findings);
-    gr_power_free(&pb);
+    gr_power_budget(&m->topo, &m->power);
+    gr_findings_take(&m->analysis.findings, &m->power.findings);
+    m->has_power = m->topo.rig->npsus > 0;
   }
   if (flags & (GR_MACHINE_PREDICT | GR_MACHINE_GROUPS)) { /* the groups are part of the predictions */
     gr_predict(&m->topo, &m->analysis, &m->prediction);
@@ -61,6 +60,7 @@ void gr_machine_close(struct gr_machine *m)
   if (!m)
     return;
   gr_prediction_free(&m->prediction);
+  gr_power_free(&m->power);
   gr_analysis_free(&m->analysis);
   gr_topo_free(&m->topo);
   free(m->src_path);

@@ -14,6 +14,7 @@
 
 #include "analysis/analysis.h"
 #include "analysis/cluster.h"
+#include "analysis/power.h"
 #include "analysis/predict.h"
 #include "base/fs.h"
 #include "load/source.h"
@@ -35,6 +36,8 @@ struct gr_machine {
   bool predicted;
   struct gr_cluster_prediction cluster; /* with GR_MACHINE_PREDICT on a topology with a cluster (topo.cluster) */
   bool clustered;
+  struct gr_power_budget power; /* a rig's power budget (its findings moved to analysis.findings) */
+  bool has_power;               /* a rig with psu lines: the budget is worth printing */
 };
 
 /* Loads, analyses and (with GR_MACHINE_PREDICT) predicts. Returns 0, or -1

@@ -23,15 +23,18 @@ static double rule_value(const char *name)
   return -1;
 }
 
-/* A GPU's board power and its highest published peak (-1 unknown). */
-static void gpu_power(const struct gr_gpu_model *m, double *board, double *peak)
+/* A GPU's board power, its highest published peak and the window that
+ * peak was measured over (-1 unknown). */
+static void gpu_power(const struct gr_gpu_model *m, double *board, double *peak, double *window_us)
 {
   const struct gr_power_gpus_rows *g = gr_power_gpus_rows();
   *board = m && m->tdp_w > 0 ? m->tdp_w : -1;
-  *peak = -1;
+  *peak = *window_us = -1;
   for (size_t i = 0; m && i < g->n; i++)
-    if (strcmp(g->v[i].model, m->model) == 0 && g->v[i].peak_w > *peak)
+    if (strcmp(g->v[i].model, m->model) == 0 && g->v[i].peak_w > *peak) {
       *peak = (double)g->v[i].peak_w;
+      *window_us = (double)g->v[i].window_us;
+    }
 }
 
 /* A CPU package's TDP from power-parts.tsv (kind cpu, the model string
@@ -51,15 +54,28 @@ static double add_known(double sum, double a)
   return sum < 0 || a < 0 ? -1 : sum + a;
 }
 
-/* The loads of every GPU and CPU into b. */
+/* The larger of two figures where both are known, else -1. */
+static double max_known(double a, double b)
+{
+  return a < 0 || b < 0 ? -1 : a > b ? a : b;
+}
+
+/* The loads of every GPU and CPU into b, each GPU's sustained draw capped
+ * at b->gpu_limit_w when one is set. */
 static void rig_loads(const struct gr_topo *t, struct gr_power_budget *b)
 {
-  b->gpu_w = b->gpu_peak_w = b->cpu_w = 0;
+  b->gpu_w = b->gpu_peak_w = b->cpu_w = b->gpu_max_w = b->gpu_max_peak_w = 0;
+  b->peak_window_us = t->ngpus ? 0 : -1;
   for (size_t i = 0; i < t->ngpus; i++) {
-    double board, peak;
-    gpu_power(gr_pci_catalog(&t->pci[t->gpus[i]]), &board, &peak);
+    double board, peak, window;
+    gpu_power(gr_pci_catalog(&t->pci[t->gpus[i]]), &board, &peak, &window);
+    if (b->gpu_limit_w > 0 && board > b->gpu_limit_w)
+      board = b->gpu_limit_w;
     b->gpu_w = add_known(b->gpu_w, board);
     b->gpu_peak_w = add_known(b->gpu_peak_w, peak);
+    b->gpu_max_w = max_known(b->gpu_max_w, board);
+    b->gpu_max_peak_w = max_known(b->gpu_max_peak_w, peak);
+    b->peak_window_us = max_known(b->peak_window_us, window);
   }
   for (size_t i = 0; i < t->npackages; i++)
     b->cpu_w = add_known(b->cpu_w, cpu_power(t->packages[i].cpu_model));
@@ -96,11 +112,70 @@ static void limit_fix(struct gr_finding *f, const struct gr_power_budget *b, siz
 {
   if (ngpus == 0 || b->cpu_w < 0 || b->gpu_w < 0)
     return;
-  double per = floor((0.9 * watts - b->cpu_w) / (double)ngpus);
+  double per = gr_power_limit_within(b, ngpus, watts);
   double board = b->gpu_w / (double)ngpus;
   if (per > 0 && per < board)
     gr_finding_fix(f, NULL, "another PSU for part of the GPUs, or nvidia-smi -pl %.0f on each GPU (saves %.0f W)",
                    per, (board - per) * (double)ngpus);
+}
+
+/* One 12 V rail for four or more GPUs: one over-current protection sees
+ * them all. A warning although the total may be within the rating: the GPUs
+ * of a data-parallel job compute and synchronise in lockstep, so their
+ * spikes coincide on that one trip point (seed 004's builder lost a PSU so
+ * and moved to ten rails). */
+static void single_rail(struct gr_power_budget *b, const struct gr_psu *s, const struct gr_power_psu *l, size_t ngpus)
+{
+  char peak[96];
+  struct gr_finding *f = gr_finding_add(
+      &b->findings, GR_SEV_WARN, "power.single-rail",
+      "PSU %s (%.0f W) has one 12 V rail: its over-current protection carries all %zu GPUs at once, %.0f W "
+      "sustained and %s when they peak together (data-parallel jobs step the GPUs in lockstep)", s->name, s->watts,
+      ngpus, l->sustained_w, gr_power_peak_text(l->transient_w, b->peak_window_us, peak, sizeof(peak)));
+  gr_finding_evidence(f, "rig", "psu %s %.0f W rails 1; GPUs %.0f W at board power; CPUs %s", s->name, s->watts,
+                      b->gpu_w, b->cpu_w < 0 ? "unknown" : "at TDP");
+  gr_finding_fix(f, NULL, "a multi-rail PSU with each GPU's cables on a rail of its own, or a second PSU for half "
+                 "of the GPUs; a power limit (nvidia-smi -pl) lowers the sustained load but much less the "
+                 "millisecond peaks");
+}
+
+/* The busiest rail of a multi-rail PSU with the GPUs spread evenly over
+ * its rails, against the smallest rail's limit when rail-amps gives it. */
+static void rail_loads(struct gr_power_psu *l, const struct gr_psu *s, const struct gr_power_budget *b, size_t ngpus)
+{
+  l->rails = s->rails;
+  l->rail_w = l->rail_peak_w = l->rail_limit_w = -1;
+  if (s->rails <= 0 || ngpus == 0)
+    return;
+  l->gpus_per_rail = (ngpus + (size_t)s->rails - 1) / (size_t)s->rails;
+  double n = (double)l->gpus_per_rail;
+  l->rail_w = b->gpu_max_w < 0 ? -1 : n * b->gpu_max_w;
+  l->rail_peak_w = b->gpu_max_peak_w < 0 ? -1 : n * b->gpu_max_peak_w;
+  for (int i = 0; i < s->nrail_amps; i++)
+    if (l->rail_limit_w < 0 || s->rail_amps[i] * 12 < l->rail_limit_w)
+      l->rail_limit_w = s->rail_amps[i] * 12;
+}
+
+/* A rail whose GPUs draw more than its over-current limit. */
+static void rail_findings(struct gr_power_budget *b, const struct gr_psu *s, const struct gr_power_psu *l)
+{
+  if (l->rail_limit_w < 0 || l->rails < 2)
+    return;
+  struct gr_finding *f = NULL;
+  if (l->rail_w > l->rail_limit_w)
+    f = gr_finding_add(&b->findings, GR_SEV_FAIL, "power.rail-overload",
+                       "PSU %s: its busiest 12 V rail carries %zu GPU%s, %.0f W sustained, over the rail's %.0f W "
+                       "(%.0f A at 12 V)", s->name, l->gpus_per_rail, l->gpus_per_rail == 1 ? "" : "s", l->rail_w,
+                       l->rail_limit_w, l->rail_limit_w / 12);
+  else if (l->rail_peak_w > l->rail_limit_w)
+    f = gr_finding_add(&b->findings, GR_SEV_WARN, "power.rail-transient",
+                       "PSU %s: its busiest 12 V rail carries %zu GPU%s, %.0f W sustained but %.0f W at their "
+                       "published peaks, over the rail's %.0f W (%.0f A at 12 V)", s->name, l->gpus_per_rail,
+                       l->gpus_per_rail == 1 ? "" : "s", l->rail_w, l->rail_peak_w, l->rail_limit_w,
+                       l->rail_limit_w / 12);
+  if (f)
+    gr_finding_fix(f, NULL, "each GPU's cables on rails of their own (a rail's limit is on the PSU's label), or "
+                   "a PSU with stronger rails");
 }
 
 /* The findings of one PSU that carries the whole rig. */
@@ -126,12 +201,9 @@ static void psu_findings(struct gr_power_budget *b, const struct gr_psu *s, cons
                         b->cpu_w < 0 ? "unknown" : "at TDP");
     limit_fix(f, b, ngpus, s->watts);
   }
-  if (s->rails == 1 && ngpus >= 4) {
-    f = gr_finding_add(&b->findings, GR_SEV_INFO, "power.single-rail",
-                       "PSU %s has one 12 V rail: all %zu GPUs (%.0f W) share its over-current protection", s->name,
-                       ngpus, b->gpu_w);
-    gr_finding_fix(f, NULL, "a multi-rail PSU with each GPU's connectors on its own rail, or a second PSU");
-  }
+  if (s->rails == 1 && ngpus >= 4)
+    single_rail(b, s, l, ngpus);
+  rail_findings(b, s, l);
 }
 
 /* Each circuit's wall draw against 80% of its breaker. */
@@ -168,7 +240,13 @@ static void circuits(const struct gr_topo *t, struct gr_power_budget *b)
 
 int gr_power_budget(const struct gr_topo *t, struct gr_power_budget *b)
 {
+  return gr_power_budget_at(t, 0, b);
+}
+
+int gr_power_budget_at(const struct gr_topo *t, double limit_w, struct gr_power_budget *b)
+{
   memset(b, 0, sizeof(*b));
+  b->gpu_limit_w = limit_w > 0 ? limit_w : 0;
   rig_loads(t, b);
   if (!t->rig || t->rig->npsus == 0) {
     struct gr_finding *f = gr_finding_add(&b->findings, GR_SEV_INFO, "power.unknown",
@@ -196,6 +274,12 @@ int gr_power_budget(const struct gr_topo *t, struct gr_power_budget *b)
     double eff = l->sustained_w < 0 ? -1 : efficiency_at(s, l->sustained_w / s->watts);
     l->wall_w = eff > 0 ? l->sustained_w * 100.0 / eff : -1;
     if (lone)
+      rail_loads(l, s, b, t->ngpus);
+    else { /* which rail feeds which GPU is unknown when several PSUs share them */
+      l->rails = s->rails;
+      l->rail_w = l->rail_peak_w = l->rail_limit_w = -1;
+    }
+    if (lone)
       psu_findings(b, s, l, t->ngpus);
   }
   if (m->npsus > 1 && b->sustained_w > rated) {
@@ -206,6 +290,26 @@ int gr_power_budget(const struct gr_topo *t, struct gr_power_budget *b)
   }
   circuits(t, b);
   return 0;
+}
+
+double gr_power_limit_within(const struct gr_power_budget *b, size_t ngpus, double watts)
+{
+  if (ngpus == 0)
+    return -1;
+  return floor((0.9 * watts - (b->cpu_w > 0 ? b->cpu_w : 0)) / (double)ngpus);
+}
+
+const char *gr_power_peak_text(double w, double window_us, char *buf, size_t cap)
+{
+  if (w < 0)
+    snprintf(buf, cap, "unknown (no published transient for a GPU)");
+  else if (window_us >= 1000)
+    snprintf(buf, cap, "%.0f W over %.0f ms", w, window_us / 1000);
+  else if (window_us > 0)
+    snprintf(buf, cap, "%.0f W over %.0f us", w, window_us);
+  else
+    snprintf(buf, cap, "%.0f W", w);
+  return buf;
 }
 
 void gr_power_free(struct gr_power_budget *b)

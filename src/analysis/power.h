@@ -23,6 +23,12 @@ struct gr_power_psu {
   double transient_w;    /* with every GPU at its published peak, -1 unknown */
   double wall_w;         /* sustained load through the efficiency curve, -1 unknown */
   double headroom_w;     /* watts - sustained_w, -1 unknown */
+  int rails;             /* its 12 V rails, 0 unknown */
+  size_t gpus_per_rail;  /* GPUs on its busiest rail with the GPUs spread evenly over the rails, 0 unknown */
+  double rail_w;         /* what that rail carries: those GPUs' whole board power (the slot's share not
+                            taken off, so an upper bound), -1 unknown */
+  double rail_peak_w;    /* the same at their published peaks, -1 unknown */
+  double rail_limit_w;   /* the smallest rail's over-current limit x 12 V (rail-amps), -1 unknown */
 };
 
 struct gr_power_circuit {
@@ -32,8 +38,13 @@ struct gr_power_circuit {
 };
 
 struct gr_power_budget {
-  double gpu_w;          /* GPUs at board power, -1 if a GPU's is unknown */
-  double gpu_peak_w;     /* GPUs at their published peaks, -1 if one is unknown */
+  double gpu_limit_w;    /* the power limit per GPU the budget assumes (plan --power-limit), 0 none */
+  double gpu_w;          /* GPUs at board power (or the limit), -1 if a GPU's is unknown */
+  double gpu_peak_w;     /* GPUs at their published peaks, -1 if one is unknown; a power limit
+                            leaves them as they are (it caps the average over the limit's
+                            window, not millisecond spikes) */
+  double peak_window_us; /* the longest window those peaks were measured over, -1 unknown */
+  double gpu_max_w, gpu_max_peak_w; /* the largest one GPU draws sustained and at its peak, -1 unknown */
   double cpu_w;          /* CPUs at TDP, -1 unknown */
   double sustained_w;    /* gpu_w + cpu_w, -1 unknown */
   struct gr_power_psu *psus;
@@ -46,6 +57,16 @@ struct gr_power_budget {
 /* The budget of t (a rig's topology; t->rig NULL or without psu lines gives
  * one info finding saying what is unknown). Returns 0. */
 int gr_power_budget(const struct gr_topo *t, struct gr_power_budget *b);
+/* The same with every GPU's sustained draw capped at limit_w (a power limit
+ * the plan proposes; 0 none). */
+int gr_power_budget_at(const struct gr_topo *t, double limit_w, struct gr_power_budget *b);
 void gr_power_free(struct gr_power_budget *b);
+/* The power limit per GPU (whole watts, rounded down) that keeps ngpus
+ * GPUs and the budget's CPUs (cpu_w, counted as 0 when unknown) within 90%
+ * of watts: the 10% headroom the PSU findings ask. -1 when there is no GPU. */
+double gr_power_limit_within(const struct gr_power_budget *b, size_t ngpus, double watts);
+/* "378 W over 100 ms" (a peak and the window it was measured over) into
+ * buf; "unknown (...)" when w < 0. Returns buf. */
+const char *gr_power_peak_text(double w, double window_us, char *buf, size_t cap);
 
 #endif

@@ -12,6 +12,7 @@
 #include "base/fs.h"
 #include "cli/cli.h"
 #include "cli/loop.h"
+#include "analysis/machine.h"
 #include "gpu/bench.h"
 #include "monitor/burn.h"
 #include "print/burn.h"
@@ -27,7 +28,7 @@ struct burn_opts {
   struct gr_source_opts src;
   struct gr_output_opts out;
   struct gr_monitor_opts mon; /* interval and svg only */
-  const char *load, *pattern, *gpus, *duration, *size, *log;
+  const char *load, *pattern, *gpus, *duration, *size, *log, *psu, *psu_rig;
   bool quick, force;
 };
 
@@ -44,6 +45,10 @@ static const struct gr_option burn_rows[] = {
                 "a chart of temperature, power and SM clock per GPU over the run, events marked"),
     BURN_STRING("log", "FILE", log, "option '--log' needs a file to write, not an empty value",
                 "the timeline: a JSON line per sample, appended as taken (as gpurig watch --json)"),
+    BURN_STRING("psu", "WATTS", psu, NULL,
+                "hold the GPUs' measured draw (peak and mean, summed) against this PSU's watts"),
+    BURN_STRING("rig", "RIG", psu_rig, "option '--rig' needs a rig file or a name from data/rigs/, not an empty value",
+                "the same against the rig's psu lines together, its CPUs at TDP added"),
     GR_OPT_FLAG_ROW("force", 0, struct burn_opts, force,
                     "load GPUs that other processes compute on (refused by default, naming them)"),
 };
@@ -59,7 +64,7 @@ static const struct gr_command_options burn_spec = {burn_groups, sizeof(burn_gro
 /* --help's option lines (--load, --pattern, --gpus and --quick are told in
  * the prose above them), and --force apart */
 static const char *const burn_help[] = {
-    "duration", "size", "interval",
+    "duration", "size", "interval", "psu", "rig",
     "json=the report as JSON (docs/burn.md)",
     "svg", "log",
     "root=watch a gathered tree's counters (tests: the stand-in libraries rewrite them)",
@@ -71,7 +76,7 @@ static void burn_usage(void)
 {
   printf("usage: gpurig burn [--load gemm,pcie,p2p,allreduce] [--pattern all|staggered|per-gpu|pairs] [--gpus LIST]\n"
          "                   [--duration SECONDS | --quick] [--size SIZE] [--interval SECONDS] [--json] [--svg FILE]\n"
-         "                   [--log FILE.jsonl] [--force]\n"
+         "                   [--log FILE.jsonl] [--psu WATTS | --rig RIG] [--force]\n"
          "                   [--root DIR]\n"
          "\n"
          "Loads the GPUs and the bus the way training does while the sampler (gpurig watch) reads every\n"
@@ -115,6 +120,7 @@ struct sampled {
   bool log_failed;
   unsigned long since;       /* the sampler's events written so far */
   double synced;             /* CLOCK_MONOTONIC of the last fsync */
+  double psu_w;              /* --psu or --rig's PSUs: the log's power_budget_ratio, 0 none */
 };
 
 /* One line on a terminal's stderr, rewritten after each sample. */
@@ -171,7 +177,7 @@ static void log_write(struct sampled *c, const char *text, size_t len)
 static void log_sample(struct sampled *c, const struct gr_sampler *s, const struct gr_burn_report *r)
 {
   unsigned long since = c->since;
-  json_t *j = gr_sample_at_to_json(s, 0, &c->since);
+  json_t *j = gr_sample_at_to_json(s, 0, &c->since, c->psu_w);
   judge_events(j, s, r, since);
   char *text = json_dumps(j, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(15));
   json_decref(j);
@@ -420,6 +426,47 @@ static int burn_setup(const struct burn_opts *o, const struct gr_burn_opts *b, s
   return rc;
 }
 
+/* --psu WATTS, or --rig RIG's psu lines together with its CPUs' TDP as
+ * the rest of their load: the budget the power verdict holds the GPUs'
+ * measured draw against, named in what. */
+static int burn_budget(const struct burn_opts *o, struct gr_burn_opts *b, char *what, size_t cap)
+{
+  if (o->psu && o->psu_rig) {
+    fprintf(stderr, "gpurig: burn: --psu and --rig both give the power budget; give one\n");
+    return -1;
+  }
+  if (o->psu) {
+    char *end;
+    b->psu_w = strtod(o->psu, &end);
+    if (end == o->psu || *end || !(b->psu_w >= 50 && b->psu_w <= 100000)) {
+      fprintf(stderr, "gpurig: burn: --psu %s: a PSU's watts, from 50 to 100000\n", o->psu);
+      return -1;
+    }
+    snprintf(what, cap, "--psu");
+  }
+  if (!o->psu_rig)
+    return 0;
+  struct gr_source src = gr_source_from(NULL, NULL, o->psu_rig, NULL, false);
+  struct gr_machine m;
+  struct gr_err err = {0};
+  if (gr_machine_open(&src, 0, &m, &err) != 0)
+    return gr_report_error(&err), -1;
+  int rc = 0;
+  if (!m.has_power) {
+    fprintf(stderr, "gpurig: burn: --rig %s states no psu line: give --psu WATTS, or add `psu NAME WATTS` to it\n",
+            o->psu_rig);
+    rc = -1;
+  }
+  size_t off = (size_t)snprintf(what, cap, "--rig %s: psu", o->psu_rig);
+  for (size_t i = 0; rc == 0 && i < m.power.npsus && off < cap; i++) {
+    b->psu_w += m.power.psus[i].watts;
+    off += (size_t)snprintf(what + off, cap - off, "%s %s", i ? "," : "", m.power.psus[i].name);
+  }
+  b->psu_other_w = m.power.cpu_w > 0 ? m.power.cpu_w : 0;
+  gr_machine_close(&m);
+  return rc;
+}
+
 int cmd_burn(int argc, char **argv)
 {
   struct burn_opts o;
@@ -435,9 +482,11 @@ int cmd_burn(int argc, char **argv)
     burn_usage();
     return GR_EXIT_OK;
   }
-  if (parse_burn(&o, &b) != 0)
+  char budget[160] = "";
+  if (parse_burn(&o, &b) != 0 || burn_budget(&o, &b, budget, sizeof(budget)) != 0)
     return GR_EXIT_FAIL;
-  struct sampled c = {.tty = isatty(STDERR_FILENO), .log_fd = -1};
+  b.psu_what = budget;
+  struct sampled c = {.tty = isatty(STDERR_FILENO), .log_fd = -1, .psu_w = b.psu_w};
   int rc = burn_setup(&o, &b, &mon, &c);
   if (rc != GR_EXIT_OK) {
     if (c.log_fd >= 0)

@@ -1,11 +1,13 @@
 /* `gpurig compare RIG...`: machines described in rig files, side by side,
  * judged before anyone buys them. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "analysis/compare.h"
 #include "cli/cli.h"
 #include "cli/options.h"
+#include "facts/facts.h"
 #include "plan/request.h"
 #include "print/compare.h"
 #include "print/text.h"
@@ -50,19 +52,23 @@ static const char *const compare_help[] = {
     "and ranks the rigs by the job's speed; --tp auto picks each rig's TP degree\n"
     "(of 1, 2, 4, 8 dividing the GPUs and the model's heads) with the fastest\n"
     "decode that fits, shown in a TP column",
+    "kwh=electricity price per kWh for each rig's energy per day at full load (GPUs at\n"
+    "board power, CPUs at TDP, through the PSU's efficiency where the rig states it;\n"
+    "default 0.15, data/planner.tsv); with --job the plan's energy too",
     NULL,
 };
 
 static void compare_usage(void)
 {
   printf("usage: gpurig compare [--gpu MODEL] [--json] [--nccl-version X.Y[.Z]]\n"
-         "                      [--job J (--model M | --params N) [plan options]] RIG...\n"
+         "                      [--kwh P] [--job J (--model M | --params N) [plan options]] RIG...\n"
          "       gpurig compare --list\n"
          "\n"
          "Judges machines from their rig files (docs/rig-format.md), side by side: GPUs, VRAM,\n"
          "predicted all-reduce bus bandwidth, P2P groups, a verdict per workload (data-parallel\n"
          "training, tensor-parallel inference on 2/4/8 GPUs, independent jobs), price per GiB\n"
-         "of VRAM, and a training rank (1 = best) with its reasons.\n"
+         "of VRAM, a training rank (1 = best) with its reasons, and each rig's power at full load\n"
+         "with its energy per day (docs/power.md).\n"
          "\n"
          "  RIG          a rig file, or a name from data/rigs/ (see --list)\n");
   gr_print_option_help(stdout, &compare_spec, compare_help, 13);
@@ -107,18 +113,35 @@ static int plan_rigs(const struct gr_plan_args *a, struct gr_judged *js, size_t 
 }
 
 static void print_comparison(const struct compare_opts *o, const struct gr_judged *js, const struct gr_planned *plans,
-                             size_t n)
+                             size_t n, double kwh_price)
 {
   if (o->out.json) {
-    cli_print_json(gr_compare_to_json(js, plans, n));
+    cli_print_json(gr_compare_to_json(js, plans, n, kwh_price));
     return;
   }
   struct gr_text_style st;
   FILE *out = cli_text_begin(o->out.verbose, &st);
   gr_print_compare(out, js, plans, n, &st);
+  gr_print_compare_power(out, js, n, kwh_price);
   if (plans)
     gr_print_compare_plans(out, js, plans, n, o->plan.model ? o->plan.model : o->plan.params, o->plan.job);
   cli_text_end(out);
+}
+
+/* --kwh P, else data/planner.tsv's price; -1 after a message when P is
+ * not a number of 0 or more. */
+static int kwh_option(const char *s, double *price)
+{
+  *price = gr_plan_consts()->kwh_price_usd;
+  if (!s)
+    return 0;
+  char *end;
+  *price = strtod(s, &end);
+  if (end == s || *end || !isfinite(*price) || *price < 0) {
+    gr_diag("gpurig: compare: --kwh %s: expected a price per kWh, 0 or more\n", s);
+    return -1;
+  }
+  return 0;
 }
 
 int cmd_compare(int argc, char **argv)
@@ -140,7 +163,13 @@ int cmd_compare(int argc, char **argv)
     return list_rigs();
   struct gr_plan_args args = o.plan;
   args.gpu = NULL; /* compare's --gpu fills the rigs' slots, never a generic board */
-  if (!o.plan.job && gr_plan_args_given(&args)) {
+  double kwh_price;
+  if (kwh_option(o.plan.kwh, &kwh_price) != 0)
+    return GR_EXIT_FAIL;
+  args.kwh = NULL; /* --kwh prices every rig's power, with or without a job */
+  bool plan_given = gr_plan_args_given(&args);
+  args.kwh = o.plan.kwh;
+  if (!o.plan.job && plan_given) {
     gr_diag("gpurig: compare: plan options need --job (gpurig plan --help)\n");
     return GR_EXIT_FAIL;
   }
@@ -165,7 +194,7 @@ int cmd_compare(int argc, char **argv)
       goto out;
     }
   }
-  print_comparison(&o, js, plans, n);
+  print_comparison(&o, js, plans, n, kwh_price);
   rc = gr_findings_exit(&fs);
   for (size_t i = 0; plans && i < n; i++)
     if (plans[i].plan.fit == GR_FIT_NO) /* a verdict, as in plan: not bad input */

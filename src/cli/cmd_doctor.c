@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "gpu/gpu.h"
 #include "cli/options.h"
 #include "doctor/doctor.h"
 #include "doctor/expect.h"
@@ -15,7 +16,7 @@
 struct doctor_opts {
   struct gr_source_opts src;
   struct gr_output_opts out;
-  const char *expect_gpus, *expect, *kmsg, *xid_window;
+  const char *expect_gpus, *expect, *kmsg, *xid_window, *psu;
   bool loaded, nhc, list;
 };
 
@@ -32,6 +33,9 @@ static const struct gr_option doctor_rows[] = {
                       "/dev/kmsg format) instead of /dev/kmsg"),
     GR_OPT_STRING_ROW("xid-window", "HOURS", struct doctor_opts, xid_window, NULL,
                       "report Xids this recent (default from data/health.tsv; 0 = all)"),
+    GR_OPT_STRING_ROW("psu", "WATTS", struct doctor_opts, psu, NULL,
+                      "the power supply's watts: the GPUs' power limits must fit it (90% of\n"
+                      "it, the CPUs at TDP counted; gpu.power-limit)"),
     GR_OPT_FLAG_ROW("loaded", 0, struct doctor_opts, loaded,
                     "the GPUs are busy now: a link below its generation is a finding\n"
                     "even at 2.5 GT/s (idle GPUs drop to it)"),
@@ -62,6 +66,7 @@ static const char *const doctor_help[] = {
     "kmsg",
     "xid-window",
     "loaded",
+    "psu",
     "json=print the report as JSON (docs/json.md)",
     "verbose=every finding whole with its evidence, cost and source, and the checks\n"
     "skipped or passed (by default: one line per finding, those that say\n"
@@ -110,6 +115,11 @@ static int parse_doctor_opts(const struct doctor_opts *o, struct gr_doctor_opts 
       return gr_fail(err, GR_EXIT_FAIL, "--xid-window %s: expected hours, a number from 0 to 1000000 (0 = the whole "
                      "log)", o->xid_window);
   }
+  if (o->psu) {
+    d->psu_w = strtod(o->psu, &end);
+    if (end == o->psu || *end || !(d->psu_w >= 50 && d->psu_w <= 100000))
+      return gr_fail(err, GR_EXIT_FAIL, "--psu %s: a power supply's watts, from 50 to 100000", o->psu);
+  }
   if (o->expect) {
     if (gr_expect_load(o->expect, e, err) != 0)
       return -1;
@@ -133,6 +143,40 @@ static void print_report(const struct doctor_opts *o, const struct gr_machine *m
   }
 }
 
+/* The GPUs' enforced and default power limits from the driver, for the
+ * gpu.power-limit check (doctor reads no driver library itself): only of a
+ * machine (live, or a gathered tree the stand-in driver answers for), never
+ * of a description. The caller frees *rows; why (static or err's) says why
+ * there are none. */
+static void read_power_limits(const struct gr_source *src, struct gr_doctor_opts *d, struct gr_err *err)
+{
+  if (!gr_source_reads_machine(src)) {
+    d->why_no_power = "this input describes a machine (a rig file or XML) that no driver can be asked";
+    return;
+  }
+  struct gr_gpus g;
+  if (gr_gpus_open(&g, err) != 0) {
+    d->why_no_power = err->msg;
+    return;
+  }
+  struct gr_gpus_report rep;
+  gr_gpus_collect(&g, NULL, &rep);
+  struct gr_doctor_gpu_power *rows = xcalloc(rep.count ? rep.count : 1, sizeof(*rows));
+  for (unsigned i = 0; i < rep.count; i++) {
+    const struct gr_gpu_row *r = &rep.rows[i];
+    snprintf(rows[i].busid, sizeof(rows[i].busid), "%s", r->st.busid);
+    snprintf(rows[i].name, sizeof(rows[i].name), "%s", r->st.name);
+    rows[i].limit_w = r->dy.power_limit_w.ok && !r->lost ? r->dy.power_limit_w.v : -1;
+    rows[i].default_w = r->st.power_default_w.ok ? r->st.power_default_w.v : -1;
+  }
+  d->gpu_power = rows;
+  d->ngpu_power = rep.count;
+  if (!rep.count)
+    d->why_no_power = "the driver lists no GPU";
+  gr_gpus_report_free(&rep);
+  gr_gpus_close(&g);
+}
+
 int cmd_doctor(int argc, char **argv)
 {
   struct doctor_opts o;
@@ -141,7 +185,7 @@ int cmd_doctor(int argc, char **argv)
   struct gr_doctor_opts d;
   struct gr_doctor_report r;
   struct gr_expect e = {0};
-  struct gr_err err = {0};
+  struct gr_err err = {0}, nvml_err = {0};
   int rc;
   if (gr_parse_options(argc, argv, &doctor_spec, &o, sizeof(o), &p) != 0)
     return GR_EXIT_FAIL;
@@ -160,7 +204,9 @@ int cmd_doctor(int argc, char **argv)
     rc = gr_report_error(&err); /* bad input 2, gpurig could not read the machine 3 */
     goto out;
   }
+  read_power_limits(&src, &d, &nvml_err);
   gr_doctor_run(&m, &d, &r);
+  free((void *)d.gpu_power);
   print_report(&o, &m, &r);
   rc = gr_findings_exit(&r.findings);
   gr_doctor_report_free(&r);

@@ -44,13 +44,15 @@ static const char *const export_help[] = {
     "count=stop after N samples; --once: one sample, no port (--textfile, else stdout)",
     "root=a gathered tree whose counter files may change between samples",
     "kmsg",
+    "psu=the power supply's watts: gpurig_power_budget_ratio is the GPUs' summed draw\n"
+    "(gpurig_power_total_watts) over it",
     NULL,
 };
 
 static void export_usage(void)
 {
   printf("usage: gpurig export [--listen ADDR:PORT] [--textfile DIR] [--interval SECONDS] [--count N | --once]\n"
-         "                     [--root DIR] [--kmsg FILE]\n"
+         "                     [--root DIR] [--kmsg FILE] [--psu WATTS]\n"
          "\n"
          "Samples the GPUs and their PCIe links (as gpurig watch) and serves the newest sample as\n"
          "Prometheus metrics at http://ADDR:PORT/metrics: dcgm-exporter's names and labels for what\n"
@@ -59,7 +61,8 @@ static void export_usage(void)
          "gpurig_pcie_aer_errors_total{link,end,slot,severity}, gpurig_pcie_link_gen/_width (now and\n"
          "_max), gpurig_gpu_throttle{reason}, gpurig_gpu_up (0 when a GPU is lost: the series stays;\n"
          "with no driver, 0 for each GPU on the bus), gpurig_driver_up, gpurig_finding{id,severity}\n"
-         "(gpurig doctor, every 5 minutes), gpurig_sample_age_seconds. Every series names the host\n"
+         "(gpurig doctor, every 5 minutes), gpurig_sample_age_seconds, gpurig_power_total_watts and\n"
+         "with --psu gpurig_power_budget_ratio. Every series names the host\n"
          "Hostname, as dcgm-exporter does.\n"
          "docs/monitor.md has the table, a systemd unit and a Slurm note.\n"
          "\n");
@@ -87,6 +90,7 @@ struct exporter {
   bool first_failed;      /* the first write failed (reported; export ends with 2) */
   double fail_since;      /* CLOCK_MONOTONIC of the first failed write in a row, 0 none */
   bool stale_cleared;     /* the file was cleared for this run of failures */
+  double psu_w;           /* --psu: gpurig_power_budget_ratio's denominator, 0 none */
 };
 
 /* The body renders once per sample (not per scrape): under the sampler's
@@ -95,7 +99,7 @@ static char *render(struct exporter *x, size_t *len, double *stamp)
 {
   gr_sampler_lock(x->mon.s);
   struct gr_prom_in in = {.findings = x->have_doc ? &x->doc.findings : NULL, .hostname = x->host,
-                          .driver_up = x->mon.have_gpus, .bus = &x->mon.m.topo};
+                          .driver_up = x->mon.have_gpus, .bus = &x->mon.m.topo, .psu_w = x->psu_w};
   char *text = gr_prom_render(x->mon.s, &in);
   const struct gr_sample *last = gr_sampler_sample(x->mon.s, 0);
   *stamp = last ? last->mono_s : gr_clock_s(CLOCK_MONOTONIC);
@@ -201,9 +205,27 @@ static void refresh_findings(struct exporter *x)
   if (x->have_doc && now - x->doctor_at < DOCTOR_EVERY_S)
     return;
   x->doctor_at = now;
-  struct gr_doctor_opts o = {.expect_gpus = -1, .kmsg_path = NULL, .xid_window_h = -1};
+  struct gr_doctor_opts o = {.expect_gpus = -1, .kmsg_path = NULL, .xid_window_h = -1, .psu_w = x->psu_w};
+  /* the power limits the sampler read last, for gpu.power-limit */
+  gr_sampler_lock(x->mon.s);
+  const struct gr_sample *last = gr_sampler_sample(x->mon.s, 0);
+  unsigned n = last ? gr_sampler_ngpu(x->mon.s) : 0;
+  struct gr_doctor_gpu_power *pw = xcalloc(n ? n : 1, sizeof(*pw));
+  for (unsigned i = 0; i < n; i++) {
+    const struct gr_gpu_static *st = gr_sampler_gpu_static(x->mon.s, i);
+    snprintf(pw[i].busid, sizeof(pw[i].busid), "%s", st->busid);
+    snprintf(pw[i].name, sizeof(pw[i].name), "%s", st->name);
+    pw[i].limit_w = last->gpu[i].power_limit_w.ok && last->gpu_read[i] != GR_READ_LOST ? last->gpu[i].power_limit_w.v
+                                                                                         : -1;
+    pw[i].default_w = st->power_default_w.ok ? st->power_default_w.v : -1;
+  }
+  gr_sampler_unlock(x->mon.s);
+  o.gpu_power = pw;
+  o.ngpu_power = n;
+  o.why_no_power = x->mon.have_gpus ? "no sample yet" : "no GPU driver answers";
   struct gr_doctor_report rep;
   gr_doctor_run(&x->mon.m, &o, &rep);
+  free(pw);
   gr_sampler_lock(x->mon.s);
   if (x->have_doc)
     gr_doctor_report_free(&x->doc);
@@ -306,6 +328,8 @@ int cmd_export(int argc, char **argv)
   int prc = parse(argc, argv, &o, &interval, &count, &listen);
   if (prc != 0)
     return prc > 0 ? GR_EXIT_OK : GR_EXIT_FAIL;
+  if (cli_parse_psu("export", o.mon.psu, &x.psu_w) != 0)
+    return GR_EXIT_FAIL;
   x.textfile = o.mon.textfile;
   x.to_stdout = count == 1 && !x.textfile;
   if (x.textfile)

@@ -11,6 +11,7 @@
 #include "plan/request.h"
 #include "print/common.h"
 #include "print/plan.h"
+#include "print/power.h"
 
 /* plan: the source (or --gpu alone: a generic board), the output, NCCL and
  * the planner's arguments, kept as text for plan/request.c to judge. */
@@ -143,13 +144,27 @@ static int run_shop(const struct plan_opts *o, const struct gr_plan_args *args)
   return rc;
 }
 
-static int print_plan(const struct plan_opts *o, const struct gr_planned *pl)
+/* With --power-limit on a rig with psu lines: the rig's power budget with
+ * every GPU at the limit (the one budget, analysis/power.c), after the
+ * plan; in JSON its "power_budget". */
+static int print_plan(const struct plan_opts *o, const struct gr_machine *m, const struct gr_planned *pl)
 {
   struct gr_findings fs = {0};
-  if (o->out.json)
-    cli_print_json(gr_plan_to_json(pl));
-  else
+  struct gr_power_budget b = {0};
+  bool budget = m->has_power && pl->req.power_limit_w > 0;
+  if (budget)
+    gr_power_budget_at(&m->topo, pl->req.power_limit_w, &b);
+  if (o->out.json) {
+    json_t *j = gr_plan_to_json(pl);
+    if (budget)
+      json_object_set_new(j, "power_budget", gr_power_to_json(&b));
+    cli_print_json(j);
+  } else {
     gr_print_plan(stdout, pl);
+    if (budget)
+      gr_print_power(stdout, &b);
+  }
+  gr_power_free(&b);
   gr_plan_findings(pl, NULL, &fs);
   int rc = gr_findings_exit(&fs);
   gr_findings_free(&fs);
@@ -218,7 +233,7 @@ int cmd_plan(int argc, char **argv)
   if (o.plan.estimator && strcmp(o.plan.estimator, "deepspeed") == 0)
     rc = run_deepspeed(pl, o.out.json);
   else
-    rc = print_plan(&o, pl);
+    rc = print_plan(&o, &m, pl);
 out:
   gr_planned_free(pl);
   free(pl);

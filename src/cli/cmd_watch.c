@@ -45,13 +45,15 @@ static const char *const watch_help[] = {
     "svg=at the end, draw the samples held as an SVG chart: per GPU temperature, power\n"
     "and SM clock over time, every event marked and listed; a file, not - (standard\n"
     "output carries the samples)",
+    "psu=with --json, the power supply's watts: each line's power_budget_ratio is the\n"
+    "GPUs' summed draw (power_total_w) over it",
     NULL,
 };
 
 static void watch_usage(void)
 {
   printf("usage: gpurig watch [--once | --count N] [--interval SECONDS] [--json] [--root DIR] [--kmsg FILE]\n"
-         "                    [--svg FILE]\n"
+         "                    [--svg FILE] [--psu WATTS]\n"
          "\n"
          "Samples every GPU and every PCIe link on a GPU's path to its root port, again and again:\n"
          "utilisation, memory, power and limit, GPU and memory temperature, fan, SM and memory clocks,\n"
@@ -77,7 +79,8 @@ static void watch_usage(void)
          "3 nothing to watch.\n");
 }
 
-static int watch_lines(const struct watch_opts *o, struct cli_monitor *mon, long count, double interval)
+static int watch_lines(const struct watch_opts *o, struct cli_monitor *mon, long count, double interval,
+                       double psu_w)
 {
   struct gr_err err = {0};
   unsigned long since = 0;
@@ -89,7 +92,7 @@ static int watch_lines(const struct watch_opts *o, struct cli_monitor *mon, long
       return gr_report_error(&err);
     if (o->out.json) { /* one compact object per line: JSON lines, no allocation per sample */
       unsigned long from = since;
-      gr_sample_json_line(stdout, mon->s, 0, &from);
+      gr_sample_json_line(stdout, mon->s, 0, &from, psu_w);
     } else
       gr_print_sample_text(stdout, mon->s, since, n == 0);
     since = gr_sampler_nevents(mon->s);
@@ -191,8 +194,13 @@ int cmd_watch(int argc, char **argv)
   }
   if (cli_parse_interval("watch", o.mon.interval, &interval) != 0 || (o.mon.svg && svg_target_ok(o.mon.svg) != 0))
     return GR_EXIT_FAIL;
-  if (cli_parse_count("watch", &o.mon, &count) != 0)
+  double psu_w;
+  if (cli_parse_count("watch", &o.mon, &count) != 0 || cli_parse_psu("watch", o.mon.psu, &psu_w) != 0)
     return GR_EXIT_FAIL;
+  if (psu_w > 0 && !o.out.json) { /* the share is a field of the JSON lines; the screen has no room for it */
+    gr_diag("gpurig: watch: --psu adds power_budget_ratio to the --json lines; give --json\n");
+    return GR_EXIT_FAIL;
+  }
   bool screen = !o.mon.once && !o.mon.count && !o.out.json && isatty(STDOUT_FILENO) && isatty(STDIN_FILENO);
   if (cli_monitor_open("watch", &o.src, o.mon.kmsg, interval, screen ? 1200 : 64, &mon, &err) != 0)
     return gr_report_error(&err);
@@ -203,7 +211,7 @@ int cmd_watch(int argc, char **argv)
     return GR_EXIT_CANNOT_RUN;
   }
   cli_catch_stop();
-  int rc = screen ? watch_screen(&mon, interval) : watch_lines(&o, &mon, count, interval);
+  int rc = screen ? watch_screen(&mon, interval) : watch_lines(&o, &mon, count, interval, psu_w);
   /* GPUs on the bus that no driver answers for: their values are all missing */
   if (!mon.have_gpus && mon.m.topo.ngpus > 0) {
     fprintf(stderr, "gpurig: watch: warning: the bus shows %zu GPU(s) and no GPU driver answers for them\n",

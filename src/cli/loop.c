@@ -48,6 +48,19 @@ int cli_parse_interval(const char *cmd, const char *text, double *out)
   return -1;
 }
 
+int cli_parse_psu(const char *cmd, const char *text, double *out)
+{
+  *out = 0;
+  if (!text)
+    return 0;
+  char *end;
+  *out = strtod(text, &end);
+  if (end != text && !*end && *out >= 50 && *out <= 100000)
+    return 0;
+  gr_diag("gpurig: %s: --psu %s: a power supply's watts, from 50 to 100000\n", cmd, text);
+  return -1;
+}
+
 int cli_parse_count(const char *cmd, const struct gr_monitor_opts *o, long *count)
 {
   *count = o->once ? 1 : 0;

@@ -38,6 +38,8 @@ void cli_monitor_close(struct cli_monitor *mon);
 int cli_parse_count(const char *cmd, const struct gr_monitor_opts *o, long *count);
 /* --interval: 0.1 to 3600 s, default 1 (text NULL); -1 after one error line. */
 int cli_parse_interval(const char *cmd, const char *text, double *out);
+/* --psu WATTS into *out (0 when not given); -1 after one line on a bad value. */
+int cli_parse_psu(const char *cmd, const char *text, double *out);
 /* SIGINT, SIGTERM and SIGHUP end a command's loop (cli_sleep_until, the
  * view's loop and burn's rounds see the flag): watch, export and burn alike,
  * so that timeout(1), Slurm, systemd and a closed ssh session get the same

@@ -61,7 +61,7 @@ static const struct spelling {
     {"cache-text-embeddings", false}, {"full-bf16", false}, {"svg", true}, {"load", true}, {"pattern", true},
     {"duration", true}, {"log", true}, {"force", false}, {"verbose", false}, {"html", true}, {"markdown", true},
     {"bench", true}, {"burn", true}, {"dot", true}, {"nodes", true}, {"mpi", false}, {"per", true}, {"like", true},
-    {"allreduce-iters", true}, {"timeout", true},
+    {"allreduce-iters", true}, {"timeout", true}, {"psu", true},
 };
 enum { NSPELLINGS = sizeof(spellings) / sizeof(spellings[0]), SPELLING_VAL = 256 };
 
@@ -290,7 +290,7 @@ const struct gr_option gr_rows_nccl[1] = {
 };
 
 #define MON_STRING(name, arg, field, empty, help) GR_OPT_STRING_ROW(name, arg, struct gr_monitor_opts, field, empty, help)
-const struct gr_option gr_rows_monitor[7] = {
+const struct gr_option gr_rows_monitor[8] = {
     GR_OPT_FLAG_ROW("once", 0, struct gr_monitor_opts, once, "one sample, then exit"),
     MON_STRING("count", "N", count, NULL, "N samples, then exit"),
     MON_STRING("interval", "S", interval, NULL, "seconds between samples, 0.1 to 3600; default 1"),
@@ -308,6 +308,9 @@ const struct gr_option gr_rows_monitor[7] = {
     MON_STRING("svg", "FILE", svg, "option '--svg' needs a file to write, not an empty value",
                "at the end, draw the samples held as an SVG chart: per GPU temperature, power\n"
                "and SM clock over time, every event marked and listed"),
+    MON_STRING("psu", "WATTS", psu, NULL,
+               "the power supply's watts: the GPUs' summed draw is also shown as a share of\n"
+               "it (power_budget_ratio, gpurig_power_budget_ratio)"),
 };
 
 /* The plan's options, into the planner's own arguments (plan/request.h):

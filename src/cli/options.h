@@ -114,9 +114,9 @@ extern const struct gr_option gr_rows_nccl[1];    /* --nccl-version into a struc
  * its own rows for the --interval and --svg it takes of these. */
 struct gr_monitor_opts {
   bool once;
-  const char *count, *interval, *kmsg, *listen, *textfile, *svg;
+  const char *count, *interval, *kmsg, *listen, *textfile, *svg, *psu;
 };
-extern const struct gr_option gr_rows_monitor[7];
+extern const struct gr_option gr_rows_monitor[8];
 
 /* --model --params --job ... (gpurig plan --help) into a struct
  * gr_plan_args (plan/request.h), all but its gpu */

@@ -21,12 +21,26 @@
 #include "doctor/expect.h"
 #include "model/finding.h"
 
+/* One GPU's power limits (watts, -1 unknown) and its name. */
+struct gr_doctor_gpu_power {
+  char busid[32], name[96];
+  double limit_w, default_w;
+};
+
 struct gr_doctor_opts {
   int expect_gpus;                  /* --expect-gpus N, -1 none */
   const struct gr_expect *expect;   /* --expect FILE, NULL none */
   const char *kmsg_path;            /* --kmsg FILE, NULL: /dev/kmsg under the root */
   bool loaded;                      /* --loaded: the GPUs are busy now */
   double xid_window_h;              /* --xid-window HOURS; <0: the data file's default; 0: all */
+  /* The GPUs' power limits as the driver enforces them (the caller reads
+   * NVML; doctor reads no driver library itself), NULL with why_no_power
+   * saying why none were read; and --psu WATTS, the budget they must fit
+   * (0 none). */
+  const struct gr_doctor_gpu_power *gpu_power;
+  size_t ngpu_power;
+  const char *why_no_power;
+  double psu_w;
 };
 
 struct gr_doctor_report {

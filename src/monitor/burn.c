@@ -442,6 +442,10 @@ static void fold_gpu(struct run *x, unsigned i, const struct gr_sample *smp, dou
     g->temp_max = d->temp_c;
   if (d->power_w.ok && (!g->power_max.ok || d->power_w.v > g->power_max.v))
     g->power_max = d->power_w;
+  if (d->power_w.ok) {
+    g->power_sum += d->power_w.v;
+    g->power_n++;
+  }
   if (d->sm_clock_mhz.ok && (!g->sm_clock_min.ok || d->sm_clock_mhz.v < g->sm_clock_min.v))
     g->sm_clock_min = d->sm_clock_mhz;
   if (d->pcie_replay.ok) {
@@ -490,11 +494,30 @@ static void fold_events(struct run *x)
   }
 }
 
+/* Every GPU's draw in one sample summed, loaded or not (a power supply
+ * carries them all), when every GPU reports one. */
+static void fold_power_total(struct gr_burn_report *r, const struct gr_sample *smp)
+{
+  double sum = 0;
+  for (unsigned i = 0; i < smp->ngpu; i++) {
+    if (smp->gpu_read[i] == GR_READ_LOST || !smp->gpu[i].power_w.ok)
+      return;
+    sum += smp->gpu[i].power_w.v;
+  }
+  if (!smp->ngpu)
+    return;
+  if (sum > r->power_total_max)
+    r->power_total_max = sum;
+  r->power_total_sum += sum;
+  r->power_total_n++;
+}
+
 static void fold_sample(struct run *x, double dt)
 {
   const struct gr_sample *smp = gr_sampler_sample(x->s, 0);
   if (!smp)
     return;
+  fold_power_total(x->r, smp);
   for (unsigned i = 0; i < x->r->ngpu; i++)
     if (x->r->gpu[i].selected)
       fold_gpu(x, i, smp, dt);

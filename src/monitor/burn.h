@@ -57,6 +57,13 @@ struct gr_burn_opts {
   /* Polled between loads: the signal that asked for a stop (ends the run
    * early with a partial verdict), 0 go on. May be NULL. */
   int (*stop)(void);
+  /* The power budget the GPUs' measured draw is held against (burn.power):
+   * the PSUs' watts (--psu, or a rig's psu lines together), 0 none; what
+   * names it ("--psu 1600", "rig R: psu gw"), and what else those PSUs
+   * carry (the rig's CPUs at TDP), 0 unknown or nothing. */
+  double psu_w;
+  const char *psu_what;
+  double psu_other_w;
 };
 
 /* One GPU's run. Indices are the sampler's (the facts backend's); cuda is
@@ -76,6 +83,8 @@ struct gr_burn_gpu {
   char corrupt_text[160];
   double throttle_s[GR_THR_NBITS]; /* seconds with each reason while loaded */
   struct gr_metric temp_max, power_max, sm_clock_min;
+  double power_sum;          /* its draws summed over power_n samples while loaded: the mean */
+  unsigned power_n;
   double replay_start, replay_end; /* the PCIe replay counter (valid when replay_ok) */
   bool replay_ok;
   bool replay_failing;       /* the replays are over the allowance so far (its events are failures) */
@@ -118,6 +127,10 @@ struct gr_burn_report {
   size_t nstall;             /* all of them */
   int gemm_n;                /* its matrices' size (n x n), 0 not run */
   char note[512];            /* the copies' size when memory bounds it, "" none */
+  /* every GPU's draw summed per sample (a sample where one GPU does not
+   * report is left out: the sum would be short): the highest and the mean */
+  double power_total_max, power_total_sum;
+  unsigned power_total_n;
   double first_problem_s;    /* the first warning or failure the sampler saw, -1 none */
   char first_problem[224];
   struct gr_findings verdicts;

@@ -382,6 +382,39 @@ static void staggered_step(struct run *x)
   verdict(x->r, GR_SEV_INFO, "burn.staggered", NULL, "staggered: no problem up to all %u GPUs loaded", x->nsel);
 }
 
+/* The GPUs' measured draw against the power budget (--psu, a rig's PSUs):
+ * over it fails, within 10% of it warns (the headroom the rig budget asks,
+ * analysis/power.c), and NVML's readings are averages, so the millisecond
+ * peaks a PSU's protection sees go higher still. */
+static void power_verdict(struct run *x)
+{
+  const struct gr_burn_report *r = x->r;
+  const struct gr_burn_opts *o = x->o;
+  if (o->psu_w <= 0)
+    return;
+  if (!r->power_total_n) {
+    verdict(x->r, GR_SEV_INFO, "burn.power", NULL, "power against the %.0f W budget (%s): not measured (a GPU "
+            "reports no power draw)", o->psu_w, o->psu_what);
+    return;
+  }
+  double peak = r->power_total_max + o->psu_other_w, share = peak / o->psu_w;
+  enum gr_sev sev = peak > o->psu_w ? GR_SEV_FAIL : share > 0.9 ? GR_SEV_WARN : GR_SEV_OK;
+  char other[96] = "";
+  if (o->psu_other_w > 0)
+    snprintf(other, sizeof(other), " plus %.0f W for the CPUs at TDP", o->psu_other_w);
+  struct gr_finding *f =
+      verdict(x->r, sev, "burn.power", NULL,
+              "power: the %u GPUs drew %.0f W together at most, %.0f W on average (%u samples)%s: %.0f W is %.0f%% of "
+              "the %.0f W budget (%s)%s", r->ngpu, r->power_total_max, r->power_total_sum / r->power_total_n,
+              r->power_total_n, other, peak, share * 100, o->psu_w, o->psu_what,
+              sev == GR_SEV_OK ? "" : sev == GR_SEV_WARN ? ", under 10% headroom" : ", over it");
+  if (f)
+    gr_finding_evidence(f, "nvml", "the sampler's power readings (NVML averages them, so millisecond peaks go higher: "
+                        "data/power-gpus.tsv)");
+  if (f && sev != GR_SEV_OK)
+    gr_finding_fix(f, NULL, "a power limit on each GPU (nvidia-smi -pl, as root; gpurig never sets it), or another "
+                   "PSU for part of the GPUs");
+}
 
 void burn_verdicts(struct run *x)
 {
@@ -394,6 +427,7 @@ void burn_verdicts(struct run *x)
   allreduce_verdict(x);
   load_verdicts(x);
   staggered_step(x);
+  power_verdict(x);
   interrupted_verdict(x);
   gr_findings_sort(&r->verdicts);
 }

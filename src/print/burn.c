@@ -94,6 +94,21 @@ void gr_print_burn(FILE *out, const struct gr_sampler *s, const struct gr_burn_o
   }
 }
 
+/* Every GPU's draw summed (its peak and mean over the samples where every
+ * GPU reported) and the budget it was held against. */
+static json_t *power_json(const struct gr_burn_opts *o, const struct gr_burn_report *r)
+{
+  json_t *p = json_object();
+  unsigned n = r->power_total_n;
+  json_object_set_new(p, "total_max_w", n ? gr_json_rounded(r->power_total_max, 1) : json_null());
+  json_object_set_new(p, "total_mean_w", n ? gr_json_rounded(r->power_total_sum / n, 1) : json_null());
+  json_object_set_new(p, "samples", json_integer(n));
+  json_object_set_new(p, "budget_w", o->psu_w > 0 ? gr_json_rounded(o->psu_w, 1) : json_null());
+  json_object_set_new(p, "budget", o->psu_w > 0 ? gr_json_text(o->psu_what) : json_null());
+  json_object_set_new(p, "other_w", o->psu_other_w > 0 ? gr_json_rounded(o->psu_other_w, 1) : json_null());
+  return p;
+}
+
 json_t *gr_burn_to_json(const struct gr_sampler *s, const struct gr_burn_opts *o, const struct gr_burn_report *r)
 {
   char loads[64];
@@ -123,6 +138,7 @@ json_t *gr_burn_to_json(const struct gr_sampler *s, const struct gr_burn_opts *o
     json_object_set_new(x, "gemm_wrong", json_integer(g->gemm_wrong));
     json_object_set_new(x, "temp_max_c", g->temp_max.ok ? gr_json_rounded(g->temp_max.v, 0) : json_null());
     json_object_set_new(x, "power_max_w", g->power_max.ok ? gr_json_rounded(g->power_max.v, 1) : json_null());
+    json_object_set_new(x, "power_mean_w", g->power_n ? gr_json_rounded(g->power_sum / g->power_n, 1) : json_null());
     json_object_set_new(x, "sm_clock_min_mhz", g->sm_clock_min.ok ? gr_json_rounded(g->sm_clock_min.v, 0) : json_null());
     json_object_set_new(x, "pcie_replays", g->replay_ok ? json_integer((json_int_t)(g->replay_end - g->replay_start))
                                                         : json_null());
@@ -133,6 +149,7 @@ json_t *gr_burn_to_json(const struct gr_sampler *s, const struct gr_burn_opts *o
     json_array_append_new(gpus, x);
   }
   json_object_set_new(j, "gpus", gpus);
+  json_object_set_new(j, "power", power_json(o, r));
   json_object_set_new(ar, "iterations", json_integer((json_int_t)r->nar));
   json_object_set_new(ar, "p50_ms", r->nar ? gr_json_rounded(r->ar_p50 * 1e3, 4) : json_null());
   json_object_set_new(ar, "p99_ms", r->nar ? gr_json_rounded(r->ar_p99 * 1e3, 4) : json_null());

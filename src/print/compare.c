@@ -220,7 +220,55 @@ void gr_print_compare(FILE *out, const struct gr_judged *js, const struct gr_pla
   free(order);
 }
 
-static json_t *rig_json(const struct gr_judged *j)
+/* A rig's draw for its energy: at the wall when its one PSU's efficiency
+ * gives it, else the DC load (*wall false); -1 unknown. */
+static double rig_draw(const struct gr_judged *j, bool *wall)
+{
+  const struct gr_power_budget *b = &j->m.power;
+  *wall = b->npsus == 1 && b->psus[0].wall_w >= 0;
+  return *wall ? b->psus[0].wall_w : b->sustained_w;
+}
+
+void gr_print_compare_power(FILE *out, const struct gr_judged *js, size_t n, double kwh_price)
+{
+  const struct gr_judged **order = gr_compare_order(js, n);
+  int w = name_width(js, n);
+  fprintf(out, "\nPower at full load (GPUs at board power, CPUs at TDP), energy at %.2f per kWh (--kwh):\n",
+          kwh_price);
+  for (size_t i = 0; i < n; i++) {
+    bool wall;
+    double d = rig_draw(order[i], &wall);
+    if (d < 0) {
+      const struct gr_power_budget *b = &order[i]->m.power;
+      fprintf(out, "  %-*s unknown: %s\n", w, order[i]->name,
+              b->gpu_w < 0   ? "a GPU's board power is not in data/gpus.tsv"
+              : b->cpu_w < 0 ? "a CPU's TDP is not in data/power-parts.tsv"
+                             : "no CPU stated");
+      continue;
+    }
+    double kwh = d * 24 / 1000;
+    fprintf(out, "  %-*s %5.0f W %s, %5.1f kWh/day = %6.2f/day\n", w, order[i]->name, d,
+            wall ? "at the wall" : "DC (no PSU efficiency)", kwh, kwh * kwh_price);
+  }
+  free(order);
+}
+
+/* The rig's power at full load and its energy per day (null unknown). */
+static json_t *rig_power_json(const struct gr_judged *j, double kwh_price)
+{
+  bool wall;
+  double d = rig_draw(j, &wall);
+  json_t *o = json_object();
+  json_object_set_new(o, "sustained_w", j->m.power.sustained_w < 0 ? json_null()
+                                                                    : gr_json_rounded(j->m.power.sustained_w, 1));
+  json_object_set_new(o, "wall_w", d >= 0 && wall ? gr_json_rounded(d, 1) : json_null());
+  json_object_set_new(o, "energy_kwh_day", d >= 0 ? gr_json_rounded(d * 24 / 1000, 2) : json_null());
+  json_object_set_new(o, "kwh_price", gr_json_rounded(kwh_price, 4));
+  json_object_set_new(o, "energy_cost_day", d >= 0 ? gr_json_rounded(d * 24 / 1000 * kwh_price, 2) : json_null());
+  return o;
+}
+
+static json_t *rig_json(const struct gr_judged *j, double kwh_price)
 {
   const struct gr_prediction *p = &j->m.prediction;
   const struct gr_topo *t = &j->m.topo;
@@ -249,17 +297,18 @@ static json_t *rig_json(const struct gr_judged *j)
   json_object_set_new(o, "price_own_cards", gr_json_positive(t->rig->own_price, 2));
   json_object_set_new(o, "currency", t->rig->currency ? json_string(t->rig->currency) : json_null());
   json_object_set_new(o, "price_per_vram_gib", gr_json_positive(gr_compare_price_per_gib(j), 2));
+  json_object_set_new(o, "power", rig_power_json(j, kwh_price));
   json_t *pred = gr_prediction_to_json(t, p);
   json_object_set(o, "verdicts", json_object_get(pred, "verdicts"));
   json_object_set_new(o, "prediction", pred);
   return o;
 }
 
-json_t *gr_compare_to_json(const struct gr_judged *js, const struct gr_planned *plans, size_t n)
+json_t *gr_compare_to_json(const struct gr_judged *js, const struct gr_planned *plans, size_t n, double kwh_price)
 {
   json_t *root = json_object(), *arr = json_array();
   for (size_t i = 0; i < n; i++) {
-    json_t *o = rig_json(&js[i]);
+    json_t *o = rig_json(&js[i], kwh_price);
     if (plans)
       json_object_set_new(o, "plan", gr_plan_to_json(&plans[i]));
     json_array_append_new(arr, o);

@@ -11,6 +11,7 @@
 #include "print/common.h"
 #include "print/diagram/diagram.h"
 #include "print/json_stream.h"
+#include "print/power.h"
 #include "print/predict.h"
 #include "print/text.h"
 #include "print/topo.h"
@@ -29,6 +30,8 @@ void gr_print_topo_text(FILE *out, const struct gr_machine *m, unsigned flags, c
     gr_print_prediction(out, t, &m->prediction, st);
   if (m->clustered)
     gr_print_cluster(out, &m->cluster);
+  if (m->has_power)
+    gr_print_power(out, &m->power);
   gr_print_findings(out, t, a, st);
 }
 
@@ -44,6 +47,8 @@ void gr_print_report_text(FILE *out, const struct gr_machine *m, const struct gr
     gr_print_prediction(out, t, &m->prediction, st);
   if (m->clustered)
     gr_print_cluster(out, &m->cluster);
+  if (m->has_power)
+    gr_print_power(out, &m->power);
   gr_print_findings(out, t, a, st);
 }
 
@@ -275,6 +280,8 @@ void gr_machine_json_members(struct gr_jw *w, const struct gr_machine *m)
   }
   if (m->clustered)
     gr_jw_put(w, "cluster", gr_cluster_to_json(&m->cluster));
+  if (m->has_power)
+    gr_jw_put(w, "power", gr_power_to_json(&m->power));
 }
 
 static void write_machine(struct gr_jw *w, const void *m)

@@ -281,7 +281,7 @@ static void put_events(struct gr_jl *l, const struct gr_sampler *s, const struct
 
 static struct gr_metric power_total(const struct gr_sample *x);
 
-void gr_sample_json_line(FILE *out, const struct gr_sampler *s, unsigned ago, unsigned long *since)
+void gr_sample_json_line(FILE *out, const struct gr_sampler *s, unsigned ago, unsigned long *since, double psu_w)
 {
   const struct gr_sample *x = gr_sampler_sample(s, ago);
   struct gr_jl l;
@@ -293,7 +293,10 @@ void gr_sample_json_line(FILE *out, const struct gr_sampler *s, unsigned ago, un
     for (unsigned i = 0; i < x->ngpu; i++)
       put_gpu(&l, s, x, i);
     gr_jl_close(&l);
-    put_metric(&l, "power_total_w", power_total(x), 1); /* null while a GPU does not report */
+    struct gr_metric total = power_total(x);
+    put_metric(&l, "power_total_w", total, 1); /* null while a GPU does not report */
+    if (psu_w > 0) /* the share of --psu the GPUs draw: only when a budget was given */
+      put_metric(&l, "power_budget_ratio", (struct gr_metric){total.ok ? total.v / psu_w : 0, total.ok}, 4);
     gr_jl_array(&l, "links");
     for (size_t i = 0; i < gr_sampler_nlinks(s) && ago == 0; i++) /* a link's windows are the newest sample's */
       put_link(&l, s, x, i);
@@ -304,14 +307,14 @@ void gr_sample_json_line(FILE *out, const struct gr_sampler *s, unsigned ago, un
   gr_jl_end(&l);
 }
 
-json_t *gr_sample_at_to_json(const struct gr_sampler *s, unsigned ago, unsigned long *since)
+json_t *gr_sample_at_to_json(const struct gr_sampler *s, unsigned ago, unsigned long *since, double psu_w)
 {
   char *buf = NULL;
   size_t len = 0;
   FILE *f = open_memstream(&buf, &len);
   if (!f)
     return NULL;
-  gr_sample_json_line(f, s, ago, since);
+  gr_sample_json_line(f, s, ago, since, psu_w);
   json_t *j = fclose(f) == 0 ? json_loadb(buf, len, 0, NULL) : NULL;
   free(buf);
   return j;
@@ -551,6 +554,13 @@ static void power_total_series(const struct prom *p)
         "gpurig_power_total_watts{", p->f);
   label(p->f, "Hostname", p->host, false);
   fprintf(p->f, "} %.17g\n", t.v);
+  if (p->in->psu_w <= 0)
+    return;
+  fputs("# HELP gpurig_power_budget_ratio Summed power draw of all GPUs over the power supply's watts (--psu).\n"
+        "# TYPE gpurig_power_budget_ratio gauge\n"
+        "gpurig_power_budget_ratio{", p->f);
+  label(p->f, "Hostname", p->host, false);
+  fprintf(p->f, "} %.6g\n", t.v / p->in->psu_w);
 }
 
 /* One series per (id, severity, subject): a check may say two things of

@@ -35,10 +35,10 @@ void gr_print_sample_text(FILE *out, const struct gr_sampler *s, unsigned long s
  * JSON line, docs/monitor.md), with the events from index *since up to its
  * time (moved past them); links only for the newest. Written straight to
  * out with no heap allocation (watch --json: none per sample). */
-void gr_sample_json_line(FILE *out, const struct gr_sampler *s, unsigned ago, unsigned long *since);
+void gr_sample_json_line(FILE *out, const struct gr_sampler *s, unsigned ago, unsigned long *since, double psu_w);
 /* The same line as a tree (the caller's, json_decref; NULL when out of
  * memory), for what embeds samples in a larger document. */
-json_t *gr_sample_at_to_json(const struct gr_sampler *s, unsigned ago, unsigned long *since);
+json_t *gr_sample_at_to_json(const struct gr_sampler *s, unsigned ago, unsigned long *since, double psu_w);
 
 /* What a Prometheus text besides the sampler's sample shows. */
 struct gr_prom_in {
@@ -46,6 +46,7 @@ struct gr_prom_in {
   const char *hostname;
   bool driver_up;             /* the GPU driver loaded */
   const struct gr_topo *bus;  /* the machine's topology (its GPUs are gpurig_gpu_up 0 when the driver is not up), or NULL */
+  double psu_w;               /* --psu: the power supply's watts (gpurig_power_budget_ratio), 0 none */
 };
 
 /* The Prometheus text exposition of the newest sample: dcgm-exporter's

@@ -578,8 +578,12 @@ void gr_print_findings(FILE *out, const struct gr_topo *t, const struct gr_analy
     gr_print_finding_groups(out, &a->findings, st, 0, GR_SEV_OK, NULL);
     return;
   }
-  for (size_t i = 0; i < a->findings.n; i++)
-    fprintf(out, "  %-4s  %s\n        [%s]\n", gr_sev_name(a->findings.v[i].sev), a->findings.v[i].text,
-            a->findings.v[i].id);
+  for (size_t i = 0; i < a->findings.n; i++) {
+    const struct gr_finding *f = &a->findings.v[i];
+    fprintf(out, "  %-4s  %s\n", gr_sev_name(f->sev), f->text);
+    if (f->fix) /* the whole finding: what to do too, as the short form says it */
+      fprintf(out, "        fix: %s\n", f->fix);
+    fprintf(out, "        [%s]\n", f->id);
+  }
 }
 

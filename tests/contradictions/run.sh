@@ -46,7 +46,9 @@ one() {
   rc=$?
   timeout 60 "$G" report --json "$@" >"$work/json" 2>/dev/null
   rcj=$?
-  if [ $rc -ge 2 ] || [ $rcj -ge 2 ]; then
+  # exit 2 with a report on stdout is a machine with a failing finding (a rig's power budget over
+  # its circuit, say): it loaded and is checked; refused is exit 2 or more with nothing printed
+  if [ $rc -gt 2 ] || [ $rcj -gt 2 ] || ! [ -s "$work/text" ] || ! [ -s "$work/json" ]; then
     if refused "$name"; then
       echo "refused as listed: $name: exit $rc: $(head -n 1 "$work/err" | cut -c1-160)"
       skipped=$((skipped + 1))

@@ -233,9 +233,36 @@ for args in "--svg $work/nodir/x.svg" "--log $work/nodir/x.jsonl" "--log $work/l
   [ "$rc" = 2 ] && [ "$(wc -l <"$work/err")" = 1 ] && [ ! -s "$work/out" ] || fail "burn $args: exit $rc, $(cat "$work/err")"
 done
 
+# --psu (issue 34): the GPUs' measured draw summed, held against the budget. The busy stand-in
+# (whose GPU1 replays fail and GPU3 runs hot: exit 2 whatever the power) draws 345 W a GPU:
+# 1380 W is 86% of 1600 W, a pass; over 90% of 1500 W a warning; over 1000 W a failure with its fix.
+run 2 busy --psu 1600 --json
+jq -e '.power.budget_w == 1600 and .power.budget == "--psu" and .power.samples >= 1
+       and (.gpus | map(.power_max_w) | add) >= .power.total_max_w and .power.total_max_w > 1000
+       and .power.total_mean_w <= .power.total_max_w and (.gpus | all(.power_mean_w <= .power_max_w))
+       and ([.verdicts[] | select(.id == "burn.power")] | length == 1 and .[0].severity == "ok")
+       and ([.verdicts[] | select(.id == "burn.power")][0].message | test("of the 1600 W budget \\(--psu\\)"))' \
+  "$work/out" >/dev/null || fail "busy --psu 1600: $(jq -c '.power, [.verdicts[] | select(.id == "burn.power")]' "$work/out")"
+echo "busy --psu 1600: $(jq -r '[.verdicts[] | select(.id == "burn.power")][0].message' "$work/out")"
+run 2 busy --psu 1500
+has '^  warn  power: the 4 GPUs drew [0-9]+ W together at most, [0-9]+ W on average \([0-9]+ samples?\): [0-9]+ W is 9[0-9]% of the 1500 W budget \(--psu\), under 10% headroom$' "busy --psu 1500"
+run 2 busy --psu 1000
+has '^  fail  power: .* of the 1000 W budget \(--psu\), over it$' "busy --psu 1000"
+run 2 busy --psu 1000 --json
+jq -e '[.verdicts[] | select(.id == "burn.power")][0] | .severity == "fail" and (.fix | test("nvidia-smi -pl"))' \
+  "$work/out" >/dev/null || fail "busy --psu 1000: no fix: $(jq -c '[.verdicts[] | select(.id == "burn.power")]' "$work/out")"
+# --rig: the rig's psu lines together (2000 W), its EPYC 7282's 120 W TDP added to the GPUs' draw
+run 2 busy --rig "$GPURIG_TEST_DATA/rigs/s8030-one-rail.rig"
+has '^  pass  power: .* plus 120 W for the CPUs at TDP: [0-9]+ W is [0-9]+% of the 2000 W budget \(--rig .*s8030-one-rail.rig: psu one\)$' "busy --rig"
+# no budget: the sums are recorded, no power verdict
+run 2 busy --json
+jq -e '.power.budget_w == null and .power.total_max_w > 1000 and ([.verdicts[] | select(.id == "burn.power")] | length == 0)' \
+  "$work/out" >/dev/null || fail "busy without --psu: $(jq -c '.power' "$work/out")"
+
 # bad input: one line, exit 2
 for args in "--load gpu" "--load bus" "--load ," "--pattern triples" "--gpus x" "--gpus 99" "--duration 0" "--size 3" \
-            "--interval 0" "--gpus 1,,2" "--gpus 0,_1" "--gpus 0,"; do
+            "--interval 0" "--gpus 1,,2" "--gpus 0,_1" "--gpus 0," "--psu 10" "--psu x" "--psu 1600 --rig tyan-s8030" \
+            "--rig wopr"; do
   rc=0
   # shellcheck disable=SC2086
   "$gpurig" burn --root "$GPURIG_TEST_DATA/trees/epyc-riser" $args >"$work/out" 2>"$work/err" || rc=$?

@@ -86,6 +86,17 @@ sum=$(sed -n 's/^DCGM_FI_DEV_POWER_USAGE{[^}]*} //p' "$work/once.txt" | awk '{s 
 awk -v t="$total" -v s="$sum" 'BEGIN {exit !(t - s < 0.001 && s - t < 0.001)}' ||
   fail "gpurig_power_total_watts $total is not the sum $sum of the GPUs' draws"
 echo "power total: $total W, the sum of $(grep -c '^DCGM_FI_DEV_POWER_USAGE{' "$work/once.txt") GPUs' draws"
+# no --psu, no budget ratio; --psu W: the total over W
+grep -q '^gpurig_power_budget_ratio' "$work/once.txt" && fail "gpurig_power_budget_ratio without --psu"
+"$gpurig" export --once --psu 1600 --root "$work/tree" >"$work/psu.txt" 2>"$work/psu.log" || fail "export --psu 1600: exit $?"
+ratio=$(sed -n 's/^gpurig_power_budget_ratio{Hostname="[^"]*"} //p' "$work/psu.txt")
+total=$(sed -n 's/^gpurig_power_total_watts{[^}]*} //p' "$work/psu.txt")
+[ -n "$ratio" ] && awk -v r="$ratio" -v t="$total" 'BEGIN {exit !(r - t / 1600 < 1e-5 && t / 1600 - r < 1e-5)}' ||
+  fail "gpurig_power_budget_ratio '$ratio' is not $total / 1600"
+echo "--psu 1600: gpurig_power_budget_ratio $ratio"
+rc=0
+"$gpurig" export --once --psu 12x --root "$work/tree" >"$work/psu.txt" 2>"$work/psu.log" || rc=$?
+[ "$rc" = 2 ] && [ "$(wc -l <"$work/psu.log")" = 1 ] && [ ! -s "$work/psu.txt" ] || fail "export --psu 12x: exit $rc"
 
 # a driver that does not start, on a bus with 4 GPUs: each GPU's series says 0
 rc=0

@@ -54,6 +54,12 @@ jq -e -s 'length == 2 and (.[1].gpus | length == 4) and .[1].gpus[1].pcie_replay
           and (.[1].events | map(.text) | any(test("PCIe replay")))
           and .[1].power_total_w > 0 and (.[1].power_total_w - ([.[1].gpus[].power_w] | add) | fabs) < 0.05' "$work/out" >/dev/null ||
   fail "json: $(head -c 600 "$work/out")"
+jq -e -s 'all(has("power_budget_ratio") | not)' "$work/out" >/dev/null || fail "json: power_budget_ratio without --psu"
+# --psu: the summed draw as a share of the PSU; refused without --json (the screen has no field for it)
+expect_rc 1 json-psu "$gpurig" watch --json --count 2 --interval 0.1 --psu 2000 --root "$tree"
+jq -e -s '.[1].power_budget_ratio > 0 and (.[1].power_budget_ratio - .[1].power_total_w / 2000 | fabs) < 0.0001' \
+  "$work/out" >/dev/null || fail "json --psu 2000: $(head -c 300 "$work/out")"
+expect_rc 2 psu-text "$gpurig" watch --once --psu 2000 --root "$tree"
 
 # --svg: the samples as a chart, well-formed, drawn by librsvg; never written through a link
 expect_rc 1 svg "$gpurig" watch --count 6 --interval 0.1 --root "$tree" --svg "$work/chart.svg"

@@ -76,7 +76,8 @@ static inline const char *stub_scenario(void)
                                       "busy",     "hang",        "xid",
                                       "burn-aer", "burn-replay", "burn-xid79",    "burn-throttle",
                                       "burn-stall", "healthy", "in-use", "burn-gemm-wrong", "burn-slow", "net-corrupt",
-                                      "amd-pull", "a100-uplink", "spin-timeout", "h200-vm", "driver-gone"};
+                                      "amd-pull", "a100-uplink", "spin-timeout", "h200-vm", "driver-gone",
+                                      "power-limits"};
   const char *s = getenv("GPURIG_STUB_SCENARIO");
   /* GPURIG_STUB_SCENARIO_FILE: the scenario is the file's first word, read
    * on every call, so a test can change it while gpurig runs (a GPU that

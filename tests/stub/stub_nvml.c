@@ -646,6 +646,8 @@ gr_nvml_return nvmlDeviceGetEnforcedPowerLimit(gr_nvml_device device, unsigned i
   CHECK_DEVICE(device, mw, 1);
   if (slow_gpu(idx))
     return put_uint(mw, 175000u); /* someone ran nvidia-smi -pl 175 */
+  if (stub_scenario_is("power-limits") && idx == 2)
+    return put_uint(mw, 280000u); /* someone ran nvidia-smi -i 2 -pl 280 on one GPU only */
   return put_uint(mw, stub_machine()->power_mw);
 }
 

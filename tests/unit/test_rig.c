@@ -1115,14 +1115,58 @@ static void power_budget(void **state)
   assert_int_equal(b.npsus, 1);
   assert_float_equal(b.psus[0].sustained_w, 1520, 1e-9);
   assert_float_equal(b.psus[0].headroom_w, 480, 1e-9);
-  assert_float_equal(b.psus[0].transient_w, -1, 0); /* no published 3090 peak in data/power-gpus.tsv */
+  assert_float_equal(b.psus[0].transient_w, 4 * 378 + 120, 1e-9); /* ASCII.jp's PCAT peak, 100 ms */
   assert_float_equal(b.psus[0].wall_w, 1520 / 0.8844, 1e-6);
   assert_float_equal(b.circuits[0].limit_w, 1440, 1e-9);
   assert_non_null(f);
   assert_int_equal(f->sev, GR_SEV_FAIL);
   assert_non_null(strstr(f->fix, "230 V"));
   assert_null(budget_of_find(&b, "power.psu-overload"));
-  assert_non_null(budget_of_find(&b, "power.single-rail"));
+  /* seed 004 before its fix: one rail for four 3090s warns, naming the PSU,
+   * both loads and the fix */
+  f = budget_of_find(&b, "power.single-rail");
+  assert_non_null(f);
+  assert_int_equal(f->sev, GR_SEV_WARN);
+  assert_non_null(strstr(f->text, "PSU gw (2000 W)"));
+  assert_non_null(strstr(f->text, "1520 W sustained and 1632 W over 100 ms"));
+  assert_non_null(strstr(f->fix, "a rail of its own"));
+  assert_int_equal(b.psus[0].gpus_per_rail, 4);
+  assert_float_equal(b.psus[0].rail_w, 1400, 1e-9);
+  gr_power_free(&b);
+  gr_topo_free(&t);
+
+  /* after the fix: ten rails, one GPU each; 40 A rails (480 W) carry a
+   * 3090's 350 W and its 378 W peak; 25 A rails (300 W) do not */
+  f = budget_of(P4 "psu gw 2000 rail-amps 40,40,40,40,40,40,40,40,40,40\n", &t, &b, "power.rail-overload");
+  assert_null(f);
+  assert_null(budget_of_find(&b, "power.rail-transient"));
+  assert_null(budget_of_find(&b, "power.single-rail"));
+  assert_int_equal(b.psus[0].gpus_per_rail, 1);
+  assert_float_equal(b.psus[0].rail_w, 350, 1e-9);
+  assert_float_equal(b.psus[0].rail_peak_w, 378, 1e-9);
+  assert_float_equal(b.psus[0].rail_limit_w, 480, 1e-9);
+  gr_power_free(&b);
+  gr_topo_free(&t);
+  f = budget_of(P4 "psu gw 2000 rail-amps 25,25\n", &t, &b, "power.rail-overload");
+  assert_non_null(f); /* two GPUs a rail: 700 W on 300 W */
+  assert_int_equal(f->sev, GR_SEV_FAIL);
+  assert_non_null(strstr(f->text, "2 GPUs, 700 W sustained, over the rail's 300 W (25 A at 12 V)"));
+  gr_power_free(&b);
+  gr_topo_free(&t);
+  f = budget_of(P4 "psu gw 2000 rail-amps 30,30,30,30\n", &t, &b, "power.rail-transient");
+  assert_non_null(f); /* 350 W within 360 W, 378 W over it */
+  assert_int_equal(f->sev, GR_SEV_WARN);
+  gr_power_free(&b);
+  gr_topo_free(&t);
+
+  /* a power limit caps the sustained draw, not the published peaks */
+  struct gr_err err = {0};
+  if (gr_rig_parse("p.rig", P4 "psu gw 2000 rails 1\n", strlen(P4 "psu gw 2000 rails 1\n"), &t, &err) != 0)
+    fail_msg("%s", err.msg);
+  assert_int_equal(gr_power_budget_at(&t, 280, &b), 0);
+  assert_float_equal(b.gpu_w, 4 * 280, 1e-9);
+  assert_float_equal(b.gpu_peak_w, 4 * 378, 1e-9);
+  assert_float_equal(b.psus[0].sustained_w, 4 * 280 + 120, 1e-9);
   gr_power_free(&b);
   gr_topo_free(&t);
 

@@ -217,6 +217,7 @@ void rd_build(const struct gr_report_doc *doc, struct rd_doc *out)
   doc_hives(out, doc->m);
   doc_predictions(out, doc);
   doc_verdicts(out, doc->m);
+  doc_power(out, doc->m);
   doc_findings(out, doc);
   doc_bench(out, doc);
   doc_burn(out, doc);

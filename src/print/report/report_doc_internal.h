@@ -23,6 +23,7 @@ void doc_gpus(struct rd_doc *d, const struct gr_machine *m);
 struct rd_table *doc_matrix(struct rd_doc *d, const char *title, size_t ngpus, size_t nnics);
 void doc_matrices(struct rd_doc *d, const struct gr_machine *m);
 void doc_hives(struct rd_doc *d, const struct gr_machine *m);
+void doc_power(struct rd_doc *d, const struct gr_machine *m);
 void doc_predictions(struct rd_doc *d, const struct gr_report_doc *doc);
 void doc_verdicts(struct rd_doc *d, const struct gr_machine *m);
 void doc_findings(struct rd_doc *d, const struct gr_report_doc *doc);

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/power.h"
 #include "base/util.h"
 #include "facts/catalog.h"
 #include "model/names.h"
@@ -242,6 +243,71 @@ void doc_gpus(struct rd_doc *d, const struct gr_machine *m)
     if (t->fabrics[i].nmembers)
       fabric_para(d, t, &t->fabrics[i]);
   gr_names_free(&names);
+}
+
+/* ---- power ---- */
+
+/* "1520 W", or "unknown". */
+static void watts_cell(struct rd_table *tb, double w)
+{
+  if (w < 0)
+    doc_cell_str(tb, NULL, "unknown");
+  else
+    doc_cell(tb, NULL, "%.0f W", w);
+}
+
+/* The budget the analysis made (analysis/power.h), a row per PSU and per
+ * circuit; shown for a rig with psu lines. */
+void doc_power(struct rd_doc *d, const struct gr_machine *m)
+{
+  const struct gr_power_budget *b = &m->power;
+  char pk[64];
+  if (!m->has_power)
+    return;
+  doc_heading(d, 2, "power", "Power budget");
+  para(d, "Full load: GPUs at board power (%s), CPUs at TDP (%s); peaks are published transients, %s in all.",
+       b->gpu_w < 0 ? "unknown" : "known", b->cpu_w < 0 ? "unknown" : "known",
+       gr_power_peak_text(b->gpu_peak_w, b->peak_window_us, pk, sizeof(pk)));
+  struct rd_table *tb = doc_table(d, NULL, b->npsus + b->ncircuits, 7, "part", "rating", "sustained", "peak",
+                                  "wall", "headroom", "busiest rail");
+  for (size_t i = 0; i < b->npsus; i++) {
+    const struct gr_power_psu *p = &b->psus[i];
+    doc_cell(tb, NULL, "PSU %s", p->name);
+    doc_cell(tb, NULL, "%.0f W", p->watts);
+    watts_cell(tb, p->sustained_w);
+    watts_cell(tb, p->transient_w);
+    watts_cell(tb, p->wall_w);
+    if (p->sustained_w < 0)
+      doc_cell_str(tb, NULL, "unknown");
+    else /* below zero: by how much the load is over the rating */
+      doc_cell(tb, p->headroom_w < 0 ? "sev-fail" : NULL, "%.0f W", p->headroom_w);
+    if (p->rail_w < 0)
+      doc_cell_str(tb, NULL, p->rails > 0 ? "unknown" : "rails unknown");
+    else if (p->rail_limit_w < 0)
+      doc_cell(tb, NULL, "%zu GPU%s: %.0f W (limit unknown)", p->gpus_per_rail, doc_plural(p->gpus_per_rail),
+               p->rail_w);
+    else
+      doc_cell(tb, NULL, "%zu GPU%s: %.0f W of %.0f W", p->gpus_per_rail, doc_plural(p->gpus_per_rail), p->rail_w,
+               p->rail_limit_w);
+  }
+  for (size_t i = 0; i < b->ncircuits; i++) {
+    const struct gr_power_circuit *c = &b->circuits[i];
+    doc_cell(tb, NULL, "circuit %s", c->name);
+    if (c->limit_w < 0)
+      doc_cell_str(tb, NULL, "unknown");
+    else
+      doc_cell(tb, NULL, "%.0f W continuous", c->limit_w);
+    doc_cell_str(tb, NULL, "");
+    doc_cell_str(tb, NULL, "");
+    watts_cell(tb, c->wall_w);
+    if (c->wall_w < 0 || c->limit_w < 0)
+      doc_cell_str(tb, NULL, "unknown");
+    else /* below zero: by how much the wall draw is over */
+      doc_cell(tb, c->wall_w > c->limit_w ? "sev-fail" : NULL, "%.0f W", c->limit_w - c->wall_w);
+    doc_cell_str(tb, NULL, "");
+  }
+  note(d, "Wall draw is the sustained load through the PSU's 80 PLUS curve (data/power-psu.tsv); a circuit may carry "
+       "80%% of its breaker continuously. The power findings below name what is over and the fix.");
 }
 
 /* ---- matrices ---- */
