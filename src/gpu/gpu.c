@@ -9,31 +9,70 @@
 #include "facts/facts.h"
 #include "model/topo.h"
 
+/* Starts backend be into *state and counts its GPUs; -1 with why. */
+static int start_backend(const struct gr_gpu_backend *be, void **state, unsigned *count, char *why, size_t cap)
+{
+  why[0] = '\0';
+  if (be->init(state, why, cap) != 0)
+    return -1;
+  if (be->enumerate(*state, count) != 0) {
+    snprintf(why, cap, "%s", be->last_error(*state));
+    be->shutdown(*state);
+    *state = NULL;
+    return -1;
+  }
+  return 0;
+}
+
+static void take_backend(struct gr_gpus *g, const struct gr_gpu_backend *be, void *state, unsigned count)
+{
+  g->be = be;
+  g->state = state;
+  g->count = count;
+  if (be->versions)
+    be->versions(g->state, g->driver, sizeof(g->driver), g->runtime, sizeof(g->runtime));
+}
+
+/* The first backend that sees GPUs (a machine's other vendor's library may
+ * well load and see nothing). Without GPUs anywhere, the first vendor's
+ * answer: "0 GPUs" where it started, else why the ones before the first
+ * that started failed. */
 int gr_gpus_open(struct gr_gpus *g, struct gr_err *err)
 {
   char why[1024] = "", one[512];
   size_t off = 0;
+  const struct gr_gpu_backend *empty = NULL;
+  void *empty_state = NULL;
+  bool failed_first = false; /* a backend failed before any started */
   memset(g, 0, sizeof(*g));
   for (size_t i = 0; gr_vendors[i]; i++) {
     const struct gr_gpu_backend *be = gr_vendors[i]->gpu;
+    void *state = NULL;
+    unsigned count = 0;
     if (!be)
       continue;
-    one[0] = '\0';
-    if (be->init(&g->state, one, sizeof(one)) == 0) {
-      if (be->enumerate(g->state, &g->count) != 0) {
-        snprintf(one, sizeof(one), "%s", be->last_error(g->state));
-        be->shutdown(g->state);
-        g->state = NULL;
-      } else {
-        g->be = be;
-        if (be->versions)
-          be->versions(g->state, g->driver, sizeof(g->driver), g->runtime, sizeof(g->runtime));
+    if (start_backend(be, &state, &count, one, sizeof(one)) == 0) {
+      if (count > 0) {
+        if (empty)
+          empty->shutdown(empty_state);
+        take_backend(g, be, state, count);
         return 0;
       }
+      if (!empty && !failed_first) {
+        empty = be;
+        empty_state = state;
+      } else
+        be->shutdown(state);
+      continue;
     }
+    failed_first |= !empty;
     off += (size_t)snprintf(why + off, off < sizeof(why) ? sizeof(why) - off : 0, "%s%s", off ? "; " : "", one);
     if (off >= sizeof(why))
       off = sizeof(why) - 1;
+  }
+  if (empty) {
+    take_backend(g, empty, empty_state, 0);
+    return 0;
   }
   return gr_fail(err, GR_EXIT_CANNOT_RUN, "%s", why);
 }

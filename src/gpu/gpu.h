@@ -53,6 +53,7 @@ struct gr_gpu_link {
   struct gr_metric active; /* 1 up, 0 down */
   struct gr_metric gen;    /* NVLink generation (1 P100 ... 5 B200), mapped by the backend from its own numbering */
   char remote_busid[32];   /* the far end, "0000:c4:00.0"; empty when unknown (or the link is down) */
+  struct gr_metric gbps;   /* GB/s per direction as the driver states it (ROCm SMI's xGMI bandwidth); NVML: invalid */
   unsigned remote_vendor;  /* the far end's PCI vendor, 0 unknown */
   enum gr_gpulink_peer remote;
 };
@@ -62,6 +63,7 @@ struct gr_gpu_static {
   char name[96];
   char uuid[96];
   char busid[32];            /* "0000:41:00.0", lower case, 4-digit domain */
+  char vbios[64];            /* the video BIOS version, "" unknown */
   unsigned vendor, device;   /* PCI ids, 0 unknown */
   struct gr_metric mem_gib;  /* GiB (2^30) */
   struct gr_metric bar1_gib;
@@ -96,7 +98,8 @@ const char *gr_throttle_word(unsigned bit);
 struct gr_gpu_dynamic {
   struct gr_metric link_gen, link_width;
   struct gr_metric power_w, power_limit_w;
-  struct gr_metric temp_c;
+  struct gr_metric temp_c;         /* the GPU's temperature (AMD: edge) */
+  struct gr_metric hotspot_c;      /* AMD's junction (hotspot) temperature; NVML: invalid */
   struct gr_metric util_gpu_pct, util_mem_pct;
   struct gr_metric mem_used_gib;
   struct gr_metric persistence;    /* 1/0 */

@@ -76,7 +76,9 @@ static inline const char *stub_scenario(void)
                                       "busy",     "hang",        "xid",
                                       "burn-aer", "burn-replay", "burn-xid79",    "burn-throttle",
                                       "burn-stall", "healthy", "in-use", "burn-gemm-wrong", "burn-slow", "net-corrupt",
-                                      "amd-pull", "a100-uplink", "spin-timeout"};
+                                      "amd-pull", "a100-uplink", "spin-timeout",
+                                      /* AMD machines (stub_rsmi.c): NVML and CUDA see no GPU there */
+                                      "tinybox-red", "tinybox-red-vanish", "mi50-bridge"};
   const char *s = getenv("GPURIG_STUB_SCENARIO");
   /* GPURIG_STUB_SCENARIO_FILE: the scenario is the file's first word, read
    * on every call, so a test can change it while gpurig runs (a GPU that
@@ -203,6 +205,9 @@ static inline const struct stub_machine *stub_machine(void)
 #undef STUB_A100
   const char *sc = stub_scenario();
   static const char *const names[] = {"nogpu", "v100-hcm", "3090-bridge", "a100-nvswitch", "a100-nvswitch-old"};
+  /* the AMD machines of stub_rsmi.c have no NVIDIA GPU */
+  if (strncmp(sc, "tinybox-red", 11) == 0 || strcmp(sc, "mi50-bridge") == 0)
+    return &machines[1];
   for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
     if (sc == names[i] || strcmp(sc, names[i]) == 0)
       return &machines[i + 1];
