@@ -239,6 +239,7 @@ void gr_gpus_collect(struct gr_gpus *g, const struct gr_topo *t, struct gr_gpus_
   r->driver_name = g->be->driver_name;
   r->runtime_name = g->be->runtime_name;
   r->p2p_tool = g->be->p2p_tool;
+  r->gpulink_name = g->be->gpulink_name;
   r->count = g->count;
   r->rows = xcalloc(g->count ? g->count : 1, sizeof(*r->rows));
   for (unsigned i = 0; i < g->count; i++)
@@ -377,6 +378,7 @@ struct nv_join {
   int *cpu;       /* links to a CPU */
   int *cpu_pkg;   /* its package */
   int *gen;       /* highest NVLink generation of its links, 0 unknown */
+  double *gbps;   /* highest GB/s per link and direction the driver states (ROCm SMI), 0 unknown */
   char (*switches)[32];
   size_t nswitches; /* distinct switch bus ids */
   unsigned unplaced; /* active links whose far end is unknown or not in t */
@@ -405,6 +407,8 @@ static void join_link(const struct gr_topo *t, int self, const struct gr_gpu_lin
            : t->pci[far].kind == GR_KIND_NVSWITCH ? GR_NVPEER_NVSWITCH : GR_NVPEER_UNKNOWN;
   if (k->gen.ok && (int)k->gen.v > j->gen[ga])
     j->gen[ga] = (int)k->gen.v;
+  if (k->gbps.ok && k->gbps.v > j->gbps[ga])
+    j->gbps[ga] = k->gbps.v;
   switch (kind) {
   case GR_NVPEER_GPU:
     if (far >= 0 && far != self && t->pci[far].gpu_index >= 0)
@@ -427,12 +431,15 @@ static void join_link(const struct gr_topo *t, int self, const struct gr_gpu_lin
 }
 
 /* GB/s per link per direction for topology GPU g: its catalog row, else
+ * what the driver states for its links (ROCm SMI's xGMI bandwidth), else
  * its links' NVLink generation; 0 unknown. */
 static double gpu_link_gbps(const struct gr_topo *t, const struct nv_join *j, size_t g)
 {
   const struct gr_gpu_model *m = gr_pci_catalog(&t->pci[t->gpus[g]]);
-  if (m && strcmp(m->link, "nvlink") == 0 && m->links > 0 && m->link_gbps > 0)
+  if (m && (strcmp(m->link, "nvlink") == 0 || strcmp(m->link, "xgmi") == 0) && m->links > 0 && m->link_gbps > 0)
     return m->link_gbps / m->links;
+  if (j->gbps[g] > 0)
+    return j->gbps[g];
   return nvlink_gen_gbps(j->gen[g]);
 }
 
@@ -492,6 +499,7 @@ static void join_links(struct gr_topo *t, const struct nv_read *r)
   j.cpu = xcalloc(n, sizeof(int));
   j.cpu_pkg = xcalloc(n, sizeof(int));
   j.gen = xcalloc(n, sizeof(int));
+  j.gbps = xcalloc(n, sizeof(double));
   for (unsigned i = 0; i < r->g.count; i++) {
     const struct nv_gpu *d = &r->gpus[i];
     for (unsigned l = 0; d->read && d->pci >= 0 && l < d->nlinks; l++)
@@ -509,6 +517,7 @@ static void join_links(struct gr_topo *t, const struct nv_read *r)
   free(j.cpu);
   free(j.cpu_pkg);
   free(j.gen);
+  free(j.gbps);
   free(j.switches);
 }
 

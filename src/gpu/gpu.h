@@ -137,6 +137,7 @@ struct gr_gpu_backend {
   const char *driver_name;  /* "NVIDIA driver" */
   const char *runtime_name; /* the compute runtime whose version `versions` gives: "CUDA" */
   const char *p2p_tool;     /* the vendor's tool that shows the same P2P matrix, NULL none */
+  const char *gpulink_name; /* its GPU-to-GPU links: "NVLink", "xGMI" */
   unsigned pci_vendor;      /* the PCI vendor id of its GPUs (0x10de) */
   /* Loads the library and starts it; on -1 why says what is missing. */
   int (*init)(void **state, char *why, size_t cap);
@@ -213,7 +214,7 @@ struct gr_gpu_row {
 };
 struct gr_gpus_report {
   char vendor[16], library[32], driver[96], runtime[32];
-  const char *driver_name, *runtime_name, *p2p_tool; /* the backend's (static) */
+  const char *driver_name, *runtime_name, *p2p_tool, *gpulink_name; /* the backend's (static) */
   struct gr_findings findings; /* a GPU that stopped answering: gpu.lost, fail */
   unsigned count;
   struct gr_gpu_row *rows;

@@ -37,6 +37,10 @@ static void print_power_temp(FILE *out, const struct gr_gpu_row *r)
   fprintf(out, "  %-13s %s C (slows down at %s C, shuts down at %s C)\n", "temperature",
           num(&r->dy.temp_c, "%.0f", a, 16), num(&r->st.temp_slowdown_c, "%.0f", b, 16),
           num(&r->st.temp_shutdown_c, "%.0f", c, 16));
+  /* AMD's three sensors; the first line's figure is the edge one */
+  if (r->dy.hotspot_c.ok)
+    fprintf(out, "  %-13s %s C junction (hotspot), %s C memory\n", "", num(&r->dy.hotspot_c, "%.0f", a, 16),
+            num(&r->dy.mem_temp_c, "%.0f", b, 16));
 }
 
 static const char *onoff(const struct gr_metric *m)
@@ -79,10 +83,10 @@ static void print_peers(FILE *out, const struct gr_gpu_row *r)
     fprintf(out, "%s%d link%s to the NVSwitch fabric", sep, r->nv_switch_links, r->nv_switch_links == 1 ? "" : "s");
 }
 
-static void print_nvlink(FILE *out, const struct gr_gpu_row *r)
+static void print_nvlink(FILE *out, const struct gr_gpus_report *rep, const struct gr_gpu_row *r)
 {
   bool joined = r->nnv_peers || r->nv_switch_links >= 0;
-  fprintf(out, "  %-13s ", "NVLink");
+  fprintf(out, "  %-13s ", rep->gpulink_name ? rep->gpulink_name : "GPU links");
   if (r->st.gpulinks_active.ok)
     fprintf(out, "%.0f link%s up%s", r->st.gpulinks_active.v, r->st.gpulinks_active.v == 1 ? "" : "s", joined ? ": " : "");
   else
@@ -108,6 +112,8 @@ static void print_row(FILE *out, const struct gr_topo *t, const struct gr_gpus_r
     return;
   }
   fprintf(out, "  %-13s %s\n", "UUID", r->st.uuid[0] ? r->st.uuid : "n/a");
+  if (r->st.vbios[0])
+    fprintf(out, "  %-13s %s\n", "VBIOS", r->st.vbios);
   fprintf(out, "  %-13s %s GiB (%s GiB used), BAR1 %s GiB\n", "memory", num(&r->st.mem_gib, "%.1f", a, sizeof(a)),
           num(&r->dy.mem_used_gib, "%.1f", b, sizeof(b)), num(&r->st.bar1_gib, "%.2f", c, sizeof(c)));
   if (r->st.cc_major.ok)
@@ -120,7 +126,7 @@ static void print_row(FILE *out, const struct gr_topo *t, const struct gr_gpus_r
   print_power_temp(out, r);
   fprintf(out, "  %-13s %s\n", "persistence", onoff(&r->dy.persistence));
   fprintf(out, "  %-13s %s\n", "ECC", onoff(&r->st.ecc_enabled));
-  print_nvlink(out, r);
+  print_nvlink(out, rep, r);
   fprintf(out, "  %-13s %s%% GPU, %s%% memory\n\n", "utilisation", num(&r->dy.util_gpu_pct, "%.0f", a, sizeof(a)),
           num(&r->dy.util_mem_pct, "%.0f", b, sizeof(b)));
 }
@@ -224,6 +230,9 @@ static json_t *row_json(const struct gr_gpu_row *r, unsigned i)
   json_object_set_new(o, "temp_c", jnum(&r->dy.temp_c));
   json_object_set_new(o, "temp_slowdown_c", jnum(&r->st.temp_slowdown_c));
   json_object_set_new(o, "temp_shutdown_c", jnum(&r->st.temp_shutdown_c));
+  json_object_set_new(o, "temp_hotspot_c", jnum(&r->dy.hotspot_c));
+  json_object_set_new(o, "temp_mem_c", jnum(&r->dy.mem_temp_c));
+  json_object_set_new(o, "vbios", gr_json_text(r->st.vbios[0] ? r->st.vbios : NULL));
   json_object_set_new(o, "ecc_enabled", jbool(&r->st.ecc_enabled));
   json_object_set_new(o, "nvlinks_active", jint(&r->st.gpulinks_active));
   json_object_set_new(o, "nvlink_peers", peers_json(r));
@@ -256,7 +265,7 @@ json_t *gr_gpus_to_json(const struct gr_gpus_report *rep)
   char key[48];
   size_t k = 0;
   for (const char *c = rep->runtime_name; c && *c && k + 9 < sizeof(key); c++)
-    key[k++] = (char)tolower((unsigned char)*c);
+    key[k++] = isalnum((unsigned char)*c) ? (char)tolower((unsigned char)*c) : '_'; /* "ROCm SMI": rocm_smi_version */
   snprintf(key + k, sizeof(key) - k, "_version");
   json_object_set_new(o, key, gr_json_text(rep->runtime[0] ? rep->runtime : NULL));
   for (unsigned i = 0; i < rep->count; i++)

@@ -483,6 +483,7 @@ const struct gr_gpu_backend gr_gpu_backend_rsmi = {
     .driver_name = "amdgpu driver",
     .runtime_name = "ROCm SMI",
     .p2p_tool = "rocm-smi --showtopoaccess",
+    .gpulink_name = "xGMI",
     .pci_vendor = 0x1002,
     .init = rsmi_init,
     .shutdown = rsmi_shutdown,
