@@ -32,7 +32,9 @@ TEST_PACKAGES=(libcmocka-dev hwloc-nox bzip2 clang libclang-rt-14-dev valgrind j
           # (tests/mpi/mpi.sh; as root it sets OMPI_ALLOW_RUN_AS_ROOT*)
           libopenmpi-dev openmpi-bin
           # lintian checks the Debian packages cpack makes (tests/package/deb.sh)
-          lintian)
+          lintian
+          # AMD's ROCm SMI header: gpurig's declarations are compiled against it (tests/abi/abi_rocm.c)
+          librocm-smi-dev)
 FUZZ_SECONDS=${GPURIG_FUZZ_SECONDS:-20}
 JOBS=$(nproc 2>/dev/null || echo 2)
 

@@ -360,7 +360,8 @@ static bool tree_is_this_machine(const struct gr_topo *t, const struct nv_read *
       return false;
     }
     const struct gr_pci *p = &t->pci[d->pci];
-    if (p->vendor != d->st.vendor || p->device != d->st.device) {
+    /* ids the driver no longer reads (a GPU off the bus) contradict nothing */
+    if ((d->st.vendor && p->vendor != d->st.vendor) || (d->st.device && p->device != d->st.device)) {
       snprintf(why, cap, "%s is %04x:%04x to the driver and %04x:%04x in the tree", d->st.busid, d->st.vendor,
                d->st.device, p->vendor, p->device);
       return false;
@@ -540,15 +541,16 @@ void gr_gpus_read_gpulinks(struct gr_topo *t)
   read_driver(&r, t);
   if (tree && !tree_is_this_machine(t, &r, why, sizeof(why))) {
     if (r.g.count)
-      gr_topo_add_warning(t, "NVLink not read from the %s: its GPUs are another machine's, not this tree's (%s)",
-                          r.g.be->driver_name, why);
+      gr_topo_add_warning(t, "%s not read from the %s: its GPUs are another machine's, not this tree's (%s)",
+                          r.g.be->gpulink_name, r.g.be->driver_name, why);
     goto out;
   }
   if (!tree && r.g.count == 0 && topo_has_vendor_gpu(t))
-    gr_topo_add_warning(t, "NVLink not read: the %s (%s) sees no GPU", r.g.be->driver_name, r.g.be->library);
+    gr_topo_add_warning(t, "%s not read: the %s (%s) sees no GPU", r.g.be->gpulink_name, r.g.be->driver_name,
+                        r.g.be->library);
   if (r.nlost)
-    gr_topo_add_warning(t, "NVLink of %u GPU%s not read from the %s: %s", r.nlost, r.nlost == 1 ? "" : "s",
-                        r.g.be->driver_name, r.lost);
+    gr_topo_add_warning(t, "%s of %u GPU%s not read from the %s: %s", r.g.be->gpulink_name, r.nlost,
+                        r.nlost == 1 ? "" : "s", r.g.be->driver_name, r.lost);
   join_links(t, &r);
 out:
   free(r.gpus);

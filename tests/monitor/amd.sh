@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# gpurig export and watch on AMD GPUs (the stand-in ROCm SMI, scenarios
+# tinybox-red and mi50-bridge on their fixture trees): export --once passes
+# promtool, whose only complaints may be about AMD's device-metrics-exporter's
+# own names (as prometheus.sh allows dcgm-exporter's); every GPU has its
+# AMD-named series and no dcgm-exporter name appears; watch --once prints one
+# line per GPU. No network, nothing left running.
+# usage: amd.sh GPURIG   (env: GPURIG_TEST_DATA, GPURIG_TEST_STUB)
+set -euo pipefail
+gpurig=$1
+command -v promtool >/dev/null || { echo "amd.sh: FAIL: promtool is not installed (apt-get install prometheus)" >&2; exit 1; }
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+fail() { echo "amd.sh: FAIL: $*" >&2; exit 1; }
+export GPURIG_DRIVER_DIR=$GPURIG_TEST_STUB
+# AMD's names promtool lints (a gauge named *_total or *_count): theirs, kept as they are
+amd_names='^(gpu_ecc_correct_total|gpu_ecc_uncorrect_total|pcie_replay_count) '
+for case in "tinybox-red 6" "mi50-bridge 4"; do
+  set -- $case
+  sc=$1 n=$2
+  GPURIG_STUB_SCENARIO=$sc "$gpurig" export --once --root "$GPURIG_TEST_DATA/trees/$sc" >"$work/$sc.prom" ||
+    fail "$sc: export --once exited $?"
+  promtool check metrics <"$work/$sc.prom" >"$work/$sc.lint" 2>&1 || true
+  if grep -Ev "$amd_names" "$work/$sc.lint" | grep -q .; then fail "$sc: promtool: $(cat "$work/$sc.lint")"; fi
+  for m in gpu_edge_temperature gpu_junction_temperature gpu_power_usage gpu_gfx_activity gpu_used_vram; do
+    got=$(grep -c "^$m{" "$work/$sc.prom" || true)
+    [ "$got" = "$n" ] || fail "$sc: $got $m series, expected $n"
+  done
+  ! grep -q '^DCGM_' "$work/$sc.prom" || fail "$sc: dcgm-exporter names on AMD GPUs"
+  got=$(grep -c '^gpurig_gpu_up{.*} 1$' "$work/$sc.prom" || true)
+  [ "$got" = "$n" ] || fail "$sc: $got GPUs up, expected $n"
+  GPURIG_STUB_SCENARIO=$sc "$gpurig" watch --once --root "$GPURIG_TEST_DATA/trees/$sc" >"$work/$sc.watch" 2>&1 ||
+    fail "$sc: watch --once exited $?"
+  got=$(grep -c ' GPU[0-9] .* ok ' "$work/$sc.watch" || true)
+  [ "$got" = "$n" ] || fail "$sc: watch --once printed $got GPU lines, expected $n"
+done
+echo "amd.sh: export (promtool) and watch --once on tinybox-red (6 GPUs) and mi50-bridge (4 GPUs)"
