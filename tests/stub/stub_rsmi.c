@@ -157,7 +157,12 @@ EXPORT gr_rsmi_status rsmi_status_string(gr_rsmi_status st, const char **out)
   static const char *const words[] = {"RSMI_STATUS_SUCCESS: The function has been executed successfully.",
                                       "RSMI_STATUS_INVALID_ARGS: Invalid arguments",
                                       "RSMI_STATUS_NOT_SUPPORTED: Feature not supported",
-                                      "RSMI_STATUS_FILE_ERROR: Problem accessing a file."};
+                                      "RSMI_STATUS_FILE_ERROR: Problem accessing a file.",
+                                      "RSMI_STATUS_PERMISSION: Permission denied",
+                                      "RSMI_STATUS_OUT_OF_RESOURCES: Out of resources",
+                                      "RSMI_STATUS_INTERNAL_EXCEPTION: Internal exception",
+                                      "RSMI_STATUS_INPUT_OUT_OF_BOUNDS: Input out of bounds",
+                                      "RSMI_STATUS_INIT_ERROR: Initialization error"};
   if (!out)
     return GR_RSMI_STATUS_INVALID_ARGS;
   *out = st < sizeof(words) / sizeof(words[0]) ? words[st] : "An unknown error occurred";
