@@ -31,7 +31,7 @@ static void gpus_usage(void)
   printf("usage: gpurig gpus [--json] [--root DIR | --input FILE.xml]\n"
          "\n"
          "Lists the GPUs as the driver sees them (NVIDIA: NVML, libnvidia-ml.so.1; AMD: ROCm SMI,\n"
-         "librocm_smi64; loaded at run time, the first vendor whose library sees GPUs):\n"
+         "librocm_smi64; loaded at run time; every vendor whose library sees GPUs, numbered in turn):\n"
          "name, UUID, PCI bus id and its place in the topology, memory and BAR1 in GiB, compute\n"
          "capability, driver and CUDA versions, current and maximum PCIe link, power draw, limit\n"
          "and default limit, persistence mode, temperature and its slowdown/shutdown thresholds\n"

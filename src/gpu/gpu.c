@@ -33,10 +33,205 @@ static void take_backend(struct gr_gpus *g, const struct gr_gpu_backend *be, voi
     be->versions(g->state, g->driver, sizeof(g->driver), g->runtime, sizeof(g->runtime));
 }
 
-/* The first backend that sees GPUs (a machine's other vendor's library may
- * well load and see nothing). Without GPUs anywhere, the first vendor's
+/* ------------------------------------------------ several vendors at once */
+
+/* A machine with GPUs of several vendors: one backend over the started
+ * ones, GPUs numbered vendor by vendor in gr_vendors[]'s order. */
+enum { MULTI_MAX = 4 };
+struct multi {
+  unsigned n;
+  const struct gr_gpu_backend *be[MULTI_MAX];
+  void *st[MULTI_MAX];
+  unsigned first[MULTI_MAX], count[MULTI_MAX];
+};
+
+/* Which part answered the calling thread's last failed call. */
+static _Thread_local const struct gr_gpu_backend *tl_multi_be;
+static _Thread_local void *tl_multi_st;
+static _Thread_local char tl_multi_err[96];
+
+/* The part holding GPU gpu and its own index there; -1 when none does. */
+static int multi_at(const struct multi *m, unsigned gpu, unsigned *local)
+{
+  for (unsigned k = 0; k < m->n; k++)
+    if (gpu >= m->first[k] && gpu < m->first[k] + m->count[k]) {
+      *local = gpu - m->first[k];
+      tl_multi_be = m->be[k];
+      tl_multi_st = m->st[k];
+      return (int)k;
+    }
+  tl_multi_be = NULL;
+  snprintf(tl_multi_err, sizeof(tl_multi_err), "GPU%u: no such GPU", gpu);
+  return -1;
+}
+
+static void multi_shutdown(void *state)
+{
+  struct multi *m = state;
+  for (unsigned k = 0; m && k < m->n; k++)
+    m->be[k]->shutdown(m->st[k]);
+  free(m);
+}
+
+static const char *multi_last_error(void *state)
+{
+  (void)state;
+  return tl_multi_be ? tl_multi_be->last_error(tl_multi_st) : tl_multi_err;
+}
+
+static int multi_enumerate(void *state, unsigned *count)
+{
+  struct multi *m = state;
+  unsigned total = 0;
+  for (unsigned k = 0; k < m->n; k++) {
+    tl_multi_be = m->be[k];
+    tl_multi_st = m->st[k];
+    if (m->be[k]->enumerate(m->st[k], &m->count[k]) != 0)
+      return -1;
+    m->first[k] = total;
+    total += m->count[k];
+  }
+  *count = total;
+  return 0;
+}
+
+static int multi_static(void *state, unsigned gpu, struct gr_gpu_static *out)
+{
+  unsigned l;
+  int k = multi_at(state, gpu, &l);
+  const struct multi *m = state;
+  if (k < 0) {
+    memset(out, 0, sizeof(*out));
+    return -1;
+  }
+  return m->be[k]->static_info(m->st[k], l, out);
+}
+
+static int multi_dynamic(void *state, unsigned gpu, struct gr_gpu_dynamic *out)
+{
+  unsigned l;
+  int k = multi_at(state, gpu, &l);
+  const struct multi *m = state;
+  if (k < 0) {
+    memset(out, 0, sizeof(*out));
+    return -1;
+  }
+  return m->be[k]->dynamic_info(m->st[k], l, out);
+}
+
+/* Peer access between two vendors' GPUs is not supported by either driver. */
+static int multi_p2p(void *state, unsigned a, unsigned b, enum gr_p2p_cap cap, enum gr_p2p_status *out)
+{
+  const struct multi *m = state;
+  unsigned la, lb;
+  int ka = multi_at(m, a, &la), kb = multi_at(m, b, &lb);
+  *out = GR_P2PS_U;
+  if (ka < 0 || kb < 0)
+    return -1;
+  if (ka != kb) {
+    *out = GR_P2PS_NS;
+    return 0;
+  }
+  return m->be[ka]->p2p_status ? m->be[ka]->p2p_status(m->st[ka], la, lb, cap, out) : 0;
+}
+
+static int multi_gpulinks(void *state, unsigned gpu, struct gr_gpu_link *out, unsigned cap, unsigned *n)
+{
+  const struct multi *m = state;
+  unsigned l;
+  int k = multi_at(m, gpu, &l);
+  *n = 0;
+  if (k < 0)
+    return -1;
+  return m->be[k]->gpulinks ? m->be[k]->gpulinks(m->st[k], l, out, cap, n) : 0;
+}
+
+/* "550.54.14 (nvidia), 6.7.0 (amd)": each part's, named. */
+static int multi_versions(void *state, char *driver, size_t dcap, char *runtime, size_t rcap)
+{
+  const struct multi *m = state;
+  size_t dn = 0, rn = 0;
+  driver[0] = runtime[0] = '\0';
+  for (unsigned k = 0; k < m->n; k++) {
+    char d[96] = "", r[32] = "";
+    if (m->be[k]->versions)
+      m->be[k]->versions(m->st[k], d, sizeof(d), r, sizeof(r));
+    if (d[0] && dn < dcap)
+      dn += (size_t)snprintf(driver + dn, dcap - dn, "%s%s (%s)", dn ? ", " : "", d, m->be[k]->name);
+    if (r[0] && rn < rcap)
+      rn += (size_t)snprintf(runtime + rn, rcap - rn, "%s%s %s", rn ? ", " : "", m->be[k]->runtime_name, r);
+  }
+  return 0;
+}
+
+/* Events of the parts that report them, with this backend's GPU numbers. */
+static int multi_events(void *state, unsigned timeout_ms, struct gr_gpu_event *out, unsigned cap, unsigned *n)
+{
+  const struct multi *m = state;
+  int any = -1;
+  *n = 0;
+  for (unsigned k = 0; k < m->n; k++) {
+    unsigned got = 0;
+    if (!m->be[k]->events || m->be[k]->events(m->st[k], timeout_ms, out + *n, cap - *n, &got) != 0)
+      continue;
+    any = 0;
+    for (unsigned i = 0; i < got; i++)
+      out[*n + i].gpu += m->first[k];
+    *n += got;
+  }
+  if (any != 0)
+    snprintf(tl_multi_err, sizeof(tl_multi_err), "no driver here reports error events");
+  tl_multi_be = NULL;
+  return any;
+}
+
+static int multi_processes(void *state, unsigned gpu, struct gr_gpu_process *out, unsigned cap, unsigned *n)
+{
+  const struct multi *m = state;
+  unsigned l;
+  int k = multi_at(m, gpu, &l);
+  *n = 0;
+  if (k < 0)
+    return -1;
+  if (!m->be[k]->processes) {
+    tl_multi_be = NULL;
+    snprintf(tl_multi_err, sizeof(tl_multi_err), "the %s cannot list a GPU's processes", m->be[k]->driver_name);
+    return -1;
+  }
+  return m->be[k]->processes(m->st[k], l, out, cap, n);
+}
+
+static const struct gr_gpu_backend multi_backend = {
+    .name = "mixed",
+    .library = "each vendor's library",
+    .driver_name = "GPU drivers",
+    .runtime_name = "runtimes",
+    .gpulink_name = "GPU links",
+    .shutdown = multi_shutdown,
+    .last_error = multi_last_error,
+    .enumerate = multi_enumerate,
+    .static_info = multi_static,
+    .dynamic_info = multi_dynamic,
+    .p2p_status = multi_p2p,
+    .gpulinks = multi_gpulinks,
+    .versions = multi_versions,
+    .events = multi_events,
+    .processes = multi_processes,
+};
+
+/* Every backend that sees GPUs; one alone is taken as it is, several are
+ * joined (multi_backend). Without GPUs anywhere, the first vendor's
  * answer: "0 GPUs" where it started, else why the ones before the first
  * that started failed. */
+/* Joins the parts of m that see GPUs into g (multi_backend); m is g's. */
+static void take_multi(struct gr_gpus *g, struct multi *m)
+{
+  unsigned count = 0;
+  if (multi_enumerate(m, &count) != 0)
+    count = 0; /* a part that enumerated a moment ago: its GPUs read as lost below */
+  take_backend(g, &multi_backend, m, count);
+}
+
 int gr_gpus_open(struct gr_gpus *g, struct gr_err *err)
 {
   char why[1024] = "", one[512];
@@ -44,6 +239,7 @@ int gr_gpus_open(struct gr_gpus *g, struct gr_err *err)
   const struct gr_gpu_backend *empty = NULL;
   void *empty_state = NULL;
   bool failed_first = false; /* a backend failed before any started */
+  struct multi *m = xcalloc(1, sizeof(*m)); /* the backends that see GPUs */
   memset(g, 0, sizeof(*g));
   for (size_t i = 0; gr_vendors[i]; i++) {
     const struct gr_gpu_backend *be = gr_vendors[i]->gpu;
@@ -52,29 +248,34 @@ int gr_gpus_open(struct gr_gpus *g, struct gr_err *err)
     if (!be)
       continue;
     if (start_backend(be, &state, &count, one, sizeof(one)) == 0) {
-      if (count > 0) {
-        if (empty)
-          empty->shutdown(empty_state);
-        take_backend(g, be, state, count);
-        return 0;
-      }
-      if (!empty && !failed_first) {
+      if (count > 0 && m->n < MULTI_MAX) {
+        m->be[m->n] = be;
+        m->st[m->n] = state;
+        m->count[m->n++] = count;
+      } else if (count == 0 && !empty && !failed_first) {
         empty = be;
         empty_state = state;
       } else
         be->shutdown(state);
       continue;
     }
-    failed_first |= !empty;
+    failed_first |= !empty && m->n == 0;
     off += (size_t)snprintf(why + off, off < sizeof(why) ? sizeof(why) - off : 0, "%s%s", off ? "; " : "", one);
     if (off >= sizeof(why))
       off = sizeof(why) - 1;
   }
-  if (empty) {
-    take_backend(g, empty, empty_state, 0);
+  if (m->n > 0 && empty)
+    empty->shutdown(empty_state);
+  if (m->n > 1) {
+    take_multi(g, m); /* g owns m now */
     return 0;
   }
-  return gr_fail(err, GR_EXIT_CANNOT_RUN, "%s", why);
+  if (m->n == 1)
+    take_backend(g, m->be[0], m->st[0], m->count[0]);
+  else if (empty)
+    take_backend(g, empty, empty_state, 0);
+  free(m);
+  return g->be ? 0 : gr_fail(err, GR_EXIT_CANNOT_RUN, "%s", why);
 }
 
 void gr_gpus_close(struct gr_gpus *g)

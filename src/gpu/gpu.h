@@ -185,8 +185,12 @@ struct gr_gpus {
   char driver[96], runtime[32]; /* "550.54.14", "12.4" (the backend's runtime_name); empty when unknown */
 };
 
-/* Opens the first backend whose library loads and starts. Returns 0, or -1
- * with err (GR_EXIT_CANNOT_RUN) listing, per backend, what is missing. */
+/* Opens every backend whose library sees GPUs: one is used as it is,
+ * several are joined into one backend numbering the GPUs vendor by vendor
+ * (g->be then points to gpu.c's static joining backend, named "mixed").
+ * With no GPUs anywhere, the first vendor's answer: 0 GPUs where it
+ * started. Returns 0, or -1 with err (GR_EXIT_CANNOT_RUN) listing, per
+ * backend, what is missing. */
 int gr_gpus_open(struct gr_gpus *g, struct gr_err *err);
 void gr_gpus_close(struct gr_gpus *g);
 

@@ -360,18 +360,26 @@ static void gpu_labels(const struct prom *p, unsigned i, bool dcgm)
   label(p->f, "Hostname", p->host, true); /* dcgm-exporter's case on every family (one PromQL join) */
 }
 
+/* Whether GPU i is AMD's: its vendor series take AMD's exporter's names
+ * instead of dcgm-exporter's (a machine may have both). */
+static bool is_amd(const struct prom *p, unsigned i)
+{
+  return gr_sampler_gpu_static(p->s, i)->vendor == 0x1002;
+}
+
 /* One series per GPU whose value is known and fresh or stale (a lost GPU's
  * series are left out; gpurig_gpu_up says why). */
 static void gpu_series(const struct prom *p, const char *name, const char *type, const char *help, size_t off,
                        double scale)
 {
+  bool dcgm = strncmp(name, "DCGM_", 5) == 0;
   fprintf(p->f, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
   for (unsigned i = 0; i < p->x->ngpu; i++) {
     const struct gr_metric *m = (const struct gr_metric *)((const char *)&p->x->gpu[i] + off);
-    if (!m->ok || p->x->gpu_read[i] == GR_READ_LOST)
+    if (!m->ok || p->x->gpu_read[i] == GR_READ_LOST || (dcgm && is_amd(p, i)))
       continue;
     fputs(name, p->f);
-    gpu_labels(p, i, strncmp(name, "DCGM_", 5) == 0);
+    gpu_labels(p, i, dcgm);
     fprintf(p->f, "} %.17g\n", m->v * scale);
   }
 }
@@ -468,7 +476,7 @@ static void amd_one(const struct prom *p, const char *name, const char *help, si
     fprintf(p->f, "# HELP %s %s\n# TYPE %s gauge\n", name, help, name);
   for (unsigned i = 0; i < p->x->ngpu; i++) {
     const struct gr_metric *m = (const struct gr_metric *)((const char *)&p->x->gpu[i] + off);
-    if (!m->ok || p->x->gpu_read[i] == GR_READ_LOST)
+    if (!m->ok || p->x->gpu_read[i] == GR_READ_LOST || !is_amd(p, i))
       continue;
     fputs(name, p->f);
     amd_labels(p, i);
@@ -486,11 +494,13 @@ static void amd_series(const struct prom *p)
   amd_one(p, "gpu_clock", NULL, GPU_FIELD(mem_clock_mhz), 1, "GPU_CLOCK_TYPE_MEMORY");
 }
 
-/* Whether the sample's GPUs are AMD's (ROCm SMI): their series take AMD's
- * exporter's names instead of dcgm-exporter's. */
-static bool amd_gpus(const struct prom *p)
+/* How many of the sample's GPUs are AMD's. */
+static unsigned amd_gpus(const struct prom *p)
 {
-  return p->x->ngpu > 0 && gr_sampler_gpu_static(p->s, 0)->vendor == 0x1002;
+  unsigned n = 0;
+  for (unsigned i = 0; i < p->x->ngpu; i++)
+    n += is_amd(p, i);
+  return n;
 }
 
 /* dcgm-exporter's XID gauge: the last Xid each GPU reported, 0 none. */
@@ -499,6 +509,8 @@ static void xid_series(const struct prom *p)
   fputs("# HELP DCGM_FI_DEV_XID_ERRORS Value of the last XID error encountered.\n"
         "# TYPE DCGM_FI_DEV_XID_ERRORS gauge\n", p->f);
   for (unsigned i = 0; i < p->x->ngpu; i++) {
+    if (is_amd(p, i))
+      continue; /* no Xids: AMD's GPUs report no such events */
     int last = gr_sampler_last_xid(p->s, i);
     fputs("DCGM_FI_DEV_XID_ERRORS", p->f);
     gpu_labels(p, i, true);
@@ -690,12 +702,13 @@ char *gr_prom_render(const struct gr_sampler *s, const struct gr_prom_in *in)
   struct prom p = {.f = mf, .s = s, .x = gr_sampler_sample(s, 0), .host = in->hostname, .in = in};
   driver_series(&p);
   if (p.x) {
-    if (amd_gpus(&p))
-      amd_series(&p);
-    else {
+    unsigned amd = amd_gpus(&p);
+    if (amd < p.x->ngpu || p.x->ngpu == 0) {
       dcgm_series(&p);
       xid_series(&p);
     }
+    if (amd)
+      amd_series(&p);
     power_total_series(&p);
     gpurig_gpu_series(&p);
     link_series(&p);

@@ -4,7 +4,8 @@
 # promtool, whose only complaints may be about AMD's device-metrics-exporter's
 # own names (as prometheus.sh allows dcgm-exporter's); every GPU has its
 # AMD-named series and no dcgm-exporter name appears; watch --once prints one
-# line per GPU. No network, nothing left running.
+# line per GPU. On scenario mixed (both vendors) each GPU is under its own
+# vendor's names. No network, nothing left running.
 # usage: amd.sh GPURIG   (env: GPURIG_TEST_DATA, GPURIG_TEST_STUB)
 set -euo pipefail
 gpurig=$1
@@ -34,4 +35,19 @@ for case in "tinybox-red 6" "mi50-bridge 4"; do
   got=$(grep -c ' GPU[0-9] .* ok ' "$work/$sc.watch" || true)
   [ "$got" = "$n" ] || fail "$sc: watch --once printed $got GPU lines, expected $n"
 done
-echo "amd.sh: export (promtool) and watch --once on tinybox-red (6 GPUs) and mi50-bridge (4 GPUs)"
+# both vendors (scenario mixed: two RTX 3090s, two RX 7900 XTX): each GPU under its vendor's names
+GPURIG_STUB_SCENARIO=mixed "$gpurig" export --once --root "$GPURIG_TEST_DATA/trees/mixed" >"$work/mixed.prom" ||
+  fail "mixed: export --once exited $?"
+promtool check metrics <"$work/mixed.prom" >"$work/mixed.lint" 2>&1 || true
+if grep -Ev "$amd_names" "$work/mixed.lint" | grep -v '^DCGM_' | grep -q .; then
+  fail "mixed: promtool: $(cat "$work/mixed.lint")"
+fi
+for m in DCGM_FI_DEV_GPU_TEMP DCGM_FI_DEV_XID_ERRORS gpu_edge_temperature gpu_power_usage; do
+  got=$(grep -c "^$m{" "$work/mixed.prom" || true)
+  [ "$got" = 2 ] || fail "mixed: $got $m series, expected 2"
+done
+! grep -q '^DCGM_.*card_model=\|^gpu_edge_temperature.*modelName=' "$work/mixed.prom" || fail "mixed: a GPU under the other vendor's names"
+! grep '^DCGM_' "$work/mixed.prom" | grep -q 'RX 7900' || fail "mixed: an AMD GPU under dcgm-exporter's names"
+got=$(grep -c '^gpurig_gpu_up{.*} 1$' "$work/mixed.prom" || true)
+[ "$got" = 4 ] || fail "mixed: $got GPUs up, expected 4"
+echo "amd.sh: export (promtool) and watch --once on tinybox-red (6 GPUs) and mi50-bridge (4 GPUs); both vendors' names on mixed"

@@ -78,7 +78,9 @@ static inline const char *stub_scenario(void)
                                       "burn-stall", "healthy", "in-use", "burn-gemm-wrong", "burn-slow", "net-corrupt",
                                       "amd-pull", "a100-uplink", "spin-timeout",
                                       /* AMD machines (stub_rsmi.c): NVML and CUDA see no GPU there */
-                                      "tinybox-red", "tinybox-red-vanish", "mi50-bridge"};
+                                      "tinybox-red", "tinybox-red-vanish", "mi50-bridge",
+                                      /* both vendors: two RTX 3090s here, two RX 7900 XTX in stub_rsmi.c */
+                                      "mixed"};
   const char *s = getenv("GPURIG_STUB_SCENARIO");
   /* GPURIG_STUB_SCENARIO_FILE: the scenario is the file's first word, read
    * on every call, so a test can change it while gpurig runs (a GPU that
@@ -200,11 +202,13 @@ static inline const struct stub_machine *stub_machine(void)
       {STUB_3090, .ngpus = 2, .gpus = pair, .links = 4, .nvlink_version = 5, .wiring = STUB_NVL_MESH, .remote_type = 1},
       {STUB_A100, .remote_type = 1},
       {STUB_A100, .remote_type = 0},
+      {STUB_3090, .ngpus = 2, .gpus = pair}, /* "mixed": tests/data/trees/mixed, no bridge */
   };
 #undef STUB_3090
 #undef STUB_A100
   const char *sc = stub_scenario();
-  static const char *const names[] = {"nogpu", "v100-hcm", "3090-bridge", "a100-nvswitch", "a100-nvswitch-old"};
+  static const char *const names[] = {"nogpu", "v100-hcm", "3090-bridge", "a100-nvswitch", "a100-nvswitch-old",
+                                      "mixed"};
   /* the AMD machines of stub_rsmi.c have no NVIDIA GPU */
   if (strncmp(sc, "tinybox-red", 11) == 0 || strcmp(sc, "mi50-bridge") == 0)
     return &machines[1];

@@ -88,6 +88,8 @@ static const struct rmachine *rmachine(void)
                                     {0, 0x83, 0}, {0, 0xc3, 0}, {0, 0xc6, 0}};
   /* tests/data/trees/mi50-bridge */
   static const struct rgpu mi50[] = {{0, 0x03, 0}, {0, 0x43, 0}, {0, 0x83, 0}, {0, 0xc3, 0}};
+  /* tests/data/trees/mixed: beside two RTX 3090s */
+  static const struct rgpu mixed[] = {{0, 0x0a, 0}, {0, 0x61, 0}};
   static const uint64_t red_sclk[] = {500000000ull, 2500000000ull};
   static const uint64_t red_mclk[] = {96000000ull, 456000000ull, 772000000ull, 1249000000ull};
   static const uint64_t red_pcie[] = {2500000000ull, 16000000000ull};
@@ -101,6 +103,13 @@ static const struct rmachine *rmachine(void)
        .idle_w = 18, .edge_c = 38, .junction_c = 45, .mem_c = 52, .edge_crit_c = 100, .edge_emerg_c = 105,
        .fan = 1, .nsclk = 2, .sclk = red_sclk, .nmclk = 4, .mclk = red_mclk, .npcie = 2, .pcie = red_pcie,
        .pcie_cur = 1},
+#define RSTUB_RED_TAIL                                                                                                 \
+  .vram = 24 * STUB_GIB, .vis_vram = 24 * STUB_GIB, .lib_major = 7, .cap_w = 355, .idle_w = 18, .edge_c = 38,       \
+  .junction_c = 45, .mem_c = 52, .edge_crit_c = 100, .edge_emerg_c = 105, .fan = 1, .nsclk = 2, .sclk = red_sclk,   \
+  .nmclk = 4, .mclk = red_mclk, .npcie = 2, .pcie = red_pcie, .pcie_cur = 1
+      {.name = "AMD Radeon RX 7900 XTX", .vbios = "113-D7020100-102", .driver = "6.7.0", .device = 0x744c,
+       .ngpus = 2, .gpus = mixed, RSTUB_RED_TAIL},
+#undef RSTUB_RED_TAIL
       {.name = "AMD Radeon Instinct MI50 32GB", .vbios = "113-D1631700-111", .driver = "5.16.9.22.20",
        .device = 0x66a1, .ngpus = 4, .gpus = mi50, .vram = 32 * STUB_GIB, .vis_vram = 32 * STUB_GIB,
        .lib_major = 5, .cap_w = 300, .idle_w = 25, .edge_c = 30, .junction_c = 33, .mem_c = 31, .edge_crit_c = 100,
@@ -110,8 +119,10 @@ static const struct rmachine *rmachine(void)
   const char *sc = stub_scenario();
   if (strncmp(sc, "tinybox-red", 11) == 0)
     return &machines[1];
-  if (strcmp(sc, "mi50-bridge") == 0)
+  if (strcmp(sc, "mixed") == 0)
     return &machines[2];
+  if (strcmp(sc, "mi50-bridge") == 0)
+    return &machines[3];
   return &machines[0];
 }
 

@@ -268,6 +268,17 @@ def mi50_bridge(root):
         gpu_slot(root, hb, '0000:%02x:01.1' % h, '0000:%02x:00.0' % (h + 3), h + 3, gpu, gen=4, per_socket=16,
                  port_ids=(0x1022, 0x1483))
 
+def mixed(root):
+    """Both vendors in one workstation: the Threadripper 3960X of pair-3090-bridge with its two RTX 3090s
+    (10de:2204, no bridge) and two Radeon RX 7900 XTX (1002:744c) on root ports of two more host bridges
+    (stand-in scenario mixed: NVML sees the 3090s, ROCm SMI the Radeons)."""
+    pair_3090_bridge(root)
+    gpu = dict(vendor=0x1002, device_id=0x744c, cls=0x030000, driver='amdgpu', subv=0x1002, subd=0x0e3b)
+    gpu_slot(root, '0000:00', '0000:00:03.1', '0000:0a:00.0', 0x0a, gpu, gen=4, per_socket=16,
+             port_ids=(0x1022, 0x1483))
+    gpu_slot(root, '0000:60', '0000:60:01.1', '0000:61:00.0', 0x61, gpu, gen=4, per_socket=16,
+             port_ids=(0x1022, 0x1483))
+
 def smbios_memory(slots=16, populated=8, size_mib=32768, speed=3200, truncate=None, arrays=1, base=0x1000):
     """A raw SMBIOS table (/sys/firmware/dmi/tables/DMI): per socket one type-16 memory array with
     `slots` type-17 memory devices, the first `populated` holding a DDR4 DIMM; then end-of-table."""
@@ -372,6 +383,7 @@ TREES = {
     # AMD: facts and xGMI from the stand-in ROCm SMI
     'tinybox-red': tinybox_red,
     'mi50-bridge': mi50_bridge,
+    'mixed': mixed,
     # gpurig doctor fixtures: one fault each (tests/cli/cases.txt holds the expected findings)
     'doctor-healthy': lambda r: doctor_rig(r),
     'doctor-riser-x8': lambda r: doctor_rig(r, gpu_cur={1: (4, 8)}),
