@@ -4,7 +4,9 @@
 # promtool, whose only complaints may be about AMD's device-metrics-exporter's
 # own names (as prometheus.sh allows dcgm-exporter's); every GPU has its
 # AMD-named series and no dcgm-exporter name appears; watch --once prints one
-# line per GPU. On scenario mixed (both vendors) each GPU is under its own
+# line per GPU; GPU2 falling off the bus mid-watch (tinybox-red-vanish written
+# into the scenario file) is shown LOST with an event and exit 2, the others
+# stay. On scenario mixed (both vendors) each GPU is under its own
 # vendor's names. No network, nothing left running.
 # usage: amd.sh GPURIG   (env: GPURIG_TEST_DATA, GPURIG_TEST_STUB)
 set -euo pipefail
@@ -35,6 +37,21 @@ for case in "tinybox-red 6" "mi50-bridge 4"; do
   got=$(grep -c ' GPU[0-9] .* ok ' "$work/$sc.watch" || true)
   [ "$got" = "$n" ] || fail "$sc: watch --once printed $got GPU lines, expected $n"
 done
+# GPU2 falls off the bus mid-watch: the stand-in reads its scenario from a file on every call
+echo tinybox-red >"$work/scenario"
+GPURIG_STUB_SCENARIO_FILE=$work/scenario timeout 60 "$gpurig" watch --count 30 --interval 0.1 \
+  --root "$GPURIG_TEST_DATA/trees/tinybox-red" >"$work/vanish.out" 2>&1 &
+watch_pid=$!
+for _ in $(seq 100); do grep -q ' GPU2 .* ok ' "$work/vanish.out" && break; sleep 0.1; done
+grep -q ' GPU2 .* ok ' "$work/vanish.out" || { kill "$watch_pid" 2>/dev/null; fail "vanish: no first sample of GPU2"; }
+echo tinybox-red-vanish >"$work/scenario"
+rc=0
+wait "$watch_pid" || rc=$?
+[ "$rc" = 2 ] || fail "vanish: watch exited $rc, expected 2 (a GPU lost)"
+grep -q ' GPU2 0000:43:00.0 *LOST ' "$work/vanish.out" || fail "vanish: GPU2 never shown LOST"
+grep -q 'event fail: GPU2 0000:43:00.0 is lost' "$work/vanish.out" || fail "vanish: no event for the lost GPU"
+! grep -q ' GPU[013-5] .* LOST ' "$work/vanish.out" || fail "vanish: another GPU shown LOST"
+
 # both vendors (scenario mixed: two RTX 3090s, two RX 7900 XTX): each GPU under its vendor's names
 GPURIG_STUB_SCENARIO=mixed "$gpurig" export --once --root "$GPURIG_TEST_DATA/trees/mixed" >"$work/mixed.prom" ||
   fail "mixed: export --once exited $?"
