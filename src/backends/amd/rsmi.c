@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "base/dl.h"
 #include "base/util.h"
@@ -126,6 +127,33 @@ static void *open_library(struct rsmi *r, char *why, size_t cap)
   return NULL;
 }
 
+/* rsmi_init with the library's own complaints kept off stderr: on a
+ * machine without amdgpu it prints its failure there ("Failed to open drm
+ * root directory ..."), which gpurig reports itself, in its own words, with
+ * the library's first line in said (empty when it printed nothing). */
+static gr_rsmi_status init_quietly(struct rsmi *r, char *said, size_t cap)
+{
+  said[0] = '\0';
+  fflush(stderr);
+  FILE *tf = tmpfile();
+  int saved = tf ? dup(STDERR_FILENO) : -1;
+  if (saved < 0 || dup2(fileno(tf), STDERR_FILENO) < 0) {
+    if (saved >= 0)
+      close(saved);
+    if (tf)
+      fclose(tf);
+    return r->Init(0); /* no way to hold its words back: let them through */
+  }
+  gr_rsmi_status st = r->Init(0);
+  dup2(saved, STDERR_FILENO);
+  close(saved);
+  rewind(tf);
+  if (fgets(said, (int)cap, tf))
+    said[strcspn(said, "\n")] = '\0';
+  fclose(tf);
+  return st;
+}
+
 static int rsmi_init(void **state, char *why, size_t cap)
 {
   struct rsmi *r = xcalloc(1, sizeof(*r));
@@ -137,10 +165,13 @@ static int rsmi_init(void **state, char *why, size_t cap)
   }
   if (bind_symbols(r, why, cap) != 0)
     goto fail;
-  gr_rsmi_status st = r->Init(0);
+  char said[160];
+  gr_rsmi_status st = init_quietly(r, said, sizeof(said));
   if (st != GR_RSMI_STATUS_SUCCESS) {
-    snprintf(why, cap, "ROCm SMI did not start: %s: rsmi_init: %s%s", r->soname, errstr(r, st),
-             st == GR_RSMI_STATUS_INIT_ERROR ? " (is the amdgpu kernel module loaded?)" : "");
+    snprintf(why, cap, "ROCm SMI did not start: %s: rsmi_init: %s%s%s%s", r->soname, errstr(r, st),
+             said[0] ? " (it said: " : "", said, said[0] ? ")" : "");
+    if (st == GR_RSMI_STATUS_INIT_ERROR && strlen(why) + 40 < cap)
+      strcat(why, "; is the amdgpu kernel module loaded?");
     goto fail;
   }
   r->started = true;
