@@ -12,11 +12,14 @@
 # median wall time of RUNS runs (default 11) in ms, from bash's EPOCHREALTIME, and the peak RSS
 # (median of 3, /usr/bin/time -f %M) when /usr/bin/time exists.
 #
-# Then, from 64 to 512 GPUs (hwloc XML, the same layout), the instructions of topo, report and
-# topo --json (valgrind --tool=callgrind, whole process: deterministic where wall time is not),
+# Then, from 64 to 512 GPUs (hwloc XML, the same layout), the instructions of topo, report,
+# topo --json and topo --svg - (valgrind --tool=callgrind, whole process: deterministic where wall
+# time is not),
 # the peak RSS of topo --json, the ratio from 256 to 512 GPUs and the exponent b of Ir = a n^b
 # fitted by least squares over 64-512 (2.0 is quadratic: the GPU matrices topo and --json print
 # are n x n). GPURIG_BENCH_IR=0 skips that table (it takes minutes under callgrind).
+# GPURIG_BENCH_GEN="CMD" takes that table's XML from `CMD N` instead (the performance review's
+# generator: GPURIG_BENCH_GEN="python3 ../shared/tools/gen_xml.py", 8 H100 SXM per switch).
 # Nothing is asserted: a script, not a test. Needs bash 5.
 set -uo pipefail
 GPURIG=${1:-build/gpurig}
@@ -130,21 +133,28 @@ ir_of() { # command...: instructions callgrind counted (whole process)
   valgrind --tool=callgrind --callgrind-out-file=/dev/null "$@" 2>&1 >/dev/null | sed -n 's/.*refs: *//p' | tr -d ,
 }
 echo
-echo "instructions (callgrind), hwloc XML of the same layout:"
-printf '%6s %14s %14s %14s %16s\n' gpus topo report topo_json json_peak_rss_KB
+what="of the same layout"
+[ -z "${GPURIG_BENCH_GEN:-}" ] || what="from $GPURIG_BENCH_GEN"
+echo "instructions (callgrind), hwloc XML $what:"
+printf '%6s %14s %14s %14s %14s %16s\n' gpus topo report topo_json topo_svg json_peak_rss_KB
 sizes=(64 128 256 512)
 for n in "${sizes[@]}"; do
   f=$WORK/syn$n.xml
-  make_xml "$n" "$f"
+  if [ -n "${GPURIG_BENCH_GEN:-}" ]; then
+    $GPURIG_BENCH_GEN "$n" >"$f" || { echo "scaling: $GPURIG_BENCH_GEN $n failed" >&2; exit 3; }
+  else
+    make_xml "$n" "$f"
+  fi
   t=$(ir_of "$GPURIG" topo --input "$f") r=$(ir_of "$GPURIG" report --input "$f") j=$(ir_of "$GPURIG" topo --json --input "$f")
-  printf '%6s %14s %14s %14s %16s\n' "$n" "$t" "$r" "$j" "$(rss_kb topo --json --input "$f")"
-  echo "$n $t $r $j" >>"$WORK/ir"
+  v=$(ir_of "$GPURIG" topo --svg - --input "$f")
+  printf '%6s %14s %14s %14s %14s %16s\n' "$n" "$t" "$r" "$j" "$v" "$(rss_kb topo --json --input "$f")"
+  echo "$n $t $r $j $v" >>"$WORK/ir"
 done
 # b of Ir = a n^b by least squares on (ln n, ln Ir); and Ir(512) / Ir(256)
-awk '{ for (c = 2; c <= 4; c++) { x = log($1); y = log($c); sx[c] += x; sy[c] += y; sxx[c] += x * x; sxy[c] += x * y; v[$1, c] = $c }; k++ }
+awk '{ for (c = 2; c <= 5; c++) { x = log($1); y = log($c); sx[c] += x; sy[c] += y; sxx[c] += x * x; sxy[c] += x * y; v[$1, c] = $c }; k++ }
   END {
-    split("topo report topo_json", name, " ")
-    for (c = 2; c <= 4; c++)
+    split("topo report topo_json topo_svg", name, " ")
+    for (c = 2; c <= 5; c++)
       printf "%-10s exponent over 64-512: %.2f   512/256: %.2fx\n", name[c - 1],
              (k * sxy[c] - sx[c] * sy[c]) / (k * sxx[c] - sx[c] * sx[c]), v[512, c] / v[256, c]
   }' "$WORK/ir"

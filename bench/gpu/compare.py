@@ -58,11 +58,12 @@ def main(argv):
     if missing:
         ok = False
         print(f"\ngpurig has no figure for: {', '.join(f'{TITLE[k[0]]} GPU{k[1]}' for k in missing)}")
-    ar_g = {r["size_bytes"]: r["time_us"] for r in (g.get("allreduce") or {}).get("sizes", [])}
+    # torch.distributed reduces in place: gpurig's in-place column is the one to compare
+    ar_g = {r["size_bytes"]: (r.get("in_place") or r)["time_us"] for r in (g.get("allreduce") or {}).get("sizes", [])}
     ar_t = {r["size_bytes"]: r["time_us"] for r in t.get("allreduce", [])}
     both = sorted(set(ar_g) & set(ar_t))
     if both:
-        print("\n| all-reduce bytes | gpurig µs | torch.distributed µs | gpurig / torch |")
+        print("\n| all-reduce bytes | gpurig µs (in place) | torch.distributed µs | gpurig / torch |")
         print("|-----------------:|----------:|---------------------:|---------------:|")
         for s in both:
             r = ar_g[s] / ar_t[s] if ar_t[s] > 0 else 0.0

@@ -10,7 +10,7 @@ runs; GB/s = 1e9 bytes per second; a device-local copy counts the bytes once
 torch.distributed with NCCL gives the all-reduce's time per size.
 
 usage: torch_copies.py [--bytes N] [--loops N] [--samples N] [--warmup N]
-                       [--allreduce-max N]   > torch.json
+                       [--allreduce-max N] [--matmul N] [--cupy]   > torch.json
 Prints JSON: {"device": ..., "copies": [{"test", "gpu", "median_gbps", ...}],
 "allreduce": [{"size_bytes", "time_us"}]}. Needs torch with CUDA.
 """
@@ -92,6 +92,80 @@ def allreduce_times(torch, max_bytes, iters):
     return rows
 
 
+def matmul_rates(torch, n, iters):
+    """torch.matmul TFLOPS at n x n x n in fp16 and bf16 (fp32 accumulate, cuBLAS's default),
+    random inputs, three input sets rotated, median of 5 event-timed runs of iters products."""
+    rows = []
+    for dt in (torch.float16, torch.bfloat16):
+        sets = [(torch.randn(n, n, device=0, dtype=dt), torch.randn(n, n, device=0, dtype=dt)) for _ in range(3)]
+        c = torch.empty(n, n, device=0, dtype=dt)
+        for a, b in sets:
+            torch.matmul(a, b, out=c)
+        torch.cuda.synchronize()
+        times = []
+        for _ in range(5):
+            start = torch.cuda.Event(enable_timing=True)
+            end = torch.cuda.Event(enable_timing=True)
+            start.record()
+            for i in range(iters):
+                a, b = sets[i % 3]
+                torch.matmul(a, b, out=c)
+            end.record()
+            end.synchronize()
+            times.append(start.elapsed_time(end) / 1000.0 / iters)
+        t = statistics.median(times)
+        rows.append({"dtype": str(dt).replace("torch.", ""), "n": n, "tflops": 2.0 * n ** 3 / t / 1e12})
+    return rows
+
+
+def cupy_copies(nbytes, loops, samples):
+    """The same three copies through CuPy (pinned host memory, CUDA events), when CuPy is there."""
+    try:
+        import cupy as cp
+        import numpy as np
+    except ImportError as e:
+        return {"error": str(e)}
+    rows = []
+    words = nbytes // 4
+    mem = cp.cuda.alloc_pinned_memory(nbytes)
+    host = np.frombuffer(mem, dtype=np.int32, count=words)
+    host[:] = np.arange(words, dtype=np.int32)
+    a = cp.empty(words, dtype=cp.int32)
+    b = cp.empty(words, dtype=cp.int32)
+    stream = cp.cuda.Stream(non_blocking=True)
+    tests = {
+        "h2d": lambda: a.set(host, stream=stream),
+        "d2h": lambda: a.get(stream=stream, out=host),
+        "local": lambda: cp.cuda.runtime.memcpyAsync(b.data.ptr, a.data.ptr, nbytes, 3, stream.ptr),
+    }
+    for name, fn in tests.items():
+        rates = []
+        for _ in range(samples):
+            for _ in range(2):
+                fn()
+            start, end = cp.cuda.Event(), cp.cuda.Event()
+            start.record(stream)
+            for _ in range(loops):
+                fn()
+            end.record(stream)
+            end.synchronize()
+            rates.append(nbytes * loops / (cp.cuda.get_elapsed_time(start, end) / 1000.0) / 1e9)
+        rows.append({"test": name, "gpu": 0, "median_gbps": statistics.median(rates)})
+    return rows
+
+
+def loaded_libraries(names):
+    """Which files this process mapped for each library name (the NCCL that torch uses)."""
+    found = {}
+    with open("/proc/self/maps") as f:
+        for line in f:
+            path = line.split()[-1] if len(line.split()) >= 6 else ""
+            for n in names:
+                if n in path:
+                    found.setdefault(n, set()).add(path)
+    return {k: sorted(v) for k, v in found.items()}
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--bytes", type=int, default=256 << 20)
@@ -100,6 +174,10 @@ def main():
     ap.add_argument("--warmup", type=int, default=4)
     ap.add_argument("--allreduce-max", type=int, default=1 << 30)
     ap.add_argument("--allreduce-iters", type=int, default=20)
+    ap.add_argument("--matmul", type=int, default=0, help="also time torch.matmul at N x N x N")
+    ap.add_argument("--matmul-iters", type=int, default=50)
+    ap.add_argument("--cupy", action="store_true", help="also time the copies through CuPy")
+    ap.add_argument("--skip-copies", action="store_true", help="no copies and no all-reduce (--matmul alone)")
     a = ap.parse_args()
     import torch
     if not torch.cuda.is_available():
@@ -108,9 +186,16 @@ def main():
     out = {"device": torch.cuda.get_device_name(0), "torch": torch.__version__,
            "bytes": a.bytes, "loops": a.loops, "samples": a.samples, "warmup": a.warmup,
            "copies": []}
-    for dev in range(torch.cuda.device_count()):
+    for dev in range(0 if a.skip_copies else torch.cuda.device_count()):
         out["copies"] += copy_rates(torch, a.bytes, a.loops, a.warmup, a.samples, dev)
-    out["allreduce"] = allreduce_times(torch, a.allreduce_max, a.allreduce_iters)
+    if not a.skip_copies:
+        out["allreduce"] = allreduce_times(torch, a.allreduce_max, a.allreduce_iters)
+    out["nccl_version"] = ".".join(str(x) for x in torch.cuda.nccl.version())
+    if a.matmul:
+        out["matmul"] = matmul_rates(torch, a.matmul, a.matmul_iters)
+    if a.cupy:
+        out["cupy"] = cupy_copies(a.bytes, a.loops, a.samples)
+    out["libraries"] = loaded_libraries(["libnccl", "libcublas", "libcuda.so", "libcudart"])
     json.dump(out, sys.stdout, indent=1)
     print()
     return 0

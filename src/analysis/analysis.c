@@ -18,22 +18,6 @@
 
 /* ---- small helpers ---- */
 
-static int uf_find(int *parent, int x)
-{
-  while (parent[x] != x) {
-    parent[x] = parent[parent[x]];
-    x = parent[x];
-  }
-  return x;
-}
-
-static void uf_union(int *parent, int x, int y)
-{
-  int a = uf_find(parent, x), b = uf_find(parent, y);
-  if (a != b)
-    parent[b < a ? a : b] = b < a ? b : a;
-}
-
 void add_finding(struct gr_analysis *a, enum gr_sev sev, const char *id, int node, const char *fmt, ...)
 {
   char subject[96], bus[32];
@@ -351,6 +335,40 @@ static void socket_bound(const struct gr_analysis *a, struct gr_path *p)
   }
 }
 
+/* The narrowest link on one way up, from a node to (not including) stop:
+ * the first such link met, as narrowest_on_way_up keeps it. */
+static struct gr_path way_up(const struct gr_analysis *a, int x, int stop)
+{
+  struct gr_path w = {.bottleneck = -1};
+  narrowest_on_way_up(a, x, stop, &w);
+  return w;
+}
+
+/* The PCIe path's figures from its level and its two ways up (x's, then
+ * y's: on a tie x's link is the one named). */
+static void pcie_finish(const struct gr_analysis *a, struct gr_path *p, int lca, const struct gr_path *wx,
+                        const struct gr_path *wy)
+{
+  p->nccl = nccl_of(p->level);
+  if (!p->p2p_capable) {
+    /* NCCL diverts the pair through the CPU (ncclTopoComputePaths,
+     * addCpuStep): PHB, or SYS when the way crosses NUMA nodes; the bytes
+     * climb to the host bridges and come down again */
+    p->nccl = p->level == GR_LVL_SYS ? GR_LVL_SYS : GR_LVL_PHB;
+    lca = -1;
+  }
+  p->nccl_p2p = p->p2p_capable && p->nccl <= a->nccl_p2p_level;
+  p->top = lca;
+  /* y's way wins only with a narrower link: x's way was walked first */
+  const struct gr_path *w = wx->bottleneck < 0 || (wy->bottleneck >= 0 && wy->bw_gbps < wx->bw_gbps) ? wy : wx;
+  p->bottleneck = w->bottleneck;
+  p->bw_gbps = w->bw_gbps;
+  p->nccl_bw_gbps = w->nccl_bw_gbps;
+  if (p->bottleneck >= 0)
+    p->via = GR_VIA_PCIE;
+  socket_bound(a, p);
+}
+
 static struct gr_path path_between(const struct gr_analysis *a, int x, int y, bool nvlink)
 {
   const struct gr_topo *t = a->t;
@@ -374,25 +392,56 @@ static struct gr_path path_between(const struct gr_analysis *a, int x, int y, bo
   }
   int lca;
   p.level = pcie_level(t, x, y, &lca);
-  p.nccl = nccl_of(p.level);
   p.p2p_capable = gx < 0 || gy < 0 ||
                   (gpu_p2p(&t->pci[x]) && gpu_p2p(&t->pci[y]) && platform_p2p(a, &t->pci[x], &t->pci[y], p.level));
-  if (!p.p2p_capable) {
-    /* NCCL diverts the pair through the CPU (ncclTopoComputePaths,
-     * addCpuStep): PHB, or SYS when the way crosses NUMA nodes; the bytes
-     * climb to the host bridges and come down again */
-    p.nccl = p.level == GR_LVL_SYS ? GR_LVL_SYS : GR_LVL_PHB;
-    lca = -1;
-  }
-  p.nccl_p2p = p.p2p_capable && p.nccl <= a->nccl_p2p_level;
-  p.top = lca;
   /* different host bridges, or the host path: both ways up to the root complex */
-  narrowest_on_way_up(a, x, lca, &p);
-  narrowest_on_way_up(a, y, lca, &p);
-  if (p.bottleneck >= 0)
-    p.via = GR_VIA_PCIE;
-  socket_bound(a, &p);
+  int stop = p.p2p_capable ? lca : -1;
+  struct gr_path wx = way_up(a, x, stop), wy = way_up(a, y, stop);
+  pcie_finish(a, &p, lca, &wx, &wy);
   return p;
+}
+
+/* GPUs gi < gj both ways at once: the level, the common ancestor and the
+ * two ways up are the same in either direction, so they are found once per
+ * pair, not per ordered pair (half the walks of the n x n matrix). NVLink
+ * pairs and pairs whose P2P differs by direction take path_between twice. */
+static void gpu_pair_paths(struct gr_analysis *a, const bool *p2p, size_t gi, size_t gj)
+{
+  const struct gr_topo *t = a->t;
+  size_t n = a->ngpus;
+  int x = t->gpus[gi], y = t->gpus[gj];
+  struct gr_path *xy = &a->gpu_gpu[gi * n + gj], *yx = &a->gpu_gpu[gj * n + gi];
+  int lca;
+  enum gr_level level = pcie_level(t, x, y, &lca);
+  bool pxy = p2p[gi] && p2p[gj] && platform_p2p(a, &t->pci[x], &t->pci[y], level);
+  bool pyx = p2p[gi] && p2p[gj] && platform_p2p(a, &t->pci[y], &t->pci[x], level);
+  if (a->nv_links[gi * n + gj] > 0 || a->nv_links[gj * n + gi] > 0 || pxy != pyx) {
+    *xy = path_between(a, x, y, true);
+    *yx = path_between(a, y, x, true);
+    return;
+  }
+  int stop = pxy ? lca : -1;
+  struct gr_path wx = way_up(a, x, stop), wy = way_up(a, y, stop);
+  *xy = (struct gr_path){.level = level, .p2p_capable = pxy, .bottleneck = -1, .top = -1};
+  *yx = *xy;
+  pcie_finish(a, xy, lca, &wx, &wy);
+  pcie_finish(a, yx, lca, &wy, &wx);
+}
+
+/* The GPU pair matrix; each GPU's own P2P support looked up once. */
+static void gpu_paths(struct gr_analysis *a)
+{
+  const struct gr_topo *t = a->t;
+  size_t n = a->ngpus;
+  bool *p2p = xcalloc(n + 1, sizeof(bool));
+  for (size_t i = 0; i < n; i++)
+    p2p[i] = gpu_p2p(&t->pci[t->gpus[i]]);
+  for (size_t i = 0; i < n; i++) {
+    a->gpu_gpu[i * n + i] = path_between(a, t->gpus[i], t->gpus[i], true);
+    for (size_t j = i + 1; j < n; j++)
+      gpu_pair_paths(a, p2p, i, j);
+  }
+  free(p2p);
 }
 
 struct gr_path gr_path_between(const struct gr_analysis *a, int x, int y)
@@ -424,13 +473,13 @@ static void find_hives(struct gr_analysis *a)
   for (size_t i = 0; i < n; i++)
     for (size_t j = i + 1; j < n; j++)
       if (a->gpu_gpu[i * n + j].level <= GR_LVL_PXB && a->gpu_gpu[i * n + j].p2p_capable)
-        uf_union(uf, (int)i, (int)j);
+        gr_uf_union(uf, (int)i, (int)j);
   a->hive = xcalloc(n + 1, sizeof(int));
   int *hive_of_root = xmalloc((n + 1) * sizeof(int));
   for (size_t i = 0; i < n; i++)
     hive_of_root[i] = -1;
   for (size_t i = 0; i < n; i++) {
-    int r = uf_find(uf, (int)i);
+    int r = gr_uf_find(uf, (int)i);
     if (hive_of_root[r] < 0)
       hive_of_root[r] = (int)a->nhives++;
     a->hive[i] = hive_of_root[r];
@@ -577,9 +626,8 @@ void gr_analyze_with(const struct gr_topo *t, const struct gr_analysis_opts *o, 
   nvlink_tables(a);
   a->gpu_gpu = xcalloc(n * n + 1, sizeof(*a->gpu_gpu));
   a->gpu_nic = xcalloc(n * a->nnics + 1, sizeof(*a->gpu_nic));
+  gpu_paths(a);
   for (size_t i = 0; i < n; i++) {
-    for (size_t j = 0; j < n; j++)
-      a->gpu_gpu[i * n + j] = path_between(a, t->gpus[i], t->gpus[j], true);
     for (size_t k = 0; k < a->nnics; k++)
       a->gpu_nic[i * a->nnics + k] = path_between(a, t->gpus[i], t->nics[k], false);
   }

@@ -65,19 +65,21 @@ static void classify_pairs(struct gr_prediction *p)
 static void copy_rates(const struct ctx *c, struct gr_prediction *p)
 {
   size_t n = c->n;
+  /* a copy runs on the copy engines: copy_nvlink_eff, not NCCL's SM-driven
+   * ring_nvlink_eff; looked up once, not per pair and use */
+  double copy_eff[GR_XFER_HOST + 1];
+  copy_eff[GR_XFER_GPULINK] = gr_calib()->copy_nvlink_eff;
+  copy_eff[GR_XFER_P2P] = gr_calib()->copy_p2p_eff;
+  copy_eff[GR_XFER_HOST] = gr_calib()->copy_host_eff;
   for (size_t i = 0; i < n; i++)
     for (size_t j = 0; j < n; j++) {
       struct gr_pair_predict *pp = &p->pairs[i * n + j];
       const struct hop *h = hop_of(c, 1, (int)i, (int)j);
       double bw = INFINITY;
       for (int r = 0; r < h->nres; r++) {
-        /* a copy runs on the copy engines: copy_nvlink_eff, not NCCL's SM-driven ring_nvlink_eff */
-        double e = HOP_EFF(c, h)[r] ? 1.0
-                   : pp->best == GR_XFER_GPULINK ? gr_calib()->copy_nvlink_eff
-                   : pp->best == GR_XFER_P2P    ? gr_calib()->copy_p2p_eff
-                                                : gr_calib()->copy_host_eff;
-        if (HOP_CAP(c, h)[r] * e < bw)
-          bw = HOP_CAP(c, h)[r] * e;
+        double e = HOP_GIVEN(c, h, r) ? 1.0 : copy_eff[pp->best];
+        if (HOP_CAP(c, h, r) * e < bw)
+          bw = HOP_CAP(c, h, r) * e;
       }
       pp->gbps = i == j || isinf(bw) ? 0 : bw;
     }
@@ -98,6 +100,11 @@ static void ctx_open(struct ctx *c, const struct gr_prediction *p, enum gr_level
   c->out_left = xcalloc(c->nres + 1, sizeof(int));
   c->in_left = xcalloc(c->nres + 1, sizeof(int));
   c->hops = xcalloc(2 * n * n + 1, sizeof(*c->hops));
+  c->res_cap = xcalloc(c->nres + 1, sizeof(double));
+  c->res_given = xcalloc(c->nres + 1, sizeof(bool));
+  c->ring_eff[GR_XFER_GPULINK] = gr_calib()->ring_nvlink_eff;
+  c->ring_eff[GR_XFER_P2P] = gr_calib()->ring_p2p_eff;
+  c->ring_eff[GR_XFER_HOST] = gr_calib()->ring_host_eff;
   struct hop_build *b = xmalloc(sizeof(*b));
   predict_nvlink_tables(c);
   for (size_t i = 0; i < n; i++)
@@ -115,8 +122,6 @@ static void ctx_open(struct ctx *c, const struct gr_prediction *p, enum gr_level
     }
   if (!c->pool_res) { /* no hop uses anything (one GPU): still valid pointers */
     c->pool_res = xcalloc(1, sizeof(int));
-    c->pool_cap = xcalloc(1, sizeof(double));
-    c->pool_eff = xcalloc(1, sizeof(bool));
   }
   free(b);
 }
@@ -144,39 +149,29 @@ static void ctx_close(struct ctx *c)
   free(c->in_left);
   free(c->hops);
   free(c->pool_res);
-  free(c->pool_cap);
-  free(c->pool_eff);
+  free(c->res_cap);
+  free(c->res_given);
   free(c->nvls_fabric);
 }
 
 static void p2p_domains(struct gr_prediction *p)
 {
   size_t n = p->ngpus;
-  int *dom = xmalloc((n + 1) * sizeof(int));
+  int *dom = xmalloc((n + 1) * sizeof(int)), *size = xcalloc(n + 1, sizeof(int));
   for (size_t i = 0; i < n; i++)
     dom[i] = (int)i;
   for (size_t i = 0; i < n; i++)
     for (size_t j = 0; j < n; j++)
-      if (i != j && p->pairs[i * n + j].p2p_capable && p->a->gpu_gpu[i * n + j].level != GR_LVL_SYS) {
-        int a = dom[i], b = dom[j];
-        for (size_t k = 0; k < n; k++)
-          if (dom[k] == b)
-            dom[k] = a;
-      }
+      if (i != j && p->pairs[i * n + j].p2p_capable && p->a->gpu_gpu[i * n + j].level != GR_LVL_SYS)
+        gr_uf_union(dom, (int)i, (int)j);
   p->largest_p2p_domain = n ? 1 : 0;
   for (size_t i = 0; i < n; i++) {
-    int size = 0;
-    bool first = true;
-    for (size_t k = 0; k < n; k++) {
-      size += dom[k] == dom[i];
-      if (dom[k] == dom[i] && k < i)
-        first = false;
-    }
-    if (first)
-      p->ndomains++;
-    if (size > p->largest_p2p_domain)
-      p->largest_p2p_domain = size;
+    int r = gr_uf_find(dom, (int)i);
+    p->ndomains += r == (int)i; /* a root is its domain's lowest GPU: counted once */
+    if (++size[r] > p->largest_p2p_domain)
+      p->largest_p2p_domain = size[r];
   }
+  free(size);
   free(dom);
 }
 

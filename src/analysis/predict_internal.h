@@ -10,23 +10,31 @@
 
 #include "analysis/predict.h"
 
-/* A hop's resources live in its ctx's pools (one entry per resource use),
- * so a hop takes a few dozen bytes plus its uses, not room for the most
- * uses any hop may have: the n x n table stays small at 256 GPUs. */
+/* A hop's resources live in its ctx's pool (one resource id per use), so a
+ * hop takes 16 bytes plus 4 per use, not room for the most uses any hop may
+ * have: the n x n table stays small at 512 GPUs. A resource's capacity is
+ * the same in every hop that uses it (a PCIe link direction, the socket
+ * link, a socket's memory), so it is kept once per resource (ctx res_cap,
+ * res_given); only an NVLink hop's two uses carry the pair's own GB/s, kept
+ * in the hop. Per use that was 13 bytes (id, GB/s, flag): 31 MB of pools at
+ * 512 GPUs, the peak of topo --json. */
 struct hop {
-  double eff;
-  uint32_t off;          /* its first use in the ctx's pools (HOP_RES, HOP_CAP, HOP_EFF) */
+  double cap;            /* NVLink hops: the pair's GB/s, each of its two uses' capacity; else 0 */
+  uint32_t off;          /* its first use in the ctx's pool (HOP_RES) */
   uint8_t nres;          /* its uses: at most HOP_MAX_RES */
   bool nvlink;
   uint8_t x;             /* enum gr_xfer: how the bytes go: NVLink, PCIe P2P, through host memory */
 };
-/* A hop's uses in ctx c's pools: resource ids, GB/s of each, and whether the
- * capacity is already an effective figure (socket link, host memory). An
- * offset, not three pointers: 16 bytes a hop, 2 x n^2 hops (8 MB at 512 GPUs,
- * where pointers made it 25 MB). */
+/* A hop's resource ids in ctx c's pool. An offset, not a pointer: 2 x n^2
+ * hops of 16 bytes (8 MB at 512 GPUs). */
 #define HOP_RES(c, h) ((c)->pool_res + (h)->off)
-#define HOP_CAP(c, h) ((c)->pool_cap + (h)->off)
-#define HOP_EFF(c, h) ((c)->pool_eff + (h)->off)
+/* The GB/s of hop h's use r, and whether that is already an effective figure
+ * (socket link, host memory) rather than a line rate the hop's efficiency
+ * scales. */
+#define HOP_CAP(c, h, r) ((h)->nvlink ? (h)->cap : (c)->res_cap[HOP_RES(c, h)[r]])
+#define HOP_GIVEN(c, h, r) (!(h)->nvlink && (c)->res_given[HOP_RES(c, h)[r]])
+/* The ring efficiency of hop h's kind (calibration's ring_{nvlink,p2p,host}_eff). */
+#define HOP_EFF(c, h) ((c)->ring_eff[(h)->x])
 
 /* A hop while it is built, before its resources move to the pools. */
 #define HOP_MAX_RES 48
@@ -43,8 +51,9 @@ struct ctx {
   size_t n, nres;
   struct hop *hops;      /* [mode][a][b]: mode 0 = NCCL default, 1 = best */
   int *pool_res;         /* every hop's resource uses, hop after hop */
-  double *pool_cap;
-  bool *pool_eff;
+  double *res_cap;       /* [resource]: its GB/s (NVLink resources: unused, the hop has it) */
+  bool *res_given;       /* [resource]: res_cap is already effective (socket link, host memory) */
+  double ring_eff[GR_XFER_HOST + 1]; /* [enum gr_xfer]: a hop's ring efficiency, from the calibration */
   size_t npool, pool_cap_n;
   int *count;            /* ring_busbw's scratch counts, all zero between calls */
   int *pcount;           /* the ring search's counts on its fixed stretch, */

@@ -63,7 +63,7 @@ void build_hop(const struct ctx *c, struct hop *hd, struct hop_build *h, size_t 
     double bw = c->a->gpu_gpu[ga * c->n + gb].bw_gbps;
     hop_add(h, (int)(2 * t->npci + 2 + ga * 2), bw, false);
     hop_add(h, (int)(2 * t->npci + 2 + gb * 2 + 1), bw, false);
-    hd->eff = gr_calib()->ring_nvlink_eff;
+    hd->cap = bw;
     hd->nvlink = true;
     return;
   }
@@ -83,10 +83,10 @@ void build_hop(const struct ctx *c, struct hop *hd, struct hop_build *h, size_t 
     hop_add(h, res, mem, true);
     hop_add(h, res, mem, true);
   }
-  hd->eff = mode == GR_XFER_P2P ? gr_calib()->ring_p2p_eff : gr_calib()->ring_host_eff;
 }
 
-/* Appends a built hop's uses to the pools and points h at them. */
+/* Appends a built hop's uses to the pool, points h at them, and keeps each
+ * resource's capacity (the same in every hop but an NVLink one). */
 void hop_store(struct ctx *c, const struct hop_build *b, struct hop *h)
 {
   h->off = (uint32_t)c->npool;
@@ -96,13 +96,13 @@ void hop_store(struct ctx *c, const struct hop_build *b, struct hop *h)
   if (c->npool + (size_t)b->nres > c->pool_cap_n) {
     c->pool_cap_n = (c->pool_cap_n + (size_t)b->nres) * 2;
     c->pool_res = xrealloc(c->pool_res, c->pool_cap_n * sizeof(int));
-    c->pool_cap = xrealloc(c->pool_cap, c->pool_cap_n * sizeof(double));
-    c->pool_eff = xrealloc(c->pool_eff, c->pool_cap_n * sizeof(bool));
   }
   memcpy(c->pool_res + c->npool, b->res, (size_t)b->nres * sizeof(int));
-  memcpy(c->pool_cap + c->npool, b->cap, (size_t)b->nres * sizeof(double));
-  memcpy(c->pool_eff + c->npool, b->effective, (size_t)b->nres * sizeof(bool));
   c->npool += (size_t)b->nres;
+  for (int r = 0; r < b->nres && !h->nvlink; r++) {
+    c->res_cap[b->res[r]] = b->cap[r];
+    c->res_given[b->res[r]] = b->effective[r];
+  }
 }
 
 /* NCCL runs several rings at once over NVLink (one per link direction it can
@@ -196,7 +196,7 @@ static double ring_busbw(struct ctx *c, const int *order, size_t k, int mode, co
   for (size_t i = 0; i < k; i++) {
     const struct hop *h = &c->hops[(size_t)mode * c->n * c->n + (size_t)order[i] * c->n + (size_t)order[(i + 1) % k]];
     for (int r = 0; r < h->nres; r++) {
-      double v = HOP_CAP(c, h)[r] / c->count[HOP_RES(c, h)[r]] * (HOP_EFF(c, h)[r] ? 1.0 : h->eff);
+      double v = HOP_CAP(c, h, r) / c->count[HOP_RES(c, h)[r]] * (HOP_GIVEN(c, h, r) ? 1.0 : HOP_EFF(c, h));
       if (v < bw) {
         bw = v;
         if (worst_hop) {
@@ -473,7 +473,7 @@ static bool path_may_win(const struct search *s)
     const struct hop *h = s->path[i];
     for (int r = 0; r < h->nres; r++) {
       int res = HOP_RES(c, h)[r], more = c->out_left[res] > c->in_left[res] ? c->out_left[res] : c->in_left[res];
-      double v = HOP_CAP(c, h)[r] / (c->pcount[res] + more) * (HOP_EFF(c, h)[r] ? 1.0 : h->eff);
+      double v = HOP_CAP(c, h, r) / (c->pcount[res] + more) * (HOP_GIVEN(c, h, r) ? 1.0 : HOP_EFF(c, h));
       if (v < bw)
         bw = v;
     }
@@ -594,11 +594,11 @@ static void ring_bound(const struct ctx *c, struct gr_ring *r, size_t k, int mod
     b->gbps = c->socket_gbps;
   } else if (res >= (int)(2 * t->npci + 2 + 2 * c->n)) {
     b->kind = GR_BOUND_HOST_MEM;
-    b->gbps = HOP_CAP(c, wh)[wr];
+    b->gbps = HOP_CAP(c, wh, wr);
     b->hops /= 2;
   } else {
     b->kind = GR_BOUND_GPULINK;
-    b->gbps = HOP_CAP(c, wh)[wr];
+    b->gbps = HOP_CAP(c, wh, wr);
   }
 }
 
@@ -667,31 +667,39 @@ const char *gr_bound_kind_key(enum gr_bound_kind k)
   return key[k];
 }
 
+/* Whether path p is nearer than q: a lower level, or the same level and more
+ * bandwidth. */
+static bool nearer(const struct gr_path *p, const struct gr_path *q)
+{
+  return p->level < q->level || (p->level == q->level && p->bw_gbps > q->bw_gbps + 1e-9);
+}
+
 /* Candidate groups for tensor parallelism: from each GPU, its k-1 nearest
- * peers (by path level, then bandwidth). Trying every subset grows too fast
- * (16 GPUs choose 8 is 12870), and the best group is always a near one. */
+ * peers (by path level, then bandwidth; the lower GPU first among equals).
+ * Trying every subset grows too fast (16 GPUs choose 8 is 12870), and the
+ * best group is always a near one. One pass over the seed's row keeps the
+ * nearest so far in order, where picking the nearest k-1 times scanned the
+ * row k-1 times (7 n^2 per search at k = 8: 131 M of report's instructions
+ * at 512 GPUs). */
 static void nearest_group(const struct ctx *c, size_t seed, size_t k, int *set)
 {
-  size_t n = c->n, m = 0;
-  bool *used = xcalloc(n + 1, sizeof(bool));
-  set[m++] = (int)seed;
-  used[seed] = true;
-  while (m < k) {
-    size_t best = n;
-    for (size_t j = 0; j < n; j++) {
-      if (used[j])
-        continue;
-      const struct gr_path *pj = &c->a->gpu_gpu[seed * n + j];
-      if (best == n)
-        best = j;
-      const struct gr_path *pb = &c->a->gpu_gpu[seed * n + best];
-      if (pj->level < pb->level || (pj->level == pb->level && pj->bw_gbps > pb->bw_gbps + 1e-9))
-        best = j;
-    }
-    set[m++] = (int)best;
-    used[best] = true;
+  size_t n = c->n, m = 0; /* set[1..m]: the nearest peers so far, nearest first */
+  const struct gr_path *row = &c->a->gpu_gpu[seed * n];
+  set[0] = (int)seed;
+  for (size_t j = 0; j < n; j++) {
+    if (j == seed)
+      continue;
+    size_t at = m + 1;
+    while (at > 1 && nearer(&row[j], &row[set[at - 1]]))
+      at--;
+    if (at >= k) /* not among the k-1 nearest */
+      continue;
+    if (m + 1 < k)
+      m++;
+    for (size_t q = m; q > at; q--)
+      set[q] = set[q - 1];
+    set[at] = (int)j;
   }
-  free(used);
   /* keep bus order inside the group so rings start from the lowest GPU */
   for (size_t i = 1; i < k; i++)
     for (size_t j = i; j > 0 && set[j - 1] > set[j]; j--) {

@@ -337,3 +337,19 @@ bool gr_parse_listen(const char *s, struct sockaddr_storage *sa, unsigned *len)
   *len = sizeof(*v4);
   return inet_pton(AF_INET, n ? addr : "127.0.0.1", &v4->sin_addr) == 1;
 }
+
+int gr_uf_find(int *parent, int x)
+{
+  while (parent[x] != x) {
+    parent[x] = parent[parent[x]]; /* path halving: later finds are shorter */
+    x = parent[x];
+  }
+  return x;
+}
+
+void gr_uf_union(int *parent, int x, int y)
+{
+  int a = gr_uf_find(parent, x), b = gr_uf_find(parent, y);
+  if (a != b)
+    parent[b < a ? a : b] = b < a ? b : a;
+}

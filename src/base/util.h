@@ -66,6 +66,13 @@ char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Grows *arr (of elem_size items) so that index `need` fits; *cap is updated. */
 void grow_array(void **arr, size_t elem_size, size_t *cap, size_t need);
 
+/* Union-find over parent[] (parent[i] == i at first): the set's root, and
+ * the union of two sets, the smaller root kept (so a root is its set's
+ * lowest index). Components in near-linear time, where relabelling a whole
+ * array per union is quadratic per pair: cubic over a GPU matrix. */
+int gr_uf_find(int *parent, int x);
+void gr_uf_union(int *parent, int x, int y);
+
 /* Trims trailing whitespace (newline from sysfs files) in place; returns s. */
 char *str_rtrim(char *s);
 /* Copies src into dst[cap], cut to fit and always terminated (cap > 0). */

@@ -37,6 +37,8 @@
 struct gr_bench_config {
   bool quick;            /* --quick: under 10 s */
   size_t bytes;          /* copy size; 0 = default for the mode */
+  size_t local_bytes;    /* within-GPU copy size: bytes, raised to 256 MiB where free memory allows (set by the
+                            run): a smaller copy is held in L2 and measures the cache, not the memory */
   int samples;           /* timed runs per test (median of these) */
   int loops;             /* copies per run */
   int warmup;            /* untimed runs first */

@@ -290,10 +290,6 @@ void allreduce_tests(struct run *r, int n)
 {
   struct gr_bench_report *rep = r->rep;
   char why[512] = "";
-  if (n < 2) {
-    finding(rep, GR_SEV_INFO, AR_NOTE, "an all-reduce needs two GPUs or more");
-    return;
-  }
   for (int g = 0; g < n; g++)
     if (rep->gpus[g].lost) {
       finding(rep, GR_SEV_INFO, AR_NOTE, "not run: GPU%d stopped answering earlier", g);
@@ -316,7 +312,11 @@ void allreduce_tests(struct run *r, int n)
   const char *cn = r->be->collective_name(r->st);
   snprintf(rep->collective, sizeof(rep->collective), "%s", cn && *cn ? cn : r->be->collective);
   ar_sweep(r, n, max);
-  ar_transports(r); /* after an all-reduce: NCCL 2.22+ connects the GPUs at the first */
+  if (n > 1)
+    ar_transports(r); /* after an all-reduce: NCCL 2.22+ connects the GPUs at the first */
+  else /* one rank reduces in place: busbw is 0 by nccl-tests' rule, the time is the kernel's */
+    rep->ar_links_note = xstrdup("one GPU: NCCL connects nothing; busbw is 0 by nccl-tests' rule, the time is "
+                                 "one GPU's reduction kernel");
   gr_bench_plateau(rep, 0.05);
   ar_stall_findings(r, n);
 }

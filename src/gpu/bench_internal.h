@@ -12,6 +12,8 @@
 #include "gpu/bench_backend.h"
 
 #define MIB ((size_t)1 << 20)
+#define LOCAL_MIN_BYTES (256 * MIB) /* within-GPU copies: larger than any GPU's L2 (an H200 has 60 MB) */
+#define LOCAL_MIN_LOOPS 8           /* within-GPU copies per run: see host_tests */
 #define LATENCY_BYTES 16
 #define LATENCY_LOOPS 100
 #define CHASE_MIN_BYTES (4 * MIB) /* a pointer chase spans at least this: 32768 lines, 6 runs of 5000 hops */

@@ -766,3 +766,9 @@ const char *gr_throttle_word(unsigned bit)
   };
   return bit < GR_THR_NBITS ? words[bit] : NULL;
 }
+
+const char *gr_compute_mode_name(unsigned mode)
+{
+  static const char *const names[] = {"Default", "Exclusive_Thread", "Prohibited", "Exclusive_Process"};
+  return mode < sizeof(names) / sizeof(names[0]) ? names[mode] : NULL;
+}

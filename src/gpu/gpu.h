@@ -63,7 +63,6 @@ struct gr_gpu_static {
   char name[96];
   char uuid[96];
   char busid[32];            /* "0000:41:00.0", lower case, 4-digit domain */
-  char vbios[64];            /* the video BIOS version, "" unknown */
   unsigned vendor, device;   /* PCI ids, 0 unknown */
   struct gr_metric mem_gib;  /* GiB (2^30) */
   struct gr_metric bar1_gib;
@@ -74,7 +73,20 @@ struct gr_gpu_static {
   struct gr_metric numa_node;
   struct gr_metric gpulinks_active; /* links up, of those the GPU has */
   struct gr_metric ecc_enabled;    /* 1/0 */
+  struct gr_metric max_sm_clock_mhz, max_mem_clock_mhz; /* the most the GPU may run at */
+  char vbios[32];                  /* the board's firmware version, "" unknown */
 };
+
+/* Who may run compute work on a GPU (NVML's numbering). */
+enum gr_compute_mode {
+  GR_CM_DEFAULT = 0,           /* any number of processes */
+  GR_CM_EXCLUSIVE_THREAD = 1,  /* one thread (deprecated by NVIDIA) */
+  GR_CM_PROHIBITED = 2,        /* none: a job cannot start */
+  GR_CM_EXCLUSIVE_PROCESS = 3, /* one process */
+};
+/* "Default", "Exclusive_Thread", "Prohibited", "Exclusive_Process" (as
+ * nvidia-smi -q), NULL for an unknown value. */
+const char *gr_compute_mode_name(unsigned mode);
 
 /* Why a GPU runs below its top clock, vendor-neutral bits (a backend maps
  * its own; NVML's clock-event reasons have the same values). */
@@ -103,6 +115,8 @@ struct gr_gpu_dynamic {
   struct gr_metric util_gpu_pct, util_mem_pct;
   struct gr_metric mem_used_gib;
   struct gr_metric persistence;    /* 1/0 */
+  struct gr_metric mem_reserved_gib; /* the driver's reserve, not counted in mem_used_gib */
+  struct gr_metric compute_mode;   /* enum gr_compute_mode */
   /* the sampler's */
   struct gr_metric mem_free_gib;
   struct gr_metric sm_clock_mhz, mem_clock_mhz;

@@ -47,6 +47,8 @@ struct run {
   size_t ar_win_n;
   unsigned ar_hist[AR_BINS];
   bool gemm_busy[64];    /* sampler GPU index: it ran matrix products since the last sample */
+  double gemm_iter_s;    /* the last round's seconds per matrix product (the slowest GPU's) */
+  double others_s;       /* the last round's seconds in the other loads (copies, all-reduce) */
   struct load_stop copies, gemm, allreduce;
   char ar_open_fail[256], gemm_open_fail[256], ar_skipped[200]; /* why a load did not start, "" it did */
 };

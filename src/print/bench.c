@@ -80,11 +80,16 @@ static void print_header(FILE *out, const struct gr_bench_report *rep)
   char first[48] = "";
   if (c->warmup > 0)
     snprintf(first, sizeof(first), " after %d discarded", c->warmup);
-  fprintf(out, "gpurig bench%s: %zu GPU%s; copies of %s, %d per run after %d warm-up copies, median of %d runs%s; "
+  char local[64] = "", lsz[32];
+  if (c->local_bytes > c->bytes || c->loops < 8)
+    snprintf(local, sizeof(local), " (within a GPU %s, %d a run)",
+             gr_size_text(c->local_bytes > c->bytes ? c->local_bytes : c->bytes, lsz, sizeof(lsz)),
+             c->loops < 8 ? 8 : c->loops);
+  fprintf(out, "gpurig bench%s: %zu GPU%s; copies of %s%s, %d per run after %d warm-up copies, median of %d runs%s; "
                "data checked after every run\n",
           c->quick ? " --quick" : c->like_nvbandwidth ? " --like nvbandwidth" : "", rep->ngpus,
-          rep->ngpus == 1 ? "" : "s", gr_size_text(c->bytes, sz, sizeof(sz)), c->loops, c->warmup_copies, c->samples,
-          first);
+          rep->ngpus == 1 ? "" : "s", gr_size_text(c->bytes, sz, sizeof(sz)), local, c->loops, c->warmup_copies,
+          c->samples, first);
   if (rep->expected_seconds > 0)
     fprintf(out, "%zu tests planned, expected to take %.1f s at the links' predicted rates\n", rep->planned_tests,
             rep->expected_seconds);
@@ -324,7 +329,7 @@ static void print_ar_links(FILE *out, const struct gr_bench_report *rep)
 {
   if (!rep->ar_links) {
     if (rep->ar_links_note)
-      fprintf(out, "NCCL connections: unknown (%s)\n", rep->ar_links_note);
+      fprintf(out, "NCCL connections: %s (%s)\n", rep->ngpus == 1 ? "none" : "unknown", rep->ar_links_note);
     return;
   }
   fprintf(out, "NCCL connected (its INFO log, one line per pair and transport):\n");
@@ -609,6 +614,7 @@ json_t *gr_bench_to_json(const struct gr_bench_report *rep)
   json_t *o = json_object(), *cfg = json_object(), *gpus = json_array(), *res = json_array();
   json_object_set_new(cfg, "quick", json_boolean(rep->cfg.quick));
   json_object_set_new(cfg, "copy_bytes", json_integer((json_int_t)rep->cfg.bytes));
+  json_object_set_new(cfg, "local_copy_bytes", json_integer((json_int_t)(rep->cfg.local_bytes > rep->cfg.bytes ? rep->cfg.local_bytes : rep->cfg.bytes)));
   json_object_set_new(cfg, "copies_per_run", json_integer(rep->cfg.loops));
   json_object_set_new(cfg, "runs", json_integer(rep->cfg.samples));
   json_object_set_new(cfg, "warmup_runs", json_integer(rep->cfg.warmup));

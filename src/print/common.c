@@ -177,20 +177,15 @@ void gr_set_text(char *buf, size_t cap, const char *s)
   buf[n] = '\0';
 }
 
-void gr_put_cell(FILE *out, const char *s, size_t width)
+size_t gr_put_cell(char *dst, const char *s, size_t width)
 {
-  char cell[64];
   size_t n = strlen(s), len = 0;
-  if (n + 1 > sizeof(cell) || width + 1 > sizeof(cell)) { /* not a grid's cell: the slow way */
-    fprintf(out, " %-*s", (int)width, s);
-    return;
-  }
-  cell[len++] = ' ';
-  memcpy(cell + len, s, n);
+  dst[len++] = ' ';
+  memcpy(dst + len, s, n);
   len += n;
   for (; n < width; n++)
-    cell[len++] = ' ';
-  fwrite(cell, 1, len, out); /* one locked call for the whole cell */
+    dst[len++] = ' ';
+  return len;
 }
 
 void gr_fmt_1f(double v, char *buf, size_t cap)

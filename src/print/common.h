@@ -21,13 +21,15 @@ json_t *gr_json_positive(double v, int decimals);
 json_t *gr_json_text(const char *s);
 
 /* Cells of the n x n grids (topo's matrices, the predicted copies), which
- * are most of a large machine's text: written without printf's parsing.
- * gr_set_text copies s into buf (cap > 0), cut to fit; gr_put_cell writes
- * " %-Ns" (a space, s, padded to width); gr_fmt_1f is "%.1f" of v into buf,
- * keeping the last figure formatted on this thread, since a row repeats a
- * few. */
+ * are most of a large machine's text: written without printf's parsing, a
+ * row gathered in one buffer and written with one call. gr_set_text copies
+ * s into buf (cap > 0), cut to fit; gr_put_cell writes " %-Ns" (a space, s,
+ * padded to width) at dst, which has room for 1 + the larger of strlen(s)
+ * and width bytes, and returns the bytes written (no terminating NUL);
+ * gr_fmt_1f is "%.1f" of v into buf, keeping the last figure formatted on
+ * this thread, since a row repeats a few. */
 void gr_set_text(char *buf, size_t cap, const char *s);
-void gr_put_cell(FILE *out, const char *s, size_t width);
+size_t gr_put_cell(char *dst, const char *s, size_t width);
 void gr_fmt_1f(double v, char *buf, size_t cap);
 /* Writes j indented, keys in insertion order, with a trailing newline. */
 void gr_json_print(FILE *out, json_t *j);

@@ -43,6 +43,20 @@ static void print_power_temp(FILE *out, const struct gr_gpu_row *r)
             num(&r->dy.mem_temp_c, "%.0f", b, 16));
 }
 
+/* Clocks now and at most, who may compute on it, and its firmware. */
+static void print_clocks_mode(FILE *out, const struct gr_gpu_row *r)
+{
+  char a[16], b[16], c[16], d[16];
+  const char *cm = r->dy.compute_mode.ok ? gr_compute_mode_name((unsigned)r->dy.compute_mode.v) : NULL;
+  fprintf(out, "  %-13s SM %s MHz (at most %s), memory %s MHz (at most %s)\n", "clocks",
+          num(&r->dy.sm_clock_mhz, "%.0f", a, 16), num(&r->st.max_sm_clock_mhz, "%.0f", b, 16),
+          num(&r->dy.mem_clock_mhz, "%.0f", c, 16), num(&r->st.max_mem_clock_mhz, "%.0f", d, 16));
+  fprintf(out, "  %-13s %s%s\n", "compute mode", cm ? cm : "n/a",
+          cm && r->dy.compute_mode.v == GR_CM_PROHIBITED ? " (no process may compute on it)" : "");
+  if (r->st.vbios[0])
+    fprintf(out, "  %-13s %s\n", "VBIOS", r->st.vbios);
+}
+
 static const char *onoff(const struct gr_metric *m)
 {
   return !m->ok ? "not supported" : m->v ? "on" : "off";
@@ -112,10 +126,11 @@ static void print_row(FILE *out, const struct gr_topo *t, const struct gr_gpus_r
     return;
   }
   fprintf(out, "  %-13s %s\n", "UUID", r->st.uuid[0] ? r->st.uuid : "n/a");
-  if (r->st.vbios[0])
-    fprintf(out, "  %-13s %s\n", "VBIOS", r->st.vbios);
-  fprintf(out, "  %-13s %s GiB (%s GiB used), BAR1 %s GiB\n", "memory", num(&r->st.mem_gib, "%.1f", a, sizeof(a)),
-          num(&r->dy.mem_used_gib, "%.1f", b, sizeof(b)), num(&r->st.bar1_gib, "%.2f", c, sizeof(c)));
+  fprintf(out, "  %-13s %s GiB (%s GiB used", "memory", num(&r->st.mem_gib, "%.1f", a, sizeof(a)),
+          num(&r->dy.mem_used_gib, "%.1f", b, sizeof(b)));
+  if (r->dy.mem_reserved_gib.ok)
+    fprintf(out, ", %.1f GiB reserved by the driver", r->dy.mem_reserved_gib.v);
+  fprintf(out, "), BAR1 %s GiB\n", num(&r->st.bar1_gib, "%.2f", c, sizeof(c)));
   if (r->st.cc_major.ok)
     fprintf(out, "  %-13s %.0f.%.0f\n", "compute cap.", r->st.cc_major.v, r->st.cc_minor.v);
   if (r->lost) {
@@ -124,6 +139,7 @@ static void print_row(FILE *out, const struct gr_topo *t, const struct gr_gpus_r
   }
   print_link(out, r);
   print_power_temp(out, r);
+  print_clocks_mode(out, r);
   fprintf(out, "  %-13s %s\n", "persistence", onoff(&r->dy.persistence));
   fprintf(out, "  %-13s %s\n", "ECC", onoff(&r->st.ecc_enabled));
   print_nvlink(out, rep, r);
@@ -214,6 +230,7 @@ static json_t *row_json(const struct gr_gpu_row *r, unsigned i)
   json_object_set_new(o, "error", gr_json_text(r->error[0] ? r->error : NULL));
   json_object_set_new(o, "mem_gib", jnum(&r->st.mem_gib));
   json_object_set_new(o, "mem_used_gib", jnum(&r->dy.mem_used_gib));
+  json_object_set_new(o, "mem_reserved_gib", jnum(&r->dy.mem_reserved_gib));
   json_object_set_new(o, "bar1_gib", jnum(&r->st.bar1_gib));
   char cc[16];
   snprintf(cc, sizeof(cc), "%.0f.%.0f", r->st.cc_major.v, r->st.cc_minor.v);
@@ -232,7 +249,6 @@ static json_t *row_json(const struct gr_gpu_row *r, unsigned i)
   json_object_set_new(o, "temp_shutdown_c", jnum(&r->st.temp_shutdown_c));
   json_object_set_new(o, "temp_hotspot_c", jnum(&r->dy.hotspot_c));
   json_object_set_new(o, "temp_mem_c", jnum(&r->dy.mem_temp_c));
-  json_object_set_new(o, "vbios", gr_json_text(r->st.vbios[0] ? r->st.vbios : NULL));
   json_object_set_new(o, "ecc_enabled", jbool(&r->st.ecc_enabled));
   json_object_set_new(o, "nvlinks_active", jint(&r->st.gpulinks_active));
   json_object_set_new(o, "nvlink_peers", peers_json(r));
@@ -240,6 +256,13 @@ static json_t *row_json(const struct gr_gpu_row *r, unsigned i)
   json_object_set_new(o, "numa_node", jint(&r->st.numa_node));
   json_object_set_new(o, "util_gpu_pct", jnum(&r->dy.util_gpu_pct));
   json_object_set_new(o, "util_mem_pct", jnum(&r->dy.util_mem_pct));
+  json_object_set_new(o, "sm_clock_mhz", jnum(&r->dy.sm_clock_mhz));
+  json_object_set_new(o, "mem_clock_mhz", jnum(&r->dy.mem_clock_mhz));
+  json_object_set_new(o, "max_sm_clock_mhz", jnum(&r->st.max_sm_clock_mhz));
+  json_object_set_new(o, "max_mem_clock_mhz", jnum(&r->st.max_mem_clock_mhz));
+  const char *cm = r->dy.compute_mode.ok ? gr_compute_mode_name((unsigned)r->dy.compute_mode.v) : NULL;
+  json_object_set_new(o, "compute_mode", gr_json_text(cm));
+  json_object_set_new(o, "vbios", gr_json_text(r->st.vbios[0] ? r->st.vbios : NULL));
   return o;
 }
 

@@ -33,22 +33,72 @@ static int put_indented(const char *buf, size_t len, void *data)
   return 0;
 }
 
+static bool utf8_ok(const char *s);
+static void jl_string(FILE *out, const char *s, bool clean);
+
+/* A member or element built in a small buffer and written with one fwrite:
+ * a matrix cell went out as a dozen fputc and fwrite calls, each taking the
+ * stream's lock (most of topo --json's instructions at 512 GPUs). */
+struct piece {
+  char b[192];
+  size_t n;
+};
+
+static void piece_flush(FILE *out, struct piece *p)
+{
+  fwrite(p->b, 1, p->n, out);
+  p->n = 0;
+}
+
+static void piece_add(struct piece *p, const char *s, size_t n)
+{
+  memcpy(p->b + p->n, s, n);
+  p->n += n;
+}
+
+/* s quoted, when it needs no escape and fits with room left for ": " and
+ * a number after it: printable ASCII without a quote or a backslash (every
+ * key, level and name of a matrix). */
+static bool piece_quoted(struct piece *p, const char *s)
+{
+  size_t n = 0;
+  while (s[n] && (unsigned char)s[n] >= 0x20 && (unsigned char)s[n] < 0x7f && s[n] != '"' && s[n] != '\\')
+    n++;
+  if (s[n] || p->n + n + 2 > sizeof(p->b) - 48)
+    return false;
+  p->b[p->n++] = '"';
+  piece_add(p, s, n);
+  p->b[p->n++] = '"';
+  return true;
+}
+
 /* What comes before a member or element: the comma after the last one, the
- * new line and its indentation, and the key. */
+ * new line and its indentation, and the key (as jansson escapes it; a key
+ * that is not UTF-8 was written "", where json_string refused it). */
+static void lead_piece(struct gr_jw *w, const char *key, struct piece *p)
+{
+  static const char blank[] = "                                                                "; /* more than 2 x GR_JW_DEPTH */
+  if (w->n[w->level]++)
+    p->b[p->n++] = ',';
+  p->b[p->n++] = '\n';
+  piece_add(p, blank, 2 * (size_t)w->level < sizeof(blank) - 1 ? 2 * (size_t)w->level : sizeof(blank) - 1);
+  if (key) {
+    if (!piece_quoted(p, key)) {
+      piece_flush(w->out, p);
+      if (utf8_ok(key))
+        jl_string(w->out, key, true);
+      else
+        fputs("\"\"", w->out);
+    }
+    piece_add(p, ": ", 2);
+  }
+}
+
 static void lead(struct gr_jw *w, const char *key)
 {
-  if (w->n[w->level]++)
-    fputc(',', w->out);
-  fputc('\n', w->out);
-  spaces(w->out, 2 * w->level);
-  if (key) {
-    json_t *k = json_string(key);
-    struct dump_to d = {w->out, 2 * w->level};
-    if (!k || json_dump_callback(k, put_indented, &d, JSON_ENCODE_ANY) != 0)
-      fputs("\"\"", w->out);
-    json_decref(k);
-    fputs(": ", w->out);
-  }
+  struct piece p = {.n = 0};
+  lead_piece(w, key, &p);
+  piece_flush(w->out, &p);
 }
 
 static void open_as(struct gr_jw *w, char c)
@@ -88,6 +138,102 @@ void gr_jw_array(struct gr_jw *w, const char *key)
 {
   lead(w, key);
   open_as(w, '[');
+}
+
+void gr_jw_str(struct gr_jw *w, const char *key, const char *s)
+{
+  struct piece p = {.n = 0};
+  lead_piece(w, key, &p);
+  if (s && piece_quoted(&p, s)) {
+    piece_flush(w->out, &p);
+    return;
+  }
+  piece_flush(w->out, &p);
+  if (s && utf8_ok(s))
+    jl_string(w->out, s, true);
+  else
+    fputs("null", w->out);
+}
+
+/* v's decimal digits, written backwards ending at end; returns the first. */
+static char *digits_back(char *end, unsigned long long v)
+{
+  do
+    *--end = (char)('0' + v % 10);
+  while ((v /= 10) > 0);
+  return end;
+}
+
+void gr_jw_int(struct gr_jw *w, const char *key, long long v)
+{
+  struct piece p = {.n = 0};
+  char num[24], *b = digits_back(num + sizeof(num), v < 0 ? 0 - (unsigned long long)v : (unsigned long long)v);
+  if (v < 0)
+    *--b = '-';
+  lead_piece(w, key, &p);
+  piece_add(&p, b, (size_t)(num + sizeof(num) - b));
+  piece_flush(w->out, &p);
+}
+
+void gr_jw_bool(struct gr_jw *w, const char *key, bool v)
+{
+  struct piece p = {.n = 0};
+  lead_piece(w, key, &p);
+  piece_add(&p, v ? "true" : "false", v ? 4 : 5);
+  piece_flush(w->out, &p);
+}
+
+void gr_jw_null(struct gr_jw *w, const char *key)
+{
+  struct piece p = {.n = 0};
+  lead_piece(w, key, &p);
+  piece_add(&p, "null", 4);
+  piece_flush(w->out, &p);
+}
+
+static void put_real(FILE *out, double v, int precision);
+
+/* A figure of at most 10 significant digits with 2 decimals or fewer, as
+ * %.10g prints the double nearest it: its digits, the decimals without
+ * trailing zeros, ".0" for a whole number. No printf for the common case. */
+static bool put_cents(struct piece *p, double v, int decimals)
+{
+  if (decimals < 0 || decimals > 2 || !(v < 1e8))
+    return false;
+  long long k = llround(v * (decimals == 2 ? 100.0 : decimals == 1 ? 10.0 : 1.0));
+  char buf[32], *e = buf + sizeof(buf), *b = e;
+  int frac = decimals;
+  while (frac > 0 && k % 10 == 0) { /* trailing zeros of the decimals go */
+    k /= 10;
+    frac--;
+  }
+  if (frac == 0) {
+    *--b = '0';
+    *--b = '.';
+  }
+  for (int d = 0; d < frac; d++, k /= 10)
+    *--b = (char)('0' + k % 10);
+  if (frac > 0)
+    *--b = '.';
+  b = digits_back(b, (unsigned long long)k);
+  piece_add(p, b, (size_t)(e - b));
+  return true;
+}
+
+void gr_jw_positive(struct gr_jw *w, const char *key, double v, int decimals)
+{
+  struct piece p = {.n = 0};
+  lead_piece(w, key, &p);
+  double scale = pow(10, decimals), r = round(v * scale) / scale; /* gr_json_rounded's */
+  if (!(v > 0) || !isfinite(r)) { /* json_real refuses what is not finite */
+    piece_add(&p, "null", 4);
+    piece_flush(w->out, &p);
+  } else if (put_cents(&p, r, decimals)) {
+    piece_flush(w->out, &p);
+  } else {
+    piece_flush(w->out, &p);
+    put_real(w->out, r, 10);
+  }
 }
 
 /* Closes the innermost container; the root's close is gr_jw_end's. */
@@ -232,17 +378,12 @@ void gr_jl_int(struct gr_jl *l, const char *key, long long v)
   fprintf(l->out, "%lld", v);
 }
 
-/* jansson's jsonp_dtostr: %.15g, a ".0" where it would read as an integer,
- * the exponent without its '+' and leading zeros. */
-void gr_jl_real(struct gr_jl *l, const char *key, double v)
+/* jansson's jsonp_dtostr: %.*g at its precision, a ".0" where it would read
+ * as an integer, the exponent without its '+' and leading zeros. */
+static void put_real(FILE *out, double v, int precision)
 {
   char buf[64];
-  jl_lead(l, key);
-  if (!isfinite(v)) {
-    fputs("null", l->out);
-    return;
-  }
-  int len = snprintf(buf, sizeof(buf) - 3, "%.15g", v);
+  int len = snprintf(buf, sizeof(buf) - 3, "%.*g", precision, v);
   if (len < 0 || (size_t)len >= sizeof(buf) - 3)
     len = 0;
   buf[len] = '\0';
@@ -258,7 +399,17 @@ void gr_jl_real(struct gr_jl *l, const char *key, double v)
     if (end != start)
       memmove(start, end, strlen(end) + 1);
   }
-  fputs(buf, l->out);
+  fputs(buf, out);
+}
+
+/* v as json_real prints it at 15 digits; null when not finite. */
+void gr_jl_real(struct gr_jl *l, const char *key, double v)
+{
+  jl_lead(l, key);
+  if (!isfinite(v))
+    fputs("null", l->out);
+  else
+    put_real(l->out, v, 15);
 }
 
 void gr_jl_bool(struct gr_jl *l, const char *key, bool v)

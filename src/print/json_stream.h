@@ -34,6 +34,17 @@ void gr_jw_put(struct gr_jw *w, const char *key, json_t *v);
 void gr_jw_object(struct gr_jw *w, const char *key);
 void gr_jw_array(struct gr_jw *w, const char *key);
 void gr_jw_close(struct gr_jw *w);
+/* Scalars written straight to the stream, byte for byte what gr_jw_put of
+ * the jansson value writes, without making one: the n x n matrices and the
+ * pair list are millions of them at 512 GPUs. A string that is not UTF-8 is
+ * null, as json_string refuses it. */
+void gr_jw_str(struct gr_jw *w, const char *key, const char *s);
+void gr_jw_int(struct gr_jw *w, const char *key, long long v);
+void gr_jw_bool(struct gr_jw *w, const char *key, bool v);
+void gr_jw_null(struct gr_jw *w, const char *key);
+/* gr_json_positive(v, decimals) (print/common.h): v rounded to decimals
+ * places as a real, null unless v > 0. */
+void gr_jw_positive(struct gr_jw *w, const char *key, double v, int decimals);
 
 /* JSON lines (watch --json): one compact object per line, written straight
  * to the stream with no allocation at all, byte for byte what jansson's

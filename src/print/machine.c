@@ -268,8 +268,11 @@ void gr_print_report_brief(FILE *out, const struct gr_machine *m, const struct g
 void gr_machine_json_members(struct gr_jw *w, const struct gr_machine *m)
 {
   gr_topo_json_members(w, &m->topo, &m->analysis);
-  if (m->predicted)
-    gr_jw_put(w, "prediction", gr_prediction_to_json(&m->topo, &m->prediction));
+  if (m->predicted) {
+    gr_jw_object(w, "prediction");
+    gr_prediction_json_members(w, &m->topo, &m->prediction);
+    gr_jw_close(w);
+  }
   if (m->clustered)
     gr_jw_put(w, "cluster", gr_cluster_to_json(&m->cluster));
 }

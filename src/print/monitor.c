@@ -153,6 +153,7 @@ static void put_gpu_metrics(struct gr_jl *l, const struct gr_gpu_dynamic *d, con
   put_metric(l, "mem_util_pct", d->util_mem_pct, 0);
   put_metric(l, "mem_used_gib", d->mem_used_gib, 3);
   put_metric(l, "mem_free_gib", d->mem_free_gib, 3);
+  put_metric(l, "mem_reserved_gib", d->mem_reserved_gib, 3);
   put_metric(l, "mem_gib", st->mem_gib, 3);
   put_metric(l, "power_w", d->power_w, 1);
   put_metric(l, "power_limit_w", d->power_limit_w, 1);
@@ -401,6 +402,7 @@ static const struct dcgm_row {
     {"DCGM_FI_DEV_MEM_COPY_UTIL", "gauge", "Memory utilization (in %).", GPU_FIELD(util_mem_pct), 1},
     {"DCGM_FI_DEV_FB_USED", "gauge", "Framebuffer memory used (in MiB).", GPU_FIELD(mem_used_gib), 1024},
     {"DCGM_FI_DEV_FB_FREE", "gauge", "Framebuffer memory free (in MiB).", GPU_FIELD(mem_free_gib), 1024},
+    {"DCGM_FI_DEV_FB_RESERVED", "gauge", "Framebuffer memory reserved (in MiB).", GPU_FIELD(mem_reserved_gib), 1024},
     {"DCGM_FI_DEV_SM_CLOCK", "gauge", "SM clock frequency (in MHz).", GPU_FIELD(sm_clock_mhz), 1},
     {"DCGM_FI_DEV_MEM_CLOCK", "gauge", "Memory clock frequency (in MHz).", GPU_FIELD(mem_clock_mhz), 1},
     {"DCGM_FI_DEV_FAN_SPEED", "gauge", "Fan speed (in %).", GPU_FIELD(fan_pct), 1},

@@ -4,7 +4,9 @@
 #include <string.h>
 
 #include "print/common.h"
+#include "print/json_stream.h"
 #include "print/predict.h"
+#include "print/topo.h"
 #include "print/text.h"
 #include "base/util.h"
 
@@ -17,7 +19,9 @@ static void print_copy_matrix(FILE *out, const struct gr_prediction *p)
   for (size_t g = 0; g < n; g++)
     fprintf(out, " GPU%-4zu", g);
   fputc('\n', out);
+  char *row = xmalloc(16 * n + 1); /* a cell: a space and at most 15 bytes */
   for (size_t i = 0; i < n; i++) {
+    size_t len = 0;
     fprintf(out, "GPU%-4zu", i);
     for (size_t j = 0; j < n; j++) {
       const struct gr_pair_predict *pp = &p->pairs[i * n + j];
@@ -28,10 +32,12 @@ static void print_copy_matrix(FILE *out, const struct gr_prediction *p)
         gr_fmt_1f(pp->gbps, cell + 2, sizeof(cell) - 2);
       else
         gr_set_text(cell + 2, sizeof(cell) - 2, "?");
-      gr_put_cell(out, cell, 7);
+      len += gr_put_cell(row + len, cell, 7);
     }
-    fputc('\n', out);
+    row[len++] = '\n';
+    fwrite(row, 1, len, out);
   }
+  free(row);
 }
 
 /* The all-reduce bus bandwidth with NCCL's defaults, what bounds it, and
@@ -149,23 +155,37 @@ static json_t *ring_bound_json(const struct gr_prediction *p, const struct gr_ri
   return o;
 }
 
-json_t *gr_prediction_to_json(const struct gr_topo *t, const struct gr_prediction *p)
+/* The two n x n matrices, cell by cell: at 512 GPUs they were 15 MB of
+ * jansson values (and 11 MB of allocator overhead) at once, the peak of
+ * topo --json. */
+static void matrices_json(struct gr_jw *w, const struct gr_prediction *p)
 {
-  json_t *o = json_object();
   size_t n = p->ngpus;
-  json_t *mx = json_array(), *gb = json_array();
+  gr_jw_array(w, "p2p_matrix");
   for (size_t i = 0; i < n; i++) {
-    json_t *r1 = json_array(), *r2 = json_array();
-    for (size_t j = 0; j < n; j++) {
-      const struct gr_pair_predict *pp = &p->pairs[i * n + j];
-      json_array_append_new(r1, i == j ? json_string("X") : json_string(gr_xfer_name(pp->best)));
-      json_array_append_new(r2, i == j ? json_null() : num2(pp->gbps));
-    }
-    json_array_append_new(mx, r1);
-    json_array_append_new(gb, r2);
+    gr_jw_array(w, NULL);
+    for (size_t j = 0; j < n; j++)
+      gr_jw_str(w, NULL, i == j ? "X" : gr_xfer_name(p->pairs[i * n + j].best));
+    gr_jw_close(w);
   }
-  json_object_set_new(o, "p2p_matrix", mx);
-  json_object_set_new(o, "copy_matrix_gbps", gb);
+  gr_jw_close(w);
+  gr_jw_array(w, "copy_matrix_gbps");
+  for (size_t i = 0; i < n; i++) {
+    gr_jw_array(w, NULL);
+    for (size_t j = 0; j < n; j++) {
+      if (i == j)
+        gr_jw_null(w, NULL);
+      else
+        gr_jw_positive(w, NULL, p->pairs[i * n + j].gbps, 2);
+    }
+    gr_jw_close(w);
+  }
+  gr_jw_close(w);
+}
+
+static void rings_json(struct gr_jw *w, const struct gr_prediction *p)
+{
+  size_t n = p->ngpus;
   for (int k = 0; k < 2; k++) {
     const struct gr_ring *r = k ? &p->best : &p->nccl_default;
     json_t *ro = json_object(), *ord = json_array();
@@ -183,14 +203,19 @@ json_t *gr_prediction_to_json(const struct gr_topo *t, const struct gr_predictio
     char bound[256];
     json_object_set_new(ro, "bottleneck", json_string(gr_ring_bound_text(p, r, bound, sizeof(bound))));
     json_object_set_new(ro, "bound", ring_bound_json(p, r));
-    json_object_set_new(o, k ? "allreduce_best" : "allreduce_nccl_default", ro);
+    gr_jw_put(w, k ? "allreduce_best" : "allreduce_nccl_default", ro);
   }
+}
+
+void gr_prediction_json_members(struct gr_jw *w, const struct gr_topo *t, const struct gr_prediction *p)
+{
+  matrices_json(w, p);
+  rings_json(w, p);
   /* true: the all-reduce figures are PCIe only on a machine with unrecorded NVLink, and no verdicts are given */
-  json_object_set_new(o, "nvlink_unrecorded", json_boolean(p->a->gpulink_unrecorded));
-  json_object_set_new(o, "best_needs_nccl_p2p_level",
-                      p->best_needs_p2p_level ? json_string(p->best_p2p_level) : json_null());
-  json_object_set_new(o, "p2p_groups", json_integer((json_int_t)p->ndomains));
-  json_object_set_new(o, "largest_p2p_group", json_integer(p->largest_p2p_domain));
+  gr_jw_put(w, "nvlink_unrecorded", json_boolean(p->a->gpulink_unrecorded));
+  gr_jw_put(w, "best_needs_nccl_p2p_level", p->best_needs_p2p_level ? json_string(p->best_p2p_level) : json_null());
+  gr_jw_put(w, "p2p_groups", json_integer((json_int_t)p->ndomains));
+  gr_jw_put(w, "largest_p2p_group", json_integer(p->largest_p2p_domain));
   json_t *sw = json_array();
   for (size_t i = 0; i < p->nswitches; i++) {
     const struct gr_switch_budget *b = &p->switches[i];
@@ -206,11 +231,11 @@ json_t *gr_prediction_to_json(const struct gr_topo *t, const struct gr_predictio
     json_object_set_new(so, "nics", json_integer(b->nics));
     json_array_append_new(sw, so);
   }
-  json_object_set_new(o, "switches", sw);
+  gr_jw_put(w, "switches", sw);
   json_t *notes = json_array();
   for (size_t i = 0; i < p->notes.n; i++)
     json_array_append_new(notes, gr_finding_to_json(&p->notes.v[i]));
-  json_object_set_new(o, "notes", notes);
+  gr_jw_put(w, "notes", notes);
   json_t *vs = json_array();
   for (size_t i = 0; i < p->nverdicts; i++) {
     json_t *v = json_object();
@@ -220,6 +245,22 @@ json_t *gr_prediction_to_json(const struct gr_topo *t, const struct gr_predictio
     json_object_set_new(v, "reasons", json_string(p->verdicts[i].reasons));
     json_array_append_new(vs, v);
   }
-  json_object_set_new(o, "verdicts", vs);
-  return o;
+  gr_jw_put(w, "verdicts", vs);
+}
+
+struct pred_pair {
+  const struct gr_topo *t;
+  const struct gr_prediction *p;
+};
+
+static void write_prediction(struct gr_jw *w, const void *ctx)
+{
+  const struct pred_pair *pp = ctx;
+  gr_prediction_json_members(w, pp->t, pp->p);
+}
+
+json_t *gr_prediction_to_json(const struct gr_topo *t, const struct gr_prediction *p)
+{
+  struct pred_pair pp = {t, p};
+  return gr_json_from_stream(write_prediction, &pp);
 }

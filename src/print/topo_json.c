@@ -109,24 +109,6 @@ static json_t *pci_json(const struct gr_analysis *a, int idx, struct gr_names *n
   return o;
 }
 
-static json_t *path_json(const struct gr_topo *t, const struct gr_path *p, size_t ga, size_t gb)
-{
-  char cell[16];
-  static const char *via[] = {"none", "pcie", "nvlink", "inter_socket"};
-  json_t *o = json_object();
-  json_object_set_new(o, "a", json_integer((json_int_t)ga));
-  json_object_set_new(o, "b", json_integer((json_int_t)gb));
-  json_object_set_new(o, "level", json_string(gr_level_str(p, cell, sizeof(cell))));
-  json_object_set_new(o, "nccl_level", json_string(gr_nccl_level_str(p->nccl)));
-  json_object_set_new(o, "nccl_p2p", json_boolean(p->nccl_p2p));
-  json_object_set_new(o, "bottleneck", json_string(via[p->via]));
-  json_object_set_new(o, "bottleneck_pci_bus_id", busid_json(t, p->bottleneck));
-  json_object_set_new(o, "bw_gbps", gbps_or_null(p->bw_gbps));
-  json_object_set_new(o, "nccl_bw_gbps", gbps_or_null(p->nccl_bw_gbps));
-  json_object_set_new(o, "nvlink_inferred", json_boolean(p->level == GR_LVL_GPULINK && p->nv_inferred));
-  return o;
-}
-
 static json_t *machine_json(const struct gr_topo *t, const struct gr_analysis *a)
 {
   json_t *m = json_object();
@@ -256,68 +238,85 @@ static json_t *fabrics_json(const struct gr_topo *t)
   return arr;
 }
 
-/* One row of an n x n matrix: each cell from cell(a, i, j). */
-static json_t *matrix_row(const struct gr_analysis *a, size_t i, json_t *(*cell)(const struct gr_analysis *, size_t, size_t))
-{
-  json_t *r = json_array();
-  for (size_t j = 0; j < a->ngpus; j++)
-    json_array_append_new(r, cell(a, i, j));
-  return r;
-}
+/* The GPU matrices and the pair list: O(n^2) of the document, so each cell
+ * is written as it is made, with no jansson value per cell (they were most
+ * of topo --json's instructions at 512 GPUs). */
+enum cell_kind { CELL_LEVEL, CELL_NCCL, CELL_BW, CELL_NCCL_BW };
 
-static json_t *level_cell(const struct gr_analysis *a, size_t i, size_t j)
+static void put_cell(struct gr_jw *w, const struct gr_analysis *a, size_t i, size_t j, enum cell_kind kind)
 {
   char cell[16];
-  return json_string(gr_level_str(&a->gpu_gpu[i * a->ngpus + j], cell, sizeof(cell)));
+  const struct gr_path *p = &a->gpu_gpu[i * a->ngpus + j];
+  switch (kind) {
+  case CELL_LEVEL: gr_jw_str(w, NULL, gr_level_str(p, cell, sizeof(cell))); break;
+  case CELL_NCCL: gr_jw_str(w, NULL, i == j ? "X" : gr_nccl_level_str(p->nccl)); break;
+  case CELL_BW:
+    if (i == j)
+      gr_jw_null(w, NULL);
+    else
+      gr_jw_positive(w, NULL, p->bw_gbps, 2);
+    break;
+  case CELL_NCCL_BW:
+    if (i == j)
+      gr_jw_null(w, NULL);
+    else
+      gr_jw_positive(w, NULL, p->nccl_bw_gbps, 2);
+    break;
+  }
 }
 
-static json_t *nccl_cell(const struct gr_analysis *a, size_t i, size_t j)
-{
-  return json_string(i == j ? "X" : gr_nccl_level_str(a->gpu_gpu[i * a->ngpus + j].nccl));
-}
-
-static json_t *bw_cell(const struct gr_analysis *a, size_t i, size_t j)
-{
-  return i == j ? json_null() : gbps_or_null(a->gpu_gpu[i * a->ngpus + j].bw_gbps);
-}
-
-static json_t *nccl_bw_cell(const struct gr_analysis *a, size_t i, size_t j)
-{
-  return i == j ? json_null() : gbps_or_null(a->gpu_gpu[i * a->ngpus + j].nccl_bw_gbps);
-}
-
-/* An n x n matrix as a member, written row by row. */
-static void put_matrix(struct gr_jw *w, const char *key, const struct gr_analysis *a,
-                       json_t *(*cell)(const struct gr_analysis *, size_t, size_t))
+/* An n x n matrix as a member, written cell by cell. */
+static void put_matrix(struct gr_jw *w, const char *key, const struct gr_analysis *a, enum cell_kind kind)
 {
   gr_jw_array(w, key);
-  for (size_t i = 0; i < a->ngpus; i++)
-    gr_jw_put(w, NULL, matrix_row(a, i, cell));
+  for (size_t i = 0; i < a->ngpus; i++) {
+    gr_jw_array(w, NULL);
+    for (size_t j = 0; j < a->ngpus; j++)
+      put_cell(w, a, i, j, kind);
+    gr_jw_close(w);
+  }
   gr_jw_close(w);
 }
 
-/* The GPU matrices and the pair list: O(n^2) of the document, so each row
- * and pair is written as soon as it is made. */
+/* One GPU pair (docs/json.md gpu_pairs). */
+static void put_pair(struct gr_jw *w, const struct gr_topo *t, const struct gr_path *p, size_t ga, size_t gb)
+{
+  char cell[16], bus[32];
+  static const char *via[] = {"none", "pcie", "nvlink", "inter_socket"};
+  gr_jw_object(w, NULL);
+  gr_jw_int(w, "a", (long long)ga);
+  gr_jw_int(w, "b", (long long)gb);
+  gr_jw_str(w, "level", gr_level_str(p, cell, sizeof(cell)));
+  gr_jw_str(w, "nccl_level", gr_nccl_level_str(p->nccl));
+  gr_jw_bool(w, "nccl_p2p", p->nccl_p2p);
+  gr_jw_str(w, "bottleneck", via[p->via]);
+  gr_jw_str(w, "bottleneck_pci_bus_id", p->bottleneck >= 0 ? gr_pci_busid(&t->pci[p->bottleneck], bus, sizeof(bus)) : NULL);
+  gr_jw_positive(w, "bw_gbps", p->bw_gbps, 2);
+  gr_jw_positive(w, "nccl_bw_gbps", p->nccl_bw_gbps, 2);
+  gr_jw_bool(w, "nvlink_inferred", p->level == GR_LVL_GPULINK && p->nv_inferred);
+  gr_jw_close(w);
+}
+
 static void put_matrices(struct gr_jw *w, const struct gr_topo *t, const struct gr_analysis *a)
 {
   char cell[16];
-  put_matrix(w, "gpu_matrix", a, level_cell);
+  put_matrix(w, "gpu_matrix", a, CELL_LEVEL);
   gr_jw_array(w, "gpu_nic_matrix");
   for (size_t i = 0; i < t->ngpus; i++) {
-    json_t *r = json_array();
+    gr_jw_array(w, NULL);
     for (size_t n = 0; n < t->nnics; n++)
-      json_array_append_new(r, json_string(gr_level_str(&a->gpu_nic[i * a->nnics + n], cell, sizeof(cell))));
-    gr_jw_put(w, NULL, r);
+      gr_jw_str(w, NULL, gr_level_str(&a->gpu_nic[i * a->nnics + n], cell, sizeof(cell)));
+    gr_jw_close(w);
   }
   gr_jw_close(w);
   gr_jw_put(w, "nic_matrix", nic_rows(t, a));
-  put_matrix(w, "nccl_matrix", a, nccl_cell);
-  put_matrix(w, "bw_matrix_gbps", a, bw_cell);
-  put_matrix(w, "nccl_bw_matrix_gbps", a, nccl_bw_cell);
+  put_matrix(w, "nccl_matrix", a, CELL_NCCL);
+  put_matrix(w, "bw_matrix_gbps", a, CELL_BW);
+  put_matrix(w, "nccl_bw_matrix_gbps", a, CELL_NCCL_BW);
   gr_jw_array(w, "gpu_pairs");
   for (size_t i = 0; i < t->ngpus; i++)
     for (size_t j = i + 1; j < t->ngpus; j++)
-      gr_jw_put(w, NULL, path_json(t, &a->gpu_gpu[i * a->ngpus + j], i, j));
+      put_pair(w, t, &a->gpu_gpu[i * a->ngpus + j], i, j);
   gr_jw_close(w);
 }
 
@@ -356,8 +355,12 @@ static void put_bottlenecks(struct gr_jw *w, const struct gr_analysis *a)
     gr_jw_put(w, "bw_gbps", gbps_or_null(b->gbps));
     gr_jw_put(w, "nccl_bw_gbps", gbps_or_null(b->nccl_gbps));
     gr_jw_array(w, "pairs");
-    for (size_t k = 0; k < b->npairs; k++)
-      gr_jw_put(w, NULL, json_pack("[ii]", b->pairs[2 * k], b->pairs[2 * k + 1]));
+    for (size_t k = 0; k < b->npairs; k++) {
+      gr_jw_array(w, NULL);
+      gr_jw_int(w, NULL, b->pairs[2 * k]);
+      gr_jw_int(w, NULL, b->pairs[2 * k + 1]);
+      gr_jw_close(w);
+    }
     gr_jw_close(w);
     gr_jw_close(w);
   }

@@ -291,13 +291,24 @@ static void print_smi_rows(FILE *out, const struct gr_topo *t, const struct gr_a
     fprintf(out, "\tNIC%zu", n);
   fprintf(out, "\tCPU Affinity\tNUMA Affinity\tGPU NUMA ID\n");
   size_t rows = t->ngpus + t->nnics;
+  char *line = xmalloc(sizeof(cell) * rows + 1); /* a cell: a tab and a level */
   for (size_t r = 0; r < rows; r++) {
     fprintf(out, "%s%zu", r < t->ngpus ? "GPU" : "NIC", r < t->ngpus ? r : r - t->ngpus);
-    for (size_t c = 0; c < rows; c++) {
-      struct gr_path path = smi_path(t, a, r, c);
-      fputc('\t', out); /* n x n cells: no printf parsing per cell */
-      fputs(r == c ? " X " : gr_level_str(&path, cell, sizeof(cell)), out);
+    size_t len = 0;
+    for (size_t c = 0; c < rows; c++) { /* n x n cells: no printf parsing, one write per row */
+      const char *text = " X ";
+      if (r != c && r < t->ngpus && c < t->ngpus) {
+        text = gr_level_str(&a->gpu_gpu[r * a->ngpus + c], cell, sizeof(cell));
+      } else if (r != c) {
+        struct gr_path path = smi_path(t, a, r, c);
+        text = gr_level_str(&path, cell, sizeof(cell));
+      }
+      size_t n = strlen(text); /* at most 15: gr_level_str fills cell[16] */
+      line[len++] = '\t';
+      memcpy(line + len, text, n);
+      len += n;
     }
+    fwrite(line, 1, len, out);
     if (r >= t->ngpus) {
       fputs("\t\t\t\t\n", out);
       continue;
@@ -310,6 +321,7 @@ static void print_smi_rows(FILE *out, const struct gr_topo *t, const struct gr_a
       snprintf(gpu_numa, sizeof(gpu_numa), "%d", p->gpu_numa);
     fprintf(out, "\t%s\t%s\t\t%s\n", p->cpulist ? p->cpulist : "N/A", numa, gpu_numa);
   }
+  free(line);
 }
 
 /* nvidia-smi's legend, and gpurig's note where NV# cells are inferred. */
@@ -421,17 +433,21 @@ typedef void (*cell_fn)(const struct gr_analysis *a, size_t r, size_t c, char *b
 
 static void print_gpu_grid(FILE *out, const struct gr_topo *t, const struct gr_analysis *a, cell_fn cell)
 {
+  char *row = xmalloc(16 * t->ngpus + 1); /* a cell: a space and at most 15 bytes */
   matrix_header(out, t);
   fputc('\n', out);
   for (size_t r = 0; r < t->ngpus; r++) {
+    size_t len = 0;
     fprintf(out, "GPU%-4zu", r);
     for (size_t c = 0; c < t->ngpus; c++) {
       char buf[16];
       cell(a, r, c, buf, sizeof(buf));
-      gr_put_cell(out, buf, 7);
+      len += gr_put_cell(row + len, buf, 7);
     }
-    fputc('\n', out);
+    row[len++] = '\n';
+    fwrite(row, 1, len, out);
   }
+  free(row);
 }
 
 static void nccl_cell(const struct gr_analysis *a, size_t r, size_t c, char *buf, size_t cap)

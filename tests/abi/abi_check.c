@@ -143,6 +143,7 @@ void gr_abi_nccl(void)
 struct gr_abi_pci { GR_NVML_PCI_INFO_MEMBERS };
 struct gr_abi_memory { GR_NVML_MEMORY_MEMBERS };
 struct gr_abi_bar1 { GR_NVML_BAR1_MEMBERS };
+struct gr_abi_memory_v2 { GR_NVML_MEMORY_V2_MEMBERS };
 struct gr_abi_util { GR_NVML_UTILIZATION_MEMBERS };
 union gr_abi_value { GR_NVML_VALUE_MEMBERS };
 #define nvmlValue_st gr_abi_value /* the field value's member: gpurig's union, itself compared below */
@@ -163,6 +164,13 @@ GR_ABI_SAME(struct gr_abi_pci, nvmlPciInfo_t, busId);
 _Static_assert(sizeof(struct gr_abi_memory) == sizeof(nvmlMemory_t), "nvmlMemory_t");
 GR_ABI_SAME(struct gr_abi_memory, nvmlMemory_t, total);
 GR_ABI_SAME(struct gr_abi_memory, nvmlMemory_t, used);
+_Static_assert(sizeof(struct gr_abi_memory_v2) == sizeof(nvmlMemory_v2_t), "nvmlMemory_v2_t");
+GR_ABI_SAME(struct gr_abi_memory_v2, nvmlMemory_v2_t, version);
+GR_ABI_SAME(struct gr_abi_memory_v2, nvmlMemory_v2_t, total);
+GR_ABI_SAME(struct gr_abi_memory_v2, nvmlMemory_v2_t, reserved);
+GR_ABI_SAME(struct gr_abi_memory_v2, nvmlMemory_v2_t, free);
+GR_ABI_SAME(struct gr_abi_memory_v2, nvmlMemory_v2_t, used);
+_Static_assert((unsigned)(sizeof(struct gr_abi_memory_v2) | (2u << 24)) == (unsigned)nvmlMemory_v2, "nvmlMemory_v2");
 _Static_assert(sizeof(struct gr_abi_bar1) == sizeof(nvmlBAR1Memory_t), "nvmlBAR1Memory_t");
 GR_ABI_SAME(struct gr_abi_bar1, nvmlBAR1Memory_t, bar1Total);
 _Static_assert(sizeof(struct gr_abi_util) == sizeof(nvmlUtilization_t), "nvmlUtilization_t");
@@ -291,6 +299,10 @@ void gr_abi_nvml(void)
   gr_pfn_nvmlDeviceRegisterEvents m42 = nvmlDeviceRegisterEvents;
   gr_pfn_nvmlEventSetWait m43 = nvmlEventSetWait_v2;
   gr_pfn_nvmlEventSetFree m44 = nvmlEventSetFree;
+  gr_pfn_nvmlDeviceGetMemoryInfoV2 m45 = nvmlDeviceGetMemoryInfo_v2;
+  gr_pfn_nvmlDeviceGetClockInfo m46 = nvmlDeviceGetMaxClockInfo;
+  gr_pfn_nvmlDeviceGetComputeMode m47 = nvmlDeviceGetComputeMode;
+  gr_pfn_nvmlDeviceGetString m48 = nvmlDeviceGetVbiosVersion;
 #ifdef GR_ABI_SELFTEST
   /* deliberately wrong: a 64-bit version out, which the real call does not write */
   typedef gr_nvml_return (*wrong_version)(gr_nvml_device, unsigned int, unsigned long long *);
@@ -299,7 +311,7 @@ void gr_abi_nvml(void)
 #endif
   void *all[] = {m01, m02, m03, m04, m05, m06, m07, m08, m09, m10, m11, m12, m13, m14, m15, m16,
                  m17, m18, m19, m20, m21, m22, m23, m24, m25, m26, m27, m28, m29, m30, m31, m32,
-                 m33, m34, m35, m36, m37, m38, m39, m40, m41, m42, m43, m44};
+                 m33, m34, m35, m36, m37, m38, m39, m40, m41, m42, m43, m44, m45, m46, m47, m48};
   (void)all;
 }
 #endif

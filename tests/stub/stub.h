@@ -76,7 +76,7 @@ static inline const char *stub_scenario(void)
                                       "busy",     "hang",        "xid",
                                       "burn-aer", "burn-replay", "burn-xid79",    "burn-throttle",
                                       "burn-stall", "healthy", "in-use", "burn-gemm-wrong", "burn-slow", "net-corrupt",
-                                      "amd-pull", "a100-uplink", "spin-timeout",
+                                      "amd-pull", "a100-uplink", "spin-timeout", "h200-vm",
                                       /* AMD machines (stub_rsmi.c): NVML and CUDA see no GPU there */
                                       "tinybox-red", "tinybox-red-vanish", "mi50-bridge",
                                       /* both vendors: two RTX 3090s here, two RX 7900 XTX in stub_rsmi.c */
@@ -156,6 +156,11 @@ struct stub_machine {
   int fan;                   /* 1: a fan NVML reads (30 + i %); 0: NOT_SUPPORTED (SXM, cooled by the chassis) */
   unsigned mem_temp_c;       /* NVML_FI_DEV_MEMORY_TEMP; 0: NOT_SUPPORTED (GDDR6X boards) */
   int remap;                 /* 1: row remapping (A100 and later); 0: NOT_SUPPORTED */
+  unsigned max_sm_mhz, max_mem_mhz; /* nvmlDeviceGetMaxClockInfo */
+  const char *vbios;
+  unsigned long long reserved; /* bytes the driver reserves: nvmlDeviceGetMemoryInfo_v2 answers only when set
+                                  (older drivers: FUNCTION_NOT_FOUND), and its v1 "used" counts it */
+  unsigned slowdown_c, shutdown_c; /* temperature thresholds */
 };
 
 #define STUB_MIB (1024ull * 1024ull)
@@ -187,28 +192,38 @@ static inline const struct stub_machine *stub_machine(void)
       {"0000:b7:00.0", 0, 0xb7, 0, 0, 16, 24.0, 25.0}, {"0000:bd:00.0", 0, 0xbd, 0, 0, 16, 24.0, 25.0},
   };
   static const unsigned a100_switches[] = {0xc4, 0xc5, 0xc6, 0xc7, 0xc8, 0xc9};
+  /* the real machine of docs/measure.md "On a real GPU": one H200 in a
+   * Firecracker VM, as its driver 580.159.04 answered (tests/data/trees/h200-vm) */
+  static const struct stub_gpu h200[] = {{"0000:00:06.0", 0, 0x00, 6, 0, 16, 55.5, 55.3}};
 #define STUB_3090 .name = "NVIDIA GeForce RTX 3090", .pci_device = 0x2204, .mem = 24 * STUB_GIB, .cc_major = 8, \
-                  .cc_minor = 6, .power_mw = 350000, .pcie_gen = 4, .sm_mhz = 210, .mem_mhz = 405, .fan = 1
+                  .cc_minor = 6, .power_mw = 350000, .pcie_gen = 4, .sm_mhz = 210, .mem_mhz = 405, .fan = 1, \
+                  .max_sm_mhz = 2100, .max_mem_mhz = 9751, .vbios = "94.02.42.00.A9", .slowdown_c = 93, .shutdown_c = 98
 #define STUB_A100 .name = "NVIDIA A100-SXM4-40GB", .pci_device = 0x20b0, .mem = 40 * STUB_GIB, .cc_major = 8, \
                   .power_mw = 400000, .pcie_gen = 4, .ecc = 1, .ngpus = 8, .gpus = a100, .links = 12, \
                   .nvlink_version = 5, .wiring = STUB_NVL_SWITCH, .switch_bus = a100_switches, .nswitches = 6, \
-                  .sm_mhz = 1410, .mem_mhz = 1215, .mem_temp_c = 45, .remap = 1
+                  .sm_mhz = 1410, .mem_mhz = 1215, .mem_temp_c = 45, .remap = 1, .max_sm_mhz = 1410, \
+                  .max_mem_mhz = 1215, .vbios = "92.00.19.00.01", .slowdown_c = 90, .shutdown_c = 95
   static const struct stub_machine machines[] = {
       {STUB_3090, .ngpus = 4, .gpus = rtx},
       {STUB_3090, .ngpus = 0, .gpus = rtx},
       {.name = "Tesla V100-SXM2-16GB", .pci_device = 0x1db1, .mem = 16 * STUB_GIB, .cc_major = 7, .power_mw = 300000,
        .pcie_gen = 3, .ecc = 1, .ngpus = 4, .gpus = v100, .links = 6, .nvlink_version = 2, .wiring = STUB_NVL_MESH,
-       .remote_type = 1, .sm_mhz = 1530, .mem_mhz = 877, .mem_temp_c = 45},
+       .remote_type = 1, .sm_mhz = 1530, .mem_mhz = 877, .mem_temp_c = 45, .max_sm_mhz = 1530, .max_mem_mhz = 877,
+       .vbios = "88.00.4F.00.09", .slowdown_c = 87, .shutdown_c = 90},
       {STUB_3090, .ngpus = 2, .gpus = pair, .links = 4, .nvlink_version = 5, .wiring = STUB_NVL_MESH, .remote_type = 1},
       {STUB_A100, .remote_type = 1},
       {STUB_A100, .remote_type = 0},
+      {.name = "NVIDIA H200", .pci_device = 0x2335, .mem = 143771 * STUB_MIB, .cc_major = 9, .power_mw = 700000,
+       .pcie_gen = 5, .ecc = 1, .ngpus = 1, .gpus = h200, .sm_mhz = 345, .mem_mhz = 3201, .mem_temp_c = 33,
+       .remap = 1, .max_sm_mhz = 1980, .max_mem_mhz = 3201, .vbios = "96.00.A5.00.1A", .reserved = 615 * STUB_MIB,
+       .slowdown_c = 89, .shutdown_c = 95},
       {STUB_3090, .ngpus = 2, .gpus = pair}, /* "mixed": tests/data/trees/mixed, no bridge */
   };
 #undef STUB_3090
 #undef STUB_A100
   const char *sc = stub_scenario();
   static const char *const names[] = {"nogpu", "v100-hcm", "3090-bridge", "a100-nvswitch", "a100-nvswitch-old",
-                                      "mixed"};
+                                      "h200-vm", "mixed"};
   /* the AMD machines of stub_rsmi.c have no NVIDIA GPU */
   if (strncmp(sc, "tinybox-red", 11) == 0 || strcmp(sc, "mi50-bridge") == 0)
     return &machines[1];

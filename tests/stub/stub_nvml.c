@@ -20,6 +20,8 @@ enum {
   NVML_INSUFFICIENT_SIZE = 7,
   NVML_DRIVER_NOT_LOADED = 9,
   NVML_TIMEOUT = 10,
+  NVML_FUNCTION_NOT_FOUND = 13,
+  NVML_ARGUMENT_VERSION_MISMATCH = 25,
   NVML_GPU_IS_LOST = 15,
   NVML_P2P_STATUS_OK = 0,
   NVML_P2P_STATUS_IOH_TOPOLOGY_NOT_SUPPORTED = 3,
@@ -42,6 +44,10 @@ gr_nvml_return nvmlDeviceGetPciInfo_v3(gr_nvml_device device, struct nvmlPciInfo
 gr_nvml_return nvmlDeviceGetName(gr_nvml_device device, char *name, unsigned int length);
 gr_nvml_return nvmlDeviceGetUUID(gr_nvml_device device, char *uuid, unsigned int length);
 gr_nvml_return nvmlDeviceGetMemoryInfo(gr_nvml_device device, struct nvmlMemory_st *memory);
+gr_nvml_return nvmlDeviceGetMemoryInfo_v2(gr_nvml_device device, struct nvmlMemory_v2_st *memory);
+gr_nvml_return nvmlDeviceGetMaxClockInfo(gr_nvml_device device, unsigned int type, unsigned int *mhz);
+gr_nvml_return nvmlDeviceGetComputeMode(gr_nvml_device device, gr_nvml_compute_mode *mode);
+gr_nvml_return nvmlDeviceGetVbiosVersion(gr_nvml_device device, char *version, unsigned int length);
 gr_nvml_return nvmlDeviceGetBAR1MemoryInfo(gr_nvml_device device, struct nvmlBAR1Memory_st *bar1);
 gr_nvml_return nvmlDeviceGetUtilizationRates(gr_nvml_device device, struct nvmlUtilization_st *util);
 gr_nvml_return nvmlDeviceGetCurrPcieLinkGeneration(gr_nvml_device device, unsigned int *gen);
@@ -96,6 +102,10 @@ STUB_CHECK(nvmlDeviceGetPciInfo_v3, gr_pfn_nvmlDeviceGetPciInfo);
 STUB_CHECK(nvmlDeviceGetName, gr_pfn_nvmlDeviceGetString);
 STUB_CHECK(nvmlDeviceGetUUID, gr_pfn_nvmlDeviceGetString);
 STUB_CHECK(nvmlDeviceGetMemoryInfo, gr_pfn_nvmlDeviceGetMemoryInfo);
+STUB_CHECK(nvmlDeviceGetMemoryInfo_v2, gr_pfn_nvmlDeviceGetMemoryInfoV2);
+STUB_CHECK(nvmlDeviceGetMaxClockInfo, gr_pfn_nvmlDeviceGetClockInfo);
+STUB_CHECK(nvmlDeviceGetComputeMode, gr_pfn_nvmlDeviceGetComputeMode);
+STUB_CHECK(nvmlDeviceGetVbiosVersion, gr_pfn_nvmlDeviceGetString);
 STUB_CHECK(nvmlDeviceGetBAR1MemoryInfo, gr_pfn_nvmlDeviceGetBAR1MemoryInfo);
 STUB_CHECK(nvmlDeviceGetUtilizationRates, gr_pfn_nvmlDeviceGetUtilizationRates);
 STUB_CHECK(nvmlDeviceGetCurrPcieLinkGeneration, gr_pfn_nvmlDeviceGetUint);
@@ -396,10 +406,52 @@ gr_nvml_return nvmlDeviceGetUUID(gr_nvml_device device, char *uuid, unsigned int
 gr_nvml_return nvmlDeviceGetMemoryInfo(gr_nvml_device device, struct nvmlMemory_st *memory)
 {
   CHECK_DEVICE(device, memory, 1);
-  memory->total = stub_machine()->mem;
-  memory->used = (300ull + (unsigned)idx) * STUB_MIB;
+  const struct stub_machine *m = stub_machine();
+  memory->total = m->mem;
+  memory->used = m->reserved ? m->reserved : (300ull + (unsigned)idx) * STUB_MIB; /* v1 counts the reserve */
   memory->free = memory->total - memory->used;
   return NVML_OK;
+}
+
+/* Machines with a reserve (h200-vm) answer as drivers since R510 do: the
+ * reserve apart, nothing used on an idle GPU; the others as drivers before
+ * it, which have no _v2 (gpurig falls back to the v1 call). */
+gr_nvml_return nvmlDeviceGetMemoryInfo_v2(gr_nvml_device device, struct nvmlMemory_v2_st *memory)
+{
+  CHECK_DEVICE(device, memory, 1);
+  const struct stub_machine *m = stub_machine();
+  if (!m->reserved)
+    return NVML_FUNCTION_NOT_FOUND;
+  if (memory->version != GR_NVML_MEMORY_V2_VERSION)
+    return NVML_ARGUMENT_VERSION_MISMATCH;
+  memory->total = m->mem;
+  memory->reserved = m->reserved;
+  memory->used = 0;
+  memory->free = m->mem - m->reserved;
+  return NVML_OK;
+}
+
+gr_nvml_return nvmlDeviceGetMaxClockInfo(gr_nvml_device device, unsigned int type, unsigned int *mhz)
+{
+  CHECK_DEVICE(device, mhz, 1);
+  if (type == GR_NVML_CLOCK_SM)
+    return put_uint(mhz, stub_machine()->max_sm_mhz);
+  if (type == GR_NVML_CLOCK_MEM)
+    return put_uint(mhz, stub_machine()->max_mem_mhz);
+  return NVML_INVALID_ARGUMENT;
+}
+
+gr_nvml_return nvmlDeviceGetComputeMode(gr_nvml_device device, gr_nvml_compute_mode *mode)
+{
+  CHECK_DEVICE(device, mode, 1);
+  *mode = 0; /* Default */
+  return NVML_OK;
+}
+
+gr_nvml_return nvmlDeviceGetVbiosVersion(gr_nvml_device device, char *version, unsigned int length)
+{
+  CHECK_DEVICE(device, version, 1);
+  return put_string(version, length, stub_machine()->vbios);
 }
 
 gr_nvml_return nvmlDeviceGetBAR1MemoryInfo(gr_nvml_device device, struct nvmlBAR1Memory_st *bar1)
@@ -449,9 +501,9 @@ gr_nvml_return nvmlDeviceGetTemperatureThreshold(gr_nvml_device device, unsigned
 {
   CHECK_DEVICE(device, temp, 1);
   if (type == GR_NVML_TEMPERATURE_THRESHOLD_SLOWDOWN)
-    return put_uint(temp, 93);
+    return put_uint(temp, stub_machine()->slowdown_c);
   if (type == GR_NVML_TEMPERATURE_THRESHOLD_SHUTDOWN)
-    return put_uint(temp, 98);
+    return put_uint(temp, stub_machine()->shutdown_c);
   return NVML_NOT_SUPPORTED;
 }
 

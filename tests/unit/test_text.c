@@ -1,10 +1,12 @@
 /* print/text.h: sentences cut to their point, findings grouped, lines
  * wrapped to a width. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "testutil.h"
+#include "base/term.h"
 #include "model/finding.h"
 #include "print/common.h"
 #include "print/json_stream.h"
@@ -143,6 +145,68 @@ static void streamed_json_is_the_tree_dumped(void **state)
   json_decref(tree);
 }
 
+/* The scalar writers (gr_jw_str, _int, _bool, _null, _positive) write what
+ * gr_jw_put of the jansson value writes: rounded reals at 10 digits (whole
+ * numbers, one and two decimals, large, tiny, zero after rounding, not
+ * finite), escapes, text that is not UTF-8, a key too long for one piece,
+ * negative and extreme integers, inside nested containers. */
+static void streamed_scalars_are_jansson_values(void **state)
+{
+  (void)state;
+  static const double reals[] = {450.0, 370.8, 31.51, 0.01, 0.004, 0.005, 12345678.91, 99999999.995, 1e8, 3.3e12,
+                                 2.675, 1.005, 1e-7, 0, -1, INFINITY, NAN, 63.015385, 7.999999};
+  static const long long ints[] = {0, 7, -42, 9223372036854775807LL, -9223372036854775807LL - 1};
+  static const char *const texts[] = {"PIX", "X", "a \"q\" \\ b", "tab\there", "\xc3\xa9t\xc3\xa9", "bad \xff", NULL, ""};
+  char longkey[300];
+  memset(longkey, 'k', sizeof(longkey) - 1);
+  longkey[sizeof(longkey) - 1] = '\0';
+  char *a = NULL, *b = NULL;
+  size_t alen = 0, blen = 0;
+  FILE *fa = open_memstream(&a, &alen), *fb = open_memstream(&b, &blen);
+  struct gr_jw wa, wb;
+  gr_jw_begin(&wa, fa);
+  gr_jw_begin(&wb, fb);
+  for (int d = 0; d <= 3; d++) {
+    gr_jw_array(&wa, d % 2 ? "reals" : longkey);
+    gr_jw_array(&wb, d % 2 ? "reals" : longkey);
+    for (size_t i = 0; i < sizeof(reals) / sizeof(reals[0]); i++) {
+      gr_jw_put(&wa, NULL, gr_json_positive(reals[i], d));
+      gr_jw_positive(&wb, NULL, reals[i], d);
+    }
+    gr_jw_close(&wa);
+    gr_jw_close(&wb);
+  }
+  gr_jw_object(&wa, "scalars");
+  gr_jw_object(&wb, "scalars");
+  for (size_t i = 0; i < sizeof(ints) / sizeof(ints[0]); i++) {
+    gr_jw_put(&wa, i % 2 ? "i" : longkey, json_integer(ints[i]));
+    gr_jw_int(&wb, i % 2 ? "i" : longkey, ints[i]);
+  }
+  for (size_t i = 0; i < sizeof(texts) / sizeof(texts[0]); i++) {
+    gr_jw_put(&wa, "s\"", texts[i] ? json_string(texts[i]) : NULL);
+    gr_jw_str(&wb, "s\"", texts[i]);
+  }
+  gr_jw_put(&wa, "t", json_true());
+  gr_jw_bool(&wb, "t", true);
+  gr_jw_put(&wa, "f", json_false());
+  gr_jw_bool(&wb, "f", false);
+  gr_jw_put(&wa, "n", json_null());
+  gr_jw_null(&wb, "n");
+  gr_jw_put(&wa, "bad key \xff", json_null());
+  gr_jw_null(&wb, "bad key \xff");
+  gr_jw_close(&wa);
+  gr_jw_close(&wb);
+  gr_jw_end(&wa);
+  gr_jw_end(&wb);
+  fclose(fa);
+  fclose(fb);
+  assert_string_equal(b, a);
+  assert_non_null(strstr(a, "370.8,"));   /* the writers were not both silent */
+  assert_non_null(strstr(a, "\"i\": 7,")); /* and the keys and values are there */
+  free(a);
+  free(b);
+}
+
 /* The JSON-lines writer (watch --json) prints what jansson's compact dump
  * at 15 digits prints: reals (".0", exponents), escapes, text that is not
  * UTF-8 (gr_json_text's '?'), null, nesting. */
@@ -195,6 +259,59 @@ static void json_lines_are_jansson_compact(void **state)
   json_decref(tree);
 }
 
+/* The escape rule one byte at a time, as the filter wrote it before it
+ * tested a word at a time: what gr_term_escape must still produce. */
+static size_t escape_slow(const unsigned char *src, size_t n, char *dst)
+{
+  size_t out = 0;
+  int lead = 0;
+  for (size_t i = 0; i < n; i++) {
+    unsigned char ch = src[i];
+    if (lead) {
+      lead = 0;
+      if (ch >= 0x80 && ch <= 0x9f) {
+        out += (size_t)sprintf(dst + out, "\\u%04x", ch);
+        continue;
+      }
+      dst[out++] = (char)0xc2;
+    }
+    if (ch == 0xc2)
+      lead = 1;
+    else if ((ch < 0x20 && ch != '\n' && ch != '\t') || ch == 0x7f)
+      out += (size_t)sprintf(dst + out, "\\x%02x", ch);
+    else
+      dst[out++] = (char)ch;
+  }
+  if (lead)
+    dst[out++] = (char)0xc2;
+  return out;
+}
+
+/* Every byte value at every offset of a word (and a C1 control split across
+ * two calls) escapes as the byte-at-a-time rule says: the word test may not
+ * let one through. */
+static void term_escape_matches_the_byte_rule(void **state)
+{
+  (void)state;
+  unsigned char src[64];
+  char fast[64 * 6 + 8], slow[64 * 6 + 8];
+  for (int v = 0; v < 256; v++)
+    for (size_t at = 0; at < 40; at++) {
+      memset(src, 'a', sizeof(src));
+      src[at] = (unsigned char)v;
+      src[at + 1] = 0x9b; /* after a 0xC2: the C1 control CSI */
+      src[(at * 7) % 64] = (unsigned char)(v ^ 0x80);
+      int lead = 0;
+      size_t half = (at * 13) % 64, m = gr_term_escape((const char *)src, half, fast, sizeof(fast), &lead);
+      m += gr_term_escape((const char *)src + half, sizeof(src) - half, fast + m, sizeof(fast) - m, &lead);
+      if (lead)
+        fast[m++] = (char)0xc2;
+      size_t k = escape_slow(src, sizeof(src), slow);
+      assert_int_equal(m, k);
+      assert_memory_equal(fast, slow, k);
+    }
+}
+
 int main(void)
 {
   const struct CMUnitTest tests[] = {
@@ -204,7 +321,9 @@ int main(void)
       cmocka_unit_test(findings_that_say_the_same_are_one_group),
       cmocka_unit_test(long_lines_wrap_under_their_text_and_tables_stay),
       cmocka_unit_test(streamed_json_is_the_tree_dumped),
+      cmocka_unit_test(streamed_scalars_are_jansson_values),
       cmocka_unit_test(json_lines_are_jansson_compact),
+      cmocka_unit_test(term_escape_matches_the_byte_rule),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -311,6 +311,8 @@ static unsigned xgmi_peers(const struct rsmi *r, unsigned gpu, unsigned *peers, 
   return n;
 }
 
+static void read_clocks(const struct rsmi *r, unsigned gpu, unsigned clk, struct gr_metric *m, struct gr_metric *top);
+
 static int rsmi_static_info(void *state, unsigned gpu, struct gr_gpu_static *s)
 {
   struct rsmi *r = state;
@@ -339,6 +341,8 @@ static int rsmi_static_info(void *state, unsigned gpu, struct gr_gpu_static *s)
   if (r->MemTotal && r->MemTotal(gpu, GR_RSMI_MEM_TYPE_VIS_VRAM, &v) == GR_RSMI_STATUS_SUCCESS)
     set(&s->bar1_gib, (double)v / (1024.0 * 1024 * 1024));
   read_pcie_link(r, gpu, NULL, NULL, &s->max_link_gen, &s->max_link_width);
+  read_clocks(r, gpu, GR_RSMI_CLK_TYPE_SYS, NULL, &s->max_sm_clock_mhz);
+  read_clocks(r, gpu, GR_RSMI_CLK_TYPE_MEM, NULL, &s->max_mem_clock_mhz);
   get_u64(r->PowerCapDefault, gpu, 1e-6, &s->power_default_w);
   uint32_t node = 0;
   if (r->NumaNode && r->NumaNode(gpu, &node) == GR_RSMI_STATUS_SUCCESS && node != 0xffffffffu)
@@ -354,15 +358,25 @@ static int rsmi_static_info(void *state, unsigned gpu, struct gr_gpu_static *s)
   return 0;
 }
 
-static void read_clocks(const struct rsmi *r, unsigned gpu, unsigned clk, struct gr_metric *m)
+/* A clock now (m) or its highest level (top), in MHz, from the driver's
+ * table of levels (Hz) in whichever layout the library writes. */
+static void read_clocks(const struct rsmi *r, unsigned gpu, unsigned clk, struct gr_metric *m, struct gr_metric *top)
 {
   union gr_rsmi_freq_any f;
   memset(&f, 0, sizeof(f));
   if (!r->ClkFreq || r->ClkFreq(gpu, clk, &f.v5) != GR_RSMI_STATUS_SUCCESS)
     return;
   uint32_t n = r->v6 ? f.v6.num_supported : f.v5.num_supported, cur = r->v6 ? f.v6.current : f.v5.current;
-  if (n && cur < n && n <= (r->v6 ? GR_RSMI_MAX_NUM_FREQUENCIES_V6 : GR_RSMI_MAX_NUM_FREQUENCIES_V5))
-    set(m, (double)(r->v6 ? f.v6.frequency[cur] : f.v5.frequency[cur]) / 1e6); /* Hz */
+  if (!n || n > (r->v6 ? GR_RSMI_MAX_NUM_FREQUENCIES_V6 : GR_RSMI_MAX_NUM_FREQUENCIES_V5))
+    return;
+  const uint64_t *hz = r->v6 ? f.v6.frequency : f.v5.frequency;
+  if (m && cur < n)
+    set(m, (double)hz[cur] / 1e6);
+  uint64_t hi = 0;
+  for (uint32_t i = 0; i < n; i++)
+    hi = hz[i] > hi ? hz[i] : hi;
+  if (top && hi)
+    set(top, (double)hi / 1e6);
 }
 
 /* The SMU's throttler bits in the kernel's chip-independent layout
@@ -445,8 +459,8 @@ static int rsmi_dynamic_info(void *state, unsigned gpu, struct gr_gpu_dynamic *d
     if (r->MemTotal && r->MemTotal(gpu, GR_RSMI_MEM_TYPE_VRAM, &total) == GR_RSMI_STATUS_SUCCESS && total >= v)
       set(&dy->mem_free_gib, (double)(total - v) / (1024.0 * 1024 * 1024));
   }
-  read_clocks(r, gpu, GR_RSMI_CLK_TYPE_SYS, &dy->sm_clock_mhz);
-  read_clocks(r, gpu, GR_RSMI_CLK_TYPE_MEM, &dy->mem_clock_mhz);
+  read_clocks(r, gpu, GR_RSMI_CLK_TYPE_SYS, &dy->sm_clock_mhz, NULL);
+  read_clocks(r, gpu, GR_RSMI_CLK_TYPE_MEM, &dy->mem_clock_mhz, NULL);
   int64_t fan = 0;
   uint64_t fan_max = 0;
   if (r->FanSpeed && r->FanMax && r->FanSpeed(gpu, 0, &fan) == GR_RSMI_STATUS_SUCCESS &&

@@ -18,6 +18,7 @@ typedef unsigned int gr_nvml_return;       /* nvmlReturn_t */
 typedef struct nvmlDevice_st *gr_nvml_device;
 typedef unsigned int gr_nvml_enable_state; /* nvmlEnableState_t: 0 disabled, 1 enabled */
 typedef unsigned int gr_nvml_nvlink_device_type; /* nvmlIntNvLinkDeviceType_t */
+typedef unsigned int gr_nvml_compute_mode; /* nvmlComputeMode_t: 0 default, 1 exclusive thread, 2 prohibited, 3 exclusive process */
 typedef struct nvmlEventSet_st *gr_nvml_event_set;
 
 enum {
@@ -87,6 +88,12 @@ enum {
   unsigned int pciSubSystemId;                                                                                         \
   char busId[32];
 #define GR_NVML_MEMORY_MEMBERS unsigned long long total, free, used;
+/* nvmlMemory_v2_t: the driver's reserve apart from what programs use (the
+ * v1 call counts the reserve as used: 615 MiB "used" on an idle H200 whose
+ * nvidia-smi says 0) */
+#define GR_NVML_MEMORY_V2_MEMBERS                                                                                      \
+  unsigned int version;                                                                                                \
+  unsigned long long total, reserved, free, used;
 #define GR_NVML_BAR1_MEMBERS unsigned long long bar1Total, bar1Free, bar1Used;
 #define GR_NVML_UTILIZATION_MEMBERS unsigned int gpu, memory;
 #define GR_NVML_VALUE_MEMBERS                                                                                          \
@@ -114,6 +121,7 @@ enum {
 
 struct nvmlPciInfo_st;
 struct nvmlMemory_st;
+struct nvmlMemory_v2_st;
 struct nvmlBAR1Memory_st;
 struct nvmlUtilization_st;
 union nvmlValue_st;
@@ -126,6 +134,9 @@ struct nvmlPciInfo_st {
 };
 struct nvmlMemory_st {
   GR_NVML_MEMORY_MEMBERS
+};
+struct nvmlMemory_v2_st {
+  GR_NVML_MEMORY_V2_MEMBERS
 };
 struct nvmlBAR1Memory_st {
   GR_NVML_BAR1_MEMBERS
@@ -157,6 +168,9 @@ typedef gr_nvml_return (*gr_pfn_nvmlDeviceGetHandleByIndex)(unsigned int, gr_nvm
 typedef gr_nvml_return (*gr_pfn_nvmlDeviceGetString)(gr_nvml_device, char *, unsigned int); /* Name, UUID */
 typedef gr_nvml_return (*gr_pfn_nvmlDeviceGetPciInfo)(gr_nvml_device, struct nvmlPciInfo_st *);
 typedef gr_nvml_return (*gr_pfn_nvmlDeviceGetMemoryInfo)(gr_nvml_device, struct nvmlMemory_st *);
+/* _v2: version must be NVML_STRUCT_VERSION(Memory, 2), the struct's size | 2 << 24 */
+#define GR_NVML_MEMORY_V2_VERSION ((unsigned int)(sizeof(struct nvmlMemory_v2_st) | (2u << 24)))
+typedef gr_nvml_return (*gr_pfn_nvmlDeviceGetMemoryInfoV2)(gr_nvml_device, struct nvmlMemory_v2_st *);
 typedef gr_nvml_return (*gr_pfn_nvmlDeviceGetBAR1MemoryInfo)(gr_nvml_device, struct nvmlBAR1Memory_st *);
 typedef gr_nvml_return (*gr_pfn_nvmlDeviceGetUtilizationRates)(gr_nvml_device, struct nvmlUtilization_st *);
 /* PCIe link gen/width, power (mW), default limit, NUMA node: one unsigned out */
@@ -183,7 +197,8 @@ typedef gr_nvml_return (*gr_pfn_nvmlDeviceGetP2PStatus)(gr_nvml_device, gr_nvml_
  * nvmlMemoryErrorType_t (corrected 0, uncorrected 1) x nvmlEccCounterType_t
  * (volatile 0). Clock-event (throttle) reasons: a bit set, the same bits
  * under both names (nvmlClocksEventReason* since 12.2, ...Throttle... before). */
-typedef gr_nvml_return (*gr_pfn_nvmlDeviceGetClockInfo)(gr_nvml_device, unsigned int, unsigned int *);
+typedef gr_nvml_return (*gr_pfn_nvmlDeviceGetClockInfo)(gr_nvml_device, unsigned int, unsigned int *); /* and MaxClockInfo */
+typedef gr_nvml_return (*gr_pfn_nvmlDeviceGetComputeMode)(gr_nvml_device, gr_nvml_compute_mode *);
 typedef gr_nvml_return (*gr_pfn_nvmlDeviceGetPcieThroughput)(gr_nvml_device, unsigned int, unsigned int *);
 typedef gr_nvml_return (*gr_pfn_nvmlDeviceGetClocksEventReasons)(gr_nvml_device, unsigned long long *);
 typedef gr_nvml_return (*gr_pfn_nvmlDeviceGetTotalEccErrors)(gr_nvml_device, unsigned int, unsigned int,

@@ -33,6 +33,9 @@ struct nvml {
   gr_pfn_nvmlDeviceGetString DeviceGetName, DeviceGetUUID;
   gr_pfn_nvmlDeviceGetPciInfo DeviceGetPciInfo;
   gr_pfn_nvmlDeviceGetMemoryInfo DeviceGetMemoryInfo;
+  gr_pfn_nvmlDeviceGetMemoryInfoV2 DeviceGetMemoryInfoV2;
+  gr_pfn_nvmlDeviceGetComputeMode DeviceGetComputeMode;
+  gr_pfn_nvmlDeviceGetString DeviceGetVbiosVersion;
   gr_pfn_nvmlDeviceGetBAR1MemoryInfo DeviceGetBAR1MemoryInfo;
   gr_pfn_nvmlDeviceGetUtilizationRates DeviceGetUtilizationRates;
   gr_pfn_nvmlDeviceGetUint CurrLinkGen, CurrLinkWidth, MaxLinkGen, MaxLinkWidth;
@@ -47,7 +50,7 @@ struct nvml {
   gr_pfn_nvmlDeviceGetNvLinkRemotePciInfo DeviceGetNvLinkRemotePciInfo;
   gr_pfn_nvmlDeviceGetNvLinkRemoteDeviceType DeviceGetNvLinkRemoteDeviceType;
   gr_pfn_nvmlDeviceGetP2PStatus DeviceGetP2PStatus;
-  gr_pfn_nvmlDeviceGetClockInfo DeviceGetClockInfo;
+  gr_pfn_nvmlDeviceGetClockInfo DeviceGetClockInfo, DeviceGetMaxClockInfo;
   gr_pfn_nvmlDeviceGetUint FanSpeed, PcieReplayCounter;
   gr_pfn_nvmlDeviceGetPcieThroughput DeviceGetPcieThroughput;
   gr_pfn_nvmlDeviceGetClocksEventReasons DeviceGetClocksEventReasons;
@@ -77,6 +80,11 @@ static int bind_symbols(struct nvml *n, char *why, size_t cap)
       SYM(DeviceGetName, false, "nvmlDeviceGetName"),
       SYM(DeviceGetUUID, false, "nvmlDeviceGetUUID"),
       SYM(DeviceGetMemoryInfo, false, "nvmlDeviceGetMemoryInfo"),
+      /* R510 and later: the reserve apart; the v1 answer counts it as used */
+      SYM(DeviceGetMemoryInfoV2, false, "nvmlDeviceGetMemoryInfo_v2"),
+      SYM(DeviceGetComputeMode, false, "nvmlDeviceGetComputeMode"),
+      SYM(DeviceGetVbiosVersion, false, "nvmlDeviceGetVbiosVersion"),
+      SYM(DeviceGetMaxClockInfo, false, "nvmlDeviceGetMaxClockInfo"),
       SYM(DeviceGetBAR1MemoryInfo, false, "nvmlDeviceGetBAR1MemoryInfo"),
       SYM(DeviceGetUtilizationRates, false, "nvmlDeviceGetUtilizationRates"),
       SYM(CurrLinkGen, false, "nvmlDeviceGetCurrPcieLinkGeneration"),
@@ -304,11 +312,20 @@ static int nvml_static_info(void *state, unsigned gpu, struct gr_gpu_static *s)
   gr_nvml_enable_state cur, pending;
   if (n->DeviceGetEccMode && n->DeviceGetEccMode(d, &cur, &pending) == GR_NVML_SUCCESS)
     set(&s->ecc_enabled, cur ? 1 : 0);
+  unsigned mhz;
+  if (n->DeviceGetMaxClockInfo && n->DeviceGetMaxClockInfo(d, GR_NVML_CLOCK_SM, &mhz) == GR_NVML_SUCCESS)
+    set(&s->max_sm_clock_mhz, mhz);
+  if (n->DeviceGetMaxClockInfo && n->DeviceGetMaxClockInfo(d, GR_NVML_CLOCK_MEM, &mhz) == GR_NVML_SUCCESS)
+    set(&s->max_mem_clock_mhz, mhz);
+  if (n->DeviceGetVbiosVersion && n->DeviceGetVbiosVersion(d, s->vbios, sizeof(s->vbios)) != GR_NVML_SUCCESS)
+    s->vbios[0] = '\0';
+  s->vbios[sizeof(s->vbios) - 1] = '\0';
   static_temps_nvlinks(n, d, s);
   return 0;
 }
 
 static void read_clocks_and_throttle(struct nvml *n, gr_nvml_device d, struct gr_gpu_dynamic *dy);
+static void read_memory(struct nvml *n, gr_nvml_device d, struct gr_gpu_dynamic *dy);
 static void read_pcie(struct nvml *n, gr_nvml_device d, struct gr_gpu_dynamic *dy);
 static void read_fields(struct nvml *n, gr_nvml_device d, struct gr_gpu_dynamic *dy);
 static void read_memory_errors(struct nvml *n, gr_nvml_device d, struct gr_gpu_dynamic *dy);
@@ -338,18 +355,37 @@ static int nvml_dynamic_info(void *state, unsigned gpu, struct gr_gpu_dynamic *d
     set(&dy->util_gpu_pct, u.gpu);
     set(&dy->util_mem_pct, u.memory);
   }
-  struct nvmlMemory_st mem;
-  if (n->DeviceGetMemoryInfo && n->DeviceGetMemoryInfo(d, &mem) == GR_NVML_SUCCESS)
-    set(&dy->mem_used_gib, (double)mem.used / (1024.0 * 1024 * 1024));
+  read_memory(n, d, dy);
   gr_nvml_enable_state pm;
   if (n->DeviceGetPersistenceMode && n->DeviceGetPersistenceMode(d, &pm) == GR_NVML_SUCCESS)
     set(&dy->persistence, pm ? 1 : 0);
-  if (n->DeviceGetMemoryInfo && dy->mem_used_gib.ok)
-    set(&dy->mem_free_gib, (double)mem.free / (1024.0 * 1024 * 1024));
+  gr_nvml_compute_mode cm;
+  if (n->DeviceGetComputeMode && n->DeviceGetComputeMode(d, &cm) == GR_NVML_SUCCESS)
+    set(&dy->compute_mode, cm);
   read_clocks_and_throttle(n, d, dy);
   read_pcie(n, d, dy);
   read_memory_errors(n, d, dy);
   return 0;
+}
+
+/* Memory used and free, as nvidia-smi counts them: the _v2 call keeps the
+ * driver's reserve apart (used + reserved + free = total); the v1 call,
+ * for drivers before R510, counts the reserve as used. */
+static void read_memory(struct nvml *n, gr_nvml_device d, struct gr_gpu_dynamic *dy)
+{
+  const double gib = 1024.0 * 1024 * 1024;
+  struct nvmlMemory_v2_st m2 = {.version = GR_NVML_MEMORY_V2_VERSION};
+  if (n->DeviceGetMemoryInfoV2 && n->DeviceGetMemoryInfoV2(d, &m2) == GR_NVML_SUCCESS) {
+    set(&dy->mem_used_gib, (double)m2.used / gib);
+    set(&dy->mem_free_gib, (double)m2.free / gib);
+    set(&dy->mem_reserved_gib, (double)m2.reserved / gib);
+    return;
+  }
+  struct nvmlMemory_st mem;
+  if (n->DeviceGetMemoryInfo && n->DeviceGetMemoryInfo(d, &mem) == GR_NVML_SUCCESS) {
+    set(&dy->mem_used_gib, (double)mem.used / gib);
+    set(&dy->mem_free_gib, (double)mem.free / gib);
+  }
 }
 
 /* Clocks, fan, memory temperature and why the clocks are held down. */
