@@ -32,7 +32,9 @@ TEST_PACKAGES=(libcmocka-dev hwloc-nox bzip2 clang libclang-rt-14-dev valgrind j
           # (tests/mpi/mpi.sh; as root it sets OMPI_ALLOW_RUN_AS_ROOT*)
           libopenmpi-dev openmpi-bin
           # lintian checks the Debian packages cpack makes (tests/package/deb.sh)
-          lintian)
+          lintian
+          # AMD's ROCm SMI header: gpurig's declarations are compiled against it (tests/abi/abi_rocm.c)
+          librocm-smi-dev)
 FUZZ_SECONDS=${GPURIG_FUZZ_SECONDS:-20}
 JOBS=$(nproc 2>/dev/null || echo 2)
 
@@ -104,6 +106,9 @@ run_tests() {
               "STUB=vanish watch --json --count 2 --interval 0.1 --root $d/trees/epyc-riser" \
               "STUB=xid watch --count 4 --interval 0.1 --root $d/trees/epyc-riser" \
               "STUB=a100-nvswitch watch --once --root $d/trees/hgx-a100" \
+              "STUB=mi50-bridge topo --root $d/trees/mi50-bridge" \
+              "STUB=tinybox-red-vanish watch --count 2 --interval 0.1 --root $d/trees/tinybox-red" \
+              "STUB=mixed export --once --root $d/trees/mixed" \
               "STUB=healthy burn --duration 2 --size 1M --json --root $d/trees/epyc-riser" \
               "STUB=burn-xid79 burn --duration 2 --size 1M --interval 0.5 --root $d/trees/epyc-riser" \
               "STUB=burn-gemm-wrong burn --duration 2 --size 1M --pattern pairs --root $d/trees/epyc-riser" \

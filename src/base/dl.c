@@ -1,5 +1,6 @@
 /* dlopen wrapper shared by the NVIDIA backends (see dl.h). */
 #include "base/dl.h"
+#include "base/term.h"
 
 #include <dlfcn.h>
 #include <stdio.h>
@@ -13,7 +14,10 @@ void *gr_dl_open(const char *soname, char *why, size_t cap)
     snprintf(path, sizeof(path), "%s/%s", dir, soname);
   else
     snprintf(path, sizeof(path), "%s", soname);
+  /* the C library's streams while it loads: see gr_term_std_original */
+  struct gr_term_std saved = gr_term_std_original();
   void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+  gr_term_std_restore(saved);
   if (!h) {
     const char *e = dlerror();
     snprintf(why, cap, "%s", e ? e : soname);

@@ -183,6 +183,8 @@ void gr_term_status_line(const char *text)
 
 /* The two streams live as long as the process. */
 static struct filtered out_cookie = {.fd = STDOUT_FILENO}, err_cookie = {.fd = STDERR_FILENO};
+/* The C library's own streams the filter replaced, NULL before it did. */
+static FILE *orig_out, *orig_err;
 
 /* A standard descriptor that was closed (`gpurig ... >&-`) is taken by
  * /dev/null opened read-only: no file gpurig opens later (an input, the
@@ -217,9 +219,31 @@ int gr_term_filter_stdio(void)
   /* the buffering the real streams would have had */
   setvbuf(out, NULL, isatty(STDOUT_FILENO) ? _IOLBF : _IOFBF, 0);
   setvbuf(err, NULL, _IOLBF, 0);
+  orig_out = stdout;
+  orig_err = stderr;
   stdout = out;
   stderr = err;
   return 0;
+}
+
+struct gr_term_std gr_term_std_original(void)
+{
+  struct gr_term_std saved = {stdout, stderr};
+  if (!orig_out)
+    return saved;
+  fflush(stdout); /* what was printed before stays before */
+  fflush(stderr);
+  stdout = orig_out;
+  stderr = orig_err;
+  return saved;
+}
+
+void gr_term_std_restore(struct gr_term_std saved)
+{
+  fflush(stdout);
+  fflush(stderr);
+  stdout = saved.out;
+  stderr = saved.err;
 }
 
 int gr_term_width(int fd)

@@ -22,6 +22,18 @@
  * they were). */
 int gr_term_filter_stdio(void);
 
+/* The C library's own stdout and stderr, in place while a vendor library
+ * loads (base/dl.c): a C++ library's iostreams keep the FILE pointers they
+ * find when libstdc++ starts and flush them at exit, after main has closed
+ * the filtered stdout (ROCm SMI is C++). gr_term_std_original flushes and
+ * swaps them in (nothing when the filter is not in front) and returns what
+ * gr_term_std_restore puts back. */
+struct gr_term_std {
+  FILE *out, *err;
+};
+struct gr_term_std gr_term_std_original(void);
+void gr_term_std_restore(struct gr_term_std saved);
+
 /* A status line redrawn in place on standard error (a progress bar): a
  * carriage return, then text with its control characters escaped like any
  * other. NULL clears the line. The only '\r' gpurig sends to a terminal. */

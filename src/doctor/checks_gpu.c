@@ -191,7 +191,17 @@ void check_driver_p2p(struct gr_doctor_ctx *c)
     return;
   }
   struct gr_finding *r;
-  if (geforce) {
+  if (geforce && geforce->vendor && strcmp(geforce->vendor, "amd") == 0) {
+    r = dr_add(c, GR_SEV_INFO, -1,
+               "%s cards: the amdgpu driver allows them PCIe peer-to-peer only where the whole of their memory is "
+               "visible through the BAR (Resizable BAR) and the IOMMU does not translate; without it every "
+               "GPU-to-GPU transfer goes through host memory. The topology puts %zu of %zu pairs within P2P reach "
+               "by NCCL's rules (RCCL's may differ).",
+               geforce->model, p2p_pairs, pairs);
+    gr_finding_fix(r, "Resizable BAR off or a translating IOMMU",
+                   "Enable Resizable BAR (Above 4G decoding) in the BIOS and set the IOMMU off or to passthrough "
+                   "(iommu=pt); check with `gpurig gpus` (BAR1 equal to the memory) and rocm-smi --showtopoaccess.");
+  } else if (geforce) {
     r = dr_add(c, GR_SEV_INFO, -1,
                "%s cards: NVIDIA's stock driver %s, and where it reports no peer access NCCL moves every GPU-to-GPU transfer through host memory (SHM), about two thirds of the P2P rate. Even with P2P, NCCL's defaults use it on %zu of %zu pairs of this topology.",
                geforce->model,

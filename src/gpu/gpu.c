@@ -9,33 +9,273 @@
 #include "facts/facts.h"
 #include "model/topo.h"
 
+/* Starts backend be into *state and counts its GPUs; -1 with why. */
+static int start_backend(const struct gr_gpu_backend *be, void **state, unsigned *count, char *why, size_t cap)
+{
+  why[0] = '\0';
+  if (be->init(state, why, cap) != 0)
+    return -1;
+  if (be->enumerate(*state, count) != 0) {
+    snprintf(why, cap, "%s", be->last_error(*state));
+    be->shutdown(*state);
+    *state = NULL;
+    return -1;
+  }
+  return 0;
+}
+
+static void take_backend(struct gr_gpus *g, const struct gr_gpu_backend *be, void *state, unsigned count)
+{
+  g->be = be;
+  g->state = state;
+  g->count = count;
+  if (be->versions)
+    be->versions(g->state, g->driver, sizeof(g->driver), g->runtime, sizeof(g->runtime));
+}
+
+/* ------------------------------------------------ several vendors at once */
+
+/* A machine with GPUs of several vendors: one backend over the started
+ * ones, GPUs numbered vendor by vendor in gr_vendors[]'s order. */
+enum { MULTI_MAX = 4 };
+struct multi {
+  unsigned n;
+  const struct gr_gpu_backend *be[MULTI_MAX];
+  void *st[MULTI_MAX];
+  unsigned first[MULTI_MAX], count[MULTI_MAX];
+};
+
+/* Which part answered the calling thread's last failed call. */
+static _Thread_local const struct gr_gpu_backend *tl_multi_be;
+static _Thread_local void *tl_multi_st;
+static _Thread_local char tl_multi_err[96];
+
+/* The part holding GPU gpu and its own index there; -1 when none does. */
+static int multi_at(const struct multi *m, unsigned gpu, unsigned *local)
+{
+  for (unsigned k = 0; k < m->n; k++)
+    if (gpu >= m->first[k] && gpu < m->first[k] + m->count[k]) {
+      *local = gpu - m->first[k];
+      tl_multi_be = m->be[k];
+      tl_multi_st = m->st[k];
+      return (int)k;
+    }
+  tl_multi_be = NULL;
+  snprintf(tl_multi_err, sizeof(tl_multi_err), "GPU%u: no such GPU", gpu);
+  return -1;
+}
+
+static void multi_shutdown(void *state)
+{
+  struct multi *m = state;
+  for (unsigned k = 0; m && k < m->n; k++)
+    m->be[k]->shutdown(m->st[k]);
+  free(m);
+}
+
+static const char *multi_last_error(void *state)
+{
+  (void)state;
+  return tl_multi_be ? tl_multi_be->last_error(tl_multi_st) : tl_multi_err;
+}
+
+static int multi_enumerate(void *state, unsigned *count)
+{
+  struct multi *m = state;
+  unsigned total = 0;
+  for (unsigned k = 0; k < m->n; k++) {
+    tl_multi_be = m->be[k];
+    tl_multi_st = m->st[k];
+    if (m->be[k]->enumerate(m->st[k], &m->count[k]) != 0)
+      return -1;
+    m->first[k] = total;
+    total += m->count[k];
+  }
+  *count = total;
+  return 0;
+}
+
+static int multi_static(void *state, unsigned gpu, struct gr_gpu_static *out)
+{
+  unsigned l;
+  int k = multi_at(state, gpu, &l);
+  const struct multi *m = state;
+  if (k < 0) {
+    memset(out, 0, sizeof(*out));
+    return -1;
+  }
+  return m->be[k]->static_info(m->st[k], l, out);
+}
+
+static int multi_dynamic(void *state, unsigned gpu, struct gr_gpu_dynamic *out)
+{
+  unsigned l;
+  int k = multi_at(state, gpu, &l);
+  const struct multi *m = state;
+  if (k < 0) {
+    memset(out, 0, sizeof(*out));
+    return -1;
+  }
+  return m->be[k]->dynamic_info(m->st[k], l, out);
+}
+
+/* Peer access between two vendors' GPUs is not supported by either driver. */
+static int multi_p2p(void *state, unsigned a, unsigned b, enum gr_p2p_cap cap, enum gr_p2p_status *out)
+{
+  const struct multi *m = state;
+  unsigned la, lb;
+  int ka = multi_at(m, a, &la), kb = multi_at(m, b, &lb);
+  *out = GR_P2PS_U;
+  if (ka < 0 || kb < 0)
+    return -1;
+  if (ka != kb) {
+    *out = GR_P2PS_NS;
+    return 0;
+  }
+  return m->be[ka]->p2p_status ? m->be[ka]->p2p_status(m->st[ka], la, lb, cap, out) : 0;
+}
+
+static int multi_gpulinks(void *state, unsigned gpu, struct gr_gpu_link *out, unsigned cap, unsigned *n)
+{
+  const struct multi *m = state;
+  unsigned l;
+  int k = multi_at(m, gpu, &l);
+  *n = 0;
+  if (k < 0)
+    return -1;
+  return m->be[k]->gpulinks ? m->be[k]->gpulinks(m->st[k], l, out, cap, n) : 0;
+}
+
+/* "550.54.14 (nvidia), 6.7.0 (amd)": each part's, named. */
+static int multi_versions(void *state, char *driver, size_t dcap, char *runtime, size_t rcap)
+{
+  const struct multi *m = state;
+  size_t dn = 0, rn = 0;
+  driver[0] = runtime[0] = '\0';
+  for (unsigned k = 0; k < m->n; k++) {
+    char d[96] = "", r[32] = "";
+    if (m->be[k]->versions)
+      m->be[k]->versions(m->st[k], d, sizeof(d), r, sizeof(r));
+    if (d[0] && dn < dcap)
+      dn += (size_t)snprintf(driver + dn, dcap - dn, "%s%s (%s)", dn ? ", " : "", d, m->be[k]->name);
+    if (r[0] && rn < rcap)
+      rn += (size_t)snprintf(runtime + rn, rcap - rn, "%s%s %s", rn ? ", " : "", m->be[k]->runtime_name, r);
+  }
+  return 0;
+}
+
+/* Events of the parts that report them, with this backend's GPU numbers. */
+static int multi_events(void *state, unsigned timeout_ms, struct gr_gpu_event *out, unsigned cap, unsigned *n)
+{
+  const struct multi *m = state;
+  int any = -1;
+  *n = 0;
+  for (unsigned k = 0; k < m->n; k++) {
+    unsigned got = 0;
+    if (!m->be[k]->events || m->be[k]->events(m->st[k], timeout_ms, out + *n, cap - *n, &got) != 0)
+      continue;
+    any = 0;
+    for (unsigned i = 0; i < got; i++)
+      out[*n + i].gpu += m->first[k];
+    *n += got;
+  }
+  if (any != 0)
+    snprintf(tl_multi_err, sizeof(tl_multi_err), "no driver here reports error events");
+  tl_multi_be = NULL;
+  return any;
+}
+
+static int multi_processes(void *state, unsigned gpu, struct gr_gpu_process *out, unsigned cap, unsigned *n)
+{
+  const struct multi *m = state;
+  unsigned l;
+  int k = multi_at(m, gpu, &l);
+  *n = 0;
+  if (k < 0)
+    return -1;
+  if (!m->be[k]->processes) {
+    tl_multi_be = NULL;
+    snprintf(tl_multi_err, sizeof(tl_multi_err), "the %s cannot list a GPU's processes", m->be[k]->driver_name);
+    return -1;
+  }
+  return m->be[k]->processes(m->st[k], l, out, cap, n);
+}
+
+static const struct gr_gpu_backend multi_backend = {
+    .name = "mixed",
+    .library = "each vendor's library",
+    .driver_name = "GPU drivers",
+    .runtime_name = "runtimes",
+    .gpulink_name = "GPU links",
+    .shutdown = multi_shutdown,
+    .last_error = multi_last_error,
+    .enumerate = multi_enumerate,
+    .static_info = multi_static,
+    .dynamic_info = multi_dynamic,
+    .p2p_status = multi_p2p,
+    .gpulinks = multi_gpulinks,
+    .versions = multi_versions,
+    .events = multi_events,
+    .processes = multi_processes,
+};
+
+/* Every backend that sees GPUs; one alone is taken as it is, several are
+ * joined (multi_backend). Without GPUs anywhere, the first vendor's
+ * answer: "0 GPUs" where it started, else why the ones before the first
+ * that started failed. */
+/* Joins the parts of m that see GPUs into g (multi_backend); m is g's. */
+static void take_multi(struct gr_gpus *g, struct multi *m)
+{
+  unsigned count = 0;
+  if (multi_enumerate(m, &count) != 0)
+    count = 0; /* a part that enumerated a moment ago: its GPUs read as lost below */
+  take_backend(g, &multi_backend, m, count);
+}
+
 int gr_gpus_open(struct gr_gpus *g, struct gr_err *err)
 {
   char why[1024] = "", one[512];
   size_t off = 0;
+  const struct gr_gpu_backend *empty = NULL;
+  void *empty_state = NULL;
+  bool failed_first = false; /* a backend failed before any started */
+  struct multi *m = xcalloc(1, sizeof(*m)); /* the backends that see GPUs */
   memset(g, 0, sizeof(*g));
   for (size_t i = 0; gr_vendors[i]; i++) {
     const struct gr_gpu_backend *be = gr_vendors[i]->gpu;
+    void *state = NULL;
+    unsigned count = 0;
     if (!be)
       continue;
-    one[0] = '\0';
-    if (be->init(&g->state, one, sizeof(one)) == 0) {
-      if (be->enumerate(g->state, &g->count) != 0) {
-        snprintf(one, sizeof(one), "%s", be->last_error(g->state));
-        be->shutdown(g->state);
-        g->state = NULL;
-      } else {
-        g->be = be;
-        if (be->versions)
-          be->versions(g->state, g->driver, sizeof(g->driver), g->runtime, sizeof(g->runtime));
-        return 0;
-      }
+    if (start_backend(be, &state, &count, one, sizeof(one)) == 0) {
+      if (count > 0 && m->n < MULTI_MAX) {
+        m->be[m->n] = be;
+        m->st[m->n] = state;
+        m->count[m->n++] = count;
+      } else if (count == 0 && !empty && !failed_first) {
+        empty = be;
+        empty_state = state;
+      } else
+        be->shutdown(state);
+      continue;
     }
+    failed_first |= !empty && m->n == 0;
     off += (size_t)snprintf(why + off, off < sizeof(why) ? sizeof(why) - off : 0, "%s%s", off ? "; " : "", one);
     if (off >= sizeof(why))
       off = sizeof(why) - 1;
   }
-  return gr_fail(err, GR_EXIT_CANNOT_RUN, "%s", why);
+  if (m->n > 0 && empty)
+    empty->shutdown(empty_state);
+  if (m->n > 1) {
+    take_multi(g, m); /* g owns m now */
+    return 0;
+  }
+  if (m->n == 1)
+    take_backend(g, m->be[0], m->st[0], m->count[0]);
+  else if (empty)
+    take_backend(g, empty, empty_state, 0);
+  free(m);
+  return g->be ? 0 : gr_fail(err, GR_EXIT_CANNOT_RUN, "%s", why);
 }
 
 void gr_gpus_close(struct gr_gpus *g)
@@ -200,6 +440,7 @@ void gr_gpus_collect(struct gr_gpus *g, const struct gr_topo *t, struct gr_gpus_
   r->driver_name = g->be->driver_name;
   r->runtime_name = g->be->runtime_name;
   r->p2p_tool = g->be->p2p_tool;
+  r->gpulink_name = g->be->gpulink_name;
   r->count = g->count;
   r->rows = xcalloc(g->count ? g->count : 1, sizeof(*r->rows));
   for (unsigned i = 0; i < g->count; i++)
@@ -320,7 +561,8 @@ static bool tree_is_this_machine(const struct gr_topo *t, const struct nv_read *
       return false;
     }
     const struct gr_pci *p = &t->pci[d->pci];
-    if (p->vendor != d->st.vendor || p->device != d->st.device) {
+    /* ids the driver no longer reads (a GPU off the bus) contradict nothing */
+    if ((d->st.vendor && p->vendor != d->st.vendor) || (d->st.device && p->device != d->st.device)) {
       snprintf(why, cap, "%s is %04x:%04x to the driver and %04x:%04x in the tree", d->st.busid, d->st.vendor,
                d->st.device, p->vendor, p->device);
       return false;
@@ -338,6 +580,7 @@ struct nv_join {
   int *cpu;       /* links to a CPU */
   int *cpu_pkg;   /* its package */
   int *gen;       /* highest NVLink generation of its links, 0 unknown */
+  double *gbps;   /* highest GB/s per link and direction the driver states (ROCm SMI), 0 unknown */
   char (*switches)[32];
   size_t nswitches; /* distinct switch bus ids */
   unsigned unplaced; /* active links whose far end is unknown or not in t */
@@ -366,6 +609,8 @@ static void join_link(const struct gr_topo *t, int self, const struct gr_gpu_lin
            : t->pci[far].kind == GR_KIND_NVSWITCH ? GR_NVPEER_NVSWITCH : GR_NVPEER_UNKNOWN;
   if (k->gen.ok && (int)k->gen.v > j->gen[ga])
     j->gen[ga] = (int)k->gen.v;
+  if (k->gbps.ok && k->gbps.v > j->gbps[ga])
+    j->gbps[ga] = k->gbps.v;
   switch (kind) {
   case GR_NVPEER_GPU:
     if (far >= 0 && far != self && t->pci[far].gpu_index >= 0)
@@ -388,12 +633,15 @@ static void join_link(const struct gr_topo *t, int self, const struct gr_gpu_lin
 }
 
 /* GB/s per link per direction for topology GPU g: its catalog row, else
+ * what the driver states for its links (ROCm SMI's xGMI bandwidth), else
  * its links' NVLink generation; 0 unknown. */
 static double gpu_link_gbps(const struct gr_topo *t, const struct nv_join *j, size_t g)
 {
   const struct gr_gpu_model *m = gr_pci_catalog(&t->pci[t->gpus[g]]);
-  if (m && strcmp(m->link, "nvlink") == 0 && m->links > 0 && m->link_gbps > 0)
+  if (m && (strcmp(m->link, "nvlink") == 0 || strcmp(m->link, "xgmi") == 0) && m->links > 0 && m->link_gbps > 0)
     return m->link_gbps / m->links;
+  if (j->gbps[g] > 0)
+    return j->gbps[g];
   return nvlink_gen_gbps(j->gen[g]);
 }
 
@@ -453,6 +701,7 @@ static void join_links(struct gr_topo *t, const struct nv_read *r)
   j.cpu = xcalloc(n, sizeof(int));
   j.cpu_pkg = xcalloc(n, sizeof(int));
   j.gen = xcalloc(n, sizeof(int));
+  j.gbps = xcalloc(n, sizeof(double));
   for (unsigned i = 0; i < r->g.count; i++) {
     const struct nv_gpu *d = &r->gpus[i];
     for (unsigned l = 0; d->read && d->pci >= 0 && l < d->nlinks; l++)
@@ -470,6 +719,7 @@ static void join_links(struct gr_topo *t, const struct nv_read *r)
   free(j.cpu);
   free(j.cpu_pkg);
   free(j.gen);
+  free(j.gbps);
   free(j.switches);
 }
 
@@ -492,15 +742,16 @@ void gr_gpus_read_gpulinks(struct gr_topo *t)
   read_driver(&r, t);
   if (tree && !tree_is_this_machine(t, &r, why, sizeof(why))) {
     if (r.g.count)
-      gr_topo_add_warning(t, "NVLink not read from the %s: its GPUs are another machine's, not this tree's (%s)",
-                          r.g.be->driver_name, why);
+      gr_topo_add_warning(t, "%s not read from the %s: its GPUs are another machine's, not this tree's (%s)",
+                          r.g.be->gpulink_name, r.g.be->driver_name, why);
     goto out;
   }
   if (!tree && r.g.count == 0 && topo_has_vendor_gpu(t))
-    gr_topo_add_warning(t, "NVLink not read: the %s (%s) sees no GPU", r.g.be->driver_name, r.g.be->library);
+    gr_topo_add_warning(t, "%s not read: the %s (%s) sees no GPU", r.g.be->gpulink_name, r.g.be->driver_name,
+                        r.g.be->library);
   if (r.nlost)
-    gr_topo_add_warning(t, "NVLink of %u GPU%s not read from the %s: %s", r.nlost, r.nlost == 1 ? "" : "s",
-                        r.g.be->driver_name, r.lost);
+    gr_topo_add_warning(t, "%s of %u GPU%s not read from the %s: %s", r.g.be->gpulink_name, r.nlost,
+                        r.nlost == 1 ? "" : "s", r.g.be->driver_name, r.lost);
   join_links(t, &r);
 out:
   free(r.gpus);

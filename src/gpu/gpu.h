@@ -53,6 +53,7 @@ struct gr_gpu_link {
   struct gr_metric active; /* 1 up, 0 down */
   struct gr_metric gen;    /* NVLink generation (1 P100 ... 5 B200), mapped by the backend from its own numbering */
   char remote_busid[32];   /* the far end, "0000:c4:00.0"; empty when unknown (or the link is down) */
+  struct gr_metric gbps;   /* GB/s per direction as the driver states it (ROCm SMI's xGMI bandwidth); NVML: invalid */
   unsigned remote_vendor;  /* the far end's PCI vendor, 0 unknown */
   enum gr_gpulink_peer remote;
 };
@@ -109,7 +110,8 @@ const char *gr_throttle_word(unsigned bit);
 struct gr_gpu_dynamic {
   struct gr_metric link_gen, link_width;
   struct gr_metric power_w, power_limit_w;
-  struct gr_metric temp_c;
+  struct gr_metric temp_c;         /* the GPU's temperature (AMD: edge) */
+  struct gr_metric hotspot_c;      /* AMD's junction (hotspot) temperature; NVML: invalid */
   struct gr_metric util_gpu_pct, util_mem_pct;
   struct gr_metric mem_used_gib;
   struct gr_metric persistence;    /* 1/0 */
@@ -149,6 +151,7 @@ struct gr_gpu_backend {
   const char *driver_name;  /* "NVIDIA driver" */
   const char *runtime_name; /* the compute runtime whose version `versions` gives: "CUDA" */
   const char *p2p_tool;     /* the vendor's tool that shows the same P2P matrix, NULL none */
+  const char *gpulink_name; /* its GPU-to-GPU links: "NVLink", "xGMI" */
   unsigned pci_vendor;      /* the PCI vendor id of its GPUs (0x10de) */
   /* Loads the library and starts it; on -1 why says what is missing. */
   int (*init)(void **state, char *why, size_t cap);
@@ -196,8 +199,12 @@ struct gr_gpus {
   char driver[96], runtime[32]; /* "550.54.14", "12.4" (the backend's runtime_name); empty when unknown */
 };
 
-/* Opens the first backend whose library loads and starts. Returns 0, or -1
- * with err (GR_EXIT_CANNOT_RUN) listing, per backend, what is missing. */
+/* Opens every backend whose library sees GPUs: one is used as it is,
+ * several are joined into one backend numbering the GPUs vendor by vendor
+ * (g->be then points to gpu.c's static joining backend, named "mixed").
+ * With no GPUs anywhere, the first vendor's answer: 0 GPUs where it
+ * started. Returns 0, or -1 with err (GR_EXIT_CANNOT_RUN) listing, per
+ * backend, what is missing. */
 int gr_gpus_open(struct gr_gpus *g, struct gr_err *err);
 void gr_gpus_close(struct gr_gpus *g);
 
@@ -225,7 +232,7 @@ struct gr_gpu_row {
 };
 struct gr_gpus_report {
   char vendor[16], library[32], driver[96], runtime[32];
-  const char *driver_name, *runtime_name, *p2p_tool; /* the backend's (static) */
+  const char *driver_name, *runtime_name, *p2p_tool, *gpulink_name; /* the backend's (static) */
   struct gr_findings findings; /* a GPU that stopped answering: gpu.lost, fail */
   unsigned count;
   struct gr_gpu_row *rows;

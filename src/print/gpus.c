@@ -37,6 +37,10 @@ static void print_power_temp(FILE *out, const struct gr_gpu_row *r)
   fprintf(out, "  %-13s %s C (slows down at %s C, shuts down at %s C)\n", "temperature",
           num(&r->dy.temp_c, "%.0f", a, 16), num(&r->st.temp_slowdown_c, "%.0f", b, 16),
           num(&r->st.temp_shutdown_c, "%.0f", c, 16));
+  /* AMD's three sensors; the first line's figure is the edge one */
+  if (r->dy.hotspot_c.ok)
+    fprintf(out, "  %-13s %s C junction (hotspot), %s C memory\n", "", num(&r->dy.hotspot_c, "%.0f", a, 16),
+            num(&r->dy.mem_temp_c, "%.0f", b, 16));
 }
 
 /* Clocks now and at most, who may compute on it, and its firmware. */
@@ -93,10 +97,10 @@ static void print_peers(FILE *out, const struct gr_gpu_row *r)
     fprintf(out, "%s%d link%s to the NVSwitch fabric", sep, r->nv_switch_links, r->nv_switch_links == 1 ? "" : "s");
 }
 
-static void print_nvlink(FILE *out, const struct gr_gpu_row *r)
+static void print_nvlink(FILE *out, const struct gr_gpus_report *rep, const struct gr_gpu_row *r)
 {
   bool joined = r->nnv_peers || r->nv_switch_links >= 0;
-  fprintf(out, "  %-13s ", "NVLink");
+  fprintf(out, "  %-13s ", rep->gpulink_name ? rep->gpulink_name : "GPU links");
   if (r->st.gpulinks_active.ok)
     fprintf(out, "%.0f link%s up%s", r->st.gpulinks_active.v, r->st.gpulinks_active.v == 1 ? "" : "s", joined ? ": " : "");
   else
@@ -138,7 +142,7 @@ static void print_row(FILE *out, const struct gr_topo *t, const struct gr_gpus_r
   print_clocks_mode(out, r);
   fprintf(out, "  %-13s %s\n", "persistence", onoff(&r->dy.persistence));
   fprintf(out, "  %-13s %s\n", "ECC", onoff(&r->st.ecc_enabled));
-  print_nvlink(out, r);
+  print_nvlink(out, rep, r);
   fprintf(out, "  %-13s %s%% GPU, %s%% memory\n\n", "utilisation", num(&r->dy.util_gpu_pct, "%.0f", a, sizeof(a)),
           num(&r->dy.util_mem_pct, "%.0f", b, sizeof(b)));
 }
@@ -243,6 +247,8 @@ static json_t *row_json(const struct gr_gpu_row *r, unsigned i)
   json_object_set_new(o, "temp_c", jnum(&r->dy.temp_c));
   json_object_set_new(o, "temp_slowdown_c", jnum(&r->st.temp_slowdown_c));
   json_object_set_new(o, "temp_shutdown_c", jnum(&r->st.temp_shutdown_c));
+  json_object_set_new(o, "temp_hotspot_c", jnum(&r->dy.hotspot_c));
+  json_object_set_new(o, "temp_mem_c", jnum(&r->dy.mem_temp_c));
   json_object_set_new(o, "ecc_enabled", jbool(&r->st.ecc_enabled));
   json_object_set_new(o, "nvlinks_active", jint(&r->st.gpulinks_active));
   json_object_set_new(o, "nvlink_peers", peers_json(r));
@@ -282,7 +288,7 @@ json_t *gr_gpus_to_json(const struct gr_gpus_report *rep)
   char key[48];
   size_t k = 0;
   for (const char *c = rep->runtime_name; c && *c && k + 9 < sizeof(key); c++)
-    key[k++] = (char)tolower((unsigned char)*c);
+    key[k++] = isalnum((unsigned char)*c) ? (char)tolower((unsigned char)*c) : '_'; /* "ROCm SMI": rocm_smi_version */
   snprintf(key + k, sizeof(key) - k, "_version");
   json_object_set_new(o, key, gr_json_text(rep->runtime[0] ? rep->runtime : NULL));
   for (unsigned i = 0; i < rep->count; i++)

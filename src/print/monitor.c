@@ -352,7 +352,7 @@ static void gpu_labels(const struct prom *p, unsigned i, bool dcgm)
   const struct gr_gpu_static *st = gr_sampler_gpu_static(p->s, i);
   char gpu[16], dev[32];
   snprintf(gpu, sizeof(gpu), "%u", i);
-  snprintf(dev, sizeof(dev), "nvidia%u", i);
+  snprintf(dev, sizeof(dev), "%s%u", st->vendor == 0x1002 ? "amd" : "nvidia", i);
   fputc('{', p->f);
   label(p->f, "gpu", gpu, false);
   label(p->f, dcgm ? "UUID" : "uuid", st->uuid, true);
@@ -364,18 +364,26 @@ static void gpu_labels(const struct prom *p, unsigned i, bool dcgm)
   label(p->f, "Hostname", p->host, true); /* dcgm-exporter's case on every family (one PromQL join) */
 }
 
+/* Whether GPU i is AMD's: its vendor series take AMD's exporter's names
+ * instead of dcgm-exporter's (a machine may have both). */
+static bool is_amd(const struct prom *p, unsigned i)
+{
+  return gr_sampler_gpu_static(p->s, i)->vendor == 0x1002;
+}
+
 /* One series per GPU whose value is known and fresh or stale (a lost GPU's
  * series are left out; gpurig_gpu_up says why). */
 static void gpu_series(const struct prom *p, const char *name, const char *type, const char *help, size_t off,
                        double scale)
 {
+  bool dcgm = strncmp(name, "DCGM_", 5) == 0;
   fprintf(p->f, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
   for (unsigned i = 0; i < p->x->ngpu; i++) {
     const struct gr_metric *m = (const struct gr_metric *)((const char *)&p->x->gpu[i] + off);
-    if (!m->ok || p->x->gpu_read[i] == GR_READ_LOST)
+    if (!m->ok || p->x->gpu_read[i] == GR_READ_LOST || (dcgm && is_amd(p, i)))
       continue;
     fputs(name, p->f);
-    gpu_labels(p, i, strncmp(name, "DCGM_", 5) == 0);
+    gpu_labels(p, i, dcgm);
     fprintf(p->f, "} %.17g\n", m->v * scale);
   }
 }
@@ -431,12 +439,83 @@ static void dcgm_series(const struct prom *p)
   }
 }
 
+/* AMD's device-metrics-exporter's series for what ROCm SMI gives gpurig:
+ * its names (lower case, as it serves them, all gauges), its gpu_id,
+ * card_model, vbios_version and hostname labels, and gpurig's pci_bus_id. */
+static const struct amd_row {
+  const char *name, *help;
+  size_t field;
+  double scale;
+} amd_rows[] = {
+    {"gpu_edge_temperature", "Edge temperature value in Celsius.", GPU_FIELD(temp_c), 1},
+    {"gpu_junction_temperature", "Hotspot (aka junction) temperature value in Celsius.", GPU_FIELD(hotspot_c), 1},
+    {"gpu_memory_temperature", "Memory temperature value in Celsius.", GPU_FIELD(mem_temp_c), 1},
+    {"gpu_power_usage", "GPU power usage in Watts.", GPU_FIELD(power_w), 1},
+    {"gpu_gfx_activity", "Graphics engine usage percentage (0 - 100).", GPU_FIELD(util_gpu_pct), 1},
+    {"gpu_umc_activity", "Memory engine usage percentage (0 - 100).", GPU_FIELD(util_mem_pct), 1},
+    {"gpu_used_vram", "Total VRAM memory used in MB.", GPU_FIELD(mem_used_gib), 1024},
+    {"gpu_free_vram", "Total VRAM memory free in MB.", GPU_FIELD(mem_free_gib), 1024},
+    {"pcie_replay_count", "Total number of PCIe replays (NAKs).", GPU_FIELD(pcie_replay), 1},
+    {"gpu_ecc_correct_total", "Total Correctable ECC error count.", GPU_FIELD(ecc_corrected), 1},
+    {"gpu_ecc_uncorrect_total", "Total Uncorrectable ECC error count.", GPU_FIELD(ecc_uncorrected), 1},
+};
+
+static void amd_labels(const struct prom *p, unsigned i)
+{
+  const struct gr_gpu_static *st = gr_sampler_gpu_static(p->s, i);
+  char gpu[16];
+  snprintf(gpu, sizeof(gpu), "%u", i);
+  fputc('{', p->f);
+  label(p->f, "gpu_id", gpu, false);
+  label(p->f, "card_model", st->name, true);
+  label(p->f, "vbios_version", st->vbios, true);
+  label(p->f, "pci_bus_id", st->busid, true);
+  label(p->f, "hostname", p->host, true);
+  label(p->f, "Hostname", p->host, true); /* gpurig's on every family: one PromQL join across vendors */
+}
+
+static void amd_one(const struct prom *p, const char *name, const char *help, size_t off, double scale,
+                    const char *clock_type)
+{
+  if (!clock_type || strcmp(clock_type, "GPU_CLOCK_TYPE_SYSTEM") == 0)
+    fprintf(p->f, "# HELP %s %s\n# TYPE %s gauge\n", name, help, name);
+  for (unsigned i = 0; i < p->x->ngpu; i++) {
+    const struct gr_metric *m = (const struct gr_metric *)((const char *)&p->x->gpu[i] + off);
+    if (!m->ok || p->x->gpu_read[i] == GR_READ_LOST || !is_amd(p, i))
+      continue;
+    fputs(name, p->f);
+    amd_labels(p, i);
+    if (clock_type)
+      label(p->f, "clock_type", clock_type, true);
+    fprintf(p->f, "} %.17g\n", m->v * scale);
+  }
+}
+
+static void amd_series(const struct prom *p)
+{
+  for (size_t i = 0; i < sizeof(amd_rows) / sizeof(amd_rows[0]); i++)
+    amd_one(p, amd_rows[i].name, amd_rows[i].help, amd_rows[i].field, amd_rows[i].scale, NULL);
+  amd_one(p, "gpu_clock", "Clock measure of the GPU in Mhz.", GPU_FIELD(sm_clock_mhz), 1, "GPU_CLOCK_TYPE_SYSTEM");
+  amd_one(p, "gpu_clock", NULL, GPU_FIELD(mem_clock_mhz), 1, "GPU_CLOCK_TYPE_MEMORY");
+}
+
+/* How many of the sample's GPUs are AMD's. */
+static unsigned amd_gpus(const struct prom *p)
+{
+  unsigned n = 0;
+  for (unsigned i = 0; i < p->x->ngpu; i++)
+    n += is_amd(p, i);
+  return n;
+}
+
 /* dcgm-exporter's XID gauge: the last Xid each GPU reported, 0 none. */
 static void xid_series(const struct prom *p)
 {
   fputs("# HELP DCGM_FI_DEV_XID_ERRORS Value of the last XID error encountered.\n"
         "# TYPE DCGM_FI_DEV_XID_ERRORS gauge\n", p->f);
   for (unsigned i = 0; i < p->x->ngpu; i++) {
+    if (is_amd(p, i))
+      continue; /* no Xids: AMD's GPUs report no such events */
     int last = gr_sampler_last_xid(p->s, i);
     fputs("DCGM_FI_DEV_XID_ERRORS", p->f);
     gpu_labels(p, i, true);
@@ -635,8 +714,13 @@ char *gr_prom_render(const struct gr_sampler *s, const struct gr_prom_in *in)
   struct prom p = {.f = mf, .s = s, .x = gr_sampler_sample(s, 0), .host = in->hostname, .in = in};
   driver_series(&p);
   if (p.x) {
-    dcgm_series(&p);
-    xid_series(&p);
+    unsigned amd = amd_gpus(&p);
+    if (amd < p.x->ngpu || p.x->ngpu == 0) {
+      dcgm_series(&p);
+      xid_series(&p);
+    }
+    if (amd)
+      amd_series(&p);
     power_total_series(&p);
     gpurig_gpu_series(&p);
     link_series(&p);

@@ -77,7 +77,11 @@ static inline const char *stub_scenario(void)
                                       "burn-aer", "burn-replay", "burn-xid79",    "burn-throttle",
                                       "burn-stall", "healthy", "in-use", "burn-gemm-wrong", "burn-slow", "net-corrupt",
                                       "amd-pull", "a100-uplink", "spin-timeout", "h200-vm", "driver-gone",
-                                      "power-limits"};
+                                      "power-limits",
+                                      /* AMD machines (stub_rsmi.c): NVML and CUDA see no GPU there */
+                                      "tinybox-red", "tinybox-red-vanish", "mi50-bridge",
+                                      /* both vendors: two RTX 3090s here, two RX 7900 XTX in stub_rsmi.c */
+                                      "mixed"};
   const char *s = getenv("GPURIG_STUB_SCENARIO");
   /* GPURIG_STUB_SCENARIO_FILE: the scenario is the file's first word, read
    * on every call, so a test can change it while gpurig runs (a GPU that
@@ -214,12 +218,16 @@ static inline const struct stub_machine *stub_machine(void)
        .pcie_gen = 5, .ecc = 1, .ngpus = 1, .gpus = h200, .sm_mhz = 345, .mem_mhz = 3201, .mem_temp_c = 33,
        .remap = 1, .max_sm_mhz = 1980, .max_mem_mhz = 3201, .vbios = "96.00.A5.00.1A", .reserved = 615 * STUB_MIB,
        .slowdown_c = 89, .shutdown_c = 95},
+      {STUB_3090, .ngpus = 2, .gpus = pair}, /* "mixed": tests/data/trees/mixed, no bridge */
   };
 #undef STUB_3090
 #undef STUB_A100
   const char *sc = stub_scenario();
   static const char *const names[] = {"nogpu", "v100-hcm", "3090-bridge", "a100-nvswitch", "a100-nvswitch-old",
-                                      "h200-vm"};
+                                      "h200-vm", "mixed"};
+  /* the AMD machines of stub_rsmi.c have no NVIDIA GPU */
+  if (strncmp(sc, "tinybox-red", 11) == 0 || strcmp(sc, "mi50-bridge") == 0)
+    return &machines[1];
   for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
     if (sc == names[i] || strcmp(sc, names[i]) == 0)
       return &machines[i + 1];

@@ -674,6 +674,7 @@ const struct gr_gpu_backend gr_gpu_backend_nvml = {
     .driver_name = "NVIDIA driver",
     .runtime_name = "CUDA",
     .p2p_tool = "nvidia-smi topo -p2p",
+    .gpulink_name = "NVLink",
     .pci_vendor = 0x10de,
     .init = nvml_init,
     .shutdown = nvml_shutdown,

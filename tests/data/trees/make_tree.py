@@ -235,6 +235,50 @@ def hgx_a100(root):
             device(root, hb, [rp, up, down], *plx, bridge=(h + 2, bus, bus), **common)
             device(root, hb, [rp, up, down, '0000:%02x:00.0' % bus], numa=socket, cpus=cpus, **ids)
 
+# AMD machines: the GPUs' facts and xGMI come from the stand-in ROCm SMI (tests/stub/stub_rsmi.c,
+# scenarios tinybox-red and mi50-bridge), at these trees' bus ids.
+
+def tinybox_red(root):
+    """A tinybox red (data/rigs: 6x Radeon RX 7900 XTX): an ASRock Rack ROMED8-2T-like board with one
+    EPYC 7532 (32 cores, NPS1: one NUMA node) and four host bridges (00, 40, 80, c0), each GPU alone on a
+    Gen4 x16 root port. A Navi 31 card carries its own PCIe switch (upstream port 1002:1478, downstream
+    port 1002:1479) in front of the GPU function (1002:744c, class 0300), as lspci shows it."""
+    cpu_files(root, 'AMD EPYC 7532 32-Core Processor', 'AuthenticAMD', 23, 49, ncpus=32)
+    gpu = dict(vendor=0x1002, device_id=0x744c, cls=0x030000, driver='amdgpu', subv=0x1002, subd=0x0e3b,
+               cpus=(0, 31))
+    port = dict(cls=0x060400, driver='pcieport', cpus=(0, 31))
+    for hb, rp, bus in (('0000:00', '0000:00:01.1', 0x01), ('0000:00', '0000:00:03.1', 0x04),
+                        ('0000:40', '0000:40:01.1', 0x41), ('0000:80', '0000:80:01.1', 0x81),
+                        ('0000:c0', '0000:c0:01.1', 0xc1), ('0000:c0', '0000:c0:03.1', 0xc4)):
+        h = int(hb[5:], 16)
+        up, down, dev = '0000:%02x:00.0' % bus, '0000:%02x:00.0' % (bus + 1), '0000:%02x:00.0' % (bus + 2)
+        device(root, hb, [rp], 0x1022, 0x1483, bridge=(h, bus, bus + 2), **port)
+        device(root, hb, [rp, up], 0x1002, 0x1478, bridge=(bus, bus + 1, bus + 2), **port)
+        device(root, hb, [rp, up, down], 0x1002, 0x1479, bridge=(bus + 1, bus + 2, bus + 2), **port)
+        device(root, hb, [rp, up, down, dev], **gpu)
+
+def mi50_bridge(root):
+    """Four Radeon Instinct MI50 32GB (1002:66a1, class 0380) on an EPYC 7302 board, one per host bridge on
+    Gen4 x16 root ports, joined by a 4-card Infinity Fabric Link bridge (a ring: each card has two
+    links, to its two neighbours)."""
+    cpu_files(root, 'AMD EPYC 7302 16-Core Processor', 'AuthenticAMD', 23, 49)
+    gpu = dict(vendor=0x1002, device_id=0x66a1, cls=0x038000, driver='amdgpu', subv=0x1002, subd=0x0834)
+    for hb in ('0000:00', '0000:40', '0000:80', '0000:c0'):
+        h = int(hb[5:], 16)
+        gpu_slot(root, hb, '0000:%02x:01.1' % h, '0000:%02x:00.0' % (h + 3), h + 3, gpu, gen=4, per_socket=16,
+                 port_ids=(0x1022, 0x1483))
+
+def mixed(root):
+    """Both vendors in one workstation: the Threadripper 3960X of pair-3090-bridge with its two RTX 3090s
+    (10de:2204, no bridge) and two Radeon RX 7900 XTX (1002:744c) on root ports of two more host bridges
+    (stand-in scenario mixed: NVML sees the 3090s, ROCm SMI the Radeons)."""
+    pair_3090_bridge(root)
+    gpu = dict(vendor=0x1002, device_id=0x744c, cls=0x030000, driver='amdgpu', subv=0x1002, subd=0x0e3b)
+    gpu_slot(root, '0000:00', '0000:00:03.1', '0000:0a:00.0', 0x0a, gpu, gen=4, per_socket=16,
+             port_ids=(0x1022, 0x1483))
+    gpu_slot(root, '0000:60', '0000:60:01.1', '0000:61:00.0', 0x61, gpu, gen=4, per_socket=16,
+             port_ids=(0x1022, 0x1483))
+
 def smbios_memory(slots=16, populated=8, size_mib=32768, speed=3200, truncate=None, arrays=1, base=0x1000):
     """A raw SMBIOS table (/sys/firmware/dmi/tables/DMI): per socket one type-16 memory array with
     `slots` type-17 memory devices, the first `populated` holding a DDR4 DIMM; then end-of-table."""
@@ -336,6 +380,10 @@ TREES = {
     't181-v100': t181_v100,
     'pair-3090-bridge': pair_3090_bridge,
     'hgx-a100': hgx_a100,
+    # AMD: facts and xGMI from the stand-in ROCm SMI
+    'tinybox-red': tinybox_red,
+    'mi50-bridge': mi50_bridge,
+    'mixed': mixed,
     # gpurig doctor fixtures: one fault each (tests/cli/cases.txt holds the expected findings)
     'doctor-healthy': lambda r: doctor_rig(r),
     'doctor-riser-x8': lambda r: doctor_rig(r, gpu_cur={1: (4, 8)}),
