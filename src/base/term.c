@@ -106,7 +106,9 @@ size_t gr_term_escape(const char *src, size_t n, char *dst, size_t cap, int *c1_
     }
     if (ch == 0xc2) {
       *c1_lead = 1;
-    } else if ((ch < 0x20 && ch != '\n' && ch != '\t') || ch == 0x7f) {
+    } else if (ch == 0x7f) { /* as \u, which a JSON string also allows (jansson leaves DEL raw) */
+      out += put_escape(dst + out, "\\u%04x", ch);
+    } else if (ch < 0x20 && ch != '\n' && ch != '\t') {
       out += put_escape(dst + out, "\\x%02x", ch);
     } else {
       dst[out++] = (char)ch;

@@ -277,7 +277,9 @@ static size_t escape_slow(const unsigned char *src, size_t n, char *dst)
     }
     if (ch == 0xc2)
       lead = 1;
-    else if ((ch < 0x20 && ch != '\n' && ch != '\t') || ch == 0x7f)
+    else if (ch == 0x7f)
+      out += (size_t)sprintf(dst + out, "\\u%04x", ch);
+    else if (ch < 0x20 && ch != '\n' && ch != '\t')
       out += (size_t)sprintf(dst + out, "\\x%02x", ch);
     else
       dst[out++] = (char)ch;
