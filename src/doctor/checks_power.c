@@ -103,7 +103,7 @@ void check_gpu_power_limits(struct gr_doctor_ctx *c)
 {
   const struct gr_doctor_opts *o = c->o;
   if (!o->ngpu_power) {
-    dr_add(c, GR_SEV_SKIPPED, -1, "The GPUs' power limits come from the GPU driver (NVML): %s.",
+    dr_add(c, GR_SEV_SKIPPED, -1, "The GPUs' power limits come from the GPU driver (NVML, ROCm SMI): %s.",
            o->why_no_power ? o->why_no_power : "gpurig doctor reads them, this command does not");
     return;
   }
