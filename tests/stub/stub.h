@@ -162,6 +162,8 @@ struct stub_machine {
   unsigned long long reserved; /* bytes the driver reserves: nvmlDeviceGetMemoryInfo_v2 answers only when set
                                   (older drivers: FUNCTION_NOT_FOUND), and its v1 "used" counts it */
   unsigned slowdown_c, shutdown_c; /* temperature thresholds */
+  double local_gbs;          /* a copy within one GPU, GB/s; 0: STUB_RATE_D2D_SAME */
+  double gemm_flops;         /* cublasGemmEx's rate, FLOP/s; 0: STUB_GEMM_FLOPS (an RTX 3090's) */
 };
 
 #define STUB_MIB (1024ull * 1024ull)
@@ -194,7 +196,8 @@ static inline const struct stub_machine *stub_machine(void)
   };
   static const unsigned a100_switches[] = {0xc4, 0xc5, 0xc6, 0xc7, 0xc8, 0xc9};
   /* the real machine of docs/measure.md "On a real GPU": one H200 in a
-   * Firecracker VM, as its driver 580.159.04 answered (tests/data/trees/h200-vm) */
+   * Firecracker VM, as its driver 580.159.04 answered (tests/data/trees/h200-vm), with the
+   * copy and GEMM rates measured there */
   static const struct stub_gpu h200[] = {{"0000:00:06.0", 0, 0x00, 6, 0, 16, 55.5, 55.3}};
 #define STUB_3090 .name = "NVIDIA GeForce RTX 3090", .pci_device = 0x2204, .mem = 24 * STUB_GIB, .cc_major = 8, \
                   .cc_minor = 6, .power_mw = 350000, .pcie_gen = 4, .sm_mhz = 210, .mem_mhz = 405, .fan = 1, \
@@ -217,7 +220,7 @@ static inline const struct stub_machine *stub_machine(void)
       {.name = "NVIDIA H200", .pci_device = 0x2335, .mem = 143771 * STUB_MIB, .cc_major = 9, .power_mw = 700000,
        .pcie_gen = 5, .ecc = 1, .ngpus = 1, .gpus = h200, .sm_mhz = 345, .mem_mhz = 3201, .mem_temp_c = 33,
        .remap = 1, .max_sm_mhz = 1980, .max_mem_mhz = 3201, .vbios = "96.00.A5.00.1A", .reserved = 615 * STUB_MIB,
-       .slowdown_c = 89, .shutdown_c = 95},
+       .slowdown_c = 89, .shutdown_c = 95, .local_gbs = 2079.0, .gemm_flops = 741.7e12},
       {STUB_3090, .ngpus = 2, .gpus = pair}, /* "mixed": tests/data/trees/mixed, no bridge */
   };
 #undef STUB_3090

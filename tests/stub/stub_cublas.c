@@ -114,8 +114,7 @@ gr_cublas_status cublasGemmEx(gr_cublas_handle h, unsigned int transa, unsigned 
     if (stub_scenario_is("burn-gemm-wrong") && st->dev == STUB_WRONG_GPU)
       c[STUB_WRONG_ROW] += 1.0f;
     double slow = stub_scenario_is("burn-slow") && st->dev == STUB_SLOW_GPU ? 3 : 1;
-    /* h200-vm: the 741.7 TFLOPS a real H200 gave gpurig burn's n = 4096 products */
-    double rate = stub_machine()->pci_device == 0x2335 ? 741.7e12 : STUB_GEMM_FLOPS;
+    double rate = stub_machine()->gemm_flops > 0 ? stub_machine()->gemm_flops : STUB_GEMM_FLOPS;
     st->clock += slow * 2.0 * m * n * k / rate + 5e-6;
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);

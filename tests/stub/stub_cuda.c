@@ -355,8 +355,8 @@ static double copy_rate(int src, int dst)
     return gd->h2d_gbs;
   if (!gd)
     return gs->d2h_gbs;
-  if (src == dst) /* h200-vm: what its memory gave the real copy of 256 MiB */
-    return stub_machine()->pci_device == 0x2335 ? 2079.0 : STUB_RATE_D2D_SAME;
+  if (src == dst)
+    return stub_machine()->local_gbs > 0 ? stub_machine()->local_gbs : STUB_RATE_D2D_SAME;
   return peer[src][dst] || peer[dst][src] ? STUB_RATE_PEER : STUB_RATE_STAGED;
 }
 
