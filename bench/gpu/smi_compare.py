@@ -28,14 +28,6 @@ def txt(node, path):
     return e.text.strip() if e is not None and e.text is not None else None
 
 
-def gen_of(text):
-    return num(text)
-
-
-def width_of(text):
-    return num(text)  # "16x"
-
-
 def tlimit(g, threshold_path):
     """Drivers from R535 on print thresholds relative to T.Limit: the margin now
     (gpu_temp_tlimit, "54 C" below the limit) and each threshold's offset from
@@ -63,10 +55,10 @@ def smi_gpus(root):
             "mem_used_gib": (num(txt(g, "fb_memory_usage/used")) or 0) / 1024.0,
             "mem_reserved_gib": (num(txt(g, "fb_memory_usage/reserved")) or 0) / 1024.0,
             "bar1_gib": (num(txt(g, "bar1_memory_usage/total")) or 0) / 1024.0,
-            "link.gen": gen_of(txt(g, "pci/pci_gpu_link_info/pcie_gen/current_link_gen")),
-            "link.max_gen": gen_of(txt(g, "pci/pci_gpu_link_info/pcie_gen/max_link_gen")),
-            "link.width": width_of(txt(g, "pci/pci_gpu_link_info/link_widths/current_link_width")),
-            "link.max_width": width_of(txt(g, "pci/pci_gpu_link_info/link_widths/max_link_width")),
+            "link.gen": num(txt(g, "pci/pci_gpu_link_info/pcie_gen/current_link_gen")),
+            "link.max_gen": num(txt(g, "pci/pci_gpu_link_info/pcie_gen/max_link_gen")),
+            "link.width": num(txt(g, "pci/pci_gpu_link_info/link_widths/current_link_width")),
+            "link.max_width": num(txt(g, "pci/pci_gpu_link_info/link_widths/max_link_width")),
             "power_w": num(txt(g, "gpu_power_readings/instant_power_draw")) or
                        num(txt(g, "gpu_power_readings/power_draw")) or num(txt(g, "power_readings/power_draw")),
             "power_limit_w": num(txt(g, "gpu_power_readings/current_power_limit")) or
