@@ -136,8 +136,8 @@ run_tests() {
   echo "== libFuzzer targets, ${FUZZ_SECONDS}s each"
   build build-fuzz -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=Debug -DGPURIG_FUZZ=ON -DGPURIG_SANITIZE=ON \
         -DGPURIG_TESTS=OFF
-  for f in xml xmlreader table sysfs rig dmi kmsg expect config nccl_topo nvsmi_topo rocmsmi_topo nccl_log args report \
-           fleet http; do
+  for f in xml xmlreader table sysfs rig dmi kmsg expect config nccl_topo nvsmi_topo rocmsmi_topo amdsmi_topo nccl_log \
+           args report fleet http; do
     local work
     work=$(mktemp -d)
     # a fixed seed keeps CI reproducible; set GPURIG_FUZZ_SEED=0 for a random one

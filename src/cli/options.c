@@ -262,11 +262,11 @@ const struct gr_option gr_rows_source[2] = {
                       "option '--root' needs a directory (an empty value would mean this machine; omit --root for that)",
                       "replay a gathered tree (hwloc-gather-topology) instead of this machine"),
     GR_OPT_STRING_ROW("input", "FILE.xml", struct gr_source_opts, input,
-                      "option '--input' needs a file (hwloc XML, an NCCL topology file, or a saved nvidia-smi or "
-                      "rocm-smi matrix), not an empty value",
+                      "option '--input' needs a file (hwloc XML, an NCCL topology file, or a saved nvidia-smi, "
+                      "rocm-smi or amd-smi matrix), not an empty value",
                       "read an hwloc XML file (lstopo, gpurig snapshot), an NCCL topology file\n"
-                      "(NCCL_TOPO_FILE, NCCL_TOPO_DUMP_FILE), or a saved `nvidia-smi topo -m` or\n"
-                      "`rocm-smi --showtopo`; - reads standard input"),
+                      "(NCCL_TOPO_FILE, NCCL_TOPO_DUMP_FILE), or a saved `nvidia-smi topo -m`,\n"
+                      "`rocm-smi --showtopo` or `amd-smi topology`; - reads standard input"),
 };
 const struct gr_option gr_rows_rig[1] = {
     GR_OPT_STRING_ROW("rig", "RIG", struct gr_source_opts, rig,

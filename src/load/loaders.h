@@ -61,9 +61,15 @@ bool gr_nccl_topo_sniff(const char *buf, size_t len);
  * (docs/topology.md). Errors name FILE:LINE. */
 int gr_load_nvsmi_topo_buffer(const char *name, const char *buf, size_t len, struct gr_topo *t, struct gr_err *err);
 int gr_load_rocmsmi_topo_buffer(const char *name, const char *buf, size_t len, struct gr_topo *t, struct gr_err *err);
+/* A saved `amd-smi topology`: its text tables (ACCESS, WEIGHT, HOPS, LINK
+ * TYPE, NUMA BW, rows and columns by bus id) or its --json (either layout
+ * amd-smi has printed). The same tree and gaps as rocm-smi's, with the GPUs'
+ * stated bus ids. */
+int gr_load_amdsmi_topo_buffer(const char *name, const char *buf, size_t len, struct gr_topo *t, struct gr_err *err);
 /* Which of them buf is: 1 nvidia-smi topo -m (a line starting with GPU0), 2
- * rocm-smi (a "between two GPUs" title or a "(Topology) Numa" line), 0
- * neither (XML starts with '<'). */
+ * rocm-smi (a "between two GPUs" title or a "(Topology) Numa" line), 3
+ * amd-smi (an ACCESS, WEIGHT, HOPS or LINK TYPE "TABLE:" line; or a JSON
+ * array with "link_type"), 0 none (XML starts with '<'). */
 int gr_smi_topo_sniff(const char *buf, size_t len);
 
 /* Writes the machine under fs as hwloc XML with gpurig's per-device facts as

@@ -12,7 +12,7 @@ void mx_alloc(struct mx *m, size_t n)
   m->lvl = xcalloc(n * n + 1, 1);
   m->links = xcalloc(n * n + 1, sizeof(int));
   for (size_t i = 0; i < n; i++) {
-    m->dev[i].numa = m->dev[i].gpu_numa = -1;
+    m->dev[i].numa = m->dev[i].gpu_numa = m->dev[i].p2p = -1;
     m->lvl[i * n + i] = MX_SELF;
   }
 }
@@ -204,6 +204,15 @@ static void add_device(struct bld *b, size_t d, int parent, int *node)
   p->order = (int)d;
   p->cpulist = v->cpulist ? xstrdup(v->cpulist) : NULL;
   p->gpu_numa = v->gpu_numa;
+  p->p2p = v->p2p;
+  if (v->has_bdf) {
+    /* the stated bus id, under made-up bridges of domain ffffffff: no bus id
+     * of the drawing can clash with it */
+    p->domain = v->domain;
+    p->bus = p->sec_bus = p->sub_bus = v->bus;
+    p->dev = v->devno;
+    p->func = v->func;
+  }
   if (v->nic) {
     /* the matrices list RDMA devices alone */
     p->class_id = 0x020000;

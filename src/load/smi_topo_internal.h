@@ -27,6 +27,9 @@ struct mx_dev {
   char *cpulist; /* CPU Affinity, NULL not stated */
   int numa;      /* NUMA Affinity (rocm-smi: Numa Node), -1 not stated */
   int gpu_numa;  /* GPU NUMA ID, -1 not stated */
+  int p2p;       /* the driver lets it do P2P (amd-smi's ACCESS TABLE): 1, 0, -1 not stated */
+  bool has_bdf;  /* the input states its bus id (amd-smi): the builder keeps it */
+  unsigned domain, bus, devno, func;
   int group[4];  /* the builder's: NUMA node, host bridge, switch tree, switch */
 };
 
@@ -54,6 +57,36 @@ void mx_set(struct mx *m, size_t a, size_t b, enum mx_level l, int links);
  * NUMA node, and the GPU links. source_kind is copied into t. Calls
  * gr_topo_finish. Cannot fail. */
 void mx_build(struct mx *m, const char *source_kind, struct gr_topo *t);
+
+/* ---- AMD's tools (smi_topo_pairs.c) ----
+ * rocm-smi --showtopo and amd-smi topology state the same things per GPU
+ * pair, read from the amdgpu KFD io_links: a link type, hops, a weight and
+ * (amd-smi) whether P2P access is enabled; per GPU a NUMA node (rocm-smi) or
+ * a bus id (amd-smi). A reader fills a struct amd_pairs; amd_pairs_build
+ * makes the tree from it through mx_build. Ownership: amd_pairs_free frees
+ * what amd_pairs_alloc made. */
+enum amd_link { AMD_LINK_UNKNOWN, AMD_LINK_PCIE, AMD_LINK_XGMI };
+
+struct amd_pairs {
+  size_t n;
+  int *weight, *hops;   /* n x n, -1 not stated */
+  unsigned char *type;  /* n x n enum amd_link */
+  signed char *access;  /* n x n: 1 P2P enabled, 0 disabled, -1 not stated */
+  int *numa;            /* n, -1 not stated */
+  struct mx_dev *bus;   /* n: has_bdf and the bus id only */
+};
+
+/* What differs between the tools in what gpurig says of their output. */
+struct amd_tool {
+  const char *kind;      /* source_kind: "rocm-smi", "amd-smi" */
+  const char *states;    /* the first gap: what the output states and what it does not */
+  const char *numa_gap;  /* when not every GPU's NUMA node is stated */
+};
+
+void amd_pairs_alloc(struct amd_pairs *p, size_t n);
+void amd_pairs_free(struct amd_pairs *p);
+/* Builds t (mx_build) and adds the gaps every AMD output shares. */
+void amd_pairs_build(const struct amd_pairs *p, const char *name, const struct amd_tool *tool, struct gr_topo *t);
 
 /* Splits the line at p (up to its end or '\n') into whitespace-separated
  * words: at most max, each (start, length). Returns the count, or max + 1

@@ -2,13 +2,8 @@
  * post them (--showtopoweight, --showtopohops, --showtopotype,
  * --showtoponuma): "Weight between two GPUs", "Hops between two GPUs" and
  * "Link Type between two GPUs" matrices and "GPU[i] : (Topology) Numa
- * Node: N" lines.
- *
- * What the numbers mean (rocm-smi reads them from the amdgpu KFD io_links;
- * AMD's MI200 system guide and amd-smi's CLI documentation say it): a link
- * type of XGMI or PCIE; hops 1 for GPUs joined by xGMI, 2 for GPUs on the
- * same CPU socket, 3 across sockets; weight 15 per xGMI hop and 20 per PCIe
- * segment, so a PCIe pair weighs 40 or more. */
+ * Node: N" lines. What the numbers mean, and the tree they make:
+ * smi_topo_pairs.c, shared with the amd-smi reader. */
 #include "load/loaders.h"
 
 #include <stdio.h>
@@ -20,15 +15,13 @@
 #define RS_MAX_WORDS (MX_MAX_DEVICES + 1)
 
 enum rs_table { RS_NONE, RS_WEIGHT, RS_HOPS, RS_TYPE, RS_OTHER };
-enum rs_type { RS_TYPE_UNKNOWN, RS_TYPE_PCIE, RS_TYPE_XGMI };
 
 struct rs {
   const char *name;
   const char *buf, *end;
   struct gr_err *err;
   size_t n;              /* GPUs, from the first matrix or the NUMA lines */
-  int *weight, *hops;    /* n x n, -1 not stated */
-  unsigned char *type;   /* n x n enum rs_type */
+  struct amd_pairs p;    /* allocated once n is known */
   int numa[MX_MAX_DEVICES];
   bool tables[RS_OTHER + 1];
   const char **w;
@@ -55,11 +48,7 @@ static bool gpu_word(const char *w, size_t n, int *i)
 static void alloc_tables(struct rs *r, size_t n)
 {
   r->n = n;
-  r->weight = xcalloc(n * n + 1, sizeof(int));
-  r->hops = xcalloc(n * n + 1, sizeof(int));
-  r->type = xcalloc(n * n + 1, 1);
-  for (size_t i = 0; i < n * n; i++)
-    r->weight[i] = r->hops[i] = -1;
+  amd_pairs_alloc(&r->p, n);
 }
 
 /* The header of a matrix: GPU0 GPU1 ... in order. */
@@ -90,13 +79,13 @@ static int read_cell(struct rs *r, enum rs_table tb, size_t a, size_t b, size_t 
   if (a == b)
     return 0; /* rocm-smi prints 0 there (some versions 1): nothing to read */
   if (tb == RS_TYPE && (mx_is(w, n, "PCIE") || mx_is(w, n, "XGMI"))) {
-    r->type[at] = mx_is(w, n, "XGMI") ? RS_TYPE_XGMI : RS_TYPE_PCIE;
+    r->p.type[at] = mx_is(w, n, "XGMI") ? AMD_LINK_XGMI : AMD_LINK_PCIE;
     return 0;
   }
   if (mx_is(w, n, "N/A"))
     return 0; /* not reported for this pair: left unknown, as a missing table is */
   if ((tb == RS_WEIGHT || tb == RS_HOPS) && mx_uint(w, n, &v)) {
-    (tb == RS_WEIGHT ? r->weight : r->hops)[at] = v;
+    (tb == RS_WEIGHT ? r->p.weight : r->p.hops)[at] = v;
     return 0;
   }
   if (tb != RS_WEIGHT && tb != RS_HOPS && tb != RS_TYPE)
@@ -172,69 +161,23 @@ static int rs_read(struct rs *r)
   return 0;
 }
 
-/* A pair's level, and whether it is xGMI through another GPU. */
-static enum mx_level pair_level(const struct rs *r, size_t at, bool numa_known, bool *multihop)
-{
-  int w = r->weight[at], h = r->hops[at];
-  enum rs_type ty = r->type[at];
-  *multihop = false;
-  /* no link type: weight 15 per xGMI hop, 20 per PCIe segment (40 at least);
-   * 60, both three xGMI hops and three PCIe segments, is left to hops */
-  if (ty == RS_TYPE_UNKNOWN && w > 0 && w % 15 == 0 && w % 20 != 0)
-    ty = RS_TYPE_XGMI;
-  if (ty == RS_TYPE_XGMI) {
-    *multihop = w > 15;
-    return *multihop ? MX_UNKNOWN : MX_GPULINK;
-  }
-  if (numa_known || (ty == RS_TYPE_UNKNOWN && w < 0 && h < 0))
-    return MX_UNKNOWN;
-  if (h >= 2)
-    return h == 2 ? MX_NODE : MX_SYS;
-  return w >= 40 ? (w == 40 ? MX_NODE : MX_SYS) : MX_UNKNOWN;
-}
-
-static void rs_gaps(const struct rs *r, size_t multihop, bool numa_known, struct gr_topo *t)
-{
-  gr_topo_add_gap(t, "rocm-smi's topology states link types, hops, weights and NUMA nodes, not the PCIe tree: each GPU "
-                  "is drawn on a host bridge of its own, so PCIe pairs in one NUMA node show as NODE where a shared "
-                  "switch or root port would be nearer. It states no bus ids, GPU models, PCIe generations or widths, "
-                  "NICs, or xGMI links per pair and their rate.");
-  if (multihop)
-    gr_topo_add_gap(t, "%zu GPU pair%s over xGMI through another GPU (weight above 15, which is one xGMI hop): no "
-                    "direct link, so %s drawn at %s PCIe level; RCCL does not route over 2-hop xGMI (ROCm/rccl#272).",
-                    multihop, multihop == 1 ? " is joined" : "s are joined", multihop == 1 ? "it is" : "they are",
-                    multihop == 1 ? "its" : "their");
-  if (!numa_known)
-    gr_topo_add_gap(t, "Not every GPU has a Numa Node line: the NUMA nodes of those are gpurig's, parted by hops (3: "
-                    "another socket) or weights where the output has them, else one node.");
-  if (r->tables[RS_WEIGHT] && !r->tables[RS_TYPE])
-    gr_topo_add_gap(t, "No Link Type matrix: gpurig took weights that are multiples of 15 and not of 20 as xGMI (15 "
-                    "per hop), the others as PCIe (20 per segment).");
-}
+static const struct amd_tool rocm_smi = {
+    .kind = "rocm-smi",
+    .states = "rocm-smi's topology states link types, hops, weights and NUMA nodes, not the PCIe tree: each GPU is "
+              "drawn on a host bridge of its own, so PCIe pairs in one NUMA node show as NODE where a shared switch or "
+              "root port would be nearer. It states no bus ids, GPU models, PCIe generations or widths, NICs, or xGMI "
+              "links per pair and their rate.",
+    .numa_gap = "Not every GPU has a Numa Node line: the NUMA nodes of those are gpurig's, parted by hops (3: another "
+                "socket) or weights where the output has them, else one node.",
+};
 
 static void rs_build(struct rs *r, struct gr_topo *t)
 {
-  struct mx m = {.name = r->name, .vendor = 0x1002};
-  bool numa_known = true;
-  size_t multihop = 0;
-  mx_alloc(&m, r->n);
-  for (size_t i = 0; i < r->n; i++) {
-    char label[24];
-    snprintf(label, sizeof(label), "GPU%zu", i);
-    m.dev[i].label = xstrdup(label);
-    m.dev[i].numa = r->numa[i];
-    numa_known &= r->numa[i] >= 0;
-  }
-  for (size_t a = 0; a < r->n; a++)
-    for (size_t b = a + 1; b < r->n; b++) {
-      bool mh;
-      /* the upper half, as rocm-smi's rows are read: row a, column b */
-      mx_set(&m, a, b, pair_level(r, a * r->n + b, numa_known, &mh), 1);
-      multihop += mh;
-    }
-  mx_build(&m, "rocm-smi", t);
-  rs_gaps(r, multihop, numa_known, t);
-  mx_free(&m);
+  memcpy(r->p.numa, r->numa, r->n * sizeof(int));
+  amd_pairs_build(&r->p, r->name, &rocm_smi, t);
+  if (r->tables[RS_WEIGHT] && !r->tables[RS_TYPE])
+    gr_topo_add_gap(t, "No Link Type matrix: gpurig took weights that are multiples of 15 and not of 20 as xGMI (15 "
+                    "per hop), the others as PCIe (20 per segment).");
 }
 
 int gr_load_rocmsmi_topo_buffer(const char *name, const char *buf, size_t len, struct gr_topo *t, struct gr_err *err)
@@ -255,22 +198,31 @@ int gr_load_rocmsmi_topo_buffer(const char *name, const char *buf, size_t len, s
     gr_fail(err, GR_EXIT_FAIL, "%s: no rocm-smi topology (no \"between two GPUs\" matrix, no Numa Node line)", name);
     goto out;
   }
-  if (!r.weight)
+  if (!r.p.weight)
     alloc_tables(&r, r.n);
   rs_build(&r, t);
   t->source_path = xstrdup(name);
   rc = 0;
 out:
-  free(r.weight);
-  free(r.hops);
-  free(r.type);
+  amd_pairs_free(&r.p);
   free(r.w);
   free(r.wl);
   return rc;
 }
 
-/* 1 nvidia-smi topo -m, 2 rocm-smi, 0 neither: by content, as --input tells
- * its formats apart. Reads no further than it must. */
+/* Whether a line is one of amd-smi topology's titles ("LINK TYPE TABLE:"). */
+static bool amdsmi_title(const char *p, const char *end)
+{
+  const char *w[4];
+  size_t wl[4];
+  size_t k = mx_words(p, end, w, wl, 3);
+  return (k == 2 && mx_is(w[1], wl[1], "TABLE:") &&
+          (mx_is(w[0], wl[0], "ACCESS") || mx_is(w[0], wl[0], "WEIGHT") || mx_is(w[0], wl[0], "HOPS"))) ||
+         (k == 3 && mx_is(w[0], wl[0], "LINK") && mx_is(w[1], wl[1], "TYPE") && mx_is(w[2], wl[2], "TABLE:"));
+}
+
+/* 1 nvidia-smi topo -m, 2 rocm-smi, 3 amd-smi, 0 none: by content, as
+ * --input tells its formats apart. Reads no further than it must. */
 int gr_smi_topo_sniff(const char *buf, size_t len)
 {
   const char *w[2];
@@ -280,8 +232,13 @@ int gr_smi_topo_sniff(const char *buf, size_t len)
     i++;
   if (i == len || buf[i] == '<')
     return 0; /* XML */
+  if (buf[i] == '[')
+    return memmem(buf, len, "\"link_type\"", 11) ? 3 : 0; /* amd-smi topology --json */
   if (memmem(buf, len, "between two GPUs", 16) || memmem(buf, len, "(Topology) Numa", 15))
     return 2;
+  for (const char *p = buf, *end = buf + len; p < end; p = mx_next_line(p, end))
+    if (amdsmi_title(p, end))
+      return 3;
   for (const char *p = buf, *end = buf + len; p < end; p = mx_next_line(p, end)) {
     size_t k = mx_words(p, end, w, wl, 2);
     if (k >= 1 && mx_is(w[0], wl[0], "GPU0"))

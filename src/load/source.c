@@ -70,6 +70,8 @@ static int load_input(const char *path, struct gr_topo *t, struct gr_err *err)
     rc = gr_load_nvsmi_topo_buffer(name, f.data, f.len, t, err);
   else if (smi == 2)
     rc = gr_load_rocmsmi_topo_buffer(name, f.data, f.len, t, err);
+  else if (smi == 3)
+    rc = gr_load_amdsmi_topo_buffer(name, f.data, f.len, t, err);
   else if (gr_nccl_topo_sniff(f.data, f.len))
     rc = gr_load_nccl_topo_buffer(name, f.data, f.len, t, err);
   else if (f.regular && !f.from_stdin)

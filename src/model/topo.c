@@ -341,6 +341,7 @@ const char *gr_topo_input_name(const struct gr_topo *t)
          : kind_is(t, "nccl")       ? "NCCL topology file"
          : kind_is(t, "nvidia-smi") ? "nvidia-smi topo -m output"
          : kind_is(t, "rocm-smi")   ? "rocm-smi topology output"
+         : kind_is(t, "amd-smi")    ? "amd-smi topology output"
          : kind_is(t, "rig")  ? "rig file"
          : kind_is(t, "root") ? "gathered tree"
                               : "this machine";
@@ -349,7 +350,7 @@ const char *gr_topo_input_name(const struct gr_topo *t)
 bool gr_topo_from_file(const struct gr_topo *t)
 {
   return kind_is(t, "xml") || kind_is(t, "nccl") || kind_is(t, "rig") || kind_is(t, "nvidia-smi") ||
-         kind_is(t, "rocm-smi");
+         kind_is(t, "rocm-smi") || kind_is(t, "amd-smi");
 }
 
 /* v in hex, lower case, at least minw digits: printf's "%0*x". Returns the

@@ -166,8 +166,8 @@ struct gr_fabric {
 };
 
 struct gr_topo {
-  char *source_kind;  /* "live", "root", "xml", "nccl", "rig", "nvidia-smi", "rocm-smi" (gr_topo_input_name
-                         names it) */
+  char *source_kind;  /* "live", "root", "xml", "nccl", "rig", "nvidia-smi", "rocm-smi", "amd-smi"
+                         (gr_topo_input_name names it) */
   char *source_path;  /* root dir or file, may be NULL */
   char *product;      /* DMI product name, may be NULL */
   char *hostname;     /* may be NULL */

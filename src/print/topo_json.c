@@ -417,8 +417,10 @@ void gr_topo_json_members(struct gr_jw *w, const struct gr_topo *t, const struct
   json_t *src = json_object();
   json_object_set_new(src, "kind", json_string(t->source_kind));
   json_object_set_new(src, "path", gr_json_text(t->source_path));
-  /* a rig's bus ids, and those drawn for a vendor tool's matrix, are made up */
-  bool drawn = t->source_kind && (strcmp(t->source_kind, "nvidia-smi") == 0 || strcmp(t->source_kind, "rocm-smi") == 0);
+  /* a rig's bus ids, and those drawn for a vendor tool's matrix, are made up
+   * (amd-smi states its GPUs' own; the bridges above them are still drawn) */
+  bool drawn = t->source_kind && (strcmp(t->source_kind, "nvidia-smi") == 0 || strcmp(t->source_kind, "rocm-smi") == 0 ||
+                                  strcmp(t->source_kind, "amd-smi") == 0);
   json_object_set_new(src, "bus_ids_modelled", json_boolean(t->rig != NULL || drawn));
   gr_jw_put(w, "source", src);
   gr_jw_put(w, "machine", machine_json(t, a));

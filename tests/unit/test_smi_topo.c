@@ -1,7 +1,8 @@
 /* Saved vendor matrices (load/smi_topo*.c): the levels a matrix states come
  * back out of the tree gpurig draws for it, NV#, NIC names and affinity
  * columns survive, rocm-smi's XGMI, hops and NUMA lines are read as AMD
- * documents them, and bad text names its line. The matrices here are made up
+ * documents them, amd-smi's tables and both its --json layouts give the same
+ * machine with its bus ids and P2P access, and bad text names its line. The matrices here are made up
  * for the tests (every level in one matrix, which no posted one has); the
  * real posts are the goldens' and ctest smi_roundtrip's. */
 #include "testutil.h"
@@ -159,12 +160,117 @@ static void rocm_xgmi_hops_and_numa(void **state)
   gr_topo_free(&t);
 }
 
+/* Three GPUs: 0-1 xGMI, 2 on the other socket (hops 3) with P2P disabled. */
+static const char amd_text[] =
+    "$ amd-smi topology\n"
+    "ACCESS TABLE:\n"
+    "             0000:0c:00.0 0000:22:00.0 0001:c1:1f.7\n"
+    "0000:0c:00.0 ENABLED      ENABLED      DISABLED\n"
+    "0000:22:00.0 ENABLED      ENABLED      DISABLED\n"
+    "0001:c1:1f.7 DISABLED     DISABLED     ENABLED\n"
+    "\nWEIGHT TABLE:\n"
+    "             0000:0c:00.0 0000:22:00.0 0001:c1:1f.7\n"
+    "0000:0c:00.0 0            0            72\n"
+    "0000:22:00.0 0            0            72\n"
+    "0001:c1:1f.7 72           72           0\n"
+    "HOPS TABLE:\n"
+    "             0000:0c:00.0 0000:22:00.0 0001:c1:1f.7\n"
+    "0000:0c:00.0 0            1            3\n"
+    "0000:22:00.0 1            0            3\n"
+    "0001:c1:1f.7 3            3            0\n"
+    "LINK TYPE TABLE:\n"
+    "             0000:0c:00.0 0000:22:00.0 0001:c1:1f.7\n"
+    "0000:0c:00.0 SELF         XGMI         PCIE\n"
+    "0000:22:00.0 XGMI         SELF         PCIE\n"
+    "0001:c1:1f.7 PCIE         PCIE         SELF\n"
+    "\nLegend:\n  SELF = Current GPU\n";
+
+/* The same machine in each --json layout amd-smi has printed. */
+static const char amd_json_links[] =
+    "[{\"gpu\": 0, \"bdf\": \"0000:0c:00.0\", \"links\": ["
+    "{\"gpu\": 1, \"weight\": 0, \"link_status\": \"ENABLED\", \"link_type\": \"XGMI\", \"num_hops\": 1},"
+    "{\"gpu\": 2, \"weight\": 72, \"link_status\": \"DISABLED\", \"link_type\": \"PCIE\", \"num_hops\": 3}]},"
+    "{\"gpu\": 2, \"bdf\": \"0001:c1:1f.7\", \"links\": ["
+    "{\"gpu\": 0, \"link_status\": \"DISABLED\", \"link_type\": \"PCIE\", \"num_hops\": 3},"
+    "{\"gpu\": 1, \"link_status\": \"DISABLED\", \"link_type\": \"PCIE\", \"num_hops\": 3}]},"
+    "{\"gpu\": 1, \"bdf\": \"0000:22:00.0\", \"links\": ["
+    "{\"gpu\": 0, \"link_status\": \"ENABLED\", \"link_type\": \"XGMI\", \"num_hops\": 1},"
+    "{\"gpu\": 2, \"link_status\": \"DISABLED\", \"link_type\": \"PCIE\", \"num_hops\": 3}]}]";
+static const char amd_json_tables[] =
+    "[{\"gpu\": 0, \"link_accessibility\": {\"gpu_0\": \"ENABLED\", \"gpu_1\": \"ENABLED\", \"gpu_2\": \"DISABLED\"},"
+    " \"hops\": {\"gpu_0\": 0, \"gpu_1\": 1, \"gpu_2\": 3},"
+    " \"link_type\": {\"gpu_0\": \"SELF\", \"gpu_1\": \"XGMI\", \"gpu_2\": \"PCIE\"}},"
+    " {\"gpu\": 1, \"link_accessibility\": {\"gpu_2\": \"DISABLED\"}, \"hops\": {\"gpu_2\": 3}},"
+    " {\"gpu\": 2, \"link_accessibility\": {\"gpu_0\": \"DISABLED\", \"gpu_1\": \"DISABLED\"},"
+    " \"numa_bandwidth\": {\"gpu_0\": \"N/A\", \"gpu_1\": \"0-0\"}}]";
+
+static void check_amd(const char *text, bool bus_ids)
+{
+  struct gr_topo t;
+  struct gr_analysis a;
+  struct gr_err err = {0};
+  char l[16];
+  assert_int_equal(gr_smi_topo_sniff(text, strlen(text)), 3);
+  if (gr_load_amdsmi_topo_buffer("a.txt", text, strlen(text), &t, &err) != 0)
+    fail_msg("%s", err.msg);
+  gr_analyze(&t, &a);
+  assert_int_equal(t.ngpus, 3);
+  assert_string_equal(t.source_kind, "amd-smi");
+  assert_string_equal(tu_level(&a, 0, 1, l), "XGMI");
+  assert_string_equal(tu_level(&a, 0, 2, l), "SYS");
+  assert_string_equal(tu_level(&a, 1, 2, l), "SYS");
+  assert_int_equal(t.ngpulinks, 1);
+  assert_int_equal(t.pci[t.gpus[0]].p2p, 1);
+  assert_int_equal(t.pci[t.gpus[2]].p2p, 0);
+  const struct gr_pci *g2 = &t.pci[t.gpus[2]];
+  if (bus_ids) {
+    assert_int_equal(g2->domain, 1);
+    assert_int_equal(g2->bus, 0xc1);
+    assert_int_equal(g2->dev, 0x1f);
+    assert_int_equal(g2->func, 7);
+  } else {
+    assert_int_equal(g2->domain, 0xffffffffu); /* no bus ids stated: drawn */
+  }
+  gr_analysis_free(&a);
+  gr_topo_free(&t);
+}
+
+static void amd_text_and_json_agree(void **state)
+{
+  (void)state;
+  struct gr_topo t;
+  struct gr_err err = {0};
+  check_amd(amd_text, true);
+  check_amd(amd_json_links, true);
+  check_amd(amd_json_tables, false);
+  /* the weights of 0 are said, and set aside */
+  assert_int_equal(gr_load_amdsmi_topo_buffer("a.txt", amd_text, sizeof(amd_text) - 1, &t, &err), 0);
+  bool zero = false;
+  for (size_t i = 0; i < t.ngaps; i++)
+    zero |= strstr(t.gaps[i], "1 GPU pair has weight 0") != NULL;
+  assert_true(zero);
+  gr_topo_free(&t);
+  static const char bad_row[] = "HOPS TABLE:\n 0000:0c:00.0 0000:22:00.0\n0000:0c:00.0 0 1\n0000:23:00.0 1 0\n";
+  assert_int_equal(gr_load_amdsmi_topo_buffer("a.txt", bad_row, sizeof(bad_row) - 1, &t, &err), -1);
+  assert_string_equal(err.msg, "a.txt:4: row 0000:23:00.0: expected one of the header's bus ids and 2 cells");
+  gr_topo_free(&t);
+  static const char bad_json[] = "[{\"gpu\": 0, \"links\": [{\"gpu\": 0}]}, {\"gpu\": 0}]";
+  assert_int_equal(gr_load_amdsmi_topo_buffer("a.json", bad_json, sizeof(bad_json) - 1, &t, &err), -1);
+  assert_string_equal(err.msg, "a.json: entry 1 has no \"gpu\" among 0 .. 1, or one given twice");
+  gr_topo_free(&t);
+  static const char bad_hops[] = "HOPS TABLE:\n 0000:0c:00.0 0000:22:00.0\n0000:0c:00.0 0 one\n";
+  assert_int_equal(gr_load_amdsmi_topo_buffer("a.txt", bad_hops, sizeof(bad_hops) - 1, &t, &err), -1);
+  assert_string_equal(err.msg, "a.txt:3: GPU0, GPU1: \"one\" is not a number");
+  gr_topo_free(&t);
+}
+
 int main(void)
 {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(every_level_comes_back),
       cmocka_unit_test(bad_matrices_name_their_line),
       cmocka_unit_test(rocm_xgmi_hops_and_numa),
+      cmocka_unit_test(amd_text_and_json_agree),
   };
   return cmocka_run_group_tests(tests, tu_setup_data, NULL);
 }
