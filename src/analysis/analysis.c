@@ -730,6 +730,14 @@ const char *gr_nccl_level_str(enum gr_level l)
   return "?";
 }
 
+const char *gr_nccl_path_str(const struct gr_path *p)
+{
+  /* RCCL keeps NCCL's path types and prints PATH_NVL as "XGMI": ROCm/rccl
+   * src/graph/topo.cc:27 at 0cbce2a7, topoPathTypeStr[] = { "LOC", "XGMI",
+   * "NVB", "PIX", ... } (NCCL_P2P_LEVEL takes the same words there) */
+  return p->nccl == GR_LVL_GPULINK && p->xgmi ? "XGMI" : gr_nccl_level_str(p->nccl);
+}
+
 void gr_host_link(const struct gr_topo *t, int node, struct gr_host_link *h)
 {
   memset(h, 0, sizeof(*h));

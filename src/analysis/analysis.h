@@ -156,6 +156,9 @@ const struct gr_bottleneck *gr_bottleneck_of(const struct gr_analysis *a, int id
 const char *gr_level_str(const struct gr_path *p, char *buf, size_t cap);
 /* NCCL path type name ("NVL", "PIX", "PXB", "PHB", "SYS", "LOC"). */
 const char *gr_nccl_level_str(enum gr_level l);
+/* A pair's path type as the library that runs it names it: NCCL's, or
+ * "XGMI" for an xGMI pair, as RCCL names its PATH_NVL (static). */
+const char *gr_nccl_path_str(const struct gr_path *p);
 const char *gr_level_name(enum gr_level l);
 
 /* Which end of a PCIe link does not report its maxima. */

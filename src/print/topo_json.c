@@ -249,7 +249,7 @@ static void put_cell(struct gr_jw *w, const struct gr_analysis *a, size_t i, siz
   const struct gr_path *p = &a->gpu_gpu[i * a->ngpus + j];
   switch (kind) {
   case CELL_LEVEL: gr_jw_str(w, NULL, gr_level_str(p, cell, sizeof(cell))); break;
-  case CELL_NCCL: gr_jw_str(w, NULL, i == j ? "X" : gr_nccl_level_str(p->nccl)); break;
+  case CELL_NCCL: gr_jw_str(w, NULL, i == j ? "X" : gr_nccl_path_str(p)); break;
   case CELL_BW:
     if (i == j)
       gr_jw_null(w, NULL);
@@ -287,7 +287,7 @@ static void put_pair(struct gr_jw *w, const struct gr_topo *t, const struct gr_p
   gr_jw_int(w, "a", (long long)ga);
   gr_jw_int(w, "b", (long long)gb);
   gr_jw_str(w, "level", gr_level_str(p, cell, sizeof(cell)));
-  gr_jw_str(w, "nccl_level", gr_nccl_level_str(p->nccl));
+  gr_jw_str(w, "nccl_level", gr_nccl_path_str(p));
   gr_jw_bool(w, "nccl_p2p", p->nccl_p2p);
   gr_jw_str(w, "bottleneck", via[p->via]);
   gr_jw_str(w, "bottleneck_pci_bus_id", p->bottleneck >= 0 ? gr_pci_busid(&t->pci[p->bottleneck], bus, sizeof(bus)) : NULL);

@@ -459,7 +459,7 @@ static void print_gpu_grid(FILE *out, const struct gr_topo *t, const struct gr_a
 static void nccl_cell(const struct gr_analysis *a, size_t r, size_t c, char *buf, size_t cap)
 {
   const struct gr_path *p = &a->gpu_gpu[r * a->ngpus + c];
-  gr_set_text(buf, cap, r == c ? "X" : gr_nccl_level_str(p->nccl));
+  gr_set_text(buf, cap, r == c ? "X" : gr_nccl_path_str(p));
   if (r != c && !p->nccl_p2p && strlen(buf) + 5 <= cap)
     strcat(buf, "/shm");
 }

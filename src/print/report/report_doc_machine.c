@@ -392,7 +392,7 @@ static void nccl_matrix(struct rd_doc *d, const struct gr_topo *t, const struct 
       if (r == c)
         doc_cell_str(tb, doc_level_cls(GR_LVL_X), "X");
       else
-        doc_cell(tb, p->nccl_p2p ? doc_level_cls(p->nccl) : "lv-shm", "%s%s", gr_nccl_level_str(p->nccl),
+        doc_cell(tb, p->nccl_p2p ? doc_level_cls(p->nccl) : "lv-shm", "%s%s", gr_nccl_path_str(p),
                  p->nccl_p2p ? "" : "/shm");
     }
   }
