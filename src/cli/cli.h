@@ -47,6 +47,10 @@ int cmd_report(int argc, char **argv);
 int cmd_snapshot(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
 int cmd_doctor(int argc, char **argv);
+/* A GPU's xGMI errors from a driver reading into doctor's row (-1 where
+ * not reported, or the GPU did not answer: fresh false). */
+struct gr_doctor_gpu_power;
+void cli_doctor_xgmi(const struct gr_gpu_dynamic *d, bool fresh, struct gr_doctor_gpu_power *row);
 int cmd_fleet(int argc, char **argv);
 int cmd_gpus(int argc, char **argv);
 int cmd_bench(int argc, char **argv);

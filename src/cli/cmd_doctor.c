@@ -143,6 +143,13 @@ static void print_report(const struct doctor_opts *o, const struct gr_machine *m
   }
 }
 
+void cli_doctor_xgmi(const struct gr_gpu_dynamic *d, bool fresh, struct gr_doctor_gpu_power *row)
+{
+  row->xgmi_corrected = fresh && d->gpulink_corrected.ok ? d->gpulink_corrected.v : -1;
+  row->xgmi_uncorrected = fresh && d->gpulink_uncorrected.ok ? d->gpulink_uncorrected.v : -1;
+  row->xgmi_state = fresh && d->gpulink_error_state.ok ? (int)d->gpulink_error_state.v : -1;
+}
+
 /* The GPUs' enforced and default power limits from the driver, for the
  * gpu.power-limit check (doctor reads no driver library itself): only of a
  * machine (live, or a gathered tree the stand-in driver answers for), never
@@ -168,6 +175,7 @@ static void read_power_limits(const struct gr_source *src, struct gr_doctor_opts
     snprintf(rows[i].name, sizeof(rows[i].name), "%s", r->st.name);
     rows[i].limit_w = r->dy.power_limit_w.ok && !r->lost ? r->dy.power_limit_w.v : -1;
     rows[i].default_w = r->st.power_default_w.ok ? r->st.power_default_w.v : -1;
+    cli_doctor_xgmi(&r->dy, !r->lost, &rows[i]);
   }
   d->gpu_power = rows;
   d->ngpu_power = rep.count;

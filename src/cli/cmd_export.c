@@ -218,6 +218,7 @@ static void refresh_findings(struct exporter *x)
     pw[i].limit_w = last->gpu[i].power_limit_w.ok && last->gpu_read[i] != GR_READ_LOST ? last->gpu[i].power_limit_w.v
                                                                                          : -1;
     pw[i].default_w = st->power_default_w.ok ? st->power_default_w.v : -1;
+    cli_doctor_xgmi(&last->gpu[i], last->gpu_read[i] != GR_READ_LOST, &pw[i]);
   }
   gr_sampler_unlock(x->mon.s);
   o.gpu_power = pw;

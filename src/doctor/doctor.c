@@ -67,6 +67,10 @@ static const struct check checks[] = {
      check_kernel_thp},
     {{"xid.errors", "NVIDIA Xid errors in the kernel log", "docs.nvidia.com/deploy/xid-errors; data/xid.tsv", true},
      check_xid_errors},
+    {{"gpu.xgmi", "xGMI link errors",
+      "rocm_smi.h rsmi_dev_xgmi_error_status, rsmi_dev_ecc_count_get (RSMI_GPU_BLOCK_XGMI_WAFL); rocm-smi --resetxgmierr",
+      false},
+     check_gpu_xgmi},
 };
 
 size_t gr_doctor_ncheck(void)

@@ -21,10 +21,14 @@
 #include "doctor/expect.h"
 #include "model/finding.h"
 
-/* One GPU's power limits (watts, -1 unknown) and its name. */
+/* One GPU's power limits (watts, -1 unknown) and its name; and its xGMI
+ * errors as the driver counts them (ROCm SMI: the links' RAS block and the
+ * error state 0 none, 1 one, 2 several; -1 not reported). */
 struct gr_doctor_gpu_power {
   char busid[32], name[96];
   double limit_w, default_w;
+  double xgmi_corrected, xgmi_uncorrected;
+  int xgmi_state;
 };
 
 struct gr_doctor_opts {

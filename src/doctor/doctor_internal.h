@@ -83,6 +83,7 @@ void check_driver_p2p(struct gr_doctor_ctx *c);
 void check_rdma_peermem(struct gr_doctor_ctx *c);
 void check_xid_errors(struct gr_doctor_ctx *c);
 void check_gpu_power_limits(struct gr_doctor_ctx *c);
+void check_gpu_xgmi(struct gr_doctor_ctx *c);
 
 /* Reads the NVIDIA driver's version and flavour: 1 found; 0 not loaded
  * (no version file); -1 a version file that cannot be read (an error result

@@ -129,6 +129,11 @@ struct gr_gpu_dynamic {
   struct gr_metric remap_corr, remap_unc, remap_pending, remap_failed; /* row remapping (A100 and later) */
   struct gr_metric gpulink_crc, gpulink_crc_data, gpulink_replay, gpulink_recovery; /* totals over the GPU's NVLinks:
                                                                   flow-control (flit) CRC, data CRC, replays, recoveries */
+  /* xGMI (ROCm SMI): the error counts of the links' RAS block (XGMI WAFL;
+   * ROCm SMI has no count per link), totals; and the driver's error state,
+   * 0 none, 1 an error, 2 several (rsmi_dev_xgmi_error_status). Invalid on
+   * GPUs without xGMI, and on NVIDIA's. */
+  struct gr_metric gpulink_corrected, gpulink_uncorrected, gpulink_error_state;
 };
 
 /* A process using a GPU for compute. */

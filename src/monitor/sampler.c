@@ -531,6 +531,30 @@ static void below_max_event(struct gr_sampler *s, unsigned i, const struct gr_sa
   s->below_max[i] = below;
 }
 
+/* GPU-to-GPU link errors that rose between two fresh samples: NVLink's
+ * counters, or xGMI's (its links' RAS block and the driver's error state;
+ * an uncorrected one is a link that lost data). */
+static void gpulink_events(struct gr_sampler *s, unsigned i, const char *name, const struct gr_gpu_dynamic *a,
+                           const struct gr_gpu_dynamic *b)
+{
+  static const char *const state[] = {"no errors", "an error", "several errors"};
+  if (rose(a->gpulink_crc, b->gpulink_crc) || rose(a->gpulink_crc_data, b->gpulink_crc_data) ||
+      rose(a->gpulink_replay, b->gpulink_replay) || rose(a->gpulink_recovery, b->gpulink_recovery))
+    add_event(s, GR_EV_GPULINK, GR_SEV_WARN, (int)i, -1,
+              "%s: NVLink errors rose (CRC flit %.0f, CRC data %.0f, replay %.0f, recovery %.0f in all)", name,
+              b->gpulink_crc.ok ? b->gpulink_crc.v : 0, b->gpulink_crc_data.ok ? b->gpulink_crc_data.v : 0,
+              b->gpulink_replay.ok ? b->gpulink_replay.v : 0, b->gpulink_recovery.ok ? b->gpulink_recovery.v : 0);
+  bool lost = rose(a->gpulink_uncorrected, b->gpulink_uncorrected);
+  if (lost || rose(a->gpulink_corrected, b->gpulink_corrected) || rose(a->gpulink_error_state, b->gpulink_error_state))
+    add_event(s, GR_EV_GPULINK, lost ? GR_SEV_FAIL : GR_SEV_WARN, (int)i, -1,
+              "%s: xGMI errors rose (corrected %.0f, uncorrected %.0f in all; the driver's error state: %s)", name,
+              b->gpulink_corrected.ok ? b->gpulink_corrected.v : 0,
+              b->gpulink_uncorrected.ok ? b->gpulink_uncorrected.v : 0,
+              b->gpulink_error_state.ok && b->gpulink_error_state.v >= 0 && b->gpulink_error_state.v <= 2
+                  ? state[(int)b->gpulink_error_state.v]
+                  : "not reported");
+}
+
 static void gpu_events(struct gr_sampler *s, const struct gr_sample *prev, const struct gr_sample *cur)
 {
   for (unsigned i = 0; i < s->ngpu; i++) {
@@ -556,12 +580,7 @@ static void gpu_events(struct gr_sampler *s, const struct gr_sample *prev, const
     if (rose(a->ecc_uncorrected, b->ecc_uncorrected) || rose(a->remap_failed, b->remap_failed))
       add_event(s, GR_EV_ECC, GR_SEV_FAIL, (int)i, -1, "%s: uncorrectable memory errors (ECC %.0f, row remap %s)",
                 name, b->ecc_uncorrected.ok ? b->ecc_uncorrected.v : 0, b->remap_failed.v > 0 ? "failed" : "ok");
-    if (rose(a->gpulink_crc, b->gpulink_crc) || rose(a->gpulink_crc_data, b->gpulink_crc_data) ||
-        rose(a->gpulink_replay, b->gpulink_replay) || rose(a->gpulink_recovery, b->gpulink_recovery))
-      add_event(s, GR_EV_GPULINK, GR_SEV_WARN, (int)i, -1,
-                "%s: NVLink errors rose (CRC flit %.0f, CRC data %.0f, replay %.0f, recovery %.0f in all)", name,
-                b->gpulink_crc.ok ? b->gpulink_crc.v : 0, b->gpulink_crc_data.ok ? b->gpulink_crc_data.v : 0,
-                b->gpulink_replay.ok ? b->gpulink_replay.v : 0, b->gpulink_recovery.ok ? b->gpulink_recovery.v : 0);
+    gpulink_events(s, i, name, a, b);
   }
 }
 

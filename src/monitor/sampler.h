@@ -54,7 +54,7 @@ enum gr_mon_event_kind {
   GR_EV_XID,        /* the driver reported an Xid */
   GR_EV_REPLAY,     /* the GPU's PCIe replay counter rose */
   GR_EV_ECC,        /* uncorrected ECC errors or a row remap failure */
-  GR_EV_GPULINK,     /* NVLink CRC/replay/recovery errors rose */
+  GR_EV_GPULINK,     /* NVLink CRC/replay/recovery errors, or xGMI errors, rose */
   GR_EV_LOG,         /* the --kmsg file was rotated (truncated, or a new file at its name): info */
   GR_EV_SLOW_LINK,   /* a busy GPU's link runs below its top generation or width */
 };

@@ -179,6 +179,9 @@ static void put_gpu_metrics(struct gr_jl *l, const struct gr_gpu_dynamic *d, con
   put_metric(l, "nvlink_crc_data_errors_total", d->gpulink_crc_data, 0);
   put_metric(l, "nvlink_replay_errors_total", d->gpulink_replay, 0);
   put_metric(l, "nvlink_recovery_errors_total", d->gpulink_recovery, 0);
+  put_metric(l, "xgmi_corrected_errors_total", d->gpulink_corrected, 0);
+  put_metric(l, "xgmi_uncorrected_errors_total", d->gpulink_uncorrected, 0);
+  put_metric(l, "xgmi_error_state", d->gpulink_error_state, 0);
 }
 
 static void put_gpu(struct gr_jl *l, const struct gr_sampler *s, const struct gr_sample *x, unsigned i)
@@ -458,6 +461,8 @@ static const struct amd_row {
     {"pcie_replay_count", "Total number of PCIe replays (NAKs).", GPU_FIELD(pcie_replay), 1},
     {"gpu_ecc_correct_total", "Total Correctable ECC error count.", GPU_FIELD(ecc_corrected), 1},
     {"gpu_ecc_uncorrect_total", "Total Uncorrectable ECC error count.", GPU_FIELD(ecc_uncorrected), 1},
+    {"gpu_ecc_correct_xgmi_wafl", "Correctable error count in WAFL block.", GPU_FIELD(gpulink_corrected), 1},
+    {"gpu_ecc_uncorrect_xgmi_wafl", "Uncorrectable error count in WAFL block.", GPU_FIELD(gpulink_uncorrected), 1},
 };
 
 static void amd_labels(const struct prom *p, unsigned i)
@@ -601,6 +606,9 @@ static void gpurig_gpu_series(const struct prom *p)
              GPU_FIELD(pcie_rx_gbps), 1e9);
   gpu_series(p, "gpurig_gpu_pcie_tx_bytes_per_second", "gauge", "PCIe bytes per second out of the GPU.",
              GPU_FIELD(pcie_tx_gbps), 1e9);
+  gpu_series(p, "gpurig_gpulink_error_state", "gauge",
+             "Error state of the GPU's GPU-to-GPU links as the driver reports it (xGMI: 0 none, 1 an error, 2 several).",
+             GPU_FIELD(gpulink_error_state), 1);
   fputs("# HELP gpurig_samples_total Samples taken since gpurig export started.\n"
         "# TYPE gpurig_samples_total counter\n", p->f);
   fputs("gpurig_samples_total{", p->f);

@@ -7,7 +7,8 @@
 # line per GPU; GPU2 falling off the bus mid-watch (tinybox-red-vanish written
 # into the scenario file) is shown LOST with an event and exit 2, the others
 # stay. On scenario mixed (both vendors) each GPU is under its own
-# vendor's names. No network, nothing left running.
+# vendor's names. On mi50-xgmi-errors the xGMI error series and watch's event
+# appear. No network, nothing left running.
 # usage: amd.sh GPURIG   (env: GPURIG_TEST_DATA, GPURIG_TEST_STUB)
 set -euo pipefail
 gpurig=$1
@@ -67,4 +68,27 @@ done
 ! grep '^DCGM_' "$work/mixed.prom" | grep -q 'RX 7900' || fail "mixed: an AMD GPU under dcgm-exporter's names"
 got=$(grep -c '^gpurig_gpu_up{.*} 1$' "$work/mixed.prom" || true)
 [ "$got" = 4 ] || fail "mixed: $got GPUs up, expected 4"
-echo "amd.sh: export (promtool) and watch --once on tinybox-red (6 GPUs) and mi50-bridge (4 GPUs); both vendors' names on mixed"
+
+# xGMI errors (scenario mi50-xgmi-errors: GPU1's xGMI block counts corrected errors, more at each
+# read, and the driver's error state is "several"): AMD's WAFL series and gpurig's error state in
+# export, a warn event in watch as the count rises
+sc=mi50-xgmi-errors
+GPURIG_STUB_SCENARIO=$sc "$gpurig" export --once --root "$GPURIG_TEST_DATA/trees/mi50-bridge" >"$work/$sc.prom" ||
+  fail "$sc: export --once exited $?"
+promtool check metrics <"$work/$sc.prom" >"$work/$sc.lint" 2>&1 || true
+if grep -Ev "$amd_names" "$work/$sc.lint" | grep -q .; then fail "$sc: promtool: $(cat "$work/$sc.lint")"; fi
+for m in gpu_ecc_correct_xgmi_wafl gpu_ecc_uncorrect_xgmi_wafl gpurig_gpulink_error_state; do
+  got=$(grep -c "^$m{" "$work/$sc.prom" || true)
+  [ "$got" = 4 ] || fail "$sc: $got $m series, expected 4"
+done
+grep -q '^gpurig_gpulink_error_state{gpu="1",.*} 2$' "$work/$sc.prom" || fail "$sc: GPU1's error state is not 2"
+grep -q '^gpu_ecc_correct_xgmi_wafl{gpu_id="1",.*} [1-9][0-9]*$' "$work/$sc.prom" || fail "$sc: GPU1 counts no xGMI error"
+! grep -q '^gpu_ecc_correct_xgmi_wafl{gpu_id="[023]",.*} [1-9]' "$work/$sc.prom" || fail "$sc: errors on a healthy GPU"
+rc=0
+GPURIG_STUB_SCENARIO=$sc "$gpurig" watch --count 3 --interval 0.1 --root "$GPURIG_TEST_DATA/trees/mi50-bridge" \
+  >"$work/$sc.watch" 2>&1 || rc=$?
+[ "$rc" = 1 ] || fail "$sc: watch exited $rc, expected 1 (a warning)"
+grep -q 'event warn: GPU1 0000:43:00.0: xGMI errors rose (corrected [0-9]*, uncorrected 0 in all; the driver.s error state: several errors)' \
+  "$work/$sc.watch" || fail "$sc: no xGMI event: $(grep event "$work/$sc.watch")"
+! grep -q 'event .*GPU[023] .*xGMI' "$work/$sc.watch" || fail "$sc: an xGMI event on a healthy GPU"
+echo "amd.sh: export (promtool) and watch --once on tinybox-red (6 GPUs) and mi50-bridge (4 GPUs); both vendors' names on mixed; xGMI errors in export and watch"

@@ -79,7 +79,7 @@ static inline const char *stub_scenario(void)
                                       "amd-pull", "a100-uplink", "spin-timeout", "h200-vm", "driver-gone",
                                       "power-limits",
                                       /* AMD machines (stub_rsmi.c): NVML and CUDA see no GPU there */
-                                      "tinybox-red", "tinybox-red-vanish", "mi50-bridge",
+                                      "tinybox-red", "tinybox-red-vanish", "mi50-bridge", "mi50-xgmi-errors",
                                       /* both vendors: two RTX 3090s here, two RX 7900 XTX in stub_rsmi.c */
                                       "mixed"};
   const char *s = getenv("GPURIG_STUB_SCENARIO");
@@ -229,7 +229,7 @@ static inline const struct stub_machine *stub_machine(void)
   static const char *const names[] = {"nogpu", "v100-hcm", "3090-bridge", "a100-nvswitch", "a100-nvswitch-old",
                                       "h200-vm", "mixed"};
   /* the AMD machines of stub_rsmi.c have no NVIDIA GPU */
-  if (strncmp(sc, "tinybox-red", 11) == 0 || strcmp(sc, "mi50-bridge") == 0)
+  if (strncmp(sc, "tinybox-red", 11) == 0 || strncmp(sc, "mi50-", 5) == 0)
     return &machines[1];
   for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
     if (sc == names[i] || strcmp(sc, names[i]) == 0)

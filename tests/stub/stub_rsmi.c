@@ -79,6 +79,8 @@ enum {
   RSTUB_ECC_GPU = 3,           /* mi50-bridge: its UMC block counted 2 corrected errors */
   RSTUB_ECC_COUNT = 2,
   RSTUB_XGMI_MBS = 46000,      /* xGMI bandwidth per direction the stand-in states, MB/s */
+  RSTUB_XGMI_ERR_GPU = 1,      /* "mi50-xgmi-errors": its xGMI (WAFL) block counts corrected errors, */
+  RSTUB_XGMI_ERR_START = 5,    /* 5 at its first answer, 1 more at each */
 };
 
 static const struct rmachine *rmachine(void)
@@ -121,7 +123,7 @@ static const struct rmachine *rmachine(void)
     return &machines[1];
   if (strcmp(sc, "mixed") == 0)
     return &machines[2];
-  if (strcmp(sc, "mi50-bridge") == 0)
+  if (strcmp(sc, "mi50-bridge") == 0 || strcmp(sc, "mi50-xgmi-errors") == 0)
     return &machines[3];
   return &machines[0];
 }
@@ -420,9 +422,18 @@ EXPORT gr_rsmi_status rsmi_dev_ecc_enabled_get(uint32_t dv, uint64_t *blocks)
   return GR_RSMI_STATUS_SUCCESS;
 }
 
+/* "mi50-xgmi-errors": the xGMI block answers on every GPU, and one GPU's
+ * corrected count grows with each call (a link going bad). */
+static _Atomic unsigned xgmi_err_calls;
+
 EXPORT gr_rsmi_status rsmi_dev_ecc_count_get(uint32_t dv, gr_rsmi_block block, struct gr_rsmi_error_count *ec)
 {
   CHECK(dv);
+  if (block == GR_RSMI_GPU_BLOCK_XGMI_WAFL && stub_scenario_is("mi50-xgmi-errors")) {
+    ec->correctable_err = dv == RSTUB_XGMI_ERR_GPU ? RSTUB_XGMI_ERR_START + xgmi_err_calls++ : 0;
+    ec->uncorrectable_err = 0;
+    return GR_RSMI_STATUS_SUCCESS;
+  }
   if (!rmachine()->ecc || !(block & 0x7f))
     return GR_RSMI_STATUS_NOT_SUPPORTED;
   ec->correctable_err = block == GR_RSMI_GPU_BLOCK_FIRST && dv == RSTUB_ECC_GPU ? RSTUB_ECC_COUNT : 0;
@@ -450,7 +461,8 @@ EXPORT gr_rsmi_status rsmi_dev_xgmi_error_status(uint32_t dv, gr_rsmi_enum *st)
   CHECK(dv);
   if (!rmachine()->xgmi_ring)
     return GR_RSMI_STATUS_NOT_SUPPORTED;
-  *st = GR_RSMI_XGMI_STATUS_NO_ERRORS;
+  *st = dv == RSTUB_XGMI_ERR_GPU && stub_scenario_is("mi50-xgmi-errors") ? GR_RSMI_XGMI_STATUS_MULTIPLE_ERRORS
+                                                                         : GR_RSMI_XGMI_STATUS_NO_ERRORS;
   return GR_RSMI_STATUS_SUCCESS;
 }
 

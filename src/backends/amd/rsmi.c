@@ -426,6 +426,21 @@ static void read_ecc(const struct rsmi *r, unsigned gpu, struct gr_gpu_dynamic *
   }
 }
 
+/* xGMI errors: the counts of the links' RAS block and the driver's error
+ * state. A GPU without xGMI (a Radeon) answers NOT_SUPPORTED: both invalid.
+ * The block's counts are in the ECC totals too, as in amd-smi's. */
+static void read_xgmi(const struct rsmi *r, unsigned gpu, struct gr_gpu_dynamic *dy)
+{
+  struct gr_rsmi_error_count ec = {0};
+  gr_rsmi_enum st = GR_RSMI_XGMI_STATUS_NO_ERRORS;
+  if (r->EccCount && r->EccCount(gpu, GR_RSMI_GPU_BLOCK_XGMI_WAFL, &ec) == GR_RSMI_STATUS_SUCCESS) {
+    set(&dy->gpulink_corrected, (double)ec.correctable_err);
+    set(&dy->gpulink_uncorrected, (double)ec.uncorrectable_err);
+  }
+  if (r->XgmiError && r->XgmiError(gpu, &st) == GR_RSMI_STATUS_SUCCESS && st <= GR_RSMI_XGMI_STATUS_MULTIPLE_ERRORS)
+    set(&dy->gpulink_error_state, st);
+}
+
 static int rsmi_dynamic_info(void *state, unsigned gpu, struct gr_gpu_dynamic *dy)
 {
   struct rsmi *r = state;
@@ -469,6 +484,7 @@ static int rsmi_dynamic_info(void *state, unsigned gpu, struct gr_gpu_dynamic *d
   get_u64(r->ReplayCounter, gpu, 1, &dy->pcie_replay);
   read_throttle(r, gpu, dy);
   read_ecc(r, gpu, dy);
+  read_xgmi(r, gpu, dy);
   return 0;
 }
 

@@ -45,6 +45,8 @@ enum {
   GR_RSMI_IOLINK_TYPE_PCIEXPRESS = 1,
   GR_RSMI_IOLINK_TYPE_XGMI = 2,
   GR_RSMI_XGMI_STATUS_NO_ERRORS = 0,
+  GR_RSMI_XGMI_STATUS_ERROR = 1,
+  GR_RSMI_XGMI_STATUS_MULTIPLE_ERRORS = 2,
   GR_RSMI_MAX_NUM_FREQUENCIES_V5 = 32, /* RSMI_MAX_NUM_FREQUENCIES before ROCm 6 */
   GR_RSMI_MAX_NUM_FREQUENCIES_V6 = 33, /* ROCm 6 */
   GR_RSMI_GPU_METRICS_BYTES = 4096,    /* room for any rsmi_gpu_metrics_t (ROCm 6's is about 1 KiB) */
@@ -52,6 +54,7 @@ enum {
 /* rsmi_gpu_block_t: the RAS blocks whose ECC counts gpurig adds up */
 #define GR_RSMI_GPU_BLOCK_FIRST 0x1ul
 #define GR_RSMI_GPU_BLOCK_LAST 0x2000ul /* RSMI_GPU_BLOCK_FUSE in 5.2.3 */
+#define GR_RSMI_GPU_BLOCK_XGMI_WAFL 0x80ul /* the xGMI links' own block: their error counts */
 
 /* rsmi_frequencies_t and rsmi_pcie_bandwidth_t changed in ROCm 6: a bool
  * has_deep_sleep comes first and the arrays hold 33 entries. gpurig asks
