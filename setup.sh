@@ -89,6 +89,8 @@ run_tests() {
   for args in "topo --input $d/hwloc/nvidiaDGX2.xml" "topo --json --input $d/hwloc-aws/p5en.xml" \
               "topo --json --input $d/nccl-topo/gpurig_h100-nvswitch.xml" "topo --input $d/nccl-topo/gpurig_bad-mismatch.xml" \
               "topo --json --input $d/published/dgx-a100.topo-m.txt" "topo --input $d/smi-topo/vllm-16840_mi250.showtopo.txt" \
+              "topo --input $d/smi-topo/oci-mi355x.amd-smi-topology.txt" \
+              "topo --json --input $d/smi-topo/amdsmi-changelog_2gpu-access-type.amd-smi-topology.json" \
               "topo --input $d/bad/nvsmi-bad-cell.txt" "topo --rig mi50-bridge" \
               "report --root $d/trees/epyc-riser" "topo --input $d/no-such.xml" "report" \
               "doctor --root $d/trees/doctor-malformed" "doctor --json --root $d/trees/doctor-healthy --kmsg $d/kmsg/xid-79-13.log" \
@@ -108,6 +110,8 @@ run_tests() {
               "STUB=a100-nvswitch watch --once --root $d/trees/hgx-a100" \
               "STUB=mi50-bridge topo --root $d/trees/mi50-bridge" \
               "STUB=tinybox-red-vanish watch --count 2 --interval 0.1 --root $d/trees/tinybox-red" \
+              "STUB=mi50-xgmi-errors watch --count 2 --interval 0.1 --root $d/trees/mi50-bridge" \
+              "STUB=mi50-xgmi-errors doctor --root $d/trees/mi50-bridge" \
               "STUB=mixed export --once --root $d/trees/mixed" \
               "STUB=healthy burn --duration 2 --size 1M --json --root $d/trees/epyc-riser" \
               "STUB=burn-xid79 burn --duration 2 --size 1M --interval 0.5 --root $d/trees/epyc-riser" \
