@@ -23,7 +23,7 @@ static int finish(struct parser *p, int lines)
     return perr(p, 1, "no cpu statement: a rig needs at least one CPU");
   if (!p->ngpus)
     return perr(p, 1, "no gpu statement: a rig needs at least one GPU");
-  if (resolve_parents(p) != 0)
+  if (resolve_parents(p) != 0 || resolve_power(p) != 0)
     return -1;
   build_cpus(p);
   if (build_tree(p) != 0 || build_links(p) != 0)
@@ -50,6 +50,9 @@ static void free_parser(struct parser *p)
     free(p->links[i].b);
   }
   free(p->links);
+  for (size_t i = 0; i < p->nfeeds; i++)
+    free(p->feeds[i].text);
+  free(p->feeds);
 }
 int gr_rig_parse(const char *name, const char *text, size_t len, struct gr_topo *t, struct gr_err *err)
 {
