@@ -193,7 +193,8 @@ static int want_conns(struct parser *p, const struct token *t, struct gr_conns *
     return 0;
   struct gr_suggest sg;
   char hint[GR_SUGGEST_MAX + 32], word[16];
-  gr_suggest_init(&sg, bad);
+  const char *term = bad + strspn(bad, "0123456789"); /* "3x8pni": the word meant is 8pin's */
+  gr_suggest_init(&sg, term > bad && *term == 'x' ? term + 1 : bad);
   for (const char *q = gr_gpu_conn_words; *q;) {
     size_t len = strcspn(q, "|");
     snprintf(word, sizeof(word), "%.*s", (int)len, q);
