@@ -93,23 +93,55 @@ static void rig_loads(const struct gr_topo *t, struct gr_power_budget *b)
 
 /* What one PSU carries: its GPUs and, when it feeds them, the CPUs. */
 struct share {
+  int psu;               /* its index, -1: every GPU (the rig's total) */
   size_t ngpus;
-  double gpu_w, gpu_peak_w, gpu_max_w, gpu_max_peak_w, cpu_w;
+  double gpu_w, gpu_peak_w, cpu_w;
 };
+
+/* The sum of the k largest sustained draws (peak: published peaks) of
+ * the share's GPUs, -1 when one of theirs is unknown: the busiest rail when
+ * the GPUs are spread evenly and the largest share one. */
+static double top_sum(const struct gr_power_budget *b, const struct share *sh, size_t k, bool peak)
+{
+  double sum = 0, last = INFINITY;
+  size_t taken = 0, at_last = 0;
+  while (taken < k) { /* a GPU count is small: one pass per distinct figure */
+    double best = -INFINITY;
+    size_t n = 0;
+    for (size_t i = 0; i < b->ngpus; i++) {
+      double w = peak ? b->gpus[i].peak_w : b->gpus[i].draw_w;
+      if (sh->psu >= 0 && b->gpus[i].psu != sh->psu)
+        continue;
+      if (w < 0)
+        return -1;
+      if (w < last && w > best) {
+        best = w;
+        n = 0;
+      }
+      n += w == best;
+    }
+    if (n == 0)
+      break;
+    at_last = n < k - taken ? n : k - taken;
+    sum += best * (double)at_last;
+    taken += at_last;
+    last = best;
+  }
+  return sum;
+}
 
 /* The share of PSU k: with `feeds`, what they name; the rig's only PSU
  * carries everything. */
 static void share_of(const struct gr_power_budget *b, const struct gr_rig_meta *m, size_t k, struct share *sh)
 {
   memset(sh, 0, sizeof(*sh));
+  sh->psu = (int)k;
   for (size_t i = 0; i < b->ngpus; i++) {
     if (b->gpus[i].psu != (int)k)
       continue;
     sh->ngpus++;
     sh->gpu_w = add_known(sh->gpu_w, b->gpus[i].draw_w);
     sh->gpu_peak_w = add_known(sh->gpu_peak_w, b->gpus[i].peak_w);
-    sh->gpu_max_w = max_known(sh->gpu_max_w, b->gpus[i].draw_w);
-    sh->gpu_max_peak_w = max_known(sh->gpu_max_peak_w, b->gpus[i].peak_w);
   }
   sh->cpu_w = m->npsus == 1 || m->cpus_psu == (int)k ? b->cpu_w : 0;
 }
@@ -174,16 +206,16 @@ static void single_rail(struct gr_power_budget *b, const struct gr_psu *s, const
 
 /* The busiest rail of a multi-rail PSU with the GPUs spread evenly over
  * its rails, against the smallest rail's limit when rail-amps gives it. */
-static void rail_loads(struct gr_power_psu *l, const struct gr_psu *s, const struct share *sh)
+static void rail_loads(struct gr_power_psu *l, const struct gr_psu *s, const struct gr_power_budget *b,
+                       const struct share *sh)
 {
   l->rails = s->rails;
   l->rail_w = l->rail_peak_w = l->rail_limit_w = -1;
   if (s->rails <= 0 || sh->ngpus == 0)
     return;
   l->gpus_per_rail = (sh->ngpus + (size_t)s->rails - 1) / (size_t)s->rails;
-  double n = (double)l->gpus_per_rail;
-  l->rail_w = sh->gpu_max_w < 0 ? -1 : n * sh->gpu_max_w;
-  l->rail_peak_w = sh->gpu_max_peak_w < 0 ? -1 : n * sh->gpu_max_peak_w;
+  l->rail_w = top_sum(b, sh, l->gpus_per_rail, false);
+  l->rail_peak_w = top_sum(b, sh, l->gpus_per_rail, true);
   for (int i = 0; i < s->nrail_amps; i++)
     if (l->rail_limit_w < 0 || s->rail_amps[i] * 12 < l->rail_limit_w)
       l->rail_limit_w = s->rail_amps[i] * 12;
@@ -299,7 +331,7 @@ static void psu_load(struct gr_power_budget *b, const struct gr_rig_meta *m, siz
   l->headroom_w = l->sustained_w < 0 ? -1 : s->watts - l->sustained_w;
   double eff = l->sustained_w < 0 ? -1 : efficiency_at(s, l->sustained_w / s->watts);
   l->wall_w = eff > 0 ? l->sustained_w * 100.0 / eff : -1;
-  rail_loads(l, s, &sh);
+  rail_loads(l, s, b, &sh);
   psu_findings(b, s, l, &sh);
 }
 
@@ -334,7 +366,7 @@ int gr_power_budget_at(const struct gr_topo *t, double limit_w, struct gr_power_
     struct gr_finding *f = gr_finding_add(&b->findings, GR_SEV_FAIL, "power.psu-overload",
                                           "the PSUs together (%.0f W) are short of the %.0f W sustained load", rated,
                                           b->sustained_w);
-    struct share all = {.ngpus = b->ngpus, .gpu_w = b->gpu_w, .cpu_w = b->cpu_w};
+    struct share all = {.psu = -1, .ngpus = b->ngpus, .gpu_w = b->gpu_w, .cpu_w = b->cpu_w};
     limit_fix(f, &all, rated);
   }
   circuits(t, b);
