@@ -84,11 +84,11 @@ static void connector_finding(struct gr_power_budget *b, size_t g, const char *m
                       "the reference board's, data/power-gpus.tsv");
   double cap = floor(rating + slot);
   if (gp->from.n)
-    gr_finding_fix(f, NULL, "an adapter with every plug filled, each on a PSU cable of its own, or a native cable rated "
-                   "for the card (12V-2x6 600 W); or nvidia-smi -pl %.0f on gpu%zu", cap, g);
+    gr_finding_fix(f, NULL, "an adapter with every plug filled, each on a PSU cable of its own, or a native cable "
+                   "rated for the card (12V-2x6 600 W); or nvidia-smi -pl %.0f on gpu%zu", cap, g);
   else
-    gr_finding_fix(f, NULL, "nvidia-smi -pl %.0f on gpu%zu, within what its connectors carry with the slot's share (the "
-                   "limit is not raised above the board's rating)", cap, g);
+    gr_finding_fix(f, NULL, "nvidia-smi -pl %.0f on gpu%zu, within what its connectors carry with the slot's share "
+                   "(the limit is not raised above the board's rating)", cap, g);
 }
 
 /* Two or more PCIe plugs on fewer cables (a daisy chain): the busiest

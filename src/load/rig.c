@@ -241,6 +241,14 @@ int gr_rig_replace_gpus(struct gr_topo *t, const char *model, struct gr_err *err
   }
   for (size_t g = 0; g < t->ngpus; g++) {
     struct gr_pci *p = &t->pci[t->gpus[g]];
+    if (gr_pci_catalog(p) != m && t->rig && g < t->rig->ngpu_power) {
+      /* its connectors and limit were the old card's: the new one gets its reference layout */
+      struct gr_gpu_power *gp = &t->rig->gpu_power[g];
+      memset(&gp->conns, 0, sizeof(gp->conns));
+      memset(&gp->from, 0, sizeof(gp->from));
+      gp->cables = 0;
+      gp->limit_w = 0;
+    }
     gr_pci_set_model(p, m->model);
     p->link.max_gen = m->pcie_gen;
     int eg = p->link.port_max_gen && p->link.port_max_gen < m->pcie_gen ? p->link.port_max_gen : m->pcie_gen;

@@ -106,7 +106,8 @@ static int psu_option(struct parser *p, struct gr_psu *s, int i)
     for (size_t w = 0; w < sizeof(words) / sizeof(words[0]); w++) {
       if (strcmp(k->text, words[w]) == 0) /* a known word: given twice, or with the one it excludes */
         return perr(p, k->col, "a psu line takes rails N or rail-amps A,..., 80plus LEVEL or efficiency PCT, and "
-                    "input 120|230 and feeds LOADS, each once: \"%s\" repeats or contradicts an earlier option", k->text);
+                    "input 120|230 and feeds LOADS, each once: \"%s\" repeats or contradicts an earlier option",
+                    k->text);
       gr_suggest_offer(&sg, words[w]);
     }
     if (gr_suggest_best(&sg))

@@ -211,6 +211,16 @@ static void connectors_and_risers(void **state)
   assert_int_equal(risers, 2);
   gr_power_free(&b);
   gr_topo_free(&t);
+  /* --gpu: a replaced card loses the old one's connectors and limit, a kept one keeps them */
+  parse_ok(HEAD "gpu \"RTX 4090\" rc0 power 12vhpwr from 3x8pin limit 600\n"
+                "gpu \"RTX 3090\" rc0 power 2x8pin cables 1\n",
+           &t);
+  struct gr_err err = {0};
+  assert_int_equal(gr_rig_replace_gpus(&t, "RTX 3090", &err), 0);
+  assert_int_equal(t.rig->gpu_power[0].conns.n, 0);
+  assert_float_equal(t.rig->gpu_power[0].limit_w, 0, 0);
+  assert_int_equal(t.rig->gpu_power[1].cables, 1);
+  gr_topo_free(&t);
   /* a plan's power limit overrides the rig's: at 450 W the adapter carries 375 W */
   parse_ok(HEAD "gpu \"RTX 4090\" rc0 power 12vhpwr from 3x8pin limit 600\n", &t);
   assert_int_equal(gr_power_budget_at(&t, 450, &b), 0);
