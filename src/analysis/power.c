@@ -60,26 +60,90 @@ static double max_known(double a, double b)
   return a < 0 || b < 0 ? -1 : a > b ? a : b;
 }
 
-/* The loads of every GPU and CPU into b, each GPU's sustained draw capped
- * at b->gpu_limit_w when one is set. */
+/* The loads of every GPU and CPU into b: each GPU at its board power, or at
+ * the rig's `limit` for it, or at b->gpu_limit_w when the plan sets one. */
 static void rig_loads(const struct gr_topo *t, struct gr_power_budget *b)
 {
+  const struct gr_rig_meta *m = t->rig;
   b->gpu_w = b->gpu_peak_w = b->cpu_w = b->gpu_max_w = b->gpu_max_peak_w = 0;
   b->peak_window_us = t->ngpus ? 0 : -1;
+  b->gpus = xcalloc(t->ngpus + 1, sizeof(*b->gpus));
+  b->ngpus = t->ngpus;
   for (size_t i = 0; i < t->ngpus; i++) {
-    double board, peak, window;
-    gpu_power(gr_pci_catalog(&t->pci[t->gpus[i]]), &board, &peak, &window);
-    if (b->gpu_limit_w > 0 && board > b->gpu_limit_w)
-      board = b->gpu_limit_w;
-    b->gpu_w = add_known(b->gpu_w, board);
-    b->gpu_peak_w = add_known(b->gpu_peak_w, peak);
-    b->gpu_max_w = max_known(b->gpu_max_w, board);
-    b->gpu_max_peak_w = max_known(b->gpu_max_peak_w, peak);
-    b->peak_window_us = max_known(b->peak_window_us, window);
+    struct gr_power_gpu *g = &b->gpus[i];
+    gpu_power(gr_pci_catalog(&t->pci[t->gpus[i]]), &g->draw_w, &g->peak_w, &g->window_us);
+    double rig_limit = m && i < m->ngpu_power ? m->gpu_power[i].limit_w : 0;
+    if (b->gpu_limit_w > 0 && g->draw_w > b->gpu_limit_w)
+      g->draw_w = b->gpu_limit_w;
+    else if (b->gpu_limit_w <= 0 && rig_limit > 0) /* the limit the rig sets: what the card may hold */
+      g->draw_w = rig_limit;
+    g->psu = m && i < m->ngpu_power ? m->gpu_power[i].psu : -1;
+    if (m && m->npsus == 1)
+      g->psu = 0;
+    b->gpu_w = add_known(b->gpu_w, g->draw_w);
+    b->gpu_peak_w = add_known(b->gpu_peak_w, g->peak_w);
+    b->gpu_max_w = max_known(b->gpu_max_w, g->draw_w);
+    b->gpu_max_peak_w = max_known(b->gpu_max_peak_w, g->peak_w);
+    b->peak_window_us = max_known(b->peak_window_us, g->window_us);
   }
   for (size_t i = 0; i < t->npackages; i++)
     b->cpu_w = add_known(b->cpu_w, cpu_power(t->packages[i].cpu_model));
   b->sustained_w = add_known(b->gpu_w, b->cpu_w);
+}
+
+/* What one PSU carries: its GPUs and, when it feeds them, the CPUs. */
+struct share {
+  int psu;               /* its index, -1: every GPU (the rig's total) */
+  size_t ngpus;
+  double gpu_w, gpu_peak_w, cpu_w;
+};
+
+/* The sum of the k largest sustained draws (peak: published peaks) of
+ * the share's GPUs, -1 when one of theirs is unknown: the busiest rail when
+ * the GPUs are spread evenly and the largest share one. */
+static double top_sum(const struct gr_power_budget *b, const struct share *sh, size_t k, bool peak)
+{
+  double sum = 0, last = INFINITY;
+  size_t taken = 0, at_last = 0;
+  while (taken < k) { /* a GPU count is small: one pass per distinct figure */
+    double best = -INFINITY;
+    size_t n = 0;
+    for (size_t i = 0; i < b->ngpus; i++) {
+      double w = peak ? b->gpus[i].peak_w : b->gpus[i].draw_w;
+      if (sh->psu >= 0 && b->gpus[i].psu != sh->psu)
+        continue;
+      if (w < 0)
+        return -1;
+      if (w < last && w > best) {
+        best = w;
+        n = 0;
+      }
+      n += w == best;
+    }
+    if (n == 0)
+      break;
+    at_last = n < k - taken ? n : k - taken;
+    sum += best * (double)at_last;
+    taken += at_last;
+    last = best;
+  }
+  return sum;
+}
+
+/* The share of PSU k: with `feeds`, what they name; the rig's only PSU
+ * carries everything. */
+static void share_of(const struct gr_power_budget *b, const struct gr_rig_meta *m, size_t k, struct share *sh)
+{
+  memset(sh, 0, sizeof(*sh));
+  sh->psu = (int)k;
+  for (size_t i = 0; i < b->ngpus; i++) {
+    if (b->gpus[i].psu != (int)k)
+      continue;
+    sh->ngpus++;
+    sh->gpu_w = add_known(sh->gpu_w, b->gpus[i].draw_w);
+    sh->gpu_peak_w = add_known(sh->gpu_peak_w, b->gpus[i].peak_w);
+  }
+  sh->cpu_w = m->npsus == 1 || m->cpus_psu == (int)k ? b->cpu_w : 0;
 }
 
 /* The PSU's efficiency in percent at a load fraction, from its stated
@@ -106,17 +170,17 @@ static double efficiency_at(const struct gr_psu *s, double frac)
   return -1;
 }
 
-/* The power limit per GPU that brings load within 90% of watts, and the
- * fix finding's text for it. */
-static void limit_fix(struct gr_finding *f, const struct gr_power_budget *b, size_t ngpus, double watts)
+/* The power limit per GPU that brings a share's load within 90% of watts
+ * (the 10% headroom the PSU findings ask), and the fix finding's text. */
+static void limit_fix(struct gr_finding *f, const struct share *sh, double watts)
 {
-  if (ngpus == 0 || b->cpu_w < 0 || b->gpu_w < 0)
+  if (sh->ngpus == 0 || sh->cpu_w < 0 || sh->gpu_w < 0)
     return;
-  double per = gr_power_limit_within(b, ngpus, watts);
-  double board = b->gpu_w / (double)ngpus;
+  double per = floor((0.9 * watts - sh->cpu_w) / (double)sh->ngpus);
+  double board = sh->gpu_w / (double)sh->ngpus;
   if (per > 0 && per < board)
     gr_finding_fix(f, NULL, "another PSU for part of the GPUs, or nvidia-smi -pl %.0f on each GPU (saves %.0f W)",
-                   per, (board - per) * (double)ngpus);
+                   per, (board - per) * (double)sh->ngpus);
 }
 
 /* One 12 V rail for four or more GPUs: one over-current protection sees
@@ -124,16 +188,17 @@ static void limit_fix(struct gr_finding *f, const struct gr_power_budget *b, siz
  * of a data-parallel job compute and synchronise in lockstep, so their
  * spikes coincide on that one trip point (seed 004's builder lost a PSU so
  * and moved to ten rails). */
-static void single_rail(struct gr_power_budget *b, const struct gr_psu *s, const struct gr_power_psu *l, size_t ngpus)
+static void single_rail(struct gr_power_budget *b, const struct gr_psu *s, const struct gr_power_psu *l,
+                        const struct share *sh)
 {
   char peak[96];
   struct gr_finding *f = gr_finding_add(
       &b->findings, GR_SEV_WARN, "power.single-rail",
       "PSU %s (%.0f W) has one 12 V rail: its over-current protection carries all %zu GPUs at once, %.0f W "
       "sustained and %s when they peak together (data-parallel jobs step the GPUs in lockstep)", s->name, s->watts,
-      ngpus, l->sustained_w, gr_power_peak_text(l->transient_w, b->peak_window_us, peak, sizeof(peak)));
+      sh->ngpus, l->sustained_w, gr_power_peak_text(l->transient_w, b->peak_window_us, peak, sizeof(peak)));
   gr_finding_evidence(f, "rig", "psu %s %.0f W rails 1; GPUs %.0f W at board power; CPUs %s", s->name, s->watts,
-                      b->gpu_w, b->cpu_w < 0 ? "unknown" : "at TDP");
+                      sh->gpu_w, sh->cpu_w < 0 ? "unknown" : sh->cpu_w == 0 ? "on another PSU" : "at TDP");
   gr_finding_fix(f, NULL, "a multi-rail PSU with each GPU's cables on a rail of its own, or a second PSU for half "
                  "of the GPUs; a power limit (nvidia-smi -pl) lowers the sustained load but much less the "
                  "millisecond peaks");
@@ -141,16 +206,16 @@ static void single_rail(struct gr_power_budget *b, const struct gr_psu *s, const
 
 /* The busiest rail of a multi-rail PSU with the GPUs spread evenly over
  * its rails, against the smallest rail's limit when rail-amps gives it. */
-static void rail_loads(struct gr_power_psu *l, const struct gr_psu *s, const struct gr_power_budget *b, size_t ngpus)
+static void rail_loads(struct gr_power_psu *l, const struct gr_psu *s, const struct gr_power_budget *b,
+                       const struct share *sh)
 {
   l->rails = s->rails;
   l->rail_w = l->rail_peak_w = l->rail_limit_w = -1;
-  if (s->rails <= 0 || ngpus == 0)
+  if (s->rails <= 0 || sh->ngpus == 0)
     return;
-  l->gpus_per_rail = (ngpus + (size_t)s->rails - 1) / (size_t)s->rails;
-  double n = (double)l->gpus_per_rail;
-  l->rail_w = b->gpu_max_w < 0 ? -1 : n * b->gpu_max_w;
-  l->rail_peak_w = b->gpu_max_peak_w < 0 ? -1 : n * b->gpu_max_peak_w;
+  l->gpus_per_rail = (sh->ngpus + (size_t)s->rails - 1) / (size_t)s->rails;
+  l->rail_w = top_sum(b, sh, l->gpus_per_rail, false);
+  l->rail_peak_w = top_sum(b, sh, l->gpus_per_rail, true);
   for (int i = 0; i < s->nrail_amps; i++)
     if (l->rail_limit_w < 0 || s->rail_amps[i] * 12 < l->rail_limit_w)
       l->rail_limit_w = s->rail_amps[i] * 12;
@@ -180,13 +245,15 @@ static void rail_findings(struct gr_power_budget *b, const struct gr_psu *s, con
 
 /* The findings of one PSU that carries the whole rig. */
 static void psu_findings(struct gr_power_budget *b, const struct gr_psu *s, const struct gr_power_psu *l,
-                         size_t ngpus)
+                         const struct share *sh)
 {
   struct gr_finding *f = NULL;
   if (l->sustained_w > s->watts)
     f = gr_finding_add(&b->findings, GR_SEV_FAIL, "power.psu-overload",
-                       "PSU %s (%.0f W) carries %.0f W sustained with every GPU at board power", s->name, s->watts,
-                       l->sustained_w);
+                       "PSU %s (%.0f W) carries %.0f W sustained: %zu GPU%s at %s%s", s->name, s->watts,
+                       l->sustained_w, sh->ngpus, sh->ngpus == 1 ? "" : "s",
+                       b->gpu_limit_w > 0 ? "the power limit" : "board power (or the rig's limit)",
+                       sh->cpu_w > 0 ? ", the CPUs at TDP" : "");
   else if (l->transient_w > s->watts)
     f = gr_finding_add(&b->findings, GR_SEV_WARN, "power.psu-transient",
                        "PSU %s (%.0f W): %.0f W sustained, %.0f W when the GPUs peak (published transients)",
@@ -197,12 +264,12 @@ static void psu_findings(struct gr_power_budget *b, const struct gr_psu *s, cons
                        l->sustained_w, l->headroom_w);
   if (f) {
     gr_finding_evidence(f, "rig", "psu %s %.0f W, GPUs %.0f W at board power, GPUs at published peaks %s, CPUs %s",
-                        s->name, s->watts, b->gpu_w, b->gpu_peak_w < 0 ? "unknown" : "known",
-                        b->cpu_w < 0 ? "unknown" : "at TDP");
-    limit_fix(f, b, ngpus, s->watts);
+                        s->name, s->watts, sh->gpu_w, sh->gpu_peak_w < 0 ? "unknown" : "known",
+                        sh->cpu_w < 0 ? "unknown" : sh->cpu_w == 0 ? "on another PSU" : "at TDP");
+    limit_fix(f, sh, s->watts);
   }
-  if (s->rails == 1 && ngpus >= 4)
-    single_rail(b, s, l, ngpus);
+  if (s->rails == 1 && sh->ngpus >= 4)
+    single_rail(b, s, l, sh);
   rail_findings(b, s, l);
 }
 
@@ -238,6 +305,36 @@ static void circuits(const struct gr_topo *t, struct gr_power_budget *b)
   }
 }
 
+/* PSU k's load, wall draw and rails, and its findings. Which PSU feeds
+ * what is known for the rig's only PSU or from `feeds`; with several PSUs
+ * and no feeds, each one's share stays unknown and only their total is
+ * checked (the caller). */
+static void psu_load(struct gr_power_budget *b, const struct gr_rig_meta *m, size_t k)
+{
+  const struct gr_psu *s = &m->psus[k];
+  struct gr_power_psu *l = &b->psus[k];
+  struct share sh;
+  l->name = s->name;
+  l->watts = s->watts;
+  l->rails = s->rails;
+  l->fed = m->npsus == 1 || b->feeds;
+  l->sustained_w = l->transient_w = l->headroom_w = l->wall_w = -1;
+  l->rail_w = l->rail_peak_w = l->rail_limit_w = -1;
+  if (!l->fed)
+    return;
+  share_of(b, m, k, &sh);
+  l->ngpus = sh.ngpus;
+  l->cpus = m->npsus == 1 || m->cpus_psu == (int)k;
+  l->board = m->npsus == 1 || m->board_psu == (int)k;
+  l->sustained_w = add_known(sh.gpu_w, sh.cpu_w);
+  l->transient_w = add_known(sh.gpu_peak_w, sh.cpu_w);
+  l->headroom_w = l->sustained_w < 0 ? -1 : s->watts - l->sustained_w;
+  double eff = l->sustained_w < 0 ? -1 : efficiency_at(s, l->sustained_w / s->watts);
+  l->wall_w = eff > 0 ? l->sustained_w * 100.0 / eff : -1;
+  rail_loads(l, s, b, &sh);
+  psu_findings(b, s, l, &sh);
+}
+
 int gr_power_budget(const struct gr_topo *t, struct gr_power_budget *b)
 {
   return gr_power_budget_at(t, 0, b);
@@ -248,6 +345,7 @@ int gr_power_budget_at(const struct gr_topo *t, double limit_w, struct gr_power_
   memset(b, 0, sizeof(*b));
   b->gpu_limit_w = limit_w > 0 ? limit_w : 0;
   rig_loads(t, b);
+  gr_power_paths(t, b);
   if (!t->rig || t->rig->npsus == 0) {
     struct gr_finding *f = gr_finding_add(&b->findings, GR_SEV_INFO, "power.unknown",
                                           "The rig has no psu line: PSU watts, rails, efficiency and the wall circuit are "
@@ -258,35 +356,18 @@ int gr_power_budget_at(const struct gr_topo *t, double limit_w, struct gr_power_
   const struct gr_rig_meta *m = t->rig;
   b->psus = xcalloc(m->npsus, sizeof(*b->psus));
   b->npsus = m->npsus;
+  b->feeds = m->psus[0].has_feeds; /* the parser has every psu say it, or none */
   double rated = 0;
-  for (size_t i = 0; i < m->npsus; i++) {
-    const struct gr_psu *s = &m->psus[i];
-    struct gr_power_psu *l = &b->psus[i];
-    rated += s->watts;
-    l->name = s->name;
-    l->watts = s->watts;
-    /* Which PSU feeds what is not stated: a lone PSU carries it all; with
-     * several, each one's share is unknown. */
-    bool lone = m->npsus == 1;
-    l->sustained_w = lone ? b->sustained_w : -1;
-    l->transient_w = lone ? add_known(b->gpu_peak_w, b->cpu_w) : -1;
-    l->headroom_w = l->sustained_w < 0 ? -1 : s->watts - l->sustained_w;
-    double eff = l->sustained_w < 0 ? -1 : efficiency_at(s, l->sustained_w / s->watts);
-    l->wall_w = eff > 0 ? l->sustained_w * 100.0 / eff : -1;
-    if (lone)
-      rail_loads(l, s, b, t->ngpus);
-    else { /* which rail feeds which GPU is unknown when several PSUs share them */
-      l->rails = s->rails;
-      l->rail_w = l->rail_peak_w = l->rail_limit_w = -1;
-    }
-    if (lone)
-      psu_findings(b, s, l, t->ngpus);
-  }
-  if (m->npsus > 1 && b->sustained_w > rated) {
+  for (size_t i = 0; i < m->npsus; i++)
+    rated += m->psus[i].watts;
+  for (size_t i = 0; i < m->npsus; i++)
+    psu_load(b, m, i);
+  if (!b->feeds && m->npsus > 1 && b->sustained_w > rated) {
     struct gr_finding *f = gr_finding_add(&b->findings, GR_SEV_FAIL, "power.psu-overload",
                                           "the PSUs together (%.0f W) are short of the %.0f W sustained load", rated,
                                           b->sustained_w);
-    limit_fix(f, b, t->ngpus, rated);
+    struct share all = {.psu = -1, .ngpus = b->ngpus, .gpu_w = b->gpu_w, .cpu_w = b->cpu_w};
+    limit_fix(f, &all, rated);
   }
   circuits(t, b);
   return 0;
@@ -314,6 +395,7 @@ const char *gr_power_peak_text(double w, double window_us, char *buf, size_t cap
 
 void gr_power_free(struct gr_power_budget *b)
 {
+  free(b->gpus);
   free(b->psus);
   free(b->circuits);
   gr_findings_free(&b->findings);

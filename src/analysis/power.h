@@ -11,14 +11,26 @@
 #ifndef GPURIG_POWER_H
 #define GPURIG_POWER_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "model/finding.h"
 #include "model/topo.h"
 
+/* One GPU's part of the budget, by GPU number (t->gpus order). */
+struct gr_power_gpu {
+  double draw_w;         /* sustained: board power, or the rig's `limit`, or the plan's limit; -1 unknown */
+  double peak_w;         /* its highest published transient, -1 unknown */
+  double window_us;      /* the window that peak was measured over, -1 unknown */
+  int psu;               /* index in psus of the PSU that feeds it (`feeds`, or the lone PSU), -1 unknown */
+};
+
 struct gr_power_psu {
   const char *name;      /* the rig's psu name (owned by the topology) */
   double watts;          /* rated DC output */
+  bool fed;              /* what it carries is known: the rig's only PSU, or its `feeds` say */
+  size_t ngpus;          /* the GPUs it feeds when fed */
+  bool cpus, board;      /* it feeds the CPUs, the board (`feeds`; a lone PSU feeds both) */
   double sustained_w;    /* what it carries with every GPU at board power, -1 unknown */
   double transient_w;    /* with every GPU at its published peak, -1 unknown */
   double wall_w;         /* sustained load through the efficiency curve, -1 unknown */
@@ -47,6 +59,9 @@ struct gr_power_budget {
   double gpu_max_w, gpu_max_peak_w; /* the largest one GPU draws sustained and at its peak, -1 unknown */
   double cpu_w;          /* CPUs at TDP, -1 unknown */
   double sustained_w;    /* gpu_w + cpu_w, -1 unknown */
+  struct gr_power_gpu *gpus; /* t->ngpus of them */
+  size_t ngpus;
+  bool feeds;            /* the rig says what each PSU feeds */
   struct gr_power_psu *psus;
   size_t npsus;
   struct gr_power_circuit *circuits;
@@ -61,6 +76,14 @@ int gr_power_budget(const struct gr_topo *t, struct gr_power_budget *b);
  * the plan proposes; 0 none). */
 int gr_power_budget_at(const struct gr_topo *t, double limit_w, struct gr_power_budget *b);
 void gr_power_free(struct gr_power_budget *b);
+/* power_paths.c: each GPU's power path against its ratings (its connectors,
+ * a daisy-chained cable, the riser under it), findings into b. Called by
+ * gr_power_budget_at once b->gpus is filled; a rig without psu lines gets
+ * them too. */
+void gr_power_paths(const struct gr_topo *t, struct gr_power_budget *b);
+/* A connector's rating in watts from data/power-parts.tsv (kind connector:
+ * "8pin", "slot", "sata", ...), -1 when no source gives it. */
+double gr_power_connector_w(const char *name);
 /* The power limit per GPU (whole watts, rounded down) that keeps ngpus
  * GPUs and the budget's CPUs (cpu_w, counted as 0 when unknown) within 90%
  * of watts: the 10% headroom the PSU findings ask. -1 when there is no GPU. */

@@ -52,9 +52,9 @@ static const char *const compare_help[] = {
     "and ranks the rigs by the job's speed; --tp auto picks each rig's TP degree\n"
     "(of 1, 2, 4, 8 dividing the GPUs and the model's heads) with the fastest\n"
     "decode that fits, shown in a TP column",
-    "kwh=electricity price per kWh for each rig's energy per day at full load (GPUs at\n"
-    "board power, CPUs at TDP, through the PSU's efficiency where the rig states it;\n"
-    "default 0.15, data/planner.tsv); with --job the plan's energy too",
+    "kwh=electricity price per kWh for each rig's energy per day: at full load (GPUs at\n"
+    "board power, CPUs at TDP, through the PSU's efficiency where the rig states it),\n"
+    "or with --job at the planned job's draw; default 0.15, data/planner.tsv",
     NULL,
 };
 
@@ -67,8 +67,8 @@ static void compare_usage(void)
          "Judges machines from their rig files (docs/rig-format.md), side by side: GPUs, VRAM,\n"
          "predicted all-reduce bus bandwidth, P2P groups, a verdict per workload (data-parallel\n"
          "training, tensor-parallel inference on 2/4/8 GPUs, independent jobs), price per GiB\n"
-         "of VRAM, a training rank (1 = best) with its reasons, and each rig's power at full load\n"
-         "with its energy per day (docs/power.md).\n"
+         "of VRAM, a training rank (1 = best) with its reasons, and each rig's power (at full load,\n"
+         "or with --job under the planned job) with its energy per day (docs/power.md).\n"
          "\n"
          "  RIG          a rig file, or a name from data/rigs/ (see --list)\n");
   gr_print_option_help(stdout, &compare_spec, compare_help, 13);
@@ -122,7 +122,7 @@ static void print_comparison(const struct compare_opts *o, const struct gr_judge
   struct gr_text_style st;
   FILE *out = cli_text_begin(o->out.verbose, &st);
   gr_print_compare(out, js, plans, n, &st);
-  gr_print_compare_power(out, js, n, kwh_price);
+  gr_print_compare_power(out, js, plans, n, kwh_price);
   if (plans)
     gr_print_compare_plans(out, js, plans, n, o->plan.model ? o->plan.model : o->plan.params, o->plan.job);
   cli_text_end(out);

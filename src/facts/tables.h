@@ -136,6 +136,7 @@
   X(T, limit_max_w, INT, 1, 5000, "-") \
   X(T, peak_w, INT, 1, 20000, "-") \
   X(T, window_us, INT, 1, 1e7, "-") \
+  X(T, connectors, STR, 0, 0, NULL) \
   X(T, source, STR, 0, 0, NULL)
 
 /* data/power-psu.tsv: PSU efficiency by 80 PLUS level at 20/50/100% load (analysis/power.c) */

@@ -23,7 +23,7 @@ static int finish(struct parser *p, int lines)
     return perr(p, 1, "no cpu statement: a rig needs at least one CPU");
   if (!p->ngpus)
     return perr(p, 1, "no gpu statement: a rig needs at least one GPU");
-  if (resolve_parents(p) != 0)
+  if (resolve_parents(p) != 0 || resolve_power(p) != 0)
     return -1;
   build_cpus(p);
   if (build_tree(p) != 0 || build_links(p) != 0)
@@ -50,6 +50,9 @@ static void free_parser(struct parser *p)
     free(p->links[i].b);
   }
   free(p->links);
+  for (size_t i = 0; i < p->nfeeds; i++)
+    free(p->feeds[i].text);
+  free(p->feeds);
 }
 int gr_rig_parse(const char *name, const char *text, size_t len, struct gr_topo *t, struct gr_err *err)
 {
@@ -238,6 +241,14 @@ int gr_rig_replace_gpus(struct gr_topo *t, const char *model, struct gr_err *err
   }
   for (size_t g = 0; g < t->ngpus; g++) {
     struct gr_pci *p = &t->pci[t->gpus[g]];
+    if (gr_pci_catalog(p) != m && t->rig && g < t->rig->ngpu_power) {
+      /* its connectors and limit were the old card's: the new one gets its reference layout */
+      struct gr_gpu_power *gp = &t->rig->gpu_power[g];
+      memset(&gp->conns, 0, sizeof(gp->conns));
+      memset(&gp->from, 0, sizeof(gp->from));
+      gp->cables = 0;
+      gp->limit_w = 0;
+    }
     gr_pci_set_model(p, m->model);
     p->link.max_gen = m->pcie_gen;
     int eg = p->link.port_max_gen && p->link.port_max_gen < m->pcie_gen ? p->link.port_max_gen : m->pcie_gen;

@@ -68,6 +68,16 @@ struct elem {
   int pci_index;          /* node in the topology once built */
   unsigned sec_bus;       /* direct switch: the bus below it */
   unsigned next_dev;      /* root complex, direct switch: next device number on its bus */
+  struct gr_gpu_power gpow; /* gpu: its power path as the line states it (psu -1: set by `feeds`) */
+  int riser_power_col;    /* gpu: where `riser-power` was written, 0 not */
+};
+
+/* `psu ... feeds LIST`, kept as written and resolved once every GPU and CPU
+ * is known (a psu line may come before the gpu lines it names). */
+struct feed_stmt {
+  size_t psu;             /* index in the rig's psus */
+  char *text;             /* "gpu0-gpu3,cpus" */
+  int line, col;          /* the list's place */
 };
 
 /* nvlink A B | nvlink mesh RANGE | nvswitch RANGE: kept as written, resolved
@@ -107,6 +117,8 @@ struct parser {
   int *gpu_elem;          /* while linking: pci index -> element index of that GPU, -1 */
   int *used;              /* while linking: NVLinks per pci index so far */
   unsigned next_bus;
+  struct feed_stmt *feeds; /* the psu lines' feeds, in file order */
+  size_t nfeeds;
   int once_line[7], once_col[7]; /* where each one-value statement (parse_statement's list) was, 0 not yet */
 };
 
@@ -134,6 +146,14 @@ int device_options(struct parser *p, struct elem *e, int from);
 /* rig_power.c: `psu` and `circuit` lines into t->rig (0, or -1 after perr) */
 int stmt_psu(struct parser *p);
 int stmt_circuit(struct parser *p);
+/* A gpu line's power options at token i (power CONNS [from CONNS] [cables N],
+ * riser-power KIND, limit W): the tokens used, 0 if the word is none of
+ * them, -1 after perr. */
+int gpu_power_option(struct parser *p, struct elem *e, int i);
+/* Every GPU's power path into t->rig->gpu_power and the feeds resolved to
+ * PSU indices: a load fed twice, or a GPU or the CPUs fed by none while
+ * some psu says what it feeds, is an error naming its line and column. */
+int resolve_power(struct parser *p);
 
 /* rig_build.c: the topology from the resolved elements and links */
 void build_cpus(struct parser *p);

@@ -74,6 +74,8 @@ int want_number(struct parser *p, const struct token *t, double *v)
 static int link_pair_option(struct parser *p, struct elem *e, int i)
 {
   const char *k = p->tok[i].text;
+  if (strcmp(k, "riser") == 0)
+    e->gpow.riser = true; /* the slot's power then comes through the riser (riser-power) */
   int *g = strcmp(k, "uplink") == 0 ? &e->gen : &e->slot_gen;
   int *w = strcmp(k, "uplink") == 0 ? &e->width : &e->slot_width;
   if (i + 2 >= p->ntok)
@@ -138,7 +140,7 @@ static const char *kind_options(enum kind k)
 {
   switch (k) {
   case K_SWITCH: return "genN, xN, slot, riser, uplink, model, lanes, direct";
-  case K_GPU: return "genN, xN, slot, riser, p2p, direct";
+  case K_GPU: return "genN, xN, slot, riser, p2p, direct, power, riser-power, limit";
   case K_NIC: return "genN, xN, slot, riser, rdma, ports, functions, speed, storage, model, direct";
   case K_NVME: return "genN, xN, slot, riser, direct";
   default: return "";
@@ -214,7 +216,9 @@ int device_options(struct parser *p, struct elem *e, int from)
     if (!kind_takes(e->kind, t))
       return perr(p, t->col, "unexpected \"%s\" (a %s line takes %s)", t->text, kind_noun(e->kind),
                   kind_options(e->kind));
-    int used = kind_option(p, e, i);
+    int used = e->kind == K_GPU ? gpu_power_option(p, e, i) : 0;
+    if (used == 0)
+      used = kind_option(p, e, i);
     if (used == 0)
       used = common_option(p, e, i);
     if (used < 0)

@@ -177,6 +177,7 @@ static struct elem *new_elem(struct parser *p, enum kind kind, const char *name,
   e->nodes = 1;
   e->cpu_index = kind == K_CPU ? (int)p->ncpus++ : -1;
   e->pci_index = -1;
+  e->gpow.psu = -1;
   index_put(p, (int)(p->nelems - 1));
   return e;
 }
@@ -360,7 +361,8 @@ static int stmt_gpu(struct parser *p)
     return -1;
   if (p->ntok < i + 2 || !p->tok[i].quoted)
     return perr(p, p->ntok > i ? p->tok[i].col : p->tok[0].col,
-                "expected: gpu [COUNT] \"MODEL\" PARENT [genN] [xN] [slot genN xN] [p2p on|off] [direct]");
+                "expected: gpu [COUNT] \"MODEL\" PARENT [genN] [xN] [slot genN xN] [p2p on|off] [direct] "
+                "[power CONNECTORS] [riser-power KIND] [limit W]");
   const struct gr_gpu_model *m = gr_catalog_find(p->tok[i].text);
   const char *close = m ? NULL : gr_catalog_closest(p->tok[i].text);
   if (!m && close)

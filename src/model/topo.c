@@ -64,6 +64,7 @@ void gr_topo_free(struct gr_topo *t)
       free(t->rig->circuits[i].psus);
     }
     free(t->rig->circuits);
+    free(t->rig->gpu_power);
     free(t->rig);
   }
   free(t->packages);

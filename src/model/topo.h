@@ -12,6 +12,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "model/conns.h"
+
 enum gr_role {
   GR_ROLE_HOSTBRIDGE,  /* a PCI root bus (/sys/devices/pciDDDD:BB), i.e. a root complex */
   GR_ROLE_ROOTPORT,    /* bridge directly below a host bridge */
@@ -237,6 +239,23 @@ struct gr_psu {
   double efficiency_pct;               /* a stated efficiency instead of a level, 0 unknown */
   int input_v;                         /* 120 or 230, 0 unknown */
   int line;                            /* where the rig file states it */
+  bool has_feeds;                      /* `feeds` given: what it carries is what gr_rig_meta's
+                                          gpu_power[].psu, cpus_psu and board_psu name */
+};
+
+/* What a rig states about one GPU's power path (`gpu ... power, riser-power,
+ * limit` and the psu that `feeds` it); what a line leaves out stays unknown. */
+struct gr_gpu_power {
+  struct gr_conns conns;               /* the card's power inputs, n 0 not stated (data/power-gpus.tsv's
+                                          reference layout may give them) */
+  struct gr_conns from;                /* an adapter's PSU-side plugs into conns ("12vhpwr from 3x8pin"), n 0 none */
+  int cables;                          /* PSU cables carrying its 6/8-pin plugs (a daisy chain: fewer than the
+                                          plugs), 0 not said */
+  bool riser;                          /* on a riser (`riser GEN WIDTH`) */
+  char riser_power[8];                 /* where that riser takes the slot's power: "sata", "molex", "6pin",
+                                          "8pin", "slot" (through from the board), "none"; "" not said */
+  double limit_w;                      /* the power limit the rig sets on it (nvidia-smi -pl), 0 none */
+  int psu;                             /* index in psus of the psu that feeds it, -1 not said */
 };
 
 /* A wall circuit (`circuit`): its volts, its breaker's amps and the PSUs on it. */
@@ -253,6 +272,9 @@ struct gr_rig_meta {
   size_t npsus;
   struct gr_circuit *circuits;
   size_t ncircuits;
+  struct gr_gpu_power *gpu_power; /* by GPU number (gpu0, gpu1, ...: t->gpus order), ngpu_power of them */
+  size_t ngpu_power;
+  int cpus_psu, board_psu; /* index in psus of the psu that feeds the CPUs, the board; -1 not said */
   char *name;             /* the rig's title */
   char *file;             /* the file it came from */
   char *notes;            /* its `source` lines joined, may be NULL */

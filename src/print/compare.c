@@ -220,24 +220,36 @@ void gr_print_compare(FILE *out, const struct gr_judged *js, const struct gr_pla
   free(order);
 }
 
-/* A rig's draw for its energy: at the wall when its one PSU's efficiency
- * gives it, else the DC load (*wall false); -1 unknown. */
-static double rig_draw(const struct gr_judged *j, bool *wall)
+/* A rig's draw for its energy: with a planned job, the plan's draw under it
+ * (plan_cost: the same power model plan --power-limit caps, *job true);
+ * else at the wall when its one PSU's efficiency gives it, or the DC load
+ * (*wall false); -1 unknown. */
+static double rig_draw(const struct gr_judged *j, const struct gr_planned *plan, bool *wall, bool *job)
 {
   const struct gr_power_budget *b = &j->m.power;
-  *wall = b->npsus == 1 && b->psus[0].wall_w >= 0;
+  *job = plan != NULL;
+  *wall = !plan && b->npsus == 1 && b->psus[0].wall_w >= 0;
+  if (plan)
+    return plan->plan.power_w;
   return *wall ? b->psus[0].wall_w : b->sustained_w;
 }
 
-void gr_print_compare_power(FILE *out, const struct gr_judged *js, size_t n, double kwh_price)
+void gr_print_compare_power(FILE *out, const struct gr_judged *js, const struct gr_planned *plans, size_t n,
+                            double kwh_price)
 {
   const struct gr_judged **order = gr_compare_order(js, n);
   int w = name_width(js, n);
-  fprintf(out, "\nPower at full load (GPUs at board power, CPUs at TDP), energy at %.2f per kWh (--kwh):\n",
-          kwh_price);
+  if (plans)
+    fprintf(out, "\nPower under the planned job (the plan's draw: each GPU it runs on at %.0f%% of board power or the "
+            "power limit, the host %.0f W; data/planner.tsv), energy at %.2f per kWh (--kwh):\n",
+            gr_plan_consts()->gpu_power_share * 100, gr_plan_consts()->host_power_w, kwh_price);
+  else
+    fprintf(out, "\nPower at full load (GPUs at board power or the rig's limit, CPUs at TDP), energy at %.2f per kWh "
+            "(--kwh):\n", kwh_price);
   for (size_t i = 0; i < n; i++) {
-    bool wall;
-    double d = rig_draw(order[i], &wall);
+    bool wall, job;
+    const struct gr_planned *plan = plans ? &plans[order[i] - js] : NULL;
+    double d = rig_draw(order[i], plan, &wall, &job);
     if (d < 0) {
       const struct gr_power_budget *b = &order[i]->m.power;
       fprintf(out, "  %-*s unknown: %s\n", w, order[i]->name,
@@ -248,19 +260,22 @@ void gr_print_compare_power(FILE *out, const struct gr_judged *js, size_t n, dou
     }
     double kwh = d * 24 / 1000;
     fprintf(out, "  %-*s %5.0f W %s, %5.1f kWh/day = %6.2f/day\n", w, order[i]->name, d,
-            wall ? "at the wall" : "DC (no PSU efficiency)", kwh, kwh * kwh_price);
+            job ? "under the job" : wall ? "at the wall" : "DC (no PSU efficiency)", kwh, kwh * kwh_price);
   }
   free(order);
 }
 
-/* The rig's power at full load and its energy per day (null unknown). */
-static json_t *rig_power_json(const struct gr_judged *j, double kwh_price)
+/* The rig's power (under the planned job, else at full load) and its
+ * energy per day (null unknown). */
+static json_t *rig_power_json(const struct gr_judged *j, const struct gr_planned *plan, double kwh_price)
 {
-  bool wall;
-  double d = rig_draw(j, &wall);
+  bool wall, job;
+  double d = rig_draw(j, plan, &wall, &job);
   json_t *o = json_object();
-  json_object_set_new(o, "sustained_w", j->m.power.sustained_w < 0 ? json_null()
-                                                                    : gr_json_rounded(j->m.power.sustained_w, 1));
+  json_object_set_new(o, "basis", json_string(job ? "job" : "full_load"));
+  json_object_set_new(o, "sustained_w", job ? gr_json_rounded(d, 1)
+                                        : j->m.power.sustained_w < 0 ? json_null()
+                                                                     : gr_json_rounded(j->m.power.sustained_w, 1));
   json_object_set_new(o, "wall_w", d >= 0 && wall ? gr_json_rounded(d, 1) : json_null());
   json_object_set_new(o, "energy_kwh_day", d >= 0 ? gr_json_rounded(d * 24 / 1000, 2) : json_null());
   json_object_set_new(o, "kwh_price", gr_json_rounded(kwh_price, 4));
@@ -268,7 +283,7 @@ static json_t *rig_power_json(const struct gr_judged *j, double kwh_price)
   return o;
 }
 
-static json_t *rig_json(const struct gr_judged *j, double kwh_price)
+static json_t *rig_json(const struct gr_judged *j, const struct gr_planned *plan, double kwh_price)
 {
   const struct gr_prediction *p = &j->m.prediction;
   const struct gr_topo *t = &j->m.topo;
@@ -297,7 +312,7 @@ static json_t *rig_json(const struct gr_judged *j, double kwh_price)
   json_object_set_new(o, "price_own_cards", gr_json_positive(t->rig->own_price, 2));
   json_object_set_new(o, "currency", t->rig->currency ? json_string(t->rig->currency) : json_null());
   json_object_set_new(o, "price_per_vram_gib", gr_json_positive(gr_compare_price_per_gib(j), 2));
-  json_object_set_new(o, "power", rig_power_json(j, kwh_price));
+  json_object_set_new(o, "power", rig_power_json(j, plan, kwh_price));
   json_t *pred = gr_prediction_to_json(t, p);
   json_object_set(o, "verdicts", json_object_get(pred, "verdicts"));
   json_object_set_new(o, "prediction", pred);
@@ -308,7 +323,7 @@ json_t *gr_compare_to_json(const struct gr_judged *js, const struct gr_planned *
 {
   json_t *root = json_object(), *arr = json_array();
   for (size_t i = 0; i < n; i++) {
-    json_t *o = rig_json(&js[i], kwh_price);
+    json_t *o = rig_json(&js[i], plans ? &plans[i] : NULL, kwh_price);
     if (plans)
       json_object_set_new(o, "plan", gr_plan_to_json(&plans[i]));
     json_array_append_new(arr, o);

@@ -24,13 +24,17 @@ void gr_print_compare(FILE *out, const struct gr_judged *js, const struct gr_pla
  * change, which the rank leaves out. */
 void gr_print_compare_plans(FILE *out, const struct gr_judged *js, const struct gr_planned *plans, size_t n,
                             const char *what, const char *job);
-/* Each rig's draw at full load from its power budget (analysis/power.h:
- * GPUs at board power, CPUs at TDP), at the wall where its one PSU's
- * efficiency is known, and that draw's energy and cost per day at
- * kwh_price (--kwh, default data/planner.tsv's kwh_price_usd). */
-void gr_print_compare_power(FILE *out, const struct gr_judged *js, size_t n, double kwh_price);
+/* Each rig's draw and that draw's energy and cost per day at kwh_price
+ * (--kwh, default data/planner.tsv's kwh_price_usd): with plans (--job),
+ * the planned job's draw (plans[i] on js[i]: the plan's power model, which
+ * --power-limit caps); without, full load from its power budget
+ * (analysis/power.h: GPUs at board power or the rig's limit, CPUs at TDP),
+ * at the wall where its one PSU's efficiency is known. */
+void gr_print_compare_power(FILE *out, const struct gr_judged *js, const struct gr_planned *plans, size_t n,
+                            double kwh_price);
 /* {"rigs": [...]}, each with its plan when plans is non-NULL and its power
- * at full load with the energy cost at kwh_price. */
+ * (basis "job" with plans, else "full_load") with the energy cost at
+ * kwh_price. */
 json_t *gr_compare_to_json(const struct gr_judged *js, const struct gr_planned *plans, size_t n, double kwh_price);
 /* --list: "NAME  TITLE" per rig, or why it does not load. */
 void gr_print_rig_list(FILE *out, const struct gr_rig_entry *rigs, size_t n);

@@ -16,6 +16,7 @@
 #include "facts/catalog.h"
 #include "facts/data.h"
 #include "gpu/bench.h"
+#include "model/conns.h"
 #include "print/machine.h"
 
 static int setup(void **state)
@@ -555,6 +556,25 @@ static void test_power_tables(void **state)
     if (g->v[i].peak_w >= 0)
       assert_true(g->v[i].peak_w > g->v[i].board_w);
     assert_true(strlen(g->v[i].source) > 10);
+    /* nvidia-smi -pl's range holds the default limit, the board power */
+    assert_int_equal(g->v[i].limit_min_w < 0, g->v[i].limit_max_w < 0);
+    if (g->v[i].limit_min_w > 0)
+      assert_true(g->v[i].limit_min_w < g->v[i].board_w && g->v[i].board_w <= g->v[i].limit_max_w);
+    /* a reference layout is written as a rig's `power` is, each connector with a rating row (eps8: "-") */
+    struct gr_conns c;
+    char bad[32];
+    if (strcmp(g->v[i].connectors, "-") != 0) {
+      if (gr_conns_parse(g->v[i].connectors, &c, bad, sizeof(bad)) != 0)
+        fail_msg("power-gpus.tsv:%zu: connectors \"%s\" (at \"%s\")", g->v[i].line, g->v[i].connectors, bad);
+      for (int k = 0; k < c.n; k++) {
+        bool rated = false;
+        const struct gr_power_parts_rows *pr = gr_power_parts_rows();
+        for (size_t j = 0; j < pr->n; j++)
+          rated |= strcmp(pr->v[j].kind, "connector") == 0 && strcmp(pr->v[j].name, c.kind[k]) == 0;
+        if (!rated)
+          fail_msg("power-gpus.tsv:%zu: connector %s has no row in power-parts.tsv", g->v[i].line, c.kind[k]);
+      }
+    }
   }
   const struct gr_power_psu_rows *p = gr_power_psu_rows();
   assert_true(p->n >= 6);
