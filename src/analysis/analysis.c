@@ -438,20 +438,63 @@ static void gpu_pair_paths(struct gr_analysis *a, const bool *p2p, size_t gi, si
   pcie_finish(a, yx, lca, &wy, &wx);
 }
 
-/* The GPU pair matrix; each GPU's own P2P support looked up once. */
+/* Node b of a path between GPUs ri and rj, renamed to the same place on
+ * GPUs i and j's chains (the same classes: classes.c). */
+static int rename_node(const struct gr_gpu_chains *c, int b, size_t ri, size_t rj, size_t i, size_t j)
+{
+  if (b < 0 || c->owner[b] < 0)
+    return b;
+  if (c->owner[b] == (int)ri)
+    return c->nodes[c->off[i] + c->pos[b]];
+  if (c->owner[b] == (int)rj)
+    return c->nodes[c->off[j] + c->pos[b]];
+  return b;
+}
+
+static void copy_path(struct gr_analysis *a, const struct gr_gpu_chains *c, const int *rep, size_t i, size_t j)
+{
+  size_t n = a->ngpus, ri = (size_t)rep[0], rj = (size_t)rep[1];
+  struct gr_path *xy = &a->gpu_gpu[i * n + j], *yx = &a->gpu_gpu[j * n + i];
+  *xy = a->gpu_gpu[ri * n + rj];
+  *yx = a->gpu_gpu[rj * n + ri];
+  xy->bottleneck = rename_node(c, xy->bottleneck, ri, rj, i, j);
+  xy->top = rename_node(c, xy->top, ri, rj, i, j);
+  yx->bottleneck = rename_node(c, yx->bottleneck, ri, rj, i, j);
+  yx->top = rename_node(c, yx->top, ri, rj, i, j);
+}
+
+/* The GPU pair matrix; each GPU's own P2P support looked up once. One pair
+ * of each two classes is walked; the others are its copies (classes.c). */
 static void gpu_paths(struct gr_analysis *a)
 {
   const struct gr_topo *t = a->t;
   size_t n = a->ngpus;
+  struct gr_gpu_chains c = {0};
+  gpu_classes(a, &c);
+  size_t nc = a->nclasses;
+  int *rep = xmalloc((nc * nc + 1) * 2 * sizeof(int)); /* per class pair: the pair walked, -1 none yet */
+  for (size_t k = 0; k < nc * nc; k++)
+    rep[2 * k] = -1;
   bool *p2p = xcalloc(n + 1, sizeof(bool));
   for (size_t i = 0; i < n; i++)
     p2p[i] = gpu_p2p(&t->pci[t->gpus[i]]);
   for (size_t i = 0; i < n; i++) {
     a->gpu_gpu[i * n + i] = path_between(a, t->gpus[i], t->gpus[i], true);
-    for (size_t j = i + 1; j < n; j++)
+    int *row = rep + 2 * (size_t)a->gpu_class[i] * nc;
+    for (size_t j = i + 1; j < n; j++) {
+      int *r = row + 2 * a->gpu_class[j];
+      if (r[0] >= 0) {
+        copy_path(a, &c, r, i, j);
+        continue;
+      }
       gpu_pair_paths(a, p2p, i, j);
+      r[0] = (int)i;
+      r[1] = (int)j;
+    }
   }
   free(p2p);
+  free(rep);
+  gpu_chains_free(&c);
 }
 
 struct gr_path gr_path_between(const struct gr_analysis *a, int x, int y)
@@ -659,6 +702,9 @@ void gr_analysis_free(struct gr_analysis *a)
   gr_findings_free(&a->findings);
   free(a->gpu_gpu);
   free(a->gpu_nic);
+  free(a->gpu_class);
+  free(a->class_start);
+  free(a->class_gpus);
   free(a->hive);
   free(a->hives);
   free(a->link);

@@ -87,6 +87,16 @@ struct gr_analysis {
   size_t ngpus, nnics;
   struct gr_path *gpu_gpu;  /* ngpus x ngpus */
   struct gr_path *gpu_nic;  /* ngpus x nnics */
+  /* GPU classes: GPUs that hang from the same attachment the same way (the
+   * same switch or bridge, model, NUMA node, NVSwitch fabric and links), so
+   * that every pair between two classes has the same level, P2P support and
+   * bandwidths (analysis/classes.c). A GPU with a link of its own to another
+   * GPU (NVLink mesh or bridge) is a class of its own. Numbered by first
+   * member: GPU0 is in class 0. */
+  int *gpu_class;           /* per GPU: its class */
+  size_t nclasses;
+  size_t *class_start;      /* per class and one past: where its members start in class_gpus */
+  int *class_gpus;          /* the members of each class in GPU order, class after class */
   int *hive;                /* per GPU: hive number, 0-based */
   size_t nhives;             /* hives: GPUs that talk P2P without crossing the CPU (NVLink, switches) */
   bool cpu_amd;             /* an AMD CPU: it forwards P2P between its sockets */
