@@ -6,10 +6,12 @@
  * at 512 GPUs of 64 switches that is 4,096 paths walked, not 130,816.
  *
  * A GPU's own chain is the GPU and the bridges above it that lead to no
- * other GPU; its attachment is the first node above that leads to another
+ * other GPU and no NIC (a NIC beside a GPU makes its GPU-to-NIC paths its
+ * own); its attachment is the first node above that leads to another
  * (a switch, a root port, a host bridge), or -1. Two GPUs are of one class
  * when their attachments, models, P2P support, NUMA node, socket and NVSwitch
- * membership are the same and their chains are alike link by link (the
+ * membership, local CPUs and GPU NUMA node are the same (so that every grid
+ * and affinity column a printer groups by class is alike) and their chains are alike link by link (the
  * facts narrowest_on_way_up reads, and which switch each bridge belongs to).
  * A GPU with a link of its own to another GPU (a DGX-1's hybrid cube mesh,
  * an NVLink bridge), or in more than one fabric, is a class of its own. */
@@ -32,7 +34,8 @@ struct chain_el {
 struct gpu_key {
   int gpu;          /* its index: the tie-break that keeps a singleton alone */
   bool single;      /* pair-specific links: a class of its own */
-  int attach, hostbridge, numa, package, p2p;
+  int attach, hostbridge, numa, gpu_numa, package, p2p;
+  const char *cpulist;
   unsigned vendor, device;
   const struct gr_gpu_model *catalog;
   int fabric, fab_links;
@@ -67,6 +70,10 @@ static int cmp_key(const void *px, const void *py)
   CMP(x->attach, y->attach);
   CMP(x->hostbridge, y->hostbridge);
   CMP(x->numa, y->numa);
+  CMP(x->gpu_numa, y->gpu_numa);
+  int lc = strcmp(x->cpulist ? x->cpulist : "", y->cpulist ? y->cpulist : "");
+  if (lc)
+    return lc;
   CMP(x->package, y->package);
   CMP(x->p2p, y->p2p);
   CMP(x->vendor, y->vendor);
@@ -91,8 +98,9 @@ static void find_chains(const struct gr_analysis *a, struct gr_gpu_chains *c, in
   const struct gr_topo *t = a->t;
   size_t n = a->ngpus;
   int *below = xcalloc(t->npci + 1, sizeof(int));
-  for (size_t g = 0; g < n; g++)
-    for (int x = t->gpus[g], steps = 0; x >= 0 && steps <= (int)t->npci; x = t->pci[x].parent, steps++)
+  for (size_t g = 0; g < n + t->nnics; g++) /* GPUs and NICs below each node */
+    for (int x = g < n ? t->gpus[g] : t->nics[g - n], steps = 0; x >= 0 && steps <= (int)t->npci;
+         x = t->pci[x].parent, steps++)
       below[x]++;
   c->off = xcalloc(n + 1, sizeof(int));
   c->nodes = xcalloc(t->npci + 1, sizeof(int));
@@ -122,7 +130,7 @@ static void key_of(const struct gr_analysis *a, const struct gr_gpu_chains *c, c
   const struct gr_topo *t = a->t;
   const struct gr_pci *p = &t->pci[t->gpus[g]];
   *k = (struct gpu_key){.gpu = (int)g, .single = links[g] != 0, .attach = attach[g], .hostbridge = p->hostbridge,
-                        .numa = p->numa, .package = p->package, .p2p = gpu_p2p(p), .vendor = p->vendor,
+                        .numa = p->numa, .gpu_numa = p->gpu_numa, .cpulist = p->cpulist, .package = p->package, .p2p = gpu_p2p(p), .vendor = p->vendor,
                         .device = p->device, .catalog = gr_pci_catalog(p), .fabric = -1, .chain = els,
                         .nchain = c->off[g + 1] - c->off[g]};
   for (size_t f = 0; f < t->nfabrics; f++)
