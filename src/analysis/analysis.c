@@ -438,11 +438,10 @@ static void gpu_pair_paths(struct gr_analysis *a, const bool *p2p, size_t gi, si
   pcie_finish(a, yx, lca, &wy, &wx);
 }
 
-/* Node b of a path between GPUs ri and rj, renamed to the same place on
- * GPUs i and j's chains (the same classes: classes.c). */
-static int rename_node(const struct gr_gpu_chains *c, int b, size_t ri, size_t rj, size_t i, size_t j)
+int gr_class_rename(const struct gr_analysis *a, int b, size_t ri, size_t rj, size_t i, size_t j)
 {
-  if (b < 0 || c->owner[b] < 0)
+  const struct gr_gpu_chains *c = a->chains;
+  if (b < 0 || !c || c->owner[b] < 0)
     return b;
   if (c->owner[b] == (int)ri)
     return c->nodes[c->off[i] + c->pos[b]];
@@ -451,16 +450,16 @@ static int rename_node(const struct gr_gpu_chains *c, int b, size_t ri, size_t r
   return b;
 }
 
-static void copy_path(struct gr_analysis *a, const struct gr_gpu_chains *c, const int *rep, size_t i, size_t j)
+static void copy_path(struct gr_analysis *a, const int *rep, size_t i, size_t j)
 {
   size_t n = a->ngpus, ri = (size_t)rep[0], rj = (size_t)rep[1];
   struct gr_path *xy = &a->gpu_gpu[i * n + j], *yx = &a->gpu_gpu[j * n + i];
   *xy = a->gpu_gpu[ri * n + rj];
   *yx = a->gpu_gpu[rj * n + ri];
-  xy->bottleneck = rename_node(c, xy->bottleneck, ri, rj, i, j);
-  xy->top = rename_node(c, xy->top, ri, rj, i, j);
-  yx->bottleneck = rename_node(c, yx->bottleneck, ri, rj, i, j);
-  yx->top = rename_node(c, yx->top, ri, rj, i, j);
+  xy->bottleneck = gr_class_rename(a, xy->bottleneck, ri, rj, i, j);
+  xy->top = gr_class_rename(a, xy->top, ri, rj, i, j);
+  yx->bottleneck = gr_class_rename(a, yx->bottleneck, ri, rj, i, j);
+  yx->top = gr_class_rename(a, yx->top, ri, rj, i, j);
 }
 
 /* The GPU pair matrix; each GPU's own P2P support looked up once. One pair
@@ -469,8 +468,8 @@ static void gpu_paths(struct gr_analysis *a)
 {
   const struct gr_topo *t = a->t;
   size_t n = a->ngpus;
-  struct gr_gpu_chains c = {0};
-  gpu_classes(a, &c);
+  a->chains = xcalloc(1, sizeof(*a->chains));
+  gpu_classes(a, a->chains);
   size_t nc = a->nclasses;
   int *rep = xmalloc((nc * nc + 1) * 2 * sizeof(int)); /* per class pair: the pair walked, -1 none yet */
   for (size_t k = 0; k < nc * nc; k++)
@@ -484,7 +483,7 @@ static void gpu_paths(struct gr_analysis *a)
     for (size_t j = i + 1; j < n; j++) {
       int *r = row + 2 * a->gpu_class[j];
       if (r[0] >= 0) {
-        copy_path(a, &c, r, i, j);
+        copy_path(a, r, i, j);
         continue;
       }
       gpu_pair_paths(a, p2p, i, j);
@@ -494,7 +493,6 @@ static void gpu_paths(struct gr_analysis *a)
   }
   free(p2p);
   free(rep);
-  gpu_chains_free(&c);
 }
 
 struct gr_path gr_path_between(const struct gr_analysis *a, int x, int y)
@@ -705,6 +703,9 @@ void gr_analysis_free(struct gr_analysis *a)
   free(a->gpu_class);
   free(a->class_start);
   free(a->class_gpus);
+  if (a->chains)
+    gpu_chains_free(a->chains);
+  free(a->chains);
   free(a->hive);
   free(a->hives);
   free(a->link);

@@ -82,6 +82,8 @@ struct gr_bottleneck {
   int *pairs;               /* 2 x npairs GPU indices, a < b, in matrix order */
 };
 
+struct gr_gpu_chains; /* analysis_internal.h */
+
 struct gr_analysis {
   const struct gr_topo *t;
   size_t ngpus, nnics;
@@ -97,6 +99,7 @@ struct gr_analysis {
   size_t nclasses;
   size_t *class_start;      /* per class and one past: where its members start in class_gpus */
   int *class_gpus;          /* the members of each class in GPU order, class after class */
+  struct gr_gpu_chains *chains; /* each GPU's own bridges, for gr_class_rename (classes.c) */
   int *hive;                /* per GPU: hive number, 0-based */
   size_t nhives;             /* hives: GPUs that talk P2P without crossing the CPU (NVLink, switches) */
   bool cpu_amd;             /* an AMD CPU: it forwards P2P between its sockets */
@@ -236,6 +239,12 @@ struct gr_host_link {
   double nccl_gbps;        /* NCCL's figure for the bottleneck, 0 unknown */
 };
 void gr_host_link(const struct gr_topo *t, int node, struct gr_host_link *h);
+
+/* Pci node `node` on a path between GPUs ri and rj, renamed to the same
+ * place on GPUs i and j (ri and i of one class, rj and j of one class): a
+ * node of ri's or rj's own bridges becomes i's or j's; any other node is
+ * itself. What is computed once per pair of classes is copied this way. */
+int gr_class_rename(const struct gr_analysis *a, int node, size_t ri, size_t rj, size_t i, size_t j);
 
 /* Path between two pci nodes (exposed for tests). */
 struct gr_path gr_path_between(const struct gr_analysis *a, int x, int y);
