@@ -438,6 +438,11 @@ static void gpu_pair_paths(struct gr_analysis *a, const bool *p2p, size_t gi, si
   pcie_finish(a, yx, lca, &wy, &wx);
 }
 
+int gr_node_owner(const struct gr_analysis *a, int node)
+{
+  return node >= 0 && a->chains ? a->chains->owner[node] : -1;
+}
+
 int gr_class_rename(const struct gr_analysis *a, int b, size_t ri, size_t rj, size_t i, size_t j)
 {
   const struct gr_gpu_chains *c = a->chains;

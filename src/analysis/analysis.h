@@ -246,6 +246,11 @@ void gr_host_link(const struct gr_topo *t, int node, struct gr_host_link *h);
  * itself. What is computed once per pair of classes is copied this way. */
 int gr_class_rename(const struct gr_analysis *a, int node, size_t ri, size_t rj, size_t i, size_t j);
 
+/* The GPU (index) whose own bridges hold pci node `node` (classes.c), -1
+ * none: a path's bottleneck there is that GPU's and differs from pair to
+ * pair of the same classes. */
+int gr_node_owner(const struct gr_analysis *a, int node);
+
 /* Path between two pci nodes (exposed for tests). */
 struct gr_path gr_path_between(const struct gr_analysis *a, int x, int y);
 

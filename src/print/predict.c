@@ -222,26 +222,31 @@ static json_t *ring_bound_json(const struct gr_prediction *p, const struct gr_ri
 static void matrices_json(struct gr_jw *w, const struct gr_prediction *p)
 {
   size_t n = p->ngpus;
-  gr_jw_array(w, "p2p_matrix");
-  for (size_t i = 0; i < n; i++) {
-    gr_jw_array(w, NULL);
-    for (size_t j = 0; j < n; j++)
-      gr_jw_str(w, NULL, i == j ? "X" : gr_xfer_name(p->pairs[i * n + j].best));
-    gr_jw_close(w);
-  }
-  gr_jw_close(w);
-  gr_jw_array(w, "copy_matrix_gbps");
-  for (size_t i = 0; i < n; i++) {
-    gr_jw_array(w, NULL);
-    for (size_t j = 0; j < n; j++) {
-      if (i == j)
-        gr_jw_null(w, NULL);
-      else
-        gr_jw_positive(w, NULL, p->pairs[i * n + j].gbps, 2);
+  /* above 64 GPUs a row and a column per GPU group where every pair is its
+   * group pair's (docs/json.md, "Grouped matrices") */
+  bool grouped = gr_grids_grouped(p->a) && copies_by_class(p);
+  size_t rows = grouped ? p->a->nclasses : n;
+  if (gr_grids_grouped(p->a))
+    gr_jw_bool(w, "matrices_by_group", grouped);
+  for (int m = 0; m < 2; m++) {
+    gr_jw_array(w, m ? "copy_matrix_gbps" : "p2p_matrix");
+    for (size_t r = 0; r < rows; r++) {
+      gr_jw_array(w, NULL);
+      for (size_t c = 0; c < rows; c++) {
+        size_t i = r, j = c;
+        if (grouped)
+          gr_group_pair(p->a, r, c, &i, &j);
+        if (!m)
+          gr_jw_str(w, NULL, i == j ? "X" : gr_xfer_name(p->pairs[i * n + j].best));
+        else if (i == j)
+          gr_jw_null(w, NULL);
+        else
+          gr_jw_positive(w, NULL, p->pairs[i * n + j].gbps, 2);
+      }
+      gr_jw_close(w);
     }
     gr_jw_close(w);
   }
-  gr_jw_close(w);
 }
 
 static void rings_json(struct gr_jw *w, const struct gr_prediction *p)
