@@ -1,5 +1,6 @@
 /* What analysis.c and analysis_findings.c share: the helpers one calls in
- * the other. Only those two files include it. */
+ * the other. Only those two files, classes.c and predict.c (the GPU chains,
+ * for renaming copied hops) include it. */
 #ifndef GR_ANALYSIS_ANALYSIS_INTERNAL_H
 #define GR_ANALYSIS_ANALYSIS_INTERNAL_H
 

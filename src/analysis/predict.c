@@ -13,6 +13,7 @@
 #include "facts/facts.h"
 #include "facts/pcilink.h"
 
+#include "analysis/analysis_internal.h"
 #include "analysis/predict_internal.h"
 
 /* ---- entry ---- */
@@ -88,11 +89,16 @@ static void copy_rates(const struct ctx *c, struct gr_prediction *p)
 /* Resource id r of a hop between GPUs ri and rj, renamed for GPUs i and j
  * of the same classes (gr_class_rename): a link direction of ri's or rj's
  * own bridges, or its NVLink port, becomes i's or j's. */
-static int rename_res(const struct ctx *c, int r, size_t ri, size_t rj, size_t i, size_t j)
+static inline int rename_res(const struct ctx *c, int r, size_t ri, size_t rj, size_t i, size_t j)
 {
   int np = (int)c->t->npci, nv = 2 * np + 2;
-  if (r < 2 * np)
-    return gr_class_rename(c->a, r / 2, ri, rj, i, j) * 2 + r % 2;
+  if (r < 2 * np) { /* gr_class_rename, inline: it runs once per use of every copied hop */
+    const struct gr_gpu_chains *ch = c->a->chains;
+    int node = r / 2, owner = ch->owner[node];
+    if (owner < 0 || (owner != (int)ri && owner != (int)rj))
+      return r;
+    return ch->nodes[ch->off[owner == (int)ri ? i : j] + ch->pos[node]] * 2 + r % 2;
+  }
   if (r >= nv && r < nv + 2 * (int)c->n) {
     size_t g = (size_t)(r - nv) / 2;
     g = g == ri ? i : g == rj ? j : g;
