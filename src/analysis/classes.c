@@ -123,7 +123,24 @@ static void find_chains(const struct gr_analysis *a, struct gr_gpu_chains *c, in
   free(below);
 }
 
-/* GPU g's key; els: room for its chain. */
+/* Each GPU's NVSwitch fabric membership, in one pass over the fabrics (a
+ * pass per GPU was quadratic: 64 fabrics of 8 at 512 GPUs). */
+static void fabric_keys(const struct gr_topo *t, struct gpu_key *keys)
+{
+  for (size_t f = 0; f < t->nfabrics; f++)
+    for (size_t m = 0; m < t->fabrics[f].nmembers; m++) {
+      const struct gr_fabric_member *fm = &t->fabrics[f].members[m];
+      int g = t->pci[fm->gpu].gpu_index;
+      if (g < 0)
+        continue;
+      keys[g].single |= keys[g].fabric >= 0; /* in two fabrics: a class of its own */
+      keys[g].fabric = (int)f;
+      keys[g].fab_links = fm->links;
+      keys[g].fab_gbps = fm->gbps;
+    }
+}
+
+/* GPU g's key but its fabric (fabric_keys); els: room for its chain. */
 static void key_of(const struct gr_analysis *a, const struct gr_gpu_chains *c, const int *attach, const int *links,
                    size_t g, struct chain_el *els, struct gpu_key *k)
 {
@@ -133,16 +150,6 @@ static void key_of(const struct gr_analysis *a, const struct gr_gpu_chains *c, c
                         .numa = p->numa, .gpu_numa = p->gpu_numa, .cpulist = p->cpulist, .package = p->package, .p2p = gpu_p2p(p), .vendor = p->vendor,
                         .device = p->device, .catalog = gr_pci_catalog(p), .fabric = -1, .chain = els,
                         .nchain = c->off[g + 1] - c->off[g]};
-  for (size_t f = 0; f < t->nfabrics; f++)
-    for (size_t m = 0; m < t->fabrics[f].nmembers; m++) {
-      const struct gr_fabric_member *fm = &t->fabrics[f].members[m];
-      if (fm->gpu != t->gpus[g])
-        continue;
-      k->single |= k->fabric >= 0;
-      k->fabric = (int)f;
-      k->fab_links = fm->links;
-      k->fab_gbps = fm->gbps;
-    }
   for (int i = 0; i < k->nchain; i++) {
     int x = c->nodes[c->off[g] + i];
     const struct gr_pci *q = &t->pci[x];
@@ -181,6 +188,7 @@ void gpu_classes(struct gr_analysis *a, struct gr_gpu_chains *c)
   struct gpu_key *keys = xcalloc(n + 1, sizeof(*keys));
   for (size_t g = 0; g < n; g++)
     key_of(a, c, attach, links, g, els + c->off[g], &keys[g]);
+  fabric_keys(a->t, keys);
   qsort(keys, n, sizeof(*keys), cmp_key);
   /* sorted runs of equal keys are the classes; numbered by first member */
   int *run = xcalloc(n + 1, sizeof(int));
