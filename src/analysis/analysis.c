@@ -438,20 +438,66 @@ static void gpu_pair_paths(struct gr_analysis *a, const bool *p2p, size_t gi, si
   pcie_finish(a, yx, lca, &wy, &wx);
 }
 
-/* The GPU pair matrix; each GPU's own P2P support looked up once. */
+int gr_node_owner(const struct gr_analysis *a, int node)
+{
+  return node >= 0 && a->chains ? a->chains->owner[node] : -1;
+}
+
+int gr_class_rename(const struct gr_analysis *a, int b, size_t ri, size_t rj, size_t i, size_t j)
+{
+  const struct gr_gpu_chains *c = a->chains;
+  if (b < 0 || !c || c->owner[b] < 0)
+    return b;
+  if (c->owner[b] == (int)ri)
+    return c->nodes[c->off[i] + c->pos[b]];
+  if (c->owner[b] == (int)rj)
+    return c->nodes[c->off[j] + c->pos[b]];
+  return b;
+}
+
+static void copy_path(struct gr_analysis *a, const int *rep, size_t i, size_t j)
+{
+  size_t n = a->ngpus, ri = (size_t)rep[0], rj = (size_t)rep[1];
+  struct gr_path *xy = &a->gpu_gpu[i * n + j], *yx = &a->gpu_gpu[j * n + i];
+  *xy = a->gpu_gpu[ri * n + rj];
+  *yx = a->gpu_gpu[rj * n + ri];
+  xy->bottleneck = gr_class_rename(a, xy->bottleneck, ri, rj, i, j);
+  xy->top = gr_class_rename(a, xy->top, ri, rj, i, j);
+  yx->bottleneck = gr_class_rename(a, yx->bottleneck, ri, rj, i, j);
+  yx->top = gr_class_rename(a, yx->top, ri, rj, i, j);
+}
+
+/* The GPU pair matrix; each GPU's own P2P support looked up once. One pair
+ * of each two classes is walked; the others are its copies (classes.c). */
 static void gpu_paths(struct gr_analysis *a)
 {
   const struct gr_topo *t = a->t;
   size_t n = a->ngpus;
+  a->chains = xcalloc(1, sizeof(*a->chains));
+  gpu_classes(a, a->chains);
+  size_t nc = a->nclasses;
+  int *rep = xmalloc((nc * nc + 1) * 2 * sizeof(int)); /* per class pair: the pair walked, -1 none yet */
+  for (size_t k = 0; k < nc * nc; k++)
+    rep[2 * k] = -1;
   bool *p2p = xcalloc(n + 1, sizeof(bool));
   for (size_t i = 0; i < n; i++)
     p2p[i] = gpu_p2p(&t->pci[t->gpus[i]]);
   for (size_t i = 0; i < n; i++) {
     a->gpu_gpu[i * n + i] = path_between(a, t->gpus[i], t->gpus[i], true);
-    for (size_t j = i + 1; j < n; j++)
+    int *row = rep + 2 * (size_t)a->gpu_class[i] * nc;
+    for (size_t j = i + 1; j < n; j++) {
+      int *r = row + 2 * a->gpu_class[j];
+      if (r[0] >= 0) {
+        copy_path(a, r, i, j);
+        continue;
+      }
       gpu_pair_paths(a, p2p, i, j);
+      r[0] = (int)i;
+      r[1] = (int)j;
+    }
   }
   free(p2p);
+  free(rep);
 }
 
 struct gr_path gr_path_between(const struct gr_analysis *a, int x, int y)
@@ -659,6 +705,12 @@ void gr_analysis_free(struct gr_analysis *a)
   gr_findings_free(&a->findings);
   free(a->gpu_gpu);
   free(a->gpu_nic);
+  free(a->gpu_class);
+  free(a->class_start);
+  free(a->class_gpus);
+  if (a->chains)
+    gpu_chains_free(a->chains);
+  free(a->chains);
   free(a->hive);
   free(a->hives);
   free(a->link);

@@ -82,11 +82,24 @@ struct gr_bottleneck {
   int *pairs;               /* 2 x npairs GPU indices, a < b, in matrix order */
 };
 
+struct gr_gpu_chains; /* analysis_internal.h */
+
 struct gr_analysis {
   const struct gr_topo *t;
   size_t ngpus, nnics;
   struct gr_path *gpu_gpu;  /* ngpus x ngpus */
   struct gr_path *gpu_nic;  /* ngpus x nnics */
+  /* GPU classes: GPUs that hang from the same attachment the same way (the
+   * same switch or bridge, model, NUMA node, NVSwitch fabric and links), so
+   * that every pair between two classes has the same level, P2P support and
+   * bandwidths (analysis/classes.c). A GPU with a link of its own to another
+   * GPU (NVLink mesh or bridge) is a class of its own. Numbered by first
+   * member: GPU0 is in class 0. */
+  int *gpu_class;           /* per GPU: its class */
+  size_t nclasses;
+  size_t *class_start;      /* per class and one past: where its members start in class_gpus */
+  int *class_gpus;          /* the members of each class in GPU order, class after class */
+  struct gr_gpu_chains *chains; /* each GPU's own bridges, for gr_class_rename (classes.c) */
   int *hive;                /* per GPU: hive number, 0-based */
   size_t nhives;             /* hives: GPUs that talk P2P without crossing the CPU (NVLink, switches) */
   bool cpu_amd;             /* an AMD CPU: it forwards P2P between its sockets */
@@ -229,6 +242,17 @@ struct gr_host_link {
   double nccl_gbps;        /* NCCL's figure for the bottleneck, 0 unknown */
 };
 void gr_host_link(const struct gr_topo *t, int node, struct gr_host_link *h);
+
+/* Pci node `node` on a path between GPUs ri and rj, renamed to the same
+ * place on GPUs i and j (ri and i of one class, rj and j of one class): a
+ * node of ri's or rj's own bridges becomes i's or j's; any other node is
+ * itself. What is computed once per pair of classes is copied this way. */
+int gr_class_rename(const struct gr_analysis *a, int node, size_t ri, size_t rj, size_t i, size_t j);
+
+/* The GPU (index) whose own bridges hold pci node `node` (classes.c), -1
+ * none: a path's bottleneck there is that GPU's and differs from pair to
+ * pair of the same classes. */
+int gr_node_owner(const struct gr_analysis *a, int node);
 
 /* Path between two pci nodes (exposed for tests). */
 struct gr_path gr_path_between(const struct gr_analysis *a, int x, int y);

@@ -13,6 +13,7 @@
 #include "facts/facts.h"
 #include "facts/pcilink.h"
 
+#include "analysis/analysis_internal.h"
 #include "analysis/predict_internal.h"
 
 /* ---- entry ---- */
@@ -85,6 +86,77 @@ static void copy_rates(const struct ctx *c, struct gr_prediction *p)
     }
 }
 
+/* Resource id r of a hop between GPUs ri and rj, renamed for GPUs i and j
+ * of the same classes (gr_class_rename): a link direction of ri's or rj's
+ * own bridges, or its NVLink port, becomes i's or j's. */
+static inline int rename_res(const struct ctx *c, int r, size_t ri, size_t rj, size_t i, size_t j)
+{
+  int np = (int)c->t->npci, nv = 2 * np + 2;
+  if (r < 2 * np) { /* gr_class_rename, inline: it runs once per use of every copied hop */
+    const struct gr_gpu_chains *ch = c->a->chains;
+    int node = r / 2, owner = ch->owner[node];
+    if (owner < 0 || (owner != (int)ri && owner != (int)rj))
+      return r;
+    return ch->nodes[ch->off[owner == (int)ri ? i : j] + ch->pos[node]] * 2 + r % 2;
+  }
+  if (r >= nv && r < nv + 2 * (int)c->n) {
+    size_t g = (size_t)(r - nv) / 2;
+    g = g == ri ? i : g == rj ? j : g;
+    return nv + (int)g * 2 + (r - nv) % 2;
+  }
+  return r; /* the socket link, a socket's memory */
+}
+
+/* Hop `to` as a copy of `from` (GPUs ri to rj) for GPUs i to j: its uses
+ * renamed and appended to the pool, each with its resource's capacity. */
+static void hop_copy(struct ctx *c, const struct hop *from, struct hop *to, size_t ri, size_t rj, size_t i, size_t j)
+{
+  *to = *from;
+  to->off = (uint32_t)c->npool;
+  if (c->npool + from->nres > c->pool_cap_n) {
+    c->pool_cap_n = (c->pool_cap_n + from->nres) * 2;
+    c->pool_res = xrealloc(c->pool_res, c->pool_cap_n * sizeof(int));
+  }
+  for (int u = 0; u < from->nres; u++) {
+    int old = c->pool_res[from->off + u], id = rename_res(c, old, ri, rj, i, j);
+    c->pool_res[c->npool++] = id;
+    if (!from->nvlink) {
+      c->res_cap[id] = c->res_cap[old];
+      c->res_given[id] = c->res_given[old];
+    }
+  }
+}
+
+/* Both modes' hops from GPU i to j, built (and both mode tables' entries
+ * shared where the modes agree). */
+static void hops_build(struct ctx *c, const struct gr_prediction *p, struct hop_build *b, size_t i, size_t j)
+{
+  size_t n = c->n;
+  enum gr_xfer d = xfer_at(p, i, j, c->level), best = p->pairs[i * n + j].best;
+  build_hop(c, &c->hops[i * n + j], b, i, j, d);
+  hop_store(c, b, &c->hops[i * n + j]);
+  if (best == d) { /* the same path in both modes: one copy of its uses */
+    c->hops[n * n + i * n + j] = c->hops[i * n + j];
+    return;
+  }
+  build_hop(c, &c->hops[n * n + i * n + j], b, i, j, best);
+  hop_store(c, b, &c->hops[n * n + i * n + j]);
+  c->modes_differ = true;
+}
+
+/* Both modes' hops from GPU i to j as copies of rep[0] to rep[1]'s, of the
+ * same classes: the same kinds, capacities and sharing, renamed. */
+static void hops_copy(struct ctx *c, const int *rep, size_t i, size_t j)
+{
+  size_t n = c->n, ri = (size_t)rep[0], rj = (size_t)rep[1];
+  const struct hop *f0 = &c->hops[ri * n + rj], *f1 = &c->hops[n * n + ri * n + rj];
+  hop_copy(c, f0, &c->hops[i * n + j], ri, rj, i, j);
+  if (f1->off == f0->off && f1->nres == f0->nres && f1->x == f0->x)
+    c->hops[n * n + i * n + j] = c->hops[i * n + j];
+  else
+    hop_copy(c, f1, &c->hops[n * n + i * n + j], ri, rj, i, j);
+}
+
 /* The search's tables for p's classified pairs: every hop in both modes
  * (mode 0 with NCCL's default level for a communicator of the size that
  * gives `level`) and the NVLink sums. ctx_close frees them. */
@@ -107,19 +179,27 @@ static void ctx_open(struct ctx *c, const struct gr_prediction *p, enum gr_level
   c->ring_eff[GR_XFER_HOST] = gr_calib()->ring_host_eff;
   struct hop_build *b = xmalloc(sizeof(*b));
   predict_nvlink_tables(c);
+  /* one pair per two GPU classes is built, the others copied from it
+   * (analysis/classes.c): at 512 GPUs of 64 switches 4,096 walks, not 262,144 */
+  const struct gr_analysis *a = p->a;
+  size_t nc = a->gpu_class ? a->nclasses : 0;
+  int *rep = xmalloc((nc * nc + 1) * 2 * sizeof(int));
+  for (size_t k = 0; k < nc * nc; k++)
+    rep[2 * k] = -1;
   for (size_t i = 0; i < n; i++)
     for (size_t j = 0; j < n; j++) {
-      enum gr_xfer d = xfer_at(p, i, j, level), best = p->pairs[i * n + j].best;
-      build_hop(c, &c->hops[i * n + j], b, i, j, d);
-      hop_store(c, b, &c->hops[i * n + j]);
-      if (best == d) { /* the same path in both modes: one copy of its uses */
-        c->hops[n * n + i * n + j] = c->hops[i * n + j];
+      int *r = nc && i != j ? rep + 2 * ((size_t)a->gpu_class[i] * nc + (size_t)a->gpu_class[j]) : NULL;
+      if (r && r[0] >= 0) {
+        hops_copy(c, r, i, j);
         continue;
       }
-      build_hop(c, &c->hops[n * n + i * n + j], b, i, j, best);
-      hop_store(c, b, &c->hops[n * n + i * n + j]);
-      c->modes_differ = true;
+      hops_build(c, p, b, i, j);
+      if (r) {
+        r[0] = (int)i;
+        r[1] = (int)j;
+      }
     }
+  free(rep);
   if (!c->pool_res) { /* no hop uses anything (one GPU): still valid pointers */
     c->pool_res = xcalloc(1, sizeof(int));
   }

@@ -4,17 +4,84 @@
 #include <string.h>
 
 #include "print/common.h"
+#include "print/groups.h"
 #include "print/json_stream.h"
 #include "print/predict.h"
 #include "print/topo.h"
 #include "print/text.h"
 #include "base/util.h"
 
+/* A copy matrix cell: the route's letter and the rate, X on the diagonal. */
+static void copy_cell(const struct gr_prediction *p, size_t i, size_t j, char *cell, size_t cap)
+{
+  const struct gr_pair_predict *pp = &p->pairs[i * p->ngpus + j];
+  memset(cell, 0, cap);
+  cell[0] = pp->best == GR_XFER_GPULINK ? 'N' : pp->best == GR_XFER_P2P ? 'P' : 'H';
+  cell[1] = ' ';
+  if (i == j)
+    gr_set_text(cell, cap, "X");
+  else if (pp->gbps > 0)
+    gr_fmt_1f(pp->gbps, cell + 2, cap - 2);
+  else
+    gr_set_text(cell + 2, cap - 2, "?");
+}
+
+/* Whether every GPU pair's predicted copy is its class pair's (the cell
+ * printed for the pair gr_group_pair picks): the prediction's own check, so
+ * that a grouped copy matrix never stands for a pair it does not match. */
+static bool copies_by_class(const struct gr_prediction *p)
+{
+  const struct gr_analysis *a = p->a;
+  size_t n = p->ngpus;
+  for (size_t i = 0; i < n; i++)
+    for (size_t j = 0; j < n; j++) {
+      size_t ri, rj;
+      gr_group_pair(a, (size_t)a->gpu_class[i], (size_t)a->gpu_class[j], &ri, &rj);
+      const struct gr_pair_predict *x = &p->pairs[i * n + j], *y = &p->pairs[ri * n + rj];
+      if (i != j && (x->best != y->best || x->gbps != y->gbps))
+        return false;
+    }
+  return true;
+}
+
+/* The same by GPU class (print/groups.h). */
+static void print_copy_groups(FILE *out, const struct gr_prediction *p)
+{
+  struct gr_groups g;
+  gr_groups_make(p->a, &g);
+  size_t w = g.width > 7 ? g.width : 7;
+  char *row = xmalloc((w + 16) * (g.n + 1) + 1);
+  gr_print_group_note(out, p->a);
+  size_t len = (size_t)sprintf(row, "%-*s", (int)w, "");
+  for (size_t c = 0; c < g.n; c++)
+    len += gr_put_cell(row + len, g.label[c], w);
+  row[len++] = '\n';
+  fwrite(row, 1, len, out);
+  for (size_t r = 0; r < g.n; r++) {
+    len = (size_t)sprintf(row, "%-*s", (int)w, g.label[r]);
+    for (size_t c = 0; c < g.n; c++) {
+      char cell[16];
+      size_t i, j;
+      gr_group_pair(p->a, r, c, &i, &j);
+      copy_cell(p, i, j, cell, sizeof(cell));
+      len += gr_put_cell(row + len, cell, w);
+    }
+    row[len++] = '\n';
+    fwrite(row, 1, len, out);
+  }
+  free(row);
+  gr_groups_free(&g);
+}
+
 /* The one-way copy rate of every GPU pair, as a matrix. */
 static void print_copy_matrix(FILE *out, const struct gr_prediction *p)
 {
   size_t n = p->ngpus;
   fprintf(out, "GPU-to-GPU copies, one way, GB/s (N = NVLink, P = PCIe peer-to-peer, H = staged through host memory):\n");
+  if (gr_grids_grouped(p->a) && copies_by_class(p)) {
+    print_copy_groups(out, p);
+    return;
+  }
   fprintf(out, "%-7s", "");
   for (size_t g = 0; g < n; g++)
     fprintf(out, " GPU%-4zu", g);
@@ -24,14 +91,8 @@ static void print_copy_matrix(FILE *out, const struct gr_prediction *p)
     size_t len = 0;
     fprintf(out, "GPU%-4zu", i);
     for (size_t j = 0; j < n; j++) {
-      const struct gr_pair_predict *pp = &p->pairs[i * n + j];
-      char cell[16] = {pp->best == GR_XFER_GPULINK ? 'N' : pp->best == GR_XFER_P2P ? 'P' : 'H', ' '};
-      if (i == j)
-        gr_set_text(cell, sizeof(cell), "X");
-      else if (pp->gbps > 0)
-        gr_fmt_1f(pp->gbps, cell + 2, sizeof(cell) - 2);
-      else
-        gr_set_text(cell + 2, sizeof(cell) - 2, "?");
+      char cell[16];
+      copy_cell(p, i, j, cell, sizeof(cell));
       len += gr_put_cell(row + len, cell, 7);
     }
     row[len++] = '\n';
@@ -161,26 +222,31 @@ static json_t *ring_bound_json(const struct gr_prediction *p, const struct gr_ri
 static void matrices_json(struct gr_jw *w, const struct gr_prediction *p)
 {
   size_t n = p->ngpus;
-  gr_jw_array(w, "p2p_matrix");
-  for (size_t i = 0; i < n; i++) {
-    gr_jw_array(w, NULL);
-    for (size_t j = 0; j < n; j++)
-      gr_jw_str(w, NULL, i == j ? "X" : gr_xfer_name(p->pairs[i * n + j].best));
-    gr_jw_close(w);
-  }
-  gr_jw_close(w);
-  gr_jw_array(w, "copy_matrix_gbps");
-  for (size_t i = 0; i < n; i++) {
-    gr_jw_array(w, NULL);
-    for (size_t j = 0; j < n; j++) {
-      if (i == j)
-        gr_jw_null(w, NULL);
-      else
-        gr_jw_positive(w, NULL, p->pairs[i * n + j].gbps, 2);
+  /* above 64 GPUs a row and a column per GPU group where every pair is its
+   * group pair's (docs/json.md, "Grouped matrices") */
+  bool grouped = gr_grids_grouped(p->a) && copies_by_class(p);
+  size_t rows = grouped ? p->a->nclasses : n;
+  if (gr_grids_grouped(p->a))
+    gr_jw_bool(w, "matrices_by_group", grouped);
+  for (int m = 0; m < 2; m++) {
+    gr_jw_array(w, m ? "copy_matrix_gbps" : "p2p_matrix");
+    for (size_t r = 0; r < rows; r++) {
+      gr_jw_array(w, NULL);
+      for (size_t c = 0; c < rows; c++) {
+        size_t i = r, j = c;
+        if (grouped)
+          gr_group_pair(p->a, r, c, &i, &j);
+        if (!m)
+          gr_jw_str(w, NULL, i == j ? "X" : gr_xfer_name(p->pairs[i * n + j].best));
+        else if (i == j)
+          gr_jw_null(w, NULL);
+        else
+          gr_jw_positive(w, NULL, p->pairs[i * n + j].gbps, 2);
+      }
+      gr_jw_close(w);
     }
     gr_jw_close(w);
   }
-  gr_jw_close(w);
 }
 
 static void rings_json(struct gr_jw *w, const struct gr_prediction *p)

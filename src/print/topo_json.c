@@ -5,6 +5,7 @@
 #include "facts/pcilink.h"
 #include "model/names.h"
 #include "print/common.h"
+#include "print/groups.h"
 #include "print/json_stream.h"
 #include "print/topo.h"
 #include "base/util.h"
@@ -265,9 +266,29 @@ static void put_cell(struct gr_jw *w, const struct gr_analysis *a, size_t i, siz
   }
 }
 
+/* The same by GPU group (print/groups.h): a row and a column per group. */
+static void put_group_matrix(struct gr_jw *w, const char *key, const struct gr_analysis *a, enum cell_kind kind)
+{
+  gr_jw_array(w, key);
+  for (size_t r = 0; r < a->nclasses; r++) {
+    gr_jw_array(w, NULL);
+    for (size_t c = 0; c < a->nclasses; c++) {
+      size_t i, j;
+      gr_group_pair(a, r, c, &i, &j);
+      put_cell(w, a, i, j, kind);
+    }
+    gr_jw_close(w);
+  }
+  gr_jw_close(w);
+}
+
 /* An n x n matrix as a member, written cell by cell. */
 static void put_matrix(struct gr_jw *w, const char *key, const struct gr_analysis *a, enum cell_kind kind)
 {
+  if (gr_grids_grouped(a)) {
+    put_group_matrix(w, key, a, kind);
+    return;
+  }
   gr_jw_array(w, key);
   for (size_t i = 0; i < a->ngpus; i++) {
     gr_jw_array(w, NULL);
@@ -297,12 +318,72 @@ static void put_pair(struct gr_jw *w, const struct gr_topo *t, const struct gr_p
   gr_jw_close(w);
 }
 
+/* One ordered pair of GPU groups (docs/json.md, "Grouped matrices"): the
+ * path from every GPU of `from` to every other GPU of `to`, whose
+ * bottleneck may be each GPU's own link (then listed per member). */
+static void put_group_pair(struct gr_jw *w, const struct gr_analysis *a, size_t from, size_t to)
+{
+  char cell[16], bus[32];
+  static const char *via[] = {"none", "pcie", "nvlink", "inter_socket"};
+  const struct gr_topo *t = a->t;
+  size_t i, j;
+  gr_group_pair(a, from, to, &i, &j);
+  const struct gr_path *p = &a->gpu_gpu[i * a->ngpus + j];
+  int owner = gr_node_owner(a, p->bottleneck), side = owner < 0 ? -1 : owner == (int)i ? 0 : 1;
+  gr_jw_object(w, NULL);
+  gr_jw_int(w, "from_group", (long long)from);
+  gr_jw_int(w, "to_group", (long long)to);
+  gr_jw_str(w, "level", gr_level_str(p, cell, sizeof(cell)));
+  gr_jw_str(w, "nccl_level", gr_nccl_level_str(p->nccl));
+  gr_jw_bool(w, "nccl_p2p", p->nccl_p2p);
+  gr_jw_str(w, "bottleneck", via[p->via]);
+  gr_jw_str(w, "bottleneck_pci_bus_id",
+            p->bottleneck >= 0 && side < 0 ? gr_pci_busid(&t->pci[p->bottleneck], bus, sizeof(bus)) : NULL);
+  gr_jw_str(w, "bottleneck_own", side < 0 ? NULL : side == 0 ? "from" : "to");
+  if (side < 0) {
+    gr_jw_null(w, "bottleneck_pci_bus_ids");
+  } else {
+    size_t k = side == 0 ? from : to;
+    gr_jw_array(w, "bottleneck_pci_bus_ids");
+    for (size_t m = a->class_start[k]; m < a->class_start[k + 1]; m++) {
+      size_t g = (size_t)a->class_gpus[m];
+      int b = gr_class_rename(a, p->bottleneck, i, j, side == 0 ? g : i, side == 0 ? j : g);
+      gr_jw_str(w, NULL, gr_pci_busid(&t->pci[b], bus, sizeof(bus)));
+    }
+    gr_jw_close(w);
+  }
+  gr_jw_positive(w, "bw_gbps", p->bw_gbps, 2);
+  gr_jw_positive(w, "nccl_bw_gbps", p->nccl_bw_gbps, 2);
+  gr_jw_bool(w, "nvlink_inferred", p->level == GR_LVL_GPULINK && p->nv_inferred);
+  gr_jw_close(w);
+}
+
+/* The groups (members in GPU order) and every ordered pair of them, a group
+ * with itself where it has two GPUs or more. */
+static void put_groups(struct gr_jw *w, const struct gr_analysis *a)
+{
+  gr_jw_array(w, "gpu_groups");
+  for (size_t k = 0; k < a->nclasses; k++) {
+    gr_jw_object(w, NULL);
+    gr_jw_array(w, "gpus");
+    for (size_t m = a->class_start[k]; m < a->class_start[k + 1]; m++)
+      gr_jw_int(w, NULL, a->class_gpus[m]);
+    gr_jw_close(w);
+    gr_jw_close(w);
+  }
+  gr_jw_close(w);
+}
+
 static void put_matrices(struct gr_jw *w, const struct gr_topo *t, const struct gr_analysis *a)
 {
   char cell[16];
+  bool grouped = gr_grids_grouped(a);
+  if (grouped)
+    put_groups(w, a);
   put_matrix(w, "gpu_matrix", a, CELL_LEVEL);
   gr_jw_array(w, "gpu_nic_matrix");
-  for (size_t i = 0; i < t->ngpus; i++) {
+  for (size_t r = 0; r < (grouped ? a->nclasses : t->ngpus); r++) {
+    size_t i = grouped ? (size_t)a->class_gpus[a->class_start[r]] : r;
     gr_jw_array(w, NULL);
     for (size_t n = 0; n < t->nnics; n++)
       gr_jw_str(w, NULL, gr_level_str(&a->gpu_nic[i * a->nnics + n], cell, sizeof(cell)));
@@ -313,8 +394,12 @@ static void put_matrices(struct gr_jw *w, const struct gr_topo *t, const struct 
   put_matrix(w, "nccl_matrix", a, CELL_NCCL);
   put_matrix(w, "bw_matrix_gbps", a, CELL_BW);
   put_matrix(w, "nccl_bw_matrix_gbps", a, CELL_NCCL_BW);
-  gr_jw_array(w, "gpu_pairs");
-  for (size_t i = 0; i < t->ngpus; i++)
+  gr_jw_array(w, grouped ? "gpu_group_pairs" : "gpu_pairs");
+  for (size_t i = 0; grouped && i < a->nclasses; i++)
+    for (size_t j = 0; j < a->nclasses; j++)
+      if (i != j || a->class_start[i + 1] - a->class_start[i] > 1)
+        put_group_pair(w, a, i, j);
+  for (size_t i = 0; !grouped && i < t->ngpus; i++)
     for (size_t j = i + 1; j < t->ngpus; j++)
       put_pair(w, t, &a->gpu_gpu[i * a->ngpus + j], i, j);
   gr_jw_close(w);

@@ -5,6 +5,7 @@
 #include "model/names.h"
 #include "facts/pcilink.h"
 #include "print/common.h"
+#include "print/groups.h"
 #include "print/text.h"
 #include "print/topo.h"
 #include "base/util.h"
@@ -278,6 +279,65 @@ static struct gr_path smi_path(const struct gr_topo *t, const struct gr_analysis
   return gr_path_between(a, t->nics[r - ng], t->nics[c - ng]);
 }
 
+/* A GPU row's last columns: CPU affinity, NUMA affinity, a second tab and
+ * the GPU NUMA ID. */
+static void print_affinity(FILE *out, const struct gr_pci *p)
+{
+  char numa[16] = "N/A", gpu_numa[16] = "N/A";
+  if (p->numa >= 0)
+    snprintf(numa, sizeof(numa), "%d", p->numa);
+  if (p->gpu_numa >= 0)
+    snprintf(gpu_numa, sizeof(gpu_numa), "%d", p->gpu_numa);
+  fprintf(out, "\t%s\t%s\t\t%s\n", p->cpulist ? p->cpulist : "N/A", numa, gpu_numa);
+}
+
+/* The cell of row r, column c (GPUs first, then NICs), " X " on r == c. */
+static const char *smi_cell(const struct gr_topo *t, const struct gr_analysis *a, size_t r, size_t c, char *cell,
+                            size_t cap)
+{
+  if (r == c)
+    return " X ";
+  if (r < t->ngpus && c < t->ngpus)
+    return gr_level_str(&a->gpu_gpu[r * a->ngpus + c], cell, cap);
+  struct gr_path path = smi_path(t, a, r, c);
+  return gr_level_str(&path, cell, cap);
+}
+
+/* nvidia-smi's rows by GPU class (print/groups.h): a row and a column per
+ * group, then the NICs one by one; a group's affinity is its GPUs' (the
+ * classes share local CPUs and NUMA nodes). */
+static void print_smi_group_rows(FILE *out, const struct gr_topo *t, const struct gr_analysis *a)
+{
+  struct gr_groups g;
+  char cell[16];
+  gr_groups_make(a, &g);
+  gr_print_group_note(out, a);
+  for (size_t k = 0; k < g.n; k++)
+    fprintf(out, "\t%s", g.label[k]);
+  for (size_t n = 0; n < t->nnics; n++)
+    fprintf(out, "\tNIC%zu", n);
+  fprintf(out, "\tCPU Affinity\tNUMA Affinity\tGPU NUMA ID\n");
+  for (size_t r = 0; r < g.n + t->nnics; r++) {
+    size_t ri = r < g.n ? (size_t)a->class_gpus[a->class_start[r]] : t->ngpus + (r - g.n);
+    if (r < g.n)
+      fputs(g.label[r], out);
+    else
+      fprintf(out, "NIC%zu", r - g.n);
+    for (size_t c = 0; c < g.n + t->nnics; c++) {
+      size_t i = ri, j = c < g.n ? (size_t)a->class_gpus[a->class_start[c]] : t->ngpus + (c - g.n);
+      if (r < g.n && c < g.n)
+        gr_group_pair(a, r, c, &i, &j);
+      fputc('\t', out);
+      fputs(smi_cell(t, a, i, j, cell, sizeof(cell)), out);
+    }
+    if (r >= g.n)
+      fputs("\t\t\t\t\n", out);
+    else
+      print_affinity(out, &t->pci[t->gpus[ri]]);
+  }
+  gr_groups_free(&g);
+}
+
 /* The tab-separated rows nvidia-smi topo -m prints (r535 and later): a tab
  * before every cell, " X " on the diagonal; GPU rows end with CPU affinity,
  * NUMA affinity, a second tab and the GPU NUMA ID; NIC rows leave those
@@ -296,13 +356,7 @@ static void print_smi_rows(FILE *out, const struct gr_topo *t, const struct gr_a
     fprintf(out, "%s%zu", r < t->ngpus ? "GPU" : "NIC", r < t->ngpus ? r : r - t->ngpus);
     size_t len = 0;
     for (size_t c = 0; c < rows; c++) { /* n x n cells: no printf parsing, one write per row */
-      const char *text = " X ";
-      if (r != c && r < t->ngpus && c < t->ngpus) {
-        text = gr_level_str(&a->gpu_gpu[r * a->ngpus + c], cell, sizeof(cell));
-      } else if (r != c) {
-        struct gr_path path = smi_path(t, a, r, c);
-        text = gr_level_str(&path, cell, sizeof(cell));
-      }
+      const char *text = smi_cell(t, a, r, c, cell, sizeof(cell));
       size_t n = strlen(text); /* at most 15: gr_level_str fills cell[16] */
       line[len++] = '\t';
       memcpy(line + len, text, n);
@@ -313,13 +367,7 @@ static void print_smi_rows(FILE *out, const struct gr_topo *t, const struct gr_a
       fputs("\t\t\t\t\n", out);
       continue;
     }
-    const struct gr_pci *p = &t->pci[t->gpus[r]];
-    char numa[16] = "N/A", gpu_numa[16] = "N/A";
-    if (p->numa >= 0)
-      snprintf(numa, sizeof(numa), "%d", p->numa);
-    if (p->gpu_numa >= 0)
-      snprintf(gpu_numa, sizeof(gpu_numa), "%d", p->gpu_numa);
-    fprintf(out, "\t%s\t%s\t\t%s\n", p->cpulist ? p->cpulist : "N/A", numa, gpu_numa);
+    print_affinity(out, &t->pci[t->gpus[r]]);
   }
   free(line);
 }
@@ -421,7 +469,10 @@ void gr_print_matrix(FILE *out, const struct gr_topo *t, const struct gr_analysi
   if (!t->ngpus)
     return;
   fprintf(out, "\nGPU matrix (nvidia-smi topo -m levels):\n");
-  print_smi_rows(out, t, a);
+  if (gr_grids_grouped(a))
+    print_smi_group_rows(out, t, a);
+  else
+    print_smi_rows(out, t, a);
   print_legend(out, t, a);
   if (t->nnics) {
     char name[128];
@@ -437,8 +488,41 @@ void gr_print_matrix(FILE *out, const struct gr_topo *t, const struct gr_analysi
 /* Prints a GPU x GPU matrix whose cells come from `cell`. */
 typedef void (*cell_fn)(const struct gr_analysis *a, size_t r, size_t c, char *buf, size_t cap);
 
+/* The same grid by class (print/groups.h): a row and a column per group. */
+static void print_group_grid(FILE *out, const struct gr_analysis *a, cell_fn cell)
+{
+  struct gr_groups g;
+  gr_groups_make(a, &g);
+  size_t w = g.width > 7 ? g.width : 7;
+  char *row = xmalloc((w + 16) * (g.n + 1) + 1);
+  gr_print_group_note(out, a);
+  size_t len = (size_t)sprintf(row, "%-*s", (int)w, "");
+  for (size_t c = 0; c < g.n; c++)
+    len += gr_put_cell(row + len, g.label[c], w);
+  row[len++] = '\n';
+  fwrite(row, 1, len, out);
+  for (size_t r = 0; r < g.n; r++) {
+    len = (size_t)sprintf(row, "%-*s", (int)w, g.label[r]);
+    for (size_t c = 0; c < g.n; c++) {
+      char buf[16];
+      size_t i, j;
+      gr_group_pair(a, r, c, &i, &j);
+      cell(a, i, j, buf, sizeof(buf));
+      len += gr_put_cell(row + len, buf, w);
+    }
+    row[len++] = '\n';
+    fwrite(row, 1, len, out);
+  }
+  free(row);
+  gr_groups_free(&g);
+}
+
 static void print_gpu_grid(FILE *out, const struct gr_topo *t, const struct gr_analysis *a, cell_fn cell)
 {
+  if (gr_grids_grouped(a)) {
+    print_group_grid(out, a, cell);
+    return;
+  }
   char *row = xmalloc(16 * t->ngpus + 1); /* a cell: a space and at most 15 bytes */
   matrix_header(out, t);
   fputc('\n', out);
@@ -537,13 +621,17 @@ void gr_print_bandwidth(FILE *out, const struct gr_topo *t, const struct gr_anal
   print_bottlenecks(out, t, a);
 }
 
-/* Whether the GPU links joining hive h are xGMI (its members are AMD's). */
+/* Whether the GPU links joining hive h are xGMI (its members are AMD's):
+ * the rows of its members only (every hive's every row was cubic). */
 static bool hive_xgmi(const struct gr_analysis *a, size_t h)
 {
-  for (size_t i = 0; i < a->ngpus; i++)
+  for (size_t i = 0; i < a->ngpus; i++) {
+    if (a->hive[i] != (int)h)
+      continue;
     for (size_t j = 0; j < a->ngpus; j++)
-      if (i != j && a->hive[i] == (int)h && a->gpu_gpu[i * a->ngpus + j].level == GR_LVL_GPULINK)
+      if (i != j && a->gpu_gpu[i * a->ngpus + j].level == GR_LVL_GPULINK)
         return a->gpu_gpu[i * a->ngpus + j].xgmi;
+  }
   return false;
 }
 

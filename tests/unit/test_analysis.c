@@ -717,6 +717,94 @@ static void nccl_nvlink_figure_by_compute_capability(void **state)
   b_free(&b, &a);
 }
 
+/* GPU classes (analysis/classes.c): GPUs under one switch with the same
+ * model and links are one class, numbered by first member; a pair's path
+ * copied from its class pair names its own GPUs' links. */
+static void gpu_classes_by_switch(void **state)
+{
+  struct builder b;
+  struct gr_analysis a;
+  int g[8];
+  (void)state;
+  b_init(&b, "GenuineIntel", 1);
+  int hb = b_hostbridge(&b, 0);
+  b_switch(&b, b_node(&b, hb, true, 0), 4, g, GPU);     /* GPU0-3 */
+  b_switch(&b, b_node(&b, hb, true, 0), 4, g + 4, GPU); /* GPU4-7 */
+  for (int i = 0; i < 8; i++)
+    b.t.pci[g[i]].link = (struct gr_link){4, 8, 4, 8, 0, 0, 0}; /* each GPU's own link narrowest */
+  b_done(&b, &a);
+  assert_int_equal(a.nclasses, 2);
+  assert_int_equal(a.gpu_class[0], 0);
+  assert_int_equal(a.gpu_class[3], 0);
+  assert_int_equal(a.gpu_class[4], 1);
+  assert_int_equal(a.class_start[1], 4);
+  assert_int_equal(a.class_gpus[4], 4);
+  /* GPU2 -> GPU6 is a copy of GPU0 -> GPU4: its bottleneck is GPU2's own link, not GPU0's */
+  assert_int_equal(a.gpu_gpu[2 * 8 + 6].bottleneck, g[2]);
+  assert_int_equal(a.gpu_gpu[6 * 8 + 2].bottleneck, g[6]);
+  assert_int_equal(a.gpu_gpu[1 * 8 + 3].bottleneck, g[1]);
+  assert_int_equal(a.gpu_gpu[3 * 8 + 1].bottleneck, g[3]);
+  assert_int_equal(a.gpu_gpu[1 * 8 + 3].top, b.t.pci[b.t.pci[g[1]].parent].parent);
+  assert_true(fabs(a.gpu_gpu[2 * 8 + 6].bw_gbps - a.gpu_gpu[0 * 8 + 4].bw_gbps) < 1e-9);
+  b_free(&b, &a);
+}
+
+/* Classes that must be singletons: a GPU of another model, or with a
+ * narrower link, under the same switch; GPUs joined by links of their own
+ * (a DGX-1's hybrid cube mesh, an NVLink bridge). */
+static void gpu_classes_singletons(void **state)
+{
+  struct builder b;
+  struct gr_analysis a;
+  int g[6];
+  char l[16];
+  (void)state;
+  b_init(&b, "GenuineIntel", 1);
+  b_switch(&b, b_node(&b, b_hostbridge(&b, 0), true, 0), 6, g, GPU);
+  b.t.pci[g[1]].device = 0x1db1;                          /* another model */
+  b.t.pci[g[2]].link = (struct gr_link){4, 8, 4, 16, 0, 0, 0}; /* a narrower link */
+  gr_topo_finish(&b.t);
+  gr_topo_add_gpulink(&b.t, g[4], g[5], -1, 2, 50.0);     /* a bridged pair */
+  gr_analyze(&b.t, &a);
+  assert_int_equal(a.nclasses, 5);                        /* {0,3}, {1}, {2}, {4}, {5} */
+  assert_int_equal(a.gpu_class[0], a.gpu_class[3]);
+  for (int i = 1; i < 6; i++)
+    for (int j = 0; j < 6; j++)
+      if (i != j && i != 3 && j != 3 && !(i == 0 || j == 0))
+        assert_int_not_equal(a.gpu_class[i], a.gpu_class[j]);
+  assert_string_equal(tu_level(&a, 4, 5, l), "NV2");
+  assert_string_equal(tu_level(&a, 3, 5, l), "PIX");
+  assert_int_equal(a.gpu_gpu[2 * 6 + 0].bottleneck, g[2]);
+  b_free(&b, &a);
+}
+
+/* A DGX-1 style hybrid cube mesh: every GPU has links of its own to four
+ * others, so each is a class of its own and every level stays per pair. */
+static void gpu_classes_mesh_singletons(void **state)
+{
+  struct builder b;
+  struct gr_analysis a;
+  int g[8];
+  char l[16];
+  (void)state;
+  b_init(&b, "GenuineIntel", 2);
+  b_switch(&b, b_node(&b, b_hostbridge(&b, 0), true, 0), 4, g, GPU);
+  b_switch(&b, b_node(&b, b_hostbridge(&b, 1), true, 0), 4, g + 4, GPU);
+  gr_topo_finish(&b.t);
+  static const int mesh[][2] = {{0, 1}, {0, 2}, {0, 3}, {1, 2}, {1, 3}, {2, 3}, {4, 5}, {4, 6},
+                                {4, 7}, {5, 6}, {5, 7}, {6, 7}, {0, 4}, {1, 5}, {2, 6}, {3, 7}};
+  for (size_t k = 0; k < sizeof(mesh) / sizeof(mesh[0]); k++)
+    gr_topo_add_gpulink(&b.t, g[mesh[k][0]], g[mesh[k][1]], -1, 1, 25.0);
+  gr_analyze(&b.t, &a);
+  assert_int_equal(a.nclasses, 8);
+  for (int i = 0; i < 8; i++)
+    assert_int_equal(a.gpu_class[i], i);
+  assert_string_equal(tu_level(&a, 0, 4, l), "NV1");
+  assert_string_equal(tu_level(&a, 0, 5, l), "SYS");
+  assert_string_equal(tu_level(&a, 1, 6, l), "SYS");
+  b_free(&b, &a);
+}
+
 int main(void)
 {
   const struct CMUnitTest tests[] = {
@@ -739,6 +827,9 @@ int main(void)
       cmocka_unit_test(tp2_judged_with_its_own_communicator),
       cmocka_unit_test(p2p_incapable_gpus_take_the_host_path),
       cmocka_unit_test(nccl_nvlink_figure_by_compute_capability),
+      cmocka_unit_test(gpu_classes_by_switch),
+      cmocka_unit_test(gpu_classes_singletons),
+      cmocka_unit_test(gpu_classes_mesh_singletons),
   };
   return cmocka_run_group_tests(tests, tu_setup_data, NULL);
 }
