@@ -410,4 +410,5 @@ const struct gr_bench_backend gr_bench_cuda = {
     .collective_install = "Install NCCL (Debian/Ubuntu: libnccl2 from NVIDIA's CUDA repository) to measure it.",
     .collective_debug = "NCCL_DEBUG=INFO",
     .blas_install = "install cuBLAS",
+    .hide_env = "CUDA_VISIBLE_DEVICES",
 };
