@@ -222,9 +222,10 @@ static void mark_lost(struct run *r, struct gr_bench_result *res)
     res->status = GR_BS_LOST;
     snprintf(what, sizeof(what), "%s", gr_bench_kind_title(res->kind));
     finding(r->rep, GR_SEV_FAIL, "bench.gpu-lost",
-            "%s stopped answering during %s (%s). The tests that need it were not run. Look for Xid 79 (GPU "
-            "fallen off the bus) with `gpurig doctor`, and reseat or re-power the card and its riser.",
-            gpu_label(r->rep, g, a, sizeof(a)), what, res->note ? res->note : "no error text");
+            "%s stopped answering during %s (%s). The tests that need it were not run. %s, and reseat or "
+            "re-power the card and its riser.",
+            gpu_label(r->rep, g, a, sizeof(a)), what, res->note ? res->note : "no error text",
+            r->be->lost_hint ? r->be->lost_hint : "Look for Xid 79 (GPU fallen off the bus) with `gpurig doctor`");
   }
 }
 

@@ -150,6 +150,7 @@ struct gr_bench_backend {
    * PTX ..."): bench then measures copy-engine copies only and says so. */
   const char *no_kernels;
   const char *blas_install;        /* for a finding when the GEMM library is absent: "install cuBLAS" */
+  const char *lost_hint;           /* where to look when a GPU stops answering; NULL: NVIDIA's Xid 79 */
   const char *hide_env;            /* the variable that hides the vendor's GPUs when empty: "CUDA_VISIBLE_DEVICES" */
 };
 

@@ -358,4 +358,6 @@ const struct gr_bench_backend gr_bench_hip = {
                   "built with a ROCm compiler)",
     .blas_install = "install rocBLAS (ROCm's rocblas package; Debian: librocblas0)",
     .hide_env = "HIP_VISIBLE_DEVICES",
+    .lost_hint = "Look in the kernel log (dmesg) for amdgpu's GPU reset or ring timeout (gpurig doctor reads "
+                 "NVIDIA's Xids, not amdgpu's messages)",
 };
