@@ -15,10 +15,12 @@ export GPURIG_DRIVER_DIR=$GPURIG_TEST_STUB
 unset GPURIG_STUB_SCENARIO GPURIG_STUB_SCENARIO_FILE
 fails=0
 fail() { echo "burn_amd.sh: FAIL: $*" >&2; fails=$((fails + 1)); }
+# 6 s: every load must have finished a round, and on a loaded 2-core machine under ASan a round
+# of 6 GPUs took over 3 s (load average 15)
 run() { # want-exit, scenario, tree, args...
   local want=$1 sc=$2 tree=$3 rc=0
   shift 3
-  GPURIG_STUB_SCENARIO=$sc "$gpurig" burn --duration 3 --size 1M --interval 0.25 \
+  GPURIG_STUB_SCENARIO=$sc "$gpurig" burn --duration 6 --size 1M --interval 0.25 \
     --root "$GPURIG_TEST_DATA/trees/$tree" "$@" >"$work/out" 2>"$work/err" || rc=$?
   [ "$rc" = "$want" ] || fail "$sc $*: exit $rc, expected $want: $(head -c 300 "$work/err")"
 }
