@@ -5,7 +5,8 @@
 # (GEMM at the stand-in's rate less its 5 us a call, host and peer copies,
 # the all-reduce with no stall, the sampler seeing each GPU loaded); GPU2
 # falling off the bus (tinybox-red-vanish) is a fail naming it, exit 2;
-# without rocBLAS burn says the products were not run and loads the copies.
+# without rocBLAS burn says the products were not run and loads the copies; on a machine with
+# both vendors one is burned, the other named.
 # usage: burn_amd.sh GPURIG   (env: GPURIG_TEST_DATA, GPURIG_TEST_STUB)
 set -euo pipefail
 gpurig=$1
@@ -47,6 +48,25 @@ grep -qE '^  fail  GPU2 0000:43:00.0 fell off the bus at \+[0-9.]+ s under load'
   fail "tinybox-red-vanish: no lost-GPU verdict: $(grep -E '^  (fail|warn)' "$work/out" | head -3)"
 grep -qE '^  pass  GPU[0135] ' "$work/out" || fail "tinybox-red-vanish: the other GPUs have no verdict"
 echo "tinybox-red-vanish: exit 2, $(grep -m1 '^  fail' "$work/out" | cut -c1-80)..."
+
+# both vendors (mixed: 2 RTX 3090s, 2 RX 7900 XTX): one vendor a run, NVIDIA's unless
+# CUDA_VISIBLE_DEVICES is empty; the other's GPUs are named on stderr; the all-reduce runs over
+# every GPU of the runtime (the sampler sees all four)
+for hide in no yes; do
+  want=0000:21:00.0 rc=0
+  [ "$hide" = yes ] && want=0000:0a:00.0
+  env $([ "$hide" = yes ] && echo CUDA_VISIBLE_DEVICES=) GPURIG_STUB_SCENARIO=mixed "$gpurig" burn --duration 6 \
+    --size 1M --json --root "$GPURIG_TEST_DATA/trees/mixed" >"$work/out" 2>"$work/err" || rc=$?
+  [ "$rc" = 0 ] || fail "mixed, CUDA hidden: $hide: exit $rc: $(head -c 300 "$work/err")"
+  jq -e --arg want "$want" '[.gpus[] | select(.gemm_tflops != null)] | length == 2 and .[0].bus_id == $want' \
+    "$work/out" >/dev/null && jq -e '.allreduce.iterations >= 1' "$work/out" >/dev/null ||
+    fail "mixed, CUDA hidden: $hide: $(jq -c '[.gpus[] | {bus_id, gemm_tflops}], .allreduce' "$work/out")"
+  if [ "$hide" = no ]; then
+    grep -q '^gpurig: 2 nvidia GPUs measured, not the 2 amd GPUs also here .*CUDA_VISIBLE_DEVICES= (empty)' \
+      "$work/err" || fail "mixed: the AMD GPUs left out are not named: $(cat "$work/err")"
+  fi
+  echo "mixed, CUDA hidden: $hide: exit 0, burned from $want, all-reduce $(jq '.allreduce.iterations' "$work/out") iterations"
+done
 
 # without rocBLAS: a stand-in directory holding everything but it
 mkdir "$work/norocblas"
