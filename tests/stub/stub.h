@@ -79,7 +79,7 @@ static inline const char *stub_scenario(void)
                                       "amd-pull", "a100-uplink", "spin-timeout", "h200-vm", "driver-gone",
                                       "power-limits",
                                       /* AMD machines (stub_rsmi.c): NVML and CUDA see no GPU there */
-                                      "tinybox-red", "tinybox-red-vanish", "mi50-bridge",
+                                      "tinybox-red", "tinybox-red-vanish", "mi50-bridge", "tinybox-red-stall",
                                       /* both vendors: two RTX 3090s here, two RX 7900 XTX in stub_rsmi.c */
                                       "mixed"};
   const char *s = getenv("GPURIG_STUB_SCENARIO");

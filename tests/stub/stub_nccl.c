@@ -588,7 +588,7 @@ static int stall_call(void)
   unsigned call = atomic_fetch_add(&allreduce_calls, 1u) + 1;
   const char *env = getenv("GPURIG_STUB_STALL_CALL");
   unsigned at = env && atoi(env) > 0 ? (unsigned)atoi(env) : STUB_STALL_CALL;
-  return call == at && stub_scenario_is("burn-stall");
+  return call == at && (stub_scenario_is("burn-stall") || stub_scenario_is("tinybox-red-stall"));
 }
 
 gr_nccl_result ncclAllReduce(const void *sendbuff, void *recvbuff, size_t count, unsigned int datatype,
