@@ -41,7 +41,6 @@ EXPORT gr_hip_error hipInit(unsigned int flags);
 EXPORT const char *hipGetErrorString(gr_hip_error e);
 EXPORT gr_hip_error hipGetDeviceCount(int *n);
 EXPORT gr_hip_error hipSetDevice(int dev);
-EXPORT gr_hip_error hipGetDevice(int *dev);
 EXPORT gr_hip_error hipDeviceGetPCIBusId(char *buf, int len, int dev);
 EXPORT gr_hip_error hipDeviceCanAccessPeer(int *can, int dev, int peer);
 EXPORT gr_hip_error hipDeviceEnablePeerAccess(int peer, unsigned int flags);
@@ -294,15 +293,6 @@ EXPORT gr_hip_error hipSetDevice(int dev)
   if (!valid_dev(dev))
     LEAVE(HIP_INVALID_DEVICE);
   current = dev;
-  LEAVE(HIP_OK);
-}
-
-EXPORT gr_hip_error hipGetDevice(int *dev)
-{
-  ENTER();
-  if (!dev)
-    LEAVE(HIP_INVALID_VALUE);
-  *dev = current;
   LEAVE(HIP_OK);
 }
 

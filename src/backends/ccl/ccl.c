@@ -70,8 +70,8 @@ static int ar_buffers(struct gr_ccl *c, size_t bytes)
     uint32_t bits;
     memcpy(&bits, &one, sizeof(bits));
     if (c->ops->use(c->be, i) != 0 || c->ops->alloc(c->be, i, bytes, &c->send[k]) != 0 ||
-        c->ops->alloc(c->be, i, bytes, &c->recv[k]) != 0 || c->ops->fill32(c->be, i, c->send[k], bits, bytes / 4) != 0 ||
-        c->ops->sync(c->be, i) != 0)
+        c->ops->alloc(c->be, i, bytes, &c->recv[k]) != 0 ||
+        c->ops->fill32(c->be, i, c->send[k], bits, bytes / 4) != 0 || c->ops->sync(c->be, i) != 0)
       return -1;
   }
   c->ar_bytes = bytes;
