@@ -34,7 +34,9 @@ TEST_PACKAGES=(libcmocka-dev hwloc-nox bzip2 clang libclang-rt-14-dev valgrind j
           # lintian checks the Debian packages cpack makes (tests/package/deb.sh)
           lintian
           # AMD's ROCm SMI header: gpurig's declarations are compiled against it (tests/abi/abi_rocm.c)
-          librocm-smi-dev)
+          librocm-smi-dev
+          # AMD's HIP runtime header, the same for the HIP declarations (tests/abi/abi_hip.c)
+          libamdhip64-dev)
 FUZZ_SECONDS=${GPURIG_FUZZ_SECONDS:-20}
 JOBS=$(nproc 2>/dev/null || echo 2)
 
@@ -113,6 +115,8 @@ run_tests() {
               "STUB=mi50-xgmi-errors watch --count 2 --interval 0.1 --root $d/trees/mi50-bridge" \
               "STUB=mi50-xgmi-errors doctor --root $d/trees/mi50-bridge" \
               "STUB=mixed export --once --root $d/trees/mixed" \
+              "STUB=tinybox-red-vanish bench --quick --size 4M --allreduce-max 1M --root $d/trees/tinybox-red" \
+              "STUB=mi50-bridge burn --duration 2 --size 1M --root $d/trees/mi50-bridge" \
               "STUB=healthy burn --duration 2 --size 1M --json --root $d/trees/epyc-riser" \
               "STUB=burn-xid79 burn --duration 2 --size 1M --interval 0.5 --root $d/trees/epyc-riser" \
               "STUB=burn-gemm-wrong burn --duration 2 --size 1M --pattern pairs --root $d/trees/epyc-riser" \

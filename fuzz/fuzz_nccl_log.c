@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "fuzz_common.h"
-#include "backends/nvidia/nccl_log.h"
+#include "backends/ccl/nccl_log.h"
 
 static int links(const uint8_t *data, size_t size, char *out, size_t cap)
 {

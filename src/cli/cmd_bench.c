@@ -86,8 +86,11 @@ static void bench_usage(void)
          "\n");
   gr_print_option_help(stdout, &bench_spec, bench_help, 21);
   printf("\n"
-         "Needs libcuda.so.1 (and libnccl.so.2 for the all-reduce), loaded at run time;\n"
-         "GPURIG_DRIVER_DIR=DIR loads them from DIR. Never changes a GPU setting; needs no root.\n"
+         "Needs libcuda.so.1 (and libnccl.so.2 for the all-reduce), or for AMD GPUs libamdhip64 (and\n"
+         "librccl.so.1; no SM copies or pointer chase there: HIP has no PTX), loaded at run time;\n"
+         "GPURIG_DRIVER_DIR=DIR loads them from DIR. One vendor a run, NVIDIA first: on a machine\n"
+         "with both, CUDA_VISIBLE_DEVICES= (empty) measures the AMD GPUs. Never changes a GPU\n"
+         "setting; needs no root.\n"
          "Exit status: 0 ok, 1 a figure under its floor, 2 a data check failed, a copy failed or\n"
          "a GPU stopped answering (or bad input), 3 no GPU driver found.\n");
 }

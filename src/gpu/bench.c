@@ -222,9 +222,10 @@ static void mark_lost(struct run *r, struct gr_bench_result *res)
     res->status = GR_BS_LOST;
     snprintf(what, sizeof(what), "%s", gr_bench_kind_title(res->kind));
     finding(r->rep, GR_SEV_FAIL, "bench.gpu-lost",
-            "%s stopped answering during %s (%s). The tests that need it were not run. Look for Xid 79 (GPU "
-            "fallen off the bus) with `gpurig doctor`, and reseat or re-power the card and its riser.",
-            gpu_label(r->rep, g, a, sizeof(a)), what, res->note ? res->note : "no error text");
+            "%s stopped answering during %s (%s). The tests that need it were not run. %s, and reseat or "
+            "re-power the card and its riser.",
+            gpu_label(r->rep, g, a, sizeof(a)), what, res->note ? res->note : "no error text",
+            r->be->lost_hint ? r->be->lost_hint : "Look for Xid 79 (GPU fallen off the bus) with `gpurig doctor`");
   }
 }
 
@@ -691,10 +692,16 @@ static void plan_tests(struct run *r, int n)
 int gr_bench_run(const struct gr_bench_backend *be, void *state, const struct gr_bench_config *cfg,
                  const struct gr_bench_links *links, struct gr_bench_report *rep, struct gr_err *err)
 {
-  struct run r = {.be = be, .st = state, .cfg = cfg, .links = links, .rep = rep};
+  struct gr_bench_config own = *cfg;
+  struct run r = {.be = be, .st = state, .cfg = &own, .links = links, .rep = rep};
   int rc = -1;
   memset(rep, 0, sizeof(*rep));
-  rep->cfg = *cfg;
+  if (be->no_kernels && own.sm) { /* said once, rather than a skipped row per SM test */
+    own.sm = false;
+    finding(rep, GR_SEV_INFO, "bench.no-sm", "SM copies not measured: %s; the copies below are the copy engines' "
+            "(SDMA) only", be->no_kernels);
+  }
+  rep->cfg = own;
   snprintf(rep->backend, sizeof(rep->backend), "%s", be->name);
   int n = be->device_count(state);
   if (n <= 0) {
@@ -733,6 +740,26 @@ void gr_bench_report_free(struct gr_bench_report *rep)
 
 /* ------------------------------------------------ backends and GPU facts */
 
+/* On a machine with GPUs of two vendors one run measures one vendor's: the
+ * others' are counted here and named on stderr, with the way to measure
+ * them (each vendor's runtime hides its GPUs when told to). */
+static void others_left_out(size_t first, const struct gr_bench_backend *be, void *state)
+{
+  for (size_t i = first + 1; gr_vendors[i]; i++) {
+    const struct gr_bench_backend *b = gr_vendors[i]->bench;
+    void *st = NULL;
+    char why[768];
+    if (!b || b->init(&st, why, sizeof(why)) != 0)
+      continue;
+    int n = b->device_count(st), mine = be->device_count(state);
+    gr_diag("gpurig: %d %s GPU%s measured, not the %d %s GPU%s also here (one vendor a run): run again with "
+            "%s= (empty) to hide the %s ones and measure these\n",
+            mine, gr_vendors[first]->name, mine == 1 ? "" : "s", n, gr_vendors[i]->name, n == 1 ? "" : "s",
+            be->hide_env ? be->hide_env : "the runtime's visible-devices variable", gr_vendors[first]->name);
+    b->shutdown(st);
+  }
+}
+
 int gr_bench_open(const struct gr_bench_backend **be, void **state, struct gr_err *err)
 {
   char why[1024] = "", one[768];
@@ -746,6 +773,7 @@ int gr_bench_open(const struct gr_bench_backend **be, void **state, struct gr_er
     one[0] = '\0';
     if (b->init(state, one, sizeof(one)) == 0) {
       *be = b;
+      others_left_out(i, b, *state);
       return 0;
     }
     off += (size_t)snprintf(why + off, off < sizeof(why) ? sizeof(why) - off : 0, "%s%s", off ? "; " : "", one);

@@ -167,8 +167,10 @@ struct gr_bench_links {
 };
 
 /* Opens the first vendor whose measurement backend starts (*be, *state; the
- * caller ends it with be->shutdown(state)). -1 with err (GR_EXIT_CANNOT_RUN)
- * saying, per vendor, what is missing. */
+ * caller ends it with be->shutdown(state)), in gr_vendors[]'s order: NVIDIA,
+ * then AMD. One vendor a run: another vendor's GPUs also present are named
+ * on stderr with the variable that hides the first's (be->hide_env). -1 with
+ * err (GR_EXIT_CANNOT_RUN) saying, per vendor, what is missing. */
 int gr_bench_open(const struct gr_bench_backend **be, void **state, struct gr_err *err);
 
 /* Per measured GPU, what the vendor's facts backend (gpu/gpu.h) reports:

@@ -224,12 +224,13 @@ static void ar_stall_findings(struct run *r, int n)
             "(+s: all-reduce time of the soak before it). Intermittent stalls with a steady p50 point at a link that "
             "retrains or replays (riser, slot, PCIe errors: `gpurig doctor` and `gpurig burn` show AER and replay "
             "counts), at ACS or the IOMMU sending peer traffic up to the root complex, or at CPU/host memory "
-            "latency on SHM paths. Every iteration crosses every connection of NCCL's ring, so one of these carried "
-            "it; NCCL %s: %s. Try again with NCCL_P2P_DISABLE=1 (everything through host "
-            "memory): if the stalls go, the peer path is the cause; NCCL_DEBUG=INFO shows what NCCL picked.",
+            "latency on SHM paths. Every iteration crosses every connection of %s's ring, so one of these carried "
+            "it; %s %s: %s. Try again with NCCL_P2P_DISABLE=1 (everything through host "
+            "memory): if the stalls go, the peer path is the cause; NCCL_DEBUG=INFO shows what %s picked.",
             gr_size_text(rep->ar[i].bytes, sz, sizeof(sz)), n, k->stalls, k->iters, GR_AR_STALL_FACTOR, k->p50_us,
-            when, k->stalls > k->nslow ? " and more" : "", links[0] ? "connected" : "connections",
-            links[0] ? links : (rep->ar_links_note ? rep->ar_links_note : "unknown"));
+            when, k->stalls > k->nslow ? " and more" : "", r->be->collective, r->be->collective,
+            links[0] ? "connected" : "connections",
+            links[0] ? links : (rep->ar_links_note ? rep->ar_links_note : "unknown"), r->be->collective);
   }
 }
 
@@ -315,8 +316,8 @@ void allreduce_tests(struct run *r, int n)
   if (n > 1)
     ar_transports(r); /* after an all-reduce: NCCL 2.22+ connects the GPUs at the first */
   else /* one rank reduces in place: busbw is 0 by nccl-tests' rule, the time is the kernel's */
-    rep->ar_links_note = xstrdup("one GPU: NCCL connects nothing; busbw is 0 by nccl-tests' rule, the time is "
-                                 "one GPU's reduction kernel");
+    rep->ar_links_note = xasprintf("one GPU: %s connects nothing; busbw is 0 by nccl-tests' rule, the time is "
+                                   "one GPU's reduction kernel", r->be->collective);
   gr_bench_plateau(rep, 0.05);
   ar_stall_findings(r, n);
 }

@@ -1,6 +1,7 @@
 /* The measurement half of a GPU vendor: a struct of function pointers that
  * times one copy or one all-reduce at a time, on libraries opened at run
- * time (backends/nvidia/cuda_bench.c: libcuda and libnccl). It knows nothing
+ * time (backends/nvidia/cuda_bench.c: libcuda and libnccl; backends/amd/
+ * hip_bench.c: libamdhip64 and librccl). It knows nothing
  * of the topology, the analysis or the predictions: the driver in
  * gpu/bench.c holds its figures against those.
  *
@@ -144,6 +145,13 @@ struct gr_bench_backend {
   const char *collective;          /* "NCCL" */
   const char *collective_install;  /* "Install NCCL (...)" */
   const char *collective_debug;    /* "NCCL_DEBUG=INFO" */
+  /* NULL when the backend runs kernels of its own (the SM copy, the spin
+   * kernel, the pointer chase); else why it has none ("HIP cannot load
+   * PTX ..."): bench then measures copy-engine copies only and says so. */
+  const char *no_kernels;
+  const char *blas_install;        /* for a finding when the GEMM library is absent: "install cuBLAS" */
+  const char *lost_hint;           /* where to look when a GPU stops answering; NULL: NVIDIA's Xid 79 */
+  const char *hide_env;            /* the variable that hides the vendor's GPUs when empty: "CUDA_VISIBLE_DEVICES" */
 };
 
 #endif

@@ -149,7 +149,7 @@ static void limits_pair(struct run *r, struct gr_bench_result *res)
   res->floor_gbps = p->bw_gbps * (nvl ? gr_health_consts()->bench_nvlink_min : gr_health_consts()->bench_p2p_min);
   char lvl[16];
   snprintf(res->link, sizeof(res->link), "%s, %s", gr_level_str(p, lvl, sizeof(lvl)),
-           nvl ? "NVLink" : "PCIe P2P");
+           nvl ? (p->xgmi ? "xGMI" : "NVLink") : "PCIe P2P");
 }
 
 void set_limits(struct run *r, struct gr_bench_result *res)

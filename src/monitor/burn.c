@@ -578,7 +578,12 @@ static void open_allreduce(struct run *x)
   struct gr_burn_report *r = x->r;
   if (!(x->o->loads & GR_LOAD_ALLREDUCE))
     return;
-  if (x->o->pattern != GR_PAT_ALL || x->nsel != r->ngpu || x->nsel < 2) {
+  /* every GPU of the runtime: on a machine with two vendors' GPUs the
+   * sampler sees both, the runtime (and the all-reduce) one vendor's */
+  unsigned visible = 0;
+  for (unsigned i = 0; i < r->ngpu; i++)
+    visible += r->gpu[i].cuda >= 0;
+  if (x->o->pattern != GR_PAT_ALL || x->nsel != visible || x->nsel < 2) {
     snprintf(x->ar_skipped, sizeof(x->ar_skipped), "%s", x->nsel < 2 ? "one GPU has nothing to all-reduce with"
              : x->o->pattern != GR_PAT_ALL ? "the all-reduce runs over every GPU at once: only with the pattern all"
                                             : "the all-reduce runs over every GPU at once: not with a --gpus subset");

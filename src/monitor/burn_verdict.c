@@ -12,7 +12,7 @@
 #include "monitor/burn_run.h"
 
 /* A GPU whose matrix products run under this share of its catalog rate
- * gets a warning: a healthy card under cuBLAS reaches 70-90 % of it, one
+ * gets a warning: a healthy card under cuBLAS (or rocBLAS) reaches 70-90 % of it, one
  * held at half its clock (a power cap, heat, a low P-state) about half. */
 #define SLOW_SHARE 0.6
 
@@ -341,7 +341,7 @@ static void load_verdicts(struct run *x)
   struct gr_burn_report *r = x->r;
   if (x->gemm_open_fail[0])
     verdict(r, GR_SEV_WARN, "burn.gemm", NULL, "no matrix-product load: %s: the GPUs' compute was not tested "
-            "(install cuBLAS, or free GPU memory)", x->gemm_open_fail);
+            "(%s, or free GPU memory)", x->gemm_open_fail, x->be->blas_install ? x->be->blas_install : "install the vendor's BLAS");
   if (x->gemm.stopped)
     verdict(r, GR_SEV_FAIL, "burn.gemm", NULL, "the matrix products stopped at +%.0f s under load: %s", x->gemm.at_s,
             x->gemm.why);

@@ -324,15 +324,31 @@ static void print_latency(FILE *out, const struct gr_bench_report *rep)
   latency_matrix(out, rep, GR_BK_CHASE, GR_ENGINE_SM, "%.0f");
 }
 
+/* The collective library's name without its version ("NCCL", "RCCL"). */
+static const char *ar_lib(const struct gr_bench_report *rep, char *buf, size_t cap)
+{
+  size_t n = strcspn(rep->collective, " ");
+  snprintf(buf, cap, "%.*s", (int)n, n ? rep->collective : "NCCL");
+  return buf;
+}
+
+/* The GPU runtime whose events timed the all-reduce. */
+static const char *ar_runtime(const struct gr_bench_report *rep)
+{
+  return strcmp(rep->backend, "hip") == 0 ? "HIP" : "CUDA";
+}
+
 /* "GPU0 -> GPU1 P2P/IPC" per line of the report's connections. */
 static void print_ar_links(FILE *out, const struct gr_bench_report *rep)
 {
+  char lib[16];
   if (!rep->ar_links) {
     if (rep->ar_links_note)
-      fprintf(out, "NCCL connections: %s (%s)\n", rep->ngpus == 1 ? "none" : "unknown", rep->ar_links_note);
+      fprintf(out, "%s connections: %s (%s)\n", ar_lib(rep, lib, sizeof(lib)), rep->ngpus == 1 ? "none" : "unknown",
+              rep->ar_links_note);
     return;
   }
-  fprintf(out, "NCCL connected (its INFO log, one line per pair and transport):\n");
+  fprintf(out, "%s connected (its INFO log, one line per pair and transport):\n", ar_lib(rep, lib, sizeof(lib)));
   for (size_t i = 0; i < rep->nar_links; i++)
     fprintf(out, "  GPU%d -> GPU%d %s\n", rep->ar_links[i].from, rep->ar_links[i].to, rep->ar_links[i].via);
 }
@@ -346,8 +362,8 @@ static void print_ar_soak(FILE *out, const struct gr_bench_report *rep)
       iters = rep->ar[i].soak->iters;
   if (!iters)
     return;
-  fprintf(out, "Soak: %d all-reduces per size, each timed alone (out of place, CUDA events); a stall is over %.0fx its "
-          "size's p50 and %.0f us over it\n", iters, GR_AR_STALL_FACTOR, GR_AR_STALL_MIN_US);
+  fprintf(out, "Soak: %d all-reduces per size, each timed alone (out of place, %s events); a stall is over %.0fx its "
+          "size's p50 and %.0f us over it\n", iters, ar_runtime(rep), GR_AR_STALL_FACTOR, GR_AR_STALL_MIN_US);
   fprintf(out, "%10s %10s %10s %10s %7s  %s\n", "size", "p50 us", "p99 us", "max us", "stalls",
           "slowest: us #iteration +s (all-reduce time of the soak before it)");
   for (size_t i = 0; i < rep->nar; i++) {
@@ -383,8 +399,8 @@ static void print_allreduce(FILE *out, const struct gr_bench_report *rep)
     fprintf(out, "%d to %d timed (fewer at larger sizes) after %d warm-up per size and placement", lo, hi,
             rep->ar[0].warmup);
   if (rep->nar > 0)
-    fprintf(out, "\ntime: the slowest GPU's CUDA events; host time: nccl-tests' host clock, from every stream idle "
-            "to every stream done\n");
+    fprintf(out, "\ntime: the slowest GPU's %s events; host time: nccl-tests' host clock, from every stream idle "
+            "to every stream done\n", ar_runtime(rep));
   fprintf(out, "%10s %-38s   %-38s   %s\n", "", "out-of-place", "in-place", "host time us");
   fprintf(out, "%10s %9s %10s %10s %6s   %9s %10s %10s %6s   %9s %9s\n", "size", "time us", "algbw GB/s",
           "busbw GB/s", "wrong", "time us", "algbw GB/s", "busbw GB/s", "wrong", "out", "in");

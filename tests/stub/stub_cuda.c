@@ -667,6 +667,9 @@ gr_cu_result cuInit(unsigned int flags)
     return CU_INVALID_VALUE;
   if (stub_scenario_is("initfail"))
     return CU_NO_DEVICE;
+  const char *visible = getenv("CUDA_VISIBLE_DEVICES");
+  if (visible && !*visible) /* as the driver: an empty list hides every GPU */
+    return CU_NO_DEVICE;
   pthread_mutex_lock(&lock);
   if (!initialized)
     for (int i = 0; i < STUB_MAX_GPUS; i++)

@@ -19,6 +19,13 @@
  * once every rank has written call k + 1 (so all have read k); rank 0's
  * ncclCommDestroy waits for every rank's "fin" file and removes the
  * directory. Nothing leaves the machine. */
+/* Built twice: as libnccl.so.2 on the CUDA stand-in's streams, and with
+ * STUB_RCCL as librccl.so.1 (RCCL: NCCL's API, AMD's library) on the HIP
+ * stand-in's, which have the same layout under HIP's tag; the GPUs are then
+ * stub_amd.h's, every pair with peer access. */
+#ifdef STUB_RCCL
+#define CUstream_st ihipStream_t
+#endif
 #include <dirent.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -34,6 +41,32 @@
 
 #include "backends/nvidia/nv_api.h"
 #include "stub.h"
+#ifdef STUB_RCCL
+#include "stub_amd.h"
+#define STUB_CCL_VERSION 21803 /* RCCL 2.18.3 (ROCm 6.0) */
+#define STUB_CCL_VERSION_LINE "NCCL version 2.18.3+hip6.0"
+#define NCCL_BUS_GBS (stub_amd_machine()->xgmi_ring ? 60.0 : 18.0) /* ring bus bandwidth, GB/s: the bridge's rings, or PCIe */
+static int ccl_gpu(int dev) /* the GPUs of the HIP stand-in's machine */
+{
+  return dev >= 0 && dev < stub_amd_count();
+}
+static int ccl_peer(int a, int b)
+{
+  return a != b && ccl_gpu(a) && ccl_gpu(b);
+}
+#else
+#define STUB_CCL_VERSION 22105 /* 2.21.5 */
+#define STUB_CCL_VERSION_LINE "NCCL version 2.21.5+cuda12.4"
+#define NCCL_BUS_GBS 18.0 /* ring bus bandwidth, GB/s */
+static int ccl_gpu(int dev)
+{
+  return stub_gpu(dev) != NULL;
+}
+static int ccl_peer(int a, int b)
+{
+  return a != b && stub_same_bridge(a, b);
+}
+#endif
 
 enum {
   NCCL_OK = 0,
@@ -46,7 +79,6 @@ enum {
 };
 
 #define NCCL_BASE_LATENCY 10e-6 /* seconds per all-reduce */
-#define NCCL_BUS_GBS 18.0       /* ring bus bandwidth, GB/s */
 #define NCCL_NET_GBS 11.0       /* across processes: a 100 Gb/s NIC's bus bandwidth, GB/s */
 #define NET_WAIT_S 60           /* a rank waits this long for the others' files */
 #define NET_ID_PREFIX "gpurig-stub-nccl:"
@@ -112,7 +144,7 @@ gr_nccl_result ncclGetVersion(int *version)
 {
   if (!version)
     return NCCL_INVALID_ARGUMENT;
-  *version = 22105; /* 2.21.5 */
+  *version = STUB_CCL_VERSION;
   return NCCL_OK;
 }
 
@@ -151,7 +183,7 @@ static void debug_log(const struct ncclComm *const *comms, int ndev)
     return;
   int pid = (int)getpid();
   fprintf(f, "stubhost:%d:%d [0] NCCL INFO Bootstrap : Using lo:127.0.0.1<0>\n", pid, pid);
-  fprintf(f, "stubhost:%d:%d [0] NCCL INFO NCCL version 2.21.5+cuda12.4\n", pid, pid);
+  fprintf(f, "stubhost:%d:%d [0] NCCL INFO " STUB_CCL_VERSION_LINE "\n", pid, pid);
   for (int i = 0; i < ndev; i++)
     fprintf(f, "stubhost:%d:%d [%d] NCCL INFO comm %p rank %d nRanks %d nNodes 1 localRanks %d localRank %d\n", pid,
             pid, comms[i]->dev, (const void *)comms[i], i, ndev, ndev, i);
@@ -164,7 +196,7 @@ static void debug_log(const struct ncclComm *const *comms, int ndev)
   for (int ch = 0; ch < 2 && ndev > 1; ch++)
     for (int i = 0; i < ndev; i++) {
       int j = (i + 1) % ndev, a = comms[i]->dev, b = comms[j]->dev;
-      int peer = a != b && stub_same_bridge(a, b);
+      int peer = ccl_peer(a, b);
       fprintf(f, "stubhost:%d:%d [%d] NCCL INFO Channel %02d/0 : %d[%d] -> %d[%d] via %s\n", pid, pid, a, ch, i, a, j,
               b, peer ? "P2P/direct pointer" : "SHM/direct/direct");
     }
@@ -196,7 +228,7 @@ gr_nccl_result ncclCommInitAll(gr_nccl_comm *comms, int ndev, const int *devlist
     return NCCL_INVALID_ARGUMENT;
   for (int i = 0; i < ndev; i++) {
     int dev = devlist ? devlist[i] : i;
-    if (!stub_gpu(dev)) /* no such GPU: NCCL's device check, or cudaSetDevice failing */
+    if (!ccl_gpu(dev)) /* no such GPU: NCCL's device check, or cudaSetDevice failing */
       return devlist ? NCCL_INVALID_ARGUMENT : NCCL_CUDA_ERROR;
     for (int j = 0; j < i; j++)
       if (devlist && devlist[j] == dev)
@@ -556,7 +588,7 @@ static int stall_call(void)
   unsigned call = atomic_fetch_add(&allreduce_calls, 1u) + 1;
   const char *env = getenv("GPURIG_STUB_STALL_CALL");
   unsigned at = env && atoi(env) > 0 ? (unsigned)atoi(env) : STUB_STALL_CALL;
-  return call == at && stub_scenario_is("burn-stall");
+  return call == at && (stub_scenario_is("burn-stall") || stub_scenario_is("tinybox-red-stall"));
 }
 
 gr_nccl_result ncclAllReduce(const void *sendbuff, void *recvbuff, size_t count, unsigned int datatype,

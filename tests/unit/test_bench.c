@@ -10,7 +10,7 @@
 
 #include "testutil.h"
 
-#include "backends/nvidia/nccl_log.h"
+#include "backends/ccl/nccl_log.h"
 #include "gpu/bench.h"
 #include "gpu/bench_mpi.h"
 #include "facts/catalog.h"
@@ -158,14 +158,14 @@ static const struct gr_bench_backend fake_backend = {
     .name = "fake", .init = f_init, .shutdown = f_shutdown, .last_error = f_last_error,
     .device_count = f_count, .device_busid = f_busid, .set_numa = f_set_numa, .can_peer = f_can_peer,
     .free_bytes = f_free, .copy = f_copy, .device_lost = f_lost, .allreduce_open = f_ar_open,
-    .allreduce = f_ar, .collective_name = f_name,
+    .allreduce = f_ar, .collective_name = f_name, .collective = "NCCL",
 };
 /* the same with copies at once (the aggregate tests) */
 static const struct gr_bench_backend fake_gang_backend = {
     .name = "fake", .init = f_init, .shutdown = f_shutdown, .last_error = f_last_error,
     .device_count = f_count, .device_busid = f_busid, .set_numa = f_set_numa, .can_peer = f_can_peer,
     .free_bytes = f_free, .copy = f_copy, .copy_many = f_copy_many, .device_lost = f_lost,
-    .allreduce_open = f_ar_open, .allreduce = f_ar, .collective_name = f_name,
+    .allreduce_open = f_ar_open, .allreduce = f_ar, .collective_name = f_name, .collective = "NCCL",
 };
 
 /* Like the stand-in library's default: GPU1's link trains at x8. */

@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "backends/nvidia/nvidia.h"
+#include "backends/pinned.h"
 #include "base/dl.h"
 #include "base/fs.h"
 #include "backends/nvidia/nv_api.h"
@@ -100,32 +101,6 @@ int cuda_use(struct cuda *c, int dev)
 
 /* ------------------------------------------------------------ host memory */
 
-/* The CPUs of NUMA node `node` from the live sysfs cpulist ("0-15,64-79");
- * false when it cannot be read or names none. */
-static bool node_cpus(int node, cpu_set_t *set)
-{
-  struct gr_fs fs;
-  char path[96], list[4096];
-  snprintf(path, sizeof(path), "/sys/devices/system/node/node%d/cpulist", node);
-  if (node < 0 || gr_fs_init(&fs, NULL) != 0 || gr_fs_read_str(&fs, path, list, sizeof(list)) != 0)
-    return false;
-  CPU_ZERO(set);
-  for (char *p = list; *p;) {
-    char *end;
-    long lo = strtol(p, &end, 10), hi = lo;
-    if (end == p)
-      return false;
-    if (*end == '-')
-      hi = strtol(end + 1, &end, 10);
-    for (long cpu = lo; cpu >= 0 && cpu <= hi && cpu < CPU_SETSIZE; cpu++)
-      CPU_SET((int)cpu, set);
-    p = *end == ',' ? end + 1 : end;
-    if (*end && *end != ',')
-      return false;
-  }
-  return CPU_COUNT(set) > 0;
-}
-
 static void host_free(struct cuda *c, struct host_buf *h)
 {
   if (!h->p)
@@ -134,24 +109,24 @@ static void host_free(struct cuda *c, struct host_buf *h)
   memset(h, 0, sizeof(*h));
 }
 
+/* cuMemHostAlloc with nvbandwidth's flags, for gr_pinned_alloc. */
+static int cu_host_alloc(void *ctx, void **p, size_t bytes)
+{
+  struct cuda *c = ctx;
+  return (int)c->f.MemHostAlloc(p, bytes, GR_CU_MEMHOSTALLOC_PORTABLE | GR_CU_MEMHOSTALLOC_DEVICEMAP);
+}
+
 /* Pinned host memory as nvbandwidth makes it (perf review, item 5): the
  * driver's own cuMemHostAlloc (PORTABLE | DEVICEMAP), called from a thread
  * running on the CPUs of the GPU's NUMA node, so that the pages the driver
- * pins land on that node, then first-touched there. Registering mmap'ed
- * 4 KiB pages (cuMemHostRegister) gives another page layout, which with a
- * translating IOMMU can read lower than driver-allocated memory. The
- * thread's affinity is restored afterwards; without a node it is left. */
+ * pins land on that node, then first-touched there (backends/pinned.c).
+ * Registering mmap'ed 4 KiB pages (cuMemHostRegister) gives another page
+ * layout, which with a translating IOMMU can read lower than
+ * driver-allocated memory. */
 static int host_alloc(struct cuda *c, struct host_buf *h, size_t bytes, int node, int dev)
 {
-  cpu_set_t old, want;
-  bool moved = node_cpus(node, &want) && sched_getaffinity(0, sizeof(old), &old) == 0 &&
-               sched_setaffinity(0, sizeof(want), &want) == 0;
   void *p = NULL;
-  gr_cu_result r = c->f.MemHostAlloc(&p, bytes, GR_CU_MEMHOSTALLOC_PORTABLE | GR_CU_MEMHOSTALLOC_DEVICEMAP);
-  if (r == GR_CUDA_SUCCESS)
-    memset(p, 0, bytes); /* first touch, on the node's CPUs */
-  if (moved)
-    (void)sched_setaffinity(0, sizeof(old), &old);
+  gr_cu_result r = (gr_cu_result)gr_pinned_alloc(node, cu_host_alloc, c, &p, bytes);
   if (r != GR_CUDA_SUCCESS)
     return cu_fail(c, r, "cuMemHostAlloc", dev);
   h->p = p;
@@ -270,10 +245,6 @@ static void dev_close(struct cuda *c, int i)
     dev_free_buffers(c, d);
     if (d->scratch)
       c->f.MemFree(d->scratch);
-    if (d->ar_send)
-      c->f.MemFree(d->ar_send);
-    if (d->ar_recv)
-      c->f.MemFree(d->ar_recv);
     for (int e = 0; e < 4; e++)
       if (d->ev[e])
         c->f.EventDestroy(d->ev[e]);
@@ -302,13 +273,8 @@ static void cuda_shutdown(void *state)
   struct cuda *c = state;
   if (!c)
     return;
-  cuda_nccl_log_remove(c);
-  if (c->comms && c->nc.CommDestroy)
-    for (int k = 0; k < c->ar_ndev; k++)
-      if (c->comms[k])
-        c->nc.CommDestroy(c->comms[k]);
-  free(c->comms);
-  free(c->ar_dev);
+  if (c->ccl.ops) /* first: its buffers are freed on their GPUs */
+    gr_ccl_close(&c->ccl);
   for (int i = 0; c->d && i < c->n; i++)
     dev_close(c, i);
   if (c->flag)
@@ -319,7 +285,6 @@ static void cuda_shutdown(void *state)
   free(c->check);
   free(c->gemm_expect);
   gr_dl_close(c->blas_lib);
-  gr_dl_close(c->nccl_lib);
   gr_dl_close(c->lib);
   free(c);
 }
@@ -334,6 +299,7 @@ static int open_devices(struct cuda *c, char *why, size_t cap)
     return -1;
   }
   c->d = xcalloc((size_t)c->n, sizeof(*c->d));
+  cuda_ccl_init(c);
   for (int i = 0; i < c->n && rc == 0; i++)
     rc = dev_open(c, i);
   if (rc != 0 || (rc = cuda_use(c, 0)) != 0)
@@ -443,4 +409,6 @@ const struct gr_bench_backend gr_bench_cuda = {
     .collective = "NCCL",
     .collective_install = "Install NCCL (Debian/Ubuntu: libnccl2 from NVIDIA's CUDA repository) to measure it.",
     .collective_debug = "NCCL_DEBUG=INFO",
+    .blas_install = "install cuBLAS",
+    .hide_env = "CUDA_VISIBLE_DEVICES",
 };

@@ -9,6 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "backends/gemm_inputs.h"
 #include "backends/nvidia/nvidia.h"
 #include "base/dl.h"
 #include "base/fs.h"
@@ -16,21 +17,6 @@
 #include "backends/nvidia/cuda_internal.h"
 
 /* ------------------------------------------------------------ GEMM */
-
-/* The inputs: -1, 0 or 1 by position (fp16 0xBC00, 0, 0x3C00), so every
- * product is an exact integer in fp32 and the same on every GPU. */
-static int gemm_value(unsigned tag, int i, int k)
-{
-  return (int)(((unsigned)i * 31u + (unsigned)k * 17u + tag * 7u) % 3u) - 1;
-}
-
-static void gemm_fill(uint16_t *h, int n, unsigned tag)
-{
-  static const uint16_t half[3] = {0xBC00, 0x0000, 0x3C00};
-  for (int k = 0; k < n; k++) /* column-major, as cuBLAS */
-    for (int i = 0; i < n; i++)
-      h[(size_t)k * n + i] = half[gemm_value(tag, i, k) + 1];
-}
 
 static int blas_load(struct cuda *c, char *why, size_t cap)
 {
@@ -84,15 +70,8 @@ int cuda_gemm_open(void *state, int n, char *why, size_t cap)
     return -1;
   }
   uint16_t *a = xcalloc((size_t)n * n, 2), *b = xcalloc((size_t)n * n, 2);
-  gemm_fill(a, n, 1);
-  gemm_fill(b, n, 2);
   c->gemm_expect = xcalloc((size_t)n, sizeof(float));
-  for (int i = 0; i < n; i++) { /* C[i][0] = sum over k of A[i][k] B[k][0] */
-    long sum = 0;
-    for (int k = 0; k < n; k++)
-      sum += gemm_value(1, i, k) * gemm_value(2, k, 0);
-    c->gemm_expect[i] = (float)sum;
-  }
+  gr_gemm_inputs(n, a, b, c->gemm_expect);
   int rc = 0;
   for (int dev = 0; dev < c->n && rc == 0; dev++)
     rc = gemm_device(c, dev, n, a, b);

@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "backends/ccl/ccl.h"
 #include "backends/nvidia/nvidia.h"
 #include "backends/nvidia/nv_api.h"
 
@@ -22,7 +23,6 @@
 #define CHASE_STEPS 5000ULL /* dependent loads per chase run: ~5 ms at 1 us each */
 #define CHASE_NODE_BYTES 128 /* one chain node per 128-byte L2 line: no two hops share a line */
 #define CHASE_STRIDE_NODES 33 /* 4224 bytes between hops: past a 4 KiB page, not a power of two */
-#define VERIFY_WINDOW ((size_t)16 << 20) /* all-reduce: bytes checked at each end */
 
 extern const char gr_bench_ptx[]; /* generated from bench_kernels.ptx */
 
@@ -63,18 +63,6 @@ struct cu_fns {
   gr_pfn_cuLaunchKernel LaunchKernel;
 };
 
-struct nccl_fns {
-  gr_pfn_ncclGetVersion GetVersion;
-  gr_pfn_ncclGetErrorString GetErrorString;
-  gr_pfn_ncclCommInitAll CommInitAll;
-  gr_pfn_ncclCommDestroy CommDestroy;
-  gr_pfn_ncclGroupStart GroupStart;
-  gr_pfn_ncclGroupEnd GroupEnd;
-  gr_pfn_ncclAllReduce AllReduce;
-  gr_pfn_ncclGetUniqueId GetUniqueId;
-  gr_pfn_ncclCommInitRank CommInitRank;
-};
-
 /* Pinned host memory placed on one NUMA node. */
 struct host_buf {
   void *p;
@@ -98,16 +86,13 @@ struct cudev {
   gr_cu_deviceptr scratch;  /* 32 bytes: gr_compare's count and first index, gr_chase's result */
   struct host_buf host[2];  /* the same on the host, on this GPU's NUMA node */
   bool *peer_on;            /* peer access to GPU j enabled from this context */
-  gr_cu_deviceptr ar_send, ar_recv;
-  size_t ar_bytes;
   gr_cublas_handle blas;      /* the GEMM load's, made with this context current */
   gr_cu_deviceptr ga, gb, gc; /* its n x n inputs (fp16) and product (fp32) */
 };
 
 struct cuda {
-  void *lib, *nccl_lib;
+  void *lib;
   struct cu_fns f;
-  struct nccl_fns nc;
   char err[512];
   int n;
   struct cudev *d;
@@ -117,10 +102,7 @@ struct cuda {
   unsigned long long chase_calls; /* where the next chase run starts along its chain */
   uint32_t *check;          /* host scratch to read device buffers back */
   size_t check_bytes;
-  struct ncclComm **comms;  /* one per all-reduce GPU, ar_dev[k]'s */
-  int ar_ndev, *ar_dev;     /* the GPUs in the all-reduce: all, or this rank's (bench --mpi) */
-  int ar_first, ar_nranks;  /* ar_dev[k] is rank ar_first + k of ar_nranks */
-  char nccl_name[48];
+  struct gr_ccl ccl;        /* the all-reduce over NCCL (cuda_nccl.c) */
   void *blas_lib;
   gr_pfn_cublasCreate BlasCreate;
   gr_pfn_cublasDestroy BlasDestroy;
@@ -128,9 +110,6 @@ struct cuda {
   gr_pfn_cublasGemmEx GemmEx;
   int gemm_n;
   float *gemm_expect;         /* the product's first column, computed on the host */
-  char nccl_links[2048];      /* NCCL's connections, "0 -> 1 P2P/IPC" a line; or why they are unknown */
-  bool nccl_links_known;
-  char nccl_log_dir[256];     /* NCCL's INFO log's private directory until the first all-reduce has run, else "" */
 };
 
 #define CU(call, what, dev)                                                                                   \
@@ -151,12 +130,9 @@ int cuda_chase(void *state, int exec, int target, size_t bytes, struct gr_chase_
 int cuda_gemm_open(void *state, int n, char *why, size_t cap);
 int cuda_gemm(void *state, const int *devs, int ndev, int iters, struct gr_gemm_sample *out);
 
-/* cuda_nccl.c */
+/* cuda_nccl.c: the all-reduce, backends/ccl/ccl.c on CUDA */
+void cuda_ccl_init(struct cuda *c); /* once c->n is known */
 int cuda_transports(void *state, char *buf, size_t cap);
-/* Removes NCCL's log and its directory if they are still there (a run
- * stopped before its first all-reduce), and puts back the signal handlers
- * that guarded them: every exit path leaves nothing in TMPDIR. */
-void cuda_nccl_log_remove(struct cuda *c);
 int cuda_allreduce_open(void *state, size_t max_bytes, char *why, size_t cap);
 int cuda_unique_id(void *state, void *id, char *why, size_t cap);
 int cuda_allreduce_open_ranks(void *state, size_t max_bytes, const void *id, int nranks, int first_rank,

@@ -13,6 +13,8 @@
 
 #include <stddef.h>
 
+#include "backends/ccl/ccl_api.h"
+
 /* ---------------------------------------------------------------- NVML */
 typedef unsigned int gr_nvml_return;       /* nvmlReturn_t */
 typedef struct nvmlDevice_st *gr_nvml_device;
@@ -308,27 +310,8 @@ typedef gr_cublas_status (*gr_pfn_cublasGemmEx)(gr_cublas_handle, unsigned int t
                                                 int algo);
 
 /* ----------------------------------------------------------------- NCCL */
-typedef unsigned int gr_nccl_result;  /* ncclResult_t */
-typedef struct ncclComm *gr_nccl_comm;
-enum {
-  GR_NCCL_SUCCESS = 0,
-  GR_NCCL_FLOAT32 = 7, /* ncclFloat32 */
-  GR_NCCL_SUM = 0,     /* ncclSum */
-};
-typedef gr_nccl_result (*gr_pfn_ncclGetVersion)(int *);
-typedef const char *(*gr_pfn_ncclGetErrorString)(gr_nccl_result);
-typedef gr_nccl_result (*gr_pfn_ncclCommInitAll)(gr_nccl_comm *, int, const int *);
-typedef gr_nccl_result (*gr_pfn_ncclCommDestroy)(gr_nccl_comm);
-typedef gr_nccl_result (*gr_pfn_ncclGroupStart)(void);
-typedef gr_nccl_result (*gr_pfn_ncclGroupEnd)(void);
-/* ncclUniqueId: 128 opaque bytes that rank 0 makes and every rank passes to
- * ncclCommInitRank (gpurig-mpi sends them with MPI_Bcast). */
-#define GR_NCCL_UNIQUE_ID_BYTES 128
-typedef struct {
-  char internal[GR_NCCL_UNIQUE_ID_BYTES];
-} gr_nccl_unique_id;
-typedef gr_nccl_result (*gr_pfn_ncclGetUniqueId)(gr_nccl_unique_id *);
-typedef gr_nccl_result (*gr_pfn_ncclCommInitRank)(gr_nccl_comm *, int, gr_nccl_unique_id, int);
+/* Everything but ncclAllReduce, whose stream is CUDA's, is in ccl_api.h,
+ * shared with RCCL. */
 typedef gr_nccl_result (*gr_pfn_ncclAllReduce)(const void *, void *, size_t, unsigned int, unsigned int, gr_nccl_comm,
                                                gr_cu_stream);
 

@@ -1,9 +1,10 @@
-/* NCCL's INFO log, read for how NCCL connected the ranks: its channel lines
- * ("... NCCL INFO Channel 00/0 : 0[0] -> 1[1] via P2P/IPC") are the only
- * place NCCL says which transport each connection uses. Used by
- * cuda_bench.c's transports; on its own for the tests. */
-#ifndef GPURIG_BACKENDS_NVIDIA_NCCL_LOG_H
-#define GPURIG_BACKENDS_NVIDIA_NCCL_LOG_H
+/* The INFO log of NCCL (and of RCCL, NCCL's port to AMD GPUs, which writes the
+ * same lines), read for how the library connected the ranks: its channel
+ * lines ("... NCCL INFO Channel 00/0 : 0[0] -> 1[1] via P2P/IPC") are the only
+ * place it says which transport each connection uses. Used by ccl.c's
+ * transports; on its own for the tests. */
+#ifndef GPURIG_BACKENDS_CCL_NCCL_LOG_H
+#define GPURIG_BACKENDS_CCL_NCCL_LOG_H
 
 #include <stdio.h>
 

@@ -1,5 +1,5 @@
 /* NCCL's INFO log: its channel lines, read into one line per connection. */
-#include "backends/nvidia/nccl_log.h"
+#include "backends/ccl/nccl_log.h"
 
 #include <stdbool.h>
 #include <stdlib.h>
