@@ -646,6 +646,32 @@ const char *gr_hive_kind_name(enum gr_hive_kind k)
   return "?";
 }
 
+/* Whether the GPU links joining hive h are xGMI (its members are AMD's):
+ * the rows of its members only (every hive's every row was cubic). */
+static bool hive_xgmi(const struct gr_analysis *a, size_t h)
+{
+  for (size_t i = 0; i < a->ngpus; i++) {
+    if (a->hive[i] != (int)h)
+      continue;
+    for (size_t j = 0; j < a->ngpus; j++)
+      if (i != j && a->gpu_gpu[i * a->ngpus + j].level == GR_LVL_GPULINK)
+        return a->gpu_gpu[i * a->ngpus + j].xgmi;
+  }
+  return false;
+}
+
+const char *gr_hive_name(const struct gr_analysis *a, size_t h)
+{
+  if (a->hives[h].kind == GR_HIVE_GPULINK && hive_xgmi(a, h))
+    return "xGMI"; /* AMD's GPU links, the same kind of hive */
+  return gr_hive_kind_name(a->hives[h].kind);
+}
+
+const char *gr_gpulink_name(const struct gr_path *p)
+{
+  return p->xgmi ? "xGMI" : "NVLink";
+}
+
 const char *gr_hive_kind_key(enum gr_hive_kind k)
 {
   switch (k) {

@@ -160,6 +160,12 @@ double gr_nccl_gpulink_gbps(const struct gr_topo *t, int x, int y, int links);
 
 /* "NVLink", "PCIe switch", "PCIe switches", "alone" (static). */
 const char *gr_hive_kind_name(enum gr_hive_kind k);
+/* Hive h's kind in words: gr_hive_kind_name's, but "xGMI" for a hive joined
+ * by AMD's GPU links (static). */
+const char *gr_hive_name(const struct gr_analysis *a, size_t h);
+/* The GPU link family of a GPU-link path: "xGMI" between AMD GPUs, else
+ * "NVLink" (static). */
+const char *gr_gpulink_name(const struct gr_path *p);
 /* The same for JSON: "nvlink", "pcie_switch", "pcie_switches", "alone". */
 const char *gr_hive_kind_key(enum gr_hive_kind k);
 /* The bottleneck entry of pci node idx, or NULL when its link holds no pair. */

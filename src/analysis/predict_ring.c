@@ -635,6 +635,12 @@ const char *gr_ring_bound_text(const struct gr_prediction *p, const struct gr_ri
 {
   const struct gr_ring_bound *b = &r->bound;
   const char *s = b->hops == 1 ? "" : "s";
+  /* a GPU-link bound's ring has two GPUs or more, every hop on GPU links: its
+   * first pair names their family (read only for those bounds) */
+  bool gpulink = b->kind == GR_BOUND_GPULINK || b->kind == GR_BOUND_GPULINK_RINGS;
+  const char *link = gpulink && r->order ? gr_gpulink_name(&p->a->gpu_gpu[(size_t)r->order[0] * p->a->ngpus +
+                                                                         (size_t)r->order[1]])
+                                         : "NVLink";
   switch (b->kind) {
   case GR_BOUND_NONE: snprintf(buf, cap, "%s", ""); break;
   case GR_BOUND_LINK: return link_bound_text(p, b, buf, cap);
@@ -645,10 +651,10 @@ const char *gr_ring_bound_text(const struct gr_prediction *p, const struct gr_ri
     snprintf(buf, cap, "host memory (%.1f GB/s theoretical) carrying %d host-staged hop%s, each written and read once",
              b->gbps, b->hops, s);
     break;
-  case GR_BOUND_GPULINK: snprintf(buf, cap, "NVLink (%.0f GB/s per direction)", b->gbps); break;
+  case GR_BOUND_GPULINK: snprintf(buf, cap, "%s (%.0f GB/s per direction)", link, b->gbps); break;
   case GR_BOUND_GPULINK_RINGS:
-    snprintf(buf, cap, "each GPU's NVLink bandwidth to the others (%.0f GB/s per direction; NCCL runs one ring per link)",
-             b->gbps);
+    snprintf(buf, cap, "each GPU's %s bandwidth to the others (%.0f GB/s per direction; %s runs one ring per link)", link,
+             b->gbps, strcmp(link, "xGMI") == 0 ? "RCCL" : "NCCL");
     break;
   case GR_BOUND_NVLS:
     snprintf(buf, cap, "NVLink SHARP in the NVSwitches (NVLS, NCCL's default here; rings alone: %.1f GB/s), each GPU's "

@@ -621,20 +621,6 @@ void gr_print_bandwidth(FILE *out, const struct gr_topo *t, const struct gr_anal
   print_bottlenecks(out, t, a);
 }
 
-/* Whether the GPU links joining hive h are xGMI (its members are AMD's):
- * the rows of its members only (every hive's every row was cubic). */
-static bool hive_xgmi(const struct gr_analysis *a, size_t h)
-{
-  for (size_t i = 0; i < a->ngpus; i++) {
-    if (a->hive[i] != (int)h)
-      continue;
-    for (size_t j = 0; j < a->ngpus; j++)
-      if (i != j && a->gpu_gpu[i * a->ngpus + j].level == GR_LVL_GPULINK)
-        return a->gpu_gpu[i * a->ngpus + j].xgmi;
-  }
-  return false;
-}
-
 void gr_print_hives(FILE *out, const struct gr_topo *t, const struct gr_analysis *a)
 {
   if (!t->ngpus)
@@ -648,10 +634,8 @@ void gr_print_hives(FILE *out, const struct gr_topo *t, const struct gr_analysis
     const struct gr_hive *hv = &a->hives[h];
     if (hv->kind == GR_HIVE_SWITCH || hv->kind == GR_HIVE_SWITCHES)
       fprintf(out, "  (%s, worst pair %s)", gr_hive_kind_name(hv->kind), gr_level_name(hv->worst));
-    else if (hv->kind == GR_HIVE_GPULINK && hive_xgmi(a, h))
-      fputs("  (xGMI)", out); /* AMD's GPU links, the same kind of hive */
     else
-      fprintf(out, "  (%s)", gr_hive_kind_name(hv->kind));
+      fprintf(out, "  (%s)", gr_hive_name(a, h));
     fputc('\n', out);
   }
 }

@@ -44,6 +44,7 @@ struct dg_node {
 /* NVLinks between two GPUs (no NVSwitch between). */
 struct dg_nvlink {
   int a, b; /* node indices */
+  bool xgmi; /* AMD's GPU links (xGMI), not NVLink */
   char *label;
 };
 

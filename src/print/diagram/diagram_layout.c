@@ -477,7 +477,8 @@ static double draw_legend(struct lay *L, double y, double width)
   if (bad)
     legend_item(L, &f, -1, DG_LINE_BAD, NULL, "bottleneck: holds GPU pairs below the best pair, bounds the all-reduce, or runs below both ends");
   if (d->nlinks)
-    legend_item(L, &f, -1, DG_LINE_NVLINK, NULL, "NVLink: NV<links> · GB/s per direction");
+    legend_item(L, &f, -1, DG_LINE_NVLINK, NULL,
+                d->links[0].xgmi ? "xGMI (AMD Infinity Fabric): GB/s per direction" : "NVLink: NV<links> · GB/s per direction");
   if (f.x > f.x0)
     f.y += DG_LINE_H + 8;
   if (d->ring_note)

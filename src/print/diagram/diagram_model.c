@@ -50,7 +50,7 @@ const char *dg_hive_gpus(const struct dg_model *d, int hive, char *buf, size_t c
 
 const char *dg_hive_kind(const struct dg_model *d, int hive)
 {
-  return gr_hive_kind_name(d->m->analysis.hives[hive].kind);
+  return gr_hive_name(&d->m->analysis, (size_t)hive);
 }
 
 /* ---- building ---- */
@@ -542,12 +542,17 @@ static void add_nvlinks(struct build *b)
     if (dup)
       continue;
     char *bw = gbps_text(l->bw_gbps);
+    const struct gr_analysis *an = &d->m->analysis;
+    int ga = d->nodes[a].gpu, gc = d->nodes[c].gpu;
+    bool xgmi = ga >= 0 && gc >= 0 && an->gpu_gpu[(size_t)ga * an->ngpus + (size_t)gc].xgmi;
+    /* rocm-smi names an xGMI pair XGMI, with no bonded count; NVLink's is NV<links> */
     char count[16] = "";
-    if (l->count > 0)
-      snprintf(count, sizeof(count), "%d", l->count);
+    if (l->count > 0 && (!xgmi || l->count > 1))
+      snprintf(count, sizeof(count), xgmi ? " x%d" : "%d", l->count);
+    const char *kind = xgmi ? "xGMI" : "NV";
     d->links[d->nlinks++] = (struct dg_nvlink){
-        .a = a < c ? a : c, .b = a < c ? c : a,
-        .label = l->bw_gbps > 0 ? xasprintf("NV%s · %s GB/s", count, bw) : xasprintf("NV%s", count)};
+        .a = a < c ? a : c, .b = a < c ? c : a, .xgmi = xgmi,
+        .label = l->bw_gbps > 0 ? xasprintf("%s%s · %s GB/s", kind, count, bw) : xasprintf("%s%s", kind, count)};
     free(bw);
   }
 }

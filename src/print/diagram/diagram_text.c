@@ -314,7 +314,7 @@ static void nvlink_line(FILE *out, const struct dg_model *d, int width, int *lin
   }
   sort_ints(g, ng);
   char list[200];
-  char *line = xasprintf("NVLink: %s, %zu pair%s%s%s", gr_index_ranges("GPU", g, ng, list, sizeof(list)), d->nlinks,
+  char *line = xasprintf("%s: %s, %zu pair%s%s%s", d->links[0].xgmi ? "xGMI" : "NVLink", gr_index_ranges("GPU", g, ng, list, sizeof(list)), d->nlinks,
                          d->nlinks == 1 ? "" : "s", same ? ", " : "", same ? d->links[0].label : "");
   emit(out, line, width, lines);
   free(line);

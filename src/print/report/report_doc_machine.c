@@ -445,7 +445,7 @@ void doc_hives(struct rd_doc *d, const struct gr_machine *m)
     doc_cell(tb, NULL, "%zu", h);
     doc_cell_str(tb, NULL, list);
     if (worst == GR_LVL_GPULINK)
-      doc_cell_str(tb, doc_level_cls(worst), "NVLink");
+      doc_cell_str(tb, doc_level_cls(worst), gr_hive_name(a, h));
     else if (worst == GR_LVL_PIX || worst == GR_LVL_PXB)
       doc_cell(tb, doc_level_cls(worst), "PCIe switch%s, worst pair %s", worst == GR_LVL_PXB ? "es" : "", gr_level_name(worst));
     else
@@ -580,7 +580,9 @@ static void copy_prediction(struct rd_doc *d, const struct gr_prediction *p)
   for (size_t k = 0; k < ng; k++) {
     doc_cell(tb, NULL, "%s%s (%zu pair%s)", g[k].pairs, g[k].count > 4 ? ", ..." : "", g[k].count, doc_plural(g[k].count));
     doc_cell_str(tb, NULL, g[k].path);
-    doc_cell_str(tb, NULL, g[k].best == GR_XFER_GPULINK ? "NVLink" : g[k].best == GR_XFER_P2P ? "PCIe P2P" : "through host");
+    /* the group's level is the matrix's: XGMI for AMD's GPU links */
+    const char *gpulink = strcmp(g[k].path, "XGMI") == 0 ? "xGMI" : "NVLink";
+    doc_cell_str(tb, NULL, g[k].best == GR_XFER_GPULINK ? gpulink : g[k].best == GR_XFER_P2P ? "PCIe P2P" : "through host");
     doc_cell_num(tb, NULL, g[k].gbps > 0 ? g[k].gbps : NAN, 1);
     doc_cell_num(tb, NULL, g[k].limit > 0 ? g[k].limit : NAN, 1);
     doc_cell_num(tb, NULL, g[k].nccl > 0 ? g[k].nccl : NAN, 1);
