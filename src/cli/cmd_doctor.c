@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "gpu/bench.h"
 #include "gpu/gpu.h"
 #include "cli/options.h"
 #include "doctor/doctor.h"
@@ -185,6 +186,13 @@ static void read_power_limits(const struct gr_source *src, struct gr_doctor_opts
   gr_gpus_close(&g);
 }
 
+void cli_doctor_driver_facts(const struct gr_source *src, struct gr_doctor_opts *d, struct gr_err *err)
+{
+  read_power_limits(src, d, err);
+  if (gr_source_reads_machine(src))
+    gr_bench_versions(&d->cuda, &d->nccl);
+}
+
 int cmd_doctor(int argc, char **argv)
 {
   struct doctor_opts o;
@@ -212,7 +220,7 @@ int cmd_doctor(int argc, char **argv)
     rc = gr_report_error(&err); /* bad input 2, gpurig could not read the machine 3 */
     goto out;
   }
-  read_power_limits(&src, &d, &nvml_err);
+  cli_doctor_driver_facts(&src, &d, &nvml_err);
   gr_doctor_run(&m, &d, &r);
   free((void *)d.gpu_power);
   print_report(&o, &m, &r);

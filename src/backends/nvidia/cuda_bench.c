@@ -365,6 +365,27 @@ static int cuda_init(void **state, char *why, size_t cap)
   return 0;
 }
 
+/* The CUDA driver's and NCCL's versions, for doctor's inventory: the
+ * libraries are loaded and bound as for a measurement, but no cuInit, no
+ * GPU and no context (cuDriverGetVersion needs none), so it costs a busy
+ * node nothing. */
+static void cuda_versions(struct gr_lib_version *runtime, struct gr_lib_version *collective)
+{
+  struct cuda *c = xcalloc(1, sizeof(*c));
+  char why[512];
+  int v = 0;
+  memset(runtime, 0, sizeof(*runtime));
+  c->lib = gr_dl_open(CUDA_SONAME, why, sizeof(why));
+  runtime->state = c->lib && bind_cuda(c, why, sizeof(why)) == 0 ? GR_LIB_PRESENT : GR_LIB_ABSENT;
+  /* CUDA_VERSION: major*1000 + minor*10 */
+  if (runtime->state == GR_LIB_PRESENT && c->f.DriverGetVersion(&v) == GR_CUDA_SUCCESS && v > 0)
+    snprintf(runtime->version, sizeof(runtime->version), "%d.%d", v / 1000, v % 1000 / 10);
+  cuda_nccl_version(c, collective);
+  gr_dl_close(c->nccl_lib);
+  gr_dl_close(c->lib);
+  free(c);
+}
+
 static const char *cuda_last_error(void *state)
 {
   return ((struct cuda *)state)->err;
@@ -443,4 +464,5 @@ const struct gr_bench_backend gr_bench_cuda = {
     .collective = "NCCL",
     .collective_install = "Install NCCL (Debian/Ubuntu: libnccl2 from NVIDIA's CUDA repository) to measure it.",
     .collective_debug = "NCCL_DEBUG=INFO",
+    .versions = cuda_versions,
 };

@@ -120,7 +120,7 @@ struct cuda {
   struct ncclComm **comms;  /* one per all-reduce GPU, ar_dev[k]'s */
   int ar_ndev, *ar_dev;     /* the GPUs in the all-reduce: all, or this rank's (bench --mpi) */
   int ar_first, ar_nranks;  /* ar_dev[k] is rank ar_first + k of ar_nranks */
-  char nccl_name[48];
+  char nccl_name[48], nccl_version[24]; /* "NCCL 2.21.5" and "2.21.5" once loaded; "" if it gave none */
   void *blas_lib;
   gr_pfn_cublasCreate BlasCreate;
   gr_pfn_cublasDestroy BlasDestroy;
@@ -163,6 +163,7 @@ int cuda_allreduce_open_ranks(void *state, size_t max_bytes, const void *id, int
                               const int *devs, int ndev, char *why, size_t cap);
 int cuda_allreduce(void *state, const struct gr_ar_spec *spec, struct gr_ar_sample *out);
 const char *cuda_collective_name(void *state);
+void cuda_nccl_version(struct cuda *c, struct gr_lib_version *out);
 
 /* cuda_bench.c */
 int cu_fail(struct cuda *c, gr_cu_result r, const char *what, int dev);

@@ -37,16 +37,29 @@ static int nccl_load(struct cuda *c, char *why, size_t cap)
   c->nccl_lib = gr_dl_open(NCCL_SONAME, why, cap);
   if (!c->nccl_lib || gr_dl_bind(c->nccl_lib, NCCL_SONAME, syms, sizeof(syms) / sizeof(syms[0]), why, cap) != 0)
     return -1;
-  if (c->nc.GetVersion(&v) == GR_NCCL_SUCCESS) {
+  if (c->nc.GetVersion(&v) == GR_NCCL_SUCCESS && v > 0) {
     /* NCCL_VERSION_CODE: major*10000 + minor*100 + patch since 2.9, major*1000 + ... before */
     if (v >= 10000)
-      snprintf(c->nccl_name, sizeof(c->nccl_name), "NCCL %d.%d.%d", v / 10000, v % 10000 / 100, v % 100);
+      snprintf(c->nccl_version, sizeof(c->nccl_version), "%d.%d.%d", v / 10000, v % 10000 / 100, v % 100);
     else
-      snprintf(c->nccl_name, sizeof(c->nccl_name), "NCCL %d.%d.%d", v / 1000, v % 1000 / 100, v % 100);
+      snprintf(c->nccl_version, sizeof(c->nccl_version), "%d.%d.%d", v / 1000, v % 1000 / 100, v % 100);
+    snprintf(c->nccl_name, sizeof(c->nccl_name), "NCCL %s", c->nccl_version);
   }
   return 0;
 }
 #undef NSYM
+
+/* The same loader as the all-reduce's, asked only for the version: absent
+ * when libnccl cannot be opened or bound. c holds no GPU; the caller closes
+ * the library. */
+void cuda_nccl_version(struct cuda *c, struct gr_lib_version *out)
+{
+  char why[512];
+  memset(out, 0, sizeof(*out));
+  out->state = nccl_load(c, why, sizeof(why)) == 0 ? GR_LIB_PRESENT : GR_LIB_ABSENT;
+  if (out->state == GR_LIB_PRESENT)
+    snprintf(out->version, sizeof(out->version), "%s", c->nccl_version);
+}
 
 static int nccl_fail(struct cuda *c, gr_nccl_result r, const char *what, char *why, size_t cap)
 {
