@@ -112,7 +112,8 @@ gr_nccl_result ncclGetVersion(int *version)
 {
   if (!version)
     return NCCL_INVALID_ARGUMENT;
-  *version = 22105; /* 2.21.5 */
+  /* nccl-2.18: a node whose NCCL is older than its fleet's (gpurig fleet) */
+  *version = strcmp(stub_scenario(), "nccl-2.18") == 0 ? 21805 : 22105; /* 2.18.5, 2.21.5 */
   return NCCL_OK;
 }
 
