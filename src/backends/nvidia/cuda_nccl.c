@@ -50,15 +50,16 @@ static int nccl_load(struct cuda *c, char *why, size_t cap)
 #undef NSYM
 
 /* The same loader as the all-reduce's, asked only for the version: absent
- * when libnccl cannot be opened or bound. c holds no GPU; the caller closes
- * the library. */
+ * when libnccl cannot be opened; present without a version when it opens
+ * but lacks what gpurig binds. c holds no GPU; the caller closes the
+ * library (c->nccl_lib). */
 void cuda_nccl_version(struct cuda *c, struct gr_lib_version *out)
 {
   char why[512];
   memset(out, 0, sizeof(*out));
-  out->state = nccl_load(c, why, sizeof(why)) == 0 ? GR_LIB_PRESENT : GR_LIB_ABSENT;
-  if (out->state == GR_LIB_PRESENT)
+  if (nccl_load(c, why, sizeof(why)) == 0)
     snprintf(out->version, sizeof(out->version), "%s", c->nccl_version);
+  out->state = c->nccl_lib ? GR_LIB_PRESENT : GR_LIB_ABSENT;
 }
 
 static int nccl_fail(struct cuda *c, gr_nccl_result r, const char *what, char *why, size_t cap)
