@@ -43,26 +43,34 @@ static void collect_facts(struct gr_fleet *f)
     }
 }
 
+static bool is_unknown(const char *v)
+{
+  return v && strcmp(v, "unknown") == 0;
+}
+
 /* The most common value (a missing device counts as the value NULL); on a
- * tie, the one met first. */
-static void majority(const struct gr_fleet *f, struct gr_fleet_common *c)
+ * tie, the one met first. known_first: "unknown" is a value only when no
+ * node knows one (the facts with rules: nodes that cannot tell do not
+ * outvote those that can). */
+static void majority(const struct gr_fleet *f, struct gr_fleet_common *c, bool known_first)
 {
   const struct gr_fleet_nodes *ns = f->nodes;
   size_t best = 0;
-  for (size_t i = 0; i < ns->n; i++) {
-    if (!ns->v[i].answered)
-      continue;
-    const char *v = value_of(&ns->v[i], c);
-    size_t k = 0;
-    for (size_t j = 0; j < ns->n; j++)
-      k += ns->v[j].answered && same(value_of(&ns->v[j], c), v);
-    if (k > best) {
-      best = k;
-      c->value = v;
-      const struct gr_fleet_fact *x = v ? fact_of(&ns->v[i], c->where, c->what) : NULL;
-      c->shown = x ? x->shown : NULL;
+  for (size_t pass = known_first ? 0 : 1; pass < 2 && !best; pass++)
+    for (size_t i = 0; i < ns->n; i++) {
+      const char *v = ns->v[i].answered ? value_of(&ns->v[i], c) : NULL;
+      if (!ns->v[i].answered || (pass == 0 && is_unknown(v)))
+        continue;
+      size_t k = 0;
+      for (size_t j = 0; j < ns->n; j++)
+        k += ns->v[j].answered && same(value_of(&ns->v[j], c), v);
+      if (k > best) {
+        best = k;
+        c->value = v;
+        const struct gr_fleet_fact *x = v ? fact_of(&ns->v[i], c->where, c->what) : NULL;
+        c->shown = x ? x->shown : NULL;
+      }
     }
-  }
   c->count = best;
 }
 
@@ -158,7 +166,8 @@ static void others_evidence(struct gr_fleet *f, const struct gr_fleet_common *c,
 }
 
 /* A fact with a rule (fact_rules): node i's value v against the majority's.
- * Unknown on either side says nothing: it is not a value to differ by. */
+ * Unknown on either side says nothing: it is not a value to differ by (the
+ * majority is unknown only where no node knows). */
 static void judge_rule(struct gr_fleet *f, const struct fact_rule *rule, const struct gr_fleet_common *c, size_t i,
                        const struct gr_fleet_fact *x)
 {
@@ -280,7 +289,7 @@ void gr_fleet_compare(const struct gr_fleet_nodes *nodes, struct gr_fleet *out)
     out->answered += nodes->v[i].answered;
   collect_facts(out);
   for (size_t c = 0; c < out->ncommon; c++)
-    majority(out, &out->common[c]);
+    majority(out, &out->common[c], rule_of(out->common[c].what) != NULL);
   for (size_t i = 0; i < nodes->n; i++) {
     const struct gr_fleet_node *n = &nodes->v[i];
     if (!n->answered) {

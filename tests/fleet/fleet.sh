@@ -181,6 +181,15 @@ jq '.inventory.nccl.present = null | .inventory.nccl.version = null | del(.inven
 out=$("$gpurig" fleet "$work/h"); rc=$?
 [ $rc = 0 ] || fail "unknown facts: exit $rc, want 0: $out"
 grep -q "node06  *4 .*unknown  *unknown  *unknown  *-  *-  *ok" <<<"$out" || fail "unknown facts' row: $out"
+# nodes that cannot tell do not outvote those that can: three unknown, two on 2.21.5, one on 2.18.5
+jq '.inventory.nccl.present = null | .inventory.nccl.version = null' "$work/a/node01.json" >"$work/h/node07.json"
+cp "$work/h/node07.json" "$work/h/node08.json"
+jq '.inventory.nccl.version = "2.18.5"' "$work/a/node01.json" >"$work/h/node09.json"
+out=$("$gpurig" fleet "$work/h"); rc=$?
+[ $rc = 1 ] || fail "NCCL among unknowns: exit $rc, want 1"
+expect "NCCL among unknowns" "warn  node09: NCCL 2.18.5, 2 others 2.21.5" "$out"
+expect "NCCL majority among unknowns" "NCCL 2.21.5 (2 of 6)" "$out"
+rm "$work/h/node07.json" "$work/h/node08.json" "$work/h/node09.json"
 jq '.inventory.nccl.present = false | .inventory.nccl.version = null' "$work/a/node01.json" >"$work/h/node06.json"
 out=$("$gpurig" fleet "$work/h"); rc=$?
 [ $rc = 1 ] || fail "NCCL absent: exit $rc, want 1"
