@@ -36,7 +36,7 @@ static char *local_report(const struct gr_source_opts *so)
     json_decref(j);
     return text; /* cli_open closed m */
   }
-  cli_doctor_driver_facts(&src, &d, &nvml_err); /* as doctor --json would */
+  cli_doctor_driver_facts(&src, &m, &d, &nvml_err); /* as doctor --json would */
   gr_doctor_run(&m, &d, &r);
   free((void *)d.gpu_power);
   json_t *j = gr_doctor_to_json(&m, &r);

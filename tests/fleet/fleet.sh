@@ -17,10 +17,18 @@ expect() { # what, pattern, text
 }
 
 # the stand-in libraries answer for CUDA and NCCL (12.4, 2.21.5; scenario
-# nccl-2.18: 2.18.5), so the reports do not depend on this machine's
+# nccl-2.18: 2.18.5), so the reports do not depend on this machine's. doctor
+# asks them only of a tree gathered here: each tree is copied and named after
+# this host, as hwloc-gather-topology would name it here.
+here_tree() {
+  [ -d "$work/trees/$1" ] && return
+  mkdir -p "$work/trees" && cp -a "$trees/$1" "$work/trees/$1" &&
+    sed -i "s/^HostName: .*/HostName: $(hostname)/" "$work/trees/$1/proc/hwloc-nofile-info"
+}
 doctor() {
+  here_tree "$1"
   # (their GPUs are not the tree's: doctor's warning about NVLink goes aside)
-  GPURIG_DRIVER_DIR=$GPURIG_TEST_STUB "$gpurig" doctor --json --root "$trees/$1" >"$2" 2>"$work/doctor.err"
+  GPURIG_DRIVER_DIR=$GPURIG_TEST_STUB "$gpurig" doctor --json --root "$work/trees/$1" >"$2" 2>"$work/doctor.err"
   [ $? -le 2 ] || fail "doctor on $1: $(cat "$work/doctor.err")"
 }
 mkdir "$work/a"
@@ -135,6 +143,15 @@ cp "$work/a/node01.json" "$work/a/node02.json" "$work/f/"
   "$work/a/node01.json")" = '["12.4","2.21.5","passthrough",0,0,0]' ] ||
   fail "doctor's inventory: $(jq -c '.inventory | del(.gpus, .nics)' "$work/a/node01.json")"
 GPURIG_STUB_SCENARIO=nccl-2.18 doctor doctor-healthy "$work/f/node03.json"
+# no libraries here: absent, not unknown
+GPURIG_DRIVER_DIR=/nonexistent/gpurig-tests "$gpurig" doctor --json --root "$work/trees/doctor-healthy" 2>/dev/null \
+  >"$work/nolib.json"
+[ "$(jq -c '.inventory | [.cuda, .nccl]' "$work/nolib.json")" = '[{"present":false,"version":null},{"present":false,"version":null}]' ] ||
+  fail "no libraries: $(jq -c '.inventory | [.cuda, .nccl]' "$work/nolib.json")"
+# a tree gathered elsewhere: this machine's libraries are not its, so unknown
+GPURIG_DRIVER_DIR=$GPURIG_TEST_STUB "$gpurig" doctor --json --root "$trees/doctor-healthy" 2>/dev/null >"$work/elsewhere.json"
+[ "$(jq -c '.inventory | [.cuda.present, .nccl.present]' "$work/elsewhere.json")" = '[null,null]' ] ||
+  fail "a tree from elsewhere got this machine's CUDA and NCCL: $(jq -c '.inventory | [.cuda, .nccl]' "$work/elsewhere.json")"
 out=$("$gpurig" fleet "$work/f"); rc=$?
 [ $rc = 1 ] || fail "NCCL node: exit $rc, want 1"
 expect "NCCL node" "warn  node03: NCCL 2.18.5, the 2 others 2.21.5" "$out"

@@ -170,11 +170,14 @@ grep -q '<tr data-node="rank2">.*<td class="odd">Gen4 x8</td>' "$WORK/fleet.html
   fail "fleet --mpi --html: $(grep -c '<td class="odd">' "$WORK/fleet.html") odd cells, want 2"
 # the facts beyond links, one node differing in each: rank 1's NCCL is 2.18.5 (the stand-in's
 # scenario, for that rank only), rank 2's IOMMU translates, rank 3's GPU3 link counted AER errors
+# (copies named after this host: doctor asks CUDA and NCCL only of a tree gathered here)
 mkdir -p "$WORK/fleet2"
-ln -s "$GPURIG_TEST_DATA/trees/doctor-healthy" "$WORK/fleet2/node0"
-ln -s "$GPURIG_TEST_DATA/trees/doctor-healthy" "$WORK/fleet2/node1"
-ln -s "$GPURIG_TEST_DATA/trees/doctor-iommu-translated" "$WORK/fleet2/node2"
-ln -s "$GPURIG_TEST_DATA/trees/doctor-aer-rootport" "$WORK/fleet2/node3"
+k=0
+for t in doctor-healthy doctor-healthy doctor-iommu-translated doctor-aer-rootport; do
+  cp -a "$GPURIG_TEST_DATA/trees/$t" "$WORK/fleet2/node$k"
+  sed -i "s/^HostName: .*/HostName: $HOST/" "$WORK/fleet2/node$k/proc/hwloc-nofile-info"
+  k=$((k + 1))
+done
 timeout -k 5 90 mpirun --oversubscribe -np 4 sh -c \
   'd=$1; shift; [ "$OMPI_COMM_WORLD_RANK" = 1 ] && export GPURIG_STUB_SCENARIO=nccl-2.18
    exec "$0" fleet --mpi --root "$d/node$OMPI_COMM_WORLD_RANK" "$@"' "$BIN" "$WORK/fleet2" \
