@@ -2,8 +2,9 @@
  * (src/load/fleet.c), its comparison and its printers (text, JSON, the
  * HTML page). The input is one
  * node's report beside a fixed healthy one and a fixed node whose GPU1
- * trains at x8, so that every path of the comparison sees the fuzzed
- * facts; nothing may crash or leak. */
+ * trains at x8, both with CUDA, NCCL, IOMMU, ACS and zero AER and Xid
+ * counts, so that every path of the comparison (the rules for versions and
+ * counts included) sees the fuzzed facts; nothing may crash or leak. */
 #include "fuzz_common.h"
 
 #include <string.h>
@@ -15,9 +16,13 @@
 static const char fixed[] =
     "{\"hostname\":\"h\",\"results\":[{\"id\":\"pcie.link-width\",\"severity\":\"warn\",\"subject\":\"GPU1 0000:02:00.0\","
     "\"pci_bus_id\":\"0000:02:00.0\",\"message\":\"x8\",\"fix\":null}],\"inventory\":{\"driver_version\":\"535.1\","
-    "\"sockets\":1,\"numa_nodes\":1,\"gpus\":[{\"index\":0,\"pci_bus_id\":\"0000:01:00.0\",\"model\":\"A\",\"numa\":0,"
-    "\"link\":{\"gen\":4,\"width\":16}},{\"index\":1,\"pci_bus_id\":\"0000:02:00.0\",\"model\":\"A\",\"numa\":0,"
-    "\"link\":{\"gen\":4,\"width\":8}}],\"nics\":[]}}";
+    "\"sockets\":1,\"numa_nodes\":1,\"cuda\":{\"present\":true,\"version\":\"12.4\"},"
+    "\"nccl\":{\"present\":true,\"version\":\"2.21.5\"},\"iommu\":\"passthrough\",\"acs_redirecting\":0,"
+    "\"gpus\":[{\"index\":0,\"pci_bus_id\":\"0000:01:00.0\",\"model\":\"A\",\"numa\":0,"
+    "\"link\":{\"gen\":4,\"width\":16},\"aer\":{\"correctable\":0,\"nonfatal\":0,\"fatal\":0},\"xids\":0},"
+    "{\"index\":1,\"pci_bus_id\":\"0000:02:00.0\",\"model\":\"A\",\"numa\":0,"
+    "\"link\":{\"gen\":4,\"width\":8},\"aer\":{\"correctable\":0,\"nonfatal\":0,\"fatal\":0},\"xids\":0}],"
+    "\"nics\":[]}}";
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

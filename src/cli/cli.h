@@ -52,6 +52,17 @@ int cmd_doctor(int argc, char **argv);
 struct gr_doctor_gpu_power;
 void cli_doctor_xgmi(const struct gr_gpu_dynamic *d, bool fresh, struct gr_doctor_gpu_power *row);
 int cmd_fleet(int argc, char **argv);
+/* What doctor asks the GPU driver and libraries before it runs (doctor reads
+ * no library itself; cmd_doctor.c), of m, opened from src: the GPUs' power
+ * limits, only of a machine (live, or a gathered tree the driver answers
+ * for), never of a description; the CUDA driver's and NCCL's versions only
+ * of this machine or a tree gathered on it (its host name is this one's).
+ * Fills d's gpu_power (the caller frees it), why_no_power, cuda and nccl. */
+struct gr_source;
+struct gr_doctor_opts;
+struct gr_machine;
+void cli_doctor_driver_facts(const struct gr_source *src, const struct gr_machine *m, struct gr_doctor_opts *d,
+                             struct gr_err *err);
 int cmd_gpus(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
 /* bench's options: cmd_bench.c parses them, gpurig-mpi's bench reads them. */

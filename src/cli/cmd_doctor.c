@@ -2,8 +2,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli/cli.h"
+#include "gpu/bench.h"
 #include "gpu/gpu.h"
 #include "cli/options.h"
 #include "doctor/doctor.h"
@@ -185,6 +187,27 @@ static void read_power_limits(const struct gr_source *src, struct gr_doctor_opts
   gr_gpus_close(&g);
 }
 
+/* Whether the libraries gpurig can load are the machine's: this machine, or
+ * a tree gathered on it (it names this host, as hwloc-gather-topology
+ * records it). A tree from elsewhere has its own CUDA and NCCL, which no
+ * library here can tell: unknown, never this machine's versions. */
+static bool libraries_are_its(const struct gr_source *src, const struct gr_machine *m)
+{
+  char host[256] = "";
+  if (src->kind == GR_SRC_LIVE)
+    return true;
+  return src->kind == GR_SRC_ROOT && m->topo.hostname && gethostname(host, sizeof(host) - 1) == 0 &&
+         strcmp(host, m->topo.hostname) == 0;
+}
+
+void cli_doctor_driver_facts(const struct gr_source *src, const struct gr_machine *m, struct gr_doctor_opts *d,
+                             struct gr_err *err)
+{
+  read_power_limits(src, d, err);
+  if (libraries_are_its(src, m))
+    gr_bench_versions(&d->cuda, &d->nccl);
+}
+
 int cmd_doctor(int argc, char **argv)
 {
   struct doctor_opts o;
@@ -212,7 +235,7 @@ int cmd_doctor(int argc, char **argv)
     rc = gr_report_error(&err); /* bad input 2, gpurig could not read the machine 3 */
     goto out;
   }
-  read_power_limits(&src, &d, &nvml_err);
+  cli_doctor_driver_facts(&src, &m, &d, &nvml_err);
   gr_doctor_run(&m, &d, &r);
   free((void *)d.gpu_power);
   print_report(&o, &m, &r);

@@ -26,7 +26,7 @@ static char *local_report(const struct gr_source_opts *so)
 {
   struct gr_source src = cli_source_of(so, false);
   struct gr_machine m;
-  struct gr_err err = {0};
+  struct gr_err err = {0}, nvml_err = {0};
   struct gr_doctor_opts d = {.expect_gpus = -1, .xid_window_h = -1};
   struct gr_doctor_report r;
   char *text;
@@ -36,7 +36,9 @@ static char *local_report(const struct gr_source_opts *so)
     json_decref(j);
     return text; /* cli_open closed m */
   }
+  cli_doctor_driver_facts(&src, &m, &d, &nvml_err); /* as doctor --json would */
   gr_doctor_run(&m, &d, &r);
+  free((void *)d.gpu_power);
   json_t *j = gr_doctor_to_json(&m, &r);
   char host[256] = "";
   if (!json_is_string(json_object_get(j, "hostname")) && gethostname(host, sizeof(host) - 1) == 0)

@@ -493,6 +493,20 @@ static void report_groups(struct gr_doctor_ctx *c, const struct gr_xid_groups *g
   free(rk);
 }
 
+/* The inventory's Xid count per GPU: the events in the window at each GPU's
+ * address (events at other addresses belong to no GPU of this machine). */
+static void count_gpu_xids(struct gr_doctor_ctx *c, const struct gr_xid_groups *g)
+{
+  free(c->r->gpu_xids);
+  c->r->gpu_xids = xcalloc(c->t->ngpus + 1, sizeof(size_t));
+  for (size_t i = 0; i < g->n; i++) {
+    int node = gpu_by_bus(c->t, g->v[i].domain, g->v[i].bus, g->v[i].dev);
+    for (size_t k = 0; k < c->t->ngpus && node >= 0; k++)
+      if (c->t->gpus[k] == node)
+        c->r->gpu_xids[k] += g->v[i].count;
+  }
+}
+
 static void report_xids(struct gr_doctor_ctx *c, const struct gr_xid_log *log, const struct klog *k, double now)
 {
   double window_h = c->o->xid_window_h >= 0 ? c->o->xid_window_h : gr_health_consts()->xid_window_h;
@@ -500,6 +514,8 @@ static void report_xids(struct gr_doctor_ctx *c, const struct gr_xid_log *log, c
   struct gr_xid_groups g;
   char span[96], part[64] = "", a[32];
   gr_xid_group(log, since, &g);
+  if (!c->t->rig) /* a rig's bus ids are modelled: no GPU is matched */
+    count_gpu_xids(c, &g);
   report_groups(c, &g, k);
   if (since > 0)
     snprintf(span, sizeof(span), "in the last %g h", window_h);

@@ -82,6 +82,7 @@ void check_iommu_mode(struct gr_doctor_ctx *c)
   enum iommu_mode m = iommu_mode(c, cmdline, how, sizeof(how));
   static const char *const names[] = {"off", "passthrough", "translated", "unknown"};
   struct gr_finding *r;
+  c->r->iommu_mode = m == IOMMU_UNKNOWN ? NULL : names[m];
   if (m == IOMMU_TRANSLATED && c->t->ngpus >= 2) {
     r = dr_add(c, GR_SEV_WARN, -1,
                "The IOMMU translates DMA addresses (%s): GPU peer-to-peer traffic is remapped or sent through the root complex, which is slow or hangs NCCL.",

@@ -495,7 +495,7 @@ static void acs_inferred(struct gr_doctor_ctx *c, size_t nbridges, ssize_t cfg_l
 
 void check_pcie_acs(struct gr_doctor_ctx *c)
 {
-  size_t nbridges = 0, checked = 0, before = c->r->findings.n;
+  size_t nbridges = 0, checked = 0, redirecting = 0, before = c->r->findings.n;
   bool *on = bridges_between_gpus(c->t, &nbridges);
   unsigned char *cfg = xmalloc(4097);
   ssize_t short_len = -1;
@@ -509,11 +509,15 @@ void check_pcie_acs(struct gr_doctor_ctx *c)
       continue;
     }
     checked++;
-    if (ctrl >= 0 && (ctrl & (ACS_RR | ACS_CR)))
+    if (ctrl >= 0 && (ctrl & (ACS_RR | ACS_CR))) {
       acs_redirects(c, (int)i, ctrl);
+      redirecting++;
+    }
   }
   free(cfg);
   free(on);
+  /* a count only when every bridge was read: some unread is unknown, not 0 */
+  c->r->acs_redirecting = checked == nbridges ? (int)redirecting : -1;
   if (c->r->findings.n > before)
     return;
   if (!nbridges)

@@ -245,6 +245,9 @@ void gr_doctor_run(const struct gr_machine *m, const struct gr_doctor_opts *o, s
   c.uptime_s = read_uptime(&c);
   c.is_root = fs && gr_fs_is_live(fs) && geteuid() == 0;
   r->is_root = c.is_root;
+  r->cuda = o->cuda;
+  r->nccl = o->nccl;
+  r->acs_redirecting = -1;
   for (size_t i = 0; i < sizeof(checks) / sizeof(checks[0]); i++)
     run_check(&c, &checks[i], m);
 }
@@ -254,5 +257,6 @@ void gr_doctor_report_free(struct gr_doctor_report *r)
   gr_findings_free(&r->findings);
   free(r->root_would_add);
   free(r->driver_version);
+  free(r->gpu_xids);
   memset(r, 0, sizeof(*r));
 }

@@ -17,6 +17,7 @@
 #include <stddef.h>
 
 #include "analysis/machine.h"
+#include "base/dl.h"
 #include "base/util.h"
 #include "doctor/expect.h"
 #include "model/finding.h"
@@ -45,6 +46,9 @@ struct gr_doctor_opts {
   size_t ngpu_power;
   const char *why_no_power;
   double psu_w;
+  /* The CUDA driver's and NCCL's versions as the caller read them (doctor
+   * loads no library): facts the JSON inventory carries. Zeroed: unknown. */
+  struct gr_lib_version cuda, nccl;
 };
 
 struct gr_doctor_report {
@@ -53,6 +57,13 @@ struct gr_doctor_report {
   char *root_would_add;  /* "pcie.acs mem.channels", NULL if nothing */
   char *driver_version;  /* the NVIDIA driver's version as its version file says ("550.54.15"), NULL
                             unknown: a fact the JSON inventory carries for `gpurig fleet` */
+  /* More facts for the inventory, each as its check found it: */
+  struct gr_lib_version cuda, nccl; /* the options', copied */
+  const char *iommu_mode; /* static: "off", "passthrough", "translated"; NULL unknown */
+  int acs_redirecting;    /* bridges between GPUs whose ACS redirects peer-to-peer traffic; -1 unknown
+                             (the check could not read them all, or did not run) */
+  size_t *gpu_xids;       /* per GPU of the topology, in its order: Xid events in the window; NULL when
+                             no kernel log was read (unknown, not none) */
 };
 
 struct gr_check_def {

@@ -783,6 +783,19 @@ int gr_bench_open(const struct gr_bench_backend **be, void **state, struct gr_er
   return gr_fail(err, GR_EXIT_CANNOT_RUN, "nothing to measure: %s", why);
 }
 
+void gr_bench_versions(struct gr_lib_version *cuda, struct gr_lib_version *nccl)
+{
+  memset(cuda, 0, sizeof(*cuda));
+  memset(nccl, 0, sizeof(*nccl));
+  /* only the NVIDIA backend names CUDA and NCCL; another vendor's runtime
+   * would be a fact of its own */
+  for (size_t i = 0; gr_vendors[i]; i++)
+    if (gr_vendors[i]->bench && gr_vendors[i]->bench->versions && strcmp(gr_vendors[i]->name, "nvidia") == 0) {
+      gr_vendors[i]->bench->versions(cuda, nccl);
+      return;
+    }
+}
+
 /* The backend's device with this bus id: the facts backend and the
  * measurement backend may number GPUs differently (CUDA_DEVICE_ORDER). */
 static int device_of(const struct gr_bench_backend *be, void *st, int n, const char *busid)

@@ -173,6 +173,12 @@ struct gr_bench_links {
  * err (GR_EXIT_CANNOT_RUN) saying, per vendor, what is missing. */
 int gr_bench_open(const struct gr_bench_backend **be, void **state, struct gr_err *err);
 
+/* The CUDA driver's and NCCL's versions as the NVIDIA measurement backend
+ * reads them (cuDriverGetVersion, ncclGetVersion; no GPU is opened): each
+ * present with its version, or absent. Both unknown when no backend can
+ * tell. */
+void gr_bench_versions(struct gr_lib_version *cuda, struct gr_lib_version *nccl);
+
 /* Per measured GPU, what the vendor's facts backend (gpu/gpu.h) reports:
  * max link generation and width, the width it trains to now, the catalog's
  * memory bandwidth; 0 unknown. Used where the topology lacks the GPU. The

@@ -12,6 +12,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "base/dl.h"
+
 #define GR_BENCH_HOST (-1) /* an endpoint that is pinned host memory */
 #define GR_BENCH_MAX_SAMPLES 16
 #define GR_BENCH_GANG_MAX 16
@@ -152,6 +154,12 @@ struct gr_bench_backend {
   const char *blas_install;        /* for a finding when the GEMM library is absent: "install cuBLAS" */
   const char *lost_hint;           /* where to look when a GPU stops answering; NULL: NVIDIA's Xid 79 */
   const char *hide_env;            /* the variable that hides the vendor's GPUs when empty: "CUDA_VISIBLE_DEVICES" */
+  /* Optional: the runtime's and the collective library's versions, each
+   * loaded only to ask it (no init, no GPU opened, no context: doctor runs
+   * it on nodes that may be busy), for doctor's inventory. A library that
+   * cannot be opened is absent; one that opens and gives no version is
+   * present with an empty version. No state: it needs no init. */
+  void (*versions)(struct gr_lib_version *runtime, struct gr_lib_version *collective);
 };
 
 #endif

@@ -55,6 +55,38 @@ static const char *link_text(const json_t *link, char *buf, size_t cap)
   return buf;
 }
 
+/* A count fact ("12"), "unknown" where the member is absent or null (an
+ * older report, or a counter nobody could read: unknown is not 0). 0, or -1
+ * when it is something else. */
+static int count_fact(struct gr_fleet_node *n, const char *where, const char *what, const json_t *v,
+                      const char *shown)
+{
+  char text[32];
+  if (v && !json_is_null(v) && (!json_is_integer(v) || json_integer_value(v) < 0))
+    return -1;
+  snprintf(text, sizeof(text), "%lld", json_is_integer(v) ? (long long)json_integer_value(v) : 0LL);
+  add_fact(n, where, what, json_is_integer(v) ? text : "unknown", shown);
+  return 0;
+}
+
+/* A GPU's error counts: its path's AER counters and its Xid events. */
+static int gpu_error_facts(struct gr_fleet_node *n, const char *name, size_t i, const json_t *d, const char *bus,
+                           const char *shown)
+{
+  static const char *const aer[][2] = {{"correctable", "GPU AER correctable"},
+                                       {"nonfatal", "GPU AER nonfatal"},
+                                       {"fatal", "GPU AER fatal"}};
+  const json_t *a = json_object_get(d, "aer");
+  if (a && !json_is_null(a) && !json_is_object(a))
+    return problem(n, name, "inventory: GPU %zu: aer is not an object", i);
+  for (size_t k = 0; k < sizeof(aer) / sizeof(aer[0]); k++)
+    if (count_fact(n, bus, aer[k][1], json_object_get(a, aer[k][0]), shown) != 0)
+      return problem(n, name, "inventory: GPU %zu: aer.%s is not a count", i, aer[k][0]);
+  if (count_fact(n, bus, "GPU Xids", json_object_get(d, "xids"), shown) != 0)
+    return problem(n, name, "inventory: GPU %zu: xids is not a count", i);
+  return 0;
+}
+
 /* One GPU or NIC: its model, link (and NUMA node, or RDMA device), keyed by
  * its PCI address. */
 static int device_facts(struct gr_fleet_node *n, const char *name, const char *kind, size_t i, const json_t *d)
@@ -76,7 +108,7 @@ static int device_facts(struct gr_fleet_node *n, const char *name, const char *k
   const char *rdma = str_or_empty(d, "rdma_name");
   if (strcmp(kind, "NIC") == 0 && rdma)
     add_fact(n, bus, "NIC RDMA device", *rdma ? rdma : "none", shown);
-  return 0;
+  return strcmp(kind, "GPU") == 0 ? gpu_error_facts(n, name, i, d, bus, shown) : 0;
 }
 
 static int devices(struct gr_fleet_node *n, const char *name, const json_t *inv, const char *key, const char *kind)
@@ -96,6 +128,36 @@ static int devices(struct gr_fleet_node *n, const char *name, const json_t *inv,
   return 0;
 }
 
+/* "2.21.5"; "none" where the library is absent; "unknown" where nobody
+ * asked (a description, an older report) or it gave no version. */
+static int lib_fact(struct gr_fleet_node *n, const char *name, const json_t *inv, const char *key, const char *what)
+{
+  const json_t *o = json_object_get(inv, key), *present = json_object_get(o, "present");
+  const char *version = str_or_empty(o, "version");
+  if (o && !json_is_null(o) && (!json_is_object(o) || !version || (present && !json_is_null(present) && !json_is_boolean(present))))
+    return problem(n, name, "inventory.%s: not {present, version}", key);
+  add_fact(n, "", what, json_is_false(present) ? "none" : json_is_true(present) && version && *version ? version : "unknown",
+           NULL);
+  return 0;
+}
+
+/* The node's software and PCIe settings: CUDA, NCCL, IOMMU mode, ACS. */
+static int settings(struct gr_fleet_node *n, const char *name, const json_t *inv)
+{
+  const char *iommu = str_or_empty(inv, "iommu");
+  const json_t *acs = json_object_get(inv, "acs_redirecting");
+  char text[48];
+  if (lib_fact(n, name, inv, "cuda", "CUDA") != 0 || lib_fact(n, name, inv, "nccl", "NCCL") != 0)
+    return -1;
+  if (!iommu || (acs && !json_is_null(acs) && (!json_is_integer(acs) || json_integer_value(acs) < 0)))
+    return problem(n, name, "inventory: iommu is not text or acs_redirecting not a count");
+  add_fact(n, "", "IOMMU", *iommu ? iommu : "unknown", NULL);
+  long long k = json_is_integer(acs) ? (long long)json_integer_value(acs) : -1;
+  snprintf(text, sizeof(text), "on at %lld bridge%s", k, k == 1 ? "" : "s");
+  add_fact(n, "", "ACS redirect", k < 0 ? "unknown" : k == 0 ? "off" : text, NULL);
+  return 0;
+}
+
 static int inventory(struct gr_fleet_node *n, const char *name, const json_t *inv)
 {
   const char *driver = str_or_empty(inv, "driver_version");
@@ -108,6 +170,8 @@ static int inventory(struct gr_fleet_node *n, const char *name, const json_t *in
   add_fact(n, "", "sockets", text, NULL);
   snprintf(text, sizeof(text), "%lld", (long long)json_integer_value(numa));
   add_fact(n, "", "NUMA nodes", text, NULL);
+  if (settings(n, name, inv) != 0)
+    return -1;
   return devices(n, name, inv, "gpus", "GPU") != 0 || devices(n, name, inv, "nics", "NIC") != 0 ? -1 : 0;
 }
 

@@ -1,7 +1,10 @@
 /* A fleet's nodes as their `gpurig doctor --json` documents describe them
  * (docs/fleet.md): what `gpurig fleet` puts side by side. Each document
  * becomes a node with its facts (the GPUs and NICs by PCI address, their
- * links and models, the driver) and the problems doctor found there.
+ * links and models, each GPU's AER and Xid counts; the driver, CUDA, NCCL,
+ * IOMMU and ACS), each "unknown" where the report does not know it (an
+ * older report has none of the later ones), and the problems doctor found
+ * there.
  *
  * Ownership: gr_fleet_read fills a struct gr_fleet_nodes that owns every
  * node, fact and string in it; free it with gr_fleet_nodes_free. */

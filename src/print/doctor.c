@@ -1,5 +1,6 @@
 /* Printers of a doctor report: text grouped by severity, JSON, and the NHC
  * convention (silent on success, one ERROR line per failure). */
+#include <stdint.h>
 #include <string.h>
 
 #include "model/names.h"
@@ -129,6 +130,45 @@ static json_t *device_json(const struct gr_machine *m, int node, int index, stru
   return o;
 }
 
+/* One AER counter summed over a GPU's path: the GPU and every port and
+ * bridge above it up to the root complex, as the pcie.aer check reads them
+ * (errors are counted where they are detected, often at the far end of the
+ * faulty link). null where no device on the path reports that counter:
+ * unknown is not 0. */
+static json_t *aer_path_count(const struct gr_topo *t, int gpu_node, int which)
+{
+  uint64_t sum = 0;
+  bool any = false;
+  for (int i = gpu_node; i >= 0; i = t->pci[i].parent) {
+    const struct gr_pci *p = &t->pci[i];
+    const struct gr_count *k = which == 0 ? &p->aer.correctable : which == 1 ? &p->aer.nonfatal : &p->aer.fatal;
+    if (p->role == GR_ROLE_HOSTBRIDGE || !k->valid)
+      continue;
+    any = true;
+    sum += k->value;
+  }
+  return any ? json_integer((json_int_t)(sum > INT64_MAX ? INT64_MAX : sum)) : json_null();
+}
+
+static json_t *aer_json(const struct gr_topo *t, int gpu_node)
+{
+  json_t *o = json_object();
+  json_object_set_new(o, "correctable", aer_path_count(t, gpu_node, 0));
+  json_object_set_new(o, "nonfatal", aer_path_count(t, gpu_node, 1));
+  json_object_set_new(o, "fatal", aer_path_count(t, gpu_node, 2));
+  return o;
+}
+
+/* {"present": true, "version": "2.21.5"}; present false: absent; null:
+ * unknown (nobody asked: a description of a machine). */
+static json_t *lib_json(const struct gr_lib_version *v)
+{
+  json_t *o = json_object();
+  json_object_set_new(o, "present", v->state == GR_LIB_UNKNOWN ? json_null() : json_boolean(v->state == GR_LIB_PRESENT));
+  json_object_set_new(o, "version", gr_json_text(v->state == GR_LIB_PRESENT && v->version[0] ? v->version : NULL));
+  return o;
+}
+
 /* What `gpurig fleet` compares between nodes (docs/json.md, docs/fleet.md). */
 static json_t *inventory_json(const struct gr_machine *m, const struct gr_doctor_report *r)
 {
@@ -138,8 +178,16 @@ static json_t *inventory_json(const struct gr_machine *m, const struct gr_doctor
   json_object_set_new(o, "driver_version", gr_json_text(r->driver_version));
   json_object_set_new(o, "sockets", json_integer((json_int_t)t->npackages));
   json_object_set_new(o, "numa_nodes", json_integer((json_int_t)t->nnumas));
-  for (size_t g = 0; g < t->ngpus; g++)
-    json_array_append_new(gpus, device_json(m, t->gpus[g], (int)g, &names));
+  json_object_set_new(o, "cuda", lib_json(&r->cuda));
+  json_object_set_new(o, "nccl", lib_json(&r->nccl));
+  json_object_set_new(o, "iommu", gr_json_text(r->iommu_mode));
+  json_object_set_new(o, "acs_redirecting", r->acs_redirecting >= 0 ? json_integer(r->acs_redirecting) : json_null());
+  for (size_t g = 0; g < t->ngpus; g++) {
+    json_t *d = device_json(m, t->gpus[g], (int)g, &names);
+    json_object_set_new(d, "aer", aer_json(t, t->gpus[g]));
+    json_object_set_new(d, "xids", r->gpu_xids ? json_integer((json_int_t)r->gpu_xids[g]) : json_null());
+    json_array_append_new(gpus, d);
+  }
   for (size_t k = 0; k < t->nnics; k++) {
     json_t *n = device_json(m, t->nics[k], (int)k, &names);
     json_object_set_new(n, "rdma_name", gr_json_text(t->pci[t->nics[k]].rdma_name));

@@ -1,6 +1,7 @@
 /* A fleet side by side: a node per row, the majority, what differs
  * (print/fleet.h). */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "print/common.h"
@@ -39,6 +40,22 @@ static const char *node_value(const struct gr_fleet_node *n, const char *what)
   return "-";
 }
 
+/* A node's errors of one kind over its GPUs: the sum of the facts whose
+ * `what` starts with prefix ("GPU AER", "GPU Xids"); "-" when none is
+ * known (unknown is not 0). */
+static const char *errors_summary(const struct gr_fleet_node *n, const char *prefix, char *buf, size_t cap)
+{
+  unsigned long long sum = 0;
+  bool known = false;
+  for (size_t i = 0; i < n->nfacts; i++)
+    if (strncmp(n->facts[i].what, prefix, strlen(prefix)) == 0 && strcmp(n->facts[i].value, "unknown") != 0) {
+      known = true;
+      sum += strtoull(n->facts[i].value, NULL, 10);
+    }
+  snprintf(buf, cap, known ? "%llu" : "-", sum);
+  return buf;
+}
+
 /* "ok", or the counts of doctor's failures, warnings and errors there are. */
 static const char *doctor_summary(const struct gr_fleet_node *n, char *buf, size_t cap)
 {
@@ -53,21 +70,28 @@ static const char *doctor_summary(const struct gr_fleet_node *n, char *buf, size
   return buf;
 }
 
+/* A row per node: its GPUs and their links, the driver, CUDA, NCCL, IOMMU,
+ * the AER errors and Xids over its GPUs, doctor's counts. */
+#define ROW "  %-16s %-7s %4s  %-26s %-14s %-6s %-8s %-11s %5s %4s  %s\n"
 static void print_nodes(FILE *out, const struct gr_fleet *f)
 {
-  char links[256], doc[64];
-  fprintf(out, "  %-16s %-7s %4s  %-26s %-14s %s\n", "node", "", "GPUs", "GPU links", "driver", "doctor");
+  char links[256], doc[64], gpus[24], aer[32], xid[32];
+  fprintf(out, ROW, "node", "", "GPUs", "GPU links", "driver", "CUDA", "NCCL", "IOMMU", "AER", "Xid", "doctor");
   for (size_t i = 0; i < f->nodes->n; i++) {
     const struct gr_fleet_node *n = &f->nodes->v[i];
     const char *mark = !n->answered ? "silent" : f->differs[i] ? "differs" : "";
     if (!n->answered) {
-      fprintf(out, "  %-16s %-7s %4s  %-26s %-14s %s\n", n->name, mark, "-", "-", "-", "no report");
+      fprintf(out, ROW, n->name, mark, "-", "-", "-", "-", "-", "-", "-", "-", "no report");
       continue;
     }
-    fprintf(out, "  %-16s %-7s %4zu  %-26s %-14s %s\n", n->name, mark, n->ngpus, links_summary(n, links, sizeof(links)),
-            node_value(n, "driver"), doctor_summary(n, doc, sizeof(doc)));
+    snprintf(gpus, sizeof(gpus), "%zu", n->ngpus);
+    fprintf(out, ROW, n->name, mark, gpus, links_summary(n, links, sizeof(links)), node_value(n, "driver"),
+            node_value(n, "CUDA"), node_value(n, "NCCL"), node_value(n, "IOMMU"),
+            errors_summary(n, "GPU AER", aer, sizeof(aer)), errors_summary(n, "GPU Xids", xid, sizeof(xid)),
+            doctor_summary(n, doc, sizeof(doc)));
   }
 }
+#undef ROW
 
 /* "; GPU link Gen4 x16 (4 of 4 addresses)": the value the majority has at
  * most of the addresses most nodes have. */

@@ -2,7 +2,7 @@
 # gpurig fleet over doctor reports of gathered fixture trees (docs/fleet.md):
 # two healthy nodes and one whose GPU1 trains at x8 on a riser; then a node
 # that did not answer, a node whose GPU is off the bus, a node on another
-# driver, and the JSON. Each check says what it means; no timing.
+# driver, and the JSON; then NCCL, IOMMU, AER and Xid facts. Each check says what it means; no timing.
 # usage: tests/fleet/fleet.sh GPURIG
 set -uo pipefail
 gpurig=$1
@@ -16,7 +16,21 @@ expect() { # what, pattern, text
   grep -qF -- "$2" <<<"$3" || fail "$1: no '$2' in:"$'\n'"$3"
 }
 
-doctor() { "$gpurig" doctor --json --root "$trees/$1" >"$2"; [ $? -le 2 ] || fail "doctor on $1"; }
+# the stand-in libraries answer for CUDA and NCCL (12.4, 2.21.5; scenario
+# nccl-2.18: 2.18.5), so the reports do not depend on this machine's. doctor
+# asks them only of a tree gathered here: each tree is copied and named after
+# this host, as hwloc-gather-topology would name it here.
+here_tree() {
+  [ -d "$work/trees/$1" ] && return
+  mkdir -p "$work/trees" && cp -a "$trees/$1" "$work/trees/$1" &&
+    sed -i "s/^HostName: .*/HostName: $(hostname)/" "$work/trees/$1/proc/hwloc-nofile-info"
+}
+doctor() {
+  here_tree "$1"
+  # (their GPUs are not the tree's: doctor's warning about NVLink goes aside)
+  GPURIG_DRIVER_DIR=$GPURIG_TEST_STUB "$gpurig" doctor --json --root "$work/trees/$1" >"$2" 2>"$work/doctor.err"
+  [ $? -le 2 ] || fail "doctor on $1: $(cat "$work/doctor.err")"
+}
 mkdir "$work/a"
 doctor doctor-healthy "$work/a/node01.json"
 doctor doctor-healthy "$work/a/node02.json"
@@ -120,7 +134,88 @@ err=$("$gpurig" fleet --html "$work/nodir/x.html" "$work/a" 2>&1 >/dev/null); rc
 expect "--html into a missing directory" "$work/nodir" "$err"
 [ -e "$work/x.html" ] && fail "--json --html wrote the page"
 
-# 8. bad input: no node, a path that is not there
+# 8. facts beyond the links (issue 33): NCCL, IOMMU, AER, Xid, each against
+# the majority; unknown is no value to differ by; error counts only where the
+# majority has none
+mkdir "$work/f"
+cp "$work/a/node01.json" "$work/a/node02.json" "$work/f/"
+[ "$(jq -c '.inventory | [.cuda.version, .nccl.version, .iommu, .acs_redirecting, .gpus[0].aer.correctable, .gpus[0].xids]' \
+  "$work/a/node01.json")" = '["12.4","2.21.5","passthrough",0,0,0]' ] ||
+  fail "doctor's inventory: $(jq -c '.inventory | del(.gpus, .nics)' "$work/a/node01.json")"
+GPURIG_STUB_SCENARIO=nccl-2.18 doctor doctor-healthy "$work/f/node03.json"
+# no libraries here: absent, not unknown
+GPURIG_DRIVER_DIR=/nonexistent/gpurig-tests "$gpurig" doctor --json --root "$work/trees/doctor-healthy" 2>/dev/null \
+  >"$work/nolib.json"
+[ "$(jq -c '.inventory | [.cuda, .nccl]' "$work/nolib.json")" = '[{"present":false,"version":null},{"present":false,"version":null}]' ] ||
+  fail "no libraries: $(jq -c '.inventory | [.cuda, .nccl]' "$work/nolib.json")"
+# a tree gathered elsewhere: this machine's libraries are not its, so unknown
+GPURIG_DRIVER_DIR=$GPURIG_TEST_STUB "$gpurig" doctor --json --root "$trees/doctor-healthy" 2>/dev/null >"$work/elsewhere.json"
+[ "$(jq -c '.inventory | [.cuda.present, .nccl.present]' "$work/elsewhere.json")" = '[null,null]' ] ||
+  fail "a tree from elsewhere got this machine's CUDA and NCCL: $(jq -c '.inventory | [.cuda, .nccl]' "$work/elsewhere.json")"
+out=$("$gpurig" fleet "$work/f"); rc=$?
+[ $rc = 1 ] || fail "NCCL node: exit $rc, want 1"
+expect "NCCL node" "warn  node03: NCCL 2.18.5, the 2 others 2.21.5" "$out"
+expect "NCCL node's fix" "fix: Install the NCCL the other nodes have" "$out"
+grep -q "node03  *differs .* 12\.4  *2\.18\.5  *passthrough  *0  *0  *ok" <<<"$out" || fail "NCCL node's row: $out"
+expect "majority NCCL" "NCCL 2.21.5 (2 of 3)" "$out"
+page=$work/f.html
+"$gpurig" fleet --html "$page" "$work/f"
+[ "$(odd node03)" = '<td class="odd">2.18.5</td>' ] || fail "--html: node03's odd cells are '$(odd node03)', want NCCL"
+js=$("$gpurig" fleet --json "$work/f")
+[ "$(jq -r '.majority[] | select(.what == "NCCL") | .value' <<<"$js")" = 2.21.5 ] || fail "json majority NCCL"
+[ "$(jq -r '.nodes[2].facts[] | select(.what == "NCCL") | .value' <<<"$js")" = 2.18.5 ] || fail "json node03 NCCL"
+
+rm "$work/f/node03.json"
+doctor doctor-iommu-translated "$work/f/node04.json"
+doctor doctor-aer-rootport "$work/f/node05.json"
+out=$("$gpurig" fleet "$work/f"); rc=$?
+[ $rc = 1 ] || fail "IOMMU and AER nodes: exit $rc, want 1"
+expect "IOMMU node" "warn  node04: IOMMU translated, the 3 others passthrough" "$out"
+expect "AER node" "warn  node05 GPU3 0000:42:00.0: 5000 AER correctable errors, the 3 others 0" "$out"
+grep -q "node05  *differs .* passthrough  *5000  *0  *1 warn" <<<"$out" || fail "AER node's row: $out"
+grep -q "node04 GPU\|node05: IOMMU\|node01 GPU.*AER\|node04.*AER correctable" <<<"$out" && fail "a fact found on the wrong node: $out"
+
+# counts where the majority has some too are noise: no finding; a fatal one
+# where the majority has none is a failure; Xids as AER
+mkdir "$work/g"
+for n in 1 2 3; do
+  jq ".inventory.gpus[0].aer.correctable = $((n * 3))" "$work/a/node01.json" >"$work/g/node0$n.json"
+done
+out=$("$gpurig" fleet "$work/g"); rc=$?
+[ $rc = 0 ] || fail "correctable counts 3, 6, 9: exit $rc, want 0 (noise): $out"
+jq '.inventory.gpus[1].aer.fatal = 1 | .inventory.gpus[2].xids = 3' "$work/g/node03.json" >"$work/g/node04.json"
+out=$("$gpurig" fleet "$work/g"); rc=$?
+[ $rc = 2 ] || fail "a fatal AER: exit $rc, want 2"
+expect "fatal AER" "fail  node04 GPU1 0000:02:00.0: 1 AER fatal error, the 3 others 0" "$out"
+expect "Xids" "warn  node04 GPU2 0000:41:00.0: 3 Xid events, the 3 others 0" "$out"
+
+# unknown (a description, or an older report without the facts) against
+# known: no finding, shown as unknown; absent NCCL against present: a warning
+mkdir "$work/h"
+cp "$work/a/node01.json" "$work/a/node02.json" "$work/h/"
+jq '.inventory.nccl.present = null | .inventory.nccl.version = null | del(.inventory.cuda, .inventory.iommu)
+    | .inventory.gpus |= map(del(.aer, .xids))' "$work/a/node01.json" >"$work/h/node06.json"
+out=$("$gpurig" fleet "$work/h"); rc=$?
+[ $rc = 0 ] || fail "unknown facts: exit $rc, want 0: $out"
+grep -q "node06  *4 .*unknown  *unknown  *unknown  *-  *-  *ok" <<<"$out" || fail "unknown facts' row: $out"
+# nodes that cannot tell do not outvote those that can: three unknown, two on 2.21.5, one on 2.18.5
+jq '.inventory.nccl.present = null | .inventory.nccl.version = null' "$work/a/node01.json" >"$work/h/node07.json"
+cp "$work/h/node07.json" "$work/h/node08.json"
+jq '.inventory.nccl.version = "2.18.5"' "$work/a/node01.json" >"$work/h/node09.json"
+out=$("$gpurig" fleet "$work/h"); rc=$?
+[ $rc = 1 ] || fail "NCCL among unknowns: exit $rc, want 1"
+expect "NCCL among unknowns" "warn  node09: NCCL 2.18.5, 2 others 2.21.5" "$out"
+expect "NCCL majority among unknowns" "NCCL 2.21.5 (2 of 6)" "$out"
+rm "$work/h/node07.json" "$work/h/node08.json" "$work/h/node09.json"
+jq '.inventory.nccl.present = false | .inventory.nccl.version = null' "$work/a/node01.json" >"$work/h/node06.json"
+out=$("$gpurig" fleet "$work/h"); rc=$?
+[ $rc = 1 ] || fail "NCCL absent: exit $rc, want 1"
+expect "NCCL absent" "warn  node06: no NCCL, the 2 others 2.21.5" "$out"
+jq '.inventory.gpus[0].aer.fatal = -1' "$work/a/node01.json" >"$work/h/node06.json"
+out=$("$gpurig" fleet "$work/h")
+expect "negative count" "node06: no report: $work/h/node06.json: inventory: GPU 0: aer.fatal is not a" "$out"
+
+# 9. bad input: no node, a path that is not there
 "$gpurig" fleet >/dev/null 2>&1; [ $? = 2 ] || fail "no argument: want exit 2"
 err=$("$gpurig" fleet "$work/nothere" 2>&1 >/dev/null); rc=$?
 [ $rc = 2 ] || fail "missing path: exit $rc, want 2"

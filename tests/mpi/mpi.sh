@@ -5,7 +5,8 @@
 # bounded by timeout. Checks the all-reduce rows (busbw per size, correct
 # sums), the gathered per-node and per-rank lines, the slowest node and link,
 # --per node, a corrupting transport, a failing NCCL, the node checks under a
-# --root tree, fleet --mpi over three ranks' trees, and that no process and no
+# --root tree, fleet --mpi over three ranks' trees (and four differing in NCCL, IOMMU and
+# AER), and that no process and no
 # rendezvous directory is left.
 # usage: mpi.sh GPURIG-MPI   (env: GPURIG_TEST_STUB, GPURIG_TEST_DATA, GPURIG_DATA)
 set -u
@@ -167,6 +168,28 @@ grep -q '<tr data-node="rank2">.*<td class="odd">Gen4 x8</td>' "$WORK/fleet.html
   fail "fleet --mpi --html: rank2's x8 link not marked"
 [ "$(grep -c '<td class="odd">' "$WORK/fleet.html")" = 2 ] || # the row's cell and the majority's "2 of 3"
   fail "fleet --mpi --html: $(grep -c '<td class="odd">' "$WORK/fleet.html") odd cells, want 2"
+# the facts beyond links, one node differing in each: rank 1's NCCL is 2.18.5 (the stand-in's
+# scenario, for that rank only), rank 2's IOMMU translates, rank 3's GPU3 link counted AER errors
+# (copies named after this host: doctor asks CUDA and NCCL only of a tree gathered here)
+mkdir -p "$WORK/fleet2"
+k=0
+for t in doctor-healthy doctor-healthy doctor-iommu-translated doctor-aer-rootport; do
+  cp -a "$GPURIG_TEST_DATA/trees/$t" "$WORK/fleet2/node$k"
+  sed -i "s/^HostName: .*/HostName: $HOST/" "$WORK/fleet2/node$k/proc/hwloc-nofile-info"
+  k=$((k + 1))
+done
+timeout -k 5 90 mpirun --oversubscribe -np 4 sh -c \
+  'd=$1; shift; [ "$OMPI_COMM_WORLD_RANK" = 1 ] && export GPURIG_STUB_SCENARIO=nccl-2.18
+   exec "$0" fleet --mpi --root "$d/node$OMPI_COMM_WORLD_RANK" "$@"' "$BIN" "$WORK/fleet2" \
+  >"$WORK/out" 2>"$WORK/err"
+rc=$?
+[ "$rc" = 1 ] || fail "fleet --mpi, facts: exit $rc, want 1; stderr: $(head -c 600 "$WORK/err")"
+for want in "rank1: NCCL 2.18.5, the 3 others 2.21.5" "rank2: IOMMU translated, the 3 others passthrough" \
+  "rank3 GPU3 0000:42:00.0: 5000 AER correctable errors, the 3 others 0"; do
+  grep -qF "$want" "$WORK/out" || fail "fleet --mpi, facts: no '$want' in: $(cat "$WORK/out")"
+done
+grep -q "^  rank0  *  4 .*12\.4  *2\.21\.5  *passthrough  *0  *0  *ok" "$WORK/out" ||
+  fail "fleet --mpi, facts: rank0's row: $(cat "$WORK/out")"
 # a rank whose machine cannot be read answers with why: a failure naming it, not a hang
 rm "$WORK/fleet/node2" && mkdir "$WORK/fleet/node2"
 fleet 3

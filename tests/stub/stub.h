@@ -77,7 +77,7 @@ static inline const char *stub_scenario(void)
                                       "burn-aer", "burn-replay", "burn-xid79",    "burn-throttle",
                                       "burn-stall", "healthy", "in-use", "burn-gemm-wrong", "burn-slow", "net-corrupt",
                                       "amd-pull", "a100-uplink", "spin-timeout", "h200-vm", "driver-gone",
-                                      "power-limits",
+                                      "power-limits", "nccl-2.18",
                                       /* AMD machines (stub_rsmi.c): NVML and CUDA see no GPU there */
                                       "tinybox-red", "tinybox-red-vanish", "mi50-bridge", "mi50-xgmi-errors",
                                       "tinybox-red-stall",

@@ -144,7 +144,8 @@ gr_nccl_result ncclGetVersion(int *version)
 {
   if (!version)
     return NCCL_INVALID_ARGUMENT;
-  *version = STUB_CCL_VERSION;
+  /* nccl-2.18: a node whose NCCL is older than its fleet's (gpurig fleet) */
+  *version = strcmp(stub_scenario(), "nccl-2.18") == 0 ? 21805 : STUB_CCL_VERSION; /* 2.18.5 */
   return NCCL_OK;
 }
 

@@ -379,6 +379,60 @@ static void test_expect_parser_errors(void **state)
   }
 }
 
+/* The inventory's facts (docs/doctor.md), each as its check found it:
+ * known values on the trees that have them, unknown (NULL, -1) where a
+ * check could not tell, never 0 for unknown. */
+static void test_inventory_facts(void **state)
+{
+  struct gr_doctor_opts o = defaults();
+  struct run x;
+  char path[1024];
+  (void)state;
+  o.nccl = (struct gr_lib_version){GR_LIB_PRESENT, "2.18.5"}; /* the caller's, carried over */
+  o.cuda = (struct gr_lib_version){GR_LIB_ABSENT, ""};
+  run_tree(&x, "doctor-healthy", &o);
+  assert_string_equal(x.r.iommu_mode, "passthrough");
+  assert_int_equal(x.r.acs_redirecting, 0); /* no two GPUs share a switch */
+  assert_int_equal(x.r.nccl.state, GR_LIB_PRESENT);
+  assert_string_equal(x.r.nccl.version, "2.18.5");
+  assert_int_equal(x.r.cuda.state, GR_LIB_ABSENT);
+  assert_non_null(x.r.gpu_xids); /* the tree's kernel log has no Xid */
+  for (size_t g = 0; g < x.m.topo.ngpus; g++)
+    assert_int_equal(x.r.gpu_xids[g], 0);
+  free_run(&x);
+  run_tree(&x, "doctor-iommu-translated", &o);
+  assert_string_equal(x.r.iommu_mode, "translated");
+  free_run(&x);
+  run_tree(&x, "doctor-acs-redirect", &o);
+  assert_int_equal(x.r.acs_redirecting, 2);
+  free_run(&x);
+  /* three Xid 13 at GPU0 (0000:01:00) and one Xid 79 at GPU2 (0000:41:00) */
+  snprintf(path, sizeof(path), "%s/kmsg/xid-79-13.log", getenv("GPURIG_TEST_DATA"));
+  o.kmsg_path = path;
+  run_tree(&x, "doctor-healthy", &o);
+  assert_int_equal(x.m.topo.ngpus, 4);
+  assert_int_equal(x.r.gpu_xids[0], 3);
+  assert_int_equal(x.r.gpu_xids[1], 0);
+  assert_int_equal(x.r.gpu_xids[2], 1);
+  free_run(&x);
+  /* an unreadable log: unknown, not none */
+  o.kmsg_path = "/nonexistent/kmsg.log";
+  run_tree(&x, "doctor-healthy", &o);
+  assert_null(x.r.gpu_xids);
+  free_run(&x);
+  /* ACS on root ports of one GPU each is not judged: none redirecting */
+  run_tree(&x, "doctor-acs-rootports", &o);
+  assert_int_equal(x.r.acs_redirecting, 0);
+  free_run(&x);
+  /* the HGX's switches show 64 bytes of config space, as to a user: ACS
+   * cannot be read, so unknown, not 0 */
+  o.kmsg_path = NULL;
+  run_tree(&x, "hgx-a100", &o);
+  assert_int_equal(x.r.acs_redirecting, -1);
+  assert_string_equal(x.r.iommu_mode, "off");
+  free_run(&x);
+}
+
 static void test_versions(void **state)
 {
   (void)state;
@@ -399,7 +453,7 @@ int main(void)
       cmocka_unit_test(test_expect_parser_errors), cmocka_unit_test(test_versions),
       cmocka_unit_test(test_xid_bound),      cmocka_unit_test(test_xid_tail),
       cmocka_unit_test(test_kmsg_unreadable), cmocka_unit_test(test_results_bounded),
-      cmocka_unit_test(test_expect_load_errors),
+      cmocka_unit_test(test_expect_load_errors), cmocka_unit_test(test_inventory_facts),
   };
   return cmocka_run_group_tests(tests, setup, NULL);
 }

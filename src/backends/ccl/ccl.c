@@ -40,16 +40,26 @@ static int ccl_load(struct gr_ccl *c, char *why, size_t cap)
   }
   if (gr_dl_bind(c->dl, c->sonames[0], syms, sizeof(syms) / sizeof(syms[0]), why, cap) != 0)
     return -1;
-  if (c->f.GetVersion(&v) == GR_NCCL_SUCCESS) {
+  if (c->f.GetVersion(&v) == GR_NCCL_SUCCESS && v > 0) {
     /* NCCL_VERSION_CODE (RCCL's too): major*10000 + minor*100 + patch since 2.9, major*1000 + ... before */
     if (v >= 10000)
-      snprintf(c->name, sizeof(c->name), "%s %d.%d.%d", c->lib, v / 10000, v % 10000 / 100, v % 100);
+      snprintf(c->version, sizeof(c->version), "%d.%d.%d", v / 10000, v % 10000 / 100, v % 100);
     else
-      snprintf(c->name, sizeof(c->name), "%s %d.%d.%d", c->lib, v / 1000, v % 1000 / 100, v % 100);
+      snprintf(c->version, sizeof(c->version), "%d.%d.%d", v / 1000, v % 1000 / 100, v % 100);
+    snprintf(c->name, sizeof(c->name), "%s %s", c->lib, c->version);
   }
   return 0;
 }
 #undef NSYM
+
+void gr_ccl_version(struct gr_ccl *c, struct gr_lib_version *out)
+{
+  char why[512];
+  memset(out, 0, sizeof(*out));
+  if (ccl_load(c, why, sizeof(why)) == 0)
+    snprintf(out->version, sizeof(out->version), "%s", c->version);
+  out->state = c->dl ? GR_LIB_PRESENT : GR_LIB_ABSENT;
+}
 
 static int ccl_fail(struct gr_ccl *c, gr_nccl_result r, const char *what, char *why, size_t cap)
 {

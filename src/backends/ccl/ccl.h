@@ -70,6 +70,7 @@ struct gr_ccl {
   float *check;                  /* host scratch to read results back */
   size_t check_bytes;
   char name[48];                 /* "NCCL 2.21.5" */
+  char version[24];              /* "2.21.5"; "" if the library gave none */
   char links[2048];              /* the connections, "0 -> 1 P2P/IPC" a line; or why they are unknown */
   bool links_known;
   char log_dir[256];             /* the INFO log's private directory until the first all-reduce has run, else "" */
@@ -83,6 +84,11 @@ int gr_ccl_open_ranks(struct gr_ccl *c, size_t max_bytes, const void *id, int nr
 int gr_ccl_allreduce(struct gr_ccl *c, const struct gr_ar_spec *spec, struct gr_ar_sample *out);
 int gr_ccl_transports(struct gr_ccl *c, char *buf, size_t cap);
 const char *gr_ccl_name(const struct gr_ccl *c);
+/* The library's version, the library loaded only to ask it (c needs lib,
+ * sonames and ops set, as cuda_ccl_init does; no GPU is used): absent when
+ * no soname opens; present without a version when it opens but lacks what
+ * gpurig binds or gives none. gr_ccl_close closes the library. */
+void gr_ccl_version(struct gr_ccl *c, struct gr_lib_version *out);
 /* Destroys the communicators, frees the buffers (each GPU made current
  * first), removes the log if it is still there, closes the library. */
 void gr_ccl_close(struct gr_ccl *c);

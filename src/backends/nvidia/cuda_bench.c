@@ -331,6 +331,31 @@ static int cuda_init(void **state, char *why, size_t cap)
   return 0;
 }
 
+/* The CUDA driver's and NCCL's versions, for doctor's inventory: the
+ * libraries are loaded as for a measurement, but no cuInit, no GPU and no
+ * context (cuDriverGetVersion needs none), so it costs a busy node nothing.
+ * A library that opens is present, with its version where it gives one. */
+static void cuda_versions(struct gr_lib_version *runtime, struct gr_lib_version *collective)
+{
+  struct cuda *c = xcalloc(1, sizeof(*c));
+  char why[512];
+  int v = 0;
+  memset(runtime, 0, sizeof(*runtime));
+  /* only the one call: a driver too old for the measurements still says its version */
+  const struct gr_dl_sym sym[] = {{(void **)&c->f.DriverGetVersion, {"cuDriverGetVersion"}, true}};
+  c->lib = gr_dl_open(CUDA_SONAME, why, sizeof(why));
+  runtime->state = c->lib ? GR_LIB_PRESENT : GR_LIB_ABSENT;
+  /* CUDA_VERSION: major*1000 + minor*10 */
+  if (c->lib && gr_dl_bind(c->lib, CUDA_SONAME, sym, 1, why, sizeof(why)) == 0 &&
+      c->f.DriverGetVersion(&v) == GR_CUDA_SUCCESS && v > 0)
+    snprintf(runtime->version, sizeof(runtime->version), "%d.%d", v / 1000, v % 1000 / 10);
+  cuda_ccl_init(c);
+  cuda_nccl_version(c, collective);
+  gr_ccl_close(&c->ccl);
+  gr_dl_close(c->lib);
+  free(c);
+}
+
 static const char *cuda_last_error(void *state)
 {
   return ((struct cuda *)state)->err;
@@ -411,4 +436,5 @@ const struct gr_bench_backend gr_bench_cuda = {
     .collective_debug = "NCCL_DEBUG=INFO",
     .blas_install = "install cuBLAS",
     .hide_env = "CUDA_VISIBLE_DEVICES",
+    .versions = cuda_versions,
 };

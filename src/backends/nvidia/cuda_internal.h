@@ -139,6 +139,9 @@ int cuda_allreduce_open_ranks(void *state, size_t max_bytes, const void *id, int
                               const int *devs, int ndev, char *why, size_t cap);
 int cuda_allreduce(void *state, const struct gr_ar_spec *spec, struct gr_ar_sample *out);
 const char *cuda_collective_name(void *state);
+/* NCCL's version for doctor's inventory, through the all-reduce's loader;
+ * c->ccl must be set up (cuda_ccl_init); the caller closes it (gr_ccl_close). */
+void cuda_nccl_version(struct cuda *c, struct gr_lib_version *out);
 
 /* cuda_bench.c */
 int cu_fail(struct cuda *c, gr_cu_result r, const char *what, int dev);

@@ -111,6 +111,11 @@ void cuda_ccl_init(struct cuda *c)
                            .err_cap = sizeof(c->err), .ngpus = c->n};
 }
 
+void cuda_nccl_version(struct cuda *c, struct gr_lib_version *out)
+{
+  gr_ccl_version(&c->ccl, out);
+}
+
 int cuda_transports(void *state, char *buf, size_t cap)
 {
   return gr_ccl_transports(&((struct cuda *)state)->ccl, buf, cap);
