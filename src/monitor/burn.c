@@ -637,16 +637,20 @@ static int one_round(struct run *x, struct gr_err *err)
 static int run_loads(struct run *x, struct gr_err *err)
 {
   const struct gr_burn_opts *o = x->o;
-  x->t0 = x->last_sample = burn_now_s();
-  if (gr_sampler_step(x->s, err) != 0) /* the baseline before any load */
-    return -1;
-  x->ev_seen = gr_sampler_nevents(x->s); /* what came before the load is not the load's */
   if (o->loads & GR_LOAD_PCIE)
     x->r->loads_run |= GR_LOAD_PCIE;
   if (o->loads & GR_LOAD_P2P)
     x->r->loads_run |= GR_LOAD_P2P;
   open_allreduce(x);
   open_gemm(x);
+  /* The run's clock starts once the loads can run: starting NCCL and
+   * filling the matrices takes seconds on a busy machine, and counted
+   * against --duration it left a short run no time to load the GPUs (a
+   * staggered run ended before its second step). */
+  x->t0 = x->last_sample = burn_now_s();
+  if (gr_sampler_step(x->s, err) != 0) /* the baseline before any load */
+    return -1;
+  x->ev_seen = gr_sampler_nevents(x->s); /* what came before the load is not the load's */
   int rc = run_over(x) ? 1 : 0;
   pthread_t th;
   bool threaded = rc == 0 && pthread_create(&th, NULL, sampler_main, x) == 0;
