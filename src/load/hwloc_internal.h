@@ -96,9 +96,9 @@ int gr_topo_from_hwloc(hwloc_topology_t topo, struct gr_topo *t, hwloc_obj_t **o
  * loaded with no_io: the packages, NUMA nodes, product and host name; the
  * locality hwloc would give a PCI root bus whose local CPUs are `local`
  * (NULL or empty: the whole machine), into a host bridge p; the NUMA nodes
- * of GPU memory (once the GPUs are in t). rank: the place in gpurig's walk
- * of hwloc's tree where that bus's host bridge would come (hwloc_internal
- * order of gr_topo_from_hwloc), to keep its node order. */
+ * of GPU memory (once the GPUs are in t). *rank: where gr_topo_from_hwloc's
+ * walk of hwloc's tree would meet that bus's host bridge (host bridges sort
+ * by it), so that both loaders give their nodes in one order. */
 void gr_hwloc_cpus(hwloc_topology_t topo, struct gr_topo *t);
 void gr_hwloc_bus_locality(hwloc_topology_t topo, hwloc_const_cpuset_t local, struct gr_pci *p, int *rank);
 void gr_hwloc_gpu_numa(hwloc_topology_t topo, struct gr_topo *t);
