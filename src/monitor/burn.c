@@ -602,7 +602,10 @@ static bool run_over(struct run *x)
     x->r->stop_signal = sig;
     return true;
   }
-  return burn_now_s() - x->t0 >= x->o->duration_s;
+  /* every load runs once whatever the duration: on a starved machine the
+   * first products took longer than a short run, which then ended with
+   * its copies and all-reduce never run and nothing of them judged */
+  return x->round_done && burn_now_s() - x->t0 >= x->o->duration_s;
 }
 
 /* One round: each load in turn, a stop seen between them (and between
@@ -627,6 +630,7 @@ static int one_round(struct run *x, struct gr_err *err)
       *err = x->sampler_err;
       return -1;
     }
+    x->round_done |= k == 3;
     if (run_over(x))
       return 1;
   }
