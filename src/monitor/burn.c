@@ -433,6 +433,12 @@ static void fold_gpu(struct run *x, unsigned i, const struct gr_sample *smp, dou
   const struct gr_gpu_dynamic *d = &smp->gpu[i];
   if (smp->gpu_read[i] == GR_READ_LOST)
     mark_lost(x, i);
+  if (smp->gpu_read[i] == GR_READ_FRESH && g->joined_s < 0 && d->pcie_replay.ok) {
+    /* the count the load starts from: a GPU that joined late in a short run
+     * (staggered, a starved machine) may be sampled only once after it */
+    g->replay_before = d->pcie_replay.v;
+    g->replay_seen = true;
+  }
   if (smp->gpu_read[i] != GR_READ_FRESH || g->joined_s < 0)
     return;
   for (unsigned b = 0; d->throttle.ok && b < GR_THR_NBITS; b++)
@@ -450,7 +456,7 @@ static void fold_gpu(struct run *x, unsigned i, const struct gr_sample *smp, dou
     g->sm_clock_min = d->sm_clock_mhz;
   if (d->pcie_replay.ok) {
     if (!g->replay_ok)
-      g->replay_start = d->pcie_replay.v;
+      g->replay_start = g->replay_seen ? g->replay_before : d->pcie_replay.v;
     g->replay_ok = true;
     g->replay_end = d->pcie_replay.v;
   }
