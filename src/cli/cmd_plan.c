@@ -216,6 +216,7 @@ int cmd_plan(int argc, char **argv)
   args.gpu = o.src.gpu;
   struct gr_source src = cli_source_of(&o.src, false);
   src.nccl = o.nccl;
+  src.gpu_paths = true; /* a plan needs the GPUs and the paths between them, not every device */
   /* checks every argument before anything is loaded; m is closed below on every path */
   if (gr_plan_machine_open(&args, &src, &m, &cpu_only, &hw, &err) != 0) {
     rc = gr_report_error(&err);

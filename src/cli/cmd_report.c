@@ -315,6 +315,9 @@ int cmd_report(int argc, char **argv)
     return report_files(&o);
   struct gr_source src = cli_source_of(&o.src, false);
   src.nccl = o.nccl;
+  /* the overview shows the GPUs, NICs and drives and the paths to them; the
+   * --html page runs doctor, whose checks want every device (report_files) */
+  src.gpu_paths = true;
   if (cli_open(&src, GR_MACHINE_PREDICT, &m, &err) != 0)
     return gr_report_error(&err);
   if (open_example(&m, &ex, &have_example, &err) != 0) {

@@ -80,25 +80,93 @@ static int cpu_node_in(hwloc_topology_t topo, hwloc_const_nodeset_t nodeset)
   return found;
 }
 
+/* A host bridge's NUMA node (one, or unknown), socket and local CPUs, from
+ * the object it hangs from. */
+static void set_locality(hwloc_topology_t topo, hwloc_obj_t nonio, hwloc_const_nodeset_t nodeset,
+                         hwloc_const_cpuset_t cpuset, struct gr_pci *p)
+{
+  if (nodeset)
+    p->numa = cpu_node_in(topo, nodeset);
+  p->package = package_of(topo, nonio);
+  if (cpuset && !hwloc_bitmap_iszero(cpuset)) {
+    char *s = NULL;
+    if (hwloc_bitmap_list_asprintf(&s, cpuset) >= 0) {
+      p->cpulist = xstrdup(s);
+      free(s);
+    }
+  }
+}
+
 /* Locality as hwloc attached the host bridge: one NUMA node, or unknown. */
 static void fill_locality(struct conv *c, hwloc_obj_t o, struct gr_pci *p)
 {
   hwloc_obj_t nonio = hwloc_get_non_io_ancestor_obj(c->topo, o);
   if (!nonio)
     return;
-  if (nonio->nodeset)
-    p->numa = cpu_node_in(c->topo, nonio->nodeset);
-  p->package = package_of(c->topo, nonio);
-  if (nonio->cpuset && !hwloc_bitmap_iszero(nonio->cpuset)) {
-    char *s = NULL;
-    if (hwloc_bitmap_list_asprintf(&s, nonio->cpuset) >= 0) {
-      p->cpulist = xstrdup(s);
-      free(s);
-    }
-  }
+  set_locality(c->topo, nonio, nonio->nodeset, nonio->cpuset, p);
   int snap_numa = info_int(o, GR_INFO_NUMA, -2);
   if (snap_numa >= -1)
     p->numa = snap_numa;
+}
+
+/* Counts the normal objects walk_normal meets before target (the I/O under
+ * an object is met before its children); true once found. */
+static bool preorder(hwloc_obj_t o, hwloc_obj_t target, int *n)
+{
+  if (o == target)
+    return true;
+  (*n)++;
+  for (hwloc_obj_t ch = o->first_child; ch; ch = ch->next_sibling)
+    if (preorder(ch, target, n))
+      return true;
+  return false;
+}
+
+static int rank_of(hwloc_topology_t topo, hwloc_obj_t o)
+{
+  int n = 0;
+  preorder(hwloc_get_root_obj(topo), o, &n);
+  return 2 * n;
+}
+
+/* hwloc's rule for a PCI root bus (pci-common.c, topology-linux.c): the
+ * local_cpus of the bus's first device, within the machine's CPUs, or the
+ * whole machine where that is empty; the bus hangs from the highest object
+ * of exactly those CPUs, or from a Group of them that hwloc makes under the
+ * smallest object covering them. The Group is not made here: its NUMA nodes
+ * are its CPUs', its socket its parent's, and its place in the walk just
+ * before the first child it takes. */
+void gr_hwloc_bus_locality(hwloc_topology_t topo, hwloc_const_cpuset_t local, struct gr_pci *p, int *rank)
+{
+  hwloc_obj_t root = hwloc_get_root_obj(topo), o = NULL;
+  hwloc_bitmap_t set = hwloc_bitmap_alloc(), nodes = hwloc_bitmap_alloc();
+  if (local)
+    hwloc_bitmap_and(set, local, hwloc_topology_get_complete_cpuset(topo));
+  if (!hwloc_bitmap_iszero(set))
+    o = hwloc_get_obj_covering_cpuset(topo, set);
+  if (!o) {
+    o = root;
+    hwloc_bitmap_copy(set, root->cpuset);
+  }
+  while (o->parent && hwloc_bitmap_isequal(o->parent->cpuset, o->cpuset))
+    o = o->parent;
+  *rank = rank_of(topo, o);
+  if (hwloc_bitmap_isequal(o->cpuset, set)) {
+    set_locality(topo, o, o->nodeset, o->cpuset, p);
+  } else {
+    hwloc_bitmap_and(set, set, o->cpuset);
+    for (hwloc_obj_t pu = NULL; (pu = hwloc_get_next_obj_inside_cpuset_by_type(topo, set, HWLOC_OBJ_PU, pu));)
+      if (pu->nodeset)
+        hwloc_bitmap_or(nodes, nodes, pu->nodeset);
+    for (hwloc_obj_t ch = o->first_child; ch; ch = ch->next_sibling)
+      if (hwloc_bitmap_intersects(ch->cpuset, set)) {
+        *rank = rank_of(topo, ch) - 1;
+        break;
+      }
+    set_locality(topo, o, nodes, set, p);
+  }
+  hwloc_bitmap_free(set);
+  hwloc_bitmap_free(nodes);
 }
 
 static void fill_snapshot_facts(hwloc_obj_t o, struct gr_pci *p, struct gr_topo *t)
@@ -225,7 +293,7 @@ static void walk_normal(struct conv *c, hwloc_obj_t obj)
     walk_normal(c, ch);
 }
 
-static void fill_cpus(hwloc_topology_t topo, struct gr_topo *t)
+void gr_hwloc_cpus(hwloc_topology_t topo, struct gr_topo *t)
 {
   int np = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_PACKAGE);
   int nn = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_NUMANODE);
@@ -338,17 +406,17 @@ static bool better_gpu_node(hwloc_obj_t o, hwloc_obj_t cur)
  * names its GPU in the info "PCIBusID" (topology-linux.c; on POWER9 only
  * with HWLOC_KEEP_NVIDIA_GPU_NUMA_NODES=1 set when it ran). Grace Hopper
  * lists several nodes per GPU (one per MIG slice, the memory in the first). */
-static void fill_gpu_numa(struct conv *c)
+void gr_hwloc_gpu_numa(hwloc_topology_t topo, struct gr_topo *t)
 {
-  int nn = hwloc_get_nbobjs_by_type(c->topo, HWLOC_OBJ_NUMANODE);
+  int nn = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_NUMANODE);
   for (int i = 0; i < nn; i++) {
-    hwloc_obj_t o = hwloc_get_obj_by_type(c->topo, HWLOC_OBJ_NUMANODE, (unsigned)i);
+    hwloc_obj_t o = hwloc_get_obj_by_type(topo, HWLOC_OBJ_NUMANODE, (unsigned)i);
     if (!is_gpu_memory(o))
       continue;
-    struct gr_pci *p = endpoint_at(c->t, info(o, "PCIBusID"));
+    struct gr_pci *p = endpoint_at(t, info(o, "PCIBusID"));
     if (!p)
       continue;
-    hwloc_obj_t cur = p->gpu_numa >= 0 ? hwloc_get_numanode_obj_by_os_index(c->topo, (unsigned)p->gpu_numa) : NULL;
+    hwloc_obj_t cur = p->gpu_numa >= 0 ? hwloc_get_numanode_obj_by_os_index(topo, (unsigned)p->gpu_numa) : NULL;
     if (better_gpu_node(o, cur))
       p->gpu_numa = (int)o->os_index;
   }
@@ -428,9 +496,9 @@ int gr_topo_from_hwloc(hwloc_topology_t topo, struct gr_topo *t, hwloc_obj_t **o
 {
   struct conv c = {.topo = topo, .t = t};
   (void)err;
-  fill_cpus(topo, t);
+  gr_hwloc_cpus(topo, t);
   walk_normal(&c, hwloc_get_root_obj(topo));
-  fill_gpu_numa(&c);
+  gr_hwloc_gpu_numa(topo, t);
   fill_nvlinks(&c);
   fill_snapshot_nvlinks(&c);
   if (info(hwloc_get_root_obj(topo), GR_INFO_SNAPSHOT))
@@ -610,12 +678,13 @@ static void crash_guard(bool on, const char *name, int fd, struct sigaction *sav
   }
 }
 
-/* Per-topology settings (no process state): keep every I/O object, and for
+/* Per-topology settings (no process state): keep every I/O object (or, with
+ * no_io, none: then hwloc opens no device's config space), and for
  * a gathered tree leave out what would describe the machine gpurig runs on. */
-static void configure(hwloc_topology_t topo, const struct gr_fs *fs)
+static void configure(hwloc_topology_t topo, const struct gr_fs *fs, bool no_io)
 {
   static const char *live_only[] = {"x86", "nvml", "cuda", "opencl", "rsmi", "levelzero", "gl"};
-  hwloc_topology_set_io_types_filter(topo, HWLOC_TYPE_FILTER_KEEP_ALL);
+  hwloc_topology_set_io_types_filter(topo, no_io ? HWLOC_TYPE_FILTER_KEEP_NONE : HWLOC_TYPE_FILTER_KEEP_ALL);
   for (size_t i = 0; fs && !gr_fs_is_live(fs) && i < sizeof(live_only) / sizeof(live_only[0]); i++)
     hwloc_topology_set_components(topo, HWLOC_TOPOLOGY_COMPONENTS_FLAG_BLACKLIST, live_only[i]);
 }
@@ -648,7 +717,7 @@ enum gr_hwloc_rc gr_hwloc_load(const struct gr_hwloc_src *src, hwloc_topology_t 
     topo = NULL;
     goto out;
   }
-  configure(topo, src->fs);
+  configure(topo, src->fs, src->no_io);
   quiet_begin(&q);
   if (!src->fs)
     crash_guard(true, src->name, q.saved >= 0 ? q.saved : STDERR_FILENO, saved);

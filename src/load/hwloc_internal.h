@@ -53,6 +53,8 @@ struct gr_hwloc_src {
   const char *buf;        /* XML: the same bytes in memory, NUL-terminated */
   size_t len;
   bool libxml;            /* XML: let hwloc load its libxml2 plugin (else its own parser) */
+  bool no_io;             /* fs: CPUs and memory only, no PCI discovery (hwloc reads every
+                             device's config space before its type filter applies) */
 };
 
 enum gr_hwloc_rc {
@@ -79,15 +81,31 @@ enum gr_hwloc_rc gr_hwloc_load(const struct gr_hwloc_src *src, hwloc_topology_t 
 int gr_hwloc_open_xml(const char *name, const char *path, const char *buf, size_t len, hwloc_topology_t *out,
                       struct gr_err *err);
 
-/* Opens the live topology (fs root honoured) with all I/O objects kept.
+/* Opens the live topology (fs root honoured) with all I/O objects kept
+ * (no_io: none, and no PCI discovery).
  * The caller destroys *out with hwloc_topology_destroy. */
-int gr_hwloc_open_live(const struct gr_fs *fs, hwloc_topology_t *out, struct gr_err *err);
+int gr_hwloc_open_live(const struct gr_fs *fs, bool no_io, hwloc_topology_t *out, struct gr_err *err);
 
 /* Converts an hwloc topology into *t. objs (optional) receives a malloc'd
  * array mapping each t->pci index to its hwloc object (NULL for none);
  * the caller frees it. */
 int gr_topo_from_hwloc(hwloc_topology_t topo, struct gr_topo *t, hwloc_obj_t **objs,
                        struct gr_err *err);
+
+/* The parts of gr_topo_from_hwloc that gr_load_live_gpus uses on a topology
+ * loaded with no_io: the packages, NUMA nodes, product and host name; the
+ * locality hwloc would give a PCI root bus whose local CPUs are `local`
+ * (NULL or empty: the whole machine), into a host bridge p; the NUMA nodes
+ * of GPU memory (once the GPUs are in t). *rank: where gr_topo_from_hwloc's
+ * walk of hwloc's tree would meet that bus's host bridge (host bridges sort
+ * by it), so that both loaders give their nodes in one order. */
+void gr_hwloc_cpus(hwloc_topology_t topo, struct gr_topo *t);
+void gr_hwloc_bus_locality(hwloc_topology_t topo, hwloc_const_cpuset_t local, struct gr_pci *p, int *rank);
+void gr_hwloc_gpu_numa(hwloc_topology_t topo, struct gr_topo *t);
+
+/* The light loader's and the whole one's common end: the replayed host
+ * name, the flat-tree warning, the source's name, gr_topo_finish. */
+void gr_live_finish(const struct gr_fs *fs, struct gr_topo *t, size_t flat);
 
 /* Reads /sys/bus/pci/devices/<bdf>/ for every node and fills link, NUMA,
  * driver, IOMMU group and AER facts. Problems with single values become

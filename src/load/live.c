@@ -15,12 +15,12 @@
 
 #define PCI_DEVICES "/sys/bus/pci/devices"
 
-int gr_hwloc_open_live(const struct gr_fs *fs, hwloc_topology_t *out, struct gr_err *err)
+int gr_hwloc_open_live(const struct gr_fs *fs, bool no_io, hwloc_topology_t *out, struct gr_err *err)
 {
   /* hwloc's own warnings (e.g. 32-bit PCI domains) are dropped: gpurig
    * reports those itself from sysfs, and keeps stderr for its own lines */
   char msg[512];
-  struct gr_hwloc_src src = {.fs = fs};
+  struct gr_hwloc_src src = {.fs = fs, .no_io = no_io};
   switch (gr_hwloc_load(&src, out, msg, sizeof(msg))) {
   case GR_HWLOC_OK:
     return 0;
@@ -452,7 +452,7 @@ int gr_load_live(const struct gr_fs *fs, struct gr_topo *t, struct gr_err *err)
   size_t flat = 0;
   if (!gr_fs_is_live(fs) && gr_live_check_tree(fs, &flat, err) != 0)
     return -1;
-  if (gr_hwloc_open_live(fs, &topo, err) != 0)
+  if (gr_hwloc_open_live(fs, false, &topo, err) != 0)
     return -1;
   int rc = gr_topo_from_hwloc(topo, t, NULL, err);
   hwloc_topology_destroy(topo);
@@ -462,6 +462,13 @@ int gr_load_live(const struct gr_fs *fs, struct gr_topo *t, struct gr_err *err)
     gr_topo_free(t);
     return -1;
   }
+  gr_live_finish(fs, t, flat);
+  gr_topo_fabric_from_gpulinks(t, GR_FABRIC_HWLOC);
+  return 0;
+}
+
+void gr_live_finish(const struct gr_fs *fs, struct gr_topo *t, size_t flat)
+{
   if (!gr_fs_is_live(fs)) {
     free(t->hostname);
     t->hostname = replayed_hostname(fs);
@@ -473,6 +480,4 @@ int gr_load_live(const struct gr_fs *fs, struct gr_topo *t, struct gr_err *err)
   t->source_kind = xstrdup(gr_fs_is_live(fs) ? "live" : "root");
   t->source_path = gr_fs_is_live(fs) ? NULL : xstrdup(fs->root);
   gr_topo_finish(t);
-  gr_topo_fabric_from_gpulinks(t, GR_FABRIC_HWLOC);
-  return 0;
 }

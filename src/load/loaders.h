@@ -18,6 +18,12 @@ typedef void (*gr_gpulink_reader)(struct gr_topo *t);
 /* The machine under fs (live when fs is the real root): hwloc for the tree
  * and locality, then gpurig's own reads of /sys/bus/pci/devices/<bdf>/. */
 int gr_load_live(const struct gr_fs *fs, struct gr_topo *t, struct gr_err *err);
+/* The same for a command that needs the GPUs and the paths to them (plan,
+ * report): only the GPUs, other accelerators, NICs, NVMe drives and
+ * NVSwitches, the bridges above them and what sits below a switch kept,
+ * from sysfs; hwloc for the CPUs and memory alone. No device's config space
+ * is opened (live_gpus.c says why). */
+int gr_load_live_gpus(const struct gr_fs *fs, struct gr_topo *t, struct gr_err *err);
 
 /* Re-reads the dynamic part of every node of t (a topology gr_load_live
  * loaded from the same fs) into out[0 .. t->npci-1], without hwloc: sysfs

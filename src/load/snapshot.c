@@ -80,7 +80,7 @@ int gr_snapshot_write(const struct gr_fs *fs, const char *out_path, gr_gpulink_r
   gr_topo_init(&t);
   /* a replayed tree is checked whole before anything is written */
   size_t flat;
-  if ((!gr_fs_is_live(fs) && gr_live_check_tree(fs, &flat, err) != 0) || gr_hwloc_open_live(fs, &topo, err) != 0)
+  if ((!gr_fs_is_live(fs) && gr_live_check_tree(fs, &flat, err) != 0) || gr_hwloc_open_live(fs, false, &topo, err) != 0)
     return -1;
   if (gr_topo_from_hwloc(topo, &t, &objs, err) != 0 || gr_sysfs_overlay(fs, &t, err) != 0)
     goto out;

@@ -99,7 +99,10 @@ int gr_source_load(const struct gr_source *src, struct gr_topo *t, struct gr_err
     break;
   case GR_SRC_LIVE:
   case GR_SRC_ROOT:
-    rc = gr_source_fs(src, &fs, err) == 0 ? gr_load_live(&fs, t, err) : -1;
+    if (gr_source_fs(src, &fs, err) != 0)
+      rc = -1;
+    else
+      rc = src->gpu_paths ? gr_load_live_gpus(&fs, t, err) : gr_load_live(&fs, t, err);
     break;
   }
   if (rc != 0)

@@ -35,6 +35,8 @@ struct gr_source {
   int gpus;              /* GENERIC: how many */
   const char *option;    /* RIG: the option that named path ("--rig"), said in its not-found error; NULL none */
   bool pcie_only;        /* forget NVLink: show the PCIe paths under it */
+  bool gpu_paths;        /* LIVE, ROOT: load only the GPUs and the paths to them (gr_load_live_gpus: what
+                            plan and report show), not every PCI device */
   gr_gpulink_reader gpulink_reader; /* LIVE, ROOT: the driver's NVLink; NULL none */
   struct gr_nccl_version nccl; /* the NCCL whose defaults the analysis follows (--nccl-version); the
                                   loaders ignore it; major 0: gpurig's default (analysis/analysis.h) */

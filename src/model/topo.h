@@ -181,6 +181,8 @@ struct gr_topo {
   struct gr_package *packages; size_t npackages;
   struct gr_numa *numas; size_t nnumas;
   struct gr_pci *pci; size_t npci, cap_pci;
+  size_t pci_devices_seen;   /* PCI devices (not bridges) the machine has where the loader kept only those a
+                                command needs (load/loaders.h gr_load_live_gpus); 0: the endpoints in pci */
   int *gpus; size_t ngpus;   /* indices into pci, in numbering order (gr_topo_finish) */
   int *nics; size_t nnics;
   size_t naccels;            /* accelerators that are not GPUs (GR_KIND_ACCEL) */

@@ -433,6 +433,12 @@ static void fold_gpu(struct run *x, unsigned i, const struct gr_sample *smp, dou
   const struct gr_gpu_dynamic *d = &smp->gpu[i];
   if (smp->gpu_read[i] == GR_READ_LOST)
     mark_lost(x, i);
+  if (smp->gpu_read[i] == GR_READ_FRESH && g->joined_s < 0 && d->pcie_replay.ok) {
+    /* the count the load starts from: a GPU that joined late in a short run
+     * (staggered, a starved machine) may be sampled only once after it */
+    g->replay_before = d->pcie_replay.v;
+    g->replay_seen = true;
+  }
   if (smp->gpu_read[i] != GR_READ_FRESH || g->joined_s < 0)
     return;
   for (unsigned b = 0; d->throttle.ok && b < GR_THR_NBITS; b++)
@@ -450,7 +456,7 @@ static void fold_gpu(struct run *x, unsigned i, const struct gr_sample *smp, dou
     g->sm_clock_min = d->sm_clock_mhz;
   if (d->pcie_replay.ok) {
     if (!g->replay_ok)
-      g->replay_start = d->pcie_replay.v;
+      g->replay_start = g->replay_seen ? g->replay_before : d->pcie_replay.v;
     g->replay_ok = true;
     g->replay_end = d->pcie_replay.v;
   }
@@ -607,7 +613,10 @@ static bool run_over(struct run *x)
     x->r->stop_signal = sig;
     return true;
   }
-  return burn_now_s() - x->t0 >= x->o->duration_s;
+  /* every load runs once whatever the duration: on a starved machine the
+   * first products took longer than a short run, which then ended with
+   * its copies and all-reduce never run and nothing of them judged */
+  return x->round_done && burn_now_s() - x->t0 >= x->o->duration_s;
 }
 
 /* One round: each load in turn, a stop seen between them (and between
@@ -632,6 +641,7 @@ static int one_round(struct run *x, struct gr_err *err)
       *err = x->sampler_err;
       return -1;
     }
+    x->round_done |= k == 3;
     if (run_over(x))
       return 1;
   }
@@ -642,16 +652,20 @@ static int one_round(struct run *x, struct gr_err *err)
 static int run_loads(struct run *x, struct gr_err *err)
 {
   const struct gr_burn_opts *o = x->o;
-  x->t0 = x->last_sample = burn_now_s();
-  if (gr_sampler_step(x->s, err) != 0) /* the baseline before any load */
-    return -1;
-  x->ev_seen = gr_sampler_nevents(x->s); /* what came before the load is not the load's */
   if (o->loads & GR_LOAD_PCIE)
     x->r->loads_run |= GR_LOAD_PCIE;
   if (o->loads & GR_LOAD_P2P)
     x->r->loads_run |= GR_LOAD_P2P;
   open_allreduce(x);
   open_gemm(x);
+  /* The run's clock starts once the loads can run: starting NCCL and
+   * filling the matrices takes seconds on a busy machine, and counted
+   * against --duration it left a short run no time to load the GPUs (a
+   * staggered run ended before its second step). */
+  x->t0 = x->last_sample = burn_now_s();
+  if (gr_sampler_step(x->s, err) != 0) /* the baseline before any load */
+    return -1;
+  x->ev_seen = gr_sampler_nevents(x->s); /* what came before the load is not the load's */
   int rc = run_over(x) ? 1 : 0;
   pthread_t th;
   bool threaded = rc == 0 && pthread_create(&th, NULL, sampler_main, x) == 0;

@@ -87,6 +87,8 @@ struct gr_burn_gpu {
   unsigned power_n;
   double replay_start, replay_end; /* the PCIe replay counter (valid when replay_ok) */
   bool replay_ok;
+  double replay_before;            /* its last reading before the GPU joined the load (valid when replay_seen) */
+  bool replay_seen;
   bool replay_failing;       /* the replays are over the allowance so far (its events are failures) */
   /* what the sampler saw while this GPU ran matrix products */
   unsigned gemm_samples;     /* samples with its utilisation (the idle check needs one) */

@@ -33,6 +33,7 @@ struct run {
   unsigned nsel;         /* GPUs selected */
   unsigned *order;       /* the selected GPUs, in index order */
   bool ar_ready;
+  bool round_done;       /* every load has run once: only then may the duration end the run */
   /* The sampler runs on its own thread while the loads run on the caller's.
    * mu guards what both touch: each GPU's figures, lost and joined_s,
    * gemm_busy, the links' and GPUs' failing flags (the log reads them). The

@@ -23,8 +23,8 @@ void gr_print_summary(FILE *out, const struct gr_topo *t, const struct gr_analys
   for (size_t i = 0; i < t->npci; i++)
     nvme += t->pci[i].kind == GR_KIND_NVME;
   gr_print_machine_line(out, t);
-  size_t endpoints = 0;
-  for (size_t i = 0; i < t->npci; i++)
+  size_t endpoints = t->pci_devices_seen; /* a loader that kept only some knows how many there are */
+  for (size_t i = 0; i < t->npci && !t->pci_devices_seen; i++)
     endpoints += t->pci[i].role == GR_ROLE_ENDPOINT;
   fprintf(out, "\n%zu socket%s, %zu NUMA node%s, %zu GPU%s", t->npackages, t->npackages == 1 ? "" : "s", t->nnumas,
           t->nnumas == 1 ? "" : "s", t->ngpus, t->ngpus == 1 ? "" : "s");

@@ -36,16 +36,24 @@ export OMPI_MCA_btl_vader_single_copy_mechanism=none
 export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
 HOST=$(hostname)
 
-# run NP ARGS...: stdout to $WORK/out, stderr to $WORK/err, exit status in $rc
+# run NP ARGS...: stdout to $WORK/out, stderr to $WORK/err, exit status in $rc. The limit is a
+# hang's, not a speed bar: the stand-in's all-reduce moves every byte through files for real, and
+# on a machine busy with other work (ctest -j2 beside CPU-bound loops) one run of 64 MiB took
+# minutes where an idle machine takes seconds. The checks below read the figures the stand-in
+# simulates, which do not depend on that.
+RUN_LIMIT_S=300
 run() {
   local np=$1
   shift
-  timeout -k 5 90 mpirun --oversubscribe -np "$np" "$BIN" bench --mpi "$@" >"$WORK/out" 2>"$WORK/err"
+  timeout -k 5 $RUN_LIMIT_S mpirun --oversubscribe -np "$np" "$BIN" bench --mpi "$@" >"$WORK/out" 2>"$WORK/err"
   rc=$?
   if [ "$rc" = 124 ] || [ "$rc" = 137 ]; then
-    fail "mpirun -np $np $* ran past 90 s"
+    fail "mpirun -np $np $* ran past $RUN_LIMIT_S s"
   fi
 }
+# the checks that are not about the sizes swept stop at 1 MiB (64 KiB, 256 KiB, 1 MiB): the same
+# paths through gpurig, 1/64 of the bytes through the stand-in's files
+SMALL="--allreduce-max 1M"
 
 # 1. two ranks, one GPU each (the default machine: GPU1, rank 1's, trains at x8 of x16)
 run 2 --quick
@@ -100,28 +108,28 @@ PY
 
 # 3. one rank per node: one process with all four GPUs as NCCL ranks 0-3
 #    (sum 1+2+3+4 checked by gpurig), busbw = algbw x 1.5
-run 1 --quick --per node --json
+run 1 --quick --per node --json $SMALL
 python3 - "$WORK/out" <<'PY' || fail "-np 1 --per node"
 import json, sys
 d = json.load(open(sys.argv[1]))
 assert d["nccl_ranks"] == 4 and d["per"] == "node" and d["ranks"][0]["gpus"] == 4, d
-assert len(d["allreduce"]) == 6
+assert [r["size_bytes"] for r in d["allreduce"]] == [65536, 262144, 1048576], d["allreduce"]
 for r in d["allreduce"]:
     assert r["wrong"] == 0 and abs(r["busbw_gbps"] / r["algbw_gbps"] - 1.5) < 1e-6, r
 PY
 # --per node with two ranks on one node is refused by both, and says how
-run 2 --quick --per node
+run 2 --quick --per node $SMALL
 [ "$rc" = 2 ] || fail "-np 2 --per node: exit $rc, want 2"
 grep -q "error: --per node wants one rank per node, this node has 2" "$WORK/out" || fail "-np 2 --per node: no reason"
 
 # 4. a transport that corrupts: every size has wrong values, exit 2
-GPURIG_STUB_SCENARIO=net-corrupt run 2 --quick
+GPURIG_STUB_SCENARIO=net-corrupt run 2 --quick $SMALL
 [ "$rc" = 2 ] || fail "net-corrupt: exit $rc, want 2"
 n=$(grep -c "fail bench.mpi-wrong: the all-reduce of .* gave [1-9][0-9]* wrong values" "$WORK/out")
-[ "$n" = 6 ] || fail "net-corrupt: $n fail findings, want 6: $(cat "$WORK/out")"
+[ "$n" = 3 ] || fail "net-corrupt: $n fail findings, want 3 (one per size): $(cat "$WORK/out")"
 
 # 5. NCCL that cannot start: every rank says why, nothing measured
-GPURIG_STUB_SCENARIO=ncclfail run 2 --quick
+GPURIG_STUB_SCENARIO=ncclfail run 2 --quick $SMALL
 [ "$rc" = 2 ] || fail "ncclfail: exit $rc, want 2"
 n=$(grep -c "error: ncclCommInitRank: NCCL error 2" "$WORK/out")
 [ "$n" = 2 ] || fail "ncclfail: $n rank errors, want 2"
@@ -130,12 +138,12 @@ grep -q "slowest node" "$WORK/out" && fail "ncclfail: a slowest node named with 
 # 6. the node checks read the --root tree: RDMA NICs and nvidia_peermem there
 cp -a "$GPURIG_TEST_DATA/trees/nic-rdma" "$WORK/tree"
 mkdir -p "$WORK/tree/sys/module/nvidia_peermem"
-run 2 --quick --root "$WORK/tree"
+run 2 --quick $SMALL --root "$WORK/tree"
 grep -q "largest all-reduce [0-9]* us  nvidia_peermem loaded" "$WORK/out" || fail "--root: peermem not seen"
 grep -q "NICs 3 (3 RDMA, 1 of them within PIX/PXB of a GPU)" "$WORK/out" || fail "--root: NIC line"
 grep -q "warn bench.mpi-gdr: .*: 1 of 2 GPUs have no RDMA NIC within PIX/PXB" "$WORK/out" || fail "--root: GDR warning"
 rmdir "$WORK/tree/sys/module/nvidia_peermem"
-run 2 --quick --root "$WORK/tree"
+run 2 --quick $SMALL --root "$WORK/tree"
 grep -q "nvidia_peermem not loaded" "$WORK/out" || fail "--root: peermem absent not seen"
 grep -q "warn bench.mpi-peermem: .*: an RDMA NIC but nvidia_peermem is not loaded" "$WORK/out" || fail "--root: no peermem warning"
 
@@ -148,7 +156,7 @@ ln -s "$GPURIG_TEST_DATA/trees/doctor-riser-x8" "$WORK/fleet/node2"
 fleet() { # np, extra args: each rank's --root is $WORK/fleet/node<rank>
   local np=$1
   shift
-  timeout -k 5 90 mpirun --oversubscribe -np "$np" sh -c \
+  timeout -k 5 $RUN_LIMIT_S mpirun --oversubscribe -np "$np" sh -c \
     'd=$1; shift; exec "$0" fleet --mpi --root "$d/node$OMPI_COMM_WORLD_RANK" "$@"' "$BIN" "$WORK/fleet" "$@" \
     >"$WORK/out" 2>"$WORK/err"
   rc=$?

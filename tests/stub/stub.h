@@ -55,7 +55,10 @@ enum {
   STUB_AER_GPU = 1,              /* "burn-aer": copies to and from it raise its root port's AER counter */
   STUB_AER_EVERY = 4,            /* ... on every 4th host<->GPU1 copy of the process */
   STUB_AER_START = 7,            /* the tree's TOTAL_ERR_COR before the first rewrite */
-  STUB_AER_MAX_REWRITES = 200,   /* stops at 7 + 200 */
+  STUB_AER_MAX_REWRITES = 200,   /* stops at 7 + 200 x STUB_AER_STEP */
+  STUB_AER_STEP = 8,             /* each rewrite adds this many: two rewrites (one round of copies) are
+                                    over a Gen4 x8 link's allowance for any run under two minutes, so the
+                                    verdict does not depend on how many rounds a loaded machine fits */
   STUB_BURN_REPLAY_GPU = 2,      /* "burn-replay": its replay counter grows by 40 per call, from 0 */
   STUB_BURN_REPLAY_STEP = 40,
   STUB_XID79_POWER_CALLS = 3,    /* "burn-xid79": GPU2 is lost after this many of its power reads */

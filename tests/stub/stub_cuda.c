@@ -601,7 +601,7 @@ static void aer_copy(struct place d, struct place s)
   while (done < STUB_AER_MAX_REWRITES && !atomic_compare_exchange_weak(&aer_rewrites, &done, done + 1))
     ;
   if (done < STUB_AER_MAX_REWRITES)
-    write_aer(STUB_AER_START + done + 1);
+    write_aer(STUB_AER_START + (done + 1) * STUB_AER_STEP);
 }
 
 /* Frees what a primary context owned when its last reference goes, as the
