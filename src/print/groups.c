@@ -1,8 +1,10 @@
 /* GPU grids by class (print/groups.h). */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "print/groups.h"
+#include "print/common.h"
 #include "base/util.h"
 
 bool gr_grids_grouped(const struct gr_analysis *a)
@@ -64,4 +66,32 @@ void gr_print_group_note(FILE *out, const struct gr_analysis *a)
   fprintf(out, "(%zu GPUs in %zu groups that hang from the same attachment the same way: every GPU of a group has the "
                "group's row, a cell is every pair between its two groups, and a GPU with itself is X.)\n",
           a->ngpus, a->nclasses);
+}
+
+void gr_print_group_grid(FILE *out, const struct gr_analysis *a, gr_group_cell_fn cell, const void *ctx)
+{
+  struct gr_groups g;
+  gr_groups_make(a, &g);
+  size_t w = g.width > 7 ? g.width : 7;
+  char *row = xmalloc((w + 16) * (g.n + 1) + 1);
+  gr_print_group_note(out, a);
+  size_t len = (size_t)sprintf(row, "%-*s", (int)w, "");
+  for (size_t c = 0; c < g.n; c++)
+    len += gr_put_cell(row + len, g.label[c], w);
+  row[len++] = '\n';
+  fwrite(row, 1, len, out);
+  for (size_t r = 0; r < g.n; r++) {
+    len = (size_t)sprintf(row, "%-*s", (int)w, g.label[r]);
+    for (size_t c = 0; c < g.n; c++) {
+      char buf[16];
+      size_t i, j;
+      gr_group_pair(a, r, c, &i, &j);
+      cell(ctx, i, j, buf, sizeof(buf));
+      len += gr_put_cell(row + len, buf, w);
+    }
+    row[len++] = '\n';
+    fwrite(row, 1, len, out);
+  }
+  free(row);
+  gr_groups_free(&g);
 }

@@ -40,4 +40,9 @@ void gr_group_pair(const struct gr_analysis *a, size_t r, size_t c, size_t *i, s
 /* The line under a grouped grid's title that says how to read it. */
 void gr_print_group_note(FILE *out, const struct gr_analysis *a);
 
+/* A GPU grid by class: the note, then a row and a column per group, each
+ * cell cell(ctx, i, j) of the GPU pair that stands for the two groups. */
+typedef void (*gr_group_cell_fn)(const void *ctx, size_t i, size_t j, char *buf, size_t cap);
+void gr_print_group_grid(FILE *out, const struct gr_analysis *a, gr_group_cell_fn cell, const void *ctx);
+
 #endif

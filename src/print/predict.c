@@ -44,33 +44,10 @@ static bool copies_by_class(const struct gr_prediction *p)
   return true;
 }
 
-/* The same by GPU class (print/groups.h). */
-static void print_copy_groups(FILE *out, const struct gr_prediction *p)
+/* copy_cell for the grouped grid (print/groups.h). */
+static void group_copy_cell(const void *ctx, size_t i, size_t j, char *buf, size_t cap)
 {
-  struct gr_groups g;
-  gr_groups_make(p->a, &g);
-  size_t w = g.width > 7 ? g.width : 7;
-  char *row = xmalloc((w + 16) * (g.n + 1) + 1);
-  gr_print_group_note(out, p->a);
-  size_t len = (size_t)sprintf(row, "%-*s", (int)w, "");
-  for (size_t c = 0; c < g.n; c++)
-    len += gr_put_cell(row + len, g.label[c], w);
-  row[len++] = '\n';
-  fwrite(row, 1, len, out);
-  for (size_t r = 0; r < g.n; r++) {
-    len = (size_t)sprintf(row, "%-*s", (int)w, g.label[r]);
-    for (size_t c = 0; c < g.n; c++) {
-      char cell[16];
-      size_t i, j;
-      gr_group_pair(p->a, r, c, &i, &j);
-      copy_cell(p, i, j, cell, sizeof(cell));
-      len += gr_put_cell(row + len, cell, w);
-    }
-    row[len++] = '\n';
-    fwrite(row, 1, len, out);
-  }
-  free(row);
-  gr_groups_free(&g);
+  copy_cell(ctx, i, j, buf, cap);
 }
 
 /* The one-way copy rate of every GPU pair, as a matrix. */
@@ -79,7 +56,7 @@ static void print_copy_matrix(FILE *out, const struct gr_prediction *p)
   size_t n = p->ngpus;
   fprintf(out, "GPU-to-GPU copies, one way, GB/s (N = NVLink, P = PCIe peer-to-peer, H = staged through host memory):\n");
   if (gr_grids_grouped(p->a) && copies_by_class(p)) {
-    print_copy_groups(out, p);
+    gr_print_group_grid(out, p->a, group_copy_cell, p);
     return;
   }
   fprintf(out, "%-7s", "");

@@ -488,39 +488,22 @@ void gr_print_matrix(FILE *out, const struct gr_topo *t, const struct gr_analysi
 /* Prints a GPU x GPU matrix whose cells come from `cell`. */
 typedef void (*cell_fn)(const struct gr_analysis *a, size_t r, size_t c, char *buf, size_t cap);
 
-/* The same grid by class (print/groups.h): a row and a column per group. */
-static void print_group_grid(FILE *out, const struct gr_analysis *a, cell_fn cell)
+/* The same grid by class (print/groups.h), through its cell_fn. */
+struct grid_cell {
+  const struct gr_analysis *a;
+  cell_fn cell;
+};
+
+static void group_cell(const void *ctx, size_t i, size_t j, char *buf, size_t cap)
 {
-  struct gr_groups g;
-  gr_groups_make(a, &g);
-  size_t w = g.width > 7 ? g.width : 7;
-  char *row = xmalloc((w + 16) * (g.n + 1) + 1);
-  gr_print_group_note(out, a);
-  size_t len = (size_t)sprintf(row, "%-*s", (int)w, "");
-  for (size_t c = 0; c < g.n; c++)
-    len += gr_put_cell(row + len, g.label[c], w);
-  row[len++] = '\n';
-  fwrite(row, 1, len, out);
-  for (size_t r = 0; r < g.n; r++) {
-    len = (size_t)sprintf(row, "%-*s", (int)w, g.label[r]);
-    for (size_t c = 0; c < g.n; c++) {
-      char buf[16];
-      size_t i, j;
-      gr_group_pair(a, r, c, &i, &j);
-      cell(a, i, j, buf, sizeof(buf));
-      len += gr_put_cell(row + len, buf, w);
-    }
-    row[len++] = '\n';
-    fwrite(row, 1, len, out);
-  }
-  free(row);
-  gr_groups_free(&g);
+  const struct grid_cell *g = ctx;
+  g->cell(g->a, i, j, buf, cap);
 }
 
 static void print_gpu_grid(FILE *out, const struct gr_topo *t, const struct gr_analysis *a, cell_fn cell)
 {
   if (gr_grids_grouped(a)) {
-    print_group_grid(out, a, cell);
+    gr_print_group_grid(out, a, group_cell, &(struct grid_cell){a, cell});
     return;
   }
   char *row = xmalloc(16 * t->ngpus + 1); /* a cell: a space and at most 15 bytes */
