@@ -4,7 +4,8 @@
 # (4 x MI50 on an Infinity Fabric bridge) pass with figures for every GPU
 # (GEMM at the stand-in's rate less its 5 us a call, host and peer copies,
 # the all-reduce with no stall, the sampler seeing each GPU loaded); GPU2
-# falling off the bus (tinybox-red-vanish) is a fail naming it, exit 2;
+# falling off the bus (tinybox-red-vanish) is a fail naming it, exit 2, and so are its PCIe
+# replays rising under load (tinybox-red-replay);
 # without rocBLAS burn says the products were not run and loads the copies; on a machine with
 # both vendors one is burned, the other named.
 # usage: burn_amd.sh GPURIG   (env: GPURIG_TEST_DATA, GPURIG_TEST_STUB)
@@ -48,6 +49,12 @@ grep -qE '^  fail  GPU2 0000:43:00.0 fell off the bus at \+[0-9.]+ s under load'
   fail "tinybox-red-vanish: no lost-GPU verdict: $(grep -E '^  (fail|warn)' "$work/out" | head -3)"
 grep -qE '^  pass  GPU[0135] ' "$work/out" || fail "tinybox-red-vanish: the other GPUs have no verdict"
 echo "tinybox-red-vanish: exit 2, $(grep -m1 '^  fail' "$work/out" | cut -c1-80)..."
+
+# GPU2's link retrying under load (ROCm SMI's PCIe replay counter rising): a fail naming it, exit 2
+run 2 tinybox-red-replay tinybox-red
+grep -qE '^  fail  GPU2 0000:43:00.0: [0-9]+ PCIe replays in [0-9]+ s under load' "$work/out" ||
+  fail "tinybox-red-replay: no replay verdict: $(grep -E '^  (fail|warn)' "$work/out" | head -3)"
+echo "tinybox-red-replay: exit 2, $(grep -m1 '^  fail' "$work/out" | cut -c1-80)..."
 
 # both vendors (mixed: 2 RTX 3090s, 2 RX 7900 XTX): one vendor a run, NVIDIA's unless
 # CUDA_VISIBLE_DEVICES is empty; the other's GPUs are named on stderr; the all-reduce runs over
