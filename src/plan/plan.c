@@ -167,6 +167,21 @@ static double group_busbw_raised(const struct gr_prediction *p, size_t k, const 
   return p->group_busbw_raised_gbps[k];
 }
 
+/* The power limit a rig's `limit` sets on all of its GPUs: the plan runs
+ * them as their owner does. 0 when a GPU has none or two differ (a limit
+ * per GPU is the budget's, not one the plan's speed model can take). */
+static double rig_limit(const struct gr_topo *t)
+{
+  const struct gr_rig_meta *r = t->rig;
+  if (!r || t->ngpus == 0 || r->ngpu_power < t->ngpus)
+    return 0;
+  double w = r->gpu_power[0].limit_w;
+  for (size_t g = 1; g < t->ngpus && w > 0; g++)
+    if (r->gpu_power[g].limit_w != w)
+      w = 0;
+  return w > 0 ? w : 0;
+}
+
 void gr_plan_hw_from_topo(const struct gr_topo *t, const struct gr_prediction *p, struct gr_plan_hw *hw)
 {
   memset(hw, 0, sizeof(*hw));
@@ -182,6 +197,7 @@ void gr_plan_hw_from_topo(const struct gr_topo *t, const struct gr_prediction *p
     if (rate > 0 && (hw->host_link_gbps == 0 || rate < hw->host_link_gbps))
       hw->host_link_gbps = rate;
   }
+  hw->rig_limit_w = rig_limit(t);
   for (size_t k = 2; k <= t->ngpus && k < 65; k++) {
     hw->busbw_gbps[k] = group_busbw(p, k);
     hw->busbw_raised_gbps[k] = group_busbw_raised(p, k, &hw->p2p_level[k]);

@@ -52,7 +52,8 @@ struct gr_plan_req {
   double price;               /* --price, overrides the rig's; 0 none */
   double kwh_price;           /* $ per kWh */
   double rent;                /* --rent $ per GPU-hour, 0 none */
-  double power_limit_w;       /* --power-limit W per GPU (plan/power.h), 0 none */
+  double power_limit_w;       /* --power-limit W per GPU (plan/power.h), else the rig's `limit`; 0 none */
+  bool power_limit_rig;       /* power_limit_w is the rig's `limit`, not --power-limit */
   /* diffusion models (plan/diffusion.h) */
   long resolution;            /* --resolution: pixels per side, 0 the model's native */
   bool adam8bit;              /* --optimizer adam8bit (bitsandbytes), else AdamW */
@@ -86,6 +87,8 @@ struct gr_plan_hw {
   double node_nic_gbps;           /* a node's NICs together, per direction (analysis/cluster.h), 0 unknown */
   double net_busbw_gbps;          /* the all-reduce over every node, 0 unknown */
   char nic_desc[128];             /* "2 x ConnectX-4 100Gb (100 Gb/s)" */
+  double rig_limit_w;             /* the power limit a rig's `limit` sets on every one of its GPUs (the
+                                     owner runs them so); 0 none, or not the same on all */
 };
 
 enum gr_fit { GR_FIT_HEADROOM, GR_FIT_TIGHT, GR_FIT_NO };

@@ -469,6 +469,10 @@ static int plan_one(const struct gr_plan_args *a, const struct gr_plan_hw *hw, c
   pl->hw = *hw;
   if (gr_plan_request(a, hw->ngpus, &pl->req, &pl->model, err) != 0)
     return -1;
+  if (pl->req.power_limit_w <= 0 && hw->rig_limit_w > 0 && !hw->mixed_gpus) {
+    pl->req.power_limit_w = hw->rig_limit_w; /* --power-limit, when given, wins */
+    pl->req.power_limit_rig = true;
+  }
   if (gr_plan_check(&pl->req, &pl->model, &pl->hw, err) != 0) {
     if (label) {
       char msg[sizeof(err->msg)];

@@ -291,7 +291,8 @@ static void print_power_limit(FILE *out, const struct gr_plan_req *r, const stru
   if (r->power_limit_w <= 0 || !hw->gpu)
     return;
   const struct gr_power_clock_row *row = gr_power_clock_row(hw->gpu);
-  fprintf(out, "\nPower limit %.0f W per GPU (board power %.0f W):\n", r->power_limit_w, p->board_power_w);
+  fprintf(out, "\nPower limit %.0f W per GPU (board power %.0f W%s):\n", r->power_limit_w, p->board_power_w,
+          r->power_limit_rig ? "; the rig's `limit`, --power-limit to change" : "");
   fprintf(out, "  SM clock sustained under load: %.3f of boost (%.0f of %.0f MHz); memory clock unchanged\n",
           p->clock_share, gr_speed_clock_ghz(hw->gpu) * p->clock_share * 1000, gr_speed_clock_ghz(hw->gpu) * 1000);
   print_change(out, "decode", p->free_decode_tps, &p->decode_tps, "memory-bound: barely moves");
@@ -565,6 +566,7 @@ static json_t *power_limit_json(const struct gr_plan_req *r, const struct gr_pla
   char cmd[600];
   limit_command(r, cmd, sizeof(cmd));
   json_object_set_new(o, "power_limit_w", json_real(r->power_limit_w));
+  json_object_set_new(o, "power_limit_from", json_string(r->power_limit_rig ? "rig" : "option"));
   json_object_set_new(o, "board_power_w", json_real(p->board_power_w));
   json_object_set_new(o, "sm_clock_share", gr_json_rounded(p->clock_share, 4));
   json_object_set_new(o, "sm_clock_mhz", gr_json_rounded(gr_speed_clock_ghz(hw->gpu) * p->clock_share * 1000, 0));
