@@ -91,6 +91,22 @@ struct gr_chase_sample {
   bool spin_timeout;
 };
 
+/* Whether a GPU is named by two of copy_many's specs (their streams, events
+ * and buffers would be shared): the contract below refuses that, for every
+ * vendor alike. */
+static inline bool gr_gang_overlaps(const struct gr_copy_spec *specs, int n)
+{
+  for (int i = 0; i < n; i++)
+    for (int j = 0; j < i; j++) {
+      int a[2] = {specs[i].src, specs[i].dst}, b[2] = {specs[j].src, specs[j].dst};
+      for (int x = 0; x < 2; x++)
+        for (int y = 0; y < 2; y++)
+          if (a[x] != GR_BENCH_HOST && a[x] == b[y])
+            return true;
+    }
+  return false;
+}
+
 /* A measurement backend. Calls return 0, or -1 with last_error saying why;
  * device_lost tells whether a GPU stopped answering. */
 struct gr_bench_backend {

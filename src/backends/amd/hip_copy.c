@@ -217,28 +217,13 @@ int hip_copy(void *state, const struct gr_copy_spec *s, struct gr_copy_sample *o
   return hip_copy_many(state, s, 1, out);
 }
 
-/* Whether any GPU is named by two of the specs (their streams, events and
- * buffers would be shared). */
-static bool gang_overlaps(const struct gr_copy_spec *specs, int n)
-{
-  for (int i = 0; i < n; i++)
-    for (int j = 0; j < i; j++) {
-      int a[2] = {specs[i].src, specs[i].dst}, b[2] = {specs[j].src, specs[j].dst};
-      for (int x = 0; x < 2; x++)
-        for (int y = 0; y < 2; y++)
-          if (a[x] != GR_BENCH_HOST && a[x] == b[y])
-            return true;
-    }
-  return false;
-}
-
 int hip_copy_many(void *state, const struct gr_copy_spec *specs, int n, struct gr_copy_sample *out)
 {
   struct hip *h = state;
   struct leg legs[GR_BENCH_GANG_MAX][2];
   int nlegs[GR_BENCH_GANG_MAX] = {0}, rc = 0;
   h->err[0] = '\0';
-  if (n < 1 || n > GR_BENCH_GANG_MAX || gang_overlaps(specs, n)) {
+  if (n < 1 || n > GR_BENCH_GANG_MAX || gr_gang_overlaps(specs, n)) {
     snprintf(h->err, sizeof(h->err), "copies at once: 1 to %d, each GPU in one of them", GR_BENCH_GANG_MAX);
     return -1;
   }
