@@ -500,6 +500,69 @@ static void gpu_paths(struct gr_analysis *a)
   free(rep);
 }
 
+struct gr_path gr_gpu_path(const struct gr_analysis *a, size_t i, size_t j)
+{
+  return a->gpu_gpu[i * a->ngpus + j];
+}
+
+bool gr_class_pair_rep(const struct gr_analysis *a, size_t c, size_t d, size_t *i, size_t *j)
+{
+  size_t sc = a->class_start[c], sd = a->class_start[d];
+  if (c == d && a->class_start[c + 1] - sc < 2)
+    return false;
+  *i = (size_t)a->class_gpus[sc];
+  *j = (size_t)a->class_gpus[c == d ? sd + 1 : sd];
+  return true;
+}
+
+/* How many (x of c, y of d) have x < y: a merge of the two sorted member
+ * lists. */
+static size_t pairs_below(const struct gr_analysis *a, size_t c, size_t d)
+{
+  const int *xs = a->class_gpus + a->class_start[c], *ys = a->class_gpus + a->class_start[d];
+  size_t nx = a->class_start[c + 1] - a->class_start[c], ny = a->class_start[d + 1] - a->class_start[d];
+  if (c == d)
+    return nx * (nx - 1) / 2;
+  size_t count = 0, k = 0;
+  for (size_t q = 0; q < ny; q++) { /* y = ys[q]: the members of c below it */
+    while (k < nx && xs[k] < ys[q])
+      k++;
+    count += k;
+  }
+  return count;
+}
+
+void gr_each_pair_class(const struct gr_analysis *a, gr_pair_class_fn fn, void *ctx)
+{
+  for (size_t c = 0; c < a->nclasses; c++)
+    for (size_t d = 0; d < a->nclasses; d++) {
+      size_t np = pairs_below(a, c, d), i, j;
+      if (np == 0 || !gr_class_pair_rep(a, c, d, &i, &j))
+        continue;
+      struct gr_path p = gr_gpu_path(a, i, j);
+      fn(ctx, &p, c, d, np);
+    }
+}
+
+bool gr_any_p2p_pair(const struct gr_analysis *a)
+{
+  for (size_t c = 0; c < a->nclasses; c++)
+    for (size_t d = 0; d < a->nclasses; d++) {
+      size_t i, j;
+      if (gr_class_pair_rep(a, c, d, &i, &j) && gr_gpu_path(a, i, j).p2p_capable)
+        return true;
+    }
+  return false;
+}
+
+size_t gr_bottleneck_pairs(const struct gr_analysis *a, const struct gr_bottleneck *b, int *out, size_t max)
+{
+  (void)a;
+  size_t k = b->npairs < max ? b->npairs : max;
+  memcpy(out, b->pairs, k * 2 * sizeof(int));
+  return k;
+}
+
 struct gr_path gr_path_between(const struct gr_analysis *a, int x, int y)
 {
   int gx = a->t->pci[x].gpu_index, gy = a->t->pci[y].gpu_index;

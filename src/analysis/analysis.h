@@ -260,6 +260,32 @@ int gr_class_rename(const struct gr_analysis *a, int node, size_t ri, size_t rj,
  * pair of the same classes. */
 int gr_node_owner(const struct gr_analysis *a, int node);
 
+/* The path from GPU i to GPU j (GPU indices). Every reader of the GPU pair
+ * matrix goes through this: the analysis keeps one path per pair of GPU
+ * classes and renames it here (gr_class_rename), so that nothing costs n^2
+ * until something reads n^2 pairs. */
+struct gr_path gr_gpu_path(const struct gr_analysis *a, size_t i, size_t j);
+
+/* The pair of GPUs that stands for classes c and d (class indices): every
+ * pair of distinct GPUs, one of each, has its level, P2P support and
+ * bandwidths. False where there is none (a class of one GPU with itself). */
+bool gr_class_pair_rep(const struct gr_analysis *a, size_t c, size_t d, size_t *i, size_t *j);
+
+/* The GPU pairs x < y by class: for each ordered pair of classes (c, d)
+ * that holds some (x of c, y of d, x < y), fn gets the path x -> y (alike
+ * for all of them but the GPUs' own bridges), c, d and how many pairs. So a
+ * count over the matrix's upper triangle costs classes^2, not n^2. */
+typedef void (*gr_pair_class_fn)(void *ctx, const struct gr_path *p, size_t c, size_t d, size_t npairs);
+void gr_each_pair_class(const struct gr_analysis *a, gr_pair_class_fn fn, void *ctx);
+
+/* Whether some pair of distinct GPUs can do P2P at some level. */
+bool gr_any_p2p_pair(const struct gr_analysis *a);
+
+/* Up to max of bottleneck b's GPU pairs (b->npairs in all; x < y, in matrix
+ * order: by x, then y) into out (2 ints each); returns how many it wrote.
+ * The caller owns out. */
+size_t gr_bottleneck_pairs(const struct gr_analysis *a, const struct gr_bottleneck *b, int *out, size_t max);
+
 /* Path between two pci nodes (exposed for tests). */
 struct gr_path gr_path_between(const struct gr_analysis *a, int x, int y);
 

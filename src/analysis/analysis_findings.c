@@ -18,6 +18,49 @@
 
 /* ---- findings ---- */
 
+
+/* Counts over the GPU pairs x < y, by class (gr_each_pair_class): alike
+ * for every pair of two classes, so classes^2 work, not n^2. */
+struct pair_counts {
+  size_t pairs, gpulink, near;     /* all; NV#; NV#, PIX or PXB */
+  size_t incapable;                /* no P2P at any level */
+  size_t platform, platform_sys;   /* of those, both GPUs P2P-capable (the platform's doing); across sockets */
+  size_t no_nccl_p2p;              /* P2P-capable but not by NCCL's default */
+  enum gr_level no_nccl_p2p_worst; /* the worst level among those */
+  const struct gr_analysis *a;
+};
+
+static void count_class_pair(void *ctx, const struct gr_path *p, size_t c, size_t d, size_t np)
+{
+  struct pair_counts *pc = ctx;
+  const struct gr_analysis *a = pc->a;
+  const struct gr_topo *t = a->t;
+  bool gpus_p2p = gpu_p2p(&t->pci[t->gpus[a->class_gpus[a->class_start[c]]]]) &&
+                  gpu_p2p(&t->pci[t->gpus[a->class_gpus[a->class_start[d]]]]);
+  pc->pairs += np;
+  pc->gpulink += p->level == GR_LVL_GPULINK ? np : 0;
+  pc->near += p->level > GR_LVL_X && p->level <= GR_LVL_PXB ? np : 0;
+  if (!p->p2p_capable) {
+    pc->incapable += np;
+    pc->platform += gpus_p2p ? np : 0;
+    pc->platform_sys += gpus_p2p && p->level == GR_LVL_SYS ? np : 0;
+  }
+  /* advice only where P2P could run: a raised level cannot help a pair that
+   * has no P2P at any level */
+  if (p->p2p_capable && !p->nccl_p2p) {
+    pc->no_nccl_p2p += np;
+    if (p->level > pc->no_nccl_p2p_worst)
+      pc->no_nccl_p2p_worst = p->level;
+  }
+}
+
+static struct pair_counts count_pairs(const struct gr_analysis *a)
+{
+  struct pair_counts pc = {.a = a, .no_nccl_p2p_worst = GR_LVL_X};
+  gr_each_pair_class(a, count_class_pair, &pc);
+  return pc;
+}
+
 static int min_known(int a, int b)
 {
   if (a <= 0)
@@ -236,9 +279,8 @@ void locality_findings(struct gr_analysis *a)
     char socket[128] = "";
     if (a->socket_link)
       snprintf(socket, sizeof(socket), " (%s; NCCL counts %g GB/s)", a->socket_link, a->socket_nccl_gbps);
-    bool all_gpulink = true; /* every GPU pair NV#: GPU traffic never takes the socket link */
-    for (size_t i = 0; i < a->ngpus * a->ngpus; i++)
-      all_gpulink &= i / a->ngpus == i % a->ngpus || a->gpu_gpu[i].level == GR_LVL_GPULINK;
+    struct pair_counts pc = count_pairs(a);
+    bool all_gpulink = pc.gpulink == pc.pairs; /* every GPU pair NV#: GPU traffic never takes the socket link */
     if (all_gpulink)
       add_finding(a, GR_SEV_INFO, "topo.gpus-split", -1,
                   "The %zu GPUs sit on %d NUMA nodes, but NVLink joins every pair: GPU-to-GPU traffic stays on NVLink, and the link between the nodes%s carries only host traffic (data loading, each GPU's copies to the other node's memory).",
@@ -301,9 +343,7 @@ void hive_findings(struct gr_analysis *a)
   size_t singles = 0;
   for (size_t h = 0; h < a->nhives; h++)
     singles += hive_members(a, h, members) == 1;
-  bool wired = false; /* some pair shares a switch but cannot do P2P */
-  for (size_t i = 0; i < a->ngpus * a->ngpus; i++)
-    wired |= a->gpu_gpu[i].level > GR_LVL_X && a->gpu_gpu[i].level <= GR_LVL_PXB;
+  bool wired = count_pairs(a).near > 0; /* some pair shares a switch but cannot do P2P */
   if (singles == a->ngpus && wired) {
     add_finding(a, GR_SEV_INFO, "topo.hives", -1,
                 "No two GPUs form a P2P hive: those that share a PCIe switch cannot do P2P (topo.no-p2p), so every GPU-to-GPU transfer goes through the CPU.");
@@ -372,7 +412,7 @@ static bool gpu_no_p2p_why(const struct gr_topo *t, int g, char *buf, size_t cap
 static void no_p2p_findings(struct gr_analysis *a, size_t incapable, size_t pairs)
 {
   const struct gr_topo *t = a->t;
-  size_t n = a->ngpus, off = 0, platform = 0, cap = 1024 + 600 * n; /* a group: its list, 30 bytes, a reason under 512 */
+  size_t n = a->ngpus, off = 0, cap = 1024 + 600 * n; /* a group: its list, 30 bytes, a reason under 512 */
   char *text = xmalloc(cap), why[512], other[512];
   int *members = xmalloc((n + 1) * sizeof(int));
   bool *done = xcalloc(n + 1, sizeof(bool));
@@ -391,13 +431,8 @@ static void no_p2p_findings(struct gr_analysis *a, size_t incapable, size_t pair
                             why);
     free(list);
   }
-  size_t sockets = 0; /* of the platform's pairs, those across sockets (the rest: between root complexes) */
-  for (size_t i = 0; i < n; i++)
-    for (size_t j = i + 1; j < n; j++)
-      if (!a->gpu_gpu[i * n + j].p2p_capable && !done[i] && !done[j]) {
-        platform++;
-        sockets += a->gpu_gpu[i * n + j].level == GR_LVL_SYS;
-      }
+  struct pair_counts pc = count_pairs(a);
+  size_t platform = pc.platform, sockets = pc.platform_sys; /* of the platform's pairs, those across sockets (the rest: between root complexes) */
   const char *across = a->cpu_amd ? "the input says this AMD CPU does not forward P2P between its sockets"
                        : strncmp(a->cpu_class, "intel", 5) == 0
                            ? "Intel CPUs do not forward PCIe P2P between sockets; NVML reports it unsupported"
@@ -419,21 +454,9 @@ static void no_p2p_findings(struct gr_analysis *a, size_t incapable, size_t pair
 
 void nccl_findings(struct gr_analysis *a)
 {
-  size_t pairs = 0, no_p2p = 0, incapable = 0;
-  enum gr_level worst = GR_LVL_X;
-  for (size_t i = 0; i < a->ngpus; i++)
-    for (size_t j = i + 1; j < a->ngpus; j++) {
-      const struct gr_path *p = &a->gpu_gpu[i * a->ngpus + j];
-      pairs++;
-      incapable += !p->p2p_capable;
-      /* advice only where P2P could run: a raised level cannot help a pair
-       * that has no P2P at any level */
-      if (p->p2p_capable && !p->nccl_p2p) {
-        no_p2p++;
-        if (p->level > worst)
-          worst = p->level;
-      }
-    }
+  struct pair_counts pc = count_pairs(a);
+  size_t pairs = pc.pairs, no_p2p = pc.no_nccl_p2p, incapable = pc.incapable;
+  enum gr_level worst = pc.no_nccl_p2p_worst;
   if (incapable)
     no_p2p_findings(a, incapable, pairs);
   if (!no_p2p)

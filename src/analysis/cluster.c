@@ -143,7 +143,7 @@ static enum gr_level nccl_level(enum gr_level l)
 static bool gpu_has_nvlink(const struct gr_analysis *a, size_t g)
 {
   for (size_t h = 0; h < a->ngpus; h++)
-    if (h != g && a->gpu_gpu[g * a->ngpus + h].level == GR_LVL_GPULINK)
+    if (h != g && gr_gpu_path(a, g, h).level == GR_LVL_GPULINK)
       return true;
   return a->ngpus == 1; /* NCCL: a single GPU keeps GDR reads */
 }

@@ -417,6 +417,11 @@ void gr_prediction_free(struct gr_prediction *p)
   memset(p, 0, sizeof(*p));
 }
 
+const struct gr_pair_predict *gr_pair_at(const struct gr_prediction *p, size_t i, size_t j)
+{
+  return &p->pairs[i * p->ngpus + j];
+}
+
 const char *gr_xfer_name(enum gr_xfer x)
 {
   return x == GR_XFER_GPULINK ? "nvlink" : x == GR_XFER_P2P ? "p2p" : "host";

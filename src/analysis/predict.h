@@ -105,6 +105,12 @@ struct gr_prediction {
                                     "predict.*", the one finding type (model/finding.h) */
 };
 
+/* What the prediction says of the copy from GPU i to GPU j (GPU indices).
+ * Every reader goes through this: the figures are alike for every pair of
+ * the same two GPU classes, and are kept once per pair of classes. Points
+ * into *p. */
+const struct gr_pair_predict *gr_pair_at(const struct gr_prediction *p, size_t i, size_t j);
+
 /* Fills *p from the topology and its analysis (the facts must be loaded). */
 void gr_predict(const struct gr_topo *t, const struct gr_analysis *a, struct gr_prediction *p);
 /* Fills p->group_busbw_gbps (replacing any earlier one) on a prediction that

@@ -184,7 +184,7 @@ void check_driver_p2p(struct gr_doctor_ctx *c)
   for (size_t i = 0; i < c->a->ngpus; i++)
     for (size_t j = i + 1; j < c->a->ngpus; j++) {
       pairs++;
-      p2p_pairs += c->a->gpu_gpu[i * c->a->ngpus + j].nccl_p2p;
+      p2p_pairs += gr_gpu_path(c->a, i, j).nccl_p2p;
     }
   if (t->ngpus < 2) {
     dr_add(c, GR_SEV_OK, -1, "Fewer than two GPUs: no peer-to-peer traffic.");

@@ -138,12 +138,13 @@ static void limits_pair(struct run *r, struct gr_bench_result *res)
     describe_link(lo, res->link, sizeof(res->link));
     return;
   }
-  const struct gr_path *p = &l->a->gpu_gpu[(size_t)ta * l->a->ngpus + (size_t)tb];
+  struct gr_path path = gr_gpu_path(l->a, (size_t)ta, (size_t)tb);
+  const struct gr_path *p = &path;
   if (p->bw_gbps <= 0)
     return;
   res->limit_gbps = p->bw_gbps;
   res->nccl_gbps = p->nccl_bw_gbps;
-  const struct gr_pair_predict *pp = &l->p->pairs[(size_t)ta * l->p->ngpus + (size_t)tb];
+  const struct gr_pair_predict *pp = gr_pair_at(l->p, (size_t)ta, (size_t)tb);
   res->predicted_gbps = pp->best != GR_XFER_HOST ? pp->gbps : p->bw_gbps * gr_calib()->copy_p2p_eff;
   bool nvl = p->via == GR_VIA_GPULINK;
   res->floor_gbps = p->bw_gbps * (nvl ? gr_health_consts()->bench_nvlink_min : gr_health_consts()->bench_p2p_min);

@@ -14,7 +14,7 @@
 /* A copy matrix cell: the route's letter and the rate, X on the diagonal. */
 static void copy_cell(const struct gr_prediction *p, size_t i, size_t j, char *cell, size_t cap)
 {
-  const struct gr_pair_predict *pp = &p->pairs[i * p->ngpus + j];
+  const struct gr_pair_predict *pp = gr_pair_at(p, i, j);
   memset(cell, 0, cap);
   cell[0] = pp->best == GR_XFER_GPULINK ? 'N' : pp->best == GR_XFER_P2P ? 'P' : 'H';
   cell[1] = ' ';
@@ -37,7 +37,7 @@ static bool copies_by_class(const struct gr_prediction *p)
     for (size_t j = 0; j < n; j++) {
       size_t ri, rj;
       gr_group_pair(a, (size_t)a->gpu_class[i], (size_t)a->gpu_class[j], &ri, &rj);
-      const struct gr_pair_predict *x = &p->pairs[i * n + j], *y = &p->pairs[ri * n + rj];
+      const struct gr_pair_predict *x = gr_pair_at(p, i, j), *y = gr_pair_at(p, ri, rj);
       if (i != j && (x->best != y->best || x->gbps != y->gbps))
         return false;
     }
@@ -110,9 +110,7 @@ static void print_p2p_groups(FILE *out, const struct gr_topo *t, const struct gr
       size += p->a->hive[g] == (int)h;
     largest_hive = size > largest_hive ? size : largest_hive;
   }
-  bool any_p2p = false; /* some pair can do P2P, if only across sockets */
-  for (size_t i = 0; i < n * n; i++)
-    any_p2p |= i / n != i % n && p->pairs[i].p2p_capable;
+  bool any_p2p = gr_any_p2p_pair(p->a); /* some pair can do P2P, if only across sockets */
   if (p->largest_p2p_domain < 2 && any_p2p)
     fprintf(out, "Peer-to-peer: only across %s: %zu P2P hives of one GPU each, no P2P group within one.\n",
             t->npackages > 1 ? "sockets" : "NUMA nodes", p->a->nhives);
@@ -214,11 +212,11 @@ static void matrices_json(struct gr_jw *w, const struct gr_prediction *p)
         if (grouped)
           gr_group_pair(p->a, r, c, &i, &j);
         if (!m)
-          gr_jw_str(w, NULL, i == j ? "X" : gr_xfer_name(p->pairs[i * n + j].best));
+          gr_jw_str(w, NULL, i == j ? "X" : gr_xfer_name(gr_pair_at(p, i, j)->best));
         else if (i == j)
           gr_jw_null(w, NULL);
         else
-          gr_jw_positive(w, NULL, p->pairs[i * n + j].gbps, 2);
+          gr_jw_positive(w, NULL, gr_pair_at(p, i, j)->gbps, 2);
       }
       gr_jw_close(w);
     }

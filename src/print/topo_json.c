@@ -247,7 +247,8 @@ enum cell_kind { CELL_LEVEL, CELL_NCCL, CELL_BW, CELL_NCCL_BW };
 static void put_cell(struct gr_jw *w, const struct gr_analysis *a, size_t i, size_t j, enum cell_kind kind)
 {
   char cell[16];
-  const struct gr_path *p = &a->gpu_gpu[i * a->ngpus + j];
+  struct gr_path path = gr_gpu_path(a, i, j);
+  const struct gr_path *p = &path;
   switch (kind) {
   case CELL_LEVEL: gr_jw_str(w, NULL, gr_level_str(p, cell, sizeof(cell))); break;
   case CELL_NCCL: gr_jw_str(w, NULL, i == j ? "X" : gr_nccl_path_str(p)); break;
@@ -328,7 +329,8 @@ static void put_group_pair(struct gr_jw *w, const struct gr_analysis *a, size_t 
   const struct gr_topo *t = a->t;
   size_t i, j;
   gr_group_pair(a, from, to, &i, &j);
-  const struct gr_path *p = &a->gpu_gpu[i * a->ngpus + j];
+  struct gr_path path = gr_gpu_path(a, i, j);
+  const struct gr_path *p = &path;
   int owner = gr_node_owner(a, p->bottleneck), side = owner < 0 ? -1 : owner == (int)i ? 0 : 1;
   gr_jw_object(w, NULL);
   gr_jw_int(w, "from_group", (long long)from);
@@ -400,8 +402,10 @@ static void put_matrices(struct gr_jw *w, const struct gr_topo *t, const struct 
       if (i != j || a->class_start[i + 1] - a->class_start[i] > 1)
         put_group_pair(w, a, i, j);
   for (size_t i = 0; !grouped && i < t->ngpus; i++)
-    for (size_t j = i + 1; j < t->ngpus; j++)
-      put_pair(w, t, &a->gpu_gpu[i * a->ngpus + j], i, j);
+    for (size_t j = i + 1; j < t->ngpus; j++) {
+      struct gr_path p = gr_gpu_path(a, i, j);
+      put_pair(w, t, &p, i, j);
+    }
   gr_jw_close(w);
 }
 
@@ -440,12 +444,15 @@ static void put_bottlenecks(struct gr_jw *w, const struct gr_analysis *a)
     gr_jw_put(w, "bw_gbps", gbps_or_null(b->gbps));
     gr_jw_put(w, "nccl_bw_gbps", gbps_or_null(b->nccl_gbps));
     gr_jw_array(w, "pairs");
-    for (size_t k = 0; k < b->npairs; k++) {
+    int *pairs = xmalloc((2 * b->npairs + 1) * sizeof(int));
+    size_t np = gr_bottleneck_pairs(a, b, pairs, b->npairs);
+    for (size_t k = 0; k < np; k++) {
       gr_jw_array(w, NULL);
-      gr_jw_int(w, NULL, b->pairs[2 * k]);
-      gr_jw_int(w, NULL, b->pairs[2 * k + 1]);
+      gr_jw_int(w, NULL, pairs[2 * k]);
+      gr_jw_int(w, NULL, pairs[2 * k + 1]);
       gr_jw_close(w);
     }
+    free(pairs);
     gr_jw_close(w);
     gr_jw_close(w);
   }

@@ -271,7 +271,7 @@ static struct gr_path smi_path(const struct gr_topo *t, const struct gr_analysis
 {
   size_t ng = t->ngpus;
   if (r < ng && c < ng)
-    return a->gpu_gpu[r * a->ngpus + c];
+    return gr_gpu_path(a, r, c);
   if (r < ng)
     return a->gpu_nic[r * a->nnics + (c - ng)];
   if (c < ng)
@@ -297,8 +297,6 @@ static const char *smi_cell(const struct gr_topo *t, const struct gr_analysis *a
 {
   if (r == c)
     return " X ";
-  if (r < t->ngpus && c < t->ngpus)
-    return gr_level_str(&a->gpu_gpu[r * a->ngpus + c], cell, cap);
   struct gr_path path = smi_path(t, a, r, c);
   return gr_level_str(&path, cell, cap);
 }
@@ -385,12 +383,16 @@ static void print_legend(FILE *out, const struct gr_topo *t, const struct gr_ana
                "  NV#  = Connection traversing a bonded set of # NVLinks\n");
   bool *inferred = xcalloc(t->ngpus + 1, sizeof(bool));
   bool any = false, xgmi = false;
-  for (size_t i = 0; i < t->ngpus; i++)
-    for (size_t j = 0; j < t->ngpus; j++) {
-      const struct gr_path *p = &a->gpu_gpu[i * a->ngpus + j];
-      if (i != j && p->level == GR_LVL_GPULINK && p->nv_inferred)
-        inferred[i] = any = true;
-      xgmi |= i != j && p->level == GR_LVL_GPULINK && p->xgmi;
+  for (size_t cr = 0; cr < a->nclasses; cr++) /* alike for every pair of two classes: one pair each */
+    for (size_t cc = 0; cc < a->nclasses; cc++) {
+      size_t i, j;
+      if (!gr_class_pair_rep(a, cr, cc, &i, &j))
+        continue;
+      struct gr_path p = gr_gpu_path(a, i, j);
+      if (p.level == GR_LVL_GPULINK && p.nv_inferred)
+        for (size_t k = a->class_start[cr]; k < a->class_start[cr + 1]; k++)
+          inferred[a->class_gpus[k]] = any = true;
+      xgmi |= p.level == GR_LVL_GPULINK && p.xgmi;
     }
   /* rocm-smi's word for AMD's GPU links, which nvidia-smi's legend lacks */
   if (xgmi)
@@ -525,9 +527,9 @@ static void print_gpu_grid(FILE *out, const struct gr_topo *t, const struct gr_a
 
 static void nccl_cell(const struct gr_analysis *a, size_t r, size_t c, char *buf, size_t cap)
 {
-  const struct gr_path *p = &a->gpu_gpu[r * a->ngpus + c];
-  gr_set_text(buf, cap, r == c ? "X" : gr_nccl_path_str(p));
-  if (r != c && !p->nccl_p2p && strlen(buf) + 5 <= cap)
+  struct gr_path p = gr_gpu_path(a, r, c);
+  gr_set_text(buf, cap, r == c ? "X" : gr_nccl_path_str(&p));
+  if (r != c && !p.nccl_p2p && strlen(buf) + 5 <= cap)
     strcat(buf, "/shm");
 }
 
@@ -543,12 +545,12 @@ static void gbps_cell(double v, bool self, char *buf, size_t cap)
 
 static void bw_cell(const struct gr_analysis *a, size_t r, size_t c, char *buf, size_t cap)
 {
-  gbps_cell(a->gpu_gpu[r * a->ngpus + c].bw_gbps, r == c, buf, cap);
+  gbps_cell(gr_gpu_path(a, r, c).bw_gbps, r == c, buf, cap);
 }
 
 static void nccl_bw_cell(const struct gr_analysis *a, size_t r, size_t c, char *buf, size_t cap)
 {
-  gbps_cell(a->gpu_gpu[r * a->ngpus + c].nccl_bw_gbps, r == c, buf, cap);
+  gbps_cell(gr_gpu_path(a, r, c).nccl_bw_gbps, r == c, buf, cap);
 }
 
 void gr_print_nccl(FILE *out, const struct gr_topo *t, const struct gr_analysis *a)
@@ -558,9 +560,7 @@ void gr_print_nccl(FILE *out, const struct gr_topo *t, const struct gr_analysis 
   fprintf(out, "\nNCCL's view (NODE folds into PHB; \"/shm\" = no P2P by default, copies go through host memory):\n");
   print_gpu_grid(out, t, a, nccl_cell);
   char dflt[160], why[160];
-  bool any_p2p = false;
-  for (size_t i = 0; i < a->ngpus * a->ngpus; i++)
-    any_p2p |= i / a->ngpus != i % a->ngpus && a->gpu_gpu[i].p2p_capable;
+  bool any_p2p = gr_any_p2p_pair(a);
   /* no setting is offered where no pair can do P2P at any level (topo.no-p2p says why) */
   fprintf(out, "%s: P2P up to %s (%s)%s\n", gr_nccl_defaults_text(a, dflt, sizeof(dflt)),
           gr_nccl_level_str(a->nccl_p2p_level), gr_nccl_why(a, a->ngpus, why, sizeof(why)),
@@ -576,9 +576,11 @@ static void print_bottlenecks(FILE *out, const struct gr_topo *t, const struct g
     const struct gr_bottleneck *b = &a->bottlenecks[i];
     char list[256] = "", name[64], link[128];
     size_t off = 0;
-    for (size_t k = 0; k < b->npairs && k < 6 && off < sizeof(list); k++)
-      off += (size_t)snprintf(list + off, sizeof(list) - off, "%sGPU%d-GPU%d", k ? ", " : "", b->pairs[2 * k],
-                              b->pairs[2 * k + 1]);
+    int first[12];
+    size_t nfirst = gr_bottleneck_pairs(a, b, first, 6);
+    for (size_t k = 0; k < nfirst && off < sizeof(list); k++)
+      off += (size_t)snprintf(list + off, sizeof(list) - off, "%sGPU%d-GPU%d", k ? ", " : "", first[2 * k],
+                              first[2 * k + 1]);
     if (i == 0)
       fprintf(out, "Links that hold pairs below the best pair's %.1f GB/s:\n", a->best_pair_gbps);
     const struct gr_pci *p = &t->pci[b->node];

@@ -544,7 +544,7 @@ static void add_nvlinks(struct build *b)
     char *bw = gbps_text(l->bw_gbps);
     const struct gr_analysis *an = &d->m->analysis;
     int ga = d->nodes[a].gpu, gc = d->nodes[c].gpu;
-    bool xgmi = ga >= 0 && gc >= 0 && an->gpu_gpu[(size_t)ga * an->ngpus + (size_t)gc].xgmi;
+    bool xgmi = ga >= 0 && gc >= 0 && gr_gpu_path(an, (size_t)ga, (size_t)gc).xgmi;
     /* rocm-smi names an xGMI pair XGMI, with no bonded count; NVLink's is NV<links> */
     char count[16] = "";
     if (l->count > 0 && (!xgmi || l->count > 1))

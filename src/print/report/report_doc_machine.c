@@ -330,7 +330,7 @@ static void level_matrix(struct rd_doc *d, const struct gr_topo *t, const struct
   for (size_t r = 0; r < t->ngpus; r++) {
     doc_cell(tb, NULL, "GPU%zu", r);
     for (size_t c = 0; c < t->ngpus + t->nnics; c++) {
-      struct gr_path p = c < t->ngpus ? a->gpu_gpu[r * a->ngpus + c] : a->gpu_nic[r * a->nnics + (c - t->ngpus)];
+      struct gr_path p = c < t->ngpus ? gr_gpu_path(a, r, c) : a->gpu_nic[r * a->nnics + (c - t->ngpus)];
       char lv[16];
       if (c == r)
         doc_cell_str(tb, doc_level_cls(GR_LVL_X), "X");
@@ -360,14 +360,15 @@ static void copy_matrix(struct rd_doc *d, const struct gr_prediction *p)
 {
   size_t n = p->ngpus;
   double hi = 0;
-  for (size_t i = 0; i < n * n; i++)
-    hi = p->pairs[i].gbps > hi && i / n != i % n ? p->pairs[i].gbps : hi;
+  for (size_t i = 0; i < n; i++)
+    for (size_t j = 0; j < n; j++)
+      hi = i != j && gr_pair_at(p, i, j)->gbps > hi ? gr_pair_at(p, i, j)->gbps : hi;
   doc_heading(d, 3, "copy-matrix", "Predicted GPU-to-GPU copies, GB/s one way");
   struct rd_table *tb = doc_matrix(d, NULL, n, 0);
   for (size_t r = 0; r < n; r++) {
     doc_cell(tb, NULL, "GPU%zu", r);
     for (size_t c = 0; c < n; c++) {
-      const struct gr_pair_predict *pp = &p->pairs[r * n + c];
+      const struct gr_pair_predict *pp = gr_pair_at(p, r, c);
       if (r == c)
         doc_cell_str(tb, doc_level_cls(GR_LVL_X), "X");
       else if (pp->gbps > 0)
@@ -388,7 +389,8 @@ static void nccl_matrix(struct rd_doc *d, const struct gr_topo *t, const struct 
   for (size_t r = 0; r < t->ngpus; r++) {
     doc_cell(tb, NULL, "GPU%zu", r);
     for (size_t c = 0; c < t->ngpus; c++) {
-      const struct gr_path *p = &a->gpu_gpu[r * a->ngpus + c];
+      struct gr_path path = gr_gpu_path(a, r, c);
+      const struct gr_path *p = &path;
       if (r == c)
         doc_cell_str(tb, doc_level_cls(GR_LVL_X), "X");
       else
@@ -439,8 +441,8 @@ void doc_hives(struct rd_doc *d, const struct gr_machine *m)
       if (off < sizeof(list))
         off += (size_t)snprintf(list + off, sizeof(list) - off, "%sGPU%zu", off ? " " : "", g);
       for (size_t k = 0; k < t->ngpus; k++)
-        if (a->hive[k] == (int)h && a->gpu_gpu[g * a->ngpus + k].level > worst)
-          worst = a->gpu_gpu[g * a->ngpus + k].level;
+        if (a->hive[k] == (int)h && gr_gpu_path(a, g, k).level > worst)
+          worst = gr_gpu_path(a, g, k).level;
     }
     doc_cell(tb, NULL, "%zu", h);
     doc_cell_str(tb, NULL, list);
@@ -467,7 +469,8 @@ static void ring_limit(const struct gr_analysis *a, const struct gr_ring *r, siz
     int x = r->order[i], y = r->order[(i + 1) % n];
     if (x < 0 || y < 0 || (size_t)x >= n || (size_t)y >= n)
       continue;
-    const struct gr_path *p = &a->gpu_gpu[(size_t)x * a->ngpus + (size_t)y];
+    struct gr_path path = gr_gpu_path(a, (size_t)x, (size_t)y);
+    const struct gr_path *p = &path;
     if (p->bw_gbps > 0 && (*lim == 0 || p->bw_gbps < *lim))
       *lim = p->bw_gbps;
     if (p->nccl_bw_gbps > 0 && (*nccl == 0 || p->nccl_bw_gbps < *nccl))
@@ -542,8 +545,9 @@ static size_t group_pairs(const struct gr_prediction *p, struct pair_group **out
   struct pair_group *g = NULL;
   for (size_t x = 0; x < n; x++)
     for (size_t y = x + 1; y < n; y++) {
-      const struct gr_path *path = &p->a->gpu_gpu[x * p->a->ngpus + y];
-      const struct gr_pair_predict *pp = &p->pairs[x * n + y];
+      struct gr_path xy = gr_gpu_path(p->a, x, y);
+      const struct gr_path *path = &xy;
+      const struct gr_pair_predict *pp = gr_pair_at(p, x, y);
       char lv[24];
       gr_level_str(path, lv, sizeof(lv));
       size_t k = 0;
