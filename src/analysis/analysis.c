@@ -377,7 +377,7 @@ static bool amd_gpu(const struct gr_pci *p)
   return m ? strcmp(m->vendor, "amd") == 0 : p->vendor == 0x1002;
 }
 
-static struct gr_path path_between(const struct gr_analysis *a, int x, int y, bool nvlink)
+struct gr_path path_between(const struct gr_analysis *a, int x, int y, bool nvlink)
 {
   const struct gr_topo *t = a->t;
   struct gr_path p = {.bottleneck = -1, .top = -1};
@@ -415,12 +415,12 @@ static struct gr_path path_between(const struct gr_analysis *a, int x, int y, bo
  * two ways up are the same in either direction, so they are found once per
  * pair, not per ordered pair (half the walks of the n x n matrix). NVLink
  * pairs and pairs whose P2P differs by direction take path_between twice. */
-static void gpu_pair_paths(struct gr_analysis *a, const bool *p2p, size_t gi, size_t gj)
+void gpu_pair_paths(const struct gr_analysis *a, const bool *p2p, size_t gi, size_t gj, struct gr_path *xy,
+                    struct gr_path *yx)
 {
   const struct gr_topo *t = a->t;
   size_t n = a->ngpus;
   int x = t->gpus[gi], y = t->gpus[gj];
-  struct gr_path *xy = &a->gpu_gpu[gi * n + gj], *yx = &a->gpu_gpu[gj * n + gi];
   int lca;
   enum gr_level level = pcie_level(t, x, y, &lca);
   bool pxy = p2p[gi] && p2p[gj] && platform_p2p(a, &t->pci[x], &t->pci[y], level);
@@ -438,136 +438,11 @@ static void gpu_pair_paths(struct gr_analysis *a, const bool *p2p, size_t gi, si
   pcie_finish(a, yx, lca, &wy, &wx);
 }
 
-int gr_node_owner(const struct gr_analysis *a, int node)
-{
-  return node >= 0 && a->chains ? a->chains->owner[node] : -1;
-}
-
-int gr_class_rename(const struct gr_analysis *a, int b, size_t ri, size_t rj, size_t i, size_t j)
-{
-  const struct gr_gpu_chains *c = a->chains;
-  if (b < 0 || !c || c->owner[b] < 0)
-    return b;
-  if (c->owner[b] == (int)ri)
-    return c->nodes[c->off[i] + c->pos[b]];
-  if (c->owner[b] == (int)rj)
-    return c->nodes[c->off[j] + c->pos[b]];
-  return b;
-}
-
-static void copy_path(struct gr_analysis *a, const int *rep, size_t i, size_t j)
-{
-  size_t n = a->ngpus, ri = (size_t)rep[0], rj = (size_t)rep[1];
-  struct gr_path *xy = &a->gpu_gpu[i * n + j], *yx = &a->gpu_gpu[j * n + i];
-  *xy = a->gpu_gpu[ri * n + rj];
-  *yx = a->gpu_gpu[rj * n + ri];
-  xy->bottleneck = gr_class_rename(a, xy->bottleneck, ri, rj, i, j);
-  xy->top = gr_class_rename(a, xy->top, ri, rj, i, j);
-  yx->bottleneck = gr_class_rename(a, yx->bottleneck, ri, rj, i, j);
-  yx->top = gr_class_rename(a, yx->top, ri, rj, i, j);
-}
-
-/* The GPU pair matrix; each GPU's own P2P support looked up once. One pair
- * of each two classes is walked; the others are its copies (classes.c). */
-static void gpu_paths(struct gr_analysis *a)
-{
-  const struct gr_topo *t = a->t;
-  size_t n = a->ngpus;
-  a->chains = xcalloc(1, sizeof(*a->chains));
-  gpu_classes(a, a->chains);
-  size_t nc = a->nclasses;
-  int *rep = xmalloc((nc * nc + 1) * 2 * sizeof(int)); /* per class pair: the pair walked, -1 none yet */
-  for (size_t k = 0; k < nc * nc; k++)
-    rep[2 * k] = -1;
-  bool *p2p = xcalloc(n + 1, sizeof(bool));
-  for (size_t i = 0; i < n; i++)
-    p2p[i] = gpu_p2p(&t->pci[t->gpus[i]]);
-  for (size_t i = 0; i < n; i++) {
-    a->gpu_gpu[i * n + i] = path_between(a, t->gpus[i], t->gpus[i], true);
-    int *row = rep + 2 * (size_t)a->gpu_class[i] * nc;
-    for (size_t j = i + 1; j < n; j++) {
-      int *r = row + 2 * a->gpu_class[j];
-      if (r[0] >= 0) {
-        copy_path(a, r, i, j);
-        continue;
-      }
-      gpu_pair_paths(a, p2p, i, j);
-      r[0] = (int)i;
-      r[1] = (int)j;
-    }
-  }
-  free(p2p);
-  free(rep);
-}
-
-struct gr_path gr_gpu_path(const struct gr_analysis *a, size_t i, size_t j)
-{
-  return a->gpu_gpu[i * a->ngpus + j];
-}
-
-bool gr_class_pair_rep(const struct gr_analysis *a, size_t c, size_t d, size_t *i, size_t *j)
-{
-  size_t sc = a->class_start[c], sd = a->class_start[d];
-  if (c == d && a->class_start[c + 1] - sc < 2)
-    return false;
-  *i = (size_t)a->class_gpus[sc];
-  *j = (size_t)a->class_gpus[c == d ? sd + 1 : sd];
-  return true;
-}
-
-/* How many (x of c, y of d) have x < y: a merge of the two sorted member
- * lists. */
-static size_t pairs_below(const struct gr_analysis *a, size_t c, size_t d)
-{
-  const int *xs = a->class_gpus + a->class_start[c], *ys = a->class_gpus + a->class_start[d];
-  size_t nx = a->class_start[c + 1] - a->class_start[c], ny = a->class_start[d + 1] - a->class_start[d];
-  if (c == d)
-    return nx * (nx - 1) / 2;
-  size_t count = 0, k = 0;
-  for (size_t q = 0; q < ny; q++) { /* y = ys[q]: the members of c below it */
-    while (k < nx && xs[k] < ys[q])
-      k++;
-    count += k;
-  }
-  return count;
-}
-
-void gr_each_pair_class(const struct gr_analysis *a, gr_pair_class_fn fn, void *ctx)
-{
-  for (size_t c = 0; c < a->nclasses; c++)
-    for (size_t d = 0; d < a->nclasses; d++) {
-      size_t np = pairs_below(a, c, d), i, j;
-      if (np == 0 || !gr_class_pair_rep(a, c, d, &i, &j))
-        continue;
-      struct gr_path p = gr_gpu_path(a, i, j);
-      fn(ctx, &p, c, d, np);
-    }
-}
-
-bool gr_any_p2p_pair(const struct gr_analysis *a)
-{
-  for (size_t c = 0; c < a->nclasses; c++)
-    for (size_t d = 0; d < a->nclasses; d++) {
-      size_t i, j;
-      if (gr_class_pair_rep(a, c, d, &i, &j) && gr_gpu_path(a, i, j).p2p_capable)
-        return true;
-    }
-  return false;
-}
-
-size_t gr_bottleneck_pairs(const struct gr_analysis *a, const struct gr_bottleneck *b, int *out, size_t max)
-{
-  (void)a;
-  size_t k = b->npairs < max ? b->npairs : max;
-  memcpy(out, b->pairs, k * 2 * sizeof(int));
-  return k;
-}
-
 struct gr_path gr_path_between(const struct gr_analysis *a, int x, int y)
 {
   int gx = a->t->pci[x].gpu_index, gy = a->t->pci[y].gpu_index;
-  if (gx >= 0 && gy >= 0 && a->gpu_gpu)
-    return a->gpu_gpu[gx * (int)a->ngpus + gy];
+  if (gx >= 0 && gy >= 0 && a->class_path)
+    return gr_gpu_path(a, (size_t)gx, (size_t)gy);
   return path_between(a, x, y, false);
 }
 
@@ -576,126 +451,6 @@ struct gr_path gr_path_between(const struct gr_analysis *a, int x, int y)
 void gr_analyze(const struct gr_topo *t, struct gr_analysis *a)
 {
   gr_analyze_with(t, NULL, a);
-}
-
-/* ---- hives and bottlenecks ---- */
-
-/* Hives: GPUs that talk P2P without crossing the CPU; a GPU that cannot do
- * P2P is a hive of its own, whatever switch it shares. Each hive's kind is
- * the worst of the pairs that join it (NVLink, one switch, several). */
-static void find_hives(struct gr_analysis *a)
-{
-  size_t n = a->ngpus;
-  int *uf = xmalloc((n + 1) * sizeof(int));
-  for (size_t i = 0; i < n; i++)
-    uf[i] = (int)i;
-  for (size_t i = 0; i < n; i++)
-    for (size_t j = i + 1; j < n; j++)
-      if (a->gpu_gpu[i * n + j].level <= GR_LVL_PXB && a->gpu_gpu[i * n + j].p2p_capable)
-        gr_uf_union(uf, (int)i, (int)j);
-  a->hive = xcalloc(n + 1, sizeof(int));
-  int *hive_of_root = xmalloc((n + 1) * sizeof(int));
-  for (size_t i = 0; i < n; i++)
-    hive_of_root[i] = -1;
-  for (size_t i = 0; i < n; i++) {
-    int r = gr_uf_find(uf, (int)i);
-    if (hive_of_root[r] < 0)
-      hive_of_root[r] = (int)a->nhives++;
-    a->hive[i] = hive_of_root[r];
-  }
-  free(hive_of_root);
-  free(uf);
-  a->hives = xcalloc(a->nhives + 1, sizeof(*a->hives));
-  enum gr_level *joined = xcalloc(a->nhives + 1, sizeof(*joined)); /* its worst joining pair */
-  for (size_t i = 0; i < n; i++) {
-    struct gr_hive *h = &a->hives[a->hive[i]];
-    h->ngpus++;
-    for (size_t j = 0; j < n; j++) {
-      const struct gr_path *p = &a->gpu_gpu[i * n + j];
-      if (a->hive[j] != a->hive[i])
-        continue;
-      if (p->level > h->worst)
-        h->worst = p->level;
-      if (p->level <= GR_LVL_PXB && p->p2p_capable && p->level > joined[a->hive[i]])
-        joined[a->hive[i]] = p->level;
-    }
-  }
-  for (size_t h = 0; h < a->nhives; h++)
-    a->hives[h].kind = a->hives[h].ngpus < 2 ? GR_HIVE_ALONE : joined[h] == GR_LVL_GPULINK ? GR_HIVE_GPULINK
-                     : joined[h] == GR_LVL_PIX ? GR_HIVE_SWITCH : GR_HIVE_SWITCHES;
-  free(joined);
-}
-
-static void hold_pair(struct gr_analysis *a, int *entry, int node, size_t x, size_t y)
-{
-  if (entry[node] < 0) {
-    a->bottlenecks = xrealloc(a->bottlenecks, (a->nbottlenecks + 1) * sizeof(*a->bottlenecks));
-    a->bottlenecks[a->nbottlenecks] =
-        (struct gr_bottleneck){.node = node, .gbps = a->link[node].gbps, .nccl_gbps = a->link[node].nccl_gbps};
-    entry[node] = (int)a->nbottlenecks++;
-  }
-  struct gr_bottleneck *b = &a->bottlenecks[entry[node]];
-  if (b->npairs == b->cap_pairs) { /* a link can hold n^2/4 pairs: grow by doubling, not by one */
-    b->cap_pairs = b->cap_pairs ? 2 * b->cap_pairs : 8;
-    b->pairs = xrealloc(b->pairs, b->cap_pairs * 2 * sizeof(int));
-  }
-  b->pairs[b->npairs * 2] = (int)x;
-  b->pairs[b->npairs * 2 + 1] = (int)y;
-  b->npairs++;
-}
-
-/* Each link on pair x, y's path (both ways up to where it turns) that runs
- * at the pair's rate holds it. */
-static void hold_on_path(struct gr_analysis *a, int *entry, size_t x, size_t y, const struct gr_path *p)
-{
-  const struct gr_topo *t = a->t;
-  for (int end = 0; end < 2; end++)
-    for (int k = t->gpus[end ? y : x], steps = 0; k >= 0 && k != p->top && steps <= (int)t->npci; steps++) {
-      if (a->link[k].present && fabs(a->link[k].gbps - p->bw_gbps) < 1e-9)
-        hold_pair(a, entry, k, x, y);
-      k = t->pci[k].parent;
-    }
-}
-
-static int cmp_bottleneck(const void *x, const void *y)
-{
-  const struct gr_bottleneck *a = x, *b = y;
-  return (a->node > b->node) - (a->node < b->node);
-}
-
-/* The links (and the inter-socket link) that hold GPU pairs below what the
- * best pairs reach, so every output names the same causes. */
-static void find_bottlenecks(struct gr_analysis *a)
-{
-  size_t n = a->ngpus;
-  double best_nccl = 0;
-  for (size_t i = 0; i < n * n; i++) {
-    a->best_pair_gbps = fmax(a->best_pair_gbps, a->gpu_gpu[i].bw_gbps);
-    best_nccl = fmax(best_nccl, a->gpu_gpu[i].nccl_bw_gbps);
-  }
-  int *entry = xmalloc((a->t->npci + 1) * sizeof(int));
-  for (size_t i = 0; i < a->t->npci; i++)
-    entry[i] = -1;
-  for (size_t x = 0; x < n; x++)
-    for (size_t y = x + 1; y < n; y++) {
-      const struct gr_path *p = &a->gpu_gpu[x * n + y];
-      /* the theoretical figures leave the socket link out; NCCL's count it */
-      if (p->via == GR_VIA_SOCKET && p->nccl_bw_gbps < best_nccl - 1e-9)
-        a->socket_bottleneck = true;
-      if (p->bw_gbps < a->best_pair_gbps - 1e-9 && p->bottleneck >= 0)
-        hold_on_path(a, entry, x, y, p);
-    }
-  free(entry);
-  if (a->nbottlenecks > 1)
-    qsort(a->bottlenecks, a->nbottlenecks, sizeof(*a->bottlenecks), cmp_bottleneck);
-}
-
-const struct gr_bottleneck *gr_bottleneck_of(const struct gr_analysis *a, int idx)
-{
-  for (size_t i = 0; i < a->nbottlenecks; i++)
-    if (a->bottlenecks[i].node == idx)
-      return &a->bottlenecks[i];
-  return NULL;
 }
 
 const char *gr_hive_kind_name(enum gr_hive_kind k)
@@ -707,27 +462,6 @@ const char *gr_hive_kind_name(enum gr_hive_kind k)
   case GR_HIVE_SWITCHES: return "PCIe switches";
   }
   return "?";
-}
-
-/* Whether the GPU links joining hive h are xGMI (its members are AMD's):
- * the rows of its members only (every hive's every row was cubic). */
-static bool hive_xgmi(const struct gr_analysis *a, size_t h)
-{
-  for (size_t i = 0; i < a->ngpus; i++) {
-    if (a->hive[i] != (int)h)
-      continue;
-    for (size_t j = 0; j < a->ngpus; j++)
-      if (i != j && a->gpu_gpu[i * a->ngpus + j].level == GR_LVL_GPULINK)
-        return a->gpu_gpu[i * a->ngpus + j].xgmi;
-  }
-  return false;
-}
-
-const char *gr_hive_name(const struct gr_analysis *a, size_t h)
-{
-  if (a->hives[h].kind == GR_HIVE_GPULINK && hive_xgmi(a, h))
-    return "xGMI"; /* AMD's GPU links, the same kind of hive */
-  return gr_hive_kind_name(a->hives[h].kind);
 }
 
 const char *gr_gpulink_name(const struct gr_path *p)
@@ -769,7 +503,6 @@ void gr_analyze_with(const struct gr_topo *t, const struct gr_analysis_opts *o, 
     gr_link_facts(&t->pci[i], &a->link[i]);
   size_t n = a->ngpus;
   nvlink_tables(a);
-  a->gpu_gpu = xcalloc(n * n + 1, sizeof(*a->gpu_gpu));
   a->gpu_nic = xcalloc(n * a->nnics + 1, sizeof(*a->gpu_nic));
   gpu_paths(a);
   for (size_t i = 0; i < n; i++) {
@@ -792,7 +525,8 @@ void gr_analysis_free(struct gr_analysis *a)
   if (!a)
     return;
   gr_findings_free(&a->findings);
-  free(a->gpu_gpu);
+  free(a->class_path);
+  free(a->class_rep);
   free(a->gpu_nic);
   free(a->gpu_class);
   free(a->class_start);
@@ -809,7 +543,7 @@ void gr_analysis_free(struct gr_analysis *a)
   free(a->nv_direct_gbps);
   free(a->nv_fabric_gbps);
   for (size_t i = 0; i < a->nbottlenecks; i++)
-    free(a->bottlenecks[i].pairs);
+    free(a->bottlenecks[i].groups);
   free(a->bottlenecks);
   memset(a, 0, sizeof(*a));
 }

@@ -75,11 +75,24 @@ struct gr_hive {
 /* A PCIe link that holds GPU pairs below the best pair's bandwidth: it is on
  * each pair's path and runs at the pair's rate (a pair held by two equal
  * links, each GPU's own, is held by both). */
+/* Some of a bottleneck's GPU pairs: the pairs x < y with x of class
+ * from_class and y of class to_class (each unordered pair of classes is
+ * two such groups, one per index order); where gpu >= 0, only those whose
+ * x (gpu_high: whose y) is that GPU: a link of a GPU's own holds its pairs
+ * alone. */
+struct gr_pair_group {
+  int from_class, to_class, gpu;
+  bool gpu_high;
+  size_t npairs;
+};
+
 struct gr_bottleneck {
   int node;                 /* pci index below the link */
   double gbps, nccl_gbps;   /* the link's (gr_link_facts) */
-  size_t npairs, cap_pairs; /* cap_pairs: room in pairs, in pairs (it grows by doubling) */
-  int *pairs;               /* 2 x npairs GPU indices, a < b, in matrix order */
+  size_t npairs;            /* the GPU pairs it holds (gr_bottleneck_pairs lists them) */
+  size_t ngroups, cap_groups;
+  struct gr_pair_group *groups; /* its pairs by class: a link can hold n^2/4 pairs, so they are kept by
+                                   pair of classes (at most classes^2 + n groups), not one by one */
 };
 
 struct gr_gpu_chains; /* analysis_internal.h */
@@ -87,7 +100,12 @@ struct gr_gpu_chains; /* analysis_internal.h */
 struct gr_analysis {
   const struct gr_topo *t;
   size_t ngpus, nnics;
-  struct gr_path *gpu_gpu;  /* ngpus x ngpus */
+  /* The GPU pair matrix, one path per ordered pair of classes (read it
+   * through gr_gpu_path, which renames the GPUs' own bridges): at 512 GPUs
+   * of 64 switches, 4,096 paths, not 262,144 */
+  struct gr_path *class_path; /* nclasses x nclasses: from a GPU of the first to one of the second */
+  int *class_rep;           /* 2 per class pair: the GPUs its path was walked for, -1 where there is none
+                               (a class of one GPU with itself) */
   struct gr_path *gpu_nic;  /* ngpus x nnics */
   /* GPU classes: GPUs that hang from the same attachment the same way (the
    * same switch or bridge, model, NUMA node, NVSwitch fabric and links), so
@@ -280,6 +298,10 @@ void gr_each_pair_class(const struct gr_analysis *a, gr_pair_class_fn fn, void *
 
 /* Whether some pair of distinct GPUs can do P2P at some level. */
 bool gr_any_p2p_pair(const struct gr_analysis *a);
+
+/* The same walked afresh for this pair, not copied from its class pair's
+ * (for tests that hold gr_gpu_path to it). */
+struct gr_path gr_gpu_path_walked(const struct gr_analysis *a, size_t i, size_t j);
 
 /* Up to max of bottleneck b's GPU pairs (b->npairs in all; x < y, in matrix
  * order: by x, then y) into out (2 ints each); returns how many it wrote.

@@ -1,5 +1,5 @@
-/* What analysis.c and analysis_findings.c share: the helpers one calls in
- * the other. Only those two files, classes.c and predict.c (the GPU chains,
+/* What analysis.c, analysis_findings.c, pairs.c and classes.c share: the
+ * helpers one calls in another. Only they and predict.c (the GPU chains,
  * for renaming copied hops) include it. */
 #ifndef GR_ANALYSIS_ANALYSIS_INTERNAL_H
 #define GR_ANALYSIS_ANALYSIS_INTERNAL_H
@@ -30,7 +30,18 @@ struct gr_gpu_chains {
 void gpu_classes(struct gr_analysis *a, struct gr_gpu_chains *c);
 void gpu_chains_free(struct gr_gpu_chains *c);
 
+/* pairs.c: the GPU pair matrix kept per pair of classes, the hives and the
+ * bottlenecks (each computed per pair of classes) */
+void gpu_paths(struct gr_analysis *a);
+void find_hives(struct gr_analysis *a);
+void find_bottlenecks(struct gr_analysis *a);
+
 /* analysis.c */
+/* The path from pci node x to y, walked (nvlink: NVLink counts). */
+struct gr_path path_between(const struct gr_analysis *a, int x, int y, bool nvlink);
+/* GPUs gi and gj both ways at once: *xy from gi to gj, *yx back. */
+void gpu_pair_paths(const struct gr_analysis *a, const bool *p2p, size_t gi, size_t gj, struct gr_path *xy,
+                    struct gr_path *yx);
 void add_finding(struct gr_analysis *a, enum gr_sev sev, const char *id, int node, const char *fmt, ...)
     __attribute__((format(printf, 5, 6)));
 void socket_link(struct gr_analysis *a);

@@ -44,7 +44,8 @@ void add_verdict(struct gr_prediction *p, const char *workload, int gpus, enum g
  * host memory. */
 static enum gr_xfer xfer_at(const struct gr_prediction *p, size_t i, size_t j, enum gr_level level)
 {
-  const struct gr_path *path = &p->a->gpu_gpu[i * p->ngpus + j];
+  struct gr_path pv = gr_gpu_path(p->a, i, j);
+  const struct gr_path *path = &pv;
   if (path->level == GR_LVL_GPULINK)
     return GR_XFER_GPULINK;
   return path->p2p_capable && path->nccl <= level ? GR_XFER_P2P : GR_XFER_HOST;
@@ -56,7 +57,7 @@ static void classify_pairs(struct gr_prediction *p)
   for (size_t i = 0; i < n; i++)
     for (size_t j = 0; j < n; j++) {
       struct gr_pair_predict *pp = &p->pairs[i * n + j];
-      pp->p2p_capable = p->a->gpu_gpu[i * n + j].p2p_capable; /* the analysis's word: GPUs, driver, platform */
+      pp->p2p_capable = gr_gpu_path(p->a, i, j).p2p_capable; /* the analysis's word: GPUs, driver, platform */
       pp->best = xfer_at(p, i, j, GR_LVL_SYS);
       pp->nccl = xfer_at(p, i, j, p->a->nccl_p2p_level);
     }
@@ -242,7 +243,7 @@ static void p2p_domains(struct gr_prediction *p)
     dom[i] = (int)i;
   for (size_t i = 0; i < n; i++)
     for (size_t j = 0; j < n; j++)
-      if (i != j && p->pairs[i * n + j].p2p_capable && p->a->gpu_gpu[i * n + j].level != GR_LVL_SYS)
+      if (i != j && p->pairs[i * n + j].p2p_capable && gr_gpu_path(p->a, i, j).level != GR_LVL_SYS)
         gr_uf_union(dom, (int)i, (int)j);
   p->largest_p2p_domain = n ? 1 : 0;
   for (size_t i = 0; i < n; i++) {

@@ -60,7 +60,7 @@ void build_hop(const struct ctx *c, struct hop *hd, struct hop_build *h, size_t 
   h->nres = 0;
   hd->x = (uint8_t)mode;
   if (mode == GR_XFER_GPULINK) {
-    double bw = c->a->gpu_gpu[ga * c->n + gb].bw_gbps;
+    double bw = gr_gpu_path(c->a, ga, gb).bw_gbps;
     hop_add(h, (int)(2 * t->npci + 2 + ga * 2), bw, false);
     hop_add(h, (int)(2 * t->npci + 2 + gb * 2 + 1), bw, false);
     hd->cap = bw;
@@ -638,9 +638,9 @@ const char *gr_ring_bound_text(const struct gr_prediction *p, const struct gr_ri
   /* a GPU-link bound's ring has two GPUs or more, every hop on GPU links: its
    * first pair names their family (read only for those bounds) */
   bool gpulink = b->kind == GR_BOUND_GPULINK || b->kind == GR_BOUND_GPULINK_RINGS;
-  const char *link = gpulink && r->order ? gr_gpulink_name(&p->a->gpu_gpu[(size_t)r->order[0] * p->a->ngpus +
-                                                                         (size_t)r->order[1]])
-                                         : "NVLink";
+  struct gr_path first = gpulink && r->order ? gr_gpu_path(p->a, (size_t)r->order[0], (size_t)r->order[1])
+                                             : (struct gr_path){.level = GR_LVL_X};
+  const char *link = gr_gpulink_name(&first);
   switch (b->kind) {
   case GR_BOUND_NONE: snprintf(buf, cap, "%s", ""); break;
   case GR_BOUND_LINK: return link_bound_text(p, b, buf, cap);
@@ -690,7 +690,9 @@ static bool nearer(const struct gr_path *p, const struct gr_path *q)
 static void nearest_group(const struct ctx *c, size_t seed, size_t k, int *set)
 {
   size_t n = c->n, m = 0; /* set[1..m]: the nearest peers so far, nearest first */
-  const struct gr_path *row = &c->a->gpu_gpu[seed * n];
+  struct gr_path *row = xmalloc((n + 1) * sizeof(*row));
+  for (size_t j = 0; j < n; j++)
+    row[j] = gr_gpu_path(c->a, seed, j);
   set[0] = (int)seed;
   for (size_t j = 0; j < n; j++) {
     if (j == seed)
@@ -713,6 +715,7 @@ static void nearest_group(const struct ctx *c, size_t seed, size_t k, int *set)
       set[j] = set[j - 1];
       set[j - 1] = tmp;
     }
+  free(row);
 }
 
 /* The best ring in a mode among the nearest groups of k GPUs; its order in

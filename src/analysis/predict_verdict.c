@@ -144,7 +144,7 @@ void training_verdict(struct ctx *c, struct gr_prediction *p)
                           d->nhops_host, n);
   bool crosses = false;
   for (size_t i = 0; i < n; i++)
-    crosses |= c->a->gpu_gpu[(size_t)d->order[i] * n + (size_t)d->order[(i + 1) % n]].level == GR_LVL_SYS;
+    crosses |= gr_gpu_path(c->a, (size_t)d->order[i], (size_t)d->order[(i + 1) % n]).level == GR_LVL_SYS;
   if (crosses)
     snprintf(reasons + off, cap - off, " The ring crosses the link between %s twice.",
              c->t->npackages > 1 ? "sockets" : "NUMA nodes");
@@ -168,8 +168,8 @@ const char *level_needed(const struct ctx *c, const int *order, size_t k)
   enum gr_level need = GR_LVL_PIX;
   for (size_t i = 0; i < k && k > 1; i++) {
     size_t x = (size_t)order[i], y = (size_t)order[(i + 1) % k];
-    if (hop_of(c, 1, (int)x, (int)y)->x == GR_XFER_P2P && c->a->gpu_gpu[x * c->n + y].nccl > need)
-      need = c->a->gpu_gpu[x * c->n + y].nccl;
+    if (hop_of(c, 1, (int)x, (int)y)->x == GR_XFER_P2P && gr_gpu_path(c->a, x, y).nccl > need)
+      need = gr_gpu_path(c->a, x, y).nccl;
   }
   return gr_nccl_level_str(need);
 }
@@ -178,7 +178,8 @@ const char *level_needed(const struct ctx *c, const int *order, size_t k)
 static const char *ring_link_name(const struct ctx *c, const int *order, size_t k)
 {
   for (size_t i = 0; i < k && k > 1; i++) {
-    const struct gr_path *p = &c->a->gpu_gpu[(size_t)order[i] * c->n + (size_t)order[(i + 1) % k]];
+    struct gr_path pv = gr_gpu_path(c->a, (size_t)order[i], (size_t)order[(i + 1) % k]);
+    const struct gr_path *p = &pv;
     if (p->level == GR_LVL_GPULINK)
       return p->xgmi ? "xGMI" : "NVLink";
   }
@@ -225,7 +226,7 @@ static void tp_rule_text(const struct ctx *c, const struct gr_prediction *p, con
   char why[128];
   for (size_t i = 0; i < k; i++) {
     size_t x = (size_t)order[i], y = (size_t)order[(i + 1) % k];
-    matters |= hop_of(c, 0, (int)x, (int)y)->x == GR_XFER_P2P && c->a->gpu_gpu[x * c->n + y].nccl > p->a->nccl_p2p_level;
+    matters |= hop_of(c, 0, (int)x, (int)y)->x == GR_XFER_P2P && gr_gpu_path(c->a, x, y).nccl > p->a->nccl_p2p_level;
   }
   buf[0] = '\0';
   if (matters)
@@ -248,7 +249,7 @@ void tp_verdict(struct ctxs *cs, struct gr_prediction *p, size_t k)
   ring_text(&r, k, ring, sizeof(ring));
   bool sys = false;
   for (size_t i = 0; i < k; i++)
-    sys |= c->a->gpu_gpu[(size_t)dflt[i] * c->n + (size_t)dflt[(i + 1) % k]].level == GR_LVL_SYS;
+    sys |= gr_gpu_path(c->a, (size_t)dflt[i], (size_t)dflt[(i + 1) % k]).level == GR_LVL_SYS;
   enum gr_rating rating = r.nhops_gpulink == k ? GR_RATE_GOOD
                           : r.nhops_host == 0 && !sys ? GR_RATE_FAIR
                                                        : GR_RATE_POOR;

@@ -430,8 +430,49 @@ static json_t *hives_json(const struct gr_analysis *a)
 /* The analysis's bottlenecks: the links (and the inter-socket link) that
  * hold GPU pairs below the best pair. A link can hold n^2/4 pairs, so they
  * are written one by one. */
+static void put_held_pairs(struct gr_jw *w, const struct gr_analysis *a, const struct gr_bottleneck *b)
+{
+  gr_jw_array(w, "pairs");
+  int *pairs = xmalloc((2 * b->npairs + 1) * sizeof(int));
+  size_t np = gr_bottleneck_pairs(a, b, pairs, b->npairs);
+  for (size_t k = 0; k < np; k++) {
+    gr_jw_array(w, NULL);
+    gr_jw_int(w, NULL, pairs[2 * k]);
+    gr_jw_int(w, NULL, pairs[2 * k + 1]);
+    gr_jw_close(w);
+  }
+  free(pairs);
+  gr_jw_close(w);
+}
+
+/* Above 64 GPUs, by group: a link can hold n^2/4 pairs (25.7 of topo
+ * --json's 34 MB at 512 GPUs were these), and they come by pair of groups
+ * (docs/json.md, "Grouped matrices"). */
+static void put_pair_groups(struct gr_jw *w, const struct gr_bottleneck *b)
+{
+  gr_jw_int(w, "npairs", (long long)b->npairs);
+  gr_jw_array(w, "pair_groups");
+  for (size_t k = 0; k < b->ngroups; k++) {
+    const struct gr_pair_group *g = &b->groups[k];
+    gr_jw_object(w, NULL);
+    gr_jw_int(w, "from_group", g->from_class);
+    gr_jw_int(w, "to_group", g->to_class);
+    if (g->gpu >= 0) {
+      gr_jw_int(w, "gpu", g->gpu);
+      gr_jw_str(w, "gpu_end", g->gpu_high ? "to" : "from");
+    } else {
+      gr_jw_null(w, "gpu");
+      gr_jw_null(w, "gpu_end");
+    }
+    gr_jw_int(w, "npairs", (long long)g->npairs);
+    gr_jw_close(w);
+  }
+  gr_jw_close(w);
+}
+
 static void put_bottlenecks(struct gr_jw *w, const struct gr_analysis *a)
 {
+  bool grouped = gr_grids_grouped(a);
   char label[96];
   gr_jw_object(w, "bottlenecks");
   gr_jw_put(w, "best_pair_bw_gbps", gbps_or_null(a->best_pair_gbps));
@@ -443,17 +484,10 @@ static void put_bottlenecks(struct gr_jw *w, const struct gr_analysis *a)
     gr_jw_put(w, "label", json_string(gr_link_label(&a->link[b->node], GR_LABEL_NOW, label, sizeof(label))));
     gr_jw_put(w, "bw_gbps", gbps_or_null(b->gbps));
     gr_jw_put(w, "nccl_bw_gbps", gbps_or_null(b->nccl_gbps));
-    gr_jw_array(w, "pairs");
-    int *pairs = xmalloc((2 * b->npairs + 1) * sizeof(int));
-    size_t np = gr_bottleneck_pairs(a, b, pairs, b->npairs);
-    for (size_t k = 0; k < np; k++) {
-      gr_jw_array(w, NULL);
-      gr_jw_int(w, NULL, pairs[2 * k]);
-      gr_jw_int(w, NULL, pairs[2 * k + 1]);
-      gr_jw_close(w);
-    }
-    free(pairs);
-    gr_jw_close(w);
+    if (grouped)
+      put_pair_groups(w, b);
+    else
+      put_held_pairs(w, a, b);
     gr_jw_close(w);
   }
   gr_jw_close(w);

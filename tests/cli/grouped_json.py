@@ -5,7 +5,8 @@ and column per GPU, as a consumer would.
   grouped_json.py GROUPED.json             checks the grouped document: every GPU in one group, every
                                            matrix a row and a column per group, every ordered pair of
                                            groups in gpu_group_pairs, each own bottleneck a bridge
-                                           above its GPU; prints the expanded pair count
+                                           above its GPU, each bottleneck's pair groups adding up to
+                                           its pairs, once each; prints the expanded pair count
   grouped_json.py GROUPED.json FULL.json   also: the expansion equals FULL's per-GPU members (FULL from
                                            a gpurig that printed them per GPU), member by member
 
@@ -66,12 +67,32 @@ def expand(d):
             for f in ("bw_gbps", "nccl_bw_gbps", "nvlink_inferred"):
                 q[f] = p[f]
             out["gpu_pairs"].append(q)
+    out["bottlenecks"] = expand_bottlenecks(d, groups)
     pr = d.get("prediction") or {}
     if pr.get("matrices_by_group"):
         for key, x in (("p2p_matrix", "X"), ("copy_matrix_gbps", None)):
             m = pr[key]
             out[key] = [[x if i == j else m[group_of[i]][group_of[j]] for j in range(n)] for i in range(n)]
     return out
+
+
+def expand_bottlenecks(d, groups):
+    """bottlenecks with each link's pair_groups expanded to its pairs, [a, b] with a < b in matrix order."""
+    b = json.loads(json.dumps(d["bottlenecks"]))
+    for link in b["links"]:
+        if "pairs" in link:
+            fail("link %s lists its pairs one by one in a grouped document" % link["pci_bus_id"])
+        pairs = []
+        for g in link.pop("pair_groups"):
+            got = [(x, y) for x in groups[g["from_group"]] for y in groups[g["to_group"]] if x < y and
+                   (g["gpu"] is None or (y if g["gpu_end"] == "to" else x) == g["gpu"])]
+            if len(got) != g["npairs"]:
+                fail("link %s: a pair group of %d pairs expands to %d" % (link["pci_bus_id"], g["npairs"], len(got)))
+            pairs += got
+        if len(pairs) != link.pop("npairs") or len(set(pairs)) != len(pairs):
+            fail("link %s: its pair groups do not add up to its npairs, once each" % link["pci_bus_id"])
+        link["pairs"] = [list(p) for p in sorted(pairs)]
+    return b
 
 
 def main():

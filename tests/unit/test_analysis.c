@@ -97,7 +97,7 @@ static void one_switch_is_pix_and_one_hive(void **state)
   assert_string_equal(tu_level(&a, 0, 1, l), "PIX");
   assert_string_equal(tu_level(&a, 0, 0, l), "X");
   assert_int_equal(a.nhives, 1);
-  assert_true(a.gpu_gpu[1].nccl_p2p);
+  assert_true(tu_path(&a, 1).nccl_p2p);
   assert_non_null(tu_find(&a, "topo.hives", -1));
   b_free(&b, &a);
 }
@@ -122,9 +122,9 @@ static void nested_switches_are_pxb_and_root_ports_phb(void **state)
   assert_string_equal(tu_level(&a, 0, 1, l), "PIX");
   assert_string_equal(tu_level(&a, 0, 2, l), "PXB");
   assert_string_equal(tu_level(&a, 3, 4, l), "PHB");
-  assert_int_equal(a.gpu_gpu[3 * 5 + 4].nccl, GR_LVL_PHB);
-  assert_false(a.gpu_gpu[3 * 5 + 4].nccl_p2p); /* Intel: P2P only up to PXB */
-  assert_true(a.gpu_gpu[0 * 5 + 2].nccl_p2p);
+  assert_int_equal(tu_path(&a, 3 * 5 + 4).nccl, GR_LVL_PHB);
+  assert_false(tu_path(&a, 3 * 5 + 4).nccl_p2p); /* Intel: P2P only up to PXB */
+  assert_true(tu_path(&a, 0 * 5 + 2).nccl_p2p);
   assert_int_equal(a.nhives, 2);
   assert_int_equal(a.hive[0], a.hive[3]);
   assert_int_not_equal(a.hive[0], a.hive[4]);
@@ -146,12 +146,12 @@ static void host_bridges_and_sockets(void **state)
   b_node(&b, b_node(&b, b_hostbridge(&b, 1), true, 0), false, GPU);
   b_done(&b, &a);
   assert_string_equal(tu_level(&a, 0, 1, l), "NODE");
-  assert_int_equal(a.gpu_gpu[1].nccl, GR_LVL_PHB); /* NCCL folds NODE into PHB */
+  assert_int_equal(tu_path(&a, 1).nccl, GR_LVL_PHB); /* NCCL folds NODE into PHB */
   assert_string_equal(tu_level(&a, 0, 2, l), "SYS");
   /* Skylake-class Intel: NCCL counts 10 GB/s between sockets, below Gen4's 24 */
-  assert_int_equal(a.gpu_gpu[2].via, GR_VIA_SOCKET);
-  assert_true(fabs(a.gpu_gpu[2].nccl_bw_gbps - 10.0) < 1e-9);
-  assert_true(fabs(a.gpu_gpu[2].bw_gbps - gr_pcie_bw_gbps(4, 16)) < 1e-9);
+  assert_int_equal(tu_path(&a, 2).via, GR_VIA_SOCKET);
+  assert_true(fabs(tu_path(&a, 2).nccl_bw_gbps - 10.0) < 1e-9);
+  assert_true(fabs(tu_path(&a, 2).bw_gbps - gr_pcie_bw_gbps(4, 16)) < 1e-9);
   assert_non_null(tu_find(&a, "topo.gpus-split", -1));
   b_free(&b, &a);
 }
@@ -167,7 +167,7 @@ static void amd_with_two_gpus_allows_sys_p2p(void **state)
   b_done(&b, &a);
   assert_true(a.cpu_amd);
   assert_int_equal(a.nccl_p2p_level, GR_LVL_SYS);
-  assert_true(a.gpu_gpu[1].nccl_p2p);
+  assert_true(tu_path(&a, 1).nccl_p2p);
   assert_null(tu_find(&a, "nccl.p2p-level", -1));
   b_free(&b, &a);
 }
@@ -197,9 +197,9 @@ static void nvlink_direct_and_through_switches(void **state)
   assert_int_equal(b.t.fabrics[0].nmembers, 2);
   b_done(&b, &a);
   assert_string_equal(tu_level(&a, 0, 1, l), "NV2");
-  assert_true(fabs(a.gpu_gpu[1].bw_gbps - 50.0) < 1e-9);
+  assert_true(fabs(tu_path(&a, 1).bw_gbps - 50.0) < 1e-9);
   assert_string_equal(tu_level(&a, 2, 3, l), "NV6");
-  assert_true(fabs(a.gpu_gpu[2 * 4 + 3].bw_gbps - 150.0) < 1e-9);
+  assert_true(fabs(tu_path(&a, 2 * 4 + 3).bw_gbps - 150.0) < 1e-9);
   assert_string_equal(tu_level(&a, 0, 2, l), "PHB");
   assert_int_equal(a.nhives, 2);
   b_free(&b, &a);
@@ -244,8 +244,8 @@ static void link_findings_name_the_device(void **state)
   assert_non_null(f);
   assert_int_equal(f->sev, GR_SEV_INFO);
   /* the x8 link is the bottleneck of GPU0's pairs */
-  assert_int_equal(a.gpu_gpu[0 * 4 + 3].bottleneck, g0);
-  assert_true(fabs(a.gpu_gpu[3].bw_gbps - gr_pcie_bw_gbps(4, 8)) < 1e-9);
+  assert_int_equal(tu_path(&a, 0 * 4 + 3).bottleneck, g0);
+  assert_true(fabs(tu_path(&a, 3).bw_gbps - gr_pcie_bw_gbps(4, 8)) < 1e-9);
   /* warnings sort first */
   assert_int_equal(a.findings.v[0].sev, GR_SEV_WARN);
   b_free(&b, &a);
@@ -473,7 +473,7 @@ static void assert_prediction_sane(const struct gr_prediction *p, size_t n)
   assert_ring_whole(&p->best, n);
   for (size_t i = 0; i < n; i++)
     for (size_t j = 0; j < n; j++)
-      assert_true(i == j || (isfinite(p->pairs[i * n + j].gbps) && p->pairs[i * n + j].gbps > 0));
+      assert_true(i == j || (isfinite(gr_pair_at(p, i, j)->gbps) && gr_pair_at(p, i, j)->gbps > 0));
   assert_int_equal(p->nverdicts, 5); /* training, tensor-parallel on 2, 4 and 8, independent jobs */
   assert_int_equal(p->verdicts[0].gpus, (int)n);
   char *tail = xasprintf(">GPU%d, bounded by", p->best.order[n - 1]); /* the ring is named whole */
@@ -600,8 +600,8 @@ static void nccl_view_follows_the_version(void **state)
   assert_true(a.nccl_assumed);
   assert_string_equal(a.cpu_class, "amd");
   assert_int_equal(a.nccl_p2p_level, GR_LVL_PXB);
-  assert_int_equal(a.gpu_gpu[1].nccl, GR_LVL_PHB);
-  assert_false(a.gpu_gpu[1].nccl_p2p);
+  assert_int_equal(tu_path(&a, 1).nccl, GR_LVL_PHB);
+  assert_false(tu_path(&a, 1).nccl_p2p);
   assert_string_equal(gr_nccl_defaults_text(&a, buf, sizeof(buf)), "NCCL 2.23+ defaults (assumed; --nccl-version to change)");
   assert_non_null(strstr(gr_nccl_why(&a, 4, buf, sizeof(buf)), "more than 2 GPUs in the communicator"));
   /* the communicator's size, not the machine's: a group of 2 gets SYS */
@@ -613,7 +613,7 @@ static void nccl_view_follows_the_version(void **state)
   b_amd_four(&b, &a, "2.21.5"); /* PyTorch 2.6's NCCL: P2P everywhere on AMD */
   assert_false(a.nccl_assumed);
   assert_int_equal(a.nccl_p2p_level, GR_LVL_SYS);
-  assert_true(a.gpu_gpu[1].nccl_p2p);
+  assert_true(tu_path(&a, 1).nccl_p2p);
   assert_null(tu_find(&a, "nccl.p2p-level", -1));
   assert_string_equal(gr_nccl_defaults_text(&a, buf, sizeof(buf)), "NCCL 2.21.5 defaults");
   b_free(&b, &a);
@@ -671,10 +671,10 @@ static void p2p_incapable_gpus_take_the_host_path(void **state)
   b.t.pci[devs[0]].device = b.t.pci[devs[1]].device = b.t.pci[third].device = 0x2684; /* RTX 4090 */
   b_done(&b, &a);
   assert_string_equal(tu_level(&a, 0, 1, l), "PIX"); /* the wiring, as nvidia-smi prints it */
-  assert_false(a.gpu_gpu[1].p2p_capable);
-  assert_int_equal(a.gpu_gpu[1].nccl, GR_LVL_PHB);
-  assert_false(a.gpu_gpu[1].nccl_p2p);
-  assert_true(a.gpu_gpu[1].nccl_bw_gbps > 0);
+  assert_false(tu_path(&a, 1).p2p_capable);
+  assert_int_equal(tu_path(&a, 1).nccl, GR_LVL_PHB);
+  assert_false(tu_path(&a, 1).nccl_p2p);
+  assert_true(tu_path(&a, 1).nccl_bw_gbps > 0);
   assert_int_equal(a.nhives, 3);
   assert_null(tu_find(&a, "nccl.p2p-level", -1));
   const struct gr_finding *f = tu_find(&a, "topo.no-p2p", -1);
@@ -690,8 +690,8 @@ static void p2p_incapable_gpus_take_the_host_path(void **state)
   b.t.pci[devs[0]].device = b.t.pci[devs[1]].device = 0x2684;
   b.t.pci[devs[0]].p2p = b.t.pci[devs[1]].p2p = 1;
   b_done(&b, &a);
-  assert_true(a.gpu_gpu[1].p2p_capable);
-  assert_int_equal(a.gpu_gpu[1].nccl, GR_LVL_PIX);
+  assert_true(tu_path(&a, 1).p2p_capable);
+  assert_int_equal(tu_path(&a, 1).nccl, GR_LVL_PIX);
   assert_int_equal(a.nhives, 1);
   b_free(&b, &a);
 }
@@ -712,8 +712,8 @@ static void nccl_nvlink_figure_by_compute_capability(void **state)
   gr_topo_add_gpulink(&b.t, g0, g1, -1, 2, 50.0);
   gr_topo_add_gpulink(&b.t, g2, g3, -1, 2, 50.0);
   gr_analyze(&b.t, &a);
-  assert_true(fabs(a.gpu_gpu[0 * 4 + 1].nccl_bw_gbps - 2 * 20.0) < 1e-9); /* SM70_NVLINK_BW x 2 links */
-  assert_true(a.gpu_gpu[2 * 4 + 3].nccl_bw_gbps == 0);                    /* unknown GPU: unknown */
+  assert_true(fabs(tu_path(&a, 0 * 4 + 1).nccl_bw_gbps - 2 * 20.0) < 1e-9); /* SM70_NVLINK_BW x 2 links */
+  assert_true(tu_path(&a, 2 * 4 + 3).nccl_bw_gbps == 0);                    /* unknown GPU: unknown */
   b_free(&b, &a);
 }
 
@@ -740,12 +740,12 @@ static void gpu_classes_by_switch(void **state)
   assert_int_equal(a.class_start[1], 4);
   assert_int_equal(a.class_gpus[4], 4);
   /* GPU2 -> GPU6 is a copy of GPU0 -> GPU4: its bottleneck is GPU2's own link, not GPU0's */
-  assert_int_equal(a.gpu_gpu[2 * 8 + 6].bottleneck, g[2]);
-  assert_int_equal(a.gpu_gpu[6 * 8 + 2].bottleneck, g[6]);
-  assert_int_equal(a.gpu_gpu[1 * 8 + 3].bottleneck, g[1]);
-  assert_int_equal(a.gpu_gpu[3 * 8 + 1].bottleneck, g[3]);
-  assert_int_equal(a.gpu_gpu[1 * 8 + 3].top, b.t.pci[b.t.pci[g[1]].parent].parent);
-  assert_true(fabs(a.gpu_gpu[2 * 8 + 6].bw_gbps - a.gpu_gpu[0 * 8 + 4].bw_gbps) < 1e-9);
+  assert_int_equal(tu_path(&a, 2 * 8 + 6).bottleneck, g[2]);
+  assert_int_equal(tu_path(&a, 6 * 8 + 2).bottleneck, g[6]);
+  assert_int_equal(tu_path(&a, 1 * 8 + 3).bottleneck, g[1]);
+  assert_int_equal(tu_path(&a, 3 * 8 + 1).bottleneck, g[3]);
+  assert_int_equal(tu_path(&a, 1 * 8 + 3).top, b.t.pci[b.t.pci[g[1]].parent].parent);
+  assert_true(fabs(tu_path(&a, 2 * 8 + 6).bw_gbps - tu_path(&a, 0 * 8 + 4).bw_gbps) < 1e-9);
   b_free(&b, &a);
 }
 
@@ -774,7 +774,7 @@ static void gpu_classes_singletons(void **state)
         assert_int_not_equal(a.gpu_class[i], a.gpu_class[j]);
   assert_string_equal(tu_level(&a, 4, 5, l), "NV2");
   assert_string_equal(tu_level(&a, 3, 5, l), "PIX");
-  assert_int_equal(a.gpu_gpu[2 * 6 + 0].bottleneck, g[2]);
+  assert_int_equal(tu_path(&a, 2 * 6 + 0).bottleneck, g[2]);
   b_free(&b, &a);
 }
 

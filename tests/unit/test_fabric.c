@@ -62,7 +62,7 @@ static void eight_sxm4_without_nvlink_are_inferred_nv12(void **state)
     for (int j = 0; j < 8; j++)
       if (i != j) {
         assert_string_equal(tu_level(&a, i, j, l), "NV12");
-        assert_true(a.gpu_gpu[i * 8 + j].nv_inferred);
+        assert_true(tu_path(&a, i * 8 + j).nv_inferred);
       }
   assert_int_equal(a.nhives, 1);
   assert_non_null(tu_find(&a, "topo.nvlink-inferred", -1));
@@ -163,7 +163,7 @@ static void reported_switch_links_make_one_fabric(void **state)
   gr_analyze(&t, &a);
   assert_string_equal(tu_level(&a, 0, 1, l), "NV12");
   assert_string_equal(tu_level(&a, 0, 2, l), "NV8"); /* bounded by the member with fewer links */
-  assert_false(a.gpu_gpu[1].nv_inferred);
+  assert_false(tu_path(&a, 1).nv_inferred);
   gr_analysis_free(&a);
   gr_topo_forget_gpulinks(&t); /* --pcie-only */
   assert_int_equal(t.nfabrics, 0);

@@ -807,7 +807,7 @@ static const char *nic_level(const struct gr_analysis *a, int g, int n, char *bu
 
 static const char *nccl_level(const struct gr_analysis *a, int g1, int g2)
 {
-  return gr_nccl_level_str(a->gpu_gpu[g1 * (int)a->ngpus + g2].nccl);
+  return gr_nccl_level_str(gr_gpu_path(a, (size_t)g1, (size_t)g2).nccl);
 }
 
 static void nccl_p4d_as_nccl_sees_it(void **state)

@@ -39,9 +39,16 @@ static inline const struct gr_finding *tu_find(const struct gr_analysis *a, cons
   return NULL;
 }
 
+/* The GPU pair matrix's entry k (row-major: k = i * ngpus + j). */
+static inline struct gr_path tu_path(const struct gr_analysis *a, size_t k)
+{
+  return gr_gpu_path(a, k / a->ngpus, k % a->ngpus);
+}
+
 static inline const char *tu_level(const struct gr_analysis *a, int g1, int g2, char *buf)
 {
-  return gr_level_str(&a->gpu_gpu[g1 * (int)a->ngpus + g2], buf, 16);
+  struct gr_path p = gr_gpu_path(a, (size_t)g1, (size_t)g2);
+  return gr_level_str(&p, buf, 16);
 }
 
 /* A temporary copy of the fixture tree tests/data/trees/NAME (its links
