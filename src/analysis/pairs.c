@@ -412,33 +412,58 @@ static int cmp_pair(const void *x, const void *y)
   return (p[1] > q[1]) - (p[1] < q[1]);
 }
 
-/* Up to max of group g's pairs, the first in matrix order, into out. */
-static size_t group_pairs(const struct gr_analysis *a, const struct gr_pair_group *g, int *out, size_t max)
+/* Group g's pairs in matrix order, each to fn until it returns false. A
+ * GPU's group walks only that GPU's pairs. */
+typedef bool (*pair_fn)(void *ctx, int x, int y);
+static void each_group_pair(const struct gr_analysis *a, const struct gr_pair_group *g, pair_fn fn, void *ctx)
 {
   const int *xs = a->class_gpus + a->class_start[g->from_class], *ys = a->class_gpus + a->class_start[g->to_class];
   size_t nx = a->class_start[g->from_class + 1] - a->class_start[g->from_class];
-  size_t ny = a->class_start[g->to_class + 1] - a->class_start[g->to_class], k = 0;
-  for (size_t p = 0; p < nx && k < max; p++)
-    for (size_t q = 0; q < ny && k < max; q++) {
-      int x = xs[p], y = ys[q];
-      if (x >= y || (g->gpu >= 0 && (g->gpu_high ? y : x) != g->gpu))
-        continue;
-      out[2 * k] = x;
-      out[2 * k + 1] = y;
-      k++;
-    }
-  return k;
+  size_t ny = a->class_start[g->to_class + 1] - a->class_start[g->to_class];
+  if (g->gpu >= 0 && !g->gpu_high) { /* (gpu, each y above it) */
+    for (size_t q = 0; q < ny; q++)
+      if (ys[q] > g->gpu && !fn(ctx, g->gpu, ys[q]))
+        return;
+    return;
+  }
+  if (g->gpu >= 0) { /* (each x below it, gpu) */
+    for (size_t p = 0; p < nx && xs[p] < g->gpu; p++)
+      if (!fn(ctx, xs[p], g->gpu))
+        return;
+    return;
+  }
+  for (size_t p = 0; p < nx; p++)
+    for (size_t q = 0; q < ny; q++)
+      if (xs[p] < ys[q] && !fn(ctx, xs[p], ys[q]))
+        return;
 }
 
-/* Pair p into the sorted list top (n of at most max), if it is among the
- * first max: an insertion. Returns false where p comes after all of a full
- * list (so the group's later pairs do too). */
-static bool keep_first(int *top, size_t *n, size_t max, int x, int y)
+struct pair_list {
+  int *v;
+  size_t n, max;
+};
+
+static bool append_pair(void *ctx, int x, int y)
 {
-  int p[2] = {x, y};
-  if (*n == max && cmp_pair(p, top + 2 * (max - 1)) >= 0)
+  struct pair_list *l = ctx;
+  if (l->n == l->max)
     return false;
-  size_t at = *n < max ? (*n)++ : max - 1;
+  l->v[2 * l->n] = x;
+  l->v[2 * l->n + 1] = y;
+  l->n++;
+  return true;
+}
+
+/* Pair (x, y) into the sorted list (its n of at most max), if it is among
+ * the first max: an insertion. Returns false where it comes after all of a
+ * full list (so the group's later pairs do too). */
+static bool keep_first(void *ctx, int x, int y)
+{
+  struct pair_list *l = ctx;
+  int p[2] = {x, y}, *top = l->v;
+  if (l->n == l->max && cmp_pair(p, top + 2 * (l->max - 1)) >= 0)
+    return false;
+  size_t at = l->n < l->max ? l->n++ : l->max - 1;
   for (; at > 0 && cmp_pair(p, top + 2 * (at - 1)) < 0; at--) {
     top[2 * at] = top[2 * at - 2];
     top[2 * at + 1] = top[2 * at - 1];
@@ -448,41 +473,28 @@ static bool keep_first(int *top, size_t *n, size_t max, int x, int y)
   return true;
 }
 
-/* The first max pairs of all groups: each group's pairs come in matrix
- * order, so a group is left at its first pair that is not among them. */
-static size_t first_pairs(const struct gr_analysis *a, const struct gr_bottleneck *b, int *out, size_t max)
-{
-  size_t n = 0;
-  for (size_t k = 0; k < b->ngroups; k++) {
-    const struct gr_pair_group *g = &b->groups[k];
-    const int *xs = a->class_gpus + a->class_start[g->from_class], *ys = a->class_gpus + a->class_start[g->to_class];
-    size_t nx = a->class_start[g->from_class + 1] - a->class_start[g->from_class];
-    size_t ny = a->class_start[g->to_class + 1] - a->class_start[g->to_class];
-    bool more = true;
-    for (size_t p = 0; p < nx && more; p++)
-      for (size_t q = 0; q < ny && more; q++)
-        if (xs[p] < ys[q] && (g->gpu < 0 || (g->gpu_high ? ys[q] : xs[p]) == g->gpu))
-          more = keep_first(out, &n, max, xs[p], ys[q]);
-  }
-  return n;
-}
-
 size_t gr_bottleneck_pairs(const struct gr_analysis *a, const struct gr_bottleneck *b, int *out, size_t max)
 {
   if (max == 0 || b->npairs == 0)
     return 0;
-  if (max <= 64) /* a printer's first few */
-    return first_pairs(a, b, out, max);
+  if (max <= 64) { /* a printer's first few: each group is left at its first pair not among them */
+    struct pair_list top = {out, 0, max};
+    for (size_t k = 0; k < b->ngroups; k++)
+      each_group_pair(a, &b->groups[k], keep_first, &top);
+    return top.n;
+  }
   /* each group's first max pairs, then the first max of them all */
-  size_t cap = 0, n = 0;
+  size_t cap = 0;
   for (size_t k = 0; k < b->ngroups; k++)
     cap += b->groups[k].npairs < max ? b->groups[k].npairs : max;
-  int *all = xmalloc((2 * cap + 2) * sizeof(int));
-  for (size_t k = 0; k < b->ngroups; k++)
-    n += group_pairs(a, &b->groups[k], all + 2 * n, max);
-  qsort(all, n, 2 * sizeof(int), cmp_pair);
-  size_t m = n < max ? n : max;
-  memcpy(out, all, m * 2 * sizeof(int));
-  free(all);
+  struct pair_list all = {xmalloc((2 * cap + 2) * sizeof(int)), 0, 0};
+  for (size_t k = 0; k < b->ngroups; k++) {
+    all.max = all.n + (b->groups[k].npairs < max ? b->groups[k].npairs : max);
+    each_group_pair(a, &b->groups[k], append_pair, &all);
+  }
+  qsort(all.v, all.n, 2 * sizeof(int), cmp_pair);
+  size_t m = all.n < max ? all.n : max;
+  memcpy(out, all.v, m * 2 * sizeof(int));
+  free(all.v);
   return m;
 }
