@@ -445,12 +445,10 @@ static void put_held_pairs(struct gr_jw *w, const struct gr_analysis *a, const s
   gr_jw_close(w);
 }
 
-/* Above 64 GPUs, by group: a link can hold n^2/4 pairs (25.7 of topo
- * --json's 34 MB at 512 GPUs were these), and they come by pair of groups
- * (docs/json.md, "Grouped matrices"). */
-static void put_pair_groups(struct gr_jw *w, const struct gr_bottleneck *b)
+/* The pair groups one by one (docs/json.md): the form that says every
+ * link's pairs, where the shorter ones below do not. */
+static void put_ordered_groups(struct gr_jw *w, const struct gr_bottleneck *b)
 {
-  gr_jw_int(w, "npairs", (long long)b->npairs);
   gr_jw_array(w, "pair_groups");
   for (size_t k = 0; k < b->ngroups; k++) {
     const struct gr_pair_group *g = &b->groups[k];
@@ -470,6 +468,85 @@ static void put_pair_groups(struct gr_jw *w, const struct gr_bottleneck *b)
   gr_jw_close(w);
 }
 
+static size_t class_size(const struct gr_analysis *a, int c)
+{
+  return a->class_start[c + 1] - a->class_start[c];
+}
+
+static int cmp_key2(const void *x, const void *y)
+{
+  const long long *p = x, *q = y;
+  return (p[0] > q[0]) - (p[0] < q[0]);
+}
+
+/* A link's groups by unordered pair of groups (key: the pair, or for a
+ * GPU's own link the other group), each with the pairs held; true when
+ * each holds every pair of its two groups (or of the GPU with its group),
+ * so that the short form says exactly the link's pairs. keys: 2 per group. */
+static size_t merged_groups(const struct gr_analysis *a, const struct gr_bottleneck *b, int gpu, long long *keys,
+                            bool *whole)
+{
+  size_t n = 0, nc = a->nclasses;
+  for (size_t k = 0; k < b->ngroups; k++) {
+    const struct gr_pair_group *g = &b->groups[k];
+    int c = g->from_class, d = g->to_class;
+    long long key = gpu >= 0 ? (g->gpu_high ? c : d) : (long long)(c < d ? c : d) * (long long)nc + (c < d ? d : c);
+    keys[2 * n] = key;
+    keys[2 * n + 1] = (long long)g->npairs;
+    n++;
+  }
+  qsort(keys, n, 2 * sizeof(long long), cmp_key2);
+  size_t m = 0;
+  *whole = true;
+  for (size_t k = 0; k < n; m++) {
+    long long key = keys[2 * k], sum = 0;
+    for (; k < n && keys[2 * k] == key; k++)
+      sum += keys[2 * k + 1];
+    int c = (int)(gpu >= 0 ? a->gpu_class[gpu] : key / (long long)nc), d = (int)(gpu >= 0 ? key : key % (long long)nc);
+    size_t want = gpu >= 0 ? class_size(a, d) - (c == d) : c == d ? class_size(a, c) * (class_size(a, c) - 1) / 2
+                                                                  : class_size(a, c) * class_size(a, d);
+    *whole &= (size_t)sum == want;
+    keys[2 * m] = key;
+  }
+  return m;
+}
+
+/* Above 64 GPUs, by group: a link can hold n^2/4 pairs (25.7 of topo
+ * --json's 34 MB at 512 GPUs were these). A GPU's own link holds that
+ * GPU's pairs with whole groups ("gpu", "with_groups"); another link holds
+ * whole pairs of groups ("group_pairs"); where a link holds part of one,
+ * its groups come one by one ("pair_groups"). docs/json.md, "Grouped
+ * matrices". */
+static void put_pair_groups(struct gr_jw *w, const struct gr_analysis *a, const struct gr_bottleneck *b)
+{
+  gr_jw_int(w, "npairs", (long long)b->npairs);
+  int gpu = b->ngroups ? b->groups[0].gpu : -1;
+  for (size_t k = 1; k < b->ngroups && gpu >= -1; k++)
+    gpu = b->groups[k].gpu == gpu ? gpu : -2; /* -2: a shared link's groups and a GPU's mixed */
+  long long *keys = xmalloc((2 * b->ngroups + 2) * sizeof(long long));
+  bool whole = false;
+  size_t m = gpu >= -1 ? merged_groups(a, b, gpu, keys, &whole) : 0;
+  if (!whole)
+    put_ordered_groups(w, b);
+  else if (gpu >= 0) {
+    gr_jw_int(w, "gpu", gpu);
+    gr_jw_array(w, "with_groups");
+    for (size_t k = 0; k < m; k++)
+      gr_jw_int(w, NULL, keys[2 * k]);
+    gr_jw_close(w);
+  } else {
+    gr_jw_array(w, "group_pairs");
+    for (size_t k = 0; k < m; k++) {
+      gr_jw_array(w, NULL);
+      gr_jw_int(w, NULL, keys[2 * k] / (long long)a->nclasses);
+      gr_jw_int(w, NULL, keys[2 * k] % (long long)a->nclasses);
+      gr_jw_close(w);
+    }
+    gr_jw_close(w);
+  }
+  free(keys);
+}
+
 static void put_bottlenecks(struct gr_jw *w, const struct gr_analysis *a)
 {
   bool grouped = gr_grids_grouped(a);
@@ -485,7 +562,7 @@ static void put_bottlenecks(struct gr_jw *w, const struct gr_analysis *a)
     gr_jw_put(w, "bw_gbps", gbps_or_null(b->gbps));
     gr_jw_put(w, "nccl_bw_gbps", gbps_or_null(b->nccl_gbps));
     if (grouped)
-      put_pair_groups(w, b);
+      put_pair_groups(w, a, b);
     else
       put_held_pairs(w, a, b);
     gr_jw_close(w);

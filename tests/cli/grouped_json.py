@@ -77,20 +77,28 @@ def expand(d):
 
 
 def expand_bottlenecks(d, groups):
-    """bottlenecks with each link's pair_groups expanded to its pairs, [a, b] with a < b in matrix order."""
+    """bottlenecks with each link's groups expanded to its pairs, [a, b] with a < b in matrix order."""
     b = json.loads(json.dumps(d["bottlenecks"]))
     for link in b["links"]:
         if "pairs" in link:
             fail("link %s lists its pairs one by one in a grouped document" % link["pci_bus_id"])
+        forms = [k for k in ("pair_groups", "group_pairs", "with_groups") if k in link]
+        if len(forms) != 1:
+            fail("link %s: not one of pair_groups, group_pairs, with_groups: %s" % (link["pci_bus_id"], forms))
         pairs = []
-        for g in link.pop("pair_groups"):
+        for g in link.pop("pair_groups", []):
             got = [(x, y) for x in groups[g["from_group"]] for y in groups[g["to_group"]] if x < y and
                    (g["gpu"] is None or (y if g["gpu_end"] == "to" else x) == g["gpu"])]
             if len(got) != g["npairs"]:
                 fail("link %s: a pair group of %d pairs expands to %d" % (link["pci_bus_id"], g["npairs"], len(got)))
             pairs += got
+        for c, e in link.pop("group_pairs", []):
+            pairs += [(min(x, y), max(x, y)) for x in groups[c] for y in groups[e] if x != y and (c != e or x < y)]
+        if "with_groups" in link:
+            g = link.pop("gpu")
+            pairs += [(min(g, y), max(g, y)) for e in link.pop("with_groups") for y in groups[e] if y != g]
         if len(pairs) != link.pop("npairs") or len(set(pairs)) != len(pairs):
-            fail("link %s: its pair groups do not add up to its npairs, once each" % link["pci_bus_id"])
+            fail("link %s: its groups do not add up to its npairs, once each" % link["pci_bus_id"])
         link["pairs"] = [list(p) for p in sorted(pairs)]
     return b
 
