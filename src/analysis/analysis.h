@@ -70,6 +70,7 @@ struct gr_hive {
   enum gr_hive_kind kind;
   enum gr_level worst;      /* its worst pair's level (X for one GPU) */
   size_t ngpus;
+  bool xgmi;                /* its GPU links are xGMI (its GPUs are AMD's): gr_hive_name */
 };
 
 /* A PCIe link that holds GPU pairs below the best pair's bandwidth: it is on

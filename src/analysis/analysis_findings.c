@@ -247,6 +247,12 @@ static char *gpu_list(const int *members, size_t n)
   return buf;
 }
 
+static int cmp_int(const void *x, const void *y)
+{
+  int p = *(const int *)x, q = *(const int *)y;
+  return (p > q) - (p < q);
+}
+
 void locality_findings(struct gr_analysis *a)
 {
   const struct gr_topo *t = a->t;
@@ -263,18 +269,12 @@ void locality_findings(struct gr_analysis *a)
     free(list);
   }
   /* GPUs spread over NUMA nodes */
-  int first = -2, nodes = 0;
-  for (size_t g = 0; g < a->ngpus; g++) {
-    int n = t->pci[t->gpus[g]].numa;
-    bool seen = false;
-    for (size_t h = 0; h < g; h++)
-      seen |= t->pci[t->gpus[h]].numa == n;
-    if (!seen && n >= 0) {
-      nodes++;
-      if (first == -2)
-        first = n;
-    }
-  }
+  int nodes = 0; /* the distinct NUMA nodes GPUs report: sorted, not a scan of the GPUs before each */
+  for (size_t g = 0; g < a->ngpus; g++)
+    members[g] = t->pci[t->gpus[g]].numa;
+  qsort(members, a->ngpus, sizeof(int), cmp_int);
+  for (size_t g = 0; g < a->ngpus; g++)
+    nodes += members[g] >= 0 && (g == 0 || members[g] != members[g - 1]);
   if (nodes > 1) {
     char socket[128] = "";
     if (a->socket_link)

@@ -216,6 +216,7 @@ static void hive_levels(struct gr_analysis *a, enum gr_level *joined)
           hv->worst = p->level;
         if (p->level <= GR_LVL_PXB && p->p2p_capable && p->level > joined[h])
           joined[h] = p->level;
+        hv->xgmi |= p->level == GR_LVL_GPULINK && p->xgmi; /* xGMI joins AMD GPUs only: all its pairs or none */
       }
   }
   free(fill);
@@ -259,23 +260,9 @@ void find_hives(struct gr_analysis *a)
   free(joined);
 }
 
-/* Whether the GPU links joining hive h are xGMI (its members are AMD's). A
- * GPU-link pair can do P2P, so both its classes lie whole in one hive: the
- * walked pair's hive is theirs. */
-static bool hive_xgmi(const struct gr_analysis *a, size_t h)
-{
-  for (size_t c = 0; c < a->nclasses; c++)
-    for (size_t d = 0; d < a->nclasses; d++) {
-      size_t i, j, k = c * a->nclasses + d;
-      if (gr_class_pair_rep(a, c, d, &i, &j) && a->hive[i] == (int)h && a->class_path[k].level == GR_LVL_GPULINK)
-        return a->class_path[k].xgmi;
-    }
-  return false;
-}
-
 const char *gr_hive_name(const struct gr_analysis *a, size_t h)
 {
-  if (a->hives[h].kind == GR_HIVE_GPULINK && hive_xgmi(a, h))
+  if (a->hives[h].kind == GR_HIVE_GPULINK && a->hives[h].xgmi)
     return "xGMI"; /* AMD's GPU links, the same kind of hive */
   return gr_hive_kind_name(a->hives[h].kind);
 }

@@ -104,13 +104,23 @@ static void check_hives(const struct gr_analysis *a, const char *what)
       if ((gr_uf_find(uf, (int)i) == gr_uf_find(uf, (int)j)) != (a->hive[i] == a->hive[j]))
         fail_msg("%s: GPU%zu and GPU%zu: hives differ from the union over every pair", what, i, j);
   enum gr_level *worst = xcalloc(a->nhives + 1, sizeof(*worst));
+  bool *xgmi = xcalloc(a->nhives + 1, sizeof(bool));
   for (size_t i = 0; i < n; i++)
-    for (size_t j = 0; j < n; j++)
-      if (a->hive[i] == a->hive[j] && gr_gpu_path_walked(a, i, j).level > worst[a->hive[i]])
-        worst[a->hive[i]] = gr_gpu_path_walked(a, i, j).level;
-  for (size_t h = 0; h < a->nhives; h++)
+    for (size_t j = 0; j < n; j++) {
+      struct gr_path p = gr_gpu_path_walked(a, i, j);
+      if (a->hive[i] != a->hive[j])
+        continue;
+      if (p.level > worst[a->hive[i]])
+        worst[a->hive[i]] = p.level;
+      xgmi[a->hive[i]] |= p.level == GR_LVL_GPULINK && p.xgmi;
+    }
+  for (size_t h = 0; h < a->nhives; h++) {
     if (worst[h] != a->hives[h].worst)
       fail_msg("%s: hive %zu: worst level %d, every pair says %d", what, h, a->hives[h].worst, worst[h]);
+    if (xgmi[h] != a->hives[h].xgmi)
+      fail_msg("%s: hive %zu: xGMI %d, every pair says %d", what, h, a->hives[h].xgmi, xgmi[h]);
+  }
+  free(xgmi);
   free(worst);
   free(uf);
 }
