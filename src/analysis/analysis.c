@@ -527,6 +527,7 @@ void gr_analysis_free(struct gr_analysis *a)
   gr_findings_free(&a->findings);
   free(a->class_path);
   free(a->class_rep);
+  free(a->class_below);
   free(a->gpu_nic);
   free(a->gpu_class);
   free(a->class_start);

@@ -107,6 +107,7 @@ struct gr_analysis {
   struct gr_path *class_path; /* nclasses x nclasses: from a GPU of the first to one of the second */
   int *class_rep;           /* 2 per class pair: the GPUs its path was walked for, -1 where there is none
                                (a class of one GPU with itself) */
+  size_t *class_below;      /* per class pair (c, d): how many GPU pairs x < y have x of c and y of d */
   struct gr_path *gpu_nic;  /* ngpus x nnics */
   /* GPU classes: GPUs that hang from the same attachment the same way (the
    * same switch or bridge, model, NUMA node, NVSwitch fabric and links), so

@@ -41,6 +41,23 @@ bool gr_class_pair_rep(const struct gr_analysis *a, size_t c, size_t d, size_t *
   return true;
 }
 
+/* How many (x of c, y of d) have x < y: a merge of the two sorted member
+ * lists. */
+static size_t pairs_below(const struct gr_analysis *a, size_t c, size_t d)
+{
+  const int *xs = a->class_gpus + a->class_start[c], *ys = a->class_gpus + a->class_start[d];
+  size_t nx = a->class_start[c + 1] - a->class_start[c], ny = a->class_start[d + 1] - a->class_start[d];
+  if (c == d)
+    return nx * (nx - 1) / 2;
+  size_t count = 0, k = 0;
+  for (size_t q = 0; q < ny; q++) { /* y = ys[q]: the members of c below it */
+    while (k < nx && xs[k] < ys[q])
+      k++;
+    count += k;
+  }
+  return count;
+}
+
 /* One path per class pair, walked for the pair gr_class_pair_rep names
  * (both ways at once: the pair (c, d) and (d, c) share their walk). */
 void gpu_paths(struct gr_analysis *a)
@@ -67,6 +84,10 @@ void gpu_paths(struct gr_analysis *a)
       a->class_rep[2 * cd + 1] = a->class_rep[2 * dc] = (int)j;
     }
   free(p2p);
+  a->class_below = xmalloc((nc * nc + 1) * sizeof(size_t));
+  for (size_t c = 0; c < nc; c++)
+    for (size_t d = 0; d < nc; d++)
+      a->class_below[c * nc + d] = pairs_below(a, c, d);
 }
 
 struct gr_path gr_gpu_path(const struct gr_analysis *a, size_t i, size_t j)
@@ -101,33 +122,12 @@ struct gr_path gr_gpu_path_walked(const struct gr_analysis *a, size_t i, size_t 
   return xy;
 }
 
-/* How many (x of c, y of d) have x < y: a merge of the two sorted member
- * lists. */
-static size_t pairs_below(const struct gr_analysis *a, size_t c, size_t d)
-{
-  const int *xs = a->class_gpus + a->class_start[c], *ys = a->class_gpus + a->class_start[d];
-  size_t nx = a->class_start[c + 1] - a->class_start[c], ny = a->class_start[d + 1] - a->class_start[d];
-  if (c == d)
-    return nx * (nx - 1) / 2;
-  size_t count = 0, k = 0;
-  for (size_t q = 0; q < ny; q++) { /* y = ys[q]: the members of c below it */
-    while (k < nx && xs[k] < ys[q])
-      k++;
-    count += k;
-  }
-  return count;
-}
-
 void gr_each_pair_class(const struct gr_analysis *a, gr_pair_class_fn fn, void *ctx)
 {
-  for (size_t c = 0; c < a->nclasses; c++)
-    for (size_t d = 0; d < a->nclasses; d++) {
-      size_t np = pairs_below(a, c, d), i, j;
-      if (np == 0 || !gr_class_pair_rep(a, c, d, &i, &j))
-        continue;
-      struct gr_path p = gr_gpu_path(a, i, j);
-      fn(ctx, &p, c, d, np);
-    }
+  size_t nc = a->nclasses;
+  for (size_t k = 0; k < nc * nc; k++) /* a pair of classes with pairs below has a walked pair: its path as is */
+    if (a->class_below[k])
+      fn(ctx, &a->class_path[k], k / nc, k % nc, a->class_below[k]);
 }
 
 bool gr_any_p2p_pair(const struct gr_analysis *a)
