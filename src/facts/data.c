@@ -31,16 +31,18 @@ void gr_table_free(struct gr_table *t)
  * newline or the copy's final NUL, ends the last), into f. */
 static void cut_fields(char *line, size_t len, char **f, size_t cap)
 {
+  /* memchr to each tab: every table is parsed on every run that needs it,
+   * and its source columns are long (a byte-by-byte scan was 4% of topo on a
+   * DGX-2) */
   size_t k = 0, start = 0;
-  for (size_t i = 0; i <= len && k < cap; i++) {
-    if (i == len || line[i] == '\t') {
-      size_t e = i;
-      while (e > start && (line[e - 1] == ' ' || line[e - 1] == '\r'))
-        e--;
-      line[e] = '\0';
-      f[k++] = line + start;
-      start = i + 1;
-    }
+  while (k < cap && start <= len) {
+    const char *tab = memchr(line + start, '\t', len - start);
+    size_t i = tab ? (size_t)(tab - line) : len, e = i;
+    while (e > start && (line[e - 1] == ' ' || line[e - 1] == '\r'))
+      e--;
+    line[e] = '\0';
+    f[k++] = line + start;
+    start = i + 1;
   }
 }
 
@@ -56,8 +58,8 @@ static bool skipped(const char *line, size_t len)
 static size_t fields_in(const char *line, size_t len)
 {
   size_t tabs = 0;
-  for (size_t i = 0; i < len; i++)
-    tabs += line[i] == '\t';
+  for (const char *p = line, *end = line + len; (p = memchr(p, '\t', (size_t)(end - p))); p++)
+    tabs++;
   return tabs + 1;
 }
 
