@@ -291,6 +291,26 @@ void str_copy(char *dst, size_t cap, const char *src)
   dst[n] = '\0';
 }
 
+double gr_strtod(const char *s, char **end)
+{
+  static const double pow10[] = {1e0, 1e1, 1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
+                                 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15};
+  const char *p = s + (*s == '-');
+  unsigned long long m = 0;
+  int digits = 0, frac = 0;
+  for (; *p >= '0' && *p <= '9' && digits <= 15; p++, digits++)
+    m = m * 10 + (unsigned)(*p - '0');
+  if (*p == '.')
+    for (p++; *p >= '0' && *p <= '9' && digits <= 15; p++, digits++, frac++)
+      m = m * 10 + (unsigned)(*p - '0');
+  if (digits == 0 || digits > 15 || (*p >= '0' && *p <= '9') || *p == 'e' || *p == 'E' || *p == 'x' || *p == 'X')
+    return strtod(s, end);
+  double v = (double)m / pow10[frac];
+  if (end)
+    *end = (char *)p;
+  return *s == '-' ? -v : v;
+}
+
 bool gr_parse_seconds(const char *s, double min, double max, double *out)
 {
   char *end = NULL;

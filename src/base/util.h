@@ -91,6 +91,13 @@ bool parse_ulong(const char *s, int base, unsigned long *out);
  * too). false for anything else, 0, or more than 1 TiB. */
 bool gr_parse_size(const char *s, size_t *out);
 /* A time in seconds from min to max: "1", "0.5", "2s", "500ms". */
+/* strtod, with a fast path for the plain decimals data tables hold
+ * ("936.2", "-3", at most 15 digits): the value is the digits as an integer
+ * over a power of ten, both exact, so one IEEE division rounds it as
+ * strtod does. Anything else (exponents, signs but '-', inf, hex, more
+ * digits) goes to strtod. */
+double gr_strtod(const char *s, char **end);
+
 bool gr_parse_seconds(const char *s, double min, double max, double *out);
 /* A listening address: "ADDR:PORT" (IPv4), "[ADDR]:PORT" (IPv6) or ":PORT"
  * (loopback, 127.0.0.1); port 1 to 65535. sa is a struct sockaddr_storage,

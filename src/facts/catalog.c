@@ -61,13 +61,13 @@ static int parse_row(const struct gr_table *t, const size_t *col, size_t r, stru
   double *nums[] = {&m->mem_gib, &m->mem_bw_gbps, &m->fp16_tflops, &m->fp16_fp32acc_tflops, &m->tdp_w};
   for (size_t k = 0; k < 5; k++) {
     char *end;
-    *nums[k] = strtod(v[3 + k], &end);
+    *nums[k] = gr_strtod(v[3 + k], &end);
     if (end == v[3 + k] || *end || *nums[k] < 0)
       return gr_fail(err, GR_EXIT_CANNOT_RUN, "%s:%zu: %s is not a number", t->name, t->lines[r], cols[3 + k]);
   }
   long gen, links;
   char *end;
-  m->link_gbps = strtod(v[11], &end);
+  m->link_gbps = gr_strtod(v[11], &end);
   if (!parse_long(v[8], 10, &gen) || gen < 1 || gen > 6 || !parse_long(v[10], 10, &links) || links < 0 || *end)
     return gr_fail(err, GR_EXIT_CANNOT_RUN, "%s:%zu: bad pcie_gen, links or link_gbps", t->name, t->lines[r]);
   m->pcie_gen = (int)gen;
@@ -88,10 +88,10 @@ static int parse_row(const struct gr_table *t, const size_t *col, size_t r, stru
     return gr_fail(err, GR_EXIT_CANNOT_RUN, "%s:%zu: cc must be MAJOR.MINOR or -", t->name, t->lines[r]);
   if (strcmp(v[19], "-") == 0) /* int8 tensor cores run at twice the fp16 rate from Turing (7.5) on */
     m->int8_tops = strcmp(v[1], "nvidia") == 0 && m->cc_major * 10 + m->cc_minor >= 75 ? 2 * m->fp16_tflops : 0;
-  else if ((m->int8_tops = strtod(v[19], &end)) <= 0 || *end)
+  else if ((m->int8_tops = gr_strtod(v[19], &end)) <= 0 || *end)
     return gr_fail(err, GR_EXIT_CANNOT_RUN, "%s:%zu: int8_tops must be a number or -", t->name, t->lines[r]);
   /* "-": the vendor publishes no figure (the H20's clock); 0 then, never a guess. */
-  m->boost_mhz = strcmp(v[21], "-") == 0 ? 0 : strtod(v[21], &end);
+  m->boost_mhz = strcmp(v[21], "-") == 0 ? 0 : gr_strtod(v[21], &end);
   if (strcmp(v[21], "-") != 0 && (end == v[21] || *end || !(m->boost_mhz > 0 && m->boost_mhz < 100000))) /* NaN too */
     return gr_fail(err, GR_EXIT_CANNOT_RUN, "%s:%zu: boost_mhz \"%s\" must be a number of MHz or -", t->name,
                    t->lines[r], v[21]);

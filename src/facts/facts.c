@@ -117,7 +117,7 @@ static int build_engine_speed(struct store *s, const struct gr_table *t, struct 
       i++;
     char *end;
     int y, m, n = 0;
-    row->value = strtod(v, &end);
+    row->value = gr_strtod(v, &end);
     if (!known[i])
       return gr_fail(err, GR_EXIT_CANNOT_RUN, "%s:%zu: unknown key %s", t->name, t->lines[r], key);
     if (end == v || *end || !(row->value >= 0 && row->value < 1e6))
@@ -173,7 +173,7 @@ static int build_kv(const struct gr_table *t, const char *const *keys, struct gr
     struct gr_kv *row = &kv->rows[kv->n++];
     row->key = gr_table_cell(t, r, ck);
     row->source = gr_table_cell(t, r, cs);
-    row->value = strtod(v, &end);
+    row->value = gr_strtod(v, &end);
     if (end == v || *end)
       return gr_fail(err, GR_EXIT_CANNOT_RUN, "%s:%zu: value of %s is not a number: \"%s\"", t->name, t->lines[r],
                      row->key, v);

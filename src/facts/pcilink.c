@@ -18,7 +18,7 @@ int gr_pcie_gens_parse(const struct gr_table *t, struct gr_pcie_gen *gens, size_
   for (size_t r = 0; r < t->nrows; r++) {
     long g, num, den, code;
     char *end;
-    double gts = strtod(gr_table_cell(t, r, (size_t)cr), &end);
+    double gts = gr_strtod(gr_table_cell(t, r, (size_t)cr), &end);
     if (!parse_long(gr_table_cell(t, r, (size_t)cg), 10, &g) || g < 1 || g > 9 || *end || gts <= 0 ||
         !parse_long(gr_table_cell(t, r, (size_t)cn), 10, &num) ||
         !parse_long(gr_table_cell(t, r, (size_t)cd), 10, &den) || den <= 0 || num <= 0 ||
@@ -59,7 +59,7 @@ enum gr_speed_parse gr_pcie_parse_speed(const char *s, int *gen)
     s++;
   if (str_starts_with(s, "Unknown"))
     return GR_SPEED_UNKNOWN;
-  double gts = strtod(s, &end);
+  double gts = gr_strtod(s, &end);
   if (end == s || !(gts > 0))
     return GR_SPEED_INVALID;
   while (*end == ' ')

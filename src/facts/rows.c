@@ -59,7 +59,7 @@ static bool parse_cell(const struct gr_col_spec *c, const char *v, char *dst, ch
     char range[96];
     range_text(c, range, sizeof(range));
     snprintf(what, cap, "a number %s", range);
-    d = strtod(v, &end);
+    d = gr_strtod(v, &end);
     if (end == v || *end || !isfinite(d) || d < c->lo || d > c->hi)
       return false;
     memcpy(dst + c->offset, &d, sizeof(d));

@@ -3,6 +3,7 @@
  * a static buffer that made one analysis change another's result). Results
  * "alone" come from forked children, so each is computed in a process that
  * did nothing else. */
+#include <math.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -595,6 +596,40 @@ static void test_power_tables(void **state)
   assert_true(eight);
 }
 
+/* gr_strtod's fast path gives strtod's value to the bit and stops where
+ * strtod stops, on the decimals tables hold and on what it hands on. */
+static void test_strtod_fast_path(void **state)
+{
+  (void)state;
+  static const char *fixed[] = {"0", "-0", "1", "1.", ".5", "-.5", "936.2", "0.1", "0.3", "1.05", "99.999",
+                                "123456789012345", "1234567890123456", "12345678901234567", "0.000000000000001",
+                                "3.14159265358979", "1e3", "2.5E-2", "+4", " 7", "inf", "nan", "0x1p3", "-", ".",
+                                "", "12abc", "1.2.3", "450\t", "7 "};
+  char buf[64];
+  unsigned seed = 12345;
+  for (size_t k = 0; k < sizeof(fixed) / sizeof(fixed[0]) + 20000; k++) {
+    const char *s = buf;
+    if (k < sizeof(fixed) / sizeof(fixed[0]))
+      s = fixed[k];
+    else { /* random decimals: up to 17 digits, a point anywhere, a sign now and then */
+      size_t n = 0, digits = 1 + (seed = seed * 1103515245u + 12345u) % 17, point = (seed >> 8) % (digits + 2);
+      if ((seed >> 4) % 5 == 0)
+        buf[n++] = '-';
+      for (size_t d = 0; d < digits; d++) {
+        if (d == point)
+          buf[n++] = '.';
+        buf[n++] = (char)('0' + (seed = seed * 1103515245u + 12345u) % 10);
+      }
+      buf[n] = '\0';
+    }
+    char *e1 = NULL, *e2 = NULL;
+    double a = strtod(s, &e1), b = gr_strtod(s, &e2);
+    if (memcmp(&a, &b, sizeof(a)) != 0 && !(isnan(a) && isnan(b)))
+      fail_msg("\"%s\": strtod %.17g, gr_strtod %.17g", s, a, b);
+    assert_ptr_equal(e1, e2);
+  }
+}
+
 int main(void)
 {
   const struct CMUnitTest tests[] = {
@@ -610,6 +645,7 @@ int main(void)
       cmocka_unit_test(test_broken_rows_refused),
       cmocka_unit_test(test_typed_fields_match_files),
       cmocka_unit_test(test_power_tables),
+      cmocka_unit_test(test_strtod_fast_path),
   };
   return cmocka_run_group_tests(tests, setup, NULL);
 }
