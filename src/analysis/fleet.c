@@ -120,6 +120,12 @@ static const struct fact_rule {
      "Install the NVIDIA driver the other nodes run: the CUDA driver (libcuda) comes with it."},
     {"NCCL", FACT_SETTING, GR_SEV_WARN, NULL,
      "Install the NCCL the other nodes have (libnccl2 of that version), or give every node the same copy."},
+    /* The same for AMD's: HIP comes with a ROCm release, RCCL is its NCCL. */
+    {"HIP", FACT_SETTING, GR_SEV_WARN, NULL,
+     "Install the ROCm release the other nodes run: the HIP runtime (libamdhip64) comes with it."},
+    {"RCCL", FACT_SETTING, GR_SEV_WARN, NULL,
+     "Install the RCCL the other nodes have (ROCm's rccl package of that version), or give every node the same "
+     "copy."},
     /* IOMMU translation or ACS redirect on one node: its GPUs' peer traffic
      * takes the slow way while the others' does not; a BIOS or kernel
      * setting: warn, as doctor's iommu.mode and pcie.acs say. */

@@ -26,13 +26,15 @@ void gr_dl_close(void *handle);
 int gr_dl_bind(void *handle, const char *soname, const struct gr_dl_sym *syms, size_t n, char *why, size_t cap);
 
 /* A library opened at run time as a fact about a machine (doctor's
- * inventory: the CUDA driver's and NCCL's versions). Zeroed it is unknown:
+ * inventory: the CUDA driver's and NCCL's versions, HIP's and RCCL's). Zeroed it is unknown:
  * nobody asked (a description of a machine has no libraries to ask), which
  * is not the same as absent, and no version is ever 0. */
 enum gr_lib_state { GR_LIB_UNKNOWN, GR_LIB_ABSENT, GR_LIB_PRESENT };
 struct gr_lib_version {
   enum gr_lib_state state;
   char version[32]; /* "12.4", "2.21.5"; "" unless present, and "" when present but it gave none */
+  char driver[32];  /* the driver's version where the library answers for one apart from its own
+                       (HIP's hipDriverGetVersion: "6.0.32830"); "" otherwise or unknown */
 };
 
 #endif

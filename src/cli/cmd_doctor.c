@@ -189,8 +189,9 @@ static void read_power_limits(const struct gr_source *src, struct gr_doctor_opts
 
 /* Whether the libraries gpurig can load are the machine's: this machine, or
  * a tree gathered on it (it names this host, as hwloc-gather-topology
- * records it). A tree from elsewhere has its own CUDA and NCCL, which no
- * library here can tell: unknown, never this machine's versions. */
+ * records it). A tree from elsewhere has its own CUDA and NCCL (HIP and
+ * RCCL), which no library here can tell: unknown, never this machine's
+ * versions. */
 static bool libraries_are_its(const struct gr_source *src, const struct gr_machine *m)
 {
   char host[256] = "";
@@ -204,8 +205,14 @@ void cli_doctor_driver_facts(const struct gr_source *src, const struct gr_machin
                              struct gr_err *err)
 {
   read_power_limits(src, d, err);
-  if (libraries_are_its(src, m))
-    gr_bench_versions(&d->cuda, &d->nccl);
+  if (!libraries_are_its(src, m))
+    return;
+  gr_bench_versions("nvidia", &d->cuda, &d->nccl);
+  /* HIP's version calls start its runtime, which lists the GPUs: asked only
+   * where there are AMD GPUs, and on a machine without them a HIP installed
+   * for nothing is no fact worth comparing across a fleet (unknown) */
+  if (gr_topo_amd_gpus(&m->topo))
+    gr_bench_versions("amd", &d->hip, &d->rccl);
 }
 
 int cmd_doctor(int argc, char **argv)

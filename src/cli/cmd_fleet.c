@@ -54,14 +54,14 @@ static void fleet_usage(void)
          "  pdsh -w node[01-16] 'gpurig doctor --json' ... (or Ansible, or scp)\n"
          "A directory gives its *.json files. For every fact the nodes report (each GPU's and NIC's\n"
          "model, link and NUMA node by PCI address, each GPU's AER and Xid counts, the driver, CUDA,\n"
-         "NCCL, IOMMU, ACS, sockets, NUMA nodes) the value most nodes have is the majority, and each\n"
-         "node that differs is a finding naming the node, the device and both values\n"
-         "(`node07 GPU3 0000:42:00.0: link Gen3 x16, the 15 others Gen4 x16`; `node03: NCCL 2.18.5,\n"
-         "the 2 others 2.21.5`). An unknown value differs from nothing; error counts are a finding\n"
-         "only where the majority has none (a fatal or uncorrectable AER error: a failure).\n"
-         "A GPU most nodes have and one node lacks is a failure. Problems doctor found on some\n"
-         "nodes only are findings of those nodes; a problem on every node is said once. A report\n"
-         "that cannot be read is a node that did not answer, a failure, not a stop.\n"
+         "NCCL, HIP and RCCL (AMD nodes), IOMMU, ACS, sockets, NUMA nodes) the value most nodes have\n"
+         "is the majority, and each node that differs is a finding naming the node, the device and\n"
+         "both values (`node07 GPU3 0000:42:00.0: link Gen3 x16, the 15 others Gen4 x16`; `node03:\n"
+         "NCCL 2.18.5, the 2 others 2.21.5`). An unknown value differs from nothing; error counts are\n"
+         "a finding only where the majority has none (a fatal or uncorrectable AER error: a failure).\n"
+         "A GPU most nodes have and one node lacks is a failure. Problems doctor found on some nodes\n"
+         "only are findings of those nodes; a problem on every node is said once. A report that cannot\n"
+         "be read is a node that did not answer, a failure, not a stop.\n"
          "\n");
   gr_print_option_help(stdout, &fleet_spec,
                        (const char *const[]){"json", "html", "verbose", "mpi", "timeout",

@@ -196,8 +196,8 @@ void check_driver_p2p(struct gr_doctor_ctx *c)
                "%s cards: the amdgpu driver allows them PCIe peer-to-peer only where the whole of their memory is "
                "visible through the BAR (Resizable BAR) and the IOMMU does not translate; without it every "
                "GPU-to-GPU transfer goes through host memory. The topology puts %zu of %zu pairs within P2P reach "
-               "by NCCL's rules (RCCL's may differ).",
-               geforce->model, p2p_pairs, pairs);
+               "by %s's defaults (NCCL's P2P rules, which RCCL keeps).",
+               geforce->model, p2p_pairs, pairs, gr_topo_collective(t));
     gr_finding_fix(r, "Resizable BAR off or a translating IOMMU",
                    "Enable Resizable BAR (Above 4G decoding) in the BIOS and set the IOMMU off or to passthrough "
                    "(iommu=pt); check with `gpurig gpus` (BAR1 equal to the memory) and rocm-smi --showtopoaccess.");
@@ -210,11 +210,11 @@ void check_driver_p2p(struct gr_doctor_ctx *c)
     gr_finding_fix(r, "an unsupported driver build",
            "Measure what the driver does with `gpurig bench` (or nvidia-smi topo -p2p r); P2P on GeForce needs the P2P-enabled open kernel modules (tinygrad/open-gpu-kernel-modules), Resizable BAR and IOMMU off or passthrough.");
   } else if (unknown) {
-    r = dr_add(c, GR_SEV_INFO, -1, "%zu of the %zu GPUs are not in gpurig's catalog, so whether their driver allows PCIe peer-to-peer is unknown; the topology lets NCCL use P2P on %zu of %zu pairs by default (up to %s).",
-               unknown, t->ngpus, p2p_pairs, pairs, gr_nccl_level_str(c->a->nccl_p2p_level));
+    r = dr_add(c, GR_SEV_INFO, -1, "%zu of the %zu GPUs are not in gpurig's catalog, so whether their driver allows PCIe peer-to-peer is unknown; the topology lets %s use P2P on %zu of %zu pairs by default (up to %s).",
+               unknown, t->ngpus, gr_topo_collective(t), p2p_pairs, pairs, gr_nccl_level_str(c->a->nccl_p2p_level));
   } else {
-    r = dr_add(c, GR_SEV_OK, -1, "These GPUs support PCIe peer-to-peer on stock drivers; with its defaults NCCL uses P2P on %zu of %zu pairs (up to %s).",
-               p2p_pairs, pairs, gr_nccl_level_str(c->a->nccl_p2p_level));
+    r = dr_add(c, GR_SEV_OK, -1, "These GPUs support PCIe peer-to-peer on stock drivers; with its defaults %s uses P2P on %zu of %zu pairs (up to %s).",
+               gr_topo_collective(t), p2p_pairs, pairs, gr_nccl_level_str(c->a->nccl_p2p_level));
   }
   gr_finding_evidence(r, "data/gpus.tsv", "p2p column of %s", geforce ? geforce->model : "these models");
 }

@@ -247,6 +247,8 @@ void gr_doctor_run(const struct gr_machine *m, const struct gr_doctor_opts *o, s
   r->is_root = c.is_root;
   r->cuda = o->cuda;
   r->nccl = o->nccl;
+  r->hip = o->hip;
+  r->rccl = o->rccl;
   r->acs_redirecting = -1;
   for (size_t i = 0; i < sizeof(checks) / sizeof(checks[0]); i++)
     run_check(&c, &checks[i], m);

@@ -46,9 +46,10 @@ struct gr_doctor_opts {
   size_t ngpu_power;
   const char *why_no_power;
   double psu_w;
-  /* The CUDA driver's and NCCL's versions as the caller read them (doctor
-   * loads no library): facts the JSON inventory carries. Zeroed: unknown. */
-  struct gr_lib_version cuda, nccl;
+  /* The CUDA driver's and NCCL's versions, HIP's (runtime, and its driver
+   * version) and RCCL's, as the caller read them (doctor loads no library):
+   * facts the JSON inventory carries. Zeroed: unknown. */
+  struct gr_lib_version cuda, nccl, hip, rccl;
 };
 
 struct gr_doctor_report {
@@ -58,7 +59,7 @@ struct gr_doctor_report {
   char *driver_version;  /* the NVIDIA driver's version as its version file says ("550.54.15"), NULL
                             unknown: a fact the JSON inventory carries for `gpurig fleet` */
   /* More facts for the inventory, each as its check found it: */
-  struct gr_lib_version cuda, nccl; /* the options', copied */
+  struct gr_lib_version cuda, nccl, hip, rccl; /* the options', copied */
   const char *iommu_mode; /* static: "off", "passthrough", "translated"; NULL unknown */
   int acs_redirecting;    /* bridges between GPUs whose ACS redirects peer-to-peer traffic; -1 unknown
                              (the check could not read them all, or did not run) */

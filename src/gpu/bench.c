@@ -783,15 +783,14 @@ int gr_bench_open(const struct gr_bench_backend **be, void **state, struct gr_er
   return gr_fail(err, GR_EXIT_CANNOT_RUN, "nothing to measure: %s", why);
 }
 
-void gr_bench_versions(struct gr_lib_version *cuda, struct gr_lib_version *nccl)
+void gr_bench_versions(const char *vendor, struct gr_lib_version *runtime, struct gr_lib_version *collective)
 {
-  memset(cuda, 0, sizeof(*cuda));
-  memset(nccl, 0, sizeof(*nccl));
-  /* only the NVIDIA backend names CUDA and NCCL; another vendor's runtime
-   * would be a fact of its own */
+  memset(runtime, 0, sizeof(*runtime));
+  memset(collective, 0, sizeof(*collective));
+  /* each vendor's runtime is a fact of its own: CUDA and NCCL, HIP and RCCL */
   for (size_t i = 0; gr_vendors[i]; i++)
-    if (gr_vendors[i]->bench && gr_vendors[i]->bench->versions && strcmp(gr_vendors[i]->name, "nvidia") == 0) {
-      gr_vendors[i]->bench->versions(cuda, nccl);
+    if (gr_vendors[i]->bench && gr_vendors[i]->bench->versions && strcmp(gr_vendors[i]->name, vendor) == 0) {
+      gr_vendors[i]->bench->versions(runtime, collective);
       return;
     }
 }

@@ -173,11 +173,14 @@ struct gr_bench_links {
  * err (GR_EXIT_CANNOT_RUN) saying, per vendor, what is missing. */
 int gr_bench_open(const struct gr_bench_backend **be, void **state, struct gr_err *err);
 
-/* The CUDA driver's and NCCL's versions as the NVIDIA measurement backend
- * reads them (cuDriverGetVersion, ncclGetVersion; no GPU is opened): each
- * present with its version, or absent. Both unknown when no backend can
+/* A vendor's ("nvidia", "amd": struct gr_vendor's name) compute runtime
+ * and collective library versions as its measurement backend reads them:
+ * NVIDIA's CUDA driver and NCCL (cuDriverGetVersion, ncclGetVersion), AMD's
+ * HIP runtime with its driver version and RCCL (hipRuntimeGetVersion,
+ * hipDriverGetVersion, ncclGetVersion); no GPU is used. Each present with
+ * its version, or absent; both unknown when no backend of that vendor can
  * tell. */
-void gr_bench_versions(struct gr_lib_version *cuda, struct gr_lib_version *nccl);
+void gr_bench_versions(const char *vendor, struct gr_lib_version *runtime, struct gr_lib_version *collective);
 
 /* Per measured GPU, what the vendor's facts backend (gpu/gpu.h) reports:
  * max link generation and width, the width it trains to now, the catalog's

@@ -171,8 +171,9 @@ struct gr_bench_backend {
   const char *lost_hint;           /* where to look when a GPU stops answering; NULL: NVIDIA's Xid 79 */
   const char *hide_env;            /* the variable that hides the vendor's GPUs when empty: "CUDA_VISIBLE_DEVICES" */
   /* Optional: the runtime's and the collective library's versions, each
-   * loaded only to ask it (no init, no GPU opened, no context: doctor runs
-   * it on nodes that may be busy), for doctor's inventory. A library that
+   * loaded only to ask it (no GPU memory, no context: doctor runs it on
+   * nodes that may be busy; CUDA's call needs no cuInit, HIP's start its
+   * runtime, which lists the GPUs), for doctor's inventory. A library that
    * cannot be opened is absent; one that opens and gives no version is
    * present with an empty version. No state: it needs no init. */
   void (*versions)(struct gr_lib_version *runtime, struct gr_lib_version *collective);

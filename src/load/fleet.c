@@ -141,13 +141,28 @@ static int lib_fact(struct gr_fleet_node *n, const char *name, const json_t *inv
   return 0;
 }
 
-/* The node's software and PCIe settings: CUDA, NCCL, IOMMU mode, ACS. */
+/* HIP and RCCL as lib_fact, but only where the report knows them: doctor
+ * asks them only on a machine with AMD GPUs, and a fleet of NVIDIA nodes
+ * would otherwise carry two columns of "unknown". Unknown is no value to
+ * differ by either way. */
+static int amd_lib_fact(struct gr_fleet_node *n, const char *name, const json_t *inv, const char *key,
+                        const char *what)
+{
+  const json_t *o = json_object_get(inv, key);
+  if (!o || json_is_null(o) || (json_is_object(o) && json_is_null(json_object_get(o, "present"))))
+    return 0; /* not asked: no fact */
+  return lib_fact(n, name, inv, key, what);
+}
+
+/* The node's software and PCIe settings: CUDA, NCCL, HIP, RCCL, IOMMU
+ * mode, ACS. */
 static int settings(struct gr_fleet_node *n, const char *name, const json_t *inv)
 {
   const char *iommu = str_or_empty(inv, "iommu");
   const json_t *acs = json_object_get(inv, "acs_redirecting");
   char text[48];
-  if (lib_fact(n, name, inv, "cuda", "CUDA") != 0 || lib_fact(n, name, inv, "nccl", "NCCL") != 0)
+  if (lib_fact(n, name, inv, "cuda", "CUDA") != 0 || lib_fact(n, name, inv, "nccl", "NCCL") != 0 ||
+      amd_lib_fact(n, name, inv, "hip", "HIP") != 0 || amd_lib_fact(n, name, inv, "rccl", "RCCL") != 0)
     return -1;
   if (!iommu || (acs && !json_is_null(acs) && (!json_is_integer(acs) || json_integer_value(acs) < 0)))
     return problem(n, name, "inventory: iommu is not text or acs_redirecting not a count");

@@ -3,8 +3,9 @@
  * becomes a node with its facts (the GPUs and NICs by PCI address, their
  * links and models, each GPU's AER and Xid counts; the driver, CUDA, NCCL,
  * IOMMU and ACS), each "unknown" where the report does not know it (an
- * older report has none of the later ones), and the problems doctor found
- * there.
+ * older report has none of the later ones), HIP and RCCL only where the
+ * report knows them (doctor asks them on machines with AMD GPUs), and the
+ * problems doctor found there.
  *
  * Ownership: gr_fleet_read fills a struct gr_fleet_nodes that owns every
  * node, fact and string in it; free it with gr_fleet_nodes_free. */

@@ -19,6 +19,25 @@ const struct gr_gpu_model *gr_pci_catalog(const struct gr_pci *p)
   return p->catalog_known ? p->catalog : catalog_lookup(p);
 }
 
+bool gr_pci_amd_gpu(const struct gr_pci *p)
+{
+  const struct gr_gpu_model *m = gr_pci_catalog(p);
+  return m ? strcmp(m->vendor, "amd") == 0 : p->vendor == 0x1002;
+}
+
+size_t gr_topo_amd_gpus(const struct gr_topo *t)
+{
+  size_t n = 0;
+  for (size_t g = 0; g < t->ngpus; g++)
+    n += gr_pci_amd_gpu(&t->pci[t->gpus[g]]);
+  return n;
+}
+
+const char *gr_topo_collective(const struct gr_topo *t)
+{
+  return t->ngpus && gr_topo_amd_gpus(t) == t->ngpus ? "RCCL" : "NCCL";
+}
+
 void gr_pci_resolve_catalog(struct gr_pci *p)
 {
   p->catalog = catalog_lookup(p);

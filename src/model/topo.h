@@ -327,6 +327,16 @@ struct gr_gpu_model;
  * ids; NULL when the catalog does not know it. A GPU of a finished topology
  * answers from the row resolved then; any other device looks it up. */
 const struct gr_gpu_model *gr_pci_catalog(const struct gr_pci *p);
+/* Whether a GPU is AMD's: its catalog row's maker (a rig's --gpu may have
+ * put another maker's card in an AMD slot), else its PCI vendor (1002). */
+bool gr_pci_amd_gpu(const struct gr_pci *p);
+/* How many of t's GPUs are AMD's. */
+size_t gr_topo_amd_gpus(const struct gr_topo *t);
+/* The collective library a job across t's GPUs runs, for the words of
+ * predictions and advice: "RCCL" where every GPU is AMD's (ROCm's PyTorch
+ * and the rest link RCCL, which keeps NCCL's API, path rules and NCCL_*
+ * environment variables), else "NCCL" (static). */
+const char *gr_topo_collective(const struct gr_topo *t);
 /* Replaces a device's model name (a copy is kept; NULL clears it) and
  * resolves its catalog row again: the one way to change p->model after
  * gr_topo_finish. */

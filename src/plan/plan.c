@@ -198,6 +198,7 @@ void gr_plan_hw_from_topo(const struct gr_topo *t, const struct gr_prediction *p
       hw->host_link_gbps = rate;
   }
   hw->rig_limit_w = rig_limit(t);
+  hw->collective = gr_topo_collective(t);
   for (size_t k = 2; k <= t->ngpus && k < 65; k++) {
     hw->busbw_gbps[k] = group_busbw(p, k);
     hw->busbw_raised_gbps[k] = group_busbw_raised(p, k, &hw->p2p_level[k]);

@@ -89,6 +89,9 @@ struct gr_plan_hw {
   char nic_desc[128];             /* "2 x ConnectX-4 100Gb (100 Gb/s)" */
   double rig_limit_w;             /* the power limit a rig's `limit` sets on every one of its GPUs (the
                                      owner runs them so); 0 none, or not the same on all */
+  const char *collective;         /* the library the all-reduce runs on, for the words: "RCCL" where every
+                                     GPU is AMD's, else "NCCL" (model/topo.h gr_topo_collective); static,
+                                     NULL: NCCL */
 };
 
 enum gr_fit { GR_FIT_HEADROOM, GR_FIT_TIGHT, GR_FIT_NO };

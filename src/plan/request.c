@@ -597,6 +597,7 @@ static void shop_hw(const struct gr_gpu_model *g, int n, struct gr_plan_hw *hw)
   memset(hw, 0, sizeof(*hw));
   hw->gpu = g;
   hw->ngpus = n;
+  hw->collective = g->vendor && strcmp(g->vendor, "amd") == 0 ? "RCCL" : "NCCL";
   snprintf(hw->name, sizeof(hw->name), "%d x %s (no machine: memory only)", n, g->model);
 }
 

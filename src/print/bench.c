@@ -410,13 +410,14 @@ static void print_allreduce(FILE *out, const struct gr_bench_report *rep)
             gr_size_text(r->bytes, sz, sizeof(sz)), r->time_us, r->algbw_gbps, r->busbw_gbps, r->wrong, r->ip_time_us,
             r->ip_algbw_gbps, r->ip_busbw_gbps, r->ip_wrong, r->host_us, r->ip_host_us);
   }
-  if (rep->ar_plateau_gbps > 0)
+  char lib[16];
+  if (rep->ar_plateau_gbps > 0) /* the library that ran: RCCL keeps NCCL's P2P rules */
     fprintf(out, "Plateau: busbw %.1f GB/s (out-of-place, events) from %s to %s%s; the topology predicts %s GB/s with "
-            "NCCL's defaults\n",
+            "%s's defaults\n",
             rep->ar_plateau_gbps, gr_size_text(rep->ar_plateau_from, a, sizeof(a)),
             gr_size_text(rep->ar_plateau_to, b, sizeof(b)),
             rep->ar_rising ? " (still rising at the largest size: larger messages would give more)" : "",
-            fig(rep->ar_predicted_gbps, "%.1f", sz, sizeof(sz)));
+            fig(rep->ar_predicted_gbps, "%.1f", sz, sizeof(sz)), ar_lib(rep, lib, sizeof(lib)));
   print_ar_links(out, rep);
   print_ar_soak(out, rep);
 }

@@ -91,8 +91,9 @@ void gr_print_compare_plans(FILE *out, const struct gr_judged *js, const struct 
   for (size_t i = 0; i < n; i++) {
     const struct gr_plan *p = &plans[order[i] - js].plan;
     if (p->allreduce_raised_gbps > 0 && p->allreduce_raised_level && plans[order[i] - js].req.gpus > 1)
-      fprintf(out, "%s: ranked at NCCL's defaults (%.1f GB/s); NCCL_P2P_LEVEL=%s gives %.1f GB/s\n",
-              order[i]->name, p->allreduce_gbps, p->allreduce_raised_level, p->allreduce_raised_gbps);
+      fprintf(out, "%s: ranked at %s's defaults (%.1f GB/s); NCCL_P2P_LEVEL=%s gives %.1f GB/s\n", order[i]->name,
+              gr_topo_collective(&order[i]->m.topo), p->allreduce_gbps, p->allreduce_raised_level,
+              p->allreduce_raised_gbps);
   }
   free(order);
 }
@@ -194,18 +195,27 @@ void gr_print_compare(FILE *out, const struct gr_judged *js, const struct gr_pla
           "RAM", "allreduce", "P2P", "train", "TP-2", "TP-4", "TP-8", "jobs", "price", "/GiB");
   fprintf(out, "%-2s %-*s %4s %4s %4s %10s %5s %-5s %-4s %-4s %-4s %-4s %9s %5s\n", "", w, "", "", "GiB", "GiB",
           "GB/s", "group", "", "", "", "", "", "", "VRAM");
-  bool star = false, replaced = false;
+  bool star = false, replaced = false, star_amd = false, star_nv = false;
   for (size_t i = 0; i < n; i++) {
     table_row(out, w, order[i], plans ? order[i]->job_rank : order[i]->rank);
-    star |= order[i]->m.prediction.best_needs_p2p_level;
+    bool s = order[i]->m.prediction.best_needs_p2p_level;
+    star |= s;
+    /* the starred rigs' library: RCCL reads the same NCCL_P2P_LEVEL */
+    star_amd |= s && strcmp(gr_topo_collective(&order[i]->m.topo), "RCCL") == 0;
+    star_nv |= s && strcmp(gr_topo_collective(&order[i]->m.topo), "NCCL") == 0;
     replaced |= order[i]->m.topo.rig->own_price > 0;
   }
   rank_line(out, js, plans, n);
   if (replaced)
     fprintf(out, "price -: a rig's price is for the rig as described, with its own cards, which --gpu replaced\n");
-  if (star)
-    fprintf(out, "A/B*: A with NCCL's defaults, B with NCCL_P2P_LEVEL raised as the rig's reasons say (NCCL's\n"
-                 "default keeps these paths off P2P)\n");
+  if (star) {
+    if (star_amd && star_nv)
+      fprintf(out, "A/B*: A with the library's defaults (NCCL's; RCCL's on the AMD rigs), B with NCCL_P2P_LEVEL\n"
+                   "raised as the rig's reasons say (the default keeps these paths off P2P)\n");
+    else
+      fprintf(out, "A/B*: A with %s defaults, B with NCCL_P2P_LEVEL raised as the rig's reasons say (%s\n"
+                   "default keeps these paths off P2P)\n", star_amd ? "RCCL's" : "NCCL's", star_amd ? "RCCL's" : "NCCL's");
+  }
   if (n) {
     char dflt[160];
     fprintf(out, "Figures and verdicts follow %s.\n", gr_nccl_defaults_text(&js[0].m.analysis, dflt, sizeof(dflt)));

@@ -180,6 +180,11 @@ static json_t *inventory_json(const struct gr_machine *m, const struct gr_doctor
   json_object_set_new(o, "numa_nodes", json_integer((json_int_t)t->nnumas));
   json_object_set_new(o, "cuda", lib_json(&r->cuda));
   json_object_set_new(o, "nccl", lib_json(&r->nccl));
+  json_t *hip = lib_json(&r->hip);
+  json_object_set_new(hip, "driver_version",
+                      gr_json_text(r->hip.state == GR_LIB_PRESENT && r->hip.driver[0] ? r->hip.driver : NULL));
+  json_object_set_new(o, "hip", hip);
+  json_object_set_new(o, "rccl", lib_json(&r->rccl));
   json_object_set_new(o, "iommu", gr_json_text(r->iommu_mode));
   json_object_set_new(o, "acs_redirecting", r->acs_redirecting >= 0 ? json_integer(r->acs_redirecting) : json_null());
   for (size_t g = 0; g < t->ngpus; g++) {

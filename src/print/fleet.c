@@ -70,28 +70,55 @@ static const char *doctor_summary(const struct gr_fleet_node *n, char *buf, size
   return buf;
 }
 
-/* A row per node: its GPUs and their links, the driver, CUDA, NCCL, IOMMU,
- * the AER errors and Xids over its GPUs, doctor's counts. */
-#define ROW "  %-16s %-7s %4s  %-26s %-14s %-6s %-8s %-11s %5s %4s  %s\n"
+/* Whether any node reports HIP or RCCL (doctor asks them on machines with
+ * AMD GPUs): their columns are shown then, and a fleet of NVIDIA nodes
+ * keeps its table as it was. */
+static bool any_amd_libraries(const struct gr_fleet *f)
+{
+  for (size_t i = 0; i < f->nodes->n; i++)
+    if (f->nodes->v[i].answered &&
+        (strcmp(node_value(&f->nodes->v[i], "HIP"), "-") != 0 || strcmp(node_value(&f->nodes->v[i], "RCCL"), "-") != 0))
+      return true;
+  return false;
+}
+
+/* A row per node: its GPUs and their links, the driver, CUDA, NCCL (HIP,
+ * RCCL), IOMMU, the AER errors and Xids over its GPUs, doctor's counts. */
+#define ROW_HEAD "  %-16s %-7s %4s  %-26s %-14s "
+#define ROW_LIBS "%-6s %-8s "
+#define ROW_AMD "%-10s %-8s "
+#define ROW_TAIL "%-11s %5s %4s  %s\n"
 static void print_nodes(FILE *out, const struct gr_fleet *f)
 {
   char links[256], doc[64], gpus[24], aer[32], xid[32];
-  fprintf(out, ROW, "node", "", "GPUs", "GPU links", "driver", "CUDA", "NCCL", "IOMMU", "AER", "Xid", "doctor");
+  bool amd = any_amd_libraries(f);
+  fprintf(out, ROW_HEAD ROW_LIBS, "node", "", "GPUs", "GPU links", "driver", "CUDA", "NCCL");
+  if (amd)
+    fprintf(out, ROW_AMD, "HIP", "RCCL");
+  fprintf(out, ROW_TAIL, "IOMMU", "AER", "Xid", "doctor");
   for (size_t i = 0; i < f->nodes->n; i++) {
     const struct gr_fleet_node *n = &f->nodes->v[i];
     const char *mark = !n->answered ? "silent" : f->differs[i] ? "differs" : "";
     if (!n->answered) {
-      fprintf(out, ROW, n->name, mark, "-", "-", "-", "-", "-", "-", "-", "-", "no report");
+      fprintf(out, ROW_HEAD ROW_LIBS, n->name, mark, "-", "-", "-", "-", "-");
+      if (amd)
+        fprintf(out, ROW_AMD, "-", "-");
+      fprintf(out, ROW_TAIL, "-", "-", "-", "no report");
       continue;
     }
     snprintf(gpus, sizeof(gpus), "%zu", n->ngpus);
-    fprintf(out, ROW, n->name, mark, gpus, links_summary(n, links, sizeof(links)), node_value(n, "driver"),
-            node_value(n, "CUDA"), node_value(n, "NCCL"), node_value(n, "IOMMU"),
-            errors_summary(n, "GPU AER", aer, sizeof(aer)), errors_summary(n, "GPU Xids", xid, sizeof(xid)),
-            doctor_summary(n, doc, sizeof(doc)));
+    fprintf(out, ROW_HEAD ROW_LIBS, n->name, mark, gpus, links_summary(n, links, sizeof(links)), node_value(n, "driver"),
+            node_value(n, "CUDA"), node_value(n, "NCCL"));
+    if (amd)
+      fprintf(out, ROW_AMD, node_value(n, "HIP"), node_value(n, "RCCL"));
+    fprintf(out, ROW_TAIL, node_value(n, "IOMMU"), errors_summary(n, "GPU AER", aer, sizeof(aer)),
+            errors_summary(n, "GPU Xids", xid, sizeof(xid)), doctor_summary(n, doc, sizeof(doc)));
   }
 }
-#undef ROW
+#undef ROW_HEAD
+#undef ROW_LIBS
+#undef ROW_AMD
+#undef ROW_TAIL
 
 /* "; GPU link Gen4 x16 (4 of 4 addresses)": the value the majority has at
  * most of the addresses most nodes have. */

@@ -242,8 +242,9 @@ static void print_head(FILE *out, const struct gr_planned *pl)
     fprintf(out, "Engine: %s (the default for %s weights; --engine to change)\n", r->engine, gr_quant_family(&r->quant));
 }
 
-/* The speed section: each range, the basis, NCCL's raised level. */
-static void print_speed(FILE *out, const struct gr_plan_req *r, const struct gr_plan *p)
+/* The speed section: each range, the basis, NCCL's raised level (RCCL
+ * reads the same NCCL_P2P_LEVEL). */
+static void print_speed(FILE *out, const struct gr_plan_req *r, const struct gr_plan_hw *hw, const struct gr_plan *p)
 {
   fprintf(out, "\nSpeed (estimates; docs/plan.md gives the method):\n");
   print_range(out, "decode", &p->decode_tps, "tokens/s at the start of a reply", 1);
@@ -256,8 +257,9 @@ static void print_speed(FILE *out, const struct gr_plan_req *r, const struct gr_
   if (p->speed_basis[0])
     fprintf(out, "  basis: %s\n", p->speed_basis);
   if (p->allreduce_raised_gbps > 0 && p->allreduce_raised_level && r->gpus > 1)
-    fprintf(out, "  the all-reduce runs at %.1f GB/s with NCCL's defaults; with NCCL_P2P_LEVEL=%s it would reach %.1f GB/s (gpurig topo explains)\n",
-            p->allreduce_gbps, p->allreduce_raised_level, p->allreduce_raised_gbps);
+    fprintf(out, "  the all-reduce runs at %.1f GB/s with %s's defaults; with NCCL_P2P_LEVEL=%s it would reach %.1f GB/s (gpurig topo explains)\n",
+            p->allreduce_gbps, hw->collective ? hw->collective : "NCCL", p->allreduce_raised_level,
+            p->allreduce_raised_gbps);
 }
 
 /* The nvidia-smi line that sets the limit on the planned GPUs (0 to
@@ -355,7 +357,7 @@ void gr_print_plan(FILE *out, const struct gr_planned *pl)
   if (p->max_batch > 0 || p->max_ctx > 0)
     fprintf(out, "  largest batch that fits: %ld (at context %ld); largest context: %ld tokens (at batch %ld)\n",
             p->max_batch, r->ctx, p->max_ctx, r->batch);
-  print_speed(out, r, p);
+  print_speed(out, r, hw, p);
   print_power_limit(out, r, hw, p);
   print_cluster(out, r, hw, p);
   print_cost(out, r, p);

@@ -59,6 +59,8 @@ void gr_abi_hip(void)
   gr_pfn_hipEventRecord f22 = hipEventRecord;
   gr_pfn_hipEventSynchronize f23 = hipEventSynchronize;
   gr_pfn_hipEventElapsedTime f24 = hipEventElapsedTime;
+  gr_pfn_hipRuntimeGetVersion f25 = hipRuntimeGetVersion;
+  gr_pfn_hipDriverGetVersion f26 = hipDriverGetVersion;
 #ifdef GR_ABI_SELFTEST
   /* deliberately wrong: the size as a 32-bit unsigned, not size_t */
   typedef gr_hip_error (*wrong_copy)(void *, const void *, unsigned int, gr_hip_memcpy_kind, gr_hip_stream);
@@ -66,6 +68,6 @@ void gr_abi_hip(void)
   (void)bad;
 #endif
   void *all[] = {f01, f02, f03, f04, f05, f06, f07, f08, f09, f10, f11, f12,
-                 f13, f14, f15, f16, f17, f18, f19, f20, f21, f22, f23, f24};
+                 f13, f14, f15, f16, f17, f18, f19, f20, f21, f22, f23, f24, f25, f26};
   (void)all;
 }

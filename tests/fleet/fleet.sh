@@ -215,6 +215,61 @@ jq '.inventory.gpus[0].aer.fatal = -1' "$work/a/node01.json" >"$work/h/node06.js
 out=$("$gpurig" fleet "$work/h")
 expect "negative count" "node06: no report: $work/h/node06.json: inventory: GPU 0: aer.fatal is not a" "$out"
 
+# 10. AMD nodes (issue 35): HIP and RCCL from the stand-ins (HIP 6.0.32830 with
+# its driver version, RCCL 2.18.3; scenario tinybox-red-rccl-2.20: 2.20.5),
+# asked only where the machine has AMD GPUs; a node on another RCCL is a
+# warning as NCCL's is; their columns only where a node knows them
+amd_doctor() { # scenario, output
+  here_tree tinybox-red
+  GPURIG_STUB_SCENARIO=$1 GPURIG_DRIVER_DIR=$GPURIG_TEST_STUB "$gpurig" doctor --json \
+    --root "$work/trees/tinybox-red" >"$2" 2>"$work/doctor.err"
+  [ $? -le 2 ] || fail "doctor on tinybox-red ($1): $(cat "$work/doctor.err")"
+}
+mkdir "$work/r"
+amd_doctor tinybox-red "$work/r/red01.json"
+[ "$(jq -c '.inventory | [.hip, .rccl]' "$work/r/red01.json")" = \
+  '[{"present":true,"version":"6.0.32830","driver_version":"6.0.32830"},{"present":true,"version":"2.18.3"}]' ] ||
+  fail "AMD inventory: $(jq -c '.inventory | [.hip, .rccl]' "$work/r/red01.json")"
+amd_doctor tinybox-red "$work/r/red02.json"
+amd_doctor tinybox-red-rccl-2.20 "$work/r/red03.json"
+for n in 1 2 3; do jq ".hostname = \"red0$n\"" "$work/r/red0$n.json" >"$work/r/x" && mv "$work/r/x" "$work/r/red0$n.json"; done
+# no NVIDIA GPU in the tree, yet CUDA and NCCL are asked as before (the stand-ins answer)
+[ "$(jq -c '.inventory | [.cuda.version, .nccl.version]' "$work/r/red03.json")" = '["12.4","2.21.5"]' ] ||
+  fail "AMD node's CUDA and NCCL: $(jq -c '.inventory | [.cuda, .nccl]' "$work/r/red03.json")"
+out=$("$gpurig" fleet "$work/r"); rc=$?
+[ $rc = 1 ] || fail "RCCL node: exit $rc, want 1: $out"
+expect "RCCL node" "warn  red03: RCCL 2.20.5, the 2 others 2.18.3" "$out"
+expect "RCCL node's fix" "fix: Install the RCCL the other nodes have" "$out"
+expect "AMD columns" "CUDA   NCCL     HIP        RCCL     IOMMU" "$out"
+grep -q "red03  *differs .* 12\.4  *2\.21\.5  *6\.0\.32830  *2\.20\.5  *off" <<<"$out" || fail "RCCL node's row: $out"
+expect "majority HIP" "HIP 6.0.32830 (3 of 3)" "$out"
+grep -q "HIP" <<<"$("$gpurig" fleet "$work/f")" && fail "NVIDIA nodes got HIP columns or facts"
+# NVIDIA GPUs only: HIP and RCCL are not asked, unknown
+[ "$(jq -c '.inventory | [.hip.present, .rccl.present]' "$work/a/node01.json")" = '[null,null]' ] ||
+  fail "an NVIDIA node asked HIP: $(jq -c '.inventory | [.hip, .rccl]' "$work/a/node01.json")"
+# a tree gathered elsewhere: not this machine's HIP either
+GPURIG_STUB_SCENARIO=tinybox-red GPURIG_DRIVER_DIR=$GPURIG_TEST_STUB "$gpurig" doctor --json \
+  --root "$trees/tinybox-red" 2>/dev/null >"$work/red-elsewhere.json"
+[ "$(jq -c '.inventory | [.hip.present, .rccl.present]' "$work/red-elsewhere.json")" = '[null,null]' ] ||
+  fail "a tree from elsewhere got this machine's HIP and RCCL: $(jq -c '.inventory | [.hip, .rccl]' "$work/red-elsewhere.json")"
+# no libraries: absent
+GPURIG_DRIVER_DIR=/nonexistent/gpurig-tests GPURIG_STUB_SCENARIO=tinybox-red "$gpurig" doctor --json \
+  --root "$work/trees/tinybox-red" 2>/dev/null >"$work/red-nolib.json"
+[ "$(jq -c '.inventory | [.hip, .rccl]' "$work/red-nolib.json")" = \
+  '[{"present":false,"version":null,"driver_version":null},{"present":false,"version":null}]' ] ||
+  fail "AMD node without libraries: $(jq -c '.inventory | [.hip, .rccl]' "$work/red-nolib.json")"
+# RCCL absent on one node of four: a warning; the JSON's facts
+jq '.hostname = "red04"' "$work/r/red01.json" >"$work/r/red04.json"
+jq '.inventory.rccl = {"present": false, "version": null}' "$work/r/red02.json" >"$work/r/red02.json.x" &&
+  mv "$work/r/red02.json.x" "$work/r/red02.json"
+out=$("$gpurig" fleet "$work/r")
+expect "RCCL absent" "warn  red02: no RCCL, 2 others 2.18.3" "$out"
+expect "RCCL against two" "warn  red03: RCCL 2.20.5, 2 others 2.18.3" "$out"
+js=$("$gpurig" fleet --json "$work/r")
+[ "$(jq -r '.nodes[2].facts[] | select(.what == "RCCL") | .value' <<<"$js")" = 2.20.5 ] || fail "json red03 RCCL"
+[ "$(jq -r '.nodes[1].facts[] | select(.what == "RCCL") | .value' <<<"$js")" = none ] || fail "json red02 RCCL"
+[ "$(jq -r '.nodes[0].facts[] | select(.what == "HIP") | .value' <<<"$js")" = 6.0.32830 ] || fail "json red01 HIP"
+
 # 9. bad input: no node, a path that is not there
 "$gpurig" fleet >/dev/null 2>&1; [ $? = 2 ] || fail "no argument: want exit 2"
 err=$("$gpurig" fleet "$work/nothere" 2>&1 >/dev/null); rc=$?

@@ -83,7 +83,7 @@ static inline const char *stub_scenario(void)
                                       "power-limits", "nccl-2.18",
                                       /* AMD machines (stub_rsmi.c): NVML and CUDA see no GPU there */
                                       "tinybox-red", "tinybox-red-vanish", "mi50-bridge", "mi50-xgmi-errors",
-                                      "tinybox-red-stall", "tinybox-red-replay",
+                                      "tinybox-red-stall", "tinybox-red-replay", "tinybox-red-rccl-2.20",
                                       /* both vendors: two RTX 3090s here, two RX 7900 XTX in stub_rsmi.c */
                                       "mixed"};
   const char *s = getenv("GPURIG_STUB_SCENARIO");

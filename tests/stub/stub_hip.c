@@ -90,6 +90,10 @@ STUB_CHECK(hipEventDestroy, gr_pfn_hipEventDestroy);
 STUB_CHECK(hipEventRecord, gr_pfn_hipEventRecord);
 STUB_CHECK(hipEventSynchronize, gr_pfn_hipEventSynchronize);
 STUB_CHECK(hipEventElapsedTime, gr_pfn_hipEventElapsedTime);
+EXPORT gr_hip_error hipRuntimeGetVersion(int *v);
+EXPORT gr_hip_error hipDriverGetVersion(int *v);
+STUB_CHECK(hipRuntimeGetVersion, gr_pfn_hipRuntimeGetVersion);
+STUB_CHECK(hipDriverGetVersion, gr_pfn_hipDriverGetVersion);
 
 struct ihipEvent_t {
   int recorded;
@@ -250,6 +254,26 @@ EXPORT gr_hip_error hipInit(unsigned int flags)
     LEAVE(HIP_NO_DEVICE);
   initialized = 1;
   LEAVE(HIP_OK);
+}
+
+/* HIP_VERSION of ROCm 6.0.0 (6.0.32830), whose RCCL is the stand-in's
+ * 2.18.3; on AMD both calls give HIP_VERSION, and as the runtime they need
+ * no hipInit and no GPU (HIP starts itself) */
+#define STUB_HIP_VERSION 60032830
+EXPORT gr_hip_error hipRuntimeGetVersion(int *v)
+{
+  if (!v)
+    return HIP_INVALID_VALUE;
+  *v = STUB_HIP_VERSION;
+  return HIP_OK;
+}
+
+EXPORT gr_hip_error hipDriverGetVersion(int *v)
+{
+  if (!v)
+    return HIP_INVALID_VALUE;
+  *v = STUB_HIP_VERSION;
+  return HIP_OK;
 }
 
 EXPORT const char *hipGetErrorString(gr_hip_error e)

@@ -144,8 +144,16 @@ gr_nccl_result ncclGetVersion(int *version)
 {
   if (!version)
     return NCCL_INVALID_ARGUMENT;
-  /* nccl-2.18: a node whose NCCL is older than its fleet's (gpurig fleet) */
-  *version = strcmp(stub_scenario(), "nccl-2.18") == 0 ? 21805 : STUB_CCL_VERSION; /* 2.18.5 */
+  /* nccl-2.18: a node whose NCCL is older than its fleet's (gpurig fleet);
+   * tinybox-red-rccl-2.20: one whose RCCL is newer (2.20.5, ROCm 6.2's) */
+  *version = STUB_CCL_VERSION;
+#ifdef STUB_RCCL
+  if (strcmp(stub_scenario(), "tinybox-red-rccl-2.20") == 0)
+    *version = 22005;
+#else
+  if (strcmp(stub_scenario(), "nccl-2.18") == 0)
+    *version = 21805; /* 2.18.5 */
+#endif
   return NCCL_OK;
 }
 

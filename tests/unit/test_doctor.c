@@ -388,9 +388,15 @@ static void test_inventory_facts(void **state)
   struct run x;
   char path[1024];
   (void)state;
-  o.nccl = (struct gr_lib_version){GR_LIB_PRESENT, "2.18.5"}; /* the caller's, carried over */
-  o.cuda = (struct gr_lib_version){GR_LIB_ABSENT, ""};
+  o.nccl = (struct gr_lib_version){GR_LIB_PRESENT, "2.18.5", ""}; /* the caller's, carried over */
+  o.cuda = (struct gr_lib_version){GR_LIB_ABSENT, "", ""};
+  o.hip = (struct gr_lib_version){GR_LIB_PRESENT, "6.0.32830", "6.0.32830"};
+  o.rccl = (struct gr_lib_version){GR_LIB_PRESENT, "2.18.3", ""};
   run_tree(&x, "doctor-healthy", &o);
+  assert_string_equal(x.r.hip.version, "6.0.32830");
+  assert_string_equal(x.r.hip.driver, "6.0.32830");
+  assert_int_equal(x.r.rccl.state, GR_LIB_PRESENT);
+  assert_string_equal(x.r.rccl.version, "2.18.3");
   assert_string_equal(x.r.iommu_mode, "passthrough");
   assert_int_equal(x.r.acs_redirecting, 0); /* no two GPUs share a switch */
   assert_int_equal(x.r.nccl.state, GR_LIB_PRESENT);

@@ -60,6 +60,13 @@ typedef gr_hip_error (*gr_pfn_hipEventDestroy)(gr_hip_event);
 typedef gr_hip_error (*gr_pfn_hipEventRecord)(gr_hip_event, gr_hip_stream);
 typedef gr_hip_error (*gr_pfn_hipEventSynchronize)(gr_hip_event);
 typedef gr_hip_error (*gr_pfn_hipEventElapsedTime)(float *, gr_hip_event, gr_hip_event);
+/* doctor's inventory (hip_bench.c hip_versions). On AMD both give
+ * HIP_VERSION, major * 10000000 + minor * 100000 + patch (hip_version.h;
+ * AMD's clr hipamd/src/hip_context.cpp sets *driverVersion = HIP_VERSION),
+ * and neither needs a GPU: Debian's HIP 5.2 answers 50221153 on a machine
+ * without one. */
+typedef gr_hip_error (*gr_pfn_hipRuntimeGetVersion)(int *);
+typedef gr_hip_error (*gr_pfn_hipDriverGetVersion)(int *);
 
 /* -------------------------------------------------------------- rocBLAS */
 /* burn-in's GEMM load. rocBLAS, not hipBLAS: hipblasGemmEx changed its

@@ -330,6 +330,47 @@ void hip_probe_lost(struct hip *h, int dev)
     h->d[dev].lost = true;
 }
 
+/* HIP_VERSION as text: "6.0.32830". Before HIP 3.x (HCC) hipDriverGetVersion
+ * answered a fixed 4, which names no release: no version then. */
+static void hip_version_text(int v, char *buf, size_t cap)
+{
+  if (v >= 10000000)
+    snprintf(buf, cap, "%d.%d.%d", v / 10000000, v / 100000 % 100, v % 100000);
+}
+
+/* HIP's runtime and driver versions and RCCL's, for doctor's inventory: the
+ * libraries are opened as for a measurement but no GPU is used. Unlike
+ * cuDriverGetVersion, HIP's version calls start HIP's runtime (it lists the
+ * GPUs through the kernel driver, as any HIP program does first), so the
+ * caller asks only on a machine with AMD GPUs. */
+static void hip_versions(struct gr_lib_version *runtime, struct gr_lib_version *collective)
+{
+  struct hip *h = xcalloc(1, sizeof(*h));
+  char why[512] = "";
+  gr_pfn_hipRuntimeGetVersion rt = NULL;
+  gr_pfn_hipDriverGetVersion drv = NULL;
+  int v = 0;
+  memset(runtime, 0, sizeof(*runtime));
+  for (size_t i = 0; hip_sonames[i] && !h->lib; i++)
+    h->lib = gr_dl_open(hip_sonames[i], why, sizeof(why));
+  runtime->state = h->lib ? GR_LIB_PRESENT : GR_LIB_ABSENT;
+  /* only these two: a HIP too old for the measurements still says its version */
+  const struct gr_dl_sym sym[] = {{(void **)&rt, {"hipRuntimeGetVersion"}, true},
+                                  {(void **)&drv, {"hipDriverGetVersion"}, true}};
+  if (h->lib && gr_dl_bind(h->lib, "libamdhip64", sym, 2, why, sizeof(why)) == 0) {
+    if (rt(&v) == GR_HIP_SUCCESS)
+      hip_version_text(v, runtime->version, sizeof(runtime->version));
+    v = 0;
+    if (drv(&v) == GR_HIP_SUCCESS)
+      hip_version_text(v, runtime->driver, sizeof(runtime->driver));
+  }
+  hip_ccl_init(h);
+  gr_ccl_version(&h->ccl, collective);
+  gr_ccl_close(&h->ccl);
+  gr_dl_close(h->lib);
+  free(h);
+}
+
 const struct gr_bench_backend gr_bench_hip = {
     .name = "hip",
     .init = hip_init,
@@ -360,4 +401,5 @@ const struct gr_bench_backend gr_bench_hip = {
     .hide_env = "HIP_VISIBLE_DEVICES",
     .lost_hint = "Look in the kernel log (dmesg) for amdgpu's GPU reset or ring timeout (gpurig doctor reads "
                  "NVIDIA's Xids, not amdgpu's messages)",
+    .versions = hip_versions,
 };

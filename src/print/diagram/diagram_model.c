@@ -632,10 +632,11 @@ static void add_notes(struct build *b)
   if (m->predicted && t->ngpus > 1 && m->prediction.nccl_default.busbw_gbps > 0) {
     const struct gr_ring *r = &m->prediction.nccl_default;
     char bound[256];
+    const char *lib = gr_topo_collective(t);
     d->ring_note = r->bound.kind != GR_BOUND_NONE
-                       ? xasprintf("All-reduce over all GPUs (NCCL defaults): %.1f GB/s bus bandwidth, bound by %s",
+                       ? xasprintf("All-reduce over all GPUs (%s defaults): %.1f GB/s bus bandwidth, bound by %s", lib,
                                    r->busbw_gbps, gr_ring_bound_text(&m->prediction, r, bound, sizeof(bound)))
-                       : xasprintf("All-reduce over all GPUs (NCCL defaults): %.1f GB/s bus bandwidth", r->busbw_gbps);
+                       : xasprintf("All-reduce over all GPUs (%s defaults): %.1f GB/s bus bandwidth", lib, r->busbw_gbps);
   }
 }
 

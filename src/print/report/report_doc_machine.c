@@ -30,8 +30,9 @@ void doc_header(struct rd_doc *d, const struct gr_report_doc *doc)
   doc_heading(d, 1, "top", "gpurig report: %s", t->product ? t->product : t->hostname ? t->hostname : "machine");
   para(d, "%s", line ? line : "");
   free(line);
-  para(d, "Source: %s%s%s. gpurig %s. NCCL's view and the predictions follow %s.", gr_topo_input_name(t),
-       t->source_path ? " " : "", t->source_path ? t->source_path : "", GPURIG_VERSION,
+  /* RCCL where it is what runs: it keeps NCCL's path types and P2P rules */
+  para(d, "Source: %s%s%s. gpurig %s. %s's view and the predictions follow %s.", gr_topo_input_name(t),
+       t->source_path ? " " : "", t->source_path ? t->source_path : "", GPURIG_VERSION, gr_topo_collective(t),
        gr_nccl_defaults_text(&doc->m->analysis, nccl, sizeof(nccl)));
   if (t->rig && t->rig->notes)
     note(d, "Rig sources: %s", t->rig->notes);
@@ -384,7 +385,7 @@ static void copy_matrix(struct rd_doc *d, const struct gr_prediction *p)
 static void nccl_matrix(struct rd_doc *d, const struct gr_topo *t, const struct gr_analysis *a)
 {
   char dflt[160], why[160];
-  doc_heading(d, 3, "nccl-view", "NCCL's view");
+  doc_heading(d, 3, "nccl-view", "%s's view", gr_topo_collective(t));
   struct rd_table *tb = doc_matrix(d, NULL, t->ngpus, 0);
   for (size_t r = 0; r < t->ngpus; r++) {
     doc_cell(tb, NULL, "GPU%zu", r);
@@ -514,7 +515,7 @@ static void allreduce_prediction(struct rd_doc *d, const struct gr_report_doc *d
     if (k)
       doc_cell(tb, NULL, "NCCL_P2P_LEVEL=%s", p->best_p2p_level ? p->best_p2p_level : "?");
     else
-      doc_cell_str(tb, NULL, "NCCL's defaults");
+      doc_cell(tb, NULL, "%s's defaults", gr_topo_collective(&doc->m->topo));
     doc_cell_num(tb, NULL, r->busbw_gbps, 1);
     doc_cell_str(tb, NULL, r->nvls_busbw_gbps > r->ring_busbw_gbps ? "NVLS" : "ring");
     doc_cell(tb, NULL, "%zu / %zu / %zu", r->nhops_gpulink, r->nhops_p2p, r->nhops_host);
@@ -522,7 +523,7 @@ static void allreduce_prediction(struct rd_doc *d, const struct gr_report_doc *d
     doc_cell_num(tb, NULL, nccl > 0 ? nccl : NAN, 1);
     doc_cell_str(tb, NULL, gr_ring_bound_text(p, r, bound, sizeof(bound)));
     b[k].label = k ? xasprintf("NCCL_P2P_LEVEL=%s", p->best_p2p_level ? p->best_p2p_level : "?")
-                   : xstrdup("NCCL's defaults");
+                   : xasprintf("%s's defaults", gr_topo_collective(&doc->m->topo));
     b[k].predicted = r->busbw_gbps;
     b[k].limit = lim > 0 ? lim : NAN;
     b[k].value = k ? NAN : bench_plateau(doc->bench);
