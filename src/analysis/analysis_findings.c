@@ -445,8 +445,8 @@ static void no_p2p_findings(struct gr_analysis *a, size_t incapable, size_t pair
                             sockets < platform ? "the input says the CPU does not forward P2P between its root complexes"
                                                : "");
   add_finding(a, GR_SEV_INFO, "topo.no-p2p", -1,
-              "%s So %zu of %zu GPU pairs go through host memory whatever NCCL_P2P_LEVEL says, and NCCL's view shows them on the host path (PHB, or SYS across NUMA nodes).",
-              text, incapable, pairs);
+              "%s So %zu of %zu GPU pairs go through host memory whatever NCCL_P2P_LEVEL says, and %s's view shows them on the host path (PHB, or SYS across NUMA nodes).",
+              text, incapable, pairs, gr_topo_collective(a->t));
   free(done);
   free(members);
   free(text);
@@ -463,8 +463,8 @@ void nccl_findings(struct gr_analysis *a)
     return;
   char dflt[160], why[160];
   add_finding(a, GR_SEV_INFO, "nccl.p2p-level", -1,
-              "With %s NCCL uses PCIe P2P only up to %s on this machine (%s), so %zu of the %zu GPU pair%s that can do P2P (paths up to %s) go%s through host memory; NCCL_P2P_LEVEL=%s allows P2P there, which helps only if the CPU forwards P2P traffic well (measure it with gpurig bench).",
-              gr_nccl_defaults_text(a, dflt, sizeof(dflt)), gr_nccl_level_str(a->nccl_p2p_level),
+              "With %s %s uses PCIe P2P only up to %s on this machine (%s), so %zu of the %zu GPU pair%s that can do P2P (paths up to %s) go%s through host memory; NCCL_P2P_LEVEL=%s allows P2P there, which helps only if the CPU forwards P2P traffic well (measure it with gpurig bench).",
+              gr_nccl_defaults_text(a, dflt, sizeof(dflt)), gr_topo_collective(a->t), gr_nccl_level_str(a->nccl_p2p_level),
               gr_nccl_why(a, a->ngpus, why, sizeof(why)), no_p2p, pairs - incapable, pairs - incapable == 1 ? "" : "s",
               gr_level_name(worst), no_p2p == 1 ? "es" : "",
               gr_nccl_level_str(nccl_of(worst)));

@@ -573,7 +573,9 @@ void gr_print_nccl(FILE *out, const struct gr_topo *t, const struct gr_analysis 
 {
   if (t->ngpus < 2)
     return;
-  fprintf(out, "\nNCCL's view (NODE folds into PHB; \"/shm\" = no P2P by default, copies go through host memory):\n");
+  /* RCCL on AMD GPUs: the same rules and NCCL_* variables (docs/predict.md, "RCCL on AMD machines") */
+  fprintf(out, "\n%s's view (NODE folds into PHB; \"/shm\" = no P2P by default, copies go through host memory):\n",
+          gr_topo_collective(t));
   print_gpu_grid(out, t, a, nccl_cell);
   char dflt[160], why[160];
   bool any_p2p = gr_any_p2p_pair(a);
