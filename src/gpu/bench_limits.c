@@ -442,8 +442,9 @@ void check_results(struct run *r)
       rep->ar_plateau_gbps < rep->ar_predicted_gbps * gr_health_consts()->bench_allreduce_min)
     finding(rep, GR_SEV_WARN, "bench.allreduce-bw",
             "All-reduce bus bandwidth plateaus at %.1f GB/s, %.0f%% of the %.1f GB/s the topology predicts for "
-            "NCCL's defaults (%s). Run with NCCL_DEBUG=INFO to see which transport NCCL picked.",
+            "%s's defaults (%s). Run with NCCL_DEBUG=INFO to see which transport %s picked.",
             rep->ar_plateau_gbps, rep->ar_plateau_gbps / rep->ar_predicted_gbps * 100, rep->ar_predicted_gbps,
-            gr_ring_bound_text(p, &p->nccl_default, bound, sizeof(bound)));
+            gr_topo_collective(p->t), gr_ring_bound_text(p, &p->nccl_default, bound, sizeof(bound)),
+            gr_topo_collective(p->t));
 }
 
