@@ -96,10 +96,10 @@ static const char *socket_words(const struct gr_topo *t)
  * that no two GPUs can (on one socket, or at all). Returns what it wrote. */
 static size_t p2p_reach_text(const struct ctx *c, const struct gr_prediction *p, char *buf, size_t cap)
 {
-  size_t n = p->ngpus, off = 0;
-  bool any_p2p = false; /* some pair can do P2P, if only across sockets */
-  for (size_t i = 0; i < n * n; i++)
-    any_p2p |= i / n != i % n && p->pairs[i].p2p_capable;
+  size_t n = p->ngpus, off = 0, nc = p->a->nclasses, x, y;
+  bool any_p2p = false; /* some pair can do P2P, if only across sockets: by class pair */
+  for (size_t i = 0; i < nc * nc; i++)
+    any_p2p |= gr_class_pair_rep(p->a, i / nc, i % nc, &x, &y) && p->pairs[i].p2p_capable;
   if (p->largest_p2p_domain < 2 && any_p2p)
     return (size_t)snprintf(buf, cap, " No two GPUs can talk peer-to-peer without crossing %s.",
                             c->t->npackages > 1 ? "a socket" : "NUMA nodes");
@@ -144,7 +144,7 @@ void training_verdict(struct ctx *c, struct gr_prediction *p)
                           d->nhops_host, n);
   bool crosses = false;
   for (size_t i = 0; i < n; i++)
-    crosses |= c->a->gpu_gpu[(size_t)d->order[i] * n + (size_t)d->order[(i + 1) % n]].level == GR_LVL_SYS;
+    crosses |= gr_gpu_path(c->a, (size_t)d->order[i], (size_t)d->order[(i + 1) % n]).level == GR_LVL_SYS;
   if (crosses)
     snprintf(reasons + off, cap - off, " The ring crosses the link between %s twice.",
              c->t->npackages > 1 ? "sockets" : "NUMA nodes");
@@ -168,8 +168,8 @@ const char *level_needed(const struct ctx *c, const int *order, size_t k)
   enum gr_level need = GR_LVL_PIX;
   for (size_t i = 0; i < k && k > 1; i++) {
     size_t x = (size_t)order[i], y = (size_t)order[(i + 1) % k];
-    if (hop_of(c, 1, (int)x, (int)y)->x == GR_XFER_P2P && c->a->gpu_gpu[x * c->n + y].nccl > need)
-      need = c->a->gpu_gpu[x * c->n + y].nccl;
+    if (hop_of(c, 1, (int)x, (int)y)->x == GR_XFER_P2P && gr_gpu_path(c->a, x, y).nccl > need)
+      need = gr_gpu_path(c->a, x, y).nccl;
   }
   return gr_nccl_level_str(need);
 }
@@ -178,9 +178,9 @@ const char *level_needed(const struct ctx *c, const int *order, size_t k)
 static const char *ring_link_name(const struct ctx *c, const int *order, size_t k)
 {
   for (size_t i = 0; i < k && k > 1; i++) {
-    const struct gr_path *p = &c->a->gpu_gpu[(size_t)order[i] * c->n + (size_t)order[(i + 1) % k]];
-    if (p->level == GR_LVL_GPULINK)
-      return p->xgmi ? "xGMI" : "NVLink";
+    struct gr_path p = gr_gpu_path(c->a, (size_t)order[i], (size_t)order[(i + 1) % k]);
+    if (p.level == GR_LVL_GPULINK)
+      return p.xgmi ? "xGMI" : "NVLink";
   }
   return "NVLink";
 }
@@ -225,7 +225,7 @@ static void tp_rule_text(const struct ctx *c, const struct gr_prediction *p, con
   char why[128];
   for (size_t i = 0; i < k; i++) {
     size_t x = (size_t)order[i], y = (size_t)order[(i + 1) % k];
-    matters |= hop_of(c, 0, (int)x, (int)y)->x == GR_XFER_P2P && c->a->gpu_gpu[x * c->n + y].nccl > p->a->nccl_p2p_level;
+    matters |= hop_of(c, 0, (int)x, (int)y)->x == GR_XFER_P2P && gr_gpu_path(c->a, x, y).nccl > p->a->nccl_p2p_level;
   }
   buf[0] = '\0';
   if (matters)
@@ -248,7 +248,7 @@ void tp_verdict(struct ctxs *cs, struct gr_prediction *p, size_t k)
   ring_text(&r, k, ring, sizeof(ring));
   bool sys = false;
   for (size_t i = 0; i < k; i++)
-    sys |= c->a->gpu_gpu[(size_t)dflt[i] * c->n + (size_t)dflt[(i + 1) % k]].level == GR_LVL_SYS;
+    sys |= gr_gpu_path(c->a, (size_t)dflt[i], (size_t)dflt[(i + 1) % k]).level == GR_LVL_SYS;
   enum gr_rating rating = r.nhops_gpulink == k ? GR_RATE_GOOD
                           : r.nhops_host == 0 && !sys ? GR_RATE_FAIR
                                                        : GR_RATE_POOR;

@@ -473,7 +473,7 @@ static void assert_prediction_sane(const struct gr_prediction *p, size_t n)
   assert_ring_whole(&p->best, n);
   for (size_t i = 0; i < n; i++)
     for (size_t j = 0; j < n; j++)
-      assert_true(i == j || (isfinite(p->pairs[i * n + j].gbps) && p->pairs[i * n + j].gbps > 0));
+      assert_true(i == j || (isfinite(gr_pair_at(p, i, j)->gbps) && gr_pair_at(p, i, j)->gbps > 0));
   assert_int_equal(p->nverdicts, 5); /* training, tensor-parallel on 2, 4 and 8, independent jobs */
   assert_int_equal(p->verdicts[0].gpus, (int)n);
   char *tail = xasprintf(">GPU%d, bounded by", p->best.order[n - 1]); /* the ring is named whole */
