@@ -373,7 +373,7 @@ static void machine_rings(struct ctx *c, struct gr_prediction *p)
   free(all);
 }
 
-static void ctxs_close(struct ctxs *cs)
+void ctxs_close(struct ctxs *cs)
 {
   for (size_t l = 0; l <= GR_LVL_SYS; l++)
     if (cs->open[l])

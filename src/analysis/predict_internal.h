@@ -139,6 +139,9 @@ void jobs_verdict(struct gr_prediction *p);
 void predict_note(struct gr_prediction *p, const char *id, int node, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 void add_verdict(struct gr_prediction *p, const char *workload, int gpus, enum gr_rating r, const char *reasons);
+/* The search tables for a communicator of k GPUs, opened when first asked
+ * for; ctxs_close frees every one opened. */
 struct ctx *ctx_for(struct ctxs *cs, size_t k);
+void ctxs_close(struct ctxs *cs);
 
 #endif
