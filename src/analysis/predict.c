@@ -244,12 +244,15 @@ static void ctx_close(struct ctx *c)
 
 /* P2P domains by class pair: where a class pair's stand-in talks P2P
  * without crossing a socket, every pair of the two classes does, so both
- * classes' members join one domain (classes^2 + n, not n^2). */
+ * classes' members join one domain: each class's members are joined to its
+ * first once, and the classes' firsts per such pair (classes^2 + n, not
+ * n^2). */
 static void p2p_domains(struct gr_prediction *p)
 {
   const struct gr_analysis *a = p->a;
   size_t n = p->ngpus, nc = a->nclasses, i, j;
   int *dom = xmalloc((n + 1) * sizeof(int)), *size = xcalloc(n + 1, sizeof(int));
+  bool *joined = xcalloc(nc + 1, sizeof(bool)); /* a class's members joined to its first */
   for (size_t g = 0; g < n; g++)
     dom[g] = (int)g;
   for (size_t x = 0; x < nc; x++)
@@ -257,12 +260,15 @@ static void p2p_domains(struct gr_prediction *p)
       if (!gr_class_pair_rep(a, x, y, &i, &j) || !p->pairs[x * nc + y].p2p_capable ||
           gr_gpu_path(a, i, j).level == GR_LVL_SYS)
         continue;
-      int first = a->class_gpus[a->class_start[x]];
-      for (size_t m = a->class_start[x]; m < a->class_start[x + 1]; m++)
-        gr_uf_union(dom, first, a->class_gpus[m]);
-      for (size_t m = a->class_start[y]; m < a->class_start[y + 1]; m++)
-        gr_uf_union(dom, first, a->class_gpus[m]);
+      for (int e = 0; e < 2; e++) {
+        size_t z = e ? y : x;
+        for (size_t m = a->class_start[z] + 1; m < a->class_start[z + 1] && !joined[z]; m++)
+          gr_uf_union(dom, a->class_gpus[a->class_start[z]], a->class_gpus[m]);
+        joined[z] = true;
+      }
+      gr_uf_union(dom, a->class_gpus[a->class_start[x]], a->class_gpus[a->class_start[y]]);
     }
+  free(joined);
   p->largest_p2p_domain = n ? 1 : 0;
   for (size_t g = 0; g < n; g++) {
     int r = gr_uf_find(dom, (int)g);

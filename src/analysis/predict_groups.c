@@ -48,10 +48,12 @@ struct near_search {
   struct ctx *c;
   size_t k;
   int *classes;      /* room for k classes */
+  int *firsts;       /* room for k: their lowest members other than the seed */
   size_t *at;        /* room for k: take_members' scratch */
-  int *memo;         /* [class][lowest][k-1]: the ranking from a seed of the class that is (1) or is
-                        not (0) its lowest member: the only way the seed changes it */
-  int *memo_n;       /* [class][lowest]: how many ranked, -1 not yet */
+  int *memo;         /* [class][k-1]: the other classes' ranking from the class (the seed changes
+                        only where its own class stands) */
+  int *memo_first;   /* [class][k-1]: their lowest members */
+  int *memo_n;       /* [class]: how many ranked, -1 not yet */
 };
 
 /* Class y's lowest member other than seed, -1 none. */
@@ -73,34 +75,43 @@ static bool class_before(const struct ctx *c, size_t x, size_t y, int fy, size_t
 
 /* The k-1 nearest classes from seed's class into ns->classes (ranked);
  * returns how many (fewer where there are fewer). */
+/* Inserts class y (lowest member fy) into the ranking cl (firsts fl, m of
+ * them, at most want kept) from class x; returns the new count. */
+static size_t rank_insert(const struct ctx *c, size_t x, int *cl, int *fl, size_t m, size_t want, size_t y, int fy)
+{
+  size_t at = m;
+  while (at > 0 && class_before(c, x, y, fy, (size_t)cl[at - 1], fl[at - 1]))
+    at--;
+  if (at >= want)
+    return m;
+  if (m < want)
+    m++;
+  for (size_t q = m - 1; q > at; q--) {
+    cl[q] = cl[q - 1];
+    fl[q] = fl[q - 1];
+  }
+  cl[at] = (int)y;
+  fl[at] = fy;
+  return m;
+}
+
 static size_t nearest_classes(struct near_search *ns, size_t seed)
 {
   struct ctx *c = ns->c;
-  size_t x = (size_t)c->cls[seed], m = 0, want = ns->k - 1;
-  size_t v = 2 * x + ((size_t)c->a->class_gpus[c->a->class_start[x]] == seed);
-  if (ns->memo_n[v] >= 0) {
-    memcpy(ns->classes, ns->memo + v * want, (size_t)ns->memo_n[v] * sizeof(int));
-    return (size_t)ns->memo_n[v];
+  size_t x = (size_t)c->cls[seed], want = ns->k - 1;
+  int *cl = ns->memo + x * want, *fl = ns->memo_first + x * want;
+  if (ns->memo_n[x] < 0) { /* the other classes, once per class */
+    size_t m = 0;
+    for (size_t y = 0; y < c->nc; y++)
+      if (y != x)
+        m = rank_insert(c, x, cl, fl, m, want, y, class_first(c, y, seed));
+    ns->memo_n[x] = (int)m;
   }
-  for (size_t y = 0; y < c->nc; y++) {
-    int fy = class_first(c, y, seed);
-    if (fy < 0)
-      continue;
-    size_t at = m;
-    while (at > 0 && class_before(c, x, y, fy, (size_t)ns->classes[at - 1],
-                                  class_first(c, (size_t)ns->classes[at - 1], seed)))
-      at--;
-    if (at >= want)
-      continue;
-    if (m < want)
-      m++;
-    for (size_t q = m - 1; q > at; q--)
-      ns->classes[q] = ns->classes[q - 1];
-    ns->classes[at] = (int)y;
-  }
-  memcpy(ns->memo + v * want, ns->classes, m * sizeof(int));
-  ns->memo_n[v] = (int)m;
-  return m;
+  size_t m = (size_t)ns->memo_n[x];
+  memcpy(ns->classes, cl, m * sizeof(int));
+  memcpy(ns->firsts, fl, m * sizeof(int));
+  int fx = class_first(c, x, seed); /* the seed's own class, where it has another GPU */
+  return fx < 0 ? m : rank_insert(c, x, ns->classes, ns->firsts, m, want, x, fx);
 }
 
 static int cmp_int(const void *x, const void *y)
@@ -205,9 +216,11 @@ double best_group(struct ctx *c, size_t k, int mode, int *best_order)
   int *set = xmalloc((k + 1) * sizeof(int)), *order = xmalloc((k + 1) * sizeof(int));
   struct near_search ns = {.c = c, .k = k, .classes = xmalloc((k + 1) * sizeof(int)),
                            .at = xmalloc((k + 1) * sizeof(size_t)),
-                           .memo = xmalloc((2 * c->nc * (k - 1) + 1) * sizeof(int)),
-                           .memo_n = xmalloc((2 * c->nc + 1) * sizeof(int))};
-  for (size_t v = 0; v < 2 * c->nc; v++)
+                           .firsts = xmalloc((k + 1) * sizeof(int)),
+                           .memo = xmalloc((c->nc * (k - 1) + 1) * sizeof(int)),
+                           .memo_first = xmalloc((c->nc * (k - 1) + 1) * sizeof(int)),
+                           .memo_n = xmalloc((c->nc + 1) * sizeof(int))};
+  for (size_t v = 0; v < c->nc; v++)
     ns.memo_n[v] = -1;
   near_paths(c);
   double best = -1;
@@ -228,6 +241,8 @@ double best_group(struct ctx *c, size_t k, int mode, int *best_order)
   free(ns.classes);
   free(ns.at);
   free(ns.memo);
+  free(ns.memo_first);
+  free(ns.firsts);
   free(ns.memo_n);
   free(set);
   free(order);

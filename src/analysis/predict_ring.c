@@ -646,11 +646,18 @@ static double search_rings(struct ctx *c, const int *set, size_t k, int mode, in
   return s.top;
 }
 
-/* Whether every hop between two GPUs of the set is NVLink, by class: a hop
- * is its class pair's, so each pair of the set's classes is looked at once
- * (a class with itself where two of its GPUs are in the set). */
+/* Whether every hop between two GPUs of the set is NVLink, by class above
+ * 16 GPUs: a hop is its class pair's, so each pair of the set's classes is
+ * looked at once (a class with itself where two of its GPUs are in the set). */
 static bool all_nvlink_set(const struct ctx *c, const int *set, size_t k, int mode)
 {
+  if (k <= 16) { /* a few pairs: looked at directly, without the classes' tables */
+    for (size_t i = 0; i < k; i++)
+      for (size_t j = 0; j < k; j++)
+        if (i != j && !hop_of(c, mode, set[i], set[j])->nvlink)
+          return false;
+    return true;
+  }
   int *first = xmalloc((c->nc + 1) * sizeof(int)), *second = xmalloc((c->nc + 1) * sizeof(int));
   int *in = xmalloc((k + 1) * sizeof(int)); /* the set's classes, each once */
   size_t nin = 0;
