@@ -240,6 +240,8 @@ static void ctx_close(struct ctx *c)
   free(c->res_given);
   free(c->nvls_fabric);
   free(c->near);
+  free(c->rank);
+  free(c->rank_n);
 }
 
 /* P2P domains by class pair: where a class pair's stand-in talks P2P

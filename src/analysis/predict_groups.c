@@ -50,10 +50,6 @@ struct near_search {
   int *classes;      /* room for k classes */
   int *firsts;       /* room for k: their lowest members other than the seed */
   size_t *at;        /* room for k: take_members' scratch */
-  int *memo;         /* [class][k-1]: the other classes' ranking from the class (the seed changes
-                        only where its own class stands) */
-  int *memo_first;   /* [class][k-1]: their lowest members */
-  int *memo_n;       /* [class]: how many ranked, -1 not yet */
 };
 
 /* Class y's lowest member other than seed, -1 none. */
@@ -95,19 +91,38 @@ static size_t rank_insert(const struct ctx *c, size_t x, int *cl, int *fl, size_
   return m;
 }
 
+/* The 7 here: the tensor-parallel verdicts' groups of 2, 4 and 8 (in both
+ * modes) share one ranking. */
+#define RANK_AT_LEAST 7
+
+/* Per class, the other classes' ranking from it, want of them at least
+ * (c->rank): the seed changes only where its own class stands, and a
+ * shorter ranking is the start of a longer one, so it is kept in the ctx
+ * for every group size and mode. */
+static void near_ranks(struct ctx *c, size_t want)
+{
+  if (c->rank && c->rank_want >= want)
+    return;
+  want = want > RANK_AT_LEAST ? want : RANK_AT_LEAST;
+  free(c->rank);
+  c->rank = xmalloc((2 * c->nc * want + 1) * sizeof(int));
+  c->rank_n = xrealloc(c->rank_n, (c->nc + 1) * sizeof(size_t));
+  c->rank_want = want;
+  for (size_t x = 0; x < c->nc; x++) {
+    int *cl = c->rank + 2 * x * want, *fl = cl + want;
+    size_t m = 0;
+    for (size_t y = 0; y < c->nc; y++)
+      if (y != x) /* x has no member in y: its lowest is the same from every seed */
+        m = rank_insert(c, x, cl, fl, m, want, y, class_first(c, y, (size_t)c->a->class_gpus[c->a->class_start[x]]));
+    c->rank_n[x] = m;
+  }
+}
+
 static size_t nearest_classes(struct near_search *ns, size_t seed)
 {
   struct ctx *c = ns->c;
-  size_t x = (size_t)c->cls[seed], want = ns->k - 1;
-  int *cl = ns->memo + x * want, *fl = ns->memo_first + x * want;
-  if (ns->memo_n[x] < 0) { /* the other classes, once per class */
-    size_t m = 0;
-    for (size_t y = 0; y < c->nc; y++)
-      if (y != x)
-        m = rank_insert(c, x, cl, fl, m, want, y, class_first(c, y, seed));
-    ns->memo_n[x] = (int)m;
-  }
-  size_t m = (size_t)ns->memo_n[x];
+  size_t x = (size_t)c->cls[seed], want = ns->k - 1, m = c->rank_n[x] < want ? c->rank_n[x] : want;
+  const int *cl = c->rank + 2 * x * c->rank_want, *fl = cl + c->rank_want;
   memcpy(ns->classes, cl, m * sizeof(int));
   memcpy(ns->firsts, fl, m * sizeof(int));
   int fx = class_first(c, x, seed); /* the seed's own class, where it has another GPU */
@@ -216,13 +231,9 @@ double best_group(struct ctx *c, size_t k, int mode, int *best_order)
   int *set = xmalloc((k + 1) * sizeof(int)), *order = xmalloc((k + 1) * sizeof(int));
   struct near_search ns = {.c = c, .k = k, .classes = xmalloc((k + 1) * sizeof(int)),
                            .at = xmalloc((k + 1) * sizeof(size_t)),
-                           .firsts = xmalloc((k + 1) * sizeof(int)),
-                           .memo = xmalloc((c->nc * (k - 1) + 1) * sizeof(int)),
-                           .memo_first = xmalloc((c->nc * (k - 1) + 1) * sizeof(int)),
-                           .memo_n = xmalloc((c->nc + 1) * sizeof(int))};
-  for (size_t v = 0; v < c->nc; v++)
-    ns.memo_n[v] = -1;
+                           .firsts = xmalloc((k + 1) * sizeof(int))};
   near_paths(c);
+  near_ranks(c, k - 1);
   double best = -1;
   int *seen = xcalloc(n * k + 1, sizeof(int));
   size_t nseen = 0, *table = xcalloc(mask, sizeof(size_t));
@@ -240,10 +251,7 @@ double best_group(struct ctx *c, size_t k, int mode, int *best_order)
   free(seen);
   free(ns.classes);
   free(ns.at);
-  free(ns.memo);
-  free(ns.memo_first);
   free(ns.firsts);
-  free(ns.memo_n);
   free(set);
   free(order);
   return best;

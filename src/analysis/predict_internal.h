@@ -71,6 +71,9 @@ struct ctx {
   int *nvls_fabric;      /* [g]: 1 + the NVLink-SHARP-capable fabric the GPU is on, 0 none */
   bool nvls_nccl;        /* the NCCL version has NVLS (2.17 and later) */
   struct gr_path *near;  /* [class][class]: the path between them (the nearest groups'), NULL until asked */
+  int *rank;             /* [class]: the other classes nearest first, rank_want of them, then their
+                            lowest GPUs (the nearest groups', predict_groups.c); NULL until asked */
+  size_t *rank_n, rank_want;
 };
 
 struct ctxs {
