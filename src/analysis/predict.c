@@ -42,165 +42,170 @@ void add_verdict(struct gr_prediction *p, const char *workload, int gpus, enum g
 /* How NCCL moves one GPU's data to another with P2P allowed up to level:
  * NVLink, PCIe P2P where the pair can and the level reaches, else through
  * host memory. */
-static enum gr_xfer xfer_at(const struct gr_prediction *p, size_t i, size_t j, enum gr_level level)
+static enum gr_xfer xfer_of(const struct gr_path *path, enum gr_level level)
 {
-  struct gr_path pv = gr_gpu_path(p->a, i, j);
-  const struct gr_path *path = &pv;
   if (path->level == GR_LVL_GPULINK)
     return GR_XFER_GPULINK;
   return path->p2p_capable && path->nccl <= level ? GR_XFER_P2P : GR_XFER_HOST;
 }
 
-static void classify_pairs(struct gr_prediction *p)
+static enum gr_xfer xfer_at(const struct gr_prediction *p, size_t i, size_t j, enum gr_level level)
 {
-  size_t n = p->ngpus;
-  for (size_t i = 0; i < n; i++)
-    for (size_t j = 0; j < n; j++) {
-      struct gr_pair_predict *pp = &p->pairs[i * n + j];
-      pp->p2p_capable = gr_gpu_path(p->a, i, j).p2p_capable; /* the analysis's word: GPUs, driver, platform */
-      pp->best = xfer_at(p, i, j, GR_LVL_SYS);
-      pp->nccl = xfer_at(p, i, j, p->a->nccl_p2p_level);
-    }
+  struct gr_path path = gr_gpu_path(p->a, i, j);
+  return xfer_of(&path, level);
 }
 
-/* One copy alone: the narrowest resource on its path. */
+/* p->pairs: one entry per ordered pair of classes, then one per GPU for the
+ * GPU with itself (gr_pair_at). Every pair of two classes has the same level
+ * and P2P support (analysis/classes.c), so its class pair's stand-in speaks
+ * for it. */
+static void classify_one(const struct gr_prediction *p, struct gr_pair_predict *pp, size_t i, size_t j)
+{
+  struct gr_path path = gr_gpu_path(p->a, i, j);
+  pp->p2p_capable = path.p2p_capable; /* the analysis's word: GPUs, driver, platform */
+  pp->best = xfer_of(&path, GR_LVL_SYS);
+  pp->nccl = xfer_of(&path, p->a->nccl_p2p_level);
+}
+
+static void classify_pairs(struct gr_prediction *p)
+{
+  const struct gr_analysis *a = p->a;
+  size_t nc = a->nclasses, i, j;
+  for (size_t x = 0; x < nc; x++)
+    for (size_t y = 0; y < nc; y++)
+      if (gr_class_pair_rep(a, x, y, &i, &j))
+        classify_one(p, &p->pairs[x * nc + y], i, j);
+  for (size_t g = 0; g < p->ngpus; g++)
+    classify_one(p, &p->pairs[nc * nc + g], g, g);
+}
+
+/* One copy alone: the narrowest resource on its path, once per class pair
+ * (the GPU with itself copies nothing: 0). */
 static void copy_rates(const struct ctx *c, struct gr_prediction *p)
 {
-  size_t n = c->n;
+  const struct gr_analysis *a = p->a;
+  size_t nc = a->nclasses, i, j;
   /* a copy runs on the copy engines: copy_nvlink_eff, not NCCL's SM-driven
    * ring_nvlink_eff; looked up once, not per pair and use */
   double copy_eff[GR_XFER_HOST + 1];
   copy_eff[GR_XFER_GPULINK] = gr_calib()->copy_nvlink_eff;
   copy_eff[GR_XFER_P2P] = gr_calib()->copy_p2p_eff;
   copy_eff[GR_XFER_HOST] = gr_calib()->copy_host_eff;
-  for (size_t i = 0; i < n; i++)
-    for (size_t j = 0; j < n; j++) {
-      struct gr_pair_predict *pp = &p->pairs[i * n + j];
+  for (size_t x = 0; x < nc; x++)
+    for (size_t y = 0; y < nc; y++) {
+      if (!gr_class_pair_rep(a, x, y, &i, &j))
+        continue;
+      struct gr_pair_predict *pp = &p->pairs[x * nc + y];
       const struct hop *h = hop_of(c, 1, (int)i, (int)j);
       double bw = INFINITY;
       for (int r = 0; r < h->nres; r++) {
-        double e = HOP_GIVEN(c, h, r) ? 1.0 : copy_eff[pp->best];
-        if (HOP_CAP(c, h, r) * e < bw)
-          bw = HOP_CAP(c, h, r) * e;
+        int res = hop_res(c, h, r, (int)i, (int)j);
+        double e = HOP_GIVEN(c, h, res) ? 1.0 : copy_eff[pp->best];
+        if (HOP_CAP(c, h, res) * e < bw)
+          bw = HOP_CAP(c, h, res) * e;
       }
-      pp->gbps = i == j || isinf(bw) ? 0 : bw;
+      pp->gbps = isinf(bw) ? 0 : bw;
     }
+  for (size_t g = 0; g < p->ngpus; g++)
+    p->pairs[nc * nc + g].gbps = 0;
 }
 
-/* Resource id r of a hop between GPUs ri and rj, renamed for GPUs i and j
- * of the same classes (gr_class_rename): a link direction of ri's or rj's
- * own bridges, or its NVLink port, becomes i's or j's. */
-static inline int rename_res(const struct ctx *c, int r, size_t ri, size_t rj, size_t i, size_t j)
+/* Resource id r of a hop built between GPUs ri and rj, as an own use where
+ * it is a link of ri's or rj's own bridges or its NVLink port (the uses
+ * gr_class_rename would rename), else r itself. */
+static int own_res(const struct ctx *c, int r, size_t ri, size_t rj)
 {
-  int np = (int)c->t->npci, nv = 2 * np + 2;
-  if (r < 2 * np) { /* gr_class_rename, inline: it runs once per use of every copied hop */
+  int np = (int)c->t->npci;
+  if (r < 2 * np) {
     const struct gr_gpu_chains *ch = c->a->chains;
     int node = r / 2, owner = ch->owner[node];
     if (owner < 0 || (owner != (int)ri && owner != (int)rj))
       return r;
-    return ch->nodes[ch->off[owner == (int)ri ? i : j] + ch->pos[node]] * 2 + r % 2;
+    return OWN_RES(owner == (int)ri ? 0 : 1, 0, ch->pos[node], r % 2);
   }
-  if (r >= nv && r < nv + 2 * (int)c->n) {
-    size_t g = (size_t)(r - nv) / 2;
-    g = g == ri ? i : g == rj ? j : g;
-    return nv + (int)g * 2 + (r - nv) % 2;
+  if (r >= c->nv_base && r < c->nv_base + 2 * (int)c->n) {
+    size_t g = (size_t)(r - c->nv_base) / 2;
+    if (g != ri && g != rj)
+      return r;
+    return OWN_RES(g == ri ? 0 : 1, 1, 0, (r - c->nv_base) % 2);
   }
   return r; /* the socket link, a socket's memory */
 }
 
-/* Hop `to` as a copy of `from` (GPUs ri to rj) for GPUs i to j: its uses
- * renamed and appended to the pool, each with its resource's capacity. */
-static void hop_copy(struct ctx *c, const struct hop *from, struct hop *to, size_t ri, size_t rj, size_t i, size_t j)
+/* Both modes' hops from GPU i to j into h0 and h1 (one copy of the uses
+ * where the modes agree); own: store the GPUs' own uses as such (a class
+ * pair's hop), else the ids as they are (a GPU to itself). */
+static void hops_build(struct ctx *c, const struct gr_prediction *p, struct hop_build *b, size_t i, size_t j,
+                       struct hop *h0, struct hop *h1, bool own)
 {
-  *to = *from;
-  to->off = (uint32_t)c->npool;
-  if (c->npool + from->nres > c->pool_cap_n) {
-    c->pool_cap_n = (c->pool_cap_n + from->nres) * 2;
-    c->pool_res = xrealloc(c->pool_res, c->pool_cap_n * sizeof(int));
-  }
-  for (int u = 0; u < from->nres; u++) {
-    int old = c->pool_res[from->off + u], id = rename_res(c, old, ri, rj, i, j);
-    c->pool_res[c->npool++] = id;
-    if (!from->nvlink) {
-      c->res_cap[id] = c->res_cap[old];
-      c->res_given[id] = c->res_given[old];
+  enum gr_xfer d = xfer_at(p, i, j, c->level), best = gr_pair_at(p, i, j)->best;
+  for (int m = 0; m < 2; m++) {
+    struct hop *h = m ? h1 : h0;
+    if (m && best == d) { /* the same path in both modes: one copy of its uses */
+      *h1 = *h0;
+      return;
     }
+    build_hop(c, h, b, i, j, m ? best : d);
+    for (int r = 0; r < b->nres && own; r++)
+      b->res[r] = own_res(c, b->res[r], i, j);
+    hop_store(c, b, h);
   }
-}
-
-/* Both modes' hops from GPU i to j, built (and both mode tables' entries
- * shared where the modes agree). */
-static void hops_build(struct ctx *c, const struct gr_prediction *p, struct hop_build *b, size_t i, size_t j)
-{
-  size_t n = c->n;
-  enum gr_xfer d = xfer_at(p, i, j, c->level), best = p->pairs[i * n + j].best;
-  build_hop(c, &c->hops[i * n + j], b, i, j, d);
-  hop_store(c, b, &c->hops[i * n + j]);
-  if (best == d) { /* the same path in both modes: one copy of its uses */
-    c->hops[n * n + i * n + j] = c->hops[i * n + j];
-    return;
-  }
-  build_hop(c, &c->hops[n * n + i * n + j], b, i, j, best);
-  hop_store(c, b, &c->hops[n * n + i * n + j]);
   c->modes_differ = true;
 }
 
-/* Both modes' hops from GPU i to j as copies of rep[0] to rep[1]'s, of the
- * same classes: the same kinds, capacities and sharing, renamed. */
-static void hops_copy(struct ctx *c, const int *rep, size_t i, size_t j)
+/* Every resource's capacity, from what it is: a PCIe link direction, the
+ * socket link, a socket's memory (the figures build_hop gives its uses). */
+static void res_caps(struct ctx *c)
 {
-  size_t n = c->n, ri = (size_t)rep[0], rj = (size_t)rep[1];
-  const struct hop *f0 = &c->hops[ri * n + rj], *f1 = &c->hops[n * n + ri * n + rj];
-  hop_copy(c, f0, &c->hops[i * n + j], ri, rj, i, j);
-  if (f1->off == f0->off && f1->nres == f0->nres && f1->x == f0->x)
-    c->hops[n * n + i * n + j] = c->hops[i * n + j];
-  else
-    hop_copy(c, f1, &c->hops[n * n + i * n + j], ri, rj, i, j);
+  const struct gr_topo *t = c->t;
+  for (size_t x = 0; x < t->npci; x++)
+    if (c->a->link[x].present && c->a->link[x].gbps > 0)
+      c->res_cap[2 * x] = c->res_cap[2 * x + 1] = c->a->link[x].gbps;
+  for (int s = 0; s < 2 && c->socket_gbps > 0; s++) {
+    c->res_cap[2 * t->npci + (size_t)s] = c->socket_gbps;
+    c->res_given[2 * t->npci + (size_t)s] = true;
+  }
+  for (size_t k = 0; k < t->npackages; k++) {
+    const struct gr_package *pk = &t->packages[k];
+    size_t res = (size_t)c->nv_base + 2 * c->n + k;
+    c->res_cap[res] = pk->mem_channels && pk->mem_mts ? pk->mem_channels * pk->mem_mts * 8.0 / 1000.0 : 0;
+    c->res_given[res] = true;
+  }
 }
 
-/* The search's tables for p's classified pairs: every hop in both modes
- * (mode 0 with NCCL's default level for a communicator of the size that
- * gives `level`) and the NVLink sums. ctx_close frees them. */
+/* The search's tables for p's classified pairs: every class pair's hop in
+ * both modes (mode 0 with NCCL's default level for a communicator of the
+ * size that gives `level`), each GPU's to itself, and the NVLink sums.
+ * ctx_close frees them. */
 static void ctx_open(struct ctx *c, const struct gr_prediction *p, enum gr_level level)
 {
   const struct gr_topo *t = p->t;
-  size_t n = t->ngpus;
-  *c = (struct ctx){.t = t, .a = p->a, .n = n, .level = level};
-  c->socket_gbps = p->a->socket_nccl_gbps; /* the analysis's figure: a rig's declared one, else NCCL's */
+  const struct gr_analysis *a = p->a;
+  size_t n = t->ngpus, nc = a->nclasses, i, j;
+  *c = (struct ctx){.t = t, .a = a, .n = n, .level = level, .cls = a->gpu_class, .nc = nc,
+                    .chain_off = a->chains->off, .chain_nodes = a->chains->nodes, .nv_base = (int)(2 * t->npci + 2)};
+  c->socket_gbps = a->socket_nccl_gbps; /* the analysis's figure: a rig's declared one, else NCCL's */
   c->nres = 2 * t->npci + 2 + 2 * n + t->npackages + 1;
   c->count = xcalloc(c->nres + 1, sizeof(int));
   c->pcount = xcalloc(c->nres + 1, sizeof(int));
   c->out_left = xcalloc(c->nres + 1, sizeof(int));
   c->in_left = xcalloc(c->nres + 1, sizeof(int));
-  c->hops = xcalloc(2 * n * n + 1, sizeof(*c->hops));
+  c->hops = xcalloc(2 * nc * nc + 1, sizeof(*c->hops));
+  c->diag = xcalloc(2 * n + 1, sizeof(*c->diag));
   c->res_cap = xcalloc(c->nres + 1, sizeof(double));
   c->res_given = xcalloc(c->nres + 1, sizeof(bool));
   c->ring_eff[GR_XFER_GPULINK] = gr_calib()->ring_nvlink_eff;
   c->ring_eff[GR_XFER_P2P] = gr_calib()->ring_p2p_eff;
   c->ring_eff[GR_XFER_HOST] = gr_calib()->ring_host_eff;
+  res_caps(c);
   struct hop_build *b = xmalloc(sizeof(*b));
   predict_nvlink_tables(c);
-  /* one pair per two GPU classes is built, the others copied from it
-   * (analysis/classes.c): at 512 GPUs of 64 switches 4,096 walks, not 262,144 */
-  const struct gr_analysis *a = p->a;
-  size_t nc = a->gpu_class ? a->nclasses : 0;
-  int *rep = xmalloc((nc * nc + 1) * 2 * sizeof(int));
-  for (size_t k = 0; k < nc * nc; k++)
-    rep[2 * k] = -1;
-  for (size_t i = 0; i < n; i++)
-    for (size_t j = 0; j < n; j++) {
-      int *r = nc && i != j ? rep + 2 * ((size_t)a->gpu_class[i] * nc + (size_t)a->gpu_class[j]) : NULL;
-      if (r && r[0] >= 0) {
-        hops_copy(c, r, i, j);
-        continue;
-      }
-      hops_build(c, p, b, i, j);
-      if (r) {
-        r[0] = (int)i;
-        r[1] = (int)j;
-      }
-    }
-  free(rep);
+  for (size_t x = 0; x < nc; x++)
+    for (size_t y = 0; y < nc; y++)
+      if (gr_class_pair_rep(a, x, y, &i, &j))
+        hops_build(c, p, b, i, j, &c->hops[x * nc + y], &c->hops[nc * nc + x * nc + y], true);
+  for (size_t g = 0; g < n; g++)
+    hops_build(c, p, b, g, g, &c->diag[g], &c->diag[n + g], false);
   if (!c->pool_res) { /* no hop uses anything (one GPU): still valid pointers */
     c->pool_res = xcalloc(1, sizeof(int));
   }
@@ -229,26 +234,47 @@ static void ctx_close(struct ctx *c)
   free(c->out_left);
   free(c->in_left);
   free(c->hops);
+  free(c->diag);
   free(c->pool_res);
   free(c->res_cap);
   free(c->res_given);
   free(c->nvls_fabric);
+  free(c->near);
+  free(c->rank);
+  free(c->rank_n);
 }
 
+/* P2P domains by class pair: where a class pair's stand-in talks P2P
+ * without crossing a socket, every pair of the two classes does, so both
+ * classes' members join one domain: each class's members are joined to its
+ * first once, and the classes' firsts per such pair (classes^2 + n, not
+ * n^2). */
 static void p2p_domains(struct gr_prediction *p)
 {
-  size_t n = p->ngpus;
+  const struct gr_analysis *a = p->a;
+  size_t n = p->ngpus, nc = a->nclasses, i, j;
   int *dom = xmalloc((n + 1) * sizeof(int)), *size = xcalloc(n + 1, sizeof(int));
-  for (size_t i = 0; i < n; i++)
-    dom[i] = (int)i;
-  for (size_t i = 0; i < n; i++)
-    for (size_t j = 0; j < n; j++)
-      if (i != j && p->pairs[i * n + j].p2p_capable && gr_gpu_path(p->a, i, j).level != GR_LVL_SYS)
-        gr_uf_union(dom, (int)i, (int)j);
+  bool *joined = xcalloc(nc + 1, sizeof(bool)); /* a class's members joined to its first */
+  for (size_t g = 0; g < n; g++)
+    dom[g] = (int)g;
+  for (size_t x = 0; x < nc; x++)
+    for (size_t y = 0; y < nc; y++) {
+      if (!gr_class_pair_rep(a, x, y, &i, &j) || !p->pairs[x * nc + y].p2p_capable ||
+          gr_gpu_path(a, i, j).level == GR_LVL_SYS)
+        continue;
+      for (int e = 0; e < 2; e++) {
+        size_t z = e ? y : x;
+        for (size_t m = a->class_start[z] + 1; m < a->class_start[z + 1] && !joined[z]; m++)
+          gr_uf_union(dom, a->class_gpus[a->class_start[z]], a->class_gpus[m]);
+        joined[z] = true;
+      }
+      gr_uf_union(dom, a->class_gpus[a->class_start[x]], a->class_gpus[a->class_start[y]]);
+    }
+  free(joined);
   p->largest_p2p_domain = n ? 1 : 0;
-  for (size_t i = 0; i < n; i++) {
-    int r = gr_uf_find(dom, (int)i);
-    p->ndomains += r == (int)i; /* a root is its domain's lowest GPU: counted once */
+  for (size_t g = 0; g < n; g++) {
+    int r = gr_uf_find(dom, (int)g);
+    p->ndomains += r == (int)g; /* each domain has one root: counted once */
     if (++size[r] > p->largest_p2p_domain)
       p->largest_p2p_domain = size[r];
   }
@@ -256,50 +282,76 @@ static void p2p_domains(struct gr_prediction *p)
   free(dom);
 }
 
+/* What lies below each switch: per upstream port, its downstream links'
+ * lanes and devices, in one pass over the nodes (a pass per switch was
+ * npci^2). */
+struct below_switch {
+  int down_lanes, gpus, nvme, nics;
+  int first;             /* the first GPU below it, -1 none */
+  bool p2p;              /* two GPUs below it can talk P2P */
+};
+
+static struct below_switch *switches_below(const struct gr_prediction *p)
+{
+  const struct gr_topo *t = p->t;
+  struct below_switch *sw = xcalloc(t->npci + 1, sizeof(*sw));
+  for (size_t i = 0; i < t->npci; i++)
+    sw[i].first = -1;
+  for (size_t k = 0; k < t->npci; k++) {
+    const struct gr_pci *d = &t->pci[k];
+    if (d->parent < 0 || t->pci[d->parent].role != GR_ROLE_SWITCH_DOWN || t->pci[d->parent].parent < 0)
+      continue;
+    struct below_switch *b = &sw[t->pci[d->parent].parent];
+    b->down_lanes += p->a->link[k].width;
+    b->gpus += d->kind == GR_KIND_GPU;
+    if (d->kind == GR_KIND_GPU && d->gpu_index >= 0) {
+      if (b->first >= 0)
+        b->p2p |= gr_pair_at(p, (size_t)b->first, (size_t)d->gpu_index)->p2p_capable;
+      else
+        b->first = d->gpu_index;
+    }
+    b->nvme += d->kind == GR_KIND_NVME;
+    b->nics += d->kind == GR_KIND_NIC;
+  }
+  return sw;
+}
+
+static void switch_notes(struct gr_prediction *p, const struct gr_switch_budget *b, bool p2p)
+{
+  int i = b->node;
+  char bus[32];
+  gr_pci_busid(&p->t->pci[i], bus, sizeof(bus));
+  if (b->lanes && b->down_lanes + b->up_lanes > b->lanes)
+    predict_note(p, "predict.switch-lanes", i, "Switch %s has %d lanes but its links use %d (x%d up, %d down): this wiring cannot exist as described.",
+                 bus, b->lanes, b->down_lanes + b->up_lanes, b->up_lanes, b->down_lanes);
+  if (b->gpus > 1 && b->oversubscription > 1.0 && p2p)
+    predict_note(p, "predict.switch-uplink", i, "Switch %s: %d GPU%s share an x%d uplink (%d lanes down, %.0f:1): P2P inside the switch runs at full speed, but traffic to the CPU, host memory and the other side is shared.",
+                 bus, b->gpus, b->gpus == 1 ? "" : "s", b->up_lanes, b->down_lanes, b->oversubscription);
+  else if (b->gpus > 1 && b->oversubscription > 1.0)
+    predict_note(p, "predict.switch-uplink", i, "Switch %s: %d GPU%s share an x%d uplink (%d lanes down, %.0f:1) and cannot do P2P, so all their traffic, between them too, goes up that link to host memory.",
+                 bus, b->gpus, b->gpus == 1 ? "" : "s", b->up_lanes, b->down_lanes, b->oversubscription);
+  if (b->nvme && b->gpus)
+    predict_note(p, "predict.switch-nvme", i, "Switch %s carries %d NVMe drive%s beside %d GPU%s: data loading competes with GPU traffic on its uplink.",
+                 bus, b->nvme, b->nvme == 1 ? "" : "s", b->gpus, b->gpus == 1 ? "" : "s");
+}
+
 static void switch_budgets(struct gr_prediction *p)
 {
   const struct gr_topo *t = p->t;
+  struct below_switch *sw = switches_below(p);
   for (size_t i = 0; i < t->npci; i++) {
     const struct gr_pci *up = &t->pci[i];
     if (up->role != GR_ROLE_SWITCH_UP)
       continue;
-    struct gr_switch_budget b = {.node = (int)i, .lanes = up->lanes};
-    bool p2p = false; /* two GPUs below it can talk P2P */
-    int first = -1;
-    b.up_lanes = p->a->link[i].width;
-    for (size_t k = 0; k < t->npci; k++) {
-      const struct gr_pci *d = &t->pci[k];
-      if (d->parent < 0 || t->pci[d->parent].parent != (int)i || t->pci[d->parent].role != GR_ROLE_SWITCH_DOWN)
-        continue;
-      b.down_lanes += p->a->link[k].width;
-      b.gpus += d->kind == GR_KIND_GPU;
-      if (d->kind == GR_KIND_GPU && d->gpu_index >= 0) {
-        if (first >= 0)
-          p2p |= p->pairs[(size_t)first * p->ngpus + (size_t)d->gpu_index].p2p_capable;
-        else
-          first = d->gpu_index;
-      }
-      b.nvme += d->kind == GR_KIND_NVME;
-      b.nics += d->kind == GR_KIND_NIC;
-    }
+    struct gr_switch_budget b = {.node = (int)i, .lanes = up->lanes, .down_lanes = sw[i].down_lanes,
+                                 .up_lanes = p->a->link[i].width, .gpus = sw[i].gpus, .nvme = sw[i].nvme,
+                                 .nics = sw[i].nics};
     b.oversubscription = b.up_lanes ? (double)b.down_lanes / b.up_lanes : 0;
     p->switches = xrealloc(p->switches, (p->nswitches + 1) * sizeof(*p->switches));
     p->switches[p->nswitches++] = b;
-    char bus[32];
-    gr_pci_busid(up, bus, sizeof(bus));
-    if (b.lanes && b.down_lanes + b.up_lanes > b.lanes)
-      predict_note(p, "predict.switch-lanes", (int)i, "Switch %s has %d lanes but its links use %d (x%d up, %d down): this wiring cannot exist as described.",
-                   bus, b.lanes, b.down_lanes + b.up_lanes, b.up_lanes, b.down_lanes);
-    if (b.gpus > 1 && b.oversubscription > 1.0 && p2p)
-      predict_note(p, "predict.switch-uplink", (int)i, "Switch %s: %d GPU%s share an x%d uplink (%d lanes down, %.0f:1): P2P inside the switch runs at full speed, but traffic to the CPU, host memory and the other side is shared.",
-                   bus, b.gpus, b.gpus == 1 ? "" : "s", b.up_lanes, b.down_lanes, b.oversubscription);
-    else if (b.gpus > 1 && b.oversubscription > 1.0)
-      predict_note(p, "predict.switch-uplink", (int)i, "Switch %s: %d GPU%s share an x%d uplink (%d lanes down, %.0f:1) and cannot do P2P, so all their traffic, between them too, goes up that link to host memory.",
-                   bus, b.gpus, b.gpus == 1 ? "" : "s", b.up_lanes, b.down_lanes, b.oversubscription);
-    if (b.nvme && b.gpus)
-      predict_note(p, "predict.switch-nvme", (int)i, "Switch %s carries %d NVMe drive%s beside %d GPU%s: data loading competes with GPU traffic on its uplink.",
-                   bus, b.nvme, b.nvme == 1 ? "" : "s", b.gpus, b.gpus == 1 ? "" : "s");
+    switch_notes(p, &b, sw[i].p2p);
   }
+  free(sw);
 }
 
 /* The whole-machine rings, with NCCL's defaults and with NCCL_P2P_LEVEL
@@ -329,7 +381,7 @@ static void machine_rings(struct ctx *c, struct gr_prediction *p)
   free(all);
 }
 
-static void ctxs_close(struct ctxs *cs)
+void ctxs_close(struct ctxs *cs)
 {
   for (size_t l = 0; l <= GR_LVL_SYS; l++)
     if (cs->open[l])
@@ -342,7 +394,8 @@ void gr_predict(const struct gr_topo *t, const struct gr_analysis *a, struct gr_
   p->t = t;
   p->a = a;
   p->ngpus = t->ngpus;
-  p->pairs = xcalloc(p->ngpus * p->ngpus + 1, sizeof(*p->pairs));
+  /* one per ordered pair of classes, then one per GPU for itself (gr_pair_at) */
+  p->pairs = xcalloc(a->nclasses * a->nclasses + p->ngpus + 1, sizeof(*p->pairs));
   classify_pairs(p);
   struct ctxs cs = {.p = p};
   struct ctx *c = ctx_for(&cs, p->ngpus);
@@ -420,7 +473,10 @@ void gr_prediction_free(struct gr_prediction *p)
 
 const struct gr_pair_predict *gr_pair_at(const struct gr_prediction *p, size_t i, size_t j)
 {
-  return &p->pairs[i * p->ngpus + j];
+  size_t nc = p->a->nclasses;
+  if (i == j)
+    return &p->pairs[nc * nc + i];
+  return &p->pairs[(size_t)p->a->gpu_class[i] * nc + (size_t)p->a->gpu_class[j]];
 }
 
 const char *gr_xfer_name(enum gr_xfer x)

@@ -25,13 +25,6 @@ static const struct gr_package *package_at(const struct gr_topo *t, int os_index
 
 /* ---- paths as lists of shared resources ---- */
 
-/* The hop from GPU `from` to GPU `to` in a mode (0 NCCL's default for the
- * ctx's communicator size, 1 with NCCL_P2P_LEVEL raised where P2P runs). */
-const struct hop *hop_of(const struct ctx *c, int mode, int from, int to)
-{
-  return &c->hops[(size_t)mode * c->n * c->n + (size_t)from * c->n + (size_t)to];
-}
-
 static void hop_add(struct hop_build *h, int res, double cap, bool effective)
 {
   if (cap <= 0 || h->nres >= HOP_MAX_RES)
@@ -85,8 +78,8 @@ void build_hop(const struct ctx *c, struct hop *hd, struct hop_build *h, size_t 
   }
 }
 
-/* Appends a built hop's uses to the pool, points h at them, and keeps each
- * resource's capacity (the same in every hop but an NVLink one). */
+/* Appends a built hop's uses to the pool and points h at them (each
+ * resource's capacity is the ctx's, res_caps). */
 void hop_store(struct ctx *c, const struct hop_build *b, struct hop *h)
 {
   h->off = (uint32_t)c->npool;
@@ -99,10 +92,6 @@ void hop_store(struct ctx *c, const struct hop_build *b, struct hop *h)
   }
   memcpy(c->pool_res + c->npool, b->res, (size_t)b->nres * sizeof(int));
   c->npool += (size_t)b->nres;
-  for (int r = 0; r < b->nres && !h->nvlink; r++) {
-    c->res_cap[b->res[r]] = b->cap[r];
-    c->res_given[b->res[r]] = b->effective[r];
-  }
 }
 
 /* NCCL runs several rings at once over NVLink (one per link direction it can
@@ -176,40 +165,46 @@ static double nvlink_set_bound(const struct ctx *c, const int *set, size_t k)
   return fmax(nvlink_ring_bound(c, set, k), nvls_bound(c, set, k));
 }
 
-static double ring_busbw(struct ctx *c, const int *order, size_t k, int mode, const struct hop **worst_hop,
-                         int *worst_res)
+/* The ring's bus bandwidth: its narrowest use's capacity shared by the uses
+ * of that resource, times the hop's efficiency. worst_at (may be NULL) gets
+ * the narrowest hop's position (ring[i] to ring[i+1]) and worst_res its use,
+ * or -1 where none bounds it (an all-NVLink set, or no rates). */
+static double ring_busbw(struct ctx *c, const int *order, size_t k, int mode, long *worst_at, int *worst_res)
 {
   bool all_gpulink = k > 1;
   for (size_t i = 0; i < k && all_gpulink; i++)
-    all_gpulink = c->hops[(size_t)mode * c->n * c->n + (size_t)order[i] * c->n + (size_t)order[(i + 1) % k]].nvlink;
-  if (all_gpulink) {
-    if (worst_hop)
-      *worst_hop = NULL;
+    all_gpulink = hop_of(c, mode, order[i], order[(i + 1) % k])->nvlink;
+  if (worst_at)
+    *worst_at = -1;
+  if (all_gpulink)
     return nvlink_set_bound(c, order, k);
-  }
   double bw = INFINITY;
   for (size_t i = 0; i < k; i++) {
-    const struct hop *h = &c->hops[(size_t)mode * c->n * c->n + (size_t)order[i] * c->n + (size_t)order[(i + 1) % k]];
+    int x = order[i], y = order[(i + 1) % k];
+    const struct hop *h = hop_of(c, mode, x, y);
     for (int r = 0; r < h->nres; r++)
-      c->count[HOP_RES(c, h)[r]]++;
+      c->count[hop_res(c, h, r, x, y)]++;
   }
   for (size_t i = 0; i < k; i++) {
-    const struct hop *h = &c->hops[(size_t)mode * c->n * c->n + (size_t)order[i] * c->n + (size_t)order[(i + 1) % k]];
+    int x = order[i], y = order[(i + 1) % k];
+    const struct hop *h = hop_of(c, mode, x, y);
     for (int r = 0; r < h->nres; r++) {
-      double v = HOP_CAP(c, h, r) / c->count[HOP_RES(c, h)[r]] * (HOP_GIVEN(c, h, r) ? 1.0 : HOP_EFF(c, h));
+      int res = hop_res(c, h, r, x, y);
+      double v = HOP_CAP(c, h, res) / c->count[res] * (HOP_GIVEN(c, h, res) ? 1.0 : HOP_EFF(c, h));
       if (v < bw) {
         bw = v;
-        if (worst_hop) {
-          *worst_hop = h;
+        if (worst_at) {
+          *worst_at = (long)i;
           *worst_res = r;
         }
       }
     }
   }
   for (size_t i = 0; i < k; i++) {
-    const struct hop *h = &c->hops[(size_t)mode * c->n * c->n + (size_t)order[i] * c->n + (size_t)order[(i + 1) % k]];
+    int x = order[i], y = order[(i + 1) % k];
+    const struct hop *h = hop_of(c, mode, x, y);
     for (int r = 0; r < h->nres; r++)
-      c->count[HOP_RES(c, h)[r]] = 0;
+      c->count[hop_res(c, h, r, x, y)] = 0;
   }
   return isinf(bw) ? 0 : bw;
 }
@@ -260,34 +255,163 @@ static double improve_ring(struct ctx *c, int *ring, size_t k, int mode)
 #define RING_2OPT_FULL_MAX 32
 #define RING_2OPT_STEPS 16
 
-/* The position p of the ring's narrowest hop (ring[p] to ring[p+1]), or -1
- * when it has none (an all-NVLink ring). */
-static long narrowest_hop_at(struct ctx *c, const int *ring, size_t k, int mode)
+/* Counts the uses of the hop from GPU x to GPU y into scratch (ring_busbw's
+ * counts, zero between calls), or takes them back out (sign -1). */
+static void hop_tally(const struct ctx *c, int *scratch, int mode, int x, int y, int sign)
 {
-  const struct hop *wh = NULL;
-  int wr = 0;
-  ring_busbw(c, ring, k, mode, &wh, &wr);
-  for (size_t i = 0; wh && i < k; i++)
-    if (hop_of(c, mode, ring[i], ring[(i + 1) % k]) == wh)
-      return (long)i;
-  return -1;
+  const struct hop *h = hop_of(c, mode, x, y);
+  for (int r = 0; r < h->nres; r++)
+    scratch[hop_res(c, h, r, x, y)] += sign;
+}
+
+/* Pruning the narrowest-hop 2-opt. Reversing ring[i..j] keeps hops 0..i-2
+ * and j+1..k-1 (hop a: ring[a] to ring[a+1]), turns hops i..j-1 round and
+ * makes two new ones. Two shares bound what the new ring can give, each
+ * computed as ring_busbw computes a share, with a count no higher than the
+ * new ring's, so the bound holds to the last bit:
+ *  - the ring's narrowest resource R with the uses the new ring makes of it,
+ *    counted from prefix sums of its uses along the ring, one way and the
+ *    other (most reversals leave R as loaded as before);
+ *  - each use of the two new hops with the uses those two make of it (a
+ *    reversal that frees R mostly puts a hop as narrow in its place).
+ * Where the bound cannot beat the best by the search's 1e-9, ring_busbw is
+ * not called. A ring of NVLink hops only is valued by nvlink_set_bound, not
+ * by shares: never pruned. */
+struct prune {
+  bool on;           /* R is a PCIe link direction, the socket link or a socket's memory: one capacity
+                        (an NVLink port's differs from hop to hop: R gives no bound) */
+  int res;
+  double cap;
+  bool given;        /* cap is already effective: every use's share is cap / uses */
+  int *fwd, *bwd;    /* [a + 1]: R's uses by hops 0..a as they run, and turned round */
+  int *fwdp, *bwdp;  /* the same by P2P hops (the other hops on a link are staged through host memory) */
+  int *fwds, *bwds;  /* hops that are not NVLink, the same way */
+};
+
+/* R's uses by the hop from GPU x to GPU y; *p2p gets them where it is a P2P
+ * hop, *slow 1 where it is not NVLink. */
+static int res_uses(const struct ctx *c, int mode, int x, int y, int res, int *p2p, int *slow)
+{
+  const struct hop *h = hop_of(c, mode, x, y);
+  int u = 0;
+  for (int r = 0; r < h->nres; r++)
+    u += hop_res(c, h, r, x, y) == res;
+  *p2p = h->x == GR_XFER_P2P ? u : 0;
+  *slow = !h->nvlink;
+  return u;
+}
+
+/* The prefix counts for ring's narrowest use wr of hop p. */
+static void prune_prepare(const struct ctx *c, const int *ring, size_t k, int mode, long p, int wr, struct prune *pr)
+{
+  int x = ring[p], y = ring[((size_t)p + 1) % k];
+  const struct hop *h = hop_of(c, mode, x, y);
+  pr->res = hop_res(c, h, wr, x, y);
+  pr->on = !h->nvlink;
+  pr->cap = HOP_CAP(c, h, pr->res);
+  pr->given = HOP_GIVEN(c, h, pr->res);
+  pr->fwd[0] = pr->bwd[0] = pr->fwdp[0] = pr->bwdp[0] = pr->fwds[0] = pr->bwds[0] = 0;
+  for (size_t a = 0; a < k; a++) {
+    int q, sl, u = res_uses(c, mode, ring[a], ring[(a + 1) % k], pr->res, &q, &sl);
+    pr->fwd[a + 1] = pr->fwd[a] + u;
+    pr->fwdp[a + 1] = pr->fwdp[a] + q;
+    pr->fwds[a + 1] = pr->fwds[a] + sl;
+    u = q = sl = 0;
+    if (a + 1 < k)
+      u = res_uses(c, mode, ring[a + 1], ring[a], pr->res, &q, &sl);
+    pr->bwd[a + 1] = pr->bwd[a] + u;
+    pr->bwdp[a + 1] = pr->bwdp[a] + q;
+    pr->bwds[a + 1] = pr->bwds[a] + sl;
+  }
+}
+
+/* R's share in the new ring of n uses, np of them by P2P hops. */
+static double res_share(const struct ctx *c, const struct prune *pr, int n, int np)
+{
+  if (!pr->on || n == 0)
+    return INFINITY;
+  if (pr->given)
+    return pr->cap / n * 1.0;
+  double v = INFINITY;
+  if (np > 0)
+    v = fmin(v, pr->cap / n * c->ring_eff[GR_XFER_P2P]);
+  if (n > np)
+    v = fmin(v, pr->cap / n * c->ring_eff[GR_XFER_HOST]);
+  return v;
+}
+
+/* The narrowest share of the two new hops' uses among their own uses. */
+static double new_hops_share(struct ctx *c, int mode, const int *xy)
+{
+  double v = INFINITY;
+  for (int e = 0; e < 2; e++)
+    hop_tally(c, c->count, mode, xy[2 * e], xy[2 * e + 1], 1);
+  for (int e = 0; e < 2; e++) {
+    const struct hop *h = hop_of(c, mode, xy[2 * e], xy[2 * e + 1]);
+    for (int r = 0; r < h->nres; r++) {
+      int res = hop_res(c, h, r, xy[2 * e], xy[2 * e + 1]);
+      v = fmin(v, HOP_CAP(c, h, res) / c->count[res] * (HOP_GIVEN(c, h, res) ? 1.0 : HOP_EFF(c, h)));
+    }
+  }
+  for (int e = 0; e < 2; e++)
+    hop_tally(c, c->count, mode, xy[2 * e], xy[2 * e + 1], -1);
+  return v;
+}
+
+/* The most the ring can give with ring[i..j] reversed (1 <= i < j < k);
+ * INFINITY where nothing bounds it. */
+static double prune_bound(struct ctx *c, const struct prune *pr, const int *ring, size_t k, int mode, size_t i,
+                          size_t j)
+{
+  int q1, q2, s1, s2, xy[4] = {ring[i - 1], ring[j], ring[i], ring[(j + 1) % k]};
+  int n = pr->fwd[i - 1] + (pr->fwd[k] - pr->fwd[j + 1]) + (pr->bwd[j] - pr->bwd[i]) +
+          res_uses(c, mode, xy[0], xy[1], pr->res, &q1, &s1) + res_uses(c, mode, xy[2], xy[3], pr->res, &q2, &s2);
+  int np = pr->fwdp[i - 1] + (pr->fwdp[k] - pr->fwdp[j + 1]) + (pr->bwdp[j] - pr->bwdp[i]) + q1 + q2;
+  int slow = pr->fwds[i - 1] + (pr->fwds[k] - pr->fwds[j + 1]) + (pr->bwds[j] - pr->bwds[i]) + s1 + s2;
+  if (slow == 0)
+    return INFINITY;
+  return fmin(res_share(c, pr, n, np), new_hops_share(c, mode, xy));
+}
+
+/* try_reversal where the bound lets the reversal beat top (prune), else false. */
+static bool try_bounded(struct ctx *c, const struct prune *pr, int *ring, size_t k, int mode, size_t i, size_t j,
+                        double *top)
+{
+  if (pr && !(prune_bound(c, pr, ring, k, mode, i, j) > *top + 1e-9))
+    return false; /* try_reversal would undo it */
+  return try_reversal(c, ring, k, mode, i, j, top);
 }
 
 /* 2-opt aimed at the narrowest hop: the reversals ring[p+1..j] and
- * ring[i..p] are the ones that replace the hop from ring[p] (ring[0] stays). */
-static double improve_ring_narrowest(struct ctx *c, int *ring, size_t k, int mode)
+ * ring[i..p] are the ones that replace the hop from ring[p] (ring[0]
+ * stays). prune: skip the reversals that cannot win (the same result). */
+double ring_improve_narrowest(struct ctx *c, int *ring, size_t k, int mode, bool prune)
 {
   double top = ring_busbw(c, ring, k, mode, NULL, NULL);
+  struct prune pr = {.fwd = xmalloc((k + 1) * sizeof(int)), .bwd = xmalloc((k + 1) * sizeof(int)),
+                     .fwdp = xmalloc((k + 1) * sizeof(int)), .bwdp = xmalloc((k + 1) * sizeof(int)),
+                     .fwds = xmalloc((k + 1) * sizeof(int)), .bwds = xmalloc((k + 1) * sizeof(int))};
   for (int step = 0; step < RING_2OPT_STEPS; step++) {
-    long p = narrowest_hop_at(c, ring, k, mode);
+    long p;
+    int wr = 0;
+    ring_busbw(c, ring, k, mode, &p, &wr);
+    if (p >= 0 && prune)
+      prune_prepare(c, ring, k, mode, p, wr, &pr);
+    const struct prune *use = p >= 0 && prune ? &pr : NULL;
     bool better = false;
     for (size_t j = (size_t)p + 2; p >= 0 && j < k && !better; j++)
-      better = try_reversal(c, ring, k, mode, (size_t)p + 1, j, &top);
+      better = try_bounded(c, use, ring, k, mode, (size_t)p + 1, j, &top);
     for (size_t i = 1; p >= 2 && i < (size_t)p && !better; i++)
-      better = try_reversal(c, ring, k, mode, i, (size_t)p, &top);
+      better = try_bounded(c, use, ring, k, mode, i, (size_t)p, &top);
     if (!better)
       break;
   }
+  free(pr.fwd);
+  free(pr.bwd);
+  free(pr.fwdp);
+  free(pr.bwdp);
+  free(pr.fwds);
+  free(pr.bwds);
   return top;
 }
 
@@ -367,37 +491,28 @@ static void heap_moves(int moved[RING_SEARCH_MAX][RING_SEARCH_MAX], size_t m)
   }
 }
 
-static const struct hop *search_hop(const struct search *s, int from, int to)
+/* Starts ct from the hop from GPU x to GPU y: its resources and how often it
+ * uses each. */
+static void certain_first(const struct ctx *c, struct certain *ct, int mode, int x, int y, int *scratch)
 {
-  return hop_of(s->c, s->mode, s->set[from], s->set[to]);
-}
-
-/* Counts h's uses of each resource into scratch (ring_busbw's counts, zero
- * between calls), or takes them back out (sign -1). */
-static void hop_tally(const struct ctx *c, int *scratch, const struct hop *h, int sign)
-{
-  for (int r = 0; r < h->nres; r++)
-    scratch[HOP_RES(c, h)[r]] += sign;
-}
-
-/* Starts ct from one hop: its resources and how often it uses each. */
-static void certain_first(const struct ctx *c, struct certain *ct, const struct hop *h, int *scratch)
-{
+  const struct hop *h = hop_of(c, mode, x, y);
   ct->n = 0;
-  hop_tally(c, scratch, h, 1);
-  for (int r = 0; r < h->nres; r++)
-    if (scratch[HOP_RES(c, h)[r]] > 0) {
-      ct->res[ct->n] = HOP_RES(c, h)[r];
-      ct->uses[ct->n++] = scratch[HOP_RES(c, h)[r]];
-      scratch[HOP_RES(c, h)[r]] = 0; /* listed once; and scratch is zero again at the end */
+  hop_tally(c, scratch, mode, x, y, 1);
+  for (int r = 0; r < h->nres; r++) {
+    int res = hop_res(c, h, r, x, y);
+    if (scratch[res] > 0) {
+      ct->res[ct->n] = res;
+      ct->uses[ct->n++] = scratch[res];
+      scratch[res] = 0; /* listed once; and scratch is zero again at the end */
     }
+  }
 }
 
-/* Keeps what h uses too, with the fewer uses. */
-static void certain_keep(const struct ctx *c, struct certain *ct, const struct hop *h, int *scratch)
+/* Keeps what the hop from GPU x to GPU y uses too, with the fewer uses. */
+static void certain_keep(const struct ctx *c, struct certain *ct, int mode, int x, int y, int *scratch)
 {
   int kept = 0;
-  hop_tally(c, scratch, h, 1);
+  hop_tally(c, scratch, mode, x, y, 1);
   for (int e = 0; e < ct->n; e++) {
     int u = scratch[ct->res[e]];
     if (u > 0) {
@@ -405,7 +520,7 @@ static void certain_keep(const struct ctx *c, struct certain *ct, const struct h
       ct->uses[kept++] = u < ct->uses[e] ? u : ct->uses[e];
     }
   }
-  hop_tally(c, scratch, h, -1);
+  hop_tally(c, scratch, mode, x, y, -1);
   ct->n = kept;
 }
 
@@ -418,11 +533,11 @@ static void certain_uses(const struct search *s, int g, bool out, struct certain
   for (int x = 0; x < (int)s->k; x++) {
     if (x == g)
       continue;
-    const struct hop *h = out ? search_hop(s, g, x) : search_hop(s, x, g);
+    int from = s->set[out ? g : x], to = s->set[out ? x : g];
     if (first)
-      certain_first(s->c, ct, h, s->c->count);
+      certain_first(s->c, ct, s->mode, from, to, s->c->count);
     else
-      certain_keep(s->c, ct, h, s->c->count);
+      certain_keep(s->c, ct, s->mode, from, to, s->c->count);
     first = false;
   }
 }
@@ -437,9 +552,8 @@ static void certain_count(int *left, const struct certain *ct, int sign)
 
 static void path_push(struct search *s, int from, int to)
 {
-  const struct hop *h = search_hop(s, from, to);
-  for (int r = 0; r < h->nres; r++)
-    s->c->pcount[HOP_RES(s->c, h)[r]]++;
+  const struct hop *h = hop_of(s->c, s->mode, s->set[from], s->set[to]);
+  hop_tally(s->c, s->c->pcount, s->mode, s->set[from], s->set[to], 1);
   certain_count(s->c->out_left, &s->out[from], -1);
   certain_count(s->c->in_left, &s->in[to], -1);
   s->path_from[s->npath] = from;
@@ -451,8 +565,7 @@ static void path_push(struct search *s, int from, int to)
 static void path_pop(struct search *s)
 {
   const struct hop *h = s->path[--s->npath];
-  for (int r = 0; r < h->nres; r++)
-    s->c->pcount[HOP_RES(s->c, h)[r]]--;
+  hop_tally(s->c, s->c->pcount, s->mode, s->set[s->path_from[s->npath]], s->set[s->path_to[s->npath]], -1);
   certain_count(s->c->out_left, &s->out[s->path_from[s->npath]], 1);
   certain_count(s->c->in_left, &s->in[s->path_to[s->npath]], 1);
   s->nslow -= !h->nvlink;
@@ -471,9 +584,10 @@ static bool path_may_win(const struct search *s)
   double bw = INFINITY;
   for (size_t i = 0; i < s->npath; i++) {
     const struct hop *h = s->path[i];
+    int x = s->set[s->path_from[i]], y = s->set[s->path_to[i]];
     for (int r = 0; r < h->nres; r++) {
-      int res = HOP_RES(c, h)[r], more = c->out_left[res] > c->in_left[res] ? c->out_left[res] : c->in_left[res];
-      double v = HOP_CAP(c, h, r) / (c->pcount[res] + more) * (HOP_GIVEN(c, h, r) ? 1.0 : HOP_EFF(c, h));
+      int res = hop_res(c, h, r, x, y), more = c->out_left[res] > c->in_left[res] ? c->out_left[res] : c->in_left[res];
+      double v = HOP_CAP(c, h, res) / (c->pcount[res] + more) * (HOP_GIVEN(c, h, res) ? 1.0 : HOP_EFF(c, h));
       if (v < bw)
         bw = v;
     }
@@ -532,13 +646,44 @@ static double search_rings(struct ctx *c, const int *set, size_t k, int mode, in
   return s.top;
 }
 
+/* Whether every hop between two GPUs of the set is NVLink, by class above
+ * 16 GPUs: a hop is its class pair's, so each pair of the set's classes is
+ * looked at once (a class with itself where two of its GPUs are in the set). */
 static bool all_nvlink_set(const struct ctx *c, const int *set, size_t k, int mode)
 {
-  for (size_t i = 0; i < k; i++)
-    for (size_t j = 0; j < k; j++)
-      if (i != j && !hop_of(c, mode, set[i], set[j])->nvlink)
-        return false;
-  return true;
+  if (k <= 16) { /* a few pairs: looked at directly, without the classes' tables */
+    for (size_t i = 0; i < k; i++)
+      for (size_t j = 0; j < k; j++)
+        if (i != j && !hop_of(c, mode, set[i], set[j])->nvlink)
+          return false;
+    return true;
+  }
+  int *first = xmalloc((c->nc + 1) * sizeof(int)), *second = xmalloc((c->nc + 1) * sizeof(int));
+  int *in = xmalloc((k + 1) * sizeof(int)); /* the set's classes, each once */
+  size_t nin = 0;
+  for (size_t i = 0; i < k; i++) {
+    first[c->cls[set[i]]] = -1;
+    second[c->cls[set[i]]] = -1;
+  }
+  for (size_t i = 0; i < k; i++) {
+    int x = c->cls[set[i]];
+    if (first[x] < 0) {
+      first[x] = set[i];
+      in[nin++] = x;
+    } else if (second[x] < 0) {
+      second[x] = set[i];
+    }
+  }
+  bool all = true;
+  for (size_t i = 0; i < nin && all; i++)
+    for (size_t j = 0; j < nin && all; j++) {
+      int x = first[in[i]], y = i == j ? second[in[i]] : first[in[j]];
+      all = y < 0 || hop_of(c, mode, x, y)->nvlink;
+    }
+  free(in);
+  free(second);
+  free(first);
+  return all;
 }
 
 /* Best ring over the GPUs in `set` (k of them, any k): the exact search when
@@ -553,7 +698,7 @@ double best_ring(struct ctx *c, const int *set, size_t k, int mode, int *best)
   if (all_nvlink_set(c, set, k, mode)) /* every order gives the same NVLink bound */
     return nvlink_set_bound(c, set, k);
   if (k > RING_2OPT_FULL_MAX)
-    return improve_ring_narrowest(c, best, k, mode);
+    return ring_improve_narrowest(c, best, k, mode, true);
   if (k > RING_SEARCH_MAX)
     return improve_ring(c, best, k, mode);
   return search_rings(c, set, k, mode, best);
@@ -569,22 +714,25 @@ static bool link_singled_out(const struct ctx *c, int x)
   return c->t->pci[x].role == GR_ROLE_SWITCH_UP || c->a->link[x].gbps < fastest - 1e-9;
 }
 
-/* Fills r->bound from the ring's bounding resource res of hop wh (NULL for
- * an all-NVLink set). */
-static void ring_bound(const struct ctx *c, struct gr_ring *r, size_t k, int mode, const struct hop *wh, int wr)
+/* Fills r->bound from the ring's bounding use wr of its hop at position wat
+ * (-1 for an all-NVLink set). */
+static void ring_bound(const struct ctx *c, struct gr_ring *r, size_t k, int mode, long wat, int wr)
 {
   struct gr_ring_bound *b = &r->bound;
   const struct gr_topo *t = c->t;
-  if (!wh) {
+  if (wat < 0) {
     b->kind = r->nvls_busbw_gbps > r->ring_busbw_gbps ? GR_BOUND_NVLS : GR_BOUND_GPULINK_RINGS;
     b->gbps = nvlink_set_raw(c, r->order, k);
     return;
   }
-  int res = HOP_RES(c, wh)[wr];
+  int wx = r->order[wat], wy = r->order[((size_t)wat + 1) % k];
+  const struct hop *wh = hop_of(c, mode, wx, wy);
+  int res = hop_res(c, wh, wr, wx, wy);
   for (size_t i = 0; i < k; i++) { /* how many ring hops share the bounding resource */
-    const struct hop *h = &c->hops[(size_t)mode * c->n * c->n + (size_t)r->order[i] * c->n + (size_t)r->order[(i + 1) % k]];
+    int x = r->order[i], y = r->order[(i + 1) % k];
+    const struct hop *h = hop_of(c, mode, x, y);
     for (int q = 0; q < h->nres; q++)
-      b->hops += HOP_RES(c, h)[q] == res;
+      b->hops += hop_res(c, h, q, x, y) == res;
   }
   if (res < (int)(2 * t->npci)) {
     *b = (struct gr_ring_bound){GR_BOUND_LINK, res / 2, c->a->link[res / 2].gbps, b->hops, res % 2 != 0, wh->x,
@@ -594,26 +742,26 @@ static void ring_bound(const struct ctx *c, struct gr_ring *r, size_t k, int mod
     b->gbps = c->socket_gbps;
   } else if (res >= (int)(2 * t->npci + 2 + 2 * c->n)) {
     b->kind = GR_BOUND_HOST_MEM;
-    b->gbps = HOP_CAP(c, wh, wr);
+    b->gbps = HOP_CAP(c, wh, res);
     b->hops /= 2;
   } else {
     b->kind = GR_BOUND_GPULINK;
-    b->gbps = HOP_CAP(c, wh, wr);
+    b->gbps = HOP_CAP(c, wh, res);
   }
 }
 
 void describe_ring(struct ctx *c, struct gr_ring *r, size_t k, int mode)
 {
-  const struct hop *wh = NULL;
+  long wat;
   int wr = 0;
-  r->busbw_gbps = ring_busbw(c, r->order, k, mode, &wh, &wr);
+  r->busbw_gbps = ring_busbw(c, r->order, k, mode, &wat, &wr);
   r->bound = (struct gr_ring_bound){.kind = GR_BOUND_NONE, .node = -1};
-  if (!wh && r->busbw_gbps > 0) {
+  if (wat < 0 && r->busbw_gbps > 0) {
     r->ring_busbw_gbps = nvlink_ring_bound(c, r->order, k);
     r->nvls_busbw_gbps = nvls_bound(c, r->order, k);
   }
-  if (wh || r->busbw_gbps > 0)
-    ring_bound(c, r, k, mode, wh, wr);
+  if (wat >= 0 || r->busbw_gbps > 0)
+    ring_bound(c, r, k, mode, wat, wr);
 }
 
 static const char *link_bound_text(const struct gr_prediction *p, const struct gr_ring_bound *b, char *buf,
@@ -640,7 +788,7 @@ const char *gr_ring_bound_text(const struct gr_prediction *p, const struct gr_ri
   bool gpulink = b->kind == GR_BOUND_GPULINK || b->kind == GR_BOUND_GPULINK_RINGS;
   struct gr_path first = gpulink && r->order ? gr_gpu_path(p->a, (size_t)r->order[0], (size_t)r->order[1])
                                              : (struct gr_path){.level = GR_LVL_X};
-  const char *link = gr_gpulink_name(&first);
+  const char *link = gpulink && r->order ? gr_gpulink_name(&first) : "NVLink";
   switch (b->kind) {
   case GR_BOUND_NONE: snprintf(buf, cap, "%s", ""); break;
   case GR_BOUND_LINK: return link_bound_text(p, b, buf, cap);
@@ -671,78 +819,4 @@ const char *gr_bound_kind_key(enum gr_bound_kind k)
                                     [GR_BOUND_GPULINK] = "nvlink", [GR_BOUND_GPULINK_RINGS] = "nvlink_rings",
                                     [GR_BOUND_NVLS] = "nvls"};
   return key[k];
-}
-
-/* Whether path p is nearer than q: a lower level, or the same level and more
- * bandwidth. */
-static bool nearer(const struct gr_path *p, const struct gr_path *q)
-{
-  return p->level < q->level || (p->level == q->level && p->bw_gbps > q->bw_gbps + 1e-9);
-}
-
-/* Candidate groups for tensor parallelism: from each GPU, its k-1 nearest
- * peers (by path level, then bandwidth; the lower GPU first among equals).
- * Trying every subset grows too fast (16 GPUs choose 8 is 12870), and the
- * best group is always a near one. One pass over the seed's row keeps the
- * nearest so far in order, where picking the nearest k-1 times scanned the
- * row k-1 times (7 n^2 per search at k = 8: 131 M of report's instructions
- * at 512 GPUs). */
-static void nearest_group(const struct ctx *c, size_t seed, size_t k, int *set)
-{
-  size_t n = c->n, m = 0; /* set[1..m]: the nearest peers so far, nearest first */
-  struct gr_path *row = xmalloc((n + 1) * sizeof(*row));
-  for (size_t j = 0; j < n; j++)
-    row[j] = gr_gpu_path(c->a, seed, j);
-  set[0] = (int)seed;
-  for (size_t j = 0; j < n; j++) {
-    if (j == seed)
-      continue;
-    size_t at = m + 1;
-    while (at > 1 && nearer(&row[j], &row[set[at - 1]]))
-      at--;
-    if (at >= k) /* not among the k-1 nearest */
-      continue;
-    if (m + 1 < k)
-      m++;
-    for (size_t q = m; q > at; q--)
-      set[q] = set[q - 1];
-    set[at] = (int)j;
-  }
-  /* keep bus order inside the group so rings start from the lowest GPU */
-  for (size_t i = 1; i < k; i++)
-    for (size_t j = i; j > 0 && set[j - 1] > set[j]; j--) {
-      int tmp = set[j];
-      set[j] = set[j - 1];
-      set[j - 1] = tmp;
-    }
-  free(row);
-}
-
-/* The best ring in a mode among the nearest groups of k GPUs; its order in
- * best_order (k ints). */
-double best_group(struct ctx *c, size_t k, int mode, int *best_order)
-{
-  size_t n = c->n;
-  int *set = xmalloc((k + 1) * sizeof(int)), *order = xmalloc((k + 1) * sizeof(int));
-  double best = -1;
-  int *seen = xcalloc(n * k + 1, sizeof(int));
-  size_t nseen = 0;
-  for (size_t seed = 0; seed < n; seed++) {
-    nearest_group(c, seed, k, set);
-    bool dup = false;
-    for (size_t g = 0; g < nseen && !dup; g++)
-      dup = memcmp(&seen[g * k], set, k * sizeof(int)) == 0;
-    if (dup)
-      continue;
-    memcpy(&seen[nseen++ * k], set, k * sizeof(int));
-    double v = best_ring(c, set, k, mode, order);
-    if (v > best + 1e-9) {
-      best = v;
-      memcpy(best_order, order, k * sizeof(int));
-    }
-  }
-  free(seen);
-  free(set);
-  free(order);
-  return best;
 }

@@ -96,10 +96,10 @@ static const char *socket_words(const struct gr_topo *t)
  * that no two GPUs can (on one socket, or at all). Returns what it wrote. */
 static size_t p2p_reach_text(const struct ctx *c, const struct gr_prediction *p, char *buf, size_t cap)
 {
-  size_t n = p->ngpus, off = 0;
-  bool any_p2p = false; /* some pair can do P2P, if only across sockets */
-  for (size_t i = 0; i < n * n; i++)
-    any_p2p |= i / n != i % n && p->pairs[i].p2p_capable;
+  size_t n = p->ngpus, off = 0, nc = p->a->nclasses, x, y;
+  bool any_p2p = false; /* some pair can do P2P, if only across sockets: by class pair */
+  for (size_t i = 0; i < nc * nc; i++)
+    any_p2p |= gr_class_pair_rep(p->a, i / nc, i % nc, &x, &y) && p->pairs[i].p2p_capable;
   if (p->largest_p2p_domain < 2 && any_p2p)
     return (size_t)snprintf(buf, cap, " No two GPUs can talk peer-to-peer without crossing %s.",
                             c->t->npackages > 1 ? "a socket" : "NUMA nodes");
@@ -178,10 +178,9 @@ const char *level_needed(const struct ctx *c, const int *order, size_t k)
 static const char *ring_link_name(const struct ctx *c, const int *order, size_t k)
 {
   for (size_t i = 0; i < k && k > 1; i++) {
-    struct gr_path pv = gr_gpu_path(c->a, (size_t)order[i], (size_t)order[(i + 1) % k]);
-    const struct gr_path *p = &pv;
-    if (p->level == GR_LVL_GPULINK)
-      return p->xgmi ? "xGMI" : "NVLink";
+    struct gr_path p = gr_gpu_path(c->a, (size_t)order[i], (size_t)order[(i + 1) % k]);
+    if (p.level == GR_LVL_GPULINK)
+      return p.xgmi ? "xGMI" : "NVLink";
   }
   return "NVLink";
 }

@@ -26,24 +26,6 @@ static void copy_cell(const struct gr_prediction *p, size_t i, size_t j, char *c
     gr_set_text(cell + 2, cap - 2, "?");
 }
 
-/* Whether every GPU pair's predicted copy is its class pair's (the cell
- * printed for the pair gr_group_pair picks): the prediction's own check, so
- * that a grouped copy matrix never stands for a pair it does not match. */
-static bool copies_by_class(const struct gr_prediction *p)
-{
-  const struct gr_analysis *a = p->a;
-  size_t n = p->ngpus;
-  for (size_t i = 0; i < n; i++)
-    for (size_t j = 0; j < n; j++) {
-      size_t ri, rj;
-      gr_group_pair(a, (size_t)a->gpu_class[i], (size_t)a->gpu_class[j], &ri, &rj);
-      const struct gr_pair_predict *x = gr_pair_at(p, i, j), *y = gr_pair_at(p, ri, rj);
-      if (i != j && (x->best != y->best || x->gbps != y->gbps))
-        return false;
-    }
-  return true;
-}
-
 /* copy_cell for the grouped grid (print/groups.h). */
 static void group_copy_cell(const void *ctx, size_t i, size_t j, char *buf, size_t cap)
 {
@@ -55,7 +37,10 @@ static void print_copy_matrix(FILE *out, const struct gr_prediction *p)
 {
   size_t n = p->ngpus;
   fprintf(out, "GPU-to-GPU copies, one way, GB/s (N = NVLink, P = PCIe peer-to-peer, H = staged through host memory):\n");
-  if (gr_grids_grouped(p->a) && copies_by_class(p)) {
+  /* every pair's predicted copy is its class pair's by construction (the
+   * prediction keeps one per class pair: gr_pair_at), so a grouped grid
+   * stands for every pair it covers */
+  if (gr_grids_grouped(p->a)) {
     gr_print_group_grid(out, p->a, group_copy_cell, p);
     return;
   }
@@ -199,7 +184,7 @@ static void matrices_json(struct gr_jw *w, const struct gr_prediction *p)
   size_t n = p->ngpus;
   /* above 64 GPUs a row and a column per GPU group where every pair is its
    * group pair's (docs/json.md, "Grouped matrices") */
-  bool grouped = gr_grids_grouped(p->a) && copies_by_class(p);
+  bool grouped = gr_grids_grouped(p->a); /* every pair is its class pair's (gr_pair_at) */
   size_t rows = grouped ? p->a->nclasses : n;
   if (gr_grids_grouped(p->a))
     gr_jw_bool(w, "matrices_by_group", grouped);

@@ -238,7 +238,7 @@ static void nvlink_makes_tensor_parallel_fast(void **state)
     if (strcmp(p.verdicts[i].workload, "tensor-parallel inference") == 0)
       assert_int_equal(p.verdicts[i].rating, GR_RATE_GOOD);
   assert_true(p.best.busbw_gbps > 50); /* far above any PCIe figure */
-  assert_int_equal(gr_pair_at(&p, 1 / p.ngpus, 1 % p.ngpus)[0].best, GR_XFER_GPULINK);
+  assert_int_equal(gr_pair_at(&p, 0, 1)->best, GR_XFER_GPULINK);
   gr_prediction_free(&p);
   gr_analysis_free(&a);
   gr_topo_free(&t);
@@ -257,8 +257,8 @@ static void nccl_default_vs_p2p_level(void **state)
   gr_predict(&t, &a, &p);
   assert_true(p.best_needs_p2p_level);
   assert_string_equal(p.best_p2p_level, "PHB");
-  assert_int_equal(gr_pair_at(&p, 1 / p.ngpus, 1 % p.ngpus)[0].nccl, GR_XFER_HOST);
-  assert_int_equal(gr_pair_at(&p, 1 / p.ngpus, 1 % p.ngpus)[0].best, GR_XFER_P2P);
+  assert_int_equal(gr_pair_at(&p, 0, 1)->nccl, GR_XFER_HOST);
+  assert_int_equal(gr_pair_at(&p, 0, 1)->best, GR_XFER_P2P);
   assert_true(p.nccl_default.busbw_gbps < p.best.busbw_gbps);
   gr_prediction_free(&p);
   gr_analysis_free(&a);
