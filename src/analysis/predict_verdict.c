@@ -130,9 +130,9 @@ void training_verdict(struct ctx *c, struct gr_prediction *p)
                             "All-reduce bandwidth not known (the input records no link rates; ring %s).", ring);
   else
     off += (size_t)snprintf(reasons + off, cap - off,
-                            "Predicted all-reduce bus bandwidth %.1f GB/s with NCCL's defaults (%s %s, bounded by %s).",
-                            d->busbw_gbps, d->nvls_busbw_gbps > d->ring_busbw_gbps ? "GPUs" : "ring", ring,
-                            gr_ring_bound_text(p, d, bound, sizeof(bound)));
+                            "Predicted all-reduce bus bandwidth %.1f GB/s with %s's defaults (%s %s, bounded by %s).",
+                            d->busbw_gbps, gr_topo_collective(p->t), d->nvls_busbw_gbps > d->ring_busbw_gbps ? "GPUs" : "ring",
+                            ring, gr_ring_bound_text(p, d, bound, sizeof(bound)));
   if (p->best_needs_p2p_level && p->best.busbw_gbps > 0) {
     ring_text(&p->best, n, ring, ring_cap);
     off += (size_t)snprintf(reasons + off, cap - off, " With NCCL_P2P_LEVEL=%s: %.1f GB/s (ring %s, bounded by %s).",
@@ -140,8 +140,8 @@ void training_verdict(struct ctx *c, struct gr_prediction *p)
                             gr_ring_bound_text(p, &p->best, bound, sizeof(bound)));
   }
   off += p2p_reach_text(c, p, reasons + off, cap - off);
-  off += (size_t)snprintf(reasons + off, cap - off, " %zu of %zu ring hops go through host memory with NCCL's defaults.",
-                          d->nhops_host, n);
+  off += (size_t)snprintf(reasons + off, cap - off, " %zu of %zu ring hops go through host memory with %s's defaults.",
+                          d->nhops_host, n, gr_topo_collective(p->t));
   bool crosses = false;
   for (size_t i = 0; i < n; i++)
     crosses |= gr_gpu_path(c->a, (size_t)d->order[i], (size_t)d->order[(i + 1) % n]).level == GR_LVL_SYS;
@@ -229,7 +229,7 @@ static void tp_rule_text(const struct ctx *c, const struct gr_prediction *p, con
   }
   buf[0] = '\0';
   if (matters)
-    snprintf(buf, cap, " NCCL allows P2P up to %s in a communicator of %zu GPUs (%s).", gr_nccl_level_str(c->level), k,
+    snprintf(buf, cap, " %s allows P2P up to %s in a communicator of %zu GPUs (%s).", gr_topo_collective(c->t), gr_nccl_level_str(c->level), k,
              gr_nccl_why(p->a, k, why, sizeof(why)));
 }
 
@@ -256,7 +256,7 @@ void tp_verdict(struct ctxs *cs, struct gr_prediction *p, size_t k)
     rating = GR_RATE_GOOD; /* two GPUs P2P: two all-reduces per layer over one link, no sharing */
   hops_text(&r, k, ring_link_name(c, dflt, k), how, sizeof(how));
   if (r.busbw_gbps > 0)
-    snprintf(bw, sizeof(bw), "all-reduce about %.1f GB/s with NCCL's defaults (bounded by %s)", r.busbw_gbps,
+    snprintf(bw, sizeof(bw), "all-reduce about %.1f GB/s with %s's defaults (bounded by %s)", r.busbw_gbps, gr_topo_collective(c->t),
              gr_ring_bound_text(p, &r, bound, sizeof(bound)));
   else
     snprintf(bw, sizeof(bw), "all-reduce bandwidth not known (the input records no link rates)");
