@@ -369,14 +369,6 @@ static void pcie_finish(const struct gr_analysis *a, struct gr_path *p, int lca,
   socket_bound(a, p);
 }
 
-/* An AMD GPU: its catalog row's maker (a rig's --gpu may have put another
- * maker's card in an AMD slot), else its PCI vendor. */
-static bool amd_gpu(const struct gr_pci *p)
-{
-  const struct gr_gpu_model *m = gr_pci_catalog(p);
-  return m ? strcmp(m->vendor, "amd") == 0 : p->vendor == 0x1002;
-}
-
 struct gr_path path_between(const struct gr_analysis *a, int x, int y, bool nvlink)
 {
   const struct gr_topo *t = a->t;
@@ -392,7 +384,7 @@ struct gr_path path_between(const struct gr_analysis *a, int x, int y, bool nvli
     p.level = p.nccl = GR_LVL_GPULINK;
     p.gpulinks = a->nv_links[c];
     /* AMD GPUs have one GPU link, xGMI: the level is the same, its name not */
-    p.xgmi = amd_gpu(&t->pci[x]) && amd_gpu(&t->pci[y]);
+    p.xgmi = gr_pci_amd_gpu(&t->pci[x]) && gr_pci_amd_gpu(&t->pci[y]);
     p.nccl_p2p = p.p2p_capable = true;
     p.via = GR_VIA_GPULINK;
     p.bw_gbps = a->nv_gbps[c];
