@@ -333,8 +333,9 @@ static void hold_class_pair(void *ctx, const struct gr_path *p, size_t c, size_t
   const struct gr_topo *t = a->t;
   if (!(p->bw_gbps < h->best - 1e-9 && p->bottleneck >= 0))
     return;
-  size_t ri, rj;
-  gr_class_pair_rep(a, c, d, &ri, &rj);
+  size_t ri = 0, rj = 0;
+  if (!gr_class_pair_rep(a, c, d, &ri, &rj))
+    return;
   for (int end = 0; end < 2; end++)
     for (int k = t->gpus[end ? rj : ri], steps = 0; k >= 0 && k != p->top && steps <= (int)t->npci; steps++) {
       if (a->link[k].present && fabs(a->link[k].gbps - p->bw_gbps) < 1e-9)
