@@ -291,6 +291,12 @@ void str_copy(char *dst, size_t cap, const char *src)
   dst[n] = '\0';
 }
 
+double gr_pow10(int d)
+{
+  static const double t[] = {1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15};
+  return d >= 0 && d < (int)(sizeof(t) / sizeof(t[0])) ? t[d] : pow(10, d);
+}
+
 double gr_strtod(const char *s, char **end)
 {
   static const double pow10[] = {1e0, 1e1, 1e2,  1e3,  1e4,  1e5,  1e6,  1e7,

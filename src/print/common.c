@@ -82,7 +82,7 @@ void gr_xml_text(FILE *out, const char *s)
 
 json_t *gr_json_rounded(double v, int decimals)
 {
-  double scale = pow(10, decimals);
+  double scale = gr_pow10(decimals);
   return json_real(round(v * scale) / scale);
 }
 

@@ -5,6 +5,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "base/util.h"
+
 
 /* jansson's dump of one value at the root, re-indented by `indent` spaces
  * after each newline: a string's own newlines are escaped, so every newline
@@ -224,7 +226,7 @@ void gr_jw_positive(struct gr_jw *w, const char *key, double v, int decimals)
 {
   struct piece p = {.n = 0};
   lead_piece(w, key, &p);
-  double scale = pow(10, decimals), r = round(v * scale) / scale; /* gr_json_rounded's */
+  double scale = gr_pow10(decimals), r = round(v * scale) / scale; /* gr_json_rounded's */
   if (!(v > 0) || !isfinite(r)) { /* json_real refuses what is not finite */
     piece_add(&p, "null", 4);
     piece_flush(w->out, &p);

@@ -138,7 +138,7 @@ void gr_print_sample_text(FILE *out, const struct gr_sampler *s, unsigned long s
  * link widths: decimals 0) as JSON integers, others rounded to decimals. */
 static void put_metric(struct gr_jl *l, const char *key, struct gr_metric m, int decimals)
 {
-  double scale = pow(10, decimals);
+  double scale = gr_pow10(decimals);
   if (!m.ok)
     gr_jl_null(l, key);
   else if (decimals == 0)
