@@ -58,15 +58,15 @@ set(CPACK_DEBIAN_PACKAGE_CONTROL_STRICT_PERMISSION ON)
 set(CPACK_DEB_COMPONENT_INSTALL ON)
 set(CPACK_COMPONENTS_GROUPING ONE_PER_GROUP)
 
-# Depends: what the binaries link (libc6, libhwloc15, libjansson4, libncursesw6, libtinfo6,
-# and libopenmpi3 for gpurig-mpi), computed by dpkg-shlibdeps from the built binaries where
+# Depends: what the binaries link (libc6, libhwloc15, libjansson4, and libopenmpi3 for gpurig-mpi;
+# ncurses is opened at run time by watch's view alone, so it is a Recommends), computed by dpkg-shlibdeps from the built binaries where
 # dpkg-dev is installed, else the same names stated (Debian 12's, minimum versions left out).
 find_program(GPURIG_DPKG_SHLIBDEPS dpkg-shlibdeps)
 if(GPURIG_DPKG_SHLIBDEPS)
   set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
 else()
-  set(CPACK_DEBIAN_MAIN_PACKAGE_DEPENDS "libc6, libhwloc15, libjansson4, libncursesw6, libtinfo6")
-  set(CPACK_DEBIAN_MPI_PACKAGE_DEPENDS "libc6, libhwloc15, libjansson4, libncursesw6, libtinfo6, libopenmpi3")
+  set(CPACK_DEBIAN_MAIN_PACKAGE_DEPENDS "libc6, libhwloc15, libjansson4")
+  set(CPACK_DEBIAN_MPI_PACKAGE_DEPENDS "libc6, libhwloc15, libjansson4, libopenmpi3")
 endif()
 
 include(CPackComponent)
@@ -78,7 +78,8 @@ set(CPACK_DEBIAN_MAIN_PACKAGE_NAME gpurig)
 # pci.ids names the devices (without it, vendor and device numbers); libhwloc-plugins reads
 # hwloc XML with libxml2 (hwloc's own minimal parser otherwise). The NVIDIA driver's libraries
 # are opened at run time where present: without them gpurig judges the wiring and rig files.
-set(CPACK_DEBIAN_MAIN_PACKAGE_RECOMMENDS "pci.ids, libhwloc-plugins")
+# libncursesw6 draws watch's full-screen view (opened at run time; --once, --count, --json without).
+set(CPACK_DEBIAN_MAIN_PACKAGE_RECOMMENDS "pci.ids, libhwloc-plugins, libncursesw6")
 set(CPACK_DEBIAN_MAIN_PACKAGE_SUGGESTS "hwloc-nox | hwloc, gpurig-mpi")
 set(CPACK_DEBIAN_MAIN_DESCRIPTION "wiring, set-up and health checks for multi-GPU machines
 gpurig shows how the GPUs, PCIe switches, root complexes, sockets and NICs of

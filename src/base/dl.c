@@ -6,6 +6,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+static void *open_path(const char *path, const char *soname, char *why, size_t cap);
+
 void *gr_dl_open(const char *soname, char *why, size_t cap)
 {
   char path[4096];
@@ -14,6 +16,16 @@ void *gr_dl_open(const char *soname, char *why, size_t cap)
     snprintf(path, sizeof(path), "%s/%s", dir, soname);
   else
     snprintf(path, sizeof(path), "%s", soname);
+  return open_path(path, soname, why, cap);
+}
+
+void *gr_dl_open_system(const char *soname, char *why, size_t cap)
+{
+  return open_path(soname, soname, why, cap);
+}
+
+static void *open_path(const char *path, const char *soname, char *why, size_t cap)
+{
   /* the C library's streams while it loads: see gr_term_std_original */
   struct gr_term_std saved = gr_term_std_original();
   void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);

@@ -19,6 +19,9 @@ struct gr_dl_sym {
 /* Opens soname; returns the handle (close with gr_dl_close) or NULL with
  * why filled ("libcuda.so.1: cannot open shared object file ..."). */
 void *gr_dl_open(const char *soname, char *why, size_t cap);
+/* The same for a system library that is no vendor's (ncurses, for watch's
+ * view alone): $GPURIG_DRIVER_DIR is not searched. */
+void *gr_dl_open_system(const char *soname, char *why, size_t cap);
 void gr_dl_close(void *handle);
 
 /* Resolves each symbol; optional ones that are absent are set to NULL.

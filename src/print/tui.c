@@ -11,8 +11,94 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/dl.h"
 #include "base/util.h"
 #include "print/monitor.h"
+
+/* ncurses is opened at run time, by this view alone: linked, its two
+ * libraries cost every gpurig command about 140 us of start-up (loading
+ * and relocating them), more than topo's margin against lstopo on a
+ * DGX-2. Types and constants come from <curses.h>, and each pointer has
+ * the header's own prototype (__typeof__), so a wrong one cannot compile.
+ * The macros this file uses are redefined below to go through them. */
+static struct {
+  __typeof__(&newterm) p_newterm;
+  __typeof__(&endwin) p_endwin;
+  __typeof__(&delscreen) p_delscreen;
+  __typeof__(&cbreak) p_cbreak;
+  __typeof__(&noecho) p_noecho;
+  __typeof__(&keypad) p_keypad;
+  __typeof__(&curs_set) p_curs_set;
+  __typeof__(&clearok) p_clearok;
+  __typeof__(&wtimeout) p_wtimeout;
+  __typeof__(&wgetch) p_wgetch;
+  __typeof__(&wattron) p_wattron;
+  __typeof__(&wattroff) p_wattroff;
+  __typeof__(&mvwaddnstr) p_mvwaddnstr;
+  __typeof__(&werase) p_werase;
+  __typeof__(&wrefresh) p_wrefresh;
+  WINDOW **p_stdscr, **p_curscr;
+  int *p_lines, *p_cols;
+} nc;
+
+#define NC_SONAME "libncursesw.so.6"
+
+/* Opens ncurses once; false (said on stderr) where it cannot be. */
+static bool nc_load(void)
+{
+  static int state; /* 0 not tried, 1 loaded, -1 failed */
+  char why[512] = "";
+  if (state)
+    return state > 0;
+  const struct gr_dl_sym syms[] = {
+      {(void **)&nc.p_newterm, {"newterm"}, true},     {(void **)&nc.p_endwin, {"endwin"}, true},
+      {(void **)&nc.p_delscreen, {"delscreen"}, true}, {(void **)&nc.p_cbreak, {"cbreak"}, true},
+      {(void **)&nc.p_noecho, {"noecho"}, true},       {(void **)&nc.p_keypad, {"keypad"}, true},
+      {(void **)&nc.p_curs_set, {"curs_set"}, true},   {(void **)&nc.p_clearok, {"clearok"}, true},
+      {(void **)&nc.p_wtimeout, {"wtimeout"}, true},   {(void **)&nc.p_wgetch, {"wgetch"}, true},
+      {(void **)&nc.p_wattron, {"wattron"}, true},     {(void **)&nc.p_wattroff, {"wattroff"}, true},
+      {(void **)&nc.p_mvwaddnstr, {"mvwaddnstr"}, true}, {(void **)&nc.p_werase, {"werase"}, true},
+      {(void **)&nc.p_wrefresh, {"wrefresh"}, true},   {(void **)&nc.p_stdscr, {"stdscr"}, true},
+      {(void **)&nc.p_curscr, {"curscr"}, true},       {(void **)&nc.p_lines, {"LINES"}, true},
+      {(void **)&nc.p_cols, {"COLS"}, true},
+  };
+  void *h = gr_dl_open_system(NC_SONAME, why, sizeof(why));
+  state = h && gr_dl_bind(h, NC_SONAME, syms, sizeof(syms) / sizeof(syms[0]), why, sizeof(why)) == 0 ? 1 : -1;
+  if (state < 0) {
+    gr_diag("gpurig: watch: %s (install libncursesw6 for the terminal view)\n", why);
+    gr_dl_close(h);
+  }
+  return state > 0;
+}
+
+#undef stdscr
+#undef curscr
+#undef attron
+#undef attroff
+#undef mvaddnstr
+#undef erase
+#undef refresh
+#undef getch
+#undef timeout
+#define stdscr (*nc.p_stdscr)
+#define curscr (*nc.p_curscr)
+#define LINES (*nc.p_lines)
+#define COLS (*nc.p_cols)
+#define newterm nc.p_newterm
+#define endwin nc.p_endwin
+#define delscreen nc.p_delscreen
+#define cbreak nc.p_cbreak
+#define noecho nc.p_noecho
+#define keypad nc.p_keypad
+#define curs_set nc.p_curs_set
+#define clearok nc.p_clearok
+#define attron(a) nc.p_wattron(stdscr, (a))
+#define attroff(a) nc.p_wattroff(stdscr, (a))
+#define mvaddnstr(y, x, str, n) nc.p_mvwaddnstr(stdscr, (y), (x), (str), (n))
+#define erase() nc.p_werase(stdscr)
+#define refresh() nc.p_wrefresh(stdscr)
+#define getch() nc.p_wgetch(stdscr)
+#define timeout(ms) nc.p_wtimeout(stdscr, (ms))
 
 struct gr_tui {
   SCREEN *scr;
@@ -42,7 +128,7 @@ struct gr_tui *gr_tui_open(void)
 {
   static bool hooked;
   const char *term = getenv("TERM");
-  if (!term || !*term)
+  if (!term || !*term || !nc_load())
     return NULL;
   int ofd = dup(STDOUT_FILENO), ifd = dup(STDIN_FILENO);
   FILE *out = ofd >= 0 ? fdopen(ofd, "w") : NULL, *in = ifd >= 0 ? fdopen(ifd, "r") : NULL;
