@@ -55,10 +55,8 @@ void gr_groups_free(struct gr_groups *g)
 
 void gr_group_pair(const struct gr_analysis *a, size_t r, size_t c, size_t *i, size_t *j)
 {
-  *i = (size_t)a->class_gpus[a->class_start[r]];
-  *j = (size_t)a->class_gpus[a->class_start[c]];
-  if (r == c && a->class_start[c + 1] - a->class_start[c] > 1)
-    *j = (size_t)a->class_gpus[a->class_start[c] + 1];
+  if (!gr_class_pair_rep(a, r, c, i, j)) /* a group of one GPU with itself: that GPU twice, its cell X */
+    *i = *j = (size_t)a->class_gpus[a->class_start[r]];
 }
 
 void gr_print_group_note(FILE *out, const struct gr_analysis *a)
